@@ -1,0 +1,58 @@
+import type { Decimal } from './money.ts';
+
+export interface TradeBalance {
+  readonly available: Decimal;
+  readonly freeze: Decimal;
+}
+
+/** A code record (WhiteBIT Codes). `code` is secret-like: mask it wherever it is shown. */
+export interface CodeRecord {
+  readonly amount: Decimal;
+  readonly code: string;
+  readonly dateSec: number;
+  readonly status: string;
+  readonly ticker: string;
+  readonly externalId: string;
+}
+
+export interface CodePage {
+  readonly total: number;
+  readonly limit: number;
+  readonly offset: number;
+  readonly codes: readonly CodeRecord[];
+}
+
+export interface FlexPlan {
+  readonly planId: string;
+  readonly ticker: string;
+  readonly minInvestment: Decimal;
+  readonly maxInvestment: Decimal;
+  readonly maxRatePct: Decimal;
+}
+
+export interface FlexInvestment {
+  readonly investmentId: string;
+  readonly planId: string;
+  readonly ticker: string;
+  readonly invested: Decimal;
+  readonly autoReinvest: boolean;
+  /** 1 active, 0 closed. */
+  readonly active: boolean;
+  readonly createdAtSec: number;
+  readonly updatedAtSec: number;
+}
+
+export interface Ticker {
+  readonly market: string;
+  readonly lastPrice: Decimal;
+  readonly baseVolume24h: Decimal;
+  readonly quoteVolume24h: Decimal;
+  readonly changePct: Decimal;
+  readonly frozen: boolean;
+}
+
+/** Show enough of a code to recognise it, never enough to redeem it. */
+export function maskCode(code: string): string {
+  if (code.length <= 8) return '*'.repeat(code.length);
+  return `${code.slice(0, 4)}${'*'.repeat(Math.min(code.length - 8, 24))}${code.slice(-4)}`;
+}

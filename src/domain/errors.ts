@@ -1,0 +1,203 @@
+/**
+ * Every failure stacker reports is one of these classes. Callers branch on `code` (stable,
+ * documented in README "Errors"), never on the message. `retryable` answers one question: may
+ * the same read be tried again later? It never licenses re-sending an order or a withdrawal;
+ * that is the engine's decision, made by looking the operation up first.
+ *
+ * Messages and fields never carry the API secret, a signature or a payload: only the exchange's
+ * own answer, the HTTP status and the path.
+ */
+
+/** Map from a request field to the exchange's messages about it (`errors` in the wire body). */
+export type FieldErrors = Readonly<Record<string, readonly string[]>>;
+
+export type ErrorCode =
+  | 'E_INPUT'
+  | 'E_CONFIG'
+  | 'E_EXCHANGE_VALIDATION'
+  | 'E_EXCHANGE_REFUSED'
+  | 'E_AUTH'
+  | 'E_NONCE'
+  | 'E_RATE_LIMIT'
+  | 'E_UNAVAILABLE'
+  | 'E_NETWORK'
+  | 'E_TIMEOUT'
+  | 'E_PROTOCOL';
+
+export abstract class StackerError extends Error {
+  abstract readonly code: ErrorCode;
+  abstract readonly retryable: boolean;
+}
+
+/** One problem with one input, named by the field and the rule it broke. */
+export interface InputProblem {
+  readonly field: string;
+  readonly rule: string;
+  /** Where the field came from: a flag, an env file and key. */
+  readonly source?: string;
+}
+
+/** Bad input from the user (flags, env files). Nothing was sent. */
+export class InputError extends StackerError {
+  readonly code = 'E_INPUT' as const;
+  readonly retryable = false;
+  readonly problems: readonly InputProblem[];
+  constructor(problems: readonly InputProblem[]) {
+    super(problems.map((p) => `${p.source ? `${p.source}: ` : ''}${p.field}: ${p.rule}`).join('\n'));
+    this.name = 'InputError';
+    this.problems = problems;
+  }
+  static one(field: string, rule: string): InputError {
+    return new InputError([{ field, rule }]);
+  }
+}
+
+interface ExchangeErrorInit {
+  readonly httpStatus: number;
+  readonly path: string;
+  readonly exchangeCode?: number | null;
+  readonly exchangeMessage?: string;
+  readonly fieldErrors?: FieldErrors;
+}
+
+/** The exchange answered and refused (or failed) the request. */
+export abstract class ExchangeError extends StackerError {
+  readonly httpStatus: number;
+  readonly path: string;
+  /** The exchange's numeric `code`, null when the body had none. A hint only: codes repeat across endpoints. */
+  readonly exchangeCode: number | null;
+  readonly exchangeMessage: string;
+  readonly fieldErrors: FieldErrors;
+  constructor(init: ExchangeErrorInit) {
+    super(describe(init));
+    this.httpStatus = init.httpStatus;
+    this.path = init.path;
+    this.exchangeCode = init.exchangeCode ?? null;
+    this.exchangeMessage = init.exchangeMessage ?? '';
+    this.fieldErrors = init.fieldErrors ?? {};
+  }
+}
+
+function describe(init: ExchangeErrorInit): string {
+  const fields = Object.entries(init.fieldErrors ?? {})
+    .map(([field, messages]) => `${field}: ${messages.join(' ')}`)
+    .join('; ');
+  const code = init.exchangeCode === undefined || init.exchangeCode === null ? '' : ` code ${init.exchangeCode}`;
+  return `${init.path} answered HTTP ${init.httpStatus}${code}: ${init.exchangeMessage || 'no message'}${fields ? ` (${fields})` : ''}`;
+}
+
+/** Request validation failed (SPEC: 400 code 0 on main-account endpoints; 422 on order endpoints). Not retryable. */
+export class ExchangeValidationError extends ExchangeError {
+  readonly code = 'E_EXCHANGE_VALIDATION' as const;
+  readonly retryable = false;
+  override readonly name = 'ExchangeValidationError';
+}
+
+/** A business rule refused the request (SPEC: 422 code 2, "Inner validation failed"; not enough balance). */
+export class ExchangeRefusedError extends ExchangeError {
+  readonly code = 'E_EXCHANGE_REFUSED' as const;
+  readonly retryable = false;
+  override readonly name = 'ExchangeRefusedError';
+}
+
+/** Key, signature or permission refused. Needs a human; trading stops. */
+export class AuthError extends ExchangeError {
+  readonly code = 'E_AUTH' as const;
+  readonly retryable = false;
+  override readonly name = 'AuthError';
+}
+
+/** 429 with the body "Too many requests.": the nonce was not accepted. Not a rate limit. */
+export class NonceError extends ExchangeError {
+  readonly code = 'E_NONCE' as const;
+  readonly retryable = false;
+  override readonly name = 'NonceError';
+}
+
+/** Any other 429, or our own limiter refusing to wait that long. */
+export class RateLimitError extends ExchangeError {
+  readonly code = 'E_RATE_LIMIT' as const;
+  readonly retryable = true;
+  override readonly name = 'RateLimitError';
+}
+
+/** 5xx or maintenance. For a write, the operation may or may not have happened. */
+export class ServiceUnavailableError extends ExchangeError {
+  readonly code = 'E_UNAVAILABLE' as const;
+  readonly retryable = true;
+  override readonly name = 'ServiceUnavailableError';
+}
+
+/** The answer could not be understood (not JSON, wrong shape, a money field that is not a decimal). */
+export class ProtocolError extends ExchangeError {
+  readonly code = 'E_PROTOCOL' as const;
+  readonly retryable = false;
+  override readonly name = 'ProtocolError';
+}
+
+/**
+ * Transport failures. `requestSent` tells whether any byte of the request may have reached the
+ * server: false for a refused connection (the operation surely did not happen), true for a reset
+ * or a lost response (it may have).
+ */
+export class NetworkError extends StackerError {
+  readonly code = 'E_NETWORK' as const;
+  readonly retryable = true;
+  readonly path: string;
+  readonly requestSent: boolean;
+  readonly causeCode: string;
+  constructor(path: string, causeCode: string, requestSent: boolean, message: string) {
+    super(`${path}: ${message} (${causeCode})`);
+    this.name = 'NetworkError';
+    this.path = path;
+    this.causeCode = causeCode;
+    this.requestSent = requestSent;
+  }
+}
+
+export class TimeoutError extends StackerError {
+  readonly code = 'E_TIMEOUT' as const;
+  readonly retryable = true;
+  readonly path: string;
+  readonly requestSent: boolean;
+  readonly phase: 'connect' | 'headers' | 'body';
+  constructor(path: string, phase: 'connect' | 'headers' | 'body', timeoutMs: number) {
+    super(`${path}: no ${phase === 'connect' ? 'connection' : 'response'} within ${timeoutMs} ms`);
+    this.name = 'TimeoutError';
+    this.path = path;
+    this.phase = phase;
+    this.requestSent = phase !== 'connect';
+  }
+}
+
+/** Configuration problems found at start; every one of them, with file and key. */
+export class ConfigError extends StackerError {
+  readonly code = 'E_CONFIG' as const;
+  readonly retryable = false;
+  readonly problems: readonly InputProblem[];
+  constructor(problems: readonly InputProblem[]) {
+    super(problems.map((p) => `${p.source ? `${p.source}: ` : ''}${p.field}: ${p.rule}`).join('\n'));
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/**
+ * Whether a failed write may have taken effect at the exchange. The money rule depends on it:
+ * when true, look the operation up before any resend.
+ */
+export function outcomeUnknown(error: unknown): boolean {
+  if (error instanceof NetworkError || error instanceof TimeoutError) return error.requestSent;
+  if (error instanceof ServiceUnavailableError) return true;
+  if (error instanceof ProtocolError) return error.httpStatus >= 200 && error.httpStatus < 300;
+  return false;
+}
+
+/** CLI exit codes (README "Exit codes"). */
+export const EXIT = { ok: 0, failure: 1, badInput: 2, refused: 3, transient: 4 } as const;
+
+export function exitCodeFor(error: unknown): number {
+  if (error instanceof InputError || error instanceof ConfigError) return EXIT.badInput;
+  if (error instanceof StackerError) return error.retryable ? EXIT.transient : EXIT.refused;
+  return EXIT.failure;
+}

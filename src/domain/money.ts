@@ -1,0 +1,79 @@
+import { Decimal as DecimalJs } from 'decimal.js';
+
+/**
+ * Money is a Decimal from the wire to the journal. One configured constructor for the whole
+ * program: 60 significant digits hold any balance we will meet with room for fee products, and
+ * the exponent bounds keep `toString()` in plain notation so a value never leaves as "1e-7".
+ */
+export const Decimal = DecimalJs.clone({
+  precision: 60,
+  rounding: DecimalJs.ROUND_HALF_EVEN,
+  toExpNeg: -60,
+  toExpPos: 60,
+});
+export type Decimal = InstanceType<typeof Decimal>;
+
+export const ZERO: Decimal = new Decimal(0);
+
+const DECIMAL_TEXT = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/;
+const LENIENT_DECIMAL_TEXT = /^[+-]?\d+(?:\.\d*)?$|^[+-]?\.\d+$/;
+
+/** A value that should have been a decimal string was not. Carries the field so callers can report it. */
+export class DecimalFormatError extends Error {
+  readonly code = 'E_DECIMAL_FORMAT';
+  readonly field: string;
+  constructor(field: string, rule: string) {
+    super(`${field}: ${rule}`);
+    this.name = 'DecimalFormatError';
+    this.field = field;
+  }
+}
+
+/**
+ * Strict parse for user input (flags, env files): plain decimal notation only, no exponent,
+ * no sign other than a leading minus, no leading zeros, no blanks.
+ */
+export function parseDecimalStrict(text: string, field: string): Decimal {
+  if (!DECIMAL_TEXT.test(text)) {
+    throw new DecimalFormatError(field, `must be a plain decimal number such as 0.0005 (got ${JSON.stringify(text)})`);
+  }
+  return new Decimal(text);
+}
+
+/**
+ * Parse a money value read from the wire. Strings in decimal notation are accepted as sent
+ * (the exchange sometimes writes "12." or "+1"); a JS number is accepted only when it is a safe
+ * integer, because any other number has already been through a binary float.
+ */
+export function parseWireDecimal(value: unknown, field: string): Decimal {
+  if (typeof value === 'string') {
+    const text = value.trim();
+    if (LENIENT_DECIMAL_TEXT.test(text)) return new Decimal(text);
+    throw new DecimalFormatError(field, `expected a decimal string, got ${JSON.stringify(value)}`);
+  }
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return new Decimal(value);
+  throw new DecimalFormatError(field, `expected a decimal string, got ${typeof value === 'number' ? 'a non-integer number' : typeof value}`);
+}
+
+/** Plain notation, no exponent, no trailing zeros, never "-0". The only way money becomes text. */
+export function formatDecimal(value: Decimal): string {
+  if (value.isZero()) return '0';
+  return value.toFixed();
+}
+
+/** Cut (never round up) to `places` decimals: an order never asks for more than the account holds. */
+export function roundDown(value: Decimal, places: number): Decimal {
+  return value.toDecimalPlaces(places, Decimal.ROUND_DOWN);
+}
+
+export function roundUp(value: Decimal, places: number): Decimal {
+  return value.toDecimalPlaces(places, Decimal.ROUND_UP);
+}
+
+export function decimalPlaces(value: Decimal): number {
+  return value.decimalPlaces();
+}
+
+export function isDecimal(value: unknown): value is Decimal {
+  return value instanceof Decimal || DecimalJs.isDecimal(value);
+}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { Decimal, DecimalFormatError, formatDecimal, parseDecimalStrict, parseWireDecimal, roundDown } from '../../src/domain/money.ts';
+
+describe('money', () => {
+  it('parses user decimals strictly and names the field on refusal', () => {
+    expect(formatDecimal(parseDecimalStrict('0.0005', 'AMOUNT'))).toBe('0.0005');
+    for (const bad of ['1e-3', ' 1', '01', '.5', '1.', '+1', 'NaN', '', '1,5']) {
+      expect(() => parseDecimalStrict(bad, 'AMOUNT')).toThrow(DecimalFormatError);
+      expect(() => parseDecimalStrict(bad, 'AMOUNT')).toThrow(/^AMOUNT: /);
+    }
+  });
+
+  it('reads wire decimals as text and refuses floats on a money field', () => {
+    expect(formatDecimal(parseWireDecimal('12.', 'amount'))).toBe('12');
+    expect(formatDecimal(parseWireDecimal(5, 'amount'))).toBe('5');
+    expect(() => parseWireDecimal(0.1, 'amount')).toThrow(/amount: .*non-integer number/);
+    expect(() => parseWireDecimal(null, 'amount')).toThrow(/amount/);
+  });
+
+  it('formats in plain notation for tiny and huge values', () => {
+    expect(formatDecimal(new Decimal('0.00000000000000000001'))).toBe('0.00000000000000000001');
+    expect(formatDecimal(new Decimal('123456789012345678901234567890'))).toBe('123456789012345678901234567890');
+    expect(formatDecimal(new Decimal('-0'))).toBe('0');
+    expect(formatDecimal(new Decimal('1.2300'))).toBe('1.23');
+  });
+
+  it('round-trips any decimal text through parse and format', () => {
+    const decimalText = fc
+      .tuple(fc.bigInt({ min: 0n, max: 10n ** 30n }), fc.integer({ min: 0, max: 30 }))
+      .map(([digits, scale]) => {
+        const s = digits.toString().padStart(scale + 1, '0');
+        return scale === 0 ? s : `${s.slice(0, -scale)}.${s.slice(-scale)}`;
+      });
+    fc.assert(
+      fc.property(decimalText, (text) => {
+        const canonical = formatDecimal(parseWireDecimal(text, 'x'));
+        expect(new Decimal(canonical).eq(new Decimal(text))).toBe(true);
+        expect(formatDecimal(parseDecimalStrict(canonical, 'x'))).toBe(canonical);
+      }),
+    );
+  });
+
+  it('rounds down, never up, to a precision', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 20n }), fc.integer({ min: 0, max: 12 }), (n, places) => {
+        const value = new Decimal(n.toString()).div(new Decimal(10).pow(14));
+        const cut = roundDown(value, places);
+        expect(cut.lte(value)).toBe(true);
+        expect(value.minus(cut).lt(new Decimal(10).pow(-places))).toBe(true);
+        expect(cut.decimalPlaces()).toBeLessThanOrEqual(places);
+      }),
+    );
+  });
+});
