@@ -22,7 +22,9 @@ export type ErrorCode =
   | 'E_UNAVAILABLE'
   | 'E_NETWORK'
   | 'E_TIMEOUT'
-  | 'E_PROTOCOL';
+  | 'E_PROTOCOL'
+  | 'E_STORE'
+  | 'E_LOCKED';
 
 export abstract class StackerError extends Error {
   abstract readonly code: ErrorCode;

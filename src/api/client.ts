@@ -1,0 +1,226 @@
+import type { Dispatcher } from 'undici';
+import type { CodePage, CodeRecord, FlexInvestment, FlexPlan, Ticker, TradeBalance } from '../domain/account.ts';
+import { InputError } from '../domain/errors.ts';
+import type { MarketRules } from '../domain/market.ts';
+import type { Decimal } from '../domain/money.ts';
+import type { Deal, Order, Stp } from '../domain/order.ts';
+import { DEFAULT_RETRY, type RetryPolicy, validateRetryPolicy } from './backoff.ts';
+import * as flex from './endpoints/flex.ts';
+import * as mainAccount from './endpoints/main-account.ts';
+import * as publicApi from './endpoints/public.ts';
+import * as trade from './endpoints/trade.ts';
+import { NonceSource } from './nonce.ts';
+import type { OrderBook } from './parse.ts';
+import type { RateScope } from './paths.ts';
+import { type RateLimit, RateLimiters } from './rate-limit.ts';
+import { type Credentials, type RequestEvent, Requester } from './requester.ts';
+import { Transport } from './transport.ts';
+
+export { REGION_URLS, resolveBaseUrl, type Region } from './base-url.ts';
+export { DEFAULT_RATE_LIMITS, type RateLimit } from './rate-limit.ts';
+export { DEFAULT_RETRY, type RetryPolicy } from './backoff.ts';
+export { PATHS, scopeOf, type RateScope } from './paths.ts';
+export type { Credentials, RequestEvent } from './requester.ts';
+export type { OrderBook } from './parse.ts';
+export type { OrderQuery } from './endpoints/trade.ts';
+
+export interface ApiClientOptions {
+  /** Already resolved origin, e.g. http://127.0.0.1:43121 (see resolveBaseUrl). */
+  readonly baseUrl: string;
+  /** Private calls without them throw InputError('api-key', …). */
+  readonly credentials?: Credentials;
+  /** Default true: nonce within ±5 s of server time, order-free (safe for concurrent requests). */
+  readonly nonceWindow?: boolean;
+  readonly connectTimeoutMs?: number;
+  /** Headers and body. */
+  readonly responseTimeoutMs?: number;
+  readonly connections?: number;
+  /** Reads only. */
+  readonly retry?: RetryPolicy | false;
+  readonly rateLimits?: Partial<Record<RateScope, RateLimit>> | false;
+  readonly clock?: { nowMs(): number };
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Jitter. */
+  readonly random?: () => number;
+  /** Injected (tests); default an undici Pool on baseUrl. Not closed by close(): its owner closes it. */
+  readonly dispatcher?: Dispatcher;
+  readonly onRequest?: (event: RequestEvent) => void;
+}
+
+/** Every default in one place. */
+const DEFAULTS = {
+  nonceWindow: true,
+  connectTimeoutMs: 5000,
+  responseTimeoutMs: 10_000,
+  connections: 8,
+  retry: DEFAULT_RETRY,
+} as const;
+
+const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The WhiteBIT-style HTTP API v4, in domain types. Reads are rate-limited and retried with
+ * backoff; orders, transfers and withdrawals are sent once and, when their answer is lost, fail
+ * with an error for which `outcomeUnknown()` is true — the engine looks them up before anything
+ * is resent. The client does not log; `onRequest` reports each attempt without secrets or bodies.
+ * Constructing it does no I/O.
+ */
+export class ApiClient {
+  readonly #transport: Transport;
+  readonly #http: Requester;
+
+  constructor(options: ApiClientOptions) {
+    const settings = validate(options);
+    const clock = options.clock ?? { nowMs: () => Date.now() };
+    const nowMs = (): number => clock.nowMs();
+    const sleep = options.sleep ?? realSleep;
+    this.#transport = new Transport({
+      baseUrl: settings.baseUrl,
+      connectTimeoutMs: settings.connectTimeoutMs,
+      responseTimeoutMs: settings.responseTimeoutMs,
+      connections: settings.connections,
+      ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
+    });
+    this.#http = new Requester({
+      transport: this.#transport,
+      limiters: new RateLimiters(options.rateLimits, { nowMs, sleep }),
+      nonces: new NonceSource(clock),
+      credentials: options.credentials,
+      nonceWindow: options.nonceWindow ?? DEFAULTS.nonceWindow,
+      retry: settings.retry,
+      nowMs,
+      sleep,
+      random: options.random ?? Math.random,
+      onRequest: options.onRequest,
+    });
+  }
+
+  /** Closes the connection pool the client created. */
+  close(): Promise<void> {
+    return this.#transport.close();
+  }
+
+  // ---- public ---------------------------------------------------------------------------------
+  ping(): Promise<'pong'> {
+    return publicApi.ping(this.#http);
+  }
+  serverTimeMs(): Promise<number> {
+    return publicApi.serverTimeMs(this.#http);
+  }
+  markets(): Promise<MarketRules[]> {
+    return publicApi.markets(this.#http);
+  }
+  /** InputError naming `market` if the exchange does not list it. */
+  market(name: string): Promise<MarketRules> {
+    return publicApi.market(this.#http, name);
+  }
+  tickers(): Promise<Map<string, Ticker>> {
+    return publicApi.tickers(this.#http);
+  }
+  ticker(market: string): Promise<Ticker> {
+    return publicApi.ticker(this.#http, market);
+  }
+  orderBook(market: string, limit?: number): Promise<OrderBook> {
+    return publicApi.orderBook(this.#http, market, limit);
+  }
+
+  // ---- main account ---------------------------------------------------------------------------
+  /** Omitted assets are zero. */
+  mainBalances(): Promise<Map<string, Decimal>> {
+    return mainAccount.mainBalances(this.#http);
+  }
+  mainBalance(ticker: string): Promise<Decimal> {
+    return mainAccount.mainBalance(this.#http, ticker);
+  }
+  /** Main → spot. Never retried. */
+  transferToSpot(params: { ticker: string; amount: Decimal }): Promise<void> {
+    return mainAccount.transferToSpot(this.#http, params);
+  }
+  codes(params?: { limit?: number; offset?: number }): Promise<CodePage> {
+    return mainAccount.codes(this.#http, params);
+  }
+  allCodes(params?: { pageSize?: number }): AsyncIterable<CodeRecord> {
+    return mainAccount.allCodes(this.#http, params);
+  }
+  flexPlans(params?: { ticker?: string; limit?: number; offset?: number }): Promise<FlexPlan[]> {
+    return flex.flexPlans(this.#http, params);
+  }
+  flexInvestments(params?: { ticker?: string; plan?: string; active?: boolean; limit?: number; offset?: number }): Promise<FlexInvestment[]> {
+    return flex.flexInvestments(this.#http, params);
+  }
+  /** Never retried. */
+  flexWithdraw(params: { plan: string; amount: Decimal }): Promise<{ transactionId: string }> {
+    return flex.flexWithdraw(this.#http, params);
+  }
+
+  // ---- trade ----------------------------------------------------------------------------------
+  tradeBalances(): Promise<Map<string, TradeBalance>> {
+    return trade.tradeBalances(this.#http);
+  }
+  tradeBalance(ticker: string): Promise<TradeBalance> {
+    return trade.tradeBalance(this.#http, ticker);
+  }
+  /** POST /api/v4/order/stock_market, side buy, amount in base. Never retried. */
+  buyStockMarket(params: { market: string; baseAmount: Decimal; clientOrderId?: string; stp?: Stp }): Promise<Order> {
+    return trade.buyStockMarket(this.#http, params);
+  }
+  /** POST /api/v4/order/market, side buy, amount in quote. Never retried. */
+  buyMarket(params: { market: string; quoteAmount: Decimal; clientOrderId?: string; stp?: Stp }): Promise<Order> {
+    return trade.buyMarket(this.#http, params);
+  }
+  /** An unknown clientOrderId (422 "OrderHistory was not found.") is []. */
+  orderHistory(params: { market?: string; clientOrderId?: string; orderId?: string; limit?: number; offset?: number }): Promise<Order[]> {
+    return trade.orderHistory(this.#http, params);
+  }
+  activeOrders(params: { market?: string; clientOrderId?: string; orderId?: string; limit?: number; offset?: number }): Promise<Order[]> {
+    return trade.activeOrders(this.#http, params);
+  }
+  orderDeals(params: { orderId: string; limit?: number; offset?: number }): Promise<Deal[]> {
+    return trade.orderDeals(this.#http, params);
+  }
+}
+
+interface Settings {
+  readonly baseUrl: string;
+  readonly connectTimeoutMs: number;
+  readonly responseTimeoutMs: number;
+  readonly connections: number;
+  readonly retry: RetryPolicy | false;
+}
+
+/** Options are checked once, every problem reported together. */
+function validate(options: ApiClientOptions): Settings {
+  const problems: Array<{ field: string; rule: string }> = [];
+  let baseUrl = '';
+  try {
+    const url = new URL(options.baseUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') problems.push({ field: 'base-url', rule: 'must be an http or https origin' });
+    baseUrl = url.origin;
+  } catch {
+    problems.push({ field: 'base-url', rule: 'must be an http or https origin such as https://whitebit.com' });
+  }
+  const positive = (field: string, value: number | undefined, fallback: number): number => {
+    const v = value ?? fallback;
+    if (!Number.isSafeInteger(v) || v < 1) problems.push({ field, rule: 'must be a positive integer' });
+    return v;
+  };
+  const connectTimeoutMs = positive('connectTimeoutMs', options.connectTimeoutMs, DEFAULTS.connectTimeoutMs);
+  const responseTimeoutMs = positive('responseTimeoutMs', options.responseTimeoutMs, DEFAULTS.responseTimeoutMs);
+  const connections = positive('connections', options.connections, DEFAULTS.connections);
+  const retry = options.retry ?? DEFAULTS.retry;
+  const retryProblem = retry === false ? null : validateRetryPolicy(retry);
+  if (retryProblem !== null) problems.push({ field: 'retry', rule: retryProblem });
+  if (options.credentials !== undefined) {
+    if (typeof options.credentials.apiKey !== 'string' || options.credentials.apiKey === '') problems.push({ field: 'api-key', rule: 'must not be empty' });
+    if (typeof options.credentials.apiSecret !== 'string' || options.credentials.apiSecret === '') problems.push({ field: 'api-secret', rule: 'must not be empty' });
+  }
+  if (options.rateLimits !== undefined && options.rateLimits !== false) {
+    for (const [scope, rule] of Object.entries(options.rateLimits)) {
+      if (rule === undefined) continue;
+      if (!Number.isSafeInteger(rule.limit) || rule.limit < 1) problems.push({ field: `rateLimits.${scope}.limit`, rule: 'must be a positive integer' });
+      if (!Number.isFinite(rule.windowMs) || rule.windowMs <= 0) problems.push({ field: `rateLimits.${scope}.windowMs`, rule: 'must be a positive number of ms' });
+    }
+  }
+  if (problems.length > 0) throw new InputError(problems);
+  return { baseUrl, connectTimeoutMs, responseTimeoutMs, connections, retry };
+}

@@ -1,0 +1,46 @@
+import type { Ticker } from '../../domain/account.ts';
+import { InputError } from '../../domain/errors.ts';
+import type { MarketRules } from '../../domain/market.ts';
+import { checkMarket, optionalInteger } from '../checks.ts';
+import { type OrderBook, parseMarkets, parseOrderBook, parsePing, parseServerTimeMs, parseTickers } from '../parse.ts';
+import { PATHS } from '../paths.ts';
+import type { Requester } from '../requester.ts';
+
+/** Public endpoints: GET, query string, no signature, retried with backoff. */
+
+export function ping(http: Requester): Promise<'pong'> {
+  return http.get(PATHS.ping, {}, parsePing);
+}
+
+export function serverTimeMs(http: Requester): Promise<number> {
+  return http.get(PATHS.time, {}, parseServerTimeMs);
+}
+
+export function markets(http: Requester): Promise<MarketRules[]> {
+  return http.get(PATHS.markets, {}, parseMarkets);
+}
+
+export async function market(http: Requester, name: string): Promise<MarketRules> {
+  checkMarket(name);
+  const found = (await markets(http)).find((rules) => rules.name === name);
+  if (found === undefined) throw InputError.one('market', `${name} is not a market on this exchange`);
+  return found;
+}
+
+export function tickers(http: Requester): Promise<Map<string, Ticker>> {
+  return http.get(PATHS.ticker, {}, parseTickers);
+}
+
+export async function ticker(http: Requester, marketName: string): Promise<Ticker> {
+  checkMarket(marketName);
+  const found = (await tickers(http)).get(marketName);
+  if (found === undefined) throw InputError.one('market', `${marketName} has no ticker on this exchange`);
+  return found;
+}
+
+/** `limit` 1–100 (the exchange reads 0 or none as 100). */
+export async function orderBook(http: Requester, marketName: string, limit?: number): Promise<OrderBook> {
+  checkMarket(marketName);
+  optionalInteger(limit, 'limit', 1, 100);
+  return http.get(`${PATHS.orderBook}/${marketName}`, { limit }, parseOrderBook);
+}

@@ -1,0 +1,112 @@
+import type { TradeBalance } from '../../domain/account.ts';
+import { type ExchangeError, ExchangeValidationError } from '../../domain/errors.ts';
+import { type Decimal, formatDecimal } from '../../domain/money.ts';
+import type { Deal, Order, Stp } from '../../domain/order.ts';
+import { checkClientOrderId, checkMarket, checkOrderId, checkPositiveAmount, checkStp, checkTicker, optionalInteger } from '../checks.ts';
+import { jsonInteger } from '../json.ts';
+import { parseDeals, parseOrder, parseOrderHistory, parseOrderList } from '../parse-order.ts';
+import { parseTradeBalance, parseTradeBalances } from '../parse.ts';
+import { PATHS } from '../paths.ts';
+import type { Requester } from '../requester.ts';
+import type { MarketOrderParamsWire } from '../wire.ts';
+
+/** Trade balance, market orders and the order lookups the engine reconciles with. */
+
+const MAX_OFFSET = 4_294_967_295;
+
+export function tradeBalances(http: Requester): Promise<Map<string, TradeBalance>> {
+  return http.post(PATHS.tradeBalance, {}, parseTradeBalances, { retry: true });
+}
+
+export async function tradeBalance(http: Requester, ticker: string): Promise<TradeBalance> {
+  checkTicker(ticker);
+  return http.post(PATHS.tradeBalance, { ticker }, (value) => parseTradeBalance(value, ticker), { retry: true });
+}
+
+export interface MarketBuyParams {
+  readonly market: string;
+  readonly clientOrderId?: string;
+  readonly stp?: Stp;
+}
+
+/** Buy an exact base quantity (POST /api/v4/order/stock_market). Never retried: a lost answer may be a placed order. */
+export async function buyStockMarket(http: Requester, params: MarketBuyParams & { baseAmount: Decimal }): Promise<Order> {
+  const body = marketOrderBody(params, checkPositiveAmount(params.baseAmount, 'baseAmount'));
+  return http.post(PATHS.stockMarket, { ...body }, (value) => parseOrder(value, 'order'), { retry: false });
+}
+
+/** Spend a quote amount (POST /api/v4/order/market, buy side: amount in quote). Never retried. */
+export async function buyMarket(http: Requester, params: MarketBuyParams & { quoteAmount: Decimal }): Promise<Order> {
+  const body = marketOrderBody(params, checkPositiveAmount(params.quoteAmount, 'quoteAmount'));
+  return http.post(PATHS.market, { ...body }, (value) => parseOrder(value, 'order'), { retry: false });
+}
+
+function marketOrderBody(params: MarketBuyParams, amount: Decimal): MarketOrderParamsWire {
+  const market = checkMarket(params.market);
+  const clientOrderId = params.clientOrderId === undefined ? undefined : checkClientOrderId(params.clientOrderId);
+  // Long form on the wire (CONTRACTS.md): SPEC lists only the long forms; the real exchange accepts both.
+  const stp = params.stp === undefined ? undefined : checkStp(params.stp);
+  return {
+    market,
+    side: 'buy',
+    amount: formatDecimal(amount),
+    ...(clientOrderId === undefined ? {} : { clientOrderId }),
+    ...(stp === undefined ? {} : { stp }),
+  };
+}
+
+export interface OrderQuery {
+  readonly market?: string;
+  readonly clientOrderId?: string;
+  readonly orderId?: string;
+  readonly limit?: number;
+  readonly offset?: number;
+}
+
+function orderQueryBody(params: OrderQuery, maxLimit: number): Record<string, unknown> {
+  return {
+    market: params.market === undefined ? undefined : checkMarket(params.market),
+    clientOrderId: params.clientOrderId === undefined ? undefined : checkClientOrderId(params.clientOrderId),
+    // A JSON integer on the wire, exact even beyond 2^53.
+    orderId: params.orderId === undefined ? undefined : jsonInteger(checkOrderId(params.orderId)),
+    limit: optionalInteger(params.limit, 'limit', 1, maxLimit),
+    offset: optionalInteger(params.offset, 'offset', 0, MAX_OFFSET),
+  };
+}
+
+/**
+ * Finished orders. The exchange answers an unknown clientOrderId with 422
+ * {"code":30,"message":"Validation failed","errors":{"orderHistory":["OrderHistory was not found."]}}:
+ * for a lookup that is "no such order", i.e. [].
+ */
+export async function orderHistory(http: Requester, params: OrderQuery): Promise<Order[]> {
+  const body = orderQueryBody(params, 500);
+  try {
+    return await http.post(PATHS.orderHistory, body, (value) => parseOrderHistory(value, 'history'), { retry: true });
+  } catch (error) {
+    if (isHistoryNotFound(error)) return [];
+    throw error;
+  }
+}
+
+function isHistoryNotFound(error: unknown): boolean {
+  if (!(error instanceof ExchangeValidationError)) return false;
+  const messages = (error as ExchangeError).fieldErrors['orderHistory'] ?? [];
+  return messages.some((m) => /^OrderHistory was not found/i.test(m));
+}
+
+/** Open orders (POST /api/v4/orders). Market orders never rest, so they never show up here. */
+export async function activeOrders(http: Requester, params: OrderQuery): Promise<Order[]> {
+  return http.post(PATHS.activeOrders, orderQueryBody(params, 100), (value) => parseOrderList(value, 'orders'), { retry: true });
+}
+
+/** Executions of one order. An unknown or foreign order id answers 200 with no records. */
+export async function orderDeals(http: Requester, params: { orderId: string; limit?: number; offset?: number }): Promise<Deal[]> {
+  const orderId = checkOrderId(params.orderId);
+  const body = {
+    orderId: jsonInteger(orderId),
+    limit: optionalInteger(params.limit, 'limit', 1, 100),
+    offset: optionalInteger(params.offset, 'offset', 0, MAX_OFFSET),
+  };
+  return http.post(PATHS.orderDeals, body, (value) => parseDeals(value, 'deals', orderId), { retry: true });
+}

@@ -1,0 +1,145 @@
+import {
+  AuthError,
+  type ExchangeError,
+  ExchangeRefusedError,
+  ExchangeValidationError,
+  NonceError,
+  ProtocolError,
+  RateLimitError,
+  ServiceUnavailableError,
+} from '../domain/errors.ts';
+import { readErrorFacts, textsOf, type ErrorFacts } from './error-body.ts';
+import type { ResponseBody } from './json.ts';
+import type { RateScope } from './paths.ts';
+
+type Kind = 'nonce' | 'rate' | 'auth' | 'refused' | 'validation';
+
+interface MessageRule {
+  readonly match: RegExp;
+  readonly kind: Kind;
+}
+
+/**
+ * Exchange messages we recognise, each with the raw body it was learned from (ccxt style).
+ * Matched against the message and every field message. Codes repeat across endpoints, so the
+ * text decides first; codes and HTTP status are only hints (WHITEBIT.md §7).
+ */
+const MESSAGE_TABLE: readonly MessageRule[] = [
+  // HTTP 429 {"code":0,"errors":{},"message":"Too many requests."}  — a reused or decreasing nonce (ccxt#25353, ccxt#25796)
+  { match: /^Too many requests\.$/, kind: 'nonce' },
+  // {"code":0,"message":"Nonce not provided."}
+  { match: /^Nonce not provided\.?$/, kind: 'nonce' },
+  // {"code":0,"message":"Your nonce is more than 5 seconds lesser than the current nonce"}  — host clock skew with nonceWindow
+  { match: /^Your nonce is /, kind: 'nonce' },
+  // {"code":0,"message":"Invalid nonceWindow."}
+  { match: /^Invalid nonceWindow\.?$/, kind: 'nonce' },
+  // HTTP 400 {"message":"Too Many Attempts.","code":0}  — transfer throttle
+  { match: /^Too Many Attempts\.?$/, kind: 'rate' },
+  // HTTP 401 {"code":10,"message":"Unauthorized request."}  — bad signature (ccxt#12282)
+  { match: /^Unauthorized request\.?$/, kind: 'auth' },
+  // {"code":2,"message":"This action is unauthorized. Enable your key in API settings"}  — disabled key or IP not whitelisted
+  { match: /^This action is unauthorized/, kind: 'auth' },
+  // HTTP 403 {"code":0,"message":"You don't have permission to use this endpoint. Please contact support for more details"}
+  { match: /^You don't have permission to use this endpoint/, kind: 'auth' },
+  // HTTP 400 {"code":9,"message":"Invalid payload."}  — payload header and body differ, or spaced JSON
+  { match: /^Invalid payload\.?$/, kind: 'auth' },
+  // HTTP 401 {"code":4,"message":"This API Key is not authorized to perform this action."}
+  { match: /^This API Key is not authorized/, kind: 'auth' },
+  // {"code":0,"message":"Payload not provided."}
+  { match: /^Payload not provided\.?$/, kind: 'auth' },
+  // {"code":0,"message":"Request not provided."}
+  { match: /^Request not provided\.?$/, kind: 'auth' },
+  // HTTP 401 {"code":0,"message":"Invalid API key, signature, or nonce"}
+  { match: /^Invalid API key, signature, or nonce/, kind: 'auth' },
+  // HTTP 422 {"code":2,"message":"Inner validation failed","errors":{"amount":["Withdraw amount exceeds total invested"]}}  — SPEC flex 422
+  { match: /^Inner validation failed/i, kind: 'refused' },
+  // HTTP 422 {"code":32,"message":"Validation failed","errors":{"amount":["Not enough balance."]}}  — also code 10 on 400, and without the dot
+  { match: /^Not enough balance/, kind: 'refused' },
+  // HTTP 422 {"code":3,"message":"Inner validation failed","errors":{"amount":["You don't have such amount for transfer (available 34.68, in amount: 1000000)"]}}
+  { match: /^You don't have such amount for transfer/, kind: 'refused' },
+  // HTTP 400 {"code":2,"message":"Inner validation failed","errors":{"orderId":["Unexecuted order was not found."]}}
+  { match: /^Unexecuted order was not found/, kind: 'refused' },
+  // HTTP 422 {"code":0,"message":"Inner validation failed","errors":{"amount":["Withdraw amount exceeds total invested"]}}
+  { match: /^Withdraw amount exceeds total invested/, kind: 'refused' },
+  // HTTP 400 {"code":0,"message":"Validation failed","errors":{"plan":["validation.required"],"amount":["validation.numeric"]}}  — SPEC flex 400
+  // HTTP 422 {"code":30,"message":"Validation failed","errors":{"total":["Total (amount * price) is less than 5.05"]}}
+  { match: /^Validation failed/i, kind: 'validation' },
+  // Laravel's generic text, seen on older main-account endpoints
+  { match: /^The given data was invalid/, kind: 'validation' },
+];
+
+export interface ErrorContext {
+  readonly status: number;
+  readonly path: string;
+  readonly scope: RateScope;
+  /** Whether the request carried a nonce: "Too many requests." means a nonce problem only then. */
+  readonly signed: boolean;
+  readonly body: ResponseBody;
+  /** Removes anything secret-like that the server might have echoed back. */
+  readonly scrub?: (text: string) => string;
+}
+
+/** A non-2xx answer → the typed error that says what the caller may do about it. */
+export function mapErrorResponse(context: ErrorContext): ExchangeError {
+  const facts = scrubFacts(readErrorFacts(context.body), context.scrub);
+  const ErrorClass = classify(facts, context);
+  return new ErrorClass({
+    httpStatus: context.status,
+    path: context.path,
+    exchangeCode: facts.code,
+    exchangeMessage: facts.message,
+    fieldErrors: facts.fieldErrors,
+  });
+}
+
+/**
+ * Some errors arrive with HTTP 200: public `{"success":false,…}` (kline validation) and the
+ * legacy envelope with its own `status`. Returns null for a body that is not an error.
+ */
+export function errorInSuccessBody(context: ErrorContext): ExchangeError | null {
+  if (context.body.kind !== 'json') return null;
+  const value = context.body.value;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const o = value as Record<string, unknown>;
+  const legacy = 'response' in o && typeof o['status'] === 'number' && o['status'] >= 400;
+  if (o['success'] !== false && !legacy) return null;
+  return mapErrorResponse(context);
+}
+
+type ErrorClass = new (init: ConstructorParameters<typeof ExchangeValidationError>[0]) => ExchangeError;
+
+function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
+  const kinds = new Set<Kind>();
+  for (const text of textsOf(facts)) {
+    for (const rule of MESSAGE_TABLE) if (rule.match.test(text)) kinds.add(rule.kind);
+  }
+  const status = context.status >= 200 && context.status < 300 && facts.bodyStatus !== null ? facts.bodyStatus : context.status;
+
+  if (context.signed && facts.parsed && kinds.has('nonce')) return NonceError;
+  if (kinds.has('rate') || status === 429 || status === 418) return RateLimitError;
+  if (kinds.has('auth') || status === 401 || status === 403) return AuthError;
+  if (status >= 500) return ServiceUnavailableError;
+  if (!facts.parsed || status === 404) return ProtocolError;
+  if (kinds.has('refused')) return ExchangeRefusedError;
+  if (kinds.has('validation')) return ExchangeValidationError;
+  // Codes that mean one thing wherever they appear: SPEC 422 code 2 is a business rule; 30–43 are order validation.
+  if (facts.code === 2) return ExchangeRefusedError;
+  if (facts.code !== null && facts.code >= 30 && facts.code <= 43) return ExchangeValidationError;
+  return byStatus(status, context.scope);
+}
+
+/** Last resort. Main-account endpoints invert the order endpoints' 400/422 meanings (WHITEBIT.md §7). */
+function byStatus(status: number, scope: RateScope): ErrorClass {
+  if (status === 453) return ExchangeValidationError;
+  if (status === 400) return scope === 'trade' || scope === 'trade-query' ? ExchangeRefusedError : ExchangeValidationError;
+  if (status === 422) return scope === 'main-account' ? ExchangeRefusedError : ExchangeValidationError;
+  if (status >= 200 && status < 300) return ExchangeValidationError;
+  return ExchangeRefusedError;
+}
+
+function scrubFacts(facts: ErrorFacts, scrub: ((text: string) => string) | undefined): ErrorFacts {
+  if (scrub === undefined) return facts;
+  const fieldErrors: Record<string, string[]> = {};
+  for (const [field, messages] of Object.entries(facts.fieldErrors)) fieldErrors[scrub(field)] = messages.map(scrub);
+  return { ...facts, message: scrub(facts.message), fieldErrors };
+}

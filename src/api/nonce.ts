@@ -1,0 +1,28 @@
+export interface Clock {
+  nowMs(): number;
+}
+
+/**
+ * Nonces are Unix milliseconds (the exchange's recommendation, and what `nonceWindow: true`
+ * requires: within ±5 s of server time). Strictly increasing within the process: when the clock
+ * has not advanced — several requests in one millisecond, or the clock stepped backwards — the
+ * next nonce is the last one plus 1. `next()` is synchronous, so concurrent callers on the one
+ * JS thread can never draw the same value (WHITEBIT.md §3, ccxt#25796: two orders in one ms).
+ *
+ * The exchange wants the nonce as a string of digits (ccxt and JKorf send strings).
+ */
+export class NonceSource {
+  readonly #clock: Clock;
+  #last = 0;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  next(): string {
+    const now = Math.floor(this.#clock.nowMs());
+    const nonce = Number.isFinite(now) && now > this.#last ? now : this.#last + 1;
+    this.#last = nonce;
+    return String(nonce);
+  }
+}

@@ -1,0 +1,173 @@
+import { type Decimal, ZERO } from '../domain/money.ts';
+import { type Deal, type Order, type OrderSide, type OrderStatus, type Stp, ORDER_STATUSES } from '../domain/order.ts';
+import { WireReader, WireShapeError, wireArray, wireMap } from './read.ts';
+import type { DealWire, OrderDealsWire, OrderHistoryRowWire, OrderWire } from './wire.ts';
+
+/** Order types that never rest on the book: whatever they did not fill at once is cancelled. */
+const NEVER_RESTING: ReadonlySet<string> = new Set(['market', 'stock market', 'margin market']);
+
+/** Other spellings of our statuses (REST says PARTIALLY_FILLED, WS says OPEN). */
+const STATUS_SPELLINGS: Readonly<Record<string, OrderStatus>> = {
+  PARTIALLY_FILLED: 'PARTIAL_FILLED',
+  PARTIALLY_CANCELED: 'PARTIAL_CANCELED',
+  OPEN: 'NEW',
+  CANCELLED: 'CANCELED',
+};
+
+/** Responses always write the short form; the long forms are the deprecated request spelling. */
+const STP_SPELLINGS: Readonly<Record<string, Stp>> = {
+  no: 'no',
+  cb: 'cancel_both',
+  cn: 'cancel_new',
+  co: 'cancel_old',
+  cancel_both: 'cancel_both',
+  cancel_new: 'cancel_new',
+  cancel_old: 'cancel_old',
+};
+
+type AnyOrderWire = OrderWire & OrderHistoryRowWire;
+
+export interface OrderContext {
+  /** History rows do not carry their market: it is the key they are listed under. */
+  readonly market?: string;
+  /** History lists finished orders only, so a missing status is derived as a terminal one. */
+  readonly finished?: boolean;
+}
+
+/** One order record, from a create response, the active list or a history row. */
+export function parseOrder(value: unknown, at: string, context: OrderContext = {}): Order {
+  const r = WireReader.of<AnyOrderWire>(value, at);
+  const type = r.string('type');
+  const side = parseSide(r.string('side'), r.field('side'));
+  const amount = r.decimal('amount');
+  const filledBase = r.decimal('dealStock');
+  const filledQuote = r.decimal('dealMoney');
+  const left = r.optionalDecimal('left') ?? deriveLeft(type, side, amount, filledBase, filledQuote);
+  const price = r.optionalDecimal('price');
+  const stopActivated = parseActivated(r);
+  const wireStatus = r.optionalString('status');
+  const market = r.optionalString('market') ?? context.market;
+  if (market === undefined) throw new WireShapeError(r.field('market'), 'expected a string, got undefined');
+  return {
+    orderId: r.has('orderId') ? r.id('orderId') : r.id('id'),
+    clientOrderId: r.optionalString('clientOrderId') ?? '',
+    market,
+    side,
+    type,
+    createdAtSec: r.has('timestamp') ? r.timeSec('timestamp') : r.timeSec('ctime'),
+    amount,
+    left,
+    filledBase,
+    filledQuote,
+    fee: r.decimal('dealFee'),
+    feeAsset: r.optionalString('feeAsset'),
+    price: price === null || price.isZero() ? null : price,
+    status:
+      wireStatus === null
+        ? deriveStatus({ type, left, filledBase, stopActivated, finished: context.finished === true })
+        : parseStatus(wireStatus, r.field('status')),
+    statusDerived: wireStatus === null,
+    stp: parseStp(r.optionalString('stp'), r.field('stp')),
+    stopActivated,
+  };
+}
+
+/** /api/v4/orders: an array; tolerate the keyed-by-market shape and `[]`. */
+export function parseOrderList(value: unknown, at: string): Order[] {
+  if (Array.isArray(value)) return value.map((item, i) => parseOrder(item, `${at}[${i}]`));
+  return parseOrderHistory(value, at, false);
+}
+
+/** /api/v4/trade-account/order/history: keyed by market, `[]` when empty. */
+export function parseOrderHistory(value: unknown, at: string, finished = true): Order[] {
+  const orders: Order[] = [];
+  for (const [market, rows] of wireMap(value, at)) {
+    wireArray(rows, `${at}.${market}`).forEach((row, i) => orders.push(parseOrder(row, `${at}.${market}[${i}]`, { market, finished })));
+  }
+  return orders;
+}
+
+/** /api/v4/trade-account/order: `{records:[…]}`; the deals belong to the order asked about. */
+export function parseDeals(value: unknown, at: string, orderId: string): Deal[] {
+  const records = Array.isArray(value) ? value : WireReader.of<OrderDealsWire>(value, at).raw('records');
+  return wireArray(records ?? [], `${at}.records`).map((item, i) => parseDeal(item, `${at}.records[${i}]`, orderId));
+}
+
+function parseDeal(value: unknown, at: string, orderId: string): Deal {
+  const r = WireReader.of<DealWire>(value, at);
+  const role = r.integer('role');
+  if (role !== 1 && role !== 2) throw new WireShapeError(r.field('role'), 'expected 1 (maker) or 2 (taker)');
+  return {
+    dealId: r.id('id'),
+    orderId,
+    clientOrderId: r.optionalString('clientOrderId') ?? '',
+    timeSec: r.timeSec('time'),
+    price: r.decimal('price'),
+    baseAmount: r.decimal('amount'),
+    quoteAmount: r.decimal('deal'),
+    fee: r.decimal('fee'),
+    feeAsset: r.optionalString('feeAsset'),
+    role: role === 1 ? 'maker' : 'taker',
+  };
+}
+
+function parseSide(text: string, field: string): OrderSide {
+  if (text === 'buy' || text === 'sell') return text;
+  throw new WireShapeError(field, 'expected "buy" or "sell"');
+}
+
+function parseStatus(text: string, field: string): OrderStatus {
+  const upper = text.toUpperCase();
+  const known = (ORDER_STATUSES as readonly string[]).includes(upper) ? (upper as OrderStatus) : STATUS_SPELLINGS[upper];
+  if (known !== undefined) return known;
+  // History folds the AUTO_CANCELED_* family into CANCELED (WHITEBIT.md §6); do the same for new members.
+  if (upper.startsWith('AUTO_CANCELED_') || upper.startsWith('CANCELED_')) return 'CANCELED';
+  throw new WireShapeError(field, `unknown order status ${JSON.stringify(text.slice(0, 40))}`);
+}
+
+function parseStp(text: string | null, field: string): Stp {
+  if (text === null) return 'no';
+  const stp = STP_SPELLINGS[text];
+  if (stp === undefined) throw new WireShapeError(field, `unknown self-trade prevention mode ${JSON.stringify(text.slice(0, 20))}`);
+  return stp;
+}
+
+function parseActivated(r: WireReader<AnyOrderWire>): 0 | 1 | null {
+  const v = r.raw('activated');
+  if (v === undefined || v === null) return null;
+  if (v === 0 || v === false || v === '0') return 0;
+  if (v === 1 || v === true || v === '1') return 1;
+  throw new WireShapeError(r.field('activated'), 'expected 0 or 1');
+}
+
+/** History rows carry no `left`. A buy market order is sized in quote, everything else in base. */
+function deriveLeft(type: string, side: OrderSide, amount: Decimal, filledBase: Decimal, filledQuote: Decimal): Decimal {
+  const filled = type === 'market' && side === 'buy' ? filledQuote : filledBase;
+  const left = amount.minus(filled);
+  return left.isNegative() ? ZERO : left;
+}
+
+interface Fills {
+  readonly type: string;
+  readonly left: Decimal;
+  readonly filledBase: Decimal;
+  readonly stopActivated: 0 | 1 | null;
+  readonly finished: boolean;
+}
+
+/**
+ * Older responses carry no status (WHITEBIT.md §6, 2022–2024 captures). Derive it from the
+ * fills: an order that cannot rest and still has something left was cut short — by the taker
+ * band when it filled in part (a partial fill, not a failure), cancelled when it filled nothing.
+ */
+export function deriveStatus(fills: Fills): OrderStatus {
+  const { type, left, filledBase } = fills;
+  const filled = filledBase.gt(0);
+  if (left.isZero() && filled) return 'FILLED';
+  const waitingStop = type === 'stop market' && fills.stopActivated === 0;
+  const neverRests = NEVER_RESTING.has(type) || (type === 'stop market' && !waitingStop);
+  if (neverRests) return filled ? 'CANCELED_TAKER_BAND' : 'CANCELED';
+  if (fills.finished) return filled ? 'PARTIAL_CANCELED' : 'CANCELED';
+  if (left.isZero()) return 'CANCELED';
+  return filled ? 'PARTIAL_FILLED' : 'NEW';
+}

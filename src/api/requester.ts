@@ -1,0 +1,184 @@
+import { type ExchangeError, InputError, ProtocolError, StackerError } from '../domain/errors.ts';
+import { type RetryPolicy, withRetry } from './backoff.ts';
+import { errorInSuccessBody, mapErrorResponse } from './error-map.ts';
+import type { NonceSource } from './nonce.ts';
+import { type RateScope, scopeOf } from './paths.ts';
+import type { RateLimiters } from './rate-limit.ts';
+import { WireShapeError } from './read.ts';
+import { signRequest } from './sign.ts';
+import type { HttpRequest, HttpResponse, Transport } from './transport.ts';
+
+export interface Credentials {
+  readonly apiKey: string;
+  readonly apiSecret: string;
+}
+
+/** Observability hook: one event per attempt. Never carries secrets or bodies. */
+export interface RequestEvent {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly scope: RateScope;
+  readonly attempt: number;
+  readonly status: number | null;
+  readonly durationMs: number;
+  /** StackerError.code when it failed. */
+  readonly errorCode: string | null;
+}
+
+export interface RequesterDeps {
+  readonly transport: Transport;
+  readonly limiters: RateLimiters;
+  readonly nonces: NonceSource;
+  readonly credentials: Credentials | undefined;
+  readonly nonceWindow: boolean;
+  readonly retry: RetryPolicy | false;
+  readonly nowMs: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly random: () => number;
+  readonly onRequest: ((event: RequestEvent) => void) | undefined;
+}
+
+export interface CallOptions {
+  /** Reads only. Orders, transfers and withdrawals are tried once: a lost answer may have committed. */
+  readonly retry: boolean;
+  /** Any 2xx is success whatever the body (transfer answers `[]` or `{}`). */
+  readonly ignoreBody?: boolean;
+}
+
+export type Query = Readonly<Record<string, string | number | undefined>>;
+export type Params = Readonly<Record<string, unknown>>;
+
+const REDACTED = '[redacted]';
+/** Shorter strings would match ordinary text; keys and signatures are far longer. */
+const MIN_SECRET_LENGTH = 8;
+
+/**
+ * One request, start to finish: rate-limit slot, fresh nonce and signature per attempt, send,
+ * map the answer to a value or a typed error, report the attempt, retry reads with backoff.
+ */
+export class Requester {
+  readonly #deps: RequesterDeps;
+
+  constructor(deps: RequesterDeps) {
+    this.#deps = deps;
+  }
+
+  get<T>(path: string, query: Query, parse: (value: unknown) => T): Promise<T> {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
+    const text = search.toString();
+    const request: HttpRequest = { method: 'GET', path, query: text === '' ? '' : `?${text}`, headers: { accept: 'application/json' } };
+    return this.#call('GET', path, false, () => ({ request, secrets: [] }), parse, { retry: true });
+  }
+
+  async post<T>(path: string, params: Params, parse: (value: unknown) => T, options: CallOptions): Promise<T> {
+    const credentials = this.#deps.credentials;
+    if (credentials === undefined) throw InputError.one('api-key', `${path} is a private endpoint: API key and secret are required`);
+    return this.#call(
+      'POST',
+      path,
+      true,
+      () => {
+        const signed = signRequest(path, this.#deps.nonces.next(), params, credentials.apiKey, credentials.apiSecret, this.#deps.nonceWindow);
+        const request: HttpRequest = { method: 'POST', path, query: '', headers: { ...signed.headers, accept: 'application/json' }, body: signed.body };
+        return { request, secrets: [credentials.apiSecret, credentials.apiKey, signed.headers['x-txc-signature'], signed.headers['x-txc-payload']] };
+      },
+      parse,
+      options,
+    );
+  }
+
+  async #call<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    signed: boolean,
+    build: () => { request: HttpRequest; secrets: readonly string[] },
+    parse: (value: unknown) => T,
+    options: CallOptions,
+  ): Promise<T> {
+    const scope = scopeOf(path);
+    const deps = this.#deps;
+    return withRetry(
+      async (attempt) => {
+        await deps.limiters.acquire(scope);
+        const startedMs = deps.nowMs();
+        let status: number | null = null;
+        let secrets: readonly string[] = [];
+        try {
+          const built = build();
+          secrets = built.secrets;
+          const response = await deps.transport.send(built.request);
+          status = response.status;
+          const value = this.#interpret(response, path, scope, signed, secrets, parse, options);
+          this.#emit({ method, path, scope, attempt, status, durationMs: deps.nowMs() - startedMs, errorCode: null });
+          return value;
+        } catch (error) {
+          const safe = redactError(error, secrets);
+          const errorCode = safe instanceof StackerError ? safe.code : 'E_UNEXPECTED';
+          this.#emit({ method, path, scope, attempt, status, durationMs: deps.nowMs() - startedMs, errorCode });
+          throw safe;
+        }
+      },
+      options.retry ? deps.retry : false,
+      { sleep: deps.sleep, random: deps.random },
+    );
+  }
+
+  #interpret<T>(
+    response: HttpResponse,
+    path: string,
+    scope: RateScope,
+    signed: boolean,
+    secrets: readonly string[],
+    parse: (value: unknown) => T,
+    options: CallOptions,
+  ): T {
+    const { status, body } = response;
+    const context = { status, path, scope, signed, body, scrub: (text: string) => redact(text, secrets) };
+    if (status >= 300 && status < 400) throw new ProtocolError({ httpStatus: status, path, exchangeMessage: `unexpected redirect (HTTP ${status})` });
+    if (status < 200 || status >= 300) throw mapErrorResponse(context);
+    const inBody: ExchangeError | null = errorInSuccessBody(context);
+    if (inBody !== null) throw inBody;
+    if (options.ignoreBody === true) return parse(body.kind === 'json' ? body.value : undefined);
+    if (body.kind !== 'json') {
+      throw new ProtocolError({ httpStatus: status, path, exchangeMessage: body.kind === 'empty' ? 'empty answer where JSON was expected' : 'answer is not JSON' });
+    }
+    try {
+      return parse(body.value);
+    } catch (error) {
+      if (error instanceof WireShapeError) {
+        throw new ProtocolError({ httpStatus: status, path, exchangeMessage: `unexpected answer: ${error.message}` });
+      }
+      throw error;
+    }
+  }
+
+  #emit(event: RequestEvent): void {
+    const listener = this.#deps.onRequest;
+    if (listener === undefined) return;
+    try {
+      listener(event);
+    } catch {
+      // An observer must never turn a finished request (perhaps a placed order) into a failure.
+    }
+  }
+}
+
+function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= MIN_SECRET_LENGTH) out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+/**
+ * Last line of defence: nothing we throw may quote the secret, the key, the signature or the
+ * payload, even if a server or a library echoed one back.
+ */
+function redactError(error: unknown, secrets: readonly string[]): unknown {
+  if (error instanceof Error && secrets.length > 0) {
+    const message = redact(error.message, secrets);
+    if (message !== error.message) error.message = message;
+    if (error.stack !== undefined) error.stack = redact(error.stack, secrets);
+  }
+  return error;
+}

@@ -1,0 +1,169 @@
+import { Pool, type Dispatcher } from 'undici';
+import { NetworkError, ProtocolError, TimeoutError } from '../domain/errors.ts';
+import { decodeBody, type ResponseBody } from './json.ts';
+
+export interface TransportOptions {
+  readonly baseUrl: string;
+  readonly connectTimeoutMs: number;
+  /** Both the wait for headers and the longest silence while reading the body. */
+  readonly responseTimeoutMs: number;
+  readonly connections: number;
+  /** Injected (tests, proxies); the transport never closes a dispatcher it did not create. */
+  readonly dispatcher?: Dispatcher;
+  readonly maxBodyBytes?: number;
+}
+
+export interface HttpRequest {
+  readonly method: 'GET' | 'POST';
+  /** Path as named in errors and events (no query string). */
+  readonly path: string;
+  /** Query string including the leading '?', or ''. */
+  readonly query: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly body: ResponseBody;
+}
+
+const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Failures that happen before any byte of the request can have left: the operation surely did
+ * not happen. Everything else (resets, a socket closed after the write, unknown codes) counts as
+ * "may have been sent" — the safe side for the money rule.
+ */
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CLOSED', // the dispatcher was closed: it refuses new requests
+  'UND_ERR_INVALID_ARG',
+  'UND_MOCK_ERR_MOCK_NOT_MATCHED', // MockAgent with net connect disabled: nothing left the process
+]);
+
+const TLS_HANDSHAKE_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|HOSTNAME_MISMATCH$)/;
+
+const DESCRIPTIONS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by the server',
+  EPIPE: 'connection closed while sending',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed',
+  UND_ERR_SOCKET: 'connection closed by the server',
+  UND_ERR_CLOSED: 'client already closed',
+  UND_ERR_DESTROYED: 'client destroyed during the request',
+};
+
+/**
+ * The only place that talks HTTP. Keep-alive pool on one origin, per-request timeouts (so they
+ * hold for an injected dispatcher too), and every response body read to the end or destroyed —
+ * an unread body pins its socket in the pool.
+ */
+export class Transport {
+  readonly #options: TransportOptions;
+  #pool: Pool | null = null;
+  #closed = false;
+
+  constructor(options: TransportOptions) {
+    this.#options = options;
+  }
+
+  async send(request: HttpRequest): Promise<HttpResponse> {
+    const { responseTimeoutMs } = this.#options;
+    if (this.#closed) throw new NetworkError(request.path, 'UND_ERR_CLOSED', false, DESCRIPTIONS['UND_ERR_CLOSED']!);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#dispatcher().request({
+        origin: this.#options.baseUrl,
+        path: request.path + request.query,
+        method: request.method,
+        headers: request.headers,
+        body: request.body ?? null,
+        headersTimeout: responseTimeoutMs,
+        bodyTimeout: responseTimeoutMs,
+      });
+    } catch (error) {
+      throw this.#mapFailure(error, request.path, false);
+    }
+    const text = await this.#readBody(response, request.path);
+    return { status: response.statusCode, body: decodeBody(text) };
+  }
+
+  /** Closes the pool this transport created; an injected dispatcher belongs to its owner. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const pool = this.#pool;
+    this.#pool = null;
+    if (pool !== null) await pool.close();
+  }
+
+  #dispatcher(): Dispatcher {
+    if (this.#options.dispatcher !== undefined) return this.#options.dispatcher;
+    // Created on first use: constructing the client does no I/O and holds no sockets.
+    this.#pool ??= new Pool(this.#options.baseUrl, {
+      connections: this.#options.connections,
+      connectTimeout: this.#options.connectTimeoutMs,
+      headersTimeout: this.#options.responseTimeoutMs,
+      bodyTimeout: this.#options.responseTimeoutMs,
+    });
+    return this.#pool;
+  }
+
+  async #readBody(response: Dispatcher.ResponseData, path: string): Promise<string> {
+    const limit = this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of response.body) {
+        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+        size += buffer.length;
+        if (size > limit) {
+          response.body.destroy();
+          throw new ProtocolError({ httpStatus: response.statusCode, path, exchangeMessage: `response body larger than ${limit} bytes` });
+        }
+        chunks.push(buffer);
+      }
+    } catch (error) {
+      if (error instanceof ProtocolError) throw error;
+      if (!response.body.destroyed) response.body.destroy();
+      throw this.#mapFailure(error, path, true);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  /** undici error → NetworkError / TimeoutError. The undici error is not attached: it can reference the request. */
+  #mapFailure(error: unknown, path: string, responseStarted: boolean): NetworkError | TimeoutError {
+    const code = errorCode(error);
+    const { connectTimeoutMs, responseTimeoutMs } = this.#options;
+    if (code === 'UND_ERR_CONNECT_TIMEOUT') return new TimeoutError(path, 'connect', connectTimeoutMs);
+    if (code === 'UND_ERR_HEADERS_TIMEOUT') return new TimeoutError(path, 'headers', responseTimeoutMs);
+    if (code === 'UND_ERR_BODY_TIMEOUT') return new TimeoutError(path, 'body', responseTimeoutMs);
+    const notSent = !responseStarted && (NOT_SENT_CODES.has(code) || TLS_HANDSHAKE_CODE.test(code));
+    return new NetworkError(path, code, !notSent, describe(code, error));
+  }
+}
+
+function errorCode(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== '') return code;
+  }
+  return 'UNKNOWN';
+}
+
+function describe(code: string, error: unknown): string {
+  const known = DESCRIPTIONS[code];
+  if (known !== undefined) return known;
+  if (TLS_HANDSHAKE_CODE.test(code)) return 'TLS handshake failed';
+  const message = error instanceof Error ? error.message : String(error);
+  return `transport failure: ${message.replace(/\s+/g, ' ').slice(0, 160)}`;
+}

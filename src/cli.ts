@@ -1,0 +1,16 @@
+import { runCli } from './cli/main.ts';
+
+/**
+ * The `stacker` command (bin/stacker.js imports this; `npm start -- …` runs it directly).
+ * The exit code is set, not forced, so stdout drains before the process ends; the unref'd
+ * timer only fires if a stray handle would keep a finished command alive.
+ */
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  // `stacker codes | head`: the reader left; that is not our failure.
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
+const exitCode = await runCli(process.argv.slice(2));
+process.exitCode = exitCode;
+setTimeout(() => process.exit(exitCode), 2000).unref();

@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import { formatDecimal } from '../../domain/money.ts';
+import type { Order } from '../../domain/order.ts';
+import { checkAll, clientOrderId, marketName, optional, positiveAmount, stpMode } from '../args.ts';
+import type { CommandContext } from '../context.ts';
+import { fields, json, table, utcTime } from '../output.ts';
+
+export interface BuyFlags {
+  readonly market: string;
+  readonly amount: string;
+  readonly clientOrderId?: string;
+  readonly stp?: string;
+}
+
+/**
+ * `stacker buy`: a stock-market buy of an exact base quantity. Never retried. The order always
+ * carries a client order id (generated when none is given) so that, if the answer is lost, the
+ * order can be looked up with `stacker order --client-order-id` before anyone buys again.
+ */
+export async function buy(ctx: CommandContext, flags: BuyFlags): Promise<void> {
+  const args = checkAll({
+    market: () => marketName(flags.market),
+    amount: () => positiveAmount(flags.amount, '--amount'),
+    clientOrderId: () => optional(flags.clientOrderId, (id) => clientOrderId(id)),
+    stp: () => optional(flags.stp, (mode) => stpMode(mode)),
+  });
+  const client = await ctx.privateClient();
+  const id = args.clientOrderId ?? generatedClientOrderId();
+  ctx.setLookupHint(`stacker order --client-order-id ${id} --market ${args.market}`);
+  const order = await client.buyStockMarket({
+    market: args.market,
+    baseAmount: args.amount,
+    clientOrderId: id,
+    ...(args.stp === undefined ? {} : { stp: args.stp }),
+  });
+  if (ctx.json) ctx.io.out(json(order));
+  else ctx.io.out(orderFields(order));
+}
+
+/** `cli-<ms in base 36>-<8 hex>`: unique enough for one person's command line, 22 characters. */
+function generatedClientOrderId(): string {
+  return `cli-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+}
+
+function orderFields(order: Order): string {
+  const fee = `${formatDecimal(order.fee)}${order.feeAsset === null ? '' : ` ${order.feeAsset}`}`;
+  return fields([
+    ['order id', order.orderId],
+    ['client order id', order.clientOrderId],
+    ['market', order.market],
+    ['side', order.side],
+    ['type', order.type],
+    ['status', `${order.status}${order.statusDerived ? ' (derived from the fills)' : ''}`],
+    ['amount', formatDecimal(order.amount)],
+    ['left', formatDecimal(order.left)],
+    ['filled base', formatDecimal(order.filledBase)],
+    ['filled quote', formatDecimal(order.filledQuote)],
+    ['fee', fee],
+    ['stp', order.stp],
+    ['created (UTC)', utcTime(order.createdAtSec)],
+  ]);
+}
+
+export interface OrderFlags {
+  readonly clientOrderId: string;
+  readonly market?: string;
+}
+
+type Found = Order & { readonly source: 'history' | 'active' };
+
+/** `stacker order`: find an order by client order id in the order history and among active orders. */
+export async function order(ctx: CommandContext, flags: OrderFlags): Promise<void> {
+  const args = checkAll({
+    clientOrderId: () => clientOrderId(flags.clientOrderId),
+    market: () => optional(flags.market, (m) => marketName(m)),
+  });
+  const client = await ctx.privateClient();
+  const query = { clientOrderId: args.clientOrderId, ...(args.market === undefined ? {} : { market: args.market }) };
+  const [history, active] = await Promise.all([client.orderHistory(query), client.activeOrders(query)]);
+  const seen = new Set<string>();
+  const found: Found[] = [];
+  for (const [source, orders] of [['history', history], ['active', active]] as const) {
+    for (const o of orders) {
+      if (seen.has(o.orderId)) continue;
+      seen.add(o.orderId);
+      found.push({ ...o, source });
+    }
+  }
+  if (ctx.json) {
+    ctx.io.out(json({ clientOrderId: args.clientOrderId, orders: found }));
+    return;
+  }
+  if (found.length === 0) {
+    ctx.io.err(`no order with client order id ${args.clientOrderId}${args.market === undefined ? '' : ` on ${args.market}`} in the order history or among active orders\n`);
+    return;
+  }
+  ctx.io.out(
+    table(
+      [
+        { header: 'ORDER ID' },
+        { header: 'WHERE' },
+        { header: 'MARKET' },
+        { header: 'SIDE' },
+        { header: 'TYPE' },
+        { header: 'STATUS' },
+        { header: 'AMOUNT', align: 'right' },
+        { header: 'FILLED BASE', align: 'right' },
+        { header: 'FILLED QUOTE', align: 'right' },
+        { header: 'FEE', align: 'right' },
+        { header: 'CREATED (UTC)' },
+      ],
+      found.map((o) => [
+        o.orderId,
+        o.source,
+        o.market,
+        o.side,
+        o.type,
+        o.status,
+        formatDecimal(o.amount),
+        formatDecimal(o.filledBase),
+        formatDecimal(o.filledQuote),
+        `${formatDecimal(o.fee)}${o.feeAsset === null ? '' : ` ${o.feeAsset}`}`,
+        utcTime(o.createdAtSec),
+      ]),
+    ),
+  );
+}

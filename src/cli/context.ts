@@ -1,0 +1,95 @@
+import type { ApiClient, RequestEvent } from '../api/client.ts';
+import { type Settings, loadSettings, requireCredentials } from '../config/settings.ts';
+import type { Io } from './output.ts';
+
+/** The global flags every command accepts (commander's `optsWithGlobals()`). */
+export interface GlobalFlags {
+  readonly baseUrl?: string;
+  readonly region?: string;
+  readonly envFile?: string;
+  readonly json?: boolean;
+}
+
+/** What a failed run needs to report itself; filled in as the command runs. */
+export interface RunState {
+  json: boolean;
+  verbose: boolean;
+  /** Set by a write before it is sent: how to find out whether it happened if the answer is lost. */
+  lookupHint: string | undefined;
+}
+
+/**
+ * What a command gets: its output, its settings and an ApiClient built on demand. Settings are
+ * read only when a command asks (after it has checked its own flags), and the client module
+ * (undici and all) is imported only then.
+ */
+export class CommandContext {
+  readonly io: Io;
+  readonly json: boolean;
+  /** The command as typed, e.g. `flex withdraw`, for messages. */
+  readonly command: string;
+  readonly #flags: GlobalFlags;
+  readonly #state: RunState;
+  #settings: Promise<Settings> | undefined;
+  readonly #clients: ApiClient[] = [];
+
+  constructor(command: string, flags: GlobalFlags, io: Io, state: RunState) {
+    this.command = command;
+    this.io = io;
+    this.json = flags.json === true;
+    this.#flags = flags;
+    this.#state = state;
+  }
+
+  settings(): Promise<Settings> {
+    this.#settings ??= loadSettings({ baseUrl: this.#flags.baseUrl, region: this.#flags.region, envFile: this.#flags.envFile }).then((settings) => {
+      this.#state.verbose = settings.logLevel === 'debug' || settings.logLevel === 'trace';
+      return settings;
+    });
+    return this.#settings;
+  }
+
+  /** A client for public endpoints; credentials are passed when configured but not required. */
+  publicClient(): Promise<ApiClient> {
+    return this.#client(false);
+  }
+
+  /** A client for private endpoints: missing credentials fail here (exit 2) before anything is sent. */
+  privateClient(): Promise<ApiClient> {
+    return this.#client(true);
+  }
+
+  setLookupHint(hint: string): void {
+    this.#state.lookupHint = hint;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.#clients.map((client) => client.close()));
+  }
+
+  async #client(needsCredentials: boolean): Promise<ApiClient> {
+    const settings = await this.settings();
+    const credentials = needsCredentials ? requireCredentials(settings, this.command) : settings.credentials;
+    const { ApiClient, resolveBaseUrl } = await import('../api/client.ts');
+    const onRequest = this.#state.verbose ? await requestLogger(settings) : undefined;
+    const client = new ApiClient({
+      baseUrl: resolveBaseUrl(settings.endpoint),
+      ...(credentials === null ? {} : { credentials }),
+      ...(onRequest === undefined ? {} : { onRequest }),
+    });
+    this.#clients.push(client);
+    return client;
+  }
+}
+
+/** With STACKER_LOG_LEVEL=debug, each HTTP attempt is logged to stderr (no headers, no bodies). */
+async function requestLogger(settings: Settings): Promise<(event: RequestEvent) => void> {
+  const { createLogger } = await import('../observability/logger.ts');
+  const logger = await createLogger({ level: settings.logLevel });
+  return (event) => {
+    logger.debug(
+      { method: event.method, path: event.path, scope: event.scope, attempt: event.attempt, status: event.status, ms: Math.round(event.durationMs), errorCode: event.errorCode },
+      'request',
+    );
+  };
+}

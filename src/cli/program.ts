@@ -1,0 +1,148 @@
+import { Command } from 'commander';
+import pkg from '../../package.json' with { type: 'json' };
+import { CommandContext, type GlobalFlags, type RunState } from './context.ts';
+import type { Io } from './output.ts';
+
+/**
+ * The command tree. Only flags, descriptions and help live here; each command's code is
+ * imported when that command runs, so `stacker ping` never loads the sandbox, pino or zod.
+ * Flag values arrive as raw text and are checked by the command (src/cli/args.ts) before any
+ * request, so every message has one shape: `error: --flag: rule (got "value")`.
+ */
+
+/** A fixed default keeps the printed URL (and a .env that holds it) valid across restarts. */
+export const DEFAULT_SANDBOX_PORT = 8787;
+
+type Run<F> = (ctx: CommandContext, flags: F) => Promise<void>;
+
+export function buildProgram(io: Io, state: RunState): Command {
+  const program = new Command('stacker');
+  const action =
+    <F>(load: () => Promise<Run<F>>) =>
+    async (flags: F, command: Command): Promise<void> => {
+      const globals = command.optsWithGlobals<GlobalFlags>();
+      state.json = globals.json === true;
+      const ctx = new CommandContext(commandPath(command), globals, io, state);
+      try {
+        const run = await load();
+        await run(ctx, flags);
+      } finally {
+        await ctx.close();
+      }
+    };
+
+  program
+    .description('Stack crypto on a WhiteBIT-style exchange (HTTP API v4), or on the built-in sandbox.')
+    .version(pkg.version, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help for a command')
+    .option('--base-url <url>', 'exchange base URL, e.g. http://127.0.0.1:8080 (default: $STACKER_BASE_URL, else the region)')
+    .option('--region <region>', 'global or eu (default: $STACKER_REGION, else global)')
+    .option('--env-file <file>', 'read STACKER_* settings from a dotenv file (the real environment wins over it)')
+    .option('--json', 'print machine-readable JSON on stdout (decimals as strings)')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) })
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+Credentials for private commands come from STACKER_API_KEY and
+STACKER_API_SECRET (environment or --env-file), never from flags.
+Amounts are plain decimals (0.0005, not 1e-4).
+
+Exit codes: 0 ok, 1 unexpected error, 2 bad input or configuration,
+3 refused by the exchange, 4 temporary failure (network, timeout, 5xx,
+rate limit).
+
+Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
+    );
+
+  program
+    .command('sandbox')
+    .description('run the simulated exchange locally until Ctrl-C (prints its URL and made-up credentials)')
+    .option('--port <n>', 'port to listen on; 0 picks a free one', String(DEFAULT_SANDBOX_PORT))
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--api-key <key>', 'the API key the sandbox accepts (default: made up)')
+    .option('--api-secret <secret>', 'the API secret the sandbox accepts (default: made up)')
+    .option('--prices <file.csv>', 'replay candles (time,open,high,low,close,volume) instead of fixed demo prices')
+    .option('--market <market>', 'the market the --prices candles belong to, e.g. BTC_USDT')
+    .option('--speed <x>', 'replay speed with --prices: one candle interval passes in interval/x (default: 1)')
+    .action(action(async () => (await import('./commands/sandbox.ts')).sandbox));
+
+  program
+    .command('ping')
+    .description('check that the exchange answers (public)')
+    .action(action(async () => (await import('./commands/market-data.ts')).ping));
+
+  program
+    .command('markets')
+    .description('list markets and their trading rules (public)')
+    .option('--market <market>', 'only this market, e.g. BTC_USDT')
+    .action(action(async () => (await import('./commands/market-data.ts')).markets));
+
+  program
+    .command('ticker')
+    .description("show a market's last price and 24 h volumes (public)")
+    .requiredOption('--market <market>', 'market, e.g. BTC_USDT')
+    .action(action(async () => (await import('./commands/market-data.ts')).ticker));
+
+  program
+    .command('balance')
+    .description('show the main balance, or with --trade the spot (trade) balance')
+    .option('--ticker <ticker>', 'only this asset, e.g. BTC')
+    .option('--trade', 'the trade (spot) balance that orders spend, instead of the main balance')
+    .action(action(async () => (await import('./commands/balance.ts')).balance));
+
+  program
+    .command('codes')
+    .description("list the account's codes (code values masked unless --reveal)")
+    .option('--limit <n>', 'page size, 1 to 100 (with --all: size of each page fetched)')
+    .option('--offset <n>', 'index of the first code, 0 to 10000')
+    .option('--all', 'fetch every page')
+    .option('--reveal', 'print code values in full (they redeem money: mind your terminal and logs)')
+    .action(action(async () => (await import('./commands/codes.ts')).codes));
+
+  const flex = program.command('flex').description('flexible lending (Smart Flex): plans, investments, withdrawals');
+  flex
+    .command('plans')
+    .description('list flex plans')
+    .option('--ticker <ticker>', 'only plans for this asset')
+    .action(action(async () => (await import('./commands/flex.ts')).flexPlans));
+  flex
+    .command('investments')
+    .description('list your flex investments')
+    .option('--ticker <ticker>', 'only investments in this asset')
+    .option('--plan <id>', 'only investments in this plan')
+    .action(action(async () => (await import('./commands/flex.ts')).flexInvestments));
+  flex
+    .command('withdraw')
+    .description('withdraw an amount from a flex investment back to the main balance (never retried)')
+    .requiredOption('--plan <id>', 'the plan to withdraw from')
+    .requiredOption('--amount <decimal>', 'amount to withdraw, e.g. 10.5')
+    .action(action(async () => (await import('./commands/flex.ts')).flexWithdraw));
+
+  program
+    .command('buy')
+    .description('buy an exact base quantity at market (stock market order; never retried)')
+    .requiredOption('--market <market>', 'market, e.g. BTC_USDT')
+    .requiredOption('--amount <decimal>', 'base quantity to buy, e.g. 0.0005 BTC')
+    .option('--client-order-id <id>', 'your id for the order: letters, digits, - . _ (default: generated, printed)')
+    .option('--stp <mode>', 'self-trade prevention: no, cancel_both, cancel_new or cancel_old (default: the exchange default, no)')
+    .action(action(async () => (await import('./commands/orders.ts')).buy));
+
+  program
+    .command('order')
+    .description('look an order up by client order id in the order history and active orders')
+    .requiredOption('--client-order-id <id>', 'the client order id')
+    .option('--market <market>', 'only this market')
+    .action(action(async () => (await import('./commands/orders.ts')).order));
+
+  return program;
+}
+
+/** `flex withdraw` for the `withdraw` command under `flex`. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let current: Command | null = command; current?.parent; current = current.parent) names.unshift(current.name());
+  return names.join(' ');
+}

@@ -1,0 +1,117 @@
+import {
+  ConfigError,
+  ExchangeError,
+  InputError,
+  NetworkError,
+  StackerError,
+  TimeoutError,
+  exitCodeFor,
+  outcomeUnknown,
+  type InputProblem,
+} from '../domain/errors.ts';
+import type { Io } from './output.ts';
+
+/**
+ * Turn a failure into stderr text (or one JSON line with `--json`) and an exit code
+ * (domain/errors.ts `exitCodeFor`: 2 bad input, 3 refused by the exchange, 4 transient).
+ *
+ * Only the error's own documented fields are printed, never the error object as a whole nor any
+ * options object: those are the places a secret could hide. The ApiClient already keeps the
+ * secret, signatures and payload out of its errors.
+ */
+
+export interface ReportContext {
+  readonly json: boolean;
+  /** For writes whose outcome is unknown: how to look the operation up before trying again. */
+  readonly lookupHint?: string | undefined;
+  /** Print stack traces of unexpected errors (log level debug or trace). */
+  readonly verbose?: boolean;
+}
+
+export function reportError(error: unknown, io: Io, context: ReportContext): number {
+  const exitCode = exitCodeFor(error);
+  const unknown = outcomeUnknown(error);
+  if (context.json) {
+    io.err(`${JSON.stringify({ error: describeForJson(error, unknown) })}\n`);
+  } else {
+    io.err(describeForHumans(error, unknown, context));
+  }
+  return exitCode;
+}
+
+/**
+ * The ApiClient names request parameters (`offset`, `market`) in the InputErrors it raises
+ * before sending; on the command line the user typed flags, so name the flag instead.
+ */
+const FLAG_FOR_FIELD: Readonly<Record<string, string>> = {
+  market: '--market',
+  ticker: '--ticker',
+  amount: '--amount',
+  plan: '--plan',
+  limit: '--limit',
+  offset: '--offset',
+  pageSize: '--limit',
+  clientOrderId: '--client-order-id',
+  stp: '--stp',
+  'base-url': '--base-url',
+};
+
+function problemLine(problem: InputProblem): string {
+  const field = problem.source === undefined ? (FLAG_FOR_FIELD[problem.field] ?? problem.field) : problem.field;
+  return `${problem.source ? `${problem.source}: ` : ''}${field}: ${problem.rule}`;
+}
+
+function describeForHumans(error: unknown, unknown: boolean, context: ReportContext): string {
+  if (error instanceof InputError || error instanceof ConfigError) {
+    return error.problems.map((p) => `error: ${problemLine(p)}\n`).join('');
+  }
+  const lines: string[] = [];
+  if (error instanceof ExchangeError) {
+    lines.push(`error: ${error.code} (${error.name}): the exchange answered HTTP ${error.httpStatus} on ${error.path}`);
+    const exchangeCode = error.exchangeCode === null ? 'none' : String(error.exchangeCode);
+    lines.push(`  exchange code: ${exchangeCode}; message: ${error.exchangeMessage || '(none)'}`);
+    for (const [field, messages] of Object.entries(error.fieldErrors)) {
+      lines.push(`  ${field}: ${messages.join(' ')}`);
+    }
+  } else if (error instanceof NetworkError || error instanceof TimeoutError) {
+    lines.push(`error: ${error.code} (${error.name}): ${error.message}`);
+  } else if (error instanceof StackerError) {
+    lines.push(`error: ${error.code} (${error.name}): ${error.message}`);
+  } else {
+    const message = error instanceof Error ? error.message : String(error);
+    lines.push(`error: unexpected failure: ${message}`);
+    if (context.verbose && error instanceof Error && error.stack) lines.push(error.stack);
+  }
+  if (error instanceof StackerError && error.retryable) lines.push('  this is usually temporary; try again later');
+  if (unknown) {
+    lines.push('  the request may have reached the exchange: the operation may or may not have happened');
+    if (context.lookupHint) lines.push(`  check before repeating it: ${context.lookupHint}`);
+  }
+  return lines.map((line) => `${line}\n`).join('');
+}
+
+function describeForJson(error: unknown, unknown: boolean): Record<string, unknown> {
+  if (error instanceof InputError || error instanceof ConfigError) {
+    return {
+      code: error.code,
+      problems: error.problems.map((p) => (p.source === undefined ? { ...p, field: FLAG_FOR_FIELD[p.field] ?? p.field } : { ...p })),
+    };
+  }
+  if (error instanceof ExchangeError) {
+    return {
+      code: error.code,
+      name: error.name,
+      retryable: error.retryable,
+      outcomeUnknown: unknown,
+      httpStatus: error.httpStatus,
+      path: error.path,
+      exchangeCode: error.exchangeCode,
+      exchangeMessage: error.exchangeMessage,
+      fieldErrors: error.fieldErrors,
+    };
+  }
+  if (error instanceof StackerError) {
+    return { code: error.code, name: error.name, retryable: error.retryable, outcomeUnknown: unknown, message: error.message };
+  }
+  return { code: 'E_UNEXPECTED', message: error instanceof Error ? error.message : String(error) };
+}

@@ -1,0 +1,198 @@
+import { inspect } from 'node:util';
+import { ConfigError, type InputProblem } from '../domain/errors.ts';
+import { readEnvFile } from './env-file.ts';
+
+/**
+ * The one reader of `process.env` (STYLE.md rule 3). Settings come from three layers, highest
+ * first: command-line flags, the real environment, then the `--env-file` file. The real
+ * environment winning over the file is dotenv's convention, so a one-off
+ * `STACKER_REGION=eu stacker ping --env-file prod.env` does what it says. A variable set to the
+ * empty string counts as unset. The API key and secret are read from the environment or the
+ * file only, never from flags: flags end up in shell history and `ps`.
+ */
+
+export const ENV_KEYS = {
+  apiKey: 'STACKER_API_KEY',
+  apiSecret: 'STACKER_API_SECRET',
+  baseUrl: 'STACKER_BASE_URL',
+  region: 'STACKER_REGION',
+  logLevel: 'STACKER_LOG_LEVEL',
+} as const;
+
+export const REGIONS = ['global', 'eu'] as const;
+export type RegionName = (typeof REGIONS)[number];
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Credentials {
+  readonly apiKey: string;
+  readonly apiSecret: string;
+}
+
+export interface Settings {
+  /** 'global', 'eu' or an http(s) origin: exactly what `resolveBaseUrl` in src/api takes. */
+  readonly endpoint: string;
+  /** Where `endpoint` came from, for messages: `--base-url`, `STACKER_REGION (environment)`, `default`. */
+  readonly endpointSource: string;
+  /** null when neither key nor secret is set (fine for public commands). */
+  readonly credentials: Credentials | null;
+  /** Why `credentials` is null although a key or secret was given (half set, whitespace). */
+  readonly credentialProblems: readonly InputProblem[];
+  readonly logLevel: LogLevel;
+  readonly envFile: string | null;
+}
+
+/** The global flags that feed settings; undefined means "not given". */
+export interface SettingsFlags {
+  readonly baseUrl?: string | undefined;
+  readonly region?: string | undefined;
+  readonly envFile?: string | undefined;
+}
+
+export interface SettingsSources {
+  /** Defaults to `process.env`; tests pass their own. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+interface Found {
+  readonly value: string;
+  /** 'environment' or 'env file PATH'. */
+  readonly source: string;
+}
+
+/** Build the validated, frozen settings. Every problem is reported at once in one ConfigError. */
+export async function loadSettings(flags: SettingsFlags, sources: SettingsSources = {}): Promise<Settings> {
+  const env = sources.env ?? process.env;
+  const envFile = flags.envFile === undefined ? null : flags.envFile;
+  if (envFile === '') throw new ConfigError([{ field: '--env-file', rule: 'must name a file' }]);
+  const fileValues = envFile === null ? {} : await readEnvFile(envFile);
+  const lookup = (key: string): Found | null => {
+    const real = env[key];
+    if (real !== undefined && real !== '') return { value: real, source: 'environment' };
+    const fromFile = fileValues[key];
+    if (fromFile !== undefined && fromFile !== '') return { value: fromFile, source: `env file ${envFile}` };
+    return null;
+  };
+
+  const problems: InputProblem[] = [];
+  const endpoint = chooseEndpoint(flags, lookup, problems);
+  const logLevel = chooseLogLevel(lookup, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const credentialProblems: InputProblem[] = [];
+  const credentials = chooseCredentials(lookup, credentialProblems);
+  return Object.freeze({
+    endpoint: endpoint.value,
+    endpointSource: endpoint.source,
+    credentials,
+    credentialProblems: Object.freeze(credentialProblems),
+    logLevel,
+    envFile,
+  });
+}
+
+/**
+ * The credentials a private command needs, or a ConfigError (exit 2) that names the missing
+ * variables and how to set them. Called before the client is built, so nothing is sent.
+ */
+export function requireCredentials(settings: Settings, command: string): Credentials {
+  if (settings.credentials !== null) return settings.credentials;
+  if (settings.credentialProblems.length > 0) throw new ConfigError(settings.credentialProblems);
+  const how = 'set it in the environment (export STACKER_API_KEY=... STACKER_API_SECRET=...) or in a dotenv file passed with --env-file FILE';
+  throw new ConfigError([
+    { field: ENV_KEYS.apiKey, rule: `is not set; \`stacker ${command}\` is a private command and needs an API key: ${how}` },
+    { field: ENV_KEYS.apiSecret, rule: 'is not set; it is the secret that belongs to STACKER_API_KEY' },
+  ]);
+}
+
+function chooseEndpoint(flags: SettingsFlags, lookup: (key: string) => Found | null, problems: InputProblem[]): Found {
+  if (flags.baseUrl !== undefined && flags.region !== undefined) {
+    problems.push({ field: '--base-url', rule: 'give either --base-url or --region, not both' });
+    return { value: 'global', source: 'default' };
+  }
+  if (flags.baseUrl !== undefined) return checkedUrl({ value: flags.baseUrl, source: '--base-url' }, '--base-url', problems);
+  if (flags.region !== undefined) return checkedRegion({ value: flags.region, source: '--region' }, '--region', problems);
+  const url = lookup(ENV_KEYS.baseUrl);
+  if (url !== null) return checkedUrl(url, ENV_KEYS.baseUrl, problems);
+  const region = lookup(ENV_KEYS.region);
+  if (region !== null) return checkedRegion(region, ENV_KEYS.region, problems);
+  return { value: 'global', source: 'default' };
+}
+
+function fromEnv(found: Found, field: string): Pick<InputProblem, 'field' | 'source'> {
+  return found.source.startsWith('--') ? { field } : { field, source: found.source };
+}
+
+function checkedRegion(found: Found, field: string, problems: InputProblem[]): Found {
+  const region = found.value.trim().toLowerCase();
+  if ((REGIONS as readonly string[]).includes(region)) {
+    return { value: region, source: labelled(found, field) };
+  }
+  problems.push({ ...fromEnv(found, field), rule: `must be one of ${REGIONS.join(', ')} (got ${JSON.stringify(found.value)})` });
+  return { value: 'global', source: 'default' };
+}
+
+/** The same rules as `resolveBaseUrl` in src/api, checked here so every config problem is reported together. */
+function checkedUrl(found: Found, field: string, problems: InputProblem[]): Found {
+  const fail = (rule: string): Found => {
+    problems.push({ ...fromEnv(found, field), rule });
+    return { value: 'global', source: 'default' };
+  };
+  let url: URL;
+  try {
+    url = new URL(found.value.trim());
+  } catch {
+    return fail(`must be an http(s) URL such as https://whitebit.com (got ${JSON.stringify(found.value)})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return fail(`must use http or https (got ${url.protocol.replace(/:$/, '')})`);
+  if (url.username !== '' || url.password !== '') return fail('must not carry credentials');
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '') {
+    return fail(`must be an origin such as https://whitebit.com, without a path, query or fragment (got ${JSON.stringify(found.value)})`);
+  }
+  return { value: url.origin, source: labelled(found, field) };
+}
+
+function labelled(found: Found, field: string): string {
+  return found.source.startsWith('--') ? found.source : `${field} (${found.source})`;
+}
+
+function chooseLogLevel(lookup: (key: string) => Found | null, problems: InputProblem[]): LogLevel {
+  const found = lookup(ENV_KEYS.logLevel);
+  if (found === null) return 'info';
+  const level = found.value.trim().toLowerCase();
+  if ((LOG_LEVELS as readonly string[]).includes(level)) return level as LogLevel;
+  problems.push({ ...fromEnv(found, ENV_KEYS.logLevel), rule: `must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(found.value)})` });
+  return 'info';
+}
+
+const WHITESPACE = /\s/;
+
+function chooseCredentials(lookup: (key: string) => Found | null, problems: InputProblem[]): Credentials | null {
+  const key = lookup(ENV_KEYS.apiKey);
+  const secret = lookup(ENV_KEYS.apiSecret);
+  if (key === null && secret === null) return null;
+  if (key === null) problems.push({ field: ENV_KEYS.apiKey, rule: `is not set, but ${ENV_KEYS.apiSecret} is (from ${secret?.source}); set both` });
+  if (secret === null) problems.push({ field: ENV_KEYS.apiSecret, rule: `is not set, but ${ENV_KEYS.apiKey} is (from ${key?.source}); set both` });
+  // The values are never echoed: the message says what is wrong, not what was found.
+  for (const [found, field] of [[key, ENV_KEYS.apiKey], [secret, ENV_KEYS.apiSecret]] as const) {
+    if (found !== null && WHITESPACE.test(found.value)) {
+      problems.push({ field, source: found.source, rule: 'contains whitespace (a stray space, newline or quote when it was pasted?)' });
+    }
+  }
+  if (problems.length > 0 || key === null || secret === null) return null;
+  return makeCredentials(key.value, secret.value);
+}
+
+/**
+ * Credentials that keep the secret out of `JSON.stringify`, `console.log` and `util.inspect`
+ * (which a careless log line or error report might call), while `credentials.apiSecret` still
+ * reads the value.
+ */
+export function makeCredentials(apiKey: string, apiSecret: string): Credentials {
+  const credentials = { apiKey, apiSecret };
+  const shown = (): { apiKey: string; apiSecret: string } => ({ apiKey, apiSecret: '[redacted]' });
+  Object.defineProperty(credentials, 'toJSON', { value: shown, enumerable: false });
+  Object.defineProperty(credentials, inspect.custom, { value: () => shown(), enumerable: false });
+  return Object.freeze(credentials);
+}

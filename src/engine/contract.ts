@@ -1,0 +1,327 @@
+import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
+import type { InputProblem } from '../domain/errors.ts';
+import type { MarketRules } from '../domain/market.ts';
+import { type Decimal, isDecimal } from '../domain/money.ts';
+import { STP_MODES, type Stp } from '../domain/order.ts';
+
+/**
+ * The strategy contract, version 1: what a strategy module gives the engine and what the engine
+ * gives back. A strategy is a pure decision: it parses its own params from its instance's env
+ * file once at start, and each slot it reads a read-only view and returns intents. It never
+ * calls the exchange, the clock (`Date.now()`, `new Date()`), timers or randomness: the slot's
+ * time comes in the view, which is what lets one strategy run live, in dry-run and in a
+ * backtest unchanged.
+ *
+ * Bump STRATEGY_API_VERSION on any change a shipped strategy would notice; the engine refuses a
+ * module whose `version` differs.
+ */
+export const STRATEGY_API_VERSION = 1 as const;
+
+/** One key of an instance env file, for validation of unknown keys, `--help` and the README. */
+export interface ParamSpec {
+  readonly key: string;
+  readonly required: boolean;
+  /** What the key does, one or two sentences. */
+  readonly description: string;
+  /** The rule the value must follow, as a human reads it: "decimal > 0", "one of all, reserve". */
+  readonly rule: string;
+  /** The value used when the key is absent (text as written in an env file). */
+  readonly default?: string;
+  readonly example?: string;
+}
+
+/**
+ * The parts of an account the engine loads into the view before `decide`. Each costs requests
+ * (codes are paged), so a strategy names only what it reads; reading a part it did not name
+ * throws a programming error from the view.
+ *
+ * - `balances`: main balances (one request) and trade balances (one request).
+ * - `markets`: market rules (public, cached by the engine).
+ * - `prices`: last prices (public ticker; in a backtest, the candle price at the slot).
+ * - `flex`: the account's active flex investments.
+ * - `codes`: all the account's codes, every page.
+ */
+export const SNAPSHOT_PARTS = ['balances', 'markets', 'prices', 'flex', 'codes'] as const;
+export type SnapshotPart = (typeof SNAPSHOT_PARTS)[number];
+
+/** What the engine loads when a strategy does not say: everything but the paged codes. */
+export const DEFAULT_READS: readonly SnapshotPart[] = ['balances', 'markets', 'prices', 'flex'];
+
+export type RunMode = 'live' | 'dry-run' | 'backtest';
+
+/** Budget headroom of the instance (BUDGET_QUOTE_PER_*, MAX_ORDER_QUOTE), in the quote asset of the orders it places. */
+export interface BudgetView {
+  /**
+   * Quote still spendable in every configured window (the smallest of day/week/month), as the
+   * journal counts it: the estimated value (base amount × view price) of every buy journalled
+   * in the window, fees not included. null when the instance has no budget.
+   */
+  remainingQuote(): Decimal | null;
+  /** MAX_ORDER_QUOTE, null when unset. */
+  maxOrderQuote(): Decimal | null;
+}
+
+/**
+ * The read-only world of one slot, built by the engine. Methods of a part the strategy did not
+ * name in `reads` throw. Values are snapshots: nothing changes while `decide` runs.
+ */
+export interface SlotView {
+  /** The instance name: the env file's base name (`dca-btc` for config/strategies/dca-btc.env). */
+  readonly instance: string;
+  /** The scheduled time of this slot (not the time it actually runs), Unix ms. */
+  readonly slotTimeMs: number;
+  /** For notes only: a strategy decides the same way in every mode. */
+  readonly mode: RunMode;
+  /** The strategy's persisted state (written by `set-state` intents of earlier slots). */
+  readonly state: ReadonlyMap<string, string>;
+  readonly budget: BudgetView;
+
+  /** `markets`: the rules of a market, undefined when the exchange does not list it. */
+  market(name: string): MarketRules | undefined;
+  /** `prices`: last price of a market, undefined when none is known. A market order may fill above it. */
+  price(market: string): Decimal | undefined;
+  /** `balances`: main balance of a ticker; zero when the exchange omits it. */
+  mainBalance(ticker: string): Decimal;
+  /** `balances`: trade (spot) balance of a ticker; zeros when the exchange omits it. */
+  tradeBalance(ticker: string): TradeBalance;
+  /** `balances`: every main balance the exchange reported, by ticker. */
+  mainBalances(): ReadonlyMap<string, Decimal>;
+  /** `balances`: every trade balance the exchange reported, by ticker. */
+  tradeBalances(): ReadonlyMap<string, TradeBalance>;
+  /** `flex`: the account's active flex investments. */
+  flexInvestments(): readonly FlexInvestment[];
+  /** `codes`: every code of the account. `code` is secret-like: show it only through maskCode. */
+  codes(): readonly CodeRecord[];
+}
+
+/**
+ * Stable reasons a strategy (or the engine's guards and executor) refuses, counted in metrics by
+ * reason. Reasons are kebab-case; a strategy may use its own when none of these fits, but it
+ * should reuse these where they do so dashboards stay comparable.
+ */
+export const REFUSAL_REASONS = [
+  'unknown-market',
+  'trading-disabled',
+  'no-price',
+  'below-min-amount',
+  'below-min-total',
+  'above-max-total',
+  'above-max-order',
+  'over-budget',
+  'insufficient-funds',
+  'no-active-investment',
+  'amount-exceeds-investment',
+  'kill-switch',
+] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+export const REFUSAL_REASON_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+
+/** The longest CLIENT_ORDER_PREFIX / `tag`: the engine appends `-` and a derived suffix of up to 39 characters (64 in all). */
+export const CLIENT_ORDER_PREFIX_MAX = 24;
+export const CLIENT_ORDER_PREFIX_PATTERN = /^[A-Za-z0-9._-]{1,24}$/;
+
+export const STATE_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+export const STATE_VALUE_MAX = 4096;
+
+/** Buy an exact base quantity at market (WhiteBIT "stock market" order). Spends the trade balance. */
+export interface BuyStockMarketIntent {
+  readonly kind: 'buy-stock-market';
+  readonly market: string;
+  /** Base quantity, already within the market's precision. */
+  readonly amount: Decimal;
+  /** Self-trade prevention; the exchange's default `no` when absent. */
+  readonly stp?: Stp;
+  /**
+   * Prefix of the clientOrderId the engine derives (`<tag>-<suffix>`), also stored in the
+   * journal; CLIENT_ORDER_PREFIX_PATTERN. The engine uses its own prefix when absent.
+   */
+  readonly tag?: string;
+}
+
+/** Withdraw from a flex investment back to the main balance. `amount` ≤ the invested amount. */
+export interface FlexWithdrawIntent {
+  readonly kind: 'flex-withdraw';
+  /** The plan's UUID. */
+  readonly plan: string;
+  readonly amount: Decimal;
+}
+
+/** Move funds from the main balance to the trade (spot) balance, which orders spend. */
+export interface TransferIntent {
+  readonly kind: 'transfer';
+  readonly ticker: string;
+  readonly amount: Decimal;
+  readonly from: 'main';
+  readonly to: 'spot';
+}
+
+/** A log line of the slot, journalled with it. Values are text: money via formatDecimal, codes via maskCode. */
+export interface NoteIntent {
+  readonly kind: 'note';
+  readonly level: 'info' | 'warn';
+  readonly message: string;
+  readonly data?: Readonly<Record<string, string>>;
+}
+
+/** The strategy chose not to act, and says why; counted by `reason`. */
+export interface RefusalIntent {
+  readonly kind: 'refusal';
+  readonly reason: RefusalReason | (string & {});
+  readonly message: string;
+  readonly data?: Readonly<Record<string, string>>;
+}
+
+/** Persist (value: text) or delete (value: null) one key of the strategy's state. */
+export interface SetStateIntent {
+  readonly kind: 'set-state';
+  readonly key: string;
+  readonly value: string | null;
+}
+
+export type Intent = BuyStockMarketIntent | FlexWithdrawIntent | TransferIntent | NoteIntent | RefusalIntent | SetStateIntent;
+export type IntentKind = Intent['kind'];
+
+/**
+ * What `checkParams` may look at when the instance is validated at start (the exchange's
+ * markets are loaded once before any slot runs).
+ */
+export interface StartupContext {
+  market(name: string): MarketRules | undefined;
+  /** Every market name the exchange lists, for "did you mean" messages. */
+  marketNames(): readonly string[];
+}
+
+/**
+ * A strategy module. `decide` is the one method that does the work; the rest describe it.
+ *
+ * How the engine runs the intents `decide` returns:
+ * - in order; money-moving intents (buy, transfer, flex-withdraw) each get a deterministic id
+ *   from (instance, slot time, index) and are journalled before they are sent;
+ * - the guards (kill switch, budgets, MAX_ORDER_QUOTE, market rules) run on every intent again:
+ *   a strategy's own checks are for a clear reason early, not for safety;
+ * - the first money-moving intent that is refused or fails stops the ones after it (a failed
+ *   transfer must not be followed by the buy it was funding); notes, refusals and set-state never stop anything;
+ * - a transfer is followed by a wait until the trade balance shows it (the exchange takes up to ~2 s);
+ * - `set-state` intents are written in the transaction that journals the slot, whatever the
+ *   orders' outcome;
+ * - a flex withdraw the exchange refuses with 422 (no active investment, amount above the
+ *   investment, both raced since the snapshot) becomes a refusal with reason
+ *   `no-active-investment` / `amount-exceeds-investment`, not a crash.
+ * - `decide` throwing is a bug in the strategy: the slot is journalled as failed with the message.
+ */
+export interface Strategy<P> {
+  /** Kebab-case; the value of STRATEGY= in an instance env file. */
+  readonly name: string;
+  readonly version: typeof STRATEGY_API_VERSION;
+  /** One sentence for `--help` and the README. */
+  readonly describe: string;
+  /** Every key `parseParams` reads. Keys in an env file that no strategy param and no common key declares are refused. */
+  readonly params: readonly ParamSpec[];
+  /** Snapshot parts `decide` reads with these params; DEFAULT_READS when absent. */
+  reads?(params: P): readonly SnapshotPart[];
+  /**
+   * Parse and validate the params from the instance's env file (common keys included; ignore
+   * them). Throws ConfigError listing every bad key at once: source = file path, field = key,
+   * rule = the rule it broke. Use ParamReader from src/engine/params.ts.
+   */
+  parseParams(env: Readonly<Record<string, string>>, source: string): P;
+  /**
+   * Optional start-time checks against the exchange (the market exists, the amount is not
+   * below its minimum). Returns every problem, source = file path, field = key.
+   */
+  checkParams?(params: P, context: StartupContext, source: string): readonly InputProblem[];
+  /** The decision for one slot. Pure: reads the view only. */
+  decide(view: SlotView, params: P): Promise<readonly Intent[]>;
+}
+
+/** Identity helper that lets TypeScript infer P from parseParams. */
+export function defineStrategy<P>(strategy: Strategy<P>): Strategy<P> {
+  return strategy;
+}
+
+/** The snapshot parts the engine must load for this strategy instance. */
+export function readsOf<P>(strategy: Strategy<P>, params: P): readonly SnapshotPart[] {
+  return strategy.reads === undefined ? DEFAULT_READS : strategy.reads(params);
+}
+
+/**
+ * Keys of an instance env file the engine reads itself; every strategy accepts them and
+ * ignores them in parseParams.
+ */
+export const COMMON_PARAMS: readonly ParamSpec[] = [
+  { key: 'STRATEGY', required: true, rule: 'a registered strategy name', description: 'Which strategy this instance runs.', example: 'dca' },
+  { key: 'SCHEDULE', required: true, rule: 'a 5-field cron expression (minute hour day-of-month month day-of-week)', description: 'When the slots fall.', example: '"0 9 * * *"' },
+  { key: 'TIMEZONE', required: false, rule: 'an IANA time zone', default: 'UTC', description: 'Time zone the SCHEDULE is read in.', example: 'Europe/Berlin' },
+  { key: 'ENABLED', required: false, rule: 'true or false', default: 'true', description: 'false keeps the file valid but schedules nothing.' },
+  { key: 'CATCH_UP', required: false, rule: 'skip or last', default: 'skip', description: 'Slots missed while stopped: skip them, or run the last one missed if it is within CATCH_UP_WINDOW.' },
+  { key: 'CATCH_UP_WINDOW', required: false, rule: 'a duration such as 30m, 6h, 1d', default: '1h', description: 'How late a missed slot may still run with CATCH_UP=last.' },
+  { key: 'BUDGET_QUOTE_PER_DAY', required: false, rule: 'decimal > 0', description: 'Most quote spent per calendar day (in TIMEZONE), counted across restarts.' },
+  { key: 'BUDGET_QUOTE_PER_WEEK', required: false, rule: 'decimal > 0', description: 'Most quote spent per ISO week (Monday first, in TIMEZONE).', example: '100' },
+  { key: 'BUDGET_QUOTE_PER_MONTH', required: false, rule: 'decimal > 0', description: 'Most quote spent per calendar month (in TIMEZONE).' },
+  { key: 'MAX_ORDER_QUOTE', required: false, rule: 'decimal > 0', description: 'Largest estimated value of a single order, in quote.' },
+];
+
+export const COMMON_KEYS: ReadonlySet<string> = new Set(COMMON_PARAMS.map((spec) => spec.key));
+
+const STP_SET: ReadonlySet<string> = new Set(STP_MODES);
+
+/**
+ * What is wrong with one intent a strategy returned (empty when nothing). The engine checks
+ * every intent before journalling: strategies are user code, and TypeScript types do not reach
+ * a module loaded at run time.
+ */
+export function intentProblems(intent: Intent): string[] {
+  const found: string[] = [];
+  const positive = (field: string, value: unknown): void => {
+    if (!isDecimal(value)) found.push(`${field} must be a Decimal`);
+    else if (!value.isFinite() || value.lte(0)) found.push(`${field} must be greater than 0`);
+  };
+  const text = (field: string, value: unknown): void => {
+    if (typeof value !== 'string' || value === '') found.push(`${field} must be non-empty text`);
+  };
+  const data = (value: unknown): void => {
+    if (value === undefined) return;
+    if (value === null || typeof value !== 'object' || Object.values(value).some((v) => typeof v !== 'string')) {
+      found.push('data must map names to text (money via formatDecimal)');
+    }
+  };
+  switch (intent.kind) {
+    case 'buy-stock-market':
+      text('market', intent.market);
+      positive('amount', intent.amount);
+      if (intent.stp !== undefined && !STP_SET.has(intent.stp)) found.push(`stp must be one of ${STP_MODES.join(', ')}`);
+      if (intent.tag !== undefined && !CLIENT_ORDER_PREFIX_PATTERN.test(intent.tag)) {
+        found.push(`tag must be 1 to ${CLIENT_ORDER_PREFIX_MAX} letters, digits, dots, dashes or underscores`);
+      }
+      break;
+    case 'flex-withdraw':
+      text('plan', intent.plan);
+      positive('amount', intent.amount);
+      break;
+    case 'transfer':
+      text('ticker', intent.ticker);
+      positive('amount', intent.amount);
+      if (intent.from !== 'main' || intent.to !== 'spot') found.push('only transfers from main to spot are supported');
+      break;
+    case 'note':
+      text('message', intent.message);
+      if (intent.level !== 'info' && intent.level !== 'warn') found.push('level must be info or warn');
+      data(intent.data);
+      break;
+    case 'refusal':
+      text('message', intent.message);
+      if (typeof intent.reason !== 'string' || !REFUSAL_REASON_PATTERN.test(intent.reason)) found.push('reason must be kebab-case, e.g. below-min-total');
+      data(intent.data);
+      break;
+    case 'set-state':
+      if (typeof intent.key !== 'string' || !STATE_KEY_PATTERN.test(intent.key)) found.push('key must be 1 to 64 letters, digits, dots, dashes or underscores');
+      if (intent.value !== null && (typeof intent.value !== 'string' || intent.value.length > STATE_VALUE_MAX)) {
+        found.push(`value must be null or text of at most ${STATE_VALUE_MAX} characters`);
+      }
+      break;
+    default:
+      found.push(`unknown intent kind ${JSON.stringify((intent as { kind?: unknown }).kind)}`);
+  }
+  return found;
+}

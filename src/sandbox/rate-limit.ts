@@ -1,0 +1,53 @@
+/** Endpoint families with their own limits (WHITEBIT.md §8; SPEC "Limits" for public and flex). */
+export type SandboxRateScope = 'public' | 'main-account' | 'order' | 'trade-query';
+
+export interface RateLimit {
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+export const SANDBOX_RATE_LIMITS: Readonly<Record<SandboxRateScope, RateLimit>> = {
+  public: { limit: 2000, windowMs: 10_000 },
+  'main-account': { limit: 1000, windowMs: 10_000 },
+  order: { limit: 10_000, windowMs: 10_000 },
+  'trade-query': { limit: 12_000, windowMs: 10_000 },
+};
+
+/** The gateway's refusal: HTTP 429 with a non-JSON body, unlike the nonce 429 (WHITEBIT.md §4, §7). */
+export const RATE_LIMITED_TEXT = '<html><head><title>429 Too Many Requests</title></head><body>429 Too Many Requests</body></html>';
+
+/**
+ * Sliding-window log per (scope, caller): a request is admitted when fewer than `limit`
+ * requests were admitted in the last `windowMs`. Refused requests do not count ("rejected,
+ * not queued"). Time comes from the injected clock; no timers.
+ */
+export class SlidingWindowLimiter {
+  readonly #limits: Readonly<Record<SandboxRateScope, RateLimit>>;
+  readonly #clock: { nowMs(): number };
+  readonly #logs = new Map<string, { times: number[]; head: number }>();
+
+  constructor(limits: Readonly<Record<SandboxRateScope, RateLimit>>, clock: { nowMs(): number }) {
+    this.#limits = limits;
+    this.#clock = clock;
+  }
+
+  /** Admit (and count) one request, or answer false. `caller` is the API key or the client IP. */
+  admit(scope: SandboxRateScope, caller: string): boolean {
+    const { limit, windowMs } = this.#limits[scope];
+    const now = this.#clock.nowMs();
+    const id = `${scope}\u0000${caller}`;
+    let log = this.#logs.get(id);
+    if (!log) {
+      log = { times: [], head: 0 };
+      this.#logs.set(id, log);
+    }
+    while (log.head < log.times.length && (log.times[log.head] as number) <= now - windowMs) log.head += 1;
+    if (log.head > 1024 && log.head * 2 > log.times.length) {
+      log.times = log.times.slice(log.head);
+      log.head = 0;
+    }
+    if (log.times.length - log.head >= limit) return false;
+    log.times.push(now);
+    return true;
+  }
+}

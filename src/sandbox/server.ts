@@ -1,0 +1,242 @@
+import { randomBytes } from 'node:crypto';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SimExchange } from '../sim/exchange.ts';
+import type { FillModelOptions } from '../sim/fills.ts';
+import type { SimIds } from '../sim/ids.ts';
+import type { SettlementOptions } from '../sim/orders.ts';
+import { type PriceSource, fixedPrices } from '../sim/prices.ts';
+import { SimRejection } from '../sim/rejection.ts';
+import { DEMO_MARKETS, DEMO_PRICES, seedDemo } from '../sim/seed.ts';
+import { authenticate } from './auth.ts';
+import { FaultInjector, type FaultSpec } from './faults.ts';
+import { NonceTracker } from './nonces.ts';
+import type { Body } from './params.ts';
+import { RATE_LIMITED_TEXT, type RateLimit, SANDBOX_RATE_LIMITS, type SandboxRateScope, SlidingWindowLimiter } from './rate-limit.ts';
+import { type Route, type RouteMatch, findRoute } from './router.ts';
+import { flexRoutes } from './routes/flex.ts';
+import { mainAccountRoutes } from './routes/main-account.ts';
+import { publicRoutes } from './routes/public.ts';
+import { tradeRoutes } from './routes/trade.ts';
+import { type Answer, INTERNAL_ERROR, NOT_FOUND, json, rejectionAnswer, writeAnswer } from './responses.ts';
+
+export interface SandboxOptions {
+  readonly host?: string;
+  readonly port?: number;
+  readonly apiKey?: string;
+  readonly apiSecret?: string;
+  /** 'demo' (default): the demo account. 'empty': the demo markets and nothing else. */
+  readonly seed?: 'demo' | 'empty';
+  readonly prices?: PriceSource;
+  readonly rateLimits?: boolean;
+  readonly clock?: { nowMs(): number };
+  // Additions beyond the contract, for tests:
+  /** Replace some of the SPEC/WHITEBIT limits (e.g. 3 per second) to test the 429 path cheaply. */
+  readonly rateLimitOverrides?: Partial<Record<SandboxRateScope, RateLimit>>;
+  readonly fills?: FillModelOptions;
+  readonly settlement?: SettlementOptions | null;
+  readonly ids?: SimIds;
+  /** Larger request bodies are answered 413 (default 64 KiB). */
+  readonly maxBodyBytes?: number;
+  /**
+   * Called with any error that is not an exchange refusal (the request got a 500). Such an
+   * error is a sandbox bug, so the default writes it to stderr rather than hide it.
+   */
+  readonly onInternalError?: (error: unknown) => void;
+}
+
+export interface Sandbox {
+  readonly url: string;
+  readonly apiKey: string;
+  readonly apiSecret: string;
+  readonly exchange: SimExchange;
+  readonly faults: FaultInjector;
+  stop(): Promise<void>;
+}
+
+const ROUTES: readonly Route[] = [...publicRoutes, ...mainAccountRoutes, ...flexRoutes, ...tradeRoutes];
+
+/**
+ * Start the sandbox exchange: the sim core served over HTTP as SPEC.md says (WHITEBIT.md where
+ * SPEC is silent), on 127.0.0.1 and a random port unless told otherwise.
+ */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const sandbox = new SandboxServer(options);
+  await sandbox.listen(options.host ?? '127.0.0.1', options.port ?? 0);
+  return sandbox;
+}
+
+function faultAnswer(spec: FaultSpec): Answer {
+  const status = spec.status as number;
+  if (spec.body === undefined) return { status, empty: true };
+  if (typeof spec.body === 'string') return { status, text: spec.body };
+  return json(status, spec.body);
+}
+
+class SandboxServer implements Sandbox {
+  readonly exchange: SimExchange;
+  readonly faults = new FaultInjector();
+  readonly apiKey: string;
+  // A private field plus a getter: the secret is not an own enumerable property, so logging or
+  // serialising the sandbox object does not print it.
+  readonly #apiSecret: string;
+  readonly #clock: { nowMs(): number };
+  readonly #nonces = new NonceTracker();
+  readonly #limiter: SlidingWindowLimiter | null;
+  readonly #maxBodyBytes: number;
+  readonly #onInternalError: (error: unknown) => void;
+  readonly #server: Server;
+  readonly #sleeps = new Set<{ timer: NodeJS.Timeout; wake: () => void }>();
+  #url = '';
+  #stopped = false;
+
+  constructor(options: SandboxOptions) {
+    this.#clock = options.clock ?? { nowMs: () => Date.now() };
+    this.exchange = new SimExchange({
+      clock: this.#clock,
+      prices: options.prices ?? fixedPrices(DEMO_PRICES),
+      ...(options.fills === undefined ? {} : { fills: options.fills }),
+      ...(options.settlement === undefined ? {} : { settlement: options.settlement }),
+      ...(options.ids === undefined ? {} : { ids: options.ids }),
+    });
+    if ((options.seed ?? 'demo') === 'demo') seedDemo(this.exchange);
+    else for (const rules of DEMO_MARKETS) this.exchange.addMarket(rules);
+    this.apiKey = options.apiKey ?? randomBytes(16).toString('hex');
+    this.#apiSecret = options.apiSecret ?? randomBytes(32).toString('hex');
+    this.#limiter =
+      options.rateLimits === false ? null : new SlidingWindowLimiter({ ...SANDBOX_RATE_LIMITS, ...options.rateLimitOverrides }, this.#clock);
+    this.#maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
+    this.#onInternalError = options.onInternalError ?? ((error) => console.error('sandbox: internal error', error));
+    this.#server = createServer((req, res) => {
+      this.#handle(req, res).catch((error: unknown) => {
+        this.#onInternalError(error);
+        if (!res.headersSent) writeAnswer(res, INTERNAL_ERROR);
+        else res.destroy();
+      });
+    });
+  }
+
+  get apiSecret(): string {
+    return this.#apiSecret;
+  }
+
+  get url(): string {
+    return this.#url;
+  }
+
+  listen(host: string, port: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(port, host, () => {
+        this.#server.off('error', reject);
+        const address = this.#server.address() as AddressInfo;
+        const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+        this.#url = `http://${shownHost}:${address.port}`;
+        resolve();
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    for (const sleep of this.#sleeps) {
+      clearTimeout(sleep.timer);
+      sleep.wake();
+    }
+    this.#sleeps.clear();
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#server.closeAllConnections();
+    await closed;
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
+    const raw = await this.#readBody(req);
+    if (raw === null) {
+      res.setHeader('connection', 'close');
+      writeAnswer(res, json(413, { code: 0, message: 'Payload too large.', errors: {} }));
+      return;
+    }
+    const match = findRoute(ROUTES, req.method ?? '', url.pathname);
+    if (match === null) {
+      writeAnswer(res, NOT_FOUND);
+      return;
+    }
+    const caller = (match.route.private ? headerText(req, 'x-txc-apikey') : undefined) ?? req.socket.remoteAddress ?? 'unknown';
+    if (this.#limiter && !this.#limiter.admit(match.route.scope, caller)) {
+      writeAnswer(res, { status: 429, text: RATE_LIMITED_TEXT, contentType: 'text/html' });
+      return;
+    }
+    const latency = this.faults.takeLatency(url.pathname);
+    if (latency) await this.#sleep(latency.latencyMs ?? 0);
+    if (this.#stopped) {
+      req.socket.destroy();
+      return;
+    }
+    const fault = this.faults.takeOutcome(url.pathname);
+    if (fault?.kind === 'reset') {
+      req.socket.resetAndDestroy();
+      return;
+    }
+    if (fault?.kind === 'status' && fault.commit !== true) {
+      writeAnswer(res, faultAnswer(fault));
+      return;
+    }
+    let answer = this.#perform(match, req, raw, url.searchParams);
+    if (fault?.kind === 'drop-after-commit') {
+      req.socket.resetAndDestroy();
+      return;
+    }
+    if (fault?.kind === 'status') answer = faultAnswer(fault);
+    writeAnswer(res, answer);
+  }
+
+  /** Authenticate (private routes) and run the handler; refusals become the exchange's bodies. */
+  #perform(match: RouteMatch, req: IncomingMessage, raw: Buffer, query: URLSearchParams): Answer {
+    const { route, pathParams } = match;
+    let body: Body = {};
+    if (route.private) {
+      const keyPair = { apiKey: this.apiKey, apiSecret: this.#apiSecret };
+      const auth = authenticate(req.headers, raw, typeof route.path === 'string' ? route.path : '', keyPair, this.#nonces, this.#clock.nowMs());
+      if (!auth.ok) return auth.answer;
+      body = auth.body;
+    }
+    try {
+      return route.handle({ exchange: this.exchange, body, query, pathParams });
+    } catch (error) {
+      if (error instanceof SimRejection) return rejectionAnswer(error, route.refusals);
+      this.#onInternalError(error);
+      return INTERNAL_ERROR;
+    }
+  }
+
+  async #readBody(req: IncomingMessage): Promise<Buffer | null> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > this.#maxBodyBytes) return null;
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks);
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const sleep = {
+        timer: setTimeout(() => {
+          this.#sleeps.delete(sleep);
+          resolve();
+        }, ms),
+        wake: resolve,
+      };
+      this.#sleeps.add(sleep);
+    });
+  }
+}
+
+function headerText(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,127 @@
+import { Decimal } from '../domain/money.ts';
+
+/** One OHLCV candle; `timeSec` is the candle's open time (Unix seconds, UTC). */
+export interface Candle {
+  readonly timeSec: number;
+  readonly open: Decimal;
+  readonly high: Decimal;
+  readonly low: Decimal;
+  readonly close: Decimal;
+  readonly volume: Decimal;
+}
+
+export interface CandleCsvProblem {
+  /** 1-based line number in the file (the header is line 1). */
+  readonly line: number;
+  readonly reason: string;
+}
+
+/** A candle file that cannot be trusted; names every bad line found (up to a cap). */
+export class CandleCsvError extends Error {
+  readonly code = 'E_CANDLE_CSV';
+  readonly source: string;
+  readonly problems: readonly CandleCsvProblem[];
+  constructor(source: string, problems: readonly CandleCsvProblem[]) {
+    super(`${source}: ${problems.map((p) => `line ${p.line}: ${p.reason}`).join('; ')}`);
+    this.name = 'CandleCsvError';
+    this.source = source;
+    this.problems = problems;
+  }
+}
+
+export const CANDLE_CSV_HEADER = 'time,open,high,low,close,volume';
+const MAX_REPORTED_PROBLEMS = 20;
+const TIME_TEXT = /^\d{1,12}$/;
+// Plain decimal text as the data files write it; parsed straight into Decimal, never a float.
+const PRICE_TEXT = /^\d+(?:\.\d+)?$/;
+
+/**
+ * Parse the CSV format of the candle data sets (`time,open,high,low,close,volume`, LF or CRLF,
+ * header required, rows strictly ascending by time). Every bad row is reported with its line
+ * number; a file with any bad row is refused as a whole, because a backtest over a silently
+ * repaired file would report results for data nobody has.
+ */
+export function parseCandleCsv(text: string, source = 'candles'): Candle[] {
+  const lines = text.split('\n');
+  // One trailing newline is normal; anything else empty is a bad row.
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  const problems: CandleCsvProblem[] = [];
+  const header = stripCr(lines[0] ?? '');
+  if (header.replace(/^\uFEFF/, '') !== CANDLE_CSV_HEADER) {
+    throw new CandleCsvError(source, [{ line: 1, reason: `header must be "${CANDLE_CSV_HEADER}", got ${JSON.stringify(header.slice(0, 80))}` }]);
+  }
+  const candles: Candle[] = [];
+  let previousTime = -1;
+  for (let i = 1; i < lines.length && problems.length < MAX_REPORTED_PROBLEMS; i += 1) {
+    const lineNo = i + 1;
+    const row = stripCr(lines[i] ?? '');
+    const result = parseRow(row);
+    if (typeof result === 'string') {
+      problems.push({ line: lineNo, reason: result });
+      continue;
+    }
+    if (result.timeSec <= previousTime) {
+      problems.push({ line: lineNo, reason: `time ${result.timeSec} is not after the previous row's ${previousTime}` });
+      continue;
+    }
+    previousTime = result.timeSec;
+    candles.push(result);
+  }
+  if (problems.length > 0) throw new CandleCsvError(source, problems);
+  if (candles.length === 0) throw new CandleCsvError(source, [{ line: 2, reason: 'no candles after the header' }]);
+  return candles;
+}
+
+function stripCr(line: string): string {
+  return line.endsWith('\r') ? line.slice(0, -1) : line;
+}
+
+function parseRow(row: string): Candle | string {
+  if (row.trim() === '') return 'empty line';
+  const fields = row.split(',');
+  if (fields.length !== 6) return `expected 6 fields, got ${fields.length}`;
+  const [timeText, ...numberTexts] = fields as [string, string, string, string, string, string];
+  if (!TIME_TEXT.test(timeText)) return `time ${JSON.stringify(timeText)} is not Unix seconds`;
+  const names = ['open', 'high', 'low', 'close', 'volume'] as const;
+  const values: Decimal[] = [];
+  for (let j = 0; j < names.length; j += 1) {
+    const textValue = numberTexts[j] ?? '';
+    if (!PRICE_TEXT.test(textValue)) return `${names[j]} ${JSON.stringify(textValue)} is not a plain decimal`;
+    values.push(new Decimal(textValue));
+  }
+  const [open, high, low, close, volume] = values as [Decimal, Decimal, Decimal, Decimal, Decimal];
+  if (open.isZero() || high.isZero() || low.isZero() || close.isZero()) return 'a price is zero';
+  if (low.gt(open) || low.gt(close) || high.lt(open) || high.lt(close)) {
+    return 'prices are inconsistent (need low <= open, close <= high)';
+  }
+  return { timeSec: Number(timeText), open, high, low, close, volume };
+}
+
+/**
+ * Index of the first candle whose open time is at or after `timeMs`; `candles.length` when
+ * every candle opened before it. Binary search over the ascending times.
+ */
+export function firstCandleAtOrAfter(candles: readonly Candle[], timeMs: number): number {
+  let lo = 0;
+  let hi = candles.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((candles[mid] as Candle).timeSec * 1000 >= timeMs) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/**
+ * The fill price at a moment: the OPEN of the first candle that opens at or after `timeMs`
+ * (a decision taken at time t can only trade at a price that exists after t, so the candle
+ * that contains t is never used: its close lies in the future of t and its open in the past).
+ * Past the last candle the last close is the best price known. The backtest uses this same rule.
+ */
+export function candlePriceAt(candles: readonly Candle[], timeMs: number): Decimal | null {
+  if (candles.length === 0) return null;
+  const index = firstCandleAtOrAfter(candles, timeMs);
+  const candle = candles[index];
+  if (candle) return candle.open;
+  return (candles[candles.length - 1] as Candle).close;
+}

@@ -1,0 +1,320 @@
+import type { CodePage, CodeRecord, FlexInvestment, FlexPlan, TradeBalance } from '../domain/account.ts';
+import type { MarketRules } from '../domain/market.ts';
+import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
+import type { Stp } from '../domain/order.ts';
+import { type CodePageRequest, Codes } from './codes.ts';
+import { type BookLevel, type FillModel, type FillModelOptions, askLevelAt, askLevels, bidLevels, fillModel, planBuyByBase, planBuyByQuote } from './fills.ts';
+import { Flex, type FlexInvestmentFilter } from './flex.ts';
+import { type SimIds, sequentialIds } from './ids.ts';
+import { Books, type LedgerEntry, type LedgerMismatch } from './ledger.ts';
+import {
+  checkMarketBuy,
+  checkStockMarketBuy,
+  clientOrderIdInUse,
+  marketNotAvailable,
+  notEnoughBalance,
+  parseClientOrderId,
+} from './order-rules.ts';
+import { type OrderFilter, Orders, type SettlementOptions, type SimDeal, type SimOrder } from './orders.ts';
+import { type PriceSource, fixedPrices } from './prices.ts';
+import { SimRejection } from './rejection.ts';
+
+export interface SimClock {
+  nowMs(): number;
+}
+
+export interface SimExchangeOptions {
+  readonly clock?: SimClock;
+  readonly ids?: SimIds;
+  /** Default: no prices at all (every order is refused until a source is given). */
+  readonly prices?: PriceSource;
+  readonly fills?: FillModelOptions;
+  /** Default null: orders settle completely when placed. */
+  readonly settlement?: SettlementOptions | null;
+}
+
+export type TransferAccount = 'main' | 'spot';
+
+export interface TransferRequest {
+  readonly ticker: string;
+  readonly amount: Decimal;
+  readonly from: TransferAccount;
+  readonly to: TransferAccount;
+}
+
+export interface BuyStockMarketRequest {
+  readonly market: string;
+  readonly baseAmount: Decimal;
+  readonly clientOrderId?: string;
+  readonly stp?: Stp;
+}
+
+export interface BuyMarketRequest {
+  readonly market: string;
+  readonly quoteAmount: Decimal;
+  readonly clientOrderId?: string;
+  readonly stp?: Stp;
+}
+
+/** WHITEBIT.md: transfers are refused with 400 code 0 (validation) or 422 code 3 (funds). */
+const TRANSFER_CODES = { validation: 0, funds: 3 } as const;
+const TRANSFER_MAX_DECIMALS = 8;
+
+/**
+ * A simulated exchange account: main and trade (spot) balances, markets, flex plans and
+ * investments, codes, orders and deals, over an exact append-only ledger. Transport-free and
+ * deterministic (clock, ids and prices are injected), so the sandbox, a paper exchange and a
+ * backtest share it. Methods answer domain types or throw a `SimRejection` carrying the
+ * exchange's code and message.
+ */
+export class SimExchange {
+  readonly #clock: SimClock;
+  readonly #ids: SimIds;
+  readonly #prices: PriceSource;
+  readonly #fills: FillModel;
+  readonly #books = new Books();
+  readonly #markets = new Map<string, MarketRules>();
+  readonly #flex: Flex;
+  readonly #codes = new Codes();
+  readonly #orders: Orders;
+
+  constructor(options: SimExchangeOptions = {}) {
+    this.#clock = options.clock ?? { nowMs: () => Date.now() };
+    this.#ids = options.ids ?? sequentialIds();
+    this.#prices = options.prices ?? fixedPrices({});
+    this.#fills = fillModel(options.fills);
+    this.#flex = new Flex(this.#books, this.#ids);
+    this.#orders = new Orders(this.#books, this.#ids, options.settlement ?? null);
+  }
+
+  /** The sim's time; settles every order step due by then first, so every read is current. */
+  nowMs(): number {
+    const now = this.#clock.nowMs();
+    this.#orders.advance(now);
+    return now;
+  }
+
+  // ---- set-up -------------------------------------------------------------------------------
+
+  addMarket(rules: MarketRules): void {
+    this.#markets.set(rules.name, rules);
+  }
+
+  seedMain(asset: string, amount: Decimal): void {
+    this.#books.post(this.nowMs(), 'seed', [{ account: 'main', asset, delta: amount, reason: 'seed' }]);
+  }
+
+  seedSpot(asset: string, amount: Decimal): void {
+    this.#books.post(this.nowMs(), 'seed', [{ account: 'spot', asset, delta: amount, reason: 'seed' }]);
+  }
+
+  addFlexPlan(plan: FlexPlan): void {
+    this.#flex.addPlan(plan);
+  }
+
+  seedFlexInvestment(planId: string, amount: Decimal, autoReinvest = false): FlexInvestment {
+    return this.#flex.seedInvestment(planId, amount, this.nowMs(), autoReinvest);
+  }
+
+  addCode(code: CodeRecord): void {
+    this.#codes.add(code);
+  }
+
+  // ---- market data --------------------------------------------------------------------------
+
+  markets(): MarketRules[] {
+    return [...this.#markets.values()];
+  }
+
+  market(name: string): MarketRules | undefined {
+    return this.#markets.get(name);
+  }
+
+  /** The source price of a market now, null when unknown. */
+  price(market: string): Decimal | null {
+    return this.#markets.has(market) ? this.#prices.priceAt(market, this.nowMs()) : null;
+  }
+
+  /** The synthetic order book around the current price; null for an unknown or unpriced market. */
+  orderBook(market: string, depth: number): { asks: BookLevel[]; bids: BookLevel[] } | null {
+    const rules = this.#markets.get(market);
+    const price = this.price(market);
+    if (!rules || price === null) return null;
+    return { asks: askLevels(rules, this.#fills, price, depth), bids: bidLevels(rules, this.#fills, price, depth) };
+  }
+
+  /** Every asset the account knows: market assets, balances, flex tickers. */
+  assets(): string[] {
+    const found = new Set<string>();
+    for (const m of this.#markets.values()) found.add(m.base).add(m.quote);
+    for (const account of ['main', 'spot', 'spot-freeze', 'flex'] as const) for (const a of this.#books.assets(account)) found.add(a);
+    for (const p of this.#flex.plans()) found.add(p.ticker);
+    return [...found].sort();
+  }
+
+  isKnownAsset(asset: string): boolean {
+    return this.assets().includes(asset);
+  }
+
+  // ---- balances and transfers ---------------------------------------------------------------
+
+  /** Main balance of every known asset (zero included). */
+  mainBalances(): Map<string, Decimal> {
+    this.nowMs();
+    return new Map(this.assets().map((a) => [a, this.#books.balance('main', a)]));
+  }
+
+  mainBalance(asset: string): Decimal {
+    this.nowMs();
+    return this.#books.balance('main', asset);
+  }
+
+  /** Trade balance of every known asset (zero included). */
+  tradeBalances(): Map<string, TradeBalance> {
+    this.nowMs();
+    return new Map(this.assets().map((a) => [a, this.#tradeBalance(a)]));
+  }
+
+  tradeBalance(asset: string): TradeBalance {
+    this.nowMs();
+    return this.#tradeBalance(asset);
+  }
+
+  #tradeBalance(asset: string): TradeBalance {
+    return { available: this.#books.balance('spot', asset), freeze: this.#books.balance('spot-freeze', asset) };
+  }
+
+  /** Move funds between main and the trade (spot) balance; only `available` can leave spot. */
+  transfer(request: TransferRequest): { transactionId: string } {
+    const now = this.nowMs();
+    const { ticker, amount, from, to } = request;
+    if (from === to) throw SimRejection.validation(TRANSFER_CODES.validation, 'to', 'The to and from must be different.');
+    if (!this.isKnownAsset(ticker)) throw SimRejection.validation(TRANSFER_CODES.validation, 'ticker', 'The selected ticker is invalid.');
+    if (amount.decimalPlaces() > TRANSFER_MAX_DECIMALS) {
+      // WHITEBIT.md gives the 8-decimal rule without its message; worded like its neighbours.
+      throw SimRejection.validation(TRANSFER_CODES.validation, 'amount', 'The amount may not have more than 8 decimal places.');
+    }
+    if (amount.lt('0.00000001')) throw SimRejection.validation(TRANSFER_CODES.validation, 'amount', 'The amount must be at least 0.00000001.');
+    const available = this.#books.balance(from, ticker);
+    if (amount.gt(available)) {
+      throw SimRejection.business(
+        TRANSFER_CODES.funds,
+        'amount',
+        `You don't have such amount for transfer (available ${formatDecimal(available)}, in amount: ${formatDecimal(amount)})`,
+      );
+    }
+    const transactionId = this.#ids.next('transaction');
+    this.#books.post(now, transactionId, [
+      { account: from, asset: ticker, delta: amount.neg(), reason: 'transfer' },
+      { account: to, asset: ticker, delta: amount, reason: 'transfer' },
+    ]);
+    return { transactionId };
+  }
+
+  // ---- codes and flex -----------------------------------------------------------------------
+
+  codes(request: CodePageRequest = {}): CodePage {
+    return this.#codes.page(request);
+  }
+
+  flexPlans(ticker?: string): FlexPlan[] {
+    return this.#flex.plans(ticker);
+  }
+
+  flexInvestments(filter: FlexInvestmentFilter = {}): FlexInvestment[] {
+    return this.#flex.investments(filter);
+  }
+
+  flexWithdraw(planId: string, amount: Decimal): { transactionId: string } {
+    return this.#flex.withdraw(planId, amount, this.nowMs());
+  }
+
+  // ---- orders -------------------------------------------------------------------------------
+
+  /** Buy an exact base quantity at market (`stock market`). */
+  buyStockMarket(request: BuyStockMarketRequest): SimOrder {
+    const { rules, price, clientOrderId, now } = this.#prepareOrder(request.market, request.clientOrderId);
+    checkStockMarketBuy(rules, request.baseAmount, askLevelAt(rules, this.#fills, price, 0).price);
+    const plan = planBuyByBase(rules, this.#fills, price, request.baseAmount);
+    this.#requireFunds(rules, plan.quote.add(plan.fee));
+    return this.#orders.place({ type: 'stock market', rules, amount: request.baseAmount, clientOrderId, stp: request.stp ?? 'no', plan }, now);
+  }
+
+  /** Spend a quote amount at market (`market`); the fee is charged on top of the amount. */
+  buyMarket(request: BuyMarketRequest): SimOrder {
+    const { rules, price, clientOrderId, now } = this.#prepareOrder(request.market, request.clientOrderId);
+    checkMarketBuy(rules, request.quoteAmount, askLevelAt(rules, this.#fills, price, 0).price);
+    const plan = planBuyByQuote(rules, this.#fills, price, request.quoteAmount);
+    this.#requireFunds(rules, plan.quote.add(plan.fee));
+    return this.#orders.place({ type: 'market', rules, amount: request.quoteAmount, clientOrderId, stp: request.stp ?? 'no', plan }, now);
+  }
+
+  #prepareOrder(market: string, rawClientOrderId: string | undefined): { rules: MarketRules; price: Decimal; clientOrderId: string; now: number } {
+    const now = this.nowMs();
+    const rules = this.#markets.get(market);
+    if (!rules || !rules.tradesEnabled) throw marketNotAvailable();
+    const price = this.#prices.priceAt(market, now);
+    if (price === null) throw marketNotAvailable();
+    const clientOrderId = parseClientOrderId(rawClientOrderId);
+    if (this.#orders.isClientOrderIdOpen(market, clientOrderId)) throw clientOrderIdInUse();
+    return { rules, price, clientOrderId, now };
+  }
+
+  #requireFunds(rules: MarketRules, needed: Decimal): void {
+    if (needed.gt(this.#books.balance('spot', rules.quote))) throw notEnoughBalance();
+  }
+
+  order(orderId: string): SimOrder | undefined {
+    this.nowMs();
+    return this.#orders.get(orderId);
+  }
+
+  /** Orders in a final status, newest first. */
+  orderHistory(filter: OrderFilter = {}): SimOrder[] {
+    this.nowMs();
+    return this.#orders.history(filter);
+  }
+
+  /** Orders still settling (only with gradual settlement), newest first. */
+  activeOrders(filter: OrderFilter = {}): SimOrder[] {
+    this.nowMs();
+    return this.#orders.active(filter);
+  }
+
+  /** Deals of one order, oldest first; empty for an unknown order. */
+  orderDeals(orderId: string): SimDeal[] {
+    this.nowMs();
+    return this.#orders.deals(orderId);
+  }
+
+  // ---- ledger -------------------------------------------------------------------------------
+
+  ledger(): readonly LedgerEntry[] {
+    this.nowMs();
+    return this.#books.entries();
+  }
+
+  /** True when every balance equals the sum of its ledger entries (see `ledgerMismatches`). */
+  verifyLedger(): boolean {
+    return this.ledgerMismatches().length === 0;
+  }
+
+  /**
+   * Recompute every balance from the ledger (and the flex account from the investments);
+   * returns the differences, empty when the books are exact.
+   */
+  ledgerMismatches(): LedgerMismatch[] {
+    this.nowMs();
+    const found = this.#books.mismatches();
+    const invested = this.#flex.investedByAsset();
+    for (const asset of new Set([...invested.keys(), ...this.#books.assets('flex')])) {
+      const balance = this.#books.balance('flex', asset);
+      const sum = invested.get(asset) ?? ZERO;
+      if (!balance.eq(sum)) found.push({ account: 'flex-investments', asset, balance, ledgerSum: sum });
+    }
+    return found;
+  }
+}
+
+export type { OrderFilter, SettlementOptions, SimDeal, SimOrder } from './orders.ts';
+export type { LedgerEntry, LedgerMismatch } from './ledger.ts';

@@ -1,0 +1,190 @@
+import { type MarketRules, takerFee } from '../domain/market.ts';
+import { Decimal, ZERO, isDecimal, parseDecimalStrict, roundDown, roundUp } from '../domain/money.ts';
+
+/**
+ * How a taker order meets the (synthetic) book. Prices come from a price source; the book is
+ * a ladder above that price: level k sits at price × (1 + slippage%) × (1 + k × step%) rounded
+ * up to the market's price precision, and holds `bookLevelBase` of the base asset. Without a
+ * book the whole order fills at the (slipped) price. The taker band caps how far above the
+ * source price the walk may go; an order that would go past it fills up to it and the rest is
+ * cancelled (CANCELED_TAKER_BAND).
+ */
+export interface FillModel {
+  readonly book: { readonly stepPct: Decimal; readonly levelBase: Decimal; readonly levels: number } | null;
+  readonly slippagePct: Decimal;
+  readonly takerBandPct: Decimal | null;
+}
+
+export interface FillModelOptions {
+  readonly bookStepPct?: string | Decimal;
+  readonly bookLevelBase?: string | Decimal;
+  /** Depth of the synthetic book in levels (default 1000); walking past the last level stops like a band. */
+  readonly bookLevels?: number;
+  readonly slippagePct?: string | Decimal;
+  readonly takerBandPct?: string | Decimal;
+}
+
+const toDecimal = (value: string | Decimal, field: string): Decimal => (isDecimal(value) ? value : parseDecimalStrict(value, field));
+
+export function fillModel(options: FillModelOptions = {}): FillModel {
+  const hasStep = options.bookStepPct !== undefined;
+  const hasBase = options.bookLevelBase !== undefined;
+  if (hasStep !== hasBase) throw new TypeError('bookStepPct and bookLevelBase go together');
+  let book: FillModel['book'] = null;
+  if (options.bookStepPct !== undefined && options.bookLevelBase !== undefined) {
+    const stepPct = toDecimal(options.bookStepPct, 'bookStepPct');
+    const levelBase = toDecimal(options.bookLevelBase, 'bookLevelBase');
+    const levels = options.bookLevels ?? 1000;
+    if (stepPct.lte(0) || levelBase.lte(0)) throw new RangeError('bookStepPct and bookLevelBase must be greater than 0');
+    if (!Number.isSafeInteger(levels) || levels < 1) throw new RangeError('bookLevels must be a positive integer');
+    book = { stepPct, levelBase, levels };
+  }
+  const slippagePct = toDecimal(options.slippagePct ?? '0', 'slippagePct');
+  const takerBandPct = options.takerBandPct === undefined ? null : toDecimal(options.takerBandPct, 'takerBandPct');
+  if (slippagePct.isNegative()) throw new RangeError('slippagePct must not be negative');
+  if (takerBandPct !== null && takerBandPct.isNegative()) throw new RangeError('takerBandPct must not be negative');
+  return { book, slippagePct, takerBandPct };
+}
+
+/**
+ * One book level a buy took from: base × price = quote, exactly. The quote is deliberately not
+ * rounded to the market's price precision: the exchange reports `dealMoney` with more decimals
+ * than `moneyPrec` (WHITEBIT.md §6: 0.002 ETH × 3150.42 = "6.30084" with moneyPrec 2), and an
+ * exact product keeps the ledger exact. Only the fee is rounded (up, to `feePrec`).
+ */
+export interface LevelFill {
+  readonly price: Decimal;
+  readonly base: Decimal;
+  readonly quote: Decimal;
+}
+
+export interface FillPlan {
+  readonly levels: readonly LevelFill[];
+  readonly base: Decimal;
+  readonly quote: Decimal;
+  /** Taker fee on the whole quote total, rounded up to the fee precision. */
+  readonly fee: Decimal;
+  /** The walk stopped at the taker band (or the end of the book) before the order was done. */
+  readonly stoppedByBand: boolean;
+}
+
+export interface BookLevel {
+  readonly price: Decimal;
+  /** null: unlimited depth. */
+  readonly base: Decimal | null;
+}
+
+const hundred = new Decimal(100);
+
+/** Level `k` (0 = best) of the ask side of the synthetic book above `refPrice`. */
+export function askLevelAt(rules: MarketRules, model: FillModel, refPrice: Decimal, k: number): BookLevel {
+  const top = refPrice.mul(hundred.add(model.slippagePct)).div(hundred);
+  if (model.book === null) return { price: roundUp(top, rules.quotePrecision), base: null };
+  const { stepPct, levelBase } = model.book;
+  return {
+    price: roundUp(top.mul(hundred.add(stepPct.mul(k))).div(hundred), rules.quotePrecision),
+    base: roundDown(levelBase, rules.basePrecision),
+  };
+}
+
+/** Ask side of the synthetic book (what a buy walks), best first. */
+export function askLevels(rules: MarketRules, model: FillModel, refPrice: Decimal, count: number): BookLevel[] {
+  const depth = model.book === null ? 1 : Math.min(count, model.book.levels);
+  return Array.from({ length: depth }, (_, k) => askLevelAt(rules, model, refPrice, k));
+}
+
+/** Bid side mirrored below `refPrice` (shown by the order book endpoint; the sim only buys). */
+export function bidLevels(rules: MarketRules, model: FillModel, refPrice: Decimal, count: number): BookLevel[] {
+  const top = refPrice.mul(hundred.sub(model.slippagePct)).div(hundred);
+  if (model.book === null) return [{ price: roundDown(top, rules.quotePrecision), base: null }];
+  const { stepPct, levelBase, levels } = model.book;
+  const base = roundDown(levelBase, rules.basePrecision);
+  const out: BookLevel[] = [];
+  for (let k = 0; k < Math.min(count, levels); k += 1) {
+    const price = roundDown(top.mul(hundred.sub(stepPct.mul(k))).div(hundred), rules.quotePrecision);
+    if (price.lte(0)) break;
+    out.push({ price, base });
+  }
+  return out;
+}
+
+interface Walk {
+  /** How much base to take at this level, given its price and capacity; zero ends the walk. */
+  take(price: Decimal, capacity: Decimal | null): Decimal;
+  done(): boolean;
+}
+
+function walkAsks(rules: MarketRules, model: FillModel, refPrice: Decimal, walk: Walk): FillPlan {
+  const bandLimit = model.takerBandPct === null ? null : refPrice.mul(hundred.add(model.takerBandPct)).div(hundred);
+  const depth = model.book === null ? 1 : model.book.levels;
+  const levels: LevelFill[] = [];
+  let stoppedByBand = false;
+  for (let k = 0; !walk.done(); k += 1) {
+    if (k >= depth) {
+      stoppedByBand = true;
+      break;
+    }
+    const level = askLevelAt(rules, model, refPrice, k);
+    // A level size that rounds to nothing at the market's precision is an empty book.
+    if ((bandLimit !== null && level.price.gt(bandLimit)) || level.base?.isZero()) {
+      stoppedByBand = true;
+      break;
+    }
+    const base = walk.take(level.price, level.base);
+    if (base.isZero()) break;
+    levels.push({ price: level.price, base, quote: base.mul(level.price) });
+  }
+  const base = levels.reduce((sum, l) => sum.add(l.base), ZERO);
+  const quote = levels.reduce((sum, l) => sum.add(l.quote), ZERO);
+  return { levels, base, quote, fee: takerFee(rules, quote), stoppedByBand };
+}
+
+/** A buy of an exact base quantity (stock market order). */
+export function planBuyByBase(rules: MarketRules, model: FillModel, refPrice: Decimal, baseAmount: Decimal): FillPlan {
+  let remaining = baseAmount;
+  return walkAsks(rules, model, refPrice, {
+    take(_price, capacity) {
+      const base = capacity === null || capacity.gte(remaining) ? remaining : capacity;
+      remaining = remaining.sub(base);
+      return base;
+    },
+    done: () => remaining.lte(0),
+  });
+}
+
+/**
+ * A buy that spends up to a quote amount (market order). At each level it takes as much base
+ * as the remaining quote buys, cut to the base precision; the dust that buys nothing stays
+ * unspent (`left`), as on the real exchange. The fee comes on top of the amount.
+ */
+export function planBuyByQuote(rules: MarketRules, model: FillModel, refPrice: Decimal, quoteAmount: Decimal): FillPlan {
+  let remaining = quoteAmount;
+  let exhausted = false;
+  return walkAsks(rules, model, refPrice, {
+    take(price, capacity) {
+      const affordable = roundDown(remaining.div(price), rules.basePrecision);
+      const base = capacity === null || capacity.gte(affordable) ? affordable : capacity;
+      remaining = remaining.sub(base.mul(price));
+      if (base.isZero() || base.eq(affordable)) exhausted = true;
+      return base;
+    },
+    done: () => exhausted || remaining.lte(0),
+  });
+}
+
+/** The part of a plan between two cumulative base quantities, split at level boundaries. */
+export function slicePlan(plan: FillPlan, fromBase: Decimal, toBase: Decimal): LevelFill[] {
+  const out: LevelFill[] = [];
+  let start = ZERO;
+  for (const level of plan.levels) {
+    const end = start.add(level.base);
+    const lo = Decimal.max(start, fromBase);
+    const hi = Decimal.min(end, toBase);
+    if (hi.gt(lo)) {
+      const base = hi.sub(lo);
+      out.push({ price: level.price, base, quote: base.mul(level.price) });
+    }
+    start = end;
+  }
+  return out;
+}

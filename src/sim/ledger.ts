@@ -1,0 +1,119 @@
+import { Decimal, ZERO, formatDecimal } from '../domain/money.ts';
+
+/**
+ * Where money sits in the simulated account. `spot` is the trade balance's `available`,
+ * `spot-freeze` its `freeze` (funds held by an order that is still settling), `flex` the sum
+ * invested in flex plans.
+ */
+export type LedgerAccount = 'main' | 'spot' | 'spot-freeze' | 'flex';
+export const LEDGER_ACCOUNTS: readonly LedgerAccount[] = ['main', 'spot', 'spot-freeze', 'flex'];
+
+export type LedgerReason = 'seed' | 'transfer' | 'freeze' | 'unfreeze' | 'buy' | 'fee' | 'flex-withdraw';
+
+/** One line of the append-only ledger. Balances are, by construction, the sums of these. */
+export interface LedgerEntry {
+  readonly seq: number;
+  readonly timeMs: number;
+  readonly account: LedgerAccount;
+  readonly asset: string;
+  readonly delta: Decimal;
+  readonly reason: LedgerReason;
+  /** Order id, transaction id or investment id the movement belongs to. */
+  readonly ref: string;
+}
+
+export interface Posting {
+  readonly account: LedgerAccount;
+  readonly asset: string;
+  readonly delta: Decimal;
+  readonly reason: LedgerReason;
+}
+
+export interface LedgerMismatch {
+  readonly account: LedgerAccount | 'flex-investments';
+  readonly asset: string;
+  readonly balance: Decimal;
+  readonly ledgerSum: Decimal;
+}
+
+const key = (account: LedgerAccount, asset: string): string => `${account}\u0000${asset}`;
+
+/**
+ * Balances plus the ledger that explains them. Every change goes through `post`, which applies
+ * a group of postings atomically (all or none) and refuses to take any balance below zero: the
+ * callers check sufficiency and answer the exchange's refusal first, so a negative here is a
+ * bug in the sim and must not be papered over.
+ */
+export class Books {
+  readonly #entries: LedgerEntry[] = [];
+  readonly #balances = new Map<string, Decimal>();
+
+  balance(account: LedgerAccount, asset: string): Decimal {
+    return this.#balances.get(key(account, asset)) ?? ZERO;
+  }
+
+  /** Assets that ever had a posting on this account, sorted. */
+  assets(account: LedgerAccount): string[] {
+    const prefix = `${account}\u0000`;
+    return [...this.#balances.keys()]
+      .filter((k) => k.startsWith(prefix))
+      .map((k) => k.slice(prefix.length))
+      .sort();
+  }
+
+  post(timeMs: number, ref: string, postings: readonly Posting[]): void {
+    const next = new Map<string, Decimal>();
+    for (const p of postings) {
+      const k = key(p.account, p.asset);
+      next.set(k, (next.get(k) ?? this.#balances.get(k) ?? ZERO).add(p.delta));
+    }
+    for (const [k, value] of next) {
+      if (value.isNegative()) {
+        const [account, asset] = k.split('\u0000');
+        throw new Error(`sim invariant: ${account} ${asset} would become ${formatDecimal(value)}`);
+      }
+    }
+    for (const p of postings) {
+      if (p.delta.isZero()) continue;
+      this.#entries.push({
+        seq: this.#entries.length + 1,
+        timeMs,
+        account: p.account,
+        asset: p.asset,
+        delta: p.delta,
+        reason: p.reason,
+        ref,
+      });
+    }
+    for (const [k, value] of next) this.#balances.set(k, value);
+  }
+
+  entries(): readonly LedgerEntry[] {
+    return this.#entries.slice();
+  }
+
+  /** Recompute every balance from the ledger and list where they differ (empty when exact). */
+  mismatches(): LedgerMismatch[] {
+    const sums = new Map<string, Decimal>();
+    for (const e of this.#entries) {
+      const k = key(e.account, e.asset);
+      sums.set(k, (sums.get(k) ?? ZERO).add(e.delta));
+    }
+    const found: LedgerMismatch[] = [];
+    for (const k of new Set([...sums.keys(), ...this.#balances.keys()])) {
+      const balance = this.#balances.get(k) ?? ZERO;
+      const ledgerSum = sums.get(k) ?? ZERO;
+      if (!balance.eq(ledgerSum) || balance.isNegative()) {
+        const [account, asset] = k.split('\u0000') as [LedgerAccount, string];
+        found.push({ account, asset, balance, ledgerSum });
+      }
+    }
+    return found;
+  }
+}
+
+export function sumDecimals(values: Iterable<Decimal>): Decimal {
+  let total = new Decimal(0);
+  for (const v of values) total = total.add(v);
+  return total;
+}

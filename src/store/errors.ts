@@ -1,0 +1,100 @@
+import { StackerError } from '../domain/errors.ts';
+
+/**
+ * Why the journal refused or failed. Callers branch on `reason`; the message is for humans.
+ * - `open-failed`: the file could not be opened as an SQLite database (path, permissions, not a database).
+ * - `schema-too-new`: the file was written by a newer stacker (SchemaTooNewError). Upgrade, never downgrade.
+ * - `schema-mismatch`: a migration recorded under a known number has another name: a file from a diverging build.
+ * - `schema-outdated`: a read-only open found migrations still to apply; start the daemon once to migrate.
+ * - `mode-mismatch`: a run of one mode on the journal of another (a dry-run on the live file would consume live slots).
+ * - `not-found`: the intent, slot, run or reservation named does not exist.
+ * - `illegal-transition`: a status change the exactly-once rules forbid (a finished slot finished again, a done intent sent again).
+ * - `conflict`: a repeated operation that disagrees with what was recorded.
+ * - `invalid-argument`: a caller passed a value the journal cannot store (a negative amount, a non-integer time).
+ * - `corrupt`: a stored value does not read back (edited by hand?).
+ * - `closed`: the journal is not open.
+ * - `sqlite`: any other SQLite failure (disk full, I/O error, busy beyond the timeout).
+ */
+export type StoreErrorReason =
+  | 'open-failed'
+  | 'schema-too-new'
+  | 'schema-mismatch'
+  | 'schema-outdated'
+  | 'mode-mismatch'
+  | 'not-found'
+  | 'illegal-transition'
+  | 'conflict'
+  | 'invalid-argument'
+  | 'corrupt'
+  | 'closed'
+  | 'sqlite';
+
+export class StoreError extends StackerError {
+  readonly code = 'E_STORE' as const;
+  readonly retryable: boolean;
+  readonly reason: StoreErrorReason;
+  constructor(reason: StoreErrorReason, message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'StoreError';
+    this.reason = reason;
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+/** The database was written by a newer stacker. Opening it with older code could corrupt it. */
+export class SchemaTooNewError extends StoreError {
+  readonly databaseVersion: number;
+  readonly knownVersion: number;
+  constructor(path: string, databaseVersion: number, knownVersion: number) {
+    super(
+      'schema-too-new',
+      `${path} has schema version ${databaseVersion}, but this stacker knows versions up to ${knownVersion}: it was written by a newer stacker. Run that version (or newer); never downgrade over a journal.`,
+    );
+    this.name = 'SchemaTooNewError';
+    this.databaseVersion = databaseVersion;
+    this.knownVersion = knownVersion;
+  }
+}
+
+/** What a lock file says about its holder. */
+export interface LockOwner {
+  readonly pid: number;
+  readonly hostname: string;
+  readonly startedAtMs: number;
+  /** For an API-key lock: the data dir of the holder, to tell the user which daemon it is. */
+  readonly dataDir?: string;
+}
+
+export type LockScope = 'data-dir' | 'api-key';
+
+/**
+ * Another live stacker holds the data dir or the API key. Not retryable: two daemons on one
+ * journal or one key would each believe they own the slots and the nonces.
+ */
+export class LockedError extends StackerError {
+  readonly code = 'E_LOCKED' as const;
+  readonly retryable = false;
+  readonly scope: LockScope;
+  readonly lockPath: string;
+  /** null when the lock file could not be read (written by hand, or not by stacker). */
+  readonly owner: LockOwner | null;
+  constructor(scope: LockScope, lockPath: string, owner: LockOwner | null) {
+    super(describeLock(scope, lockPath, owner));
+    this.name = 'LockedError';
+    this.scope = scope;
+    this.lockPath = lockPath;
+    this.owner = owner;
+  }
+}
+
+function describeLock(scope: LockScope, lockPath: string, owner: LockOwner | null): string {
+  const what = scope === 'data-dir' ? 'the data dir' : 'the API key';
+  if (owner === null) {
+    return `${what} is locked by ${lockPath}, which stacker cannot read; if no stacker is running, delete that file`;
+  }
+  const where = owner.dataDir === undefined ? '' : ` with data dir ${owner.dataDir}`;
+  return (
+    `${what} is in use by stacker pid ${owner.pid} on ${owner.hostname}${where}, started ${new Date(owner.startedAtMs).toISOString()} ` +
+    `(lock ${lockPath}); stop it first, or if that process is gone and was not stacker, delete the lock file`
+  );
+}

@@ -1,0 +1,148 @@
+import type { Intent, IntentKind } from '../domain/intent.ts';
+import { INTENT_KINDS } from '../domain/intent.ts';
+import { type Decimal, formatDecimal, isDecimal, parseDecimalStrict } from '../domain/money.ts';
+import { STP_MODES, type Stp } from '../domain/order.ts';
+import { StoreError } from './errors.ts';
+
+/**
+ * Intents as stored: the kind in its own column, the other fields as a JSON object whose money
+ * is decimal text (`{"market":"BTC_USDT","amount":"0.0005"}`), readable in a `sqlite3` shell and
+ * read back into the exact same Decimal. Decoding is strict: a row edited into another shape is
+ * reported, never guessed at.
+ */
+export function encodeIntentParams(intent: Intent): string {
+  switch (intent.kind) {
+    case 'buy-stock-market':
+      return JSON.stringify({
+        market: intent.market,
+        amount: money(intent.amount, 'amount'),
+        ...(intent.stp === undefined ? {} : { stp: intent.stp }),
+        ...(intent.tag === undefined ? {} : { tag: intent.tag }),
+      });
+    case 'flex-withdraw':
+      return JSON.stringify({ plan: intent.plan, amount: money(intent.amount, 'amount') });
+    case 'transfer':
+      return JSON.stringify({ ticker: intent.ticker, amount: money(intent.amount, 'amount'), from: intent.from, to: intent.to });
+    case 'note':
+      return JSON.stringify({ level: intent.level, message: intent.message, ...(intent.data === undefined ? {} : { data: intent.data }) });
+    case 'refusal':
+      return JSON.stringify({ reason: intent.reason, message: intent.message, ...(intent.data === undefined ? {} : { data: intent.data }) });
+    case 'set-state':
+      return JSON.stringify({ key: intent.key, value: intent.value });
+    default:
+      throw new StoreError('invalid-argument', `cannot journal an intent of kind ${JSON.stringify((intent as { kind?: unknown }).kind)}`);
+  }
+}
+
+export function decodeIntent(kind: string, paramsJson: string, where: string): Intent {
+  const read = new FieldReader(parseObject(paramsJson, where), where);
+  switch (asKind(kind, where)) {
+    case 'buy-stock-market': {
+      const stp = read.optionalText('stp');
+      if (stp !== undefined && !(STP_MODES as readonly string[]).includes(stp)) throw corrupt(where, `stp ${JSON.stringify(stp)} is not an STP mode`);
+      const tag = read.optionalText('tag');
+      return {
+        kind: 'buy-stock-market',
+        market: read.text('market'),
+        amount: read.decimal('amount'),
+        ...(stp === undefined ? {} : { stp: stp as Stp }),
+        ...(tag === undefined ? {} : { tag }),
+      };
+    }
+    case 'flex-withdraw':
+      return { kind: 'flex-withdraw', plan: read.text('plan'), amount: read.decimal('amount') };
+    case 'transfer': {
+      if (read.text('from') !== 'main' || read.text('to') !== 'spot') throw corrupt(where, 'only main → spot transfers are journalled');
+      return { kind: 'transfer', ticker: read.text('ticker'), amount: read.decimal('amount'), from: 'main', to: 'spot' };
+    }
+    case 'note': {
+      const level = read.text('level');
+      if (level !== 'info' && level !== 'warn') throw corrupt(where, `note level ${JSON.stringify(level)}`);
+      const data = read.optionalTextMap('data');
+      return { kind: 'note', level, message: read.text('message'), ...(data === undefined ? {} : { data }) };
+    }
+    case 'refusal': {
+      const data = read.optionalTextMap('data');
+      return { kind: 'refusal', reason: read.text('reason'), message: read.text('message'), ...(data === undefined ? {} : { data }) };
+    }
+    case 'set-state':
+      return { kind: 'set-state', key: read.text('key'), value: read.nullableText('value') };
+  }
+}
+
+/** JSON of text values only (intent results): money arrives already formatted. */
+export function encodeTextMap(map: Readonly<Record<string, string>>, field: string): string {
+  for (const [key, value] of Object.entries(map)) {
+    if (typeof value !== 'string') throw new StoreError('invalid-argument', `${field}.${key} must be text (format money with formatDecimal)`);
+  }
+  return JSON.stringify(map);
+}
+
+export function decodeTextMap(json: string, where: string): Readonly<Record<string, string>> {
+  const object = parseObject(json, where);
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(object)) {
+    if (typeof value !== 'string') throw corrupt(where, `${key} is not text`);
+    out[key] = value;
+  }
+  return out;
+}
+
+function money(value: Decimal, field: string): string {
+  if (!isDecimal(value) || !value.isFinite()) throw new StoreError('invalid-argument', `intent ${field} must be a finite Decimal`);
+  return formatDecimal(value);
+}
+
+function asKind(kind: string, where: string): IntentKind {
+  if ((INTENT_KINDS as readonly string[]).includes(kind)) return kind as IntentKind;
+  throw corrupt(where, `unknown intent kind ${JSON.stringify(kind)}`);
+}
+
+function parseObject(json: string, where: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw corrupt(where, 'not JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw corrupt(where, 'not a JSON object');
+  return value as Record<string, unknown>;
+}
+
+function corrupt(where: string, what: string): StoreError {
+  return new StoreError('corrupt', `${where}: ${what}`);
+}
+
+class FieldReader {
+  readonly #object: Record<string, unknown>;
+  readonly #where: string;
+  constructor(object: Record<string, unknown>, where: string) {
+    this.#object = object;
+    this.#where = where;
+  }
+  text(key: string): string {
+    const value = this.#object[key];
+    if (typeof value !== 'string') throw corrupt(this.#where, `${key} is not text`);
+    return value;
+  }
+  optionalText(key: string): string | undefined {
+    return this.#object[key] === undefined ? undefined : this.text(key);
+  }
+  nullableText(key: string): string | null {
+    return this.#object[key] === null ? null : this.text(key);
+  }
+  decimal(key: string): Decimal {
+    const text = this.text(key);
+    try {
+      return parseDecimalStrict(text, key);
+    } catch {
+      throw corrupt(this.#where, `${key} ${JSON.stringify(text)} is not a plain decimal`);
+    }
+  }
+  optionalTextMap(key: string): Readonly<Record<string, string>> | undefined {
+    const value = this.#object[key];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw corrupt(this.#where, `${key} is not an object`);
+    return decodeTextMap(JSON.stringify(value), `${this.#where}.${key}`);
+  }
+}

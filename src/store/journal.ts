@@ -1,0 +1,354 @@
+import type { Intent } from '../domain/intent.ts';
+import type { Decimal } from '../domain/money.ts';
+import type { Order, OrderStatus } from '../domain/order.ts';
+
+/**
+ * The journal: everything stacker must remember across a crash to keep the money rule
+ * (DESIGN.md "Exactly-once per slot"). The engine depends on this interface only; SqliteJournal
+ * implements it over one file, and a PostgreSQL store can follow without touching the engine,
+ * which is why every operation is async even though SQLite answers synchronously.
+ *
+ * Each operation is one transaction: it happens entirely or not at all, and when its promise
+ * resolves the change is durable (fsynced). Amounts go in and come out as Decimal; times are
+ * Unix milliseconds. Failures are StoreError (E_STORE) with a stable `reason`.
+ */
+export interface Journal {
+  /** Open the store, migrate its schema; refuses a schema newer than the code (SchemaTooNewError). */
+  open(): Promise<void>;
+  close(): Promise<void>;
+
+  // Runs: one per daemon or command start.
+  /** Records the run; marks runs that never finished as `interrupted`. Refuses a mode other than the journal's first run's. */
+  startRun(run: RunStart): Promise<RunRecord>;
+  finishRun(runId: string, exitReason: string): Promise<void>;
+  listRuns(limit?: number): Promise<RunRecord[]>;
+
+  // Slots: "a journalled slot never runs twice".
+  /**
+   * Claim a slot for running, atomically with its intents when given. false when the slot was
+   * ever journalled (claimed, done, failed, skipped or missed), by this run or any before it.
+   */
+  claimSlot(claim: SlotClaim): Promise<boolean>;
+  /** Journal a slot that will not run (catch-up policy); false when it was already journalled. */
+  skipSlot(skip: SlotSkip): Promise<boolean>;
+  /** Close a claimed slot. A slot is finished once; finishing it again is `illegal-transition`. */
+  finishSlot(finish: SlotFinish): Promise<SlotRecord>;
+  getSlot(key: SlotKey): Promise<SlotRecord | null>;
+  /** The latest journalled slot of an instance (any status): where catch-up starts counting. */
+  lastSlot(instance: string): Promise<SlotRecord | null>;
+  /** Newest first. `status: 'claimed'` lists slots a crash left open. */
+  listSlots(query?: SlotQuery): Promise<SlotRecord[]>;
+
+  // Intents.
+  /**
+   * Journal intents of a claimed slot. Money intents (buy, flex-withdraw, transfer) start
+   * `pending` (or `refused` when a guard refusal is given); a `note` is `done`; a `refusal` is
+   * `refused` with its reason as error code; a `set-state` is applied to the strategy state in
+   * the same transaction and is `done`.
+   */
+  addIntents(slot: SlotKey, intents: readonly NewIntent[]): Promise<IntentRecord[]>;
+  /** Move an intent along pending → sent → done | refused | failed | unknown (see INTENT_TRANSITIONS). */
+  updateIntent(intentId: string, update: IntentUpdate): Promise<IntentRecord>;
+  getIntent(intentId: string): Promise<IntentRecord | null>;
+  findIntentByClientOrderId(clientOrderId: string): Promise<IntentRecord | null>;
+  /** Newest slot first, then by index. */
+  listIntents(query?: IntentQuery): Promise<IntentRecord[]>;
+  /** pending, sent and unknown intents, oldest first: what reconciliation must resolve on start. */
+  unresolvedIntents(): Promise<IntentRecord[]>;
+
+  // Orders and their transitions.
+  /**
+   * Store what the exchange says about an order and, when its status or filled amounts (base,
+   * quote, fee) changed, log the transition, both in one transaction. Returns the new
+   * transition, or null when the snapshot changed nothing, is older than what is stored (fills
+   * never shrink, status never goes back), or the stored order is already terminal. Links the
+   * order to `link.intentId`, or when absent to the intent with the same clientOrderId.
+   */
+  recordOrderSnapshot(order: Order, link?: OrderLink): Promise<OrderTransition | null>;
+  getOrder(orderId: string): Promise<StoredOrder | null>;
+  /** Orders not yet in a terminal status, oldest first: what the tracker follows. */
+  openOrders(): Promise<StoredOrder[]>;
+  /** Newest first. */
+  listOrders(query?: OrderQuery): Promise<StoredOrder[]>;
+  orderTransitions(orderId: string): Promise<OrderTransition[]>;
+
+  // Flex withdrawals and transfers (one record per intent; recording again updates it).
+  recordFlexOperation(operation: FlexOperationInput): Promise<FlexOperationRecord>;
+  recordTransfer(transfer: TransferInput): Promise<TransferRecord>;
+
+  // Strategy state.
+  getState(instance: string): Promise<ReadonlyMap<string, string>>;
+  /** Set (text) or delete (null) keys, all in one transaction. */
+  setState(instance: string, changes: Readonly<Record<string, string | null>>): Promise<void>;
+
+  // Budgets per day, ISO week and month, in a time zone.
+  /**
+   * Check every configured limit and, when all hold, add the amount to the day, week and month
+   * of `atMs`, in one transaction. Idempotent per reservationId: a repeat returns the recorded
+   * reservation and adds nothing.
+   */
+  reserveBudget(request: BudgetReserveRequest): Promise<BudgetDecision>;
+  /** Replace a held reservation's amount by what was really spent (may exceed the limit: it happened). Idempotent for the same amount. */
+  settleBudget(reservationId: string, actualQuote: Decimal): Promise<BudgetReservation>;
+  /** Give a held reservation back (nothing was spent). false when it was already released. */
+  releaseBudget(reservationId: string): Promise<boolean>;
+  budgetSpent(scope: BudgetScope, atMs: number): Promise<BudgetSpent>;
+  /** Reservations neither settled nor released, oldest first: reconcile them on start. */
+  heldBudgetReservations(instance?: string): Promise<BudgetReservation[]>;
+
+  // Reading for `stacker journal`.
+  /** Intents newest first, each with its orders, flex operation and transfer. */
+  recentJournal(query?: IntentQuery): Promise<JournalEntry[]>;
+}
+
+export type RunMode = 'live' | 'dry-run' | 'backtest';
+
+export interface RunStart {
+  readonly mode: RunMode;
+  readonly pid: number;
+  /** stacker's version. */
+  readonly version: string;
+}
+
+export interface RunRecord {
+  readonly runId: string;
+  readonly mode: RunMode;
+  readonly startedAtMs: number;
+  readonly endedAtMs: number | null;
+  readonly pid: number;
+  readonly version: string;
+  /** null while running; `interrupted` when the process died without finishing the run. */
+  readonly exitReason: string | null;
+}
+
+export const SLOT_STATUSES = ['claimed', 'done', 'failed', 'skipped', 'missed'] as const;
+export type SlotStatus = (typeof SLOT_STATUSES)[number];
+
+export interface SlotKey {
+  readonly instance: string;
+  readonly slotTimeMs: number;
+}
+
+export interface SlotClaim extends SlotKey {
+  readonly runId: string | null;
+  readonly intents?: readonly NewIntent[];
+}
+
+export interface SlotSkip extends SlotKey {
+  readonly runId: string | null;
+  readonly status: 'skipped' | 'missed';
+  readonly reason: string;
+}
+
+export interface SlotFinish extends SlotKey {
+  readonly status: 'done' | 'failed' | 'skipped';
+  readonly reason?: string;
+}
+
+export interface SlotRecord extends SlotKey {
+  readonly status: SlotStatus;
+  readonly reason: string | null;
+  readonly runId: string | null;
+  readonly claimedAtMs: number;
+  readonly finishedAtMs: number | null;
+}
+
+export interface SlotQuery {
+  readonly instance?: string;
+  readonly status?: SlotStatus;
+  /** Inclusive. */
+  readonly sinceMs?: number;
+  /** Exclusive. */
+  readonly untilMs?: number;
+  readonly limit?: number;
+}
+
+/**
+ * - `pending`: journalled, not yet sent. Send only after marking it `sent`.
+ * - `sent`: the request may have left; its outcome is not yet recorded.
+ * - `done`: the exchange accepted it (a buy's order is then followed in `orders`).
+ * - `refused`: a guard or the exchange said no; nothing happened.
+ * - `failed`: it provably did not happen (connection refused, validation).
+ * - `unknown`: the answer was lost; look it up before any resend.
+ */
+export const INTENT_STATUSES = ['pending', 'sent', 'done', 'refused', 'failed', 'unknown'] as const;
+export type IntentStatus = (typeof INTENT_STATUSES)[number];
+
+/** The status changes updateIntent allows. Terminal statuses have none. */
+export const INTENT_TRANSITIONS: Readonly<Record<IntentStatus, readonly IntentStatus[]>> = {
+  pending: ['sent', 'done', 'refused', 'failed', 'unknown'],
+  sent: ['done', 'refused', 'failed', 'unknown'],
+  unknown: ['sent', 'done', 'refused', 'failed', 'unknown'],
+  done: [],
+  refused: [],
+  failed: [],
+};
+
+export interface IntentError {
+  /** Stable: an error code (E_…) or a refusal reason (kebab-case). */
+  readonly code: string;
+  readonly message: string;
+}
+
+/** What an intent produced (order id, transaction id…). Text values only: money via formatDecimal. */
+export type IntentResult = Readonly<Record<string, string>>;
+
+export interface NewIntent {
+  /** Position in the strategy's answer; part of the clientOrderId. */
+  readonly index: number;
+  readonly intent: Intent;
+  /** A guard refused it before anything was sent: journalled as `refused`. */
+  readonly refusal?: IntentError;
+  /** Prefix of the derived clientOrderId when the intent has no `tag` (the configured CLIENT_ORDER_PREFIX). */
+  readonly clientOrderIdPrefix?: string;
+}
+
+export interface IntentRecord {
+  /** Derived from (instance, slot time, index) like the clientOrderId: stable across restarts. */
+  readonly intentId: string;
+  readonly instance: string;
+  readonly slotTimeMs: number;
+  readonly index: number;
+  readonly intent: Intent;
+  /** Buys only: the id sent to the exchange. */
+  readonly clientOrderId: string | null;
+  readonly status: IntentStatus;
+  /** How many times it was marked `sent`. */
+  readonly attempts: number;
+  readonly result: IntentResult | null;
+  readonly error: IntentError | null;
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+}
+
+export type IntentUpdate =
+  | { readonly status: 'sent' }
+  | { readonly status: 'done'; readonly result?: IntentResult }
+  | { readonly status: 'refused' | 'failed'; readonly error: IntentError; readonly result?: IntentResult }
+  | { readonly status: 'unknown'; readonly error: IntentError };
+
+export interface IntentQuery {
+  readonly instance?: string;
+  readonly slotTimeMs?: number;
+  readonly statuses?: readonly IntentStatus[];
+  readonly limit?: number;
+}
+
+export interface OrderLink {
+  /** null: store the order unlinked even if an intent has its clientOrderId. */
+  readonly intentId?: string | null;
+}
+
+export interface StoredOrder extends Order {
+  readonly intentId: string | null;
+  readonly firstSeenAtMs: number;
+  readonly updatedAtMs: number;
+}
+
+export interface OrderTransition {
+  readonly orderId: string;
+  /** 1 for the first status seen. */
+  readonly seq: number;
+  /** null for the first status seen. */
+  readonly fromStatus: OrderStatus | null;
+  readonly toStatus: OrderStatus;
+  readonly filledBase: Decimal;
+  readonly filledQuote: Decimal;
+  readonly fee: Decimal;
+  readonly atMs: number;
+}
+
+export interface OrderQuery {
+  readonly instance?: string;
+  readonly market?: string;
+  readonly limit?: number;
+}
+
+export const OPERATION_STATUSES = ['sent', 'done', 'failed', 'unknown'] as const;
+export type OperationStatus = (typeof OPERATION_STATUSES)[number];
+
+export interface FlexOperationInput {
+  readonly intentId: string;
+  readonly plan: string;
+  readonly amount: Decimal;
+  readonly transactionId: string | null;
+  readonly status: OperationStatus;
+}
+
+export interface FlexOperationRecord extends FlexOperationInput {
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+}
+
+export interface TransferInput {
+  readonly intentId: string;
+  readonly ticker: string;
+  readonly amount: Decimal;
+  readonly from: string;
+  readonly to: string;
+  readonly status: OperationStatus;
+}
+
+export interface TransferRecord extends TransferInput {
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+}
+
+export const BUDGET_PERIODS = ['day', 'week', 'month'] as const;
+export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
+export type BudgetLimits = Readonly<Partial<Record<BudgetPeriod, Decimal>>>;
+export type PeriodStarts = Readonly<Record<BudgetPeriod, number>>;
+
+/** Budgets are counted per instance and quote asset; periods are calendar periods in `timeZone` (IANA). */
+export interface BudgetScope {
+  readonly instance: string;
+  readonly asset: string;
+  readonly timeZone: string;
+}
+
+export interface BudgetReserveRequest extends BudgetScope {
+  /** Use the intent's id: a retried guard step then never counts twice. */
+  readonly reservationId: string;
+  /** The time the spend belongs to (the slot time), which picks the periods. */
+  readonly atMs: number;
+  readonly amountQuote: Decimal;
+  readonly limits: BudgetLimits;
+}
+
+export type BudgetReservationState = 'held' | 'released' | 'settled';
+
+export interface BudgetReservation extends BudgetScope {
+  readonly reservationId: string;
+  readonly atMs: number;
+  readonly amountQuote: Decimal;
+  readonly periodStarts: PeriodStarts;
+  readonly state: BudgetReservationState;
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+}
+
+export interface BudgetExcess {
+  readonly period: BudgetPeriod;
+  readonly periodStartMs: number;
+  readonly limitQuote: Decimal;
+  readonly spentQuote: Decimal;
+  readonly requestedQuote: Decimal;
+}
+
+export type BudgetDecision =
+  | { readonly ok: true; readonly reservation: BudgetReservation; readonly repeated: boolean }
+  | { readonly ok: false; readonly exceeded: readonly BudgetExcess[] };
+
+export interface BudgetSpent {
+  readonly day: Decimal;
+  readonly week: Decimal;
+  readonly month: Decimal;
+  readonly periodStarts: PeriodStarts;
+}
+
+export interface JournalEntry {
+  readonly intent: IntentRecord;
+  readonly orders: readonly StoredOrder[];
+  readonly flexOperation: FlexOperationRecord | null;
+  readonly transfer: TransferRecord | null;
+}

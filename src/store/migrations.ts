@@ -1,0 +1,247 @@
+import type { DatabaseSync } from 'node:sqlite';
+import { SchemaTooNewError, StoreError } from './errors.ts';
+import { transaction } from './sqlite-db.ts';
+
+/**
+ * Numbered schema migrations. A shipped migration is never edited: a change is a new number.
+ * Each runs in its own transaction together with its row in `schema_migrations`, so a crash
+ * mid-migration leaves the previous schema intact and the next open applies it again.
+ *
+ * Conventions (so a plain `sqlite3` shell reads the file without stacker):
+ * - money is TEXT in plain decimal notation, written by formatDecimal, never REAL; the CHECK
+ *   keeps a hand-edited float or exponent out;
+ * - times are INTEGER Unix milliseconds, in columns named `…_ms`;
+ * - ids are TEXT (exchange order ids exceed 2^53 in principle);
+ * - our own enums are CHECKed; exchange-defined values (order status, side, type) are not, so a
+ *   new exchange value never needs a table rebuild.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+const decimal = (column: string, nullable = false): string =>
+  `${column} TEXT${nullable ? '' : ' NOT NULL'} CHECK (${column} IS NULL OR (${column} <> '' AND ${column} NOT GLOB '*[^0-9.-]*'))`;
+
+const V1_INITIAL = `
+CREATE TABLE journal_meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE runs (
+  run_id TEXT PRIMARY KEY,
+  mode TEXT NOT NULL CHECK (mode IN ('live', 'dry-run', 'backtest')),
+  started_at_ms INTEGER NOT NULL,
+  ended_at_ms INTEGER,
+  pid INTEGER NOT NULL,
+  version TEXT NOT NULL,
+  exit_reason TEXT
+);
+
+CREATE TABLE slots (
+  instance TEXT NOT NULL,
+  slot_time_ms INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('claimed', 'done', 'failed', 'skipped', 'missed')),
+  reason TEXT,
+  run_id TEXT REFERENCES runs (run_id),
+  claimed_at_ms INTEGER NOT NULL,
+  finished_at_ms INTEGER,
+  PRIMARY KEY (instance, slot_time_ms)
+);
+CREATE INDEX slots_by_status ON slots (status, instance, slot_time_ms);
+
+CREATE TABLE intents (
+  intent_id TEXT PRIMARY KEY,
+  instance TEXT NOT NULL,
+  slot_time_ms INTEGER NOT NULL,
+  idx INTEGER NOT NULL CHECK (idx >= 0),
+  kind TEXT NOT NULL CHECK (kind IN ('buy-stock-market', 'flex-withdraw', 'transfer', 'note', 'refusal', 'set-state')),
+  params TEXT NOT NULL CHECK (json_valid(params)),
+  client_order_id TEXT UNIQUE,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'done', 'refused', 'failed', 'unknown')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  result TEXT CHECK (result IS NULL OR json_valid(result)),
+  error_code TEXT,
+  error_message TEXT,
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  UNIQUE (instance, slot_time_ms, idx),
+  FOREIGN KEY (instance, slot_time_ms) REFERENCES slots (instance, slot_time_ms)
+);
+CREATE INDEX intents_by_status ON intents (status, created_at_ms);
+
+CREATE TABLE orders (
+  order_id TEXT PRIMARY KEY,
+  client_order_id TEXT NOT NULL,
+  intent_id TEXT REFERENCES intents (intent_id),
+  market TEXT NOT NULL,
+  side TEXT NOT NULL,
+  type TEXT NOT NULL,
+  ${decimal('amount')},
+  ${decimal('left_amount')},
+  ${decimal('price', true)},
+  ${decimal('filled_base')},
+  ${decimal('filled_quote')},
+  ${decimal('fee')},
+  fee_asset TEXT,
+  status TEXT NOT NULL,
+  status_derived INTEGER NOT NULL CHECK (status_derived IN (0, 1)),
+  stp TEXT NOT NULL,
+  stop_activated INTEGER CHECK (stop_activated IS NULL OR stop_activated IN (0, 1)),
+  exchange_created_at_sec REAL NOT NULL,
+  first_seen_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL
+);
+CREATE INDEX orders_by_intent ON orders (intent_id);
+CREATE INDEX orders_by_client_order_id ON orders (client_order_id);
+CREATE INDEX orders_by_status ON orders (status);
+
+CREATE TABLE order_transitions (
+  order_id TEXT NOT NULL REFERENCES orders (order_id),
+  seq INTEGER NOT NULL CHECK (seq >= 1),
+  from_status TEXT,
+  to_status TEXT NOT NULL,
+  ${decimal('filled_base')},
+  ${decimal('filled_quote')},
+  ${decimal('fee')},
+  at_ms INTEGER NOT NULL,
+  PRIMARY KEY (order_id, seq),
+  -- A state (status and fills) is reached once: a replayed snapshot cannot log it twice.
+  UNIQUE (order_id, to_status, filled_base, filled_quote, fee)
+);
+
+CREATE TABLE flex_operations (
+  intent_id TEXT PRIMARY KEY REFERENCES intents (intent_id),
+  plan TEXT NOT NULL,
+  ${decimal('amount')},
+  transaction_id TEXT,
+  status TEXT NOT NULL CHECK (status IN ('sent', 'done', 'failed', 'unknown')),
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL
+);
+
+CREATE TABLE transfers (
+  intent_id TEXT PRIMARY KEY REFERENCES intents (intent_id),
+  ticker TEXT NOT NULL,
+  ${decimal('amount')},
+  from_account TEXT NOT NULL,
+  to_account TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('sent', 'done', 'failed', 'unknown')),
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL
+);
+
+CREATE TABLE strategy_state (
+  instance TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (instance, key)
+);
+
+CREATE TABLE budgets (
+  instance TEXT NOT NULL,
+  asset TEXT NOT NULL,
+  period TEXT NOT NULL CHECK (period IN ('day', 'week', 'month')),
+  period_start_ms INTEGER NOT NULL,
+  ${decimal('spent_quote')},
+  updated_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (instance, asset, period, period_start_ms)
+);
+
+CREATE TABLE budget_reservations (
+  reservation_id TEXT PRIMARY KEY,
+  instance TEXT NOT NULL,
+  asset TEXT NOT NULL,
+  time_zone TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  ${decimal('amount_quote')},
+  day_start_ms INTEGER NOT NULL,
+  week_start_ms INTEGER NOT NULL,
+  month_start_ms INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('held', 'released', 'settled')),
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL
+);
+CREATE INDEX budget_reservations_by_state ON budget_reservations (state, instance);
+`;
+
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial journal', sql: V1_INITIAL }];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION: number = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  applied_at_ms INTEGER NOT NULL
+)`;
+
+interface AppliedMigration {
+  readonly version: number;
+  readonly name: string;
+}
+
+/**
+ * Bring the database to SCHEMA_VERSION. Idempotent: a reopen applies nothing. Refuses a
+ * database written by newer code (SchemaTooNewError) and one whose recorded migrations have
+ * other names than ours (a file from a diverging build) before touching anything.
+ */
+export function migrate(db: DatabaseSync, path: string, nowMs: () => number, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  const known = latestVersion(migrations);
+  db.exec(CREATE_LEDGER);
+  checkApplied(readApplied(db), migrations, path, known);
+  const applied: number[] = [];
+  for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+    const done = transaction(db, () => {
+      // Read again under the write lock: another process may have migrated since.
+      const current = readApplied(db);
+      checkApplied(current, migrations, path, known);
+      if (current.some((row) => row.version === migration.version)) return false;
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (?, ?, ?)').run(migration.version, migration.name, nowMs());
+      return true;
+    });
+    if (done) applied.push(migration.version);
+  }
+  return applied;
+}
+
+/** For a read-only open: the schema must be exactly ours, since nothing may be migrated. */
+export function verifySchema(db: DatabaseSync, path: string, migrations: readonly Migration[] = MIGRATIONS): void {
+  const known = latestVersion(migrations);
+  const ledger = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  const applied = ledger === undefined ? [] : readApplied(db);
+  checkApplied(applied, migrations, path, known);
+  const missing = migrations.filter((m) => !applied.some((row) => row.version === m.version));
+  if (missing.length > 0) {
+    throw new StoreError('schema-outdated', `${path} lacks schema version(s) ${missing.map((m) => m.version).join(', ')}; start stacker once without read-only access so it can migrate the journal`);
+  }
+}
+
+function readApplied(db: DatabaseSync): AppliedMigration[] {
+  return db
+    .prepare('SELECT version, name FROM schema_migrations ORDER BY version')
+    .all()
+    .map((row) => ({ version: Number(row['version']), name: String(row['name']) }));
+}
+
+function checkApplied(applied: readonly AppliedMigration[], migrations: readonly Migration[], path: string, known: number): void {
+  const newest = applied.reduce((max, row) => Math.max(max, row.version), 0);
+  if (newest > known) throw new SchemaTooNewError(path, newest, known);
+  for (const row of applied) {
+    const ours = migrations.find((m) => m.version === row.version);
+    if (ours === undefined || ours.name !== row.name) {
+      throw new StoreError(
+        'schema-mismatch',
+        `${path} records migration ${row.version} as ${JSON.stringify(row.name)}, which this stacker ${ours === undefined ? 'does not know' : `calls ${JSON.stringify(ours.name)}`}: the file comes from another build`,
+      );
+    }
+  }
+}
+
+function latestVersion(migrations: readonly Migration[]): number {
+  return migrations.reduce((max, m) => Math.max(max, m.version), 0);
+}

@@ -1,0 +1,153 @@
+import type { DatabaseSync } from 'node:sqlite';
+import { type Decimal, ZERO, formatDecimal, isDecimal } from '../domain/money.ts';
+import { periodStarts } from './budget-periods.ts';
+import { StoreError } from './errors.ts';
+import {
+  BUDGET_PERIODS,
+  type BudgetDecision,
+  type BudgetExcess,
+  type BudgetPeriod,
+  type BudgetReservation,
+  type BudgetReserveRequest,
+  type BudgetScope,
+  type BudgetSpent,
+  type PeriodStarts,
+} from './journal.ts';
+import { RowReader, reservationFromRow } from './sqlite-rows.ts';
+import { transaction } from './sqlite-db.ts';
+
+/**
+ * Budget counters. SQLite has no decimal type, so spending is read as text, added with Decimal
+ * in JS and written back as text, all inside one write transaction: no SUM() over text, no REAL.
+ */
+export function reserveBudget(db: DatabaseSync, request: BudgetReserveRequest, nowMs: number): BudgetDecision {
+  checkScope(request);
+  const amount = positiveMoney(request.amountQuote, 'amountQuote');
+  for (const period of BUDGET_PERIODS) {
+    const limit = request.limits[period];
+    if (limit !== undefined && (!isDecimal(limit) || !limit.isFinite() || limit.isNegative())) {
+      throw new StoreError('invalid-argument', `budget limit per ${period} must be a finite Decimal ≥ 0`);
+    }
+  }
+  if (request.reservationId === '') throw new StoreError('invalid-argument', 'reservationId must be non-empty');
+  const starts = periodStarts(request.atMs, request.timeZone);
+  return transaction(db, () => {
+    const existing = findReservation(db, request.reservationId);
+    if (existing !== null) {
+      if (existing.instance !== request.instance || existing.asset !== request.asset) {
+        throw new StoreError('conflict', `budget reservation ${request.reservationId} belongs to ${existing.instance}/${existing.asset}`);
+      }
+      return { ok: true, reservation: existing, repeated: true };
+    }
+    const exceeded: BudgetExcess[] = [];
+    for (const period of BUDGET_PERIODS) {
+      const limit = request.limits[period];
+      if (limit === undefined) continue;
+      const spent = readSpent(db, request, period, starts[period]);
+      if (spent.plus(amount).gt(limit)) {
+        exceeded.push({ period, periodStartMs: starts[period], limitQuote: limit, spentQuote: spent, requestedQuote: amount });
+      }
+    }
+    if (exceeded.length > 0) return { ok: false, exceeded };
+    addToPeriods(db, request, starts, amount, nowMs);
+    db.prepare(
+      `INSERT INTO budget_reservations (reservation_id, instance, asset, time_zone, at_ms, amount_quote, day_start_ms, week_start_ms,
+         month_start_ms, state, created_at_ms, updated_at_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'held', ?, ?)`,
+    ).run(request.reservationId, request.instance, request.asset, request.timeZone, request.atMs, formatDecimal(amount), starts.day, starts.week, starts.month, nowMs, nowMs);
+    return { ok: true, reservation: requireReservation(db, request.reservationId), repeated: false };
+  });
+}
+
+export function settleBudget(db: DatabaseSync, reservationId: string, actualQuote: Decimal, nowMs: number): BudgetReservation {
+  if (!isDecimal(actualQuote) || !actualQuote.isFinite() || actualQuote.isNegative()) {
+    throw new StoreError('invalid-argument', 'actualQuote must be a finite Decimal ≥ 0');
+  }
+  return transaction(db, () => {
+    const reservation = requireReservation(db, reservationId);
+    if (reservation.state === 'settled') {
+      if (reservation.amountQuote.eq(actualQuote)) return reservation;
+      throw new StoreError('conflict', `budget reservation ${reservationId} was settled at ${formatDecimal(reservation.amountQuote)}, not ${formatDecimal(actualQuote)}`);
+    }
+    if (reservation.state === 'released') throw new StoreError('illegal-transition', `budget reservation ${reservationId} was released; it cannot be settled`);
+    addToPeriods(db, reservation, reservation.periodStarts, actualQuote.minus(reservation.amountQuote), nowMs);
+    db.prepare("UPDATE budget_reservations SET amount_quote = ?, state = 'settled', updated_at_ms = ? WHERE reservation_id = ?").run(
+      formatDecimal(actualQuote),
+      nowMs,
+      reservationId,
+    );
+    return requireReservation(db, reservationId);
+  });
+}
+
+export function releaseBudget(db: DatabaseSync, reservationId: string, nowMs: number): boolean {
+  return transaction(db, () => {
+    const reservation = findReservation(db, reservationId);
+    if (reservation === null || reservation.state === 'released') return false;
+    if (reservation.state === 'settled') throw new StoreError('illegal-transition', `budget reservation ${reservationId} was settled: the money was spent`);
+    addToPeriods(db, reservation, reservation.periodStarts, reservation.amountQuote.neg(), nowMs);
+    db.prepare("UPDATE budget_reservations SET state = 'released', updated_at_ms = ? WHERE reservation_id = ?").run(nowMs, reservationId);
+    return true;
+  });
+}
+
+export function budgetSpent(db: DatabaseSync, scope: BudgetScope, atMs: number): BudgetSpent {
+  checkScope(scope);
+  const starts = periodStarts(atMs, scope.timeZone);
+  return {
+    day: readSpent(db, scope, 'day', starts.day),
+    week: readSpent(db, scope, 'week', starts.week),
+    month: readSpent(db, scope, 'month', starts.month),
+    periodStarts: starts,
+  };
+}
+
+export function heldBudgetReservations(db: DatabaseSync, instance: string | undefined): BudgetReservation[] {
+  return db
+    .prepare("SELECT * FROM budget_reservations WHERE state = 'held' AND (:instance IS NULL OR instance = :instance) ORDER BY created_at_ms, reservation_id")
+    .all({ instance: instance ?? null })
+    .map(reservationFromRow);
+}
+
+function readSpent(db: DatabaseSync, scope: BudgetScope, period: BudgetPeriod, startMs: number): Decimal {
+  const row = db
+    .prepare('SELECT spent_quote FROM budgets WHERE instance = ? AND asset = ? AND period = ? AND period_start_ms = ?')
+    .get(scope.instance, scope.asset, period, startMs);
+  if (row === undefined) return ZERO;
+  return new RowReader(row, `budgets row ${scope.instance}/${scope.asset}/${period}@${startMs}`).decimal('spent_quote');
+}
+
+/** Add a (possibly negative) amount to the three periods; a counter below zero means the journal was edited. */
+function addToPeriods(db: DatabaseSync, scope: BudgetScope, starts: PeriodStarts, delta: Decimal, nowMs: number): void {
+  const upsert = db.prepare(
+    `INSERT INTO budgets (instance, asset, period, period_start_ms, spent_quote, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (instance, asset, period, period_start_ms) DO UPDATE SET spent_quote = excluded.spent_quote, updated_at_ms = excluded.updated_at_ms`,
+  );
+  for (const period of BUDGET_PERIODS) {
+    const next = readSpent(db, scope, period, starts[period]).plus(delta);
+    if (next.isNegative()) {
+      throw new StoreError('corrupt', `budget ${scope.instance}/${scope.asset} per ${period} from ${starts[period]} would go below zero`);
+    }
+    upsert.run(scope.instance, scope.asset, period, starts[period], formatDecimal(next), nowMs);
+  }
+}
+
+function findReservation(db: DatabaseSync, reservationId: string): BudgetReservation | null {
+  const row = db.prepare('SELECT * FROM budget_reservations WHERE reservation_id = ?').get(reservationId);
+  return row === undefined ? null : reservationFromRow(row);
+}
+
+function requireReservation(db: DatabaseSync, reservationId: string): BudgetReservation {
+  const found = findReservation(db, reservationId);
+  if (found === null) throw new StoreError('not-found', `no budget reservation ${reservationId}`);
+  return found;
+}
+
+function positiveMoney(value: Decimal, field: string): Decimal {
+  if (!isDecimal(value) || !value.isFinite() || value.lte(0)) throw new StoreError('invalid-argument', `${field} must be a finite Decimal > 0`);
+  return value;
+}
+
+function checkScope(scope: BudgetScope): void {
+  if (scope.instance === '' || scope.asset === '') throw new StoreError('invalid-argument', 'a budget needs an instance and an asset');
+}

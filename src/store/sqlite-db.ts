@@ -1,0 +1,99 @@
+import { DatabaseSync } from 'node:sqlite';
+import { StackerError } from '../domain/errors.ts';
+import { StoreError } from './errors.ts';
+
+export interface SqliteOpenOptions {
+  /** A file path, or ':memory:' for a journal that lives as long as the process (tests, throwaway backtests). */
+  readonly path: string;
+  readonly readOnly?: boolean;
+  /** How long a statement waits for another connection's write lock before failing. */
+  readonly busyTimeoutMs?: number;
+}
+
+export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+
+/** SQLite primary result codes we branch on (https://sqlite.org/rescode.html). */
+const SQLITE_BUSY = 5;
+const SQLITE_LOCKED = 6;
+const SQLITE_CONSTRAINT = 19;
+
+/**
+ * Open a connection the way money needs it:
+ * - WAL: readers (a `sqlite3` shell, `stacker orders`) never block the daemon's writes;
+ * - synchronous=FULL: in WAL mode NORMAL may lose the last commits on power loss; FULL syncs the
+ *   WAL on every commit, so an intent journalled before its order was sent is on disk when the
+ *   order leaves;
+ * - foreign_keys=ON: SQLite's default is off;
+ * - busy_timeout: a reader checkpointing or a second connection waits instead of failing at once.
+ */
+export function openDatabase(options: SqliteOpenOptions): DatabaseSync {
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(options.path, {
+      readOnly: options.readOnly === true,
+      enableForeignKeyConstraints: true,
+      timeout: busyTimeoutMs,
+    });
+  } catch (error) {
+    throw new StoreError('open-failed', `cannot open the journal ${options.path}: ${messageOf(error)}`, { cause: error });
+  }
+  try {
+    db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    db.exec('PRAGMA foreign_keys = ON');
+    if (options.readOnly !== true) {
+      const row = db.prepare('PRAGMA journal_mode = WAL').get();
+      const mode = String(row?.['journal_mode'] ?? '');
+      if (mode !== 'wal' && options.path !== ':memory:') {
+        throw new StoreError('open-failed', `${options.path} cannot use WAL mode (got ${JSON.stringify(mode)}); keep the data dir on a local disk, not a network share`);
+      }
+      db.exec('PRAGMA synchronous = FULL');
+    }
+    // A quick read proves the file is a database before anything relies on it.
+    db.prepare('SELECT count(*) AS n FROM sqlite_master').get();
+  } catch (error) {
+    db.close();
+    if (error instanceof StoreError) throw error;
+    throw new StoreError('open-failed', `cannot open the journal ${options.path}: ${messageOf(error)}`, { cause: error });
+  }
+  return db;
+}
+
+/**
+ * Run `work` in one write transaction. BEGIN IMMEDIATE takes the write lock up front, so a
+ * read-then-write (claim a slot, check a budget) cannot be interleaved by another connection
+ * and never fails half-way with SQLITE_BUSY on the upgrade. No nesting: each journal operation
+ * is one transaction.
+ */
+export function transaction<T>(db: DatabaseSync, work: () => T): T {
+  if (db.isTransaction) throw new StoreError('illegal-transition', 'a journal transaction is already open on this connection');
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = work();
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
+/** Our errors pass through; an SQLite failure becomes a StoreError that says what was being done. */
+export function asStoreError(error: unknown, doing: string): StackerError {
+  if (error instanceof StackerError) return error;
+  const primary = sqliteCode(error) & 0xff;
+  if (primary === SQLITE_CONSTRAINT) {
+    return new StoreError('conflict', `${doing}: ${messageOf(error)}`, { cause: error });
+  }
+  const busy = primary === SQLITE_BUSY || primary === SQLITE_LOCKED;
+  return new StoreError('sqlite', `${doing}: ${messageOf(error)}`, { retryable: busy, cause: error });
+}
+
+function sqliteCode(error: unknown): number {
+  if (typeof error === 'object' && error !== null && 'errcode' in error && typeof error.errcode === 'number') return error.errcode;
+  return -1;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,355 @@
+import { randomUUID } from 'node:crypto';
+import type { DatabaseSync } from 'node:sqlite';
+import type { Decimal } from '../domain/money.ts';
+import type { Order } from '../domain/order.ts';
+import { StoreError } from './errors.ts';
+import type {
+  BudgetDecision,
+  BudgetReservation,
+  BudgetReserveRequest,
+  BudgetScope,
+  BudgetSpent,
+  FlexOperationInput,
+  FlexOperationRecord,
+  IntentQuery,
+  IntentRecord,
+  IntentUpdate,
+  Journal,
+  JournalEntry,
+  NewIntent,
+  OrderLink,
+  OrderQuery,
+  OrderTransition,
+  RunMode,
+  RunRecord,
+  RunStart,
+  SlotClaim,
+  SlotFinish,
+  SlotKey,
+  SlotQuery,
+  SlotRecord,
+  SlotSkip,
+  StoredOrder,
+  TransferInput,
+  TransferRecord,
+} from './journal.ts';
+import { migrate, verifySchema } from './migrations.ts';
+import * as budgets from './sqlite-budgets.ts';
+import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
+import * as intents from './sqlite-intents.ts';
+import * as orders from './sqlite-orders.ts';
+import { runFromRow, slotFromRow } from './sqlite-rows.ts';
+
+export interface SqliteJournalOptions {
+  /** The database file (created when missing), or ':memory:'. */
+  readonly path: string;
+  /** Readers such as `stacker orders` beside a running daemon: no migration, no writes. */
+  readonly readOnly?: boolean;
+  readonly busyTimeoutMs?: number;
+  /** Unix ms for every recorded time; Date.now by default. */
+  readonly clock?: () => number;
+  /** Run ids; randomUUID by default. */
+  readonly newId?: () => string;
+}
+
+/**
+ * The Journal over one SQLite file via the runtime's `node:sqlite` (no native build). Every
+ * operation is one synchronous transaction behind an async signature, so operations never
+ * interleave and each is durable when its promise resolves.
+ */
+export class SqliteJournal implements Journal {
+  readonly path: string;
+  readonly #options: SqliteJournalOptions;
+  readonly #now: () => number;
+  readonly #newId: () => string;
+  #db: DatabaseSync | null = null;
+
+  constructor(options: SqliteJournalOptions) {
+    this.path = options.path;
+    this.#options = options;
+    this.#now = options.clock ?? Date.now;
+    this.#newId = options.newId ?? randomUUID;
+  }
+
+  async open(): Promise<void> {
+    if (this.#db !== null) return;
+    const db = openDatabase({
+      path: this.path,
+      ...(this.#options.readOnly === undefined ? {} : { readOnly: this.#options.readOnly }),
+      ...(this.#options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: this.#options.busyTimeoutMs }),
+    });
+    try {
+      if (this.#options.readOnly === true) verifySchema(db, this.path);
+      else migrate(db, this.path, this.#now);
+    } catch (error) {
+      db.close();
+      throw asStoreError(error, `opening the journal ${this.path}`);
+    }
+    this.#db = db;
+  }
+
+  async close(): Promise<void> {
+    const db = this.#db;
+    if (db === null) return;
+    this.#db = null;
+    try {
+      // Fold the WAL into the main file, so the .db alone is complete when copied after a stop.
+      if (this.#options.readOnly !== true && this.path !== ':memory:') db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    } finally {
+      db.close();
+    }
+  }
+
+  startRun(run: RunStart): Promise<RunRecord> {
+    return this.#run('starting a run', (db) =>
+      transaction(db, () => {
+        this.#checkMode(db, run.mode);
+        db.prepare("UPDATE runs SET exit_reason = 'interrupted' WHERE ended_at_ms IS NULL AND exit_reason IS NULL").run();
+        const runId = this.#newId();
+        db.prepare('INSERT INTO runs (run_id, mode, started_at_ms, ended_at_ms, pid, version, exit_reason) VALUES (?, ?, ?, NULL, ?, ?, NULL)').run(
+          runId,
+          run.mode,
+          this.#now(),
+          run.pid,
+          run.version,
+        );
+        return requireRun(db, runId);
+      }),
+    );
+  }
+
+  finishRun(runId: string, exitReason: string): Promise<void> {
+    return this.#run('finishing a run', (db) =>
+      transaction(db, () => {
+        const run = requireRun(db, runId);
+        if (run.endedAtMs !== null) throw new StoreError('illegal-transition', `run ${runId} already finished (${run.exitReason ?? ''})`);
+        db.prepare('UPDATE runs SET ended_at_ms = ?, exit_reason = ? WHERE run_id = ?').run(this.#now(), exitReason, runId);
+      }),
+    );
+  }
+
+  listRuns(limit = 20): Promise<RunRecord[]> {
+    return this.#run('listing runs', (db) => db.prepare('SELECT * FROM runs ORDER BY started_at_ms DESC, run_id LIMIT ?').all(limit).map(runFromRow));
+  }
+
+  claimSlot(claim: SlotClaim): Promise<boolean> {
+    return this.#run(`claiming slot ${claim.instance}@${claim.slotTimeMs}`, (db) => {
+      checkSlotKey(claim);
+      const now = this.#now();
+      return transaction(db, () => {
+        const inserted = db
+          .prepare(
+            `INSERT INTO slots (instance, slot_time_ms, status, reason, run_id, claimed_at_ms, finished_at_ms) VALUES (?, ?, 'claimed', NULL, ?, ?, NULL)
+             ON CONFLICT (instance, slot_time_ms) DO NOTHING`,
+          )
+          .run(claim.instance, claim.slotTimeMs, claim.runId, now);
+        if (Number(inserted.changes) !== 1) return false;
+        if (claim.intents !== undefined) intents.insertIntents(db, claim, claim.intents, now);
+        return true;
+      });
+    });
+  }
+
+  skipSlot(skip: SlotSkip): Promise<boolean> {
+    return this.#run(`journalling ${skip.status} slot ${skip.instance}@${skip.slotTimeMs}`, (db) => {
+      checkSlotKey(skip);
+      if (skip.status !== 'skipped' && skip.status !== 'missed') throw new StoreError('invalid-argument', `a slot is skipped or missed, not ${String(skip.status)}`);
+      const now = this.#now();
+      const inserted = db
+        .prepare(
+          `INSERT INTO slots (instance, slot_time_ms, status, reason, run_id, claimed_at_ms, finished_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (instance, slot_time_ms) DO NOTHING`,
+        )
+        .run(skip.instance, skip.slotTimeMs, skip.status, skip.reason, skip.runId, now, now);
+      return Number(inserted.changes) === 1;
+    });
+  }
+
+  finishSlot(finish: SlotFinish): Promise<SlotRecord> {
+    return this.#run(`finishing slot ${finish.instance}@${finish.slotTimeMs}`, (db) =>
+      transaction(db, () => {
+        if (!['done', 'failed', 'skipped'].includes(finish.status)) throw new StoreError('invalid-argument', `a slot finishes done, failed or skipped, not ${String(finish.status)}`);
+        const current = findSlot(db, finish);
+        if (current === null) throw new StoreError('not-found', `slot ${finish.instance}@${finish.slotTimeMs} was never claimed`);
+        if (current.status !== 'claimed') throw new StoreError('illegal-transition', `slot ${finish.instance}@${finish.slotTimeMs} is already ${current.status}`);
+        db.prepare('UPDATE slots SET status = ?, reason = ?, finished_at_ms = ? WHERE instance = ? AND slot_time_ms = ?').run(
+          finish.status,
+          finish.reason ?? null,
+          this.#now(),
+          finish.instance,
+          finish.slotTimeMs,
+        );
+        const done = findSlot(db, finish);
+        if (done === null) throw new StoreError('not-found', `slot ${finish.instance}@${finish.slotTimeMs} vanished`);
+        return done;
+      }),
+    );
+  }
+
+  getSlot(key: SlotKey): Promise<SlotRecord | null> {
+    return this.#run('reading a slot', (db) => findSlot(db, key));
+  }
+
+  lastSlot(instance: string): Promise<SlotRecord | null> {
+    return this.#run('reading the last slot', (db) => {
+      const row = db.prepare('SELECT * FROM slots WHERE instance = ? ORDER BY slot_time_ms DESC LIMIT 1').get(instance);
+      return row === undefined ? null : slotFromRow(row);
+    });
+  }
+
+  listSlots(query: SlotQuery = {}): Promise<SlotRecord[]> {
+    return this.#run('listing slots', (db) =>
+      db
+        .prepare(
+          `SELECT * FROM slots WHERE (:instance IS NULL OR instance = :instance) AND (:status IS NULL OR status = :status)
+             AND (:since IS NULL OR slot_time_ms >= :since) AND (:until IS NULL OR slot_time_ms < :until)
+           ORDER BY slot_time_ms DESC, instance LIMIT :limit`,
+        )
+        .all({
+          instance: query.instance ?? null,
+          status: query.status ?? null,
+          since: query.sinceMs ?? null,
+          until: query.untilMs ?? null,
+          limit: query.limit ?? -1,
+        })
+        .map(slotFromRow),
+    );
+  }
+
+  addIntents(slot: SlotKey, entries: readonly NewIntent[]): Promise<IntentRecord[]> {
+    return this.#run(`journalling intents of ${slot.instance}@${slot.slotTimeMs}`, (db) =>
+      transaction(db, () => intents.insertIntents(db, slot, entries, this.#now())),
+    );
+  }
+
+  updateIntent(intentId: string, update: IntentUpdate): Promise<IntentRecord> {
+    return this.#run(`marking intent ${intentId} ${update.status}`, (db) => intents.updateIntent(db, intentId, update, this.#now()));
+  }
+
+  getIntent(intentId: string): Promise<IntentRecord | null> {
+    return this.#run('reading an intent', (db) => intents.getIntent(db, intentId));
+  }
+
+  findIntentByClientOrderId(clientOrderId: string): Promise<IntentRecord | null> {
+    return this.#run('reading an intent', (db) => intents.findIntentByClientOrderId(db, clientOrderId));
+  }
+
+  listIntents(query: IntentQuery = {}): Promise<IntentRecord[]> {
+    return this.#run('listing intents', (db) => intents.listIntents(db, query));
+  }
+
+  unresolvedIntents(): Promise<IntentRecord[]> {
+    return this.#run('listing unresolved intents', (db) => intents.unresolvedIntents(db));
+  }
+
+  recordOrderSnapshot(order: Order, link?: OrderLink): Promise<OrderTransition | null> {
+    return this.#run(`recording order ${order.orderId}`, (db) => orders.recordOrderSnapshot(db, order, link, this.#now()));
+  }
+
+  getOrder(orderId: string): Promise<StoredOrder | null> {
+    return this.#run('reading an order', (db) => orders.getOrder(db, orderId));
+  }
+
+  openOrders(): Promise<StoredOrder[]> {
+    return this.#run('listing open orders', (db) => orders.openOrders(db));
+  }
+
+  listOrders(query: OrderQuery = {}): Promise<StoredOrder[]> {
+    return this.#run('listing orders', (db) => orders.listOrders(db, query));
+  }
+
+  orderTransitions(orderId: string): Promise<OrderTransition[]> {
+    return this.#run('listing order transitions', (db) => orders.orderTransitions(db, orderId));
+  }
+
+  recordFlexOperation(operation: FlexOperationInput): Promise<FlexOperationRecord> {
+    return this.#run(`recording flex operation ${operation.intentId}`, (db) => intents.recordFlexOperation(db, operation, this.#now()));
+  }
+
+  recordTransfer(transfer: TransferInput): Promise<TransferRecord> {
+    return this.#run(`recording transfer ${transfer.intentId}`, (db) => intents.recordTransfer(db, transfer, this.#now()));
+  }
+
+  getState(instance: string): Promise<ReadonlyMap<string, string>> {
+    return this.#run('reading strategy state', (db) => {
+      const rows = db.prepare('SELECT key, value FROM strategy_state WHERE instance = ? ORDER BY key').all(instance);
+      return new Map(rows.map((row) => [String(row['key']), String(row['value'])]));
+    });
+  }
+
+  setState(instance: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
+    return this.#run('writing strategy state', (db) => transaction(db, () => intents.applyState(db, instance, changes, this.#now())));
+  }
+
+  reserveBudget(request: BudgetReserveRequest): Promise<BudgetDecision> {
+    return this.#run(`reserving budget ${request.reservationId}`, (db) => budgets.reserveBudget(db, request, this.#now()));
+  }
+
+  settleBudget(reservationId: string, actualQuote: Decimal): Promise<BudgetReservation> {
+    return this.#run(`settling budget ${reservationId}`, (db) => budgets.settleBudget(db, reservationId, actualQuote, this.#now()));
+  }
+
+  releaseBudget(reservationId: string): Promise<boolean> {
+    return this.#run(`releasing budget ${reservationId}`, (db) => budgets.releaseBudget(db, reservationId, this.#now()));
+  }
+
+  budgetSpent(scope: BudgetScope, atMs: number): Promise<BudgetSpent> {
+    return this.#run('reading budget spending', (db) => budgets.budgetSpent(db, scope, atMs));
+  }
+
+  heldBudgetReservations(instance?: string): Promise<BudgetReservation[]> {
+    return this.#run('listing held budget reservations', (db) => budgets.heldBudgetReservations(db, instance));
+  }
+
+  recentJournal(query: IntentQuery = {}): Promise<JournalEntry[]> {
+    return this.#run('reading the journal', (db) =>
+      intents.listIntents(db, { limit: 50, ...query }).map((intent) => ({
+        intent,
+        orders: orders.ordersOfIntent(db, intent.intentId),
+        flexOperation: intents.flexOperationOf(db, intent.intentId),
+        transfer: intents.transferOf(db, intent.intentId),
+      })),
+    );
+  }
+
+  /** One journal operation: our errors pass, SQLite's become StoreError naming what was being done. */
+  async #run<T>(doing: string, work: (db: DatabaseSync) => T): Promise<T> {
+    const db = this.#db;
+    if (db === null) throw new StoreError('closed', `${doing}: the journal ${this.path} is not open`);
+    try {
+      return work(db);
+    } catch (error) {
+      throw asStoreError(error, doing);
+    }
+  }
+
+  /** A journal belongs to one mode: a dry-run claiming slots in the live file would make live skip them. */
+  #checkMode(db: DatabaseSync, mode: RunMode): void {
+    const row = db.prepare("SELECT value FROM journal_meta WHERE key = 'mode'").get();
+    if (row === undefined) {
+      db.prepare("INSERT INTO journal_meta (key, value) VALUES ('mode', ?)").run(mode);
+      return;
+    }
+    if (row['value'] !== mode) {
+      throw new StoreError('mode-mismatch', `${this.path} is the ${String(row['value'])} journal; a ${mode} run must use its own file`);
+    }
+  }
+}
+
+function checkSlotKey(key: SlotKey): void {
+  if (typeof key.instance !== 'string' || key.instance === '') throw new StoreError('invalid-argument', 'a slot needs an instance name');
+  if (!Number.isSafeInteger(key.slotTimeMs) || key.slotTimeMs < 0) {
+    throw new StoreError('invalid-argument', `slotTimeMs must be a non-negative integer of milliseconds (got ${key.slotTimeMs})`);
+  }
+}
+
+function findSlot(db: DatabaseSync, key: SlotKey): SlotRecord | null {
+  const row = db.prepare('SELECT * FROM slots WHERE instance = ? AND slot_time_ms = ?').get(key.instance, key.slotTimeMs);
+  return row === undefined ? null : slotFromRow(row);
+}
+
+function requireRun(db: DatabaseSync, runId: string): RunRecord {
+  const row = db.prepare('SELECT * FROM runs WHERE run_id = ?').get(runId);
+  if (row === undefined) throw new StoreError('not-found', `no run ${runId}`);
+  return runFromRow(row);
+}

@@ -1,0 +1,181 @@
+import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import { type Decimal, formatDecimal, isDecimal } from '../domain/money.ts';
+import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '../domain/order.ts';
+import { StoreError } from './errors.ts';
+import type { OrderLink, OrderQuery, OrderTransition, StoredOrder } from './journal.ts';
+import { type Row, orderFromRow, transitionFromRow } from './sqlite-rows.ts';
+import { transaction } from './sqlite-db.ts';
+
+const TERMINAL_STATUSES = ORDER_STATUSES.filter(isTerminalStatus);
+const TERMINAL_SQL = TERMINAL_STATUSES.map((status) => `'${status}'`).join(', ');
+
+/** NEW, then PARTIAL_FILLED, then any terminal status: an order never goes back. */
+function statusRank(status: OrderStatus): number {
+  if (status === 'NEW') return 0;
+  if (status === 'PARTIAL_FILLED') return 1;
+  return 2;
+}
+
+/**
+ * Store a snapshot and log its transition in one transaction (Journal.recordOrderSnapshot).
+ * Polls repeat, and a history endpoint may lag behind the active list, so a snapshot that
+ * changes nothing, or that is older than what is stored, records nothing.
+ */
+export function recordOrderSnapshot(db: DatabaseSync, order: Order, link: OrderLink | undefined, nowMs: number): OrderTransition | null {
+  const columns = snapshotColumns(order);
+  return transaction(db, () => {
+    const row = db.prepare('SELECT * FROM orders WHERE order_id = ?').get(order.orderId);
+    if (row === undefined) {
+      const intentId = resolveIntent(db, order, link);
+      db.prepare(
+        `INSERT INTO orders (order_id, client_order_id, market, side, type, intent_id, amount, left_amount, price, filled_base, filled_quote,
+           fee, fee_asset, status, status_derived, stp, stop_activated, exchange_created_at_sec, first_seen_at_ms, updated_at_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(order.orderId, ...columnsBeforeIntent(columns), intentId, ...columnsAfterIntent(columns), nowMs, nowMs);
+      return insertTransition(db, order, null, 1, nowMs);
+    }
+    const stored = orderFromRow(row);
+    if (isTerminalStatus(stored.status) || isOlder(order, stored)) return null;
+    const moved =
+      order.status !== stored.status || !order.filledBase.eq(stored.filledBase) || !order.filledQuote.eq(stored.filledQuote) || !order.fee.eq(stored.fee);
+    const intentId = stored.intentId ?? resolveIntent(db, order, link);
+    if (!moved && intentId === stored.intentId && sameColumns(row, columns)) return null;
+    db.prepare(
+      `UPDATE orders SET client_order_id = ?, market = ?, side = ?, type = ?, intent_id = ?, amount = ?, left_amount = ?, price = ?,
+         filled_base = ?, filled_quote = ?, fee = ?, fee_asset = ?, status = ?, status_derived = ?, stp = ?, stop_activated = ?,
+         exchange_created_at_sec = ?, updated_at_ms = ?
+       WHERE order_id = ?`,
+    ).run(...columnsBeforeIntent(columns), intentId, ...columnsAfterIntent(columns), nowMs, order.orderId);
+    if (!moved) return null;
+    const last = db.prepare('SELECT max(seq) AS seq FROM order_transitions WHERE order_id = ?').get(order.orderId);
+    return insertTransition(db, order, stored.status, Number(last?.['seq'] ?? 0) + 1, nowMs);
+  });
+}
+
+export function getOrder(db: DatabaseSync, orderId: string): StoredOrder | null {
+  const row = db.prepare('SELECT * FROM orders WHERE order_id = ?').get(orderId);
+  return row === undefined ? null : orderFromRow(row);
+}
+
+export function openOrders(db: DatabaseSync): StoredOrder[] {
+  return db
+    .prepare(`SELECT * FROM orders WHERE status NOT IN (${TERMINAL_SQL}) ORDER BY first_seen_at_ms, order_id`)
+    .all()
+    .map(orderFromRow);
+}
+
+export function listOrders(db: DatabaseSync, query: OrderQuery): StoredOrder[] {
+  return db
+    .prepare(
+      `SELECT o.* FROM orders o LEFT JOIN intents i ON i.intent_id = o.intent_id
+       WHERE (:instance IS NULL OR i.instance = :instance) AND (:market IS NULL OR o.market = :market)
+       ORDER BY o.first_seen_at_ms DESC, o.order_id DESC LIMIT :limit`,
+    )
+    .all({ instance: query.instance ?? null, market: query.market ?? null, limit: query.limit ?? 50 })
+    .map(orderFromRow);
+}
+
+export function ordersOfIntent(db: DatabaseSync, intentId: string): StoredOrder[] {
+  return db.prepare('SELECT * FROM orders WHERE intent_id = ? ORDER BY first_seen_at_ms, order_id').all(intentId).map(orderFromRow);
+}
+
+export function orderTransitions(db: DatabaseSync, orderId: string): OrderTransition[] {
+  return db.prepare('SELECT * FROM order_transitions WHERE order_id = ? ORDER BY seq').all(orderId).map(transitionFromRow);
+}
+
+function isOlder(order: Order, stored: StoredOrder): boolean {
+  return (
+    statusRank(order.status) < statusRank(stored.status) ||
+    order.filledBase.lt(stored.filledBase) ||
+    order.filledQuote.lt(stored.filledQuote) ||
+    order.fee.lt(stored.fee)
+  );
+}
+
+function insertTransition(db: DatabaseSync, order: Order, from: OrderStatus | null, seq: number, nowMs: number): OrderTransition | null {
+  const transition: OrderTransition = {
+    orderId: order.orderId,
+    seq,
+    fromStatus: from,
+    toStatus: order.status,
+    filledBase: order.filledBase,
+    filledQuote: order.filledQuote,
+    fee: order.fee,
+    atMs: nowMs,
+  };
+  const inserted = db
+    .prepare(
+      `INSERT INTO order_transitions (order_id, seq, from_status, to_status, filled_base, filled_quote, fee, at_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (order_id, to_status, filled_base, filled_quote, fee) DO NOTHING`,
+    )
+    .run(order.orderId, seq, from, order.status, formatDecimal(order.filledBase), formatDecimal(order.filledQuote), formatDecimal(order.fee), nowMs);
+  return Number(inserted.changes) === 1 ? transition : null;
+}
+
+/** The intent an order belongs to: the one named, else the one that sent its clientOrderId. */
+function resolveIntent(db: DatabaseSync, order: Order, link: OrderLink | undefined): string | null {
+  if (link?.intentId === null) return null;
+  if (link?.intentId !== undefined) {
+    const named = db.prepare('SELECT intent_id FROM intents WHERE intent_id = ?').get(link.intentId);
+    if (named === undefined) throw new StoreError('not-found', `order ${order.orderId}: no intent ${link.intentId}`);
+    return link.intentId;
+  }
+  if (order.clientOrderId === '') return null;
+  const byClientId = db.prepare('SELECT intent_id FROM intents WHERE client_order_id = ?').get(order.clientOrderId);
+  return byClientId === undefined ? null : String(byClientId['intent_id']);
+}
+
+type SnapshotColumns = readonly SQLInputValue[];
+
+/** Every stored column of the snapshot, in the INSERT/UPDATE order, money formatted; validates the order. */
+function snapshotColumns(order: Order): SnapshotColumns {
+  if (typeof order.orderId !== 'string' || order.orderId === '') throw invalid(order, 'orderId must be non-empty text');
+  if (!(ORDER_STATUSES as readonly string[]).includes(order.status)) throw invalid(order, `unknown status ${JSON.stringify(order.status)}`);
+  if (!Number.isFinite(order.createdAtSec)) throw invalid(order, 'createdAtSec must be a finite number');
+  const money = (value: Decimal, field: string): string => {
+    if (!isDecimal(value) || !value.isFinite()) throw invalid(order, `${field} must be a finite Decimal`);
+    return formatDecimal(value);
+  };
+  return [
+    order.clientOrderId,
+    order.market,
+    order.side,
+    order.type,
+    money(order.amount, 'amount'),
+    money(order.left, 'left'),
+    order.price === null ? null : money(order.price, 'price'),
+    money(order.filledBase, 'filledBase'),
+    money(order.filledQuote, 'filledQuote'),
+    money(order.fee, 'fee'),
+    order.feeAsset,
+    order.status,
+    order.statusDerived ? 1 : 0,
+    order.stp,
+    order.stopActivated,
+    order.createdAtSec,
+  ];
+}
+
+const COLUMN_NAMES = [
+  'client_order_id', 'market', 'side', 'type', 'amount', 'left_amount', 'price', 'filled_base', 'filled_quote',
+  'fee', 'fee_asset', 'status', 'status_derived', 'stp', 'stop_activated', 'exchange_created_at_sec',
+] as const;
+/** intent_id sits after `type` in both statements. */
+const INTENT_POSITION = 4;
+
+function columnsBeforeIntent(columns: SnapshotColumns): SQLInputValue[] {
+  return columns.slice(0, INTENT_POSITION);
+}
+
+function columnsAfterIntent(columns: SnapshotColumns): SQLInputValue[] {
+  return columns.slice(INTENT_POSITION);
+}
+
+function sameColumns(row: Row, columns: SnapshotColumns): boolean {
+  return COLUMN_NAMES.every((name, i) => row[name] === columns[i]);
+}
+
+function invalid(order: Order, what: string): StoreError {
+  return new StoreError('invalid-argument', `order ${String(order.orderId)}: ${what}`);
+}

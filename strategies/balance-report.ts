@@ -1,0 +1,107 @@
+import { type CodeRecord, type TradeBalance, maskCode } from '../src/domain/account.ts';
+import { type Decimal, ZERO, formatDecimal } from '../src/domain/money.ts';
+import { type Intent, type NoteIntent, STRATEGY_API_VERSION, type SnapshotPart, defineStrategy } from '../src/engine/contract.ts';
+import { ParamReader } from '../src/engine/params.ts';
+
+/**
+ * Log the account on a schedule: one note per asset with its main and trade balances, then the
+ * account's codes — a summary per asset and status, and the codes themselves in pages of
+ * CODES_PER_NOTE. A code is redeemable by whoever reads it, so it only ever leaves here masked.
+ * Changes nothing.
+ */
+
+export interface BalanceReportParams {
+  /** null: every asset with a non-zero main or trade balance. */
+  readonly tickers: readonly string[] | null;
+  readonly includeCodes: boolean;
+  readonly codesPerNote: number;
+}
+
+const ZERO_TRADE: TradeBalance = { available: ZERO, freeze: ZERO };
+
+export const balanceReport = defineStrategy<BalanceReportParams>({
+  name: 'balance-report',
+  version: STRATEGY_API_VERSION,
+  describe: "Log main and trade balances and the account's codes (masked); changes nothing.",
+  params: [
+    { key: 'TICKERS', required: false, rule: 'tickers in capitals separated by commas', description: 'Assets to report (balances and codes), zero balances included. Default: every asset with a balance.', example: 'USDT,BTC' },
+    { key: 'CODES', required: false, rule: 'true or false', default: 'true', description: "Also report the account's codes (the engine pages through all of them).", example: 'true' },
+    { key: 'CODES_PER_NOTE', required: false, rule: 'whole number from 1 to 100', default: '50', description: 'Codes listed in one log line.', example: '50' },
+  ],
+
+  parseParams(env, source) {
+    const p = new ParamReader(env, source);
+    const tickers = p.optionalTickerList('TICKERS') ?? null;
+    const includeCodes = p.boolean('CODES', true);
+    const codesPerNote = p.integer('CODES_PER_NOTE', { min: 1, max: 100, default: 50 });
+    return p.done({ tickers, includeCodes, codesPerNote });
+  },
+
+  reads(params): readonly SnapshotPart[] {
+    return params.includeCodes ? ['balances', 'codes'] : ['balances'];
+  },
+
+  async decide(view, params) {
+    const main = view.mainBalances();
+    const trade = view.tradeBalances();
+    const tickers = params.tickers ?? withBalance(main, trade);
+    const intents: Intent[] = tickers.map((ticker) => {
+      const m = main.get(ticker) ?? ZERO;
+      const t = trade.get(ticker) ?? ZERO_TRADE;
+      return note(`balance ${ticker}: main ${formatDecimal(m)}, trade ${formatDecimal(t.available)} available + ${formatDecimal(t.freeze)} in orders`, {
+        ticker,
+        main: formatDecimal(m),
+        tradeAvailable: formatDecimal(t.available),
+        tradeFreeze: formatDecimal(t.freeze),
+      });
+    });
+    if (tickers.length === 0) intents.push(note('no balances', {}));
+    if (!params.includeCodes) return intents;
+
+    const wanted = params.tickers === null ? null : new Set(params.tickers);
+    const codes = view.codes().filter((code) => wanted === null || wanted.has(code.ticker));
+    intents.push(note(`codes: ${codes.length}`, summary(codes)));
+    for (let start = 0; start < codes.length; start += params.codesPerNote) {
+      const page = codes.slice(start, start + params.codesPerNote);
+      const data: Record<string, string> = {};
+      page.forEach((code, i) => {
+        data[String(start + i + 1)] = describeCode(code);
+      });
+      intents.push(note(`codes ${start + 1}-${start + page.length} of ${codes.length}`, data));
+    }
+    return intents;
+  },
+});
+
+function note(message: string, data: Readonly<Record<string, string>>): NoteIntent {
+  return { kind: 'note', level: 'info', message, data };
+}
+
+function withBalance(main: ReadonlyMap<string, Decimal>, trade: ReadonlyMap<string, TradeBalance>): string[] {
+  const tickers = new Set<string>();
+  for (const [ticker, amount] of main) if (!amount.isZero()) tickers.add(ticker);
+  for (const [ticker, t] of trade) if (!t.available.isZero() || !t.freeze.isZero()) tickers.add(ticker);
+  return [...tickers].sort();
+}
+
+/** Count and amount per asset and status: `USDT Activated` → "3 codes, 30". */
+function summary(codes: readonly CodeRecord[]): Record<string, string> {
+  const totals = new Map<string, { count: number; amount: Decimal }>();
+  for (const code of codes) {
+    const key = `${code.ticker} ${code.status}`;
+    const seen = totals.get(key) ?? { count: 0, amount: ZERO };
+    totals.set(key, { count: seen.count + 1, amount: seen.amount.add(code.amount) });
+  }
+  const out: Record<string, string> = {};
+  for (const key of [...totals.keys()].sort()) {
+    const t = totals.get(key);
+    if (t !== undefined) out[key] = `${t.count} code${t.count === 1 ? '' : 's'}, ${formatDecimal(t.amount)}`;
+  }
+  return out;
+}
+
+function describeCode(code: CodeRecord): string {
+  // Date's range is ±8.64e15 ms; a nonsense time is shown as the number rather than throwing.
+  const date = Number.isFinite(code.dateSec) && Math.abs(code.dateSec) <= 8.64e12 ? new Date(code.dateSec * 1000).toISOString() : String(code.dateSec);
+  return `${maskCode(code.code)} ${formatDecimal(code.amount)} ${code.ticker} ${code.status} ${date} id ${code.externalId}`;
+}

@@ -1,0 +1,374 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maskCode } from '../../src/domain/account.ts';
+import { formatDecimal } from '../../src/domain/money.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
+import { DEMO_EMPTY_FLEX_PLAN_ID, DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
+import { type CliResult, type CountingProxy, countingProxy, runCli } from './run-cli.ts';
+
+/**
+ * The real CLI (`node bin/stacker.js …` in a child process) against a real sandbox on
+ * 127.0.0.1:0, reached through a counting proxy so a test can prove that nothing was sent.
+ */
+
+const API_KEY = 'cli-test-key';
+const API_SECRET = `cli-test-secret-${randomBytes(12).toString('hex')}`;
+
+let sandbox: Sandbox;
+let proxy: CountingProxy;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ host: '127.0.0.1', port: 0, apiKey: API_KEY, apiSecret: API_SECRET });
+  proxy = await countingProxy(sandbox.url);
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  await sandbox?.stop();
+});
+
+const credentials = (): Record<string, string> => ({ STACKER_BASE_URL: proxy.url, STACKER_API_KEY: API_KEY, STACKER_API_SECRET: API_SECRET });
+
+/** Run stacker with the sandbox's settings; no run may ever print the API secret. */
+async function stacker(args: readonly string[], env: Record<string, string> = credentials()): Promise<CliResult> {
+  const result = await runCli(args, env);
+  expect(result.stdout).not.toContain(API_SECRET);
+  expect(result.stderr).not.toContain(API_SECRET);
+  return result;
+}
+
+/** Run stacker and expect it to be refused before any request reached the exchange. */
+async function refusedLocally(args: readonly string[], env?: Record<string, string>): Promise<CliResult> {
+  const before = proxy.requests.length;
+  const result = await stacker(args, env);
+  expect(result.code, result.stderr).toBe(2);
+  expect(proxy.requests.length).toBe(before);
+  expect(result.stdout).toBe('');
+  return result;
+}
+
+function parseJson(result: CliResult): unknown {
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout);
+}
+
+describe('stacker public commands', () => {
+  it('ping answers pong from the base URL', async () => {
+    const result = await stacker(['ping']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^pong from ${proxy.url} in \\d+ ms\\n$`));
+  });
+
+  it('ping --json prints one JSON document and nothing else', async () => {
+    expect(parseJson(await stacker(['ping', '--json']))).toMatchObject({ pong: true, baseUrl: proxy.url });
+  });
+
+  it('ping takes --base-url over STACKER_BASE_URL', async () => {
+    const result = await stacker(['ping', '--base-url', sandbox.url], { STACKER_BASE_URL: 'http://127.0.0.1:9' });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`pong from ${sandbox.url}`);
+  });
+
+  it('markets lists every market with its rules in aligned columns, decimals as formatDecimal prints them', async () => {
+    const result = await stacker(['markets']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        'MARKET    BASE DECIMALS  QUOTE DECIMALS  MIN AMOUNT  MIN TOTAL  MAX TOTAL  MAKER FEE %  TAKER FEE %  TRADING',
+        'BTC_USDT              6               2     0.00001          5       none          0.1          0.1  yes',
+        'ETH_USDT              4               2       0.001          5    1000000          0.1          0.1  yes',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('markets --market (any case) --json gives one market with decimals as strings', async () => {
+    const markets = parseJson(await stacker(['markets', '--market', 'eth_usdt', '--json'])) as Array<Record<string, unknown>>;
+    expect(markets).toHaveLength(1);
+    expect(markets[0]).toMatchObject({ name: 'ETH_USDT', minBaseAmount: '0.001', minQuoteTotal: '5', maxQuoteTotal: '1000000', takerFeePct: '0.1' });
+  });
+
+  it('ticker shows the last price', async () => {
+    const result = await stacker(['ticker', '--market', 'BTC_USDT']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^last price:\s+65000$/m);
+    expect(parseJson(await stacker(['ticker', '--market', 'BTC_USDT', '--json']))).toMatchObject({ market: 'BTC_USDT', lastPrice: '65000' });
+  });
+});
+
+describe('stacker balance', () => {
+  it('shows the main balance of every asset by default', async () => {
+    const result = await stacker(['balance']);
+    expect(result.code, result.stderr).toBe(0);
+    for (const [ticker, amount] of sandbox.exchange.mainBalances()) {
+      if (!amount.isZero()) expect(result.stdout).toMatch(new RegExp(`^${ticker}\\s+${formatDecimal(amount).replace('.', '\\.')}$`, 'm'));
+    }
+    expect(result.stdout.split('\n')[0]).toMatch(/^TICKER\s+MAIN BALANCE$/);
+  });
+
+  it('shows one ticker of the main balance', async () => {
+    const result = await stacker(['balance', '--ticker', 'btc']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(`TICKER  MAIN BALANCE\nBTC             0.05\n`);
+  });
+
+  it('--trade shows the spot balance with available and freeze', async () => {
+    const result = await stacker(['balance', '--trade']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^TICKER\s+AVAILABLE\s+FREEZE$/m);
+    expect(result.stdout).toMatch(/^USDT\s+\d+(\.\d+)?\s+0$/m);
+    const one = parseJson(await stacker(['balance', '--trade', '--ticker', 'USDT', '--json']));
+    const spot = sandbox.exchange.tradeBalance('USDT');
+    expect(one).toEqual({ account: 'trade', balances: { USDT: { available: formatDecimal(spot.available), freeze: formatDecimal(spot.freeze) } } });
+  });
+});
+
+describe('stacker codes', () => {
+  const allCodes = () => sandbox.exchange.codes({ limit: 100 }).codes;
+
+  it('masks every code value by default, in the table and in JSON', async () => {
+    const table = await stacker(['codes']);
+    expect(table.code, table.stderr).toBe(0);
+    const json = await stacker(['codes', '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    for (const record of allCodes()) {
+      expect(table.stdout).not.toContain(record.code);
+      expect(json.stdout).not.toContain(record.code);
+      expect(table.stdout).toContain(maskCode(record.code));
+    }
+    expect(table.stderr).toContain('codes 1-5 of 5');
+  });
+
+  it('--reveal prints the code values in full', async () => {
+    const result = await stacker(['codes', '--reveal']);
+    expect(result.code, result.stderr).toBe(0);
+    for (const record of allCodes()) expect(result.stdout).toContain(record.code);
+  });
+
+  it('--limit and --offset page through the list and say where the next page starts', async () => {
+    const result = await stacker(['codes', '--limit', '2', '--offset', '1']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trimEnd().split('\n')).toHaveLength(3);
+    expect(result.stderr).toContain('codes 2-3 of 5; next page: --offset 3, or --all');
+  });
+
+  it('--all fetches every page (here pages of 2) and keeps the codes masked', async () => {
+    const before = proxy.requests.filter((r) => r.includes('/codes/my')).length;
+    const page = parseJson(await stacker(['codes', '--all', '--limit', '2', '--json'])) as { total: number; codes: Array<{ code: string }> };
+    expect(page.total).toBe(5);
+    expect(page.codes.map((c) => c.code)).toEqual(allCodes().map((c) => maskCode(c.code)));
+    expect(proxy.requests.filter((r) => r.includes('/codes/my')).length - before).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('stacker flex', () => {
+  it('plans and investments list the demo plan and its investment', async () => {
+    const plans = await stacker(['flex', 'plans']);
+    expect(plans.code, plans.stderr).toBe(0);
+    expect(plans.stdout).toMatch(new RegExp(`^${DEMO_FLEX_PLAN_ID}\\s+USDT\\s+10\\s+100000\\s+8\\.5$`, 'm'));
+    const investments = parseJson(await stacker(['flex', 'investments', '--json'])) as Array<Record<string, unknown>>;
+    expect(investments.some((i) => i['planId'] === DEMO_FLEX_PLAN_ID && typeof i['invested'] === 'string')).toBe(true);
+  });
+
+  it('withdraw moves the amount from the investment to the main balance', async () => {
+    const mainBefore = sandbox.exchange.mainBalance('USDT');
+    const result = await stacker(['flex', 'withdraw', '--plan', DEMO_FLEX_PLAN_ID, '--amount', '12.5']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^withdrawn:\s+12\.5 from plan /m);
+    expect(result.stdout).toMatch(/^transaction id:\s+\S+$/m);
+    expect(formatDecimal(sandbox.exchange.mainBalance('USDT').sub(mainBefore))).toBe('12.5');
+  });
+
+  it('a withdraw above the invested amount is refused by the exchange: exit 3 with the 422 and its field message', async () => {
+    const result = await stacker(['flex', 'withdraw', '--plan', DEMO_FLEX_PLAN_ID, '--amount', '99999999']);
+    expect(result.code).toBe(3);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^error: E_EXCHANGE_REFUSED \(ExchangeRefusedError\): the exchange answered HTTP 422 on \/api\/v4\/main-account\/smart-flex\/investments\/withdraw$/m);
+    expect(result.stderr).toMatch(/exchange code: 2;/);
+    expect(result.stderr).toMatch(/^ {2}amount: \S.*$/m);
+  });
+
+  it('a withdraw from a plan without an investment is refused with the message under `plan`, and --json puts it on stderr', async () => {
+    const result = await stacker(['flex', 'withdraw', '--plan', DEMO_EMPTY_FLEX_PLAN_ID, '--amount', '1', '--json']);
+    expect(result.code).toBe(3);
+    expect(result.stdout).toBe('');
+    const { error } = JSON.parse(result.stderr) as { error: { code: string; httpStatus: number; exchangeCode: number; fieldErrors: Record<string, string[]> } };
+    expect(error).toMatchObject({ code: 'E_EXCHANGE_REFUSED', httpStatus: 422, exchangeCode: 2 });
+    expect(error.fieldErrors['plan']?.length).toBeGreaterThan(0);
+  });
+});
+
+describe('stacker buy and order', () => {
+  it('buys a base quantity and prints the order as JSON with decimals as strings; the sandbox has it', async () => {
+    const order = parseJson(await stacker(['buy', '--market', 'BTC_USDT', '--amount', '0.001', '--json'])) as Record<string, unknown>;
+    expect(order).toMatchObject({ market: 'BTC_USDT', side: 'buy', type: 'stock market', status: 'FILLED', amount: '0.001', filledBase: '0.001', filledQuote: '65' });
+    expect(typeof order['fee']).toBe('string');
+    expect(order['clientOrderId']).toMatch(/^cli-[0-9a-z]+-[0-9a-f]{8}$/);
+    const [recorded] = sandbox.exchange.orderHistory({ clientOrderId: order['clientOrderId'] as string });
+    expect(recorded?.orderId).toBe(order['orderId']);
+    expect(sandbox.exchange.ledger().some((entry) => entry.ref === order['orderId'] && entry.asset === 'BTC')).toBe(true);
+  });
+
+  it('sends the client order id and stp given, and `order` finds it again', async () => {
+    const result = await stacker(['buy', '--market', 'btc_usdt', '--amount', '0.0002', '--client-order-id', 'dca.btc-0001', '--stp', 'cancel_new']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^client order id:\s+dca\.btc-0001$/m);
+    expect(result.stdout).toMatch(/^stp:\s+cancel_new$/m);
+    expect(result.stdout).toMatch(/^filled base:\s+0\.0002$/m);
+    expect(sandbox.exchange.orderHistory({ clientOrderId: 'dca.btc-0001' })).toHaveLength(1);
+
+    const found = await stacker(['order', '--client-order-id', 'dca.btc-0001', '--market', 'BTC_USDT']);
+    expect(found.code, found.stderr).toBe(0);
+    expect(found.stdout).toMatch(/^\d+\s+history\s+BTC_USDT\s+buy\s+stock market\s+FILLED\s+0\.0002/m);
+  });
+
+  it('order says so when no order has the client order id', async () => {
+    const result = await stacker(['order', '--client-order-id', 'never-sent']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('no order with client order id never-sent');
+    expect(parseJson(await stacker(['order', '--client-order-id', 'never-sent', '--json']))).toEqual({ clientOrderId: 'never-sent', orders: [] });
+  });
+});
+
+describe('bad input is refused before anything is sent (exit 2)', () => {
+  it('an amount in exponent notation', async () => {
+    const result = await refusedLocally(['buy', '--market', 'BTC_USDT', '--amount', '1e-3']);
+    expect(result.stderr).toContain('error: --amount: must be a plain decimal number such as 0.0005 (got "1e-3")');
+  });
+
+  it('a code page limit of 0 or 101', async () => {
+    expect((await refusedLocally(['codes', '--limit', '0'])).stderr).toContain('error: --limit: must be a whole number from 1 to 100 (got "0")');
+    expect((await refusedLocally(['codes', '--limit', '101'])).stderr).toContain('error: --limit: must be a whole number from 1 to 100 (got "101")');
+  });
+
+  it('a code page that would end past the 10000th code, named by its flag', async () => {
+    expect((await refusedLocally(['codes', '--offset', '9990', '--limit', '20'])).stderr).toMatch(/^error: --offset: .*10000/m);
+  });
+
+  it('an unknown flag', async () => {
+    expect((await refusedLocally(['balance', '--tikcer', 'BTC'])).stderr).toContain("error: unknown option '--tikcer'");
+  });
+
+  it('a flag without its value', async () => {
+    expect((await refusedLocally(['buy', '--market', 'BTC_USDT', '--amount'])).stderr).toContain("error: option '--amount <decimal>' argument missing");
+  });
+
+  it('an stp mode outside the allowed set, and a client order id with a bad character, both reported at once', async () => {
+    const result = await refusedLocally(['buy', '--market', 'BTC_USDT', '--amount', '0.001', '--stp', 'cn', '--client-order-id', 'a/b']);
+    expect(result.stderr).toContain('error: --stp: must be one of no, cancel_both, cancel_new, cancel_old (got "cn")');
+    expect(result.stderr).toContain('error: --client-order-id: must be 1 to 64 characters, only letters, digits, dashes, dots and underscores (got "a/b")');
+  });
+
+  it('a market that is not BASE_QUOTE, and an empty plan', async () => {
+    expect((await refusedLocally(['ticker', '--market', 'BTCUSDT'])).stderr).toContain('error: --market: must be a market such as BTC_USDT');
+    expect((await refusedLocally(['flex', 'withdraw', '--plan', '', '--amount', '1'])).stderr).toContain('error: --plan: must be a plan id');
+  });
+
+  it('a private command without STACKER_API_KEY names the variable and how to set it', async () => {
+    const result = await refusedLocally(['balance'], { STACKER_BASE_URL: proxy.url });
+    expect(result.stderr).toMatch(/^error: STACKER_API_KEY: is not set; `stacker balance` is a private command and needs an API key: set it in the environment \(export STACKER_API_KEY=/m);
+    expect(result.stderr).toContain('--env-file FILE');
+  });
+
+  it('a missing --env-file', async () => {
+    // `node -- bin/stacker.js`: see the next test for why the `--` is needed to reach our own check.
+    const before = proxy.requests.length;
+    const result = await runCli(['ping', '--env-file', '/nonexistent/stacker.env'], { STACKER_BASE_URL: proxy.url }, ['--']);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toBe('error: --env-file: file not found: /nonexistent/stacker.env\n');
+    expect(proxy.requests.length).toBe(before);
+  });
+
+  it('a missing --env-file when Node itself sees the flag first: Node refuses (exit 9) naming the file, and nothing is sent', async () => {
+    // Node scans the whole command line for `--env-file`, even after the script name
+    // (nodejs/node#54232), and stops at a file it cannot read before stacker runs.
+    const before = proxy.requests.length;
+    const result = await runCli(['ping', '--env-file', '/nonexistent/stacker.env'], { STACKER_BASE_URL: proxy.url });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('/nonexistent/stacker.env');
+    expect(proxy.requests.length).toBe(before);
+  });
+
+  it('an --env-file with the keys is read (and never echoed)', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'stacker-cli-env-')), 'sandbox.env');
+    writeFileSync(file, `STACKER_BASE_URL=${proxy.url}\nSTACKER_API_KEY=${API_KEY}\nSTACKER_API_SECRET=${API_SECRET}\n`);
+    try {
+      const result = await stacker(['balance', '--ticker', 'ETH', '--env-file', file], {});
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^ETH\s+1\.2$/m);
+    } finally {
+      rmSync(dirname(file), { recursive: true, force: true });
+    }
+  });
+});
+
+describe('transient failures exit 4', () => {
+  it('a balance read that keeps answering 503', async () => {
+    sandbox.faults.inject({ path: '/api/v4/main-account/balance', kind: 'status', status: 503, times: Number.POSITIVE_INFINITY });
+    try {
+      const result = await stacker(['balance']);
+      expect(result.code).toBe(4);
+      expect(result.stderr).toMatch(/^error: E_UNAVAILABLE \(ServiceUnavailableError\): the exchange answered HTTP 503/m);
+      expect(result.stderr).toContain('this is usually temporary');
+    } finally {
+      sandbox.faults.clear();
+    }
+  });
+
+  it('a buy whose answer is lost says the order may exist and how to look it up, and that lookup finds it', async () => {
+    sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'drop-after-commit' });
+    try {
+      const result = await stacker(['buy', '--market', 'ETH_USDT', '--amount', '0.01', '--client-order-id', 'lost-answer-1']);
+      expect(result.code).toBe(4);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain('the request may have reached the exchange: the operation may or may not have happened');
+      expect(result.stderr).toContain('check before repeating it: stacker order --client-order-id lost-answer-1 --market ETH_USDT');
+    } finally {
+      sandbox.faults.clear();
+    }
+    const lookup = await stacker(['order', '--client-order-id', 'lost-answer-1', '--market', 'ETH_USDT', '--json']);
+    const found = parseJson(lookup) as { orders: Array<{ source: string; status: string; filledBase: string }> };
+    expect(found.orders).toEqual([expect.objectContaining({ source: 'history', status: 'FILLED', filledBase: '0.01' })]);
+  });
+
+  it('a base URL where nothing listens', async () => {
+    const port = await closedPort();
+    const result = await stacker(['ping', '--base-url', `http://127.0.0.1:${port}`]);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/^error: E_NETWORK \(NetworkError\)/m);
+  });
+});
+
+describe('help', () => {
+  const commands = [[], ['sandbox'], ['ping'], ['markets'], ['ticker'], ['balance'], ['codes'], ['flex'], ['flex', 'plans'], ['flex', 'investments'], ['flex', 'withdraw'], ['buy'], ['order']];
+  it.each(commands.map((c) => [c.join(' ') || '(root)', c] as const))('--help on %s exits 0 with usage on stdout', async (_name, command) => {
+    const before = proxy.requests.length;
+    const result = await stacker([...command, '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^Usage: stacker${command.length ? ` ${command.join(' ')}` : ''} `));
+    expect(proxy.requests.length).toBe(before);
+  });
+
+  it('--version prints the version', async () => {
+    const result = await stacker(['--version']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+});
+
+/** A port that was free a moment ago: listen on 0, note the port, close. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,174 @@
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
+import { periodStarts } from '../../src/store/budget-periods.ts';
+import type { BudgetReserveRequest, Journal } from '../../src/store/journal.ts';
+import { TempWorld } from './helpers.ts';
+
+let world: TempWorld;
+beforeEach(() => {
+  world = new TempWorld();
+});
+afterEach(async () => {
+  await world.cleanup();
+});
+
+const WED_2025_01_01_10H_UTC = Date.UTC(2025, 0, 1, 10);
+const scope = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' } as const;
+let next = 0;
+
+function request(amount: string, overrides: Partial<BudgetReserveRequest> = {}): BudgetReserveRequest {
+  next += 1;
+  return {
+    ...scope,
+    reservationId: `r-${next}`,
+    atMs: WED_2025_01_01_10H_UTC,
+    amountQuote: new Decimal(amount),
+    limits: { day: new Decimal('100'), week: new Decimal('300'), month: new Decimal('1000') },
+    ...overrides,
+  };
+}
+
+async function spentText(journal: Journal, atMs = WED_2025_01_01_10H_UTC, timeZone = 'UTC'): Promise<string[]> {
+  const spent = await journal.budgetSpent({ ...scope, timeZone }, atMs);
+  return [spent.day, spent.week, spent.month].map(formatDecimal);
+}
+
+describe('budgets', () => {
+  it('reserves within the limit, up to exactly the limit, and refuses beyond it naming the period', async () => {
+    const journal = await world.opened();
+    expect(await journal.reserveBudget(request('60.5'))).toMatchObject({ ok: true, repeated: false });
+    expect(await journal.reserveBudget(request('39.5'))).toMatchObject({ ok: true });
+    const refused = await journal.reserveBudget(request('0.00000001'));
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.exceeded.map((e) => [e.period, formatDecimal(e.limitQuote), formatDecimal(e.spentQuote), formatDecimal(e.requestedQuote)])).toEqual([
+      ['day', '100', '100', '0.00000001'],
+    ]);
+    expect(await spentText(journal)).toEqual(['100', '100', '100']);
+  });
+
+  it('counts day, ISO week (Monday first) and month separately in UTC', async () => {
+    const journal = await world.opened();
+    const limits = { day: new Decimal('100'), week: new Decimal('150'), month: new Decimal('1000') };
+    await journal.reserveBudget(request('100', { limits }));
+    // Thursday: a new day, the same week, which has 50 left.
+    const thursday = Date.UTC(2025, 0, 2, 0, 0, 0);
+    expect(await journal.reserveBudget(request('60', { atMs: thursday, limits }))).toMatchObject({ ok: false, exceeded: [{ period: 'week' }] });
+    expect(await journal.reserveBudget(request('50', { atMs: thursday, limits }))).toMatchObject({ ok: true });
+    // Sunday 23:59:59.999 is still the week; Monday 00:00 is a new one.
+    expect(await journal.reserveBudget(request('1', { atMs: Date.UTC(2025, 0, 5, 23, 59, 59, 999), limits }))).toMatchObject({ ok: false });
+    expect(await journal.reserveBudget(request('100', { atMs: Date.UTC(2025, 0, 6), limits }))).toMatchObject({ ok: true });
+    expect(await spentText(journal, Date.UTC(2025, 0, 6, 12))).toEqual(['100', '100', '250']);
+    // February starts a new month.
+    expect(await spentText(journal, Date.UTC(2025, 1, 1))).toEqual(['0', '0', '0']);
+  });
+
+  it('counts periods on the wall clock of the given time zone', async () => {
+    const journal = await world.opened();
+    // 23:30 UTC on Dec 31 is already Jan 1 in Berlin: a new day, week day and month there.
+    const lateUtc = Date.UTC(2024, 11, 31, 23, 30);
+    await journal.reserveBudget(request('10', { atMs: lateUtc, timeZone: 'Europe/Berlin' }));
+    expect(await spentText(journal, Date.UTC(2025, 0, 1, 12), 'Europe/Berlin')).toEqual(['10', '10', '10']);
+    expect(await spentText(journal, Date.UTC(2024, 11, 31, 12), 'Europe/Berlin')).toEqual(['0', '10', '0']);
+  });
+
+  it('holds across close and reopen', async () => {
+    const first = await world.opened();
+    await first.reserveBudget(request('99'));
+    await first.close();
+    const second = await world.opened();
+    expect(await second.reserveBudget(request('2'))).toMatchObject({ ok: false });
+    expect(await spentText(second)).toEqual(['99', '99', '99']);
+  });
+
+  it('counts a repeated reservation id once', async () => {
+    const journal = await world.opened();
+    const first = request('40', { reservationId: 'intent-7' });
+    await journal.reserveBudget(first);
+    const again = await journal.reserveBudget(first);
+    expect(again).toMatchObject({ ok: true, repeated: true, reservation: { reservationId: 'intent-7', state: 'held' } });
+    expect(await spentText(journal)).toEqual(['40', '40', '40']);
+    await expect(journal.reserveBudget({ ...first, instance: 'other' })).rejects.toMatchObject({ reason: 'conflict' });
+  });
+
+  it('releases a reservation once, and settles one at what was really spent', async () => {
+    const journal = await world.opened();
+    await journal.reserveBudget(request('40', { reservationId: 'a' }));
+    await journal.reserveBudget(request('30', { reservationId: 'b' }));
+    expect((await journal.heldBudgetReservations('dca-btc')).map((r) => r.reservationId)).toEqual(['a', 'b']);
+    expect(await journal.releaseBudget('a')).toBe(true);
+    expect(await journal.releaseBudget('a')).toBe(false);
+    expect(await journal.releaseBudget('never-reserved')).toBe(false);
+    const settled = await journal.settleBudget('b', new Decimal('30.123'));
+    expect(settled).toMatchObject({ state: 'settled' });
+    expect(formatDecimal(settled.amountQuote)).toBe('30.123');
+    expect(await journal.settleBudget('b', new Decimal('30.123'))).toMatchObject({ state: 'settled' });
+    await expect(journal.settleBudget('b', new Decimal('31'))).rejects.toMatchObject({ reason: 'conflict' });
+    await expect(journal.releaseBudget('b')).rejects.toMatchObject({ reason: 'illegal-transition' });
+    await expect(journal.settleBudget('a', new Decimal('1'))).rejects.toMatchObject({ reason: 'illegal-transition' });
+    expect(await spentText(journal)).toEqual(['30.123', '30.123', '30.123']);
+    expect(await journal.heldBudgetReservations()).toEqual([]);
+  });
+
+  it('keeps instances and quote assets apart', async () => {
+    const journal = await world.opened();
+    await journal.reserveBudget(request('100'));
+    expect(await journal.reserveBudget(request('100', { asset: 'EUR' }))).toMatchObject({ ok: true });
+    expect(await journal.reserveBudget(request('100', { instance: 'dca-eth' }))).toMatchObject({ ok: true });
+  });
+
+  it('adds decimals exactly, where binary floats would drift', async () => {
+    const journal = await world.opened();
+    for (let i = 0; i < 10; i += 1) await journal.reserveBudget(request('0.1', { limits: { day: new Decimal('1') } }));
+    expect(await spentText(journal)).toEqual(['1', '1', '1']);
+    expect(await journal.reserveBudget(request('0.000000000000000001', { limits: { day: new Decimal('1') } }))).toMatchObject({ ok: false });
+  });
+
+  it('refuses a zero or negative amount and an unknown time zone', async () => {
+    const journal = await world.opened();
+    await expect(journal.reserveBudget(request('0'))).rejects.toMatchObject({ reason: 'invalid-argument' });
+    await expect(journal.reserveBudget(request('-1'))).rejects.toMatchObject({ reason: 'invalid-argument' });
+    await expect(journal.reserveBudget(request('1', { timeZone: 'Mars/Olympus' }))).rejects.toMatchObject({ reason: 'invalid-argument' });
+  });
+});
+
+describe('budget periods', () => {
+  it('starts days, ISO weeks and months at midnight UTC', () => {
+    expect(periodStarts(WED_2025_01_01_10H_UTC, 'UTC')).toEqual({
+      day: Date.UTC(2025, 0, 1),
+      week: Date.UTC(2024, 11, 30),
+      month: Date.UTC(2025, 0, 1),
+    });
+  });
+
+  it('follows daylight saving time: a Berlin day in summer starts at 22:00 UTC the day before', () => {
+    expect(periodStarts(Date.UTC(2025, 6, 15, 12), 'Europe/Berlin').day).toBe(Date.UTC(2025, 6, 14, 22));
+    expect(periodStarts(Date.UTC(2025, 0, 15, 12), 'Europe/Berlin').day).toBe(Date.UTC(2025, 0, 14, 23));
+  });
+
+  it('starts a day whose midnight was skipped (São Paulo, 2018-11-04) at the first instant that exists', () => {
+    expect(periodStarts(Date.UTC(2018, 10, 4, 15), 'America/Sao_Paulo').day).toBe(Date.UTC(2018, 10, 4, 3));
+  });
+
+  it('always puts the instant inside its day, week and month, each starting on its local date', () => {
+    const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe', 'America/Sao_Paulo', 'Pacific/Chatham'];
+    const localDate = (ms: number, timeZone: string): string => new Date(ms).toLocaleDateString('en-CA', { timeZone });
+    const localWeekday = (ms: number, timeZone: string): string => new Date(ms).toLocaleDateString('en-US', { timeZone, weekday: 'short' });
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2040, 0, 1) }), fc.constantFrom(...zones), (atMs, zone) => {
+        const starts = periodStarts(atMs, zone);
+        expect(starts.month).toBeLessThanOrEqual(atMs);
+        expect(starts.week).toBeLessThanOrEqual(atMs);
+        expect(starts.day).toBeLessThanOrEqual(atMs);
+        expect(localDate(starts.day, zone)).toBe(localDate(atMs, zone));
+        expect(localDate(starts.day - 1, zone)).not.toBe(localDate(atMs, zone));
+        expect(localDate(starts.month, zone).slice(0, 7)).toBe(localDate(atMs, zone).slice(0, 7));
+        expect(localDate(starts.month, zone).slice(8)).toBe('01');
+        expect(localWeekday(starts.week, zone)).toBe('Mon');
+        expect(atMs - starts.week).toBeLessThan(7 * 86_400_000 + 3_600_000);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

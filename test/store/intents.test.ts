@@ -1,0 +1,157 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
+import { Decimal } from '../../src/domain/money.ts';
+import { SLOT, TempWorld, buy, claimWithBuy, order } from './helpers.ts';
+
+let world: TempWorld;
+beforeEach(() => {
+  world = new TempWorld();
+});
+afterEach(async () => {
+  await world.cleanup();
+});
+
+describe('intents', () => {
+  it('journals a buy as pending with the clientOrderId derived from instance, slot time and index', async () => {
+    const journal = await world.opened();
+    const intentId = await claimWithBuy(journal, '0.0005');
+    const record = await journal.getIntent(intentId);
+    expect(record).toMatchObject({
+      instance: SLOT.instance,
+      slotTimeMs: SLOT.slotTimeMs,
+      index: 0,
+      status: 'pending',
+      attempts: 0,
+      clientOrderId: deriveClientOrderId(SLOT.instance, SLOT.slotTimeMs, 0),
+      result: null,
+      error: null,
+    });
+    expect(record?.intent).toEqual(buy('0.0005'));
+  });
+
+  it('prefixes the clientOrderId with the intent tag, else the configured prefix', async () => {
+    const journal = await world.opened();
+    await journal.claimSlot({ ...SLOT, runId: null });
+    const [tagged, prefixed] = await journal.addIntents(SLOT, [
+      { index: 0, intent: { ...buy('1'), tag: 'weekly' }, clientOrderIdPrefix: 'stk' },
+      { index: 1, intent: buy('1'), clientOrderIdPrefix: 'stk' },
+    ]);
+    expect(tagged?.clientOrderId).toBe(deriveClientOrderId(SLOT.instance, SLOT.slotTimeMs, 0, 'weekly'));
+    expect(prefixed?.clientOrderId).toBe(deriveClientOrderId(SLOT.instance, SLOT.slotTimeMs, 1, 'stk'));
+    expect(await journal.findIntentByClientOrderId(prefixed?.clientOrderId ?? '')).toMatchObject({ index: 1 });
+  });
+
+  it('settles notes, refusals and set-state when journalled, and applies set-state in the same transaction', async () => {
+    const journal = await world.opened();
+    await journal.setState(SLOT.instance, { stale: 'yes' });
+    await journal.claimSlot({
+      ...SLOT,
+      runId: null,
+      intents: [
+        { index: 0, intent: { kind: 'note', level: 'info', message: 'price is 97000', data: { price: '97000.5' } } },
+        { index: 1, intent: { kind: 'refusal', reason: 'below-min-total', message: 'total 4 is below 5' } },
+        { index: 2, intent: { kind: 'set-state', key: 'lastBuyMs', value: '1735689600000' } },
+        { index: 3, intent: { kind: 'set-state', key: 'stale', value: null } },
+        { index: 4, intent: buy('0.1'), refusal: { code: 'over-budget', message: 'day budget 100 USDT is spent' } },
+      ],
+    });
+    const statuses = (await journal.listIntents(SLOT)).map((i) => [i.intent.kind, i.status, i.error?.code ?? null, i.clientOrderId === null]);
+    expect(statuses).toEqual([
+      ['note', 'done', null, true],
+      ['refusal', 'refused', 'below-min-total', true],
+      ['set-state', 'done', null, true],
+      ['set-state', 'done', null, true],
+      ['buy-stock-market', 'refused', 'over-budget', false],
+    ]);
+    expect(await journal.getState(SLOT.instance)).toEqual(new Map([['lastBuyMs', '1735689600000']]));
+    expect((await journal.listIntents(SLOT))[0]?.intent).toEqual({ kind: 'note', level: 'info', message: 'price is 97000', data: { price: '97000.5' } });
+  });
+
+  it('follows pending → sent → unknown → sent → done, counting attempts and keeping the result', async () => {
+    const journal = await world.opened();
+    const id = await claimWithBuy(journal);
+    expect(await journal.updateIntent(id, { status: 'sent' })).toMatchObject({ status: 'sent', attempts: 1 });
+    expect(await journal.updateIntent(id, { status: 'unknown', error: { code: 'E_TIMEOUT', message: 'no response within 10000 ms' } })).toMatchObject({
+      status: 'unknown',
+      error: { code: 'E_TIMEOUT', message: 'no response within 10000 ms' },
+    });
+    expect(await journal.updateIntent(id, { status: 'sent' })).toMatchObject({ status: 'sent', attempts: 2 });
+    world.nowMs += 1;
+    expect(await journal.updateIntent(id, { status: 'done', result: { orderId: '5123456789' } })).toMatchObject({
+      status: 'done',
+      attempts: 2,
+      result: { orderId: '5123456789' },
+      error: null,
+      updatedAtMs: world.nowMs,
+    });
+  });
+
+  it('refuses to reopen a finished intent: a done buy is never sent again', async () => {
+    const journal = await world.opened();
+    const id = await claimWithBuy(journal);
+    await journal.updateIntent(id, { status: 'sent' });
+    await journal.updateIntent(id, { status: 'done', result: { orderId: '1' } });
+    await expect(journal.updateIntent(id, { status: 'sent' })).rejects.toMatchObject({ code: 'E_STORE', reason: 'illegal-transition' });
+    await expect(journal.updateIntent(id, { status: 'failed', error: { code: 'E_X', message: 'x' } })).rejects.toMatchObject({ reason: 'illegal-transition' });
+    await expect(journal.updateIntent('missing', { status: 'sent' })).rejects.toMatchObject({ reason: 'not-found' });
+  });
+
+  it('lists pending, sent and unknown intents, oldest first, for reconciliation on start', async () => {
+    const journal = await world.opened();
+    await journal.claimSlot({
+      ...SLOT,
+      runId: null,
+      intents: [0, 1, 2, 3].map((index) => ({ index, intent: buy(`0.${index + 1}`) })),
+    });
+    const [a, b, c, d] = (await journal.listIntents(SLOT)).map((i) => i.intentId);
+    await journal.updateIntent(b ?? '', { status: 'sent' });
+    await journal.updateIntent(c ?? '', { status: 'unknown', error: { code: 'E_NETWORK', message: 'reset' } });
+    await journal.updateIntent(d ?? '', { status: 'refused', error: { code: 'E_EXCHANGE_REFUSED', message: 'Not enough balance.' } });
+    expect((await journal.unresolvedIntents()).map((i) => [i.intentId, i.status])).toEqual([
+      [a, 'pending'],
+      [b, 'sent'],
+      [c, 'unknown'],
+    ]);
+    expect(await journal.listIntents({ statuses: ['refused'] })).toHaveLength(1);
+  });
+
+  it('keeps strategy state per instance; null deletes', async () => {
+    const journal = await world.opened();
+    await journal.setState('a', { k1: 'v1', k2: 'v2' });
+    await journal.setState('b', { k1: 'other' });
+    await journal.setState('a', { k1: null, k2: 'v2b' });
+    expect(await journal.getState('a')).toEqual(new Map([['k2', 'v2b']]));
+    expect(await journal.getState('b')).toEqual(new Map([['k1', 'other']]));
+  });
+
+  it('records a flex withdrawal and a transfer per intent; recording again updates without losing the transaction id', async () => {
+    const journal = await world.opened();
+    await journal.claimSlot({
+      ...SLOT,
+      runId: null,
+      intents: [
+        { index: 0, intent: { kind: 'flex-withdraw', plan: '3b4c', amount: new Decimal('12.5') } },
+        { index: 1, intent: { kind: 'transfer', ticker: 'USDT', amount: new Decimal('12.5'), from: 'main', to: 'spot' } },
+        { index: 2, intent: buy('0.0001') },
+      ],
+    });
+    const [flexId, transferId, buyId] = (await journal.listIntents(SLOT)).map((i) => i.intentId);
+    await journal.recordFlexOperation({ intentId: flexId ?? '', plan: '3b4c', amount: new Decimal('12.5'), transactionId: 'tx-1', status: 'sent' });
+    world.nowMs += 10;
+    const flex = await journal.recordFlexOperation({ intentId: flexId ?? '', plan: '3b4c', amount: new Decimal('12.5'), transactionId: null, status: 'done' });
+    expect(flex).toMatchObject({ transactionId: 'tx-1', status: 'done', createdAtMs: world.nowMs - 10, updatedAtMs: world.nowMs });
+    const transfer = await journal.recordTransfer({ intentId: transferId ?? '', ticker: 'USDT', amount: new Decimal('12.5'), from: 'main', to: 'spot', status: 'done' });
+    expect(transfer.amount.eq('12.5')).toBe(true);
+    await expect(
+      journal.recordTransfer({ intentId: buyId ?? '', ticker: 'USDT', amount: new Decimal('1'), from: 'main', to: 'spot', status: 'done' }),
+    ).rejects.toMatchObject({ reason: 'invalid-argument' });
+
+    await journal.recordOrderSnapshot(order({ clientOrderId: deriveClientOrderId(SLOT.instance, SLOT.slotTimeMs, 2) }));
+    const entries = await journal.recentJournal({ instance: SLOT.instance });
+    expect(entries.map((e) => [e.intent.index, e.flexOperation?.transactionId ?? null, e.transfer?.status ?? null, e.orders.map((o) => o.orderId)])).toEqual([
+      [0, 'tx-1', null, []],
+      [1, null, 'done', []],
+      [2, null, null, ['5123456789']],
+    ]);
+  });
+});

@@ -1,0 +1,136 @@
+import { writeFileSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SchemaTooNewError, StoreError } from '../../src/store/errors.ts';
+import { MIGRATIONS, type Migration, SCHEMA_VERSION, migrate } from '../../src/store/migrations.ts';
+import { openDatabase } from '../../src/store/sqlite-db.ts';
+import { TempWorld } from './helpers.ts';
+
+let world: TempWorld;
+beforeEach(() => {
+  world = new TempWorld();
+});
+afterEach(async () => {
+  await world.cleanup();
+});
+
+function ledger(path: string): { version: number; name: string; applied_at_ms: number }[] {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return db.prepare('SELECT version, name, applied_at_ms FROM schema_migrations ORDER BY version').all() as never;
+  } finally {
+    db.close();
+  }
+}
+
+describe('schema migrations', () => {
+  it('applies every migration once on a new file and nothing on reopen', async () => {
+    world.nowMs = 111;
+    const first = await world.opened();
+    await first.close();
+    world.nowMs = 222;
+    const second = await world.opened();
+    await second.close();
+    expect(ledger(world.path())).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied_at_ms: 111 })));
+  });
+
+  it('returns the versions it applied, and none the second time', () => {
+    const db = openDatabase({ path: world.path() });
+    try {
+      expect(migrate(db, world.path(), () => 1)).toEqual(MIGRATIONS.map((m) => m.version));
+      expect(migrate(db, world.path(), () => 2)).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('opens in WAL mode with synchronous=FULL, foreign keys on and a busy timeout', () => {
+    const db = openDatabase({ path: world.path(), busyTimeoutMs: 1234 });
+    try {
+      expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
+      expect(db.prepare('PRAGMA synchronous').get()).toEqual({ synchronous: 2 });
+      expect(db.prepare('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1 });
+      expect(db.prepare('PRAGMA busy_timeout').get()).toEqual({ timeout: 1234 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('applies a migration added later on the next open, leaving earlier ones alone', () => {
+    const later: Migration = { version: SCHEMA_VERSION + 1, name: 'add notes', sql: 'CREATE TABLE notes (id INTEGER PRIMARY KEY)' };
+    const db = openDatabase({ path: world.path() });
+    try {
+      migrate(db, world.path(), () => 1);
+      expect(migrate(db, world.path(), () => 2, [...MIGRATIONS, later])).toEqual([later.version]);
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'notes'").get()).toEqual({ name: 'notes' });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('rolls a failing migration back entirely: no half-made table, version unchanged', () => {
+    const broken: Migration = { version: SCHEMA_VERSION + 1, name: 'broken', sql: 'CREATE TABLE half (x); SELECT nope FROM nowhere;' };
+    const db = openDatabase({ path: world.path() });
+    try {
+      migrate(db, world.path(), () => 1);
+      expect(() => migrate(db, world.path(), () => 2, [...MIGRATIONS, broken])).toThrow(/nowhere/);
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeUndefined();
+      expect(db.prepare('SELECT max(version) AS v FROM schema_migrations').get()).toEqual({ v: SCHEMA_VERSION });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('refuses a database whose schema is newer than the code, naming both versions, without touching it', async () => {
+    await (await world.opened()).close();
+    const raw = new DatabaseSync(world.path());
+    raw.prepare('INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (?, ?, ?)').run(SCHEMA_VERSION + 7, 'from the future', 1);
+    raw.close();
+
+    const error = await world.journal().open().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaTooNewError);
+    expect(error).toMatchObject({ code: 'E_STORE', reason: 'schema-too-new', databaseVersion: SCHEMA_VERSION + 7, knownVersion: SCHEMA_VERSION });
+    expect((error as Error).message).toContain(world.path());
+    expect((error as Error).message).toMatch(/newer stacker/);
+    expect(ledger(world.path()).map((row) => row.version)).toEqual([...MIGRATIONS.map((m) => m.version), SCHEMA_VERSION + 7]);
+  });
+
+  it('refuses a database whose recorded migration has another name (a diverging build)', async () => {
+    await (await world.opened()).close();
+    const raw = new DatabaseSync(world.path());
+    raw.prepare("UPDATE schema_migrations SET name = 'something else' WHERE version = 1").run();
+    raw.close();
+    await expect(world.journal().open()).rejects.toMatchObject({ code: 'E_STORE', reason: 'schema-mismatch' });
+  });
+
+  it('opens read-only without migrating, and refuses a file that still needs migrations', async () => {
+    await (await world.opened()).close();
+    const reader = await world.opened({ readOnly: true });
+    expect(await reader.listSlots()).toEqual([]);
+
+    const emptyPath = world.path('empty.db');
+    new DatabaseSync(emptyPath).close();
+    await expect(world.journal({ path: emptyPath, readOnly: true }).open()).rejects.toMatchObject({ reason: 'schema-outdated' });
+  });
+
+  it('reports a file that is not a database as open-failed', async () => {
+    writeFileSync(world.path(), 'this is not a database, it is a text file long enough to have a header........');
+    const error = await world.journal().open().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error).toMatchObject({ code: 'E_STORE', reason: 'open-failed' });
+  });
+
+  it('runs in memory for throwaway journals', async () => {
+    const journal = await world.opened({ path: ':memory:' });
+    expect(await journal.claimSlot({ instance: 'bt', slotTimeMs: 0, runId: null })).toBe(true);
+    expect(await journal.claimSlot({ instance: 'bt', slotTimeMs: 0, runId: null })).toBe(false);
+  });
+
+  it('refuses every operation before open and after close', async () => {
+    const journal = world.journal();
+    await expect(journal.listSlots()).rejects.toMatchObject({ reason: 'closed' });
+    await journal.open();
+    await journal.close();
+    await expect(journal.listSlots()).rejects.toMatchObject({ reason: 'closed' });
+  });
+});

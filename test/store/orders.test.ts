@@ -1,0 +1,142 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
+import type { OrderTransition } from '../../src/store/journal.ts';
+import { SLOT, TempWorld, claimWithBuy, order } from './helpers.ts';
+
+let world: TempWorld;
+beforeEach(() => {
+  world = new TempWorld();
+});
+afterEach(async () => {
+  await world.cleanup();
+});
+
+const CLIENT_ID = deriveClientOrderId(SLOT.instance, SLOT.slotTimeMs, 0);
+const snapshots = {
+  new: order({ clientOrderId: CLIENT_ID }),
+  partial: order({
+    clientOrderId: CLIENT_ID,
+    status: 'PARTIAL_FILLED',
+    left: new Decimal('0.0003'),
+    filledBase: new Decimal('0.0002'),
+    filledQuote: new Decimal('19.4000002'),
+    fee: new Decimal('0.0194000002'),
+    feeAsset: 'USDT',
+  }),
+  filled: order({
+    clientOrderId: CLIENT_ID,
+    status: 'FILLED',
+    left: new Decimal('0'),
+    filledBase: new Decimal('0.0005'),
+    filledQuote: new Decimal('48.50000055'),
+    fee: new Decimal('0.04850000055'),
+    feeAsset: 'USDT',
+  }),
+};
+
+function summary(t: OrderTransition | null | undefined): string | null {
+  if (t === null || t === undefined) return null;
+  return `#${t.seq} ${t.fromStatus ?? '∅'}→${t.toStatus} base=${formatDecimal(t.filledBase)} quote=${formatDecimal(t.filledQuote)} fee=${formatDecimal(t.fee)}`;
+}
+
+describe('order tracking', () => {
+  it('logs each transition once with from, to, filled base and quote and fee', async () => {
+    const journal = await world.opened();
+    await claimWithBuy(journal);
+    expect(summary(await journal.recordOrderSnapshot(snapshots.new))).toBe('#1 ∅→NEW base=0 quote=0 fee=0');
+    expect(summary(await journal.recordOrderSnapshot(snapshots.partial))).toBe('#2 NEW→PARTIAL_FILLED base=0.0002 quote=19.4000002 fee=0.0194000002');
+    world.nowMs += 500;
+    expect(summary(await journal.recordOrderSnapshot(snapshots.filled))).toBe('#3 PARTIAL_FILLED→FILLED base=0.0005 quote=48.50000055 fee=0.04850000055');
+    const stored = await journal.orderTransitions(snapshots.new.orderId);
+    expect(stored.map(summary)).toEqual([
+      '#1 ∅→NEW base=0 quote=0 fee=0',
+      '#2 NEW→PARTIAL_FILLED base=0.0002 quote=19.4000002 fee=0.0194000002',
+      '#3 PARTIAL_FILLED→FILLED base=0.0005 quote=48.50000055 fee=0.04850000055',
+    ]);
+    expect(stored[2]?.atMs).toBe(world.nowMs);
+  });
+
+  it('records nothing when the same snapshots are replayed, also after a reopen', async () => {
+    const first = await world.opened();
+    await claimWithBuy(first);
+    for (const snapshot of [snapshots.new, snapshots.new, snapshots.partial, snapshots.partial]) await first.recordOrderSnapshot(snapshot);
+    await first.close();
+    const second = await world.opened();
+    const replayed = [];
+    for (const snapshot of [snapshots.new, snapshots.partial, snapshots.partial]) replayed.push(await second.recordOrderSnapshot(snapshot));
+    expect(replayed).toEqual([null, null, null]);
+    expect(await second.orderTransitions(snapshots.new.orderId)).toHaveLength(2);
+  });
+
+  it('records a further fill in the same status as a new transition', async () => {
+    const journal = await world.opened();
+    await journal.recordOrderSnapshot(snapshots.partial);
+    const more = order({ ...snapshots.partial, filledBase: new Decimal('0.0003'), filledQuote: new Decimal('29.1'), fee: new Decimal('0.0291') });
+    expect(summary(await journal.recordOrderSnapshot(more))).toBe('#2 PARTIAL_FILLED→PARTIAL_FILLED base=0.0003 quote=29.1 fee=0.0291');
+  });
+
+  it('ignores a snapshot older than the stored one: status never goes back, fills never shrink', async () => {
+    const journal = await world.opened();
+    await journal.recordOrderSnapshot(snapshots.partial);
+    expect(await journal.recordOrderSnapshot(snapshots.new)).toBeNull();
+    expect(await journal.recordOrderSnapshot(order({ ...snapshots.partial, filledBase: new Decimal('0.0001') }))).toBeNull();
+    expect((await journal.getOrder(snapshots.new.orderId))?.status).toBe('PARTIAL_FILLED');
+    expect(await journal.orderTransitions(snapshots.new.orderId)).toHaveLength(1);
+  });
+
+  it('freezes an order once terminal and drops it from the open orders', async () => {
+    const journal = await world.opened();
+    await journal.recordOrderSnapshot(snapshots.new);
+    world.nowMs += 1;
+    await journal.recordOrderSnapshot(order({ orderId: '2', status: 'PARTIAL_FILLED', filledBase: new Decimal('0.1') }));
+    expect((await journal.openOrders()).map((o) => o.orderId)).toEqual(['5123456789', '2']);
+    await journal.recordOrderSnapshot(snapshots.filled);
+    expect(await journal.recordOrderSnapshot(order({ ...snapshots.filled, status: 'CANCELED' }))).toBeNull();
+    expect((await journal.getOrder(snapshots.new.orderId))?.status).toBe('FILLED');
+    expect((await journal.openOrders()).map((o) => o.orderId)).toEqual(['2']);
+  });
+
+  it('updates the stored snapshot without a transition when only other fields changed', async () => {
+    const journal = await world.opened();
+    await journal.recordOrderSnapshot(snapshots.new);
+    world.nowMs += 1;
+    expect(await journal.recordOrderSnapshot(order({ ...snapshots.new, feeAsset: 'USDT' }))).toBeNull();
+    expect(await journal.getOrder(snapshots.new.orderId)).toMatchObject({ feeAsset: 'USDT', updatedAtMs: world.nowMs });
+  });
+
+  it('links an order to the intent that sent its clientOrderId, or to the intent named', async () => {
+    const journal = await world.opened();
+    const intentId = await claimWithBuy(journal);
+    await journal.recordOrderSnapshot(snapshots.new);
+    expect((await journal.getOrder(snapshots.new.orderId))?.intentId).toBe(intentId);
+    await journal.recordOrderSnapshot(order({ orderId: '77', clientOrderId: 'manual' }));
+    expect((await journal.getOrder('77'))?.intentId).toBeNull();
+    await journal.recordOrderSnapshot(order({ orderId: '78', clientOrderId: CLIENT_ID }), { intentId: null });
+    expect((await journal.getOrder('78'))?.intentId).toBeNull();
+    await expect(journal.recordOrderSnapshot(order({ orderId: '79' }), { intentId: 'no-such-intent' })).rejects.toMatchObject({ reason: 'not-found' });
+    expect((await journal.listOrders({ instance: SLOT.instance })).map((o) => o.orderId)).toEqual([snapshots.new.orderId]);
+    expect((await journal.listOrders({ market: 'ETH_USDT' }))).toEqual([]);
+  });
+
+  it('reads back every field of the order exactly', async () => {
+    const journal = await world.opened();
+    const full = order({
+      orderId: '18446744073709551615',
+      type: 'limit',
+      side: 'sell',
+      price: new Decimal('123456789.123456789'),
+      statusDerived: true,
+      stp: 'cancel_both',
+      stopActivated: 1,
+      createdAtSec: 1_669_333_716.366427,
+    });
+    await journal.recordOrderSnapshot(full);
+    expect(await journal.getOrder(full.orderId)).toEqual({ ...full, intentId: null, firstSeenAtMs: world.nowMs, updatedAtMs: world.nowMs });
+  });
+
+  it('refuses an order whose money is not a finite Decimal', async () => {
+    const journal = await world.opened();
+    await expect(journal.recordOrderSnapshot(order({ fee: new Decimal(NaN) }))).rejects.toMatchObject({ reason: 'invalid-argument' });
+  });
+});
