@@ -70,6 +70,16 @@ Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
     .action(action(async () => (await import('./commands/sandbox.ts')).sandbox));
 
   program
+    .command('demo')
+    .description('start a sandbox exchange in this process and walk through every operation over real HTTP (no account needed)')
+    .action(
+      action(async () => async (ctx: CommandContext) => {
+        const { runDemo } = await import('../demo/walkthrough.ts');
+        await runDemo({ out: (line) => ctx.io.out(`${line}\n`) });
+      }),
+    );
+
+  program
     .command('ping')
     .description('check that the exchange answers (public)')
     .action(action(async () => (await import('./commands/market-data.ts')).ping));
