@@ -72,6 +72,11 @@ export const dca = defineStrategy<DcaParams>({
     return ['balances', 'markets', 'prices'];
   },
 
+  budgetAsset(params) {
+    // MARKET is BASE_QUOTE (checked by parseParams): the budget counts what is spent, the quote.
+    return params.market.slice(params.market.indexOf('_') + 1);
+  },
+
   async decide(view, params) {
     const rules = view.market(params.market);
     if (rules === undefined) {

@@ -41,6 +41,11 @@ export class CommandContext {
     this.#state = state;
   }
 
+  /** The global flags as given (for commands that build their own configuration, like `run`). */
+  get globalFlags(): GlobalFlags {
+    return this.#flags;
+  }
+
   settings(): Promise<Settings> {
     this.#settings ??= loadSettings({ baseUrl: this.#flags.baseUrl, region: this.#flags.region, envFile: this.#flags.envFile }).then((settings) => {
       this.#state.verbose = settings.logLevel === 'debug' || settings.logLevel === 'trace';

@@ -80,6 +80,22 @@ Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
     );
 
   program
+    .command('run')
+    .description('run the daemon: every strategy instance in --strategies on its schedule, until Ctrl-C (dry-run unless STACKER_MODE=live and --live)')
+    .option('--strategies <dir>', 'folder of strategy instance files, one *.env each (default: $STACKER_STRATEGIES_DIR, else config/strategies)')
+    .option('--data-dir <dir>', 'where the journal lives (default: $STACKER_DATA_DIR, else ./data)')
+    .option('--live', 'trade with real money; needs STACKER_MODE=live too, and API keys')
+    .addHelpText(
+      'after',
+      `
+Settings come from the environment and --env-file (see .env.example); each strategy
+instance is one env file (see config/strategies/). Everything is checked before the
+first slot; every problem is reported at once (exit 2) and nothing is sent.
+SIGINT/SIGTERM: no new slots, the slot in flight finishes, the journal closes, exit 0.`,
+    )
+    .action(action(async () => (await import('./commands/run.ts')).run));
+
+  program
     .command('ping')
     .description('check that the exchange answers (public)')
     .action(action(async () => (await import('./commands/market-data.ts')).ping));

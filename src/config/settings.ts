@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { ConfigError, type InputProblem } from '../domain/errors.ts';
-import { readEnvFile } from './env-file.ts';
+import { readEnvFileChecked } from './env-file.ts';
 
 /**
  * The one reader of `process.env` (STYLE.md rule 3). Settings come from three layers, highest
@@ -55,26 +55,59 @@ export interface SettingsSources {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-interface Found {
+/** One value found in the environment layers, and where it came from. */
+export interface EnvValue {
   readonly value: string;
   /** 'environment' or 'env file PATH'. */
   readonly source: string;
 }
 
+type Found = EnvValue;
+
+/**
+ * The real environment over the `--env-file` file, read once. Other config modules (the daemon
+ * config, the journal readers) look their keys up here so that `process.env` has one reader and
+ * every key follows the same rules: the environment wins, the empty string counts as unset.
+ */
+export interface EnvLayers {
+  readonly envFile: string | null;
+  /** Every key the env file sets (empty ones too), for the check of keys stacker does not read. Never the values. */
+  readonly fileKeys: readonly string[];
+  /** 1-based numbers of env-file lines that are neither blank, a comment nor KEY=value (dotenv skips them silently). */
+  readonly fileBadLines: readonly number[];
+  lookup(key: string): EnvValue | null;
+}
+
+/** Read the env file (when given) and pair it with the environment. An unreadable file is a ConfigError naming it. */
+export async function readEnvLayers(envFile: string | undefined | null, sources: SettingsSources = {}): Promise<EnvLayers> {
+  const env = sources.env ?? process.env;
+  const file = envFile === undefined ? null : envFile;
+  if (file === '') throw new ConfigError([{ field: '--env-file', rule: 'must name a file' }]);
+  const read = file === null ? { values: {}, badLines: [] } : await readEnvFileChecked(file);
+  const fileValues: Readonly<Record<string, string>> = read.values;
+  return Object.freeze({
+    envFile: file,
+    fileKeys: Object.freeze(Object.keys(fileValues)),
+    fileBadLines: Object.freeze([...read.badLines]),
+    lookup(key: string): EnvValue | null {
+      // Own keys only: `constructor` or `toString` must not come back from Object.prototype.
+      const real = Object.hasOwn(env, key) ? env[key] : undefined;
+      if (typeof real === 'string' && real !== '') return { value: real, source: 'environment' };
+      const fromFile = Object.hasOwn(fileValues, key) ? fileValues[key] : undefined;
+      if (fromFile !== undefined && fromFile !== '') return { value: fromFile, source: `env file ${file}` };
+      return null;
+    },
+  });
+}
+
 /** Build the validated, frozen settings. Every problem is reported at once in one ConfigError. */
 export async function loadSettings(flags: SettingsFlags, sources: SettingsSources = {}): Promise<Settings> {
-  const env = sources.env ?? process.env;
-  const envFile = flags.envFile === undefined ? null : flags.envFile;
-  if (envFile === '') throw new ConfigError([{ field: '--env-file', rule: 'must name a file' }]);
-  const fileValues = envFile === null ? {} : await readEnvFile(envFile);
-  const lookup = (key: string): Found | null => {
-    const real = env[key];
-    if (real !== undefined && real !== '') return { value: real, source: 'environment' };
-    const fromFile = fileValues[key];
-    if (fromFile !== undefined && fromFile !== '') return { value: fromFile, source: `env file ${envFile}` };
-    return null;
-  };
+  return settingsFromLayers(flags, await readEnvLayers(flags.envFile, sources));
+}
 
+/** loadSettings over layers already read (the daemon config reads them once for all its keys). */
+export function settingsFromLayers(flags: Pick<SettingsFlags, 'baseUrl' | 'region'>, layers: EnvLayers): Settings {
+  const lookup = (key: string): Found | null => layers.lookup(key);
   const problems: InputProblem[] = [];
   const endpoint = chooseEndpoint(flags, lookup, problems);
   const logLevel = chooseLogLevel(lookup, problems);
@@ -88,7 +121,7 @@ export async function loadSettings(flags: SettingsFlags, sources: SettingsSource
     credentials,
     credentialProblems: Object.freeze(credentialProblems),
     logLevel,
-    envFile,
+    envFile: layers.envFile,
   });
 }
 
@@ -106,7 +139,7 @@ export function requireCredentials(settings: Settings, command: string): Credent
   ]);
 }
 
-function chooseEndpoint(flags: SettingsFlags, lookup: (key: string) => Found | null, problems: InputProblem[]): Found {
+function chooseEndpoint(flags: Pick<SettingsFlags, 'baseUrl' | 'region'>, lookup: (key: string) => Found | null, problems: InputProblem[]): Found {
   if (flags.baseUrl !== undefined && flags.region !== undefined) {
     problems.push({ field: '--base-url', rule: 'give either --base-url or --region, not both' });
     return { value: 'global', source: 'default' };

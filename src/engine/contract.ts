@@ -218,6 +218,12 @@ export interface Strategy<P> {
   readonly describe: string;
   /** Every key `parseParams` reads. Keys in an env file that no strategy param and no common key declares are refused. */
   readonly params: readonly ParamSpec[];
+  /**
+   * The asset BUDGET_QUOTE_PER_* and MAX_ORDER_QUOTE are counted in (the quote of the market it
+   * buys). A strategy without it places no orders a budget could count, and an instance of it
+   * that sets a budget is refused at start.
+   */
+  budgetAsset?(params: P): string | null;
   /** Snapshot parts `decide` reads with these params; DEFAULT_READS when absent. */
   reads?(params: P): readonly SnapshotPart[];
   /**

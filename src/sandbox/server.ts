@@ -43,6 +43,8 @@ export interface SandboxOptions {
    * error is a sandbox bug, so the default writes it to stderr rather than hide it.
    */
   readonly onInternalError?: (error: unknown) => void;
+  /** Told of every request as it arrives (path only, never headers or body): benchmarks time the engine with it. */
+  readonly onRequest?: (request: { readonly method: string; readonly path: string; readonly receivedAtMs: number }) => void;
 }
 
 export interface Sandbox {
@@ -85,6 +87,7 @@ class SandboxServer implements Sandbox {
   readonly #limiter: SlidingWindowLimiter | null;
   readonly #maxBodyBytes: number;
   readonly #onInternalError: (error: unknown) => void;
+  readonly #onRequest: SandboxOptions['onRequest'];
   readonly #server: Server;
   readonly #sleeps = new Set<{ timer: NodeJS.Timeout; wake: () => void }>();
   #url = '';
@@ -107,6 +110,7 @@ class SandboxServer implements Sandbox {
       options.rateLimits === false ? null : new SlidingWindowLimiter({ ...SANDBOX_RATE_LIMITS, ...options.rateLimitOverrides }, this.#clock);
     this.#maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
     this.#onInternalError = options.onInternalError ?? ((error) => console.error('sandbox: internal error', error));
+    this.#onRequest = options.onRequest;
     this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((error: unknown) => {
         this.#onInternalError(error);
@@ -152,6 +156,7 @@ class SandboxServer implements Sandbox {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
+    this.#onRequest?.({ method: req.method ?? '', path: url.pathname, receivedAtMs: Date.now() });
     const raw = await this.#readBody(req);
     if (raw === null) {
       res.setHeader('connection', 'close');

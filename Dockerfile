@@ -1,0 +1,62 @@
+# syntax=docker/dockerfile:1
+#
+# stacker, the daemon, as an image. Node 24 runs the TypeScript sources directly (type
+# stripping), so there is no compile step: the image holds Node, the production dependencies and
+# the sources, owned by root and read-only to the `node` user the daemon runs as.
+#
+#   docker build -t stacker .
+#   docker run -d --name stacker --env-file .env \
+#     -v "$PWD/config:/app/config:ro" -v stacker-data:/data -p 9464:9464 stacker
+#
+# Dry-run unless STACKER_MODE=live is in .env AND `--live` is given: `docker run … stacker run --live`.
+# Any other command works the same way: `docker run --rm --env-file .env stacker check`.
+# The journal (stacker.db) lives in the /data volume; a named volume takes the image's ownership
+# of /data (the node user). For a bind mount, make the folder writable by uid 1000 or pass
+# `--user "$(id -u):$(id -g)"`. The kill switch can live there too: STACKER_KILL_SWITCH_FILE=/data/STOP.
+#
+# No Docker engine runs where stacker is built and tested: scripts/dockerfile-steps.sh replays
+# these steps in a scratch folder, and test/docker/dockerfile.test.ts checks the invariants.
+
+# ---- production dependencies ---------------------------------------------------------------
+FROM node:24.21-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Exactly the lockfile, production only: the devDependency `node` (the pinned Node binary the
+# repository uses on machines with an older Node) is not installed; the image has its own Node.
+# No install scripts run: no production dependency has one (scripts/dockerfile-steps.sh checks).
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+# ---- runtime -------------------------------------------------------------------------------
+FROM node:24.21-slim
+ENV STACKER_DATA_DIR=/data \
+    STACKER_METRICS_PORT=9464 \
+    STACKER_METRICS_HOST=0.0.0.0
+WORKDIR /app
+# Only what runs. Root keeps ownership (no --chown): the daemon cannot rewrite its own code.
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json package-lock.json ./
+COPY bin/ ./bin/
+COPY src/ ./src/
+COPY strategies/ ./strategies/
+COPY config/ ./config/
+COPY README.md ./
+# The one folder the daemon writes: the journal, its lock, the kill-switch file if you put it there.
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
+# The `node` user (uid 1000) comes with the base image.
+USER node
+# /healthz and /metrics (Prometheus). STACKER_METRICS_HOST=0.0.0.0 so `-p 9464:9464` reaches it.
+EXPOSE 9464
+# No curl in a slim image, and none needed: Node's own fetch probes /healthz (200 = healthy,
+# 503 = stopping or trading stopped). It asks 127.0.0.1, so keep STACKER_METRICS_HOST at 0.0.0.0
+# or 127.0.0.1; without a metrics port there is nothing to probe (run with --no-healthcheck).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.STACKER_METRICS_PORT || '9464') + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# No tini: stacker runs as PID 1 and that is fine here. A PID 1 gets no default signal handling,
+# but the daemon installs its own SIGTERM/SIGINT handlers (stop scheduling, finish the slot in
+# flight, close the journal, exit 0), and it starts no child processes, so there are no zombies
+# to reap. `docker stop` sends SIGTERM and waits 10 s before SIGKILL; give a slow exchange more
+# with `docker stop -t 60`. Prefer an init anyway? `docker run --init` adds one without a rebuild.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "bin/stacker.js"]
+CMD ["run"]

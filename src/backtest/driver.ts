@@ -1,0 +1,214 @@
+import { basename } from 'node:path';
+import type { InstanceConfig } from '../config/instance-config.ts';
+import { type Decimal, ZERO } from '../domain/money.ts';
+import type { MarketRules } from '../domain/market.ts';
+import { Engine } from '../engine/engine.ts';
+import { neverKilled } from '../engine/kill-switch.ts';
+import { type EngineLogger, type EngineMetrics, noEngineMetrics, silentLogger } from '../engine/observer.ts';
+import { INSTANT_TIMING } from '../engine/runtime.ts';
+import { VirtualClock } from '../engine/schedule/clock.ts';
+import { VirtualScheduler } from '../engine/schedule/virtual-scheduler.ts';
+import { toRuntime, startupProblems } from '../daemon/instances.ts';
+import { ConfigError } from '../domain/errors.ts';
+import { BacktestExchange } from '../sim/backtest-exchange.ts';
+import type { CandleSeries } from './candles/index.ts';
+import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from './report/run.ts';
+import { SqliteJournal } from '../store/sqlite-journal.ts';
+
+export interface BacktestInput {
+  readonly candles: CandleSeries;
+  readonly market: string;
+  /** Shown in the report (base name only). */
+  readonly dataFile: string;
+  readonly instances: readonly InstanceConfig[];
+  readonly wallet: ReadonlyMap<string, Decimal>;
+  readonly slippagePct: Decimal;
+  /** Flex investments to seed (plan and amount) and the APR they earn; none when null. */
+  readonly flex: { readonly planId: string; readonly ticker: string; readonly amount: Decimal; readonly aprPct: Decimal } | null;
+  /** Override the market rules (default: the sim's demo rules for the market). */
+  readonly rules?: MarketRules;
+  /** ':memory:' (default) or a file path, for `stacker journal --mode backtest` afterwards. */
+  readonly journalPath?: string;
+  readonly logger?: EngineLogger;
+  readonly metrics?: EngineMetrics;
+  /** Called as candles are processed: (done, total). */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+/** Most points a chart needs: more than the pixels of a wide screen, few enough for a light page. */
+const CHART_POINTS = 2000;
+
+/**
+ * A backtest: the same engine, strategies, guards and journal code as live, on a simulated
+ * account whose clock is virtual and whose prices come from the candles (fill rule: the open of
+ * the first candle at or after the slot, in src/sim/backtest-exchange.ts). The virtual scheduler
+ * evaluates the instances' own cron schedules over the candles' period. Nothing here decides a
+ * trade: it only moves time, samples the account for the report, and collects the journal.
+ */
+export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
+  const candles = input.candles;
+  if (candles.length === 0) throw new ConfigError([{ field: '--data', rule: 'has no candles in the chosen period' }]);
+  const firstMs = candles.timeSec(0) * 1000;
+  const lastMs = candles.timeSec(candles.length - 1) * 1000;
+  const clock = new VirtualClock(firstMs);
+  const exchange = new BacktestExchange({
+    clock,
+    market: input.market,
+    candles,
+    wallet: input.wallet,
+    slippagePct: input.slippagePct,
+    ...(input.rules === undefined ? {} : { rules: input.rules }),
+    ...(input.flex === null ? {} : { flex: [input.flex] }),
+  });
+  const markets = await exchange.markets();
+  const problems = startupProblems(input.instances, markets);
+  if (problems.length > 0) throw new ConfigError(problems);
+  const rules = markets.find((m) => m.name === input.market);
+  if (rules === undefined) throw new ConfigError([{ field: '--market', rule: `the backtest exchange has no rules for ${input.market}` }]);
+
+  const journal = new SqliteJournal({ path: input.journalPath ?? ':memory:', clock });
+  await journal.open();
+  try {
+    const run = await journal.startRun({ mode: 'backtest', pid: process.pid, version: 'backtest' });
+    const enabled = input.instances.filter((i) => i.enabled);
+    const engine = new Engine(
+      {
+        exchange,
+        journal,
+        mode: 'backtest',
+        logger: input.logger ?? silentLogger,
+        metrics: input.metrics ?? noEngineMetrics,
+        killSwitch: neverKilled,
+        clock,
+        sleep: async () => {},
+        timing: INSTANT_TIMING,
+      },
+      enabled.map(toRuntime),
+      { runId: run.runId },
+    );
+
+    const equity: EquityPoint[] = [];
+    const chartCandles: Array<{ timeSec: number; close: Decimal }> = [];
+    const step = Math.max(1, Math.ceil(candles.length / CHART_POINTS));
+    let cursor = 0;
+    // Walk the candles up to a moment: every candle is looked at once, in order; chart points
+    // sample the account at their close (balances only change at slots, so this is exact).
+    const advanceTo = async (timeMs: number): Promise<void> => {
+      const limitSec = timeMs / 1000;
+      while (cursor < candles.length && candles.timeSec(cursor) < limitSec) {
+        if (cursor % step === 0 || cursor === candles.length - 1) {
+          const close = candles.closeDecimal(cursor);
+          const timeSec = candles.timeSec(cursor);
+          chartCandles.push({ timeSec, close });
+          equity.push(await sampleAt(exchange, rules, (timeSec + candles.intervalSec) * 1000, close));
+        }
+        cursor += 1;
+        if (input.onProgress !== undefined && cursor % 65_536 === 0) input.onProgress(cursor, candles.length);
+      }
+    };
+
+    const scheduler = new VirtualScheduler({
+      clock,
+      fromMs: firstMs - 1,
+      toMs: lastMs,
+      beforeSlot: (slotMs: number) => advanceTo(slotMs),
+    });
+    const outcome = await scheduler.run(
+      enabled.map((instance) => ({ instance: instance.instance, schedule: instance.schedule })),
+      async (instance: string, slotTimeMs: number) => {
+        await engine.runSlot(instance, slotTimeMs);
+        await engine.track();
+        const price = exchange.priceAt(input.market, slotTimeMs);
+        if (price !== null) equity.push(await sampleAt(exchange, rules, slotTimeMs, price));
+      },
+    );
+    await advanceTo(lastMs + 1);
+    input.onProgress?.(candles.length, candles.length);
+    await journal.finishRun(run.runId, 'finished');
+
+    equity.sort((a, b) => a.timeMs - b.timeMs);
+    return {
+      schema: 'stacker.backtest/1',
+      market: input.market,
+      base: rules.base,
+      quote: rules.quote,
+      fromMs: firstMs,
+      toMs: lastMs + candles.intervalSec * 1000,
+      dataFile: basename(input.dataFile),
+      candles: {
+        count: candles.length,
+        intervalSec: candles.intervalSec,
+        firstTimeSec: candles.timeSec(0),
+        lastTimeSec: candles.timeSec(candles.length - 1),
+        firstOpen: candles.openDecimal(0),
+        lastClose: candles.closeDecimal(candles.length - 1),
+        gaps: candles.gaps.map((gap) => ({ afterTimeSec: gap.afterTimeSec, missing: gap.missing })),
+      },
+      chartCandles,
+      initialWallet: Object.fromEntries([...input.wallet].sort(([a], [b]) => a.localeCompare(b))),
+      finalBalances: await totals(exchange),
+      instances: input.instances.map((i) => ({ instance: i.instance, strategy: i.strategy.name, schedule: i.schedule.expression, timezone: i.timezone })),
+      ...(await collect(journal)),
+      equity,
+      slots: outcome.slots,
+      settings: { slippagePct: input.slippagePct, flexAprPct: input.flex?.aprPct ?? null },
+    };
+  } finally {
+    await journal.close();
+  }
+}
+
+/** Everything the account holds per asset: main + trade (available and frozen) + flex. */
+async function totals(exchange: BacktestExchange): Promise<Record<string, Decimal>> {
+  const out = new Map<string, Decimal>();
+  const add = (asset: string, amount: Decimal): void => {
+    out.set(asset, (out.get(asset) ?? ZERO).add(amount));
+  };
+  for (const [asset, amount] of await exchange.mainBalances()) add(asset, amount);
+  for (const [asset, balance] of await exchange.tradeBalances()) add(asset, balance.available.add(balance.freeze));
+  for (const investment of await exchange.flexInvestments()) add(investment.ticker, investment.invested);
+  return Object.fromEntries([...out].sort(([a], [b]) => a.localeCompare(b)));
+}
+
+async function sampleAt(exchange: BacktestExchange, rules: MarketRules, timeMs: number, price: Decimal): Promise<EquityPoint> {
+  const all = await totals(exchange);
+  const base = all[rules.base] ?? ZERO;
+  const quote = all[rules.quote] ?? ZERO;
+  return { timeMs, price, base, quote, value: quote.add(base.mul(price)) };
+}
+
+/** Orders, refusals and flex operations as the journal recorded them: the report's facts. */
+async function collect(journal: SqliteJournal): Promise<{ orders: ReportOrder[]; refusals: ReportRefusal[]; flex: ReportFlexOp[] }> {
+  const orders: ReportOrder[] = [];
+  const refusals: ReportRefusal[] = [];
+  const flex: ReportFlexOp[] = [];
+  const entries = await journal.recentJournal({ limit: Number.MAX_SAFE_INTEGER });
+  for (const entry of entries.reverse()) {
+    const { intent } = entry;
+    if (intent.intent.kind === 'refusal') {
+      refusals.push({ instance: intent.instance, slotTimeMs: intent.slotTimeMs, reason: intent.intent.reason, message: intent.intent.message });
+    } else if (intent.status === 'refused' && intent.error !== null && intent.intent.kind !== 'flex-withdraw') {
+      refusals.push({ instance: intent.instance, slotTimeMs: intent.slotTimeMs, reason: intent.error.code, message: intent.error.message });
+    }
+    for (const order of entry.orders) {
+      orders.push({
+        instance: intent.instance,
+        slotTimeMs: intent.slotTimeMs,
+        clientOrderId: order.clientOrderId,
+        market: order.market,
+        status: order.status,
+        amount: order.amount,
+        filledBase: order.filledBase,
+        filledQuote: order.filledQuote,
+        fee: order.fee,
+        feeAsset: order.feeAsset,
+        fillTimeMs: order.createdAtSec * 1000,
+      });
+    }
+    if (intent.intent.kind === 'flex-withdraw') {
+      const status = intent.status === 'done' ? 'done' : intent.status === 'refused' ? 'refused' : 'failed';
+      flex.push({ instance: intent.instance, slotTimeMs: intent.slotTimeMs, plan: intent.intent.plan, ticker: '', amount: intent.intent.amount, status });
+    }
+  }
+  return { orders, refusals, flex };
+}

@@ -1,0 +1,293 @@
+import { Decimal, ZERO, formatDecimal } from '../../domain/money.ts';
+import type { BacktestRun, EquityPoint, ReportOrder } from './run.ts';
+
+/**
+ * The backtest report: every figure a person reads, computed from a BacktestRun with Decimal
+ * and written as decimal strings. SCHEMA.md documents each field, its unit and its formula;
+ * a change to a field's meaning is a new schema version.
+ */
+export const REPORT_SCHEMA = 'stacker.backtest-report/1';
+
+/**
+ * Rounding rule: compute at full precision, round once when a figure is written. Sums of
+ * exchange amounts (base acquired, quote spent, fees, balances) are exact and written as they
+ * are; anything that went through a multiplication by a price or a division (values, PnL,
+ * average prices, drawdowns) is rounded to 8 decimals, percentages to 4, both half-even.
+ */
+export const VALUE_PLACES = 8;
+export const PCT_PLACES = 4;
+export const ROUNDING = Decimal.ROUND_HALF_EVEN;
+
+export interface DrawdownEpisode {
+  /** peakValue − troughValue, quote. */
+  amount: string;
+  /** amount / peakValue × 100; null when the peak is not above zero. */
+  pct: string | null;
+  peakTimeMs: number;
+  peakValue: string;
+  troughTimeMs: number;
+  troughValue: string;
+}
+
+export interface InstanceTotals {
+  instance: string;
+  orders: number;
+  filled: number;
+  refusals: number;
+  baseAcquired: string;
+  quoteSpent: string;
+  averagePrice: string | null;
+}
+
+export interface BacktestReport {
+  schema: typeof REPORT_SCHEMA;
+  market: string;
+  base: string;
+  quote: string;
+  period: { fromMs: number; toMs: number; from: string; to: string };
+  data: {
+    file: string;
+    candles: number;
+    intervalSec: number;
+    firstTimeSec: number;
+    lastTimeSec: number;
+    firstOpen: string;
+    lastClose: string;
+    gaps: { count: number; missingCandles: number; largest: { afterTimeSec: number; missing: number } | null };
+  };
+  slots: number;
+  instances: Array<{ instance: string; strategy: string; schedule: string; timezone: string }>;
+  settings: { slippagePct: string; flexAprPct: string | null };
+  orders: { total: number; filled: number; byStatus: Record<string, number> };
+  totals: {
+    baseAcquired: string;
+    quoteSpent: string;
+    fees: Record<string, string>;
+    averagePrice: string | null;
+    quoteSpentWithFees: string;
+    averagePriceWithFees: string | null;
+  };
+  value: {
+    initialPrice: string;
+    finalPrice: string;
+    initial: string;
+    final: string;
+    pnl: string;
+    pnlPct: string | null;
+    unvaluedAssets: string[];
+  };
+  wallet: { initial: Record<string, string>; final: Record<string, string> };
+  drawdown: { samples: number; max: DrawdownEpisode | null; maxPct: DrawdownEpisode | null };
+  refusals: { total: number; byReason: Record<string, number> };
+  flex: { total: number; byStatus: Record<string, number> };
+  byInstance: InstanceTotals[];
+}
+
+export function roundValue(value: Decimal): string {
+  return formatDecimal(value.toDecimalPlaces(VALUE_PLACES, ROUNDING));
+}
+
+export function roundPct(value: Decimal): string {
+  return formatDecimal(value.toDecimalPlaces(PCT_PLACES, ROUNDING));
+}
+
+/** quote / base at VALUE_PLACES, or null when nothing was bought. */
+export function averagePrice(quote: Decimal, base: Decimal): string | null {
+  return base.isZero() ? null : roundValue(quote.div(base));
+}
+
+/** An order counts as filled when it bought any base (a partly filled, then canceled order counts). */
+export function isFilled(order: ReportOrder): boolean {
+  return order.filledBase.gt(0);
+}
+
+export function buildReport(run: BacktestRun): BacktestReport {
+  const filled = run.orders.filter(isFilled);
+  const baseAcquired = sum(run.orders.map((o) => o.filledBase));
+  const quoteSpent = sum(run.orders.map((o) => o.filledQuote));
+  const fees = new Map<string, Decimal>();
+  for (const order of run.orders) {
+    if (order.fee.isZero()) continue;
+    const asset = order.feeAsset ?? UNKNOWN_ASSET;
+    fees.set(asset, (fees.get(asset) ?? ZERO).add(order.fee));
+  }
+  const quoteFees = fees.get(run.quote) ?? ZERO;
+  const baseFees = fees.get(run.base) ?? ZERO;
+
+  const initialValue = valueOf(run.initialWallet, run, run.candles.firstOpen);
+  const finalValue = valueOf(run.finalBalances, run, run.candles.lastClose);
+  const pnl = finalValue.sub(initialValue);
+  const equity = [...run.equity].sort((a, b) => a.timeMs - b.timeMs);
+  const largestGap = run.candles.gaps.reduce<{ afterTimeSec: number; missing: number } | null>(
+    (best, gap) => (best === null || gap.missing > best.missing ? { afterTimeSec: gap.afterTimeSec, missing: gap.missing } : best),
+    null,
+  );
+
+  return {
+    schema: REPORT_SCHEMA,
+    market: run.market,
+    base: run.base,
+    quote: run.quote,
+    period: { fromMs: run.fromMs, toMs: run.toMs, from: isoTime(run.fromMs), to: isoTime(run.toMs) },
+    data: {
+      file: run.dataFile,
+      candles: run.candles.count,
+      intervalSec: run.candles.intervalSec,
+      firstTimeSec: run.candles.firstTimeSec,
+      lastTimeSec: run.candles.lastTimeSec,
+      firstOpen: formatDecimal(run.candles.firstOpen),
+      lastClose: formatDecimal(run.candles.lastClose),
+      gaps: {
+        count: run.candles.gaps.length,
+        missingCandles: run.candles.gaps.reduce((total, gap) => total + gap.missing, 0),
+        largest: largestGap,
+      },
+    },
+    slots: run.slots,
+    instances: [...run.instances]
+      .sort((a, b) => compareText(a.instance, b.instance))
+      .map((i) => ({ instance: i.instance, strategy: i.strategy, schedule: i.schedule, timezone: i.timezone })),
+    settings: {
+      slippagePct: formatDecimal(run.settings.slippagePct),
+      flexAprPct: run.settings.flexAprPct === null ? null : formatDecimal(run.settings.flexAprPct),
+    },
+    orders: { total: run.orders.length, filled: filled.length, byStatus: countBy(run.orders.map((o) => o.status)) },
+    totals: {
+      baseAcquired: formatDecimal(baseAcquired),
+      quoteSpent: formatDecimal(quoteSpent),
+      fees: sortedRecord([...fees].map(([asset, amount]) => [asset, formatDecimal(amount)])),
+      averagePrice: averagePrice(quoteSpent, baseAcquired),
+      quoteSpentWithFees: formatDecimal(quoteSpent.add(quoteFees)),
+      averagePriceWithFees: averagePrice(quoteSpent.add(quoteFees), baseAcquired.sub(baseFees)),
+    },
+    value: {
+      initialPrice: formatDecimal(run.candles.firstOpen),
+      finalPrice: formatDecimal(run.candles.lastClose),
+      initial: roundValue(initialValue),
+      final: roundValue(finalValue),
+      pnl: roundValue(pnl),
+      pnlPct: initialValue.isZero() ? null : roundPct(pnl.div(initialValue).mul(100)),
+      unvaluedAssets: unvaluedAssets(run),
+    },
+    wallet: { initial: walletRecord(run.initialWallet), final: walletRecord(run.finalBalances) },
+    drawdown: drawdowns(equity),
+    refusals: { total: run.refusals.length, byReason: countBy(run.refusals.map((r) => r.reason)) },
+    flex: { total: run.flex.length, byStatus: countBy(run.flex.map((f) => f.status)) },
+    byInstance: instanceTotals(run),
+  };
+}
+
+/** Deterministic bytes: the builder fixes the key order, 2-space indent, one trailing newline. */
+export function reportToJson(report: BacktestReport): string {
+  return `${JSON.stringify(report, null, 2)}\n`;
+}
+
+/** Fee rows whose asset the exchange did not name are kept under this key, never dropped. */
+export const UNKNOWN_ASSET = '?';
+
+/** Quote held plus base held at `price`; other assets are listed as unvalued, not guessed. */
+function valueOf(wallet: Record<string, Decimal>, run: BacktestRun, price: Decimal): Decimal {
+  const quote = wallet[run.quote] ?? ZERO;
+  const base = wallet[run.base] ?? ZERO;
+  return quote.add(base.mul(price));
+}
+
+function unvaluedAssets(run: BacktestRun): string[] {
+  const assets = new Set<string>();
+  for (const wallet of [run.initialWallet, run.finalBalances]) {
+    for (const [asset, amount] of Object.entries(wallet)) {
+      if (asset !== run.base && asset !== run.quote && !amount.isZero()) assets.add(asset);
+    }
+  }
+  return [...assets].sort(compareText);
+}
+
+/**
+ * Peak-to-trough over the equity samples: the running peak is the highest value seen so far;
+ * the drawdown at a sample is peak − value. `max` is the sample with the largest amount,
+ * `maxPct` the one with the largest amount / peak. Ties keep the earliest episode.
+ */
+function drawdowns(equity: readonly EquityPoint[]): BacktestReport['drawdown'] {
+  const first = equity[0];
+  if (first === undefined) return { samples: 0, max: null, maxPct: null };
+  let peak = first;
+  let max = { peak: first, trough: first, amount: ZERO };
+  let maxPct = { peak: first, trough: first, pct: ZERO };
+  for (const point of equity) {
+    if (point.value.gt(peak.value)) peak = point;
+    const amount = peak.value.sub(point.value);
+    if (amount.gt(max.amount)) max = { peak, trough: point, amount };
+    if (peak.value.gt(0)) {
+      const pct = amount.div(peak.value).mul(100);
+      if (pct.gt(maxPct.pct)) maxPct = { peak, trough: point, pct };
+    }
+  }
+  return { samples: equity.length, max: episode(max.peak, max.trough), maxPct: episode(maxPct.peak, maxPct.trough) };
+}
+
+function episode(peak: EquityPoint, trough: EquityPoint): DrawdownEpisode {
+  const amount = peak.value.sub(trough.value);
+  return {
+    amount: roundValue(amount),
+    pct: peak.value.gt(0) ? roundPct(amount.div(peak.value).mul(100)) : null,
+    peakTimeMs: peak.timeMs,
+    peakValue: roundValue(peak.value),
+    troughTimeMs: trough.timeMs,
+    troughValue: roundValue(trough.value),
+  };
+}
+
+function instanceTotals(run: BacktestRun): InstanceTotals[] {
+  const names = new Set<string>([
+    ...run.instances.map((i) => i.instance),
+    ...run.orders.map((o) => o.instance),
+    ...run.refusals.map((r) => r.instance),
+  ]);
+  return [...names].sort(compareText).map((instance) => {
+    const orders = run.orders.filter((o) => o.instance === instance);
+    const base = sum(orders.map((o) => o.filledBase));
+    const quote = sum(orders.map((o) => o.filledQuote));
+    return {
+      instance,
+      orders: orders.length,
+      filled: orders.filter(isFilled).length,
+      refusals: run.refusals.filter((r) => r.instance === instance).length,
+      baseAcquired: formatDecimal(base),
+      quoteSpent: formatDecimal(quote),
+      averagePrice: averagePrice(quote, base),
+    };
+  });
+}
+
+function sum(values: readonly Decimal[]): Decimal {
+  return values.reduce((total, value) => total.add(value), ZERO);
+}
+
+function countBy(keys: readonly string[]): Record<string, number> {
+  const counts = new Map<string, number>();
+  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
+  return sortedRecord([...counts]);
+}
+
+function walletRecord(wallet: Record<string, Decimal>): Record<string, string> {
+  return sortedRecord(Object.entries(wallet).map(([asset, amount]) => [asset, formatDecimal(amount)]));
+}
+
+/** Map-like objects are written with keys in code-unit order, so insertion order never leaks. */
+function sortedRecord<T>(entries: ReadonlyArray<readonly [string, T]>): Record<string, T> {
+  const record: Record<string, T> = {};
+  for (const [key, value] of [...entries].sort((a, b) => compareText(a[0], b[0]))) {
+    // defineProperty, not assignment: a key spelled "__proto__" stays a plain field.
+    Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return record;
+}
+
+/** Locale-free ordering: the same bytes on every machine. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function isoTime(ms: number): string {
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : '';
+}

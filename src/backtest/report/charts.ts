@@ -1,0 +1,190 @@
+import { Decimal, formatDecimal } from '../../domain/money.ts';
+import { VALUE_PLACES, ROUNDING, isFilled } from './build.ts';
+import type { BacktestRun } from './run.ts';
+import { escapeHtml, utcMinute } from './text.ts';
+import { axes, legend, linearScale, pathData, plotArea, px, thin, timeAxis, valueAxis } from './svg.ts';
+import type { LegendItem } from './svg.ts';
+
+/**
+ * The three charts of the HTML report, each one inline <svg>: price with buy markers, cost
+ * basis against price, and account value. Series are thinned for drawing only; every buy
+ * marker is drawn.
+ */
+
+const WIDTH = 960;
+const HEIGHT = 300;
+const MARGIN = { left: 78, right: 16, top: 30, bottom: 44 };
+/** Points per line after thinning: about two per horizontal pixel. */
+const MAX_LINE_POINTS = 2 * (WIDTH - MARGIN.left - MARGIN.right);
+
+interface Series {
+  cssClass: string;
+  label: string;
+  points: ReadonlyArray<{ timeMs: number; value: Decimal }>;
+  step?: boolean;
+}
+
+interface Marker {
+  timeMs: number;
+  price: Decimal;
+  title: string;
+}
+
+interface ChartSpec {
+  id: string;
+  title: string;
+  yLabel: string;
+  series: Series[];
+  markers?: Marker[];
+  markerLabel?: string;
+}
+
+/** A buy as drawn: fill time and the order's own average price. */
+export interface Buy {
+  timeMs: number;
+  price: Decimal;
+  base: Decimal;
+  quote: Decimal;
+  instance: string;
+  clientOrderId: string;
+}
+
+export function buysOf(run: BacktestRun): Buy[] {
+  return run.orders
+    .filter(isFilled)
+    .map((o) => ({
+      timeMs: o.fillTimeMs ?? o.slotTimeMs,
+      price: o.filledQuote.div(o.filledBase),
+      base: o.filledBase,
+      quote: o.filledQuote,
+      instance: o.instance,
+      clientOrderId: o.clientOrderId,
+    }))
+    .sort((a, b) => a.timeMs - b.timeMs);
+}
+
+function priceSeries(run: BacktestRun): Series {
+  return {
+    cssClass: 'price-line',
+    label: `${run.market} close`,
+    points: run.chartCandles.map((c) => ({ timeMs: c.timeSec * 1000, value: c.close })),
+  };
+}
+
+export function priceChart(run: BacktestRun, buys: readonly Buy[]): string {
+  return chart({
+    id: 'chart-price',
+    title: `Price and buys`,
+    yLabel: run.quote,
+    series: [priceSeries(run)],
+    markers: buys.map((b) => ({
+      timeMs: b.timeMs,
+      price: b.price,
+      title: `${utcMinute(b.timeMs)} ${b.instance}: ${formatDecimal(b.base)} ${run.base} at ${formatDecimal(
+        b.price.toDecimalPlaces(VALUE_PLACES, ROUNDING),
+      )} ${run.quote}`,
+    })),
+    markerLabel: 'buy',
+  });
+}
+
+/** Running average price (quote spent so far / base acquired so far), held until the next buy. */
+export function costBasisChart(run: BacktestRun, buys: readonly Buy[]): string {
+  const basis: Array<{ timeMs: number; value: Decimal }> = [];
+  let base = new Decimal(0);
+  let quote = new Decimal(0);
+  for (const buy of buys) {
+    base = base.add(buy.base);
+    quote = quote.add(buy.quote);
+    basis.push({ timeMs: buy.timeMs, value: quote.div(base) });
+  }
+  const lastTimeMs = run.chartCandles.at(-1)?.timeSec;
+  const last = basis.at(-1);
+  if (last !== undefined && lastTimeMs !== undefined && lastTimeMs * 1000 > last.timeMs) {
+    basis.push({ timeMs: lastTimeMs * 1000, value: last.value });
+  }
+  return chart({
+    id: 'chart-cost-basis',
+    title: 'Cost basis against price',
+    yLabel: run.quote,
+    series: [priceSeries(run), { cssClass: 'basis-line', label: 'average buy price', points: basis, step: true }],
+  });
+}
+
+export function equityChart(run: BacktestRun, initialValue: Decimal): string {
+  const points = run.equity.map((e) => ({ timeMs: e.timeMs, value: e.value }));
+  const first = points[0];
+  const last = points.at(-1);
+  const reference =
+    first === undefined || last === undefined
+      ? []
+      : [
+          { timeMs: first.timeMs, value: initialValue },
+          { timeMs: last.timeMs, value: initialValue },
+        ];
+  return chart({
+    id: 'chart-equity',
+    title: `Account value (${run.quote})`,
+    yLabel: run.quote,
+    series: [
+      { cssClass: 'initial-line', label: 'initial value', points: reference },
+      { cssClass: 'equity-line', label: 'value', points },
+    ],
+  });
+}
+
+function chart(spec: ChartSpec): string {
+  const plot = plotArea(WIDTH, HEIGHT, MARGIN);
+  const markers = spec.markers ?? [];
+  const times = [...spec.series.flatMap((s) => s.points.map((p) => p.timeMs)), ...markers.map((m) => m.timeMs)];
+  const values = [...spec.series.flatMap((s) => s.points.map((p) => p.value)), ...markers.map((m) => m.price)];
+  const open = `<svg class="chart" id="${spec.id}" role="img" aria-label="${escapeHtml(spec.title)}" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}">`;
+  const title = `<title>${escapeHtml(spec.title)}</title>`;
+  if (times.length === 0) {
+    return [open, title, `<text class="empty" x="${WIDTH / 2}" y="${HEIGHT / 2}" text-anchor="middle">no data in this period</text>`, '</svg>'].join('\n');
+  }
+  // Loops, not Math.min(...xs): a years-long run has more points than a call has arguments.
+  let fromMs = times[0]!;
+  let toMs = fromMs;
+  for (const t of times) {
+    if (t < fromMs) fromMs = t;
+    if (t > toMs) toMs = t;
+  }
+  let low = values[0]!;
+  let high = low;
+  for (const v of values) {
+    if (v.lt(low)) low = v;
+    if (v.gt(high)) high = v;
+  }
+  const value = valueAxis(low, high);
+  const x = linearScale(fromMs, toMs, plot.left, plot.right);
+  const y = linearScale(value.min.toNumber(), value.max.toNumber(), plot.bottom, plot.top);
+  const out = [open, title, axes(plot, timeAxis(fromMs, toMs), x, value, y, { x: 'time (UTC)', y: spec.yLabel })];
+  for (const series of spec.series) {
+    if (series.points.length === 0) continue;
+    const pixels = series.points.map((p) => [x(p.timeMs), y(p.value.toNumber())] as const);
+    const drawn = series.step === true ? pixels : thin(pixels, MAX_LINE_POINTS);
+    out.push(`<path class="series ${series.cssClass}" d="${pathData(drawn, series.step === true)}"/>`);
+  }
+  out.push(markerGroup(markers, x, y));
+  out.push(legend(plot, legendItems(spec)));
+  out.push('</svg>');
+  return out.join('\n');
+}
+
+function markerGroup(markers: readonly Marker[], x: (v: number) => number, y: (v: number) => number): string {
+  if (markers.length === 0) return '';
+  // Years of daily buys would paint the price line over: markers shrink as they multiply.
+  const r = markers.length <= 100 ? 4 : markers.length <= 1000 ? 3 : 2;
+  const circles = markers.map(
+    (m) =>
+      `<circle class="buy-marker" data-time="${m.timeMs}" data-price="${escapeHtml(formatDecimal(m.price.toDecimalPlaces(VALUE_PLACES, ROUNDING)))}" cx="${px(x(m.timeMs))}" cy="${px(y(m.price.toNumber()))}" r="${r}"><title>${escapeHtml(m.title)}</title></circle>`,
+  );
+  return [`<g class="buys${markers.length > 100 ? ' dense' : ''}">`, ...circles, '</g>'].join('\n');
+}
+
+function legendItems(spec: ChartSpec): LegendItem[] {
+  const items: LegendItem[] = spec.series.map((s) => ({ label: s.label, cssClass: s.cssClass, kind: 'line' }));
+  if (spec.markers !== undefined && spec.markerLabel !== undefined) items.push({ label: spec.markerLabel, cssClass: 'buy-swatch', kind: 'marker' });
+  return items;
+}

@@ -1,0 +1,68 @@
+import type { BacktestReport, DrawdownEpisode } from './build.ts';
+import { countsText, orDash, signed, utcMinute } from './text.ts';
+
+/**
+ * The headline figures as label / value / note rows: one list shared by the terminal summary
+ * and the HTML page, so the two always show the same figures under the same names. Values are
+ * the report's own strings; nothing is recomputed or rounded here.
+ */
+export interface HeadlineRow {
+  label: string;
+  value: string;
+  /** Unit and context, plain text. */
+  note: string;
+  tone?: 'good' | 'bad';
+}
+
+export function headlineRows(report: BacktestReport): HeadlineRow[] {
+  const { base, quote } = report;
+  const pnlTone = report.value.pnl.startsWith('-') ? 'bad' : report.value.pnl === '0' ? undefined : 'good';
+  const maxDrawdown = report.drawdown.max;
+  const gaps = report.data.gaps;
+  const rows: HeadlineRow[] = [
+    { label: 'Candles processed', value: String(report.data.candles), note: `${intervalText(report.data.intervalSec)}, ${gaps.count} gaps, ${gaps.missingCandles} missing` },
+    { label: 'Slots', value: String(report.slots), note: '' },
+    { label: 'Orders', value: String(report.orders.total), note: countsText(report.orders.byStatus) },
+    { label: 'Refusals', value: String(report.refusals.total), note: countsText(report.refusals.byReason) },
+    { label: 'Base acquired', value: report.totals.baseAcquired, note: base },
+    { label: 'Quote spent', value: report.totals.quoteSpent, note: `${quote} (fees not included)` },
+    ...feeRows(report.totals.fees),
+    { label: 'Average price', value: orDash(report.totals.averagePrice), note: `${quote} per ${base}` },
+    { label: 'Initial value', value: report.value.initial, note: `${quote} at first open ${report.value.initialPrice}` },
+    { label: 'Final value', value: report.value.final, note: `${quote} at last close ${report.value.finalPrice}` },
+    withTone({ label: 'PnL', value: signed(report.value.pnl), note: `${quote} (${report.value.pnlPct === null ? '—' : `${signed(report.value.pnlPct)} %`})` }, pnlTone),
+    {
+      label: 'Max drawdown',
+      value: maxDrawdown === null ? '—' : maxDrawdown.amount,
+      note: maxDrawdown === null ? 'no equity samples' : `${quote} (${orDash(maxDrawdown.pct)} %), ${utcMinute(maxDrawdown.peakTimeMs)} → ${utcMinute(maxDrawdown.troughTimeMs)}`,
+    },
+  ];
+  if (report.drawdown.maxPct !== null && report.drawdown.maxPct.pct !== null && !sameEpisode(report.drawdown.maxPct, maxDrawdown)) {
+    rows.push({ label: 'Max drawdown %', value: report.drawdown.maxPct.pct, note: `% (${report.drawdown.maxPct.amount} ${quote})` });
+  }
+  if (report.value.unvaluedAssets.length > 0) {
+    rows.push({ label: 'Not valued', value: '', note: report.value.unvaluedAssets.join(', ') });
+  }
+  return rows;
+}
+
+function sameEpisode(a: DrawdownEpisode, b: DrawdownEpisode | null): boolean {
+  return b !== null && a.peakTimeMs === b.peakTimeMs && a.troughTimeMs === b.troughTimeMs;
+}
+
+function withTone(row: HeadlineRow, tone: HeadlineRow['tone']): HeadlineRow {
+  return tone === undefined ? row : { ...row, tone };
+}
+
+function feeRows(fees: Record<string, string>): HeadlineRow[] {
+  const entries = Object.entries(fees);
+  if (entries.length === 0) return [{ label: 'Fees', value: '0', note: '' }];
+  return entries.map(([asset, amount], i) => ({ label: i === 0 ? 'Fees' : '', value: amount, note: asset }));
+}
+
+function intervalText(sec: number): string {
+  if (sec % 86_400 === 0) return `${sec / 86_400}d candles`;
+  if (sec % 3600 === 0) return `${sec / 3600}h candles`;
+  if (sec % 60 === 0) return `${sec / 60}m candles`;
+  return `${sec}s candles`;
+}

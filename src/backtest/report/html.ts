@@ -1,0 +1,209 @@
+import { Decimal, formatDecimal } from '../../domain/money.ts';
+import { averagePrice } from './build.ts';
+import type { BacktestReport } from './build.ts';
+import { buysOf, costBasisChart, equityChart, priceChart } from './charts.ts';
+import { headlineRows } from './headline.ts';
+import type { BacktestRun, ReportOrder } from './run.ts';
+import { escapeHtml, orDash, utcMinute } from './text.ts';
+
+/**
+ * The HTML report: one self-contained page (inline CSS and SVG, no script, no external
+ * reference of any kind) that a person can open from disk, mail, or archive. Every piece of
+ * text goes through escapeHtml; figures are the report's strings, never recomputed floats.
+ */
+
+/** Orders shown at each end of the orders table when a run has more than twice this many. */
+export const ORDERS_SHOWN_EACH_END = 25;
+/** Refusal messages listed (the counts by reason always cover all of them). */
+export const REFUSALS_LISTED = 50;
+
+export function renderHtml(report: BacktestReport, run: BacktestRun): string {
+  const buys = buysOf(run);
+  const title = `Backtest ${report.market} ${utcMinute(report.period.fromMs)} → ${utcMinute(report.period.toMs)}`;
+  const body = [
+    `<header><h1>${escapeHtml(title)}</h1>`,
+    `<p class="sub">Data <code>${escapeHtml(report.data.file)}</code> · ${report.data.candles} candles · ${report.slots} slots · ${report.instances.length} instance(s) · times in UTC</p></header>`,
+    section('Headline', headlineTable(report)),
+    section('Charts', [
+      figure(priceChart(run, buys), `Close price with one marker per filled order (${buys.length}), at its fill time and average fill price.`),
+      figure(costBasisChart(run, buys), 'Average buy price so far (quote spent ÷ base acquired, fees excluded) against the close price.'),
+      figure(equityChart(run, new Decimal(report.value.initial)), `Account value (quote + base × price) at each sample, against the initial value.`),
+    ].join('\n')),
+    section('Instances', instancesTable(report)),
+    section(`Orders (${report.orders.total})`, ordersTable(run)),
+    section(`Refusals (${report.refusals.total})`, refusalsSection(report, run)),
+    section('Run', runTable(report)),
+    `<footer>Report schema <code>${escapeHtml(report.schema)}</code>. Figures are decimal strings from the JSON report; charts are drawn from the same run.</footer>`,
+  ];
+  return [
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${escapeHtml(title)}</title>`,
+    `<style>${STYLE}</style>`,
+    '</head>',
+    '<body>',
+    '<main>',
+    ...body,
+    '</main>',
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}
+
+function section(heading: string, content: string): string {
+  return `<section><h2>${escapeHtml(heading)}</h2>\n${content}\n</section>`;
+}
+
+function figure(svg: string, caption: string): string {
+  return `<figure>\n${svg}\n<figcaption>${escapeHtml(caption)}</figcaption>\n</figure>`;
+}
+
+interface Cell {
+  text: string;
+  numeric?: boolean;
+  cssClass?: string;
+  colspan?: number;
+}
+
+function table(headers: readonly Cell[], rows: readonly (readonly Cell[])[], cssClass = ''): string {
+  const cell = (tag: 'th' | 'td', c: Cell): string => {
+    const classes = [c.numeric === true ? 'num' : '', c.cssClass ?? ''].filter((x) => x !== '').join(' ');
+    const span = c.colspan === undefined ? '' : ` colspan="${c.colspan}"`;
+    return `<${tag}${classes === '' ? '' : ` class="${classes}"`}${span}>${escapeHtml(c.text)}</${tag}>`;
+  };
+  return [
+    `<table${cssClass === '' ? '' : ` class="${cssClass}"`}>`,
+    `<thead><tr>${headers.map((h) => cell('th', h)).join('')}</tr></thead>`,
+    '<tbody>',
+    ...rows.map((row) => `<tr>${row.map((c) => cell('td', c)).join('')}</tr>`),
+    '</tbody>',
+    '</table>',
+  ].join('\n');
+}
+
+const num = (text: string): Cell => ({ text, numeric: true });
+const txt = (text: string): Cell => ({ text });
+
+function headlineTable(report: BacktestReport): string {
+  const rows = headlineRows(report).map((row) => [
+    txt(row.label),
+    { text: row.value, numeric: true, ...(row.tone === undefined ? {} : { cssClass: row.tone }) },
+    txt(row.note),
+  ]);
+  return table([txt('Figure'), num('Value'), txt('')], rows, 'headline');
+}
+
+function instancesTable(report: BacktestReport): string {
+  const settings = new Map(report.instances.map((i) => [i.instance, i]));
+  const rows = report.byInstance.map((i) => {
+    const s = settings.get(i.instance);
+    return [
+      txt(i.instance),
+      txt(s?.strategy ?? ''),
+      txt(s?.schedule ?? ''),
+      txt(s?.timezone ?? ''),
+      num(String(i.orders)),
+      num(String(i.filled)),
+      num(String(i.refusals)),
+      num(i.baseAcquired),
+      num(i.quoteSpent),
+      num(orDash(i.averagePrice)),
+    ];
+  });
+  const headers = ['Instance', 'Strategy', 'Schedule', 'Zone'].map(txt);
+  headers.push(...['Orders', 'Filled', 'Refusals', `Base (${report.base})`, `Quote (${report.quote})`, 'Avg price'].map(num));
+  return table(headers, rows);
+}
+
+function ordersTable(run: BacktestRun): string {
+  if (run.orders.length === 0) return '<p>No orders.</p>';
+  const ordered = [...run.orders].sort((a, b) => a.slotTimeMs - b.slotTimeMs);
+  const row = (o: ReportOrder): Cell[] => [
+    txt(utcMinute(o.slotTimeMs)),
+    txt(o.instance),
+    txt(o.clientOrderId),
+    txt(o.status),
+    num(formatDecimal(o.amount)),
+    num(formatDecimal(o.filledBase)),
+    num(formatDecimal(o.filledQuote)),
+    num(o.fee.isZero() ? '0' : `${formatDecimal(o.fee)} ${o.feeAsset ?? ''}`.trim()),
+    num(orDash(averagePrice(o.filledQuote, o.filledBase))),
+  ];
+  const headers = [...['Slot', 'Instance', 'Client order id', 'Status'].map(txt), ...['Asked', 'Filled base', 'Quote', 'Fee', 'Avg price'].map(num)];
+  const limit = ORDERS_SHOWN_EACH_END;
+  if (ordered.length <= 2 * limit) return table(headers, ordered.map(row));
+  const hidden = ordered.length - 2 * limit;
+  const gap: Cell[] = [{ text: `… ${hidden} more orders (all of them are in the JSON report's counts) …`, cssClass: 'elided', colspan: headers.length }];
+  return table(headers, [...ordered.slice(0, limit).map(row), gap, ...ordered.slice(-limit).map(row)]);
+}
+
+function refusalsSection(report: BacktestReport, run: BacktestRun): string {
+  if (report.refusals.total === 0) return '<p>No refusals.</p>';
+  const byReason = table(
+    [txt('Reason'), num('Count')],
+    Object.entries(report.refusals.byReason).map(([reason, count]) => [txt(reason), num(String(count))]),
+  );
+  const listed = [...run.refusals].sort((a, b) => a.slotTimeMs - b.slotTimeMs).slice(0, REFUSALS_LISTED);
+  const more = run.refusals.length > listed.length ? `<p>First ${listed.length} of ${run.refusals.length} shown.</p>` : '';
+  const list = table(
+    [txt('Slot'), txt('Instance'), txt('Reason'), txt('Message')],
+    listed.map((r) => [txt(utcMinute(r.slotTimeMs)), txt(r.instance), txt(r.reason), txt(r.message)]),
+  );
+  return `${byReason}\n${list}\n${more}`;
+}
+
+function runTable(report: BacktestReport): string {
+  const gaps = report.data.gaps;
+  const largest = gaps.largest === null ? '' : ` (largest: ${gaps.largest.missing} after ${utcMinute(gaps.largest.afterTimeSec * 1000)})`;
+  const wallet = (w: Record<string, string>): string => Object.entries(w).map(([asset, amount]) => `${amount} ${asset}`).join(', ') || 'empty';
+  const rows: Array<[string, string]> = [
+    ['Market', `${report.market} (${report.base} / ${report.quote})`],
+    ['Period', `${utcMinute(report.period.fromMs)} → ${utcMinute(report.period.toMs)}`],
+    ['Candles', `${report.data.candles} of ${report.data.intervalSec} s, ${utcMinute(report.data.firstTimeSec * 1000)} → ${utcMinute(report.data.lastTimeSec * 1000)}`],
+    ['Gaps', `${gaps.count} gaps, ${gaps.missingCandles} candles missing${largest}`],
+    ['Slippage', `${report.settings.slippagePct} %`],
+    ['Flex APR', report.settings.flexAprPct === null ? 'off' : `${report.settings.flexAprPct} %`],
+    ['Initial wallet', wallet(report.wallet.initial)],
+    ['Final balances', wallet(report.wallet.final)],
+    ['Flex operations', `${report.flex.total}${Object.keys(report.flex.byStatus).length === 0 ? '' : ` (${Object.entries(report.flex.byStatus).map(([s, n]) => `${s} ${n}`).join(', ')})`}`],
+  ];
+  return table([txt('Setting'), txt('Value')], rows.map(([k, v]) => [txt(k), txt(v)]));
+}
+
+const STYLE = `
+:root { color-scheme: light; --fg: #212529; --muted: #6c757d; --line: #dee2e6; }
+* { box-sizing: border-box; }
+body { margin: 0; background: #f8f9fa; color: var(--fg); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+main { max-width: 1000px; margin: 0 auto; padding: 24px 20px 48px; }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 17px; margin: 28px 0 10px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
+.sub, footer, figcaption { color: var(--muted); font-size: 13px; }
+footer { margin-top: 32px; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
+table { border-collapse: collapse; background: #fff; margin: 0 0 12px; font-size: 13px; }
+th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+th { background: #f1f3f5; font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.good { color: #2b8a3e; font-weight: 600; }
+td.bad { color: #c92a2a; font-weight: 600; }
+td.elided { text-align: center; color: var(--muted); }
+figure { margin: 0 0 20px; background: #fff; border: 1px solid var(--line); padding: 8px; }
+svg.chart { display: block; width: 100%; height: auto; font-size: 11px; }
+svg .grid { stroke: #edf0f2; stroke-width: 1; }
+svg .frame { fill: none; stroke: #adb5bd; stroke-width: 1; }
+svg .tick, svg .legend-label { fill: #495057; }
+svg .axis-label { fill: var(--muted); font-size: 11px; }
+svg .empty { fill: var(--muted); font-size: 14px; }
+svg .series { fill: none; stroke-width: 1.5; stroke-linejoin: round; }
+svg .price-line { stroke: #1c7ed6; }
+svg .basis-line { stroke: #2f9e44; stroke-width: 2; }
+svg .equity-line { stroke: #7048e8; }
+svg .initial-line { stroke: #868e96; stroke-dasharray: 5 4; }
+svg line.legend-swatch { stroke-width: 2.5; }
+svg .buy-marker, svg .buy-swatch { fill: #f76707; stroke: #fff; stroke-width: 1; }
+svg .dense .buy-marker { stroke-width: 0.4; fill-opacity: 0.8; }
+`;

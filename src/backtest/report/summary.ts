@@ -1,0 +1,59 @@
+import type { BacktestReport } from './build.ts';
+import { headlineRows } from './headline.ts';
+import { orDash, terminalSafe, utcMinute } from './text.ts';
+
+/**
+ * The terminal summary: headline figures in one aligned table (numbers lined up on the decimal
+ * point), then a per-instance table when there is more than one instance. Colour is applied
+ * after padding so escape codes never shift a column.
+ */
+
+export interface SummaryOptions {
+  color: boolean;
+}
+
+const ANSI = { bold: '\u001b[1m', dim: '\u001b[2m', green: '\u001b[32m', red: '\u001b[31m', reset: '\u001b[0m' };
+
+export function renderSummary(report: BacktestReport, options: SummaryOptions): string {
+  const paint = (code: string, text: string): string => (options.color && text !== '' ? `${code}${text}${ANSI.reset}` : text);
+  const rows = headlineRows(report);
+
+  const title = `Backtest ${report.market}  ${utcMinute(report.period.fromMs)} → ${utcMinute(report.period.toMs)}  (${report.data.file})`;
+  // Every string that reaches the terminal passes terminalSafe (names come from files).
+  const lines = [paint(ANSI.bold, terminalSafe(title)), ''];
+  const labelWidth = Math.max(...rows.map((r) => r.label.length));
+  const values = alignDecimals(rows.map((r) => r.value));
+  rows.forEach((row, i) => {
+    const value = values[i] ?? '';
+    const tone = row.tone === 'good' ? ANSI.green : row.tone === 'bad' ? ANSI.red : null;
+    // Paint the figure, not its padding.
+    const painted = tone === null ? value : value.replace(/\S+/, (figure) => paint(tone, figure));
+    lines.push(`  ${row.label.padEnd(labelWidth)}  ${painted}  ${paint(ANSI.dim, terminalSafe(row.note))}`.trimEnd());
+  });
+  if (report.byInstance.length > 1) lines.push('', ...instanceTable(report, (text) => paint(ANSI.bold, text)));
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Right-aligns numbers on their decimal point: integer parts padded left, fractions padded
+ * right with spaces (never zeros: the digits shown are the report's digits).
+ */
+export function alignDecimals(cells: readonly string[]): string[] {
+  const split = cells.map((cell) => {
+    const dot = /^[+-]?\d+(\.\d+)?$/.test(cell) ? cell.indexOf('.') : -1;
+    return dot === -1 ? { int: cell, frac: '' } : { int: cell.slice(0, dot), frac: cell.slice(dot) };
+  });
+  const intWidth = Math.max(0, ...split.map((s) => s.int.length));
+  const fracWidth = Math.max(0, ...split.map((s) => s.frac.length));
+  return split.map((s) => s.int.padStart(intWidth) + s.frac.padEnd(fracWidth));
+}
+
+function instanceTable(report: BacktestReport, bold: (text: string) => string): string[] {
+  const header = ['Instance', 'Orders', 'Filled', 'Refusals', `Base (${report.base})`, `Quote (${report.quote})`, 'Avg price'];
+  const body = report.byInstance.map((i) => [terminalSafe(i.instance), String(i.orders), String(i.filled), String(i.refusals), i.baseAcquired, i.quoteSpent, orDash(i.averagePrice)]);
+  const columns = header.map((_, c) => (c === 0 ? body.map((r) => r[c] ?? '') : alignDecimals(body.map((r) => r[c] ?? ''))));
+  const widths = header.map((h, c) => Math.max(h.length, ...(columns[c] ?? []).map((cell) => cell.length)));
+  const line = (cells: readonly string[]): string =>
+    `  ${cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join('  ')}`.trimEnd();
+  return [bold(line(header)), ...body.map((_, r) => line(columns.map((col) => col[r] ?? '')))];
+}

@@ -1,0 +1,297 @@
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { Logger } from 'pino';
+import type { DaemonConfig, InstanceConfig } from '../../config/daemon-config.ts';
+import { ConfigError, type InputProblem } from '../../domain/errors.ts';
+import { type Decimal, formatDecimal } from '../../domain/money.ts';
+import type { Strategy } from '../../engine/contract.ts';
+import type { PreflightResult } from '../../engine/preflight.ts';
+import type { Exchange } from '../../exchange/port.ts';
+import type { CommandContext } from '../context.ts';
+import { fields, json } from '../output.ts';
+
+/**
+ * `stacker check`: load the daemon's configuration exactly as `stacker run` would (every problem
+ * of every file at once, exit 2, nothing sent), show what would run and when, then check it
+ * against the exchange: the start-up checks `stacker run` makes once it has the markets (the
+ * market exists, the amount is above its minimum), and a pre-flight of each enabled instance
+ * (the strategy decides on a real snapshot and the guards judge each intent, but nothing is
+ * journalled or placed). Any problem found is exit 2. Heavy modules (config, strategies,
+ * exchange, engine) are imported only when the command runs.
+ */
+
+type Run<F> = (ctx: CommandContext, flags: F) => Promise<void>;
+
+/** What registration needs from program.ts: its `action` wrapper (builds the CommandContext, closes it after). */
+export interface CheckDeps {
+  readonly action: <F>(load: () => Promise<Run<F>>) => (flags: F, command: Command) => Promise<void>;
+}
+
+export interface CheckFlags {
+  readonly strategies?: string;
+  readonly dataDir?: string;
+  readonly live?: boolean;
+  /** Global flags, merged in at registration. */
+  readonly envFile?: string | undefined;
+  readonly baseUrl?: string | undefined;
+  readonly region?: string | undefined;
+}
+
+/** Replaceable parts, for tests; each defaults to the real thing. */
+export interface CheckOverrides {
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly strategies?: ReadonlyMap<string, Strategy<unknown>>;
+  readonly nowMs?: () => number;
+  readonly createExchange?: (config: DaemonConfig, logger: Logger) => Promise<Exchange>;
+  readonly preflight?: (config: DaemonConfig, exchange: Exchange, nowMs: number) => Promise<readonly PreflightResult[]>;
+  /** Skip the pre-flight (config validation only). */
+  readonly configOnly?: boolean;
+}
+
+export function registerCheckCommand(program: Command, deps: CheckDeps): void {
+  program
+    .command('check')
+    .description('validate the configuration (every problem at once) and pre-flight each strategy instance against the market rules and balances, placing nothing')
+    .option('--strategies <dir>', 'folder of strategy instance files, one NAME.env each (default: $STACKER_STRATEGIES_DIR, else config/strategies)')
+    .option('--data-dir <dir>', 'where the journal lives (default: $STACKER_DATA_DIR, else ./data)')
+    .option('--live', 'check as the live daemon would run (also needs STACKER_MODE=live): real balances instead of the paper wallet')
+    .action((flags: CheckFlags, command: Command) => {
+      const globals = command.optsWithGlobals<Pick<CheckFlags, 'envFile' | 'baseUrl' | 'region'>>();
+      const merged: CheckFlags = { ...flags, envFile: globals.envFile, baseUrl: globals.baseUrl, region: globals.region };
+      return deps.action(async () => (ctx: CommandContext, f: CheckFlags) => check(ctx, f))(merged, command);
+    });
+}
+
+export async function check(ctx: CommandContext, flags: CheckFlags, overrides: CheckOverrides = {}): Promise<void> {
+  const { loadDaemonConfig } = await import('../../config/daemon-config.ts');
+  const config = await loadDaemonConfig(
+    { envFile: flags.envFile, strategiesDir: flags.strategies, dataDir: flags.dataDir, live: flags.live === true, baseUrl: flags.baseUrl, region: flags.region },
+    { ...(overrides.env === undefined ? {} : { env: overrides.env }), ...(overrides.strategies === undefined ? {} : { strategies: overrides.strategies }) },
+  );
+  const nowMs = (overrides.nowMs ?? Date.now)();
+  const summary = describeConfig(config, nowMs);
+  if (!ctx.json) ctx.io.out(renderConfig(summary));
+
+  let outcome: PreflightOutcome | null = null;
+  if (overrides.configOnly !== true) {
+    if (!ctx.json) ctx.io.err(`pre-flight: reading markets and ${config.mode === 'live' ? 'balances' : 'prices'} (nothing is placed)...\n`);
+    outcome = await runPreflight(config, nowMs, overrides);
+  }
+  const ok = outcome === null || (outcome.startup.length === 0 && outcome.reports.every((r) => r.ok));
+  if (ctx.json) ctx.io.out(json({ ok, ...summary, startupProblems: outcome?.startup ?? null, preflight: outcome?.reports ?? null }));
+  else if (outcome !== null) ctx.io.out(renderPreflight(outcome, config));
+
+  if (outcome !== null && !ok) {
+    throw new ConfigError([...outcome.startup, ...outcome.reports.filter((report) => !report.ok).flatMap((report) => preflightProblems(report, config))]);
+  }
+}
+
+interface PreflightOutcome {
+  /** What `stacker run` would refuse at start once it has the markets (unknown market, amount below the minimum). */
+  readonly startup: readonly InputProblem[];
+  readonly reports: readonly PreflightResult[];
+}
+
+async function runPreflight(config: DaemonConfig, nowMs: number, overrides: CheckOverrides): Promise<PreflightOutcome> {
+  const { createLogger } = await import('../../observability/logger.ts');
+  // The report is the output; the exchange's info lines (connecting, markets loaded) would only
+  // interleave with it on the terminal. Warnings and errors, or everything at debug, still show.
+  const logger = await createLogger({ level: config.settings.logLevel === 'info' ? 'warn' : config.settings.logLevel });
+  const createExchange = overrides.createExchange ?? (await import('../../daemon/exchange-factory.ts')).createExchange;
+  const preflight = overrides.preflight ?? (await import('../../engine/preflight.ts')).preflight;
+  const { startupProblems } = await import('../../daemon/instances.ts');
+  const exchange = await createExchange(config, logger);
+  try {
+    const startup = startupProblems(config.instances, await exchange.markets());
+    return { startup, reports: await preflight(config, exchange, nowMs) };
+  } finally {
+    await exchange.close();
+  }
+}
+
+/** What `check` reports about the configuration, JSON-ready (decimals stay Decimal until printed). */
+export interface ConfigSummary {
+  readonly mode: DaemonConfig['mode'];
+  readonly modeNote: string | null;
+  readonly endpoint: string;
+  readonly endpointSource: string;
+  readonly credentials: 'set' | 'not set';
+  readonly dataDir: string;
+  readonly strategiesDir: string;
+  readonly metrics: string | null;
+  readonly killSwitch: { readonly env: boolean; readonly file: string | null; readonly active: boolean };
+  readonly dryRun: { readonly wallet: ReadonlyMap<string, Decimal>; readonly slippagePct: Decimal } | null;
+  readonly instances: readonly InstanceSummary[];
+}
+
+export interface InstanceSummary {
+  readonly instance: string;
+  readonly file: string;
+  readonly strategy: string;
+  readonly enabled: boolean;
+  readonly schedule: string;
+  readonly timezone: string;
+  /** In the instance's time zone, with its UTC offset; null when disabled or the schedule never fires again. */
+  readonly nextSlot: string | null;
+  readonly nextSlotMs: number | null;
+  readonly catchUp: string;
+  readonly budgets: InstanceConfig['budgets'];
+  readonly maxOrderQuote: Decimal | null;
+}
+
+export function describeConfig(config: DaemonConfig, nowMs: number, fileExists: (path: string) => boolean = defaultExists): ConfigSummary {
+  return {
+    mode: config.mode,
+    modeNote: config.modeNote,
+    endpoint: config.settings.endpoint,
+    endpointSource: config.settings.endpointSource,
+    credentials: config.settings.credentials === null ? 'not set' : 'set',
+    dataDir: config.dataDir,
+    strategiesDir: config.strategiesDir,
+    metrics: config.metricsPort === null ? null : `http://${hostForUrl(config.metricsHost)}:${config.metricsPort}/metrics`,
+    killSwitch: {
+      env: config.killSwitchEnv,
+      file: config.killSwitchFile,
+      active: config.killSwitchEnv || (config.killSwitchFile !== null && fileExists(config.killSwitchFile)),
+    },
+    dryRun: config.mode === 'dry-run' ? { wallet: config.dryRunWallet, slippagePct: config.dryRunSlippagePct } : null,
+    instances: config.instances.map((instance) => describeInstance(instance, nowMs)),
+  };
+}
+
+function describeInstance(instance: InstanceConfig, nowMs: number): InstanceSummary {
+  const next = instance.enabled ? instance.schedule.nextAfter(nowMs) : null;
+  return {
+    instance: instance.instance,
+    file: instance.file,
+    strategy: instance.strategy.name,
+    enabled: instance.enabled,
+    schedule: instance.schedule.expression,
+    timezone: instance.timezone,
+    nextSlot: next === null ? null : zonedTime(next, instance.timezone),
+    nextSlotMs: next,
+    catchUp: instance.catchUp.policy === 'skip' ? 'skip' : `last, within ${duration(instance.catchUp.windowMs)}`,
+    budgets: instance.budgets,
+    maxOrderQuote: instance.maxOrderQuote,
+  };
+}
+
+export function renderConfig(summary: ConfigSummary): string {
+  const killSwitch = summary.killSwitch.active
+    ? `ON: nothing that moves money would be sent (${summary.killSwitch.env ? 'STACKER_KILL_SWITCH is set' : `${summary.killSwitch.file} exists`})`
+    : summary.killSwitch.file === null
+      ? 'off'
+      : `off (trading stops while ${summary.killSwitch.file} exists)`;
+  const head: Array<[string, string]> = [
+    ['mode', summary.modeNote === null ? summary.mode : `${summary.mode} (${summary.modeNote})`],
+    ['exchange', `${summary.endpoint}, ${summary.endpointSource === 'default' ? 'the default' : `set by ${summary.endpointSource}`}${summary.mode === 'live' ? `; credentials ${summary.credentials}` : ''}`],
+    ['data dir', summary.dataDir],
+    ['strategies', `${summary.strategiesDir} (${summary.instances.length} instance${summary.instances.length === 1 ? '' : 's'})`],
+    ['kill switch', killSwitch],
+    ['metrics', summary.metrics ?? 'off'],
+  ];
+  if (summary.dryRun !== null) {
+    const wallet = [...summary.dryRun.wallet].map(([ticker, amount]) => `${ticker}=${text(amount)}`).join(', ');
+    head.push(['paper wallet', wallet === '' ? 'empty (set STACKER_DRY_RUN_WALLET)' : wallet]);
+    head.push(['paper slippage', `${text(summary.dryRun.slippagePct)}%`]);
+  }
+  const blocks = [fields(head)];
+  for (const instance of summary.instances) {
+    const budgets = (['day', 'week', 'month'] as const).filter((period) => instance.budgets[period] !== null).map((period) => `${text(instance.budgets[period])} per ${period}`);
+    if (instance.maxOrderQuote !== null) budgets.push(`max ${text(instance.maxOrderQuote)} per order`);
+    blocks.push(
+      `${instance.instance} (${instance.file})\n` +
+        indent(
+          fields([
+            ['strategy', instance.strategy],
+            ['enabled', instance.enabled ? 'yes' : 'no (ENABLED=false: checked, never scheduled)'],
+            ['schedule', `${instance.schedule} (${instance.timezone})`],
+            ['next slot', instance.nextSlot ?? (instance.enabled ? 'never (the schedule has no future time)' : '-')],
+            ['catch-up', instance.catchUp],
+            ['budgets', budgets.length === 0 ? 'none' : budgets.join('; ')],
+          ]),
+        ),
+    );
+  }
+  return `${blocks.join('\n')}\n`;
+}
+
+export function renderPreflight(outcome: PreflightOutcome, config: Pick<DaemonConfig, 'mode'>): string {
+  const lines: string[] = [];
+  if (outcome.startup.length > 0) {
+    lines.push('start-up checks against the exchange (stacker run would refuse to start):');
+    for (const problem of outcome.startup) lines.push(`  ${problem.source === undefined ? '' : `${problem.source}: `}${problem.field}: ${problem.rule}`);
+  }
+  lines.push(`pre-flight against ${config.mode === 'live' ? 'the account' : 'the paper wallet'} (nothing was placed):`);
+  for (const report of outcome.reports) {
+    lines.push(`${report.instance}: ${report.ok ? 'ok' : 'PROBLEMS'}`);
+    if (report.intents.length === 0 && report.problems.length === 0) lines.push('  nothing that moves money now (notes only, or nothing to do)');
+    const kindWidth = Math.max(0, ...report.intents.map((intent) => intent.kind.length));
+    for (const intent of report.intents) {
+      const reason = intent.reason === undefined ? '' : ` (${intent.reason})`;
+      lines.push(`  ${intent.verdict.padEnd(10)}  ${intent.kind.padEnd(kindWidth)}  ${intent.summary}${reason}`);
+    }
+    for (const problem of report.problems) lines.push(`  problem: ${problem}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function preflightProblems(report: PreflightResult, config: DaemonConfig): InputProblem[] {
+  const file = config.instances.find((instance) => instance.instance === report.instance)?.file;
+  const at = (rule: string): InputProblem => (file === undefined ? { field: report.instance, rule } : { source: file, field: report.instance, rule });
+  const problems = report.problems.map((problem) => at(`pre-flight: ${problem}`));
+  for (const intent of report.intents) {
+    if (intent.verdict === 'refused') problems.push(at(`pre-flight: ${intent.summary} would be refused${intent.reason === undefined ? '' : `: ${intent.reason}`}`));
+  }
+  return problems.length > 0 ? problems : [at('pre-flight did not pass')];
+}
+
+/** `2025-01-02 09:00 Europe/Berlin (UTC+01:00)`; `2025-01-02 09:00 UTC`. */
+export function zonedTime(ms: number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+    timeZoneName: 'longOffset',
+  }).formatToParts(new Date(ms));
+  const part = (type: Intl.DateTimeFormatPartTypes): string => parts.find((p) => p.type === type)?.value ?? '';
+  const seconds = part('second') === '00' ? '' : `:${part('second')}`;
+  const local = `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')}${seconds}`;
+  const offset = part('timeZoneName').replace(/^GMT$/, 'UTC+00:00').replace(/^GMT/, 'UTC');
+  return timeZone === 'UTC' || timeZone === 'Etc/UTC' ? `${local} UTC` : `${local} ${timeZone} (${offset})`;
+}
+
+function duration(ms: number): string {
+  const units: Array<[number, string]> = [
+    [86_400_000, 'd'],
+    [3_600_000, 'h'],
+    [60_000, 'm'],
+    [1_000, 's'],
+  ];
+  for (const [size, unit] of units) if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}
+
+function text(value: Decimal | null): string {
+  return value === null ? '-' : formatDecimal(value);
+}
+
+function indent(block: string): string {
+  return block
+    .split('\n')
+    .map((line) => (line === '' ? line : `  ${line}`))
+    .join('\n');
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function defaultExists(path: string): boolean {
+  return existsSync(path);
+}

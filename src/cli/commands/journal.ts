@@ -1,0 +1,304 @@
+import type { Command } from 'commander';
+import { ConfigError, InputError } from '../../domain/errors.ts';
+import type { Intent } from '../../domain/intent.ts';
+import { type Decimal, formatDecimal } from '../../domain/money.ts';
+import { ORDER_STATUSES, type OrderStatus } from '../../domain/order.ts';
+import type { IntentRecord, IntentStatus, JournalEntry, StoredOrder } from '../../store/journal.ts';
+import type { SqliteJournal } from '../../store/sqlite-journal.ts';
+import { checkAll, integerIn, nonEmpty, optional } from '../args.ts';
+import type { CommandContext } from '../context.ts';
+import { json, table } from '../output.ts';
+
+/**
+ * `stacker orders` and `stacker journal`: read the SQLite journal a daemon writes, without the
+ * daemon's lock and without writing, so both are safe beside a running `stacker run` (WAL lets
+ * readers and the writer proceed together). The store and node:sqlite are imported only when
+ * one of these commands runs.
+ */
+
+type Run<F> = (ctx: CommandContext, flags: F) => Promise<void>;
+
+/** What registration needs from program.ts: its `action` wrapper (builds the CommandContext, closes it after). */
+export interface CommandDeps {
+  readonly action: <F>(load: () => Promise<Run<F>>) => (flags: F, command: Command) => Promise<void>;
+}
+
+/** The global flags these commands read, merged into their own. */
+interface GlobalPart {
+  readonly envFile?: string | undefined;
+}
+
+export interface OrdersFlags extends GlobalPart {
+  readonly dataDir?: string;
+  readonly mode?: string;
+  readonly instance?: string;
+  readonly status?: string;
+  readonly limit?: string;
+}
+
+export interface JournalFlags extends GlobalPart {
+  readonly dataDir?: string;
+  readonly mode?: string;
+  readonly instance?: string;
+  readonly status?: string;
+  readonly limit?: string;
+}
+
+/** For tests: the environment the data dir and mode are looked up in (default process.env). */
+export interface ReadDeps {
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+const LIMIT = { min: 1, max: 10_000 } as const;
+const DEFAULT_LIMIT = 50;
+const INTENT_STATUS_NAMES = ['pending', 'sent', 'done', 'refused', 'failed', 'unknown'] as const satisfies readonly IntentStatus[];
+
+export function registerJournalCommands(program: Command, deps: CommandDeps): void {
+  const withEnvFile =
+    <F extends GlobalPart>(run: Run<F>) =>
+    (flags: F, command: Command): Promise<void> =>
+      deps.action(async () => run)({ ...flags, envFile: command.optsWithGlobals<GlobalPart>().envFile }, command);
+
+  const common = (command: Command): Command =>
+    command
+      .option('--data-dir <dir>', 'the data dir the daemon uses (default: $STACKER_DATA_DIR, else ./data)')
+      .option('--mode <mode>', 'which journal: live, dry-run or backtest (default: $STACKER_MODE, else dry-run)')
+      .option('--instance <name>', 'only this strategy instance (its env file name without .env)');
+
+  common(program.command('orders').description('list the orders the daemon placed, newest first, with fills, fee and logged transitions (read-only; safe beside a running daemon)'))
+    .option('--status <status>', `only orders in this status: ${ORDER_STATUSES.join(', ')}`)
+    .option('--limit <n>', `at most this many orders, ${LIMIT.min} to ${LIMIT.max} (default: ${DEFAULT_LIMIT})`)
+    .action(withEnvFile(orders));
+
+  common(program.command('journal').description('show recent intents (buys, transfers, flex withdrawals, notes, refusals) and what became of each (read-only)'))
+    .option('--status <status>', `only intents in these statuses, comma-separated: ${INTENT_STATUS_NAMES.join(', ')}`)
+    .option('--limit <n>', `at most this many intents, ${LIMIT.min} to ${LIMIT.max} (default: ${DEFAULT_LIMIT})`)
+    .action(withEnvFile(journal));
+}
+
+/** `stacker orders`. */
+export async function orders(ctx: CommandContext, flags: OrdersFlags, deps: ReadDeps = {}): Promise<void> {
+  const args = checkAll({
+    instance: () => optional(flags.instance, (text) => nonEmpty(text, '--instance', 'an instance name')),
+    status: () => optional(flags.status, orderStatus),
+    limit: () => (flags.limit === undefined ? DEFAULT_LIMIT : integerIn(flags.limit, '--limit', LIMIT)),
+  });
+  await withJournal(flags, deps, async (store, label) => {
+    // The store filters by instance and limit; the status is filtered here, over every order
+    // (LIMIT -1 is SQLite's "no limit"), so --limit still counts matching orders.
+    const found = await store.listOrders({ ...(args.instance === undefined ? {} : { instance: args.instance }), limit: args.status === undefined ? args.limit : -1 });
+    const chosen = (args.status === undefined ? found : found.filter((order) => order.status === args.status)).slice(0, args.limit);
+    const rows = await Promise.all(chosen.map(async (order) => describeOrder(store, order)));
+    if (ctx.json) {
+      ctx.io.out(json({ journal: label.path, mode: label.mode, orders: rows }));
+      return;
+    }
+    if (rows.length === 0) {
+      ctx.io.err(`no orders${args.status === undefined ? '' : ` in status ${args.status}`}${args.instance === undefined ? '' : ` of ${args.instance}`} in the ${label.mode} journal ${label.path}\n`);
+      return;
+    }
+    ctx.io.out(
+      table(
+        [
+          { header: 'FIRST SEEN (UTC)' },
+          { header: 'INSTANCE' },
+          { header: 'MARKET' },
+          { header: 'SIDE' },
+          { header: 'STATUS' },
+          { header: 'AMOUNT', align: 'right' },
+          { header: 'FILLED BASE', align: 'right' },
+          { header: 'FILLED QUOTE', align: 'right' },
+          { header: 'FEE', align: 'right' },
+          { header: 'TRANSITIONS', align: 'right' },
+          { header: 'ORDER ID' },
+          { header: 'CLIENT ORDER ID' },
+        ],
+        rows.map((row) => [
+          time(row.firstSeenAtMs),
+          row.instance ?? '-',
+          row.market,
+          row.side,
+          row.status,
+          formatDecimal(row.amount),
+          formatDecimal(row.filledBase),
+          formatDecimal(row.filledQuote),
+          withAsset(row.fee, row.feeAsset),
+          String(row.transitionCount),
+          row.orderId,
+          row.clientOrderId || '-',
+        ]),
+      ),
+    );
+    if (rows.length === args.limit) ctx.io.err(`(the ${args.limit} newest; --limit shows more)\n`);
+  });
+}
+
+/** `stacker journal`. */
+export async function journal(ctx: CommandContext, flags: JournalFlags, deps: ReadDeps = {}): Promise<void> {
+  const args = checkAll({
+    instance: () => optional(flags.instance, (text) => nonEmpty(text, '--instance', 'an instance name')),
+    statuses: () => optional(flags.status, intentStatuses),
+    limit: () => (flags.limit === undefined ? DEFAULT_LIMIT : integerIn(flags.limit, '--limit', LIMIT)),
+  });
+  await withJournal(flags, deps, async (store, label) => {
+    const entries = await store.recentJournal({
+      ...(args.instance === undefined ? {} : { instance: args.instance }),
+      ...(args.statuses === undefined ? {} : { statuses: args.statuses }),
+      limit: args.limit,
+    });
+    if (ctx.json) {
+      ctx.io.out(json({ journal: label.path, mode: label.mode, entries: entries.map(plainEntry) }));
+      return;
+    }
+    if (entries.length === 0) {
+      ctx.io.err(`no intents${args.instance === undefined ? '' : ` of ${args.instance}`} in the ${label.mode} journal ${label.path}\n`);
+      return;
+    }
+    ctx.io.out(
+      table(
+        [{ header: 'SLOT (UTC)' }, { header: 'INSTANCE' }, { header: '#', align: 'right' }, { header: 'STATUS' }, { header: 'INTENT' }, { header: 'OUTCOME' }],
+        entries.map((entry) => [
+          time(entry.intent.slotTimeMs),
+          entry.intent.instance,
+          String(entry.intent.index),
+          entry.intent.status,
+          intentSummary(entry.intent.intent),
+          outcome(entry),
+        ]),
+      ),
+    );
+    if (entries.length === args.limit) ctx.io.err(`(the ${args.limit} newest; --limit shows more)\n`);
+  });
+}
+
+interface OrderRow extends StoredOrder {
+  readonly instance: string | null;
+  readonly slotTimeMs: number | null;
+  readonly transitionCount: number;
+  readonly transitions: ReadonlyArray<{ seq: number; from: OrderStatus | null; to: OrderStatus; filledBase: Decimal; filledQuote: Decimal; fee: Decimal; atMs: number }>;
+}
+
+async function describeOrder(store: SqliteJournal, order: StoredOrder): Promise<OrderRow> {
+  const [intent, transitions] = await Promise.all([order.intentId === null ? null : store.getIntent(order.intentId), store.orderTransitions(order.orderId)]);
+  return {
+    ...order,
+    instance: intent?.instance ?? null,
+    slotTimeMs: intent?.slotTimeMs ?? null,
+    transitionCount: transitions.length,
+    transitions: transitions.map((t) => ({ seq: t.seq, from: t.fromStatus, to: t.toStatus, filledBase: t.filledBase, filledQuote: t.filledQuote, fee: t.fee, atMs: t.atMs })),
+  };
+}
+
+interface JournalLabel {
+  readonly path: string;
+  readonly mode: string;
+}
+
+/** Open the chosen journal read-only, run `work`, close it. A journal that does not exist yet is bad input (exit 2), not a failure. */
+async function withJournal(flags: GlobalPart & { readonly dataDir?: string; readonly mode?: string }, deps: ReadDeps, work: (store: SqliteJournal, label: JournalLabel) => Promise<void>): Promise<void> {
+  const { loadJournalLocation } = await import('../../config/journal-location.ts');
+  const location = await loadJournalLocation({ envFile: flags.envFile, dataDir: flags.dataDir, mode: flags.mode }, deps.env === undefined ? {} : { env: deps.env });
+  const { JOURNAL_FILES, journalPath, openStoreForReading } = await import('../../store/open-store.ts');
+  const { StoreError } = await import('../../store/errors.ts');
+  const { existsSync } = await import('node:fs');
+  const { resolve } = await import('node:path');
+  let store: SqliteJournal;
+  try {
+    store = await openStoreForReading({ dataDir: location.dataDir, mode: location.mode });
+  } catch (error) {
+    if (!(error instanceof StoreError) || error.reason !== 'not-found') throw error;
+    const others = (Object.keys(JOURNAL_FILES) as Array<keyof typeof JOURNAL_FILES>).filter((mode) => mode !== location.mode && existsSync(journalPath(resolve(location.dataDir), mode)));
+    const hint = others.length === 0 ? 'stacker has not run in this data dir yet' : `this data dir has ${others.map((mode) => `a ${mode} journal (--mode ${mode})`).join(' and ')}`;
+    throw new ConfigError([
+      { field: flags.mode === undefined ? 'journal' : '--mode', rule: `no ${location.mode} journal (mode from ${location.modeSource}) at ${journalPath(resolve(location.dataDir), location.mode)}: ${hint}` },
+    ]);
+  }
+  try {
+    await work(store, { path: store.path, mode: location.mode });
+  } finally {
+    await store.close();
+  }
+}
+
+function orderStatus(text: string): OrderStatus {
+  const upper = text.trim().toUpperCase();
+  if ((ORDER_STATUSES as readonly string[]).includes(upper)) return upper as OrderStatus;
+  throw InputError.one('--status', `must be one of ${ORDER_STATUSES.join(', ')} (got ${JSON.stringify(text)})`);
+}
+
+function intentStatuses(text: string): IntentStatus[] {
+  const items = text.split(',').map((item) => item.trim().toLowerCase());
+  const bad = items.filter((item) => !(INTENT_STATUS_NAMES as readonly string[]).includes(item));
+  if (bad.length > 0 || items.length === 0) {
+    throw InputError.one('--status', `must be intent statuses separated by commas, from ${INTENT_STATUS_NAMES.join(', ')} (got ${JSON.stringify(text)})`);
+  }
+  return [...new Set(items)] as IntentStatus[];
+}
+
+function time(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}
+
+function withAsset(amount: Decimal, asset: string | null): string {
+  return asset === null ? formatDecimal(amount) : `${formatDecimal(amount)} ${asset}`;
+}
+
+/** One line per intent kind, money as decimal text. */
+export function intentSummary(intent: Intent): string {
+  switch (intent.kind) {
+    case 'buy-stock-market':
+      return `buy ${formatDecimal(intent.amount)} ${intent.market}${intent.stp === undefined ? '' : ` stp=${intent.stp}`}`;
+    case 'transfer':
+      return `transfer ${formatDecimal(intent.amount)} ${intent.ticker} ${intent.from}→${intent.to}`;
+    case 'flex-withdraw':
+      return `flex withdraw ${formatDecimal(intent.amount)} from plan ${intent.plan}`;
+    case 'note':
+      return `note (${intent.level}): ${intent.message}`;
+    case 'refusal':
+      return `refusal ${intent.reason}: ${intent.message}`;
+    case 'set-state':
+      return intent.value === null ? `state: delete ${intent.key}` : `state: ${intent.key}=${intent.value}`;
+    default:
+      return String((intent as { kind?: unknown }).kind);
+  }
+}
+
+function outcome(entry: JournalEntry): string {
+  const parts: string[] = [];
+  for (const order of entry.orders) {
+    parts.push(`order ${order.orderId} ${order.status}: ${formatDecimal(order.filledBase)} for ${formatDecimal(order.filledQuote)}, fee ${withAsset(order.fee, order.feeAsset)}`);
+  }
+  if (entry.transfer !== null) parts.push(`transfer ${entry.transfer.status}`);
+  if (entry.flexOperation !== null) {
+    const tx = entry.flexOperation.transactionId === null ? '' : ` (transaction ${entry.flexOperation.transactionId})`;
+    parts.push(`flex withdraw ${entry.flexOperation.status}${tx}`);
+  }
+  const { intent } = entry;
+  if (intent.error !== null && intent.intent.kind !== 'refusal') parts.push(`${intent.error.code}: ${intent.error.message}`);
+  if (parts.length === 0 && intent.result !== null) parts.push(Object.entries(intent.result).map(([key, value]) => `${key}=${value}`).join(' '));
+  if (intent.attempts > 1) parts.push(`sent ${intent.attempts} times`);
+  return parts.join('; ') || '-';
+}
+
+function plainEntry(entry: JournalEntry): Record<string, unknown> {
+  const intent: IntentRecord = entry.intent;
+  return {
+    intentId: intent.intentId,
+    instance: intent.instance,
+    slotTimeMs: intent.slotTimeMs,
+    slotTime: new Date(intent.slotTimeMs).toISOString(),
+    index: intent.index,
+    kind: intent.intent.kind,
+    intent: intent.intent,
+    clientOrderId: intent.clientOrderId,
+    status: intent.status,
+    attempts: intent.attempts,
+    result: intent.result,
+    error: intent.error,
+    createdAtMs: intent.createdAtMs,
+    updatedAtMs: intent.updatedAtMs,
+    orders: entry.orders,
+    flexOperation: entry.flexOperation,
+    transfer: entry.transfer,
+  };
+}

@@ -1,0 +1,186 @@
+import { ConfigError, type InputProblem } from '../domain/errors.ts';
+import type { Decimal } from '../domain/money.ts';
+import type { Strategy } from '../engine/contract.ts';
+import {
+  DAEMON_DEFAULTS,
+  DAEMON_ENV_KEYS,
+  checkDirectory,
+  envFileKeyProblems,
+  locate,
+  readKillSwitchEnv,
+  readKillSwitchFile,
+  readMetricsHost,
+  readMetricsPort,
+  readModeSetting,
+  readSlippagePct,
+  readWallet,
+} from './daemon-env.ts';
+import { frozenMap } from './freeze.ts';
+import { type InstanceConfig, collectInstances } from './instance-config.ts';
+import { ENV_KEYS, type EnvLayers, type Settings, readEnvLayers, settingsFromLayers } from './settings.ts';
+import { listStrategyFiles } from './strategy-files.ts';
+
+export type { InstanceConfig } from './instance-config.ts';
+
+/**
+ * The daemon's configuration (`stacker run`, `stacker check`): the global env (environment over
+ * `--env-file`) plus one instance file per strategy instance, validated together. Every problem
+ * of every source is reported in one ConfigError (exit 2) before anything is opened or sent;
+ * the result is frozen. The API secret lives only in `settings.credentials`, which hides it from
+ * JSON and inspect, and in dry-run not even there: a paper daemon has no way to trade.
+ */
+
+/** Command-line flags; undefined means "not given". */
+export interface DaemonFlags {
+  envFile?: string | undefined;
+  strategiesDir?: string | undefined;
+  dataDir?: string | undefined;
+  live?: boolean | undefined;
+  baseUrl?: string | undefined;
+  region?: string | undefined;
+}
+
+export interface DaemonConfig {
+  /** live only when STACKER_MODE=live AND --live; anything less is dry-run (see modeNote). */
+  readonly mode: 'dry-run' | 'live';
+  /** Why the mode is dry-run although one of the two live switches was given; null otherwise. */
+  readonly modeNote: string | null;
+  /** Endpoint, credentials (null in dry-run), log level. */
+  readonly settings: Settings;
+  /** --data-dir > STACKER_DATA_DIR > ./data, as given (not resolved). */
+  readonly dataDir: string;
+  /** --strategies > STACKER_STRATEGIES_DIR > config/strategies, as given. */
+  readonly strategiesDir: string;
+  /** STACKER_METRICS_PORT; null = no metrics server; 0 = a free port. */
+  readonly metricsPort: number | null;
+  /** STACKER_METRICS_HOST, default 127.0.0.1 (the Docker image sets 0.0.0.0). */
+  readonly metricsHost: string;
+  /** STACKER_DRY_RUN_WALLET: the paper wallet's starting balances by ticker; empty when unset. */
+  readonly dryRunWallet: ReadonlyMap<string, Decimal>;
+  /** STACKER_DRY_RUN_SLIPPAGE_PCT, default 0. */
+  readonly dryRunSlippagePct: Decimal;
+  /** STACKER_KILL_SWITCH_FILE: trading stops while this file exists. */
+  readonly killSwitchFile: string | null;
+  /** STACKER_KILL_SWITCH=1|true: start with trading stopped. */
+  readonly killSwitchEnv: boolean;
+  /** Sorted by instance name. */
+  readonly instances: readonly InstanceConfig[];
+}
+
+export interface DaemonSources {
+  /** Defaults to process.env (read by settings.ts, the one reader). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Defaults to the shipped registry (strategies/index.ts). */
+  readonly strategies?: ReadonlyMap<string, Strategy<unknown>>;
+}
+
+export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSources = {}): Promise<DaemonConfig> {
+  const problems: InputProblem[] = [];
+  const layers = await readLayers(flags.envFile, sources, problems);
+  problems.push(...envFileKeyProblems(layers));
+
+  let settings: Settings | null = null;
+  try {
+    settings = settingsFromLayers({ baseUrl: flags.baseUrl, region: flags.region }, layers);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+  }
+
+  const modeSetting = readModeSetting(layers, problems);
+  const { mode, modeNote } = chooseMode(modeSetting, flags.live === true);
+  if (mode === 'live' && settings !== null && settings.credentials === null) problems.push(...liveCredentialProblems(settings));
+
+  const dataDir = locate(layers, DAEMON_ENV_KEYS.dataDir, { name: '--data-dir', value: flags.dataDir }, DAEMON_DEFAULTS.dataDir);
+  checkDirectory(dataDir, problems, false);
+  const strategiesDir = locate(layers, DAEMON_ENV_KEYS.strategiesDir, { name: '--strategies', value: flags.strategiesDir }, DAEMON_DEFAULTS.strategiesDir);
+  const files = listStrategyFiles(strategiesDir, problems);
+
+  const metricsPort = readMetricsPort(layers, problems);
+  const metricsHost = readMetricsHost(layers, problems);
+  const dryRunWallet = readWallet(layers, problems);
+  const dryRunSlippagePct = readSlippagePct(layers, problems);
+  const killSwitchEnv = readKillSwitchEnv(layers, problems);
+  const killSwitchFile = readKillSwitchFile(layers);
+
+  const instances = await collectInstances(files, await strategyRegistry(sources), problems);
+  if (problems.length > 0 || settings === null) throw new ConfigError(problems);
+
+  // settings and each instance are frozen where they are built; deepFreeze would walk into the strategies.
+  return Object.freeze({
+    mode,
+    modeNote,
+    settings: mode === 'live' ? settings : withoutCredentials(settings),
+    dataDir: dataDir.value,
+    strategiesDir: strategiesDir.value,
+    metricsPort,
+    metricsHost,
+    dryRunWallet: frozenMap(dryRunWallet),
+    dryRunSlippagePct,
+    killSwitchFile,
+    killSwitchEnv,
+    instances: Object.freeze([...instances]),
+  });
+}
+
+/**
+ * Instance files named one by one (`stacker backtest --strategy a.env --strategy b.env`), with
+ * the same validation as a strategies folder; sorted by instance name. No global settings are
+ * read: a backtest needs no keys.
+ */
+export async function loadStrategyFiles(paths: readonly string[], sources: Pick<DaemonSources, 'strategies'> = {}): Promise<readonly InstanceConfig[]> {
+  if (paths.length === 0) throw new ConfigError([{ field: '--strategy', rule: 'give at least one strategy instance file (NAME.env)' }]);
+  const problems: InputProblem[] = [];
+  const instances = await collectInstances(paths, await strategyRegistry(sources), problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(instances);
+}
+
+async function readLayers(envFile: string | undefined, sources: DaemonSources, problems: InputProblem[]): Promise<EnvLayers> {
+  const envSources = sources.env === undefined ? {} : { env: sources.env };
+  try {
+    return await readEnvLayers(envFile, envSources);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    // Keep going with the environment alone, so the instance files are checked in the same run.
+    problems.push(...error.problems);
+    return readEnvLayers(null, envSources);
+  }
+}
+
+/**
+ * Live needs two switches, one in the config and one on the command line: a copied .env with
+ * STACKER_MODE=live cannot trade by accident, and neither can a `--live` typed out of habit.
+ */
+function chooseMode(setting: { readonly mode: 'dry-run' | 'live' | null; readonly source: string | null }, liveFlag: boolean): { mode: 'dry-run' | 'live'; modeNote: string | null } {
+  if (setting.mode === 'live' && liveFlag) return { mode: 'live', modeNote: null };
+  if (setting.mode === 'live') {
+    return { mode: 'dry-run', modeNote: `STACKER_MODE=live (${setting.source}) but --live was not given: running in dry-run; live trading needs both` };
+  }
+  if (liveFlag) {
+    const is = setting.mode === null ? 'is not set' : `is ${setting.mode} (${setting.source})`;
+    return { mode: 'dry-run', modeNote: `--live was given but STACKER_MODE ${is}: running in dry-run; live trading needs STACKER_MODE=live as well` };
+  }
+  return { mode: 'dry-run', modeNote: null };
+}
+
+function liveCredentialProblems(settings: Settings): InputProblem[] {
+  if (settings.credentialProblems.length > 0) return [...settings.credentialProblems];
+  const how = 'set it in the environment or in the --env-file file';
+  return [
+    { field: ENV_KEYS.apiKey, rule: `is not set; live mode places real orders and needs the API key: ${how}` },
+    { field: ENV_KEYS.apiSecret, rule: `is not set; live mode needs the secret that belongs to ${ENV_KEYS.apiKey}: ${how}` },
+  ];
+}
+
+/** Dry-run never needs the keys (prices and market rules are public), so it does not keep them. */
+function withoutCredentials(settings: Settings): Settings {
+  return Object.freeze({ ...settings, credentials: null, credentialProblems: Object.freeze([]) });
+}
+
+async function strategyRegistry(sources: Pick<DaemonSources, 'strategies'>): Promise<ReadonlyMap<string, Strategy<unknown>>> {
+  if (sources.strategies !== undefined) return sources.strategies;
+  // Imported on demand: the registry pulls in every shipped strategy module.
+  const { STRATEGIES } = await import('../../strategies/index.ts');
+  return STRATEGIES;
+}

@@ -1,0 +1,190 @@
+import { statSync } from 'node:fs';
+import { isIP } from 'node:net';
+import type { InputProblem } from '../domain/errors.ts';
+import { Decimal } from '../domain/money.ts';
+import { COMMON_KEYS } from '../engine/contract.ts';
+import { closestName } from '../engine/params.ts';
+import { ENV_KEYS, type EnvLayers, type EnvValue } from './settings.ts';
+import { parseWallet } from './wallet.ts';
+
+/**
+ * The daemon's global settings beyond those of every command (settings.ts): mode, folders,
+ * metrics, the paper wallet, the kill switch. Read from the environment layers with the same
+ * rules (the environment wins over the env file; empty means unset); a flag wins over both.
+ */
+
+export const DAEMON_ENV_KEYS = {
+  mode: 'STACKER_MODE',
+  dataDir: 'STACKER_DATA_DIR',
+  strategiesDir: 'STACKER_STRATEGIES_DIR',
+  metricsPort: 'STACKER_METRICS_PORT',
+  metricsHost: 'STACKER_METRICS_HOST',
+  dryRunWallet: 'STACKER_DRY_RUN_WALLET',
+  dryRunSlippagePct: 'STACKER_DRY_RUN_SLIPPAGE_PCT',
+  killSwitchFile: 'STACKER_KILL_SWITCH_FILE',
+  killSwitch: 'STACKER_KILL_SWITCH',
+} as const;
+
+/** Every STACKER_* key stacker reads. */
+export const KNOWN_ENV_KEYS: readonly string[] = [...Object.values(ENV_KEYS), ...Object.values(DAEMON_ENV_KEYS)];
+
+export const DAEMON_DEFAULTS = {
+  dataDir: './data',
+  strategiesDir: 'config/strategies',
+  metricsHost: '127.0.0.1',
+} as const;
+
+export const MODES = ['dry-run', 'live'] as const;
+export type DaemonMode = (typeof MODES)[number];
+
+/** Where a setting's value came from: a flag (`--data-dir`), a key in the environment or env file, or the default. */
+export interface Origin {
+  /** The flag or key, for messages. */
+  readonly field: string;
+  /** 'environment' / 'env file PATH'; absent for flags and defaults. */
+  readonly source?: string;
+  /** Added to a problem's rule: for a default, how to choose another value. */
+  readonly note?: string;
+}
+
+export interface Located {
+  readonly value: string;
+  readonly origin: Origin;
+}
+
+const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const PLAIN_DECIMAL = /^(?:0|[1-9]\d*)(?:\.\d+)?$/;
+const MAX_SLIPPAGE_PCT = '50';
+
+export function problemAt(origin: Origin, rule: string): InputProblem {
+  const full = origin.note === undefined ? rule : `${rule} (${origin.note})`;
+  return origin.source === undefined ? { field: origin.field, rule: full } : { source: origin.source, field: origin.field, rule: full };
+}
+
+function fromEnv(key: string, found: EnvValue): Located {
+  return { value: found.value, origin: { field: key, source: found.source } };
+}
+
+/** flag > environment > env file > default. */
+export function locate(layers: EnvLayers, key: string, flag: { readonly name: string; readonly value: string | undefined }, fallback: string): Located {
+  if (flag.value !== undefined) return { value: flag.value, origin: { field: flag.name } };
+  const found = layers.lookup(key);
+  if (found !== null) return fromEnv(key, found);
+  return { value: fallback, origin: { field: flag.name, note: `the default; give ${flag.name} or set ${key} to choose another` } };
+}
+
+/** STACKER_MODE as written (null when unset), or a problem. */
+export function readModeSetting(layers: EnvLayers, problems: InputProblem[]): { readonly mode: DaemonMode | null; readonly source: string | null } {
+  const found = layers.lookup(DAEMON_ENV_KEYS.mode);
+  if (found === null) return { mode: null, source: null };
+  const mode = found.value.trim().toLowerCase();
+  if ((MODES as readonly string[]).includes(mode)) return { mode: mode as DaemonMode, source: found.source };
+  problems.push({ source: found.source, field: DAEMON_ENV_KEYS.mode, rule: `must be one of ${MODES.join(', ')} (got ${JSON.stringify(found.value)})` });
+  return { mode: null, source: found.source };
+}
+
+/** A folder that, when it exists, must be a directory (it is created on first use otherwise). */
+export function checkDirectory(located: Located, problems: InputProblem[], mustExist: boolean): void {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(located.value).isDirectory();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      problems.push(problemAt(located.origin, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${located.value}`));
+    } else if (mustExist) {
+      problems.push(problemAt(located.origin, `folder not found: ${located.value}`));
+    }
+    return;
+  }
+  if (!isDirectory) problems.push(problemAt(located.origin, `is not a folder: ${located.value}`));
+}
+
+export function readMetricsPort(layers: EnvLayers, problems: InputProblem[]): number | null {
+  const found = layers.lookup(DAEMON_ENV_KEYS.metricsPort);
+  if (found === null) return null;
+  const text = found.value.trim();
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (Number.isInteger(port) && port >= 0 && port <= 65_535) return port;
+  problems.push({ source: found.source, field: DAEMON_ENV_KEYS.metricsPort, rule: `must be a port number from 0 to 65535; 0 picks a free one (got ${JSON.stringify(found.value)})` });
+  return null;
+}
+
+export function readMetricsHost(layers: EnvLayers, problems: InputProblem[]): string {
+  const found = layers.lookup(DAEMON_ENV_KEYS.metricsHost);
+  if (found === null) return DAEMON_DEFAULTS.metricsHost;
+  const host = found.value.trim();
+  if (isIP(host) !== 0 || HOSTNAME.test(host)) return host;
+  problems.push({ source: found.source, field: DAEMON_ENV_KEYS.metricsHost, rule: `must be an IP address or host name to listen on, such as 127.0.0.1 or 0.0.0.0 (got ${JSON.stringify(found.value)})` });
+  return DAEMON_DEFAULTS.metricsHost;
+}
+
+export function readWallet(layers: EnvLayers, problems: InputProblem[]): ReadonlyMap<string, Decimal> {
+  const found = layers.lookup(DAEMON_ENV_KEYS.dryRunWallet);
+  if (found === null) return new Map();
+  const parsed = parseWallet(found.value);
+  if (parsed.ok) return parsed.wallet;
+  for (const rule of parsed.rules) problems.push({ source: found.source, field: DAEMON_ENV_KEYS.dryRunWallet, rule });
+  return new Map();
+}
+
+export function readSlippagePct(layers: EnvLayers, problems: InputProblem[]): Decimal {
+  const found = layers.lookup(DAEMON_ENV_KEYS.dryRunSlippagePct);
+  if (found === null) return new Decimal(0);
+  const text = found.value.trim();
+  if (PLAIN_DECIMAL.test(text) && new Decimal(text).lte(MAX_SLIPPAGE_PCT)) return new Decimal(text);
+  problems.push({
+    source: found.source,
+    field: DAEMON_ENV_KEYS.dryRunSlippagePct,
+    rule: `must be a plain decimal from 0 to ${MAX_SLIPPAGE_PCT} (percent the paper exchange fills buys above the price), such as 0.1 (got ${JSON.stringify(found.value)})`,
+  });
+  return new Decimal(0);
+}
+
+export function readKillSwitchEnv(layers: EnvLayers, problems: InputProblem[]): boolean {
+  const found = layers.lookup(DAEMON_ENV_KEYS.killSwitch);
+  if (found === null) return false;
+  const text = found.value.trim().toLowerCase();
+  if (text === '1' || text === 'true') return true;
+  if (text === '0' || text === 'false') return false;
+  problems.push({ source: found.source, field: DAEMON_ENV_KEYS.killSwitch, rule: `must be 1 or true (trading stopped), 0 or false (got ${JSON.stringify(found.value)})` });
+  return false;
+}
+
+export function readKillSwitchFile(layers: EnvLayers): string | null {
+  return layers.lookup(DAEMON_ENV_KEYS.killSwitchFile)?.value ?? null;
+}
+
+/**
+ * Keys of the global env file that stacker would silently ignore: an unprefixed setting
+ * (`LOG_LEVEL`, as the issue spells it: every setting is STACKER_*), a misspelt STACKER_* key,
+ * or a strategy instance key that belongs in config/strategies/. Other keys are left alone: one
+ * file may also feed `docker run --env-file` with TZ or NODE_OPTIONS. Only the env file is
+ * checked; the process environment holds many variables that are none of our business. Values
+ * are never quoted (the file holds the API secret).
+ */
+export function envFileKeyProblems(layers: EnvLayers): InputProblem[] {
+  if (layers.envFile === null) return [];
+  const source = `env file ${layers.envFile}`;
+  const problems: InputProblem[] = [];
+  const known = new Set(KNOWN_ENV_KEYS);
+  for (const key of layers.fileKeys) {
+    if (known.has(key)) continue;
+    if (key.toUpperCase().startsWith('STACKER_')) {
+      const guess = closestName(key, KNOWN_ENV_KEYS);
+      const hint = guess === undefined ? `; the settings are ${KNOWN_ENV_KEYS.join(', ')}` : `; did you mean ${guess}?`;
+      problems.push({ source, field: key, rule: `is not a stacker setting${hint}` });
+      continue;
+    }
+    // Exact names only: a near miss of an unprefixed key (NODE vs MODE) is more likely someone else's variable.
+    const prefixed = `STACKER_${key.toUpperCase()}`;
+    if (known.has(prefixed)) {
+      problems.push({ source, field: key, rule: `is not read: every stacker setting starts with STACKER_; did you mean ${prefixed}?` });
+    } else if (COMMON_KEYS.has(key.toUpperCase())) {
+      problems.push({ source, field: key, rule: 'is a strategy instance key: it belongs in an instance file in the strategies folder (config/strategies/NAME.env), not in the global env file' });
+    }
+  }
+  for (const line of layers.fileBadLines) {
+    problems.push({ source, field: `line ${line}`, rule: 'is not KEY=value, a comment or blank, so dotenv skips it (a missing "="?)' });
+  }
+  return problems;
+}

@@ -1,0 +1,47 @@
+import { type Dirent, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { InputProblem } from '../domain/errors.ts';
+import { type Located, problemAt } from './daemon-env.ts';
+
+/**
+ * The instance files of a strategies folder: every `*.env` directly in it, sorted by name.
+ * Hidden files are skipped like a shell's `*` skips them (a Kubernetes ConfigMap mount keeps
+ * its own `..data` entries there); symbolic links to files count as files (and dangling ones too, so
+ * they are reported rather than skipped).
+ */
+export function listStrategyFiles(folder: Located, problems: InputProblem[]): string[] {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(folder.value, { withFileTypes: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const rule =
+      code === 'ENOENT'
+        ? `strategies folder not found: ${folder.value}; it should hold one NAME.env file per strategy instance (examples: config/strategies/ in the stacker repository)`
+        : code === 'ENOTDIR'
+          ? `is not a folder: ${folder.value}`
+          : `strategies folder cannot be read (${code ?? 'error'}): ${folder.value}`;
+    problems.push(problemAt(folder.origin, rule));
+    return [];
+  }
+  const files = entries
+    .filter((entry) => entry.name.endsWith('.env') && !entry.name.startsWith('.') && isFile(folder.value, entry))
+    .map((entry) => entry.name)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map((name) => join(folder.value, name));
+  if (files.length === 0) {
+    problems.push(problemAt(folder.origin, `the strategies folder ${folder.value} holds no instance file (NAME.env), so there is nothing to run`));
+  }
+  return files;
+}
+
+function isFile(folder: string, entry: Dirent): boolean {
+  if (entry.isFile()) return true;
+  if (!entry.isSymbolicLink()) return false;
+  try {
+    return statSync(join(folder, entry.name)).isFile();
+  } catch {
+    // A dangling link is kept, so reading it reports the missing target instead of skipping the instance.
+    return true;
+  }
+}

@@ -1,0 +1,208 @@
+import type { Logger } from 'pino';
+import pkg from '../../package.json' with { type: 'json' };
+import type { DaemonConfig } from '../config/daemon-config.ts';
+import { ConfigError, EXIT } from '../domain/errors.ts';
+import { Engine } from '../engine/engine.ts';
+import type { FatalEngineError } from '../engine/error-policy.ts';
+import { killSwitch } from '../engine/kill-switch.ts';
+import type { EngineMetrics } from '../engine/observer.ts';
+import { LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
+import type { Clock } from '../engine/schedule/clock.ts';
+import { CronScheduler } from '../engine/schedule/cron-scheduler.ts';
+import type { Scheduler } from '../engine/schedule/scheduler.ts';
+import type { Exchange } from '../exchange/port.ts';
+import { openStore } from '../store/open-store.ts';
+import { startupProblems, toRuntime } from './instances.ts';
+
+export interface DaemonOptions {
+  readonly config: DaemonConfig;
+  readonly logger: Logger;
+  readonly exchange: Exchange;
+  /** Metrics sink; the daemon serves it when the config names a port. */
+  readonly metrics: EngineMetrics & { render(): Promise<string>; readonly contentType: string };
+  readonly clock?: Clock;
+  /** Default: node-cron. Tests and accelerated runs pass a virtual scheduler. */
+  readonly scheduler?: Scheduler;
+  /** Aborting it stops the daemon like SIGTERM. */
+  readonly stop?: AbortSignal;
+  /** Listen to SIGINT/SIGTERM (the CLI does; tests don't). */
+  readonly handleSignals?: boolean;
+  readonly timing?: EngineTiming;
+  /** How often open orders are followed and lost answers looked up again. */
+  readonly trackIntervalMs?: number;
+  /** Told once the daemon is scheduling (tests wait for it). */
+  readonly onReady?: (info: { readonly metricsUrl: string | null }) => void;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * `stacker run`: the long-lived daemon. Order of start matters for the money rule: lock and
+ * open the journal, check every instance against the exchange, reconcile what an earlier run
+ * left open, journal the slots missed while down, and only then start the scheduler. Stopping
+ * reverses it: no new slot, the in-flight slot finishes, the journal closes. Resolves with the
+ * process exit code.
+ */
+export interface DaemonResult {
+  readonly exitCode: number;
+  /** Why trading stopped when the exchange refused the credentials or the nonce; null otherwise. */
+  readonly fatal: FatalEngineError | null;
+}
+
+export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
+  const { config, exchange } = options;
+  const clock = options.clock ?? { nowMs: () => Date.now() };
+  const logger = options.logger.child({ mode: config.mode });
+  if (config.modeNote !== null) logger.warn({ event: 'mode' }, config.modeNote);
+
+  const store = await openStore({
+    dataDir: config.dataDir,
+    mode: config.mode,
+    ...(config.mode === 'live' && config.settings.credentials !== null ? { apiKey: config.settings.credentials.apiKey } : {}),
+  });
+  const journal = store.journal;
+  let exitCode: number = EXIT.ok;
+  let fatal: FatalEngineError | null = null;
+  let exitReason = 'stopped';
+  let runId: string | null = null;
+  let health: { stop(): Promise<void>; url: string } | null = null;
+  const scheduler = options.scheduler ?? new CronScheduler({
+    onMissed: (instance, slotTimeMs, reason) => {
+      void journal.skipSlot({ instance, slotTimeMs, runId, status: 'missed', reason }).then((added) => {
+        if (added) options.metrics.slotFinished(instance, 'missed', 0, slotTimeMs);
+      });
+      logger.warn({ event: 'slot-missed', instance, slot: new Date(slotTimeMs).toISOString(), reason }, `slot missed: ${reason}`);
+    },
+  });
+
+  const stopping = new AbortController();
+  const requestStop = (why: string): void => {
+    if (stopping.signal.aborted) return;
+    exitReason = why;
+    stopping.abort();
+  };
+  options.stop?.addEventListener('abort', () => requestStop('stop requested'), { once: true });
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping.signal.aborted) {
+      logger.warn({ event: 'forced-exit', signal }, `${signal} again: leaving now; the journal resolves the in-flight slot at the next start`);
+      process.exit(130);
+    }
+    logger.info({ event: 'stopping', signal }, `${signal}: no new slots; finishing the slot in flight (send ${signal} again to leave at once)`);
+    requestStop(signal);
+  };
+  if (options.handleSignals === true) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+
+  const lastSlots: Record<string, { slotTimeMs: number; outcome: string }> = {};
+  const problems: string[] = [];
+  try {
+    const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: pkg.version });
+    runId = run.runId;
+    logger.info({ event: 'starting', runId, version: pkg.version, instances: config.instances.length, dataDir: config.dataDir, exchange: exchange.kind }, `stacker ${pkg.version} starting in ${config.mode} mode`);
+
+    const markets = await exchange.markets();
+    const startProblems = startupProblems(config.instances, markets);
+    if (startProblems.length > 0) throw new ConfigError(startProblems);
+
+    const enabled = config.instances.filter((instance) => instance.enabled);
+    for (const instance of config.instances.filter((i) => !i.enabled)) logger.info({ instance: instance.instance }, `${instance.instance} is disabled (ENABLED=false)`);
+
+    const engine = new Engine(
+      {
+        exchange,
+        journal,
+        mode: config.mode,
+        logger,
+        metrics: options.metrics,
+        killSwitch: killSwitch({ file: config.killSwitchFile, env: config.killSwitchEnv }),
+        clock,
+        sleep,
+        timing: options.timing ?? LIVE_TIMING,
+      },
+      enabled.map(toRuntime),
+      {
+        runId,
+        onFatal: (error: FatalEngineError) => {
+          problems.push(error.message);
+          fatal = error;
+          exitCode = EXIT.failure;
+          requestStop(`trading stopped: ${error.code}`);
+        },
+      },
+    );
+
+    if (config.metricsPort !== null) {
+      const { startHealthServer } = await import('../observability/health-server.ts');
+      const startedAtMs = clock.nowMs();
+      health = await startHealthServer({
+        host: config.metricsHost,
+        port: config.metricsPort,
+        metrics: options.metrics as never,
+        health: {
+          status: () => ({ ok: problems.length === 0 && !stopping.signal.aborted, mode: config.mode, startedAtMs, lastSlot: { ...lastSlots }, stopping: stopping.signal.aborted, problems: [...problems] }),
+        },
+      });
+    }
+
+    await engine.reconcile();
+    if (!stopping.signal.aborted) await engine.catchUp(clock.nowMs());
+
+    const tracking = trackLoop(engine, options.trackIntervalMs ?? 5000, stopping.signal);
+    if (!stopping.signal.aborted) {
+      scheduler.start(
+        enabled.map((instance) => ({ instance: instance.instance, schedule: instance.schedule })),
+        async (instance, slotTimeMs) => {
+          if (stopping.signal.aborted) return;
+          const outcome = await engine.runSlot(instance, slotTimeMs);
+          lastSlots[instance] = { slotTimeMs, outcome };
+        },
+      );
+      for (const instance of enabled) {
+        logger.info(
+          { event: 'scheduled', instance: instance.instance, strategy: instance.strategy.name, schedule: instance.schedule.expression, timezone: instance.timezone, next: new Date(instance.schedule.next(clock.nowMs())).toISOString() },
+          `${instance.instance}: ${instance.strategy.name} on "${instance.schedule.expression}" (${instance.timezone})`,
+        );
+      }
+      options.onReady?.({ metricsUrl: health?.url ?? null });
+      await new Promise<void>((resolve) => {
+        if (stopping.signal.aborted) resolve();
+        else stopping.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    }
+    await scheduler.stop();
+    await tracking;
+    // One last look at open orders, so a clean stop leaves as little as possible to the next start.
+    await engine.track();
+  } catch (error) {
+    exitReason = `failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+    await scheduler.stop().catch(() => undefined);
+    throw error;
+  } finally {
+    if (options.handleSignals === true) {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+    await health?.stop().catch(() => undefined);
+    if (runId !== null) await journal.finishRun(runId, exitReason).catch(() => undefined);
+    await store.close();
+    await exchange.close().catch(() => undefined);
+    logger.info({ event: 'stopped', reason: exitReason }, `stopped (${exitReason})`);
+  }
+  return { exitCode, fatal };
+}
+
+async function trackLoop(engine: Engine, intervalMs: number, stop: AbortSignal): Promise<void> {
+  while (!stop.aborted) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, intervalMs);
+      stop.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      }, { once: true });
+    });
+    if (stop.aborted) return;
+    await engine.track();
+  }
+}

@@ -1,0 +1,48 @@
+import type { InstanceConfig } from '../config/daemon-config.ts';
+import { type InputProblem } from '../domain/errors.ts';
+import type { MarketRules } from '../domain/market.ts';
+import { readsOf } from '../engine/contract.ts';
+import type { ScheduledRuntime } from '../engine/engine.ts';
+import type { BudgetLimits } from '../store/journal.ts';
+
+/** The engine's view of a validated instance config. */
+export function toRuntime(config: InstanceConfig): ScheduledRuntime {
+  const budgets: BudgetLimits = {
+    ...(config.budgets.day === null ? {} : { day: config.budgets.day }),
+    ...(config.budgets.week === null ? {} : { week: config.budgets.week }),
+    ...(config.budgets.month === null ? {} : { month: config.budgets.month }),
+  };
+  const strategy = config.strategy;
+  return {
+    instance: config.instance,
+    timezone: config.timezone,
+    budgets,
+    maxOrderQuote: config.maxOrderQuote,
+    clientOrderIdPrefix: null,
+    strategy,
+    params: config.params,
+    reads: readsOf(strategy, config.params),
+    budgetAsset: strategy.budgetAsset?.(config.params) ?? null,
+    schedule: config.schedule,
+    catchUp: config.catchUp,
+  };
+}
+
+/**
+ * Start-time checks that need the exchange's markets: each strategy's own checkParams, and a
+ * budget on a strategy that places nothing a budget could count. Every problem, all at once.
+ */
+export function startupProblems(instances: readonly InstanceConfig[], markets: readonly MarketRules[]): InputProblem[] {
+  const byName = new Map(markets.map((rules) => [rules.name, rules]));
+  const names = markets.map((rules) => rules.name);
+  const context = { market: (name: string) => byName.get(name), marketNames: () => names };
+  const problems: InputProblem[] = [];
+  for (const instance of instances) {
+    problems.push(...(instance.strategy.checkParams?.(instance.params, context, instance.file) ?? []));
+    const hasBudget = instance.budgets.day !== null || instance.budgets.week !== null || instance.budgets.month !== null;
+    if (hasBudget && instance.strategy.budgetAsset === undefined) {
+      problems.push({ source: instance.file, field: 'BUDGET_QUOTE_PER_*', rule: `strategy ${instance.strategy.name} places no orders a budget could count; remove the budget keys` });
+    }
+  }
+  return problems;
+}

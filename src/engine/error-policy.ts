@@ -1,0 +1,45 @@
+import { AuthError, ExchangeRefusedError, ExchangeValidationError, NonceError, StackerError } from '../domain/errors.ts';
+
+/**
+ * What the engine does about an error, decided in one place (issue: "error policy in one place"):
+ *
+ * - `transient`: the exchange or the network failed for now (5xx, timeouts, resets, rate
+ *   limits). Skip this tick with a warning; the next slot tries again.
+ * - `refused`: the exchange understood and said no (422, validation). Log it with its context
+ *   and carry on: retrying the same request gets the same answer.
+ * - `fatal`: the key, the signature or the nonce was refused. Every further request would be
+ *   refused too and may lock the key: stop trading and exit non-zero, for a human to look.
+ * - `bug`: anything else (a TypeError in a strategy, a broken invariant). The instance that
+ *   hit it is disabled; the others keep running.
+ */
+export type ErrorClass = 'transient' | 'refused' | 'fatal' | 'bug';
+
+export function classifyError(error: unknown): ErrorClass {
+  if (error instanceof AuthError || error instanceof NonceError) return 'fatal';
+  if (error instanceof ExchangeRefusedError || error instanceof ExchangeValidationError) return 'refused';
+  if (error instanceof StackerError) return error.retryable ? 'transient' : 'refused';
+  return 'bug';
+}
+
+/** A stable code for the journal and metrics: the StackerError code, or E_BUG. */
+export function errorCode(error: unknown): string {
+  return error instanceof StackerError ? error.code : 'E_BUG';
+}
+
+/** The message, never anything attached to the error (bodies, requests). */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/** Raised by the engine to stop the daemon: auth or nonce refused. */
+export class FatalEngineError extends Error {
+  override readonly cause: unknown;
+  readonly code: string;
+  constructor(message: string, cause: unknown) {
+    super(message);
+    this.name = 'FatalEngineError';
+    this.cause = cause;
+    this.code = errorCode(cause);
+  }
+}

@@ -1,0 +1,303 @@
+import type { FlexWithdrawIntent, TransferIntent } from '../domain/intent.ts';
+import { type BuyStockMarketIntent, type MoneyIntent } from '../domain/intent.ts';
+import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
+import { type Order, isTerminalStatus } from '../domain/order.ts';
+import { ExchangeError, ServiceUnavailableError, outcomeUnknown } from '../domain/errors.ts';
+import type { IntentError, IntentRecord } from '../store/journal.ts';
+import type { SlotView } from './contract.ts';
+import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
+import { estimatedQuote } from './guards.ts';
+import { recordOrder } from './order-log.ts';
+import { type EngineDeps, type InstanceLimits, hasBudget } from './runtime.ts';
+
+/** How one money intent ended in this slot. Anything but `done` stops the money intents after it. */
+export type MoneyOutcome =
+  | { readonly status: 'done' }
+  | { readonly status: 'refused' | 'failed' | 'unknown'; readonly error: IntentError };
+
+/**
+ * Send one journalled money intent, keeping the money rule (DESIGN.md): the intent is already
+ * in the journal as `pending`; it is marked `sent` before the request leaves; a lost answer is
+ * resolved by looking the operation up, and a buy is sent again only when the exchange provably
+ * has no order with its clientOrderId. Throws FatalEngineError (auth, nonce) after journalling
+ * the outcome; every other failure is an outcome.
+ */
+export async function executeMoneyIntent(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord): Promise<MoneyOutcome> {
+  const intent = record.intent as MoneyIntent;
+  const killed = deps.killSwitch.active();
+  if (killed !== null) {
+    deps.metrics.killSwitch(true);
+    return refuse(deps, record, { code: 'kill-switch', message: `not sent: ${killed}` });
+  }
+  switch (intent.kind) {
+    case 'buy-stock-market':
+      return executeBuy(deps, limits, view, record, intent);
+    case 'transfer':
+      return executeTransfer(deps, record, intent);
+    case 'flex-withdraw':
+      return executeFlexWithdraw(deps, record, intent);
+  }
+}
+
+// ---- buy ----------------------------------------------------------------------------------
+
+async function executeBuy(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord, intent: BuyStockMarketIntent): Promise<MoneyOutcome> {
+  const clientOrderId = record.clientOrderId;
+  if (clientOrderId === null) throw new Error(`intent ${record.intentId} is a buy without a clientOrderId`);
+  if (hasBudget(limits)) {
+    const refused = await reserveBudget(deps, limits, view, record, intent);
+    if (refused !== null) return refuse(deps, record, refused);
+  }
+  const request = { market: intent.market, baseAmount: intent.amount, clientOrderId, stp: intent.stp ?? 'no' } as const;
+  for (let send = 1; ; send += 1) {
+    await deps.journal.updateIntent(record.intentId, { status: 'sent' });
+    deps.logger.info(
+      { event: 'order-send', instance: record.instance, clientOrderId, market: intent.market, amount: formatDecimal(intent.amount), stp: request.stp, attempt: send },
+      `buying ${formatDecimal(intent.amount)} ${intent.market} at market (${clientOrderId})`,
+    );
+    let order: Order | null;
+    try {
+      order = await deps.exchange.buyStockMarket(request);
+    } catch (error) {
+      if (!outcomeUnknown(error)) return failSend(deps, record, error);
+      deps.logger.warn(
+        { event: 'order-answer-lost', instance: record.instance, clientOrderId, code: errorCode(error), error: errorMessage(error) },
+        `the answer to ${clientOrderId} was lost; looking the order up before anything else`,
+      );
+      const found = await lookUpOrder(deps, intent.market, clientOrderId);
+      if (found.kind === 'found') {
+        order = found.order;
+      } else if (found.kind === 'none' && error instanceof ServiceUnavailableError && send < deps.timing.maxSends) {
+        // The exchange answered 5xx (so the request is no longer in flight) and provably holds no
+        // such order: sending the same clientOrderId again cannot double the buy.
+        deps.logger.warn({ event: 'order-resend', instance: record.instance, clientOrderId }, `the exchange has no order ${clientOrderId}; sending it again`);
+        continue;
+      } else {
+        // A timeout or reset may still land after the lookup; sending again could double the
+        // buy. Leave it `unknown`: reconciliation looks again once it has settled.
+        const why = found.kind === 'none' ? 'no order found yet, and the request may still be in flight' : `lookup failed: ${found.message}`;
+        const lost: IntentError = { code: errorCode(error), message: `answer lost (${errorMessage(error)}); ${why}; not resent` };
+        await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
+        return { status: 'unknown', error: lost };
+      }
+    }
+    deps.metrics.orderPlaced(record.instance);
+    await recordOrder(deps, record.instance, order, record.intentId);
+    await deps.journal.updateIntent(record.intentId, { status: 'done', result: orderResult(order) });
+    if (!isTerminalStatus(order.status)) {
+      deps.logger.debug({ instance: record.instance, orderId: order.orderId }, `order ${clientOrderId} is ${order.status}; the tracker follows it`);
+    }
+    return { status: 'done' };
+  }
+}
+
+type Lookup = { readonly kind: 'found'; readonly order: Order } | { readonly kind: 'none' } | { readonly kind: 'error'; readonly message: string };
+
+/** "None" only when every lookup, spaced out, answered none: an exchange may index a new order late. */
+export async function lookUpOrder(deps: EngineDeps, market: string, clientOrderId: string): Promise<Lookup> {
+  for (const delayMs of deps.timing.lookupDelaysMs) {
+    if (delayMs > 0) await deps.sleep(delayMs);
+    try {
+      const order = await deps.exchange.findOrder({ market, clientOrderId });
+      if (order !== null) return { kind: 'found', order };
+    } catch (error) {
+      if (classifyError(error) === 'fatal') throw new FatalEngineError(`looking up ${clientOrderId}: ${errorMessage(error)}`, error);
+      return { kind: 'error', message: errorMessage(error) };
+    }
+  }
+  return { kind: 'none' };
+}
+
+export function orderResult(order: Order): Record<string, string> {
+  return { orderId: order.orderId, status: order.status };
+}
+
+async function reserveBudget(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord, intent: BuyStockMarketIntent): Promise<IntentError | null> {
+  const estimate = estimatedQuote(intent, view);
+  if (estimate === null) return { code: 'no-price', message: `no price for ${intent.market}: the budget cannot be counted` };
+  const rules = view.market(intent.market);
+  const asset = rules?.quote ?? intent.market.split('_')[1] ?? intent.market;
+  const decision = await deps.journal.reserveBudget({
+    reservationId: record.intentId,
+    instance: record.instance,
+    asset,
+    timeZone: limits.timezone,
+    atMs: record.slotTimeMs,
+    amountQuote: estimate,
+    limits: limits.budgets,
+  });
+  if (decision.ok) return null;
+  const excess = decision.exceeded.map(
+    (e) => `${e.period}: ${formatDecimal(e.spentQuote)} spent + ${formatDecimal(e.requestedQuote)} > ${formatDecimal(e.limitQuote)} ${asset}`,
+  );
+  return { code: 'over-budget', message: `estimated value ${formatDecimal(estimate)} ${asset} is over budget (${excess.join('; ')})` };
+}
+
+// ---- transfer -----------------------------------------------------------------------------
+
+/**
+ * Transfers carry no id the exchange could be asked about, so a transfer is never sent twice:
+ * a lost answer is resolved by watching the trade balance for the amount, and stays `unknown`
+ * (and stops the buy it was funding) when the balance does not show it. Moving too little
+ * costs one slot; moving twice would put money where the user did not ask.
+ */
+async function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: TransferIntent): Promise<MoneyOutcome> {
+  const before = await tradeAvailable(deps, intent.ticker);
+  await deps.journal.updateIntent(record.intentId, { status: 'sent' });
+  await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'sent' });
+  deps.logger.info(
+    { event: 'transfer-send', instance: record.instance, ticker: intent.ticker, amount: formatDecimal(intent.amount) },
+    `moving ${formatDecimal(intent.amount)} ${intent.ticker} from main to spot`,
+  );
+  try {
+    await deps.exchange.transferToSpot({ ticker: intent.ticker, amount: intent.amount });
+  } catch (error) {
+    if (!outcomeUnknown(error)) {
+      await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'failed' });
+      return failSend(deps, record, error);
+    }
+    const arrived = before !== null && (await waitForTradeBalance(deps, intent.ticker, before.add(intent.amount)));
+    if (!arrived) {
+      const lost: IntentError = { code: errorCode(error), message: `answer lost (${errorMessage(error)}); the trade balance does not show it; not resent` };
+      await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'unknown' });
+      await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
+      return { status: 'unknown', error: lost };
+    }
+    deps.logger.warn({ event: 'transfer-resolved', instance: record.instance, ticker: intent.ticker }, 'the transfer answer was lost, but the trade balance shows it arrived');
+    await finishTransfer(deps, record, intent, 'balance');
+    return { status: 'done' };
+  }
+  // The exchange books a transfer within seconds; the buy after it must not race it.
+  if (before !== null) await waitForTradeBalance(deps, intent.ticker, before.add(intent.amount));
+  await finishTransfer(deps, record, intent, 'answer');
+  return { status: 'done' };
+}
+
+async function finishTransfer(deps: EngineDeps, record: IntentRecord, intent: TransferIntent, confirmedBy: string): Promise<void> {
+  await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'done' });
+  await deps.journal.updateIntent(record.intentId, { status: 'done', result: { ticker: intent.ticker, amount: formatDecimal(intent.amount), confirmedBy } });
+}
+
+async function tradeAvailable(deps: EngineDeps, ticker: string): Promise<Decimal | null> {
+  try {
+    return (await deps.exchange.tradeBalances()).get(ticker)?.available ?? ZERO;
+  } catch {
+    return null;
+  }
+}
+
+async function waitForTradeBalance(deps: EngineDeps, ticker: string, atLeast: Decimal): Promise<boolean> {
+  const deadline = deps.clock.nowMs() + deps.timing.transferSettleMs;
+  for (;;) {
+    const now = await tradeAvailable(deps, ticker);
+    if (now !== null && now.gte(atLeast)) return true;
+    if (deps.clock.nowMs() >= deadline || deps.timing.pollMs <= 0) return false;
+    await deps.sleep(deps.timing.pollMs);
+  }
+}
+
+// ---- flex withdraw ------------------------------------------------------------------------
+
+/** Like a transfer, a withdraw has no lookup by id: a lost answer is resolved by the investment shrinking. */
+async function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, intent: FlexWithdrawIntent): Promise<MoneyOutcome> {
+  const before = await invested(deps, intent.plan);
+  await deps.journal.updateIntent(record.intentId, { status: 'sent' });
+  await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'sent' });
+  deps.logger.info(
+    { event: 'flex-withdraw-send', instance: record.instance, plan: intent.plan, amount: formatDecimal(intent.amount) },
+    `withdrawing ${formatDecimal(intent.amount)} from flex plan ${intent.plan}`,
+  );
+  try {
+    const { transactionId } = await deps.exchange.flexWithdraw({ plan: intent.plan, amount: intent.amount });
+    await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId, status: 'done' });
+    await deps.journal.updateIntent(record.intentId, { status: 'done', result: { transactionId, plan: intent.plan, amount: formatDecimal(intent.amount) } });
+    return { status: 'done' };
+  } catch (error) {
+    if (!outcomeUnknown(error)) {
+      await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'failed' });
+      return failSend(deps, record, flexRefusal(error) ?? error);
+    }
+    const after = await invested(deps, intent.plan);
+    const shrank = before !== null && after !== null && before.sub(after).gte(intent.amount);
+    if (!shrank) {
+      const lost: IntentError = { code: errorCode(error), message: `answer lost (${errorMessage(error)}); the investment does not show the withdrawal; not resent` };
+      await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'unknown' });
+      await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
+      return { status: 'unknown', error: lost };
+    }
+    await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'done' });
+    await deps.journal.updateIntent(record.intentId, { status: 'done', result: { plan: intent.plan, amount: formatDecimal(intent.amount), confirmedBy: 'investment' } });
+    return { status: 'done' };
+  }
+}
+
+/** Invested amount of the plan's active investment; zero when none is active; null when it cannot be read. */
+async function invested(deps: EngineDeps, plan: string): Promise<Decimal | null> {
+  try {
+    const all = await deps.exchange.flexInvestments();
+    return all.filter((investment) => investment.planId === plan && investment.active).reduce((sum, investment) => sum.add(investment.invested), ZERO);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The two 422 answers a sweep races into (SPEC): the investment closed or shrank since the
+ * snapshot. They are refusals with the strategy contract's reasons, not crashes.
+ */
+class FlexRaceRefusal extends Error {
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+function flexRefusal(error: unknown): FlexRaceRefusal | null {
+  if (!(error instanceof ExchangeError) || error.httpStatus !== 422) return null;
+  const text = `${error.exchangeMessage} ${Object.values(error.fieldErrors).flat().join(' ')}`.toLowerCase();
+  if ('plan' in error.fieldErrors || text.includes('does not exist') || text.includes('no active')) {
+    return new FlexRaceRefusal('no-active-investment', error.message);
+  }
+  if (text.includes('exceeds')) return new FlexRaceRefusal('amount-exceeds-investment', error.message);
+  return null;
+}
+
+// ---- outcomes -----------------------------------------------------------------------------
+
+async function refuse(deps: EngineDeps, record: IntentRecord, error: IntentError): Promise<MoneyOutcome> {
+  await deps.journal.updateIntent(record.intentId, { status: 'refused', error });
+  await releaseReservation(deps, record);
+  deps.metrics.refusal(record.instance, error.code);
+  deps.logger.warn({ event: 'refusal', instance: record.instance, intent: record.intent.kind, reason: error.code, index: record.index }, `refused: ${error.message}`);
+  return { status: 'refused', error };
+}
+
+/**
+ * The request provably did not take effect (the exchange refused it, or it never left): journal
+ * why, give the budget back, and apply the error policy.
+ */
+async function failSend(deps: EngineDeps, record: IntentRecord, error: unknown): Promise<MoneyOutcome> {
+  if (error instanceof FlexRaceRefusal) return refuse(deps, record, { code: error.reason, message: error.message });
+  const kind = classifyError(error);
+  const journalled: IntentError = { code: errorCode(error), message: errorMessage(error) };
+  if (kind === 'refused') {
+    await deps.journal.updateIntent(record.intentId, { status: 'refused', error: journalled });
+    await releaseReservation(deps, record);
+    deps.metrics.refusal(record.instance, 'exchange-refused');
+    deps.logger.warn({ event: 'exchange-refused', instance: record.instance, intent: record.intent.kind, code: journalled.code, error: journalled.message }, `the exchange refused: ${journalled.message}`);
+    return { status: 'refused', error: journalled };
+  }
+  await deps.journal.updateIntent(record.intentId, { status: 'failed', error: journalled });
+  await releaseReservation(deps, record);
+  if (kind === 'fatal') throw new FatalEngineError(`the exchange refused the credentials: ${journalled.message}`, error);
+  if (kind === 'bug') throw error;
+  deps.logger.warn({ event: 'send-failed', instance: record.instance, intent: record.intent.kind, code: journalled.code, error: journalled.message }, `not sent, skipping this tick: ${journalled.message}`);
+  return { status: 'failed', error: journalled };
+}
+
+export async function releaseReservation(deps: EngineDeps, record: IntentRecord): Promise<void> {
+  if (record.intent.kind !== 'buy-stock-market') return;
+  const held = await deps.journal.heldBudgetReservations(record.instance);
+  if (held.some((reservation) => reservation.reservationId === record.intentId)) await deps.journal.releaseBudget(record.intentId);
+}

@@ -1,0 +1,64 @@
+import { checkBaseOrder } from '../domain/market.ts';
+import type { Decimal } from '../domain/money.ts';
+import { formatDecimal } from '../domain/money.ts';
+import type { BuyStockMarketIntent, MoneyIntent } from '../domain/intent.ts';
+import type { IntentError } from '../store/journal.ts';
+import type { SlotView } from './contract.ts';
+
+/**
+ * The engine's own checks on a money intent, run whatever the strategy checked: a strategy's
+ * checks give a clear reason early, these are the safety net (a buggy or hostile strategy module
+ * still cannot exceed MAX_ORDER_QUOTE or send an order the market rules refuse). Budgets and the
+ * kill switch are checked later, right before the send, because they depend on the journal and
+ * on time.
+ */
+export interface StaticLimits {
+  readonly maxOrderQuote: Decimal | null;
+}
+
+const RULE_REASONS = {
+  'trading-disabled': 'trading-disabled',
+  positive: 'below-min-amount',
+  precision: 'amount-precision',
+  'min-amount': 'below-min-amount',
+  'min-total': 'below-min-total',
+  'max-total': 'above-max-total',
+} as const;
+
+export function staticGuard(intent: MoneyIntent, view: SlotView, limits: StaticLimits): IntentError | null {
+  if (intent.kind !== 'buy-stock-market') return null;
+  return buyGuard(intent, view, limits);
+}
+
+function buyGuard(intent: BuyStockMarketIntent, view: SlotView, limits: StaticLimits): IntentError | null {
+  const rules = safe(() => view.market(intent.market));
+  if (rules === undefined) return { code: 'unknown-market', message: `the exchange does not list ${intent.market}` };
+  const price = safe(() => view.price(intent.market));
+  if (price === undefined || price.lte(0)) return { code: 'no-price', message: `no price is known for ${intent.market}` };
+  const violations = checkBaseOrder(rules, intent.amount, price);
+  const first = violations[0];
+  if (first !== undefined) return { code: RULE_REASONS[first.rule], message: violations.map((v) => v.message).join('; ') };
+  const estimate = intent.amount.mul(price);
+  if (limits.maxOrderQuote !== null && estimate.gt(limits.maxOrderQuote)) {
+    return {
+      code: 'above-max-order',
+      message: `estimated value ${formatDecimal(estimate)} ${rules.quote} is above MAX_ORDER_QUOTE ${formatDecimal(limits.maxOrderQuote)}`,
+    };
+  }
+  return null;
+}
+
+/** The estimated quote value of a buy at the view's price: what budgets count. */
+export function estimatedQuote(intent: BuyStockMarketIntent, view: SlotView): Decimal | null {
+  const price = safe(() => view.price(intent.market));
+  return price === undefined ? null : intent.amount.mul(price);
+}
+
+/** A strategy that did not read prices or markets gets `undefined` here instead of the view's programming error. */
+function safe<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,42 @@
+import { formatDecimal } from '../domain/money.ts';
+import { type Order, isTerminalStatus } from '../domain/order.ts';
+import type { OrderTransition } from '../store/journal.ts';
+import type { EngineDeps } from './runtime.ts';
+
+/**
+ * Store what the exchange says about an order and, when that is a transition, log it — once:
+ * the journal decides whether the snapshot is new (same status and fills → no transition; older
+ * → ignored), in the same transaction that stores it, so a restart, a repeated poll or a lookup
+ * racing the tracker never logs a transition twice. A terminal order settles the budget
+ * reservation of its intent at what was really spent.
+ */
+export async function recordOrder(deps: EngineDeps, instance: string, order: Order, intentId: string | null): Promise<OrderTransition | null> {
+  const transition = await deps.journal.recordOrderSnapshot(order, intentId === null ? {} : { intentId });
+  if (transition === null) return null;
+  deps.metrics.orderTransition(instance, transition.toStatus);
+  deps.logger.info(
+    {
+      event: 'order-transition',
+      instance,
+      orderId: order.orderId,
+      clientOrderId: order.clientOrderId,
+      market: order.market,
+      from: transition.fromStatus,
+      to: transition.toStatus,
+      filledBase: formatDecimal(transition.filledBase),
+      filledQuote: formatDecimal(transition.filledQuote),
+      fee: formatDecimal(transition.fee),
+      feeAsset: order.feeAsset,
+      ...(order.stopActivated === null ? {} : { stopActivated: order.stopActivated }),
+    },
+    `order ${order.clientOrderId} ${transition.fromStatus ?? 'seen'} -> ${transition.toStatus}`,
+  );
+  if (intentId !== null && isTerminalStatus(transition.toStatus)) await settleReservation(deps, instance, intentId, order);
+  return transition;
+}
+
+async function settleReservation(deps: EngineDeps, instance: string, intentId: string, order: Order): Promise<void> {
+  const held = await deps.journal.heldBudgetReservations(instance);
+  if (!held.some((reservation) => reservation.reservationId === intentId)) return;
+  await deps.journal.settleBudget(intentId, order.filledQuote);
+}

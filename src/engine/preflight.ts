@@ -1,0 +1,94 @@
+import { isMoneyIntent, type Intent } from '../domain/intent.ts';
+import { formatDecimal } from '../domain/money.ts';
+import type { Exchange } from '../exchange/port.ts';
+import type { Decimal } from '../domain/money.ts';
+import { type RunMode, type Strategy, intentProblems, readsOf } from './contract.ts';
+import { errorMessage } from './error-policy.ts';
+import { staticGuard } from './guards.ts';
+import { MarketBook, takeSnapshot } from './snapshot.ts';
+
+export interface PreflightIntent {
+  readonly kind: string;
+  readonly summary: string;
+  readonly verdict: 'would-send' | 'refused';
+  readonly reason?: string;
+}
+
+export interface PreflightResult {
+  readonly instance: string;
+  /** The slot would send everything it decides, and nothing failed on the way. */
+  readonly ok: boolean;
+  readonly intents: readonly PreflightIntent[];
+  readonly problems: readonly string[];
+}
+
+/** What pre-flight reads of the configuration (a DaemonConfig fits: the engine does not import config). */
+export interface PreflightConfig {
+  readonly mode: RunMode;
+  readonly instances: ReadonlyArray<{
+    readonly instance: string;
+    readonly enabled: boolean;
+    readonly strategy: Strategy<unknown>;
+    readonly params: unknown;
+    readonly maxOrderQuote: Decimal | null;
+  }>;
+}
+
+/**
+ * "Would this order pass?": each enabled instance decides a slot at `nowMs` on a real snapshot,
+ * and the engine's guards judge the answer, exactly as a slot would, except that nothing is
+ * journalled or sent and budgets are not counted (they depend on the journal of the run).
+ */
+export async function preflight(config: PreflightConfig, exchange: Exchange, nowMs: number): Promise<PreflightResult[]> {
+  const markets = new MarketBook(exchange, { ttlMs: Number.POSITIVE_INFINITY, nowMs: () => nowMs });
+  const results: PreflightResult[] = [];
+  for (const instance of config.instances.filter((i) => i.enabled)) {
+    const problems: string[] = [];
+    const judged: PreflightIntent[] = [];
+    try {
+      const view = await takeSnapshot(exchange, markets, {
+        instance: instance.instance,
+        slotTimeMs: nowMs,
+        mode: config.mode,
+        reads: readsOf(instance.strategy, instance.params),
+        state: new Map(),
+        budget: { remainingQuote: () => null, maxOrderQuote: () => instance.maxOrderQuote },
+      });
+      const intents = await instance.strategy.decide(view, instance.params);
+      let stopped = false;
+      for (const intent of intents) {
+        const broken = intentProblems(intent);
+        if (broken.length > 0) {
+          problems.push(`${intent.kind}: ${broken.join('; ')}`);
+          continue;
+        }
+        if (intent.kind === 'refusal') judged.push({ kind: intent.kind, summary: intent.message, verdict: 'refused', reason: intent.reason });
+        if (!isMoneyIntent(intent)) continue;
+        const refusal = stopped ? { code: 'earlier-intent-stopped', message: 'an earlier intent was refused' } : staticGuard(intent, view, instance);
+        if (refusal !== null) stopped = true;
+        judged.push({
+          kind: intent.kind,
+          summary: describe(intent),
+          ...(refusal === null ? { verdict: 'would-send' as const } : { verdict: 'refused' as const, reason: `${refusal.code}: ${refusal.message}` }),
+        });
+      }
+    } catch (error) {
+      problems.push(errorMessage(error));
+    }
+    results.push({ instance: instance.instance, ok: problems.length === 0 && judged.every((i) => i.verdict === 'would-send'), intents: judged, problems });
+  }
+  return results;
+}
+
+function describe(intent: Intent): string {
+  switch (intent.kind) {
+    case 'buy-stock-market':
+      return `buy ${formatDecimal(intent.amount)} ${intent.market} at market${intent.stp === undefined ? '' : ` (stp ${intent.stp})`}`;
+    case 'transfer':
+      return `transfer ${formatDecimal(intent.amount)} ${intent.ticker} main -> spot`;
+    case 'flex-withdraw':
+      return `withdraw ${formatDecimal(intent.amount)} from flex plan ${intent.plan}`;
+    default:
+      return intent.kind;
+  }
+}

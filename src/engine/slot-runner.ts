@@ -1,0 +1,163 @@
+import { type Intent, isMoneyIntent } from '../domain/intent.ts';
+import type { Decimal } from '../domain/money.ts';
+import type { IntentError, NewIntent } from '../store/journal.ts';
+import { type BudgetView, type SlotView, type SnapshotPart, type Strategy, intentProblems } from './contract.ts';
+import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
+import { type MoneyOutcome, executeMoneyIntent } from './executor.ts';
+import { staticGuard } from './guards.ts';
+import { type EngineDeps, type InstanceLimits, hasBudget } from './runtime.ts';
+import { type MarketBook, takeSnapshot } from './snapshot.ts';
+
+/** A strategy instance ready to run: its module, parsed params and limits. */
+export interface InstanceRuntime extends InstanceLimits {
+  readonly strategy: Strategy<unknown>;
+  readonly params: unknown;
+  readonly reads: readonly SnapshotPart[];
+  /** The asset budgets are counted in (the quote of the market it buys); null when it has no budget. */
+  readonly budgetAsset: string | null;
+}
+
+/**
+ * How a slot ended. `already`: the journal had it (a restart, an overlap, a catch-up racing the
+ * schedule): nothing ran. `disabled`: the strategy misbehaved (threw, or returned an intent the
+ * contract forbids); its instance must not run again until fixed.
+ */
+export type SlotOutcome = 'done' | 'failed' | 'skipped' | 'already' | 'disabled';
+
+/**
+ * One slot: snapshot → decide → guards → journal → execute. The slot is claimed in the journal
+ * together with its intents in one transaction, before anything is sent, so a crash anywhere
+ * leaves either nothing (the slot runs when due again, if catch-up allows) or a claimed slot
+ * whose intents reconciliation resolves; it never leaves a request the journal does not know.
+ */
+export async function runSlot(deps: EngineDeps, markets: MarketBook, instance: InstanceRuntime, slotTimeMs: number, runId: string | null): Promise<SlotOutcome> {
+  const started = deps.clock.nowMs();
+  const key = { instance: instance.instance, slotTimeMs };
+  const log = { instance: instance.instance, slot: new Date(slotTimeMs).toISOString() };
+  if ((await deps.journal.getSlot(key)) !== null) {
+    deps.logger.debug(log, 'slot already journalled; not running it again');
+    return 'already';
+  }
+
+  let view: SlotView;
+  try {
+    const state = await deps.journal.getState(instance.instance);
+    const budget = await budgetView(deps, instance, slotTimeMs);
+    view = await takeSnapshot(deps.exchange, markets, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget });
+  } catch (error) {
+    const kind = classifyError(error);
+    if (kind === 'fatal') throw new FatalEngineError(`reading the account: ${errorMessage(error)}`, error);
+    const reason = `snapshot failed (${errorCode(error)}): ${errorMessage(error)}`;
+    if (await deps.journal.skipSlot({ ...key, runId, status: 'skipped', reason })) {
+      deps.metrics.slotFinished(instance.instance, 'skipped', deps.clock.nowMs() - started, slotTimeMs);
+    }
+    deps.logger.warn({ ...log, event: 'slot-skipped', code: errorCode(error), error: errorMessage(error) }, `skipping this slot: ${reason}`);
+    return 'skipped';
+  }
+
+  let intents: readonly Intent[];
+  try {
+    intents = await instance.strategy.decide(view, instance.params);
+    if (!Array.isArray(intents)) throw new TypeError('decide must return an array of intents');
+    const problems = intents.flatMap((intent, index) => intentProblems(intent).map((problem) => `intent #${index} (${intent.kind}): ${problem}`));
+    if (problems.length > 0) throw new TypeError(problems.join('; '));
+  } catch (error) {
+    const reason = `strategy ${instance.strategy.name} failed: ${errorMessage(error)}`;
+    if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });
+    deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
+    deps.metrics.strategyDisabled(instance.instance);
+    deps.logger.error({ ...log, event: 'strategy-disabled', error: errorMessage(error) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
+    return 'disabled';
+  }
+
+  const planned = plan(intents, view, instance);
+  if (!(await deps.journal.claimSlot({ ...key, runId, intents: planned }))) {
+    deps.logger.debug(log, 'slot claimed elsewhere meanwhile; not running it');
+    return 'already';
+  }
+
+  const records = await deps.journal.listIntents({ instance: instance.instance, slotTimeMs });
+  records.sort((a, b) => a.index - b.index);
+  let stoppedBy: string | null = null;
+  let failed = false;
+  try {
+    for (const record of records) {
+      const intent = record.intent;
+      if (intent.kind === 'note') {
+        const fields = { ...log, event: 'note', ...(intent.data ?? {}) };
+        if (intent.level === 'warn') deps.logger.warn(fields, intent.message);
+        else deps.logger.info(fields, intent.message);
+        continue;
+      }
+      if (intent.kind === 'refusal') {
+        deps.metrics.refusal(instance.instance, intent.reason);
+        deps.logger.info({ ...log, event: 'refusal', reason: intent.reason, ...(intent.data ?? {}) }, `refused by the strategy: ${intent.message}`);
+        continue;
+      }
+      if (!isMoneyIntent(intent)) continue;
+      if (record.status === 'refused') {
+        const reason = record.error?.code ?? 'refused';
+        deps.metrics.refusal(instance.instance, reason);
+        deps.logger.warn({ ...log, event: 'refusal', reason, intent: intent.kind, index: record.index }, `refused: ${record.error?.message ?? reason}`);
+        stoppedBy ??= `intent #${record.index} (${intent.kind}) was refused`;
+        continue;
+      }
+      if (stoppedBy !== null) {
+        await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'earlier-intent-stopped', message: `not sent: ${stoppedBy}` } });
+        continue;
+      }
+      const outcome: MoneyOutcome = await executeMoneyIntent(deps, instance, view, record);
+      if (outcome.status !== 'done') {
+        stoppedBy = `intent #${record.index} (${intent.kind}) ended ${outcome.status}: ${outcome.error.message}`;
+        if (outcome.status !== 'refused') failed = true;
+      }
+    }
+  } catch (error) {
+    await deps.journal.finishSlot({ ...key, status: 'failed', reason: errorMessage(error) });
+    deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
+    throw error;
+  }
+
+  const status = failed ? 'failed' : 'done';
+  await deps.journal.finishSlot({ ...key, status, ...(stoppedBy === null ? {} : { reason: stoppedBy }) });
+  deps.metrics.slotFinished(instance.instance, status, deps.clock.nowMs() - started, slotTimeMs);
+  deps.logger.info({ ...log, event: 'slot-finished', status, intents: records.length }, `slot ${status}`);
+  return status;
+}
+
+/**
+ * Journal form of the strategy's answer: the guards' refusals are decided now, so the journal
+ * shows them beside the intents, and a money intent after a refused one is refused too (a buy
+ * must not follow the transfer that was to fund it).
+ */
+function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRuntime): NewIntent[] {
+  let stopped: string | null = null;
+  return intents.map((intent, index) => {
+    const base = { index, intent, ...(instance.clientOrderIdPrefix === null ? {} : { clientOrderIdPrefix: instance.clientOrderIdPrefix }) };
+    if (!isMoneyIntent(intent)) return base;
+    let refusal: IntentError | null = null;
+    if (stopped !== null) refusal = { code: 'earlier-intent-stopped', message: `not sent: ${stopped}` };
+    else refusal = staticGuard(intent, view, instance);
+    if (refusal === null) return base;
+    stopped ??= `intent #${index} (${intent.kind}) was refused: ${refusal.code}`;
+    return { ...base, refusal };
+  });
+}
+
+/** Remaining budget as the journal counts it, at the slot's time, for the strategy's early check. */
+async function budgetView(deps: EngineDeps, instance: InstanceRuntime, slotTimeMs: number): Promise<BudgetView> {
+  let remaining: Decimal | null = null;
+  if (hasBudget(instance) && instance.budgetAsset !== null) {
+    const spent = await deps.journal.budgetSpent({ instance: instance.instance, asset: instance.budgetAsset, timeZone: instance.timezone }, slotTimeMs);
+    for (const period of ['day', 'week', 'month'] as const) {
+      const limit = instance.budgets[period];
+      if (limit === undefined) continue;
+      const left = limit.sub(spent[period]);
+      remaining = remaining === null || left.lt(remaining) ? left : remaining;
+    }
+    if (remaining !== null && remaining.isNegative()) remaining = remaining.mul(0);
+  }
+  const max = instance.maxOrderQuote;
+  return { remainingQuote: () => remaining, maxOrderQuote: () => max };
+}
+

@@ -1,0 +1,99 @@
+import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
+import type { MarketRules } from '../domain/market.ts';
+import { type Decimal, ZERO } from '../domain/money.ts';
+import type { Exchange } from '../exchange/port.ts';
+import type { BudgetView, RunMode, SlotView, SnapshotPart } from './contract.ts';
+
+/**
+ * Market rules change rarely (a listing, a precision change), and every slot of every instance
+ * needs them, so they are read once and refreshed after `ttlMs`. A refresh that fails keeps the
+ * rules already known: stale rules are checked again by the exchange anyway.
+ */
+export class MarketBook {
+  readonly #exchange: Exchange;
+  readonly #ttlMs: number;
+  readonly #nowMs: () => number;
+  #rules: ReadonlyMap<string, MarketRules> | null = null;
+  #loadedAtMs = 0;
+
+  constructor(exchange: Exchange, options: { readonly ttlMs: number; readonly nowMs: () => number }) {
+    this.#exchange = exchange;
+    this.#ttlMs = options.ttlMs;
+    this.#nowMs = options.nowMs;
+  }
+
+  async rules(): Promise<ReadonlyMap<string, MarketRules>> {
+    const now = this.#nowMs();
+    if (this.#rules !== null && now - this.#loadedAtMs < this.#ttlMs) return this.#rules;
+    try {
+      const list = await this.#exchange.markets();
+      this.#rules = new Map(list.map((rules) => [rules.name, rules]));
+      this.#loadedAtMs = now;
+    } catch (error) {
+      if (this.#rules === null) throw error;
+    }
+    return this.#rules;
+  }
+}
+
+const ZERO_TRADE: TradeBalance = Object.freeze({ available: ZERO, freeze: ZERO });
+
+export interface SnapshotRequest {
+  readonly instance: string;
+  readonly slotTimeMs: number;
+  readonly mode: RunMode;
+  readonly reads: readonly SnapshotPart[];
+  readonly state: ReadonlyMap<string, string>;
+  readonly budget: BudgetView;
+}
+
+/**
+ * Read the parts a strategy named, then freeze them into its view. Reads run concurrently: a
+ * slot's snapshot costs the slowest request, not their sum. Any failure fails the snapshot
+ * whole: a strategy never decides on half a picture.
+ */
+export async function takeSnapshot(exchange: Exchange, markets: MarketBook, request: SnapshotRequest): Promise<SlotView> {
+  const wants = new Set(request.reads);
+  const needRules = wants.has('markets') || wants.has('prices');
+  const [rules, main, trade, flex, codes] = await Promise.all([
+    needRules ? markets.rules() : null,
+    wants.has('balances') ? exchange.mainBalances() : null,
+    wants.has('balances') ? exchange.tradeBalances() : null,
+    wants.has('flex') ? exchange.flexInvestments() : null,
+    wants.has('codes') ? exchange.codes() : null,
+  ]);
+  const prices = wants.has('prices') && rules !== null ? await exchange.prices([...rules.keys()]) : null;
+
+  const need = <T>(part: SnapshotPart, value: T | null): T => {
+    if (value === null || !wants.has(part)) {
+      throw new Error(`strategy of ${request.instance} read '${part}' without naming it in reads(); add '${part}' to its reads`);
+    }
+    return value;
+  };
+  const flexList: readonly FlexInvestment[] | null = flex === null ? null : Object.freeze([...flex]);
+  const codeList: readonly CodeRecord[] | null = codes === null ? null : Object.freeze([...codes]);
+
+  const view: SlotView = {
+    instance: request.instance,
+    slotTimeMs: request.slotTimeMs,
+    mode: request.mode,
+    state: request.state,
+    budget: request.budget,
+    market: (name) => need('markets', rules).get(name),
+    price: (market) => need('prices', prices).get(market),
+    mainBalance: (ticker) => need('balances', main).get(ticker) ?? ZERO,
+    tradeBalance: (ticker) => need('balances', trade).get(ticker) ?? ZERO_TRADE,
+    mainBalances: () => need('balances', main),
+    tradeBalances: () => need('balances', trade),
+    flexInvestments: () => need('flex', flexList),
+    codes: () => need('codes', codeList),
+  };
+  return Object.freeze(view);
+}
+
+/** A budget view for an instance with neither budget nor max order set, and for tests. */
+export function unlimitedBudget(): BudgetView {
+  return { remainingQuote: () => null, maxOrderQuote: () => null };
+}
+
+export type { Decimal };

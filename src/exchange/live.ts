@@ -1,0 +1,103 @@
+import type { ApiClient } from '../api/client.ts';
+import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
+import type { MarketRules } from '../domain/market.ts';
+import type { Decimal } from '../domain/money.ts';
+import type { Order, Stp } from '../domain/order.ts';
+import { ApiMarketData } from './market-data.ts';
+import type { Exchange } from './port.ts';
+
+/** The exchange's largest page for flex investments and order lookups. */
+const PAGE = 100;
+
+/**
+ * The Exchange port over the signed HTTP API. A thin adapter on purpose: the client already
+ * speaks domain types and typed errors, retries reads and never retries writes, so all this
+ * adds is the shape the engine wants (all pages, lookups by clientOrderId in both places an
+ * order can be).
+ */
+export class LiveExchange implements Exchange {
+  readonly kind = 'live' as const;
+  readonly #client: ApiClient;
+  readonly #public: ApiMarketData;
+
+  constructor(client: ApiClient) {
+    this.#client = client;
+    this.#public = new ApiMarketData(client);
+  }
+
+  markets(): Promise<readonly MarketRules[]> {
+    return this.#public.markets();
+  }
+
+  prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>> {
+    return this.#public.prices(markets);
+  }
+
+  mainBalances(): Promise<ReadonlyMap<string, Decimal>> {
+    return this.#client.mainBalances();
+  }
+
+  tradeBalances(): Promise<ReadonlyMap<string, TradeBalance>> {
+    return this.#client.tradeBalances();
+  }
+
+  async flexInvestments(): Promise<readonly FlexInvestment[]> {
+    const all: FlexInvestment[] = [];
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await this.#client.flexInvestments({ active: true, limit: PAGE, offset });
+      all.push(...page);
+      if (page.length < PAGE) return all;
+    }
+  }
+
+  async codes(): Promise<readonly CodeRecord[]> {
+    const all: CodeRecord[] = [];
+    for await (const code of this.#client.allCodes({ pageSize: PAGE })) all.push(code);
+    return all;
+  }
+
+  transferToSpot(request: { readonly ticker: string; readonly amount: Decimal }): Promise<void> {
+    return this.#client.transferToSpot({ ticker: request.ticker, amount: request.amount });
+  }
+
+  flexWithdraw(request: { readonly plan: string; readonly amount: Decimal }): Promise<{ readonly transactionId: string }> {
+    return this.#client.flexWithdraw({ plan: request.plan, amount: request.amount });
+  }
+
+  buyStockMarket(request: { readonly market: string; readonly baseAmount: Decimal; readonly clientOrderId: string; readonly stp: Stp }): Promise<Order> {
+    return this.#client.buyStockMarket({ market: request.market, baseAmount: request.baseAmount, clientOrderId: request.clientOrderId, stp: request.stp });
+  }
+
+  async findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null> {
+    // History first: a market order is normally done within milliseconds. Active orders cover
+    // the moment it is still being filled. Both answers are needed before saying "none".
+    const history = await this.#client.orderHistory({ market: request.market, clientOrderId: request.clientOrderId, limit: PAGE });
+    const done = newest(history.filter((order) => order.clientOrderId === request.clientOrderId));
+    if (done !== null) return done;
+    const active = await this.#client.activeOrders({ market: request.market, clientOrderId: request.clientOrderId, limit: PAGE });
+    return newest(active.filter((order) => order.clientOrderId === request.clientOrderId));
+  }
+
+  async orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null> {
+    const history = await this.#client.orderHistory({ market: request.market, orderId: request.orderId, limit: PAGE });
+    const done = history.find((order) => order.orderId === request.orderId);
+    if (done !== undefined) return done;
+    const active = await this.#client.activeOrders({ market: request.market, orderId: request.orderId, limit: PAGE });
+    return active.find((order) => order.orderId === request.orderId) ?? null;
+  }
+
+  close(): Promise<void> {
+    return this.#client.close();
+  }
+}
+
+/**
+ * The exchange lets a clientOrderId be reused once the earlier order is closed, so a lookup can
+ * answer several; ours derive from the slot and are never reused, but a hand-placed order could
+ * share one. The newest is the one this slot placed.
+ */
+function newest(orders: readonly Order[]): Order | null {
+  let best: Order | null = null;
+  for (const order of orders) if (best === null || order.createdAtSec > best.createdAtSec) best = order;
+  return best;
+}

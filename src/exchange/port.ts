@@ -1,0 +1,60 @@
+import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
+import type { MarketRules } from '../domain/market.ts';
+import type { Decimal } from '../domain/money.ts';
+import type { Order, Stp } from '../domain/order.ts';
+
+/**
+ * The Exchange port: everything the engine asks of an exchange, in domain types only. Three
+ * adapters implement it — LiveExchange (the signed HTTP API), PaperExchange (real public market
+ * data, a simulated private account) and BacktestExchange (the sim core on a virtual clock) —
+ * so modes are adapters, never `if (dryRun)` branches in the engine.
+ *
+ * Failures are the domain's typed errors (src/domain/errors.ts) whatever the adapter: a refusal
+ * is ExchangeRefusedError / ExchangeValidationError with the exchange's code and field map, a
+ * lost answer is NetworkError / TimeoutError / ServiceUnavailableError, so `outcomeUnknown()`
+ * means the same thing in every mode. Writes are never retried by an adapter: resolving a lost
+ * answer is the engine's job (DESIGN.md "the money rule").
+ */
+export interface Exchange {
+  /** Which world this is; shown in logs and reports, never branched on by the engine. */
+  readonly kind: 'live' | 'paper' | 'backtest';
+
+  // Market data (public).
+  markets(): Promise<readonly MarketRules[]>;
+  /** Last price per market, for the markets asked; a market without a price is absent. */
+  prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>>;
+
+  // Account reads (private).
+  /** Main balances; assets the exchange omits are zero. */
+  mainBalances(): Promise<ReadonlyMap<string, Decimal>>;
+  /** Trade (spot) balances; assets the exchange omits are zero. */
+  tradeBalances(): Promise<ReadonlyMap<string, TradeBalance>>;
+  /** Active flex investments. */
+  flexInvestments(): Promise<readonly FlexInvestment[]>;
+  /** Every code of the account, all pages. */
+  codes(): Promise<readonly CodeRecord[]>;
+
+  // Writes (private; never retried here).
+  /** Move funds from the main balance to the trade balance. */
+  transferToSpot(request: { readonly ticker: string; readonly amount: Decimal }): Promise<void>;
+  /** Withdraw from a flex investment back to the main balance. */
+  flexWithdraw(request: { readonly plan: string; readonly amount: Decimal }): Promise<{ readonly transactionId: string }>;
+  /** Buy an exact base quantity at market. */
+  buyStockMarket(request: {
+    readonly market: string;
+    readonly baseAmount: Decimal;
+    readonly clientOrderId: string;
+    readonly stp: Stp;
+  }): Promise<Order>;
+
+  // Order lookups: how a lost answer is resolved and how orders are tracked.
+  /**
+   * The order with this clientOrderId in the market, from order history and active orders;
+   * null when the exchange provably has none. Throws (retryable) when it cannot tell.
+   */
+  findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null>;
+  /** The current state of an order the engine placed (history, then active orders); null when unknown. */
+  orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,143 @@
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * The daemon's small HTTP endpoint: `GET /healthz` (liveness and readiness for Docker's
+ * HEALTHCHECK, Kubernetes probes, uptime checkers) and `GET /metrics` (Prometheus scrape).
+ * Nothing else is served; nothing is read from a request but its method and path.
+ */
+
+export interface HealthStatus {
+  readonly ok: boolean;
+  readonly mode: string;
+  readonly startedAtMs: number;
+  readonly lastSlot: Readonly<Record<string, { readonly slotTimeMs: number; readonly outcome: string }>>;
+  readonly stopping: boolean;
+  readonly problems: readonly string[];
+}
+
+export interface HealthState {
+  status(): HealthStatus;
+}
+
+/** What the server needs from the metrics registry (`Metrics` fits). */
+export interface MetricsSource {
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+export interface HealthServerOptions {
+  readonly host: string;
+  /** 0 picks a free port; the returned `port` says which. */
+  readonly port: number;
+  readonly metrics: MetricsSource;
+  readonly health: HealthState;
+}
+
+export interface HealthServer {
+  /** Base URL, e.g. `http://127.0.0.1:9464` (a wildcard host is shown as loopback, which reaches it). */
+  readonly url: string;
+  readonly port: number;
+  /** Stops listening and closes every open connection, keep-alive ones included. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export const HEALTH_SERVER_DEFAULTS = {
+  /** A scrape or probe is one short request; a client slower than this is cut off. */
+  requestTimeoutMs: 10_000,
+  headersTimeoutMs: 5_000,
+} as const;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+
+export function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
+  const server = createServer({ requestTimeout: HEALTH_SERVER_DEFAULTS.requestTimeoutMs, headersTimeout: HEALTH_SERVER_DEFAULTS.headersTimeoutMs }, (req, res) => {
+    // Bodies are never read; draining keeps a client that sent one from stalling the socket.
+    req.resume();
+    handle(req, res, options).catch(() => {
+      if (!res.headersSent) send(res, req, 500, TEXT_TYPE, 'internal error\n');
+      else res.destroy();
+    });
+  });
+
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error): void => reject(error);
+    server.once('error', onError);
+    server.listen(options.port, options.host, () => {
+      server.off('error', onError);
+      const { port } = server.address() as AddressInfo;
+      let stopped: Promise<void> | null = null;
+      resolve({
+        url: `http://${urlHost(options.host)}:${port}`,
+        port,
+        stop() {
+          stopped ??= new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          });
+          return stopped;
+        },
+      });
+    });
+  });
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, options: HealthServerOptions): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0];
+  if (path !== '/healthz' && path !== '/metrics') {
+    send(res, req, 404, TEXT_TYPE, 'not found: try /healthz or /metrics\n');
+    return;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('allow', 'GET, HEAD');
+    send(res, req, 405, TEXT_TYPE, 'method not allowed\n');
+    return;
+  }
+  if (path === '/metrics') {
+    const text = await options.metrics.render();
+    send(res, req, 200, options.metrics.contentType, text);
+    return;
+  }
+  const body = healthBody(options.health);
+  send(res, req, body.healthy ? 200 : 503, JSON_TYPE, `${JSON.stringify(body.json)}\n`);
+}
+
+/** The /healthz answer. A state that throws is reported as unhealthy, without its message. */
+function healthBody(health: HealthState): { healthy: boolean; json: Record<string, unknown> } {
+  let status: HealthStatus;
+  try {
+    status = health.status();
+  } catch {
+    return { healthy: false, json: { status: 'unhealthy', problems: ['health state could not be read'] } };
+  }
+  const healthy = status.ok && !status.stopping && status.problems.length === 0;
+  const lastSlot: Record<string, { slotTime: string; outcome: string }> = {};
+  for (const [instance, slot] of Object.entries(status.lastSlot)) lastSlot[instance] = { slotTime: new Date(slot.slotTimeMs).toISOString(), outcome: slot.outcome };
+  return {
+    healthy,
+    json: {
+      status: healthy ? 'ok' : status.stopping ? 'stopping' : 'unhealthy',
+      mode: status.mode,
+      startedAt: new Date(status.startedAtMs).toISOString(),
+      stopping: status.stopping,
+      problems: status.problems,
+      lastSlot,
+    },
+  };
+}
+
+function send(res: ServerResponse, req: IncomingMessage, statusCode: number, contentType: string, body: string): void {
+  res.statusCode = statusCode;
+  res.setHeader('content-type', contentType);
+  res.setHeader('content-length', Buffer.byteLength(body));
+  // Probes and scrapes want the state now, never a cached copy.
+  res.setHeader('cache-control', 'no-store');
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}

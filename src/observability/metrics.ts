@@ -1,0 +1,229 @@
+import pkg from '../../package.json' with { type: 'json' };
+import { Counter, EXPOSITION_CONTENT_TYPE, Gauge, Histogram, Registry } from './exposition.ts';
+
+/**
+ * The daemon's Prometheus metrics behind a typed facade: the engine reports events
+ * (`orderPlaced`, `refusal`, …) and never names a metric. Every metric name lives in this file.
+ *
+ * Label values are instance names, order statuses, refusal reasons, error codes and request
+ * paths — never a query string, a body, a header or an amount. Paths are reduced to their
+ * pathname and anything that does not look like one becomes `other`.
+ */
+
+/** What the engine reports; `src/engine/observer.ts` declares the subset the engine calls. */
+export interface EngineMetrics {
+  orderTransition(instance: string, status: string): void;
+  orderPlaced(instance: string): void;
+  refusal(instance: string, reason: string): void;
+  apiRequest(event: ApiRequestEvent): void;
+  slotFinished(instance: string, outcome: SlotOutcome, durationMs: number, slotTimeMs: number): void;
+  strategyDisabled(instance: string): void;
+  killSwitch(active: boolean): void;
+}
+
+export type SlotOutcome = 'done' | 'failed' | 'skipped' | 'missed';
+
+/** One HTTP attempt as the API client reports it (`RequestEvent` in src/api/requester.ts fits). */
+export interface ApiRequestEvent {
+  readonly path: string;
+  readonly status: number | null;
+  readonly durationMs: number;
+  /** The StackerError code when the attempt failed; null on success. */
+  readonly errorCode: string | null;
+}
+
+/** Process figures read at scrape time; injectable so tests see fixed numbers. */
+export interface ProcessStats {
+  readonly rssBytes: number;
+  readonly heapUsedBytes: number;
+  readonly heapTotalBytes: number;
+  readonly externalBytes: number;
+  readonly cpuUserMicros: number;
+  readonly cpuSystemMicros: number;
+}
+
+export interface MetricsOptions {
+  /** `dry-run` or `live`; shown in `stacker_info`. */
+  readonly mode: string;
+  /** Default: package.json's version. */
+  readonly version?: string;
+  /** Default: Date.now. */
+  readonly nowMs?: () => number;
+  /** When the process started (ms since epoch). Default: now minus process.uptime(). */
+  readonly processStartMs?: number;
+  /** Default: process.memoryUsage() and process.cpuUsage(). */
+  readonly processStats?: () => ProcessStats;
+}
+
+export const METRICS_DEFAULTS = {
+  /** API calls: a healthy exchange answers in tens of milliseconds; the client times out at seconds. */
+  apiBucketsSec: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  /** A slot is a snapshot, a decision and a few calls, or a tracked order: up to minutes when the exchange is slow. */
+  slotBucketsSec: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+  mode: 'dry-run',
+} as const;
+
+const API_PATH = /^\/[A-Za-z0-9._~\-/]{0,200}$/;
+const ERROR_CODE = /^E_[A-Z][A-Z0-9_]*$/;
+
+/** Only the pathname of a request path; `other` when it does not look like one. */
+export function pathLabel(path: string): string {
+  const cut = path.search(/[?#]/);
+  const pathname = cut === -1 ? path : path.slice(0, cut);
+  return API_PATH.test(pathname) ? pathname : 'other';
+}
+
+/** An error class label: the stable StackerError code, or E_UNEXPECTED for anything else. */
+export function errorClassLabel(code: string): string {
+  return ERROR_CODE.test(code) ? code : 'E_UNEXPECTED';
+}
+
+function readProcessStats(): ProcessStats {
+  const memory = process.memoryUsage();
+  const cpu = process.cpuUsage();
+  return { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, heapTotalBytes: memory.heapTotal, externalBytes: memory.external, cpuUserMicros: cpu.user, cpuSystemMicros: cpu.system };
+}
+
+export class Metrics implements EngineMetrics {
+  readonly contentType: string = EXPOSITION_CONTENT_TYPE;
+  readonly #registry = new Registry();
+  readonly #nowMs: () => number;
+  readonly #processStartMs: number;
+  readonly #processStats: () => ProcessStats;
+  readonly #disabled = new Set<string>();
+
+  readonly #info: Gauge;
+  readonly #orderTransitions: Counter;
+  readonly #ordersPlaced: Counter;
+  readonly #refusals: Counter;
+  readonly #apiRequests: Counter;
+  readonly #apiErrors: Counter;
+  readonly #apiDuration: Histogram;
+  readonly #slotDuration: Histogram;
+  readonly #slots: Counter;
+  readonly #lastSuccessfulSlot: Gauge;
+  readonly #strategyEnabled: Gauge;
+  readonly #killSwitch: Gauge;
+  readonly #uptime: Gauge;
+  readonly #processStart: Gauge;
+  readonly #rss: Gauge;
+  readonly #heapUsed: Gauge;
+  readonly #heapTotal: Gauge;
+  readonly #external: Gauge;
+  readonly #cpuUser: Counter;
+  readonly #cpuSystem: Counter;
+  readonly #cpuTotal: Counter;
+
+  constructor(options: MetricsOptions = { mode: METRICS_DEFAULTS.mode }) {
+    this.#nowMs = options.nowMs ?? Date.now;
+    this.#processStartMs = options.processStartMs ?? this.#nowMs() - process.uptime() * 1000;
+    this.#processStats = options.processStats ?? readProcessStats;
+    const r = this.#registry;
+
+    this.#info = r.register(new Gauge({ name: 'stacker_info', help: 'Always 1; the labels say which stacker runs and in which mode.', labelNames: ['version', 'mode'] }));
+    this.#info.set({ version: options.version ?? pkg.version, mode: options.mode }, 1);
+
+    this.#ordersPlaced = r.register(new Counter({ name: 'stacker_orders_placed_total', help: 'Orders the exchange accepted.', labelNames: ['instance'] }));
+    this.#orderTransitions = r.register(new Counter({ name: 'stacker_order_transitions_total', help: 'Order status transitions, counted once each, by the status reached.', labelNames: ['instance', 'status'] }));
+    this.#refusals = r.register(new Counter({ name: 'stacker_refusals_total', help: 'Intents refused (by a guard, a strategy or the exchange), by reason.', labelNames: ['instance', 'reason'] }));
+
+    this.#apiRequests = r.register(new Counter({ name: 'stacker_api_requests_total', help: 'HTTP attempts to the exchange API, by path and outcome (ok or error).', labelNames: ['path', 'outcome'] }));
+    this.#apiErrors = r.register(new Counter({ name: 'stacker_api_errors_total', help: 'Failed HTTP attempts to the exchange API, by error class (the stable error code).', labelNames: ['class'] }));
+    this.#apiDuration = r.register(new Histogram({ name: 'stacker_api_request_duration_seconds', help: 'Time from sending an API request to its answer (or failure).', labelNames: ['path'], buckets: METRICS_DEFAULTS.apiBucketsSec }));
+
+    this.#slotDuration = r.register(new Histogram({ name: 'stacker_slot_duration_seconds', help: 'Time to run one scheduled slot (snapshot, decision, guards, orders).', labelNames: ['instance'], buckets: METRICS_DEFAULTS.slotBucketsSec }));
+    this.#slots = r.register(new Counter({ name: 'stacker_slots_total', help: 'Scheduled slots by outcome: done, failed, skipped, missed (never ran).', labelNames: ['instance', 'outcome'] }));
+    this.#lastSuccessfulSlot = r.register(new Gauge({ name: 'stacker_last_successful_slot_timestamp_seconds', help: 'Scheduled time of the latest slot that finished done (Unix seconds).', labelNames: ['instance'] }));
+    this.#strategyEnabled = r.register(new Gauge({ name: 'stacker_strategy_enabled', help: '1 while a strategy instance trades; 0 once it was disabled after failing.', labelNames: ['instance'] }));
+    this.#killSwitch = r.register(new Gauge({ name: 'stacker_kill_switch', help: '1 while the kill switch stops new orders.' }));
+    this.#killSwitch.set({}, 0);
+
+    this.#uptime = r.register(new Gauge({ name: 'stacker_uptime_seconds', help: 'Seconds since the process started.' }));
+    this.#processStart = r.register(new Gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since unix epoch in seconds.' }));
+    this.#rss = r.register(new Gauge({ name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.' }));
+    this.#heapUsed = r.register(new Gauge({ name: 'nodejs_heap_size_used_bytes', help: 'Process heap size used from Node.js in bytes.' }));
+    this.#heapTotal = r.register(new Gauge({ name: 'nodejs_heap_size_total_bytes', help: 'Process heap size from Node.js in bytes.' }));
+    this.#external = r.register(new Gauge({ name: 'nodejs_external_memory_bytes', help: 'Node.js external memory size in bytes.' }));
+    this.#cpuUser = r.register(new Counter({ name: 'process_cpu_user_seconds_total', help: 'Total user CPU time spent in seconds.' }));
+    this.#cpuSystem = r.register(new Counter({ name: 'process_cpu_system_seconds_total', help: 'Total system CPU time spent in seconds.' }));
+    this.#cpuTotal = r.register(new Counter({ name: 'process_cpu_seconds_total', help: 'Total user and system CPU time spent in seconds.' }));
+  }
+
+  orderTransition(instance: string, status: string): void {
+    this.#seen(instance);
+    this.#orderTransitions.inc({ instance, status });
+  }
+
+  orderPlaced(instance: string): void {
+    this.#seen(instance);
+    this.#ordersPlaced.inc({ instance });
+  }
+
+  refusal(instance: string, reason: string): void {
+    this.#seen(instance);
+    this.#refusals.inc({ instance, reason });
+  }
+
+  apiRequest(event: ApiRequestEvent): void {
+    const path = pathLabel(event.path);
+    this.#apiRequests.inc({ path, outcome: event.errorCode === null ? 'ok' : 'error' });
+    if (event.errorCode !== null) this.#apiErrors.inc({ class: errorClassLabel(event.errorCode) });
+    this.#apiDuration.observe({ path }, Math.max(0, event.durationMs) / 1000);
+  }
+
+  slotFinished(instance: string, outcome: SlotOutcome, durationMs: number, slotTimeMs: number): void {
+    this.#seen(instance);
+    this.#slots.inc({ instance, outcome });
+    // A missed slot never ran: it has no duration to count.
+    if (outcome !== 'missed') this.#slotDuration.observe({ instance }, Math.max(0, durationMs) / 1000);
+    // Catch-up may finish an older slot after a newer one: the gauge keeps the latest slot time.
+    if (outcome === 'done') this.#lastSuccessfulSlot.setMax({ instance }, slotTimeMs / 1000);
+  }
+
+  strategyDisabled(instance: string): void {
+    this.#disabled.add(instance);
+    this.#strategyEnabled.set({ instance }, 0);
+  }
+
+  /** The daemon calls this for each instance it schedules, so the gauge exists from the start. */
+  strategyEnabled(instance: string): void {
+    this.#disabled.delete(instance);
+    this.#strategyEnabled.set({ instance }, 1);
+  }
+
+  killSwitch(active: boolean): void {
+    this.#killSwitch.set({}, active ? 1 : 0);
+  }
+
+  async render(): Promise<string> {
+    const nowMs = this.#nowMs();
+    const stats = this.#processStats();
+    this.#uptime.set({}, Math.max(0, (nowMs - this.#processStartMs) / 1000));
+    this.#processStart.set({}, Math.round(this.#processStartMs / 1000));
+    this.#rss.set({}, stats.rssBytes);
+    this.#heapUsed.set({}, stats.heapUsedBytes);
+    this.#heapTotal.set({}, stats.heapTotalBytes);
+    this.#external.set({}, stats.externalBytes);
+    this.#cpuUser.setTotal({}, stats.cpuUserMicros / 1e6);
+    this.#cpuSystem.setTotal({}, stats.cpuSystemMicros / 1e6);
+    this.#cpuTotal.setTotal({}, (stats.cpuUserMicros + stats.cpuSystemMicros) / 1e6);
+    return this.#registry.render();
+  }
+
+  /** An instance first seen is enabled unless it was disabled; only strategyEnabled turns it back on. */
+  #seen(instance: string): void {
+    if (this.#disabled.has(instance) || this.#strategyEnabled.peek({ instance }) !== undefined) return;
+    this.#strategyEnabled.set({ instance }, 1);
+  }
+}
+
+/** Does nothing: backtests and tests that do not look at metrics. */
+export const noMetrics: EngineMetrics = {
+  orderTransition() {},
+  orderPlaced() {},
+  refusal() {},
+  apiRequest() {},
+  slotFinished() {},
+  strategyDisabled() {},
+  killSwitch() {},
+};

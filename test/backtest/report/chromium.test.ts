@@ -1,0 +1,169 @@
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildReport } from '../../../src/backtest/report/build.ts';
+import { renderHtml } from '../../../src/backtest/report/html.ts';
+import { syntheticRun } from './fixture.ts';
+
+/**
+ * The HTML report opened in a real headless Chromium (Debian's `chromium`, driven by
+ * playwright-core; .ci/run installs it). Without a browser on the machine the tests are
+ * skipped and say so: nothing here downloads one.
+ */
+
+const NAMES = ['chromium', 'chromium-browser'];
+
+/** CHROMIUM_PATH if set, else the first `chromium` / `chromium-browser` on PATH or in /usr/bin. */
+function findChromium(): string | null {
+  const explicit = process.env['CHROMIUM_PATH'];
+  const dirs = [...(process.env['PATH'] ?? '').split(delimiter).filter((dir) => dir !== ''), '/usr/bin'];
+  const candidates = [...(explicit === undefined || explicit === '' ? [] : [explicit]), ...dirs.flatMap((dir) => NAMES.map((name) => join(dir, name)))];
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not there: try the next one
+    }
+  }
+  return null;
+}
+
+const executablePath = findChromium();
+if (executablePath === null) {
+  console.warn(
+    `SKIPPED: the headless Chromium tests of the HTML report did not run: no Chromium found (looked for CHROMIUM_PATH, ${NAMES.join(', ')} on PATH and in /usr/bin). Install Debian's chromium (apt-get install chromium) to run them.`,
+  );
+}
+
+/** The few browser APIs the page-side code uses (tsconfig's lib has no DOM, on purpose). */
+interface SvgPath {
+  getTotalLength(): number;
+}
+interface BrowserGlobals {
+  Image: new () => { src: string; decode(): Promise<void>; naturalWidth: number; naturalHeight: number };
+  document: {
+    createElement(tag: 'canvas'): {
+      width: number;
+      height: number;
+      getContext(kind: '2d'): {
+        drawImage(image: unknown, x: number, y: number): void;
+        getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+      } | null;
+    };
+  };
+}
+
+// Colours of the report's style sheet (html.ts): price line and buy markers.
+const PRICE_BLUE = [0x1c, 0x7e, 0xd6] as const;
+const MARKER_ORANGE = [0xf7, 0x67, 0x07] as const;
+
+describe('backtest HTML report in headless Chromium', () => {
+  const run = syntheticRun();
+  const filledOrders = run.orders.filter((o) => o.filledBase.gt(0)).length;
+  let dir = '';
+  let browser: Browser | null = null;
+  let page: Page;
+  const outsideRequests: string[] = [];
+
+  beforeAll(async () => {
+    if (executablePath === null) return;
+    dir = mkdtempSync(join(tmpdir(), 'stacker-report-'));
+    const file = join(dir, 'report.html');
+    writeFileSync(file, renderHtml(buildReport(run), run));
+    browser = await chromium.launch({
+      executablePath,
+      headless: true,
+      // Flags that keep Chromium from reaching out to the network at start (a closed sandbox refuses it).
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    page.on('request', (request) => {
+      if (!request.url().startsWith('file:') && !request.url().startsWith('data:')) outsideRequests.push(request.url());
+    });
+    await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.skipIf(executablePath === null)('lays out all three charts with a non-empty size and asks for nothing outside the file', async () => {
+    const charts = page.locator('svg.chart');
+    expect(await charts.count()).toBe(3);
+    for (let i = 0; i < 3; i++) {
+      const box = await charts.nth(i).boundingBox();
+      expect(box).not.toBeNull();
+      expect(box!.width).toBeGreaterThan(400);
+      expect(box!.height).toBeGreaterThan(100);
+    }
+    // Every chart drew a line inside its frame.
+    const pathLengths = await page.$$eval('svg.chart path.series', (paths) => paths.map((p) => (p as unknown as SvgPath).getTotalLength()));
+    expect(pathLengths.length).toBeGreaterThanOrEqual(4);
+    for (const length of pathLengths) expect(length).toBeGreaterThan(10);
+    expect(outsideRequests).toEqual([]);
+  });
+
+  it.skipIf(executablePath === null)('shows one visible buy marker per filled order, inside the price chart frame', async () => {
+    const markers = page.locator('#chart-price circle.buy-marker');
+    expect(await markers.count()).toBe(filledOrders);
+    const frame = await page.locator('#chart-price rect.frame').boundingBox();
+    expect(frame).not.toBeNull();
+    for (let i = 0; i < filledOrders; i++) {
+      const marker = markers.nth(i);
+      expect(await marker.isVisible()).toBe(true);
+      const box = await marker.boundingBox();
+      expect(box).not.toBeNull();
+      const cx = box!.x + box!.width / 2;
+      const cy = box!.y + box!.height / 2;
+      expect(cx).toBeGreaterThanOrEqual(frame!.x);
+      expect(cx).toBeLessThanOrEqual(frame!.x + frame!.width);
+      expect(cy).toBeGreaterThanOrEqual(frame!.y);
+      expect(cy).toBeLessThanOrEqual(frame!.y + frame!.height);
+    }
+  });
+
+  it.skipIf(executablePath === null)('paints the price chart: its screenshot has the line blue, the marker orange and more colours than a blank one', async () => {
+    const png = await page.locator('#chart-price').screenshot();
+    expect(png.byteLength).toBeGreaterThan(5_000);
+    // Decode the PNG in the browser itself (no image library needed): draw it on a canvas and count colours.
+    const stats = await page.evaluate(
+      async ({ dataUrl, blue, orange }) => {
+        // Runs in the page: the browser globals, typed here because the project's lib has no DOM.
+        const win = globalThis as unknown as BrowserGlobals;
+        const image = new win.Image();
+        image.src = dataUrl;
+        await image.decode();
+        const canvas = win.document.createElement('canvas');
+        canvas.width = image.naturalWidth;
+        canvas.height = image.naturalHeight;
+        const context = canvas.getContext('2d')!;
+        context.drawImage(image, 0, 0);
+        const { data } = context.getImageData(0, 0, canvas.width, canvas.height);
+        const near = (i: number, rgb: readonly number[]): boolean =>
+          Math.abs(data[i]! - rgb[0]!) <= 24 && Math.abs(data[i + 1]! - rgb[1]!) <= 24 && Math.abs(data[i + 2]! - rgb[2]!) <= 24;
+        const colours = new Set<number>();
+        let bluePixels = 0;
+        let orangePixels = 0;
+        for (let i = 0; i < data.length; i += 4) {
+          colours.add((data[i]! << 16) | (data[i + 1]! << 8) | data[i + 2]!);
+          if (near(i, blue)) bluePixels++;
+          if (near(i, orange)) orangePixels++;
+        }
+        return { width: canvas.width, height: canvas.height, colours: colours.size, bluePixels, orangePixels };
+      },
+      { dataUrl: `data:image/png;base64,${png.toString('base64')}`, blue: [...PRICE_BLUE], orange: [...MARKER_ORANGE] },
+    );
+    expect(stats.width).toBeGreaterThan(400);
+    expect(stats.height).toBeGreaterThan(100);
+    expect(stats.colours).toBeGreaterThanOrEqual(3);
+    // A line 1.5 px wide across the chart: hundreds of pixels. Three markers of radius 4: dozens.
+    expect(stats.bluePixels).toBeGreaterThan(300);
+    expect(stats.orangePixels).toBeGreaterThan(3 * 20);
+  });
+});

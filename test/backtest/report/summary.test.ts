@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { buildReport } from '../../../src/backtest/report/build.ts';
+import { alignDecimals, renderSummary } from '../../../src/backtest/report/summary.ts';
+import { syntheticRun } from './fixture.ts';
+
+const ESC = '\u001b';
+
+describe('backtest terminal summary', () => {
+  const report = buildReport(syntheticRun());
+
+  it('shows the headline figures with their units, exactly as the report writes them', () => {
+    const text = renderSummary(report, { color: false });
+    expect(text).toMatch(/^Backtest BTC_USDT {2}2024-01-01 00:00Z → 2024-01-04 00:00Z {2}\(btc-usdt-1h\.csv\)\n/);
+    expect(text).toMatch(/Candles processed +68 +1h candles, 2 gaps, 5 missing/);
+    expect(text).toMatch(/Orders +4 +CANCELED 1, FILLED 3/);
+    expect(text).toMatch(/Refusals +3 +E_BUDGET 2, E_MIN_AMOUNT 1/);
+    expect(text).toMatch(/Base acquired +3\.05 +BTC/);
+    expect(text).toMatch(/Average price +98\.36065574 +USDT per BTC/);
+    expect(text).toMatch(/Final value +1065\.7 +USDT at last close 120/);
+    expect(text).toMatch(/PnL +\+65\.7 +USDT \(\+6\.57 %\)/);
+    expect(text).toMatch(/Max drawdown +106\.75 +USDT \(9\.8756 %\), 2024-01-03 01:00Z → 2024-01-03 05:00Z/);
+  });
+
+  it('lines the values up on their decimal point', () => {
+    const lines = renderSummary(report, { color: false }).split('\n');
+    const dotColumn = (label: string): number => {
+      const line = lines.find((l) => l.trimStart().startsWith(label)) ?? '';
+      return line.indexOf('.', line.indexOf(label) + label.length);
+    };
+    expect(dotColumn('Base acquired')).toBe(dotColumn('Average price'));
+    expect(dotColumn('Final value')).toBe(dotColumn('Average price'));
+  });
+
+  it('adds a per-instance table when there are several instances', () => {
+    const text = renderSummary(report, { color: false });
+    expect(text).toMatch(/Instance +Orders +Filled +Refusals +Base \(BTC\) +Quote \(USDT\) +Avg price/);
+    expect(text).toMatch(/dca-btc +3 +3 +1 +3\.05 +300 +98\.36065574/);
+    expect(text).toMatch(/dip-btc +1 +0 +2 +0 +0 +—/);
+  });
+
+  it('writes no escape code without colour, and colours the PnL green when it is positive', () => {
+    expect(renderSummary(report, { color: false })).not.toContain(ESC);
+    const coloured = renderSummary(report, { color: true });
+    expect(coloured).toContain(`${ESC}[32m+65.7`);
+    expect(coloured.replace(/\u001b\[\d+m/g, '')).toBe(renderSummary(report, { color: false }));
+  });
+
+  it('shows control characters in instance names as "?" instead of sending them to the terminal', () => {
+    const run = syntheticRun();
+    run.instances[0] = { ...run.instances[0]!, instance: `evil${ESC}[2Jname` };
+    run.orders[0] = { ...run.orders[0]!, instance: `evil${ESC}[2Jname` };
+    const text = renderSummary(buildReport(run), { color: false });
+    expect(text).not.toContain(ESC);
+    expect(text).toContain('evil?[2Jname');
+  });
+
+  it('aligns decimals without adding digits', () => {
+    expect(alignDecimals(['1.5', '100', '0.25', '—'])).toEqual(['  1.5 ', '100   ', '  0.25', '  —   ']);
+  });
+});

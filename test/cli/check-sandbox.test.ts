@@ -1,0 +1,66 @@
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api/client.ts';
+import { check } from '../../src/cli/commands/check.ts';
+import { CommandContext, type RunState } from '../../src/cli/context.ts';
+import type { Io } from '../../src/cli/output.ts';
+import { LiveExchange } from '../../src/exchange/live.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
+import { type CountingProxy, countingProxy } from './run-cli.ts';
+
+/**
+ * `stacker check --live` with the shipped example instances against the sandbox's demo account,
+ * through the real pre-flight and the real exchange adapter: it reads, judges, and sends nothing
+ * that moves money (a counting proxy in front of the sandbox sees every request).
+ */
+
+const STRATEGIES_DIR = fileURLToPath(new URL('../../config/strategies', import.meta.url));
+const WRITES = ['/api/v4/order/stock_market', '/api/v4/order/market', '/api/v4/main-account/transfer', '/api/v4/main-account/smart-flex/investments/withdraw'];
+
+let sandbox: Sandbox;
+let proxy: CountingProxy;
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+  proxy = await countingProxy(sandbox.url);
+});
+
+afterAll(async () => {
+  await proxy.close();
+  await sandbox.stop();
+});
+
+describe('stacker check against the sandbox', () => {
+  it('pre-flights the shipped examples against the demo account and places nothing', async () => {
+    const out: string[] = [];
+    const io: Io = { out: (text) => void out.push(text), err: () => undefined };
+    const state: RunState = { json: true, verbose: false, lookupHint: undefined };
+    const ctx = new CommandContext('check', { json: true }, io, state);
+    const env = { STACKER_MODE: 'live', STACKER_BASE_URL: proxy.url, STACKER_API_KEY: sandbox.apiKey, STACKER_API_SECRET: sandbox.apiSecret };
+    const clients: ApiClient[] = [];
+
+    await check(ctx, { strategies: STRATEGIES_DIR, live: true }, {
+      env,
+      createExchange: async (config) => {
+        const credentials = config.settings.credentials;
+        if (credentials === null) throw new Error('live config without credentials');
+        const client = new ApiClient({ baseUrl: config.settings.endpoint, credentials });
+        clients.push(client);
+        return new LiveExchange(client);
+      },
+    }).catch((error: unknown) => {
+      throw new Error(`check failed: ${error instanceof Error ? error.message : String(error)}\n${out.join('')}`);
+    });
+    await Promise.all(clients.map((client) => client.close()));
+
+    const result = JSON.parse(out.join('')) as { ok: boolean; mode: string; startupProblems: unknown[]; preflight: Array<{ instance: string; ok: boolean; intents: Array<{ kind: string; verdict: string }> }> };
+    expect(result.mode).toBe('live');
+    expect(result.ok).toBe(true);
+    expect(result.startupProblems).toEqual([]);
+    expect(result.preflight.map((r) => r.instance)).toEqual(['balance-report', 'dca-btc', 'flex-sweep-usdt']);
+    const dca = result.preflight.find((r) => r.instance === 'dca-btc');
+    expect(dca?.intents.some((i) => i.kind === 'buy-stock-market' && i.verdict === 'would-send')).toBe(true);
+    expect(proxy.requests.length).toBeGreaterThan(0);
+    expect(proxy.requests.filter((request) => WRITES.some((path) => request.endsWith(path)))).toEqual([]);
+  });
+});

@@ -1,0 +1,226 @@
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type CheckDeps, type CheckOverrides, check, registerCheckCommand, zonedTime } from '../../src/cli/commands/check.ts';
+import { CommandContext, type GlobalFlags, type RunState } from '../../src/cli/context.ts';
+import type { Io } from '../../src/cli/output.ts';
+import { Decimal } from '../../src/domain/money.ts';
+import type { MarketRules } from '../../src/domain/market.ts';
+import type { DaemonConfig } from '../../src/config/daemon-config.ts';
+import { ConfigError, EXIT, exitCodeFor } from '../../src/domain/errors.ts';
+import type { PreflightResult } from '../../src/engine/preflight.ts';
+import type { Exchange } from '../../src/exchange/port.ts';
+import { ConfigWorld, DCA, REPORT } from '../config/helpers.ts';
+
+/**
+ * `stacker check`: the configuration part runs for real (files in a temp folder); the exchange
+ * and the pre-flight are replaced by fakes that record what they were asked, so the tests prove
+ * that an invalid configuration reaches neither.
+ */
+
+const NOW = Date.UTC(2025, 0, 1, 7, 30); // 2025-01-01 07:30Z, a Wednesday
+
+let world: ConfigWorld;
+let captured: { out: string[]; err: string[] };
+let calls: string[];
+
+beforeEach(() => {
+  world = new ConfigWorld();
+  calls = [];
+});
+afterEach(() => world.cleanup());
+
+function context(json: boolean): CommandContext {
+  captured = { out: [], err: [] };
+  const io: Io = { out: (text) => void captured.out.push(text), err: (text) => void captured.err.push(text) };
+  const state: RunState = { json, verbose: false, lookupHint: undefined };
+  return new CommandContext('check', { json } satisfies GlobalFlags, io, state);
+}
+
+const stdout = (): string => captured.out.join('');
+
+const BTC_USDT: MarketRules = {
+  name: 'BTC_USDT',
+  base: 'BTC',
+  quote: 'USDT',
+  basePrecision: 6,
+  quotePrecision: 2,
+  feePrecision: 8,
+  makerFeePct: new Decimal('0.1'),
+  takerFeePct: new Decimal('0.1'),
+  minBaseAmount: new Decimal('0.0001'),
+  minQuoteTotal: new Decimal('5'),
+  maxQuoteTotal: null,
+  tradesEnabled: true,
+  type: 'spot',
+};
+
+function fakes(reports: (config: DaemonConfig) => PreflightResult[], env: Record<string, string> = {}): CheckOverrides {
+  const exchange = { kind: 'paper', markets: async () => [BTC_USDT], close: async () => void calls.push('close') } as unknown as Exchange;
+  return {
+    env,
+    nowMs: () => NOW,
+    createExchange: async (config) => {
+      calls.push(`createExchange ${config.mode}`);
+      return exchange;
+    },
+    preflight: async (config, given, nowMs) => {
+      calls.push(`preflight ${config.instances.length} ${given === exchange} ${nowMs}`);
+      return reports(config);
+    },
+  };
+}
+
+const allOk = (config: DaemonConfig): PreflightResult[] =>
+  config.instances.map((instance) => ({
+    instance: instance.instance,
+    ok: true,
+    intents: instance.strategy.name === 'dca' ? [{ kind: 'buy-stock-market', summary: 'buy 0.0005 BTC_USDT (≈ 32.5 USDT)', verdict: 'would-send' }] : [],
+    problems: [],
+  }));
+
+describe('stacker check', () => {
+  it('refuses an invalid configuration with every problem (exit 2) before any exchange is built', async () => {
+    world.instance('dca-btc', 'STRATEGY=dca\nSCHEDULE="0 9 * *"\nAMOUNT=-1');
+    world.instance('report', 'STRATEGY=balance-reprot\nSCHEDULE="0 */6 * * *"');
+    const error = await check(context(false), { strategies: world.strategiesDir }, fakes(allOk)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(exitCodeFor(error)).toBe(EXIT.badInput);
+    expect((error as ConfigError).problems.map((p) => p.field)).toEqual(['SCHEDULE', 'MARKET', 'AMOUNT', 'STRATEGY']);
+    expect(calls).toEqual([]);
+    expect(stdout()).toBe('');
+  });
+
+  it('prints the configuration, each instance with its schedule, next slot, catch-up and budgets, then the pre-flight', async () => {
+    world.instance('dca-btc', `${DCA}\nTIMEZONE=Europe/Berlin\nBUDGET_QUOTE_PER_WEEK=250\nMAX_ORDER_QUOTE=50\nCATCH_UP=last\nCATCH_UP_WINDOW=2h`);
+    world.instance('report', `${REPORT}\nENABLED=false`);
+    await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000,BTC=0' }));
+    const text = stdout();
+    expect(text).toContain('mode:            dry-run\n');
+    expect(text).toContain(`data dir:        ${world.dir}\n`);
+    expect(text).toContain(`strategies:      ${world.strategiesDir} (2 instances)\n`);
+    expect(text).toContain('kill switch:     off\n');
+    expect(text).toContain('metrics:         off\n');
+    expect(text).toContain('paper wallet:    USDT=1000, BTC=0\n');
+    expect(text).toContain(`dca-btc (${join(world.strategiesDir, 'dca-btc.env')})\n  strategy:   dca\n  enabled:    yes\n  schedule:   0 9 * * * (Europe/Berlin)\n`);
+    expect(text).toMatch(/ {2}next slot: {2}2025-01-01 09:00 Europe\/Berlin \(UTC\+01:00\)\n/);
+    expect(text).toContain('  catch-up:   last, within 2h\n  budgets:    250 per week; max 50 per order\n');
+    expect(text).toContain('  enabled:    no (ENABLED=false: checked, never scheduled)\n');
+    expect(text).toContain('pre-flight against the paper wallet (nothing was placed):\ndca-btc: ok\n  would-send  buy-stock-market  buy 0.0005 BTC_USDT (≈ 32.5 USDT)\nreport: ok\n  nothing that moves money now (notes only, or nothing to do)\n');
+    expect(calls).toEqual(['createExchange dry-run', `preflight 2 true ${NOW}`, 'close']);
+  });
+
+  it('prints one JSON document with the config, the instances and the pre-flight, decimals as strings', async () => {
+    world.instance('dca-btc', `${DCA}\nBUDGET_QUOTE_PER_DAY=40.5`);
+    await check(context(true), { strategies: world.strategiesDir }, fakes(allOk, { STACKER_METRICS_PORT: '9464', STACKER_KILL_SWITCH: '1' }));
+    const result = JSON.parse(stdout()) as Record<string, unknown>;
+    expect(result).toMatchObject({
+      ok: true,
+      mode: 'dry-run',
+      modeNote: null,
+      metrics: 'http://127.0.0.1:9464/metrics',
+      killSwitch: { env: true, file: null, active: true },
+      dryRun: { wallet: {}, slippagePct: '0' },
+      startupProblems: [],
+      instances: [{ instance: 'dca-btc', strategy: 'dca', schedule: '0 9 * * *', timezone: 'UTC', nextSlot: '2025-01-01 09:00 UTC', nextSlotMs: Date.UTC(2025, 0, 1, 9), catchUp: 'skip', budgets: { day: '40.5', week: null, month: null }, maxOrderQuote: null }],
+      preflight: [{ instance: 'dca-btc', ok: true }],
+    });
+  });
+
+  it('fails with exit 2 when a pre-flight does not pass, naming the file, the instance and each refusal, after printing the report', async () => {
+    const file = world.instance('dca-btc', DCA);
+    const refused = (): PreflightResult[] => [
+      {
+        instance: 'dca-btc',
+        ok: false,
+        intents: [{ kind: 'buy-stock-market', summary: 'buy 0.0005 BTC_USDT', verdict: 'refused', reason: 'insufficient-funds: 0 USDT on the trade balance' }],
+        problems: ['MARKET: the exchange does not list BTC_USDT'],
+      },
+    ];
+    const error = await check(context(false), { strategies: world.strategiesDir }, fakes(refused)).catch((e: unknown) => e);
+    expect(exitCodeFor(error)).toBe(EXIT.badInput);
+    expect((error as ConfigError).message).toBe(
+      [
+        `${file}: dca-btc: pre-flight: MARKET: the exchange does not list BTC_USDT`,
+        `${file}: dca-btc: pre-flight: buy 0.0005 BTC_USDT would be refused: insufficient-funds: 0 USDT on the trade balance`,
+      ].join('\n'),
+    );
+    expect(stdout()).toContain('dca-btc: PROBLEMS\n  refused     buy-stock-market  buy 0.0005 BTC_USDT (insufficient-funds: 0 USDT on the trade balance)\n  problem: MARKET: the exchange does not list BTC_USDT\n');
+    expect(calls.at(-1)).toBe('close');
+  });
+
+  it('makes the start-up checks stacker run makes once it has the markets (unknown market, amount below the minimum)', async () => {
+    const eth = world.instance('dca-eth', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USTD\nAMOUNT=1');
+    const tiny = world.instance('dca-tiny', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.00001');
+    const error = await check(context(false), { strategies: world.strategiesDir }, fakes(allOk)).catch((e: unknown) => e);
+    expect(exitCodeFor(error)).toBe(EXIT.badInput);
+    expect((error as ConfigError).problems.map((p) => `${p.source}: ${p.field}`)).toEqual([`${eth}: MARKET`, `${tiny}: AMOUNT`]);
+    expect((error as ConfigError).problems[0]?.rule).toBe('the exchange does not list BTC_USTD; did you mean BTC_USDT?');
+    expect(stdout()).toContain(`start-up checks against the exchange (stacker run would refuse to start):\n  ${eth}: MARKET: the exchange does not list BTC_USTD; did you mean BTC_USDT?\n`);
+    expect(calls.at(-1)).toBe('close');
+  });
+
+  it('closes the exchange when the pre-flight throws', async () => {
+    world.instance('dca-btc', DCA);
+    const overrides: CheckOverrides = {
+      ...fakes(allOk),
+      preflight: async () => {
+        throw new Error('network down');
+      },
+    };
+    await expect(check(context(false), { strategies: world.strategiesDir }, overrides)).rejects.toThrow('network down');
+    expect(calls).toEqual(['createExchange dry-run', 'close']);
+  });
+
+  it('shows why the mode is dry-run when only one live switch is given', async () => {
+    world.instance('dca-btc', DCA);
+    await check(context(false), { strategies: world.strategiesDir, live: true }, { ...fakes(allOk), configOnly: true });
+    expect(stdout()).toContain('mode:            dry-run (--live was given but STACKER_MODE is not set: running in dry-run; live trading needs STACKER_MODE=live as well)\n');
+    expect(calls).toEqual([]);
+  });
+
+  it('checks live mode against the account, with the credentials present', async () => {
+    world.instance('dca-btc', DCA);
+    const env = { STACKER_MODE: 'live', STACKER_API_KEY: 'k', STACKER_API_SECRET: 's3cr3t-value' };
+    await check(context(false), { strategies: world.strategiesDir, live: true }, fakes(allOk, env));
+    expect(stdout()).toMatch(/^exchange: +global, the default; credentials set$/m);
+    expect(stdout()).toContain('pre-flight against the account (nothing was placed):\n');
+    expect(stdout()).not.toContain('s3cr3t-value');
+    expect(calls[0]).toBe('createExchange live');
+  });
+
+  it('shows a kill-switch file that exists as ON', async () => {
+    world.instance('dca-btc', DCA);
+    const stop = world.file('STOP', '');
+    await check(context(false), { strategies: world.strategiesDir }, { ...fakes(allOk, { STACKER_KILL_SWITCH_FILE: stop }), configOnly: true });
+    expect(stdout()).toContain(`kill switch:     ON: nothing that moves money would be sent (${stop} exists)\n`);
+  });
+});
+
+describe('zonedTime', () => {
+  it("writes a time in the instance's zone with its UTC offset, summer and winter", () => {
+    expect(zonedTime(Date.UTC(2025, 0, 1, 8), 'Europe/Berlin')).toBe('2025-01-01 09:00 Europe/Berlin (UTC+01:00)');
+    expect(zonedTime(Date.UTC(2025, 6, 1, 7), 'Europe/Berlin')).toBe('2025-07-01 09:00 Europe/Berlin (UTC+02:00)');
+    expect(zonedTime(Date.UTC(2025, 0, 1, 14, 30), 'America/New_York')).toBe('2025-01-01 09:30 America/New_York (UTC-05:00)');
+    expect(zonedTime(Date.UTC(2025, 0, 1, 9, 0, 15), 'UTC')).toBe('2025-01-01 09:00:15 UTC');
+  });
+});
+
+describe('registration', () => {
+  it('registers `check` with --strategies, --data-dir and --live, and takes --env-file and --json from the program', async () => {
+    const out: string[] = [];
+    const io: Io = { out: (text) => void out.push(text), err: () => undefined };
+    const state: RunState = { json: false, verbose: false, lookupHint: undefined };
+    const root = new Command('stacker').option('--env-file <file>').option('--json').exitOverride();
+    const action: CheckDeps['action'] = (load) => async (flags, command) => {
+      const ctx = new CommandContext('check', command.optsWithGlobals<GlobalFlags>(), io, state);
+      await (await load())(ctx, flags);
+    };
+    registerCheckCommand(root, { action });
+    const file = world.instance('dca-btc', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"');
+    const envFile = world.file('.env', 'METRICS_PORT=9464\n');
+    const error = await root.parseAsync(['check', '--strategies', world.strategiesDir, '--env-file', envFile, '--json'], { from: 'user' }).catch((e: unknown) => e);
+    expect((error as ConfigError).problems.map((p) => `${p.source}: ${p.field}`)).toEqual([`env file ${envFile}: METRICS_PORT`, `${file}: MARKET`, `${file}: AMOUNT`]);
+    expect(out).toEqual([]);
+  });
+});

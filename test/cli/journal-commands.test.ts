@@ -1,0 +1,259 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type CommandDeps, journal, orders, registerJournalCommands } from '../../src/cli/commands/journal.ts';
+import { CommandContext, type GlobalFlags, type RunState } from '../../src/cli/context.ts';
+import type { Io } from '../../src/cli/output.ts';
+import { ConfigError, EXIT, InputError, exitCodeFor } from '../../src/domain/errors.ts';
+import { Decimal } from '../../src/domain/money.ts';
+import { type OpenedStore, openStore } from '../../src/store/open-store.ts';
+import { order } from '../store/helpers.ts';
+
+/**
+ * `stacker orders` and `stacker journal` against a real SQLite journal written by the store, as
+ * a daemon writes it. The daemon's store stays open (and locked) while the commands read.
+ */
+
+const SLOT_1 = 1_735_722_000_000; // 2025-01-01 09:00:00Z
+const SLOT_2 = SLOT_1 + 86_400_000;
+
+let dataDir: string;
+let daemon: OpenedStore;
+let captured: { out: string[]; err: string[] };
+
+function context(json: boolean): CommandContext {
+  captured = { out: [], err: [] };
+  const io: Io = { out: (text) => void captured.out.push(text), err: (text) => void captured.err.push(text) };
+  const state: RunState = { json, verbose: false, lookupHint: undefined };
+  return new CommandContext('orders', { json } satisfies GlobalFlags, io, state);
+}
+
+const stdout = (): string => captured.out.join('');
+const stderr = (): string => captured.err.join('');
+
+/** Two slots of dca-btc: a filled buy with a note and a refusal, then a transfer and an order still open. */
+async function writeJournal(store: OpenedStore): Promise<void> {
+  const j = store.journal;
+  const run = await j.startRun({ mode: 'dry-run', pid: 4242, version: 'test' });
+  const buy = { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0005'), stp: 'cancel_new' } as const;
+  await j.claimSlot({
+    instance: 'dca-btc',
+    slotTimeMs: SLOT_1,
+    runId: run.runId,
+    intents: [
+      { index: 0, intent: buy },
+      { index: 1, intent: { kind: 'note', level: 'info', message: 'bought the dip' } },
+      { index: 2, intent: { kind: 'refusal', reason: 'over-budget', message: 'week budget 250 USDT spent' } },
+    ],
+  });
+  const [first] = await j.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT_1 });
+  if (first === undefined) throw new Error('no intent');
+  await j.updateIntent(first.intentId, { status: 'sent' });
+  await j.recordOrderSnapshot(order({ orderId: '1001', status: 'NEW' }), { intentId: first.intentId });
+  await j.recordOrderSnapshot(
+    order({ orderId: '1001', status: 'FILLED', left: new Decimal('0'), filledBase: new Decimal('0.0005'), filledQuote: new Decimal('32.50000001'), fee: new Decimal('0.0325'), feeAsset: 'USDT' }),
+    { intentId: first.intentId },
+  );
+  await j.updateIntent(first.intentId, { status: 'done', result: { orderId: '1001' } });
+  await j.finishSlot({ instance: 'dca-btc', slotTimeMs: SLOT_1, status: 'done' });
+
+  await j.claimSlot({
+    instance: 'dca-btc',
+    slotTimeMs: SLOT_2,
+    runId: run.runId,
+    intents: [
+      { index: 0, intent: { kind: 'transfer', ticker: 'USDT', amount: new Decimal('33'), from: 'main', to: 'spot' } },
+      { index: 1, intent: buy },
+    ],
+  });
+  const [transfer, second] = await j.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT_2 }).then((list) => [...list].sort((a, b) => a.index - b.index));
+  if (transfer === undefined || second === undefined) throw new Error('no intents');
+  await j.updateIntent(transfer.intentId, { status: 'sent' });
+  await j.recordTransfer({ intentId: transfer.intentId, ticker: 'USDT', amount: new Decimal('33'), from: 'main', to: 'spot', status: 'done' });
+  await j.updateIntent(transfer.intentId, { status: 'done' });
+  await j.updateIntent(second.intentId, { status: 'sent' });
+  await j.recordOrderSnapshot(order({ orderId: '1002', status: 'NEW' }), { intentId: second.intentId });
+}
+
+beforeEach(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'stacker-journal-cli-'));
+  daemon = await openStore({ dataDir, mode: 'dry-run', userLockDir: join(dataDir, 'locks') });
+  await writeJournal(daemon);
+});
+
+let daemonOpen = true;
+
+afterEach(async () => {
+  if (daemonOpen) await daemon.close();
+  daemonOpen = true;
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('stacker orders', () => {
+  it('lists stored orders newest first, with fills and fee as decimal strings and the number of logged transitions, while a daemon holds the journal', async () => {
+    await orders(context(true), { dataDir, mode: 'dry-run' }, { env: {} });
+    const result = JSON.parse(stdout()) as { journal: string; mode: string; orders: Array<Record<string, unknown>> };
+    expect(result.mode).toBe('dry-run');
+    expect(result.journal).toBe(join(dataDir, 'stacker-dry-run.db'));
+    expect(result.orders.map((o) => [o['orderId'], o['status'], o['transitionCount']])).toEqual([
+      ['1002', 'NEW', 1],
+      ['1001', 'FILLED', 2],
+    ]);
+    expect(result.orders[1]).toMatchObject({
+      instance: 'dca-btc',
+      slotTimeMs: SLOT_1,
+      market: 'BTC_USDT',
+      amount: '0.0005',
+      filledBase: '0.0005',
+      filledQuote: '32.50000001',
+      fee: '0.0325',
+      feeAsset: 'USDT',
+    });
+    expect((result.orders[1]?.['transitions'] as unknown[])[1]).toMatchObject({ seq: 2, from: 'NEW', to: 'FILLED', filledQuote: '32.50000001' });
+  });
+
+  it('prints a table whose amounts are the exact decimals', async () => {
+    await orders(context(false), { dataDir, mode: 'dry-run' }, { env: {} });
+    const [header, newest, oldest] = stdout().trimEnd().split('\n');
+    expect(header).toMatch(/^FIRST SEEN \(UTC\)\s+INSTANCE\s+MARKET\s+SIDE\s+STATUS\s+AMOUNT\s+FILLED BASE\s+FILLED QUOTE\s+FEE\s+TRANSITIONS\s+ORDER ID\s+CLIENT ORDER ID$/);
+    expect(newest).toMatch(/dca-btc\s+BTC_USDT\s+buy\s+NEW\s+0\.0005\s+0\s+0\s+0\s+1\s+1002/);
+    expect(oldest).toMatch(/dca-btc\s+BTC_USDT\s+buy\s+FILLED\s+0\.0005\s+0\.0005\s+32\.50000001\s+0\.0325 USDT\s+2\s+1001/);
+  });
+
+  it('filters by status (any case) and instance, and --limit counts matching orders', async () => {
+    await orders(context(true), { dataDir, mode: 'dry-run', status: 'filled' }, { env: {} });
+    expect((JSON.parse(stdout()) as { orders: Array<{ orderId: string }> }).orders.map((o) => o.orderId)).toEqual(['1001']);
+    await orders(context(true), { dataDir, mode: 'dry-run', status: 'FILLED', limit: '1' }, { env: {} });
+    expect((JSON.parse(stdout()) as { orders: Array<{ orderId: string }> }).orders.map((o) => o.orderId)).toEqual(['1001']);
+    await orders(context(true), { dataDir, mode: 'dry-run', instance: 'flex-sweep-usdt' }, { env: {} });
+    expect((JSON.parse(stdout()) as { orders: unknown[] }).orders).toEqual([]);
+    await orders(context(false), { dataDir, mode: 'dry-run', instance: 'flex-sweep-usdt' }, { env: {} });
+    expect(stdout()).toBe('');
+    expect(stderr()).toContain('no orders of flex-sweep-usdt in the dry-run journal');
+  });
+
+  it('reads the journal after the daemon has stopped too (no WAL files left beside it)', async () => {
+    await daemon.close();
+    daemonOpen = false;
+    await orders(context(true), { dataDir, mode: 'dry-run' }, { env: {} });
+    expect((JSON.parse(stdout()) as { orders: unknown[] }).orders).toHaveLength(2);
+  });
+
+  it('says when --limit cut the list', async () => {
+    await orders(context(false), { dataDir, mode: 'dry-run', limit: '1' }, { env: {} });
+    expect(stdout().trimEnd().split('\n')).toHaveLength(2);
+    expect(stderr()).toBe('(the 1 newest; --limit shows more)\n');
+  });
+
+  it('refuses a bad --status and --limit together, before opening anything', async () => {
+    const error = await orders(context(false), { dataDir: join(dataDir, 'nowhere'), status: 'DONE', limit: '0' }, { env: {} }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as InputError).problems.map((p) => p.field)).toEqual(['--status', '--limit']);
+    expect(exitCodeFor(error)).toBe(EXIT.badInput);
+  });
+});
+
+describe('stacker journal', () => {
+  it('shows recent intents with what became of each (JSON, decimals as strings)', async () => {
+    await journal(context(true), { dataDir, mode: 'dry-run' }, { env: {} });
+    const result = JSON.parse(stdout()) as { entries: Array<Record<string, unknown>> };
+    expect(result.entries.map((e) => [e['slotTimeMs'], e['index'], e['kind'], e['status']])).toEqual([
+      [SLOT_2, 0, 'transfer', 'done'],
+      [SLOT_2, 1, 'buy-stock-market', 'sent'],
+      [SLOT_1, 0, 'buy-stock-market', 'done'],
+      [SLOT_1, 1, 'note', 'done'],
+      [SLOT_1, 2, 'refusal', 'refused'],
+    ]);
+    const filled = result.entries[2];
+    expect(filled).toMatchObject({ instance: 'dca-btc', slotTime: '2025-01-01T09:00:00.000Z', intent: { amount: '0.0005', market: 'BTC_USDT' }, result: { orderId: '1001' } });
+    expect((filled?.['orders'] as Array<Record<string, unknown>>)[0]).toMatchObject({ orderId: '1001', status: 'FILLED', filledQuote: '32.50000001' });
+    expect(result.entries[0]?.['transfer']).toMatchObject({ ticker: 'USDT', amount: '33', status: 'done' });
+  });
+
+  it('prints one line per intent: the intent in words and its outcome', async () => {
+    await journal(context(false), { dataDir, mode: 'dry-run' }, { env: {} });
+    const text = stdout();
+    expect(text).toMatch(/^SLOT \(UTC\)\s+INSTANCE\s+#\s+STATUS\s+INTENT\s+OUTCOME\n/);
+    expect(text).toMatch(/2025-01-01 09:00:00Z\s+dca-btc\s+0\s+done\s+buy 0\.0005 BTC_USDT stp=cancel_new\s+order 1001 FILLED: 0\.0005 for 32\.50000001, fee 0\.0325 USDT\n/);
+    expect(text).toMatch(/2025-01-02 09:00:00Z\s+dca-btc\s+0\s+done\s+transfer 33 USDT main→spot\s+transfer done\n/);
+    expect(text).toMatch(/dca-btc\s+2\s+refused\s+refusal over-budget: week budget 250 USDT spent\s+-\n/);
+    expect(text).toMatch(/dca-btc\s+1\s+done\s+note \(info\): bought the dip/);
+  });
+
+  it('filters by intent status, several at once', async () => {
+    await journal(context(true), { dataDir, mode: 'dry-run', status: 'refused,sent' }, { env: {} });
+    expect((JSON.parse(stdout()) as { entries: Array<{ status: string }> }).entries.map((e) => e.status)).toEqual(['sent', 'refused']);
+    const error = await journal(context(true), { dataDir, mode: 'dry-run', status: 'done,lost' }, { env: {} }).catch((e: unknown) => e);
+    expect((error as InputError).problems[0]?.field).toBe('--status');
+  });
+});
+
+describe('choosing the journal', () => {
+  it('takes the data dir and the mode from STACKER_DATA_DIR and STACKER_MODE when no flag is given', async () => {
+    await orders(context(true), {}, { env: { STACKER_DATA_DIR: dataDir, STACKER_MODE: 'dry-run' } });
+    expect((JSON.parse(stdout()) as { orders: unknown[] }).orders).toHaveLength(2);
+  });
+
+  it('answers a journal that does not exist with exit 2, its path, and the journals that do exist', async () => {
+    const error = await orders(context(false), { dataDir, mode: 'live' }, { env: {} }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(exitCodeFor(error)).toBe(EXIT.badInput);
+    expect((error as ConfigError).message).toBe(
+      `--mode: no live journal (mode from --mode) at ${join(dataDir, 'stacker.db')}: this data dir has a dry-run journal (--mode dry-run)`,
+    );
+    const byDefault = await journal(context(false), {}, { env: { STACKER_DATA_DIR: dataDir, STACKER_MODE: 'live' } }).catch((e: unknown) => e);
+    expect((byDefault as ConfigError).message).toMatch(/^journal: no live journal \(mode from STACKER_MODE \(environment\)\) at /);
+  });
+
+  it('answers a data dir that does not exist with exit 2', async () => {
+    const missing = join(dataDir, 'missing');
+    const error = await journal(context(false), { dataDir: missing }, { env: {} }).catch((e: unknown) => e);
+    expect((error as ConfigError).message).toBe(`--data-dir: folder not found: ${missing}`);
+    expect(exitCodeFor(error)).toBe(EXIT.badInput);
+  });
+
+  it('refuses an unknown --mode', async () => {
+    const error = await journal(context(false), { dataDir, mode: 'paper' }, { env: {} }).catch((e: unknown) => e);
+    expect((error as ConfigError).message).toBe('--mode: must be one of live, dry-run, backtest (got "paper")');
+  });
+});
+
+describe('registration', () => {
+  /** A program shaped like src/cli/program.ts: global --env-file and --json, the same action wrapper. */
+  function program(io: Io): Command {
+    const state: RunState = { json: false, verbose: false, lookupHint: undefined };
+    const root = new Command('stacker').option('--env-file <file>').option('--json').exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
+    const action: CommandDeps['action'] =
+      (load) =>
+      async (flags, command) => {
+        const globals = command.optsWithGlobals<GlobalFlags>();
+        const ctx = new CommandContext(command.name(), globals, io, state);
+        try {
+          await (await load())(ctx, flags);
+        } finally {
+          await ctx.close();
+        }
+      };
+    registerJournalCommands(root, { action });
+    return root;
+  }
+
+  it('registers `orders` and `journal`, reading --env-file and --json given before or after the command', async () => {
+    const out: string[] = [];
+    const io: Io = { out: (text) => void out.push(text), err: () => undefined };
+    const envFile = join(dataDir, 'stacker.env');
+    writeFileSync(envFile, `STACKER_DATA_DIR=${dataDir}\nSTACKER_MODE=dry-run\n`);
+    await program(io).parseAsync(['--env-file', envFile, 'orders', '--json', '--status', 'NEW'], { from: 'user' });
+    expect((JSON.parse(out.join('')) as { orders: Array<{ orderId: string }> }).orders.map((o) => o.orderId)).toEqual(['1002']);
+    out.length = 0;
+    await program(io).parseAsync(['journal', '--env-file', envFile, '--instance', 'dca-btc', '--limit', '2', '--json'], { from: 'user' });
+    expect((JSON.parse(out.join('')) as { entries: unknown[] }).entries).toHaveLength(2);
+  });
+
+  it('refuses an unknown flag through commander', async () => {
+    const io: Io = { out: () => undefined, err: () => undefined };
+    await expect(program(io).parseAsync(['orders', '--colour'], { from: 'user' })).rejects.toBeInstanceOf(CommanderError);
+  });
+});

@@ -1,0 +1,269 @@
+import { symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { inspect } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadDaemonConfig } from '../../src/config/daemon-config.ts';
+import { Decimal } from '../../src/domain/money.ts';
+import { STRATEGIES } from '../../strategies/index.ts';
+import { ConfigWorld, DCA, REPORT, SWEEP, configErrorOf, lines } from './helpers.ts';
+
+let world: ConfigWorld;
+beforeEach(() => {
+  world = new ConfigWorld();
+});
+afterEach(() => world.cleanup());
+
+const SECRET = 'sk_live_0123456789abcdef_SECRET';
+
+describe('loadDaemonConfig: a valid configuration', () => {
+  it('loads every *.env of the strategies folder, sorted by instance name, with defaults for the optional engine keys', async () => {
+    world.instance('dca-btc', DCA);
+    world.instance('balance-report', REPORT);
+    world.instance('flex-sweep-usdt', SWEEP);
+    const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir, dataDir: join(world.dir, 'data') }, { env: {} });
+
+    expect(config.instances.map((i) => i.instance)).toEqual(['balance-report', 'dca-btc', 'flex-sweep-usdt']);
+    const dca = config.instances.find((i) => i.instance === 'dca-btc');
+    expect(dca).toMatchObject({
+      file: join(world.strategiesDir, 'dca-btc.env'),
+      timezone: 'UTC',
+      enabled: true,
+      catchUp: { policy: 'skip' },
+      budgets: { day: null, week: null, month: null },
+      maxOrderQuote: null,
+    });
+    expect(dca?.strategy).toBe(STRATEGIES.get('dca'));
+    expect(dca?.params).toMatchObject({ market: 'BTC_USDT', stp: 'no', allowTransfer: false });
+    expect(String((dca?.params as { baseAmount: Decimal }).baseAmount)).toBe('0.0005');
+  });
+
+  it('reads the engine keys: time zone, catch-up window, budgets and the order limit as Decimals', async () => {
+    world.instance(
+      'dca-eth',
+      [
+        'STRATEGY=dca',
+        'SCHEDULE="0 9 * * 1"',
+        'TIMEZONE=Europe/Berlin',
+        'ENABLED=false',
+        'CATCH_UP=last',
+        'CATCH_UP_WINDOW=6h',
+        'BUDGET_QUOTE_PER_DAY=40',
+        'BUDGET_QUOTE_PER_WEEK=250.5',
+        'BUDGET_QUOTE_PER_MONTH=1000',
+        'MAX_ORDER_QUOTE=50',
+        'MARKET=ETH_USDT',
+        'AMOUNT=0.01',
+      ].join('\n'),
+    );
+    const [instance] = (await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} })).instances;
+    expect(instance).toMatchObject({ instance: 'dca-eth', timezone: 'Europe/Berlin', enabled: false, catchUp: { policy: 'last', windowMs: 6 * 3_600_000 } });
+    expect(instance?.budgets.week).toBeInstanceOf(Decimal);
+    expect([instance?.budgets.day, instance?.budgets.week, instance?.budgets.month, instance?.maxOrderQuote].map(String)).toEqual(['40', '250.5', '1000', '50']);
+  });
+
+  it('reads the global settings: folders, metrics, paper wallet, slippage and kill switch', async () => {
+    world.instance('dca-btc', DCA);
+    const envFile = world.file(
+      '.env',
+      [
+        `STACKER_STRATEGIES_DIR=${world.strategiesDir}`,
+        'STACKER_DATA_DIR=/var/lib/stacker',
+        'STACKER_METRICS_PORT=9464',
+        'STACKER_METRICS_HOST=0.0.0.0',
+        'STACKER_DRY_RUN_WALLET= USDT=1000.5 , BTC=0 ',
+        'STACKER_DRY_RUN_SLIPPAGE_PCT=0.1',
+        'STACKER_KILL_SWITCH_FILE=/var/lib/stacker/STOP',
+        'STACKER_KILL_SWITCH=true',
+        'STACKER_LOG_LEVEL=debug',
+        'STACKER_REGION=eu',
+      ].join('\n'),
+    );
+    const config = await loadDaemonConfig({ envFile }, { env: {} });
+    expect(config).toMatchObject({
+      mode: 'dry-run',
+      modeNote: null,
+      dataDir: '/var/lib/stacker',
+      strategiesDir: world.strategiesDir,
+      metricsPort: 9464,
+      metricsHost: '0.0.0.0',
+      killSwitchFile: '/var/lib/stacker/STOP',
+      killSwitchEnv: true,
+      settings: { endpoint: 'eu', logLevel: 'debug' },
+    });
+    expect([...config.dryRunWallet].map(([ticker, amount]) => `${ticker}=${amount.toString()}`)).toEqual(['USDT=1000.5', 'BTC=0']);
+    expect(config.dryRunSlippagePct.toString()).toBe('0.1');
+  });
+
+  it('uses the defaults: ./data, config/strategies, no metrics on 127.0.0.1, an empty wallet, no kill switch', async () => {
+    world.instance('dca-btc', DCA);
+    const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} });
+    expect(config).toMatchObject({ dataDir: './data', metricsPort: null, metricsHost: '127.0.0.1', killSwitchFile: null, killSwitchEnv: false });
+    expect(config.dryRunWallet.size).toBe(0);
+    expect(config.dryRunSlippagePct.isZero()).toBe(true);
+  });
+
+  it('lets a flag win over the environment, and the environment win over the env file; an empty value counts as unset', async () => {
+    world.instance('dca-btc', DCA);
+    const envFile = world.file('.env', 'STACKER_DATA_DIR=/from/file\nSTACKER_METRICS_PORT=1111\nSTACKER_METRICS_HOST=10.0.0.1\n');
+    const env = { STACKER_DATA_DIR: '/from/env', STACKER_METRICS_PORT: '2222', STACKER_METRICS_HOST: '' };
+    const fromEnv = await loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir }, { env });
+    expect(fromEnv).toMatchObject({ dataDir: '/from/env', metricsPort: 2222, metricsHost: '10.0.0.1' });
+    const fromFlag = await loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir, dataDir: '/from/flag' }, { env });
+    expect(fromFlag.dataDir).toBe('/from/flag');
+  });
+
+  it('takes STACKER_STRATEGIES_DIR from the environment when --strategies is not given', async () => {
+    world.instance('dca-btc', DCA);
+    const config = await loadDaemonConfig({}, { env: { STACKER_STRATEGIES_DIR: world.strategiesDir } });
+    expect(config.instances.map((i) => i.instance)).toEqual(['dca-btc']);
+  });
+
+  it('ignores hidden files, files not ending in .env and folders, and follows symbolic links to files', async () => {
+    world.instance('dca-btc', DCA);
+    world.file('strategies/.hidden.env', 'STRATEGY=nonsense');
+    world.file('strategies/notes.txt', 'STRATEGY=nonsense');
+    world.file('strategies/dca.env.example', 'STRATEGY=nonsense');
+    world.file('strategies/sub.env/inner.env', 'STRATEGY=nonsense');
+    const target = world.file('elsewhere/report.env', REPORT);
+    symlinkSync(target, join(world.strategiesDir, 'linked-report.env'));
+    const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} });
+    expect(config.instances.map((i) => i.instance)).toEqual(['dca-btc', 'linked-report']);
+  });
+
+  it('returns a frozen config: the object, each instance, its budgets and the paper wallet', async () => {
+    world.instance('dca-btc', `${DCA}\nBUDGET_QUOTE_PER_WEEK=100`);
+    const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_DRY_RUN_WALLET: 'USDT=1' } });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.instances)).toBe(true);
+    expect(Object.isFrozen(config.instances[0])).toBe(true);
+    expect(Object.isFrozen(config.instances[0]?.budgets)).toBe(true);
+    expect(Object.isFrozen(config.instances[0]?.params)).toBe(true);
+    expect(Object.isFrozen(config.settings)).toBe(true);
+    expect(() => (config.dryRunWallet as Map<string, Decimal>).set('BTC', new Decimal(1))).toThrow(TypeError);
+    expect(() => (config.dryRunWallet as Map<string, Decimal>).delete('USDT')).toThrow(TypeError);
+    expect(config.dryRunWallet.get('USDT')?.toString()).toBe('1');
+  });
+
+  it("never takes a strategy file's keys from process.env", async () => {
+    // The environment has every dca key; the file lacks AMOUNT and sets no SCHEDULE.
+    world.instance('dca-btc', 'STRATEGY=dca\nMARKET=BTC_USDT\n');
+    const env = { AMOUNT: '0.0005', SCHEDULE: '0 9 * * *', STRATEGY: 'flex-sweep', TIMEZONE: 'Mars/Olympus', MARKET: 'ETH_USDT' };
+    const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env }));
+    const file = join(world.strategiesDir, 'dca-btc.env');
+    expect(lines(error.problems)).toEqual([
+      `${file}: SCHEDULE: is required: a 5-field cron expression (minute hour day-of-month month day-of-week) such as "0 9 * * *"`,
+      `${file}: AMOUNT: is required`,
+    ]);
+  });
+});
+
+describe('loadDaemonConfig: the global env file', () => {
+  it('accepts nothing unprefixed silently: LOG_LEVEL, METRICS_PORT and MODE point at their STACKER_ names', async () => {
+    world.instance('dca-btc', DCA);
+    const envFile = world.file('.env', 'LOG_LEVEL=debug\nMETRICS_PORT=9464\nMODE=live\nAPI_SECRET=hunter2\nTZ=Europe/Berlin\nNODE=x\n');
+    const error = await configErrorOf(loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir }, { env: {} }));
+    const source = `env file ${envFile}`;
+    expect(lines(error.problems)).toEqual([
+      `${source}: LOG_LEVEL: is not read: every stacker setting starts with STACKER_; did you mean STACKER_LOG_LEVEL?`,
+      `${source}: METRICS_PORT: is not read: every stacker setting starts with STACKER_; did you mean STACKER_METRICS_PORT?`,
+      `${source}: MODE: is not read: every stacker setting starts with STACKER_; did you mean STACKER_MODE?`,
+      `${source}: API_SECRET: is not read: every stacker setting starts with STACKER_; did you mean STACKER_API_SECRET?`,
+    ]);
+    expect(error.message).not.toContain('hunter2');
+  });
+
+  it('suggests the STACKER_ key a misspelt one meant, and says where instance keys belong', async () => {
+    world.instance('dca-btc', DCA);
+    const envFile = world.file('.env', 'STACKER_DATADIR=/data\nSTACKER_COLOUR=blue\nSTRATEGY=dca\n');
+    const error = await configErrorOf(loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir }, { env: {} }));
+    const rules = error.problems.map((p) => `${p.field}: ${p.rule}`);
+    expect(rules[0]).toBe('STACKER_DATADIR: is not a stacker setting; did you mean STACKER_DATA_DIR?');
+    expect(rules[1]).toMatch(/^STACKER_COLOUR: is not a stacker setting; the settings are STACKER_API_KEY, /);
+    expect(rules[2]).toMatch(/^STRATEGY: is a strategy instance key: it belongs in an instance file/);
+  });
+
+  it('leaves unprefixed variables of the process environment alone (they are none of its business)', async () => {
+    world.instance('dca-btc', DCA);
+    const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { LOG_LEVEL: 'debug', MODE: 'live', METRICS_PORT: 'x', STACKER_BOGUS: '1' } });
+    expect(config.mode).toBe('dry-run');
+  });
+
+  it('reports a line of the env file dotenv would skip, by number only (the file holds the secret)', async () => {
+    world.instance('dca-btc', DCA);
+    const envFile = world.file('.env', `STACKER_API_KEY=key\nSTACKER_API_SECRET ${SECRET}\n`);
+    const error = await configErrorOf(loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir }, { env: {} }));
+    expect(lines(error.problems)).toEqual([`env file ${envFile}: line 2: is not KEY=value, a comment or blank, so dotenv skips it (a missing "="?)`]);
+    expect(error.message).not.toContain(SECRET);
+  });
+});
+
+describe('loadDaemonConfig: live needs two switches and the keys', () => {
+  const keys = { STACKER_API_KEY: 'key-123', STACKER_API_SECRET: SECRET };
+
+  it('runs live only with STACKER_MODE=live and --live together', async () => {
+    world.instance('dca-btc', DCA);
+    const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir, live: true }, { env: { ...keys, STACKER_MODE: 'live' } });
+    expect(config.mode).toBe('live');
+    expect(config.modeNote).toBeNull();
+    expect(config.settings.credentials?.apiKey).toBe('key-123');
+    expect(config.settings.credentials?.apiSecret).toBe(SECRET);
+  });
+
+  it('stays in dry-run with a note when only STACKER_MODE=live is given', async () => {
+    world.instance('dca-btc', DCA);
+    const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { ...keys, STACKER_MODE: 'live' } });
+    expect(config.mode).toBe('dry-run');
+    expect(config.modeNote).toBe('STACKER_MODE=live (environment) but --live was not given: running in dry-run; live trading needs both');
+  });
+
+  it('stays in dry-run with a note when only --live is given', async () => {
+    world.instance('dca-btc', DCA);
+    const unset = await loadDaemonConfig({ strategiesDir: world.strategiesDir, live: true }, { env: keys });
+    expect(unset.mode).toBe('dry-run');
+    expect(unset.modeNote).toBe('--live was given but STACKER_MODE is not set: running in dry-run; live trading needs STACKER_MODE=live as well');
+    const envFile = world.file('.env', 'STACKER_MODE=dry-run\n');
+    const dry = await loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir, live: true }, { env: keys });
+    expect(dry.modeNote).toBe(`--live was given but STACKER_MODE is dry-run (env file ${envFile}): running in dry-run; live trading needs STACKER_MODE=live as well`);
+  });
+
+  it('refuses live mode without credentials, naming both keys', async () => {
+    world.instance('dca-btc', DCA);
+    const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir, live: true }, { env: { STACKER_MODE: 'live' } }));
+    expect(error.problems.map((p) => p.field)).toEqual(['STACKER_API_KEY', 'STACKER_API_SECRET']);
+    expect(error.problems[0]?.rule).toMatch(/^is not set; live mode places real orders/);
+  });
+
+  it('refuses live mode with half the credentials or a pasted secret, never echoing the secret', async () => {
+    world.instance('dca-btc', DCA);
+    const half = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir, live: true }, { env: { STACKER_MODE: 'live', STACKER_API_SECRET: SECRET } }));
+    expect(half.problems.map((p) => p.field)).toEqual(['STACKER_API_KEY']);
+    const pasted = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir, live: true }, { env: { STACKER_MODE: 'live', STACKER_API_KEY: 'k', STACKER_API_SECRET: `${SECRET} \n` } }));
+    expect(pasted.problems.map((p) => `${p.field}: ${p.rule}`)).toEqual(['STACKER_API_SECRET: contains whitespace (a stray space, newline or quote when it was pasted?)']);
+    for (const error of [half, pasted]) {
+      expect(error.message).not.toContain(SECRET);
+      expect(JSON.stringify(error.problems)).not.toContain(SECRET);
+    }
+  });
+
+  it('refuses a STACKER_MODE that is neither dry-run nor live', async () => {
+    world.instance('dca-btc', DCA);
+    const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_MODE: 'paper' } }));
+    expect(lines(error.problems)).toEqual(['environment: STACKER_MODE: must be one of dry-run, live (got "paper")']);
+  });
+
+  it('keeps no credentials in dry-run, so a paper daemon has no way to trade', async () => {
+    world.instance('dca-btc', DCA);
+    const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: keys });
+    expect(config.settings.credentials).toBeNull();
+    expect(JSON.stringify(config)).not.toContain(SECRET);
+    expect(inspect(config, { depth: 10 })).not.toContain(SECRET);
+  });
+
+  it('keeps the secret out of JSON and inspect in live mode too', async () => {
+    world.instance('dca-btc', DCA);
+    const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir, live: true }, { env: { ...keys, STACKER_MODE: 'live' } });
+    expect(JSON.stringify(config)).not.toContain(SECRET);
+    expect(inspect(config, { depth: 10 })).not.toContain(SECRET);
+  });
+});
+

@@ -1,0 +1,91 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** The real CLI (`node src/cli.ts run`) as a child process, as a user or Docker starts it. */
+const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
+
+export interface DaemonDir {
+  readonly root: string;
+  readonly strategies: string;
+  readonly data: string;
+  writeStrategy(name: string, lines: Record<string, string>): void;
+  remove(): void;
+}
+
+export function daemonDir(): DaemonDir {
+  const root = mkdtempSync(join(tmpdir(), 'stacker-daemon-'));
+  const strategies = join(root, 'strategies');
+  const data = join(root, 'data');
+  mkdirSync(strategies);
+  return {
+    root,
+    strategies,
+    data,
+    writeStrategy(name, lines) {
+      const text = Object.entries(lines)
+        .map(([key, value]) => `${key}=${/\s/.test(value) ? `"${value}"` : value}`)
+        .join('\n');
+      writeFileSync(join(strategies, `${name}.env`), `${text}\n`);
+    },
+    remove() {
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RunningDaemon {
+  readonly child: ChildProcess;
+  /** Every line written so far on stdout and stderr. */
+  readonly output: () => string;
+  /** Resolves with the exit code (or the signal name) once the process is gone. */
+  readonly exited: Promise<number | string>;
+  /** Resolves once a log line contains `text`. */
+  waitFor(text: string, timeoutMs?: number): Promise<void>;
+}
+
+export function startDaemon(args: readonly string[], env: Record<string, string>): RunningDaemon {
+  const child = spawn(process.execPath, [CLI, 'run', ...args], {
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tmpdir(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  const waiters: Array<{ text: string; resolve: () => void }> = [];
+  const onData = (chunk: Buffer): void => {
+    text += chunk.toString('utf8');
+    for (const waiter of [...waiters]) {
+      if (text.includes(waiter.text)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    }
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<number | string>((resolvePromise) => {
+    child.on('exit', (code, signal) => resolvePromise(code ?? signal ?? 'unknown'));
+  });
+  return {
+    child,
+    output: () => text,
+    exited,
+    waitFor(wanted, timeoutMs = 15_000) {
+      if (text.includes(wanted)) return Promise.resolve();
+      return new Promise<void>((resolvePromise, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no "${wanted}" within ${timeoutMs} ms; output:\n${text.slice(-3000)}`)), timeoutMs);
+        waiters.push({
+          text: wanted,
+          resolve: () => {
+            clearTimeout(timer);
+            resolvePromise();
+          },
+        });
+        void exited.then(() => {
+          clearTimeout(timer);
+          if (!text.includes(wanted)) reject(new Error(`daemon exited before "${wanted}"; output:\n${text.slice(-3000)}`));
+        });
+      });
+    },
+  };
+}

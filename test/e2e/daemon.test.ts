@@ -1,0 +1,120 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { formatDecimal } from '../../src/domain/money.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
+import { DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
+import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
+import { type DaemonDir, daemonDir, startDaemon } from './daemon-process.ts';
+
+// `stacker run` as a user starts it (the real CLI in a child process), trading live against the
+// sandbox on second-level schedules; afterwards the journal is compared with the sandbox's books.
+let sandbox: Sandbox;
+let dir: DaemonDir;
+beforeEach(async () => {
+  sandbox = await startSandbox();
+  dir = daemonDir();
+});
+afterEach(async () => {
+  await sandbox.stop();
+  dir.remove();
+});
+
+const liveEnv = (): Record<string, string> => ({
+  HOME: dir.root,
+  STACKER_MODE: 'live',
+  STACKER_BASE_URL: sandbox.url,
+  STACKER_API_KEY: sandbox.apiKey,
+  STACKER_API_SECRET: sandbox.apiSecret,
+  STACKER_LOG_LEVEL: 'info',
+});
+
+interface LogLine {
+  readonly event?: string;
+  readonly msg?: string;
+  readonly mode?: string;
+  readonly [key: string]: unknown;
+}
+
+const jsonLines = (text: string): LogLine[] =>
+  text
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine);
+
+describe('stacker run against the sandbox', () => {
+  it('buys, sweeps and logs every transition; the journal equals the sandbox ledger; SIGTERM exits 0', async () => {
+    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', STP: 'cancel_new', ALLOW_TRANSFER: 'true' });
+    dir.writeStrategy('sweep', { STRATEGY: 'flex-sweep', SCHEDULE: '*/2 * * * * *', PLAN: DEMO_FLEX_PLAN_ID, MODE: 'all' });
+    dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '*/2 * * * * *' });
+    const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], liveEnv());
+    await daemon.waitFor('"event":"scheduled"');
+    await daemon.waitFor('"to":"FILLED"');
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(0);
+
+    const lines = jsonLines(daemon.output());
+    expect(lines.every((line) => line.mode === 'live')).toBe(true);
+
+    const journal = new SqliteJournal({ path: join(dir.data, 'stacker.db'), readOnly: true });
+    await journal.open();
+    try {
+      const sandboxOrders = sandbox.exchange.orderHistory({});
+      expect(sandboxOrders.length).toBeGreaterThanOrEqual(3);
+      const stored = await journal.listOrders({ limit: 1000 });
+      expect(stored.map((o) => o.orderId).sort()).toEqual(sandboxOrders.map((o) => o.orderId).sort());
+      for (const order of sandboxOrders) {
+        const mine = stored.find((o) => o.orderId === order.orderId);
+        expect([mine?.status, formatDecimal(mine?.filledBase ?? order.amount.neg()), formatDecimal(mine?.filledQuote ?? order.amount.neg()), formatDecimal(mine?.fee ?? order.amount.neg())]).toEqual([
+          order.status,
+          formatDecimal(order.filledBase),
+          formatDecimal(order.filledQuote),
+          formatDecimal(order.fee),
+        ]);
+      }
+      // One clientOrderId per order: nothing was placed twice.
+      expect(new Set(sandboxOrders.map((o) => o.clientOrderId)).size).toBe(sandboxOrders.length);
+
+      // Every transition in the journal was logged exactly once.
+      const transitions = (await Promise.all(stored.map((o) => journal.orderTransitions(o.orderId)))).flat();
+      const logged = lines.filter((line) => line.event === 'order-transition');
+      expect(logged).toHaveLength(transitions.length);
+
+      // The sweep: one withdrawal in the sandbox ledger, one done flex operation in the journal.
+      const withdrawals = sandbox.exchange.ledger().filter((entry) => entry.reason === 'flex-withdraw' && entry.account === 'main');
+      const entries = await journal.recentJournal({ instance: 'sweep', limit: 100 });
+      const done = entries.filter((entry) => entry.flexOperation?.status === 'done');
+      expect(done).toHaveLength(withdrawals.length);
+      expect(withdrawals).toHaveLength(1);
+
+      // Nothing left open.
+      expect(await journal.unresolvedIntents()).toHaveLength(0);
+      const runs = await journal.listRuns();
+      expect(runs[0]?.exitReason).toBe('SIGTERM');
+    } finally {
+      await journal.close();
+    }
+    expect(sandbox.exchange.verifyLedger()).toBe(true);
+    expect(daemon.output()).not.toContain(sandbox.apiSecret);
+  }, 30_000);
+
+  it('refuses to start with a bad configuration, naming every problem, and sends nothing', async () => {
+    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '61 * * * *', MARKET: 'BTC_USDT', AMOUNT: '1e-3', AMOUTN: '1' });
+    dir.writeStrategy('other', { STRATEGY: 'dac', SCHEDULE: '0 9 * * *' });
+    const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], liveEnv());
+    expect(await daemon.exited).toBe(2);
+    const text = daemon.output();
+    for (const part of ['SCHEDULE', 'AMOUNT', 'AMOUTN', 'dac']) expect(text).toContain(part);
+    expect(sandbox.exchange.orderHistory({})).toHaveLength(0);
+  }, 20_000);
+
+  it('exits non-zero and stops trading when the exchange refuses the key', async () => {
+    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], { ...liveEnv(), STACKER_API_SECRET: 'wrong-secret-value' });
+    const code = await daemon.exited;
+    expect(code).not.toBe(0);
+    expect(daemon.output()).toContain('E_AUTH');
+    expect(daemon.output()).not.toContain('wrong-secret-value');
+    expect(sandbox.exchange.orderHistory({})).toHaveLength(0);
+  }, 20_000);
+});

@@ -1,0 +1,116 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiClient } from '../../src/api/client.ts';
+import type { Strategy } from '../../src/engine/contract.ts';
+import { readsOf } from '../../src/engine/contract.ts';
+import { Engine, type ScheduledRuntime } from '../../src/engine/engine.ts';
+import type { FatalEngineError } from '../../src/engine/error-policy.ts';
+import { type KillSwitch, neverKilled } from '../../src/engine/kill-switch.ts';
+import { type EngineLogger, noEngineMetrics } from '../../src/engine/observer.ts';
+import { type EngineDeps, type EngineTiming } from '../../src/engine/runtime.ts';
+import { parseCron } from '../../src/engine/schedule/cron.ts';
+import { LiveExchange } from '../../src/exchange/live.ts';
+import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.ts';
+import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
+import type { Decimal } from '../../src/domain/money.ts';
+
+/** Every log line the engine wrote, as JSON text: what a secret grep reads. */
+export interface CapturedLog {
+  readonly level: string;
+  readonly message: string;
+  readonly fields: Record<string, unknown>;
+}
+
+export function captureLogger(lines: CapturedLog[]): EngineLogger {
+  const at = (level: string) => (fields: Record<string, unknown>, message: string) => lines.push({ level, message, fields });
+  return { info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug') };
+}
+
+/** Short waits: the sandbox answers in milliseconds; the rule (look up before resending) is the same. */
+export const TEST_TIMING: EngineTiming = { lookupDelaysMs: [0, 20], transferSettleMs: 500, pollMs: 20, maxSends: 3, unknownSettleMs: 0 };
+
+export interface InstanceSpec<P> {
+  readonly instance: string;
+  readonly strategy: Strategy<P>;
+  readonly env: Record<string, string>;
+  readonly budgets?: { day?: Decimal; week?: Decimal; month?: Decimal };
+  readonly maxOrderQuote?: Decimal;
+  readonly schedule?: string;
+}
+
+export function runtimeOf<P>(spec: InstanceSpec<P>): ScheduledRuntime {
+  const params = spec.strategy.parseParams(spec.env, `${spec.instance}.env`);
+  return {
+    instance: spec.instance,
+    timezone: 'UTC',
+    budgets: spec.budgets ?? {},
+    maxOrderQuote: spec.maxOrderQuote ?? null,
+    clientOrderIdPrefix: null,
+    strategy: spec.strategy as Strategy<unknown>,
+    params,
+    reads: readsOf(spec.strategy, params),
+    budgetAsset: spec.strategy.budgetAsset?.(params) ?? null,
+    schedule: parseCron(spec.schedule ?? '0 9 * * *', 'UTC'),
+    catchUp: { policy: 'skip' },
+  };
+}
+
+export interface EngineWorld {
+  readonly sandbox: Sandbox;
+  readonly journal: SqliteJournal;
+  readonly client: ApiClient;
+  readonly logs: CapturedLog[];
+  readonly fatal: FatalEngineError[];
+  readonly dir: string;
+  engine(instances: readonly ScheduledRuntime[], options?: { killSwitch?: KillSwitch; credentials?: { apiKey: string; apiSecret: string } }): Engine;
+  deps(options?: { killSwitch?: KillSwitch }): EngineDeps;
+  close(): Promise<void>;
+}
+
+/** A real sandbox on 127.0.0.1, the real client over HTTP, and a real SQLite journal in a temp dir. */
+export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<EngineWorld> {
+  const sandbox = await startSandbox(sandboxOptions);
+  const dir = mkdtempSync(join(tmpdir(), 'stacker-engine-'));
+  const journal = new SqliteJournal({ path: join(dir, 'stacker.db') });
+  await journal.open();
+  const logs: CapturedLog[] = [];
+  const fatal: FatalEngineError[] = [];
+  const clients: ApiClient[] = [];
+  const newClient = (credentials = { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret }): ApiClient => {
+    const client = new ApiClient({ baseUrl: sandbox.url, credentials, retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 10 }, responseTimeoutMs: 2000 });
+    clients.push(client);
+    return client;
+  };
+  const client = newClient();
+  const depsWith = (exchangeClient: ApiClient, killSwitch: KillSwitch = neverKilled): EngineDeps => ({
+    exchange: new LiveExchange(exchangeClient),
+    journal,
+    mode: 'live',
+    logger: captureLogger(logs),
+    metrics: noEngineMetrics,
+    killSwitch,
+    clock: { nowMs: () => Date.now() },
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    timing: TEST_TIMING,
+  });
+  return {
+    sandbox,
+    journal,
+    client,
+    logs,
+    fatal,
+    dir,
+    deps: (options = {}) => depsWith(client, options.killSwitch),
+    engine(instances, options = {}) {
+      const exchangeClient = options.credentials === undefined ? client : newClient(options.credentials);
+      return new Engine(depsWith(exchangeClient, options.killSwitch), instances, { runId: null, onFatal: (error) => fatal.push(error) });
+    },
+    async close() {
+      await Promise.allSettled(clients.map((c) => c.close()));
+      await journal.close();
+      await sandbox.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,161 @@
+import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HEALTH_SERVER_DEFAULTS, type HealthServer, type HealthStatus, startHealthServer } from '../../src/observability/health-server.ts';
+import { Metrics } from '../../src/observability/metrics.ts';
+import { parseExposition, valueOf } from './exposition-format.ts';
+
+const STARTED_MS = Date.UTC(2025, 0, 1, 8);
+const SLOT_MS = Date.UTC(2025, 0, 1, 9);
+
+let servers: HealthServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.map((server) => server.stop()));
+  servers = [];
+});
+
+function healthy(overrides: Partial<HealthStatus> = {}): HealthStatus {
+  return { ok: true, mode: 'dry-run', startedAtMs: STARTED_MS, lastSlot: { 'dca-btc': { slotTimeMs: SLOT_MS, outcome: 'done' } }, stopping: false, problems: [], ...overrides };
+}
+
+async function start(status: () => HealthStatus = () => healthy(), metrics = new Metrics({ mode: 'dry-run' })): Promise<HealthServer> {
+  const server = await startHealthServer({ host: '127.0.0.1', port: 0, metrics, health: { status } });
+  servers.push(server);
+  return server;
+}
+
+describe('the health and metrics server', () => {
+  it('listens on a free port when given port 0 and says where', async () => {
+    const server = await start();
+    expect(server.port).toBeGreaterThan(0);
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
+  });
+
+  it('answers GET /healthz with 200 and the state as JSON while healthy', async () => {
+    const server = await start();
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(await response.json()).toEqual({
+      status: 'ok',
+      mode: 'dry-run',
+      startedAt: '2025-01-01T08:00:00.000Z',
+      stopping: false,
+      problems: [],
+      lastSlot: { 'dca-btc': { slotTime: '2025-01-01T09:00:00.000Z', outcome: 'done' } },
+    });
+  });
+
+  it('answers 503 once trading stopped with problems', async () => {
+    const server = await start(() => healthy({ ok: false, problems: ['the exchange refused the API key (E_AUTH)'] }));
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ status: 'unhealthy', problems: ['the exchange refused the API key (E_AUTH)'] });
+  });
+
+  it('answers 503 while stopping, even when nothing is wrong', async () => {
+    const server = await start(() => healthy({ stopping: true }));
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ status: 'stopping', stopping: true });
+  });
+
+  it('answers 503 when problems are listed even if ok says true', async () => {
+    const server = await start(() => healthy({ problems: ['journal closed'] }));
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(503);
+  });
+
+  it('answers 503 without the message when the health state itself throws', async () => {
+    const server = await start(() => {
+      throw new Error('secret detail');
+    });
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.status).toBe(503);
+    const text = await response.text();
+    expect(text).not.toContain('secret detail');
+    expect(JSON.parse(text)).toEqual({ status: 'unhealthy', problems: ['health state could not be read'] });
+  });
+
+  it('serves /metrics in the exposition format with its content type', async () => {
+    const metrics = new Metrics({ mode: 'live' });
+    metrics.orderPlaced('dca-btc');
+    const server = await start(undefined, metrics);
+    const response = await fetch(`${server.url}/metrics?ignored=1`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe(metrics.contentType);
+    const { samples } = parseExposition(await response.text());
+    expect(valueOf(samples, 'stacker_orders_placed_total', { instance: 'dca-btc' })).toBe(1);
+  });
+
+  it('answers 500 when rendering the metrics fails', async () => {
+    const server = await start(undefined, { contentType: 'text/plain', render: () => Promise.reject(new Error('boom')) } as unknown as Metrics);
+    const response = await fetch(`${server.url}/metrics`);
+    expect(response.status).toBe(500);
+    expect(await response.text()).toBe('internal error\n');
+  });
+
+  it('answers HEAD with the headers and no body', async () => {
+    const server = await start();
+    const response = await fetch(`${server.url}/healthz`, { method: 'HEAD' });
+    expect(response.status).toBe(200);
+    expect(Number(response.headers.get('content-length'))).toBeGreaterThan(0);
+    expect(await response.text()).toBe('');
+  });
+
+  it('answers 404 for any other path and 405 for other methods', async () => {
+    const server = await start();
+    expect((await fetch(`${server.url}/`)).status).toBe(404);
+    expect((await fetch(`${server.url}/healthz/extra`)).status).toBe(404);
+    const post = await fetch(`${server.url}/healthz`, { method: 'POST', body: 'x'.repeat(100_000) });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('closes keep-alive connections on stop, and a second stop is harmless', async () => {
+    const server = await start();
+    // A client that keeps its socket open between requests, as Prometheus does between scrapes.
+    const agent = new Agent({ keepAlive: true });
+    try {
+      // Wrapped in an object: resolving with a bare promise would wait for that promise instead.
+      const { socketClosed } = await new Promise<{ socketClosed: Promise<void> }>((resolve, reject) => {
+        const req = request(`${server.url}/healthz`, { agent }, (res) => {
+          expect(res.headers.connection).toBe('keep-alive');
+          res.resume();
+          res.on('end', () => resolve({ socketClosed: new Promise<void>((closed) => req.socket?.once('close', () => closed())) }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      // server.close() alone would wait for the idle keep-alive socket; stop() must not.
+      await server.stop();
+      await socketClosed;
+      await server.stop();
+      await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('stop does not wait for a client stuck half-way through its request', async () => {
+    const server = await start();
+    const socket = connect(server.port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    // Headers never finished: server.close() alone would wait for the headers timeout.
+    socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const outcome = await Promise.race([
+      server.stop().then(() => 'stopped'),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), HEALTH_SERVER_DEFAULTS.headersTimeoutMs - 1000)),
+    ]);
+    expect(outcome).toBe('stopped');
+    await socketClosed;
+  });
+
+  it('fails to start with the system error when the port is taken', async () => {
+    const first = await start();
+    await expect(startHealthServer({ host: '127.0.0.1', port: first.port, metrics: new Metrics({ mode: 'dry-run' }), health: { status: () => healthy() } })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+  });
+});
