@@ -218,10 +218,13 @@ if [[ "$RUN_EXISTS" == 1 ]]; then
   SANDBOX_PORT="$(free_port)" METRICS_PORT="$(free_port)"
   IMAGE_ENV+=("STACKER_BASE_URL=http://127.0.0.1:$SANDBOX_PORT" "STACKER_METRICS_PORT=$METRICS_PORT")
   launch "$SCRATCH/sandbox.log" "${ENTRYPOINT[@]}" sandbox --port "$SANDBOX_PORT"
+  wait_for 30 in_image node -e "fetch('http://127.0.0.1:$SANDBOX_PORT/api/v4/public/ping').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))" \
+    || bad "the sandbox exchange did not answer: $(tail -5 "$SCRATCH/sandbox.log")"
   launch "$SCRATCH/daemon.log" "${ENTRYPOINT[@]}" "${ENTRY[@]: -1}"
   DAEMON="$LAUNCHED"
   mapfile -d '' -t PROBE < <(plan healthcheck)
-  if wait_for 60 in_image "${PROBE[@]}"; then
+  healthy_or_gone() { in_image "${PROBE[@]}" || ! kill -0 "$DAEMON" 2>/dev/null; }
+  if wait_for 60 healthy_or_gone && kill -0 "$DAEMON" 2>/dev/null; then
     ok "HEALTHCHECK (${PROBE[*]:0:2} …) passes against the running daemon"
     metrics="$(in_image node -e "fetch('http://127.0.0.1:$METRICS_PORT/metrics').then((r) => r.text()).then(console.log)")"
     if [[ "$metrics" == *"stacker_info{"* ]]; then ok "/metrics answers: $(grep -c '^stacker_' <<<"$metrics") stacker_ samples"; else bad "/metrics: $metrics"; fi
@@ -234,8 +237,15 @@ if [[ "$RUN_EXISTS" == 1 ]]; then
     fi
     journal="$(find "$ROOT${VOLUMES[0]}" -name '*.db' | head -1)"
     if [[ -n "$journal" ]]; then ok "journal written under the volume: ${journal#$ROOT}"; else bad "no journal under ${VOLUMES[0]}"; fi
-  elif grep -q "ERR_MODULE_NOT_FOUND\|Cannot find module" "$SCRATCH/daemon.log"; then
-    pending "the daemon does not start yet (a module it imports is missing): $(grep -m1 -o "Cannot find module '[^']*'" "$SCRATCH/daemon.log")"
+  elif missing="$(grep -m1 -o "Cannot find module '[^']*'" "$SCRATCH/daemon.log")"; then
+    # Missing from the image but present in the repository: a COPY line is missing. Missing from
+    # both: someone is still writing it.
+    missing="${missing#Cannot find module \'}" missing="${missing%\'}"
+    if [[ "$missing" == "$APP/"* && ! -e "$REPO/${missing#"$APP"/}" ]]; then
+      pending "the daemon does not start yet: ${missing#"$APP"/} is not written yet"
+    else
+      bad "the daemon cannot find ${missing#"$APP"/} in the image (the repository has it: is a COPY line missing?)"
+    fi
   else
     bad "HEALTHCHECK never passed; daemon log: $(tail -20 "$SCRATCH/daemon.log")"
   fi

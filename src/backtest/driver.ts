@@ -66,7 +66,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
   const rules = markets.find((m) => m.name === input.market);
   if (rules === undefined) throw new ConfigError([{ field: '--market', rule: `the backtest exchange has no rules for ${input.market}` }]);
 
-  const journal = new SqliteJournal({ path: input.journalPath ?? ':memory:', clock });
+  const journal = new SqliteJournal({ path: input.journalPath ?? ':memory:', clock: () => clock.nowMs() });
   await journal.open();
   try {
     const run = await journal.startRun({ mode: 'backtest', pid: process.pid, version: 'backtest' });

@@ -19,7 +19,7 @@ export interface DaemonOptions {
   readonly logger: Logger;
   readonly exchange: Exchange;
   /** Metrics sink; the daemon serves it when the config names a port. */
-  readonly metrics: EngineMetrics & { render(): Promise<string>; readonly contentType: string };
+  readonly metrics: EngineMetrics & { render(): Promise<string>; readonly contentType: string; strategyEnabled(instance: string): void };
   readonly clock?: Clock;
   /** Default: node-cron. Tests and accelerated runs pass a virtual scheduler. */
   readonly scheduler?: Scheduler;
@@ -107,6 +107,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     if (startProblems.length > 0) throw new ConfigError(startProblems);
 
     const enabled = config.instances.filter((instance) => instance.enabled);
+    for (const instance of enabled) options.metrics.strategyEnabled(instance.instance);
     for (const instance of config.instances.filter((i) => !i.enabled)) logger.info({ instance: instance.instance }, `${instance.instance} is disabled (ENABLED=false)`);
 
     const engine = new Engine(
@@ -139,7 +140,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       health = await startHealthServer({
         host: config.metricsHost,
         port: config.metricsPort,
-        metrics: options.metrics as never,
+        metrics: options.metrics,
         health: {
           status: () => ({ ok: problems.length === 0 && !stopping.signal.aborted, mode: config.mode, startedAtMs, lastSlot: { ...lastSlots }, stopping: stopping.signal.aborted, problems: [...problems] }),
         },

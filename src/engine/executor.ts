@@ -25,8 +25,8 @@ export type MoneyOutcome =
 export async function executeMoneyIntent(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord): Promise<MoneyOutcome> {
   const intent = record.intent as MoneyIntent;
   const killed = deps.killSwitch.active();
+  deps.metrics.killSwitch(killed !== null);
   if (killed !== null) {
-    deps.metrics.killSwitch(true);
     return refuse(deps, record, { code: 'kill-switch', message: `not sent: ${killed}` });
   }
   switch (intent.kind) {
@@ -71,6 +71,8 @@ async function executeBuy(deps: EngineDeps, limits: InstanceLimits, view: SlotVi
         // The exchange answered 5xx (so the request is no longer in flight) and provably holds no
         // such order: sending the same clientOrderId again cannot double the buy.
         deps.logger.warn({ event: 'order-resend', instance: record.instance, clientOrderId }, `the exchange has no order ${clientOrderId}; sending it again`);
+        // Journal the lost answer first: `sent` again from `unknown` counts the attempt.
+        await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: { code: errorCode(error), message: `answer lost (${errorMessage(error)}); no such order at the exchange` } });
         continue;
       } else {
         // A timeout or reset may still land after the lookup; sending again could double the

@@ -2,7 +2,8 @@
  * A small Prometheus registry: counters, gauges and histograms with labels, rendered in the text
  * exposition format (version 0.0.4, what every Prometheus server scrapes). Hand-written rather
  * than prom-client: stacker needs three metric types and one output format, and the daemon's
- * memory budget is tight (README "Design" gives the measurement).
+ * memory budget is tight. Measured on Node 24.21 in a process that already holds the API client:
+ * prom-client 15.1.3 adds about 3 MB RSS (about 21 MB in a bare process), this file about 0.3 MB.
  *
  * Format reference: https://prometheus.io/docs/instrumenting/exposition_formats/
  */

@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { inspect } from 'node:util';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ const WRONG_SECRET = 'canary-wrong-0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e';
 /** An X-TXC-SIGNATURE is 128 hex digits; an X-TXC-PAYLOAD is base64 of `{"request":...`. */
 const SIGNATURE_SHAPE = /[0-9a-f]{128}/i;
 const PAYLOAD_SHAPE = /eyJyZXF1ZXN0Ijoi/;
+const run = promisify(execFile);
 const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
 
 let world: EngineWorld;
@@ -46,7 +48,7 @@ describe('no secret or signature in any log line or error', () => {
       { kind: 'status', status: 503, body: { message: 'down' } },
       { kind: 'status', status: 503, body: { message: 'down' }, commit: true },
       { kind: 'status', status: 429, body: { code: 0, message: 'Too many attempts', errors: {} } },
-      { kind: 'status', status: 429, body: 'Too many requests.' },
+      { kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' } },
       { kind: 'latency', latencyMs: 2500 },
     ] as const;
     const paths = ['/api/v4/order/stock_market', '/api/v4/main-account/transfer', '/api/v4/main-account/smart-flex/investments/withdraw'];
@@ -81,7 +83,7 @@ describe('no secret or signature in any log line or error', () => {
     expectClean(collected.join('\n'));
   }, 120_000);
 
-  it('in the CLI: text and JSON, success and every kind of failure', () => {
+  it('in the CLI: text and JSON, success and every kind of failure', async () => {
     const env = { PATH: process.env['PATH'] ?? '', HOME: world.dir, STACKER_BASE_URL: world.sandbox.url, STACKER_API_KEY: world.sandbox.apiKey, STACKER_LOG_LEVEL: 'trace' };
     const runs: Array<[Record<string, string>, string[]]> = [
       [{ STACKER_API_SECRET: SECRET }, ['balance']],
@@ -95,8 +97,11 @@ describe('no secret or signature in any log line or error', () => {
       [{ STACKER_API_SECRET: SECRET, STACKER_BASE_URL: 'http://127.0.0.1:1' }, ['balance']],
     ];
     for (const [extra, args] of runs) {
-      const result = spawnSync(process.execPath, [CLI, ...args], { env: { ...env, ...extra }, encoding: 'utf8', timeout: 30_000 });
-      record(`${args.join(' ')} → ${result.status}\n${result.stdout}\n${result.stderr}`);
+      // Asynchronously: the sandbox answering these runs in this very process.
+      const result = await run(process.execPath, [CLI, ...args], { env: { ...env, ...extra }, encoding: 'utf8', timeout: 30_000 }).catch(
+        (error: { code?: number; stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? '', code: error.code }),
+      );
+      record(`${args.join(' ')}\n${result.stdout}\n${result.stderr}`);
     }
     const text = collected.join('\n');
     expect(text).toContain('E_AUTH');

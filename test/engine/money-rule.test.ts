@@ -140,7 +140,7 @@ describe('a lost answer is looked up, never blindly resent', () => {
   });
 
   it('a nonce 429 ("Too many requests.") stops trading: every later request would be refused too', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: 'Too many requests.' });
+    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' } });
     const engine = world.engine([dcaBtc()]);
     await engine.runSlot('dca-btc', SLOT);
     expect(world.fatal).toHaveLength(1);

@@ -160,7 +160,7 @@ export function describeConfig(config: DaemonConfig, nowMs: number, fileExists: 
 }
 
 function describeInstance(instance: InstanceConfig, nowMs: number): InstanceSummary {
-  const next = instance.enabled ? instance.schedule.nextAfter(nowMs) : null;
+  const next = instance.enabled ? instance.schedule.next(nowMs) : null;
   return {
     instance: instance.instance,
     file: instance.file,

@@ -1,0 +1,64 @@
+import { type ScheduledTask, createTask } from 'node-cron';
+import type { ScheduledInstance, Scheduler, SlotHandler } from './scheduler.ts';
+
+export interface CronSchedulerOptions {
+  /** node-cron skipped a slot (the process was blocked past its tolerance, or the last one still ran). */
+  readonly onMissed?: (instance: string, slotTimeMs: number, reason: string) => void;
+}
+
+/**
+ * The live and dry-run scheduler: one node-cron task per instance, in its time zone, with
+ * `noOverlap` (a slow slot makes node-cron skip the next fire, which the engine journals as
+ * missed, instead of running two slots of one instance at once).
+ *
+ * The handler gets the scheduled slot time, not the moment node-cron fired (a few ms later, or
+ * more on a busy machine): node-cron's context `date` is the matched second, and the clientOrderId
+ * and the journal key derive from it, so a late fire still maps to its slot.
+ */
+export class CronScheduler implements Scheduler {
+  readonly #options: CronSchedulerOptions;
+  readonly #tasks: ScheduledTask[] = [];
+  readonly #inFlight = new Set<Promise<void>>();
+  #stopped = false;
+
+  constructor(options: CronSchedulerOptions = {}) {
+    this.#options = options;
+  }
+
+  start(instances: readonly ScheduledInstance[], handler: SlotHandler): void {
+    if (this.#stopped) throw new Error('a stopped scheduler cannot start again');
+    for (const { instance, schedule } of instances) {
+      const task = createTask(
+        schedule.expression,
+        (context) => {
+          if (this.#stopped) return undefined;
+          const slotTimeMs = slotOf(schedule, context.date.getTime());
+          const run = handler(instance, slotTimeMs).catch(() => undefined);
+          this.#inFlight.add(run);
+          return run.finally(() => this.#inFlight.delete(run));
+        },
+        { timezone: schedule.timezone, name: instance, noOverlap: true, suppressMissedWarning: true },
+      );
+      const missed = (reason: string) => (context: { date: Date }) => {
+        this.#options.onMissed?.(instance, slotOf(schedule, context.date.getTime()), reason);
+      };
+      task.on('execution:overlap', missed('the previous slot of this instance was still running (noOverlap)'));
+      task.on('execution:missed', missed('the process was too busy to fire it on time'));
+      void task.start();
+      this.#tasks.push(task);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await Promise.all(this.#tasks.splice(0).map(async (task) => task.destroy()));
+    await Promise.all([...this.#inFlight]);
+  }
+}
+
+/** node-cron's date is the matched second; a slot is whole seconds, the schedule's own. */
+function slotOf(schedule: { matches(ms: number): boolean; previous(ms: number): number | null }, firedMs: number): number {
+  const second = Math.floor(firedMs / 1000) * 1000;
+  if (schedule.matches(second)) return second;
+  return schedule.previous(firedMs) ?? second;
+}

@@ -1,0 +1,187 @@
+import { createTask, validateDetailed } from 'node-cron';
+import { isValidTimezone, type LocalParts, localParts, localToUtc, shiftDay } from './zone.ts';
+
+/**
+ * A SCHEDULE in its TIMEZONE, read by node-cron's own parser, so the live scheduler (node-cron)
+ * and the virtual one (backtests, catch-up) can never disagree on what an expression means:
+ * validity and field values come from node-cron's `validateDetailed`, and whether a day matches
+ * (day-of-month AND day-of-week, `L`, `#` tokens, names) is asked of node-cron's matcher. Only
+ * the search for the next or previous slot is ours, done field by field rather than second by
+ * second, because a seven-year hourly backtest asks for ~60 000 slots.
+ *
+ * Daylight saving: a slot whose wall time does not exist that day (the hour skipped in spring)
+ * does not run; a wall time that happens twice (the hour repeated in autumn) runs once, at the
+ * first occurrence.
+ */
+export interface CronSchedule {
+  readonly expression: string;
+  readonly timezone: string;
+  readonly hasSeconds: boolean;
+  /** The first slot strictly after `afterMs`. */
+  next(afterMs: number): number;
+  /** The last slot at or before `atMs`, or null when there is none in the 366 days before. */
+  previous(atMs: number): number | null;
+  /** Whether `timeMs` is exactly a slot. */
+  matches(timeMs: number): boolean;
+}
+
+export interface CronProblem {
+  readonly field: 'SCHEDULE' | 'TIMEZONE';
+  readonly rule: string;
+}
+
+export class CronError extends Error {
+  readonly problems: readonly CronProblem[];
+  constructor(problems: readonly CronProblem[]) {
+    super(problems.map((p) => `${p.field}: ${p.rule}`).join('; '));
+    this.name = 'CronError';
+    this.problems = problems;
+  }
+}
+
+const FIELD_NAMES_5 = ['minute', 'hour', 'day-of-month', 'month', 'day-of-week'];
+const SEARCH_DAYS = 366 * 8;
+
+/** Every problem with an expression and zone, each naming the field and its rule. */
+export function cronProblems(expression: string, timezone: string): CronProblem[] {
+  const problems: CronProblem[] = [];
+  const text = expression.trim();
+  const fields = text === '' ? [] : text.split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) {
+    problems.push({
+      field: 'SCHEDULE',
+      rule: `must have 5 fields (${FIELD_NAMES_5.join(' ')}) or 6 with seconds first, e.g. "0 9 * * *" (got ${fields.length}: ${JSON.stringify(expression)})`,
+    });
+  } else {
+    const result = validateDetailed(text);
+    for (const error of result.errors) {
+      problems.push({ field: 'SCHEDULE', rule: `${error.field} field${error.value === undefined ? '' : ` '${error.value}'`} is not valid: ${error.message.replace(/ is a invalid /, ' is an invalid ')}` });
+    }
+    if (result.valid && problems.length === 0 && findNext(build(text, 'UTC'), Date.UTC(2000, 0, 1)) === null) {
+      problems.push({ field: 'SCHEDULE', rule: `${JSON.stringify(text)} never falls on a real date (e.g. February 30)` });
+    }
+  }
+  if (!isValidTimezone(timezone)) problems.push({ field: 'TIMEZONE', rule: `must be an IANA time zone such as UTC or Europe/Berlin (got ${JSON.stringify(timezone)})` });
+  return problems;
+}
+
+export function parseCron(expression: string, timezone: string): CronSchedule {
+  const problems = cronProblems(expression, timezone);
+  if (problems.length > 0) throw new CronError(problems);
+  const parsed = build(expression.trim(), timezone);
+  return {
+    expression: parsed.expression,
+    timezone,
+    hasSeconds: parsed.hasSeconds,
+    next(afterMs) {
+      const found = findNext(parsed, afterMs);
+      if (found === null) throw new Error(`${parsed.expression} has no slot in the ${SEARCH_DAYS} days after ${new Date(afterMs).toISOString()}`);
+      return found;
+    },
+    previous: (atMs) => findPrevious(parsed, atMs),
+    matches: (timeMs) => timeMs % 1000 === 0 && parsed.matcher.match(new Date(timeMs)),
+  };
+}
+
+interface Parsed {
+  readonly expression: string;
+  readonly timezone: string;
+  readonly hasSeconds: boolean;
+  readonly seconds: readonly number[];
+  readonly minutes: readonly number[];
+  readonly hours: readonly number[];
+  readonly months: ReadonlySet<number>;
+  /** node-cron's matcher of the whole expression. */
+  readonly matcher: { match(date: Date): boolean };
+  /** node-cron's matcher of the day fields alone, at noon (a time that exists every day). */
+  readonly dayMatcher: { match(date: Date): boolean };
+  readonly dayCache: Map<number, boolean>;
+}
+
+function build(expression: string, timezone: string): Parsed {
+  const fields = expression.split(/\s+/);
+  const hasSeconds = fields.length === 6;
+  const dayFields = fields.slice(hasSeconds ? 3 : 2);
+  const result = validateDetailed(expression);
+  if (!result.valid || result.fields === undefined) throw new CronError([{ field: 'SCHEDULE', rule: 'is not valid' }]);
+  const sorted = (values: readonly number[]): number[] => [...new Set(values)].sort((a, b) => a - b);
+  const noop = (): void => {};
+  return {
+    expression,
+    timezone,
+    hasSeconds,
+    seconds: sorted(result.fields.second),
+    minutes: sorted(result.fields.minute),
+    hours: sorted(result.fields.hour),
+    months: new Set(result.fields.month),
+    // createTask builds a stopped task: no timer starts; only its matcher is used.
+    matcher: createTask(expression, noop, { timezone }),
+    dayMatcher: createTask(`0 0 12 ${dayFields.join(' ')}`, noop, { timezone: 'UTC' }),
+    dayCache: new Map(),
+  };
+}
+
+function dayMatches(parsed: Parsed, year: number, month: number, day: number): boolean {
+  if (!parsed.months.has(month)) return false;
+  const key = year * 10_000 + month * 100 + day;
+  let hit = parsed.dayCache.get(key);
+  if (hit === undefined) {
+    // The day fields only depend on the calendar date, so asking at UTC noon of that date is exact.
+    hit = parsed.dayMatcher.match(new Date(Date.UTC(year, month - 1, day, 12)));
+    if (parsed.dayCache.size > 4096) parsed.dayCache.clear();
+    parsed.dayCache.set(key, hit);
+  }
+  return hit;
+}
+
+const secondsOfDay = (p: { hour: number; minute: number; second: number }): number => p.hour * 3600 + p.minute * 60 + p.second;
+
+function findNext(parsed: Parsed, afterMs: number): number | null {
+  const start = localParts(afterMs, parsed.timezone);
+  let { year, month, day } = start;
+  for (let i = 0; i < SEARCH_DAYS; i += 1) {
+    if (dayMatches(parsed, year, month, day)) {
+      const bound = i === 0 ? secondsOfDay(start) : -1;
+      for (const hour of parsed.hours) {
+        if (hour * 3600 + 3599 < bound) continue;
+        for (const minute of parsed.minutes) {
+          if (hour * 3600 + minute * 60 + 59 < bound) continue;
+          for (const second of parsed.seconds) {
+            // Local times can repeat around DST, so compare instants, not wall clocks.
+            if (hour * 3600 + minute * 60 + second < bound) continue;
+            const utc = localToUtc({ year, month, day, hour, minute, second } satisfies LocalParts, parsed.timezone);
+            if (utc !== null && utc > afterMs) return utc;
+          }
+        }
+      }
+    }
+    ({ year, month, day } = shiftDay(year, month, day, 1));
+  }
+  return null;
+}
+
+function findPrevious(parsed: Parsed, atMs: number): number | null {
+  const start = localParts(atMs, parsed.timezone);
+  let { year, month, day } = start;
+  const hours = [...parsed.hours].reverse();
+  const minutes = [...parsed.minutes].reverse();
+  const seconds = [...parsed.seconds].reverse();
+  for (let i = 0; i < 367; i += 1) {
+    if (dayMatches(parsed, year, month, day)) {
+      const bound = i === 0 ? secondsOfDay(start) : 86_400;
+      for (const hour of hours) {
+        if (hour * 3600 > bound) continue;
+        for (const minute of minutes) {
+          if (hour * 3600 + minute * 60 > bound) continue;
+          for (const second of seconds) {
+            if (hour * 3600 + minute * 60 + second > bound) continue;
+            const utc = localToUtc({ year, month, day, hour, minute, second }, parsed.timezone);
+            if (utc !== null && utc <= atMs) return utc;
+          }
+        }
+      }
+    }
+    ({ year, month, day } = shiftDay(year, month, day, -1));
+  }
+  return null;
+}

@@ -1,0 +1,88 @@
+/**
+ * Wall-clock arithmetic in an IANA time zone, on the runtime's Intl data (no library: the zone
+ * rules ship with Node). UTC takes a fast path: backtests usually run in it.
+ */
+export interface LocalParts {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(timezone: string): Intl.DateTimeFormat {
+  let found = formatters.get(timezone);
+  if (found === undefined) {
+    found = new Intl.DateTimeFormat('en-US', {
+      timeZone: timezone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    formatters.set(timezone, found);
+  }
+  return found;
+}
+
+export function isValidTimezone(timezone: string): boolean {
+  if (timezone.trim() === '') return false;
+  try {
+    formatter(timezone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const isUtc = (timezone: string): boolean => timezone === 'UTC' || timezone === 'Etc/UTC';
+
+/** The local calendar fields of an instant. */
+export function localParts(utcMs: number, timezone: string): LocalParts {
+  if (isUtc(timezone)) {
+    const d = new Date(utcMs);
+    return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
+  }
+  const out = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
+  for (const part of formatter(timezone).formatToParts(new Date(utcMs))) {
+    if (part.type in out) out[part.type as keyof typeof out] = Number(part.value);
+  }
+  return out;
+}
+
+/**
+ * The instant a local wall time names, or null when the zone skips it (the hour lost when
+ * daylight saving starts). A wall time that happens twice (the hour repeated when it ends)
+ * gives the earlier instant, so a slot in it runs once.
+ */
+export function localToUtc(parts: LocalParts, timezone: string): number | null {
+  const wall = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
+  if (isUtc(timezone)) return wall;
+  const offsetAt = (utcMs: number): number => {
+    const p = localParts(utcMs, timezone);
+    return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - Math.floor(utcMs / 1000) * 1000;
+  };
+  // The two offsets in force around this wall time (they differ only near a transition).
+  const early = wall - offsetAt(wall - 86_400_000);
+  const late = wall - offsetAt(wall + 86_400_000);
+  const candidates = [Math.min(early, late), Math.max(early, late)];
+  for (const utc of candidates) {
+    const back = localParts(utc, timezone);
+    if (back.year === parts.year && back.month === parts.month && back.day === parts.day && back.hour === parts.hour && back.minute === parts.minute && back.second === parts.second) {
+      return utc;
+    }
+  }
+  return null;
+}
+
+/** The calendar day after (or before, with -1) a date, as plain fields. */
+export function shiftDay(year: number, month: number, day: number, by: 1 | -1): { year: number; month: number; day: number } {
+  const d = new Date(Date.UTC(year, month - 1, day + by));
+  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
+}
