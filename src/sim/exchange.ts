@@ -225,6 +225,11 @@ export class SimExchange {
     return this.#flex.investments(filter);
   }
 
+  /** Credit one day of interest at `aprPct` to every active flex investment (rounded down to `places`). */
+  accrueFlexDay(aprPct: Decimal, places = 8): void {
+    this.#flex.accrueDay(aprPct, places, this.nowMs());
+  }
+
   flexWithdraw(planId: string, amount: Decimal): { transactionId: string } {
     return this.#flex.withdraw(planId, amount, this.nowMs());
   }

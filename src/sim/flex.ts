@@ -1,5 +1,5 @@
 import type { FlexInvestment, FlexPlan } from '../domain/account.ts';
-import { type Decimal, ZERO } from '../domain/money.ts';
+import { type Decimal, ZERO, roundDown } from '../domain/money.ts';
 import type { SimIds } from './ids.ts';
 import type { Books } from './ledger.ts';
 import { SimRejection } from './rejection.ts';
@@ -63,6 +63,22 @@ export class Flex {
     this.#books.post(nowMs, investmentId, [{ account: 'flex', asset: plan.ticker, delta: amount, reason: 'seed' }]);
     this.#investments.push(state);
     return { ...state };
+  }
+
+  /**
+   * One day of interest on every active investment: invested × APR / 100 / 365, rounded down to
+   * `places` decimals (simple daily interest, credited to the investment, as flexible lending
+   * pays). A ledger entry like any other movement, so the books stay exact.
+   */
+  accrueDay(aprPct: Decimal, places: number, nowMs: number): void {
+    for (const investment of this.#investments) {
+      if (!investment.active) continue;
+      const interest = roundDown(investment.invested.mul(aprPct).div(36_500), places);
+      if (interest.lte(0)) continue;
+      this.#books.post(nowMs, investment.investmentId, [{ account: 'flex', asset: investment.ticker, delta: interest, reason: 'flex-interest' }]);
+      investment.invested = investment.invested.add(interest);
+      investment.updatedAtSec = Math.floor(nowMs / 1000);
+    }
   }
 
   plans(ticker?: string): FlexPlan[] {

@@ -8,7 +8,7 @@ import { Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 export type LedgerAccount = 'main' | 'spot' | 'spot-freeze' | 'flex';
 export const LEDGER_ACCOUNTS: readonly LedgerAccount[] = ['main', 'spot', 'spot-freeze', 'flex'];
 
-export type LedgerReason = 'seed' | 'transfer' | 'freeze' | 'unfreeze' | 'buy' | 'fee' | 'flex-withdraw';
+export type LedgerReason = 'seed' | 'transfer' | 'freeze' | 'unfreeze' | 'buy' | 'fee' | 'flex-withdraw' | 'flex-interest';
 
 /** One line of the append-only ledger. Balances are, by construction, the sums of these. */
 export interface LedgerEntry {
