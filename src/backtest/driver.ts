@@ -145,10 +145,10 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
         gaps: candles.gaps.map((gap) => ({ afterTimeSec: gap.afterTimeSec, missing: gap.missing })),
       },
       chartCandles,
-      initialWallet: Object.fromEntries([...input.wallet].sort(([a], [b]) => a.localeCompare(b))),
+      initialWallet: startingHoldings(input),
       finalBalances: await totals(exchange),
       instances: input.instances.map((i) => ({ instance: i.instance, strategy: i.strategy.name, schedule: i.schedule.expression, timezone: i.timezone })),
-      ...(await collect(journal)),
+      ...(await collect(journal, input.flex?.ticker ?? '')),
       equity,
       slots: outcome.slots,
       settings: { slippagePct: input.slippagePct, flexAprPct: input.flex?.aprPct ?? null },
@@ -156,6 +156,13 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
   } finally {
     await journal.close();
   }
+}
+
+/** What the account starts with, per asset: the wallet plus the seeded flex investment (PnL counts from there). */
+function startingHoldings(input: BacktestInput): Record<string, Decimal> {
+  const out = new Map(input.wallet);
+  if (input.flex !== null) out.set(input.flex.ticker, (out.get(input.flex.ticker) ?? ZERO).add(input.flex.amount));
+  return Object.fromEntries([...out].sort(([a], [b]) => a.localeCompare(b)));
 }
 
 /** Everything the account holds per asset: main + trade (available and frozen) + flex. */
@@ -178,7 +185,7 @@ async function sampleAt(exchange: BacktestExchange, rules: MarketRules, timeMs: 
 }
 
 /** Orders, refusals and flex operations as the journal recorded them: the report's facts. */
-async function collect(journal: SqliteJournal): Promise<{ orders: ReportOrder[]; refusals: ReportRefusal[]; flex: ReportFlexOp[] }> {
+async function collect(journal: SqliteJournal, flexTicker: string): Promise<{ orders: ReportOrder[]; refusals: ReportRefusal[]; flex: ReportFlexOp[] }> {
   const orders: ReportOrder[] = [];
   const refusals: ReportRefusal[] = [];
   const flex: ReportFlexOp[] = [];
@@ -207,7 +214,7 @@ async function collect(journal: SqliteJournal): Promise<{ orders: ReportOrder[];
     }
     if (intent.intent.kind === 'flex-withdraw') {
       const status = intent.status === 'done' ? 'done' : intent.status === 'refused' ? 'refused' : 'failed';
-      flex.push({ instance: intent.instance, slotTimeMs: intent.slotTimeMs, plan: intent.intent.plan, ticker: '', amount: intent.intent.amount, status });
+      flex.push({ instance: intent.instance, slotTimeMs: intent.slotTimeMs, plan: intent.intent.plan, ticker: flexTicker, amount: intent.intent.amount, status });
     }
   }
   return { orders, refusals, flex };

@@ -96,6 +96,29 @@ SIGINT/SIGTERM: no new slots, the slot in flight finishes, the journal closes, e
     .action(action(async () => (await import('./commands/run.ts')).run));
 
   program
+    .command('backtest')
+    .description('replay real candles through the strategies in virtual time on a simulated account; print a summary, --json the report')
+    .requiredOption('--data <file.csv>', 'candles: time,open,high,low,close,volume (time = open, Unix seconds), e.g. data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv')
+    .requiredOption('--market <market>', 'the market the candles belong to, e.g. BTC_USDT')
+    .option('--from <time>', 'first candle: 2024-01-31, 2024-01-31T09:00:00Z or Unix seconds (default: the file\'s first)')
+    .option('--to <time>', 'last candle, same forms (default: the file\'s last)')
+    .option('--strategy <file.env>', 'a strategy instance file; repeat for several', (value: string, all: string[]) => [...all, value], [] as string[])
+    .option('--wallet <pairs>', 'starting trade balance, TICKER=amount pairs', 'USDT=10000')
+    .option('--slippage-pct <pct>', 'added to the fill price (percent)', '0')
+    .option('--flex <pair>', 'a flex investment to start with, e.g. USDT=1000 (sweepable with flex-sweep TICKER=USDT)')
+    .option('--flex-apr <pct>', 'yearly interest of --flex, credited daily (percent)', '5')
+    .option('--report <file.html>', 'also write a self-contained HTML report with charts')
+    .option('--journal <file.db>', 'keep the backtest journal in this SQLite file (default: in memory)')
+    .addHelpText(
+      'after',
+      `
+Fill rule: a market buy in a slot fills at the OPEN of the first candle whose open time is at
+or after the slot time, plus --slippage-pct, with the market's taker fee; precision and
+min/max rules as live. The same input always gives a byte-identical --json report.`,
+    )
+    .action(action(async () => (await import('./commands/backtest.ts')).backtest));
+
+  program
     .command('ping')
     .description('check that the exchange answers (public)')
     .action(action(async () => (await import('./commands/market-data.ts')).ping));

@@ -1,0 +1,133 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { Decimal } from '../../domain/money.ts';
+import { InputError } from '../../domain/errors.ts';
+import { checkAll, marketName, optional } from '../args.ts';
+import type { CommandContext } from '../context.ts';
+
+export interface BacktestFlags {
+  readonly data: string;
+  readonly market: string;
+  readonly from?: string;
+  readonly to?: string;
+  readonly strategy: readonly string[];
+  readonly wallet: string;
+  readonly slippagePct: string;
+  readonly flex?: string;
+  readonly flexApr: string;
+  readonly report?: string;
+  readonly journal?: string;
+}
+
+/** The plan id a backtest's seeded flex investment gets (flex-sweep finds it by TICKER). */
+export const BACKTEST_FLEX_PLAN = '00000000-0000-4000-8000-00000000f1e0';
+const PLAIN = /^(?:0|[1-9]\d*)(?:\.\d+)?$/;
+
+/**
+ * `stacker backtest`: the strategies' own schedules replayed over real candles in virtual time,
+ * through the same engine and journal code as live, on a simulated account; a terminal summary
+ * (or the JSON report with --json) and, with --report, a self-contained HTML page.
+ */
+export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promise<void> {
+  const { parseWallet } = await import('../../config/wallet.ts');
+  const args = checkAll({
+    data: () => {
+      if (!existsSync(flags.data)) throw InputError.one('--data', `file not found: ${flags.data}`);
+      return flags.data;
+    },
+    market: () => marketName(flags.market),
+    fromMs: () => optional(flags.from, (text) => moment(text, '--from')),
+    toMs: () => optional(flags.to, (text) => moment(text, '--to')),
+    wallet: () => {
+      const parsed = parseWallet(flags.wallet);
+      if (!parsed.ok) throw InputError.one('--wallet', parsed.rules.join('; '));
+      return parsed.wallet;
+    },
+    slippagePct: () => percent(flags.slippagePct, '--slippage-pct', 50),
+    flex: () =>
+      optional(flags.flex, (text) => {
+        const parsed = parseWallet(text);
+        if (!parsed.ok || parsed.wallet.size !== 1) throw InputError.one('--flex', 'must be one TICKER=amount pair, e.g. USDT=1000');
+        const [ticker, amount] = [...parsed.wallet][0] as [string, Decimal];
+        if (amount.lte(0)) throw InputError.one('--flex', 'the amount must be greater than 0');
+        return { ticker, amount };
+      }),
+    flexApr: () => percent(flags.flexApr, '--flex-apr', 1000),
+    strategies: () => {
+      if (flags.strategy.length === 0) throw InputError.one('--strategy', 'give at least one strategy instance file, e.g. --strategy config/backtest/dca-btc-daily.env');
+      return flags.strategy;
+    },
+  });
+  if (args.fromMs !== undefined && args.toMs !== undefined && args.fromMs > args.toMs) throw InputError.one('--from', 'must not be after --to');
+
+  const [{ loadStrategyFiles }, { loadCandles }, { runBacktest }, { buildReport, reportToJson }, { renderSummary }] = await Promise.all([
+    import('../../config/daemon-config.ts'),
+    import('../../backtest/candles/index.ts'),
+    import('../../backtest/driver.ts'),
+    import('../../backtest/report/build.ts'),
+    import('../../backtest/report/summary.ts'),
+  ]);
+  const instances = await loadStrategyFiles(args.strategies);
+  const candles = loadCandles(args.data, {
+    market: args.market,
+    ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
+    ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
+  });
+  if (candles.length === 0) throw InputError.one('--from', `no candle of ${flags.data} falls between --from and --to`);
+
+  const progress = process.stderr.isTTY && !ctx.json ? progressBar() : undefined;
+  const run = await runBacktest({
+    candles,
+    market: args.market,
+    dataFile: args.data,
+    instances,
+    wallet: args.wallet,
+    slippagePct: args.slippagePct,
+    flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount, aprPct: args.flexApr },
+    ...(flags.journal === undefined ? {} : { journalPath: flags.journal }),
+    ...(progress === undefined ? {} : { onProgress: progress.update }),
+  });
+  progress?.done();
+  const report = buildReport(run);
+  if (flags.report !== undefined) {
+    const { renderHtml } = await import('../../backtest/report/html.ts');
+    writeFileSync(flags.report, renderHtml(report, run));
+  }
+  if (ctx.json) ctx.io.out(reportToJson(report));
+  else {
+    ctx.io.out(renderSummary(report, { color: process.stdout.isTTY === true }));
+    if (flags.report !== undefined) ctx.io.out(`\nreport: ${flags.report}\n`);
+  }
+}
+
+/** `2024-01-31`, `2024-01-31T09:00:00Z` or Unix seconds. */
+function moment(text: string, flag: string): number {
+  if (/^\d{1,12}$/.test(text)) return Number(text) * 1000;
+  if (/^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))?$/.test(text)) {
+    const ms = Date.parse(/T/.test(text) ? text : `${text}T00:00:00Z`);
+    if (Number.isFinite(ms)) return ms;
+  }
+  throw InputError.one(flag, `must be a date (2024-01-31), a UTC time (2024-01-31T09:00:00Z) or Unix seconds (got ${JSON.stringify(text)})`);
+}
+
+function percent(text: string, flag: string, max: number): Decimal {
+  if (!PLAIN.test(text) || new Decimal(text).gt(max)) throw InputError.one(flag, `must be a plain decimal from 0 to ${max} (got ${JSON.stringify(text)})`);
+  return new Decimal(text);
+}
+
+/** One line on stderr, redrawn; only on a terminal (logs and pipes get nothing). */
+function progressBar(): { update: (done: number, total: number) => void; done: () => void } {
+  const width = 30;
+  let last = -1;
+  return {
+    update(done, total) {
+      const pct = Math.floor((done / total) * 100);
+      if (pct === last) return;
+      last = pct;
+      const filled = Math.round((pct / 100) * width);
+      process.stderr.write(`\rbacktest [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${pct}% (${done}/${total} candles)`);
+    },
+    done() {
+      process.stderr.write('\r\x1b[K');
+    },
+  };
+}
