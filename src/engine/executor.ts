@@ -189,11 +189,12 @@ async function tradeAvailable(deps: EngineDeps, ticker: string): Promise<Decimal
 }
 
 async function waitForTradeBalance(deps: EngineDeps, ticker: string, atLeast: Decimal): Promise<boolean> {
-  const deadline = deps.clock.nowMs() + deps.timing.transferSettleMs;
-  for (;;) {
+  // Counted in polls, not read off the clock: a virtual clock does not move while we wait.
+  const polls = deps.timing.pollMs <= 0 ? 0 : Math.ceil(deps.timing.transferSettleMs / deps.timing.pollMs);
+  for (let poll = 0; ; poll += 1) {
     const now = await tradeAvailable(deps, ticker);
     if (now !== null && now.gte(atLeast)) return true;
-    if (deps.clock.nowMs() >= deadline || deps.timing.pollMs <= 0) return false;
+    if (poll >= polls) return false;
     await deps.sleep(deps.timing.pollMs);
   }
 }

@@ -1,0 +1,118 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadCandles } from '../../src/backtest/candles/index.ts';
+import { runBacktest } from '../../src/backtest/driver.ts';
+import { buildReport } from '../../src/backtest/report/build.ts';
+import { loadStrategyFiles } from '../../src/config/daemon-config.ts';
+import { Decimal, formatDecimal, roundUp } from '../../src/domain/money.ts';
+
+const run = promisify(execFile);
+const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
+const FIXTURE = resolve(import.meta.dirname, '../fixtures/candles/btc-1h-2021-03-01_14.csv');
+const dir = mkdtempSync(join(tmpdir(), 'stacker-backtest-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function strategyFile(name: string, lines: string): string {
+  const path = join(dir, `${name}.env`);
+  writeFileSync(path, lines);
+  return path;
+}
+
+/** The expected buys computed from the CSV text alone, by the documented rule — not by our code. */
+function expectedBuys(csv: string, slotHourUtc: number, amount: string): { count: number; quote: Decimal; fees: Decimal } {
+  const rows = csv.trim().split('\n').slice(1).map((line) => line.split(','));
+  let count = 0;
+  let quote = new Decimal(0);
+  let fees = new Decimal(0);
+  const firstDay = Math.floor(Number(rows[0]?.[0]) / 86_400) * 86_400;
+  const lastTime = Number(rows.at(-1)?.[0]);
+  for (let day = firstDay; day + slotHourUtc * 3600 <= lastTime; day += 86_400) {
+    const slot = day + slotHourUtc * 3600;
+    if (slot <= Number(rows[0]?.[0]) - 1) continue;
+    const row = rows.find((r) => Number(r[0]) >= slot);
+    if (row === undefined) continue;
+    const total = new Decimal(amount).mul(new Decimal(row[1] as string));
+    count += 1;
+    quote = quote.add(total);
+    fees = fees.add(roundUp(total.mul('0.001'), 8)); // BTC_USDT demo rules: taker 0.1 %, fee to 8 decimals
+  }
+  return { count, quote, fees };
+}
+
+describe('a backtest over real candles', () => {
+  it('buys at the fill rule on every slot; totals match a hand computation from the CSV', async () => {
+    const instances = await loadStrategyFiles([strategyFile('dca', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n')]);
+    const backtestRun = await runBacktest({
+      candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }),
+      market: 'BTC_USDT',
+      dataFile: FIXTURE,
+      instances,
+      wallet: new Map([['USDT', new Decimal('10000')]]),
+      slippagePct: new Decimal(0),
+      flex: null,
+    });
+    const report = buildReport(backtestRun) as unknown as {
+      orders: { total: number; byStatus: Record<string, number> };
+      totals: { baseAcquired: string; quoteSpent: string; fees: Record<string, string> };
+      data: { candles: number; gaps: { count: number; missingCandles: number } };
+      wallet: { final: Record<string, string> };
+    };
+    const expected = expectedBuys(readFileSync(FIXTURE, 'utf8'), 9, '0.001');
+    expect(expected.count).toBe(14);
+    expect(report.orders.total).toBe(expected.count);
+    expect(report.orders.byStatus).toEqual({ FILLED: expected.count });
+    expect(report.totals.baseAcquired).toBe(formatDecimal(new Decimal('0.001').mul(expected.count)));
+    expect(report.totals.quoteSpent).toBe(formatDecimal(expected.quote));
+    expect(report.totals.fees).toEqual({ USDT: formatDecimal(expected.fees) });
+    expect(report.wallet.final['USDT']).toBe(formatDecimal(new Decimal('10000').sub(expected.quote).sub(expected.fees)));
+    expect(report.data).toMatchObject({ candles: 335, gaps: { count: 1, missingCandles: 1 } });
+  });
+
+  it('respects a weekly budget across the run, refusing with over-budget', async () => {
+    const instances = await loadStrategyFiles([strategyFile('capped', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\nBUDGET_QUOTE_PER_WEEK=150\n')]);
+    const backtestRun = await runBacktest({
+      candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }),
+      market: 'BTC_USDT',
+      dataFile: FIXTURE,
+      instances,
+      wallet: new Map([['USDT', new Decimal('10000')]]),
+      slippagePct: new Decimal(0),
+      flex: null,
+    });
+    // ~50 USDT a buy: three buys fit in 150 a week, the rest of each ISO week is refused.
+    const byWeek = new Map<number, number>();
+    for (const order of backtestRun.orders) {
+      const monday = Math.floor((order.slotTimeMs / 86_400_000 + 3) / 7);
+      byWeek.set(monday, (byWeek.get(monday) ?? 0) + 1);
+    }
+    for (const count of byWeek.values()) expect(count).toBeLessThanOrEqual(3);
+    expect(backtestRun.refusals.some((r) => r.reason === 'over-budget')).toBe(true);
+    const weekly = new Map<number, Decimal>();
+    for (const order of backtestRun.orders) {
+      const week = Math.floor((order.slotTimeMs / 86_400_000 + 3) / 7);
+      weekly.set(week, (weekly.get(week) ?? new Decimal(0)).add(order.filledQuote));
+    }
+    for (const spent of weekly.values()) expect(spent.lte(150)).toBe(true);
+  });
+
+  it('gives a byte-identical JSON report for the same input (CLI, twice)', async () => {
+    const file = strategyFile('same', 'STRATEGY=dca\nSCHEDULE="0 */6 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n');
+    const args = [CLI, 'backtest', '--json', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', file, '--wallet', 'USDT=500', '--slippage-pct', '0.1'];
+    const [first, second] = await Promise.all([run(process.execPath, args), run(process.execPath, args)]);
+    expect(first.stdout.length).toBeGreaterThan(500);
+    expect(first.stdout).toBe(second.stdout);
+    expect(JSON.parse(first.stdout)).toMatchObject({ schema: 'stacker.backtest-report/1', market: 'BTC_USDT' });
+  });
+
+  it('names the flag and the rule for bad input, and exits 2', async () => {
+    const result = await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', 'nope.env', '--wallet', 'usdt=abc', '--from', 'yesterday']).catch((error: { code: number; stderr: string }) => error);
+    expect('code' in result ? result.code : 0).toBe(2);
+    const text = 'stderr' in result ? result.stderr : '';
+    expect(text).toMatch(/--wallet/);
+    expect(text).toMatch(/--from/);
+  });
+});
