@@ -45,7 +45,7 @@ export async function benchDaemon(options: { warmupS: number; measureS: number }
   writeFileSync(join(strategies, 'dca-btc.env'), 'STRATEGY=dca\nSCHEDULE="* * * * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0001\n');
   sandbox.exchange.seedSpot('USDT', new (await import('../src/domain/money.ts')).Decimal('1000000'));
   const child = spawn(process.execPath, [CLI, 'run', '--live', '--strategies', strategies, '--data-dir', join(root, 'data')], {
-    env: { PATH: process.env['PATH'] ?? '', HOME: root, STACKER_MODE: 'live', STACKER_BASE_URL: sandbox.url, STACKER_API_KEY: sandbox.apiKey, STACKER_API_SECRET: sandbox.apiSecret, STACKER_LOG_LEVEL: 'warn' },
+    env: { PATH: process.env['PATH'] ?? '', HOME: root, STACKER_MODE: 'live', STACKER_BASE_URL: sandbox.url, STACKER_API_KEY: sandbox.apiKey, STACKER_API_SECRET: sandbox.apiSecret, STACKER_LOG_LEVEL: 'warn', ...(process.env['NODE_OPTIONS'] === undefined ? {} : { NODE_OPTIONS: process.env['NODE_OPTIONS'] }) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   try {

@@ -68,6 +68,10 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 
 /** The wall-clock date and time in `timeZone` at an instant. */
 function civilAt(atMs: number, timeZone: string): Civil {
+  if (timeZone === 'UTC' || timeZone === 'Etc/UTC') {
+    const d = new Date(atMs);
+    return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
+  }
   const parts: Record<string, number> = {};
   for (const part of formatterFor(timeZone).formatToParts(atMs)) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);

@@ -51,12 +51,31 @@ export function openDatabase(options: SqliteOpenOptions): DatabaseSync {
     }
     // A quick read proves the file is a database before anything relies on it.
     db.prepare('SELECT count(*) AS n FROM sqlite_master').get();
+    cacheStatements(db);
   } catch (error) {
     db.close();
     if (error instanceof StoreError) throw error;
     throw new StoreError('open-failed', `cannot open the journal ${options.path}: ${messageOf(error)}`, { cause: error });
   }
   return db;
+}
+
+/**
+ * The journal's queries are a fixed set of texts run thousands of times in a backtest: compiling
+ * each once and reusing the statement saves most of a query's cost. Statements are used
+ * synchronously, one at a time, so sharing them is safe.
+ */
+function cacheStatements(db: DatabaseSync): void {
+  const compile = db.prepare.bind(db);
+  const cache = new Map<string, ReturnType<DatabaseSync['prepare']>>();
+  db.prepare = (sql: string) => {
+    let statement = cache.get(sql);
+    if (statement === undefined) {
+      statement = compile(sql);
+      cache.set(sql, statement);
+    }
+    return statement;
+  };
 }
 
 /**

@@ -92,19 +92,25 @@ export function findIntentByClientOrderId(db: DatabaseSync, clientOrderId: strin
 }
 
 export function listIntents(db: DatabaseSync, query: IntentQuery): IntentRecord[] {
+  // Only the conditions given go into the SQL, so SQLite can use the (instance, slot, idx)
+  // index: a slot's intents are read on every slot, and a scan would grow with the journal.
+  const where: string[] = [];
+  const params: Record<string, string | number> = { limit: query.limit ?? -1 };
+  if (query.instance !== undefined) {
+    where.push('instance = :instance');
+    params['instance'] = query.instance;
+  }
+  if (query.slotTimeMs !== undefined) {
+    where.push('slot_time_ms = :slot');
+    params['slot'] = query.slotTimeMs;
+  }
+  if (query.statuses !== undefined) {
+    where.push('status IN (SELECT value FROM json_each(:statuses))');
+    params['statuses'] = JSON.stringify(query.statuses);
+  }
   return db
-    .prepare(
-      `SELECT * FROM intents
-       WHERE (:instance IS NULL OR instance = :instance) AND (:slot IS NULL OR slot_time_ms = :slot)
-         AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
-       ORDER BY slot_time_ms DESC, instance, idx LIMIT :limit`,
-    )
-    .all({
-      instance: query.instance ?? null,
-      slot: query.slotTimeMs ?? null,
-      statuses: query.statuses === undefined ? null : JSON.stringify(query.statuses),
-      limit: query.limit ?? -1,
-    })
+    .prepare(`SELECT * FROM intents ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY slot_time_ms DESC, instance, idx LIMIT :limit`)
+    .all(params)
     .map(intentFromRow);
 }
 

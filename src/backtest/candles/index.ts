@@ -41,6 +41,16 @@ export interface LoadOptions {
 }
 
 const MAX_PROBLEMS = 20;
+const ROW = /(\d{1,12}),(\d+(?:\.\d+)?),(\d+(?:\.\d+)?),(\d+(?:\.\d+)?),(\d+(?:\.\d+)?),\d+(?:\.\d+)?\r?(?=\n|$)/y;
+
+/** low <= open, close <= high, no zero price (floats only check the file; no money is computed from them). */
+function consistent(m: RegExpExecArray): boolean {
+  const open = Number(m[2]);
+  const high = Number(m[3]);
+  const low = Number(m[4]);
+  const close = Number(m[5]);
+  return open > 0 && low > 0 && low <= open && low <= close && high >= open && high >= close;
+}
 const PRICE = /^\d+(?:\.\d+)?$/;
 const TIME = /^\d{1,12}$/;
 
@@ -71,17 +81,28 @@ export function parseCandles(text: string, options: LoadOptions): CandleSeries {
     line += 1;
     let end = text.indexOf('\n', start);
     if (end === -1) end = text.length;
-    let row = text.slice(start, end);
-    start = end + 1;
-    if (row.endsWith('\r')) row = row.slice(0, -1);
-    if (row === '' && start >= text.length) break;
-    const fields = row.split(',');
-    const problem = checkRow(fields);
-    if (problem !== null) {
-      problems.push({ line, reason: problem });
-      continue;
+    // The common case in one sticky regex (no per-row arrays); a row it does not match goes
+    // through checkRow, which says what exactly is wrong with it.
+    ROW.lastIndex = start;
+    const match = ROW.exec(text);
+    let fields: readonly string[];
+    if (match !== null && ROW.lastIndex - 1 <= end && consistent(match)) {
+      fields = match;
+      start = end + 1;
+    } else {
+      let row = text.slice(start, end);
+      start = end + 1;
+      if (row.endsWith('\r')) row = row.slice(0, -1);
+      if (row === '' && start >= text.length) break;
+      const split = row.split(',');
+      const problem = checkRow(split);
+      if (problem !== null) {
+        problems.push({ line, reason: problem });
+        continue;
+      }
+      fields = ['', ...split];
     }
-    const time = Number(fields[0]);
+    const time = Number(fields[1]);
     if (time <= previous) {
       problems.push({ line, reason: `time ${time} is not after the previous row's ${previous}` });
       continue;
@@ -94,12 +115,14 @@ export function parseCandles(text: string, options: LoadOptions): CandleSeries {
       times = grown;
     }
     times[count] = time;
-    opens.push(fields[1] as string);
-    closes.push(fields[4] as string);
+    opens.push(fields[2] as string);
+    closes.push(fields[5] as string);
     count += 1;
   }
   if (problems.length > 0) throw new CandleCsvError(source, problems);
-  return series(options.market, times.subarray(0, count), opens, closes);
+  const result = series(options.market, times.subarray(0, count), opens, closes);
+  columns.set(result, { opens, closes });
+  return result;
 }
 
 export function loadCandles(path: string, options: Omit<LoadOptions, 'source'>): CandleSeries {
@@ -119,8 +142,29 @@ function checkRow(fields: readonly string[]): string | null {
   return null;
 }
 
-/** Build a series over columns (also used to replay one file several times in a benchmark). */
-export function series(market: string, times: Float64Array, opens: readonly string[], closes: readonly string[]): CandleSeries {
+const columns = new WeakMap<CandleSeries, { readonly opens: readonly string[]; readonly closes: readonly string[] }>();
+
+/**
+ * One file replayed `copies` times end to end, each copy shifted by the file's span (the
+ * benchmark's million candles out of a 130 000-row file). Prices are shared with the original,
+ * not copied.
+ */
+export function repeatSeries(base: CandleSeries, copies: number): CandleSeries {
+  const source = columns.get(base);
+  if (source === undefined) throw new TypeError('repeatSeries takes a series from parseCandles');
+  const n = base.length;
+  const span = base.timeSec(n - 1) - base.timeSec(0) + base.intervalSec;
+  const times = new Float64Array(n * copies);
+  for (let copy = 0; copy < copies; copy += 1) for (let i = 0; i < n; i += 1) times[copy * n + i] = base.timeSec(i) + copy * span;
+  return series(base.market, times, (i) => source.opens[i % n] as string, (i) => source.closes[i % n] as string);
+}
+
+type Column = readonly string[] | ((index: number) => string);
+
+/** Build a series over columns. */
+function series(market: string, times: Float64Array, openColumn: Column, closeColumn: Column): CandleSeries {
+  const openText = typeof openColumn === 'function' ? openColumn : (index: number) => openColumn[index] as string;
+  const closeText = typeof closeColumn === 'function' ? closeColumn : (index: number) => closeColumn[index] as string;
   const length = times.length;
   const intervalSec = commonStep(times);
   const gaps: CandleGap[] = [];
@@ -147,13 +191,13 @@ export function series(market: string, times: Float64Array, opens: readonly stri
     intervalSec,
     gaps,
     timeSec: (index) => times[index] as number,
-    openDecimal: (index) => new Decimal(opens[index] as string),
-    closeDecimal: (index) => new Decimal(closes[index] as string),
+    openDecimal: (index) => new Decimal(openText(index)),
+    closeDecimal: (index) => new Decimal(closeText(index)),
     firstAtOrAfter,
     priceAt(timeMs) {
       if (length === 0) return null;
       const index = firstAtOrAfter(timeMs);
-      return index < length ? new Decimal(opens[index] as string) : new Decimal(closes[length - 1] as string);
+      return index < length ? new Decimal(openText(index)) : new Decimal(closeText(length - 1));
     },
   };
 }
