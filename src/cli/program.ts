@@ -1,11 +1,13 @@
 import { Command } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
+import { registerCheckCommand } from './commands/check.ts';
+import { registerJournalCommands } from './commands/journal.ts';
 import { CommandContext, type GlobalFlags, type RunState } from './context.ts';
 import type { Io } from './output.ts';
 
 /**
  * The command tree. Only flags, descriptions and help live here; each command's code is
- * imported when that command runs, so `stacker ping` never loads the sandbox, pino or zod.
+ * imported when that command runs, so `stacker ping` never loads the sandbox or pino.
  * Flag values arrive as raw text and are checked by the command (src/cli/args.ts) before any
  * request, so every message has one shape: `error: --flag: rule (got "value")`.
  */
@@ -94,6 +96,9 @@ first slot; every problem is reported at once (exit 2) and nothing is sent.
 SIGINT/SIGTERM: no new slots, the slot in flight finishes, the journal closes, exit 0.`,
     )
     .action(action(async () => (await import('./commands/run.ts')).run));
+
+  registerCheckCommand(program, { action });
+  registerJournalCommands(program, { action });
 
   program
     .command('backtest')
