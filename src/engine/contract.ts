@@ -1,3 +1,4 @@
+import type { Intent } from '../domain/intent.ts';
 import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
 import type { InputProblem } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
@@ -124,63 +125,24 @@ export const CLIENT_ORDER_PREFIX_PATTERN = /^[A-Za-z0-9._-]{1,24}$/;
 export const STATE_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 export const STATE_VALUE_MAX = 4096;
 
-/** Buy an exact base quantity at market (WhiteBIT "stock market" order). Spends the trade balance. */
-export interface BuyStockMarketIntent {
-  readonly kind: 'buy-stock-market';
-  readonly market: string;
-  /** Base quantity, already within the market's precision. */
-  readonly amount: Decimal;
-  /** Self-trade prevention; the exchange's default `no` when absent. */
-  readonly stp?: Stp;
-  /**
-   * Prefix of the clientOrderId the engine derives (`<tag>-<suffix>`), also stored in the
-   * journal; CLIENT_ORDER_PREFIX_PATTERN. The engine uses its own prefix when absent.
-   */
-  readonly tag?: string;
-}
-
-/** Withdraw from a flex investment back to the main balance. `amount` ≤ the invested amount. */
-export interface FlexWithdrawIntent {
-  readonly kind: 'flex-withdraw';
-  /** The plan's UUID. */
-  readonly plan: string;
-  readonly amount: Decimal;
-}
-
-/** Move funds from the main balance to the trade (spot) balance, which orders spend. */
-export interface TransferIntent {
-  readonly kind: 'transfer';
-  readonly ticker: string;
-  readonly amount: Decimal;
-  readonly from: 'main';
-  readonly to: 'spot';
-}
-
-/** A log line of the slot, journalled with it. Values are text: money via formatDecimal, codes via maskCode. */
-export interface NoteIntent {
-  readonly kind: 'note';
-  readonly level: 'info' | 'warn';
-  readonly message: string;
-  readonly data?: Readonly<Record<string, string>>;
-}
-
-/** The strategy chose not to act, and says why; counted by `reason`. */
-export interface RefusalIntent {
-  readonly kind: 'refusal';
-  readonly reason: RefusalReason | (string & {});
-  readonly message: string;
-  readonly data?: Readonly<Record<string, string>>;
-}
-
-/** Persist (value: text) or delete (value: null) one key of the strategy's state. */
-export interface SetStateIntent {
-  readonly kind: 'set-state';
-  readonly key: string;
-  readonly value: string | null;
-}
-
-export type Intent = BuyStockMarketIntent | FlexWithdrawIntent | TransferIntent | NoteIntent | RefusalIntent | SetStateIntent;
-export type IntentKind = Intent['kind'];
+/**
+ * The intents a strategy returns: buy-stock-market (an exact base quantity at market, spending
+ * the trade balance; `tag` prefixes the derived clientOrderId, CLIENT_ORDER_PREFIX_PATTERN),
+ * flex-withdraw (back to the main balance, amount ≤ invested), transfer (main → spot), note
+ * (a log line; money via formatDecimal, codes via maskCode), refusal (a kebab-case reason,
+ * counted by reason; reuse REFUSAL_REASONS where one fits) and set-state (persist text, or
+ * delete with null). The shapes live in the domain because the store journals them too.
+ */
+export type {
+  BuyStockMarketIntent,
+  FlexWithdrawIntent,
+  Intent,
+  IntentKind,
+  NoteIntent,
+  RefusalIntent,
+  SetStateIntent,
+  TransferIntent,
+} from '../domain/intent.ts';
 
 /**
  * What `checkParams` may look at when the instance is validated at start (the exchange's

@@ -1,3 +1,4 @@
+import { isValidTimezone, localParts } from '../domain/zone.ts';
 import { StoreError } from './errors.ts';
 import type { PeriodStarts } from './journal.ts';
 
@@ -27,7 +28,7 @@ export function periodStarts(atMs: number, timeZone: string): PeriodStarts {
 
 /** Throws StoreError('invalid-argument') unless the runtime knows the zone. */
 export function checkTimeZone(timeZone: string): void {
-  formatterFor(timeZone);
+  if (!isValidTimezone(timeZone)) throw new StoreError('invalid-argument', `unknown time zone ${JSON.stringify(timeZone)}: use an IANA name such as UTC or Europe/Berlin`);
 }
 
 interface Civil {
@@ -40,48 +41,10 @@ interface Civil {
 }
 
 const HOUR_MS = 3_600_000;
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  let formatter = formatters.get(timeZone);
-  if (formatter === undefined) {
-    try {
-      formatter = new Intl.DateTimeFormat('en-US', {
-        timeZone,
-        calendar: 'gregory',
-        numberingSystem: 'latn',
-        hourCycle: 'h23',
-        year: 'numeric',
-        month: 'numeric',
-        day: 'numeric',
-        hour: 'numeric',
-        minute: 'numeric',
-        second: 'numeric',
-      });
-    } catch {
-      throw new StoreError('invalid-argument', `unknown time zone ${JSON.stringify(timeZone)}: use an IANA name such as UTC or Europe/Berlin`);
-    }
-    formatters.set(timeZone, formatter);
-  }
-  return formatter;
-}
-
-/** The wall-clock date and time in `timeZone` at an instant. */
+/** The wall-clock date and time in `timeZone` at an instant (shared zone arithmetic: src/domain/zone.ts). */
 function civilAt(atMs: number, timeZone: string): Civil {
-  if (timeZone === 'UTC' || timeZone === 'Etc/UTC') {
-    const d = new Date(atMs);
-    return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
-  }
-  const parts: Record<string, number> = {};
-  for (const part of formatterFor(timeZone).formatToParts(atMs)) {
-    if (part.type !== 'literal') parts[part.type] = Number(part.value);
-  }
-  const field = (name: string): number => {
-    const value = parts[name];
-    if (value === undefined || !Number.isFinite(value)) throw new StoreError('invalid-argument', `cannot read the ${name} of ${atMs} in ${timeZone}`);
-    return value;
-  };
-  return { year: field('year'), month: field('month'), day: field('day'), hour: field('hour'), minute: field('minute'), second: field('second') };
+  checkTimeZone(timeZone);
+  return localParts(atMs, timeZone);
 }
 
 /** Local time minus UTC at an instant, in ms (e.g. +3_600_000 for CET). */

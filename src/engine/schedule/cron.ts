@@ -1,5 +1,5 @@
 import { createTask, validateDetailed } from 'node-cron';
-import { isValidTimezone, type LocalParts, localParts, localToUtc, shiftDay } from './zone.ts';
+import { isValidTimezone, type LocalParts, localParts, localToUtc, shiftDay } from '../../domain/zone.ts';
 
 /**
  * A SCHEDULE in its TIMEZONE, read by node-cron's own parser, so the live scheduler (node-cron)

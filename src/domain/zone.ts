@@ -18,6 +18,8 @@ function formatter(timezone: string): Intl.DateTimeFormat {
   if (found === undefined) {
     found = new Intl.DateTimeFormat('en-US', {
       timeZone: timezone,
+      calendar: 'gregory',
+      numberingSystem: 'latn',
       hourCycle: 'h23',
       year: 'numeric',
       month: 'numeric',
