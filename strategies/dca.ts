@@ -1,5 +1,5 @@
 import type { InputProblem } from '../src/domain/errors.ts';
-import { type MarketRules, type RuleViolation, checkBaseOrder, roundBaseAmount, takerFee } from '../src/domain/market.ts';
+import { type MarketRules, RULE_REFUSAL_REASONS, type RuleViolation, checkBaseOrder, roundBaseAmount, takerFee } from '../src/domain/market.ts';
 import { Decimal, formatDecimal, roundUp } from '../src/domain/money.ts';
 import { STP_MODES, type Stp } from '../src/domain/order.ts';
 import { type Intent, type RefusalIntent, STRATEGY_API_VERSION, defineStrategy } from '../src/engine/contract.ts';
@@ -157,17 +157,8 @@ function fund(tradeAvailable: Decimal, mainAvailable: Decimal, needQuote: Decima
   return { kind: 'transfer', amount: Decimal.min(buffered, mainAvailable) };
 }
 
-const REASONS: Record<RuleViolation['rule'], string> = {
-  'trading-disabled': 'trading-disabled',
-  positive: 'below-min-amount',
-  precision: 'amount-precision',
-  'min-amount': 'below-min-amount',
-  'min-total': 'below-min-total',
-  'max-total': 'above-max-total',
-};
-
 function reasonFor(violation: RuleViolation): string {
-  return REASONS[violation.rule];
+  return RULE_REFUSAL_REASONS[violation.rule];
 }
 
 function refusal(reason: string, message: string, data: Readonly<Record<string, string>>): RefusalIntent {

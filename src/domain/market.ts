@@ -27,6 +27,19 @@ export interface RuleViolation {
   readonly message: string;
 }
 
+/**
+ * The refusal reason (kebab-case, as counted in metrics) for each rule a market order breaks:
+ * one table, so a strategy's early refusal and the engine's guard name a violation alike.
+ */
+export const RULE_REFUSAL_REASONS: Readonly<Record<RuleViolation['rule'], string>> = {
+  'trading-disabled': 'trading-disabled',
+  positive: 'below-min-amount',
+  precision: 'amount-precision',
+  'min-amount': 'below-min-amount',
+  'min-total': 'below-min-total',
+  'max-total': 'above-max-total',
+};
+
 /** Round a base quantity down to what the market accepts. */
 export function roundBaseAmount(rules: MarketRules, baseAmount: Decimal): Decimal {
   return roundDown(baseAmount, rules.basePrecision);

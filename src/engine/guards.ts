@@ -1,4 +1,4 @@
-import { checkBaseOrder } from '../domain/market.ts';
+import { RULE_REFUSAL_REASONS, checkBaseOrder } from '../domain/market.ts';
 import type { Decimal } from '../domain/money.ts';
 import { formatDecimal } from '../domain/money.ts';
 import type { BuyStockMarketIntent, MoneyIntent } from '../domain/intent.ts';
@@ -16,15 +16,6 @@ export interface StaticLimits {
   readonly maxOrderQuote: Decimal | null;
 }
 
-const RULE_REASONS = {
-  'trading-disabled': 'trading-disabled',
-  positive: 'below-min-amount',
-  precision: 'amount-precision',
-  'min-amount': 'below-min-amount',
-  'min-total': 'below-min-total',
-  'max-total': 'above-max-total',
-} as const;
-
 export function staticGuard(intent: MoneyIntent, view: SlotView, limits: StaticLimits): IntentError | null {
   if (intent.kind !== 'buy-stock-market') return null;
   return buyGuard(intent, view, limits);
@@ -37,7 +28,7 @@ function buyGuard(intent: BuyStockMarketIntent, view: SlotView, limits: StaticLi
   if (price === undefined || price.lte(0)) return { code: 'no-price', message: `no price is known for ${intent.market}` };
   const violations = checkBaseOrder(rules, intent.amount, price);
   const first = violations[0];
-  if (first !== undefined) return { code: RULE_REASONS[first.rule], message: violations.map((v) => v.message).join('; ') };
+  if (first !== undefined) return { code: RULE_REFUSAL_REASONS[first.rule], message: violations.map((v) => v.message).join('; ') };
   const estimate = intent.amount.mul(price);
   if (limits.maxOrderQuote !== null && estimate.gt(limits.maxOrderQuote)) {
     return {

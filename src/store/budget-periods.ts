@@ -1,4 +1,4 @@
-import { isValidTimezone, localParts } from '../domain/zone.ts';
+import { type LocalParts, isValidTimezone, localParts } from '../domain/zone.ts';
 import { StoreError } from './errors.ts';
 import type { PeriodStarts } from './journal.ts';
 
@@ -31,14 +31,7 @@ export function checkTimeZone(timeZone: string): void {
   if (!isValidTimezone(timeZone)) throw new StoreError('invalid-argument', `unknown time zone ${JSON.stringify(timeZone)}: use an IANA name such as UTC or Europe/Berlin`);
 }
 
-interface Civil {
-  readonly year: number;
-  readonly month: number;
-  readonly day: number;
-  readonly hour: number;
-  readonly minute: number;
-  readonly second: number;
-}
+type Civil = LocalParts;
 
 const HOUR_MS = 3_600_000;
 /** The wall-clock date and time in `timeZone` at an instant (shared zone arithmetic: src/domain/zone.ts). */

@@ -89,3 +89,15 @@ export function startDaemon(args: readonly string[], env: Record<string, string>
     },
   };
 }
+
+/** The environment of a live daemon trading on the sandbox, with its locks under the test's own HOME. */
+export function liveEnv(sandbox: { readonly url: string; readonly apiKey: string; readonly apiSecret: string }, dir: DaemonDir, logLevel = 'info'): Record<string, string> {
+  return {
+    HOME: dir.root,
+    STACKER_MODE: 'live',
+    STACKER_BASE_URL: sandbox.url,
+    STACKER_API_KEY: sandbox.apiKey,
+    STACKER_API_SECRET: sandbox.apiSecret,
+    STACKER_LOG_LEVEL: logLevel,
+  };
+}

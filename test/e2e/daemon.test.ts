@@ -4,7 +4,7 @@ import { formatDecimal } from '../../src/domain/money.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
-import { type DaemonDir, daemonDir, startDaemon } from './daemon-process.ts';
+import { type DaemonDir, daemonDir, liveEnv, startDaemon } from './daemon-process.ts';
 
 // `stacker run` as a user starts it (the real CLI in a child process), trading live against the
 // sandbox on second-level schedules; afterwards the journal is compared with the sandbox's books.
@@ -19,14 +19,7 @@ afterEach(async () => {
   dir.remove();
 });
 
-const liveEnv = (): Record<string, string> => ({
-  HOME: dir.root,
-  STACKER_MODE: 'live',
-  STACKER_BASE_URL: sandbox.url,
-  STACKER_API_KEY: sandbox.apiKey,
-  STACKER_API_SECRET: sandbox.apiSecret,
-  STACKER_LOG_LEVEL: 'info',
-});
+const live = (): Record<string, string> => liveEnv(sandbox, dir);
 
 interface LogLine {
   readonly event?: string;
@@ -46,7 +39,7 @@ describe('stacker run against the sandbox', () => {
     dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', STP: 'cancel_new', ALLOW_TRANSFER: 'true' });
     dir.writeStrategy('sweep', { STRATEGY: 'flex-sweep', SCHEDULE: '*/2 * * * * *', PLAN: DEMO_FLEX_PLAN_ID, MODE: 'all' });
     dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '*/2 * * * * *' });
-    const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], liveEnv());
+    const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], live());
     await daemon.waitFor('"event":"scheduled"');
     await daemon.waitFor('"to":"FILLED"');
     await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -101,7 +94,7 @@ describe('stacker run against the sandbox', () => {
   it('refuses to start with a bad configuration, naming every problem, and sends nothing', async () => {
     dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '61 * * * *', MARKET: 'BTC_USDT', AMOUNT: '1e-3', AMOUTN: '1' });
     dir.writeStrategy('other', { STRATEGY: 'dac', SCHEDULE: '0 9 * * *' });
-    const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], liveEnv());
+    const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], live());
     expect(await daemon.exited).toBe(2);
     const text = daemon.output();
     for (const part of ['SCHEDULE', 'AMOUNT', 'AMOUTN', 'dac']) expect(text).toContain(part);
@@ -110,7 +103,7 @@ describe('stacker run against the sandbox', () => {
 
   it('exits non-zero and stops trading when the exchange refuses the key', async () => {
     dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
-    const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], { ...liveEnv(), STACKER_API_SECRET: 'wrong-secret-value' });
+    const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], { ...live(), STACKER_API_SECRET: 'wrong-secret-value' });
     const code = await daemon.exited;
     expect(code).not.toBe(0);
     expect(daemon.output()).toContain('E_AUTH');

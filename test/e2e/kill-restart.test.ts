@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
-import { type DaemonDir, daemonDir, startDaemon } from './daemon-process.ts';
+import { type DaemonDir, daemonDir, liveEnv, startDaemon } from './daemon-process.ts';
 
 // kill -9 at random moments, then restart, again and again: the journal and the exchange must
 // agree at the end: no order twice, no intent left unresolved, every order the sandbox placed
@@ -20,14 +20,7 @@ afterAll(async () => {
   dir.remove();
 });
 
-const env = (): Record<string, string> => ({
-  HOME: dir.root,
-  STACKER_MODE: 'live',
-  STACKER_BASE_URL: sandbox.url,
-  STACKER_API_KEY: sandbox.apiKey,
-  STACKER_API_SECRET: sandbox.apiSecret,
-  STACKER_LOG_LEVEL: 'info',
-});
+const env = (): Record<string, string> => liveEnv(sandbox, dir);
 
 /** Deterministic "random" moments, so a failure can be replayed. */
 function moments(seed: number, count: number): number[] {

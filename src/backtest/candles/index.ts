@@ -55,7 +55,7 @@ const PRICE = /^\d+(?:\.\d+)?$/;
 const TIME = /^\d{1,12}$/;
 
 /**
- * Parse `time,open,high,low,close,volume` (the format of ../shared/data and data/): every bad
+ * Parse `time,open,high,low,close,volume` (the format of the files in data/): every bad
  * row is reported with its line number and the file is refused as a whole, like parseCandleCsv;
  * gaps (missing intervals) are tolerated and reported.
  */
