@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.ts';
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import { requireCredentials } from '../config/settings.ts';
+import { formatDecimal } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
 
 export interface ExchangeFactoryOptions {
@@ -24,8 +25,8 @@ export async function createExchange(config: DaemonConfig, logger: Logger, optio
     return new LiveExchange(new ApiClient({ baseUrl, credentials, ...onRequest }));
   }
   const [{ ApiMarketData }, { PaperExchange }] = await Promise.all([import('../exchange/market-data.ts'), import('../sim/paper-exchange.ts')]);
-  logger.info(
-    { event: 'paper-account', wallet: Object.fromEntries([...config.dryRunWallet].map(([asset, amount]) => [asset, amount.toFixed()])), marketData: baseUrl },
+  logger.child({ mode: config.mode }).info(
+    { event: 'paper-account', wallet: Object.fromEntries([...config.dryRunWallet].map(([asset, amount]) => [asset, formatDecimal(amount)])), marketData: baseUrl },
     'dry-run: prices and market rules from the exchange, orders filled on a paper account',
   );
   return new PaperExchange({

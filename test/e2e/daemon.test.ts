@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { formatDecimal } from '../../src/domain/money.ts';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
@@ -89,6 +89,31 @@ describe('stacker run against the sandbox', () => {
     }
     expect(sandbox.exchange.verifyLedger()).toBe(true);
     expect(daemon.output()).not.toContain(sandbox.apiSecret);
+  }, 30_000);
+
+  it('dry-run trades on a paper account with the exchange\'s prices and sends the exchange nothing that moves money', async () => {
+    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const before = sandbox.exchange.ledger().length;
+    // Keys set, STACKER_MODE=live, but no --live: one switch alone is dry-run, and it says so.
+    const daemon = startDaemon(['--strategies', dir.strategies, '--data-dir', dir.data], { ...live(), STACKER_DRY_RUN_WALLET: 'USDT=500' });
+    await daemon.waitFor('"to":"FILLED"');
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(0);
+    const lines = jsonLines(daemon.output());
+    expect(lines.every((line) => line.mode === 'dry-run')).toBe(true);
+    expect(daemon.output()).toContain('--live');
+    expect(sandbox.exchange.orderHistory({})).toHaveLength(0);
+    expect(sandbox.exchange.ledger()).toHaveLength(before);
+    const journal = new SqliteJournal({ path: join(dir.data, 'stacker-dry-run.db'), readOnly: true });
+    await journal.open();
+    try {
+      const orders = await journal.listOrders({ limit: 100 });
+      expect(orders.length).toBeGreaterThanOrEqual(1);
+      // Paper fills at the sandbox's own price: 0.001 × 65000.
+      expect(formatDecimal(orders[0]?.filledQuote ?? orders[0]?.amount.neg() ?? new Decimal(-1))).toBe('65');
+    } finally {
+      await journal.close();
+    }
   }, 30_000);
 
   it('refuses to start with a bad configuration, naming every problem, and sends nothing', async () => {
