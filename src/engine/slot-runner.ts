@@ -113,6 +113,12 @@ export async function runSlot(deps: EngineDeps, markets: MarketBook, instance: I
       }
     }
   } catch (error) {
+    // Trading stopped mid-slot (auth, nonce) or a bug: what was not sent yet never will be.
+    for (const record of await deps.journal.listIntents({ instance: instance.instance, slotTimeMs })) {
+      if (record.status === 'pending') {
+        await deps.journal.updateIntent(record.intentId, { status: 'failed', error: { code: 'E_STOPPED', message: `not sent: ${errorMessage(error)}` } });
+      }
+    }
     await deps.journal.finishSlot({ ...key, status: 'failed', reason: errorMessage(error) });
     deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
     throw error;
