@@ -29,7 +29,9 @@ export async function recordOrder(deps: EngineDeps, instance: string, order: Ord
       feeAsset: order.feeAsset,
       ...(order.stopActivated === null ? {} : { stopActivated: order.stopActivated }),
     },
-    `order ${order.clientOrderId} ${transition.fromStatus ?? 'seen'} -> ${transition.toStatus}`,
+    transition.fromStatus === transition.toStatus && transition.stopActivated
+      ? `order ${order.clientOrderId} stop activated (${transition.toStatus})`
+      : `order ${order.clientOrderId} ${transition.fromStatus ?? 'seen'} -> ${transition.toStatus}`,
   );
   if (intentId !== null && isTerminalStatus(transition.toStatus)) await settleReservation(deps, instance, intentId, order);
   return transition;

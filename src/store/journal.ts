@@ -256,6 +256,8 @@ export interface OrderTransition {
   readonly filledQuote: Decimal;
   readonly fee: Decimal;
   readonly atMs: number;
+  /** A stop order that was activated (0 → 1) at or before this transition. */
+  readonly stopActivated: boolean;
 }
 
 export interface OrderQuery {

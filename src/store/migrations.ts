@@ -168,7 +168,36 @@ CREATE TABLE budget_reservations (
 CREATE INDEX budget_reservations_by_state ON budget_reservations (state, instance);
 `;
 
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial journal', sql: V1_INITIAL }];
+/**
+ * v2: a stop order's activation (0 → 1) is a transition of its own even when its status and
+ * fills stay the same, so the "reached once" key of a transition includes it. SQLite cannot
+ * change a table's constraints in place: the table is rebuilt, rows kept (earlier transitions
+ * were none of them activations).
+ */
+const V2_STOP_ACTIVATION = `
+CREATE TABLE order_transitions_v2 (
+  order_id TEXT NOT NULL REFERENCES orders (order_id),
+  seq INTEGER NOT NULL CHECK (seq >= 1),
+  from_status TEXT,
+  to_status TEXT NOT NULL,
+  ${decimal('filled_base')},
+  ${decimal('filled_quote')},
+  ${decimal('fee')},
+  at_ms INTEGER NOT NULL,
+  stop_activated INTEGER NOT NULL DEFAULT 0 CHECK (stop_activated IN (0, 1)),
+  PRIMARY KEY (order_id, seq),
+  UNIQUE (order_id, to_status, filled_base, filled_quote, fee, stop_activated)
+);
+INSERT INTO order_transitions_v2 (order_id, seq, from_status, to_status, filled_base, filled_quote, fee, at_ms, stop_activated)
+  SELECT order_id, seq, from_status, to_status, filled_base, filled_quote, fee, at_ms, 0 FROM order_transitions;
+DROP TABLE order_transitions;
+ALTER TABLE order_transitions_v2 RENAME TO order_transitions;
+`;
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'initial journal', sql: V1_INITIAL },
+  { version: 2, name: 'stop activation transitions', sql: V2_STOP_ACTIVATION },
+];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION: number = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -36,8 +36,15 @@ export function recordOrderSnapshot(db: DatabaseSync, order: Order, link: OrderL
     }
     const stored = orderFromRow(row);
     if (isTerminalStatus(stored.status) || isOlder(order, stored)) return null;
+    // A stop order's activation (0 → 1, never back) is a transition of its own, even when the
+    // status stays NEW: it is the moment the order starts to trade.
+    const activated = stored.stopActivated === 0 && order.stopActivated === 1;
     const moved =
-      order.status !== stored.status || !order.filledBase.eq(stored.filledBase) || !order.filledQuote.eq(stored.filledQuote) || !order.fee.eq(stored.fee);
+      activated ||
+      order.status !== stored.status ||
+      !order.filledBase.eq(stored.filledBase) ||
+      !order.filledQuote.eq(stored.filledQuote) ||
+      !order.fee.eq(stored.fee);
     const intentId = stored.intentId ?? resolveIntent(db, order, link);
     if (!moved && intentId === stored.intentId && sameColumns(row, columns)) return null;
     db.prepare(
@@ -102,14 +109,15 @@ function insertTransition(db: DatabaseSync, order: Order, from: OrderStatus | nu
     filledQuote: order.filledQuote,
     fee: order.fee,
     atMs: nowMs,
+    stopActivated: order.stopActivated === 1,
   };
   const inserted = db
     .prepare(
-      `INSERT INTO order_transitions (order_id, seq, from_status, to_status, filled_base, filled_quote, fee, at_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (order_id, to_status, filled_base, filled_quote, fee) DO NOTHING`,
+      `INSERT INTO order_transitions (order_id, seq, from_status, to_status, filled_base, filled_quote, fee, at_ms, stop_activated)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (order_id, to_status, filled_base, filled_quote, fee, stop_activated) DO NOTHING`,
     )
-    .run(order.orderId, seq, from, order.status, formatDecimal(order.filledBase), formatDecimal(order.filledQuote), formatDecimal(order.fee), nowMs);
+    .run(order.orderId, seq, from, order.status, formatDecimal(order.filledBase), formatDecimal(order.filledQuote), formatDecimal(order.fee), nowMs, order.stopActivated === 1 ? 1 : 0);
   return Number(inserted.changes) === 1 ? transition : null;
 }
 

@@ -163,6 +163,7 @@ export function transitionFromRow(row: Row): OrderTransition {
     filledQuote: r.decimal('filled_quote'),
     fee: r.decimal('fee'),
     atMs: r.int('at_ms'),
+    stopActivated: r.int('stop_activated') === 1,
   };
 }
 

@@ -134,3 +134,27 @@ describe('schema migrations', () => {
     await expect(journal.listSlots()).rejects.toMatchObject({ reason: 'closed' });
   });
 });
+
+describe('migration 2 (stop activation transitions)', () => {
+  it('upgrades a version-1 journal and keeps every transition', async () => {
+    const { DatabaseSync } = await import('node:sqlite');
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'stacker-mig2-'));
+    try {
+      const path = join(dir, 'old.db');
+      const v1 = new DatabaseSync(path);
+      migrate(v1, path, () => 1, MIGRATIONS.filter((m) => m.version === 1));
+      v1.exec(`INSERT INTO orders (order_id, client_order_id, market, side, type, intent_id, amount, left_amount, price, filled_base, filled_quote, fee, fee_asset,
+        status, status_derived, stp, stop_activated, exchange_created_at_sec, first_seen_at_ms, updated_at_ms)
+        VALUES ('1', 'c-1', 'BTC_USDT', 'buy', 'stock market', NULL, '0.001', '0', NULL, '0.001', '65', '0.065', 'USDT', 'FILLED', 0, 'no', NULL, 1, 1, 1)`);
+      v1.exec(`INSERT INTO order_transitions (order_id, seq, from_status, to_status, filled_base, filled_quote, fee, at_ms) VALUES ('1', 1, NULL, 'FILLED', '0.001', '65', '0.065', 5)`);
+      expect(migrate(v1, path, () => 2)).toEqual([2]);
+      expect(v1.prepare('SELECT seq, to_status, filled_quote, stop_activated FROM order_transitions').all()).toEqual([{ seq: 1, to_status: 'FILLED', filled_quote: '65', stop_activated: 0 }]);
+      v1.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

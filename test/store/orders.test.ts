@@ -140,3 +140,17 @@ describe('order tracking', () => {
     await expect(journal.recordOrderSnapshot(order({ fee: new Decimal(NaN) }))).rejects.toMatchObject({ reason: 'invalid-argument' });
   });
 });
+
+describe('stop orders', () => {
+  it('journals a stop activation 0 → 1 as a transition of its own, once, even though the status stays NEW', async () => {
+    const journal = await world.opened();
+    const stop = { clientOrderId: CLIENT_ID, type: 'stop market' as const };
+    expect(summary(await journal.recordOrderSnapshot(order({ ...stop, stopActivated: 0 })))).toBe('#1 ∅→NEW base=0 quote=0 fee=0');
+    expect(await journal.recordOrderSnapshot(order({ ...stop, stopActivated: 0 }))).toBeNull();
+    const activation = await journal.recordOrderSnapshot(order({ ...stop, stopActivated: 1 }));
+    expect([summary(activation), activation?.stopActivated]).toEqual(['#2 NEW→NEW base=0 quote=0 fee=0', true]);
+    expect(await journal.recordOrderSnapshot(order({ ...stop, stopActivated: 1 }))).toBeNull();
+    const transitions = await journal.orderTransitions(order(stop).orderId);
+    expect(transitions.map((t) => t.stopActivated)).toEqual([false, true]);
+  });
+});
