@@ -41,16 +41,6 @@ export interface LoadOptions {
 }
 
 const MAX_PROBLEMS = 20;
-const ROW = /(\d{1,12}),(\d+(?:\.\d+)?),(\d+(?:\.\d+)?),(\d+(?:\.\d+)?),(\d+(?:\.\d+)?),\d+(?:\.\d+)?\r?(?=\n|$)/y;
-
-/** low <= open, close <= high, no zero price (floats only check the file; no money is computed from them). */
-function consistent(m: RegExpExecArray): boolean {
-  const open = Number(m[2]);
-  const high = Number(m[3]);
-  const low = Number(m[4]);
-  const close = Number(m[5]);
-  return open > 0 && low > 0 && low <= open && low <= close && high >= open && high >= close;
-}
 const PRICE = /^\d+(?:\.\d+)?$/;
 const TIME = /^\d{1,12}$/;
 
@@ -71,8 +61,12 @@ export function parseCandles(text: string, options: LoadOptions): CandleSeries {
 
   const capacity = Math.max(16, Math.ceil(text.length / 40));
   let times = new Float64Array(capacity);
-  const opens: string[] = [];
-  const closes: string[] = [];
+  // Where each price sits in the text: the text stays the one copy of the numbers.
+  let openStarts = new Uint32Array(capacity);
+  let openEnds = new Uint32Array(capacity);
+  let closeStarts = new Uint32Array(capacity);
+  let closeEnds = new Uint32Array(capacity);
+  const scan: Scan = { time: 0, openStart: 0, openEnd: 0, closeStart: 0, closeEnd: 0 };
   const problems: CandleCsvProblem[] = [];
   let line = 1;
   let previous = -1;
@@ -81,28 +75,20 @@ export function parseCandles(text: string, options: LoadOptions): CandleSeries {
     line += 1;
     let end = text.indexOf('\n', start);
     if (end === -1) end = text.length;
-    // The common case in one sticky regex (no per-row arrays); a row it does not match goes
-    // through checkRow, which says what exactly is wrong with it.
-    ROW.lastIndex = start;
-    const match = ROW.exec(text);
-    let fields: readonly string[];
-    if (match !== null && ROW.lastIndex - 1 <= end && consistent(match)) {
-      fields = match;
-      start = end + 1;
-    } else {
-      let row = text.slice(start, end);
-      start = end + 1;
+    // The common case by scanning characters (no per-row strings or arrays); a row the scanner
+    // does not accept goes through checkRow, which says what exactly is wrong with it.
+    const rowStart = start;
+    start = end + 1;
+    if (!scanRow(text, rowStart, end, scan)) {
+      let row = text.slice(rowStart, end);
       if (row.endsWith('\r')) row = row.slice(0, -1);
       if (row === '' && start >= text.length) break;
       const split = row.split(',');
-      const problem = checkRow(split);
-      if (problem !== null) {
-        problems.push({ line, reason: problem });
-        continue;
-      }
-      fields = ['', ...split];
+      // checkRow and the scanner accept the same rows; checkRow names what is wrong.
+      problems.push({ line, reason: checkRow(split) ?? 'not a well-formed row' });
+      continue;
     }
-    const time = Number(fields[1]);
+    const time = scan.time;
     if (time <= previous) {
       problems.push({ line, reason: `time ${time} is not after the previous row's ${previous}` });
       continue;
@@ -114,15 +100,100 @@ export function parseCandles(text: string, options: LoadOptions): CandleSeries {
       grown.set(times);
       times = grown;
     }
+    if (count === openStarts.length) {
+      openStarts = grow(openStarts);
+      openEnds = grow(openEnds);
+      closeStarts = grow(closeStarts);
+      closeEnds = grow(closeEnds);
+    }
     times[count] = time;
-    opens.push(fields[2] as string);
-    closes.push(fields[5] as string);
+    openStarts[count] = scan.openStart;
+    openEnds[count] = scan.openEnd;
+    closeStarts[count] = scan.closeStart;
+    closeEnds[count] = scan.closeEnd;
     count += 1;
   }
   if (problems.length > 0) throw new CandleCsvError(source, problems);
-  const result = series(options.market, times.subarray(0, count), opens, closes);
-  columns.set(result, { opens, closes });
+  const openText = (i: number): string => text.slice(openStarts[i] as number, openEnds[i] as number);
+  const closeText = (i: number): string => text.slice(closeStarts[i] as number, closeEnds[i] as number);
+  const result = series(options.market, times.subarray(0, count), openText, closeText);
+  columns.set(result, { openText, closeText });
   return result;
+}
+
+interface Scan {
+  time: number;
+  openStart: number;
+  openEnd: number;
+  closeStart: number;
+  closeEnd: number;
+}
+
+function grow(column: Uint32Array<ArrayBuffer>): Uint32Array<ArrayBuffer> {
+  const grown = new Uint32Array(column.length * 2);
+  grown.set(column);
+  return grown;
+}
+
+const ZERO_CODE = 48;
+const NINE_CODE = 57;
+const COMMA = 44;
+const DOT = 46;
+const CR = 13;
+
+/**
+ * Accept a well-formed row `time,open,high,low,close,volume` between `start` and `end` (the
+ * newline), noting where open and close sit; false for anything else. Prices are read as floats
+ * here only to check low <= open, close <= high and no zero: no money is computed from them.
+ */
+function scanRow(text: string, start: number, end: number, out: Scan): boolean {
+  let pos = start;
+  let time = 0;
+  let digits = 0;
+  for (; pos < end; pos += 1) {
+    const c = text.charCodeAt(pos);
+    if (c < ZERO_CODE || c > NINE_CODE) break;
+    time = time * 10 + (c - ZERO_CODE);
+    digits += 1;
+  }
+  if (digits === 0 || digits > 12 || text.charCodeAt(pos) !== COMMA) return false;
+  const values = [0, 0, 0, 0, 0];
+  for (let field = 0; field < 5; field += 1) {
+    pos += 1;
+    const fieldStart = pos;
+    let whole = 0;
+    let fraction = 0;
+    let scale = 1;
+    let seenDot = false;
+    let fieldDigits = 0;
+    for (; pos < end; pos += 1) {
+      const c = text.charCodeAt(pos);
+      if (c >= ZERO_CODE && c <= NINE_CODE) {
+        if (seenDot) {
+          fraction = fraction * 10 + (c - ZERO_CODE);
+          scale *= 10;
+        } else whole = whole * 10 + (c - ZERO_CODE);
+        fieldDigits += 1;
+      } else if (c === DOT && !seenDot && fieldDigits > 0) seenDot = true;
+      else break;
+    }
+    const last = text.charCodeAt(pos - 1);
+    if (fieldDigits === 0 || last === DOT) return false;
+    const terminator = text.charCodeAt(pos);
+    if (field < 4 ? terminator !== COMMA : !(pos === end || (terminator === CR && pos + 1 === end))) return false;
+    values[field] = whole + fraction / scale;
+    if (field === 0) {
+      out.openStart = fieldStart;
+      out.openEnd = pos;
+    } else if (field === 3) {
+      out.closeStart = fieldStart;
+      out.closeEnd = pos;
+    }
+  }
+  const [open, high, low, close] = values as [number, number, number, number, number];
+  if (!(open > 0 && low > 0 && low <= open && low <= close && high >= open && high >= close)) return false;
+  out.time = time;
+  return true;
 }
 
 export function loadCandles(path: string, options: Omit<LoadOptions, 'source'>): CandleSeries {
@@ -142,7 +213,7 @@ function checkRow(fields: readonly string[]): string | null {
   return null;
 }
 
-const columns = new WeakMap<CandleSeries, { readonly opens: readonly string[]; readonly closes: readonly string[] }>();
+const columns = new WeakMap<CandleSeries, { readonly openText: (index: number) => string; readonly closeText: (index: number) => string }>();
 
 /**
  * One file replayed `copies` times end to end, each copy shifted by the file's span (the
@@ -156,7 +227,7 @@ export function repeatSeries(base: CandleSeries, copies: number): CandleSeries {
   const span = base.timeSec(n - 1) - base.timeSec(0) + base.intervalSec;
   const times = new Float64Array(n * copies);
   for (let copy = 0; copy < copies; copy += 1) for (let i = 0; i < n; i += 1) times[copy * n + i] = base.timeSec(i) + copy * span;
-  return series(base.market, times, (i) => source.opens[i % n] as string, (i) => source.closes[i % n] as string);
+  return series(base.market, times, (i) => source.openText(i % n), (i) => source.closeText(i % n));
 }
 
 type Column = readonly string[] | ((index: number) => string);
