@@ -1,8 +1,7 @@
-import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
+import type { FlexInvestment } from '../domain/account.ts';
 import type { MarketRules } from '../domain/market.ts';
 import type { Decimal } from '../domain/money.ts';
 import { ZERO } from '../domain/money.ts';
-import type { Order, Stp } from '../domain/order.ts';
 import type { Exchange } from '../exchange/port.ts';
 import { SimExchange } from './exchange.ts';
 import { DEMO_MARKETS } from './seed.ts';
@@ -36,9 +35,8 @@ const DAY_MS = 86_400_000;
  * buy at slot time t fills at the open of the first candle opening at or after t, plus slippage,
  * with the market's taker fee; precision and min/max rules as the sim enforces them live.
  */
-export class BacktestExchange implements Exchange {
+export class BacktestExchange extends SimAccount implements Exchange {
   readonly kind = 'backtest' as const;
-  readonly #account: SimAccount;
   readonly #clock: { nowMs(): number };
   readonly #candles: CandlePrices;
   readonly #rules: MarketRules;
@@ -48,9 +46,6 @@ export class BacktestExchange implements Exchange {
   constructor(options: BacktestExchangeOptions) {
     const rules = options.rules ?? DEMO_MARKETS.find((m) => m.name === options.market);
     if (rules === undefined) throw new RangeError(`no market rules for ${options.market}: give them explicitly`);
-    this.#rules = rules;
-    this.#clock = options.clock;
-    this.#candles = options.candles;
     const candles = options.candles;
     const sim = new SimExchange({
       clock: options.clock,
@@ -65,14 +60,12 @@ export class BacktestExchange implements Exchange {
       sim.addFlexPlan({ planId: investment.planId, ticker: investment.ticker, minInvestment: ZERO, maxInvestment: investment.amount.mul(1000), maxRatePct: investment.aprPct });
       sim.seedFlexInvestment(investment.planId, investment.amount);
     }
+    super(sim);
+    this.#rules = rules;
+    this.#clock = options.clock;
+    this.#candles = options.candles;
     this.#aprPct = options.flex?.[0]?.aprPct ?? null;
     this.#accruedDay = Math.floor(options.clock.nowMs() / DAY_MS);
-    this.#account = new SimAccount(sim);
-  }
-
-  get sim(): SimExchange {
-    this.#accrue();
-    return this.#account.sim;
   }
 
   /** The candle price at a time (no slippage): what the ticker shows and the report values at. */
@@ -93,53 +86,35 @@ export class BacktestExchange implements Exchange {
     return out;
   }
 
-  mainBalances(): Promise<ReadonlyMap<string, Decimal>> {
+  override mainBalances(): Promise<ReadonlyMap<string, Decimal>> {
     this.#accrue();
-    return this.#account.mainBalances();
+    return super.mainBalances();
   }
 
-  tradeBalances(): Promise<ReadonlyMap<string, TradeBalance>> {
-    return this.#account.tradeBalances();
-  }
 
-  flexInvestments(): Promise<readonly FlexInvestment[]> {
+  override flexInvestments(): Promise<readonly FlexInvestment[]> {
     this.#accrue();
-    return this.#account.flexInvestments();
+    return super.flexInvestments();
   }
 
-  codes(): Promise<readonly CodeRecord[]> {
-    return this.#account.codes();
-  }
 
-  transferToSpot(request: { readonly ticker: string; readonly amount: Decimal }): Promise<void> {
-    return this.#account.transferToSpot(request);
-  }
 
-  flexWithdraw(request: { readonly plan: string; readonly amount: Decimal }): Promise<{ readonly transactionId: string }> {
+  override flexWithdraw(request: { readonly plan: string; readonly amount: Decimal }): Promise<{ readonly transactionId: string }> {
     this.#accrue();
-    return this.#account.flexWithdraw(request);
+    return super.flexWithdraw(request);
   }
 
-  buyStockMarket(request: { readonly market: string; readonly baseAmount: Decimal; readonly clientOrderId: string; readonly stp: Stp }): Promise<Order> {
-    return this.#account.buyStockMarket(request);
-  }
 
-  findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null> {
-    return this.#account.findOrder(request);
-  }
 
-  orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null> {
-    return this.#account.orderStatus(request);
-  }
 
-  async close(): Promise<void> {}
+  override async close(): Promise<void> {}
 
   /** Credit every whole UTC day that passed since the last credit (time only moves forward). */
   #accrue(): void {
     if (this.#aprPct === null) return;
     const today = Math.floor(this.#clock.nowMs() / DAY_MS);
     while (this.#accruedDay < today) {
-      this.#account.sim.accrueFlexDay(this.#aprPct);
+      this.sim.accrueFlexDay(this.#aprPct);
       this.#accruedDay += 1;
     }
   }

@@ -1,10 +1,9 @@
-import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
 import { type MarketRules } from '../domain/market.ts';
 import { type Decimal, ZERO, roundUp } from '../domain/money.ts';
 import type { Order, Stp } from '../domain/order.ts';
 import type { Exchange } from '../exchange/port.ts';
 import { SimExchange } from './exchange.ts';
-import { fixedPrices } from './prices.ts';
+import { type FixedPrices, fixedPrices } from './prices.ts';
 import { SimAccount } from './sim-account.ts';
 
 /** Public market data from the real exchange (or the sandbox); see src/exchange/market-data.ts. */
@@ -37,35 +36,31 @@ const HUNDRED = 100;
  * price plus the configured slippage is used. Fees, precision and min/max rules are the sim
  * core's, the same as the sandbox's and the backtest's.
  */
-export class PaperExchange implements Exchange {
+export class PaperExchange extends SimAccount implements Exchange {
   readonly kind = 'paper' as const;
   readonly #data: PaperMarketData;
-  readonly #account: SimAccount;
-  readonly #prices = fixedPrices({});
+  readonly #prices: FixedPrices;
   readonly #slippagePct: Decimal;
   #rules: ReadonlyMap<string, MarketRules> = new Map();
 
   constructor(options: PaperExchangeOptions) {
-    this.#data = options.marketData;
-    this.#slippagePct = options.slippagePct;
-    const sim = new SimExchange({ prices: this.#prices, ...(options.clock === undefined ? {} : { clock: options.clock }) });
+    const prices = fixedPrices({});
+    const sim = new SimExchange({ prices, ...(options.clock === undefined ? {} : { clock: options.clock }) });
     for (const [asset, amount] of options.wallet) if (amount.gt(0)) sim.seedSpot(asset, amount);
     for (const investment of options.flex ?? []) {
       sim.addFlexPlan({ planId: investment.planId, ticker: investment.ticker, minInvestment: ZERO, maxInvestment: investment.amount.mul(1000), maxRatePct: ZERO });
       sim.seedFlexInvestment(investment.planId, investment.amount);
     }
-    this.#account = new SimAccount(sim);
-  }
-
-  /** The simulated account (reports, tests). */
-  get sim(): SimExchange {
-    return this.#account.sim;
+    super(sim);
+    this.#prices = prices;
+    this.#data = options.marketData;
+    this.#slippagePct = options.slippagePct;
   }
 
   async markets(): Promise<readonly MarketRules[]> {
     const list = await this.#data.markets();
     this.#rules = new Map(list.map((rules) => [rules.name, rules]));
-    for (const rules of list) this.#account.sim.addMarket(rules);
+    for (const rules of list) this.sim.addMarket(rules);
     return list;
   }
 
@@ -73,49 +68,25 @@ export class PaperExchange implements Exchange {
     return this.#data.prices(markets);
   }
 
-  mainBalances(): Promise<ReadonlyMap<string, Decimal>> {
-    return this.#account.mainBalances();
-  }
 
-  tradeBalances(): Promise<ReadonlyMap<string, TradeBalance>> {
-    return this.#account.tradeBalances();
-  }
 
-  flexInvestments(): Promise<readonly FlexInvestment[]> {
-    return this.#account.flexInvestments();
-  }
 
-  codes(): Promise<readonly CodeRecord[]> {
-    return this.#account.codes();
-  }
 
-  transferToSpot(request: { readonly ticker: string; readonly amount: Decimal }): Promise<void> {
-    return this.#account.transferToSpot(request);
-  }
 
-  flexWithdraw(request: { readonly plan: string; readonly amount: Decimal }): Promise<{ readonly transactionId: string }> {
-    return this.#account.flexWithdraw(request);
-  }
 
-  async buyStockMarket(request: { readonly market: string; readonly baseAmount: Decimal; readonly clientOrderId: string; readonly stp: Stp }): Promise<Order> {
+  override async buyStockMarket(request: { readonly market: string; readonly baseAmount: Decimal; readonly clientOrderId: string; readonly stp: Stp }): Promise<Order> {
     if (!this.#rules.has(request.market)) await this.markets();
     const rules = this.#rules.get(request.market);
     if (rules !== undefined) {
       const price = await this.#fillPrice(rules, request.baseAmount);
       if (price !== null) this.#prices.set(request.market, price);
     }
-    return this.#account.buyStockMarket(request);
+    return super.buyStockMarket(request);
   }
 
-  findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null> {
-    return this.#account.findOrder(request);
-  }
 
-  orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null> {
-    return this.#account.orderStatus(request);
-  }
 
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     await this.#data.close?.();
   }
 

@@ -5,8 +5,8 @@ import type { SimExchange, SimOrder } from './exchange.ts';
 import { asExchange } from './rejection-errors.ts';
 
 /**
- * The private half of the Exchange port over a SimExchange, shared by the paper (dry-run) and
- * backtest exchanges: the same calls the live adapter makes, answered by the sim core, refusals
+ * The private half of the Exchange port over a SimExchange, the base of the paper (dry-run) and
+ * backtest exchanges (which add market data): the same calls the live adapter makes, answered by the sim core, refusals
  * raised as the domain errors the HTTP client would raise for them.
  */
 export class SimAccount {
@@ -48,6 +48,8 @@ export class SimAccount {
   async buyStockMarket(request: { readonly market: string; readonly baseAmount: Decimal; readonly clientOrderId: string; readonly stp: Stp }): Promise<Order> {
     return plain(asExchange('/api/v4/order/stock_market', 'trade', () => this.sim.buyStockMarket(request)));
   }
+
+  async close(): Promise<void> {}
 
   async findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null> {
     const found = [...this.sim.orderHistory(request), ...this.sim.activeOrders(request)][0];
