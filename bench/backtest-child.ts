@@ -1,6 +1,6 @@
 // One backtest in its own process, so its peak RSS is its own: prints one JSON line.
-import { existsSync, readFileSync } from 'node:fs';
-import { parseCandles, repeatSeries } from '../src/backtest/candles/index.ts';
+import { existsSync } from 'node:fs';
+import { loadCandles, repeatSeries } from '../src/backtest/candles/index.ts';
 import { runBacktest } from '../src/backtest/driver.ts';
 import { loadStrategyFiles } from '../src/config/daemon-config.ts';
 import { Decimal } from '../src/domain/money.ts';
@@ -11,8 +11,7 @@ const TARGET = 1_000_000;
 
 const file = existsSync(SHARED) ? SHARED : COMMITTED;
 const started = performance.now();
-const text = readFileSync(file, 'utf8');
-const once = parseCandles(text, { market: 'BTC_USDT', source: file });
+const once = loadCandles(file, { market: 'BTC_USDT' });
 const parseMs = performance.now() - started;
 
 // Replay the file end to end as many times as it takes to pass a million candles, each copy

@@ -3,8 +3,8 @@ import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import type { Stp } from '../domain/order.ts';
 import { type CodePageRequest, Codes } from './codes.ts';
-import { type BookLevel, type FillModel, type FillModelOptions, askLevelAt, askLevels, bidLevels, fillModel, planBuyByBase, planBuyByQuote } from './fills.ts';
-import { Flex, type FlexInvestmentFilter } from './flex.ts';
+import { type BookLevel, type FillModel, type FillModelOptions, askLevels, bestAsk, bidLevels, fillModel, planBuyByBase, planBuyByQuote } from './fills.ts';
+import { Flex, type FlexInterest, type FlexInvestmentFilter } from './flex.ts';
 import { type SimIds, sequentialIds } from './ids.ts';
 import { Books, type LedgerEntry, type LedgerMismatch } from './ledger.ts';
 import {
@@ -23,11 +23,21 @@ export interface SimClock {
   nowMs(): number;
 }
 
+/**
+ * A real order book to fill against (a paper account hands in the exchange's live asks for the
+ * one order it places); null or empty: walk the fill model's synthetic book instead.
+ */
+export interface AskSource {
+  asksAt(market: string, timeMs: number): readonly BookLevel[] | null;
+}
+
 export interface SimExchangeOptions {
   readonly clock?: SimClock;
   readonly ids?: SimIds;
   /** Default: no prices at all (every order is refused until a source is given). */
   readonly prices?: PriceSource;
+  /** Default: none (every buy walks the synthetic book of `fills`). */
+  readonly asks?: AskSource;
   readonly fills?: FillModelOptions;
   /** Default null: orders settle completely when placed. */
   readonly settlement?: SettlementOptions | null;
@@ -71,26 +81,35 @@ export class SimExchange {
   readonly #clock: SimClock;
   readonly #ids: SimIds;
   readonly #prices: PriceSource;
+  readonly #asks: AskSource | null;
   readonly #fills: FillModel;
   readonly #books = new Books();
   readonly #markets = new Map<string, MarketRules>();
   readonly #flex: Flex;
   readonly #codes = new Codes();
   readonly #orders: Orders;
+  /** assets() is read on every balance query; recomputed only when a market, plan or ledger key appears. */
+  #assetsCache: { readonly key: string; readonly list: readonly string[] } | null = null;
+  #setupVersion = 0;
 
   constructor(options: SimExchangeOptions = {}) {
     this.#clock = options.clock ?? { nowMs: () => Date.now() };
     this.#ids = options.ids ?? sequentialIds();
     this.#prices = options.prices ?? fixedPrices({});
+    this.#asks = options.asks ?? null;
     this.#fills = fillModel(options.fills);
     this.#flex = new Flex(this.#books, this.#ids);
     this.#orders = new Orders(this.#books, this.#ids, options.settlement ?? null);
   }
 
-  /** The sim's time; settles every order step due by then first, so every read is current. */
+  /**
+   * The sim's time; first settles every order step due by then and pays the flex interest of
+   * every UTC day boundary passed, so every read is current.
+   */
   nowMs(): number {
     const now = this.#clock.nowMs();
     this.#orders.advance(now);
+    this.#flex.accrueTo(now);
     return now;
   }
 
@@ -98,6 +117,7 @@ export class SimExchange {
 
   addMarket(rules: MarketRules): void {
     this.#markets.set(rules.name, rules);
+    this.#setupVersion += 1;
   }
 
   seedMain(asset: string, amount: Decimal): void {
@@ -108,8 +128,13 @@ export class SimExchange {
     this.#books.post(this.nowMs(), 'seed', [{ account: 'spot', asset, delta: amount, reason: 'seed' }]);
   }
 
-  addFlexPlan(plan: FlexPlan): void {
-    this.#flex.addPlan(plan);
+  /**
+   * A flex plan; with `interest`, its investments earn `aprPct` a year, paid at each 00:00 UTC
+   * (see Flex.accrueTo: to the main balance, or into the investment when it auto-reinvests).
+   */
+  addFlexPlan(plan: FlexPlan, interest?: FlexInterest): void {
+    this.#flex.addPlan(plan, interest ?? null);
+    this.#setupVersion += 1;
   }
 
   seedFlexInvestment(planId: string, amount: Decimal, autoReinvest = false): FlexInvestment {
@@ -140,16 +165,22 @@ export class SimExchange {
     const rules = this.#markets.get(market);
     const price = this.price(market);
     if (!rules || price === null) return null;
+    const given = this.#asks?.asksAt(market, this.nowMs()) ?? null;
+    if (given !== null && given.length > 0) return { asks: given.slice(0, depth), bids: [] };
     return { asks: askLevels(rules, this.#fills, price, depth), bids: bidLevels(rules, this.#fills, price, depth) };
   }
 
   /** Every asset the account knows: market assets, balances, flex tickers. */
   assets(): string[] {
-    const found = new Set<string>();
-    for (const m of this.#markets.values()) found.add(m.base).add(m.quote);
-    for (const account of ['main', 'spot', 'spot-freeze', 'flex'] as const) for (const a of this.#books.assets(account)) found.add(a);
-    for (const p of this.#flex.plans()) found.add(p.ticker);
-    return [...found].sort();
+    const key = `${this.#setupVersion}/${this.#books.keyCount}`;
+    if (this.#assetsCache?.key !== key) {
+      const found = new Set<string>();
+      for (const m of this.#markets.values()) found.add(m.base).add(m.quote);
+      for (const account of ['main', 'spot', 'spot-freeze', 'flex'] as const) for (const a of this.#books.assets(account)) found.add(a);
+      for (const p of this.#flex.plans()) found.add(p.ticker);
+      this.#assetsCache = { key, list: [...found].sort() };
+    }
+    return this.#assetsCache.list.slice();
   }
 
   isKnownAsset(asset: string): boolean {
@@ -222,12 +253,8 @@ export class SimExchange {
   }
 
   flexInvestments(filter: FlexInvestmentFilter = {}): FlexInvestment[] {
+    this.nowMs();
     return this.#flex.investments(filter);
-  }
-
-  /** Credit one day of interest at `aprPct` to every active flex investment (rounded down to `places`). */
-  accrueFlexDay(aprPct: Decimal, places = 8): void {
-    this.#flex.accrueDay(aprPct, places, this.nowMs());
   }
 
   flexWithdraw(planId: string, amount: Decimal): { transactionId: string } {
@@ -238,23 +265,26 @@ export class SimExchange {
 
   /** Buy an exact base quantity at market (`stock market`). */
   buyStockMarket(request: BuyStockMarketRequest): SimOrder {
-    const { rules, price, clientOrderId, now } = this.#prepareOrder(request.market, request.clientOrderId);
-    checkStockMarketBuy(rules, request.baseAmount, askLevelAt(rules, this.#fills, price, 0).price);
-    const plan = planBuyByBase(rules, this.#fills, price, request.baseAmount);
+    const { rules, price, asks, clientOrderId, now } = this.#prepareOrder(request.market, request.clientOrderId);
+    checkStockMarketBuy(rules, request.baseAmount, bestAsk(rules, this.#fills, price, asks));
+    const plan = planBuyByBase(rules, this.#fills, price, request.baseAmount, asks);
     this.#requireFunds(rules, plan.quote.add(plan.fee));
     return this.#orders.place({ type: 'stock market', rules, amount: request.baseAmount, clientOrderId, stp: request.stp ?? 'no', plan }, now);
   }
 
   /** Spend a quote amount at market (`market`); the fee is charged on top of the amount. */
   buyMarket(request: BuyMarketRequest): SimOrder {
-    const { rules, price, clientOrderId, now } = this.#prepareOrder(request.market, request.clientOrderId);
-    checkMarketBuy(rules, request.quoteAmount, askLevelAt(rules, this.#fills, price, 0).price);
-    const plan = planBuyByQuote(rules, this.#fills, price, request.quoteAmount);
+    const { rules, price, asks, clientOrderId, now } = this.#prepareOrder(request.market, request.clientOrderId);
+    checkMarketBuy(rules, request.quoteAmount, bestAsk(rules, this.#fills, price, asks));
+    const plan = planBuyByQuote(rules, this.#fills, price, request.quoteAmount, asks);
     this.#requireFunds(rules, plan.quote.add(plan.fee));
     return this.#orders.place({ type: 'market', rules, amount: request.quoteAmount, clientOrderId, stp: request.stp ?? 'no', plan }, now);
   }
 
-  #prepareOrder(market: string, rawClientOrderId: string | undefined): { rules: MarketRules; price: Decimal; clientOrderId: string; now: number } {
+  #prepareOrder(
+    market: string,
+    rawClientOrderId: string | undefined,
+  ): { rules: MarketRules; price: Decimal; asks: readonly BookLevel[] | null; clientOrderId: string; now: number } {
     const now = this.nowMs();
     const rules = this.#markets.get(market);
     if (!rules || !rules.tradesEnabled) throw marketNotAvailable();
@@ -262,7 +292,7 @@ export class SimExchange {
     if (price === null) throw marketNotAvailable();
     const clientOrderId = parseClientOrderId(rawClientOrderId);
     if (this.#orders.isClientOrderIdOpen(market, clientOrderId)) throw clientOrderIdInUse();
-    return { rules, price, clientOrderId, now };
+    return { rules, price, asks: this.#asks?.asksAt(market, now) ?? null, clientOrderId, now };
   }
 
   #requireFunds(rules: MarketRules, needed: Decimal): void {
@@ -323,3 +353,4 @@ export class SimExchange {
 
 export type { OrderFilter, SettlementOptions, SimDeal, SimOrder } from './orders.ts';
 export type { LedgerEntry, LedgerMismatch } from './ledger.ts';
+export type { FlexInterest } from './flex.ts';

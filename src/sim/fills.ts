@@ -7,7 +7,8 @@ import { Decimal, ZERO, isDecimal, parseDecimalStrict, roundDown, roundUp } from
  * up to the market's price precision, and holds `bookLevelBase` of the base asset. Without a
  * book the whole order fills at the (slipped) price. The taker band caps how far above the
  * source price the walk may go; an order that would go past it fills up to it and the rest is
- * cancelled (CANCELED_TAKER_BAND).
+ * cancelled (CANCELED_TAKER_BAND). A real book can be handed in instead (an `AskSource` on the
+ * SimExchange): the walk then takes its levels as they are.
  */
 export interface FillModel {
   readonly book: { readonly stepPct: Decimal; readonly levelBase: Decimal; readonly levels: number } | null;
@@ -114,19 +115,52 @@ interface Walk {
   done(): boolean;
 }
 
-function walkAsks(rules: MarketRules, model: FillModel, refPrice: Decimal, walk: Walk): FillPlan {
-  const bandLimit = model.takerBandPct === null ? null : refPrice.mul(hundred.add(model.takerBandPct)).div(hundred);
+/** Level k of the ask side a buy walks, best first; null past the end of the book. */
+export type AskLadder = (k: number) => BookLevel | null;
+
+function syntheticLadder(rules: MarketRules, model: FillModel, refPrice: Decimal): AskLadder {
   const depth = model.book === null ? 1 : model.book.levels;
+  return (k) => (k < depth ? askLevelAt(rules, model, refPrice, k) : null);
+}
+
+/**
+ * A real book handed in for one order (a paper account walks the exchange's live asks). Sizes
+ * are cut to the market's base precision and prices rounded up to its price precision, no-ops
+ * for a real book, so a fill is never finer or cheaper than the exchange could give; levels
+ * that round to nothing are left out. Slippage is not added: the book is the price.
+ */
+function givenLadder(rules: MarketRules, asks: readonly BookLevel[]): AskLadder {
+  const levels: BookLevel[] = [];
+  for (const level of asks) {
+    const base = level.base === null ? null : roundDown(level.base, rules.basePrecision);
+    if (base !== null && base.isZero()) continue;
+    levels.push({ price: roundUp(level.price, rules.quotePrecision), base });
+  }
+  return (k) => levels[k] ?? null;
+}
+
+/**
+ * The ask side an order walks: the given book when there is one (non-empty), else the model's
+ * synthetic ladder above `refPrice`.
+ */
+export function askLadder(rules: MarketRules, model: FillModel, refPrice: Decimal, asks?: readonly BookLevel[] | null): AskLadder {
+  return asks !== undefined && asks !== null && asks.length > 0 ? givenLadder(rules, asks) : syntheticLadder(rules, model, refPrice);
+}
+
+/** The price a buy would pay first: the best level of the ladder (what min-total checks use). */
+export function bestAsk(rules: MarketRules, model: FillModel, refPrice: Decimal, asks?: readonly BookLevel[] | null): Decimal {
+  return (askLadder(rules, model, refPrice, asks)(0) ?? askLevelAt(rules, model, refPrice, 0)).price;
+}
+
+function walkAsks(rules: MarketRules, model: FillModel, refPrice: Decimal, ladder: AskLadder, walk: Walk): FillPlan {
+  const bandLimit = model.takerBandPct === null ? null : refPrice.mul(hundred.add(model.takerBandPct)).div(hundred);
   const levels: LevelFill[] = [];
   let stoppedByBand = false;
   for (let k = 0; !walk.done(); k += 1) {
-    if (k >= depth) {
-      stoppedByBand = true;
-      break;
-    }
-    const level = askLevelAt(rules, model, refPrice, k);
-    // A level size that rounds to nothing at the market's precision is an empty book.
-    if ((bandLimit !== null && level.price.gt(bandLimit)) || level.base?.isZero()) {
+    const level = ladder(k);
+    // Past the end of the book, or a level size that rounds to nothing at the market's
+    // precision (an empty book), ends the walk like the band does.
+    if (level === null || (bandLimit !== null && level.price.gt(bandLimit)) || level.base?.isZero()) {
       stoppedByBand = true;
       break;
     }
@@ -139,10 +173,10 @@ function walkAsks(rules: MarketRules, model: FillModel, refPrice: Decimal, walk:
   return { levels, base, quote, fee: takerFee(rules, quote), stoppedByBand };
 }
 
-/** A buy of an exact base quantity (stock market order). */
-export function planBuyByBase(rules: MarketRules, model: FillModel, refPrice: Decimal, baseAmount: Decimal): FillPlan {
+/** A buy of an exact base quantity (stock market order), over `asks` when given. */
+export function planBuyByBase(rules: MarketRules, model: FillModel, refPrice: Decimal, baseAmount: Decimal, asks?: readonly BookLevel[] | null): FillPlan {
   let remaining = baseAmount;
-  return walkAsks(rules, model, refPrice, {
+  return walkAsks(rules, model, refPrice, askLadder(rules, model, refPrice, asks), {
     take(_price, capacity) {
       const base = capacity === null || capacity.gte(remaining) ? remaining : capacity;
       remaining = remaining.sub(base);
@@ -157,10 +191,10 @@ export function planBuyByBase(rules: MarketRules, model: FillModel, refPrice: De
  * as the remaining quote buys, cut to the base precision; the dust that buys nothing stays
  * unspent (`left`), as on the real exchange. The fee comes on top of the amount.
  */
-export function planBuyByQuote(rules: MarketRules, model: FillModel, refPrice: Decimal, quoteAmount: Decimal): FillPlan {
+export function planBuyByQuote(rules: MarketRules, model: FillModel, refPrice: Decimal, quoteAmount: Decimal, asks?: readonly BookLevel[] | null): FillPlan {
   let remaining = quoteAmount;
   let exhausted = false;
-  return walkAsks(rules, model, refPrice, {
+  return walkAsks(rules, model, refPrice, askLadder(rules, model, refPrice, asks), {
     take(price, capacity) {
       const affordable = roundDown(remaining.div(price), rules.basePrecision);
       const base = capacity === null || capacity.gte(affordable) ? affordable : capacity;

@@ -52,6 +52,11 @@ export class Books {
     return this.#balances.get(key(account, asset)) ?? ZERO;
   }
 
+  /** How many (account, asset) pairs ever had a posting; grows only, so a cache can key on it. */
+  get keyCount(): number {
+    return this.#balances.size;
+  }
+
   /** Assets that ever had a posting on this account, sorted. */
   assets(account: LedgerAccount): string[] {
     const prefix = `${account}\u0000`;

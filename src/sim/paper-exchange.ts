@@ -1,60 +1,89 @@
-import { type MarketRules } from '../domain/market.ts';
-import { type Decimal, ZERO, roundUp } from '../domain/money.ts';
-import type { Order, Stp } from '../domain/order.ts';
+import { NetworkError } from '../domain/errors.ts';
+import type { MarketRules } from '../domain/market.ts';
+import { type Decimal, roundUp } from '../domain/money.ts';
+import type { Order } from '../domain/order.ts';
 import type { Exchange } from '../exchange/port.ts';
 import { SimExchange } from './exchange.ts';
-import { type FixedPrices, fixedPrices } from './prices.ts';
-import { SimAccount } from './sim-account.ts';
+import type { BookLevel } from './fills.ts';
+import { type FlexSeed, SIM_PATHS, SimAccount, type StockMarketRequest, seedSimAccount } from './sim-account.ts';
 
-/** Public market data from the real exchange (or the sandbox); see src/exchange/market-data.ts. */
+/**
+ * Public market data from the real exchange (or the sandbox); the lead's ApiMarketData
+ * (src/exchange/market-data.ts) adapts the API client to it. No credentials are involved.
+ */
 export interface PaperMarketData {
   markets(): Promise<readonly MarketRules[]>;
   prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>>;
+  /** Asks best first, as `[price, base amount]`. Without it every buy fills at last price + slippage. */
   orderBook?(market: string, depth: number): Promise<{ readonly asks: ReadonlyArray<readonly [Decimal, Decimal]> }>;
   close?(): Promise<void>;
 }
 
+/** The brief's name for it: what a paper exchange reads from the outside world. */
+export type MarketData = PaperMarketData;
+
 export interface PaperExchangeOptions {
   readonly marketData: PaperMarketData;
-  /** Starting balances, put on the trade (spot) balance that orders spend. */
+  /** Starting trade (spot) balances: what orders spend (e.g. STACKER_DRY_RUN_WALLET). */
   readonly wallet: ReadonlyMap<string, Decimal>;
-  /** Used when the book cannot fill the order: last price plus this percent. */
+  /** Starting main balances; default none. */
+  readonly main?: ReadonlyMap<string, Decimal>;
+  /** Percent added to the last price when there is no book, and to the worst ask past the book's depth. */
   readonly slippagePct: Decimal;
-  /** Flex investments to start with: plan, ticker and amount. */
-  readonly flex?: ReadonlyArray<{ readonly planId: string; readonly ticker: string; readonly amount: Decimal }>;
+  /** Flex investments to start with (an APR makes them earn daily, in the clock's time). */
+  readonly flex?: readonly FlexSeed[];
   readonly clock?: { nowMs(): number };
+  /** Ask levels fetched for a buy (default 100, the exchange's maximum). */
+  readonly bookDepth?: number;
 }
 
-const BOOK_DEPTH = 100;
-const HUNDRED = 100;
+const DEFAULT_BOOK_DEPTH = 100;
+
+/** What the one order being placed fills against. */
+interface OrderBookView {
+  readonly market: string;
+  /** The last price (else the best ask): the sim's reference for the order. */
+  readonly refPrice: Decimal | null;
+  readonly asks: readonly BookLevel[] | null;
+}
 
 /**
- * Dry-run: real prices and market rules, a simulated account. A market buy walks the real
- * order book's asks for the base amount; the paper fill is the volume-weighted price of the
- * levels taken, rounded UP to the market's price precision (a paper account must never look
- * better than the exchange would have been). When the book cannot cover the amount, the last
- * price plus the configured slippage is used. Fees, precision and min/max rules are the sim
- * core's, the same as the sandbox's and the backtest's.
+ * Dry-run: real prices and market rules, a simulated account on the sim core (the sandbox's and
+ * the backtest's). A market buy fetches the exchange's asks and walks them level by level: each
+ * level taken is a deal at that level's price, quote = base × price exactly, so the fill is what
+ * the book offered at that moment. Past the depth fetched, the rest fills at the worst ask
+ * fetched plus `slippagePct` (a paper account must not look better than the exchange would
+ * have been); with no book at all, at the last price plus `slippagePct`. Fees, precision and
+ * min/max rules are the sim core's. Markets come from the market data on first use.
+ *
+ * A market-data failure during a buy is raised as a NetworkError with `requestSent: false`:
+ * nothing was placed, and the engine may say so for certain.
  */
 export class PaperExchange extends SimAccount implements Exchange {
   readonly kind = 'paper' as const;
   readonly #data: PaperMarketData;
-  readonly #prices: FixedPrices;
   readonly #slippagePct: Decimal;
+  readonly #bookDepth: number;
   #rules: ReadonlyMap<string, MarketRules> = new Map();
+  /** Set only while one order is being placed (synchronously), so no price outlives its order. */
+  readonly #placing: { current: OrderBookView | null };
 
   constructor(options: PaperExchangeOptions) {
-    const prices = fixedPrices({});
-    const sim = new SimExchange({ prices, ...(options.clock === undefined ? {} : { clock: options.clock }) });
-    for (const [asset, amount] of options.wallet) if (amount.gt(0)) sim.seedSpot(asset, amount);
-    for (const investment of options.flex ?? []) {
-      sim.addFlexPlan({ planId: investment.planId, ticker: investment.ticker, minInvestment: ZERO, maxInvestment: investment.amount.mul(1000), maxRatePct: ZERO });
-      sim.seedFlexInvestment(investment.planId, investment.amount);
-    }
+    const placing: { current: OrderBookView | null } = { current: null };
+    const view = (market: string): OrderBookView | null => (placing.current?.market === market ? placing.current : null);
+    const sim = new SimExchange({
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+      prices: { priceAt: (market) => view(market)?.refPrice ?? null },
+      asks: { asksAt: (market) => view(market)?.asks ?? null },
+      fills: { slippagePct: options.slippagePct },
+    });
+    seedSimAccount(sim, { wallet: options.wallet, ...(options.main === undefined ? {} : { main: options.main }), ...(options.flex === undefined ? {} : { flex: options.flex }) });
     super(sim);
-    this.#prices = prices;
+    this.#placing = placing;
     this.#data = options.marketData;
     this.#slippagePct = options.slippagePct;
+    this.#bookDepth = options.bookDepth ?? DEFAULT_BOOK_DEPTH;
+    if (!Number.isSafeInteger(this.#bookDepth) || this.#bookDepth < 1) throw new RangeError('bookDepth must be a positive integer');
   }
 
   async markets(): Promise<readonly MarketRules[]> {
@@ -68,42 +97,47 @@ export class PaperExchange extends SimAccount implements Exchange {
     return this.#data.prices(markets);
   }
 
-
-
-
-
-
-
-  override async buyStockMarket(request: { readonly market: string; readonly baseAmount: Decimal; readonly clientOrderId: string; readonly stp: Stp }): Promise<Order> {
-    if (!this.#rules.has(request.market)) await this.markets();
-    const rules = this.#rules.get(request.market);
-    if (rules !== undefined) {
-      const price = await this.#fillPrice(rules, request.baseAmount);
-      if (price !== null) this.#prices.set(request.market, price);
+  override async buyStockMarket(request: StockMarketRequest): Promise<Order> {
+    const view = await this.#marketData(async () => {
+      if (!this.#rules.has(request.market)) await this.markets();
+      const rules = this.#rules.get(request.market);
+      return rules === undefined ? null : this.#bookFor(rules);
+    });
+    // An unknown market: the sim refuses it as the exchange would ("Market is not available.").
+    this.#placing.current = view;
+    try {
+      return this.placeStockMarket(request);
+    } finally {
+      this.#placing.current = null;
     }
-    return super.buyStockMarket(request);
   }
-
-
 
   override async close(): Promise<void> {
     await this.#data.close?.();
   }
 
-  async #fillPrice(rules: MarketRules, baseAmount: Decimal): Promise<Decimal | null> {
-    if (this.#data.orderBook !== undefined) {
-      const book = await this.#data.orderBook(rules.name, BOOK_DEPTH);
-      let left = baseAmount;
-      let quote = ZERO;
-      for (const [price, amount] of book.asks) {
-        const take = amount.lt(left) ? amount : left;
-        quote = quote.add(take.mul(price));
-        left = left.sub(take);
-        if (left.lte(0)) return roundUp(quote.div(baseAmount), rules.quotePrecision);
-      }
+  async #bookFor(rules: MarketRules): Promise<OrderBookView> {
+    const [book, last] = await Promise.all([
+      this.#data.orderBook === undefined ? null : this.#data.orderBook(rules.name, this.#bookDepth),
+      this.#data.prices([rules.name]).then((prices) => prices.get(rules.name) ?? null),
+    ]);
+    const asks: BookLevel[] = (book?.asks ?? []).filter(([price, base]) => price.gt(0) && base.gt(0)).map(([price, base]) => ({ price, base }));
+    const worst = asks[asks.length - 1];
+    if (worst !== undefined) {
+      // The book beyond the depth fetched is unknown: the rest pays the worst ask seen plus slippage.
+      asks.push({ price: roundUp(worst.price.mul(this.#slippagePct.add(100)).div(100), rules.quotePrecision), base: null });
     }
-    const last = (await this.#data.prices([rules.name])).get(rules.name);
-    if (last === undefined) return null;
-    return roundUp(last.mul(this.#slippagePct.add(HUNDRED)).div(HUNDRED), rules.quotePrecision);
+    // No asks: the sim's own fill model prices the order at the last price plus slippage.
+    return { market: rules.name, refPrice: last ?? asks[0]?.price ?? null, asks: asks.length > 0 ? asks : null };
+  }
+
+  async #marketData<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      const causeCode = typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : 'E_MARKET_DATA';
+      const message = error instanceof Error ? error.message : String(error);
+      throw new NetworkError(SIM_PATHS.stockMarket, causeCode, false, `dry-run: market data unavailable, no order placed: ${message}`);
+    }
   }
 }

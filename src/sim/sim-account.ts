@@ -1,13 +1,28 @@
 import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
-import type { Decimal } from '../domain/money.ts';
+import { type Decimal, ZERO } from '../domain/money.ts';
 import type { Order, Stp } from '../domain/order.ts';
 import type { SimExchange, SimOrder } from './exchange.ts';
 import { asExchange } from './rejection-errors.ts';
 
+/** The paths LiveExchange calls for these operations: refusals name them, as the client's errors do. */
+export const SIM_PATHS = {
+  transfer: '/api/v4/main-account/transfer',
+  flexWithdraw: '/api/v4/main-account/smart-flex/investments/withdraw',
+  stockMarket: '/api/v4/order/stock_market',
+} as const;
+
+export interface StockMarketRequest {
+  readonly market: string;
+  readonly baseAmount: Decimal;
+  readonly clientOrderId: string;
+  readonly stp: Stp;
+}
+
 /**
  * The private half of the Exchange port over a SimExchange, the base of the paper (dry-run) and
- * backtest exchanges (which add market data): the same calls the live adapter makes, answered by the sim core, refusals
- * raised as the domain errors the HTTP client would raise for them.
+ * backtest exchanges (which add market data): the same calls the live adapter makes, answered
+ * by the sim core, refusals raised as the domain errors the HTTP client would raise for them
+ * against the sandbox (toExchangeError). Async for the port's sake; no I/O happens here.
  */
 export class SimAccount {
   readonly sim: SimExchange;
@@ -38,27 +53,35 @@ export class SimAccount {
   }
 
   async transferToSpot(request: { readonly ticker: string; readonly amount: Decimal }): Promise<void> {
-    asExchange('/api/v4/main-account/transfer', 'main-account', () => this.sim.transfer({ ticker: request.ticker, amount: request.amount, from: 'main', to: 'spot' }));
+    asExchange(SIM_PATHS.transfer, () => this.sim.transfer({ ticker: request.ticker, amount: request.amount, from: 'main', to: 'spot' }));
   }
 
   async flexWithdraw(request: { readonly plan: string; readonly amount: Decimal }): Promise<{ readonly transactionId: string }> {
-    return asExchange('/api/v4/main-account/smart-flex/investments/withdraw', 'main-account', () => this.sim.flexWithdraw(request.plan, request.amount));
+    return asExchange(SIM_PATHS.flexWithdraw, () => this.sim.flexWithdraw(request.plan, request.amount));
   }
 
-  async buyStockMarket(request: { readonly market: string; readonly baseAmount: Decimal; readonly clientOrderId: string; readonly stp: Stp }): Promise<Order> {
-    return plain(asExchange('/api/v4/order/stock_market', 'trade', () => this.sim.buyStockMarket(request)));
+  async buyStockMarket(request: StockMarketRequest): Promise<Order> {
+    return this.placeStockMarket(request);
+  }
+
+  /** The buy itself, synchronous: an adapter that prepares the sim for one order (a paper book) places it here. */
+  protected placeStockMarket(request: StockMarketRequest): Order {
+    const { market, baseAmount, clientOrderId, stp } = request;
+    return plain(asExchange(SIM_PATHS.stockMarket, () => this.sim.buyStockMarket({ market, baseAmount, clientOrderId, stp })));
   }
 
   async close(): Promise<void> {}
 
+  /** History first, then active orders, newest first in each (as LiveExchange looks). */
   async findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null> {
-    const found = [...this.sim.orderHistory(request), ...this.sim.activeOrders(request)][0];
+    const filter = { market: request.market, clientOrderId: request.clientOrderId };
+    const found = this.sim.orderHistory(filter)[0] ?? this.sim.activeOrders(filter)[0];
     return found === undefined ? null : plain(found);
   }
 
-  async orderStatus(request: { readonly market: string; readonly orderId: string }): Promise<Order | null> {
+  async orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null> {
     const found = this.sim.order(request.orderId);
-    return found === undefined ? null : plain(found);
+    return found === undefined || found.market !== request.market ? null : plain(found);
   }
 }
 
@@ -66,4 +89,41 @@ export class SimAccount {
 function plain(order: SimOrder): Order {
   const { finishedAtSec: _finished, ...rest } = order;
   return rest;
+}
+
+/** A flex investment an account starts with; with `aprPct` it earns interest daily (Flex.accrueTo). */
+export interface FlexSeed {
+  readonly planId: string;
+  readonly ticker: string;
+  readonly amount: Decimal;
+  /** Yearly interest in percent; none: the investment earns nothing. */
+  readonly aprPct?: Decimal;
+  /** Interest compounds into the investment instead of going to the main balance (default false). */
+  readonly autoReinvest?: boolean;
+}
+
+export interface SimAccountSeed {
+  /** Starting trade (spot) balances: what orders spend. */
+  readonly wallet: ReadonlyMap<string, Decimal>;
+  /** Starting main balances (what a transfer to spot moves; where flex withdrawals land). */
+  readonly main?: ReadonlyMap<string, Decimal>;
+  readonly flex?: readonly FlexSeed[];
+}
+
+/**
+ * Put a paper or backtest account's starting money in place: one plan per seeded investment,
+ * open to any amount (minimum 0), so a strategy's withdrawals meet no plan limit the config did
+ * not ask for.
+ */
+export function seedSimAccount(sim: SimExchange, seed: SimAccountSeed): void {
+  for (const [asset, amount] of seed.wallet) if (amount.gt(0)) sim.seedSpot(asset, amount);
+  for (const [asset, amount] of seed.main ?? []) if (amount.gt(0)) sim.seedMain(asset, amount);
+  for (const investment of seed.flex ?? []) {
+    const aprPct = investment.aprPct ?? ZERO;
+    sim.addFlexPlan(
+      { planId: investment.planId, ticker: investment.ticker, minInvestment: ZERO, maxInvestment: investment.amount.mul(1000), maxRatePct: aprPct },
+      ...(investment.aprPct === undefined ? [] : [{ aprPct }]),
+    );
+    sim.seedFlexInvestment(investment.planId, investment.amount, investment.autoReinvest ?? false);
+  }
 }

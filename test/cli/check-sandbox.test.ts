@@ -63,4 +63,28 @@ describe('stacker check against the sandbox', () => {
     expect(proxy.requests.length).toBeGreaterThan(0);
     expect(proxy.requests.filter((request) => WRITES.some((path) => request.endsWith(path)))).toEqual([]);
   });
+
+  it('pre-flights in dry-run through the real exchange factory: public market data, the paper wallet, no key sent', async () => {
+    const out: string[] = [];
+    const io: Io = { out: (text) => void out.push(text), err: () => undefined };
+    const ctx = new CommandContext('check', { json: true }, io, { json: true, verbose: false, lookupHint: undefined });
+    const before = proxy.requests.length;
+    const env = { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: 'USDT=1000,BTC=0', STACKER_API_KEY: sandbox.apiKey, STACKER_API_SECRET: sandbox.apiSecret, STACKER_LOG_LEVEL: 'silent' };
+    await check(ctx, { strategies: STRATEGIES_DIR }, { env }).catch((error: unknown) => {
+      throw new Error(`check failed: ${error instanceof Error ? error.message : String(error)}\n${out.join('')}`);
+    });
+    const result = JSON.parse(out.join('')) as { ok: boolean; mode: string; preflight: Array<{ instance: string; intents: Array<{ kind: string; verdict: string }> }> };
+    expect(result.mode).toBe('dry-run');
+    expect(result.ok).toBe(true);
+    const dca = result.preflight.find((r) => r.instance === 'dca-btc');
+    expect(dca?.intents.some((i) => i.kind === 'buy-stock-market' && i.verdict === 'would-send')).toBe(true);
+    // The paper wallet has no flex investment: the sweep declines, which does not fail the check.
+    expect(result.preflight.find((r) => r.instance === 'flex-sweep-usdt')?.intents).toEqual([
+      { kind: 'refusal', summary: 'no active flex investment in USDT plans', verdict: 'refused', reason: 'no-active-investment' },
+    ]);
+    const requests = proxy.requests.slice(before);
+    expect(requests.length).toBeGreaterThan(0);
+    // Market data is public (GET); a dry-run holds no key, so it sends no signed (POST) request at all.
+    expect(requests.filter((request) => !request.startsWith('GET '))).toEqual([]);
+  });
 });

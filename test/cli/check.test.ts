@@ -149,6 +149,17 @@ describe('stacker check', () => {
     expect(calls.at(-1)).toBe('close');
   });
 
+  it("shows a refusal the strategy returns itself without failing the check: it is a decision about now, not a fault", async () => {
+    world.instance('sweep', 'STRATEGY=flex-sweep\nSCHEDULE="0 9 * * *"\nTICKER=USDT\nMODE=all');
+    const declines = (): PreflightResult[] => [
+      { instance: 'sweep', ok: false, intents: [{ kind: 'refusal', summary: 'no active flex investment in USDT plans', verdict: 'refused', reason: 'no-active-investment' }], problems: [] },
+    ];
+    await check(context(false), { strategies: world.strategiesDir }, fakes(declines));
+    expect(stdout()).toContain('sweep: ok (the strategy declines to act now)\n  declines    refusal  no active flex investment in USDT plans (no-active-investment)\n');
+    await check(context(true), { strategies: world.strategiesDir }, fakes(declines));
+    expect((JSON.parse(stdout()) as { ok: boolean }).ok).toBe(true);
+  });
+
   it('makes the start-up checks stacker run makes once it has the markets (unknown market, amount below the minimum)', async () => {
     const eth = world.instance('dca-eth', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USTD\nAMOUNT=1');
     const tiny = world.instance('dca-tiny', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.00001');

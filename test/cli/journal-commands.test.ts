@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
@@ -201,10 +201,18 @@ describe('choosing the journal', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect(exitCodeFor(error)).toBe(EXIT.badInput);
     expect((error as ConfigError).message).toBe(
-      `--mode: no live journal (mode from --mode) at ${join(dataDir, 'stacker.db')}: this data dir has a dry-run journal (--mode dry-run)`,
+      `--mode: no live journal at ${join(dataDir, 'stacker.db')}: this data dir has a dry-run journal (--mode dry-run)`,
     );
     const byDefault = await journal(context(false), {}, { env: { STACKER_DATA_DIR: dataDir, STACKER_MODE: 'live' } }).catch((e: unknown) => e);
-    expect((byDefault as ConfigError).message).toMatch(/^journal: no live journal \(mode from STACKER_MODE \(environment\)\) at /);
+    expect((byDefault as ConfigError).message).toBe(
+      `journal: no live journal at ${join(dataDir, 'stacker.db')}: this data dir has a dry-run journal (--mode dry-run) (the mode comes from STACKER_MODE (environment); --mode chooses another journal)`,
+    );
+    const empty = join(dataDir, 'empty');
+    mkdirSync(empty);
+    const nothing = await journal(context(false), { dataDir: empty }, { env: {} }).catch((e: unknown) => e);
+    expect((nothing as ConfigError).message).toBe(
+      `journal: no dry-run journal at ${join(empty, 'stacker-dry-run.db')}: stacker has not run in this data dir yet (dry-run is the default; --mode chooses another journal)`,
+    );
   });
 
   it('answers a data dir that does not exist with exit 2', async () => {

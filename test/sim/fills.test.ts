@@ -85,3 +85,51 @@ describe('fill plans', () => {
     expect(() => fillModel({ slippagePct: '-1' })).toThrow(/negative/);
   });
 });
+
+describe('fill plans over a book handed in (a paper account’s real asks)', () => {
+  const book = [
+    { price: d('65000'), base: d('0.002') },
+    { price: d('65010.5'), base: d('0.003') },
+    { price: d('65100'), base: d('1') },
+  ];
+
+  it('takes the given levels in order, at their own prices, without slippage', () => {
+    const plan = planBuyByBase(BTC, fillModel({ slippagePct: '1' }), d('64000'), d('0.004'), book);
+    expect(plan.levels.map((l) => [text(l.price), text(l.base), text(l.quote)])).toEqual([
+      ['65000', '0.002', '130'],
+      ['65010.5', '0.002', '130.021'],
+    ]);
+    expect([text(plan.quote), text(plan.fee), plan.stoppedByBand]).toEqual(['260.021', '0.260021', false]);
+  });
+
+  it('stops at the end of the given book like at the taker band', () => {
+    const plan = planBuyByBase(BTC, fillModel(), d('65000'), d('2'), book);
+    expect([text(plan.base), plan.stoppedByBand]).toEqual(['1.005', true]);
+  });
+
+  it('spends a quote amount across the given levels, leaving the dust', () => {
+    const plan = planBuyByQuote(BTC, fillModel(), d('65000'), d('200'), book);
+    // 0.002 × 65000 = 130; the 70 left buys 70 / 65010.5 = 0.00107674… → 0.001076 at 6 decimals.
+    expect(plan.levels.map((l) => [text(l.price), text(l.base)])).toEqual([
+      ['65000', '0.002'],
+      ['65010.5', '0.001076'],
+    ]);
+  });
+
+  it('cuts sizes to the base precision and rounds prices up to the price precision, dropping levels that round to nothing', () => {
+    const plan = planBuyByBase(BTC, fillModel(), d('65000'), d('0.002'), [
+      { price: d('64999.991'), base: d('0.0000004') },
+      { price: d('65000.001'), base: d('0.0015009') },
+      { price: d('65001'), base: null },
+    ]);
+    expect(plan.levels.map((l) => [text(l.price), text(l.base)])).toEqual([
+      ['65000.01', '0.0015'],
+      ['65001', '0.0005'],
+    ]);
+  });
+
+  it('uses the synthetic book when the given one is empty', () => {
+    const plan = planBuyByBase(BTC, fillModel({ slippagePct: '1' }), d('65000'), d('0.001'), []);
+    expect(plan.levels.map((l) => text(l.price))).toEqual(['65650']);
+  });
+});

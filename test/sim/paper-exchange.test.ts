@@ -1,53 +1,201 @@
 import { describe, expect, it } from 'vitest';
-import { Decimal, formatDecimal } from '../../src/domain/money.ts';
+import { ExchangeRefusedError, ExchangeValidationError, NetworkError, outcomeUnknown } from '../../src/domain/errors.ts';
+import type { MarketRules } from '../../src/domain/market.ts';
+import { Decimal } from '../../src/domain/money.ts';
 import { PaperExchange, type PaperMarketData } from '../../src/sim/paper-exchange.ts';
 import { DEMO_MARKETS } from '../../src/sim/seed.ts';
+import { d, manualClock, text } from './helpers.ts';
 
-const d = (text: string) => new Decimal(text);
+interface FakeMarketData extends PaperMarketData {
+  marketReads: number;
+  bookReads: number;
+  depthAsked: number | null;
+}
 
-function marketData(asks: Array<[string, string]>, last = '65000'): PaperMarketData & { bookReads: number } {
-  const data = {
+/** Public market data as the exchange would answer it: BTC_USDT rules, a last price, a book. */
+function marketData(options: { asks?: Array<[string, string]> | null; last?: string | null; rules?: readonly MarketRules[]; fail?: Error } = {}): FakeMarketData {
+  const { asks = [['65000', '1']], last = '65000', rules = DEMO_MARKETS } = options;
+  const data: FakeMarketData = {
+    marketReads: 0,
     bookReads: 0,
-    markets: async () => DEMO_MARKETS,
-    prices: async (markets: readonly string[]) => new Map(markets.filter((m) => m === 'BTC_USDT').map((m) => [m, d(last)] as const)),
-    orderBook: async () => {
-      data.bookReads += 1;
-      return { asks: asks.map(([price, amount]) => [d(price), d(amount)] as const) };
+    depthAsked: null,
+    markets: async () => {
+      data.marketReads += 1;
+      if (options.fail) throw options.fail;
+      return rules;
     },
+    prices: async (markets) => new Map(last === null ? [] : markets.filter((m) => m === 'BTC_USDT').map((m) => [m, d(last)] as const)),
   };
+  if (asks !== null) {
+    data.orderBook = async (_market, depth) => {
+      data.bookReads += 1;
+      data.depthAsked = depth;
+      return { asks: asks.map(([price, amount]) => [d(price), d(amount)] as const) };
+    };
+  }
   return data;
 }
 
-const wallet = new Map([['USDT', d('10000')]]);
-const buy = (paper: PaperExchange, amount: string) => paper.buyStockMarket({ market: 'BTC_USDT', baseAmount: d(amount), clientOrderId: `p-${amount}`, stp: 'no' });
+const USDT_10000 = new Map([['USDT', d('10000')]]);
+const paperOver = (data: PaperMarketData, slippagePct = '0', wallet: ReadonlyMap<string, Decimal> = USDT_10000) =>
+  new PaperExchange({ marketData: data, wallet, slippagePct: d(slippagePct), clock: manualClock(1_760_000_000_000) });
+const buy = (paper: PaperExchange, amount: string, market = 'BTC_USDT') =>
+  paper.buyStockMarket({ market, baseAmount: d(amount), clientOrderId: `p-${amount}`, stp: 'no' });
+const deals = (paper: PaperExchange, orderId: string) => paper.sim.orderDeals(orderId).map((deal) => [text(deal.price), text(deal.baseAmount), text(deal.quoteAmount)]);
 
-describe('the paper (dry-run) exchange', () => {
-  it('fills at the best ask when the first level covers the buy', async () => {
-    const paper = new PaperExchange({ marketData: marketData([['65010.5', '1']]), wallet, slippagePct: d('0') });
+describe('the paper (dry-run) exchange: a buy walks the real order book', () => {
+  it('fills at the best ask when the first level covers the buy, with the market taker fee', async () => {
+    const paper = paperOver(marketData({ asks: [['65010.5', '1']] }));
     const order = await buy(paper, '0.001');
     // 0.001 × 65010.5 = 65.0105; taker fee 0.1 % = 0.0650105.
-    expect([order.status, formatDecimal(order.filledQuote), formatDecimal(order.fee)]).toEqual(['FILLED', '65.0105', '0.0650105']);
-    expect(formatDecimal((await paper.tradeBalances()).get('USDT')?.available ?? d('0'))).toBe('9934.9244895');
+    expect([order.status, text(order.filledBase), text(order.filledQuote), text(order.fee), order.feeAsset]).toEqual(['FILLED', '0.001', '65.0105', '0.0650105', 'USDT']);
+    // 10000 − 65.0105 − 0.0650105.
+    expect(text((await paper.tradeBalances()).get('USDT')?.available ?? d('0'))).toBe('9934.9244895');
+    expect(text((await paper.tradeBalances()).get('BTC')?.available ?? d('0'))).toBe('0.001');
   });
 
-  it('walks the real book across levels and fills at the volume-weighted price, rounded up to the price precision', async () => {
-    const paper = new PaperExchange({ marketData: marketData([['65000', '0.001'], ['65100', '0.001'], ['65300', '5']]), wallet, slippagePct: d('0') });
+  it('takes level after level, one deal per level at that level’s price, exact to the last digit', async () => {
+    const paper = paperOver(marketData({ asks: [['65000', '0.001'], ['65100', '0.001'], ['65300', '5']] }));
+    const order = await buy(paper, '0.0025');
+    // 0.001 × 65000 + 0.001 × 65100 + 0.0005 × 65300 = 65 + 65.1 + 32.65 = 162.75; fee 0.16275.
+    expect(deals(paper, order.orderId)).toEqual([
+      ['65000', '0.001', '65'],
+      ['65100', '0.001', '65.1'],
+      ['65300', '0.0005', '32.65'],
+    ]);
+    expect([text(order.filledQuote), text(order.fee)]).toEqual(['162.75', '0.16275']);
+    expect(paper.sim.verifyLedger()).toBe(true);
+  });
+
+  it('past the depth it fetched, fills the rest at the worst ask seen plus slippage', async () => {
+    const paper = paperOver(marketData({ asks: [['65000', '0.001'], ['65100', '0.001']] }), '0.5');
     const order = await buy(paper, '0.003');
-    // Levels taken: 0.001 × 65000 + 0.001 × 65100 + 0.001 × 65300 = 195.4; / 0.003 = 65133.333… → 65133.34 (up); × 0.003 = 195.40002.
-    expect(formatDecimal(order.filledQuote)).toBe('195.40002');
+    // The third 0.001 at 65100 × 1.005 = 65425.5: 65 + 65.1 + 65.4255 = 195.5255.
+    expect(deals(paper, order.orderId)).toEqual([
+      ['65000', '0.001', '65'],
+      ['65100', '0.001', '65.1'],
+      ['65425.5', '0.001', '65.4255'],
+    ]);
+    expect(text(order.filledQuote)).toBe('195.5255');
   });
 
-  it('falls back to the last price plus slippage when the book cannot fill the amount', async () => {
-    const paper = new PaperExchange({ marketData: marketData([['65000', '0.0001']], '64000'), wallet, slippagePct: d('0.5') });
+  it('asks for the exchange’s full depth (100 levels) by default', async () => {
+    const data = marketData();
+    await buy(paperOver(data), '0.001');
+    expect([data.bookReads, data.depthAsked]).toEqual([1, 100]);
+  });
+
+  it('without a book fills at the last price plus slippage, rounded up to the price precision', async () => {
+    const paper = paperOver(marketData({ asks: null, last: '64000.01' }), '0.5');
     const order = await buy(paper, '0.001');
-    // 64000 × 1.005 = 64320; × 0.001 = 64.32.
-    expect(formatDecimal(order.filledQuote)).toBe('64.32');
+    // 64000.01 × 1.005 = 64320.01005 → 64320.02; × 0.001 = 64.32002.
+    expect(deals(paper, order.orderId)).toEqual([['64320.02', '0.001', '64.32002']]);
+  });
+
+  it('treats an empty ask side as no book', async () => {
+    const paper = paperOver(marketData({ asks: [], last: '64000' }), '0');
+    expect(text((await buy(paper, '0.001')).filledQuote)).toBe('64');
+  });
+
+  it('checks the minimum total at the best ask of the real book', async () => {
+    // 0.0001 × 49000 = 4.9 < 5 even though the last price says 65000 × 0.0001 = 6.5.
+    const paper = paperOver(marketData({ asks: [['49000', '1']] }));
+    const error = await buy(paper, '0.0001').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExchangeValidationError);
+    expect((error as ExchangeValidationError).fieldErrors).toEqual({ total: ['Total (amount * price) is less than 5'] });
+  });
+});
+
+describe('the paper account', () => {
+  it('starts with the configured trade and main balances, flex investments and no codes', async () => {
+    const paper = new PaperExchange({
+      marketData: marketData(),
+      wallet: new Map([['USDT', d('1000')], ['BTC', d('0')]]),
+      main: new Map([['USDT', d('250')]]),
+      slippagePct: d('0'),
+      flex: [{ planId: '00000000-0000-4000-8000-0000000000f1', ticker: 'USDT', amount: d('500') }],
+      clock: manualClock(),
+    });
+    expect(text((await paper.tradeBalances()).get('USDT')?.available ?? d('0'))).toBe('1000');
+    expect(text((await paper.mainBalances()).get('USDT') ?? d('0'))).toBe('250');
+    expect((await paper.flexInvestments()).map((i) => [i.planId, text(i.invested)])).toEqual([['00000000-0000-4000-8000-0000000000f1', '500']]);
+    expect(await paper.codes()).toEqual([]);
+    expect(paper.kind).toBe('paper');
+  });
+
+  it('moves money between main, spot and flex the way the exchange does', async () => {
+    const paper = new PaperExchange({
+      marketData: marketData(),
+      wallet: new Map(),
+      slippagePct: d('0'),
+      flex: [{ planId: '00000000-0000-4000-8000-0000000000f1', ticker: 'USDT', amount: d('500') }],
+      clock: manualClock(),
+    });
+    await paper.flexWithdraw({ plan: '00000000-0000-4000-8000-0000000000f1', amount: d('120') });
+    await paper.transferToSpot({ ticker: 'USDT', amount: d('100') });
+    expect(text((await paper.mainBalances()).get('USDT') ?? d('0'))).toBe('20');
+    expect(text((await paper.tradeBalances()).get('USDT')?.available ?? d('0'))).toBe('100');
+    expect((await paper.flexInvestments()).map((i) => text(i.invested))).toEqual(['380']);
+    await expect(paper.transferToSpot({ ticker: 'USDT', amount: d('21') })).rejects.toMatchObject({ httpStatus: 422, exchangeCode: 3 });
+  });
+
+  it('stamps orders with its injected clock', async () => {
+    const clock = manualClock(1_760_000_123_000);
+    const paper = new PaperExchange({ marketData: marketData(), wallet: USDT_10000, slippagePct: d('0'), clock });
+    expect((await buy(paper, '0.001')).createdAtSec).toBe(1_760_000_123);
+  });
+
+  it('loads market rules on first use and keeps them for later buys', async () => {
+    const data = marketData();
+    const paper = paperOver(data);
+    await buy(paper, '0.001');
+    await paper.buyStockMarket({ market: 'BTC_USDT', baseAmount: d('0.001'), clientOrderId: 'p-again', stp: 'no' });
+    expect(data.marketReads).toBe(1);
+    expect((await paper.markets()).map((m) => m.name)).toEqual(['BTC_USDT', 'ETH_USDT']);
   });
 
   it('refuses what the exchange would refuse, as the exchange error, and moves no money', async () => {
-    const paper = new PaperExchange({ marketData: marketData([['65000', '1']]), wallet: new Map([['USDT', d('10')]]), slippagePct: d('0') });
-    await expect(buy(paper, '0.001')).rejects.toMatchObject({ code: 'E_EXCHANGE_REFUSED' });
-    expect(formatDecimal((await paper.tradeBalances()).get('USDT')?.available ?? d('0'))).toBe('10');
+    const paper = paperOver(marketData(), '0', new Map([['USDT', d('10')]]));
+    const error = await buy(paper, '0.001').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExchangeRefusedError);
+    expect(error).toMatchObject({ httpStatus: 400, exchangeCode: 10, fieldErrors: { amount: ['Not enough balance.'] } });
+    expect(text((await paper.tradeBalances()).get('USDT')?.available ?? d('0'))).toBe('10');
     expect(paper.sim.verifyLedger()).toBe(true);
+  });
+
+  it('refuses a market the exchange does not list as "Market is not available."', async () => {
+    const error = await buy(paperOver(marketData()), '1', 'DOGE_USDT').catch((e: unknown) => e);
+    expect(error).toMatchObject({ httpStatus: 422, exchangeCode: 31, fieldErrors: { market: ['Market is not available.'] } });
+  });
+
+  it('raises a market-data failure as a network error that provably sent nothing', async () => {
+    const paper = paperOver(marketData({ fail: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) }));
+    const error = await buy(paper, '0.001').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error).toMatchObject({ requestSent: false, retryable: true, causeCode: 'ECONNRESET', path: '/api/v4/order/stock_market' });
+    expect(outcomeUnknown(error)).toBe(false);
+    expect(paper.sim.orderHistory()).toEqual([]);
+  });
+
+  it('finds its orders by clientOrderId and by id, within the market asked', async () => {
+    const paper = paperOver(marketData());
+    const order = await buy(paper, '0.001');
+    expect(await paper.findOrder({ market: 'BTC_USDT', clientOrderId: 'p-0.001' })).toEqual(order);
+    expect(await paper.findOrder({ market: 'BTC_USDT', clientOrderId: 'never-sent' })).toBeNull();
+    expect(await paper.orderStatus({ market: 'BTC_USDT', orderId: order.orderId, clientOrderId: 'p-0.001' })).toEqual(order);
+    expect(await paper.orderStatus({ market: 'ETH_USDT', orderId: order.orderId, clientOrderId: 'p-0.001' })).toBeNull();
+  });
+
+  it('passes prices through from the market data and closes it', async () => {
+    let closed = false;
+    const data = { ...marketData(), close: async () => void (closed = true) };
+    const paper = paperOver(data);
+    expect([...(await paper.prices(['BTC_USDT', 'ETH_USDT']))].map(([m, p]) => [m, text(p)])).toEqual([['BTC_USDT', '65000']]);
+    await paper.close();
+    expect(closed).toBe(true);
+  });
+
+  it('refuses a book depth that is not a positive integer', () => {
+    expect(() => new PaperExchange({ marketData: marketData(), wallet: USDT_10000, slippagePct: new Decimal(0), bookDepth: 0 })).toThrow(RangeError);
   });
 });

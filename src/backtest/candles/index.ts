@@ -1,33 +1,45 @@
 import { readFileSync } from 'node:fs';
 import { Decimal } from '../../domain/money.ts';
 import { CANDLE_CSV_HEADER, CandleCsvError, type CandleCsvProblem } from '../../sim/candles.ts';
+import { checkRow, scanRow, scannedTime } from './scan.ts';
 
-/** Missing candles between two present ones: `missing` intervals after `afterTimeSec`. */
+/** Missing candles between two present ones: `missing` intervals after the candle at `afterTimeSec`. */
 export interface CandleGap {
   readonly afterTimeSec: number;
   readonly missing: number;
 }
 
 /**
- * Candles in columns, for backtests over millions of rows: open times in a Float64Array, prices
- * kept as the file's own text and turned into Decimal only when a slot or a chart asks (a
- * backtest reads a price a few thousand times, not a few million). No float ever carries a price.
+ * Candles in columns, for backtests over millions of rows. Open times sit in a Float64Array
+ * (whole seconds, exact); prices stay the file's own text, and a Decimal is made only when a
+ * slot or a chart asks for one (a backtest reads a price a few thousand times, not a few
+ * million). Reading a time is O(1) and allocates nothing; no float ever carries money.
  */
 export interface CandleSeries {
   readonly market: string;
   readonly length: number;
-  /** The most common step between rows, in seconds. */
+  /** The most common step between consecutive rows of the file, in seconds (0 for a single row). */
   readonly intervalSec: number;
+  /** Runs of missing candles within the series, given `intervalSec`. */
   readonly gaps: readonly CandleGap[];
+  /** Open times in Unix seconds, ascending. Shared with the series: read it, never write it. */
+  readonly times: Float64Array;
   timeSec(index: number): number;
+  /** The price exactly as the file writes it. */
+  openText(index: number): string;
+  closeText(index: number): string;
   openDecimal(index: number): Decimal;
   closeDecimal(index: number): Decimal;
+  /** The close as the nearest float: for chart coordinates only, never for money. */
+  closeNumber(index: number): number;
   /** Index of the first candle opening at or after `timeMs`; `length` when none does. */
   firstAtOrAfter(timeMs: number): number;
   /**
-   * The backtest fill rule: the OPEN of the first candle whose open time is at or after
-   * `timeMs`; past the last candle, the last close. null for an empty series.
+   * The candle a slot at `timeMs` fills on (the backtest fill rule, as candlePriceAt): the first
+   * whose open time is at or after it, with its open. null when no candle opens that late.
    */
+  priceAtOrAfter(timeMs: number): { readonly index: number; readonly open: Decimal } | null;
+  /** The fill rule's price: priceAtOrAfter's open; past the last candle, the last close. null when empty. */
   priceAt(timeMs: number): Decimal | null;
 }
 
@@ -41,179 +53,95 @@ export interface LoadOptions {
 }
 
 const MAX_PROBLEMS = 20;
-const PRICE = /^\d+(?:\.\d+)?$/;
-const TIME = /^\d{1,12}$/;
+const CR = 13;
+const LF = 10;
+const COMMA = 44;
+
+/** A file (path) or its content. */
+export type CandleInput = string | { readonly text: string };
 
 /**
- * Parse `time,open,high,low,close,volume` (the format of the files in data/): every bad
- * row is reported with its line number and the file is refused as a whole, like parseCandleCsv;
- * gaps (missing intervals) are tolerated and reported.
+ * Read and check a candle file (`time,open,high,low,close,volume`, the format of data/): the
+ * same rows are accepted and refused as parseCandleCsv would (every bad row reported with its
+ * line number, the whole file refused), gaps are tolerated and reported.
  */
+export function loadCandles(input: CandleInput, options: LoadOptions): CandleSeries {
+  if (typeof input === 'string') return parseCandleBytes(readFileSync(input), { ...options, source: options.source ?? input });
+  return parseCandles(input.text, options);
+}
+
+/** Parse candle text (see parseCandleBytes; the text is scanned as its UTF-8 bytes). */
 export function parseCandles(text: string, options: LoadOptions): CandleSeries {
+  return parseCandleBytes(Buffer.from(text, 'utf8'), options);
+}
+
+/**
+ * Parse a candle file's bytes. One pass: a well-formed row is read without making a string or
+ * an array; only a row the fast scanner does not accept is decoded, split and checked exactly
+ * (with Decimal), which also says what is wrong with it. The series keeps the bytes and reads
+ * prices out of them on demand.
+ */
+export function parseCandleBytes(bytes: Buffer, options: LoadOptions): CandleSeries {
   const source = options.source ?? `${options.market} candles`;
   const fromSec = options.fromMs === undefined ? -Infinity : options.fromMs / 1000;
   const toSec = options.toMs === undefined ? Infinity : options.toMs / 1000;
-  let start = 0;
-  const firstNewline = text.indexOf('\n');
-  const header = (firstNewline === -1 ? text : text.slice(0, firstNewline)).replace(/\r$/, '').replace(/^\uFEFF/, '');
-  if (header !== CANDLE_CSV_HEADER) throw new CandleCsvError(source, [{ line: 1, reason: `header must be "${CANDLE_CSV_HEADER}", got ${JSON.stringify(header.slice(0, 80))}` }]);
-  start = firstNewline === -1 ? text.length : firstNewline + 1;
+  const n = bytes.length;
+  const firstNewline = bytes.indexOf(LF);
+  const header = bytes.toString('utf8', 0, firstNewline === -1 ? n : firstNewline).replace(/\r$/, '').replace(/^\uFEFF/, '');
+  if (header !== CANDLE_CSV_HEADER) {
+    throw new CandleCsvError(source, [{ line: 1, reason: `header must be "${CANDLE_CSV_HEADER}", got ${JSON.stringify(header.slice(0, 80))}` }]);
+  }
 
-  const capacity = Math.max(16, Math.ceil(text.length / 40));
+  let capacity = Math.max(16, Math.ceil(n / 40));
   let times = new Float64Array(capacity);
-  // Where each price sits in the text: the text stays the one copy of the numbers.
-  let openStarts = new Uint32Array(capacity);
-  let openEnds = new Uint32Array(capacity);
-  let closeStarts = new Uint32Array(capacity);
-  let closeEnds = new Uint32Array(capacity);
-  const scan: Scan = { time: 0, openStart: 0, openEnd: 0, closeStart: 0, closeEnd: 0 };
+  let rowStarts = new Uint32Array(capacity);
+  const steps = new StepCounter();
   const problems: CandleCsvProblem[] = [];
+  let pos = firstNewline === -1 ? n : firstNewline + 1;
   let line = 1;
   let previous = -1;
+  let rows = 0;
   let count = 0;
-  while (start < text.length && problems.length < MAX_PROBLEMS) {
+  while (pos < n && problems.length < MAX_PROBLEMS) {
     line += 1;
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    // The common case by scanning characters (no per-row strings or arrays); a row the scanner
-    // does not accept goes through checkRow, which says what exactly is wrong with it.
-    const rowStart = start;
-    start = end + 1;
-    if (!scanRow(text, rowStart, end, scan)) {
-      let row = text.slice(rowStart, end);
-      if (row.endsWith('\r')) row = row.slice(0, -1);
-      if (row === '' && start >= text.length) break;
-      const split = row.split(',');
-      // checkRow and the scanner accept the same rows; checkRow names what is wrong.
-      problems.push({ line, reason: checkRow(split) ?? 'not a well-formed row' });
-      continue;
+    const rowStart = pos;
+    let time: number;
+    const end = scanRow(bytes, pos, n);
+    if (end >= 0) {
+      time = scannedTime();
+      pos = end + 1;
+    } else {
+      let lineEnd = bytes.indexOf(LF, pos);
+      if (lineEnd === -1) lineEnd = n;
+      pos = lineEnd + 1;
+      const checked = checkRow(bytes.toString('utf8', rowStart, lineEnd > rowStart && bytes[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd));
+      if (typeof checked === 'string') {
+        problems.push({ line, reason: checked });
+        continue;
+      }
+      time = checked;
     }
-    const time = scan.time;
     if (time <= previous) {
       problems.push({ line, reason: `time ${time} is not after the previous row's ${previous}` });
       continue;
     }
+    if (rows > 0) steps.add(time - previous);
     previous = time;
+    rows += 1;
     if (time < fromSec || time > toSec) continue;
-    if (count === times.length) {
-      const grown = new Float64Array(times.length * 2);
-      grown.set(times);
-      times = grown;
-    }
-    if (count === openStarts.length) {
-      openStarts = grow(openStarts);
-      openEnds = grow(openEnds);
-      closeStarts = grow(closeStarts);
-      closeEnds = grow(closeEnds);
+    if (count === capacity) {
+      capacity *= 2;
+      times = grown(times, capacity);
+      rowStarts = grown(rowStarts, capacity);
     }
     times[count] = time;
-    openStarts[count] = scan.openStart;
-    openEnds[count] = scan.openEnd;
-    closeStarts[count] = scan.closeStart;
-    closeEnds[count] = scan.closeEnd;
+    rowStarts[count] = rowStart;
     count += 1;
   }
   if (problems.length > 0) throw new CandleCsvError(source, problems);
-  const openText = (i: number): string => text.slice(openStarts[i] as number, openEnds[i] as number);
-  const closeText = (i: number): string => text.slice(closeStarts[i] as number, closeEnds[i] as number);
-  const result = series(options.market, times.subarray(0, count), openText, closeText);
-  columns.set(result, { openText, closeText });
-  return result;
+  if (rows === 0) throw new CandleCsvError(source, [{ line: 2, reason: 'no candles after the header' }]);
+  return new ColumnarCandles(options.market, bytes, rowStarts.slice(0, count), times.slice(0, count), steps.mostCommon());
 }
-
-interface Scan {
-  time: number;
-  openStart: number;
-  openEnd: number;
-  closeStart: number;
-  closeEnd: number;
-}
-
-function grow(column: Uint32Array<ArrayBuffer>): Uint32Array<ArrayBuffer> {
-  const grown = new Uint32Array(column.length * 2);
-  grown.set(column);
-  return grown;
-}
-
-const ZERO_CODE = 48;
-const NINE_CODE = 57;
-const COMMA = 44;
-const DOT = 46;
-const CR = 13;
-
-/**
- * Accept a well-formed row `time,open,high,low,close,volume` between `start` and `end` (the
- * newline), noting where open and close sit; false for anything else. Prices are read as floats
- * here only to check low <= open, close <= high and no zero: no money is computed from them.
- */
-function scanRow(text: string, start: number, end: number, out: Scan): boolean {
-  let pos = start;
-  let time = 0;
-  let digits = 0;
-  for (; pos < end; pos += 1) {
-    const c = text.charCodeAt(pos);
-    if (c < ZERO_CODE || c > NINE_CODE) break;
-    time = time * 10 + (c - ZERO_CODE);
-    digits += 1;
-  }
-  if (digits === 0 || digits > 12 || text.charCodeAt(pos) !== COMMA) return false;
-  const values = [0, 0, 0, 0, 0];
-  for (let field = 0; field < 5; field += 1) {
-    pos += 1;
-    const fieldStart = pos;
-    let whole = 0;
-    let fraction = 0;
-    let scale = 1;
-    let seenDot = false;
-    let fieldDigits = 0;
-    for (; pos < end; pos += 1) {
-      const c = text.charCodeAt(pos);
-      if (c >= ZERO_CODE && c <= NINE_CODE) {
-        if (seenDot) {
-          fraction = fraction * 10 + (c - ZERO_CODE);
-          scale *= 10;
-        } else whole = whole * 10 + (c - ZERO_CODE);
-        fieldDigits += 1;
-      } else if (c === DOT && !seenDot && fieldDigits > 0) seenDot = true;
-      else break;
-    }
-    const last = text.charCodeAt(pos - 1);
-    if (fieldDigits === 0 || last === DOT) return false;
-    const terminator = text.charCodeAt(pos);
-    if (field < 4 ? terminator !== COMMA : !(pos === end || (terminator === CR && pos + 1 === end))) return false;
-    values[field] = whole + fraction / scale;
-    if (field === 0) {
-      out.openStart = fieldStart;
-      out.openEnd = pos;
-    } else if (field === 3) {
-      out.closeStart = fieldStart;
-      out.closeEnd = pos;
-    }
-  }
-  const [open, high, low, close] = values as [number, number, number, number, number];
-  if (!(open > 0 && low > 0 && low <= open && low <= close && high >= open && high >= close)) return false;
-  out.time = time;
-  return true;
-}
-
-export function loadCandles(path: string, options: Omit<LoadOptions, 'source'>): CandleSeries {
-  return parseCandles(readFileSync(path, 'utf8'), { ...options, source: path });
-}
-
-function checkRow(fields: readonly string[]): string | null {
-  if (fields.length !== 6) return fields.length === 1 && fields[0] === '' ? 'empty line' : `expected 6 fields, got ${fields.length}`;
-  if (!TIME.test(fields[0] as string)) return `time ${JSON.stringify(fields[0])} is not Unix seconds`;
-  const names = ['open', 'high', 'low', 'close', 'volume'];
-  for (let i = 1; i < 6; i += 1) if (!PRICE.test(fields[i] as string)) return `${names[i - 1]} ${JSON.stringify(fields[i])} is not a plain decimal`;
-  // Consistency (low <= open, close <= high) compared as numbers is safe here: it only checks the
-  // file, no money is computed from these floats.
-  const [open, high, low, close] = [Number(fields[1]), Number(fields[2]), Number(fields[3]), Number(fields[4])];
-  if (open === 0 || high === 0 || low === 0 || close === 0) return 'a price is zero';
-  if (low > open || low > close || high < open || high < close) return 'prices are inconsistent (need low <= open, close <= high)';
-  return null;
-}
-
-const columns = new WeakMap<CandleSeries, { readonly openText: (index: number) => string; readonly closeText: (index: number) => string }>();
 
 /**
  * One file replayed `copies` times end to end, each copy shifted by the file's span (the
@@ -221,67 +149,151 @@ const columns = new WeakMap<CandleSeries, { readonly openText: (index: number) =
  * not copied.
  */
 export function repeatSeries(base: CandleSeries, copies: number): CandleSeries {
-  const source = columns.get(base);
-  if (source === undefined) throw new TypeError('repeatSeries takes a series from parseCandles');
-  const n = base.length;
-  const span = base.timeSec(n - 1) - base.timeSec(0) + base.intervalSec;
-  const times = new Float64Array(n * copies);
-  for (let copy = 0; copy < copies; copy += 1) for (let i = 0; i < n; i += 1) times[copy * n + i] = base.timeSec(i) + copy * span;
-  return series(base.market, times, (i) => source.openText(i % n), (i) => source.closeText(i % n));
+  if (!(base instanceof ColumnarCandles)) throw new TypeError('repeatSeries takes a series from parseCandles or loadCandles');
+  if (!Number.isSafeInteger(copies) || copies < 1) throw new RangeError('copies must be a positive integer');
+  return base.repeated(copies);
 }
 
-type Column = readonly string[] | ((index: number) => string);
 
-/** Build a series over columns. */
-function series(market: string, times: Float64Array, openColumn: Column, closeColumn: Column): CandleSeries {
-  const openText = typeof openColumn === 'function' ? openColumn : (index: number) => openColumn[index] as string;
-  const closeText = typeof closeColumn === 'function' ? closeColumn : (index: number) => closeColumn[index] as string;
-  const length = times.length;
-  const intervalSec = commonStep(times);
-  const gaps: CandleGap[] = [];
-  if (intervalSec > 0) {
-    for (let i = 1; i < length; i += 1) {
-      const step = (times[i] as number) - (times[i - 1] as number);
-      if (step > intervalSec) gaps.push({ afterTimeSec: times[i - 1] as number, missing: Math.round(step / intervalSec) - 1 });
+function grown<T extends Float64Array | Uint32Array>(column: T, capacity: number): T {
+  const next = (column instanceof Float64Array ? new Float64Array(capacity) : new Uint32Array(capacity)) as T;
+  next.set(column);
+  return next;
+}
+
+/** Counts the steps between rows; runs of the same step (the usual case) cost one comparison each. */
+class StepCounter {
+  readonly #counts = new Map<number, number>();
+  #runStep = Number.NaN;
+  #runLength = 0;
+
+  add(step: number): void {
+    if (step === this.#runStep) {
+      this.#runLength += 1;
+      return;
     }
+    this.#flush();
+    this.#runStep = step;
+    this.#runLength = 1;
   }
-  const firstAtOrAfter = (timeMs: number): number => {
+
+  /** The most common step; the smaller one on a tie; 0 when there were none. */
+  mostCommon(): number {
+    this.#flush();
+    let best = 0;
+    let bestCount = 0;
+    for (const [step, count] of this.#counts) if (count > bestCount || (count === bestCount && step < best)) [best, bestCount] = [step, count];
+    return best;
+  }
+
+  #flush(): void {
+    if (this.#runLength > 0) this.#counts.set(this.#runStep, (this.#counts.get(this.#runStep) ?? 0) + this.#runLength);
+    this.#runLength = 0;
+  }
+}
+
+function findGaps(times: Float64Array, intervalSec: number): CandleGap[] {
+  const gaps: CandleGap[] = [];
+  if (intervalSec <= 0) return gaps;
+  for (let i = 1; i < times.length; i += 1) {
+    const step = (times[i] as number) - (times[i - 1] as number);
+    if (step > intervalSec) gaps.push({ afterTimeSec: times[i - 1] as number, missing: Math.round(step / intervalSec) - 1 });
+  }
+  return gaps;
+}
+
+/**
+ * The series over the text: `rowStarts[i % rowStarts.length]` is where candle i's row starts
+ * (the modulo serves a repeated series; for a plain one it is the identity).
+ */
+class ColumnarCandles implements CandleSeries {
+  readonly market: string;
+  readonly length: number;
+  readonly intervalSec: number;
+  readonly gaps: readonly CandleGap[];
+  readonly times: Float64Array;
+  readonly #bytes: Buffer;
+  readonly #rowStarts: Uint32Array;
+  /** The last index answered: backtests ask in time order, so the next answer is usually here or next. */
+  #hint = 0;
+
+  constructor(market: string, bytes: Buffer, rowStarts: Uint32Array, times: Float64Array, intervalSec: number) {
+    this.market = market;
+    this.length = times.length;
+    this.intervalSec = intervalSec;
+    this.times = times;
+    this.gaps = findGaps(times, intervalSec);
+    this.#bytes = bytes;
+    this.#rowStarts = rowStarts;
+  }
+
+  repeated(copies: number): ColumnarCandles {
+    const n = this.length;
+    if (n === 0) return this;
+    const span = (this.times[n - 1] as number) - (this.times[0] as number) + this.intervalSec;
+    const times = new Float64Array(n * copies);
+    for (let copy = 0; copy < copies; copy += 1) for (let i = 0; i < n; i += 1) times[copy * n + i] = (this.times[i] as number) + copy * span;
+    return new ColumnarCandles(this.market, this.#bytes, this.#rowStarts, times, this.intervalSec);
+  }
+
+  timeSec(index: number): number {
+    return this.times[index] as number;
+  }
+
+  openText(index: number): string {
+    return this.#field(index, 1);
+  }
+
+  closeText(index: number): string {
+    return this.#field(index, 4);
+  }
+
+  openDecimal(index: number): Decimal {
+    return new Decimal(this.#field(index, 1));
+  }
+
+  closeDecimal(index: number): Decimal {
+    return new Decimal(this.#field(index, 4));
+  }
+
+  closeNumber(index: number): number {
+    return Number(this.#field(index, 4));
+  }
+
+  firstAtOrAfter(timeMs: number): number {
     const sec = timeMs / 1000;
+    const times = this.times;
+    const hint = this.#hint;
+    if (hint < this.length && (times[hint] as number) >= sec && (hint === 0 || (times[hint - 1] as number) < sec)) return hint;
+    if (hint + 1 < this.length && (times[hint + 1] as number) >= sec && (times[hint] as number) < sec) return (this.#hint = hint + 1);
     let lo = 0;
-    let hi = length;
+    let hi = this.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if ((times[mid] as number) >= sec) hi = mid;
       else lo = mid + 1;
     }
+    if (lo < this.length) this.#hint = lo;
     return lo;
-  };
-  return {
-    market,
-    length,
-    intervalSec,
-    gaps,
-    timeSec: (index) => times[index] as number,
-    openDecimal: (index) => new Decimal(openText(index)),
-    closeDecimal: (index) => new Decimal(closeText(index)),
-    firstAtOrAfter,
-    priceAt(timeMs) {
-      if (length === 0) return null;
-      const index = firstAtOrAfter(timeMs);
-      return index < length ? new Decimal(openText(index)) : new Decimal(closeText(length - 1));
-    },
-  };
-}
-
-function commonStep(times: Float64Array): number {
-  const counts = new Map<number, number>();
-  const sample = Math.min(times.length, 10_000);
-  for (let i = 1; i < sample; i += 1) {
-    const step = (times[i] as number) - (times[i - 1] as number);
-    counts.set(step, (counts.get(step) ?? 0) + 1);
   }
-  let best = 0;
-  let bestCount = 0;
-  for (const [step, n] of counts) if (n > bestCount || (n === bestCount && step < best)) [best, bestCount] = [step, n];
-  return best;
+
+  priceAtOrAfter(timeMs: number): { readonly index: number; readonly open: Decimal } | null {
+    const index = this.firstAtOrAfter(timeMs);
+    return index < this.length ? { index, open: this.openDecimal(index) } : null;
+  }
+
+  priceAt(timeMs: number): Decimal | null {
+    if (this.length === 0) return null;
+    const index = this.firstAtOrAfter(timeMs);
+    return index < this.length ? this.openDecimal(index) : this.closeDecimal(this.length - 1);
+  }
+
+  /** Field `k` (1 open … 4 close) of candle `index`'s row, as the file writes it (ASCII digits: latin1 is exact). */
+  #field(index: number, k: number): string {
+    if (!(index >= 0 && index < this.length)) throw new RangeError(`candle ${index} is outside 0..${this.length - 1}`);
+    const bytes = this.#bytes;
+    let start = this.#rowStarts[index % this.#rowStarts.length] as number;
+    for (let i = 0; i < k; i += 1) start = bytes.indexOf(COMMA, start) + 1;
+    return bytes.toString('latin1', start, bytes.indexOf(COMMA, start));
+  }
 }

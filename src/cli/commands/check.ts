@@ -77,13 +77,28 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
     if (!ctx.json) ctx.io.err(`pre-flight: reading markets and ${config.mode === 'live' ? 'balances' : 'prices'} (nothing is placed)...\n`);
     outcome = await runPreflight(config, nowMs, overrides);
   }
-  const ok = outcome === null || (outcome.startup.length === 0 && outcome.reports.every((r) => r.ok));
+  const ok = outcome === null || (outcome.startup.length === 0 && outcome.reports.every(passes));
   if (ctx.json) ctx.io.out(json({ ok, ...summary, startupProblems: outcome?.startup ?? null, preflight: outcome?.reports ?? null }));
   else if (outcome !== null) ctx.io.out(renderPreflight(outcome, config));
 
   if (outcome !== null && !ok) {
-    throw new ConfigError([...outcome.startup, ...outcome.reports.filter((report) => !report.ok).flatMap((report) => preflightProblems(report, config))]);
+    throw new ConfigError([...outcome.startup, ...outcome.reports.flatMap((report) => preflightProblems(report, config))]);
   }
+}
+
+/**
+ * What fails the check: a problem on the way (the strategy threw, an invalid intent, a read that
+ * failed) or an order, transfer or withdrawal the guards would refuse. A refusal the strategy
+ * returns itself ("no active investment", "main already holds the reserve") is a decision about
+ * this moment, not a fault of the configuration: it is shown, and does not fail the check.
+ */
+function blockers(report: PreflightResult): string[] {
+  const refused = report.intents.filter((intent) => intent.verdict === 'refused' && intent.kind !== 'refusal');
+  return [...report.problems, ...refused.map((intent) => `${intent.summary} would be refused${intent.reason === undefined ? '' : `: ${intent.reason}`}`)];
+}
+
+function passes(report: PreflightResult): boolean {
+  return blockers(report).length === 0;
 }
 
 interface PreflightOutcome {
@@ -160,7 +175,7 @@ export function describeConfig(config: DaemonConfig, nowMs: number, fileExists: 
 }
 
 function describeInstance(instance: InstanceConfig, nowMs: number): InstanceSummary {
-  const next = instance.enabled ? instance.schedule.next(nowMs) : null;
+  const next = instance.enabled ? nextSlot(instance, nowMs) : null;
   return {
     instance: instance.instance,
     file: instance.file,
@@ -174,6 +189,15 @@ function describeInstance(instance: InstanceConfig, nowMs: number): InstanceSumm
     budgets: instance.budgets,
     maxOrderQuote: instance.maxOrderQuote,
   };
+}
+
+/** null when the schedule has no slot in the years ahead (cronProblems already refuses one that never fires). */
+function nextSlot(instance: InstanceConfig, nowMs: number): number | null {
+  try {
+    return instance.schedule.next(nowMs);
+  } catch {
+    return null;
+  }
 }
 
 export function renderConfig(summary: ConfigSummary): string {
@@ -224,12 +248,14 @@ export function renderPreflight(outcome: PreflightOutcome, config: Pick<DaemonCo
   }
   lines.push(`pre-flight against ${config.mode === 'live' ? 'the account' : 'the paper wallet'} (nothing was placed):`);
   for (const report of outcome.reports) {
-    lines.push(`${report.instance}: ${report.ok ? 'ok' : 'PROBLEMS'}`);
+    const declines = report.intents.some((intent) => intent.kind === 'refusal');
+    lines.push(`${report.instance}: ${!passes(report) ? 'PROBLEMS' : declines ? 'ok (the strategy declines to act now)' : 'ok'}`);
     if (report.intents.length === 0 && report.problems.length === 0) lines.push('  nothing that moves money now (notes only, or nothing to do)');
     const kindWidth = Math.max(0, ...report.intents.map((intent) => intent.kind.length));
     for (const intent of report.intents) {
       const reason = intent.reason === undefined ? '' : ` (${intent.reason})`;
-      lines.push(`  ${intent.verdict.padEnd(10)}  ${intent.kind.padEnd(kindWidth)}  ${intent.summary}${reason}`);
+      const verdict = intent.kind === 'refusal' ? 'declines' : intent.verdict;
+      lines.push(`  ${verdict.padEnd(10)}  ${intent.kind.padEnd(kindWidth)}  ${intent.summary}${reason}`);
     }
     for (const problem of report.problems) lines.push(`  problem: ${problem}`);
   }
@@ -239,11 +265,7 @@ export function renderPreflight(outcome: PreflightOutcome, config: Pick<DaemonCo
 function preflightProblems(report: PreflightResult, config: DaemonConfig): InputProblem[] {
   const file = config.instances.find((instance) => instance.instance === report.instance)?.file;
   const at = (rule: string): InputProblem => (file === undefined ? { field: report.instance, rule } : { source: file, field: report.instance, rule });
-  const problems = report.problems.map((problem) => at(`pre-flight: ${problem}`));
-  for (const intent of report.intents) {
-    if (intent.verdict === 'refused') problems.push(at(`pre-flight: ${intent.summary} would be refused${intent.reason === undefined ? '' : `: ${intent.reason}`}`));
-  }
-  return problems.length > 0 ? problems : [at('pre-flight did not pass')];
+  return blockers(report).map((problem) => at(`pre-flight: ${problem}`));
 }
 
 /** `2025-01-02 09:00 Europe/Berlin (UTC+01:00)`; `2025-01-02 09:00 UTC`. */

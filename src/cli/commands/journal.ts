@@ -210,7 +210,7 @@ async function withJournal(flags: GlobalPart & { readonly dataDir?: string; read
     const others = (Object.keys(JOURNAL_FILES) as Array<keyof typeof JOURNAL_FILES>).filter((mode) => mode !== location.mode && existsSync(journalPath(resolve(location.dataDir), mode)));
     const hint = others.length === 0 ? 'stacker has not run in this data dir yet' : `this data dir has ${others.map((mode) => `a ${mode} journal (--mode ${mode})`).join(' and ')}`;
     throw new ConfigError([
-      { field: flags.mode === undefined ? 'journal' : '--mode', rule: `no ${location.mode} journal (mode from ${location.modeSource}) at ${journalPath(resolve(location.dataDir), location.mode)}: ${hint}` },
+      { field: flags.mode === undefined ? 'journal' : '--mode', rule: `no ${location.mode} journal at ${journalPath(resolve(location.dataDir), location.mode)}: ${hint}${modeOrigin(location.modeSource)}` },
     ]);
   }
   try {
@@ -218,6 +218,12 @@ async function withJournal(flags: GlobalPart & { readonly dataDir?: string; read
   } finally {
     await store.close();
   }
+}
+
+/** Why this mode was read, when the user did not type --mode. */
+function modeOrigin(source: string): string {
+  if (source === '--mode') return '';
+  return source === 'default' ? ' (dry-run is the default; --mode chooses another journal)' : ` (the mode comes from ${source}; --mode chooses another journal)`;
 }
 
 function orderStatus(text: string): OrderStatus {

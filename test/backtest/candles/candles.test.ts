@@ -1,53 +1,272 @@
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { loadCandles, parseCandles } from '../../../src/backtest/candles/index.ts';
-import { formatDecimal } from '../../../src/domain/money.ts';
-import { CandleCsvError } from '../../../src/sim/candles.ts';
+import { type CandleSeries, loadCandles, parseCandles, repeatSeries } from '../../../src/backtest/candles/index.ts';
+import { Decimal, formatDecimal } from '../../../src/domain/money.ts';
+import { CandleCsvError, candlePriceAt, parseCandleCsv } from '../../../src/sim/candles.ts';
 
 const FIXTURES = new URL('../../fixtures/candles/', import.meta.url).pathname;
+const fixture = (name: string): string => `${FIXTURES}${name}`;
+const HEADER = 'time,open,high,low,close,volume';
+const csv = (...rows: string[]): string => `${[HEADER, ...rows].join('\n')}\n`;
+const hour = (iso: string): number => Date.parse(`${iso}Z`) / 1000;
 
-describe('candle files', () => {
-  it('loads the columns, detects the interval and reports real gaps', () => {
-    const series = loadCandles(`${FIXTURES}btc-1h-2018-02-gap.csv`, { market: 'BTC_USDT' });
-    expect(series.length).toBe(63);
-    expect(series.intervalSec).toBe(3600);
-    expect(series.gaps).toEqual([{ afterTimeSec: Date.UTC(2018, 1, 8, 0) / 1000, missing: 33 }]);
-    expect(formatDecimal(series.openDecimal(0))).toBe(readFileSync(`${FIXTURES}btc-1h-2018-02-gap.csv`, 'utf8').split('\n')[1]?.split(',')[1]);
+function problemsOf(fn: () => unknown): CandleCsvError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof CandleCsvError) return error;
+    throw error;
+  }
+  throw new Error('expected a CandleCsvError, nothing was thrown');
+}
+
+/** The rows as the file writes them: [time, open, close] per candle. */
+function rowsOf(series: CandleSeries): Array<[number, string, string]> {
+  return Array.from({ length: series.length }, (_, i) => [series.timeSec(i), series.openText(i), series.closeText(i)]);
+}
+
+describe('loading a candle file into columns', () => {
+  it('keeps every row of a day of one-minute candles, times exact and prices as the file writes them', () => {
+    const text = readFileSync(fixture('btc-1m-2025-05-20.csv'), 'utf8');
+    const lines = text.trimEnd().split('\n').slice(1).map((line) => line.split(','));
+    const series = loadCandles(fixture('btc-1m-2025-05-20.csv'), { market: 'BTC_USDT' });
+    expect(series.market).toBe('BTC_USDT');
+    expect(series.length).toBe(1440);
+    expect(series.intervalSec).toBe(60);
+    expect(series.gaps).toEqual([]);
+    expect(rowsOf(series)).toEqual(lines.map((f) => [Number(f[0]), f[1], f[4]]));
+    expect(series.times).toBeInstanceOf(Float64Array);
+    expect(series.times[0]).toBe(hour('2025-05-20T00:00'));
   });
 
-  it('cuts the period with --from and --to (inclusive open times)', () => {
+  it('makes a Decimal only on demand, from the file text (no float in between)', () => {
+    const series = parseCandles(csv('3600,0.1,0.30000000000000004,0.1,0.2,1'), { market: 'X_Y' });
+    expect(formatDecimal(series.openDecimal(0))).toBe('0.1');
+    expect(formatDecimal(series.closeDecimal(0))).toBe('0.2');
+    // For charts only: the nearest float.
+    expect(series.closeNumber(0)).toBe(0.2);
+  });
+
+  it('reads a file given as text as it reads the same file from disk', () => {
+    const text = readFileSync(fixture('btc-1h-2024-04-19_20.csv'), 'utf8');
+    const fromText = loadCandles({ text }, { market: 'BTC_USDT' });
+    const fromDisk = loadCandles(fixture('btc-1h-2024-04-19_20.csv'), { market: 'BTC_USDT' });
+    expect(rowsOf(fromText)).toEqual(rowsOf(fromDisk));
+    expect(fromDisk.length).toBe(48);
+  });
+
+  it('accepts CRLF line ends, a byte-order mark and a last row without a newline', () => {
+    const series = parseCandles(`\uFEFF${HEADER}\r\n3600,10,12,9,11,1\r\n7200,11,13,10,12.5,1`, { market: 'X_Y' });
+    expect(rowsOf(series)).toEqual([
+      [3600, '10', '11'],
+      [7200, '11', '12.5'],
+    ]);
+  });
+
+  it('refuses an index outside the series instead of reading another row', () => {
+    const series = parseCandles(csv('3600,10,12,9,11,1'), { market: 'X_Y' });
+    expect(() => series.openDecimal(1)).toThrow(RangeError);
+    expect(() => series.closeText(-1)).toThrow(RangeError);
+  });
+});
+
+describe('intervals and gaps', () => {
+  it('detects the interval as the most common step and reports the 33-hour outage of February 2018', () => {
+    const series = loadCandles(fixture('btc-1h-2018-02-gap.csv'), { market: 'BTC_USDT' });
+    expect(series.length).toBe(63);
+    expect(series.intervalSec).toBe(3600);
+    expect(series.gaps).toEqual([{ afterTimeSec: hour('2018-02-08T00:00'), missing: 33 }]);
+  });
+
+  it('reports the one missing hour of 2021-03-06', () => {
+    const series = loadCandles(fixture('btc-1h-2021-03-01_14.csv'), { market: 'BTC_USDT' });
+    expect(series.length).toBe(14 * 24 - 1);
+    expect(series.gaps).toEqual([{ afterTimeSec: hour('2021-03-06T01:00'), missing: 1 }]);
+  });
+
+  it('reports every gap of the committed hourly set: 28 gaps, 128 missing hours', () => {
+    const series = loadCandles(new URL('../../../data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv', import.meta.url).pathname, { market: 'BTC_USDT' });
+    expect(series.length).toBe(58_419);
+    expect(series.gaps.length).toBe(28);
+    expect(series.gaps.reduce((sum, gap) => sum + gap.missing, 0)).toBe(128);
+    expect(series.gaps[2]).toEqual({ afterTimeSec: hour('2018-02-08T00:00'), missing: 33 });
+  });
+
+  it('takes the interval from the whole file, so a short period cut from it still knows its step', () => {
+    const at = hour('2021-03-02T05:00') * 1000;
+    const series = loadCandles(fixture('btc-1h-2021-03-01_14.csv'), { market: 'BTC_USDT', fromMs: at, toMs: at });
+    expect([series.length, series.intervalSec, series.gaps]).toEqual([1, 3600, []]);
+  });
+});
+
+describe('cutting a period (--from, --to)', () => {
+  it('keeps candles whose open time lies within both bounds, inclusive', () => {
     const from = Date.UTC(2021, 2, 2);
     const to = Date.UTC(2021, 2, 2, 23);
-    const series = loadCandles(`${FIXTURES}btc-1h-2021-03-01_14.csv`, { market: 'BTC_USDT', fromMs: from, toMs: to });
+    const series = loadCandles(fixture('btc-1h-2021-03-01_14.csv'), { market: 'BTC_USDT', fromMs: from, toMs: to });
     expect(series.length).toBe(24);
     expect(series.timeSec(0) * 1000).toBe(from);
     expect(series.timeSec(23) * 1000).toBe(to);
   });
 
-  it('fills at the open of the first candle opening at or after the time; past the end, the last close', () => {
-    const series = parseCandles('time,open,high,low,close,volume\n3600,10,12,9,11,1\n7200,11,13,10,12.5,1\n', { market: 'X_Y' });
-    expect(formatDecimal(series.priceAt(3_600_000) ?? series.openDecimal(0).neg())).toBe('10');
-    expect(formatDecimal(series.priceAt(3_600_001) ?? series.openDecimal(0).neg())).toBe('11');
-    expect(formatDecimal(series.priceAt(0) ?? series.openDecimal(0).neg())).toBe('10');
-    expect(formatDecimal(series.priceAt(9_000_000) ?? series.openDecimal(0).neg())).toBe('12.5');
+  it('gives an empty series when no candle falls in the period (the caller says so)', () => {
+    const series = loadCandles(fixture('btc-1h-2021-03-01_14.csv'), { market: 'BTC_USDT', fromMs: Date.UTC(2030, 0, 1) });
+    expect(series.length).toBe(0);
+    expect(series.priceAt(Date.UTC(2030, 0, 1))).toBeNull();
+    expect(series.priceAtOrAfter(0)).toBeNull();
+  });
+});
+
+describe('the fill rule: the open of the first candle opening at or after the time', () => {
+  const series = parseCandles(csv('3600,10,12,9,11,1', '7200,11,13,10,12.5,1', '14400,12,14,11,13.25,1'), { market: 'X_Y' });
+  const price = (ms: number): string | null => {
+    const p = series.priceAt(ms);
+    return p === null ? null : formatDecimal(p);
+  };
+
+  it('uses the candle opening exactly at the time', () => {
+    expect(price(3_600_000)).toBe('10');
+    expect(series.priceAtOrAfter(3_600_000)).toMatchObject({ index: 0 });
   });
 
-  it('refuses a file with bad rows, naming every line and what is wrong', () => {
-    let caught: unknown;
-    try {
-      loadCandles(`${FIXTURES}bad-rows.csv`, { market: 'BTC_USDT' });
-    } catch (error) {
-      caught = error;
+  it('never uses the candle that contains the time: one millisecond later it is the next open', () => {
+    expect(price(3_600_001)).toBe('11');
+    const found = series.priceAtOrAfter(3_600_001);
+    expect(found?.index).toBe(1);
+    expect(formatDecimal(found?.open ?? series.openDecimal(0))).toBe('11');
+  });
+
+  it('jumps a gap to the first candle after it', () => {
+    expect(price(7_200_001)).toBe('12');
+    expect(series.firstAtOrAfter(10_800_000)).toBe(2);
+  });
+
+  it('before the first candle, fills at the first open', () => {
+    expect(price(0)).toBe('10');
+  });
+
+  it('past the last candle, priceAtOrAfter has none and priceAt gives the last close', () => {
+    expect(series.priceAtOrAfter(14_400_001)).toBeNull();
+    expect(price(14_400_001)).toBe('13.25');
+  });
+
+  it('answers the same as the sim core rule (candlePriceAt) at every minute of a day, in and out of order', () => {
+    const text = readFileSync(fixture('btc-1h-2018-02-gap.csv'), 'utf8');
+    const columnar = parseCandles(text, { market: 'BTC_USDT' });
+    const candles = parseCandleCsv(text);
+    const start = hour('2018-02-07T00:00') * 1000 - 90_000;
+    const moments = Array.from({ length: 5000 }, (_, i) => start + i * 61_000);
+    for (const ms of [...moments, ...moments.slice().reverse()]) {
+      expect(formatDecimal(columnar.priceAt(ms) ?? candles[0]!.open.neg())).toBe(formatDecimal(candlePriceAt(candles, ms) ?? candles[0]!.open.neg()));
     }
-    expect(caught).toBeInstanceOf(CandleCsvError);
-    const problems = (caught as CandleCsvError).problems;
+  });
+});
+
+describe('bad files', () => {
+  it('refuses a file with bad rows, naming every line and what is wrong', () => {
+    const problems = problemsOf(() => loadCandles(fixture('bad-rows.csv'), { market: 'BTC_USDT' })).problems;
     expect(problems.map((p) => p.line)).toEqual([3, 4, 5]);
     expect(problems[0]?.reason).toMatch(/high "abc" is not a plain decimal/);
     expect(problems[1]?.reason).toMatch(/inconsistent/);
     expect(problems[2]?.reason).toMatch(/not after the previous/);
   });
 
-  it('refuses a file without the header', () => {
+  it('names each kind of bad row: field count, empty line, zero price, fractional time, negative volume, exponent', () => {
+    const error = problemsOf(() => loadCandles(fixture('bad-rows-mixed.csv'), { market: 'BTC_USDT' }));
+    expect(error.source).toBe(fixture('bad-rows-mixed.csv'));
+    expect(error.problems).toEqual([
+      { line: 3, reason: 'expected 6 fields, got 5' },
+      { line: 4, reason: 'empty line' },
+      { line: 5, reason: 'a price is zero' },
+      { line: 6, reason: 'time "1614567600.5" is not Unix seconds' },
+      { line: 7, reason: 'volume "-1" is not a plain decimal' },
+      { line: 8, reason: 'open "1e5" is not a plain decimal' },
+    ]);
+  });
+
+  it('refuses and accepts exactly the rows parseCandleCsv refuses and accepts, with the same reasons', () => {
+    const files = [
+      fixture('bad-rows.csv'),
+      fixture('bad-rows-mixed.csv'),
+      fixture('btc-1h-2018-02-gap.csv'),
+      fixture('btc-1m-2025-05-20.csv'),
+    ].map((path) => readFileSync(path, 'utf8'));
+    files.push(csv('3600,1,1,1,1,0', '', '7200,1,1,1,1,0'), `${HEADER}\n3600,1,2,1,1,0\n\n`, csv('3600,1.,2,1,1,0'), csv('3600,1,2,1,1,.5'), csv(' 3600,1,2,1,1,0'));
+    for (const text of files) {
+      const outcome = (parse: () => unknown) => {
+        try {
+          parse();
+          return 'accepted';
+        } catch (error) {
+          return error instanceof CandleCsvError ? error.problems : error;
+        }
+      };
+      expect(outcome(() => parseCandles(text, { market: 'X_Y', source: 's' }))).toEqual(outcome(() => parseCandleCsv(text, 's')));
+    }
+  });
+
+  it('agrees with parseCandleCsv on any file made of numbers, separators and stray characters', () => {
+    const number = fc.oneof(
+      fc.stringMatching(/^\d{1,6}(\.\d{1,10})?$/),
+      fc.stringMatching(/^\d{1,20}\.\d{1,20}$/),
+      fc.constantFrom('0', '0.0', '', '.5', '5.', '-1', '1e3', ' 1', 'abc'),
+    );
+    const row = fc.oneof(
+      fc.tuple(fc.integer({ min: 0, max: 2_000_000_000 }), number, number, number, number, number).map(([t, ...v]) => [String(t), ...v].join(',')),
+      fc.tuple(fc.integer({ min: 0, max: 2_000_000_000 }), fc.integer({ min: 1, max: 9 })).map(([t, p]) => `${t},${p},${p + 1},${p},${p},1`),
+      fc.constantFrom('', '1,2,3', '1,2,3,4,5,6,7', '1.5,1,1,1,1,1'),
+    );
+    const file = fc.tuple(fc.array(row, { maxLength: 8 }), fc.constantFrom('\n', '\r\n'), fc.boolean()).map(([rows, eol, finalEol]) => [HEADER, ...rows].join(eol) + (finalEol ? eol : ''));
+    // Accepted: each candle's time, open and close as exact decimals; refused: the problems.
+    const outcome = (parse: () => Array<[number, Decimal, Decimal]>): unknown => {
+      try {
+        return parse().map(([time, open, close]) => [time, formatDecimal(open), formatDecimal(close)]);
+      } catch (error) {
+        return error instanceof CandleCsvError ? error.problems : String(error);
+      }
+    };
+    const columnar = (text: string) => () =>
+      rowsOf(parseCandles(text, { market: 'X_Y', source: 's' })).map(([time, open, close]): [number, Decimal, Decimal] => [time, new Decimal(open), new Decimal(close)]);
+    const reference = (text: string) => () => parseCandleCsv(text, 's').map((c): [number, Decimal, Decimal] => [c.timeSec, c.open, c.close]);
+    fc.assert(
+      fc.property(file, (text) => {
+        expect(outcome(columnar(text))).toEqual(outcome(reference(text)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('compares prices with more digits than a float holds exactly, not as floats', () => {
+    // As floats 1.0000000000000001 == 1, so "low <= open" would pass; exactly it does not.
+    const error = problemsOf(() => parseCandles(csv('3600,1,2,1.0000000000000001,1.5,0'), { market: 'X_Y' }));
+    expect(error.problems).toEqual([{ line: 2, reason: 'prices are inconsistent (need low <= open, close <= high)' }]);
+    const fine = parseCandles(csv('3600,1.0000000000000001,2,1.0000000000000001,1.5,0'), { market: 'X_Y' });
+    expect(fine.openText(0)).toBe('1.0000000000000001');
+  });
+
+  it('refuses a file without the header, and a header with no candles', () => {
     expect(() => parseCandles('1,2,3,4,5,6\n', { market: 'X_Y' })).toThrow(/line 1: header must be/);
+    expect(problemsOf(() => parseCandles(`${HEADER}\n`, { market: 'X_Y' })).problems).toEqual([{ line: 2, reason: 'no candles after the header' }]);
+  });
+
+  it('stops after 20 problems, so a wrong file does not flood the terminal', () => {
+    const rows = Array.from({ length: 50 }, (_, i) => `${3600 * (i + 1)},x,1,1,1,1`);
+    expect(problemsOf(() => parseCandles(csv(...rows), { market: 'X_Y' })).problems.length).toBe(20);
+  });
+});
+
+describe('replaying a file several times (benchmarks)', () => {
+  it('shifts each copy by the span of the file and shares the prices', () => {
+    const base = parseCandles(csv('3600,10,12,9,11,1', '7200,11,13,10,12.5,1'), { market: 'X_Y' });
+    const replay = repeatSeries(base, 3);
+    expect(Array.from(replay.times)).toEqual([3600, 7200, 10_800, 14_400, 18_000, 21_600]);
+    expect([replay.openText(2), replay.closeText(5), replay.intervalSec, replay.gaps]).toEqual(['10', '12.5', 3600, []]);
+  });
+
+  it('takes only series made by the loader, and a positive number of copies', () => {
+    const base = parseCandles(csv('3600,10,12,9,11,1'), { market: 'X_Y' });
+    expect(() => repeatSeries({ ...base }, 2)).toThrow(TypeError);
+    expect(() => repeatSeries(base, 0)).toThrow(RangeError);
   });
 });
