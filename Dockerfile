@@ -1,8 +1,10 @@
 # syntax=docker/dockerfile:1
 #
-# stacker, the daemon, as an image. Node 24 runs the TypeScript sources directly (type
-# stripping), so there is no compile step: the image holds Node, the production dependencies and
-# the sources, owned by root and read-only to the `node` user the daemon runs as.
+# stacker, the daemon, as an image: Node 24, the production dependencies and stacker compiled to
+# JavaScript (dist/), owned by root and read-only to the `node` user the daemon runs as.
+# Compiled rather than run from the TypeScript sources: Node's type stripping keeps a compiler
+# resident in every process (about 18 MB), and a daemon pays that for its whole life. The
+# compiled files are the sources with the types erased (tsconfig.build.json), nothing else.
 #
 #   docker build -t stacker .
 #   docker run -d --name stacker --env-file .env \
@@ -26,6 +28,17 @@ COPY package.json package-lock.json ./
 # No install scripts run: no production dependency has one (scripts/dockerfile-steps.sh checks).
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
+# ---- compiled stacker ----------------------------------------------------------------------
+FROM node:24.21-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+# The whole lockfile, for the compiler and the type packages; nothing of it leaves this stage.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY src/ ./src/
+COPY strategies/ ./strategies/
+# tsc through the image's Node: with --ignore-scripts the pinned `node` package has no binary.
+RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
+
 # ---- runtime -------------------------------------------------------------------------------
 FROM node:24.21-slim
 ENV STACKER_DATA_DIR=/data \
@@ -35,9 +48,7 @@ WORKDIR /app
 # Only what runs. Root keeps ownership (no --chown): the daemon cannot rewrite its own code.
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
-COPY bin/ ./bin/
-COPY src/ ./src/
-COPY strategies/ ./strategies/
+COPY --from=build /app/dist ./dist/
 COPY config/ ./config/
 COPY README.md ./
 # The one folder the daemon writes: the journal, its lock, the kill-switch file if you put it there.
@@ -58,5 +69,8 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
 # to reap. `docker stop` sends SIGTERM and waits 10 s before SIGKILL; give a slow exchange more
 # with `docker stop -t 60`. Prefer an init anyway? `docker run --init` adds one without a rebuild.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "bin/stacker.js"]
+# --max-semi-space-size=1: V8's young generation capped at 1 MB. A daemon that wakes a few times a
+# day has no use for a large nursery; it takes about 3 MB off the resident set and slows an
+# allocation-heavy backtest by a few per cent (npm run bench measures both).
+ENTRYPOINT ["node", "--max-semi-space-size=1", "dist/src/cli.js"]
 CMD ["run"]

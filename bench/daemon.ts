@@ -1,24 +1,30 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execForm, last, parseDockerfile, stage } from '../scripts/dockerfile.ts';
+import { Decimal } from '../src/domain/money.ts';
 import { startSandbox } from '../src/sandbox/server.ts';
 import { median, percentile } from './child.ts';
 
-export interface DaemonFigures {
-  readonly seconds: number;
+export interface ResidentFigures {
+  readonly label: string;
+  readonly command: string;
   readonly rssMedianMb: number;
   readonly rssMaxMb: number;
+  /** Slots (seconds) in which the program's request reached the exchange. */
   readonly slots: number;
-  /** Scheduled slot time → the first request of that slot reaching the exchange. */
-  readonly firstRequestP50Ms: number;
-  readonly firstRequestP99Ms: number;
-  /** Scheduled slot time → the order request reaching the exchange (snapshot reads included). */
-  readonly orderP50Ms: number;
-  readonly orderP99Ms: number;
+  /** Scheduled second → the first request of that slot reaching the exchange; null when the program keeps no schedule. */
+  readonly firstRequestP50Ms: number | null;
+  readonly firstRequestP99Ms: number | null;
+  /** Scheduled second → the order request (stacker only: its snapshot reads come first). */
+  readonly orderP50Ms: number | null;
+  readonly orderP99Ms: number | null;
 }
 
-const CLI = new URL('../src/cli.ts', import.meta.url).pathname;
+const ROOT = new URL('..', import.meta.url).pathname;
+const ORDER_PATH = '/api/v4/order/stock_market';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function rssMb(pid: number): number | null {
@@ -30,24 +36,76 @@ function rssMb(pid: number): number | null {
   }
 }
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
 /**
- * The daemon as users run it (`stacker run --live`, its own process) against the sandbox, one
- * dca instance firing every second. RSS is read from /proc after a warm-up; latency is measured
- * where it matters, at the exchange: the sandbox notes when each request arrives, and the
- * scheduled slot time is the whole second it belongs to.
+ * stacker compiled as the image's build stage compiles it (tsconfig.build.json), fresh for every
+ * bench, into node_modules/.cache so the output resolves the repository's packages as dist/ does.
  */
-export async function benchDaemon(options: { warmupS: number; measureS: number }): Promise<DaemonFigures> {
+function compile(): string {
+  const out = join(ROOT, 'node_modules/.cache/stacker-bench-dist');
+  rmSync(out, { recursive: true, force: true });
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', out], { cwd: ROOT });
+  return out;
+}
+
+/** The Dockerfile's ENTRYPOINT (`node <flags> dist/src/cli.js`), with dist/ pointing at `out`. */
+function imageEntry(out: string): string[] {
+  const final = stage(parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')), 'final');
+  const entry = execForm(last(final, 'ENTRYPOINT') ?? '');
+  if (entry === null || entry[0] !== 'node') throw new Error('the Dockerfile ENTRYPOINT is not `node …` in exec form');
+  return entry.slice(1).map((arg) => (arg.startsWith('dist/') ? join(out, arg.slice('dist/'.length)) : arg));
+}
+
+/**
+ * Steady resident memory and schedule latency of long-running programs that trade against the
+ * sandbox once a second: stacker as the Docker image runs it, stacker from its sources (`npm
+ * start -- run`), and two peers measured the same way on the same machine and Node: a bare
+ * undici bot, and one on node-cron. RSS is read from /proc after a warm-up; latency is measured
+ * where it matters, at the exchange: the sandbox notes when each request arrives, and the
+ * scheduled slot is the whole second it belongs to.
+ */
+export async function benchResidents(options: { warmupS: number; measureS: number }): Promise<ResidentFigures[]> {
+  const out = compile();
+  const image = imageEntry(out);
+  try {
+    return [
+      await measure('stacker run --live, as the Docker image runs it', image, 'stacker', options),
+      await measure('stacker run --live, from the sources (npm start -- run)', [join(ROOT, 'src/cli.ts')], 'stacker', options),
+      await measure('peer: bare undici bot (setInterval, signed POST)', [join(ROOT, 'bench/peers/undici-bot.mjs')], 'peer', options),
+      await measure('peer: undici + node-cron bot (signed POST)', [join(ROOT, 'bench/peers/undici-cron-bot.mjs')], 'peer-cron', options),
+    ];
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+async function measure(label: string, entry: string[], kind: 'stacker' | 'peer' | 'peer-cron', options: { warmupS: number; measureS: number }): Promise<ResidentFigures> {
   const arrivals: Array<{ path: string; at: number }> = [];
   const sandbox = await startSandbox({ rateLimits: false, onRequest: (r) => arrivals.push({ path: r.path, at: r.receivedAtMs }) });
   const root = mkdtempSync(join(tmpdir(), 'stacker-bench-daemon-'));
-  const strategies = join(root, 'strategies');
-  mkdirSync(strategies);
-  writeFileSync(join(strategies, 'dca-btc.env'), 'STRATEGY=dca\nSCHEDULE="* * * * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0001\n');
-  sandbox.exchange.seedSpot('USDT', new (await import('../src/domain/money.ts')).Decimal('1000000'));
-  const child = spawn(process.execPath, [CLI, 'run', '--live', '--strategies', strategies, '--data-dir', join(root, 'data')], {
-    env: { PATH: process.env['PATH'] ?? '', HOME: root, STACKER_MODE: 'live', STACKER_BASE_URL: sandbox.url, STACKER_API_KEY: sandbox.apiKey, STACKER_API_SECRET: sandbox.apiSecret, STACKER_LOG_LEVEL: 'warn', ...(process.env['NODE_OPTIONS'] === undefined ? {} : { NODE_OPTIONS: process.env['NODE_OPTIONS'] }) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  let args: string[];
+  let env: Record<string, string>;
+  if (kind === 'stacker') {
+    const strategies = join(root, 'strategies');
+    mkdirSync(strategies);
+    writeFileSync(join(strategies, 'dca-btc.env'), 'STRATEGY=dca\nSCHEDULE="* * * * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0001\n');
+    sandbox.exchange.seedSpot('USDT', new Decimal('1000000'));
+    args = [...entry, 'run', '--live', '--strategies', strategies, '--data-dir', join(root, 'data')];
+    // Metrics on, as in the image (STACKER_METRICS_PORT is set there), on loopback here.
+    env = { STACKER_MODE: 'live', STACKER_BASE_URL: sandbox.url, STACKER_API_KEY: sandbox.apiKey, STACKER_API_SECRET: sandbox.apiSecret, STACKER_LOG_LEVEL: 'warn', STACKER_METRICS_PORT: String(await freePort()), STACKER_METRICS_HOST: '127.0.0.1' };
+  } else {
+    args = entry;
+    env = { PEER_URL: sandbox.url, PEER_KEY: sandbox.apiKey, PEER_SECRET: sandbox.apiSecret };
+  }
+  const child = spawn(process.execPath, args, { env: { PATH: process.env['PATH'] ?? '', HOME: root, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   try {
     await sleep(options.warmupS * 1000);
     const from = Date.now();
@@ -60,22 +118,28 @@ export async function benchDaemon(options: { warmupS: number; measureS: number }
     const to = Date.now();
     const firsts: number[] = [];
     const orders: number[] = [];
+    let slots = 0;
     for (let second = Math.ceil(from / 1000) * 1000; second + 1000 <= to; second += 1000) {
       const inSlot = arrivals.filter((a) => a.at >= second && a.at < second + 1000);
       const first = inSlot[0];
-      if (first !== undefined) firsts.push(first.at - second);
-      const order = inSlot.find((a) => a.path === '/api/v4/order/stock_market');
+      if (first !== undefined) {
+        slots += 1;
+        firsts.push(first.at - second);
+      }
+      const order = inSlot.find((a) => a.path === ORDER_PATH);
       if (order !== undefined) orders.push(order.at - second);
     }
+    const scheduled = kind !== 'peer';
     return {
-      seconds: options.measureS,
+      label,
+      command: ['node', ...args.map((arg) => arg.replace(ROOT, '').replace(root, '<tmp>'))].join(' '),
       rssMedianMb: median(samples),
       rssMaxMb: Math.max(...samples),
-      slots: orders.length,
-      firstRequestP50Ms: median(firsts),
-      firstRequestP99Ms: percentile(firsts, 99),
-      orderP50Ms: median(orders),
-      orderP99Ms: percentile(orders, 99),
+      slots,
+      firstRequestP50Ms: scheduled ? median(firsts) : null,
+      firstRequestP99Ms: scheduled ? percentile(firsts, 99) : null,
+      orderP50Ms: kind === 'stacker' ? median(orders) : null,
+      orderP99Ms: kind === 'stacker' ? percentile(orders, 99) : null,
     };
   } finally {
     child.kill('SIGTERM');

@@ -5,7 +5,7 @@
 import { startSandboxProcess } from './child.ts';
 import { benchClientCpu } from './client-cpu.ts';
 import { benchColdStart } from './cold-start.ts';
-import { benchDaemon } from './daemon.ts';
+import { benchResidents } from './daemon.ts';
 import { spawnSync } from 'node:child_process';
 
 const fmt = (n: number, digits = 1): string => n.toFixed(digits);
@@ -27,11 +27,19 @@ try {
   await sandbox.stop();
 }
 
-const daemon = await benchDaemon({ warmupS: 5, measureS: 15 });
-console.log(`daemon (stacker run --live, one dca slot a second, against the sandbox; ${daemon.slots} slots measured)`);
-console.log(`  steady RSS median      ${fmt(daemon.rssMedianMb)} MB   (max ${fmt(daemon.rssMaxMb)} MB; target <= 80 MB; bare undici bot 75 MB, ccxt bot 167 MB)`);
-console.log(`  fire -> first request  p50 ${fmt(daemon.firstRequestP50Ms)} ms, p99 ${fmt(daemon.firstRequestP99Ms)} ms   (target p99 <= 5 ms; from the scheduled second)`);
-console.log(`  fire -> order request  p50 ${fmt(daemon.orderP50Ms)} ms, p99 ${fmt(daemon.orderP99Ms)} ms   (snapshot reads included)`);
+const residents = await benchResidents({ warmupS: 5, measureS: 20 });
+const [image, , bareBot, cronBot] = residents;
+if (image === undefined || bareBot === undefined || cronBot === undefined) throw new Error('resident bench incomplete');
+const ms = (value: number | null): string => (value === null ? '   -' : fmt(value).padStart(4));
+console.log('long-running programs trading once a second against the sandbox (same machine, same Node; RSS from /proc after a 5 s warm-up, 20 s measured)');
+console.log('  program                                                    RSS median (max)    fire -> first request p50/p99   fire -> order p50/p99');
+for (const r of residents) {
+  console.log(`  ${r.label.padEnd(58)} ${fmt(r.rssMedianMb).padStart(6)} MB (${fmt(r.rssMaxMb)})   ${ms(r.firstRequestP50Ms)} / ${ms(r.firstRequestP99Ms)} ms              ${ms(r.orderP50Ms)} / ${ms(r.orderP99Ms)} ms`);
+}
+console.log(`  stacker (image) / bare undici bot      ${fmt(image.rssMedianMb / bareBot.rssMedianMb, 2)}x   (issue target: 80 MB where a bare undici bot is 75 MB, i.e. <= ${fmt(80 / 75, 2)}x)`);
+console.log(`  stacker (image) / undici + node-cron   ${fmt(image.rssMedianMb / cronBot.rssMedianMb, 2)}x`);
+console.log(`  fire -> first request target: p99 <= 5 ms (from the scheduled second)`);
+for (const r of residents) console.log(`  ${r.label}: ${r.command}`);
 
 const runs = [0, 1, 2].map(() => {
   const child = spawnSync(process.execPath, [new URL('./backtest-child.ts', import.meta.url).pathname], { encoding: 'utf8' });

@@ -6,9 +6,10 @@
 #      repository's pinned one) is the same major.minor as the tag;
 #   2. build context: staged in a scratch folder with .dockerignore's rules (no .env, no
 #      node_modules, no journals);
-#   3. deps stage: its COPY lines and RUN commands, verbatim, in a scratch folder: the result has
-#      every production package of the lockfile and none of the development ones (the pinned
-#      `node` binary above all), and no production package needed an install script;
+#   3. the stages before the final one (deps, build), their COPY lines and RUN commands
+#      verbatim, each in a scratch folder: deps has every production package of the lockfile and
+#      none of the development ones (the pinned `node` binary above all), and no production
+#      package needed an install script; build has the compiled CLI and strategies in dist/;
 #   4. runtime stage: its COPY lines into a scratch root that stands for the image's `/`, owned
 #      by root as COPY leaves them; its RUN commands with the VOLUME paths moved under that root;
 #   5. the USER (uid 1000, `node` in the base image) can write the VOLUME and nothing else;
@@ -107,16 +108,26 @@ replay_copies() { # <stage> <root>
 }
 
 # ---- 3 -------------------------------------------------------------------------------------
-step "3. deps stage: COPY and RUN as written"
-DEPS_ROOT="$SCRATCH/deps"
-mkdir -p "$DEPS_ROOT"
-replay_copies deps "$DEPS_ROOT"
-DEPS_WORKDIR="$DEPS_ROOT$(plan workdir deps)"
-while IFS= read -r -d '' command; do
-  echo "  RUN $command"
-  if (cd "$DEPS_WORKDIR" && sh -c "$command") >"$SCRATCH/deps-run.log" 2>&1; then ok "RUN finished"
-  else bad "RUN failed: $(tail -5 "$SCRATCH/deps-run.log")"; fi
-done < <(plan runs deps)
+# Every stage before the final one, in order, each in its own scratch root (<scratch>/<name>),
+# which is where a later `COPY --from=<name>` reads.
+replay_stage() { # <stage name>: its COPY lines, then its RUN commands as written, from its WORKDIR
+  local name="$1" root="$SCRATCH/$1" command
+  mkdir -p "$root"
+  replay_copies "$name" "$root"
+  # Its COPY lines first, then its RUNs: the same result as file order while no RUN removes
+  # what a later COPY brings (the build stage copies src/ after npm ci only to cache layers).
+  while IFS= read -r -d '' command; do
+    echo "  RUN $command"
+    if (cd "$root$(plan workdir "$name")" && sh -c "$command") >"$SCRATCH/$name-run.log" 2>&1; then ok "$name: RUN finished"
+    else bad "$name: RUN failed: $(tail -5 "$SCRATCH/$name-run.log")"; fi
+  done < <(plan runs "$name")
+}
+mapfile -t STAGES < <(plan from | awk 'NF > 1 { print $2 }')
+for name in "${STAGES[@]}"; do
+  step "3. $name stage: COPY and RUN as written"
+  replay_stage "$name"
+done
+DEPS_WORKDIR="$SCRATCH/deps$(plan workdir deps)"
 DEPS_CHECK="$(cd "$DEPS_WORKDIR" && node -e '
   const { existsSync } = require("node:fs");
   const lock = require("./package-lock.json").packages;
@@ -132,8 +143,14 @@ DEPS_CHECK="$(cd "$DEPS_WORKDIR" && node -e '
   if (existsSync("node_modules/node") || existsSync("node_modules/.bin/node")) problems.push("the pinned node devDependency is in the image");
   console.log(problems.length === 0 ? "ok " + prod + " production packages, " + dev + " development ones left out (node, typescript, vitest…)" : "bad " + problems.join("; "));
 ')"
-if [[ "$DEPS_CHECK" == ok* ]]; then ok "${DEPS_CHECK#ok }"; else bad "${DEPS_CHECK#bad }"; fi
+if [[ "$DEPS_CHECK" == ok* ]]; then ok "deps: ${DEPS_CHECK#ok }"; else bad "deps: ${DEPS_CHECK#bad }"; fi
 echo "  node_modules: $(du -sh "$DEPS_WORKDIR/node_modules" 2>/dev/null | cut -f1)"
+BUILD_WORKDIR="$SCRATCH/build$(plan workdir build)"
+if [[ -f "$BUILD_WORKDIR/dist/src/cli.js" && -f "$BUILD_WORKDIR/dist/strategies/index.js" ]] && ! find "$BUILD_WORKDIR/dist" -name '*.ts' | grep -q .; then
+  ok "build: dist/ holds the compiled CLI and strategies, no .ts file ($(find "$BUILD_WORKDIR/dist" -name '*.js' | wc -l) .js files)"
+else
+  bad "build: dist/src/cli.js or dist/strategies/index.js missing, or .ts files left in dist/"
+fi
 
 # ---- 4 -------------------------------------------------------------------------------------
 step "4. runtime stage: COPY, then RUN with the volume under the scratch root"
@@ -155,7 +172,7 @@ for volume in "${VOLUMES[@]}"; do
   owner="$(stat -c %u:%g "$ROOT$volume" 2>/dev/null)"
   if [[ "$owner" == "$IMAGE_UID:$IMAGE_GID" ]]; then ok "VOLUME $volume exists, owned by the node user"; else bad "VOLUME $volume: owner ${owner:-missing}, expected $IMAGE_UID:$IMAGE_GID"; fi
 done
-for required in bin/stacker.js src/cli.ts package.json node_modules; do
+for required in dist/src/cli.js dist/strategies/index.js package.json node_modules config/strategies; do
   if [[ -e "$APP/$required" ]]; then ok "$WORKDIR/$required is in the image"; else bad "$WORKDIR/$required is missing"; fi
 done
 USER_NAME="$(plan user final)"
@@ -191,7 +208,7 @@ if [[ "$CAN_SWITCH" == 1 ]]; then
   if [[ "$writable" == "$expected" ]]; then ok "writable for uid $IMAGE_UID: ${writable//$'\n'/ } (and the base image's /tmp and home)"
   else bad "writable for uid $IMAGE_UID: ${writable//$'\n'/ } (expected ${expected//$'\n'/ })"; fi
   if as_user touch "$ROOT${VOLUMES[0]}/.probe" 2>/dev/null; then ok "creates a file in ${VOLUMES[0]}"; rm -f "$ROOT${VOLUMES[0]}/.probe"; else bad "cannot create a file in ${VOLUMES[0]}"; fi
-  if as_user touch "$APP/src/.probe" 2>/dev/null; then bad "can change the application in $WORKDIR/src"; else ok "cannot change $WORKDIR/src"; fi
+  if as_user touch "$APP/dist/src/.probe" 2>/dev/null; then bad "can change the application in $WORKDIR/dist"; else ok "cannot change $WORKDIR/dist"; fi
 else
   pending "switching to uid $IMAGE_UID needs root and setpriv; the permission checks did not run"
 fi

@@ -1,6 +1,7 @@
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool as UndiciPool } from 'undici';
 import { NetworkError, ProtocolError, TimeoutError } from '../domain/errors.ts';
 import { decodeBody, type ResponseBody } from './json.ts';
+import { Pool, request as undiciRequest } from './undici-core.ts';
 
 export interface TransportOptions {
   readonly baseUrl: string;
@@ -70,7 +71,7 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
  */
 export class Transport {
   readonly #options: TransportOptions;
-  #pool: Pool | null = null;
+  #pool: UndiciPool | null = null;
   #closed = false;
 
   constructor(options: TransportOptions) {
@@ -82,7 +83,7 @@ export class Transport {
     if (this.#closed) throw new NetworkError(request.path, 'UND_ERR_CLOSED', false, DESCRIPTIONS['UND_ERR_CLOSED']!);
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#dispatcher().request({
+      response = await undiciRequest(this.#dispatcher(), {
         origin: this.#options.baseUrl,
         path: request.path + request.query,
         method: request.method,

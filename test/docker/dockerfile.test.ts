@@ -53,10 +53,24 @@ describe('the Dockerfile', () => {
     }
   });
 
-  it('copies what the daemon runs: the entry script, sources, strategies, config, package files and production node_modules', () => {
+  it('copies what the daemon runs: compiled stacker, config, package files and production node_modules', () => {
     const sources = copies(final).flatMap((copy) => copy.sources.map((source) => `${copy.from === null ? '' : `${copy.from}:`}${source.replace(/\/$/, '')}`));
-    expect(sources).toEqual(expect.arrayContaining(['deps:/app/node_modules', 'package.json', 'package-lock.json', 'bin', 'src', 'strategies', 'config']));
-    expect(sources.some((source) => /^(test|bench|scripts|\.env|\.git|data)\b/.test(source))).toBe(false);
+    expect(sources).toEqual(expect.arrayContaining(['deps:/app/node_modules', 'build:/app/dist', 'package.json', 'package-lock.json', 'config']));
+    // No TypeScript sources and nothing of the build stage but its output: its node_modules has the dev tools.
+    expect(sources.filter((source) => source.startsWith('build:'))).toEqual(['build:/app/dist']);
+    expect(sources.some((source) => /^(src|strategies|test|bench|scripts|\.env|\.git|data)\b/.test(source))).toBe(false);
+  });
+
+  it('compiles the sources and strategies with tsconfig.build.json, which emits both into dist/', () => {
+    const build = dockerfile.stages.find((s) => s.name === 'build');
+    if (build === undefined) throw new Error('no build stage');
+    expect(copies(build).flatMap((copy) => copy.sources)).toEqual(expect.arrayContaining(['tsconfig.json', 'tsconfig.build.json', 'src/', 'strategies/']));
+    expect(instructions(build, 'RUN').map((run) => run.args)).toContain('node node_modules/typescript/bin/tsc -p tsconfig.build.json');
+    // tsconfig.build.json is JSON with comments, as tsc reads it.
+    const text = readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8').replace(/^\s*\/\/.*$/gm, '');
+    const config = JSON.parse(text) as { compilerOptions: Record<string, unknown>; include: string[] };
+    expect(config.compilerOptions).toMatchObject({ outDir: 'dist', rootDir: '.', noEmit: false, rewriteRelativeImportExtensions: true });
+    expect(config.include).toEqual(['src', 'strategies']);
   });
 
   it('leaves the application owned by root (no --chown) and runs as the non-root node user', () => {
@@ -99,21 +113,21 @@ describe('the Dockerfile', () => {
     expect(() => new Function(script)).not.toThrow();
   });
 
-  it('starts `node bin/stacker.js run` directly and stops it with SIGTERM', () => {
-    expect(execForm(last(final, 'ENTRYPOINT') ?? '')).toEqual(['node', 'bin/stacker.js']);
+  it('starts the compiled `stacker run` directly, with a 1 MB young generation, and stops it with SIGTERM', () => {
+    expect(execForm(last(final, 'ENTRYPOINT') ?? '')).toEqual(['node', '--max-semi-space-size=1', 'dist/src/cli.js']);
     expect(execForm(last(final, 'CMD') ?? '')).toEqual(['run']);
     expect(last(final, 'STOPSIGNAL')).toBe('SIGTERM');
     expect(last(final, 'WORKDIR')).toBe('/app');
-    expect(existsSync(join(ROOT, 'bin', 'stacker.js'))).toBe(true);
+    expect(existsSync(join(ROOT, 'src', 'cli.ts'))).toBe(true);
   });
 });
 
 describe('the .dockerignore', () => {
-  it.each(['.env', '.env.local', 'config/.env', 'node_modules', 'node_modules/pino/package.json', 'src/node_modules/x', '.git/config', 'data/stacker.db', 'stacker.db', 'data/dry-run.db-wal', 'test/e2e/daemon.test.ts'])('leaves %s out of the build context', (path) => {
+  it.each(['.env', '.env.local', 'config/.env', 'node_modules', 'node_modules/pino/package.json', 'src/node_modules/x', '.git/config', 'data/stacker.db', 'stacker.db', 'data/dry-run.db-wal', 'test/e2e/daemon.test.ts', 'dist/src/cli.js'])('leaves %s out of the build context', (path) => {
     expect(isIgnored(ignoreRules, path)).toBe(true);
   });
 
-  it.each(['src/cli.ts', 'bin/stacker.js', 'strategies/dca.ts', 'config/strategies/dca-btc.env', 'package.json', 'package-lock.json', 'README.md'])('keeps %s in the build context', (path) => {
+  it.each(['src/cli.ts', 'strategies/dca.ts', 'tsconfig.json', 'tsconfig.build.json', 'config/strategies/dca-btc.env', 'package.json', 'package-lock.json', 'README.md'])('keeps %s in the build context', (path) => {
     expect(isIgnored(ignoreRules, path)).toBe(false);
   });
 });

@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 
 /** The real CLI (`node src/cli.ts run`) as a child process, as a user or Docker starts it. */
 const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
@@ -45,8 +47,12 @@ export interface RunningDaemon {
   waitFor(text: string, timeoutMs?: number): Promise<void>;
 }
 
-export function startDaemon(args: readonly string[], env: Record<string, string>): RunningDaemon {
-  const child = spawn(process.execPath, [CLI, 'run', ...args], {
+/**
+ * `entry`: what precedes `run` on Node's command line; by default the sources (`src/cli.ts`),
+ * as `npm start -- run` starts them. The compiled daemon passes its flags and `dist/src/cli.js`.
+ */
+export function startDaemon(args: readonly string[], env: Record<string, string>, entry: readonly string[] = [CLI]): RunningDaemon {
+  const child = spawn(process.execPath, [...entry, 'run', ...args], {
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tmpdir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -99,5 +105,39 @@ export function liveEnv(sandbox: { readonly url: string; readonly apiKey: string
     STACKER_API_KEY: sandbox.apiKey,
     STACKER_API_SECRET: sandbox.apiSecret,
     STACKER_LOG_LEVEL: logLevel,
+  };
+}
+
+export interface SandboxAndDir {
+  readonly sandbox: Sandbox;
+  readonly dir: DaemonDir;
+  /** liveEnv for this test's sandbox and folder. */
+  live(): Record<string, string>;
+}
+
+/** A fresh sandbox exchange and daemon folder for every test of the file, stopped and removed after it. */
+export function sandboxPerTest(): SandboxAndDir {
+  let sandbox: Sandbox | null = null;
+  let dir: DaemonDir | null = null;
+  beforeEach(async () => {
+    sandbox = await startSandbox();
+    dir = daemonDir();
+  });
+  afterEach(async () => {
+    await sandbox?.stop();
+    dir?.remove();
+  });
+  const current = <T>(value: T | null): T => {
+    if (value === null) throw new Error('sandboxPerTest: used outside a test');
+    return value;
+  };
+  return {
+    get sandbox() {
+      return current(sandbox);
+    },
+    get dir() {
+      return current(dir);
+    },
+    live: () => liveEnv(current(sandbox), current(dir)),
   };
 }

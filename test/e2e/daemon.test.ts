@@ -1,25 +1,15 @@
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
-import { type DaemonDir, daemonDir, liveEnv, startDaemon } from './daemon-process.ts';
+import { sandboxPerTest, startDaemon } from './daemon-process.ts';
 
 // `stacker run` as a user starts it (the real CLI in a child process), trading live against the
 // sandbox on second-level schedules; afterwards the journal is compared with the sandbox's books.
-let sandbox: Sandbox;
-let dir: DaemonDir;
-beforeEach(async () => {
-  sandbox = await startSandbox();
-  dir = daemonDir();
-});
-afterEach(async () => {
-  await sandbox.stop();
-  dir.remove();
-});
+const t = sandboxPerTest();
 
-const live = (): Record<string, string> => liveEnv(sandbox, dir);
+const live = (): Record<string, string> => t.live();
 
 interface LogLine {
   readonly event?: string;
@@ -36,10 +26,10 @@ const jsonLines = (text: string): LogLine[] =>
 
 describe('stacker run against the sandbox', () => {
   it('buys, sweeps and logs every transition; the journal equals the sandbox ledger; SIGTERM exits 0', async () => {
-    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', STP: 'cancel_new', ALLOW_TRANSFER: 'true' });
-    dir.writeStrategy('sweep', { STRATEGY: 'flex-sweep', SCHEDULE: '*/2 * * * * *', PLAN: DEMO_FLEX_PLAN_ID, MODE: 'all' });
-    dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '*/2 * * * * *' });
-    const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], live());
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', STP: 'cancel_new', ALLOW_TRANSFER: 'true' });
+    t.dir.writeStrategy('sweep', { STRATEGY: 'flex-sweep', SCHEDULE: '*/2 * * * * *', PLAN: DEMO_FLEX_PLAN_ID, MODE: 'all' });
+    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '*/2 * * * * *' });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
     await daemon.waitFor('"event":"scheduled"');
     await daemon.waitFor('"to":"FILLED"');
     await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -49,10 +39,10 @@ describe('stacker run against the sandbox', () => {
     const lines = jsonLines(daemon.output());
     expect(lines.every((line) => line.mode === 'live')).toBe(true);
 
-    const journal = new SqliteJournal({ path: join(dir.data, 'stacker.db'), readOnly: true });
+    const journal = new SqliteJournal({ path: join(t.dir.data, 'stacker.db'), readOnly: true });
     await journal.open();
     try {
-      const sandboxOrders = sandbox.exchange.orderHistory({});
+      const sandboxOrders = t.sandbox.exchange.orderHistory({});
       expect(sandboxOrders.length).toBeGreaterThanOrEqual(3);
       const stored = await journal.listOrders({ limit: 1000 });
       expect(stored.map((o) => o.orderId).sort()).toEqual(sandboxOrders.map((o) => o.orderId).sort());
@@ -74,7 +64,7 @@ describe('stacker run against the sandbox', () => {
       expect(logged).toHaveLength(transitions.length);
 
       // The sweep: one withdrawal in the sandbox ledger, one done flex operation in the journal.
-      const withdrawals = sandbox.exchange.ledger().filter((entry) => entry.reason === 'flex-withdraw' && entry.account === 'main');
+      const withdrawals = t.sandbox.exchange.ledger().filter((entry) => entry.reason === 'flex-withdraw' && entry.account === 'main');
       const entries = await journal.recentJournal({ instance: 'sweep', limit: 100 });
       const done = entries.filter((entry) => entry.flexOperation?.status === 'done');
       expect(done).toHaveLength(withdrawals.length);
@@ -87,24 +77,24 @@ describe('stacker run against the sandbox', () => {
     } finally {
       await journal.close();
     }
-    expect(sandbox.exchange.verifyLedger()).toBe(true);
-    expect(daemon.output()).not.toContain(sandbox.apiSecret);
+    expect(t.sandbox.exchange.verifyLedger()).toBe(true);
+    expect(daemon.output()).not.toContain(t.sandbox.apiSecret);
   }, 30_000);
 
   it('dry-run trades on a paper account with the exchange\'s prices and sends the exchange nothing that moves money', async () => {
-    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
-    const before = sandbox.exchange.ledger().length;
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const before = t.sandbox.exchange.ledger().length;
     // Keys set, STACKER_MODE=live, but no --live: one switch alone is dry-run, and it says so.
-    const daemon = startDaemon(['--strategies', dir.strategies, '--data-dir', dir.data], { ...live(), STACKER_DRY_RUN_WALLET: 'USDT=500' });
+    const daemon = startDaemon(['--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...live(), STACKER_DRY_RUN_WALLET: 'USDT=500' });
     await daemon.waitFor('"to":"FILLED"');
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toBe(0);
     const lines = jsonLines(daemon.output());
     expect(lines.every((line) => line.mode === 'dry-run')).toBe(true);
     expect(daemon.output()).toContain('--live');
-    expect(sandbox.exchange.orderHistory({})).toHaveLength(0);
-    expect(sandbox.exchange.ledger()).toHaveLength(before);
-    const journal = new SqliteJournal({ path: join(dir.data, 'stacker-dry-run.db'), readOnly: true });
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+    expect(t.sandbox.exchange.ledger()).toHaveLength(before);
+    const journal = new SqliteJournal({ path: join(t.dir.data, 'stacker-dry-run.db'), readOnly: true });
     await journal.open();
     try {
       const orders = await journal.listOrders({ limit: 100 });
@@ -117,22 +107,22 @@ describe('stacker run against the sandbox', () => {
   }, 30_000);
 
   it('refuses to start with a bad configuration, naming every problem, and sends nothing', async () => {
-    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '61 * * * *', MARKET: 'BTC_USDT', AMOUNT: '1e-3', AMOUTN: '1' });
-    dir.writeStrategy('other', { STRATEGY: 'dac', SCHEDULE: '0 9 * * *' });
-    const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], live());
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '61 * * * *', MARKET: 'BTC_USDT', AMOUNT: '1e-3', AMOUTN: '1' });
+    t.dir.writeStrategy('other', { STRATEGY: 'dac', SCHEDULE: '0 9 * * *' });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
     expect(await daemon.exited).toBe(2);
     const text = daemon.output();
     for (const part of ['SCHEDULE', 'AMOUNT', 'AMOUTN', 'dac']) expect(text).toContain(part);
-    expect(sandbox.exchange.orderHistory({})).toHaveLength(0);
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
   }, 20_000);
 
   it('exits non-zero and stops trading when the exchange refuses the key', async () => {
-    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
-    const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], { ...live(), STACKER_API_SECRET: 'wrong-secret-value' });
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...live(), STACKER_API_SECRET: 'wrong-secret-value' });
     const code = await daemon.exited;
     expect(code).not.toBe(0);
     expect(daemon.output()).toContain('E_AUTH');
     expect(daemon.output()).not.toContain('wrong-secret-value');
-    expect(sandbox.exchange.orderHistory({})).toHaveLength(0);
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
   }, 20_000);
 });
