@@ -49,6 +49,7 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY --from=build /app/dist ./dist/
+COPY bin/daemon.sh ./bin/
 COPY config/ ./config/
 COPY README.md ./
 # The one folder the daemon writes: the journal, its lock, the kill-switch file if you put it there.
@@ -69,8 +70,7 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
 # to reap. `docker stop` sends SIGTERM and waits 10 s before SIGKILL; give a slow exchange more
 # with `docker stop -t 60`. Prefer an init anyway? `docker run --init` adds one without a rebuild.
 STOPSIGNAL SIGTERM
-# --max-semi-space-size=1: V8's young generation capped at 1 MB. A daemon that wakes a few times a
-# day has no use for a large nursery; it takes about 3 MB off the resident set and slows an
-# allocation-heavy backtest by a few per cent (npm run bench measures both).
-ENTRYPOINT ["node", "--max-semi-space-size=1", "dist/src/cli.js"]
+# bin/daemon.sh picks Node's flags for the command (the daemon's trade speed for memory; see the
+# script) and then execs Node, so Node is PID 1 and receives the STOPSIGNAL itself.
+ENTRYPOINT ["sh", "bin/daemon.sh"]
 CMD ["run"]

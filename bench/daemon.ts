@@ -1,8 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { execForm, last, parseDockerfile, stage } from '../scripts/dockerfile.ts';
 import { Decimal } from '../src/domain/money.ts';
 import { startSandbox } from '../src/sandbox/server.ts';
@@ -46,22 +46,26 @@ function freePort(): Promise<number> {
 }
 
 /**
- * stacker compiled as the image's build stage compiles it (tsconfig.build.json), fresh for every
- * bench, into node_modules/.cache so the output resolves the repository's packages as dist/ does.
+ * stacker laid out as the image holds it, fresh for every bench: dist/ compiled as the build
+ * stage compiles it (tsconfig.build.json) and bin/daemon.sh beside it, under node_modules/.cache
+ * so the compiled files resolve the repository's packages as /app/dist does.
  */
-function compile(): string {
-  const out = join(ROOT, 'node_modules/.cache/stacker-bench-dist');
-  rmSync(out, { recursive: true, force: true });
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', out], { cwd: ROOT });
-  return out;
+function buildApp(): string {
+  const app = join(ROOT, 'node_modules/.cache/stacker-bench-app');
+  rmSync(app, { recursive: true, force: true });
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(app, 'dist')], { cwd: ROOT });
+  mkdirSync(join(app, 'bin'));
+  copyFileSync(join(ROOT, 'bin/daemon.sh'), join(app, 'bin/daemon.sh'));
+  return app;
 }
 
-/** The Dockerfile's ENTRYPOINT (`node <flags> dist/src/cli.js`), with dist/ pointing at `out`. */
-function imageEntry(out: string): string[] {
+/** The Dockerfile's ENTRYPOINT (exec form, paths relative to its WORKDIR), resolved against `app`. */
+function imageEntry(app: string): [string, ...string[]] {
   const final = stage(parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')), 'final');
   const entry = execForm(last(final, 'ENTRYPOINT') ?? '');
-  if (entry === null || entry[0] !== 'node') throw new Error('the Dockerfile ENTRYPOINT is not `node …` in exec form');
-  return entry.slice(1).map((arg) => (arg.startsWith('dist/') ? join(out, arg.slice('dist/'.length)) : arg));
+  const [program, ...args] = entry ?? [];
+  if (program === undefined) throw new Error('the Dockerfile has no ENTRYPOINT in exec form');
+  return [program, ...args.map((arg) => (existsSync(join(app, arg)) ? join(app, arg) : arg))];
 }
 
 /**
@@ -73,24 +77,25 @@ function imageEntry(out: string): string[] {
  * scheduled slot is the whole second it belongs to.
  */
 export async function benchResidents(options: { warmupS: number; measureS: number }): Promise<ResidentFigures[]> {
-  const out = compile();
-  const image = imageEntry(out);
+  const app = buildApp();
+  const node = process.execPath;
   try {
     return [
-      await measure('stacker run --live, as the Docker image runs it', image, 'stacker', options),
-      await measure('stacker run --live, from the sources (npm start -- run)', [join(ROOT, 'src/cli.ts')], 'stacker', options),
-      await measure('peer: bare undici bot (setInterval, signed POST)', [join(ROOT, 'bench/peers/undici-bot.mjs')], 'peer', options),
-      await measure('peer: undici + node-cron bot (signed POST)', [join(ROOT, 'bench/peers/undici-cron-bot.mjs')], 'peer-cron', options),
+      await measure('stacker run --live, as the Docker image runs it', imageEntry(app), 'stacker', options),
+      await measure('stacker run --live, from the sources (npm start -- run)', [node, join(ROOT, 'src/cli.ts')], 'stacker', options),
+      await measure('peer: bare undici bot (setInterval, signed POST)', [node, join(ROOT, 'bench/peers/undici-bot.mjs')], 'peer', options),
+      await measure('peer: undici + node-cron bot (signed POST)', [node, join(ROOT, 'bench/peers/undici-cron-bot.mjs')], 'peer-cron', options),
     ];
   } finally {
-    rmSync(out, { recursive: true, force: true });
+    rmSync(app, { recursive: true, force: true });
   }
 }
 
-async function measure(label: string, entry: string[], kind: 'stacker' | 'peer' | 'peer-cron', options: { warmupS: number; measureS: number }): Promise<ResidentFigures> {
+async function measure(label: string, launcher: readonly [string, ...string[]], kind: 'stacker' | 'peer' | 'peer-cron', options: { warmupS: number; measureS: number }): Promise<ResidentFigures> {
   const arrivals: Array<{ path: string; at: number }> = [];
   const sandbox = await startSandbox({ rateLimits: false, onRequest: (r) => arrivals.push({ path: r.path, at: r.receivedAtMs }) });
   const root = mkdtempSync(join(tmpdir(), 'stacker-bench-daemon-'));
+  const [program, ...entry] = launcher;
   let args: string[];
   let env: Record<string, string>;
   if (kind === 'stacker') {
@@ -105,7 +110,9 @@ async function measure(label: string, entry: string[], kind: 'stacker' | 'peer' 
     args = entry;
     env = { PEER_URL: sandbox.url, PEER_KEY: sandbox.apiKey, PEER_SECRET: sandbox.apiSecret };
   }
-  const child = spawn(process.execPath, args, { env: { PATH: process.env['PATH'] ?? '', HOME: root, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  // The image's script runs the `node` on PATH: make it this Node.
+  const PATH = `${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}`;
+  const child = spawn(program, args, { env: { PATH, HOME: root, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   try {
     await sleep(options.warmupS * 1000);
     const from = Date.now();
@@ -132,7 +139,7 @@ async function measure(label: string, entry: string[], kind: 'stacker' | 'peer' 
     const scheduled = kind !== 'peer';
     return {
       label,
-      command: ['node', ...args.map((arg) => arg.replace(ROOT, '').replace(root, '<tmp>'))].join(' '),
+      command: [program === process.execPath ? 'node' : program, ...args].map((arg) => arg.replace(ROOT, '').replace(root, '<tmp>')).join(' '),
       rssMedianMb: median(samples),
       rssMaxMb: Math.max(...samples),
       slots,

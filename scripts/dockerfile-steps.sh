@@ -172,7 +172,7 @@ for volume in "${VOLUMES[@]}"; do
   owner="$(stat -c %u:%g "$ROOT$volume" 2>/dev/null)"
   if [[ "$owner" == "$IMAGE_UID:$IMAGE_GID" ]]; then ok "VOLUME $volume exists, owned by the node user"; else bad "VOLUME $volume: owner ${owner:-missing}, expected $IMAGE_UID:$IMAGE_GID"; fi
 done
-for required in dist/src/cli.js dist/strategies/index.js package.json node_modules config/strategies; do
+for required in dist/src/cli.js dist/strategies/index.js bin/daemon.sh package.json node_modules config/strategies; do
   if [[ -e "$APP/$required" ]]; then ok "$WORKDIR/$required is in the image"; else bad "$WORKDIR/$required is missing"; fi
 done
 USER_NAME="$(plan user final)"

@@ -13,6 +13,7 @@ import type { Scheduler } from '../engine/schedule/scheduler.ts';
 import type { Exchange } from '../exchange/port.ts';
 import { openStore } from '../store/open-store.ts';
 import { startupProblems, toRuntime } from './instances.ts';
+import { trackLoop } from './track-loop.ts';
 
 export interface DaemonOptions {
   readonly config: DaemonConfig;
@@ -144,6 +145,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         health: {
           status: () => ({ ok: problems.length === 0 && !stopping.signal.aborted, mode: config.mode, startedAtMs, lastSlot: { ...lastSlots }, stopping: stopping.signal.aborted, problems: [...problems] }),
         },
+      }).catch((error: unknown) => {
+        throw listenProblem(error, config.metricsHost, config.metricsPort ?? 0) ?? error;
       });
     }
 
@@ -194,16 +197,17 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   return { exitCode, fatal };
 }
 
-async function trackLoop(engine: Engine, intervalMs: number, stop: AbortSignal): Promise<void> {
-  while (!stop.aborted) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, intervalMs);
-      stop.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      }, { once: true });
-    });
-    if (stop.aborted) return;
-    await engine.track();
-  }
+/**
+ * The metrics endpoint could not listen: a setting the user chose (the port is taken, below
+ * 1024 without the right, the host is not an address of this machine), reported as the
+ * configuration problem it is, before anything was sent. null for anything else.
+ */
+function listenProblem(error: unknown, host: string, port: number): ConfigError | null {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  const where = `${host}:${port}`;
+  if (code === 'EADDRINUSE') return new ConfigError([{ field: 'STACKER_METRICS_PORT', rule: `port ${port} is already in use on ${host} (another stacker, or another program); pick a free port or leave it unset` }]);
+  if (code === 'EACCES') return new ConfigError([{ field: 'STACKER_METRICS_PORT', rule: `not allowed to listen on ${where} (ports below 1024 need privileges); pick a port of 1024 or above` }]);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new ConfigError([{ field: 'STACKER_METRICS_HOST', rule: `${host} is not an address of this machine; use 127.0.0.1, 0.0.0.0 or one of its interfaces` }]);
+  return null;
 }
+

@@ -53,9 +53,9 @@ describe('the Dockerfile', () => {
     }
   });
 
-  it('copies what the daemon runs: compiled stacker, config, package files and production node_modules', () => {
+  it('copies what the daemon runs: compiled stacker, its start script, config, package files and production node_modules', () => {
     const sources = copies(final).flatMap((copy) => copy.sources.map((source) => `${copy.from === null ? '' : `${copy.from}:`}${source.replace(/\/$/, '')}`));
-    expect(sources).toEqual(expect.arrayContaining(['deps:/app/node_modules', 'build:/app/dist', 'package.json', 'package-lock.json', 'config']));
+    expect(sources).toEqual(expect.arrayContaining(['deps:/app/node_modules', 'build:/app/dist', 'bin/daemon.sh', 'package.json', 'package-lock.json', 'config']));
     // No TypeScript sources and nothing of the build stage but its output: its node_modules has the dev tools.
     expect(sources.filter((source) => source.startsWith('build:'))).toEqual(['build:/app/dist']);
     expect(sources.some((source) => /^(src|strategies|test|bench|scripts|\.env|\.git|data)\b/.test(source))).toBe(false);
@@ -113,8 +113,9 @@ describe('the Dockerfile', () => {
     expect(() => new Function(script)).not.toThrow();
   });
 
-  it('starts the compiled `stacker run` directly, with a 1 MB young generation, and stops it with SIGTERM', () => {
-    expect(execForm(last(final, 'ENTRYPOINT') ?? '')).toEqual(['node', '--max-semi-space-size=1', 'dist/src/cli.js']);
+  it('starts the compiled `stacker run` through bin/daemon.sh (which execs Node) and stops it with SIGTERM', () => {
+    expect(execForm(last(final, 'ENTRYPOINT') ?? '')).toEqual(['sh', 'bin/daemon.sh']);
+    expect(readFileSync(join(ROOT, 'bin', 'daemon.sh'), 'utf8')).toMatch(/^\s*exec node .*"\$cli" "\$@"$/m);
     expect(execForm(last(final, 'CMD') ?? '')).toEqual(['run']);
     expect(last(final, 'STOPSIGNAL')).toBe('SIGTERM');
     expect(last(final, 'WORKDIR')).toBe('/app');

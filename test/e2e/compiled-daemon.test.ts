@@ -1,52 +1,60 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxPerTest, startDaemon } from './daemon-process.ts';
 
 // The daemon as the Docker image runs it: compiled by tsconfig.build.json (the image's build
-// stage) and started as its ENTRYPOINT starts it. The output goes under node_modules/.cache so
-// the compiled files resolve the repository's packages exactly as dist/ does.
+// stage) into dist/, started through bin/daemon.sh (the image's ENTRYPOINT). Both are laid out
+// under node_modules/.cache, so the compiled files resolve the repository's packages exactly as
+// the image's /app/dist does.
 const ROOT = resolve(import.meta.dirname, '../..');
 const TRACE_HOOK = join(ROOT, 'test/fixtures/node/module-trace.mjs');
-let out: string;
+const DAEMON_FLAGS = ['--max-semi-space-size=1', '--single-threaded', '--no-opt', '--no-maglev', '--liftoff-only'];
+let app: string;
+let dist: string;
+let script: string;
 
 beforeAll(() => {
   const cache = join(ROOT, 'node_modules', '.cache');
-  execFileSync('mkdir', ['-p', cache]);
-  out = mkdtempSync(join(cache, 'stacker-compiled-'));
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', out], { cwd: ROOT });
+  mkdirSync(cache, { recursive: true });
+  app = mkdtempSync(join(cache, 'stacker-compiled-'));
+  dist = join(app, 'dist');
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', dist], { cwd: ROOT });
+  mkdirSync(join(app, 'bin'));
+  script = join(app, 'bin', 'daemon.sh');
+  copyFileSync(join(ROOT, 'bin', 'daemon.sh'), script);
 }, 60_000);
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+afterAll(() => rmSync(app, { recursive: true, force: true }));
 
+// bin/daemon.sh runs the `node` on PATH: make it this Node.
+const PATH = `${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}`;
 const t = sandboxPerTest();
 
 const filesUnder = (folder: string): string[] =>
   readdirSync(folder, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
-    .map((entry) => relative(out, join(entry.parentPath, entry.name)));
+    .map((entry) => relative(folder, join(entry.parentPath, entry.name)));
 
-describe('the compiled daemon (the Docker image\'s dist/)', () => {
+describe('the compiled daemon (the Docker image\'s dist/ and entrypoint)', () => {
   it('holds every source module and strategy as JavaScript, and no TypeScript', () => {
-    const files = filesUnder(out);
+    const files = filesUnder(dist);
     expect(files.filter((file) => file.endsWith('.ts'))).toEqual([]);
-    expect(existsSync(join(out, 'src/cli.js'))).toBe(true);
+    expect(existsSync(join(dist, 'src/cli.js'))).toBe(true);
     for (const strategy of ['index', 'dca', 'flex-sweep', 'balance-report']) expect(files).toContain(`strategies/${strategy}.js`);
     // Every relative import was rewritten from .ts to .js.
-    const cli = readFileSync(join(out, 'src/cli.js'), 'utf8');
-    expect(cli).toMatch(/from ["']\.\/cli\/main\.js["']/);
+    expect(readFileSync(join(dist, 'src/cli.js'), 'utf8')).toMatch(/from ["']\.\/cli\/main\.js["']/);
   });
 
-  it('trades live on the sandbox, started as the image starts it, and stops with SIGTERM', async () => {
+  it('trades live on the sandbox, started as the image starts it, with the daemon\'s Node flags, and stops with SIGTERM', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', STP: 'cancel_new', ALLOW_TRANSFER: 'true' });
     const trace = join(t.dir.root, 'modules.txt');
-    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_MODULE_TRACE: trace }, [
-      '--max-semi-space-size=1',
-      '--import',
-      TRACE_HOOK,
-      join(out, 'src/cli.js'),
-    ]);
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), PATH, STACKER_MODULE_TRACE: trace, NODE_OPTIONS: `--import=${TRACE_HOOK}` }, ['sh', script]);
     await daemon.waitFor('"to":"FILLED"');
+    // The script exec'd Node: same process, now Node with the daemon's flags.
+    const argv = readFileSync(`/proc/${daemon.child.pid}/cmdline`, 'utf8').split('\0');
+    expect(argv.slice(1, 1 + DAEMON_FLAGS.length)).toEqual(DAEMON_FLAGS);
+    expect(argv[1 + DAEMON_FLAGS.length]).toMatch(/dist\/src\/cli\.js$/);
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toBe(0);
     expect(t.sandbox.exchange.orderHistory({}).length).toBeGreaterThanOrEqual(1);
@@ -61,4 +69,19 @@ describe('the compiled daemon (the Docker image\'s dist/)', () => {
     expect(loaded.filter((url) => /\/node_modules\/undici\/lib\/(web|mock|cache)\//.test(url))).toEqual([]);
     expect(loaded.filter((url) => /\/src\/(sim|sandbox|backtest|demo)\//.test(url))).toEqual([]);
   }, 30_000);
+
+  it('runs every other command with Node\'s defaults', () => {
+    const result = spawnSync('sh', [script, '--version'], { env: { PATH }, encoding: 'utf8' });
+    expect(result.status).toBe(0);
+    expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('says what to do when nothing is built, and exits 1', () => {
+    const bare = mkdtempSync(join(app, 'unbuilt-'));
+    mkdirSync(join(bare, 'bin'));
+    copyFileSync(join(ROOT, 'bin', 'daemon.sh'), join(bare, 'bin', 'daemon.sh'));
+    const result = spawnSync('sh', [join(bare, 'bin', 'daemon.sh'), 'run'], { env: { PATH }, encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('run `npm run build` first');
+  });
 });

@@ -48,11 +48,12 @@ export interface RunningDaemon {
 }
 
 /**
- * `entry`: what precedes `run` on Node's command line; by default the sources (`src/cli.ts`),
- * as `npm start -- run` starts them. The compiled daemon passes its flags and `dist/src/cli.js`.
+ * `launcher`: the program and the arguments that precede `run`; by default Node on the sources
+ * (`src/cli.ts`), as `npm start -- run` starts them. The compiled daemon passes its script.
  */
-export function startDaemon(args: readonly string[], env: Record<string, string>, entry: readonly string[] = [CLI]): RunningDaemon {
-  const child = spawn(process.execPath, [...entry, 'run', ...args], {
+export function startDaemon(args: readonly string[], env: Record<string, string>, launcher: readonly [string, ...string[]] = [process.execPath, CLI]): RunningDaemon {
+  const [program, ...before] = launcher;
+  const child = spawn(program, [...before, 'run', ...args], {
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tmpdir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
@@ -114,6 +115,22 @@ describe('stacker run against the sandbox', () => {
     const text = daemon.output();
     for (const part of ['SCHEDULE', 'AMOUNT', 'AMOUTN', 'dac']) expect(text).toContain(part);
     expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  }, 20_000);
+
+  it('refuses to start when its metrics port is taken, naming STACKER_METRICS_PORT, and sends nothing', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+      const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...live(), STACKER_METRICS_PORT: String(port), STACKER_METRICS_HOST: '127.0.0.1' });
+      expect(await daemon.exited).toBe(2);
+      expect(daemon.output()).toContain(`STACKER_METRICS_PORT: port ${port} is already in use on 127.0.0.1`);
+      expect(daemon.output()).not.toContain('unexpected failure');
+      expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   }, 20_000);
 
   it('exits non-zero and stops trading when the exchange refuses the key', async () => {

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Starts the compiled stacker (dist/, from `npm run build` or the image's build stage): the
+# Docker image's ENTRYPOINT and `npm run daemon`. `exec` replaces this shell with Node, so Node
+# is the process that gets SIGTERM (and PID 1 in a container).
+#
+# `run`, the long-lived daemon, gets Node flags that trade speed it does not need for memory it
+# keeps for its whole life (each measured by `npm run bench`, README "Memory"). A slot does a
+# few signed requests and journal writes, so running it without optimising compilers costs
+# microseconds; a backtest or any other command runs with Node's defaults:
+#   --max-semi-space-size=1  a 1 MB young generation: a process that wakes a few times a day has
+#                            no use for a large nursery;
+#   --single-threaded        no V8 background threads (GC and compiles run on the main thread,
+#                            between slots);
+#   --no-opt --no-maglev     JavaScript stays in V8's interpreter and baseline compiler;
+#   --liftoff-only           undici's HTTP parser (WebAssembly) stays on V8's baseline
+#                            compiler: the optimising tier alone kept ~9 MB resident.
+set -eu
+cli="$(dirname "$0")/../dist/src/cli.js"
+if [ ! -f "$cli" ]; then
+  echo "stacker: $cli not found: run \`npm run build\` first (the Docker image builds it itself)" >&2
+  exit 1
+fi
+if [ "${1:-}" = run ]; then
+  exec node --max-semi-space-size=1 --single-threaded --no-opt --no-maglev --liftoff-only "$cli" "$@"
+fi
+exec node "$cli" "$@"
