@@ -102,6 +102,8 @@ async function measure(label: string, launcher: readonly [string, ...string[]], 
     const strategies = join(root, 'strategies');
     mkdirSync(strategies);
     writeFileSync(join(strategies, 'dca-btc.env'), 'STRATEGY=dca\nSCHEDULE="* * * * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0001\n');
+    // A second instance, so more than one strategy's code is warm, as in a real configuration.
+    writeFileSync(join(strategies, 'report.env'), 'STRATEGY=balance-report\nSCHEDULE="*/5 * * * * *"\n');
     sandbox.exchange.seedSpot('USDT', new Decimal('1000000'));
     args = [...entry, 'run', '--live', '--strategies', strategies, '--data-dir', join(root, 'data')];
     // Metrics on, as in the image (STACKER_METRICS_PORT is set there), on loopback here.

@@ -27,11 +27,11 @@ try {
   await sandbox.stop();
 }
 
-const residents = await benchResidents({ warmupS: 5, measureS: 20 });
+const residents = await benchResidents({ warmupS: 30, measureS: 20 });
 const [image, , bareBot, cronBot] = residents;
 if (image === undefined || bareBot === undefined || cronBot === undefined) throw new Error('resident bench incomplete');
 const ms = (value: number | null): string => (value === null ? '   -' : fmt(value).padStart(4));
-console.log('long-running programs trading once a second against the sandbox (same machine, same Node; RSS from /proc after a 5 s warm-up, 20 s measured)');
+console.log('long-running programs trading once a second against the sandbox (same machine, same Node; RSS from /proc after a 30 s warm-up, 20 s measured; stacker also runs a balance report every 5 s)');
 console.log('  program                                                    RSS median (max)    fire -> first request p50/p99   fire -> order p50/p99');
 for (const r of residents) {
   console.log(`  ${r.label.padEnd(58)} ${fmt(r.rssMedianMb).padStart(6)} MB (${fmt(r.rssMaxMb)})   ${ms(r.firstRequestP50Ms)} / ${ms(r.firstRequestP99Ms)} ms              ${ms(r.orderP50Ms)} / ${ms(r.orderP99Ms)} ms`);

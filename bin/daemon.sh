@@ -5,13 +5,14 @@
 #
 # `run`, the long-lived daemon, gets Node flags that trade speed it does not need for memory it
 # keeps for its whole life (each measured by `npm run bench`, README "Memory"). A slot does a
-# few signed requests and journal writes, so running it without optimising compilers costs
-# microseconds; a backtest or any other command runs with Node's defaults:
+# few signed requests and journal writes, so running it without V8's compilers costs a few
+# milliseconds at most; a backtest or any other command runs with Node's defaults:
 #   --max-semi-space-size=1  a 1 MB young generation: a process that wakes a few times a day has
 #                            no use for a large nursery;
 #   --single-threaded        no V8 background threads (GC and compiles run on the main thread,
 #                            between slots);
-#   --no-opt --no-maglev     JavaScript stays in V8's interpreter and baseline compiler;
+#   --no-opt --no-maglev --no-sparkplug
+#                            JavaScript stays in V8's interpreter: no compiled code to keep;
 #   --liftoff-only           undici's HTTP parser (WebAssembly) stays on V8's baseline
 #                            compiler: the optimising tier alone kept ~9 MB resident.
 set -eu
@@ -21,6 +22,6 @@ if [ ! -f "$cli" ]; then
   exit 1
 fi
 if [ "${1:-}" = run ]; then
-  exec node --max-semi-space-size=1 --single-threaded --no-opt --no-maglev --liftoff-only "$cli" "$@"
+  exec node --max-semi-space-size=1 --single-threaded --no-opt --no-maglev --no-sparkplug --liftoff-only "$cli" "$@"
 fi
 exec node "$cli" "$@"

@@ -10,7 +10,7 @@ import { sandboxPerTest, startDaemon } from './daemon-process.ts';
 // the image's /app/dist does.
 const ROOT = resolve(import.meta.dirname, '../..');
 const TRACE_HOOK = join(ROOT, 'test/fixtures/node/module-trace.mjs');
-const DAEMON_FLAGS = ['--max-semi-space-size=1', '--single-threaded', '--no-opt', '--no-maglev', '--liftoff-only'];
+const DAEMON_FLAGS = ['--max-semi-space-size=1', '--single-threaded', '--no-opt', '--no-maglev', '--no-sparkplug', '--liftoff-only'];
 let app: string;
 let dist: string;
 let script: string;
