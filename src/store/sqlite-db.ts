@@ -8,6 +8,12 @@ export interface SqliteOpenOptions {
   readonly readOnly?: boolean;
   /** How long a statement waits for another connection's write lock before failing. */
   readonly busyTimeoutMs?: number;
+  /**
+   * The page cache's limit in KiB (SQLite's own default is 2000). Pages it evicts are read back
+   * from the file, usually from the OS cache; a smaller cache trades those reads for memory the
+   * process keeps.
+   */
+  readonly cacheKiB?: number;
 }
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
@@ -41,6 +47,7 @@ export function openDatabase(options: SqliteOpenOptions): DatabaseSync {
   try {
     db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
     db.exec('PRAGMA foreign_keys = ON');
+    if (options.cacheKiB !== undefined) db.exec(`PRAGMA cache_size = -${Math.max(64, Math.floor(options.cacheKiB))}`);
     if (options.readOnly !== true) {
       const row = db.prepare('PRAGMA journal_mode = WAL').get();
       const mode = String(row?.['journal_mode'] ?? '');

@@ -46,6 +46,8 @@ export interface SqliteJournalOptions {
   /** Readers such as `stacker orders` beside a running daemon: no migration, no writes. */
   readonly readOnly?: boolean;
   readonly busyTimeoutMs?: number;
+  /** SQLite's page cache limit (see SqliteOpenOptions.cacheKiB); SQLite's default when absent. */
+  readonly cacheKiB?: number;
   /** Unix ms for every recorded time; Date.now by default. */
   readonly clock?: () => number;
   /** Run ids; randomUUID by default. */
@@ -77,6 +79,7 @@ export class SqliteJournal implements Journal {
       path: this.path,
       ...(this.#options.readOnly === undefined ? {} : { readOnly: this.#options.readOnly }),
       ...(this.#options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: this.#options.busyTimeoutMs }),
+      ...(this.#options.cacheKiB === undefined ? {} : { cacheKiB: this.#options.cacheKiB }),
     });
     try {
       if (this.#options.readOnly === true) verifySchema(db, this.path);

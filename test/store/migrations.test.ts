@@ -56,6 +56,18 @@ describe('schema migrations', () => {
     }
   });
 
+  it('keeps SQLite\'s page cache default unless told, and caps it at the KiB it is given', () => {
+    const plain = openDatabase({ path: world.path() });
+    const capped = openDatabase({ path: world.path(), cacheKiB: 512 });
+    try {
+      expect(plain.prepare('PRAGMA cache_size').get()).toEqual({ cache_size: -2000 });
+      expect(capped.prepare('PRAGMA cache_size').get()).toEqual({ cache_size: -512 });
+    } finally {
+      plain.close();
+      capped.close();
+    }
+  });
+
   it('applies a migration added later on the next open, leaving earlier ones alone', () => {
     const later: Migration = { version: SCHEMA_VERSION + 1, name: 'add notes', sql: 'CREATE TABLE notes (id INTEGER PRIMARY KEY)' };
     const db = openDatabase({ path: world.path() });
