@@ -50,8 +50,8 @@ function freePort(): Promise<number> {
  * stage compiles it (tsconfig.build.json) and bin/daemon.sh beside it, under node_modules/.cache
  * so the compiled files resolve the repository's packages as /app/dist does.
  */
-function buildApp(): string {
-  const app = join(ROOT, 'node_modules/.cache/stacker-bench-app');
+export function buildApp(name = 'stacker-bench-app'): string {
+  const app = join(ROOT, 'node_modules/.cache', name);
   rmSync(app, { recursive: true, force: true });
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(app, 'dist')], { cwd: ROOT });
   mkdirSync(join(app, 'bin'));
@@ -60,7 +60,7 @@ function buildApp(): string {
 }
 
 /** The Dockerfile's ENTRYPOINT (exec form, paths relative to its WORKDIR), resolved against `app`. */
-function imageEntry(app: string): [string, ...string[]] {
+export function imageEntry(app: string): [string, ...string[]] {
   const final = stage(parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')), 'final');
   const entry = execForm(last(final, 'ENTRYPOINT') ?? '');
   const [program, ...args] = entry ?? [];

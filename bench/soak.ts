@@ -1,28 +1,25 @@
 /**
  * `node bench/soak.ts [seconds]` (default 600): the daemon as the Docker image runs it (compiled
- * fresh, started through bin/daemon.sh) trading once a second against the sandbox, with a
+ * fresh, started by the Dockerfile's ENTRYPOINT) trading once a second against the sandbox, with a
  * balance report every 5 s and /metrics on; prints its RSS every 30 s, so a leak shows as a
  * slope. Not part of `npm run bench`: it takes minutes by design.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { Decimal } from '../src/domain/money.ts';
 import { startSandbox } from '../src/sandbox/server.ts';
+import { buildApp, imageEntry } from './daemon.ts';
 
-const ROOT = new URL('..', import.meta.url).pathname;
 const seconds = Number(process.argv[2] ?? 600);
 if (!Number.isInteger(seconds) || seconds < 30) {
   console.error('usage: node bench/soak.ts [seconds >= 30]');
   process.exit(2);
 }
 
-const app = join(ROOT, 'node_modules/.cache/stacker-soak-app');
-rmSync(app, { recursive: true, force: true });
-execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(app, 'dist')], { cwd: ROOT });
-mkdirSync(join(app, 'bin'));
-copyFileSync(join(ROOT, 'bin/daemon.sh'), join(app, 'bin/daemon.sh'));
+const app = buildApp('stacker-soak-app');
+const [program, ...entry] = imageEntry(app);
 
 const sandbox = await startSandbox({ rateLimits: false });
 sandbox.exchange.seedSpot('USDT', new Decimal('100000000'));
@@ -30,7 +27,7 @@ const root = mkdtempSync(join(tmpdir(), 'stacker-soak-'));
 mkdirSync(join(root, 'strategies'));
 writeFileSync(join(root, 'strategies', 'dca-btc.env'), 'STRATEGY=dca\nSCHEDULE="* * * * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0001\n');
 writeFileSync(join(root, 'strategies', 'report.env'), 'STRATEGY=balance-report\nSCHEDULE="*/5 * * * * *"\n');
-const child = spawn('sh', [join(app, 'bin/daemon.sh'), 'run', '--live', '--strategies', join(root, 'strategies'), '--data-dir', join(root, 'data')], {
+const child = spawn(program, [...entry, 'run', '--live', '--strategies', join(root, 'strategies'), '--data-dir', join(root, 'data')], {
   env: {
     PATH: `${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}`,
     HOME: root,
