@@ -1,9 +1,9 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { execForm, last, parseDockerfile, stage } from '../scripts/dockerfile.ts';
+import { buildImageApp, imageEntry } from '../scripts/image-app.ts';
 import { Decimal } from '../src/domain/money.ts';
 import { startSandbox } from '../src/sandbox/server.ts';
 import { median, percentile } from './child.ts';
@@ -46,29 +46,6 @@ function freePort(): Promise<number> {
 }
 
 /**
- * stacker laid out as the image holds it, fresh for every bench: dist/ compiled as the build
- * stage compiles it (tsconfig.build.json) and bin/daemon.sh beside it, under node_modules/.cache
- * so the compiled files resolve the repository's packages as /app/dist does.
- */
-export function buildApp(name = 'stacker-bench-app'): string {
-  const app = join(ROOT, 'node_modules/.cache', name);
-  rmSync(app, { recursive: true, force: true });
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(app, 'dist')], { cwd: ROOT });
-  mkdirSync(join(app, 'bin'));
-  copyFileSync(join(ROOT, 'bin/daemon.sh'), join(app, 'bin/daemon.sh'));
-  return app;
-}
-
-/** The Dockerfile's ENTRYPOINT (exec form, paths relative to its WORKDIR), resolved against `app`. */
-export function imageEntry(app: string): [string, ...string[]] {
-  const final = stage(parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')), 'final');
-  const entry = execForm(last(final, 'ENTRYPOINT') ?? '');
-  const [program, ...args] = entry ?? [];
-  if (program === undefined) throw new Error('the Dockerfile has no ENTRYPOINT in exec form');
-  return [program, ...args.map((arg) => (existsSync(join(app, arg)) ? join(app, arg) : arg))];
-}
-
-/**
  * Steady resident memory and schedule latency of long-running programs that trade against the
  * sandbox once a second: stacker as the Docker image runs it, stacker from its sources (`npm
  * start -- run`), and two peers measured the same way on the same machine and Node: a bare
@@ -77,7 +54,7 @@ export function imageEntry(app: string): [string, ...string[]] {
  * scheduled slot is the whole second it belongs to.
  */
 export async function benchResidents(options: { warmupS: number; measureS: number }): Promise<ResidentFigures[]> {
-  const app = buildApp();
+  const app = buildImageApp(join(ROOT, 'node_modules/.cache/stacker-bench-app'));
   const node = process.execPath;
   try {
     return [

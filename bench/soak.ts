@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { Decimal } from '../src/domain/money.ts';
 import { startSandbox } from '../src/sandbox/server.ts';
-import { buildApp, imageEntry } from './daemon.ts';
+import { buildImageApp, imageEntry } from '../scripts/image-app.ts';
 
 const seconds = Number(process.argv[2] ?? 600);
 if (!Number.isInteger(seconds) || seconds < 30) {
@@ -18,7 +18,7 @@ if (!Number.isInteger(seconds) || seconds < 30) {
   process.exit(2);
 }
 
-const app = buildApp('stacker-soak-app');
+const app = buildImageApp(new URL('../node_modules/.cache/stacker-soak-app', import.meta.url).pathname);
 const [program, ...entry] = imageEntry(app);
 
 const sandbox = await startSandbox({ rateLimits: false });

@@ -1,7 +1,8 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildImageApp } from '../../scripts/image-app.ts';
 import { sandboxPerTest, startDaemon } from './daemon-process.ts';
 
 // The daemon as the Docker image runs it: compiled by tsconfig.build.json (the image's build
@@ -18,12 +19,9 @@ let script: string;
 beforeAll(() => {
   const cache = join(ROOT, 'node_modules', '.cache');
   mkdirSync(cache, { recursive: true });
-  app = mkdtempSync(join(cache, 'stacker-compiled-'));
+  app = buildImageApp(mkdtempSync(join(cache, 'stacker-compiled-')));
   dist = join(app, 'dist');
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', dist], { cwd: ROOT });
-  mkdirSync(join(app, 'bin'));
   script = join(app, 'bin', 'daemon.sh');
-  copyFileSync(join(ROOT, 'bin', 'daemon.sh'), script);
 }, 60_000);
 afterAll(() => rmSync(app, { recursive: true, force: true }));
 

@@ -3,6 +3,7 @@ import { SimExchange, type SimExchangeOptions } from '../../src/sim/exchange.ts'
 import { fixedPrices } from '../../src/sim/prices.ts';
 import { SimRejection } from '../../src/sim/rejection.ts';
 import { DEMO_PRICES, seedDemo } from '../../src/sim/seed.ts';
+import { thrownBy } from '../support/thrown.ts';
 
 /** A clock tests move by hand. */
 export function manualClock(startMs = 1_760_000_000_000): { nowMs(): number; advance(ms: number): void } {
@@ -25,12 +26,4 @@ export const d = (text: string): Decimal => new Decimal(text);
 export const text = (value: Decimal): string => formatDecimal(value);
 
 /** Run `fn`, expect a SimRejection, and return it for closer checks. */
-export function rejectionOf(fn: () => unknown): SimRejection {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof SimRejection) return error;
-    throw error;
-  }
-  throw new Error('expected a SimRejection, nothing was thrown');
-}
+export const rejectionOf = (fn: () => unknown): SimRejection => thrownBy(SimRejection, fn);

@@ -7,6 +7,7 @@ import { LockedError } from '../../src/store/errors.ts';
 import { FileLock, apiKeyLock, dataDirLock } from '../../src/store/lock.ts';
 import { openStore, openStoreForReading } from '../../src/store/open-store.ts';
 import { TempWorld } from './helpers.ts';
+import { thrownBy } from '../support/thrown.ts';
 
 let world: TempWorld;
 const held: FileLock[] = [];
@@ -43,15 +44,7 @@ async function deadPid(): Promise<number> {
   return pid;
 }
 
-function lockedError(work: () => unknown): LockedError {
-  try {
-    work();
-  } catch (error) {
-    if (error instanceof LockedError) return error;
-    throw error;
-  }
-  throw new Error('expected a LockedError');
-}
+const lockedError = (work: () => unknown): LockedError => thrownBy(LockedError, work);
 
 describe('data dir lock', () => {
   it('refuses a second holder with a typed error naming the pid that holds it', () => {

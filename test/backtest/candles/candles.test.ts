@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { type CandleSeries, loadCandles, parseCandles, repeatSeries } from '../../../src/backtest/candles/index.ts';
 import { Decimal, formatDecimal } from '../../../src/domain/money.ts';
 import { CandleCsvError, candlePriceAt, parseCandleCsv } from '../../../src/sim/candles.ts';
+import { thrownBy } from '../../support/thrown.ts';
 
 const FIXTURES = new URL('../../fixtures/candles/', import.meta.url).pathname;
 const fixture = (name: string): string => `${FIXTURES}${name}`;
@@ -11,15 +12,7 @@ const HEADER = 'time,open,high,low,close,volume';
 const csv = (...rows: string[]): string => `${[HEADER, ...rows].join('\n')}\n`;
 const hour = (iso: string): number => Date.parse(`${iso}Z`) / 1000;
 
-function problemsOf(fn: () => unknown): CandleCsvError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof CandleCsvError) return error;
-    throw error;
-  }
-  throw new Error('expected a CandleCsvError, nothing was thrown');
-}
+const problemsOf = (fn: () => unknown): CandleCsvError => thrownBy(CandleCsvError, fn);
 
 /** The rows as the file writes them: [time, open, close] per candle. */
 function rowsOf(series: CandleSeries): Array<[number, string, string]> {
