@@ -13,7 +13,12 @@ import { StackerError } from '../domain/errors.ts';
  * - `invalid-argument`: a caller passed a value the journal cannot store (a negative amount, a non-integer time).
  * - `corrupt`: a stored value does not read back (edited by hand?).
  * - `closed`: the journal is not open.
- * - `sqlite`: any other SQLite failure (disk full, I/O error, busy beyond the timeout).
+ * - `journal-lost`: the journal that was there is missing, empty, or another file now (deleted
+ *   or replaced under a running daemon, or between runs): nothing may be sent until it is
+ *   restored or rebuilt from the exchange's history.
+ * - `unwritable`: the file system refuses writes (disk full, read-only, I/O error): nothing can
+ *   be journalled, so nothing is sent; retried at the next slot.
+ * - `sqlite`: any other SQLite failure (busy beyond the timeout, …).
  */
 export type StoreErrorReason =
   | 'open-failed'
@@ -27,6 +32,8 @@ export type StoreErrorReason =
   | 'invalid-argument'
   | 'corrupt'
   | 'closed'
+  | 'journal-lost'
+  | 'unwritable'
   | 'sqlite';
 
 export class StoreError extends StackerError {
@@ -76,7 +83,7 @@ export class LockedError extends StackerError {
   readonly retryable = false;
   readonly scope: LockScope;
   readonly lockPath: string;
-  /** null when the lock file could not be read (written by hand, or not by stacker). */
+  /** null when the holder could not be named (its name file is missing or unreadable). */
   readonly owner: LockOwner | null;
   constructor(scope: LockScope, lockPath: string, owner: LockOwner | null) {
     super(describeLock(scope, lockPath, owner));
@@ -89,12 +96,12 @@ export class LockedError extends StackerError {
 
 function describeLock(scope: LockScope, lockPath: string, owner: LockOwner | null): string {
   const what = scope === 'data-dir' ? 'the data dir' : 'the API key';
-  if (owner === null) {
-    return `${what} is locked by ${lockPath}, which stacker cannot read; if no stacker is running, delete that file`;
-  }
+  // A .run-lock is held by the kernel for a live process only; a .lock is stacker 0.1's pid file.
+  const legacy = !lockPath.endsWith('.run-lock');
+  const release = legacy
+    ? 'stop it first, or if that process is gone and was not stacker, delete that file'
+    : 'stop it first (the operating system releases this lock the moment that process ends: there is no file to delete)';
+  if (owner === null) return `${what} is in use by another running stacker (lock ${lockPath}); ${release}`;
   const where = owner.dataDir === undefined ? '' : ` with data dir ${owner.dataDir}`;
-  return (
-    `${what} is in use by stacker pid ${owner.pid} on ${owner.hostname}${where}, started ${new Date(owner.startedAtMs).toISOString()} ` +
-    `(lock ${lockPath}); stop it first, or if that process is gone and was not stacker, delete the lock file`
-  );
+  return `${what} is in use by stacker pid ${owner.pid} on ${owner.hostname}${where}, started ${new Date(owner.startedAtMs).toISOString()} (lock ${lockPath}); ${release}`;
 }

@@ -56,6 +56,24 @@ export interface Journal {
   /** pending, sent and unknown intents, oldest first: what reconciliation must resolve on start. */
   unresolvedIntents(): Promise<IntentRecord[]>;
 
+  // The exchange as the second ledger (docs/exactly-once.md).
+  /**
+   * Journal an order found in the exchange's history that no intent of this journal sent (a
+   * lost journal, lost WAL frames): its slot (when the journal has none), a `done` intent of
+   * origin `adopted`, the order and its first transition, a budget reservation at what it
+   * spent, and an `adopted` finding, all in one transaction. Refuses (`conflict`) when the slot
+   * or the intent is already journalled: that order is not ours to adopt.
+   */
+  adoptOrder(adoption: OrderAdoption): Promise<AdoptedOrder>;
+  /** Remember something reconciliation found at the exchange (health reports it until acknowledged). */
+  recordFinding(finding: NewLedgerFinding): Promise<LedgerFinding>;
+  listFindings(query?: { readonly unacknowledged?: boolean; readonly limit?: number }): Promise<LedgerFinding[]>;
+  /** Mark every finding not yet acknowledged as seen by a human; returns how many. */
+  acknowledgeFindings(): Promise<number>;
+  /** Up to when the exchange's order history was last read completely; null for a journal that never read it. */
+  ledgerCheckedThrough(): Promise<number | null>;
+  setLedgerCheckedThrough(atMs: number): Promise<void>;
+
   // Orders and their transitions.
   /**
    * Store what the exchange says about an order and, when its status or filled amounts (base,
@@ -99,6 +117,23 @@ export interface Journal {
   // Reading for `stacker journal`.
   /** Intents newest first, each with its orders, flex operation and transfer. */
   recentJournal(query?: IntentQuery): Promise<JournalEntry[]>;
+
+  // Durability.
+  /**
+   * Throws StoreError (`journal-lost`) when what this journal writes no longer reaches the
+   * journal a restart would read: its file was deleted or replaced since it was opened. Called
+   * before every send: a money journal that is written nowhere must stop trading.
+   */
+  assertIntact(): Promise<void>;
+  /** The last write failure (disk full, read-only file system) when no write has succeeded since; null when writes succeed. */
+  writeFailure(): JournalWriteFailure | null;
+  /** A small write, so a full or read-only disk shows in writeFailure() even while no slot runs. */
+  recordHeartbeat(): Promise<void>;
+}
+
+export interface JournalWriteFailure {
+  readonly atMs: number;
+  readonly message: string;
 }
 
 export type RunMode = 'live' | 'dry-run' | 'backtest';
@@ -169,20 +204,31 @@ export interface SlotQuery {
  * - `done`: the exchange accepted it (a buy's order is then followed in `orders`).
  * - `refused`: a guard or the exchange said no; nothing happened.
  * - `failed`: it provably did not happen (connection refused, validation).
- * - `unknown`: the answer was lost; look it up before any resend.
+ * - `unknown`: the answer was lost; it is looked up, never sent again.
+ * - `not-found`: a buy whose lookups found nothing for its whole settle window. Its budget
+ *   stays counted until the exchange's history check clears it; an order that turns up later
+ *   still makes it `done`.
  */
-export const INTENT_STATUSES = ['pending', 'sent', 'done', 'refused', 'failed', 'unknown'] as const;
+export const INTENT_STATUSES = ['pending', 'sent', 'done', 'refused', 'failed', 'unknown', 'not-found'] as const;
 export type IntentStatus = (typeof INTENT_STATUSES)[number];
 
-/** The status changes updateIntent allows. Terminal statuses have none. */
+/**
+ * The status changes updateIntent allows. Nothing leads back to `sent`: an intent is sent once
+ * (the exchange does not deduplicate market orders, so a second send could be a second order).
+ */
 export const INTENT_TRANSITIONS: Readonly<Record<IntentStatus, readonly IntentStatus[]>> = {
   pending: ['sent', 'done', 'refused', 'failed', 'unknown'],
-  sent: ['done', 'refused', 'failed', 'unknown'],
-  unknown: ['sent', 'done', 'refused', 'failed', 'unknown'],
+  sent: ['done', 'refused', 'failed', 'unknown', 'not-found'],
+  unknown: ['done', 'refused', 'failed', 'unknown', 'not-found'],
+  'not-found': ['done'],
   done: [],
   refused: [],
   failed: [],
 };
+
+/** Who put an intent in the journal: the engine deciding a slot, or reconciliation adopting an order it found at the exchange. */
+export const INTENT_ORIGINS = ['engine', 'adopted'] as const;
+export type IntentOrigin = (typeof INTENT_ORIGINS)[number];
 
 export interface IntentError {
   /** Stable: an error code (E_…) or a refusal reason (kebab-case). */
@@ -213,8 +259,11 @@ export interface IntentRecord {
   /** Buys only: the id sent to the exchange. */
   readonly clientOrderId: string | null;
   readonly status: IntentStatus;
-  /** How many times it was marked `sent`. */
+  /** How many times it was marked `sent` (0 or 1: nothing is sent twice). */
   readonly attempts: number;
+  /** When it was first marked `sent`: the settle window of a lost answer counts from here. */
+  readonly sentAtMs: number | null;
+  readonly origin: IntentOrigin;
   readonly result: IntentResult | null;
   readonly error: IntentError | null;
   readonly createdAtMs: number;
@@ -225,7 +274,7 @@ export type IntentUpdate =
   | { readonly status: 'sent' }
   | { readonly status: 'done'; readonly result?: IntentResult }
   | { readonly status: 'refused' | 'failed'; readonly error: IntentError; readonly result?: IntentResult }
-  | { readonly status: 'unknown'; readonly error: IntentError };
+  | { readonly status: 'unknown' | 'not-found'; readonly error: IntentError };
 
 export interface IntentQuery {
   readonly instance?: string;
@@ -346,6 +395,52 @@ export interface BudgetSpent {
   readonly week: Decimal;
   readonly month: Decimal;
   readonly periodStarts: PeriodStarts;
+}
+
+/** A buy the exchange holds and this journal never sent (OrderAdoption's intent is derived from it). */
+export interface OrderAdoption {
+  readonly instance: string;
+  readonly slotTimeMs: number;
+  readonly index: number;
+  /** The order as the exchange's history shows it; its clientOrderId carries the instance's id scheme. */
+  readonly order: Order;
+  /** Budget scope of the instance: the spend is counted in the slot's periods. */
+  readonly asset: string;
+  readonly timeZone: string;
+  readonly reason: string;
+  /** Record the finding as already acknowledged (a rebuild the user asked for). */
+  readonly acknowledged?: boolean;
+}
+
+export interface AdoptedOrder {
+  readonly intent: IntentRecord;
+  readonly transition: OrderTransition | null;
+  readonly finding: LedgerFinding;
+}
+
+/**
+ * - `adopted`: an order of ours the journal did not know, now journalled and counted.
+ * - `foreign`: an order carrying an instance's id scheme that this journal did not send and
+ *   cannot be ours (another stacker on the same key): trading stops.
+ * - `cleared`: a `not-found` buy the history check confirmed absent; its budget was given back.
+ */
+export const FINDING_KINDS = ['adopted', 'foreign', 'cleared'] as const;
+export type FindingKind = (typeof FINDING_KINDS)[number];
+
+export interface NewLedgerFinding {
+  readonly kind: FindingKind;
+  readonly instance: string | null;
+  readonly clientOrderId: string;
+  readonly orderId: string | null;
+  readonly market: string | null;
+  readonly detail: string;
+  readonly acknowledged?: boolean;
+}
+
+export interface LedgerFinding extends Omit<NewLedgerFinding, 'acknowledged'> {
+  readonly findingId: number;
+  readonly foundAtMs: number;
+  readonly acknowledgedAtMs: number | null;
 }
 
 export interface JournalEntry {

@@ -1,54 +1,61 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { homedir, hostname as osHostname } from 'node:os';
 import { dirname, join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { type LockOwner, type LockScope, LockedError, StoreError } from './errors.ts';
 
 export interface LockOptions {
   readonly pid?: number;
   readonly hostname?: string;
   readonly clock?: () => number;
-  /** Whether a process of this host is alive; `kill(pid, 0)` by default. */
+  /** Whether a process of this host is alive; `kill(pid, 0)` by default. Only a legacy lock file is judged by it. */
   readonly isAlive?: (pid: number) => boolean;
   /** Shown to whoever finds the lock taken (the API-key lock names the holder's data dir). */
   readonly dataDir?: string;
 }
 
-interface LockFileContent extends LockOwner {
+interface OwnerFileContent extends LockOwner {
   readonly scope: LockScope;
-  /** Tells our lock file from a successor's with the same pid. */
+  /** Tells our owner file from a successor's. */
   readonly token: string;
 }
 
-const CREATE_ATTEMPTS = 5;
-
 /**
- * An exclusive lock held as a file, for as long as the process keeps it. The file is written
- * completely under a temporary name and then hard-linked into place: link(2) fails when the
- * name exists, exactly like O_CREAT|O_EXCL, but no reader can ever see a half-written lock.
- * (Filesystems without hard links fall back to O_EXCL.)
+ * An exclusive lock that lives exactly as long as the process holding it: an exclusive SQLite
+ * lock (fcntl) on a small file of its own, which the kernel releases when the process ends,
+ * however it ends (kill -9, OOM). Why not a lock file judged by its pid: in a container the
+ * daemon is PID 1 in a PID namespace of its own, so after a restart the old lock names pid 1,
+ * which is alive (it is the new process), or a hostname that no longer exists; such a lock can
+ * never be told from a live one and keeps a restarted daemon out until a human deletes it.
+ * The kernel's lock has no such question to answer, needs no clock and no heartbeat, and holds
+ * across PID namespaces on one host (Docker volumes, bind mounts).
  *
- * A lock whose pid is dead on this host is stale and taken over; a live one, or one from
- * another host (whose pids we cannot check), is a LockedError naming its holder. The file
- * holds pid, hostname and start time, never a secret.
+ * Who holds it is written beside it (`<lock>.json`: pid, hostname, start, data dir; never a
+ * secret) only to name the holder in the error; the lock never depends on that file. The lock
+ * file itself is never deleted: deleting it while another process waits on it would let two
+ * processes lock two different files.
  *
- * The constructor does no I/O; acquire() and release() do. release() also runs on process
- * exit, and removes the file only if it is still ours.
+ * The constructor does no I/O; acquire() and release() do. The kernel releases the lock at
+ * process exit; release() does it earlier.
  */
 export class FileLock {
   readonly path: string;
   readonly scope: LockScope;
+  /** The file stacker 0.1 used (pid-judged JSON); honoured while a live stacker of that kind may hold it. */
+  readonly #legacyPath: string | null;
   readonly #pid: number;
   readonly #hostname: string;
   readonly #now: () => number;
   readonly #isAlive: (pid: number) => boolean;
   readonly #dataDir: string | undefined;
-  #content: string | null = null;
-  readonly #onExit = (): void => this.release();
+  #db: DatabaseSync | null = null;
+  #owner: string | null = null;
 
-  constructor(path: string, scope: LockScope, options: LockOptions = {}) {
+  constructor(path: string, scope: LockScope, options: LockOptions & { readonly legacyPath?: string } = {}) {
     this.path = path;
     this.scope = scope;
+    this.#legacyPath = options.legacyPath ?? null;
     this.#pid = options.pid ?? process.pid;
     this.#hostname = options.hostname ?? osHostname();
     this.#now = options.clock ?? Date.now;
@@ -57,14 +64,42 @@ export class FileLock {
   }
 
   get held(): boolean {
-    return this.#content !== null;
+    return this.#db !== null;
+  }
+
+  /** Where the holder is named: `<lock>.json`. */
+  get ownerPath(): string {
+    return `${this.path}.json`;
   }
 
   /** Take the lock or throw LockedError. Acquiring a lock already held by this object does nothing. */
   acquire(): void {
-    if (this.#content !== null) return;
+    if (this.#db !== null) return;
     mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-    const mine: LockFileContent = {
+    this.#checkLegacy();
+    let db: DatabaseSync;
+    try {
+      db = new DatabaseSync(this.path, { timeout: 0 });
+    } catch (error) {
+      throw new StoreError('open-failed', `cannot open the lock ${this.path}: ${messageOf(error)}`, { cause: error });
+    }
+    try {
+      // EXCLUSIVE locking mode keeps the lock taken by the first write until the connection
+      // closes; MEMORY keeps SQLite from creating a rollback file beside it.
+      db.exec('PRAGMA locking_mode = EXCLUSIVE');
+      db.exec('PRAGMA journal_mode = MEMORY');
+      db.exec('BEGIN EXCLUSIVE');
+      db.exec('CREATE TABLE IF NOT EXISTS held (at_ms INTEGER NOT NULL)');
+      db.exec('DELETE FROM held');
+      db.prepare('INSERT INTO held (at_ms) VALUES (?)').run(this.#now());
+      db.exec('COMMIT');
+    } catch (error) {
+      db.close();
+      if (isBusy(error)) throw new LockedError(this.scope, this.path, readOwner(this.ownerPath));
+      throw new StoreError('open-failed', `cannot take the lock ${this.path}: ${messageOf(error)}`, { cause: error });
+    }
+    this.#db = db;
+    const owner: OwnerFileContent = {
       pid: this.#pid,
       hostname: this.#hostname,
       startedAtMs: this.#now(),
@@ -72,55 +107,66 @@ export class FileLock {
       scope: this.scope,
       token: randomUUID(),
     };
-    const content = `${JSON.stringify(mine)}\n`;
-    for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt += 1) {
-      if (createExclusive(this.path, content, mine.token)) {
-        this.#content = content;
-        process.once('exit', this.#onExit);
-        return;
-      }
-      const raw = readIfExists(this.path);
-      if (raw === null) continue; // released between our attempt and the read: try again
-      const owner = parseOwner(raw);
-      if (owner === null || !this.#isStale(owner)) throw new LockedError(this.scope, this.path, owner);
-      takeOverStale(this.path, raw, mine.token);
-    }
-    throw new LockedError(this.scope, this.path, parseOwner(readIfExists(this.path) ?? ''));
+    this.#owner = `${JSON.stringify(owner)}\n`;
+    writeAtomically(this.ownerPath, this.#owner);
   }
 
   release(): void {
-    const content = this.#content;
-    if (content === null) return;
-    this.#content = null;
-    process.removeListener('exit', this.#onExit);
-    // Only our own file: after a takeover (we were presumed dead) the file belongs to the successor.
-    if (readIfExists(this.path) === content) {
+    const db = this.#db;
+    if (db === null) return;
+    this.#db = null;
+    // The name goes first: once the lock is free, a successor writes its own.
+    if (this.#owner !== null && readIfExists(this.ownerPath) === this.#owner) {
       try {
-        unlinkSync(this.path);
+        unlinkSync(this.ownerPath);
       } catch (error) {
         if (codeOf(error) !== 'ENOENT') throw error;
       }
     }
+    this.#owner = null;
+    db.close();
   }
 
-  #isStale(owner: LockOwner): boolean {
-    return owner.hostname === this.#hostname && !this.#isAlive(owner.pid);
+  /**
+   * stacker 0.1 held a JSON file judged by its pid. Such a file left by a killed daemon is
+   * stale when its process is gone, when it names this very process (a container restarted as
+   * the same PID), or when it comes from another host (a container re-created under a new
+   * name): all cases where only a dead process could have written it. A file naming another
+   * live process on this host may be a running 0.1 daemon: refused, as 0.1 would have.
+   */
+  #checkLegacy(): void {
+    const legacy = this.#legacyPath;
+    if (legacy === null) return;
+    const raw = readIfExists(legacy);
+    if (raw === null) return;
+    const owner = parseOwner(raw);
+    const liveElsewhere = owner !== null && owner.hostname === this.#hostname && owner.pid !== this.#pid && this.#isAlive(owner.pid);
+    if (liveElsewhere) throw new LockedError(this.scope, legacy, owner);
+    try {
+      unlinkSync(legacy);
+    } catch (error) {
+      if (codeOf(error) !== 'ENOENT') throw error;
+    }
   }
 }
 
-/** The lock that keeps two daemons off one journal: `<dataDir>/<name>`. */
+/** The lock that keeps two daemons off one journal: `<dataDir>/<name>.run-lock`. */
 export function dataDirLock(dataDir: string, options: LockOptions & { readonly name?: string } = {}): FileLock {
-  return new FileLock(join(dataDir, options.name ?? 'stacker.lock'), 'data-dir', { ...options, dataDir });
+  const name = options.name ?? 'stacker';
+  return new FileLock(join(dataDir, `${name}.run-lock`), 'data-dir', { ...options, dataDir, legacyPath: join(dataDir, `${name}.lock`) });
 }
 
 /**
- * The lock that keeps two daemons (with different data dirs) off one API key: their nonces
- * and orders would interleave. Kept in a per-user directory, named by a hash of the key; the
- * key itself is never written.
+ * The lock that keeps two daemons (with different data dirs) off one API key on one machine:
+ * their nonces and orders would interleave. Kept in a per-user directory, named by a hash of
+ * the key; the key itself is never written. Daemons on other machines (or in containers with
+ * their own HOME) cannot see it: for them, the exchange's history is the check (another
+ * daemon's orders carrying our id scheme stop trading; docs/exactly-once.md).
  */
 export function apiKeyLock(apiKey: string, lockDir: string, options: LockOptions = {}): FileLock {
   if (apiKey === '') throw new StoreError('invalid-argument', 'an API-key lock needs a key');
-  return new FileLock(join(lockDir, `api-key-${apiKeyDigest(apiKey)}.lock`), 'api-key', options);
+  const name = `api-key-${apiKeyDigest(apiKey)}`;
+  return new FileLock(join(lockDir, `${name}.run-lock`), 'api-key', { ...options, legacyPath: join(lockDir, `${name}.lock`) });
 }
 
 /** Where per-user locks live by default: ~/.stacker/locks. */
@@ -142,64 +188,22 @@ export function isProcessAlive(pid: number): boolean {
   }
 }
 
-const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
-
-/** true when the lock file was created with our content; false when it already exists. */
-function createExclusive(path: string, content: string, token: string): boolean {
-  const temporary = `${path}.${token}.tmp`;
-  writeSynced(temporary, content, 'wx');
-  try {
-    linkSync(temporary, path);
-    return true;
-  } catch (error) {
-    if (codeOf(error) === 'EEXIST') return false;
-    if (!LINK_UNSUPPORTED.has(codeOf(error))) throw error;
-    try {
-      writeSynced(path, content, 'wx');
-      return true;
-    } catch (fallbackError) {
-      if (codeOf(fallbackError) === 'EEXIST') return false;
-      throw fallbackError;
-    }
-  } finally {
-    unlinkSync(temporary);
-  }
+/** SQLITE_BUSY (5) or SQLITE_LOCKED (6): another connection holds the lock. */
+function isBusy(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null && 'errcode' in error && typeof error.errcode === 'number' ? error.errcode & 0xff : -1;
+  return code === 5 || code === 6;
 }
 
-/**
- * Remove a stale lock without ever removing a live one: move it aside atomically, check that
- * what was moved is the stale file we judged, and put it back if a successor had replaced it
- * in the meantime.
- */
-function takeOverStale(path: string, staleRaw: string, token: string): void {
-  const aside = `${path}.${token}.stale`;
-  try {
-    renameSync(path, aside);
-  } catch (error) {
-    if (codeOf(error) === 'ENOENT') return;
-    throw error;
-  }
-  try {
-    if (readIfExists(aside) !== staleRaw) {
-      try {
-        linkSync(aside, path);
-      } catch (error) {
-        if (codeOf(error) !== 'EEXIST') throw error;
-      }
-    }
-  } finally {
-    unlinkSync(aside);
-  }
-}
-
-function writeSynced(path: string, content: string, flag: 'wx'): void {
-  const fd = openSync(path, flag, 0o600);
+function writeAtomically(path: string, content: string): void {
+  const temporary = `${path}.${randomUUID()}.tmp`;
+  const fd = openSync(temporary, 'wx', 0o600);
   try {
     writeSync(fd, content);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
+  renameSync(temporary, path);
 }
 
 function readIfExists(path: string): string | null {
@@ -209,6 +213,11 @@ function readIfExists(path: string): string | null {
     if (codeOf(error) === 'ENOENT') return null;
     throw error;
   }
+}
+
+function readOwner(path: string): LockOwner | null {
+  const raw = readIfExists(path);
+  return raw === null ? null : parseOwner(raw);
 }
 
 function parseOwner(raw: string): LockOwner | null {
@@ -223,6 +232,10 @@ function parseOwner(raw: string): LockOwner | null {
   if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) return null;
   if (typeof hostname !== 'string' || typeof startedAtMs !== 'number') return null;
   return { pid, hostname, startedAtMs, ...(typeof dataDir === 'string' ? { dataDir } : {}) };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function codeOf(error: unknown): string {

@@ -19,6 +19,12 @@ export interface Migration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
+  /**
+   * The migration rebuilds a table that others reference (SQLite cannot change a constraint in
+   * place). SQLite's procedure for that: foreign keys off around the transaction, and
+   * `foreign_key_check` clean before it commits.
+   */
+  readonly rebuildsReferencedTable?: boolean;
 }
 
 const decimal = (column: string, nullable = false): string =>
@@ -194,9 +200,67 @@ DROP TABLE order_transitions;
 ALTER TABLE order_transitions_v2 RENAME TO order_transitions;
 `;
 
+/**
+ * v3, exactly once against a real exchange (docs/exactly-once.md):
+ * - intents: the terminal-until-proven status `not-found`, the time an intent was sent (a lost
+ *   answer's settle window counts from it, not from a restart), and its origin (`adopted` for an
+ *   order found in the exchange's history that this journal never sent). The table is rebuilt
+ *   because its status CHECK changes; rows are kept, and intents sent before v3 take their last
+ *   update as their send time, which only lengthens their window;
+ * - ledger_findings: what reconciliation found at the exchange (adopted, foreign, cleared),
+ *   reported by /healthz until a human acknowledges it;
+ * - journal_meta `journal_id`: this journal's identity, also kept beside the file, so a journal
+ *   that vanished or was replaced is noticed instead of silently started afresh.
+ */
+const V3_EXACTLY_ONCE = `
+CREATE TABLE intents_v3 (
+  intent_id TEXT PRIMARY KEY,
+  instance TEXT NOT NULL,
+  slot_time_ms INTEGER NOT NULL,
+  idx INTEGER NOT NULL CHECK (idx >= 0),
+  kind TEXT NOT NULL CHECK (kind IN ('buy-stock-market', 'flex-withdraw', 'transfer', 'note', 'refusal', 'set-state')),
+  params TEXT NOT NULL CHECK (json_valid(params)),
+  client_order_id TEXT UNIQUE,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'done', 'refused', 'failed', 'unknown', 'not-found')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  result TEXT CHECK (result IS NULL OR json_valid(result)),
+  error_code TEXT,
+  error_message TEXT,
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  sent_at_ms INTEGER,
+  origin TEXT NOT NULL DEFAULT 'engine' CHECK (origin IN ('engine', 'adopted')),
+  UNIQUE (instance, slot_time_ms, idx),
+  FOREIGN KEY (instance, slot_time_ms) REFERENCES slots (instance, slot_time_ms)
+);
+INSERT INTO intents_v3 (intent_id, instance, slot_time_ms, idx, kind, params, client_order_id, status, attempts, result, error_code,
+    error_message, created_at_ms, updated_at_ms, sent_at_ms, origin)
+  SELECT intent_id, instance, slot_time_ms, idx, kind, params, client_order_id, status, attempts, result, error_code,
+    error_message, created_at_ms, updated_at_ms, CASE WHEN attempts > 0 THEN updated_at_ms END, 'engine' FROM intents;
+DROP TABLE intents;
+ALTER TABLE intents_v3 RENAME TO intents;
+CREATE INDEX intents_by_status ON intents (status, created_at_ms);
+
+CREATE TABLE ledger_findings (
+  finding_id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('adopted', 'foreign', 'cleared')),
+  instance TEXT,
+  client_order_id TEXT NOT NULL,
+  order_id TEXT,
+  market TEXT,
+  detail TEXT NOT NULL,
+  found_at_ms INTEGER NOT NULL,
+  acknowledged_at_ms INTEGER
+);
+CREATE INDEX ledger_findings_open ON ledger_findings (acknowledged_at_ms, kind);
+
+INSERT OR IGNORE INTO journal_meta (key, value) VALUES ('journal_id', lower(hex(randomblob(16))));
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial journal', sql: V1_INITIAL },
   { version: 2, name: 'stop activation transitions', sql: V2_STOP_ACTIVATION },
+  { version: 3, name: 'exactly once against a real exchange', sql: V3_EXACTLY_ONCE, rebuildsReferencedTable: true },
 ];
 
 /** The schema version this code writes. */
@@ -224,16 +288,29 @@ export function migrate(db: DatabaseSync, path: string, nowMs: () => number, mig
   checkApplied(readApplied(db), migrations, path, known);
   const applied: number[] = [];
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
-    const done = transaction(db, () => {
-      // Read again under the write lock: another process may have migrated since.
-      const current = readApplied(db);
-      checkApplied(current, migrations, path, known);
-      if (current.some((row) => row.version === migration.version)) return false;
-      db.exec(migration.sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (?, ?, ?)').run(migration.version, migration.name, nowMs());
-      return true;
-    });
-    if (done) applied.push(migration.version);
+    if (readApplied(db).some((row) => row.version === migration.version)) continue;
+    // PRAGMA foreign_keys is a no-op inside a transaction: it is switched around it.
+    if (migration.rebuildsReferencedTable === true) db.exec('PRAGMA foreign_keys = OFF');
+    try {
+      const done = transaction(db, () => {
+        // Read again under the write lock: another process may have migrated since.
+        const current = readApplied(db);
+        checkApplied(current, migrations, path, known);
+        if (current.some((row) => row.version === migration.version)) return false;
+        db.exec(migration.sql);
+        if (migration.rebuildsReferencedTable === true) {
+          const broken = db.prepare('PRAGMA foreign_key_check').all();
+          if (broken.length > 0) {
+            throw new StoreError('corrupt', `${path}: migration ${migration.version} would leave ${broken.length} row(s) whose references do not resolve (first in table ${String(broken[0]?.['table'])}); nothing was changed`);
+          }
+        }
+        db.prepare('INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (?, ?, ?)').run(migration.version, migration.name, nowMs());
+        return true;
+      });
+      if (done) applied.push(migration.version);
+    } finally {
+      if (migration.rebuildsReferencedTable === true) db.exec('PRAGMA foreign_keys = ON');
+    }
   }
   return applied;
 }

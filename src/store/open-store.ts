@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
+import { inspectJournalFile, lostJournalProblem, moveAside, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir } from './lock.ts';
 import { SqliteJournal } from './sqlite-journal.ts';
 
@@ -25,10 +26,19 @@ export interface OpenStoreOptions extends Omit<LockOptions, 'dataDir'> {
   readonly userLockDir?: string;
   readonly busyTimeoutMs?: number;
   readonly newId?: () => string;
+  /**
+   * What to do when the data dir had a journal that is now missing, empty or another one:
+   * `refuse` (the default: StoreError `journal-lost` naming what is missing and how to go on)
+   * or `rebuild` (keep the old files under a dated name and start a new journal, which the
+   * daemon fills from the exchange's order history). `rebuild` on an intact journal is refused.
+   */
+  readonly onLostJournal?: 'refuse' | 'rebuild';
 }
 
 export interface OpenedStore {
   readonly journal: SqliteJournal;
+  /** Set when a lost journal was replaced by a new, empty one (onLostJournal: 'rebuild'). */
+  readonly rebuilt: { readonly reason: string; readonly movedAside: readonly string[] } | null;
   /** Closes the journal, then releases the locks. */
   close(): Promise<void>;
 }
@@ -41,8 +51,9 @@ export interface OpenedStore {
 export const DAEMON_JOURNAL_CACHE_KIB = 512;
 
 /**
- * Open the journal of a mode for a daemon: lock the journal (`<file>.lock` beside it) and the
- * API key first, then open and migrate. Either lock taken by a live stacker is a LockedError
+ * Open the journal of a mode for a daemon: lock the journal (`<file>.run-lock` beside it) and
+ * the API key first, check that the journal this data dir had is still the one there (see
+ * journal-identity.ts), then open and migrate. Either lock taken by a live stacker is a LockedError
  * and nothing is opened. The lock is per journal file, not per directory, so a dry-run may run
  * beside the live daemon in the same data dir while two daemons of one mode cannot.
  */
@@ -57,7 +68,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     ...(options.isAlive === undefined ? {} : { isAlive: options.isAlive }),
     dataDir,
   };
-  const locks: FileLock[] = [dataDirLock(dataDir, { ...lockOptions, name: `${JOURNAL_FILES[options.mode]}.lock` })];
+  const locks: FileLock[] = [dataDirLock(dataDir, { ...lockOptions, name: JOURNAL_FILES[options.mode] })];
   if (options.apiKey !== undefined) locks.push(apiKeyLock(options.apiKey, options.userLockDir ?? defaultUserLockDir(), lockOptions));
   const releaseAll = (): void => {
     for (const lock of [...locks].reverse()) lock.release();
@@ -69,15 +80,36 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     ...(options.newId === undefined ? {} : { newId: options.newId }),
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
   });
+  let rebuilt: OpenedStore['rebuilt'] = null;
   try {
     for (const lock of locks) lock.acquire();
+    // Checked under the lock: no other stacker can be creating or replacing the file meanwhile.
+    const marker = readMarker(path);
+    const problem = lostJournalProblem(path, marker, inspectJournalFile(path));
+    if (problem !== null && options.onLostJournal !== 'rebuild') {
+      throw new StoreError(
+        'journal-lost',
+        `${problem}. Starting on an empty journal would forget every budget spent and every order in flight, so stacker does not start. ` +
+          `Restore ${path} from a backup, or rebuild it from the exchange's order history: \`stacker run --rebuild-journal\` (the lost files are kept under a dated name).`,
+      );
+    }
+    if (problem === null && options.onLostJournal === 'rebuild') {
+      throw new StoreError('conflict', `the journal ${path} is intact: there is nothing to rebuild (drop --rebuild-journal)`);
+    }
+    if (problem !== null) rebuilt = { reason: problem, movedAside: moveAside(path, (options.clock ?? Date.now)()) };
     await journal.open();
+    const journalId = await journal.journalId();
+    if (marker === null || rebuilt !== null || marker.journalId !== journalId) {
+      writeMarker(path, { journalId, createdAtMs: (options.clock ?? Date.now)(), file: JOURNAL_FILES[options.mode] });
+    }
   } catch (error) {
+    await journal.close().catch(() => undefined);
     releaseAll();
     throw error;
   }
   return {
     journal,
+    rebuilt,
     async close() {
       try {
         await journal.close();

@@ -69,8 +69,10 @@ export function settleBudget(db: DatabaseSync, reservationId: string, actualQuot
       if (reservation.amountQuote.eq(actualQuote)) return reservation;
       throw new StoreError('conflict', `budget reservation ${reservationId} was settled at ${formatDecimal(reservation.amountQuote)}, not ${formatDecimal(actualQuote)}`);
     }
-    if (reservation.state === 'released') throw new StoreError('illegal-transition', `budget reservation ${reservationId} was released; it cannot be settled`);
-    addToPeriods(db, reservation, reservation.periodStarts, actualQuote.minus(reservation.amountQuote), nowMs);
+    // A released reservation settles too: its order turned up after the budget was given back
+    // (an answer lost for longer than the settle window). It happened, so it counts in full.
+    const counted = reservation.state === 'released' ? ZERO : reservation.amountQuote;
+    addToPeriods(db, reservation, reservation.periodStarts, actualQuote.minus(counted), nowMs);
     db.prepare("UPDATE budget_reservations SET amount_quote = ?, state = 'settled', updated_at_ms = ? WHERE reservation_id = ?").run(
       formatDecimal(actualQuote),
       nowMs,
@@ -78,6 +80,31 @@ export function settleBudget(db: DatabaseSync, reservationId: string, actualQuot
     );
     return requireReservation(db, reservationId);
   });
+}
+
+/**
+ * Count money that was spent without a reservation first (an order adopted from the exchange's
+ * history): `settled` at what it spent, or `held` while the order is still filling (the tracker
+ * settles it). Runs inside the caller's transaction; may exceed the limits: it happened.
+ */
+export function recordSpendIn(
+  db: DatabaseSync,
+  spend: BudgetScope & { readonly reservationId: string; readonly atMs: number; readonly amountQuote: Decimal; readonly state: 'held' | 'settled' },
+  nowMs: number,
+): BudgetReservation {
+  checkScope(spend);
+  if (!isDecimal(spend.amountQuote) || !spend.amountQuote.isFinite() || spend.amountQuote.isNegative()) {
+    throw new StoreError('invalid-argument', 'amountQuote must be a finite Decimal >= 0');
+  }
+  const starts = periodStarts(spend.atMs, spend.timeZone);
+  if (findReservation(db, spend.reservationId) !== null) throw new StoreError('conflict', `budget reservation ${spend.reservationId} already exists`);
+  addToPeriods(db, spend, starts, spend.amountQuote, nowMs);
+  db.prepare(
+    `INSERT INTO budget_reservations (reservation_id, instance, asset, time_zone, at_ms, amount_quote, day_start_ms, week_start_ms,
+       month_start_ms, state, created_at_ms, updated_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(spend.reservationId, spend.instance, spend.asset, spend.timeZone, spend.atMs, formatDecimal(spend.amountQuote), starts.day, starts.week, starts.month, spend.state, nowMs, nowMs);
+  return requireReservation(db, spend.reservationId);
 }
 
 export function releaseBudget(db: DatabaseSync, reservationId: string, nowMs: number): boolean {

@@ -21,7 +21,13 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 /** SQLite primary result codes we branch on (https://sqlite.org/rescode.html). */
 const SQLITE_BUSY = 5;
 const SQLITE_LOCKED = 6;
+const SQLITE_IOERR = 10;
+const SQLITE_FULL = 13;
+const SQLITE_CANTOPEN = 14;
 const SQLITE_CONSTRAINT = 19;
+const SQLITE_READONLY = 8;
+/** The file system said no: these pass when space or write access comes back. */
+const UNWRITABLE: ReadonlySet<number> = new Set([SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN]);
 
 /**
  * Open a connection the way money needs it:
@@ -110,6 +116,9 @@ export function asStoreError(error: unknown, doing: string): StackerError {
   const primary = sqliteCode(error) & 0xff;
   if (primary === SQLITE_CONSTRAINT) {
     return new StoreError('conflict', `${doing}: ${messageOf(error)}`, { cause: error });
+  }
+  if (UNWRITABLE.has(primary)) {
+    return new StoreError('unwritable', `${doing}: the journal cannot be written: ${messageOf(error)}`, { retryable: true, cause: error });
   }
   const busy = primary === SQLITE_BUSY || primary === SQLITE_LOCKED;
   return new StoreError('sqlite', `${doing}: ${messageOf(error)}`, { retryable: busy, cause: error });

@@ -73,10 +73,12 @@ export function updateIntent(db: DatabaseSync, intentId: string, update: IntentU
     }
     const error = 'error' in update ? checkError(update.error) : update.status === 'done' ? null : current.error;
     const result = 'result' in update && update.result !== undefined ? encodeTextMap(update.result, 'result') : current.result === null ? null : JSON.stringify(current.result);
+    const sent = update.status === 'sent';
     db.prepare(
-      `UPDATE intents SET status = ?, attempts = attempts + ?, result = ?, error_code = ?, error_message = ?, updated_at_ms = ?
+      `UPDATE intents SET status = ?, attempts = attempts + ?, result = ?, error_code = ?, error_message = ?, updated_at_ms = ?,
+         sent_at_ms = coalesce(sent_at_ms, ?)
        WHERE intent_id = ?`,
-    ).run(update.status, update.status === 'sent' ? 1 : 0, result, error?.code ?? null, error?.message ?? null, nowMs, intentId);
+    ).run(update.status, sent ? 1 : 0, result, error?.code ?? null, error?.message ?? null, nowMs, sent ? nowMs : null, intentId);
     return requireIntent(db, intentId);
   });
 }

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import type { DatabaseSync } from 'node:sqlite';
 import type { Decimal } from '../domain/money.ts';
 import type { Order } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 import type {
+  AdoptedOrder,
   BudgetDecision,
   BudgetReservation,
   BudgetReserveRequest,
@@ -16,7 +18,11 @@ import type {
   IntentUpdate,
   Journal,
   JournalEntry,
+  JournalWriteFailure,
+  LedgerFinding,
   NewIntent,
+  NewLedgerFinding,
+  OrderAdoption,
   OrderLink,
   OrderQuery,
   OrderTransition,
@@ -37,6 +43,7 @@ import { migrate, verifySchema } from './migrations.ts';
 import * as budgets from './sqlite-budgets.ts';
 import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
 import * as intents from './sqlite-intents.ts';
+import * as ledger from './sqlite-ledger.ts';
 import * as orders from './sqlite-orders.ts';
 import { runFromRow, slotFromRow } from './sqlite-rows.ts';
 
@@ -54,6 +61,13 @@ export interface SqliteJournalOptions {
   readonly newId?: () => string;
 }
 
+/** Which file a path named when the journal was opened: a different one later means deleted or replaced. */
+interface FileIdentity {
+  readonly path: string;
+  readonly dev: number;
+  readonly ino: number;
+}
+
 /**
  * The Journal over one SQLite file via the runtime's `node:sqlite` (no native build). Every
  * operation is one synchronous transaction behind an async signature, so operations never
@@ -65,6 +79,8 @@ export class SqliteJournal implements Journal {
   readonly #now: () => number;
   readonly #newId: () => string;
   #db: DatabaseSync | null = null;
+  #files: readonly FileIdentity[] = [];
+  #writeFailure: JournalWriteFailure | null = null;
 
   constructor(options: SqliteJournalOptions) {
     this.path = options.path;
@@ -89,6 +105,7 @@ export class SqliteJournal implements Journal {
       throw asStoreError(error, `opening the journal ${this.path}`);
     }
     this.#db = db;
+    this.#files = this.path === ':memory:' || this.#options.readOnly === true ? [] : [this.path, `${this.path}-wal`].flatMap(identityOf);
   }
 
   async close(): Promise<void> {
@@ -103,8 +120,17 @@ export class SqliteJournal implements Journal {
     }
   }
 
+  /** This journal's identity (journal_meta `journal_id`, assigned by migration 3). */
+  journalId(): Promise<string> {
+    return this.#run('reading the journal id', (db) => {
+      const row = db.prepare("SELECT value FROM journal_meta WHERE key = 'journal_id'").get();
+      if (row === undefined) throw new StoreError('corrupt', `${this.path} has no journal id`);
+      return String(row['value']);
+    });
+  }
+
   startRun(run: RunStart): Promise<RunRecord> {
-    return this.#run('starting a run', (db) =>
+    return this.#write('starting a run', (db) =>
       transaction(db, () => {
         this.#checkMode(db, run.mode);
         db.prepare("UPDATE runs SET exit_reason = 'interrupted' WHERE ended_at_ms IS NULL AND exit_reason IS NULL").run();
@@ -122,7 +148,7 @@ export class SqliteJournal implements Journal {
   }
 
   finishRun(runId: string, exitReason: string): Promise<void> {
-    return this.#run('finishing a run', (db) =>
+    return this.#write('finishing a run', (db) =>
       transaction(db, () => {
         const run = requireRun(db, runId);
         if (run.endedAtMs !== null) throw new StoreError('illegal-transition', `run ${runId} already finished (${run.exitReason ?? ''})`);
@@ -136,7 +162,7 @@ export class SqliteJournal implements Journal {
   }
 
   claimSlot(claim: SlotClaim): Promise<boolean> {
-    return this.#run(`claiming slot ${claim.instance}@${claim.slotTimeMs}`, (db) => {
+    return this.#write(`claiming slot ${claim.instance}@${claim.slotTimeMs}`, (db) => {
       checkSlotKey(claim);
       const now = this.#now();
       return transaction(db, () => {
@@ -154,7 +180,7 @@ export class SqliteJournal implements Journal {
   }
 
   skipSlot(skip: SlotSkip): Promise<boolean> {
-    return this.#run(`journalling ${skip.status} slot ${skip.instance}@${skip.slotTimeMs}`, (db) => {
+    return this.#write(`journalling ${skip.status} slot ${skip.instance}@${skip.slotTimeMs}`, (db) => {
       checkSlotKey(skip);
       if (skip.status !== 'skipped' && skip.status !== 'missed') throw new StoreError('invalid-argument', `a slot is skipped or missed, not ${String(skip.status)}`);
       const now = this.#now();
@@ -169,7 +195,7 @@ export class SqliteJournal implements Journal {
   }
 
   finishSlot(finish: SlotFinish): Promise<SlotRecord> {
-    return this.#run(`finishing slot ${finish.instance}@${finish.slotTimeMs}`, (db) =>
+    return this.#write(`finishing slot ${finish.instance}@${finish.slotTimeMs}`, (db) =>
       transaction(db, () => {
         if (!['done', 'failed', 'skipped'].includes(finish.status)) throw new StoreError('invalid-argument', `a slot finishes done, failed or skipped, not ${String(finish.status)}`);
         const current = findSlot(db, finish);
@@ -220,13 +246,13 @@ export class SqliteJournal implements Journal {
   }
 
   addIntents(slot: SlotKey, entries: readonly NewIntent[]): Promise<IntentRecord[]> {
-    return this.#run(`journalling intents of ${slot.instance}@${slot.slotTimeMs}`, (db) =>
+    return this.#write(`journalling intents of ${slot.instance}@${slot.slotTimeMs}`, (db) =>
       transaction(db, () => intents.insertIntents(db, slot, entries, this.#now())),
     );
   }
 
   updateIntent(intentId: string, update: IntentUpdate): Promise<IntentRecord> {
-    return this.#run(`marking intent ${intentId} ${update.status}`, (db) => intents.updateIntent(db, intentId, update, this.#now()));
+    return this.#write(`marking intent ${intentId} ${update.status}`, (db) => intents.updateIntent(db, intentId, update, this.#now()));
   }
 
   getIntent(intentId: string): Promise<IntentRecord | null> {
@@ -246,7 +272,7 @@ export class SqliteJournal implements Journal {
   }
 
   recordOrderSnapshot(order: Order, link?: OrderLink): Promise<OrderTransition | null> {
-    return this.#run(`recording order ${order.orderId}`, (db) => orders.recordOrderSnapshot(db, order, link, this.#now()));
+    return this.#write(`recording order ${order.orderId}`, (db) => orders.recordOrderSnapshot(db, order, link, this.#now()));
   }
 
   getOrder(orderId: string): Promise<StoredOrder | null> {
@@ -266,11 +292,11 @@ export class SqliteJournal implements Journal {
   }
 
   recordFlexOperation(operation: FlexOperationInput): Promise<FlexOperationRecord> {
-    return this.#run(`recording flex operation ${operation.intentId}`, (db) => intents.recordFlexOperation(db, operation, this.#now()));
+    return this.#write(`recording flex operation ${operation.intentId}`, (db) => intents.recordFlexOperation(db, operation, this.#now()));
   }
 
   recordTransfer(transfer: TransferInput): Promise<TransferRecord> {
-    return this.#run(`recording transfer ${transfer.intentId}`, (db) => intents.recordTransfer(db, transfer, this.#now()));
+    return this.#write(`recording transfer ${transfer.intentId}`, (db) => intents.recordTransfer(db, transfer, this.#now()));
   }
 
   getState(instance: string): Promise<ReadonlyMap<string, string>> {
@@ -281,19 +307,19 @@ export class SqliteJournal implements Journal {
   }
 
   setState(instance: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
-    return this.#run('writing strategy state', (db) => transaction(db, () => intents.applyState(db, instance, changes, this.#now())));
+    return this.#write('writing strategy state', (db) => transaction(db, () => intents.applyState(db, instance, changes, this.#now())));
   }
 
   reserveBudget(request: BudgetReserveRequest): Promise<BudgetDecision> {
-    return this.#run(`reserving budget ${request.reservationId}`, (db) => budgets.reserveBudget(db, request, this.#now()));
+    return this.#write(`reserving budget ${request.reservationId}`, (db) => budgets.reserveBudget(db, request, this.#now()));
   }
 
   settleBudget(reservationId: string, actualQuote: Decimal): Promise<BudgetReservation> {
-    return this.#run(`settling budget ${reservationId}`, (db) => budgets.settleBudget(db, reservationId, actualQuote, this.#now()));
+    return this.#write(`settling budget ${reservationId}`, (db) => budgets.settleBudget(db, reservationId, actualQuote, this.#now()));
   }
 
   releaseBudget(reservationId: string): Promise<boolean> {
-    return this.#run(`releasing budget ${reservationId}`, (db) => budgets.releaseBudget(db, reservationId, this.#now()));
+    return this.#write(`releasing budget ${reservationId}`, (db) => budgets.releaseBudget(db, reservationId, this.#now()));
   }
 
   budgetSpent(scope: BudgetScope, atMs: number): Promise<BudgetSpent> {
@@ -313,6 +339,68 @@ export class SqliteJournal implements Journal {
         transfer: intents.transferOf(db, intent.intentId),
       })),
     );
+  }
+
+  adoptOrder(adoption: OrderAdoption): Promise<AdoptedOrder> {
+    return this.#write(`adopting order ${adoption.order.orderId}`, (db) => ledger.adoptOrder(db, adoption, this.#now()));
+  }
+
+  recordFinding(finding: NewLedgerFinding): Promise<LedgerFinding> {
+    return this.#write(`recording a ${finding.kind} finding`, (db) => ledger.recordFinding(db, finding, this.#now()));
+  }
+
+  listFindings(query: { readonly unacknowledged?: boolean; readonly limit?: number } = {}): Promise<LedgerFinding[]> {
+    return this.#run('listing findings', (db) => ledger.listFindings(db, query));
+  }
+
+  acknowledgeFindings(): Promise<number> {
+    return this.#write('acknowledging findings', (db) => ledger.acknowledgeFindings(db, this.#now()));
+  }
+
+  ledgerCheckedThrough(): Promise<number | null> {
+    return this.#run('reading when the exchange history was last checked', (db) => ledger.ledgerCheckedThrough(db));
+  }
+
+  setLedgerCheckedThrough(atMs: number): Promise<void> {
+    return this.#write('recording the exchange history check', (db) => ledger.setLedgerCheckedThrough(db, atMs));
+  }
+
+  /** A write that changes nothing, so a full or read-only disk shows even while no slot runs. */
+  recordHeartbeat(): Promise<void> {
+    return this.#write('writing the heartbeat', (db) =>
+      transaction(db, () => {
+        db.prepare("INSERT INTO journal_meta (key, value) VALUES ('alive_at_ms', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(this.#now()));
+      }),
+    );
+  }
+
+  async assertIntact(): Promise<void> {
+    for (const opened of this.#files) {
+      const now = identityOf(opened.path)[0];
+      if (now !== undefined && now.dev === opened.dev && now.ino === opened.ino) continue;
+      const what = now === undefined ? 'was deleted' : 'was replaced by another file';
+      throw new StoreError(
+        'journal-lost',
+        `the journal file ${opened.path} ${what} while stacker was running: what it journals now reaches no file a restart would read, so nothing more is sent. ` +
+          'Stop stacker, restore the file from a backup, or rebuild the journal from the exchange\'s order history (`stacker run --rebuild-journal`).',
+      );
+    }
+  }
+
+  writeFailure(): JournalWriteFailure | null {
+    return this.#writeFailure;
+  }
+
+  /** A write: a file system that refuses it is remembered (health reports it) until a write succeeds. */
+  async #write<T>(doing: string, work: (db: DatabaseSync) => T): Promise<T> {
+    try {
+      const result = await this.#run(doing, work);
+      this.#writeFailure = null;
+      return result;
+    } catch (error) {
+      if (error instanceof StoreError && error.reason === 'unwritable') this.#writeFailure = { atMs: this.#now(), message: error.message };
+      throw error;
+    }
   }
 
   /** One journal operation: our errors pass, SQLite's become StoreError naming what was being done. */
@@ -336,6 +424,15 @@ export class SqliteJournal implements Journal {
     if (row['value'] !== mode) {
       throw new StoreError('mode-mismatch', `${this.path} is the ${String(row['value'])} journal; a ${mode} run must use its own file`);
     }
+  }
+}
+
+function identityOf(path: string): FileIdentity[] {
+  try {
+    const stat = statSync(path);
+    return [{ path, dev: stat.dev, ino: stat.ino }];
+  } catch {
+    return [];
   }
 }
 

@@ -22,8 +22,13 @@ function statusRank(status: OrderStatus): number {
  * changes nothing, or that is older than what is stored, records nothing.
  */
 export function recordOrderSnapshot(db: DatabaseSync, order: Order, link: OrderLink | undefined, nowMs: number): OrderTransition | null {
+  return transaction(db, () => recordOrderSnapshotIn(db, order, link, nowMs));
+}
+
+/** recordOrderSnapshot inside the caller's transaction. */
+export function recordOrderSnapshotIn(db: DatabaseSync, order: Order, link: OrderLink | undefined, nowMs: number): OrderTransition | null {
   const columns = snapshotColumns(order);
-  return transaction(db, () => {
+  {
     const row = db.prepare('SELECT * FROM orders WHERE order_id = ?').get(order.orderId);
     if (row === undefined) {
       const intentId = resolveIntent(db, order, link);
@@ -56,7 +61,7 @@ export function recordOrderSnapshot(db: DatabaseSync, order: Order, link: OrderL
     if (!moved) return null;
     const last = db.prepare('SELECT max(seq) AS seq FROM order_transitions WHERE order_id = ?').get(order.orderId);
     return insertTransition(db, order, stored.status, Number(last?.['seq'] ?? 0) + 1, nowMs);
-  });
+  }
 }
 
 export function getOrder(db: DatabaseSync, orderId: string): StoredOrder | null {

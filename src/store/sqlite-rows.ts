@@ -4,6 +4,11 @@ import { ORDER_STATUSES, type OrderSide, type OrderStatus, STP_MODES, type Stp }
 import { StoreError } from './errors.ts';
 import { decodeIntent, decodeTextMap } from './intent-codec.ts';
 import {
+  FINDING_KINDS,
+  type FindingKind,
+  INTENT_ORIGINS,
+  type IntentOrigin,
+  type LedgerFinding,
   type BudgetReservation,
   type BudgetReservationState,
   type FlexOperationRecord,
@@ -121,6 +126,23 @@ export function intentFromRow(row: Row): IntentRecord {
     error: errorCode === null ? null : { code: errorCode, message: r.optionalText('error_message') ?? '' },
     createdAtMs: r.int('created_at_ms'),
     updatedAtMs: r.int('updated_at_ms'),
+    sentAtMs: r.optionalInt('sent_at_ms'),
+    origin: r.oneOf<IntentOrigin>('origin', INTENT_ORIGINS),
+  };
+}
+
+export function findingFromRow(row: Row): LedgerFinding {
+  const r = new RowReader(row, `ledger_findings row ${String(row['finding_id'])}`);
+  return {
+    findingId: r.int('finding_id'),
+    kind: r.oneOf<FindingKind>('kind', FINDING_KINDS),
+    instance: r.optionalText('instance'),
+    clientOrderId: r.text('client_order_id'),
+    orderId: r.optionalText('order_id'),
+    market: r.optionalText('market'),
+    detail: r.text('detail'),
+    foundAtMs: r.int('found_at_ms'),
+    acknowledgedAtMs: r.optionalInt('acknowledged_at_ms'),
   };
 }
 

@@ -67,23 +67,38 @@ describe('intents', () => {
     expect((await journal.listIntents(SLOT))[0]?.intent).toEqual({ kind: 'note', level: 'info', message: 'price is 97000', data: { price: '97000.5' } });
   });
 
-  it('follows pending → sent → unknown → sent → done, counting attempts and keeping the result', async () => {
+  it('follows pending → sent → unknown → done, recording when it was sent and counting one attempt', async () => {
     const journal = await world.opened();
     const id = await claimWithBuy(journal);
-    expect(await journal.updateIntent(id, { status: 'sent' })).toMatchObject({ status: 'sent', attempts: 1 });
+    const sentAt = world.nowMs;
+    expect(await journal.updateIntent(id, { status: 'sent' })).toMatchObject({ status: 'sent', attempts: 1, sentAtMs: sentAt, origin: 'engine' });
+    world.nowMs += 500;
     expect(await journal.updateIntent(id, { status: 'unknown', error: { code: 'E_TIMEOUT', message: 'no response within 10000 ms' } })).toMatchObject({
       status: 'unknown',
+      sentAtMs: sentAt,
       error: { code: 'E_TIMEOUT', message: 'no response within 10000 ms' },
     });
-    expect(await journal.updateIntent(id, { status: 'sent' })).toMatchObject({ status: 'sent', attempts: 2 });
     world.nowMs += 1;
     expect(await journal.updateIntent(id, { status: 'done', result: { orderId: '5123456789' } })).toMatchObject({
       status: 'done',
-      attempts: 2,
+      attempts: 1,
+      sentAtMs: sentAt,
       result: { orderId: '5123456789' },
       error: null,
       updatedAtMs: world.nowMs,
     });
+  });
+
+  it('never lets an intent whose answer was lost be sent again: unknown leads to done, not-found or a verdict, never to sent', async () => {
+    const journal = await world.opened();
+    const id = await claimWithBuy(journal);
+    await journal.updateIntent(id, { status: 'sent' });
+    await journal.updateIntent(id, { status: 'unknown', error: { code: 'E_UNAVAILABLE', message: '502' } });
+    await expect(journal.updateIntent(id, { status: 'sent' })).rejects.toMatchObject({ reason: 'illegal-transition' });
+    expect(await journal.updateIntent(id, { status: 'not-found', error: { code: 'E_NOT_FOUND', message: 'no order after 10 min' } })).toMatchObject({ status: 'not-found' });
+    // An order that turns up after the window still makes it done; nothing else does.
+    await expect(journal.updateIntent(id, { status: 'failed', error: { code: 'E_X', message: 'x' } })).rejects.toMatchObject({ reason: 'illegal-transition' });
+    expect(await journal.updateIntent(id, { status: 'done', result: { orderId: '7' } })).toMatchObject({ status: 'done' });
   });
 
   it('refuses to reopen a finished intent: a done buy is never sent again', async () => {

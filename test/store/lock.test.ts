@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +46,49 @@ async function deadPid(): Promise<number> {
 
 const lockedError = (work: () => unknown): LockedError => thrownBy(LockedError, work);
 
+/**
+ * A real process (not us) that takes a lock through stacker's own module and holds it, as a
+ * daemon does; `wrap` runs it under another program (unshare) to give it a PID namespace.
+ */
+async function holderProcess(lockDir: string, wrap: readonly string[] = []): Promise<ChildProcess> {
+  const script = `import { dataDirLock } from ${JSON.stringify(LOCK_MODULE)}; dataDirLock(${JSON.stringify(lockDir)}).acquire(); console.log('held'); setTimeout(() => {}, 60_000);`;
+  const argv = [process.execPath, '--input-type=module', '-e', script];
+  const [program, ...args] = [...wrap, ...argv] as [string, ...string[]];
+  const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('held')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`the lock holder exited (${String(code)}) before taking the lock`)));
+  });
+  return child;
+}
+
+async function killed(child: ChildProcess): Promise<void> {
+  const gone = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await gone;
+}
+
+async function eventually(attempt: () => void, withinMs = 5_000): Promise<void> {
+  const until = Date.now() + withinMs;
+  for (;;) {
+    try {
+      attempt();
+      return;
+    } catch (error) {
+      if (Date.now() > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+const LOCK_MODULE = join(import.meta.dirname, '../../src/store/lock.ts');
+
+/** unshare(1) with PID and UTS namespaces needs privileges a CI container may not grant. */
+const namespaces = spawnSync('unshare', ['--pid', '--fork', '--uts', 'true']).status === 0;
+
 describe('data dir lock', () => {
   it('refuses a second holder with a typed error naming the pid that holds it', () => {
     track(dataDirLock(world.dir)).acquire();
@@ -53,56 +96,69 @@ describe('data dir lock', () => {
     expect(error).toMatchObject({ code: 'E_LOCKED', scope: 'data-dir', owner: { pid: process.pid, hostname: hostname() } });
     expect(error.message).toContain(`pid ${process.pid}`);
     expect(error.message).toContain(world.dir);
+    expect(error.message).toMatch(/no file to delete/);
   });
 
-  it('refuses while another live process holds the lock, and takes it over once that process is dead', async () => {
-    const other = await liveProcess();
-    const theirs = dataDirLock(world.dir, { pid: other.pid ?? 0 });
-    theirs.acquire();
+  it('refuses while another live process holds it, and is free the moment that process is killed -9', async () => {
+    const other = await holderProcess(world.dir);
     expect(lockedError(() => dataDirLock(world.dir).acquire()).owner?.pid).toBe(other.pid);
-
-    other.kill('SIGKILL');
-    await new Promise((resolve) => other.once('close', resolve));
+    await killed(other);
     const mine = track(dataDirLock(world.dir));
     mine.acquire();
     expect(mine.held).toBe(true);
-    expect(JSON.parse(readFileSync(mine.path, 'utf8'))).toMatchObject({ pid: process.pid });
-    // The presumed-dead holder releasing late must not remove the successor's lock.
-    theirs.release();
-    expect(existsSync(mine.path)).toBe(true);
+    expect(JSON.parse(readFileSync(mine.ownerPath, 'utf8'))).toMatchObject({ pid: process.pid });
   });
 
-  it('takes over a stale lock file left by a dead pid on this host', async () => {
-    const path = join(world.dir, 'stacker.lock');
-    writeFileSync(path, JSON.stringify({ pid: await deadPid(), hostname: hostname(), startedAtMs: 1, scope: 'data-dir', token: 'x' }));
-    const lock = track(dataDirLock(world.dir));
-    lock.acquire();
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ pid: process.pid });
+  it.skipIf(!namespaces)('is free after a holder that ran as PID 1 of its own PID namespace, under another hostname, is killed -9 (a restarted container)', async () => {
+    const restarted = ['unshare', '--pid', '--fork', '--uts', '--kill-child', 'sh', '-c', 'hostname restarted-container && exec "$0" "$@"'];
+    const other = await holderProcess(world.dir, restarted);
+    const error = lockedError(() => dataDirLock(world.dir).acquire());
+    // Inside its namespace the holder is PID 1 on another host name: a pid file could never tell it from a live process.
+    expect(error.owner).toMatchObject({ pid: 1, hostname: 'restarted-container' });
+    await killed(other);
+    // unshare passes the kill on to its child as it dies (--kill-child): the lock is free within moments.
+    const mine = track(dataDirLock(world.dir));
+    await eventually(() => mine.acquire());
+    expect(mine.held).toBe(true);
   });
 
-  it('never takes over a lock from another host, whose pids it cannot check', () => {
-    writeFileSync(join(world.dir, 'stacker.lock'), JSON.stringify({ pid: 4242, hostname: 'elsewhere', startedAtMs: 1, scope: 'data-dir', token: 'x' }));
-    const error = lockedError(() => track(dataDirLock(world.dir, { isAlive: () => false })).acquire());
-    expect(error.owner).toEqual({ pid: 4242, hostname: 'elsewhere', startedAtMs: 1 });
-    expect(error.message).toMatch(/pid 4242 on elsewhere/);
+  it('replaces a lock file of stacker 0.1 that only a dead process can have written: its pid gone, its pid our own, or another host', async () => {
+    const legacy = join(world.dir, 'stacker.lock');
+    for (const owner of [{ pid: await deadPid(), hostname: hostname() }, { pid: process.pid, hostname: hostname() }, { pid: 1, hostname: 'old-container-id' }]) {
+      writeFileSync(legacy, JSON.stringify({ ...owner, startedAtMs: 1, scope: 'data-dir', token: 'x' }));
+      const lock = dataDirLock(world.dir);
+      lock.acquire();
+      expect(existsSync(legacy)).toBe(false);
+      lock.release();
+    }
   });
 
-  it('refuses a lock file it cannot read rather than guessing it is stale', () => {
-    writeFileSync(join(world.dir, 'stacker.lock'), 'garbage');
+  it('honours a lock file of stacker 0.1 naming another live process on this host', async () => {
+    const other = await liveProcess();
+    writeFileSync(join(world.dir, 'stacker.lock'), JSON.stringify({ pid: other.pid, hostname: hostname(), startedAtMs: 1, scope: 'data-dir', token: 'x' }));
     const error = lockedError(() => track(dataDirLock(world.dir)).acquire());
-    expect(error.owner).toBeNull();
+    expect(error.owner?.pid).toBe(other.pid);
     expect(error.message).toMatch(/delete that file/);
   });
 
-  it('removes the lock file on release, leaving no temporary files behind', () => {
+  it('names no holder when the name file is unreadable, and still refuses', () => {
+    track(dataDirLock(world.dir)).acquire();
+    writeFileSync(join(world.dir, 'stacker.run-lock.json'), 'garbage');
+    const error = lockedError(() => track(dataDirLock(world.dir)).acquire());
+    expect(error.owner).toBeNull();
+    expect(error.message).toMatch(/another running stacker/);
+  });
+
+  it('keeps the lock file on release (deleting it could let two processes lock two files) and leaves no temporary files', () => {
     const lock = dataDirLock(world.dir);
     lock.acquire();
+    expect(readdirSync(world.dir).sort()).toEqual(['stacker.run-lock', 'stacker.run-lock.json']);
     lock.release();
     lock.release();
-    expect(readdirSync(world.dir)).toEqual([]);
+    expect(readdirSync(world.dir)).toEqual(['stacker.run-lock']);
     const again = track(dataDirLock(world.dir));
     again.acquire();
-    expect(readdirSync(world.dir)).toEqual(['stacker.lock']);
+    expect(again.held).toBe(true);
   });
 });
 
@@ -125,7 +181,7 @@ describe('API key lock', () => {
     const lockDir = join(world.dir, 'locks');
     track(apiKeyLock(KEY, lockDir)).acquire();
     const names = readdirSync(lockDir);
-    expect(names).toHaveLength(1);
+    expect(names).toHaveLength(2);
     for (const name of names) {
       expect(name).not.toContain(KEY);
       expect(readFileSync(join(lockDir, name), 'utf8')).not.toContain(KEY);
@@ -143,7 +199,17 @@ describe('openStore', () => {
     await live.close();
     const again = await openStore({ dataDir, mode: 'live' });
     closers.push(() => again.close());
-    expect(readdirSync(dataDir).sort()).toEqual(['stacker-dry-run.db', 'stacker.db', 'stacker.db-shm', 'stacker.db-wal', 'stacker.db.lock']);
+    expect(readdirSync(dataDir).sort()).toEqual([
+      'stacker-dry-run.db',
+      'stacker-dry-run.db.id',
+      'stacker-dry-run.db.run-lock',
+      'stacker.db',
+      'stacker.db-shm',
+      'stacker.db-wal',
+      'stacker.db.id',
+      'stacker.db.run-lock',
+      'stacker.db.run-lock.json',
+    ]);
   });
 
   it('opens a journal for reading beside the daemon that holds it', async () => {

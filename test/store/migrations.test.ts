@@ -162,9 +162,48 @@ describe('migration 2 (stop activation transitions)', () => {
         status, status_derived, stp, stop_activated, exchange_created_at_sec, first_seen_at_ms, updated_at_ms)
         VALUES ('1', 'c-1', 'BTC_USDT', 'buy', 'stock market', NULL, '0.001', '0', NULL, '0.001', '65', '0.065', 'USDT', 'FILLED', 0, 'no', NULL, 1, 1, 1)`);
       v1.exec(`INSERT INTO order_transitions (order_id, seq, from_status, to_status, filled_base, filled_quote, fee, at_ms) VALUES ('1', 1, NULL, 'FILLED', '0.001', '65', '0.065', 5)`);
-      expect(migrate(v1, path, () => 2)).toEqual([2]);
+      expect(migrate(v1, path, () => 2, MIGRATIONS.filter((m) => m.version <= 2))).toEqual([2]);
       expect(v1.prepare('SELECT seq, to_status, filled_quote, stop_activated FROM order_transitions').all()).toEqual([{ seq: 1, to_status: 'FILLED', filled_quote: '65', stop_activated: 0 }]);
       v1.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('migration 3 (exactly once against a real exchange)', () => {
+  it('rebuilds the intents table keeping every row and every reference, dates old sends, and gives the journal an id', async () => {
+    const { DatabaseSync } = await import('node:sqlite');
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'stacker-mig3-'));
+    try {
+      const path = join(dir, 'old.db');
+      const db = new DatabaseSync(path, { enableForeignKeyConstraints: true });
+      migrate(db, path, () => 1, MIGRATIONS.filter((m) => m.version <= 2));
+      db.exec(`INSERT INTO slots (instance, slot_time_ms, status, reason, run_id, claimed_at_ms, finished_at_ms) VALUES ('dca', 1000, 'done', NULL, NULL, 1000, 1001)`);
+      db.exec(`INSERT INTO intents (intent_id, instance, slot_time_ms, idx, kind, params, client_order_id, status, attempts, result, error_code, error_message, created_at_ms, updated_at_ms)
+        VALUES ('i-0', 'dca', 1000, 0, 'transfer', '{"ticker":"USDT","amount":"5","from":"main","to":"spot"}', NULL, 'done', 1, NULL, NULL, NULL, 1000, 1100),
+               ('i-1', 'dca', 1000, 1, 'buy-stock-market', '{"market":"BTC_USDT","amount":"0.001"}', 'c-1', 'unknown', 1, NULL, 'E_TIMEOUT', 'lost', 1000, 1200),
+               ('i-2', 'dca', 1000, 2, 'note', '{"level":"info","message":"hi"}', NULL, 'done', 0, NULL, NULL, NULL, 1000, 1000)`);
+      db.exec(`INSERT INTO transfers (intent_id, ticker, amount, from_account, to_account, status, created_at_ms, updated_at_ms) VALUES ('i-0', 'USDT', '5', 'main', 'spot', 'done', 1, 1)`);
+      db.exec(`INSERT INTO orders (order_id, client_order_id, market, side, type, intent_id, amount, left_amount, price, filled_base, filled_quote, fee, fee_asset,
+        status, status_derived, stp, stop_activated, exchange_created_at_sec, first_seen_at_ms, updated_at_ms)
+        VALUES ('9', 'c-1', 'BTC_USDT', 'buy', 'stock market', 'i-1', '0.001', '0', NULL, '0.001', '65', '0.065', 'USDT', 'FILLED', 0, 'no', NULL, 1, 1, 1)`);
+      expect(migrate(db, path, () => 3)).toEqual([3]);
+      expect(db.prepare('SELECT intent_id, status, sent_at_ms, origin FROM intents ORDER BY idx').all()).toEqual([
+        { intent_id: 'i-0', status: 'done', sent_at_ms: 1100, origin: 'engine' },
+        { intent_id: 'i-1', status: 'unknown', sent_at_ms: 1200, origin: 'engine' },
+        { intent_id: 'i-2', status: 'done', sent_at_ms: null, origin: 'engine' },
+      ]);
+      expect(db.prepare('PRAGMA foreign_key_check').all()).toEqual([]);
+      expect(db.prepare("SELECT o.order_id FROM orders o JOIN intents i ON i.intent_id = o.intent_id WHERE i.client_order_id = 'c-1'").all()).toEqual([{ order_id: '9' }]);
+      expect(String(db.prepare("SELECT value FROM journal_meta WHERE key = 'journal_id'").get()?.['value'])).toMatch(/^[0-9a-f]{32}$/);
+      db.exec("UPDATE intents SET status = 'not-found' WHERE intent_id = 'i-1'");
+      // Foreign keys are back on after the rebuild.
+      expect(() => db.exec("INSERT INTO transfers (intent_id, ticker, amount, from_account, to_account, status, created_at_ms, updated_at_ms) VALUES ('nope', 'USDT', '5', 'main', 'spot', 'done', 1, 1)")).toThrow(/FOREIGN KEY/);
+      db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { basename } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { StoreError } from './errors.ts';
+
+/**
+ * A journal's identity, kept in the journal (journal_meta `journal_id`) and beside it
+ * (`<journal>.id`), so a data dir that had a journal can tell when the journal is gone: a file
+ * deleted, truncated to nothing, or swapped for another journal. Starting afresh on an empty
+ * journal would forget every budget and every order in flight, so that is refused until a
+ * human restores the file or asks for a rebuild from the exchange's history.
+ */
+
+export interface JournalMarker {
+  readonly journalId: string;
+  readonly createdAtMs: number;
+  readonly file: string;
+}
+
+export type JournalFileState =
+  | { readonly state: 'missing' }
+  | { readonly state: 'empty' }
+  | { readonly state: 'journal'; readonly journalId: string | null };
+
+export function markerPath(journalPath: string): string {
+  return `${journalPath}.id`;
+}
+
+export function readMarker(journalPath: string): JournalMarker | null {
+  let raw: string;
+  try {
+    raw = readFileSync(markerPath(journalPath), 'utf8');
+  } catch (error) {
+    if (codeOf(error) === 'ENOENT') return null;
+    throw new StoreError('open-failed', `cannot read ${markerPath(journalPath)}: ${messageOf(error)}`, { cause: error });
+  }
+  try {
+    const value = JSON.parse(raw) as Partial<JournalMarker>;
+    if (typeof value.journalId === 'string' && value.journalId !== '' && typeof value.createdAtMs === 'number') {
+      return { journalId: value.journalId, createdAtMs: value.createdAtMs, file: typeof value.file === 'string' ? value.file : basename(journalPath) };
+    }
+  } catch {
+    // fall through: an unreadable marker is reported below
+  }
+  throw new StoreError('corrupt', `${markerPath(journalPath)} is not stacker's journal identity file; restore it or remove it only if ${journalPath} is the right journal`);
+}
+
+export function writeMarker(journalPath: string, marker: JournalMarker): void {
+  const path = markerPath(journalPath);
+  const temporary = `${path}.${randomUUID()}.tmp`;
+  const fd = openSync(temporary, 'wx', 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify(marker)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temporary, path);
+}
+
+/**
+ * What is at the journal's path, without creating or changing anything: no file, a file with
+ * no journal in it (truncated, or created empty), or a journal and its id (null for a journal
+ * from before ids existed).
+ */
+export function inspectJournalFile(journalPath: string): JournalFileState {
+  if (!existsSync(journalPath)) return { state: 'missing' };
+  if (statSync(journalPath).size === 0) return { state: 'empty' };
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(journalPath, { timeout: 5_000 });
+  } catch (error) {
+    throw new StoreError('open-failed', `cannot open the journal ${journalPath}: ${messageOf(error)}`, { cause: error });
+  }
+  try {
+    const meta = db.prepare("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'journal_meta'").get();
+    if (meta === undefined) return { state: 'empty' };
+    const row = db.prepare("SELECT value FROM journal_meta WHERE key = 'journal_id'").get();
+    return { state: 'journal', journalId: row === undefined ? null : String(row['value']) };
+  } catch (error) {
+    throw new StoreError('open-failed', `cannot read the journal ${journalPath}: ${messageOf(error)}`, { cause: error });
+  } finally {
+    db.close();
+  }
+}
+
+/** Why the journal at `journalPath` may not be opened as it is; null when it may. */
+export function lostJournalProblem(journalPath: string, marker: JournalMarker | null, found: JournalFileState): string | null {
+  if (marker === null) return null;
+  const had = `${markerPath(journalPath)} says journal ${marker.journalId} was created here on ${new Date(marker.createdAtMs).toISOString()}`;
+  if (found.state === 'missing') return `the journal ${journalPath} is missing, but ${had}`;
+  if (found.state === 'empty') return `the journal ${journalPath} is empty (no journal in it), but ${had}`;
+  if (found.journalId !== null && found.journalId !== marker.journalId) return `${journalPath} holds journal ${found.journalId}, not the one that was here: ${had}`;
+  return null;
+}
+
+/** Keep a lost or foreign journal's files under a dated name instead of deleting them. */
+export function moveAside(journalPath: string, nowMs: number): string[] {
+  const suffix = `.lost-${new Date(nowMs).toISOString().replace(/[:.]/g, '-')}`;
+  const moved: string[] = [];
+  for (const path of [journalPath, `${journalPath}-wal`, `${journalPath}-shm`]) {
+    if (!existsSync(path)) continue;
+    renameSync(path, `${path}${suffix}`);
+    moved.push(`${path}${suffix}`);
+  }
+  return moved;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function codeOf(error: unknown): string {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+}

@@ -1,0 +1,137 @@
+import type { DatabaseSync } from 'node:sqlite';
+import { deriveClientOrderId } from '../domain/client-order-id.ts';
+import type { BuyStockMarketIntent } from '../domain/intent.ts';
+import { isTerminalStatus } from '../domain/order.ts';
+import { StoreError } from './errors.ts';
+import { encodeIntentParams, encodeTextMap } from './intent-codec.ts';
+import type { AdoptedOrder, LedgerFinding, NewLedgerFinding, OrderAdoption } from './journal.ts';
+import { recordSpendIn } from './sqlite-budgets.ts';
+import { transaction } from './sqlite-db.ts';
+import { recordOrderSnapshotIn } from './sqlite-orders.ts';
+import { findingFromRow, intentFromRow } from './sqlite-rows.ts';
+
+/**
+ * The journal's side of "the exchange is the second ledger": orders adopted from the exchange's
+ * history, what reconciliation found there, and up to when that history was read.
+ */
+
+const CHECKED_THROUGH_KEY = 'ledger_checked_through_ms';
+
+export function adoptOrder(db: DatabaseSync, adoption: OrderAdoption, nowMs: number): AdoptedOrder {
+  const { order, instance, slotTimeMs, index } = adoption;
+  if (order.clientOrderId === '') throw new StoreError('invalid-argument', `order ${order.orderId} has no clientOrderId: nothing ties it to an instance`);
+  return transaction(db, () => {
+    const slot = db.prepare('SELECT status FROM slots WHERE instance = ? AND slot_time_ms = ?').get(instance, slotTimeMs);
+    if (slot !== undefined) {
+      throw new StoreError('conflict', `slot ${instance}@${slotTimeMs} is journalled (${String(slot['status'])}): order ${order.orderId} (${order.clientOrderId}) is not this journal's to adopt`);
+    }
+    db.prepare(
+      `INSERT INTO slots (instance, slot_time_ms, status, reason, run_id, claimed_at_ms, finished_at_ms) VALUES (?, ?, 'done', ?, NULL, ?, ?)`,
+    ).run(instance, slotTimeMs, adoption.reason, nowMs, nowMs);
+    const intentId = deriveIntentId(instance, slotTimeMs, index);
+    // A market-by-quote order's amount is quote: its base is what it filled.
+    const base = order.type === 'stock market' || order.filledBase.isZero() ? order.amount : order.filledBase;
+    const intent: BuyStockMarketIntent = { kind: 'buy-stock-market', market: order.market, amount: base, stp: order.stp };
+    db.prepare(
+      `INSERT INTO intents (intent_id, instance, slot_time_ms, idx, kind, params, client_order_id, status, attempts, result, error_code,
+         error_message, created_at_ms, updated_at_ms, sent_at_ms, origin)
+       VALUES (?, ?, ?, ?, 'buy-stock-market', ?, ?, 'done', 0, ?, NULL, NULL, ?, ?, ?, 'adopted')`,
+    ).run(
+      intentId,
+      instance,
+      slotTimeMs,
+      index,
+      encodeIntentParams(intent),
+      order.clientOrderId,
+      encodeTextMap({ orderId: order.orderId, status: order.status, adopted: adoption.reason }, 'result'),
+      nowMs,
+      nowMs,
+      Math.round(order.createdAtSec * 1000),
+    );
+    const transition = recordOrderSnapshotIn(db, order, { intentId }, nowMs);
+    recordSpendIn(
+      db,
+      {
+        reservationId: intentId,
+        instance,
+        asset: adoption.asset,
+        timeZone: adoption.timeZone,
+        atMs: slotTimeMs,
+        amountQuote: order.filledQuote,
+        state: isTerminalStatus(order.status) ? 'settled' : 'held',
+      },
+      nowMs,
+    );
+    const finding = insertFinding(
+      db,
+      {
+        kind: 'adopted',
+        instance,
+        clientOrderId: order.clientOrderId,
+        orderId: order.orderId,
+        market: order.market,
+        detail: adoption.reason,
+        ...(adoption.acknowledged === undefined ? {} : { acknowledged: adoption.acknowledged }),
+      },
+      nowMs,
+    );
+    const row = db.prepare('SELECT * FROM intents WHERE intent_id = ?').get(intentId);
+    if (row === undefined) throw new StoreError('not-found', `adopted intent ${intentId} vanished`);
+    return { intent: intentFromRow(row), transition, finding };
+  });
+}
+
+export function recordFinding(db: DatabaseSync, finding: NewLedgerFinding, nowMs: number): LedgerFinding {
+  return transaction(db, () => insertFinding(db, finding, nowMs));
+}
+
+export function listFindings(db: DatabaseSync, query: { readonly unacknowledged?: boolean; readonly limit?: number }): LedgerFinding[] {
+  return db
+    .prepare(
+      `SELECT * FROM ledger_findings WHERE (:open = 0 OR acknowledged_at_ms IS NULL)
+       ORDER BY found_at_ms DESC, finding_id DESC LIMIT :limit`,
+    )
+    .all({ open: query.unacknowledged === true ? 1 : 0, limit: query.limit ?? -1 })
+    .map(findingFromRow);
+}
+
+export function acknowledgeFindings(db: DatabaseSync, nowMs: number): number {
+  return transaction(db, () => Number(db.prepare('UPDATE ledger_findings SET acknowledged_at_ms = ? WHERE acknowledged_at_ms IS NULL').run(nowMs).changes));
+}
+
+export function ledgerCheckedThrough(db: DatabaseSync): number | null {
+  const row = db.prepare('SELECT value FROM journal_meta WHERE key = ?').get(CHECKED_THROUGH_KEY);
+  if (row === undefined) return null;
+  const value = Number(row['value']);
+  if (!Number.isSafeInteger(value)) throw new StoreError('corrupt', `journal_meta ${CHECKED_THROUGH_KEY} is not a time: ${String(row['value'])}`);
+  return value;
+}
+
+export function setLedgerCheckedThrough(db: DatabaseSync, atMs: number): void {
+  if (!Number.isSafeInteger(atMs) || atMs < 0) throw new StoreError('invalid-argument', `a ledger time must be non-negative integer milliseconds (got ${atMs})`);
+  transaction(db, () => {
+    db.prepare('INSERT INTO journal_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(CHECKED_THROUGH_KEY, String(atMs));
+  });
+}
+
+function insertFinding(db: DatabaseSync, finding: NewLedgerFinding, nowMs: number): LedgerFinding {
+  if (finding.clientOrderId === '' || finding.detail === '') throw new StoreError('invalid-argument', 'a finding needs a clientOrderId and a detail');
+  const inserted = db
+    .prepare(
+      `INSERT INTO ledger_findings (kind, instance, client_order_id, order_id, market, detail, found_at_ms, acknowledged_at_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(finding.kind, finding.instance, finding.clientOrderId, finding.orderId, finding.market, finding.detail, nowMs, finding.acknowledged === true ? nowMs : null);
+  const row = db.prepare('SELECT * FROM ledger_findings WHERE finding_id = ?').get(Number(inserted.lastInsertRowid));
+  if (row === undefined) throw new StoreError('not-found', 'a finding vanished as it was written');
+  return findingFromRow(row);
+}
+
+/** The id the engine gives an intent of (instance, slot, index): the adopted intent takes the one the engine would have. */
+function deriveIntentId(instance: string, slotTimeMs: number, index: number): string {
+  try {
+    return deriveClientOrderId(instance, slotTimeMs, index);
+  } catch (error) {
+    throw new StoreError('invalid-argument', `intent ${index} of ${instance}@${slotTimeMs}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,143 @@
+import { rmSync, renameSync, copyFileSync, writeFileSync, truncateSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import { SLOT, TempWorld, order } from './helpers.ts';
+
+let world: TempWorld;
+const closers: (() => Promise<void>)[] = [];
+beforeEach(() => {
+  world = new TempWorld();
+});
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+  await world.cleanup();
+});
+
+const filled = (index: number, quote: string) =>
+  order({
+    orderId: `70${index}`,
+    clientOrderId: deriveClientOrderId(SLOT.instance, SLOT.slotTimeMs, index),
+    status: 'FILLED',
+    left: new Decimal('0'),
+    filledBase: new Decimal('0.0005'),
+    filledQuote: new Decimal(quote),
+    fee: new Decimal('0.03'),
+    feeAsset: 'USDT',
+  });
+
+const adoption = (index: number, quote: string) => ({
+  instance: SLOT.instance,
+  slotTimeMs: SLOT.slotTimeMs,
+  index,
+  order: filled(index, quote),
+  asset: 'USDT',
+  timeZone: 'UTC',
+  reason: 'found in the exchange history; not in the journal',
+});
+
+describe('adopting an order the journal never sent', () => {
+  it('journals its slot, a done intent of origin adopted, the order and its transition, the spend and a finding, all at once', async () => {
+    const journal = await world.opened();
+    const adopted = await journal.adoptOrder(adoption(1, '30'));
+    expect(adopted.intent).toMatchObject({ status: 'done', origin: 'adopted', index: 1, clientOrderId: filled(1, '30').clientOrderId, attempts: 0 });
+    expect(adopted.transition).toMatchObject({ fromStatus: null, toStatus: 'FILLED' });
+    expect(await journal.getSlot(SLOT)).toMatchObject({ status: 'done' });
+    expect((await journal.getOrder('701'))?.intentId).toBe(adopted.intent.intentId);
+    const spent = await journal.budgetSpent({ instance: SLOT.instance, asset: 'USDT', timeZone: 'UTC' }, SLOT.slotTimeMs);
+    expect(formatDecimal(spent.day)).toBe('30');
+    expect(await journal.listFindings({ unacknowledged: true })).toMatchObject([{ kind: 'adopted', orderId: '701', instance: SLOT.instance }]);
+  });
+
+  it('refuses to adopt into a slot the journal already has: that order was sent by someone else', async () => {
+    const journal = await world.opened();
+    await journal.claimSlot({ ...SLOT, runId: null });
+    await expect(journal.adoptOrder(adoption(0, '30'))).rejects.toMatchObject({ reason: 'conflict' });
+    expect(await journal.getOrder('700')).toBeNull();
+    expect(await journal.listFindings()).toEqual([]);
+  });
+
+  it('acknowledges findings, and remembers up to when the exchange history was read', async () => {
+    const journal = await world.opened();
+    await journal.recordFinding({ kind: 'foreign', instance: SLOT.instance, clientOrderId: 'x-1', orderId: '1', market: 'BTC_USDT', detail: 'placed twice' });
+    expect(await journal.listFindings({ unacknowledged: true })).toHaveLength(1);
+    expect(await journal.acknowledgeFindings()).toBe(1);
+    expect(await journal.listFindings({ unacknowledged: true })).toEqual([]);
+    expect(await journal.listFindings()).toMatchObject([{ kind: 'foreign', acknowledgedAtMs: world.nowMs }]);
+    expect(await journal.ledgerCheckedThrough()).toBeNull();
+    await journal.setLedgerCheckedThrough(123_000);
+    expect(await journal.ledgerCheckedThrough()).toBe(123_000);
+  });
+});
+
+describe('a journal file that is deleted or replaced under a running daemon', () => {
+  it('is noticed before the next send', async () => {
+    const journal = await world.opened();
+    await journal.claimSlot({ ...SLOT, runId: null });
+    await expect(journal.assertIntact()).resolves.toBeUndefined();
+    for (const suffix of ['', '-wal', '-shm']) rmSync(world.path() + suffix, { force: true });
+    // SQLite keeps writing to the unlinked file without a word: only the check says so.
+    await journal.claimSlot({ ...SLOT, slotTimeMs: SLOT.slotTimeMs + 1, runId: null });
+    await expect(journal.assertIntact()).rejects.toMatchObject({ code: 'E_STORE', reason: 'journal-lost', message: expect.stringContaining('was deleted') });
+  });
+
+  it('is noticed when another file takes its name', async () => {
+    const journal = await world.opened();
+    copyFileSync(world.path(), join(world.dir, 'copy.db'));
+    renameSync(join(world.dir, 'copy.db'), world.path());
+    await expect(journal.assertIntact()).rejects.toMatchObject({ reason: 'journal-lost', message: expect.stringContaining('replaced') });
+  });
+});
+
+describe('a data dir whose journal is lost between runs', () => {
+  const dataDir = (): string => join(world.dir, 'data');
+
+  async function firstRun(): Promise<void> {
+    const store = await openStore({ dataDir: dataDir(), mode: 'live' });
+    await store.journal.claimSlot({ ...SLOT, runId: null });
+    await store.close();
+  }
+
+  it('refuses to start on a journal truncated to 0 bytes, naming it and the way on, and changes nothing', async () => {
+    await firstRun();
+    truncateSync(join(dataDir(), 'stacker.db'), 0);
+    const error = await openStore({ dataDir: dataDir(), mode: 'live' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'E_STORE', reason: 'journal-lost' });
+    expect(String((error as Error).message)).toMatch(/stacker\.db is empty/);
+    expect(String((error as Error).message)).toMatch(/--rebuild-journal/);
+    // The lock was released: the next attempt is refused for the same reason, not E_LOCKED.
+    await expect(openStore({ dataDir: dataDir(), mode: 'live' })).rejects.toMatchObject({ reason: 'journal-lost' });
+  });
+
+  it('refuses a missing journal and a journal swapped for another one', async () => {
+    await firstRun();
+    rmSync(join(dataDir(), 'stacker.db'));
+    await expect(openStore({ dataDir: dataDir(), mode: 'live' })).rejects.toMatchObject({ reason: 'journal-lost', message: expect.stringMatching(/is missing/) });
+    const other = await openStore({ dataDir: join(world.dir, 'other'), mode: 'live' });
+    await other.close();
+    copyFileSync(join(world.dir, 'other', 'stacker.db'), join(dataDir(), 'stacker.db'));
+    await expect(openStore({ dataDir: dataDir(), mode: 'live' })).rejects.toMatchObject({ reason: 'journal-lost', message: expect.stringMatching(/not the one that was here/) });
+  });
+
+  it('rebuilds on request: the lost files are kept under a dated name and a new journal takes their place', async () => {
+    await firstRun();
+    writeFileSync(join(dataDir(), 'stacker.db'), '');
+    const store = await openStore({ dataDir: dataDir(), mode: 'live', onLostJournal: 'rebuild', clock: () => Date.UTC(2026, 10, 24) });
+    closers.push(() => store.close());
+    expect(store.rebuilt?.movedAside).toEqual([join(dataDir(), 'stacker.db.lost-2026-11-24T00-00-00-000Z')]);
+    expect(await store.journal.getSlot(SLOT)).toBeNull();
+  });
+
+  it('refuses to "rebuild" an intact journal', async () => {
+    await firstRun();
+    await expect(openStore({ dataDir: dataDir(), mode: 'live', onLostJournal: 'rebuild' })).rejects.toMatchObject({ reason: 'conflict' });
+  });
+
+  it('starts a new journal in a data dir that never had one', async () => {
+    const store = await openStore({ dataDir: dataDir(), mode: 'live' });
+    closers.push(() => store.close());
+    expect(store.rebuilt).toBeNull();
+  });
+});
