@@ -169,7 +169,7 @@ export class ApiClient {
     return trade.buyMarket(this.#http, params);
   }
   /** An unknown clientOrderId (422 "OrderHistory was not found.") is []. */
-  orderHistory(params: { market?: string; clientOrderId?: string; orderId?: string; limit?: number; offset?: number }): Promise<Order[]> {
+  orderHistory(params: trade.OrderQuery): Promise<Order[]> {
     return trade.orderHistory(this.#http, params);
   }
   activeOrders(params: { market?: string; clientOrderId?: string; orderId?: string; limit?: number; offset?: number }): Promise<Order[]> {

@@ -87,13 +87,19 @@ Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
     .option('--strategies <dir>', 'folder of strategy instance files, one *.env each (default: $STACKER_STRATEGIES_DIR, else config/strategies)')
     .option('--data-dir <dir>', 'where the journal lives (default: $STACKER_DATA_DIR, else ./data)')
     .option('--live', 'trade with real money; needs STACKER_MODE=live too, and API keys')
+    .option('--rebuild-journal', "the data dir's journal was lost (missing, empty or another file): start a new one and fill it from the exchange's order history of the last 30 days (the lost files are kept)")
     .addHelpText(
       'after',
       `
 Settings come from the environment and --env-file (see .env.example); each strategy
 instance is one env file (see config/strategies/). Everything is checked before the
 first slot; every problem is reported at once (exit 2) and nothing is sent.
-SIGINT/SIGTERM: no new slots, the slot in flight finishes, the journal closes, exit 0.`,
+SIGINT/SIGTERM: no new slots, the slot in flight finishes, the journal closes, exit 0.
+
+A journal that was there and is now missing, empty or replaced is never started over
+silently: stacker refuses (E_STORE) until the file is restored or --rebuild-journal is
+given. Orders at the exchange that carry an instance's ids but that this journal did not
+send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, Exactly once.`,
     )
     .action(action(async () => (await import('./commands/run.ts')).run));
 

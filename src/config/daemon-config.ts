@@ -9,6 +9,7 @@ import {
   locate,
   readKillSwitchEnv,
   readKillSwitchFile,
+  readOrderSettleWindow,
   readMetricsHost,
   readMetricsPort,
   readModeSetting,
@@ -63,6 +64,8 @@ export interface DaemonConfig {
   readonly killSwitchFile: string | null;
   /** STACKER_KILL_SWITCH=1|true: start with trading stopped. */
   readonly killSwitchEnv: boolean;
+  /** STACKER_ORDER_SETTLE_WINDOW (default 10 min): the settle window of instances that set none. */
+  readonly orderSettleWindowMs: number;
   /** Sorted by instance name. */
   readonly instances: readonly InstanceConfig[];
 }
@@ -102,6 +105,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
   const dryRunSlippagePct = readSlippagePct(layers, problems);
   const killSwitchEnv = readKillSwitchEnv(layers, problems);
   const killSwitchFile = readKillSwitchFile(layers);
+  const orderSettleWindowMs = readOrderSettleWindow(layers, problems);
 
   const instances = await collectInstances(files, await strategyRegistry(sources), problems);
   if (problems.length > 0 || settings === null) throw new ConfigError(problems);
@@ -119,6 +123,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
     dryRunSlippagePct,
     killSwitchFile,
     killSwitchEnv,
+    orderSettleWindowMs,
     instances: Object.freeze([...instances]),
   });
 }

@@ -5,6 +5,8 @@ import { Decimal } from '../domain/money.ts';
 import { COMMON_KEYS } from '../engine/contract.ts';
 import { closestName } from '../engine/params.ts';
 import { ENV_KEYS, type EnvLayers, type EnvValue } from './settings.ts';
+import { ORDER_SETTLE_WINDOW } from '../engine/runtime.ts';
+import { readSettleWindow } from './settle-window.ts';
 import { parseWallet } from './wallet.ts';
 
 /**
@@ -23,6 +25,7 @@ export const DAEMON_ENV_KEYS = {
   dryRunSlippagePct: 'STACKER_DRY_RUN_SLIPPAGE_PCT',
   killSwitchFile: 'STACKER_KILL_SWITCH_FILE',
   killSwitch: 'STACKER_KILL_SWITCH',
+  orderSettleWindow: 'STACKER_ORDER_SETTLE_WINDOW',
 } as const;
 
 /** Every STACKER_* key stacker reads. */
@@ -148,6 +151,16 @@ export function readKillSwitchEnv(layers: EnvLayers, problems: InputProblem[]): 
   if (text === '0' || text === 'false') return false;
   problems.push({ source: found.source, field: DAEMON_ENV_KEYS.killSwitch, rule: `must be 1 or true (trading stopped), 0 or false (got ${JSON.stringify(found.value)})` });
   return false;
+}
+
+/** STACKER_ORDER_SETTLE_WINDOW: the default of every instance's ORDER_SETTLE_WINDOW (10 minutes when unset). */
+export function readOrderSettleWindow(layers: EnvLayers, problems: InputProblem[]): number {
+  const found = layers.lookup(DAEMON_ENV_KEYS.orderSettleWindow);
+  if (found === null) return ORDER_SETTLE_WINDOW.defaultMs;
+  const read = readSettleWindow(found.value);
+  if ('ms' in read) return read.ms;
+  problems.push({ source: found.source, field: DAEMON_ENV_KEYS.orderSettleWindow, rule: read.rule });
+  return ORDER_SETTLE_WINDOW.defaultMs;
 }
 
 export function readKillSwitchFile(layers: EnvLayers): string | null {

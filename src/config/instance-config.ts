@@ -8,6 +8,7 @@ import { type CatchUpPolicy, parseDuration } from '../engine/schedule/catch-up.t
 import { type CronSchedule, cronProblems, parseCron } from '../engine/schedule/cron.ts';
 import { parseEnvText, unreadable } from './env-file.ts';
 import { deepFreeze } from './freeze.ts';
+import { readSettleWindow } from './settle-window.ts';
 
 /**
  * One strategy instance file (config/strategies/NAME.env) → one validated InstanceConfig. The
@@ -31,6 +32,8 @@ export interface InstanceConfig {
   readonly catchUp: CatchUpPolicy;
   readonly budgets: { readonly day: Decimal | null; readonly week: Decimal | null; readonly month: Decimal | null };
   readonly maxOrderQuote: Decimal | null;
+  /** ORDER_SETTLE_WINDOW; null: STACKER_ORDER_SETTLE_WINDOW's (the global default). */
+  readonly orderSettleWindowMs: number | null;
 }
 
 export const INSTANCE_DEFAULTS = { timezone: 'UTC', catchUp: 'skip', catchUpWindow: '1h' } as const;
@@ -106,6 +109,7 @@ export async function readInstanceFile(file: string, strategies: ReadonlyMap<str
     month: p.optionalDecimal(BUDGET_KEYS.month, { positive: true }) ?? null,
   };
   const maxOrderQuote = p.optionalDecimal(MAX_ORDER_KEY, { positive: true }) ?? null;
+  const orderSettleWindowMs = readInstanceSettleWindow(p);
   found.push(...p.problems);
 
   // Global settings in an instance file are never read from it: say where they belong.
@@ -144,7 +148,17 @@ export async function readInstanceFile(file: string, strategies: ReadonlyMap<str
     catchUp: Object.freeze(catchUp),
     budgets: Object.freeze(budgets),
     maxOrderQuote,
+    orderSettleWindowMs,
   });
+}
+
+function readInstanceSettleWindow(p: ParamReader): number | null {
+  const text = p.raw('ORDER_SETTLE_WINDOW');
+  if (text === undefined) return null;
+  const read = readSettleWindow(text);
+  if ('ms' in read) return read.ms;
+  p.problem('ORDER_SETTLE_WINDOW', read.rule);
+  return null;
 }
 
 function chooseStrategy(p: ParamReader, strategies: ReadonlyMap<string, Strategy<unknown>>): Strategy<unknown> | undefined {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import pkg from '../../package.json' with { type: 'json' };
 import type { DaemonConfig } from '../config/daemon-config.ts';
-import { ConfigError, EXIT } from '../domain/errors.ts';
+import { ConfigError, EXIT, ForeignOrderError } from '../domain/errors.ts';
 import { Engine } from '../engine/engine.ts';
 import type { FatalEngineError } from '../engine/error-policy.ts';
 import { killSwitch } from '../engine/kill-switch.ts';
@@ -12,7 +12,8 @@ import { CronScheduler } from '../engine/schedule/cron-scheduler.ts';
 import type { Scheduler } from '../engine/schedule/scheduler.ts';
 import type { Exchange } from '../exchange/port.ts';
 import { openStore } from '../store/open-store.ts';
-import { startupProblems, toRuntime } from './instances.ts';
+import { DaemonHealth, type JournalStateSink } from './health-state.ts';
+import { startupProblems, toLedgerInstance, toRuntime } from './instances.ts';
 import { trackLoop } from './track-loop.ts';
 
 export interface DaemonOptions {
@@ -20,7 +21,7 @@ export interface DaemonOptions {
   readonly logger: Logger;
   readonly exchange: Exchange;
   /** Metrics sink; the daemon serves it when the config names a port. */
-  readonly metrics: EngineMetrics & { render(): Promise<string>; readonly contentType: string; strategyEnabled(instance: string): void };
+  readonly metrics: EngineMetrics & JournalStateSink & { render(): Promise<string>; readonly contentType: string; strategyEnabled(instance: string): void };
   readonly clock?: Clock;
   /** Default: node-cron. Tests and accelerated runs pass a virtual scheduler. */
   readonly scheduler?: Scheduler;
@@ -31,25 +32,40 @@ export interface DaemonOptions {
   readonly timing?: EngineTiming;
   /** How often open orders are followed and lost answers looked up again. */
   readonly trackIntervalMs?: number;
+  /**
+   * The data dir's journal is lost (missing, empty or another one): start a new one and fill it
+   * from the exchange's order history instead of refusing to start (`run --rebuild-journal`).
+   */
+  readonly rebuildJournal?: boolean;
   /** Told once the daemon is scheduling (tests wait for it). */
   readonly onReady?: (info: { readonly metricsUrl: string | null }) => void;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * `stacker run`: the long-lived daemon. Order of start matters for the money rule: lock and
- * open the journal, check every instance against the exchange, reconcile what an earlier run
- * left open, journal the slots missed while down, and only then start the scheduler. Stopping
- * reverses it: no new slot, the in-flight slot finishes, the journal closes. Resolves with the
- * process exit code.
- */
+/** How the daemon ended. */
 export interface DaemonResult {
   readonly exitCode: number;
   /** Why trading stopped when the exchange refused the credentials or the nonce; null otherwise. */
   readonly fatal: FatalEngineError | null;
 }
 
+/** How often the journal is written while idle, so a full or read-only disk shows in /healthz. */
+const HEARTBEAT_MS = 60_000;
+/** The exchange's history is read before every slot, and at least this often. */
+const LEDGER_INTERVAL_MS = 3_600_000;
+/** How far back a new (or rebuilt) journal reads the exchange's history for orders of its instances. */
+const FIRST_LOOK_BACK_MS = 30 * 24 * 3_600_000;
+
+/**
+ * `stacker run`: the long-lived daemon. Order of start matters for the money rule: lock and
+ * open the journal (refusing one that was lost, unless told to rebuild it), refuse while foreign
+ * orders are unacknowledged, check every instance against the exchange, reconcile what an
+ * earlier run left open, read the exchange's history against the journal (adopting what it
+ * lost), journal the slots missed while down, and only then start the scheduler. Stopping
+ * reverses it: no new slot, the in-flight slot finishes, the journal closes. Resolves with the
+ * process exit code.
+ */
 export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const { config, exchange } = options;
   const clock = options.clock ?? { nowMs: () => Date.now() };
@@ -60,13 +76,22 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     dataDir: config.dataDir,
     mode: config.mode,
     ...(config.mode === 'live' && config.settings.credentials !== null ? { apiKey: config.settings.credentials.apiKey } : {}),
+    onLostJournal: options.rebuildJournal === true ? 'rebuild' : 'refuse',
   });
   const journal = store.journal;
+  if (store.rebuilt !== null) {
+    logger.warn(
+      { event: 'journal-rebuilt', reason: store.rebuilt.reason, movedAside: store.rebuilt.movedAside },
+      `rebuilding the journal from the exchange's order history (the last ${FIRST_LOOK_BACK_MS / 86_400_000} days): ${store.rebuilt.reason}`,
+    );
+  }
+  let engine: Engine | null = null;
+  const health = new DaemonHealth({ journal, engine: () => engine?.health() ?? null, sink: options.metrics });
   let exitCode: number = EXIT.ok;
   let fatal: FatalEngineError | null = null;
   let exitReason = 'stopped';
   let runId: string | null = null;
-  let health: { stop(): Promise<void>; url: string } | null = null;
+  let server: { stop(): Promise<void>; url: string } | null = null;
   const scheduler = options.scheduler ?? new CronScheduler({
     onMissed: (instance, slotTimeMs, reason) => {
       void journal.skipSlot({ instance, slotTimeMs, runId, status: 'missed', reason }).then((added) => {
@@ -97,11 +122,17 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   }
 
   const lastSlots: Record<string, { slotTimeMs: number; outcome: string }> = {};
-  const problems: string[] = [];
   try {
     const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: pkg.version });
     runId = run.runId;
     logger.info({ event: 'starting', runId, version: pkg.version, instances: config.instances.length, dataDir: config.dataDir, exchange: exchange.kind }, `stacker ${pkg.version} starting in ${config.mode} mode`);
+
+    const foreign = (await journal.listFindings({ unacknowledged: true })).filter((finding) => finding.kind === 'foreign');
+    if (foreign.length > 0) {
+      throw new ForeignOrderError(
+        foreign.map((f) => ({ instance: f.instance ?? '', clientOrderId: f.clientOrderId, orderId: f.orderId ?? '?', market: f.market ?? '?', createdAtSec: f.foundAtMs / 1000, why: f.detail })),
+      );
+    }
 
     const markets = await exchange.markets();
     const startProblems = startupProblems(config.instances, markets);
@@ -111,7 +142,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     for (const instance of enabled) options.metrics.strategyEnabled(instance.instance);
     for (const instance of config.instances.filter((i) => !i.enabled)) logger.info({ instance: instance.instance }, `${instance.instance} is disabled (ENABLED=false)`);
 
-    const engine = new Engine(
+    engine = new Engine(
       {
         exchange,
         journal,
@@ -123,44 +154,73 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         sleep,
         timing: options.timing ?? LIVE_TIMING,
       },
-      enabled.map(toRuntime),
+      enabled.map((instance) => toRuntime(instance, config.orderSettleWindowMs)),
       {
         runId,
         onFatal: (error: FatalEngineError) => {
-          problems.push(error.message);
+          health.stopped(error.message);
           fatal = error;
           exitCode = EXIT.failure;
           requestStop(`trading stopped: ${error.code}`);
         },
+        ledger: {
+          adoptBeforeMs: run.startedAtMs,
+          firstLookBackMs: FIRST_LOOK_BACK_MS,
+          acknowledgeAdoptions: store.rebuilt !== null,
+          intervalMs: LEDGER_INTERVAL_MS,
+          instances: config.instances.map((instance) => toLedgerInstance(instance, config.orderSettleWindowMs)),
+        },
       },
     );
+    const running = engine;
 
     if (config.metricsPort !== null) {
       const { startHealthServer } = await import('../observability/health-server.ts');
       const startedAtMs = clock.nowMs();
-      health = await startHealthServer({
+      server = await startHealthServer({
         host: config.metricsHost,
         port: config.metricsPort,
         metrics: options.metrics,
         health: {
-          status: () => ({ ok: problems.length === 0 && !stopping.signal.aborted, mode: config.mode, startedAtMs, lastSlot: { ...lastSlots }, stopping: stopping.signal.aborted, problems: [...problems] }),
+          status: () => {
+            const problems = health.problems();
+            return { ok: problems.length === 0 && !stopping.signal.aborted, mode: config.mode, startedAtMs, lastSlot: { ...lastSlots }, stopping: stopping.signal.aborted, problems };
+          },
         },
       }).catch((error: unknown) => {
         throw listenProblem(error, config.metricsHost, config.metricsPort ?? 0) ?? error;
       });
     }
 
-    await engine.reconcile();
-    if (!stopping.signal.aborted) await engine.catchUp(clock.nowMs());
+    await running.reconcile();
+    if (!stopping.signal.aborted) await running.checkLedger();
+    await health.refresh();
+    if (!stopping.signal.aborted) await running.catchUp(clock.nowMs());
 
-    const tracking = trackLoop(engine, options.trackIntervalMs ?? 5000, stopping.signal);
+    let lastHeartbeatMs = clock.nowMs();
+    const tracking = trackLoop(
+      {
+        track: async () => {
+          await running.track();
+          if (clock.nowMs() - lastHeartbeatMs >= HEARTBEAT_MS) {
+            lastHeartbeatMs = clock.nowMs();
+            // A failure is remembered by the journal and reported by health; nothing else to do here.
+            await journal.recordHeartbeat().catch(() => undefined);
+          }
+          await health.refresh();
+        },
+      },
+      options.trackIntervalMs ?? 5000,
+      stopping.signal,
+    );
     if (!stopping.signal.aborted) {
       scheduler.start(
         enabled.map((instance) => ({ instance: instance.instance, schedule: instance.schedule })),
         async (instance, slotTimeMs) => {
           if (stopping.signal.aborted) return;
-          const outcome = await engine.runSlot(instance, slotTimeMs);
+          const outcome = await running.runSlot(instance, slotTimeMs);
           lastSlots[instance] = { slotTimeMs, outcome };
+          await health.refresh();
         },
       );
       for (const instance of enabled) {
@@ -169,7 +229,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           `${instance.instance}: ${instance.strategy.name} on "${instance.schedule.expression}" (${instance.timezone})`,
         );
       }
-      options.onReady?.({ metricsUrl: health?.url ?? null });
+      options.onReady?.({ metricsUrl: server?.url ?? null });
       await new Promise<void>((resolve) => {
         if (stopping.signal.aborted) resolve();
         else stopping.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -178,7 +238,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     await scheduler.stop();
     await tracking;
     // One last look at open orders, so a clean stop leaves as little as possible to the next start.
-    await engine.track();
+    await running.track();
   } catch (error) {
     exitReason = `failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
     await scheduler.stop().catch(() => undefined);
@@ -188,7 +248,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }
-    await health?.stop().catch(() => undefined);
+    await server?.stop().catch(() => undefined);
     if (runId !== null) await journal.finishRun(runId, exitReason).catch(() => undefined);
     await store.close();
     await exchange.close().catch(() => undefined);

@@ -3,10 +3,12 @@ import { type InputProblem } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { readsOf } from '../engine/contract.ts';
 import type { ScheduledRuntime } from '../engine/engine.ts';
+import type { LedgerInstance } from '../engine/exchange-ledger.ts';
+import { ORDER_SETTLE_WINDOW } from '../engine/runtime.ts';
 import type { BudgetLimits } from '../store/journal.ts';
 
 /** The engine's view of a validated instance config. */
-export function toRuntime(config: InstanceConfig): ScheduledRuntime {
+export function toRuntime(config: InstanceConfig, defaultSettleWindowMs: number = ORDER_SETTLE_WINDOW.defaultMs): ScheduledRuntime {
   const budgets: BudgetLimits = {
     ...(config.budgets.day === null ? {} : { day: config.budgets.day }),
     ...(config.budgets.week === null ? {} : { week: config.budgets.week }),
@@ -19,12 +21,23 @@ export function toRuntime(config: InstanceConfig): ScheduledRuntime {
     budgets,
     maxOrderQuote: config.maxOrderQuote,
     clientOrderIdPrefix: null,
+    orderSettleWindowMs: config.orderSettleWindowMs ?? defaultSettleWindowMs,
     strategy,
     params: config.params,
     reads: readsOf(strategy, config.params),
     budgetAsset: strategy.budgetAsset?.(config.params) ?? null,
     schedule: config.schedule,
     catchUp: config.catchUp,
+  };
+}
+
+/** What the exchange-history check needs of an instance (enabled or not: its orders are ours either way). */
+export function toLedgerInstance(config: InstanceConfig, defaultSettleWindowMs: number): LedgerInstance {
+  return {
+    instance: config.instance,
+    timezone: config.timezone,
+    budgetAsset: config.strategy.budgetAsset?.(config.params) ?? null,
+    orderSettleWindowMs: config.orderSettleWindowMs ?? defaultSettleWindowMs,
   };
 }
 

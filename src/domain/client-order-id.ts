@@ -50,11 +50,33 @@ export function instancePrefix(instance: string): string {
   return cleaned === '' ? 'stacker' : cleaned;
 }
 
+/** What a clientOrderId of our scheme says: which instance (by its hash), which slot, which intent. */
+export interface ClientOrderIdParts {
+  readonly instanceHash: string;
+  readonly slotTimeMs: number;
+  readonly index: number;
+}
+
+const SUFFIX = /-([0-9a-f]{12})-(\d{1,16})-(\d{1,6})$/;
+
+/**
+ * Read an id back (from the right, so the prefix may hold anything); null when it is not of our
+ * scheme. Who it belongs to is decided by comparing `instanceHash` with instanceHash(name).
+ */
+export function parseClientOrderId(clientOrderId: string): ClientOrderIdParts | null {
+  const match = SUFFIX.exec(clientOrderId);
+  if (match === null || match.index === 0) return null;
+  const slotTimeMs = Number(match[2]);
+  const index = Number(match[3]);
+  if (!Number.isSafeInteger(slotTimeMs) || index > MAX_INTENT_INDEX) return null;
+  return { instanceHash: match[1] as string, slotTimeMs, index };
+}
+
 /**
  * Hash the UTF-16 code units in big-endian order, not a UTF-8 encoding (UTF-8 folds lone
  * surrogates into U+FFFD) nor the platform's byte order (the id must not change with the machine).
  */
-function instanceHash(instance: string): string {
+export function instanceHash(instance: string): string {
   const units = Buffer.alloc(instance.length * 2);
   for (let i = 0; i < instance.length; i += 1) units.writeUInt16BE(instance.charCodeAt(i), i * 2);
   return createHash('sha256').update(units).digest('hex').slice(0, INSTANCE_HASH_HEX);

@@ -24,7 +24,8 @@ export type ErrorCode =
   | 'E_TIMEOUT'
   | 'E_PROTOCOL'
   | 'E_STORE'
-  | 'E_LOCKED';
+  | 'E_LOCKED'
+  | 'E_FOREIGN_ORDER';
 
 export abstract class StackerError extends Error {
   abstract readonly code: ErrorCode;
@@ -202,4 +203,41 @@ export function exitCodeFor(error: unknown): number {
   if (error instanceof InputError || error instanceof ConfigError) return EXIT.badInput;
   if (error instanceof StackerError) return error.retryable ? EXIT.transient : EXIT.refused;
   return EXIT.failure;
+}
+
+/** An order at the exchange that carries an instance's id scheme, seen by stacker's history check. */
+export interface ForeignOrder {
+  readonly instance: string;
+  readonly clientOrderId: string;
+  readonly orderId: string;
+  readonly market: string;
+  readonly createdAtSec: number;
+  /** Why it cannot be this journal's own order. */
+  readonly why: string;
+}
+
+/**
+ * The exchange holds orders with this stacker's order ids that this journal did not send:
+ * another stacker (another host, another container with its own data) trades on the same API
+ * key with the same instances, and every slot is bought twice. Not retryable: a human must stop
+ * one of them.
+ */
+export class ForeignOrderError extends StackerError {
+  readonly code = 'E_FOREIGN_ORDER' as const;
+  readonly retryable = false;
+  readonly orders: readonly ForeignOrder[];
+  constructor(orders: readonly ForeignOrder[]) {
+    const shown = orders
+      .slice(0, 5)
+      .map((o) => `${o.clientOrderId} (order ${o.orderId}, ${o.market}, ${new Date(o.createdAtSec * 1000).toISOString()}: ${o.why})`)
+      .join('; ');
+    const more = orders.length > 5 ? `; and ${orders.length - 5} more` : '';
+    super(
+      `another client is placing orders with this stacker's order ids on the same API key: ${shown}${more}. ` +
+        'Two stackers on one key buy every slot twice: stop the other one (another host or container with its own data dir), ' +
+        'then run `stacker journal acknowledge` and start this one again.',
+    );
+    this.name = 'ForeignOrderError';
+    this.orders = orders;
+  }
 }

@@ -228,6 +228,14 @@ export const COMMON_PARAMS: readonly ParamSpec[] = [
   { key: 'BUDGET_QUOTE_PER_WEEK', required: false, rule: 'decimal > 0', description: 'Most quote spent per ISO week (Monday first, in TIMEZONE).', example: '100' },
   { key: 'BUDGET_QUOTE_PER_MONTH', required: false, rule: 'decimal > 0', description: 'Most quote spent per calendar month (in TIMEZONE).' },
   { key: 'MAX_ORDER_QUOTE', required: false, rule: 'decimal > 0', description: 'Largest estimated value of a single order, in quote.' },
+  {
+    key: 'ORDER_SETTLE_WINDOW',
+    required: false,
+    rule: 'a duration from 30s to 24h',
+    default: 'STACKER_ORDER_SETTLE_WINDOW, else 10m',
+    description: 'How long an order whose answer was lost is looked up before it is called not-found (it is never sent again; its budget stays counted).',
+    example: '10m',
+  },
 ];
 
 export const COMMON_KEYS: ReadonlySet<string> = new Set(COMMON_PARAMS.map((spec) => spec.key));

@@ -1,8 +1,9 @@
 import type { CatchUpPolicy } from './schedule/catch-up.ts';
 import { planCatchUp } from './schedule/catch-up.ts';
 import type { CronSchedule } from './schedule/cron.ts';
-import { FatalEngineError } from './error-policy.ts';
-import { type ReconcileSummary, reconcile } from './reconcile.ts';
+import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
+import { ExchangeLedger, type LedgerInstance, type LedgerOptions, type LedgerReport } from './exchange-ledger.ts';
+import { type ReconcileSummary, Reconciler, type UnresolvedState } from './reconcile.ts';
 import type { EngineDeps } from './runtime.ts';
 import { MarketBook } from './snapshot.ts';
 import { type InstanceRuntime, type SlotOutcome, runSlot } from './slot-runner.ts';
@@ -18,14 +19,33 @@ export interface EngineOptions {
   readonly runId: string | null;
   /** How long market rules are trusted before they are read again. */
   readonly marketsTtlMs?: number;
-  /** Called once when trading must stop (auth or nonce refused); the daemon exits non-zero. */
+  /** Called once when trading must stop (auth or nonce refused, a lost journal, foreign orders); the daemon exits non-zero. */
   readonly onFatal?: (error: FatalEngineError) => void;
+  /**
+   * The exchange's order history as a second ledger: read at start, before every slot and every
+   * `intervalMs`. Absent in a backtest, whose exchange holds nothing the journal did not send.
+   */
+  readonly ledger?: LedgerOptions & {
+    readonly intervalMs: number;
+    /** Every configured instance, enabled or not: whose id scheme is ours. */
+    readonly instances: readonly LedgerInstance[];
+  };
+}
+
+/** What /healthz and /metrics need to know of the engine. */
+export interface EngineHealth {
+  readonly fatal: FatalEngineError | null;
+  readonly unresolved: UnresolvedState;
+  /** null until the exchange's history was read once this run (slots wait for it). */
+  readonly ledgerCheckedAtMs: number | null;
+  readonly ledgerProblem: string | null;
 }
 
 /**
  * The engine: one per run, the same in live, dry-run and backtest (the worlds differ only in
- * the Exchange and the scheduler handed in). It owns which instances are still enabled and
- * whether trading has been stopped; each slot is `runSlot`.
+ * the Exchange and the scheduler handed in). It owns which instances are still enabled, whether
+ * trading has been stopped, the lookups of lost answers and the check against the exchange's
+ * history; each slot is `runSlot`.
  */
 export class Engine {
   readonly #deps: EngineDeps;
@@ -33,6 +53,9 @@ export class Engine {
   readonly #disabled = new Set<string>();
   readonly #markets: MarketBook;
   readonly #options: EngineOptions;
+  readonly #reconciler: Reconciler;
+  readonly #ledger: ExchangeLedger | null;
+  #ledgerProblem: string | null = null;
   #fatal: FatalEngineError | null = null;
 
   constructor(deps: EngineDeps, instances: readonly ScheduledRuntime[], options: EngineOptions) {
@@ -40,10 +63,23 @@ export class Engine {
     this.#instances = new Map(instances.map((instance) => [instance.instance, instance]));
     this.#markets = new MarketBook(deps.exchange, { ttlMs: options.marketsTtlMs ?? 10 * 60_000, nowMs: () => deps.clock.nowMs() });
     this.#options = options;
+    const windows = new Map((options.ledger?.instances ?? instances).map((instance) => [instance.instance, instance.orderSettleWindowMs]));
+    const longest = Math.max(0, ...windows.values());
+    this.#reconciler = new Reconciler(deps, (instance) => windows.get(instance) ?? longest);
+    this.#ledger = options.ledger === undefined ? null : new ExchangeLedger(deps, options.ledger.instances, options.ledger);
   }
 
   get fatal(): FatalEngineError | null {
     return this.#fatal;
+  }
+
+  health(): EngineHealth {
+    return {
+      fatal: this.#fatal,
+      unresolved: this.#reconciler.state,
+      ledgerCheckedAtMs: this.#ledger?.lastCheckedAtMs ?? null,
+      ledgerProblem: this.#ledgerProblem,
+    };
   }
 
   isEnabled(instance: string): boolean {
@@ -52,7 +88,29 @@ export class Engine {
 
   /** Resolve what an earlier run left open. Run it before any slot. */
   async reconcile(): Promise<ReconcileSummary> {
-    return this.#guard(() => reconcile(this.#deps, { minAgeMs: 0, closeSlots: true }), { resolved: 0, unresolved: 0, slotsClosed: 0 });
+    return this.#guard(() => this.#reconciler.atStart(), { resolved: 0, unresolved: 0, slotsClosed: 0 });
+  }
+
+  /**
+   * Read the exchange's order history against the journal (ExchangeLedger). Run at start after
+   * reconcile() and before catchUp(): an adopted order journals its slot, so catch-up cannot
+   * run that slot again. null when there is no ledger, it failed (slots wait), or trading stopped.
+   */
+  async checkLedger(): Promise<LedgerReport | null> {
+    const ledger = this.#ledger;
+    if (ledger === null || this.#fatal !== null) return null;
+    return this.#guard(async () => {
+      try {
+        const report = await ledger.check();
+        this.#ledgerProblem = null;
+        return report;
+      } catch (error) {
+        if (error instanceof FatalEngineError || classifyError(error) === 'fatal') throw error;
+        this.#ledgerProblem = `reading the exchange's order history failed (${errorCode(error)}): ${errorMessage(error)}`;
+        this.#deps.logger.warn({ event: 'ledger-check-failed', code: errorCode(error), error: errorMessage(error) }, this.#ledgerProblem);
+        return null;
+      }
+    }, null);
   }
 
   /**
@@ -88,40 +146,65 @@ export class Engine {
     }
   }
 
-  /** The scheduler's handler: never throws; a fatal error stops all further slots and calls onFatal. */
+  /**
+   * The scheduler's handler: never throws; a fatal error stops all further slots and calls
+   * onFatal. With a ledger, the exchange's history is read first, so orders another stacker
+   * placed with our ids stop trading before this slot buys again; a slot is skipped while the
+   * history has not been read once this run.
+   */
   async runSlot(instanceName: string, slotTimeMs: number): Promise<SlotOutcome> {
     const instance = this.#instances.get(instanceName);
     if (instance === undefined || this.#disabled.has(instanceName)) return 'disabled';
     if (this.#fatal !== null) return 'skipped';
+    if (this.#ledger !== null) {
+      await this.checkLedger();
+      if (this.#fatal !== null) return 'skipped';
+      if (this.#ledger.lastCheckedAtMs === null) return this.#skipUnchecked(instanceName, slotTimeMs);
+    }
     const outcome = await this.#guard(() => runSlot(this.#deps, this.#markets, instance, slotTimeMs, this.#options.runId), 'failed' as SlotOutcome);
     if (outcome === 'disabled') this.#disabled.add(instanceName);
-    // A slot a buy left open is followed at once: most market orders are terminal already and
-    // this costs nothing; the periodic tracker covers the rest.
     return outcome;
   }
 
-  /** One round of order tracking and of late reconciliation of lost answers. */
+  /** One round of order tracking, of lookups of lost answers, and (when due) of the history check. */
   async track(): Promise<void> {
     if (this.#fatal !== null) return;
     await this.#guard(async () => {
       await trackOpenOrders(this.#deps);
-      await reconcile(this.#deps, { minAgeMs: this.#deps.timing.unknownSettleMs, closeSlots: false });
+      await this.#reconciler.pass();
     }, undefined);
+    const ledger = this.#ledger;
+    if (ledger !== null && this.#options.ledger !== undefined) {
+      const last = ledger.lastCheckedAtMs;
+      if (last === null || this.#deps.clock.nowMs() - last >= this.#options.ledger.intervalMs) await this.checkLedger();
+    }
+  }
+
+  async #skipUnchecked(instance: string, slotTimeMs: number): Promise<SlotOutcome> {
+    const reason = `not run: the exchange's order history could not be read since stacker started (${this.#ledgerProblem ?? 'not read yet'}), so orders lost by the journal or placed by another client could not be ruled out`;
+    await this.#guard(async () => {
+      if (await this.#deps.journal.skipSlot({ instance, slotTimeMs, runId: this.#options.runId, status: 'skipped', reason })) {
+        this.#deps.metrics.slotFinished(instance, 'skipped', 0, slotTimeMs);
+      }
+    }, undefined);
+    this.#deps.logger.warn({ event: 'slot-skipped', instance, slot: new Date(slotTimeMs).toISOString() }, reason);
+    return 'skipped';
   }
 
   async #guard<T>(work: () => Promise<T>, fallback: T): Promise<T> {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof FatalEngineError) {
+      const fatal = error instanceof FatalEngineError ? error : classifyError(error) === 'fatal' ? new FatalEngineError(errorMessage(error), error) : null;
+      if (fatal !== null) {
         if (this.#fatal === null) {
-          this.#fatal = error;
-          this.#deps.logger.error({ event: 'trading-stopped', code: error.code, error: error.message }, `trading stopped: ${error.message}`);
-          this.#options.onFatal?.(error);
+          this.#fatal = fatal;
+          this.#deps.logger.error({ event: 'trading-stopped', code: fatal.code, error: fatal.message }, `trading stopped: ${fatal.message}`);
+          this.#options.onFatal?.(fatal);
         }
         return fallback;
       }
-      this.#deps.logger.error({ event: 'engine-error', error: error instanceof Error ? error.message : String(error) }, 'unexpected engine error');
+      this.#deps.logger.error({ event: 'engine-error', code: errorCode(error), error: errorMessage(error) }, `engine error: ${errorMessage(error)}`);
       return fallback;
     }
   }

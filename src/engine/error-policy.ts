@@ -1,21 +1,26 @@
-import { AuthError, ExchangeRefusedError, ExchangeValidationError, NonceError, StackerError } from '../domain/errors.ts';
+import { AuthError, ExchangeRefusedError, ExchangeValidationError, ForeignOrderError, NonceError, StackerError } from '../domain/errors.ts';
+import { StoreError } from '../store/errors.ts';
 
 /**
- * What the engine does about an error, decided in one place (issue: "error policy in one place"):
+ * What the engine does about an error, decided in one place:
  *
  * - `transient`: the exchange or the network failed for now (5xx, timeouts, resets, rate
- *   limits). Skip this tick with a warning; the next slot tries again.
+ *   limits), or the disk refused a journal write (full, read-only): nothing was sent. Skip this
+ *   tick with a warning; the next slot tries again.
  * - `refused`: the exchange understood and said no (422, validation). Log it with its context
  *   and carry on: retrying the same request gets the same answer.
- * - `fatal`: the key, the signature or the nonce was refused. Every further request would be
- *   refused too and may lock the key: stop trading and exit non-zero, for a human to look.
+ * - `fatal`: the key, the signature or the nonce was refused (every further request would be
+ *   refused too and may lock the key); the journal file is gone or replaced (what is journalled
+ *   reaches nothing a restart would read); another client places orders with our ids (every slot
+ *   would be bought twice). Stop trading and exit non-zero, for a human to look.
  * - `bug`: anything else (a TypeError in a strategy, a broken invariant). The instance that
  *   hit it is disabled; the others keep running.
  */
 export type ErrorClass = 'transient' | 'refused' | 'fatal' | 'bug';
 
 export function classifyError(error: unknown): ErrorClass {
-  if (error instanceof AuthError || error instanceof NonceError) return 'fatal';
+  if (error instanceof AuthError || error instanceof NonceError || error instanceof ForeignOrderError) return 'fatal';
+  if (error instanceof StoreError && error.reason === 'journal-lost') return 'fatal';
   if (error instanceof ExchangeRefusedError || error instanceof ExchangeValidationError) return 'refused';
   if (error instanceof StackerError) return error.retryable ? 'transient' : 'refused';
   return 'bug';

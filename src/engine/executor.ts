@@ -2,7 +2,7 @@ import type { FlexWithdrawIntent, TransferIntent } from '../domain/intent.ts';
 import { type BuyStockMarketIntent, type MoneyIntent } from '../domain/intent.ts';
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
-import { ExchangeError, ServiceUnavailableError, outcomeUnknown } from '../domain/errors.ts';
+import { ExchangeError, outcomeUnknown } from '../domain/errors.ts';
 import type { IntentError, IntentRecord } from '../store/journal.ts';
 import type { SlotView } from './contract.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
@@ -16,11 +16,14 @@ export type MoneyOutcome =
   | { readonly status: 'refused' | 'failed' | 'unknown'; readonly error: IntentError };
 
 /**
- * Send one journalled money intent, keeping the money rule (DESIGN.md): the intent is already
- * in the journal as `pending`; it is marked `sent` before the request leaves; a lost answer is
- * resolved by looking the operation up, and a buy is sent again only when the exchange provably
- * has no order with its clientOrderId. Throws FatalEngineError (auth, nonce) after journalling
- * the outcome; every other failure is an outcome.
+ * Send one journalled money intent, keeping the money rule (docs/exactly-once.md): the intent is
+ * already in the journal as `pending`; the journal is checked to still be the file a restart
+ * would read, the intent is marked `sent`, and only then does the request leave. It is sent
+ * once: the exchange does not deduplicate market orders by clientOrderId, and an empty lookup
+ * seconds after a lost answer is no proof that the order was not taken (its history lags). A
+ * lost answer is looked up a few times in the slot, then over the instance's settle window by
+ * reconciliation. Throws FatalEngineError (auth, nonce, a lost journal) after journalling the
+ * outcome; every other failure is an outcome.
  */
 export async function executeMoneyIntent(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord): Promise<MoneyOutcome> {
   const intent = record.intent as MoneyIntent;
@@ -39,6 +42,12 @@ export async function executeMoneyIntent(deps: EngineDeps, limits: InstanceLimit
   }
 }
 
+/** The last step before a request leaves: the journal must still reach its file, and says `sent`. */
+async function markSent(deps: EngineDeps, record: IntentRecord): Promise<void> {
+  await deps.journal.assertIntact();
+  await deps.journal.updateIntent(record.intentId, { status: 'sent' });
+}
+
 // ---- buy ----------------------------------------------------------------------------------
 
 async function executeBuy(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord, intent: BuyStockMarketIntent): Promise<MoneyOutcome> {
@@ -49,48 +58,40 @@ async function executeBuy(deps: EngineDeps, limits: InstanceLimits, view: SlotVi
     if (refused !== null) return refuse(deps, record, refused);
   }
   const request = { market: intent.market, baseAmount: intent.amount, clientOrderId, stp: intent.stp ?? 'no' } as const;
-  for (let send = 1; ; send += 1) {
-    await deps.journal.updateIntent(record.intentId, { status: 'sent' });
-    deps.logger.info(
-      { event: 'order-send', instance: record.instance, clientOrderId, market: intent.market, amount: formatDecimal(intent.amount), stp: request.stp, attempt: send },
-      `buying ${formatDecimal(intent.amount)} ${intent.market} at market (${clientOrderId})`,
+  await markSent(deps, record);
+  deps.logger.info(
+    { event: 'order-send', instance: record.instance, clientOrderId, market: intent.market, amount: formatDecimal(intent.amount), stp: request.stp },
+    `buying ${formatDecimal(intent.amount)} ${intent.market} at market (${clientOrderId})`,
+  );
+  let order: Order;
+  try {
+    order = await deps.exchange.buyStockMarket(request);
+  } catch (error) {
+    if (!outcomeUnknown(error)) return failSend(deps, record, error);
+    deps.logger.warn(
+      { event: 'order-answer-lost', instance: record.instance, clientOrderId, code: errorCode(error), error: errorMessage(error) },
+      `the answer to ${clientOrderId} was lost; looking the order up (it is never sent again)`,
     );
-    let order: Order | null;
-    try {
-      order = await deps.exchange.buyStockMarket(request);
-    } catch (error) {
-      if (!outcomeUnknown(error)) return failSend(deps, record, error);
-      deps.logger.warn(
-        { event: 'order-answer-lost', instance: record.instance, clientOrderId, code: errorCode(error), error: errorMessage(error) },
-        `the answer to ${clientOrderId} was lost; looking the order up before anything else`,
-      );
-      const found = await lookUpOrder(deps, intent.market, clientOrderId);
-      if (found.kind === 'found') {
-        order = found.order;
-      } else if (found.kind === 'none' && error instanceof ServiceUnavailableError && send < deps.timing.maxSends) {
-        // The exchange answered 5xx (so the request is no longer in flight) and provably holds no
-        // such order: sending the same clientOrderId again cannot double the buy.
-        deps.logger.warn({ event: 'order-resend', instance: record.instance, clientOrderId }, `the exchange has no order ${clientOrderId}; sending it again`);
-        // Journal the lost answer first: `sent` again from `unknown` counts the attempt.
-        await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: { code: errorCode(error), message: `answer lost (${errorMessage(error)}); no such order at the exchange` } });
-        continue;
-      } else {
-        // A timeout or reset may still land after the lookup; sending again could double the
-        // buy. Leave it `unknown`: reconciliation looks again once it has settled.
-        const why = found.kind === 'none' ? 'no order found yet, and the request may still be in flight' : `lookup failed: ${found.message}`;
-        const lost: IntentError = { code: errorCode(error), message: `answer lost (${errorMessage(error)}); ${why}; not resent` };
-        await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
-        return { status: 'unknown', error: lost };
-      }
+    const found = await lookUpOrder(deps, intent.market, clientOrderId);
+    if (found.kind !== 'found') {
+      const window = Math.round(limits.orderSettleWindowMs / 1000);
+      const why = found.kind === 'none' ? 'not in the order history yet' : `lookup failed: ${found.message}`;
+      const lost: IntentError = {
+        code: errorCode(error),
+        message: `answer lost (${errorMessage(error)}); ${why}; looked up again over ${window} s, never sent again; its budget stays counted meanwhile`,
+      };
+      await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
+      return { status: 'unknown', error: lost };
     }
-    deps.metrics.orderPlaced(record.instance);
-    await recordOrder(deps, record.instance, order, record.intentId);
-    await deps.journal.updateIntent(record.intentId, { status: 'done', result: orderResult(order) });
-    if (!isTerminalStatus(order.status)) {
-      deps.logger.debug({ instance: record.instance, orderId: order.orderId }, `order ${clientOrderId} is ${order.status}; the tracker follows it`);
-    }
-    return { status: 'done' };
+    order = found.order;
   }
+  deps.metrics.orderPlaced(record.instance);
+  await recordOrder(deps, record.instance, order, record.intentId);
+  await deps.journal.updateIntent(record.intentId, { status: 'done', result: orderResult(order) });
+  if (!isTerminalStatus(order.status)) {
+    deps.logger.debug({ instance: record.instance, orderId: order.orderId }, `order ${clientOrderId} is ${order.status}; the tracker follows it`);
+  }
+  return { status: 'done' };
 }
 
 type Lookup = { readonly kind: 'found'; readonly order: Order } | { readonly kind: 'none' } | { readonly kind: 'error'; readonly message: string };
@@ -145,7 +146,7 @@ async function reserveBudget(deps: EngineDeps, limits: InstanceLimits, view: Slo
  */
 async function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: TransferIntent): Promise<MoneyOutcome> {
   const before = await tradeAvailable(deps, intent.ticker);
-  await deps.journal.updateIntent(record.intentId, { status: 'sent' });
+  await markSent(deps, record);
   await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'sent' });
   deps.logger.info(
     { event: 'transfer-send', instance: record.instance, ticker: intent.ticker, amount: formatDecimal(intent.amount) },
@@ -204,7 +205,7 @@ async function waitForTradeBalance(deps: EngineDeps, ticker: string, atLeast: De
 /** Like a transfer, a withdraw has no lookup by id: a lost answer is resolved by the investment shrinking. */
 async function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, intent: FlexWithdrawIntent): Promise<MoneyOutcome> {
   const before = await invested(deps, intent.plan);
-  await deps.journal.updateIntent(record.intentId, { status: 'sent' });
+  await markSent(deps, record);
   await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'sent' });
   deps.logger.info(
     { event: 'flex-withdraw-send', instance: record.instance, plan: intent.plan, amount: formatDecimal(intent.amount) },

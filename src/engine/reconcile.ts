@@ -1,117 +1,198 @@
 import type { IntentRecord } from '../store/journal.ts';
 import { isMoneyIntent } from '../domain/intent.ts';
 import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts';
-import { lookUpOrder, orderResult, releaseReservation } from './executor.ts';
+import { orderResult, releaseReservation } from './executor.ts';
 import { recordOrder } from './order-log.ts';
 import type { EngineDeps } from './runtime.ts';
 
 export interface ReconcileSummary {
-  /** Intents whose outcome is now known. */
+  /** Intents whose outcome is now known (found, never sent, or not found over the whole window). */
   readonly resolved: number;
-  /** Intents still unknown (a lookup failed, or a transfer/withdraw that cannot be looked up). */
+  /** Intents still open: being looked up, or a transfer/withdrawal that cannot be looked up. */
   readonly unresolved: number;
   /** Claimed slots a crash left open, now closed. */
   readonly slotsClosed: number;
 }
 
-/**
- * Resolve what a crash or a lost answer left open, before any new slot runs (DESIGN.md money
- * rule, step 3):
- * - `pending` never left (intents are marked `sent` first): failed, not sent late — its slot's
- *   moment has passed and the next slot decides afresh;
- * - `sent` / `unknown` buys: looked up by clientOrderId; found → done and tracked; provably
- *   absent → failed (never placed). Never resent here, for the same reason;
- * - transfers and flex withdrawals cannot be looked up by id: they stay `unknown`, with a
- *   warning to check the balances, and are never resent.
- * `minAgeMs` keeps away from answers that may still be in flight (0 at start: nothing is).
- */
-export async function reconcile(deps: EngineDeps, options: { readonly minAgeMs: number; readonly closeSlots: boolean }): Promise<ReconcileSummary> {
-  // While slots run (the periodic pass), `pending` and `sent` intents belong to a slot in flight:
-  // only `unknown` buys, whose answer was lost long enough ago, are looked at then.
-  const atStart = options.closeSlots;
-  let resolved = 0;
-  let unresolved = 0;
-  const now = deps.clock.nowMs();
-  for (const record of await deps.journal.unresolvedIntents()) {
-    const lookable = record.status === 'unknown' && record.intent.kind === 'buy-stock-market';
-    if (!atStart && (!lookable || now - record.updatedAtMs < options.minAgeMs)) {
-      unresolved += 1;
-      continue;
-    }
-    if (await resolveIntent(deps, record)) resolved += 1;
-    else unresolved += 1;
-  }
-  let slotsClosed = 0;
-  if (options.closeSlots) {
-    for (const slot of await deps.journal.listSlots({ status: 'claimed' })) {
-      const intents = await deps.journal.listIntents({ instance: slot.instance, slotTimeMs: slot.slotTimeMs });
-      const open = intents.some((intent) => intent.status === 'pending' || intent.status === 'sent' || intent.status === 'unknown');
-      const anyDone = intents.some((intent) => isMoneyIntent(intent.intent) && intent.status === 'done');
-      await deps.journal.finishSlot({
-        instance: slot.instance,
-        slotTimeMs: slot.slotTimeMs,
-        status: anyDone && !open ? 'done' : 'failed',
-        reason: 'interrupted: stacker stopped during this slot; closed by reconciliation',
-      });
-      slotsClosed += 1;
-    }
-  }
-  if (resolved + slotsClosed > 0 || (atStart && unresolved > 0)) {
-    deps.logger.info({ event: 'reconciled', resolved, unresolved, slotsClosed }, `reconciliation: ${resolved} resolved, ${unresolved} still unknown, ${slotsClosed} interrupted slots closed`);
-  }
-  return { resolved, unresolved, slotsClosed };
+/** What is still open after a pass, for /healthz and /metrics. */
+export interface UnresolvedState {
+  readonly count: number;
+  /** When the oldest open intent was sent (or journalled, if never sent); null when none. */
+  readonly oldestSentAtMs: number | null;
+  /** Open intents older than their settle window: a human has to look (a transfer, a lookup that keeps failing). */
+  readonly pastWindow: readonly { readonly intentId: string; readonly instance: string; readonly kind: string; readonly sentAtMs: number }[];
 }
 
-async function resolveIntent(deps: EngineDeps, record: IntentRecord): Promise<boolean> {
-  const log = { event: 'reconcile', instance: record.instance, intentId: record.intentId, intent: record.intent.kind };
-  if (record.status === 'pending') {
-    await deps.journal.updateIntent(record.intentId, {
-      status: 'failed',
-      error: { code: 'E_INTERRUPTED', message: 'stacker stopped before sending it; not sent (its slot has passed)' },
-    });
-    await releaseReservation(deps, record);
-    deps.logger.warn(log, 'an intent journalled before a stop was never sent; marked failed');
-    return true;
+export const NOTHING_UNRESOLVED: UnresolvedState = { count: 0, oldestSentAtMs: null, pastWindow: [] };
+
+/**
+ * Resolves what a lost answer or a crash left open (docs/exactly-once.md), with the same rule at
+ * start and while running: a buy is looked up by its clientOrderId, again and again over its
+ * instance's settle window counted from when it was sent (never from a restart), and only a
+ * lookup after the window has passed may call it `not-found`. Nothing is ever sent again here.
+ *
+ * - `pending` (only at start) never left, because intents are marked `sent` first: failed, and
+ *   not sent late (its slot's moment has passed; the next slot decides afresh);
+ * - `sent` at start: its request may have landed before the crash; from here on like `unknown`.
+ *   While running, a `sent` intent belongs to the slot in flight and is left alone;
+ * - `unknown` buys: looked up when due; found → done and tracked; past the window with nothing
+ *   found → `not-found`, its budget still counted until the exchange's history check clears it;
+ * - transfers and flex withdrawals have no lookup by id: they stay `unknown` (health reports
+ *   them once past the window) and are never resent.
+ */
+export class Reconciler {
+  readonly #deps: EngineDeps;
+  readonly #windowOf: (instance: string) => number;
+  /** intentId → when to look it up next. Lost on restart, which only means an early lookup. */
+  readonly #nextLookup = new Map<string, number>();
+  #state: UnresolvedState = NOTHING_UNRESOLVED;
+
+  constructor(deps: EngineDeps, windowOf: (instance: string) => number) {
+    this.#deps = deps;
+    this.#windowOf = windowOf;
   }
-  const intent = record.intent;
-  if (intent.kind !== 'buy-stock-market' || record.clientOrderId === null) {
+
+  get state(): UnresolvedState {
+    return this.#state;
+  }
+
+  /** Before any slot of a run: everything open is looked at now, and claimed slots are closed. */
+  async atStart(): Promise<ReconcileSummary> {
+    return this.#pass(true);
+  }
+
+  /** While running: the lookups that are due. */
+  async pass(): Promise<ReconcileSummary> {
+    return this.#pass(false);
+  }
+
+  async #pass(atStart: boolean): Promise<ReconcileSummary> {
+    const deps = this.#deps;
+    let resolved = 0;
+    let unresolved = 0;
+    for (const record of await deps.journal.unresolvedIntents()) {
+      const due = (this.#nextLookup.get(record.intentId) ?? 0) <= deps.clock.nowMs();
+      const inFlight = !atStart && (record.status === 'pending' || record.status === 'sent');
+      if (inFlight || !due) {
+        unresolved += 1;
+        continue;
+      }
+      if (await this.#resolve(record, atStart)) resolved += 1;
+      else unresolved += 1;
+    }
+    const slotsClosed = atStart ? await closeInterruptedSlots(deps) : 0;
+    if (resolved + slotsClosed > 0 || (atStart && unresolved > 0)) {
+      deps.logger.info({ event: 'reconciled', resolved, unresolved, slotsClosed }, `reconciliation: ${resolved} resolved, ${unresolved} still open, ${slotsClosed} interrupted slots closed`);
+    }
+    this.#state = await this.#measure();
+    return { resolved, unresolved, slotsClosed };
+  }
+
+  async #resolve(record: IntentRecord, atStart: boolean): Promise<boolean> {
+    const deps = this.#deps;
+    const log = { event: 'reconcile', instance: record.instance, intentId: record.intentId, intent: record.intent.kind };
+    if (record.status === 'pending') {
+      await deps.journal.updateIntent(record.intentId, {
+        status: 'failed',
+        error: { code: 'E_INTERRUPTED', message: 'stacker stopped before sending it; not sent (its slot has passed)' },
+      });
+      await releaseReservation(deps, record);
+      deps.logger.warn(log, 'an intent journalled before a stop was never sent; marked failed');
+      return true;
+    }
+    const intent = record.intent;
+    if (intent.kind !== 'buy-stock-market' || record.clientOrderId === null) {
+      if (record.status === 'sent') {
+        await deps.journal.updateIntent(record.intentId, {
+          status: 'unknown',
+          error: { code: 'E_OUTCOME_UNKNOWN', message: `stacker stopped while the ${intent.kind} was in flight; it cannot be looked up by id: check the balances; not resent` },
+        });
+      }
+      if (atStart) deps.logger.warn(log, `a ${intent.kind} may or may not have happened (no lookup by id exists); check the balances — it is never resent`);
+      this.#nextLookup.set(record.intentId, Number.POSITIVE_INFINITY);
+      return false;
+    }
+
+    const nowMs = deps.clock.nowMs();
+    const sentAtMs = record.sentAtMs ?? record.updatedAtMs;
+    const windowEndMs = sentAtMs + this.#windowOf(record.instance);
+    let found;
+    try {
+      found = await deps.exchange.findOrder({ market: intent.market, clientOrderId: record.clientOrderId });
+    } catch (error) {
+      if (classifyError(error) === 'fatal') throw new FatalEngineError(`looking up ${record.clientOrderId}: ${errorMessage(error)}`, error);
+      deps.logger.warn({ ...log, error: errorMessage(error) }, 'could not look the order up; will try again');
+      this.#schedule(record.intentId, sentAtMs, windowEndMs, nowMs);
+      return false;
+    }
+    if (found !== null) {
+      this.#nextLookup.delete(record.intentId);
+      await recordOrder(deps, record.instance, found, record.intentId);
+      await deps.journal.updateIntent(record.intentId, { status: 'done', result: orderResult(found) });
+      deps.logger.info({ ...log, clientOrderId: record.clientOrderId, orderId: found.orderId }, 'the order of a lost answer exists; recorded');
+      return true;
+    }
+    if (nowMs >= windowEndMs) {
+      this.#nextLookup.delete(record.intentId);
+      const windowSec = Math.round((windowEndMs - sentAtMs) / 1000);
+      await deps.journal.updateIntent(record.intentId, {
+        status: 'not-found',
+        error: {
+          code: 'E_NOT_FOUND',
+          message: `no order ${record.clientOrderId} at the exchange ${windowSec} s after it was sent; not resent; its budget stays counted until the exchange's history check clears it`,
+        },
+      });
+      deps.logger.warn({ ...log, event: 'order-not-found', clientOrderId: record.clientOrderId, windowSec }, `no order ${record.clientOrderId} after its ${windowSec} s settle window; marked not-found (never resent)`);
+      return true;
+    }
     if (record.status === 'sent') {
       await deps.journal.updateIntent(record.intentId, {
         status: 'unknown',
-        error: { code: 'E_OUTCOME_UNKNOWN', message: `stacker stopped while the ${intent.kind} was in flight; it cannot be looked up by id: check the balances; not resent` },
+        error: { code: 'E_OUTCOME_UNKNOWN', message: `stacker stopped while the order was in flight; looking it up until ${new Date(windowEndMs).toISOString()}; never resent` },
       });
     }
-    deps.logger.warn(log, `a ${intent.kind} may or may not have happened (no lookup by id exists); check the balances — it is never resent`);
+    this.#schedule(record.intentId, sentAtMs, windowEndMs, nowMs);
     return false;
   }
-  let found;
-  try {
-    found = await lookUpOrder(deps, intent.market, record.clientOrderId);
-  } catch (error) {
-    if (error instanceof FatalEngineError) throw error;
-    return false;
+
+  /** Next lookup after half the intent's age (within the timing's bounds), and one at the window's end. */
+  #schedule(intentId: string, sentAtMs: number, windowEndMs: number, nowMs: number): void {
+    const { min, max } = this.#deps.timing.lookupSpacingMs;
+    const spacing = Math.min(max, Math.max(min, (nowMs - sentAtMs) / 2));
+    this.#nextLookup.set(intentId, Math.min(nowMs + spacing, Math.max(windowEndMs, nowMs)));
   }
-  if (found.kind === 'error') {
-    deps.logger.warn({ ...log, error: found.message }, 'could not look the order up yet; will try again');
-    return false;
+
+  async #measure(): Promise<UnresolvedState> {
+    const open = await this.#deps.journal.unresolvedIntents();
+    if (open.length === 0) return NOTHING_UNRESOLVED;
+    const nowMs = this.#deps.clock.nowMs();
+    let oldest: number | null = null;
+    const pastWindow: UnresolvedState['pastWindow'][number][] = [];
+    for (const record of open) {
+      const sentAtMs = record.sentAtMs ?? record.createdAtMs;
+      if (oldest === null || sentAtMs < oldest) oldest = sentAtMs;
+      if (record.status === 'unknown' && nowMs > sentAtMs + this.#windowOf(record.instance)) {
+        pastWindow.push({ intentId: record.intentId, instance: record.instance, kind: record.intent.kind, sentAtMs });
+      }
+    }
+    return { count: open.length, oldestSentAtMs: oldest, pastWindow };
   }
-  if (found.kind === 'found') {
-    await recordOrder(deps, record.instance, found.order, record.intentId);
-    await deps.journal.updateIntent(record.intentId, { status: 'done', result: orderResult(found.order) });
-    deps.logger.info({ ...log, clientOrderId: record.clientOrderId, orderId: found.order.orderId }, 'the order of an interrupted send exists; recorded');
-    return true;
-  }
-  await deps.journal.updateIntent(record.intentId, {
-    status: 'failed',
-    error: { code: 'E_NOT_PLACED', message: `the exchange has no order ${record.clientOrderId}: it was never placed; not resent (its slot has passed)` },
-  });
-  await releaseReservation(deps, record);
-  deps.logger.warn({ ...log, clientOrderId: record.clientOrderId }, 'the order of an interrupted send was never placed; marked failed');
-  return true;
 }
 
-/** Whether an error seen while reconciling or tracking should stop the daemon. */
-export function isFatal(error: unknown): boolean {
-  return error instanceof FatalEngineError || classifyError(error) === 'fatal';
+/** Slots a crash left `claimed`: done when a money intent went through and nothing is open, else failed. */
+async function closeInterruptedSlots(deps: EngineDeps): Promise<number> {
+  let closed = 0;
+  for (const slot of await deps.journal.listSlots({ status: 'claimed' })) {
+    const intents = await deps.journal.listIntents({ instance: slot.instance, slotTimeMs: slot.slotTimeMs });
+    const open = intents.some((intent) => intent.status === 'pending' || intent.status === 'sent' || intent.status === 'unknown');
+    const anyDone = intents.some((intent) => isMoneyIntent(intent.intent) && intent.status === 'done');
+    await deps.journal.finishSlot({
+      instance: slot.instance,
+      slotTimeMs: slot.slotTimeMs,
+      status: anyDone && !open ? 'done' : 'failed',
+      reason: 'interrupted: stacker stopped during this slot; closed by reconciliation',
+    });
+    closed += 1;
+  }
+  return closed;
 }
-

@@ -23,32 +23,39 @@ export interface EngineDeps {
  * never loses an answer.
  */
 export interface EngineTiming {
-  /** Lookups of a lost order answer, after these delays; "none" only after all of them answered none. */
+  /**
+   * Lookups of a lost order answer inside the slot, after these delays: most lost answers are
+   * found this way. What they do not find is looked up over the instance's settle window.
+   */
   readonly lookupDelaysMs: readonly number[];
+  /** Spacing of the settle-window lookups: half the intent's age, within these bounds. */
+  readonly lookupSpacingMs: { readonly min: number; readonly max: number };
   /** How long to wait for a transfer to show on the trade balance, and how often to look. */
   readonly transferSettleMs: number;
   readonly pollMs: number;
-  /** Sends of one buy at most (the first plus resends after a provable "no such order"). */
-  readonly maxSends: number;
-  /** An unknown intent is reconciled only when it is at least this old: a timed-out request may still land. */
-  readonly unknownSettleMs: number;
 }
 
 export const LIVE_TIMING: EngineTiming = {
   lookupDelaysMs: [500, 1500],
+  lookupSpacingMs: { min: 2_000, max: 60_000 },
   transferSettleMs: 5000,
   pollMs: 250,
-  maxSends: 3,
-  unknownSettleMs: 60_000,
 };
 
 export const INSTANT_TIMING: EngineTiming = {
   lookupDelaysMs: [0],
+  lookupSpacingMs: { min: 0, max: 0 },
   transferSettleMs: 0,
   pollMs: 0,
-  maxSends: 3,
-  unknownSettleMs: 0,
 };
+
+/**
+ * How long an order whose answer was lost is looked for before it is called `not-found`
+ * (ORDER_SETTLE_WINDOW): the exchange's order history has been seen lagging an order by
+ * seconds, so minutes, not seconds. The floor keeps a setting from turning a slow history into
+ * a verdict.
+ */
+export const ORDER_SETTLE_WINDOW = { defaultMs: 10 * 60_000, floorMs: 30_000, ceilingMs: 24 * 3_600_000 } as const;
 
 /** One configured strategy instance, as the engine needs it. */
 export interface InstanceLimits {
@@ -58,6 +65,8 @@ export interface InstanceLimits {
   readonly maxOrderQuote: Decimal | null;
   /** The configured CLIENT_ORDER_PREFIX-like default for the derived ids; null = from the instance name. */
   readonly clientOrderIdPrefix: string | null;
+  /** ORDER_SETTLE_WINDOW of the instance: how long a lost order answer is looked for. */
+  readonly orderSettleWindowMs: number;
 }
 
 export function hasBudget(limits: InstanceLimits): boolean {

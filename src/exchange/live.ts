@@ -8,6 +8,9 @@ import type { Exchange } from './port.ts';
 
 /** The exchange's largest page for flex investments and order lookups. */
 const PAGE = 100;
+/** Order history: the largest page, and the longest span one request may cover (31 days; 30 kept). */
+const HISTORY_PAGE = 500;
+const HISTORY_SPAN_SEC = 30 * 24 * 3600;
 
 /**
  * The Exchange port over the signed HTTP API. A thin adapter on purpose: the client already
@@ -76,6 +79,21 @@ export class LiveExchange implements Exchange {
     if (done !== null) return done;
     const active = await this.#client.activeOrders({ market: request.market, clientOrderId: request.clientOrderId, limit: PAGE });
     return newest(active.filter((order) => order.clientOrderId === request.clientOrderId));
+  }
+
+  async orderHistory(request: { readonly sinceSec: number; readonly untilSec: number }): Promise<readonly Order[]> {
+    const all: Order[] = [];
+    // The history endpoint answers at most 31 days per request, a page at a time.
+    for (let from = request.sinceSec; from <= request.untilSec; from += HISTORY_SPAN_SEC) {
+      const to = Math.min(request.untilSec, from + HISTORY_SPAN_SEC - 1);
+      for (let offset = 0; ; offset += HISTORY_PAGE) {
+        const page = await this.#client.orderHistory({ startDate: from, endDate: to, limit: HISTORY_PAGE, offset });
+        all.push(...page);
+        if (page.length < HISTORY_PAGE) break;
+      }
+    }
+    const unique = new Map(all.map((order) => [order.orderId, order]));
+    return [...unique.values()].sort((a, b) => a.createdAtSec - b.createdAtSec);
   }
 
   async orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null> {

@@ -53,6 +53,12 @@ export interface Exchange {
    * null when the exchange provably has none. Throws (retryable) when it cannot tell.
    */
   findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null>;
+  /**
+   * Finished orders of every market created from `sinceSec` to `untilSec` (Unix seconds), all
+   * pages, oldest first: the exchange's own record, read as a second ledger. The exchange keeps
+   * about six months of history.
+   */
+  orderHistory(request: { readonly sinceSec: number; readonly untilSec: number }): Promise<readonly Order[]>;
   /** The current state of an order the engine placed (history, then active orders); null when unknown. */
   orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null>;
 

@@ -104,6 +104,11 @@ export class Metrics implements EngineMetrics {
   readonly #lastSuccessfulSlot: Gauge;
   readonly #strategyEnabled: Gauge;
   readonly #killSwitch: Gauge;
+  readonly #unresolved: Gauge;
+  readonly #oldestUnresolvedAge: Gauge;
+  readonly #journalWritable: Gauge;
+  readonly #findings: Gauge;
+  #oldestUnresolvedSentAtMs: number | null = null;
   readonly #uptime: Gauge;
   readonly #processStart: Gauge;
   readonly #rss: Gauge;
@@ -137,6 +142,15 @@ export class Metrics implements EngineMetrics {
     this.#strategyEnabled = r.register(new Gauge({ name: 'stacker_strategy_enabled', help: '1 while a strategy instance trades; 0 once it was disabled after failing.', labelNames: ['instance'] }));
     this.#killSwitch = r.register(new Gauge({ name: 'stacker_kill_switch', help: '1 while the kill switch stops new orders.' }));
     this.#killSwitch.set({}, 0);
+
+    this.#unresolved = r.register(new Gauge({ name: 'stacker_unresolved_intents', help: 'Intents whose outcome is not yet known (a lost answer being looked up, a transfer that cannot be).' }));
+    this.#unresolved.set({}, 0);
+    this.#oldestUnresolvedAge = r.register(new Gauge({ name: 'stacker_oldest_unresolved_intent_age_seconds', help: 'Age of the oldest unresolved intent since it was sent; 0 when none.' }));
+    this.#oldestUnresolvedAge.set({}, 0);
+    this.#journalWritable = r.register(new Gauge({ name: 'stacker_journal_writable', help: '1 while the journal accepts writes; 0 after a write failed (disk full, read-only) until one succeeds.' }));
+    this.#journalWritable.set({}, 1);
+    this.#findings = r.register(new Gauge({ name: 'stacker_unacknowledged_findings', help: 'Orders reconciliation found at the exchange that a human has not acknowledged, by kind (adopted, foreign).', labelNames: ['kind'] }));
+    for (const kind of ['adopted', 'foreign']) this.#findings.set({ kind }, 0);
 
     this.#uptime = r.register(new Gauge({ name: 'stacker_uptime_seconds', help: 'Seconds since the process started.' }));
     this.#processStart = r.register(new Gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since unix epoch in seconds.' }));
@@ -195,8 +209,18 @@ export class Metrics implements EngineMetrics {
     this.#killSwitch.set({}, active ? 1 : 0);
   }
 
+  /** The journal's state, as the daemon's health sees it (DaemonHealth.refresh). */
+  journalState(state: { readonly unresolved: number; readonly oldestUnresolvedSentAtMs: number | null; readonly writable: boolean; readonly findings: Readonly<Record<string, number>> }): void {
+    this.#unresolved.set({}, state.unresolved);
+    this.#oldestUnresolvedSentAtMs = state.oldestUnresolvedSentAtMs;
+    this.#journalWritable.set({}, state.writable ? 1 : 0);
+    for (const [kind, count] of Object.entries(state.findings)) this.#findings.set({ kind }, count);
+  }
+
   async render(): Promise<string> {
     const nowMs = this.#nowMs();
+    const oldest = this.#oldestUnresolvedSentAtMs;
+    this.#oldestUnresolvedAge.set({}, oldest === null ? 0 : Math.max(0, (nowMs - oldest) / 1000));
     const stats = this.#processStats();
     this.#uptime.set({}, Math.max(0, (nowMs - this.#processStartMs) / 1000));
     this.#processStart.set({}, Math.round(this.#processStartMs / 1000));

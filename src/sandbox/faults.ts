@@ -1,13 +1,21 @@
 /**
- * Per-path fault injection for tests of the client and the engine's money rule:
- * - `latency`: wait `latencyMs` before handling (the request still happens afterwards);
+ * Per-path fault injection, so tests and users can rehearse what a real exchange does on a bad
+ * day (`stacker sandbox --fault`):
+ * - `latency`: wait `latencyMs` before handling (the request is processed late; the client may
+ *   have timed out or died meanwhile);
  * - `reset`: destroy the connection before anything is performed (nothing committed);
  * - `drop-after-commit`: perform the operation, then destroy the connection unanswered
  *   (the client sees a reset, the ledger shows the operation);
- * - `status`: answer `status`/`body` without performing, or after performing with `commit`.
- * Each fault fires `times` times (default 1; Infinity allowed), first injected first.
+ * - `status`: answer `status`/`body` without performing, or after performing with `commit`;
+ * - `commit-late`: answer `status` (a gateway's 504, say) at once and perform the operation
+ *   `latencyMs` later, as an exchange whose backend took the request after its gateway gave up.
+ * Each fault fires `times` times (default 1; Infinity allowed), on every `every`-th matching
+ * request (default 1: each one), first injected first.
+ *
+ * Apart from per-request faults, `historyLagMs` makes orders show in the order history and the
+ * active orders only that long after they were placed, as the real history may lag an order.
  */
-export type FaultKind = 'drop-after-commit' | 'reset' | 'status' | 'latency';
+export type FaultKind = 'drop-after-commit' | 'reset' | 'status' | 'latency' | 'commit-late';
 
 export interface FaultSpec {
   readonly path: string;
@@ -21,31 +29,48 @@ export interface FaultSpec {
   readonly times?: number;
   /** `status` faults: perform the operation first, then answer the injected status. */
   readonly commit?: boolean;
+  /** Fire on every n-th request of the path (1: each one). */
+  readonly every?: number;
 }
 
 interface ArmedFault {
   readonly spec: FaultSpec;
   remaining: number;
+  /** Matching requests seen, for `every`. */
+  seen: number;
 }
 
 export class FaultInjector {
   #faults: ArmedFault[] = [];
+  #historyLagMs = 0;
+
+  /** Orders appear in the history and active orders this long after they were placed (0: at once). */
+  get historyLagMs(): number {
+    return this.#historyLagMs;
+  }
+
+  set historyLagMs(ms: number) {
+    if (!(ms >= 0) || !Number.isFinite(ms)) throw new RangeError('history lag must be a finite number of milliseconds >= 0');
+    this.#historyLagMs = ms;
+  }
 
   inject(spec: FaultSpec): void {
     const times = spec.times ?? 1;
     if (!(times >= 1)) throw new RangeError('fault times must be at least 1');
     if (!spec.path.startsWith('/')) throw new TypeError('fault path must start with /');
-    if (spec.kind === 'status' && (spec.status === undefined || !Number.isInteger(spec.status) || spec.status < 100 || spec.status > 599)) {
-      throw new RangeError('a status fault needs an HTTP status (100–599)');
+    if ((spec.kind === 'status' || spec.kind === 'commit-late') && (spec.status === undefined || !Number.isInteger(spec.status) || spec.status < 100 || spec.status > 599)) {
+      throw new RangeError(`a ${spec.kind} fault needs an HTTP status (100–599)`);
     }
-    if (spec.kind === 'latency' && (spec.latencyMs === undefined || !(spec.latencyMs >= 0))) {
-      throw new RangeError('a latency fault needs latencyMs >= 0');
+    if ((spec.kind === 'latency' || spec.kind === 'commit-late') && (spec.latencyMs === undefined || !(spec.latencyMs >= 0))) {
+      throw new RangeError(`a ${spec.kind} fault needs latencyMs >= 0`);
     }
-    this.#faults.push({ spec, remaining: times });
+    if (spec.every !== undefined && (!Number.isSafeInteger(spec.every) || spec.every < 1)) throw new RangeError('fault every must be a whole number >= 1');
+    this.#faults.push({ spec, remaining: times, seen: 0 });
   }
 
   clear(): void {
     this.#faults = [];
+    this.#historyLagMs = 0;
   }
 
   /** Faults still armed (for assertions). */
@@ -59,19 +84,23 @@ export class FaultInjector {
   }
 
   /**
-   * Use up one firing of the first armed outcome fault (reset, status, drop-after-commit) on
-   * this path: one request meets at most one of them, in the order they were injected.
+   * Use up one firing of the first armed outcome fault (reset, status, drop-after-commit,
+   * commit-late) on this path: one request meets at most one of them, in the order they were injected.
    */
   takeOutcome(path: string): FaultSpec | null {
     return this.#take(path, (kind) => kind !== 'latency');
   }
 
   #take(path: string, accept: (kind: FaultKind) => boolean): FaultSpec | null {
-    const index = this.#faults.findIndex((f) => f.spec.path === path && accept(f.spec.kind));
-    if (index < 0) return null;
-    const fault = this.#faults[index] as ArmedFault;
-    fault.remaining -= 1;
-    if (fault.remaining <= 0) this.#faults.splice(index, 1);
-    return fault.spec;
+    for (let index = 0; index < this.#faults.length; index += 1) {
+      const fault = this.#faults[index] as ArmedFault;
+      if (fault.spec.path !== path || !accept(fault.spec.kind)) continue;
+      fault.seen += 1;
+      if (fault.seen % (fault.spec.every ?? 1) !== 0) continue;
+      fault.remaining -= 1;
+      if (fault.remaining <= 0) this.#faults.splice(index, 1);
+      return fault.spec;
+    }
+    return null;
   }
 }

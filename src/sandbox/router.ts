@@ -10,6 +10,8 @@ export interface RouteContext {
   readonly query: URLSearchParams;
   /** Captures of a pattern route (e.g. the market of the order book path). */
   readonly pathParams: readonly string[];
+  /** Order lookups show only orders created up to this time (Unix seconds): the history lag fault. */
+  readonly visibleUntilSec: number;
 }
 
 export interface Route {

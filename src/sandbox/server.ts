@@ -188,6 +188,17 @@ class SandboxServer implements Sandbox {
       writeAnswer(res, faultAnswer(fault));
       return;
     }
+    if (fault?.kind === 'commit-late') {
+      // Checked now (signature, nonce) as the gateway would; performed later by the "backend".
+      const admitted = this.#admit(match, req, raw);
+      writeAnswer(res, 'answer' in admitted ? admitted.answer : faultAnswer(fault));
+      if ('body' in admitted) {
+        void this.#sleep(fault.latencyMs ?? 0).then(() => {
+          if (!this.#stopped) this.#handleRoute(match, admitted.body, url.searchParams);
+        });
+      }
+      return;
+    }
     let answer = this.#perform(match, req, raw, url.searchParams);
     if (fault?.kind === 'drop-after-commit') {
       req.socket.resetAndDestroy();
@@ -199,16 +210,23 @@ class SandboxServer implements Sandbox {
 
   /** Authenticate (private routes) and run the handler; refusals become the exchange's bodies. */
   #perform(match: RouteMatch, req: IncomingMessage, raw: Buffer, query: URLSearchParams): Answer {
+    const admitted = this.#admit(match, req, raw);
+    return 'answer' in admitted ? admitted.answer : this.#handleRoute(match, admitted.body, query);
+  }
+
+  /** A private route's signature and nonce: the body when they hold, the refusal otherwise. */
+  #admit(match: RouteMatch, req: IncomingMessage, raw: Buffer): { readonly body: Body } | { readonly answer: Answer } {
+    const { route } = match;
+    if (!route.private) return { body: {} };
+    const keyPair = { apiKey: this.apiKey, apiSecret: this.#apiSecret };
+    const auth = authenticate(req.headers, raw, typeof route.path === 'string' ? route.path : '', keyPair, this.#nonces, this.#clock.nowMs());
+    return auth.ok ? { body: auth.body } : { answer: auth.answer };
+  }
+
+  #handleRoute(match: RouteMatch, body: Body, query: URLSearchParams): Answer {
     const { route, pathParams } = match;
-    let body: Body = {};
-    if (route.private) {
-      const keyPair = { apiKey: this.apiKey, apiSecret: this.#apiSecret };
-      const auth = authenticate(req.headers, raw, typeof route.path === 'string' ? route.path : '', keyPair, this.#nonces, this.#clock.nowMs());
-      if (!auth.ok) return auth.answer;
-      body = auth.body;
-    }
     try {
-      return route.handle({ exchange: this.exchange, body, query, pathParams });
+      return route.handle({ exchange: this.exchange, body, query, pathParams, visibleUntilSec: (this.#clock.nowMs() - this.faults.historyLagMs) / 1000 });
     } catch (error) {
       if (error instanceof SimRejection) return rejectionAnswer(error, route.refusals);
       this.#onInternalError(error);

@@ -79,6 +79,14 @@ export class SimAccount {
     return found === undefined ? null : plain(found);
   }
 
+  async orderHistory(request: { readonly sinceSec: number; readonly untilSec: number }): Promise<readonly Order[]> {
+    return this.sim
+      .orderHistory({})
+      .filter((order) => order.createdAtSec >= request.sinceSec && order.createdAtSec <= request.untilSec)
+      .sort((a, b) => a.createdAtSec - b.createdAtSec)
+      .map(plain);
+  }
+
   async orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null> {
     const found = this.sim.order(request.orderId);
     return found === undefined || found.market !== request.market ? null : plain(found);

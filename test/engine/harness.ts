@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ApiClient } from '../../src/api/client.ts';
 import type { Strategy } from '../../src/engine/contract.ts';
 import { readsOf } from '../../src/engine/contract.ts';
-import { Engine, type ScheduledRuntime } from '../../src/engine/engine.ts';
+import { Engine, type EngineOptions, type ScheduledRuntime } from '../../src/engine/engine.ts';
 import type { FatalEngineError } from '../../src/engine/error-policy.ts';
 import { type KillSwitch, neverKilled } from '../../src/engine/kill-switch.ts';
 import { type EngineLogger, noEngineMetrics } from '../../src/engine/observer.ts';
@@ -27,8 +27,11 @@ export function captureLogger(lines: CapturedLog[]): EngineLogger {
   return { info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug') };
 }
 
-/** Short waits: the sandbox answers in milliseconds; the rule (look up before resending) is the same. */
-export const TEST_TIMING: EngineTiming = { lookupDelaysMs: [0, 20], transferSettleMs: 500, pollMs: 20, maxSends: 3, unknownSettleMs: 0 };
+/** Short waits: the sandbox answers in milliseconds; the rule (look up, never resend) is the same. */
+export const TEST_TIMING: EngineTiming = { lookupDelaysMs: [0, 20], lookupSpacingMs: { min: 0, max: 0 }, transferSettleMs: 500, pollMs: 20 };
+
+/** The settle window the harness's instances use: what a test moves the clock past. */
+export const TEST_SETTLE_WINDOW_MS = 60_000;
 
 export interface InstanceSpec<P> {
   readonly instance: string;
@@ -37,6 +40,7 @@ export interface InstanceSpec<P> {
   readonly budgets?: { day?: Decimal; week?: Decimal; month?: Decimal };
   readonly maxOrderQuote?: Decimal;
   readonly schedule?: string;
+  readonly orderSettleWindowMs?: number;
 }
 
 export function runtimeOf<P>(spec: InstanceSpec<P>): ScheduledRuntime {
@@ -47,6 +51,7 @@ export function runtimeOf<P>(spec: InstanceSpec<P>): ScheduledRuntime {
     budgets: spec.budgets ?? {},
     maxOrderQuote: spec.maxOrderQuote ?? null,
     clientOrderIdPrefix: null,
+    orderSettleWindowMs: spec.orderSettleWindowMs ?? TEST_SETTLE_WINDOW_MS,
     strategy: spec.strategy as Strategy<unknown>,
     params,
     reads: readsOf(spec.strategy, params),
@@ -63,8 +68,13 @@ export interface EngineWorld {
   readonly logs: CapturedLog[];
   readonly fatal: FatalEngineError[];
   readonly dir: string;
-  engine(instances: readonly ScheduledRuntime[], options?: { killSwitch?: KillSwitch; credentials?: { apiKey: string; apiSecret: string } }): Engine;
+  engine(
+    instances: readonly ScheduledRuntime[],
+    options?: { killSwitch?: KillSwitch; credentials?: { apiKey: string; apiSecret: string }; ledger?: Partial<NonNullable<EngineOptions['ledger']>> },
+  ): Engine;
   deps(options?: { killSwitch?: KillSwitch }): EngineDeps;
+  /** Move the engine's clock (not the journal's, not the sandbox's) forward: past a settle window, say. */
+  advance(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -83,6 +93,7 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
     return client;
   };
   const client = newClient();
+  let skewMs = 0;
   const depsWith = (exchangeClient: ApiClient, killSwitch: KillSwitch = neverKilled): EngineDeps => ({
     exchange: new LiveExchange(exchangeClient),
     journal,
@@ -90,7 +101,7 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
     logger: captureLogger(logs),
     metrics: noEngineMetrics,
     killSwitch,
-    clock: { nowMs: () => Date.now() },
+    clock: { nowMs: () => Date.now() + skewMs },
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     timing: TEST_TIMING,
   });
@@ -104,7 +115,23 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
     deps: (options = {}) => depsWith(client, options.killSwitch),
     engine(instances, options = {}) {
       const exchangeClient = options.credentials === undefined ? client : newClient(options.credentials);
-      return new Engine(depsWith(exchangeClient, options.killSwitch), instances, { runId: null, onFatal: (error) => fatal.push(error) });
+      const ledger =
+        options.ledger === undefined
+          ? {}
+          : {
+              ledger: {
+                adoptBeforeMs: Date.now(),
+                firstLookBackMs: 30 * 86_400_000,
+                acknowledgeAdoptions: false,
+                intervalMs: 3_600_000,
+                instances: instances.map((i) => ({ instance: i.instance, timezone: i.timezone, budgetAsset: i.budgetAsset, orderSettleWindowMs: i.orderSettleWindowMs })),
+                ...options.ledger,
+              },
+            };
+      return new Engine(depsWith(exchangeClient, options.killSwitch), instances, { runId: null, onFatal: (error) => fatal.push(error), ...ledger });
+    },
+    advance(ms) {
+      skewMs += ms;
     },
     async close() {
       await Promise.allSettled(clients.map((c) => c.close()));

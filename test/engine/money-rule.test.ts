@@ -8,7 +8,7 @@ import { killSwitch } from '../../src/engine/kill-switch.ts';
 import { DEMO_EMPTY_FLEX_PLAN_ID, DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { dca } from '../../strategies/dca.ts';
 import { flexSweep } from '../../strategies/flex-sweep.ts';
-import { type EngineWorld, engineWorld, runtimeOf } from './harness.ts';
+import { type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf } from './harness.ts';
 
 // The engine against the real sandbox over HTTP with a real SQLite journal: each case checks
 // the journal against the sandbox's own books, so "0 duplicates, 0 lost" is counted, not assumed.
@@ -100,23 +100,58 @@ describe('a lost answer is looked up, never blindly resent', () => {
     expect(sandboxOrders()).toHaveLength(1);
   });
 
-  it('5xx before anything happened: the exchange provably has no order, so it is sent again once', async () => {
+  it('5xx before anything happened: never sent again; looked up over the settle window, then not-found with its budget still counted', async () => {
     world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 502, body: { message: 'bad gateway' } });
-    expect(await world.engine([dcaBtc()]).runSlot('dca-btc', SLOT)).toBe('done');
-    expect(sandboxOrders()).toHaveLength(1);
-    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
-    expect(intent?.attempts).toBe(2);
+    const budgeted = { ...dcaBtc(), budgets: { day: new Decimal('1000') } };
+    const engine = world.engine([budgeted]);
+    expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
+    const intent = async () => (await world.journal.listIntents({ instance: 'dca-btc' }))[0];
+    expect([(await intent())?.status, (await intent())?.attempts]).toEqual(['unknown', 1]);
+    // An empty lookup seconds later is no proof: still unknown within the window.
+    await engine.track();
+    expect((await intent())?.status).toBe('unknown');
+    world.advance(TEST_SETTLE_WINDOW_MS);
+    await engine.track();
+    expect([(await intent())?.status, (await intent())?.error?.code, (await intent())?.attempts]).toEqual(['not-found', 'E_NOT_FOUND', 1]);
+    expect(sandboxOrders()).toHaveLength(0);
+    expect(await world.journal.heldBudgetReservations('dca-btc')).toHaveLength(1);
   });
 
-  it('a reset before anything happened stays unknown in the slot, then reconciles to "never placed" without resending', async () => {
+  it('5xx after the order committed while the history lags: the settle-window lookups find it; nothing is sent twice', async () => {
+    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 502, body: { message: 'bad gateway' }, commit: true });
+    world.sandbox.faults.historyLagMs = 600;
+    const engine = world.engine([dcaBtc()]);
+    expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
+    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('unknown');
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await engine.track();
+    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+    expect([intent?.status, intent?.attempts]).toEqual(['done', 1]);
+    expect(sandboxOrders()).toHaveLength(1);
+    expect((await world.journal.listOrders())[0]?.orderId).toBe(sandboxOrders()[0]?.orderId);
+  });
+
+  it('an answer committed late (504 now, the order a moment later) is found, not sent again', async () => {
+    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'commit-late', status: 504, body: 'Gateway Time-out', latencyMs: 300 });
+    const engine = world.engine([dcaBtc()]);
+    expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await engine.track();
+    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('done');
+    expect(sandboxOrders()).toHaveLength(1);
+  });
+
+  it('a reset before anything happened stays unknown over the window, then is not-found, never resent', async () => {
     world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
     const engine = world.engine([dcaBtc()]);
     expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
     expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('unknown');
     await engine.track();
+    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('unknown');
+    world.advance(TEST_SETTLE_WINDOW_MS);
+    await engine.track();
     const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
-    expect(intent?.status).toBe('failed');
-    expect(intent?.error?.code).toBe('E_NOT_PLACED');
+    expect([intent?.status, intent?.error?.code]).toEqual(['not-found', 'E_NOT_FOUND']);
     expect(sandboxOrders()).toHaveLength(0);
   });
 
@@ -293,5 +328,19 @@ describe('reconciliation on start', () => {
     const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
     expect([intent?.status, intent?.error?.code]).toEqual(['failed', 'E_INTERRUPTED']);
     expect(sandboxOrders()).toHaveLength(0);
+  });
+
+  it('a buy a crash left "sent" with no order yet is not concluded at restart: the window counts from the send, and an order landing late is found', async () => {
+    await world.journal.claimSlot({ instance: 'dca-btc', slotTimeMs: SLOT, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001') } }] });
+    const [pending] = await world.journal.listIntents({ instance: 'dca-btc' });
+    await world.journal.updateIntent(pending?.intentId ?? '', { status: 'sent' });
+    const engine = world.engine([dcaBtc()]);
+    expect(await engine.reconcile()).toEqual({ resolved: 0, unresolved: 1, slotsClosed: 1 });
+    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('unknown');
+    // The exchange processes the request late (after the restart).
+    world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: deriveClientOrderId('dca-btc', SLOT, 0) });
+    await engine.track();
+    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('done');
+    expect(sandboxOrders()).toHaveLength(1);
   });
 });

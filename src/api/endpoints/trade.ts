@@ -59,6 +59,9 @@ export interface OrderQuery {
   readonly market?: string;
   readonly clientOrderId?: string;
   readonly orderId?: string;
+  /** Order history only: creation time from / to, Unix seconds (at most 31 days apart). */
+  readonly startDate?: number;
+  readonly endDate?: number;
   readonly limit?: number;
   readonly offset?: number;
 }
@@ -71,6 +74,8 @@ function orderQueryBody(params: OrderQuery, maxLimit: number): Record<string, un
     orderId: params.orderId === undefined ? undefined : jsonInteger(checkOrderId(params.orderId)),
     limit: optionalInteger(params.limit, 'limit', 1, maxLimit),
     offset: optionalInteger(params.offset, 'offset', 0, MAX_OFFSET),
+    startDate: optionalInteger(params.startDate, 'startDate', 0, Number.MAX_SAFE_INTEGER),
+    endDate: optionalInteger(params.endDate, 'endDate', 0, Number.MAX_SAFE_INTEGER),
   };
 }
 

@@ -4,6 +4,7 @@ export interface RunFlags {
   readonly strategies?: string;
   readonly dataDir?: string;
   readonly live?: boolean;
+  readonly rebuildJournal?: boolean;
 }
 
 /**
@@ -31,7 +32,7 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
   const logger = await createLogger({ level: config.settings.logLevel });
   const metrics = new Metrics({ mode: config.mode });
   const exchange = await createExchange(config, logger, { onRequest: (event) => metrics.apiRequest(event) });
-  const result = await runDaemon({ config, logger, exchange, metrics, handleSignals: true });
-  // Trading stopped on refused credentials or nonce: leave with that error's exit code and message.
+  const result = await runDaemon({ config, logger, exchange, metrics, handleSignals: true, rebuildJournal: flags.rebuildJournal === true });
+  // Trading stopped (credentials, nonce, a lost journal, foreign orders): leave with that error's exit code and message.
   if (result.fatal !== null) throw result.fatal.cause;
 }

@@ -50,6 +50,37 @@ function orderFilter(context: RouteContext, marketMessage: string): { market?: s
   };
 }
 
+/** The history lag fault: an order shows only once it is old enough. */
+function visible(order: SimOrder, context: RouteContext): boolean {
+  return order.createdAtSec <= context.visibleUntilSec;
+}
+
+/**
+ * `startDate` / `endDate` (Unix seconds) bound the creation time of the orders listed. The
+ * exchange answers at most 31 days per request; the refusal's wording here is the sandbox's own.
+ */
+function inDates(order: SimOrder, context: RouteContext): boolean {
+  const { startDate, endDate } = dateRange(context);
+  return (startDate === undefined || order.createdAtSec >= startDate) && (endDate === undefined || order.createdAtSec <= endDate);
+}
+
+const MAX_SPAN_SEC = 31 * 24 * 3600;
+
+function dateRange(context: RouteContext): { startDate?: number; endDate?: number } {
+  const read = (field: string): number | undefined => {
+    const value = context.body[field];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw v(ORDER_CODES.validation, field, `The ${field} must be an integer.`);
+    return value;
+  };
+  const startDate = read('startDate');
+  const endDate = read('endDate');
+  if (startDate !== undefined && endDate !== undefined && (endDate < startDate || endDate - startDate > MAX_SPAN_SEC)) {
+    throw v(ORDER_CODES.validation, 'endDate', 'The period between startDate and endDate must be from 0 to 31 days.');
+  }
+  return { ...(startDate === undefined ? {} : { startDate }), ...(endDate === undefined ? {} : { endDate }) };
+}
+
 function keyedByMarket(orders: readonly SimOrder[]): Record<string, unknown[]> {
   const out: Record<string, unknown[]> = {};
   for (const order of orders) (out[order.market] ??= []).push(historyWire(order));
@@ -92,7 +123,7 @@ export const tradeRoutes: readonly Route[] = [
   trade('/api/v4/trade-account/order/history', 'trade-query', (context) => {
     const filter = orderFilter(context, 'Market is not available.');
     const { limit, offset } = paging(context.body, { defaultLimit: 50, maxLimit: 500 }, ORDER_CODES.validation);
-    const orders = context.exchange.orderHistory(filter);
+    const orders = context.exchange.orderHistory(filter).filter((order) => visible(order, context) && inDates(order, context));
     // orderId wins over clientOrderId and simply finds nothing; an unknown clientOrderId is an error.
     if (filter.clientOrderId !== undefined && filter.orderId === undefined && orders.length === 0) {
       throw v(ORDER_CODES.validation, 'orderHistory', 'OrderHistory was not found.');
@@ -103,7 +134,7 @@ export const tradeRoutes: readonly Route[] = [
     // This endpoint's documented message has no final dot.
     const filter = orderFilter(context, 'Market is not available');
     const { limit, offset } = paging(context.body, { defaultLimit: 50, maxLimit: 100 }, ORDER_CODES.validation);
-    return json(200, context.exchange.activeOrders(filter).slice(offset, offset + limit).map(orderWire));
+    return json(200, context.exchange.activeOrders(filter).filter((order) => visible(order, context)).slice(offset, offset + limit).map(orderWire));
   }),
   trade('/api/v4/trade-account/order', 'trade-query', ({ exchange, body }) => {
     const rawOrderId = body['orderId'];

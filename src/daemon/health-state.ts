@@ -1,0 +1,94 @@
+import type { EngineHealth } from '../engine/engine.ts';
+import type { Journal, LedgerFinding } from '../store/journal.ts';
+
+/** What the metrics registry shows of the journal's state (Metrics fits). */
+export interface JournalStateSink {
+  journalState(state: { readonly unresolved: number; readonly oldestUnresolvedSentAtMs: number | null; readonly writable: boolean; readonly findings: Readonly<Record<string, number>> }): void;
+}
+
+/**
+ * The daemon's health, as /healthz reports it: healthy only while stacker can keep its promise.
+ * Each problem is a sentence a human can act on:
+ * - trading stopped (credentials, nonce, a lost journal, foreign orders);
+ * - the journal cannot be written (disk full, read-only): slots send nothing until it can;
+ * - an intent stayed unresolved past its settle window (a transfer whose answer was lost, a
+ *   lookup that keeps failing): a human checks the balances and resolves it;
+ * - reconciliation found orders at the exchange the journal did not know (adopted) or could not
+ *   have sent (foreign): reported until `stacker journal acknowledge`;
+ * - the exchange's order history could not be read since start: slots wait for it.
+ */
+export class DaemonHealth {
+  readonly #journal: Journal;
+  readonly #engine: () => EngineHealth | null;
+  readonly #sink: JournalStateSink | null;
+  readonly #stopped: string[] = [];
+  #findings: readonly LedgerFinding[] = [];
+
+  constructor(options: { readonly journal: Journal; readonly engine: () => EngineHealth | null; readonly sink?: JournalStateSink }) {
+    this.#journal = options.journal;
+    this.#engine = options.engine;
+    this.#sink = options.sink ?? null;
+  }
+
+  /** Trading stopped for this reason (kept for the rest of the run). */
+  stopped(reason: string): void {
+    this.#stopped.push(`trading stopped: ${reason}`);
+  }
+
+  /** Re-read what only the journal knows (findings), and publish the journal's state as metrics. */
+  async refresh(): Promise<void> {
+    try {
+      this.#findings = await this.#journal.listFindings({ unacknowledged: true, limit: 100 });
+    } catch {
+      // A journal that cannot be read shows as its write failure or as a stop; keep the last findings.
+    }
+    const engine = this.#engine();
+    const counts: Record<string, number> = { adopted: 0, foreign: 0 };
+    for (const finding of this.#findings) counts[finding.kind] = (counts[finding.kind] ?? 0) + 1;
+    this.#sink?.journalState({
+      unresolved: engine?.unresolved.count ?? 0,
+      oldestUnresolvedSentAtMs: engine?.unresolved.oldestSentAtMs ?? null,
+      writable: this.#journal.writeFailure() === null,
+      findings: counts,
+    });
+  }
+
+  problems(): string[] {
+    const problems = [...this.#stopped];
+    const failure = this.#journal.writeFailure();
+    if (failure !== null) {
+      problems.push(`the journal cannot be written since ${new Date(failure.atMs).toISOString()} (${failure.message}); nothing is sent until it can`);
+    }
+    const engine = this.#engine();
+    const stuck = engine?.unresolved.pastWindow ?? [];
+    if (stuck.length > 0) {
+      const shown = stuck.slice(0, 3).map((s) => `${s.kind} of ${s.instance} sent ${new Date(s.sentAtMs).toISOString()} (${s.intentId})`);
+      problems.push(
+        `${stuck.length} intent(s) still unknown past their settle window: ${shown.join('; ')}${stuck.length > 3 ? '; …' : ''}. ` +
+          'Check the exchange balances, then `stacker journal resolve INTENT --as done|failed`',
+      );
+    }
+    const foreign = this.#findings.filter((f) => f.kind === 'foreign');
+    if (foreign.length > 0) {
+      problems.push(
+        `${foreign.length} order(s) at the exchange carry this stacker's ids but were placed by another client (${foreign
+          .slice(0, 3)
+          .map((f) => f.clientOrderId)
+          .join(', ')}): another stacker uses this API key`,
+      );
+    }
+    const adopted = this.#findings.filter((f) => f.kind === 'adopted');
+    if (adopted.length > 0) {
+      problems.push(
+        `${adopted.length} order(s) were adopted from the exchange's history that the journal had lost (${adopted
+          .slice(0, 3)
+          .map((f) => f.clientOrderId)
+          .join(', ')}); they now count against budgets. Acknowledge with \`stacker journal acknowledge\``,
+      );
+    }
+    if (engine !== null && engine.ledgerCheckedAtMs === null && engine.ledgerProblem !== null) {
+      problems.push(`slots wait: ${engine.ledgerProblem}`);
+    }
+    return problems;
+  }
+}

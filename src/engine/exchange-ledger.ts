@@ -1,0 +1,245 @@
+import { instanceHash, parseClientOrderId } from '../domain/client-order-id.ts';
+import { type ForeignOrder, ForeignOrderError } from '../domain/errors.ts';
+import type { Order } from '../domain/order.ts';
+import type { IntentRecord } from '../store/journal.ts';
+import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts';
+import { orderResult } from './executor.ts';
+import { recordOrder } from './order-log.ts';
+import type { EngineDeps } from './runtime.ts';
+
+/** An instance whose id scheme is recognised in the exchange's history (enabled or not). */
+export interface LedgerInstance {
+  readonly instance: string;
+  readonly timezone: string;
+  /** The asset its budgets count (the quote of the market it buys); null: the order's quote. */
+  readonly budgetAsset: string | null;
+  readonly orderSettleWindowMs: number;
+}
+
+export interface LedgerOptions {
+  /**
+   * Orders of slots before this moment that the journal lacks are adopted: they were placed by
+   * an earlier run whose journal lost them (WAL frames after a crash, a journal rebuilt from
+   * scratch). An order of a later slot that this run did not send is foreign.
+   */
+  readonly adoptBeforeMs: number;
+  /** How far back a journal that never read the history looks. */
+  readonly firstLookBackMs: number;
+  /** Record adoptions as acknowledged: a rebuild the user asked for. */
+  readonly acknowledgeAdoptions: boolean;
+}
+
+export interface LedgerReport {
+  readonly fromMs: number;
+  readonly toMs: number;
+  /** Orders read that carry a known instance's id scheme. */
+  readonly ours: number;
+  readonly adopted: readonly Order[];
+  /** Lost answers (unknown / not-found intents) whose orders turned up. */
+  readonly linked: readonly Order[];
+  /** not-found intents the history confirmed absent: their budget was given back. */
+  readonly cleared: readonly string[];
+}
+
+/** The exchange keeps about six months of order history; a day is kept in hand. */
+const HISTORY_KEPT_MS = 179 * 24 * 3_600_000;
+const MINUTE_MS = 60_000;
+
+/**
+ * The exchange is the second ledger (docs/exactly-once.md). Reading its order history and
+ * comparing it with the journal catches what the journal alone cannot know:
+ * - an order whose answer was lost and whose lookups came back empty (the history lagged): it
+ *   is linked to its intent, recorded and counted;
+ * - orders of ours the journal lost (a crash took WAL frames, the journal was rebuilt): adopted
+ *   with their slot, transitions and spend, logged `order-adopted`, reported until acknowledged;
+ * - orders carrying an instance's id scheme that this journal did not send and cannot have lost
+ *   (another stacker on the same key): ForeignOrderError, and trading stops.
+ * It reads from where the last complete read ended, less the longest settle window (the history
+ * may show an order late), or back `firstLookBackMs` for a journal that never read it.
+ */
+export class ExchangeLedger {
+  readonly #deps: EngineDeps;
+  readonly #byHash: ReadonlyMap<string, LedgerInstance>;
+  readonly #options: LedgerOptions;
+  readonly #overlapMs: number;
+  #running: Promise<LedgerReport> | null = null;
+  #lastCheckedAtMs: number | null = null;
+
+  constructor(deps: EngineDeps, instances: readonly LedgerInstance[], options: LedgerOptions) {
+    this.#deps = deps;
+    this.#byHash = new Map(instances.map((instance) => [instanceHash(instance.instance), instance]));
+    this.#options = options;
+    this.#overlapMs = Math.max(10 * MINUTE_MS, ...instances.map((instance) => instance.orderSettleWindowMs));
+  }
+
+  /** When the last complete check started; null before the first. */
+  get lastCheckedAtMs(): number | null {
+    return this.#lastCheckedAtMs;
+  }
+
+  /** One check at a time: callers arriving while one runs share its result. */
+  check(): Promise<LedgerReport> {
+    this.#running ??= this.#check().finally(() => {
+      this.#running = null;
+    });
+    return this.#running;
+  }
+
+  async #check(): Promise<LedgerReport> {
+    const deps = this.#deps;
+    const startedAtMs = deps.clock.nowMs();
+    const notFound = await this.#heldNotFound();
+    const through = await deps.journal.ledgerCheckedThrough();
+    let fromMs = through === null ? startedAtMs - this.#options.firstLookBackMs : through - this.#overlapMs;
+    // A not-found buy is cleared only by a read that covers its send.
+    for (const intent of notFound) fromMs = Math.min(fromMs, (intent.sentAtMs ?? intent.createdAtMs) - MINUTE_MS);
+    fromMs = Math.max(fromMs, startedAtMs - HISTORY_KEPT_MS);
+
+    let history: readonly Order[];
+    try {
+      history = await deps.exchange.orderHistory({ sinceSec: Math.floor(fromMs / 1000), untilSec: Math.ceil(startedAtMs / 1000) });
+    } catch (error) {
+      if (classifyError(error) === 'fatal') throw new FatalEngineError(`reading the order history: ${errorMessage(error)}`, error);
+      throw error;
+    }
+
+    const adopted: Order[] = [];
+    const linked: Order[] = [];
+    const foreign: ForeignOrder[] = [];
+    const seen = new Set<string>();
+    let ours = 0;
+    for (const order of history) {
+      const parts = parseClientOrderId(order.clientOrderId);
+      const owner = parts === null ? undefined : this.#byHash.get(parts.instanceHash);
+      if (parts === null || owner === undefined) continue;
+      ours += 1;
+      seen.add(order.clientOrderId);
+      if ((await deps.journal.getOrder(order.orderId)) !== null) continue;
+      const intent = await deps.journal.findIntentByClientOrderId(order.clientOrderId);
+      const verdict = intent === null ? await this.#unjournalled(owner, parts.slotTimeMs) : await this.#journalled(intent);
+      if (verdict.kind === 'skip') continue;
+      if (verdict.kind === 'foreign') {
+        foreign.push({ instance: owner.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, createdAtSec: order.createdAtSec, why: verdict.why });
+        continue;
+      }
+      if (verdict.kind === 'link' && intent !== null) {
+        await recordOrder(deps, owner.instance, order, intent.intentId);
+        await deps.journal.updateIntent(intent.intentId, { status: 'done', result: orderResult(order) });
+        deps.logger.warn(
+          { event: 'order-found-late', instance: owner.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, was: intent.status },
+          `order ${order.clientOrderId} of a lost answer (${intent.status}) turned up in the exchange's history; recorded and counted`,
+        );
+        linked.push(order);
+        continue;
+      }
+      await this.#adopt(owner, parts.slotTimeMs, parts.index, order);
+      adopted.push(order);
+    }
+
+    if (foreign.length > 0) {
+      for (const order of foreign) {
+        await deps.journal.recordFinding({ kind: 'foreign', instance: order.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, detail: order.why });
+      }
+      const error = new ForeignOrderError(foreign);
+      throw new FatalEngineError(error.message, error);
+    }
+
+    const cleared: string[] = [];
+    for (const intent of notFound) {
+      if (intent.clientOrderId === null || seen.has(intent.clientOrderId)) continue;
+      const sentAtMs = intent.sentAtMs ?? intent.createdAtMs;
+      if (fromMs > sentAtMs - MINUTE_MS) continue;
+      if (!(await deps.journal.releaseBudget(intent.intentId))) continue;
+      await deps.journal.recordFinding({
+        kind: 'cleared',
+        instance: intent.instance,
+        clientOrderId: intent.clientOrderId,
+        orderId: null,
+        market: intent.intent.kind === 'buy-stock-market' ? intent.intent.market : null,
+        detail: 'not in the order history read from before it was sent: its budget was given back',
+        acknowledged: true,
+      });
+      deps.logger.warn(
+        { event: 'not-found-cleared', instance: intent.instance, clientOrderId: intent.clientOrderId },
+        `order ${intent.clientOrderId} is not in the exchange's history from before it was sent until now: it was never placed; its budget is given back`,
+      );
+      cleared.push(intent.clientOrderId);
+    }
+
+    await deps.journal.setLedgerCheckedThrough(startedAtMs);
+    this.#lastCheckedAtMs = startedAtMs;
+    if (adopted.length + linked.length + cleared.length > 0) {
+      deps.logger.info(
+        { event: 'ledger-checked', ours, adopted: adopted.length, linked: linked.length, cleared: cleared.length, from: new Date(fromMs).toISOString() },
+        `exchange history read from ${new Date(fromMs).toISOString()}: ${ours} orders of ours, ${adopted.length} adopted, ${linked.length} lost answers found, ${cleared.length} cleared`,
+      );
+    }
+    return { fromMs, toMs: startedAtMs, ours, adopted, linked, cleared };
+  }
+
+  /** An order whose intent the journal has, under another order id or none. */
+  async #journalled(intent: IntentRecord): Promise<Verdict> {
+    switch (intent.status) {
+      case 'pending':
+      case 'sent':
+        // The slot in flight in this process: its own answer records it.
+        return { kind: 'skip' };
+      case 'unknown':
+      case 'not-found':
+        return { kind: 'link' };
+      case 'done':
+        return { kind: 'foreign', why: `this journal's intent ${intent.intentId} placed another order with the same id: the slot was bought twice` };
+      case 'refused':
+      case 'failed':
+        return { kind: 'foreign', why: `this journal never sent it (its intent ${intent.intentId} is ${intent.status})` };
+    }
+  }
+
+  /** An order no intent of the journal sent. */
+  async #unjournalled(owner: LedgerInstance, slotTimeMs: number): Promise<Verdict> {
+    const slot = await this.#deps.journal.getSlot({ instance: owner.instance, slotTimeMs });
+    if (slot !== null) return { kind: 'foreign', why: `this journal ran slot ${new Date(slotTimeMs).toISOString()} (${slot.status}) without sending it` };
+    if (slotTimeMs >= this.#options.adoptBeforeMs) return { kind: 'foreign', why: `its slot ${new Date(slotTimeMs).toISOString()} falls in this run, which did not send it` };
+    return { kind: 'adopt' };
+  }
+
+  async #adopt(owner: LedgerInstance, slotTimeMs: number, index: number, order: Order): Promise<void> {
+    const deps = this.#deps;
+    const asset = owner.budgetAsset ?? order.market.split('_')[1] ?? order.market;
+    const reason = `found in the exchange's order history; the journal had no record of it (lost with the journal, or with a crash)`;
+    const adopted = await deps.journal.adoptOrder({
+      instance: owner.instance,
+      slotTimeMs,
+      index,
+      order,
+      asset,
+      timeZone: owner.timezone,
+      reason,
+      acknowledged: this.#options.acknowledgeAdoptions,
+    });
+    if (adopted.transition !== null) deps.metrics.orderTransition(owner.instance, adopted.transition.toStatus);
+    deps.logger.warn(
+      {
+        event: 'order-adopted',
+        instance: owner.instance,
+        clientOrderId: order.clientOrderId,
+        orderId: order.orderId,
+        market: order.market,
+        slot: new Date(slotTimeMs).toISOString(),
+        status: order.status,
+        filledBase: order.filledBase.toFixed(),
+        filledQuote: order.filledQuote.toFixed(),
+      },
+      `adopted order ${order.clientOrderId} (${order.status}) from the exchange's history: the journal did not have it; it now counts against ${owner.instance}'s budgets`,
+    );
+  }
+
+  async #heldNotFound(): Promise<IntentRecord[]> {
+    const intents = await this.#deps.journal.listIntents({ statuses: ['not-found'] });
+    if (intents.length === 0) return [];
+    const held = new Set((await this.#deps.journal.heldBudgetReservations()).map((reservation) => reservation.reservationId));
+    return intents.filter((intent) => held.has(intent.intentId));
+  }
+}
+
+type Verdict = { readonly kind: 'skip' | 'link' | 'adopt' } | { readonly kind: 'foreign'; readonly why: string };
