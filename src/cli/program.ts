@@ -4,6 +4,7 @@ import { registerCheckCommand } from './commands/check.ts';
 import { registerJournalCommands } from './commands/journal.ts';
 import { CommandContext, type GlobalFlags, type RunState } from './context.ts';
 import type { Io } from './output.ts';
+import { FAULT_HELP } from '../sandbox/fault-spec.ts';
 
 /**
  * The command tree. Only flags, descriptions and help live here; each command's code is
@@ -69,6 +70,8 @@ Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
     .option('--prices <file.csv>', 'replay candles (time,open,high,low,close,volume) instead of fixed demo prices')
     .option('--market <market>', 'the market the --prices candles belong to, e.g. BTC_USDT')
     .option('--speed <x>', 'replay speed with --prices: one candle interval passes in interval/x (default: 1)')
+    .option('--fault <spec>', 'misbehave like a real exchange on a bad day; repeatable (see below)', (value: string, all: string[]) => [...all, value], [] as string[])
+    .addHelpText('after', `\n${FAULT_HELP}`)
     .action(action(async () => (await import('./commands/sandbox.ts')).sandbox));
 
   program

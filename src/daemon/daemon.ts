@@ -190,6 +190,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       }).catch((error: unknown) => {
         throw listenProblem(error, config.metricsHost, config.metricsPort ?? 0) ?? error;
       });
+      logger.info({ event: 'metrics', url: server.url }, `serving ${server.url}/healthz and ${server.url}/metrics`);
     }
 
     await running.reconcile();

@@ -65,7 +65,7 @@ export class DaemonHealth {
       const shown = stuck.slice(0, 3).map((s) => `${s.kind} of ${s.instance} sent ${new Date(s.sentAtMs).toISOString()} (${s.intentId})`);
       problems.push(
         `${stuck.length} intent(s) still unknown past their settle window: ${shown.join('; ')}${stuck.length > 3 ? '; …' : ''}. ` +
-          'Check the exchange balances, then `stacker journal resolve INTENT --as done|failed`',
+          'Check the exchange balances, then `stacker journal resolve --intent ID --as done|failed`',
       );
     }
     const foreign = this.#findings.filter((f) => f.kind === 'foreign');

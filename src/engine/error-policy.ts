@@ -37,12 +37,25 @@ export function errorMessage(error: unknown): string {
   return String(error);
 }
 
-/** Raised by the engine to stop the daemon: auth or nonce refused. */
+/**
+ * What a human should do about a nonce refusal. stacker's nonces only ever increase within a
+ * process, so a refusal that is not about the exchange's time window can only come from another
+ * client signing with the same key (the exchange keeps one nonce sequence per key).
+ */
+export function nonceAdvice(error: NonceError): string {
+  const text = `${error.exchangeMessage} ${Object.values(error.fieldErrors).flat().join(' ')}`;
+  if (/seconds/i.test(text)) {
+    return "the nonce is outside the exchange's time window: this machine's clock is off the exchange's; fix the clock (NTP) and start again";
+  }
+  return "stacker's own nonces only increase, so another client is using this API key at the same time (another stacker, a bot, a script): give each client its own key";
+}
+
+/** Raised by the engine to stop the daemon: auth or nonce refused, a lost journal, foreign orders. */
 export class FatalEngineError extends Error {
   override readonly cause: unknown;
   readonly code: string;
   constructor(message: string, cause: unknown) {
-    super(message);
+    super(cause instanceof NonceError ? `${message} — ${nonceAdvice(cause)}` : message);
     this.name = 'FatalEngineError';
     this.cause = cause;
     this.code = errorCode(cause);

@@ -294,7 +294,7 @@ async function failSend(deps: EngineDeps, record: IntentRecord, error: unknown):
   }
   await deps.journal.updateIntent(record.intentId, { status: 'failed', error: journalled });
   await releaseReservation(deps, record);
-  if (kind === 'fatal') throw new FatalEngineError(`the exchange refused the credentials: ${journalled.message}`, error);
+  if (kind === 'fatal') throw new FatalEngineError(`the exchange refused the request: ${journalled.message}`, error);
   if (kind === 'bug') throw error;
   deps.logger.warn({ event: 'send-failed', instance: record.instance, intent: record.intent.kind, code: journalled.code, error: journalled.message }, `not sent, skipping this tick: ${journalled.message}`);
   return { status: 'failed', error: journalled };

@@ -83,17 +83,22 @@ export class LiveExchange implements Exchange {
 
   async orderHistory(request: { readonly sinceSec: number; readonly untilSec: number }): Promise<readonly Order[]> {
     const all: Order[] = [];
-    // The history endpoint answers at most 31 days per request, a page at a time.
-    for (let from = request.sinceSec; from <= request.untilSec; from += HISTORY_SPAN_SEC) {
-      const to = Math.min(request.untilSec, from + HISTORY_SPAN_SEC - 1);
+    // The history endpoint answers at most 31 days per request, a page at a time. Consecutive
+    // windows share their boundary second: order times have fractions of a second, and a window
+    // ending at second S with the next starting at S + 1 would miss an order at S.5.
+    for (let from = request.sinceSec; ; ) {
+      const to = Math.min(request.untilSec, from + HISTORY_SPAN_SEC);
       for (let offset = 0; ; offset += HISTORY_PAGE) {
         const page = await this.#client.orderHistory({ startDate: from, endDate: to, limit: HISTORY_PAGE, offset });
         all.push(...page);
         if (page.length < HISTORY_PAGE) break;
       }
+      if (to >= request.untilSec) break;
+      from = to;
     }
     const unique = new Map(all.map((order) => [order.orderId, order]));
-    return [...unique.values()].sort((a, b) => a.createdAtSec - b.createdAtSec);
+    // Ids grow with time: they order what shares a timestamp.
+    return [...unique.values()].sort((a, b) => a.createdAtSec - b.createdAtSec || a.orderId.length - b.orderId.length || (a.orderId < b.orderId ? -1 : a.orderId > b.orderId ? 1 : 0));
   }
 
   async orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null> {

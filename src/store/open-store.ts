@@ -120,11 +120,15 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
   };
 }
 
-/** Open a mode's journal to read beside a running daemon (`stacker orders`, `stacker journal`): no lock, no writes. */
-export async function openStoreForReading(options: { readonly dataDir: string; readonly mode: RunMode; readonly busyTimeoutMs?: number }): Promise<SqliteJournal> {
+/**
+ * Open a mode's journal beside a running daemon without its lock: read-only (`stacker orders`,
+ * `stacker journal`), or with `write` for a human's small verdicts (`journal acknowledge`,
+ * `journal resolve`), which SQLite serialises with the daemon's own writes.
+ */
+export async function openStoreForReading(options: { readonly dataDir: string; readonly mode: RunMode; readonly busyTimeoutMs?: number; readonly write?: boolean }): Promise<SqliteJournal> {
   const path = journalPath(resolve(options.dataDir), options.mode);
   if (!existsSync(path)) throw new StoreError('not-found', `no ${options.mode} journal at ${path} yet: stacker has not run in this data dir`);
-  const journal = new SqliteJournal({ path, readOnly: true, ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }) });
+  const journal = new SqliteJournal({ path, readOnly: options.write !== true, ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }) });
   await journal.open();
   return journal;
 }

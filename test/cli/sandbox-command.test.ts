@@ -22,6 +22,33 @@ function sandboxChild(args: readonly string[]): ChildProcess {
   return child;
 }
 
+describe('stacker sandbox --fault', () => {
+  it('misbehaves as asked over HTTP: an order is taken but answered 502, and shows in the history only after the lag', async () => {
+    const child = sandboxChild(['--api-key', 'k', '--api-secret', 's3cret', '--fault', 'accept-then-5xx', '--fault', 'history-lag=1s']);
+    const done = finished(child);
+    const [, url] = await waitForOutput(child, /base URL\s+(http:\/\/127\.0\.0\.1:\d+)\n/);
+    const env = { STACKER_BASE_URL: url as string, STACKER_API_KEY: 'k', STACKER_API_SECRET: 's3cret' };
+    const buy = await runCli(['buy', '--market', 'BTC_USDT', '--amount', '0.001', '--client-order-id', 'rehearsal-1', '--json'], env);
+    expect(buy.code).toBe(4);
+    const soon = await runCli(['order', '--client-order-id', 'rehearsal-1', '--market', 'BTC_USDT', '--json'], env);
+    expect(soon.stdout).not.toMatch(/"orderId"/);
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    const later = await runCli(['order', '--client-order-id', 'rehearsal-1', '--market', 'BTC_USDT', '--json'], env);
+    expect(later.code, later.stderr).toBe(0);
+    expect(later.stdout).toMatch(/"clientOrderId": "rehearsal-1"/);
+    child.kill('SIGTERM');
+    const result = await done;
+    expect(result.stdout).toMatch(/faults {6}\/api\/v4\/order\/stock_market: performed, then answered 502/);
+    expect(result.stdout).toContain('order history and active orders lag 1000 ms behind each order');
+  });
+
+  it('refuses a bad spec with exit 2, naming the flag and the rule, and listens on nothing', async () => {
+    const result = await runCli(['sandbox', '--port', '0', '--fault', 'slow']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--fault: "slow": slow needs a duration, such as slow=4s');
+  });
+});
+
 describe('stacker sandbox', () => {
   it('prints its URL, credentials and an env snippet, answers another stacker, logs the request, and exits 0 on SIGTERM', async () => {
     const child = sandboxChild(['--api-key', 'demo-key', '--api-secret', 'demo-secret-123']);

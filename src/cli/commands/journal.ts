@@ -3,7 +3,7 @@ import { ConfigError, InputError } from '../../domain/errors.ts';
 import type { Intent } from '../../domain/intent.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order.ts';
-import type { IntentRecord, IntentStatus, JournalEntry, StoredOrder } from '../../store/journal.ts';
+import { INTENT_STATUSES, type IntentRecord, type IntentStatus, type JournalEntry, type StoredOrder } from '../../store/journal.ts';
 import type { SqliteJournal } from '../../store/sqlite-journal.ts';
 import { checkAll, integerIn, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
@@ -51,13 +51,14 @@ export interface ReadDeps {
 
 const LIMIT = { min: 1, max: 10_000 } as const;
 const DEFAULT_LIMIT = 50;
-const INTENT_STATUS_NAMES = ['pending', 'sent', 'done', 'refused', 'failed', 'unknown'] as const satisfies readonly IntentStatus[];
+const INTENT_STATUS_NAMES = INTENT_STATUSES;
 
 export function registerJournalCommands(program: Command, deps: CommandDeps): void {
   const withEnvFile =
     <F extends GlobalPart>(run: Run<F>) =>
     (flags: F, command: Command): Promise<void> =>
-      deps.action(async () => run)({ ...flags, envFile: command.optsWithGlobals<GlobalPart>().envFile }, command);
+      // With the parent's options too: `journal acknowledge --data-dir D` gives --data-dir to `journal`.
+      deps.action(async () => run)({ ...command.optsWithGlobals<F>(), ...flags, envFile: command.optsWithGlobals<GlobalPart>().envFile }, command);
 
   const common = (command: Command): Command =>
     command
@@ -70,10 +71,94 @@ export function registerJournalCommands(program: Command, deps: CommandDeps): vo
     .option('--limit <n>', `at most this many orders, ${LIMIT.min} to ${LIMIT.max} (default: ${DEFAULT_LIMIT})`)
     .action(withEnvFile(orders));
 
-  common(program.command('journal').description('show recent intents (buys, transfers, flex withdrawals, notes, refusals) and what became of each (read-only)'))
+  const journalCommand = common(program.command('journal').description('show recent intents (buys, transfers, flex withdrawals, notes, refusals) and what became of each (read-only)'))
     .option('--status <status>', `only intents in these statuses, comma-separated: ${INTENT_STATUS_NAMES.join(', ')}`)
     .option('--limit <n>', `at most this many intents, ${LIMIT.min} to ${LIMIT.max} (default: ${DEFAULT_LIMIT})`)
     .action(withEnvFile(journal));
+
+  const where = (command: Command): Command =>
+    command
+      .option('--data-dir <dir>', 'the data dir the daemon uses (default: $STACKER_DATA_DIR, else ./data)')
+      .option('--mode <mode>', 'which journal: live, dry-run or backtest (default: $STACKER_MODE, else dry-run)');
+  where(
+    journalCommand
+      .command('acknowledge')
+      .description(
+        "mark what reconciliation found at the exchange (orders adopted into the journal, orders another client placed with this stacker's ids) as seen by a human: /healthz is healthy again, and a daemon stopped by foreign orders may start",
+      ),
+  ).action(withEnvFile(acknowledge));
+  where(
+    journalCommand
+      .command('resolve')
+      .description('settle by hand a transfer or flex withdrawal whose answer was lost (no lookup by id exists): after checking the balances at the exchange, say whether it happened')
+      .requiredOption('--intent <id>', 'the intent id (`stacker journal --status unknown` lists them)')
+      .requiredOption('--as <outcome>', 'done (it happened) or failed (it did not)'),
+  ).action(withEnvFile(resolveIntent));
+}
+
+export interface AcknowledgeFlags extends GlobalPart {
+  readonly dataDir?: string;
+  readonly mode?: string;
+}
+
+/** `stacker journal acknowledge`: a small write beside a running daemon, which reads it at its next health refresh. */
+export async function acknowledge(ctx: CommandContext, flags: AcknowledgeFlags, deps: ReadDeps = {}): Promise<void> {
+  await withJournal(flags, deps, async (store, label) => {
+    const open = await store.listFindings({ unacknowledged: true });
+    await store.acknowledgeFindings();
+    if (ctx.json) {
+      ctx.io.out(json({ journal: label.path, acknowledged: open.map((f) => ({ kind: f.kind, instance: f.instance, clientOrderId: f.clientOrderId, orderId: f.orderId, market: f.market, detail: f.detail, foundAt: new Date(f.foundAtMs).toISOString() })) }));
+      return;
+    }
+    if (open.length === 0) {
+      ctx.io.out(`nothing to acknowledge in the ${label.mode} journal ${label.path}\n`);
+      return;
+    }
+    ctx.io.out(
+      table(
+        [{ header: 'FOUND (UTC)' }, { header: 'KIND' }, { header: 'INSTANCE' }, { header: 'CLIENT ORDER ID' }, { header: 'ORDER' }, { header: 'WHY' }],
+        open.map((f) => [time(f.foundAtMs), f.kind, f.instance ?? '', f.clientOrderId, f.orderId ?? '', f.detail]),
+      ),
+    );
+    ctx.io.out(`acknowledged ${open.length} finding(s)\n`);
+  }, { write: true });
+}
+
+export interface ResolveFlags extends GlobalPart {
+  readonly dataDir?: string;
+  readonly mode?: string;
+  readonly intent?: string;
+  readonly as?: string;
+}
+
+/** `stacker journal resolve`: only transfers and withdrawals in `unknown` (a buy is looked up by the daemon itself). */
+export async function resolveIntent(ctx: CommandContext, flags: ResolveFlags, deps: ReadDeps = {}): Promise<void> {
+  const args = checkAll({
+    intent: () => nonEmpty(flags.intent ?? '', '--intent', 'an intent id'),
+    as: () => {
+      if (flags.as !== 'done' && flags.as !== 'failed') throw InputError.one('--as', `must be done (it happened) or failed (it did not) (got ${JSON.stringify(flags.as ?? '')})`);
+      return flags.as;
+    },
+  });
+  await withJournal(flags, deps, async (store, label) => {
+    const record = await store.getIntent(args.intent);
+    if (record === null) throw InputError.one('--intent', `no intent ${args.intent} in the ${label.mode} journal ${label.path}`);
+    const intent = record.intent;
+    if (intent.kind !== 'transfer' && intent.kind !== 'flex-withdraw') {
+      throw InputError.one('--intent', `${args.intent} is a ${intent.kind}: only a transfer or a flex withdrawal is resolved by hand (a buy is looked up at the exchange by the daemon)`);
+    }
+    if (record.status !== 'unknown') throw InputError.one('--intent', `${args.intent} is ${record.status}, not unknown: there is nothing to resolve`);
+    const status = args.as === 'done' ? 'done' : 'failed';
+    if (intent.kind === 'transfer') {
+      await store.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: intent.from, to: intent.to, status });
+    } else {
+      await store.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status });
+    }
+    if (status === 'done') await store.updateIntent(record.intentId, { status: 'done', result: { resolvedBy: 'hand' } });
+    else await store.updateIntent(record.intentId, { status: 'failed', error: { code: 'E_RESOLVED_BY_HAND', message: 'a human checked the balances: it did not happen' } });
+    if (ctx.json) ctx.io.out(json({ journal: label.path, intentId: record.intentId, status }));
+    else ctx.io.out(`${record.intentId} (${intentSummary(intent)}) is now ${status}\n`);
+  }, { write: true });
 }
 
 /** `stacker orders`. */
@@ -195,7 +280,12 @@ interface JournalLabel {
 }
 
 /** Open the chosen journal read-only, run `work`, close it. A journal that does not exist yet is bad input (exit 2), not a failure. */
-async function withJournal(flags: GlobalPart & { readonly dataDir?: string; readonly mode?: string }, deps: ReadDeps, work: (store: SqliteJournal, label: JournalLabel) => Promise<void>): Promise<void> {
+async function withJournal(
+  flags: GlobalPart & { readonly dataDir?: string; readonly mode?: string },
+  deps: ReadDeps,
+  work: (store: SqliteJournal, label: JournalLabel) => Promise<void>,
+  options: { readonly write?: boolean } = {},
+): Promise<void> {
   const { loadJournalLocation } = await import('../../config/journal-location.ts');
   const location = await loadJournalLocation({ envFile: flags.envFile, dataDir: flags.dataDir, mode: flags.mode }, deps.env === undefined ? {} : { env: deps.env });
   const { JOURNAL_FILES, journalPath, openStoreForReading } = await import('../../store/open-store.ts');
@@ -204,7 +294,7 @@ async function withJournal(flags: GlobalPart & { readonly dataDir?: string; read
   const { resolve } = await import('node:path');
   let store: SqliteJournal;
   try {
-    store = await openStoreForReading({ dataDir: location.dataDir, mode: location.mode });
+    store = await openStoreForReading({ dataDir: location.dataDir, mode: location.mode, ...(options.write === true ? { write: true } : {}) });
   } catch (error) {
     if (!(error instanceof StoreError) || error.reason !== 'not-found') throw error;
     const others = (Object.keys(JOURNAL_FILES) as Array<keyof typeof JOURNAL_FILES>).filter((mode) => mode !== location.mode && existsSync(journalPath(resolve(location.dataDir), mode)));

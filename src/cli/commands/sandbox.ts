@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { InputError } from '../../domain/errors.ts';
 import { checkAll, integerIn, marketName, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
+import { describeFaults, parseFaultSpecs } from '../../sandbox/fault-spec.ts';
 import { watchServedRequests } from './request-log.ts';
 
 export interface SandboxFlags {
@@ -13,6 +14,8 @@ export interface SandboxFlags {
   readonly prices?: string;
   readonly market?: string;
   readonly speed?: string;
+  /** Commander collects repeated --fault flags (program.ts). */
+  readonly fault?: readonly string[];
 }
 
 const SPEED = /^(?:0|[1-9]\d*)(?:\.\d+)?$/;
@@ -39,6 +42,11 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
       if (flags.prices !== undefined && flags.market === undefined) throw InputError.one('--market', 'is required with --prices (the market the candles belong to, e.g. BTC_USDT)');
       if (flags.prices === undefined && flags.market !== undefined) throw InputError.one('--market', 'only applies with --prices');
       return optional(flags.market, (m) => marketName(m));
+    },
+    faults: () => {
+      const parsed = parseFaultSpecs(flags.fault ?? []);
+      if ('problems' in parsed) throw new InputError(parsed.problems.map((rule) => ({ field: '--fault', rule })));
+      return parsed.ok;
     },
     speed: () => {
       if (flags.speed === undefined) return 1;
@@ -92,6 +100,9 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
     throw listenError(error, args.host, args.port);
   }
   port = Number(new URL(running.url).port);
+  for (const fault of args.faults.faults) running.faults.inject(fault);
+  running.faults.historyLagMs = args.faults.historyLagMs;
+  const faultLines = describeFaults(args.faults);
 
   const example = args.market ?? 'BTC_USDT';
   const priceText = args.prices === undefined ? 'fixed demo prices' : `${args.market} replayed from ${args.prices} at ${args.speed}x`;
@@ -102,11 +113,12 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
         apiKey: running.apiKey,
         apiSecret: running.apiSecret,
         prices: priceText,
+        faults: faultLines,
         env: { STACKER_BASE_URL: running.url, STACKER_API_KEY: running.apiKey, STACKER_API_SECRET: running.apiSecret },
       }) + '\n',
     );
   } else {
-    ctx.io.out(banner(running.url, running.apiKey, running.apiSecret, priceText, example));
+    ctx.io.out(banner(running.url, running.apiKey, running.apiSecret, priceText, example, faultLines));
   }
 
   const signal = await waitForSignal();
@@ -116,7 +128,7 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
   logger.info('sandbox stopped');
 }
 
-function banner(url: string, apiKey: string, apiSecret: string, prices: string, market: string): string {
+function banner(url: string, apiKey: string, apiSecret: string, prices: string, market: string, faults: readonly string[]): string {
   return [
     `stacker sandbox: a simulated exchange on ${url}`,
     '(made-up money and made-up credentials: nothing here touches a real account)',
@@ -125,6 +137,7 @@ function banner(url: string, apiKey: string, apiSecret: string, prices: string, 
     `  API key     ${apiKey}`,
     `  API secret  ${apiSecret}`,
     `  prices      ${prices}`,
+    ...(faults.length === 0 ? [] : ['  faults      ' + faults.join('\n              ')]),
     '',
     'In another shell:',
     '',

@@ -1,0 +1,68 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startSandbox } from '../../../src/sandbox/server.ts';
+import { liveEnv, sandboxPerTest, startDaemon } from '../daemon-process.ts';
+import { agreement, eventually, report } from './agreement.ts';
+
+// The daemon (`stacker run --live`, a child process) against the sandbox over HTTP, misbehaving
+// as a real exchange does; the journal is a real SQLite file compared with the sandbox's books.
+const t = sandboxPerTest();
+const ORDER_PATH = '/api/v4/order/stock_market';
+
+const journalPath = (): string => join(t.dir.data, 'stacker.db');
+const args = (): string[] => ['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data];
+/** The shortest settle window allowed: the tests wait for it in real time. */
+const env = (): Record<string, string> => ({ ...t.live(), STACKER_ORDER_SETTLE_WINDOW: '30s', STACKER_KILL_SWITCH_FILE: join(t.dir.root, 'STOP') });
+const stopTrading = (): void => writeFileSync(join(t.dir.root, 'STOP'), '');
+
+describe('a lagging exchange', () => {
+  it('takes each order, answers 502, shows it in its history only 8 s later: no order is sent twice, every one is journalled', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    t.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 502, body: { message: 'Bad Gateway' }, commit: true, times: Number.POSITIVE_INFINITY });
+    t.sandbox.faults.historyLagMs = 8000;
+    const daemon = startDaemon(args(), env());
+    await daemon.waitFor('"event":"scheduled"', 20_000);
+    await eventually(() => Promise.resolve(t.sandbox.exchange.orderHistory({}).length), (n) => n >= 6, 30_000, 'six orders taken');
+    stopTrading();
+    // Every lost answer is found once the history shows its order; nothing is concluded early.
+    await eventually(() => agreement(t.sandbox, [journalPath()]), (a) => a.unresolved === 0 && a.notJournalled.length === 0, 40_000, 'every order resolved');
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(0);
+    const result = await agreement(t.sandbox, [journalPath()]);
+    report('502 after commit, history 8 s late × order', result);
+    expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+    expect(daemon.output()).toContain('"event":"order-answer-lost"');
+    expect(daemon.output()).not.toContain('"event":"order-not-found"');
+  }, 120_000);
+
+  it('processes an order 4 s late while the daemon is killed -9 right after sending and restarted: each late order is found and journalled', async () => {
+    // A sandbox of its own, which says when an order request has arrived: the kill must land after the send.
+    let arrived = 0;
+    const sandbox = await startSandbox({ onRequest: (request) => void (request.path === ORDER_PATH && (arrived += 1)) });
+    try {
+      t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+      sandbox.faults.inject({ path: ORDER_PATH, kind: 'latency', latencyMs: 4000, times: Number.POSITIVE_INFINITY });
+      const envHere = { ...env(), ...liveEnv(sandbox, t.dir) };
+      for (let kill = 1; kill <= 4; kill += 1) {
+        const daemon = startDaemon(args(), envHere);
+        await eventually(() => Promise.resolve(arrived), (n) => n >= kill, 20_000, `order request ${kill} arrived`);
+        daemon.child.kill('SIGKILL');
+        expect(await daemon.exited).toBe('SIGKILL');
+      }
+      // The last start sends nothing new: it only has to find what the killed ones sent.
+      stopTrading();
+      const last = startDaemon(args(), envHere);
+      await last.waitFor('"event":"scheduled"', 20_000);
+      await eventually(() => agreement(sandbox, [journalPath()]), (a) => a.unresolved === 0 && a.exchangeOrders >= 4 && a.notJournalled.length === 0, 45_000, 'every late order found');
+      last.child.kill('SIGTERM');
+      expect(await last.exited).toBe(0);
+      const result = await agreement(sandbox, [journalPath()]);
+      report('order processed 4 s late, daemon killed -9 after send × order', result);
+      expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+      expect(result.exchangeOrders).toBe(4);
+    } finally {
+      await sandbox.stop();
+    }
+  }, 150_000);
+});

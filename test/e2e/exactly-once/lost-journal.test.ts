@@ -1,0 +1,118 @@
+import { rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Decimal } from '../../../src/domain/money.ts';
+import { sandboxPerTest, startDaemon } from '../daemon-process.ts';
+import { runCli } from '../../cli/run-cli.ts';
+import { agreement, eventually, report } from './agreement.ts';
+
+// What happens to the journal file itself: truncated between runs, deleted under a running
+// daemon, its WAL cut after a kill -9. The daemon is the real CLI; the sandbox is real HTTP.
+const t = sandboxPerTest();
+
+const journalPath = (): string => join(t.dir.data, 'stacker.db');
+const args = (...more: string[]): string[] => ['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data, ...more];
+const env = (extra: Record<string, string> = {}): Record<string, string> => ({ ...t.live(), STACKER_KILL_SWITCH_FILE: join(t.dir.root, 'STOP'), ...extra });
+const filled = (): number => t.sandbox.exchange.orderHistory({}).length;
+
+/** 0.001 BTC at the sandbox's 65000 is 65 USDT: a day's budget of 270 allows exactly four buys. */
+const BUDGET = '270';
+
+describe('a journal lost between runs', () => {
+  it('is refused (E_STORE, naming the file and the way on) instead of starting empty; a rebuild adopts the orders and the day\'s budget holds', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: BUDGET });
+    const first = startDaemon(args(), env());
+    await eventually(() => Promise.resolve(filled()), (n) => n >= 2, 20_000, 'two buys');
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const before = filled();
+
+    truncateSync(journalPath(), 0);
+    const refused = startDaemon(args(), env());
+    expect(await refused.exited).not.toBe(0);
+    expect(refused.output()).toContain('E_STORE');
+    expect(refused.output()).toMatch(/stacker\.db is empty/);
+    expect(refused.output()).toContain('--rebuild-journal');
+    expect(filled()).toBe(before);
+
+    const rebuilt = startDaemon(args('--rebuild-journal'), env());
+    await rebuilt.waitFor('"event":"order-adopted"', 20_000);
+    await rebuilt.waitFor('"reason":"over-budget"', 20_000);
+    rebuilt.child.kill('SIGTERM');
+    expect(await rebuilt.exited).toBe(0);
+    const result = await agreement(t.sandbox, [journalPath()]);
+    report('journal truncated to 0 bytes between runs, rebuilt × order', result);
+    expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+    // Four buys that day, not four more: the adopted ones counted.
+    expect(result.exchangeOrders).toBe(4);
+    for (const spent of Object.values(result.spentPerDay)) expect(new Decimal(spent).lte(BUDGET)).toBe(true);
+  }, 90_000);
+});
+
+describe('a journal deleted under a running daemon', () => {
+  it('stops trading before the next send, exits non-zero naming the file, and a rebuild brings every order back', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const daemon = startDaemon(args(), env());
+    await daemon.waitFor('"to":"FILLED"', 20_000);
+    for (const suffix of ['', '-wal', '-shm']) rmSync(journalPath() + suffix, { force: true });
+    const deletedAtSec = Date.now() / 1000;
+    expect(await daemon.exited).not.toBe(0);
+    expect(daemon.output()).toMatch(/the journal file \S+stacker\.db(-wal)? was deleted while stacker was running/);
+    expect(daemon.output()).toContain('"event":"trading-stopped"');
+    // Nothing was sent after the journal was gone.
+    expect(t.sandbox.exchange.orderHistory({}).filter((order) => order.createdAtSec > deletedAtSec + 0.05)).toEqual([]);
+
+    writeFileSync(join(t.dir.root, 'STOP'), '');
+    const rebuilt = startDaemon(args('--rebuild-journal'), env());
+    await rebuilt.waitFor('"event":"scheduled"', 20_000);
+    rebuilt.child.kill('SIGTERM');
+    expect(await rebuilt.exited).toBe(0);
+    const result = await agreement(t.sandbox, [journalPath()]);
+    report('journal files deleted under a running daemon, then rebuilt × order', result);
+    expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+  }, 60_000);
+});
+
+describe('a WAL cut after kill -9', () => {
+  it('loses nothing for good: the orders of the lost frames are adopted from the exchange, and /healthz says so until acknowledged', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    // A first run stops cleanly: its journal is folded into stacker.db.
+    const first = startDaemon(args(), env());
+    await first.waitFor('"to":"FILLED"', 20_000);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const kept = filled();
+    // The second run's journal lives in the WAL when it is killed.
+    const second = startDaemon(args(), env());
+    await eventually(() => Promise.resolve(filled()), (n) => n >= kept + 3, 20_000, 'three more buys');
+    second.child.kill('SIGKILL');
+    expect(await second.exited).toBe('SIGKILL');
+    truncateSync(`${journalPath()}-wal`, 0);
+
+    writeFileSync(join(t.dir.root, 'STOP'), '');
+    const third = startDaemon(args(), env({ STACKER_METRICS_PORT: '0' }));
+    await third.waitFor('"event":"scheduled"', 20_000);
+    const adopted = third.output().split('\n').filter((line) => line.includes('"event":"order-adopted"'));
+    expect(adopted.length).toBeGreaterThanOrEqual(3);
+    const healthUrl = metricsUrl(third.output());
+    const unhealthy = await fetch(`${healthUrl}/healthz`);
+    expect(unhealthy.status).toBe(503);
+    expect(JSON.stringify(await unhealthy.json())).toMatch(/adopted from the exchange's history/);
+    const ack = await runCli(['journal', 'acknowledge', '--data-dir', t.dir.data, '--mode', 'live']);
+    expect(ack.code, ack.stderr).toBe(0);
+    expect(ack.stdout).toMatch(/acknowledged \d+ finding/);
+    await eventually(async () => (await fetch(`${healthUrl}/healthz`)).status, (status) => status === 200, 15_000, 'healthy after acknowledging');
+    third.child.kill('SIGTERM');
+    expect(await third.exited).toBe(0);
+    const result = await agreement(t.sandbox, [journalPath()]);
+    report('WAL truncated after kill -9 × order', result);
+    expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+  }, 90_000);
+});
+
+/** The metrics server's base URL, as the daemon logs it (STACKER_METRICS_PORT=0 picks a free port). */
+export function metricsUrl(output: string): string {
+  const match = /"event":"metrics","url":"(http:\/\/[^"]+)"/.exec(output);
+  if (match?.[1] === undefined) throw new Error(`no metrics URL in the daemon's output:\n${output.slice(-2000)}`);
+  return match[1];
+}

@@ -1,0 +1,38 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api/client.ts';
+import { Decimal } from '../../src/domain/money.ts';
+import { LiveExchange } from '../../src/exchange/live.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
+
+// LiveExchange.orderHistory over real HTTP: the exchange answers at most 31 days per request,
+// so a long read is cut into windows, and no order may fall between two of them.
+let sandbox: Sandbox;
+let exchange: LiveExchange;
+beforeEach(async () => {
+  sandbox = await startSandbox();
+  exchange = new LiveExchange(new ApiClient({ baseUrl: sandbox.url, credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret } }));
+});
+afterEach(async () => {
+  await exchange.close();
+  await sandbox.stop();
+});
+
+const SPAN_SEC = 30 * 24 * 3600;
+
+describe('reading the order history over months', () => {
+  it('finds an order whose time falls within the second where two request windows meet', async () => {
+    let order = sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'seam-1' });
+    // The seam is a whole second; the order must sit inside it, not on it.
+    while (Number.isInteger(order.createdAtSec)) order = sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'seam-1' });
+    const seam = Math.floor(order.createdAtSec);
+    const read = await exchange.orderHistory({ sinceSec: seam - SPAN_SEC, untilSec: seam + 5 });
+    expect(read.map((o) => o.orderId)).toContain(order.orderId);
+  });
+
+  it('lists each order once, oldest first, across windows and pages', async () => {
+    const placed = Array.from({ length: 3 }, (_, i) => sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: `many-${i}` }));
+    const now = Math.ceil(Date.now() / 1000);
+    const read = await exchange.orderHistory({ sinceSec: now - 3 * SPAN_SEC, untilSec: now });
+    expect(read.map((o) => o.orderId)).toEqual(placed.map((o) => o.orderId));
+  });
+});

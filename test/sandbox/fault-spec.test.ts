@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_FAULT_PATH, parseFaultSpecs } from '../../src/sandbox/fault-spec.ts';
+
+describe('--fault specs', () => {
+  it('reads each kind with its defaults: the order endpoint, every request, unlimited', () => {
+    const parsed = parseFaultSpecs(['accept-then-5xx', '5xx=500,every=2,times=3', 'drop-answer,path=/api/v4/main-account/transfer', 'reset', 'slow=1.5s', 'commit-late=4,status=502', 'history-lag=500ms']);
+    expect('ok' in parsed && parsed.ok).toEqual({
+      historyLagMs: 500,
+      faults: [
+        { path: DEFAULT_FAULT_PATH, times: Infinity, kind: 'status', status: 502, body: { message: 'stacker sandbox: injected fault' }, commit: true },
+        { path: DEFAULT_FAULT_PATH, times: 3, every: 2, kind: 'status', status: 500, body: { message: 'stacker sandbox: injected fault' }, commit: false },
+        { path: '/api/v4/main-account/transfer', times: Infinity, kind: 'drop-after-commit' },
+        { path: DEFAULT_FAULT_PATH, times: Infinity, kind: 'reset' },
+        { path: DEFAULT_FAULT_PATH, times: Infinity, kind: 'latency', latencyMs: 1500 },
+        { path: DEFAULT_FAULT_PATH, times: Infinity, kind: 'commit-late', status: 502, body: 'Gateway Time-out', latencyMs: 4000 },
+      ],
+    });
+  });
+
+  it('names the spec and the rule for every bad one, all at once', () => {
+    const parsed = parseFaultSpecs(['nope', 'slow', '5xx=200', 'reset=1', 'drop-answer,every=0', 'history-lag=1s,path=/x', 'slow=2s,color=red']);
+    expect('problems' in parsed && parsed.problems).toEqual([
+      '"nope": unknown fault "nope"; the faults are accept-then-5xx, 5xx, drop-answer, reset, slow, commit-late, history-lag',
+      '"slow": slow needs a duration, such as slow=4s',
+      '"5xx=200": the status must be an HTTP status from 400 to 599, such as 502',
+      '"reset=1": reset takes no value',
+      '"drop-answer,every=0": every must be a whole number >= 1',
+      '"history-lag=1s,path=/x": path must be an API path such as /api/v4/order/stock_market (got "/x")',
+      '"slow=2s,color=red": unknown option "color=red"; options are path=…, every=…, times=…, status=…',
+    ]);
+  });
+});
