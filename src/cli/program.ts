@@ -4,7 +4,7 @@ import { registerCheckCommand } from './commands/check.ts';
 import { registerJournalCommands } from './commands/journal.ts';
 import { CommandContext, type GlobalFlags, type RunState } from './context.ts';
 import type { Io } from './output.ts';
-import { FAULT_HELP } from '../sandbox/fault-spec.ts';
+import { FAULT_HELP } from './sandbox-help.ts';
 
 /**
  * The command tree. Only flags, descriptions and help live here; each command's code is

@@ -177,10 +177,18 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     if (config.metricsPort !== null) {
       const { startHealthServer } = await import('../observability/health-server.ts');
       const startedAtMs = clock.nowMs();
+      const metrics = options.metrics;
       server = await startHealthServer({
         host: config.metricsHost,
         port: config.metricsPort,
-        metrics: options.metrics,
+        // A scrape sees the journal's state as /healthz does, not as of the last slot.
+        metrics: {
+          contentType: metrics.contentType,
+          render: async () => {
+            await health.refresh();
+            return metrics.render();
+          },
+        },
         health: {
           status: () => {
             const problems = health.problems();

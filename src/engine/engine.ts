@@ -55,6 +55,8 @@ export class Engine {
   readonly #options: EngineOptions;
   readonly #reconciler: Reconciler;
   readonly #ledger: ExchangeLedger | null;
+  /** Slots this process is running now (instance@slot time): reconciliation leaves their intents alone. */
+  readonly #running = new Map<string, number>();
   #ledgerProblem: string | null = null;
   #fatal: FatalEngineError | null = null;
 
@@ -65,7 +67,7 @@ export class Engine {
     this.#options = options;
     const windows = new Map((options.ledger?.instances ?? instances).map((instance) => [instance.instance, instance.orderSettleWindowMs]));
     const longest = Math.max(0, ...windows.values());
-    this.#reconciler = new Reconciler(deps, (instance) => windows.get(instance) ?? longest);
+    this.#reconciler = new Reconciler(deps, (instance) => windows.get(instance) ?? longest, (instance, slotTimeMs) => (this.#running.get(`${instance}@${slotTimeMs}`) ?? 0) > 0);
     this.#ledger = options.ledger === undefined ? null : new ExchangeLedger(deps, options.ledger.instances, options.ledger);
   }
 
@@ -161,9 +163,17 @@ export class Engine {
       if (this.#fatal !== null) return 'skipped';
       if (this.#ledger.lastCheckedAtMs === null) return this.#skipUnchecked(instanceName, slotTimeMs);
     }
-    const outcome = await this.#guard(() => runSlot(this.#deps, this.#markets, instance, slotTimeMs, this.#options.runId), 'failed' as SlotOutcome);
-    if (outcome === 'disabled') this.#disabled.add(instanceName);
-    return outcome;
+    const key = `${instanceName}@${slotTimeMs}`;
+    this.#running.set(key, (this.#running.get(key) ?? 0) + 1);
+    try {
+      const outcome = await this.#guard(() => runSlot(this.#deps, this.#markets, instance, slotTimeMs, this.#options.runId), 'failed' as SlotOutcome);
+      if (outcome === 'disabled') this.#disabled.add(instanceName);
+      return outcome;
+    } finally {
+      const left = (this.#running.get(key) ?? 1) - 1;
+      if (left > 0) this.#running.set(key, left);
+      else this.#running.delete(key);
+    }
   }
 
   /** One round of order tracking, of lookups of lost answers, and (when due) of the history check. */

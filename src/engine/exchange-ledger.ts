@@ -107,6 +107,8 @@ export class ExchangeLedger {
     const linked: Order[] = [];
     const foreign: ForeignOrder[] = [];
     const seen = new Set<string>();
+    // Orders already reported as foreign are known: reported once, acknowledged by a human, not held against the next start.
+    const reported = new Set((await deps.journal.listFindings()).flatMap((finding) => (finding.kind === 'foreign' && finding.orderId !== null ? [finding.orderId] : [])));
     let ours = 0;
     for (const order of history) {
       const parts = parseClientOrderId(order.clientOrderId);
@@ -114,7 +116,7 @@ export class ExchangeLedger {
       if (parts === null || owner === undefined) continue;
       ours += 1;
       seen.add(order.clientOrderId);
-      if ((await deps.journal.getOrder(order.orderId)) !== null) continue;
+      if (reported.has(order.orderId) || (await deps.journal.getOrder(order.orderId)) !== null) continue;
       const intent = await deps.journal.findIntentByClientOrderId(order.clientOrderId);
       const verdict = intent === null ? await this.#unjournalled(owner, parts.slotTimeMs) : await this.#journalled(intent);
       if (verdict.kind === 'skip') continue;

@@ -34,7 +34,7 @@ export const NOTHING_UNRESOLVED: UnresolvedState = { count: 0, oldestSentAtMs: n
  * - `pending` (only at start) never left, because intents are marked `sent` first: failed, and
  *   not sent late (its slot's moment has passed; the next slot decides afresh);
  * - `sent` at start: its request may have landed before the crash; from here on like `unknown`.
- *   While running, a `sent` intent belongs to the slot in flight and is left alone;
+ *   While running, the intents of a slot in flight are left alone;
  * - `unknown` buys: looked up when due; found → done and tracked; past the window with nothing
  *   found → `not-found`, its budget still counted until the exchange's history check clears it;
  * - transfers and flex withdrawals have no lookup by id: they stay `unknown` (health reports
@@ -43,13 +43,16 @@ export const NOTHING_UNRESOLVED: UnresolvedState = { count: 0, oldestSentAtMs: n
 export class Reconciler {
   readonly #deps: EngineDeps;
   readonly #windowOf: (instance: string) => number;
+  readonly #inFlight: (instance: string, slotTimeMs: number) => boolean;
   /** intentId → when to look it up next. Lost on restart, which only means an early lookup. */
   readonly #nextLookup = new Map<string, number>();
   #state: UnresolvedState = NOTHING_UNRESOLVED;
 
-  constructor(deps: EngineDeps, windowOf: (instance: string) => number) {
+  /** `inFlight`: whether a slot is being run by this process right now (its intents are its own business). */
+  constructor(deps: EngineDeps, windowOf: (instance: string) => number, inFlight: (instance: string, slotTimeMs: number) => boolean = () => false) {
     this.#deps = deps;
     this.#windowOf = windowOf;
+    this.#inFlight = inFlight;
   }
 
   get state(): UnresolvedState {
@@ -61,7 +64,11 @@ export class Reconciler {
     return this.#pass(true);
   }
 
-  /** While running: the lookups that are due. */
+  /**
+   * While running: the lookups that are due, and what a slot of this process left open without
+   * being in flight any more (its journal writes failed, say on a full disk): resolved as a
+   * restart would resolve it.
+   */
   async pass(): Promise<ReconcileSummary> {
     return this.#pass(false);
   }
@@ -72,15 +79,14 @@ export class Reconciler {
     let unresolved = 0;
     for (const record of await deps.journal.unresolvedIntents()) {
       const due = (this.#nextLookup.get(record.intentId) ?? 0) <= deps.clock.nowMs();
-      const inFlight = !atStart && (record.status === 'pending' || record.status === 'sent');
-      if (inFlight || !due) {
+      if (this.#inFlight(record.instance, record.slotTimeMs) || !due) {
         unresolved += 1;
         continue;
       }
-      if (await this.#resolve(record, atStart)) resolved += 1;
+      if (await this.#resolve(record, atStart || record.status === 'pending' || record.status === 'sent')) resolved += 1;
       else unresolved += 1;
     }
-    const slotsClosed = atStart ? await closeInterruptedSlots(deps) : 0;
+    const slotsClosed = await closeInterruptedSlots(deps, this.#inFlight);
     if (resolved + slotsClosed > 0 || (atStart && unresolved > 0)) {
       deps.logger.info({ event: 'reconciled', resolved, unresolved, slotsClosed }, `reconciliation: ${resolved} resolved, ${unresolved} still open, ${slotsClosed} interrupted slots closed`);
     }
@@ -179,10 +185,11 @@ export class Reconciler {
   }
 }
 
-/** Slots a crash left `claimed`: done when a money intent went through and nothing is open, else failed. */
-async function closeInterruptedSlots(deps: EngineDeps): Promise<number> {
+/** Slots a crash (or a failed write) left `claimed`: done when a money intent went through and nothing is open, else failed. */
+async function closeInterruptedSlots(deps: EngineDeps, inFlight: (instance: string, slotTimeMs: number) => boolean): Promise<number> {
   let closed = 0;
   for (const slot of await deps.journal.listSlots({ status: 'claimed' })) {
+    if (inFlight(slot.instance, slot.slotTimeMs)) continue;
     const intents = await deps.journal.listIntents({ instance: slot.instance, slotTimeMs: slot.slotTimeMs });
     const open = intents.some((intent) => intent.status === 'pending' || intent.status === 'sent' || intent.status === 'unknown');
     const anyDone = intents.some((intent) => isMoneyIntent(intent.intent) && intent.status === 'done');

@@ -6,7 +6,7 @@ import { afterEach, beforeEach } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 
 /** The real CLI (`node src/cli.ts run`) as a child process, as a user or Docker starts it. */
-const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
+export const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
 
 export interface DaemonDir {
   readonly root: string;

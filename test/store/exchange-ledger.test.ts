@@ -141,3 +141,17 @@ describe('a data dir whose journal is lost between runs', () => {
     expect(store.rebuilt).toBeNull();
   });
 });
+
+describe('a journal the file system will not write', () => {
+  it('reports the failure (read-only) until a write succeeds, and classes it as unwritable, never as a bug', async () => {
+    const writer = await world.opened();
+    await writer.claimSlot({ ...SLOT, runId: null });
+    const reader = await world.opened({ readOnly: true });
+    expect(reader.writeFailure()).toBeNull();
+    await expect(reader.claimSlot({ ...SLOT, slotTimeMs: SLOT.slotTimeMs + 1, runId: null })).rejects.toMatchObject({ code: 'E_STORE', reason: 'unwritable', retryable: true });
+    expect(reader.writeFailure()?.message).toMatch(/cannot be written: .*readonly/i);
+    // The writer is not affected: its writes go on, and so does its clean record.
+    await writer.claimSlot({ ...SLOT, slotTimeMs: SLOT.slotTimeMs + 2, runId: null });
+    expect(writer.writeFailure()).toBeNull();
+  });
+});

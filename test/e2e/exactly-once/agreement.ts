@@ -75,3 +75,10 @@ export async function eventually<T>(read: () => Promise<T>, check: (value: T) =>
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The metrics server's base URL, as the daemon logs it (STACKER_METRICS_PORT=0 picks a free port). */
+export function metricsUrl(output: string): string {
+  const match = /"event":"metrics","url":"(http:\/\/[^"]+)"/.exec(output);
+  if (match?.[1] === undefined) throw new Error(`no metrics URL in the daemon's output:\n${output.slice(-2000)}`);
+  return match[1];
+}

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../../src/domain/money.ts';
 import { sandboxPerTest, startDaemon } from '../daemon-process.ts';
 import { runCli } from '../../cli/run-cli.ts';
-import { agreement, eventually, report } from './agreement.ts';
+import { agreement, eventually, metricsUrl, report } from './agreement.ts';
 
 // What happens to the journal file itself: truncated between runs, deleted under a running
 // daemon, its WAL cut after a kill -9. The daemon is the real CLI; the sandbox is real HTTP.
@@ -110,9 +110,3 @@ describe('a WAL cut after kill -9', () => {
   }, 90_000);
 });
 
-/** The metrics server's base URL, as the daemon logs it (STACKER_METRICS_PORT=0 picks a free port). */
-export function metricsUrl(output: string): string {
-  const match = /"event":"metrics","url":"(http:\/\/[^"]+)"/.exec(output);
-  if (match?.[1] === undefined) throw new Error(`no metrics URL in the daemon's output:\n${output.slice(-2000)}`);
-  return match[1];
-}

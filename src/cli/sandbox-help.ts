@@ -1,0 +1,15 @@
+/**
+ * `stacker sandbox --help`, the faults part. Kept apart from the parser (src/sandbox/fault-spec.ts)
+ * so that building the command line loads no sandbox code: the daemon never does.
+ */
+export const FAULT_HELP = `Faults (--fault, repeatable), to rehearse what a real exchange does on a bad day:
+  accept-then-5xx[=STATUS]   perform the request, then answer STATUS (default 502)
+  5xx[=STATUS]               answer STATUS (default 503) without performing it
+  drop-answer                perform the request, then cut the connection unanswered
+  reset                      cut the connection before performing anything
+  slow=DURATION              perform the request DURATION late, then answer
+  commit-late=DURATION       answer 504 at once (status=NNN to change), perform DURATION later
+  history-lag=DURATION       orders appear in the order history and active orders DURATION late
+Options after a comma: path=/api/v4/... (default /api/v4/order/stock_market), every=N (every
+N-th request), times=N (firings; default unlimited), status=NNN. DURATION: 8, 1.5s or 500ms.
+Example: --fault accept-then-5xx,every=3 --fault history-lag=8s`;

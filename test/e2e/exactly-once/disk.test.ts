@@ -1,0 +1,79 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sandboxPerTest, startDaemon } from '../daemon-process.ts';
+import { agreement, eventually, metricsUrl, report } from './agreement.ts';
+
+// The journal on a small real file system (tmpfs) that the test fills up and frees under the
+// running daemon. Mounting needs root (CAP_SYS_ADMIN): elsewhere the test
+// is skipped with a notice.
+const t = sandboxPerTest();
+
+function canMount(): boolean {
+  const probe = mkdtempSync(join(tmpdir(), 'stacker-mount-probe-'));
+  try {
+    if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe]).status !== 0) return false;
+    spawnSync('umount', [probe]);
+    return true;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+}
+const mountable = canMount();
+if (!mountable) console.info('[exactly-once] skipping the full-disk test: mounting a tmpfs is not permitted here');
+
+const mounts: string[] = [];
+afterEach(() => {
+  for (const dir of mounts.splice(0)) spawnSync('umount', ['-l', dir]);
+});
+
+const run = (command: string, ...args: string[]): void => {
+  const result = spawnSync(command, args, { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')}: ${result.stderr}`);
+};
+
+async function health(url: string): Promise<{ status: number; problems: string[] }> {
+  const response = await fetch(`${url}/healthz`);
+  const body = (await response.json()) as { problems?: string[] };
+  return { status: response.status, problems: body.problems ?? [] };
+}
+
+describe('a journal whose disk is full', () => {
+  it.skipIf(!mountable)('sends nothing it cannot journal, answers 503 with the reason, and trades again once the disk takes writes', async () => {
+    mkdirSync(t.dir.data, { recursive: true });
+    run('mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', t.dir.data);
+    mounts.push(t.dir.data);
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_METRICS_PORT: '0' });
+    await daemon.waitFor('"to":"FILLED"', 20_000);
+    const url = metricsUrl(daemon.output());
+    expect((await health(url)).status).toBe(200);
+
+    // Fill every free block of the file system.
+    const filler = join(t.dir.data, 'filler');
+    const free = (): number => Number(statfsSync(t.dir.data).bavail) * Number(statfsSync(t.dir.data).bsize);
+    run('fallocate', '-l', String(free()), filler);
+    const fullFrom = Date.now() / 1000;
+    const full = await eventually(() => health(url), (h) => h.status === 503, 15_000, '503 once the disk is full');
+    expect(full.problems.join(' ')).toMatch(/the journal cannot be written .*full/);
+    expect(await (await fetch(`${url}/metrics`)).text()).toMatch(/^stacker_journal_writable 0$/m);
+    // A few slots pass on the full disk: nothing is sent.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const fullUntil = Date.now() / 1000;
+    const sentWhileFull = t.sandbox.exchange.orderHistory({}).filter((order) => order.createdAtSec > fullFrom + 1 && order.createdAtSec < fullUntil);
+    expect(sentWhileFull).toEqual([]);
+
+    rmSync(filler);
+    await eventually(() => health(url), (h) => h.status === 200, 15_000, 'healthy once the disk has room');
+    const resumedFrom = t.sandbox.exchange.orderHistory({}).length;
+    await eventually(() => Promise.resolve(t.sandbox.exchange.orderHistory({}).length), (n) => n > resumedFrom, 10_000, 'buying again');
+
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(0);
+    const result = await agreement(t.sandbox, [join(t.dir.data, 'stacker.db')]);
+    report('journal disk full under a running daemon × order', result);
+    expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+  }, 90_000);
+});
