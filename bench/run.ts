@@ -6,7 +6,9 @@ import { startSandboxProcess } from './child.ts';
 import { benchClientCpu } from './client-cpu.ts';
 import { benchColdStart } from './cold-start.ts';
 import { benchResidents } from './daemon.ts';
+import { benchJournalDurability } from './journal-durability.ts';
 import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
 
 const fmt = (n: number, digits = 1): string => n.toFixed(digits);
 
@@ -26,6 +28,12 @@ try {
 } finally {
   await sandbox.stop();
 }
+
+const durability = await benchJournalDurability();
+console.log(`journal writes of one live buy slot (8 commits; ${durability.slots} slots on a file in ${tmpdir()}; median of 3)`);
+console.log(`  synchronous=FULL       ${fmt(durability.fullMs, 2)} ms per slot   (what stacker runs: each commit is on disk before the order leaves)`);
+console.log(`  synchronous=NORMAL     ${fmt(durability.normalMs, 2)} ms per slot   (may lose the last commits on power loss)`);
+console.log(`  FULL / NORMAL          ${fmt(durability.fullMs / durability.normalMs, 2)}x`);
 
 const residents = await benchResidents({ warmupS: 30, measureS: 20 });
 const [image, , bareBot, cronBot] = residents;

@@ -14,6 +14,12 @@ export interface SqliteOpenOptions {
    * process keeps.
    */
   readonly cacheKiB?: number;
+  /**
+   * SQLite's `synchronous` under WAL: FULL (the default, and what a money journal runs) syncs
+   * the WAL at every commit; NORMAL only at checkpoints and may lose the last commits on power
+   * loss. NORMAL exists for `npm run bench` to show what FULL costs.
+   */
+  readonly synchronous?: 'FULL' | 'NORMAL';
 }
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
@@ -60,7 +66,7 @@ export function openDatabase(options: SqliteOpenOptions): DatabaseSync {
       if (mode !== 'wal' && options.path !== ':memory:') {
         throw new StoreError('open-failed', `${options.path} cannot use WAL mode (got ${JSON.stringify(mode)}); keep the data dir on a local disk, not a network share`);
       }
-      db.exec('PRAGMA synchronous = FULL');
+      db.exec(`PRAGMA synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
     }
     // A quick read proves the file is a database before anything relies on it.
     db.prepare('SELECT count(*) AS n FROM sqlite_master').get();

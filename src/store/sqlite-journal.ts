@@ -55,6 +55,8 @@ export interface SqliteJournalOptions {
   readonly busyTimeoutMs?: number;
   /** SQLite's page cache limit (see SqliteOpenOptions.cacheKiB); SQLite's default when absent. */
   readonly cacheKiB?: number;
+  /** See SqliteOpenOptions.synchronous: FULL unless a benchmark asks otherwise. */
+  readonly synchronous?: 'FULL' | 'NORMAL';
   /** Unix ms for every recorded time; Date.now by default. */
   readonly clock?: () => number;
   /** Run ids; randomUUID by default. */
@@ -96,6 +98,7 @@ export class SqliteJournal implements Journal {
       ...(this.#options.readOnly === undefined ? {} : { readOnly: this.#options.readOnly }),
       ...(this.#options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: this.#options.busyTimeoutMs }),
       ...(this.#options.cacheKiB === undefined ? {} : { cacheKiB: this.#options.cacheKiB }),
+      ...(this.#options.synchronous === undefined ? {} : { synchronous: this.#options.synchronous }),
     });
     try {
       if (this.#options.readOnly === true) verifySchema(db, this.path);
