@@ -1,0 +1,63 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DaemonHealth } from '../../src/daemon/health-state.ts';
+import type { EngineHealth } from '../../src/engine/engine.ts';
+import { FatalEngineError } from '../../src/engine/error-policy.ts';
+import { Metrics } from '../../src/observability/metrics.ts';
+import { TempWorld } from '../store/helpers.ts';
+
+// /healthz's sentences, from a real journal and the engine's reported state.
+let world: TempWorld;
+beforeEach(() => {
+  world = new TempWorld();
+});
+afterEach(async () => {
+  await world.cleanup();
+});
+
+const quiet: EngineHealth = { fatal: null, unresolved: { count: 0, oldestSentAtMs: null, pastWindow: [] }, ledgerCheckedAtMs: 1, ledgerProblem: null };
+
+describe('the daemon health', () => {
+  it('is healthy with nothing to report, and says so in the metrics', async () => {
+    const journal = await world.opened();
+    const metrics = new Metrics({ mode: 'live', nowMs: () => 10_000 });
+    const health = new DaemonHealth({ journal, engine: () => quiet, sink: metrics });
+    await health.refresh();
+    expect(health.problems()).toEqual([]);
+    const text = await metrics.render();
+    expect(text).toMatch(/^stacker_unresolved_intents 0$/m);
+    expect(text).toMatch(/^stacker_journal_writable 1$/m);
+    expect(text).toMatch(/^stacker_unacknowledged_findings\{kind="foreign"\} 0$/m);
+  });
+
+  it('names an intent unknown past its settle window, with what to do; metrics show its age', async () => {
+    const journal = await world.opened();
+    const metrics = new Metrics({ mode: 'live', nowMs: () => 700_000 });
+    const engine: EngineHealth = {
+      ...quiet,
+      unresolved: { count: 1, oldestSentAtMs: 100_000, pastWindow: [{ intentId: 'dca-btc-x-0', instance: 'dca-btc', kind: 'transfer', sentAtMs: 100_000 }] },
+    };
+    const health = new DaemonHealth({ journal, engine: () => engine, sink: metrics });
+    await health.refresh();
+    expect(health.problems()).toEqual([expect.stringMatching(/^1 intent\(s\) still unknown past their settle window: transfer of dca-btc .*stacker journal resolve --intent ID --as done\|failed/)]);
+    expect(await metrics.render()).toMatch(/^stacker_oldest_unresolved_intent_age_seconds 600$/m);
+  });
+
+  it('reports foreign and adopted orders until they are acknowledged', async () => {
+    const journal = await world.opened();
+    await journal.recordFinding({ kind: 'foreign', instance: 'dca-btc', clientOrderId: 'dca-btc-aaa-1-0', orderId: '1', market: 'BTC_USDT', detail: 'x' });
+    await journal.recordFinding({ kind: 'adopted', instance: 'dca-btc', clientOrderId: 'dca-btc-aaa-2-0', orderId: '2', market: 'BTC_USDT', detail: 'y' });
+    const health = new DaemonHealth({ journal, engine: () => quiet });
+    await health.refresh();
+    expect(health.problems()).toEqual([expect.stringContaining('another stacker uses this API key'), expect.stringContaining('stacker journal acknowledge')]);
+    await journal.acknowledgeFindings();
+    await health.refresh();
+    expect(health.problems()).toEqual([]);
+  });
+
+  it('keeps why trading stopped, and says slots wait while the history is unreadable', async () => {
+    const journal = await world.opened();
+    const health = new DaemonHealth({ journal, engine: () => ({ ...quiet, fatal: new FatalEngineError('x', null), ledgerCheckedAtMs: null, ledgerProblem: 'reading the exchange\'s order history failed (E_UNAVAILABLE)' }) });
+    health.stopped('the journal file was deleted');
+    expect(health.problems()).toEqual(['trading stopped: the journal file was deleted', expect.stringMatching(/^slots wait: reading the exchange's order history failed/)]);
+  });
+});
