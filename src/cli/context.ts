@@ -16,6 +16,8 @@ export interface RunState {
   verbose: boolean;
   /** Set by a write before it is sent: how to find out whether it happened if the answer is lost. */
   lookupHint: string | undefined;
+  /** A command that finished, printed its result and still failed in part (`run --once`: a slot failed). */
+  exitCode?: number;
 }
 
 /**
@@ -39,6 +41,11 @@ export class CommandContext {
     this.json = flags.json === true;
     this.#flags = flags;
     this.#state = state;
+  }
+
+  /** Leave with this code once the command returns (it printed why). */
+  setExitCode(code: number): void {
+    this.#state.exitCode = code;
   }
 
   /** The global flags as given (for commands that build their own configuration, like `run`). */

@@ -14,7 +14,7 @@ export async function runCli(argv: readonly string[], io: Io = processIo): Promi
   const program = buildProgram(io, state);
   try {
     await program.parseAsync([...argv], { from: 'user' });
-    return EXIT.ok;
+    return state.exitCode ?? EXIT.ok;
   } catch (error) {
     // Commander has already printed its message (naming the flag); help and --version exit 0,
     // every usage error (unknown flag, missing value, missing command) is bad input.

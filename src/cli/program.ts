@@ -90,6 +90,8 @@ Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
     .option('--strategies <dir>', 'folder of strategy instance files, one *.env each (default: $STACKER_STRATEGIES_DIR, else config/strategies)')
     .option('--data-dir <dir>', 'where the journal lives (default: $STACKER_DATA_DIR, else ./data)')
     .option('--live', 'trade with real money; needs STACKER_MODE=live too, and API keys')
+    .option('--once', "run each enabled instance's slot now (the current second), journalled like any slot, then exit: no schedule, no catch-up")
+    .option('--instance <name>', 'with --once: only this instance (its file name without .env)')
     .option('--rebuild-journal', "the data dir's journal was lost (missing, empty or another file): start a new one and fill it from the exchange's order history of the last 30 days (the lost files are kept)")
     .addHelpText(
       'after',

@@ -3,6 +3,7 @@ import pkg from '../../package.json' with { type: 'json' };
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import { ConfigError, EXIT, ForeignOrderError } from '../domain/errors.ts';
 import { Engine } from '../engine/engine.ts';
+import type { SlotOutcome } from '../engine/slot-runner.ts';
 import type { FatalEngineError } from '../engine/error-policy.ts';
 import { killSwitch } from '../engine/kill-switch.ts';
 import type { EngineMetrics } from '../engine/observer.ts';
@@ -37,6 +38,12 @@ export interface DaemonOptions {
    * from the exchange's order history instead of refusing to start (`run --rebuild-journal`).
    */
   readonly rebuildJournal?: boolean;
+  /**
+   * `run --once`: after the start-up checks, run these instances' slot now (the current second),
+   * journalled like any slot, follow what they placed until it is final (or 15 s), and stop. No
+   * scheduler, no catch-up (a missed slot run late beside this one would buy twice).
+   */
+  readonly once?: { readonly instances: readonly string[] };
   /** Told once the daemon is scheduling (tests wait for it). */
   readonly onReady?: (info: { readonly metricsUrl: string | null }) => void;
 }
@@ -46,6 +53,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /** How the daemon ended. */
 export interface DaemonResult {
   readonly exitCode: number;
+  /** `once`: how each instance's slot ended. */
+  readonly slots: Readonly<Record<string, SlotOutcome>>;
   /** Why trading stopped when the exchange refused the credentials or the nonce; null otherwise. */
   readonly fatal: FatalEngineError | null;
 }
@@ -122,6 +131,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   }
 
   const lastSlots: Record<string, { slotTimeMs: number; outcome: string }> = {};
+  const onceSlots: Record<string, SlotOutcome> = {};
   try {
     const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: pkg.version });
     runId = run.runId;
@@ -204,6 +214,11 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     await running.reconcile();
     if (!stopping.signal.aborted) await running.checkLedger();
     await health.refresh();
+    if (options.once !== undefined) {
+      if (!stopping.signal.aborted) await runOnce(running, options.once.instances, clock, journal, onceSlots, lastSlots);
+      exitReason = 'once';
+      return { exitCode, fatal, slots: onceSlots };
+    }
     if (!stopping.signal.aborted) await running.catchUp(clock.nowMs());
 
     let lastHeartbeatMs = clock.nowMs();
@@ -263,7 +278,28 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     await exchange.close().catch(() => undefined);
     logger.info({ event: 'stopped', reason: exitReason }, `stopped (${exitReason})`);
   }
-  return { exitCode, fatal };
+  return { exitCode, fatal, slots: onceSlots };
+}
+
+async function runOnce(
+  engine: Engine,
+  instances: readonly string[],
+  clock: Clock,
+  journal: { openOrders(): Promise<readonly unknown[]> },
+  slots: Record<string, SlotOutcome>,
+  lastSlots: Record<string, { slotTimeMs: number; outcome: string }>,
+): Promise<void> {
+  const slotTimeMs = Math.floor(clock.nowMs() / 1000) * 1000;
+  for (const instance of instances) {
+    const outcome = await engine.runSlot(instance, slotTimeMs);
+    slots[instance] = outcome;
+    lastSlots[instance] = { slotTimeMs, outcome };
+  }
+  // A market order is final on its answer; a partial fill is followed for a while, then left to the next start.
+  for (let poll = 0; poll < 30 && (await journal.openOrders()).length > 0; poll += 1) {
+    await sleep(500);
+    await engine.track();
+  }
 }
 
 /**

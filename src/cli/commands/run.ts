@@ -1,3 +1,5 @@
+import type { InstanceConfig } from '../../config/instance-config.ts';
+import { EXIT, InputError } from '../../domain/errors.ts';
 import type { CommandContext } from '../context.ts';
 
 export interface RunFlags {
@@ -5,6 +7,8 @@ export interface RunFlags {
   readonly dataDir?: string;
   readonly live?: boolean;
   readonly rebuildJournal?: boolean;
+  readonly once?: boolean;
+  readonly instance?: string;
 }
 
 /**
@@ -29,10 +33,32 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
     ...(flags.dataDir === undefined ? {} : { dataDir: flags.dataDir }),
     live: flags.live === true,
   });
+  const once = flags.once === true ? { instances: onceInstances(config.instances, flags.instance) } : undefined;
+  if (flags.once !== true && flags.instance !== undefined) throw InputError.one('--instance', 'only applies with --once (a daemon runs every enabled instance on its schedule)');
   const logger = await createLogger({ level: config.settings.logLevel });
   const metrics = new Metrics({ mode: config.mode });
   const exchange = await createExchange(config, logger, { onRequest: (event) => metrics.apiRequest(event) });
-  const result = await runDaemon({ config, logger, exchange, metrics, handleSignals: true, rebuildJournal: flags.rebuildJournal === true });
+  const result = await runDaemon({ config, logger, exchange, metrics, handleSignals: true, rebuildJournal: flags.rebuildJournal === true, ...(once === undefined ? {} : { once }) });
   // Trading stopped (credentials, nonce, a lost journal, foreign orders): leave with that error's exit code and message.
   if (result.fatal !== null) throw result.fatal.cause;
+  if (once !== undefined) {
+    const lines = Object.entries(result.slots).map(([instance, outcome]) => `${instance}: ${outcome}`);
+    ctx.io.out(`${lines.join('\n')}\n(what each slot did: stacker journal --mode ${config.mode})\n`);
+    const bad = Object.values(result.slots).filter((outcome) => outcome !== 'done' && outcome !== 'already');
+    if (bad.length > 0) ctx.setExitCode(EXIT.failure);
+  }
+}
+
+/** The instances `--once` runs: the one named, or every enabled one. */
+function onceInstances(instances: readonly InstanceConfig[], named: string | undefined): string[] {
+  if (named === undefined) {
+    const enabled = instances.filter((instance) => instance.enabled).map((instance) => instance.instance);
+    if (enabled.length === 0) throw InputError.one('--once', 'there is no enabled instance to run (ENABLED=false in every file, or no files)');
+    return enabled;
+  }
+  const found = instances.find((instance) => instance.instance === named);
+  const names = instances.map((instance) => instance.instance).join(', ') || 'none';
+  if (found === undefined) throw InputError.one('--instance', `no instance ${JSON.stringify(named)} in the strategies folder (instances: ${names})`);
+  if (!found.enabled) throw InputError.one('--instance', `${named} is disabled (ENABLED=false in ${found.file}); enable it to run it`);
+  return [named];
 }

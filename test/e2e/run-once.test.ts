@@ -1,0 +1,60 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
+import { sandboxPerTest, startDaemon } from './daemon-process.ts';
+
+// `stacker run --once`: a new user's first slot now, instead of hours later.
+const t = sandboxPerTest();
+const args = (...more: string[]): string[] => ['--strategies', t.dir.strategies, '--data-dir', t.dir.data, ...more];
+
+describe('stacker run --once', () => {
+  it("runs each enabled instance's slot now, journalled like any slot, follows the order to FILLED and exits 0", async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
+    t.dir.writeStrategy('off', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *', ENABLED: 'false' });
+    const daemon = startDaemon(args('--live', '--once'), t.live());
+    expect(await daemon.exited).toBe(0);
+    expect(daemon.output()).toMatch(/^dca-btc: done$/m);
+    expect(daemon.output()).toMatch(/^report: done$/m);
+    expect(daemon.output()).not.toMatch(/^off:/m);
+    expect(daemon.output()).toContain('"to":"FILLED"');
+    expect(daemon.output()).not.toContain('"event":"scheduled"');
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    const journal = new SqliteJournal({ path: join(t.dir.data, 'stacker.db'), readOnly: true });
+    await journal.open();
+    try {
+      const [slot] = await journal.listSlots({ instance: 'dca-btc' });
+      expect(slot?.status).toBe('done');
+      expect(await journal.unresolvedIntents()).toEqual([]);
+      expect((await journal.listRuns())[0]?.exitReason).toBe('once');
+    } finally {
+      await journal.close();
+    }
+  }, 30_000);
+
+  it('with --instance runs that one only, in dry-run by default, and sends the exchange nothing', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    t.dir.writeStrategy('dca-eth', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'ETH_USDT', AMOUNT: '0.01' });
+    const daemon = startDaemon(args('--once', '--instance', 'dca-eth'), { ...t.live(), STACKER_MODE: 'dry-run', STACKER_DRY_RUN_WALLET: 'USDT=100' });
+    expect(await daemon.exited).toBe(0);
+    expect(daemon.output()).toMatch(/^dca-eth: done$/m);
+    expect(daemon.output()).not.toMatch(/^dca-btc:/m);
+    expect(daemon.output()).toContain('stacker journal --mode dry-run');
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  }, 30_000);
+
+  it('refuses an unknown or disabled --instance, and --instance without --once, with exit 2 and nothing sent', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    t.dir.writeStrategy('off', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ENABLED: 'false' });
+    for (const [more, message] of [
+      [['--once', '--instance', 'dca-eht'], /--instance: no instance "dca-eht" in the strategies folder \(instances: dca-btc, off\)/],
+      [['--once', '--instance', 'off'], /--instance: off is disabled \(ENABLED=false/],
+      [['--instance', 'dca-btc'], /--instance: only applies with --once/],
+    ] as const) {
+      const daemon = startDaemon(args('--live', ...more), t.live());
+      expect(await daemon.exited).toBe(2);
+      expect(daemon.output()).toMatch(message);
+    }
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  }, 30_000);
+});
