@@ -1,7 +1,7 @@
 import type { InputProblem } from '../src/domain/errors.ts';
 import { type MarketRules, RULE_REFUSAL_REASONS, type RuleViolation, checkBaseOrder, roundBaseAmount, takerFee } from '../src/domain/market.ts';
 import { Decimal, formatDecimal, roundUp } from '../src/domain/money.ts';
-import { STP_MODES, type Stp } from '../src/domain/order.ts';
+import { STP_INPUT_HELP, type Stp, readStp } from '../src/domain/order.ts';
 import { type Intent, type RefusalIntent, STRATEGY_API_VERSION, defineStrategy } from '../src/engine/contract.ts';
 import { ParamReader, closestName } from '../src/engine/params.ts';
 
@@ -32,7 +32,7 @@ export const dca = defineStrategy<DcaParams>({
   params: [
     { key: 'MARKET', required: true, rule: 'a market BASE_QUOTE in capitals that the exchange lists', description: 'The market to buy on; the base is what is bought, the quote what is spent.', example: 'BTC_USDT' },
     { key: 'AMOUNT', required: true, rule: 'decimal > 0', description: "Base quantity per slot, rounded down to the market's precision (BTC_USDT at 6 decimals: 0.00051234 buys 0.000512).", example: '0.0005' },
-    { key: 'STP', required: false, rule: `one of ${STP_MODES.join(', ')}`, default: 'no', description: 'Self-trade prevention mode sent with the order.', example: 'cancel_new' },
+    { key: 'STP', required: false, rule: STP_INPUT_HELP, default: 'no', description: 'Self-trade prevention mode sent with the order.', example: 'cn' },
     { key: 'CLIENT_ORDER_PREFIX', required: false, rule: '1 to 24 letters, digits, dots, dashes or underscores', description: 'Start of the clientOrderId of every order; the engine appends a suffix derived from the slot. Default: chosen by the engine.', example: 'dca-btc' },
     { key: 'ALLOW_TRANSFER', required: false, rule: 'true or false', default: 'false', description: 'Move the shortfall from the main balance to the trade balance before buying when the trade balance cannot pay.', example: 'true' },
     { key: 'TRANSFER_BUFFER_PCT', required: false, rule: 'decimal from 0 to 50', default: '0', description: 'Transfer this percent more than the estimate (total + taker fee), as headroom for the price moving before the fill. Capped at the main balance.', example: '1' },
@@ -42,11 +42,13 @@ export const dca = defineStrategy<DcaParams>({
     const p = new ParamReader(env, source);
     const market = p.market('MARKET');
     const baseAmount = p.decimal('AMOUNT', { positive: true });
-    const stp = p.oneOf('STP', STP_MODES, 'no');
+    const stpText = p.raw('STP');
+    const stp = stpText === undefined ? 'no' : readStp(stpText);
+    if (stp === null) p.problem('STP', `must be ${STP_INPUT_HELP} (got ${JSON.stringify(stpText)})`);
     const clientOrderPrefix = p.clientOrderPrefix('CLIENT_ORDER_PREFIX') ?? null;
     const allowTransfer = p.boolean('ALLOW_TRANSFER', false);
     const transferBufferPct = p.decimal('TRANSFER_BUFFER_PCT', { default: '0', nonNegative: true, max: '50' });
-    return p.done({ market, baseAmount, stp, clientOrderPrefix, allowTransfer, transferBufferPct });
+    return p.done({ market, baseAmount, stp: stp ?? 'no', clientOrderPrefix, allowTransfer, transferBufferPct });
   },
 
   checkParams(params, context, source) {

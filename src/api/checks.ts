@@ -1,6 +1,6 @@
 import { InputError } from '../domain/errors.ts';
 import { type Decimal, isDecimal } from '../domain/money.ts';
-import { type Stp, CLIENT_ORDER_ID_PATTERN, STP_MODES } from '../domain/order.ts';
+import { type Stp, CLIENT_ORDER_ID_PATTERN, STP_INPUT_HELP, readStp } from '../domain/order.ts';
 
 /**
  * Input checks run before anything is signed or sent: a request the exchange would refuse costs
@@ -42,10 +42,9 @@ export function checkClientOrderId(id: unknown, field = 'clientOrderId'): string
 }
 
 export function checkStp(stp: unknown, field = 'stp'): Stp {
-  if (typeof stp !== 'string' || !(STP_MODES as readonly string[]).includes(stp)) {
-    throw InputError.one(field, `must be one of ${STP_MODES.join(', ')} (got ${describe(stp)})`);
-  }
-  return stp as Stp;
+  const read = typeof stp === 'string' ? readStp(stp) : null;
+  if (read === null) throw InputError.one(field, `must be ${STP_INPUT_HELP} (got ${describe(stp)})`);
+  return read;
 }
 
 export function checkOrderId(orderId: unknown, field = 'orderId'): string {

@@ -1,5 +1,5 @@
 import { type Decimal, ZERO } from '../domain/money.ts';
-import { type Deal, type Order, type OrderSide, type OrderStatus, type Stp, ORDER_STATUSES } from '../domain/order.ts';
+import { type Deal, type Order, type OrderSide, type OrderStatus, ORDER_STATUSES, readStp } from '../domain/order.ts';
 import { WireReader, WireShapeError, wireArray, wireMap } from './read.ts';
 import type { DealWire, OrderDealsWire, OrderHistoryRowWire, OrderWire } from './wire.ts';
 
@@ -14,16 +14,6 @@ const STATUS_SPELLINGS: Readonly<Record<string, OrderStatus>> = {
   CANCELLED: 'CANCELED',
 };
 
-/** Responses always write the short form; the long forms are the deprecated request spelling. */
-const STP_SPELLINGS: Readonly<Record<string, Stp>> = {
-  no: 'no',
-  cb: 'cancel_both',
-  cn: 'cancel_new',
-  co: 'cancel_old',
-  cancel_both: 'cancel_both',
-  cancel_new: 'cancel_new',
-  cancel_old: 'cancel_old',
-};
 
 type AnyOrderWire = OrderWire & OrderHistoryRowWire;
 
@@ -46,8 +36,16 @@ export function parseOrder(value: unknown, at: string, context: OrderContext = {
   const price = r.optionalDecimal('price');
   const stopActivated = parseActivated(r);
   const wireStatus = r.optionalString('status');
+  const wireStp = r.optionalString('stp');
   const market = r.optionalString('market') ?? context.market;
   if (market === undefined) throw new WireShapeError(r.field('market'), 'expected a string, got undefined');
+  const derived = (): OrderStatus => deriveStatus({ type, left, filledBase, stopActivated, finished: context.finished === true });
+  const status = wireStatus === null ? null : readStatus(wireStatus, { type, filledBase, finished: context.finished === true });
+  const stp = wireStp === null ? 'no' : readStp(wireStp);
+  const unrecognized = {
+    ...(wireStatus !== null && status === null ? { status: wireStatus.slice(0, 64) } : {}),
+    ...(wireStp !== null && stp === null ? { stp: wireStp.slice(0, 64) } : {}),
+  };
   return {
     orderId: r.has('orderId') ? r.id('orderId') : r.id('id'),
     clientOrderId: r.optionalString('clientOrderId') ?? '',
@@ -62,13 +60,11 @@ export function parseOrder(value: unknown, at: string, context: OrderContext = {
     fee: r.decimal('dealFee'),
     feeAsset: r.optionalString('feeAsset'),
     price: price === null || price.isZero() ? null : price,
-    status:
-      wireStatus === null
-        ? deriveStatus({ type, left, filledBase, stopActivated, finished: context.finished === true })
-        : parseStatus(wireStatus, r.field('status')),
-    statusDerived: wireStatus === null,
-    stp: parseStp(r.optionalString('stp'), r.field('stp')),
+    status: status ?? derived(),
+    statusDerived: status === null,
+    stp: stp ?? 'no',
     stopActivated,
+    ...(Object.keys(unrecognized).length === 0 ? {} : { unrecognized }),
   };
 }
 
@@ -116,28 +112,31 @@ function parseSide(text: string, field: string): OrderSide {
   throw new WireShapeError(field, 'expected "buy" or "sell"');
 }
 
-function parseStatus(text: string, field: string): OrderStatus {
+/**
+ * The exchange's status word, or null for one this version does not know (the caller derives
+ * the status from the fills and keeps the word). Order history has no partial status: a market
+ * order cut short after filling in part reads CANCELED there, with fills (docs/exchange-api.md).
+ */
+function readStatus(text: string, order: { readonly type: string; readonly filledBase: Decimal; readonly finished: boolean }): OrderStatus | null {
   const upper = text.toUpperCase();
   const known = (ORDER_STATUSES as readonly string[]).includes(upper) ? (upper as OrderStatus) : STATUS_SPELLINGS[upper];
-  if (known !== undefined) return known;
-  // History folds the AUTO_CANCELED_* family into CANCELED (WHITEBIT.md §6); do the same for new members.
-  if (upper.startsWith('AUTO_CANCELED_') || upper.startsWith('CANCELED_')) return 'CANCELED';
-  throw new WireShapeError(field, `unknown order status ${JSON.stringify(text.slice(0, 40))}`);
+  // History folds the AUTO_CANCELED_* family into CANCELED; do the same for new members.
+  const status = known ?? (upper.startsWith('AUTO_CANCELED_') ? 'CANCELED' : undefined);
+  if (status === undefined) return null;
+  if (status === 'CANCELED' && order.filledBase.gt(0)) return NEVER_RESTING.has(order.type) ? 'CANCELED_TAKER_BAND' : 'PARTIAL_CANCELED';
+  return status;
 }
 
-function parseStp(text: string | null, field: string): Stp {
-  if (text === null) return 'no';
-  const stp = STP_SPELLINGS[text];
-  if (stp === undefined) throw new WireShapeError(field, `unknown self-trade prevention mode ${JSON.stringify(text.slice(0, 20))}`);
-  return stp;
-}
-
+/**
+ * `activated`: 0 or 1 on live orders; in order history the Unix time the stop order triggered
+ * (0 while it has not). Anything non-zero is activated.
+ */
 function parseActivated(r: WireReader<AnyOrderWire>): 0 | 1 | null {
   const v = r.raw('activated');
   if (v === undefined || v === null) return null;
   if (v === 0 || v === false || v === '0') return 0;
-  if (v === 1 || v === true || v === '1') return 1;
-  throw new WireShapeError(r.field('activated'), 'expected 0 or 1');
+  if (v === true || (typeof v === 'number' && Number.isFinite(v) && v > 0) || (typeof v === 'string' && /^[1-9]\d*(\.\d+)?$/.test(v))) return 1;
+  throw new WireShapeError(r.field('activated'), 'expected 0, 1 or the time the stop triggered');
 }
 
 /** History rows carry no `left`. A buy market order is sized in quote, everything else in base. */

@@ -1,6 +1,6 @@
 import { InputError, type InputProblem } from '../domain/errors.ts';
 import { type Decimal, DecimalFormatError, parseDecimalStrict } from '../domain/money.ts';
-import { CLIENT_ORDER_ID_PATTERN, STP_MODES, type Stp } from '../domain/order.ts';
+import { CLIENT_ORDER_ID_PATTERN, STP_INPUT_HELP, type Stp, readStp } from '../domain/order.ts';
 
 /**
  * Flag checks. Each takes the raw text commander collected and either returns the typed value
@@ -64,10 +64,9 @@ export function clientOrderId(text: string, flag = '--client-order-id'): string 
 }
 
 export function stpMode(text: string, flag = '--stp'): Stp {
-  if (!(STP_MODES as readonly string[]).includes(text)) {
-    throw InputError.one(flag, `must be one of ${STP_MODES.join(', ')} ${got(text)}`);
-  }
-  return text as Stp;
+  const stp = readStp(text);
+  if (stp === null) throw InputError.one(flag, `must be ${STP_INPUT_HELP} ${got(text)}`);
+  return stp;
 }
 
 export function planId(text: string, flag = '--plan'): string {

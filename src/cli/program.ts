@@ -192,7 +192,7 @@ min/max rules as live. The same input always gives a byte-identical --json repor
     .requiredOption('--market <market>', 'market, e.g. BTC_USDT')
     .requiredOption('--amount <decimal>', 'base quantity to buy, e.g. 0.0005 BTC')
     .option('--client-order-id <id>', 'your id for the order: letters, digits, - . _ (default: generated, printed)')
-    .option('--stp <mode>', 'self-trade prevention: no, cancel_both, cancel_new or cancel_old (default: the exchange default, no)')
+    .option('--stp <mode>', 'self-trade prevention: no, cb (cancel both), cn (cancel new) or co (cancel old); the long forms cancel_both/cancel_new/cancel_old are read too and sent short (default: the exchange default, no)')
     .action(action(async () => (await import('./commands/orders.ts')).buy));
 
   program

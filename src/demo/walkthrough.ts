@@ -52,7 +52,7 @@ export async function runDemo({ out, clientOrderId = 'demo-dca-btc-0001' }: Demo
 
     step(`buy-stock-market: 0.00123456789 BTC asked, rounded down to ${btc.basePrecision} decimals`);
     const amount = roundBaseAmount(btc, new Decimal('0.00123456789'));
-    const order = await client.buyStockMarket({ market: 'BTC_USDT', baseAmount: amount, clientOrderId, stp: 'cancel_new' });
+    const order = await client.buyStockMarket({ market: 'BTC_USDT', baseAmount: amount, clientOrderId, stp: 'cn' });
     out(`  order ${order.orderId} ${order.status}: got ${formatDecimal(order.filledBase)} BTC for ${formatDecimal(order.filledQuote)} USDT, fee ${formatDecimal(order.fee)} ${order.feeAsset ?? ''}`);
 
     step(`look the order up by clientOrderId ${clientOrderId} (how a lost response is resolved)`);

@@ -31,8 +31,25 @@ export function isTerminalStatus(status: OrderStatus): boolean {
   return TERMINAL.has(status);
 }
 
-export const STP_MODES = ['no', 'cancel_both', 'cancel_new', 'cancel_old'] as const;
+/**
+ * Self-trade prevention in the exchange's current spelling: `no`, `cb` (cancel both), `cn`
+ * (cancel the new order), `co` (cancel the old one). The long spellings are deprecated at the
+ * exchange and will be refused after an announced deadline (docs/exchange-api.md): stacker
+ * accepts them as input and reads them from older journals, and never sends them.
+ */
+export const STP_MODES = ['no', 'cb', 'cn', 'co'] as const;
 export type Stp = (typeof STP_MODES)[number];
+
+const STP_LONG_FORMS: Readonly<Record<string, Stp>> = { cancel_both: 'cb', cancel_new: 'cn', cancel_old: 'co' };
+
+/** The STP mode a text names, in either spelling; null when it names none. */
+export function readStp(text: string): Stp | null {
+  if ((STP_MODES as readonly string[]).includes(text)) return text as Stp;
+  return STP_LONG_FORMS[text] ?? null;
+}
+
+/** For messages: what a user may type. */
+export const STP_INPUT_HELP = 'no, cb (cancel both), cn (cancel new) or co (cancel old); the long forms cancel_both, cancel_new and cancel_old are read too';
 
 export type OrderSide = 'buy' | 'sell';
 export type OrderType = 'limit' | 'market' | 'stock market' | 'stop limit' | 'stop market' | (string & {});
@@ -68,8 +85,14 @@ export interface Order {
   /** true when the exchange did not send a status and it was derived from the fills. */
   readonly statusDerived: boolean;
   readonly stp: Stp;
-  /** Stop orders only: 0 not triggered, 1 triggered. */
+  /** Stop orders only: 0 not triggered, 1 triggered (the exchange may say when: any non-zero time is 1). */
   readonly stopActivated: 0 | 1 | null;
+  /**
+   * Values the exchange sent that stacker does not know (a status or STP mode added after this
+   * version), kept as sent. `status` / `stp` above are then derived from the fills / `no`:
+   * an order with a new status is still an order, never an unreadable answer.
+   */
+  readonly unrecognized?: { readonly status?: string; readonly stp?: string };
 }
 
 /** One execution (deal) of an order. */

@@ -3,7 +3,7 @@ import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account
 import type { InputProblem } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, isDecimal } from '../domain/money.ts';
-import { STP_MODES, type Stp } from '../domain/order.ts';
+import { STP_INPUT_HELP, type Stp, readStp } from '../domain/order.ts';
 
 /**
  * The strategy contract, version 1: what a strategy module gives the engine and what the engine
@@ -240,7 +240,6 @@ export const COMMON_PARAMS: readonly ParamSpec[] = [
 
 export const COMMON_KEYS: ReadonlySet<string> = new Set(COMMON_PARAMS.map((spec) => spec.key));
 
-const STP_SET: ReadonlySet<string> = new Set(STP_MODES);
 
 /**
  * What is wrong with one intent a strategy returned (empty when nothing). The engine checks
@@ -266,7 +265,7 @@ export function intentProblems(intent: Intent): string[] {
     case 'buy-stock-market':
       text('market', intent.market);
       positive('amount', intent.amount);
-      if (intent.stp !== undefined && !STP_SET.has(intent.stp)) found.push(`stp must be one of ${STP_MODES.join(', ')}`);
+      if (intent.stp !== undefined && (typeof intent.stp !== 'string' || readStp(intent.stp) === null)) found.push(`stp must be ${STP_INPUT_HELP}`);
       if (intent.tag !== undefined && !CLIENT_ORDER_PREFIX_PATTERN.test(intent.tag)) {
         found.push(`tag must be 1 to ${CLIENT_ORDER_PREFIX_MAX} letters, digits, dots, dashes or underscores`);
       }

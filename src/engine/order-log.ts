@@ -28,6 +28,8 @@ export async function recordOrder(deps: EngineDeps, instance: string, order: Ord
       fee: formatDecimal(transition.fee),
       feeAsset: order.feeAsset,
       ...(order.stopActivated === null ? {} : { stopActivated: order.stopActivated }),
+      // A status or STP mode newer than this stacker: kept as the exchange wrote it.
+      ...(order.unrecognized === undefined ? {} : { unrecognized: order.unrecognized }),
     },
     transition.fromStatus === transition.toStatus && transition.stopActivated
       ? `order ${order.clientOrderId} stop activated (${transition.toStatus})`

@@ -2,7 +2,6 @@ import type { CodePage, FlexInvestment, FlexPlan, TradeBalance } from '../domain
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, formatDecimal } from '../domain/money.ts';
 import type { BookLevel } from '../sim/fills.ts';
-import { stpShortForm } from '../sim/order-rules.ts';
 import type { SimDeal, SimOrder } from '../sim/orders.ts';
 
 /**
@@ -79,9 +78,18 @@ export function orderWire(o: SimOrder): Record<string, unknown> {
     postOnly: false,
     ioc: false,
     status: o.status,
-    stp: stpShortForm(o.stp),
+    stp: o.stp,
     rpi: false,
   };
+}
+
+/**
+ * The order history knows fewer statuses than order answers: FILLED, CANCELED, CANCELED_STP and
+ * AUTO_CANCELED_*. An order cut short after filling in part (taker band, partial cancel) reads
+ * CANCELED there, with its fills.
+ */
+function historyStatus(status: SimOrder['status']): string {
+  return status === 'CANCELED_TAKER_BAND' || status === 'PARTIAL_CANCELED' ? 'CANCELED' : status;
 }
 
 /** A row of `/api/v4/trade-account/order/history` (key `id`, `ctime`/`ftime`). */
@@ -101,7 +109,7 @@ export function historyWire(o: SimOrder): Record<string, unknown> {
     ...(o.feeAsset === null ? {} : { feeAsset: o.feeAsset }),
     postOnly: false,
     ioc: false,
-    status: o.status,
+    status: historyStatus(o.status),
     rpi: false,
     reduceOnly: false,
   };

@@ -1,6 +1,6 @@
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, formatDecimal, roundDown } from '../domain/money.ts';
-import { CLIENT_ORDER_ID_PATTERN, STP_MODES, type Stp } from '../domain/order.ts';
+import { CLIENT_ORDER_ID_PATTERN, type Stp, readStp } from '../domain/order.ts';
 import { SimRejection } from './rejection.ts';
 
 /**
@@ -11,29 +11,16 @@ import { SimRejection } from './rejection.ts';
  */
 export const ORDER_CODES = { validation: 30, market: 31, amount: 32, clientOrderId: 36, notEnoughBalance: 10 } as const;
 
-const STP_BY_WIRE: ReadonlyMap<string, Stp> = new Map<string, Stp>([
-  ['no', 'no'],
-  ['cb', 'cancel_both'],
-  ['cn', 'cancel_new'],
-  ['co', 'cancel_old'],
-  ...STP_MODES.map((mode): [string, Stp] => [mode, mode]),
-]);
-
 /**
- * Accept the short (`cn`) and the deprecated long (`cancel_new`) forms; absent means `no`.
- * The domain keeps the long form.
+ * Accept the short (`cn`) and the deprecated long (`cancel_new`) forms, as the exchange does
+ * until its announced deadline; absent means `no`.
  */
 export function parseStp(value: unknown): Stp {
   if (value === undefined) return 'no';
-  const stp = typeof value === 'string' ? STP_BY_WIRE.get(value) : undefined;
-  if (stp) return stp;
+  const stp = typeof value === 'string' ? readStp(value) : null;
+  if (stp !== null) return stp;
   // Not documented by the exchange; worded like its side-field message.
   throw SimRejection.validation(ORDER_CODES.validation, 'stp', "Stp field should contain only 'no', 'cb', 'cn' or 'co' values.");
-}
-
-/** The short form the exchange answers with. */
-export function stpShortForm(stp: Stp): string {
-  return { no: 'no', cancel_both: 'cb', cancel_new: 'cn', cancel_old: 'co' }[stp];
 }
 
 /** `undefined` or `""` mean none; anything else must be 1–64 of [A-Za-z0-9._-]. */

@@ -1,7 +1,7 @@
 import type { Intent, IntentKind } from '../domain/intent.ts';
 import { INTENT_KINDS } from '../domain/intent.ts';
 import { type Decimal, formatDecimal, isDecimal, parseDecimalStrict } from '../domain/money.ts';
-import { STP_MODES, type Stp } from '../domain/order.ts';
+import { readStp } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 
 /**
@@ -38,14 +38,16 @@ export function decodeIntent(kind: string, paramsJson: string, where: string): I
   const read = new FieldReader(parseObject(paramsJson, where), where);
   switch (asKind(kind, where)) {
     case 'buy-stock-market': {
-      const stp = read.optionalText('stp');
-      if (stp !== undefined && !(STP_MODES as readonly string[]).includes(stp)) throw corrupt(where, `stp ${JSON.stringify(stp)} is not an STP mode`);
+      // Journals written before the short spellings hold the long ones: both read as today's mode.
+      const text = read.optionalText('stp');
+      const stp = text === undefined ? undefined : readStp(text);
+      if (stp === null) throw corrupt(where, `stp ${JSON.stringify(text)} is not an STP mode`);
       const tag = read.optionalText('tag');
       return {
         kind: 'buy-stock-market',
         market: read.text('market'),
         amount: read.decimal('amount'),
-        ...(stp === undefined ? {} : { stp: stp as Stp }),
+        ...(stp === undefined ? {} : { stp }),
         ...(tag === undefined ? {} : { tag }),
       };
     }

@@ -1,6 +1,6 @@
 import type { SQLOutputValue } from 'node:sqlite';
 import { type Decimal, parseDecimalStrict } from '../domain/money.ts';
-import { ORDER_STATUSES, type OrderSide, type OrderStatus, STP_MODES, type Stp } from '../domain/order.ts';
+import { ORDER_STATUSES, type OrderSide, type OrderStatus, STP_MODES, type Stp, readStp } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 import { decodeIntent, decodeTextMap } from './intent-codec.ts';
 import {
@@ -167,7 +167,8 @@ export function orderFromRow(row: Row): StoredOrder {
     price: r.optionalDecimal('price'),
     status: r.oneOf<OrderStatus>('status', ORDER_STATUSES),
     statusDerived: r.int('status_derived') === 1,
-    stp: r.oneOf<Stp>('stp', STP_MODES),
+    // Journals written before the short spellings hold the long ones.
+    stp: readStp(r.text('stp')) ?? r.oneOf<Stp>('stp', STP_MODES),
     stopActivated,
     firstSeenAtMs: r.int('first_seen_at_ms'),
     updatedAtMs: r.int('updated_at_ms'),

@@ -1,3 +1,4 @@
+import type { Stp } from '../../src/domain/order.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/domain/money.ts';
 import { ApiClient } from '../../src/api/client.ts';
@@ -79,7 +80,7 @@ describe('golden requests', () => {
     ]);
   });
 
-  it('places a stock market buy with side, base amount, clientOrderId and the long stp form, signed as openssl does', async () => {
+  it('places a stock market buy with side, base amount, clientOrderId and the short stp form (also when given the long one), signed as openssl does', async () => {
     h = goldenClient(1_760_000_000_001);
     const seen = capture(h, 'POST', '/api/v4/order/stock_market', 200, {
       orderId: 4986126152,
@@ -97,17 +98,17 @@ describe('golden requests', () => {
       status: 'FILLED',
       stp: 'cn',
     });
-    const order = await h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.00050'), clientOrderId: 'stk-btc-20251009T0900-0', stp: 'cancel_new' });
-    // BODY='{"request":"/api/v4/order/stock_market","nonce":"1760000000001","nonceWindow":true,"market":"BTC_USDT","side":"buy","amount":"0.0005","clientOrderId":"stk-btc-20251009T0900-0","stp":"cancel_new"}'
+    const order = await h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.00050'), clientOrderId: 'stk-btc-20251009T0900-0', stp: 'cancel_new' as Stp });
+    // BODY='{"request":"/api/v4/order/stock_market","nonce":"1760000000001","nonceWindow":true,"market":"BTC_USDT","side":"buy","amount":"0.0005","clientOrderId":"stk-btc-20251009T0900-0","stp":"cn"}'
     // printf '%s' "$BODY" | base64 -w0 | openssl dgst -sha512 -hmac "golden-secret-0123456789"
     expect(seen[0]?.body).toBe(
-      '{"request":"/api/v4/order/stock_market","nonce":"1760000000001","nonceWindow":true,"market":"BTC_USDT","side":"buy","amount":"0.0005","clientOrderId":"stk-btc-20251009T0900-0","stp":"cancel_new"}',
+      '{"request":"/api/v4/order/stock_market","nonce":"1760000000001","nonceWindow":true,"market":"BTC_USDT","side":"buy","amount":"0.0005","clientOrderId":"stk-btc-20251009T0900-0","stp":"cn"}',
     );
     expect(seen[0]?.headers['x-txc-signature']).toBe(
-      'd8f7ad52389c2667598ac50e7d065916df23104523d7bb4af303dcb5746293249eb071d8050ca20c7109ef1b79b9f48f4e046df3da9f776abce037ab5b7bdae6',
+      '14b34a63ffa365b156ce02c53d1e6b83047dc4a14e29c926b86c680e866de07267b58d5c1579b3ed99c16ab2029c62bb1813587d6c3a3c460d8ad2f4fa53bcb2',
     );
     expect(order.orderId).toBe('4986126152');
-    expect(order.stp).toBe('cancel_new');
+    expect(order.stp).toBe('cn');
   });
 
   it('spends a quote amount on /api/v4/order/market and omits optional fields it was not given', async () => {

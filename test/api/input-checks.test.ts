@@ -48,9 +48,9 @@ describe('inputs are checked before anything is sent', () => {
     await expectInputError(h, h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: one, clientOrderId }), 'clientOrderId', /letters, digits/);
   });
 
-  it('refuses an stp value outside the long forms (the short forms are wire spelling, not input)', async () => {
+  it('refuses an stp value that is neither a short nor a long form, naming both', async () => {
     h = harness();
-    await expectInputError(h, h.client.buyMarket({ market: 'BTC_USDT', quoteAmount: one, stp: 'cn' as Stp }), 'stp', /no, cancel_both, cancel_new, cancel_old/);
+    await expectInputError(h, h.client.buyMarket({ market: 'BTC_USDT', quoteAmount: one, stp: 'cancel_all' as Stp }), 'stp', /no, cb \(cancel both\), cn \(cancel new\) or co \(cancel old\); the long forms/);
   });
 
   it.each([

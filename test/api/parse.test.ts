@@ -82,18 +82,42 @@ describe('order parsing', () => {
   });
 
   it('maps PARTIALLY_FILLED to PARTIAL_FILLED and folds unknown AUTO_CANCELED_* into CANCELED', () => {
+    const unfilled = { ...FILLED_STOCK_MARKET, dealStock: '0', dealMoney: '0', dealFee: '0', left: '0.002' };
     expect(parseOrder({ ...FILLED_STOCK_MARKET, status: 'PARTIALLY_FILLED' }, 'order').status).toBe('PARTIAL_FILLED');
-    expect(parseOrder({ ...FILLED_STOCK_MARKET, status: 'AUTO_CANCELED_MARGIN_EXCHANGE_BALANCE' }, 'order').status).toBe('CANCELED');
+    expect(parseOrder({ ...unfilled, status: 'AUTO_CANCELED_MARGIN_EXCHANGE_BALANCE' }, 'order').status).toBe('CANCELED');
     expect(parseOrder({ ...FILLED_STOCK_MARKET, status: 'CANCELED_STP' }, 'order').status).toBe('CANCELED_STP');
-    expect(() => parseOrder({ ...FILLED_STOCK_MARKET, status: 'MYSTERY' }, 'order')).toThrow(/order.status: unknown order status/);
+  });
+
+  it('reads a CANCELED order that has fills as cut short: CANCELED_TAKER_BAND for a market order, PARTIAL_CANCELED for one that rests', () => {
+    const partly = { ...FILLED_STOCK_MARKET, status: 'CANCELED', dealStock: '0.001', dealMoney: '3.15042', left: '0.001' };
+    expect(parseOrder(partly, 'order').status).toBe('CANCELED_TAKER_BAND');
+    expect(parseOrder({ ...partly, type: 'limit', price: '3150.42' }, 'order').status).toBe('PARTIAL_CANCELED');
+    expect(parseOrder({ ...partly, dealStock: '0', dealMoney: '0', dealFee: '0', left: '0.002' }, 'order').status).toBe('CANCELED');
+  });
+
+  it('keeps a status or STP mode it does not know as sent, and derives the order from its fills instead of refusing the answer', () => {
+    const order = parseOrder({ ...FILLED_STOCK_MARKET, status: 'SETTLED_SOMEHOW', stp: 'cx' }, 'order');
+    expect(order).toMatchObject({ status: 'FILLED', statusDerived: true, stp: 'no', unrecognized: { status: 'SETTLED_SOMEHOW', stp: 'cx' } });
+    // Money stays strict.
+    expect(() => parseOrder({ ...FILLED_STOCK_MARKET, status: 'SETTLED_SOMEHOW', dealMoney: 6.3 }, 'order')).toThrow(/dealMoney/);
+  });
+
+  it('reads activated as 0/1 on live orders and as the trigger time in the order history', () => {
+    const stop = { ...FILLED_STOCK_MARKET, type: 'stop market' };
+    expect(parseOrder({ ...stop, activated: 0 }, 'order').stopActivated).toBe(0);
+    expect(parseOrder({ ...stop, activated: 1 }, 'order').stopActivated).toBe(1);
+    expect(parseOrder({ ...stop, activated: 1597486960 }, 'order').stopActivated).toBe(1);
+    expect(parseOrder({ ...stop, activated: '1597486960' }, 'order').stopActivated).toBe(1);
+    expect(() => parseOrder({ ...stop, activated: -3 }, 'order')).toThrow(/activated/);
   });
 
   it.each([
     ['no', 'no'],
-    ['cb', 'cancel_both'],
-    ['cn', 'cancel_new'],
-    ['co', 'cancel_old'],
-    ['cancel_new', 'cancel_new'],
+    ['cb', 'cb'],
+    ['cn', 'cn'],
+    ['co', 'co'],
+    ['cancel_new', 'cn'],
+    ['cancel_both', 'cb'],
   ])('reads stp %s as %s', (wire, domain) => {
     expect(parseOrder({ ...FILLED_STOCK_MARKET, stp: wire }, 'order').stp).toBe(domain);
   });

@@ -48,9 +48,10 @@ describe('flag checks', () => {
     expect(messageOf(() => clientOrderId('no/slash'))).toMatch(/\(got "no\/slash"\)$/);
   });
 
-  it('accepts only the long stp forms', () => {
-    expect(stpMode('cancel_new')).toBe('cancel_new');
-    expect(messageOf(() => stpMode('cn'))).toBe('--stp: must be one of no, cancel_both, cancel_new, cancel_old (got "cn")');
+  it('accepts the short stp forms and reads the long ones as short', () => {
+    expect(stpMode('cn')).toBe('cn');
+    expect(stpMode('cancel_new')).toBe('cn');
+    expect(messageOf(() => stpMode('cancel'))).toBe('--stp: must be no, cb (cancel both), cn (cancel new) or co (cancel old); the long forms cancel_both, cancel_new and cancel_old are read too (got "cancel")');
   });
 
   it('refuses an empty plan id', () => {

@@ -217,7 +217,8 @@ describe('stacker buy and order', () => {
     const result = await stacker(['buy', '--market', 'btc_usdt', '--amount', '0.0002', '--client-order-id', 'dca.btc-0001', '--stp', 'cancel_new']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^client order id:\s+dca\.btc-0001$/m);
-    expect(result.stdout).toMatch(/^stp:\s+cancel_new$/m);
+    // Typed in the long form, sent and answered in the short one.
+    expect(result.stdout).toMatch(/^stp:\s+cn$/m);
     expect(result.stdout).toMatch(/^filled base:\s+0\.0002$/m);
     expect(sandbox.exchange.orderHistory({ clientOrderId: 'dca.btc-0001' })).toHaveLength(1);
 
@@ -258,8 +259,8 @@ describe('bad input is refused before anything is sent (exit 2)', () => {
   });
 
   it('an stp mode outside the allowed set, and a client order id with a bad character, both reported at once', async () => {
-    const result = await refusedLocally(['buy', '--market', 'BTC_USDT', '--amount', '0.001', '--stp', 'cn', '--client-order-id', 'a/b']);
-    expect(result.stderr).toContain('error: --stp: must be one of no, cancel_both, cancel_new, cancel_old (got "cn")');
+    const result = await refusedLocally(['buy', '--market', 'BTC_USDT', '--amount', '0.001', '--stp', 'cancel', '--client-order-id', 'a/b']);
+    expect(result.stderr).toContain('error: --stp: must be no, cb (cancel both), cn (cancel new) or co (cancel old); the long forms cancel_both, cancel_new and cancel_old are read too (got "cancel")');
     expect(result.stderr).toContain('error: --client-order-id: must be 1 to 64 characters, only letters, digits, dashes, dots and underscores (got "a/b")');
   });
 

@@ -37,7 +37,7 @@ const stderr = (): string => captured.err.join('');
 async function writeJournal(store: OpenedStore): Promise<void> {
   const j = store.journal;
   const run = await j.startRun({ mode: 'dry-run', pid: 4242, version: 'test' });
-  const buy = { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0005'), stp: 'cancel_new' } as const;
+  const buy = { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0005'), stp: 'cn' } as const;
   await j.claimSlot({
     instance: 'dca-btc',
     slotTimeMs: SLOT_1,
@@ -176,7 +176,7 @@ describe('stacker journal', () => {
     await journal(context(false), { dataDir, mode: 'dry-run' }, { env: {} });
     const text = stdout();
     expect(text).toMatch(/^SLOT \(UTC\)\s+INSTANCE\s+#\s+STATUS\s+INTENT\s+OUTCOME\n/);
-    expect(text).toMatch(/2025-01-01 09:00:00Z\s+dca-btc\s+0\s+done\s+buy 0\.0005 BTC_USDT stp=cancel_new\s+order 1001 FILLED: 0\.0005 for 32\.50000001, fee 0\.0325 USDT\n/);
+    expect(text).toMatch(/2025-01-01 09:00:00Z\s+dca-btc\s+0\s+done\s+buy 0\.0005 BTC_USDT stp=cn\s+order 1001 FILLED: 0\.0005 for 32\.50000001, fee 0\.0325 USDT\n/);
     expect(text).toMatch(/2025-01-02 09:00:00Z\s+dca-btc\s+0\s+done\s+transfer 33 USDT main→spot\s+transfer done\n/);
     expect(text).toMatch(/dca-btc\s+2\s+refused\s+refusal over-budget: week budget 250 USDT spent\s+-\n/);
     expect(text).toMatch(/dca-btc\s+1\s+done\s+note \(info\): bought the dip/);

@@ -40,7 +40,7 @@ describe('a buy slot', () => {
     const clientOrderId = deriveClientOrderId('dca-btc', SLOT, 0);
     expect(orders[0]?.clientOrderId).toBe(clientOrderId);
     expect(formatDecimal(orders[0]?.amount ?? new Decimal(0))).toBe('0.001');
-    expect(orders[0]?.stp).toBe('cancel_new');
+    expect(orders[0]?.stp).toBe('cn');
 
     const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
     expect(intent?.status).toBe('done');

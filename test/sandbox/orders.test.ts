@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api/client.ts';
 import { Harness, PATHS, manualClock } from './helpers.ts';
 
 let harness: Harness | undefined;
@@ -108,8 +109,24 @@ describe('stock market orders', () => {
   it('fills partially up to the taker band and reports CANCELED_TAKER_BAND', async () => {
     const h = (harness = await Harness.start({ fills: { bookStepPct: '0.1', bookLevelBase: '0.01', takerBandPct: '0.15' } }));
     await h.post(PATHS.transfer, { ticker: 'USDT', amount: '1000', from: 'main', to: 'spot' });
-    const reply = await h.post(PATHS.stockMarket, buy({ amount: '0.025' }));
+    const reply = await h.post(PATHS.stockMarket, buy({ amount: '0.025', clientOrderId: 'band-1' }));
     expect(reply.json).toMatchObject({ status: 'CANCELED_TAKER_BAND', dealStock: '0.02', dealMoney: '1300.65', dealFee: '1.30065', left: '0.005' });
+    // The order history has no partial status: it reads CANCELED with the fills, as the exchange's does.
+    const history = await h.post(PATHS.history, { market: 'BTC_USDT', clientOrderId: 'band-1' });
+    expect((history.json as Record<string, unknown[]>)['BTC_USDT']?.[0]).toMatchObject({ status: 'CANCELED', dealStock: '0.02' });
+  });
+
+  it('is read back by the client from the history as cut short by the taker band, not as an order that never filled', async () => {
+    const h = (harness = await Harness.start({ fills: { bookStepPct: '0.1', bookLevelBase: '0.01', takerBandPct: '0.15' } }));
+    await h.post(PATHS.transfer, { ticker: 'USDT', amount: '1000', from: 'main', to: 'spot' });
+    await h.post(PATHS.stockMarket, buy({ amount: '0.025', clientOrderId: 'band-2' }));
+    const client = new ApiClient({ baseUrl: h.sandbox.url, credentials: { apiKey: h.sandbox.apiKey, apiSecret: h.sandbox.apiSecret } });
+    try {
+      const [found] = await client.orderHistory({ market: 'BTC_USDT', clientOrderId: 'band-2' });
+      expect([found?.status, found?.filledBase.toFixed()]).toEqual(['CANCELED_TAKER_BAND', '0.02']);
+    } finally {
+      await client.close();
+    }
   });
 });
 

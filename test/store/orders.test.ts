@@ -127,7 +127,7 @@ describe('order tracking', () => {
       side: 'sell',
       price: new Decimal('123456789.123456789'),
       statusDerived: true,
-      stp: 'cancel_both',
+      stp: 'cb',
       stopActivated: 1,
       createdAtSec: 1_669_333_716.366427,
     });

@@ -135,7 +135,7 @@ describe('decide', () => {
     // 0.0005 × 65000 = 32.5, fee 0.0325, × 1.01 buffer = 32.857825, − 10 on spot = 22.857825 → 22.86
     expect(JSON.parse(JSON.stringify(intents))).toEqual([
       { kind: 'transfer', ticker: 'USDT', amount: '22.86', from: 'main', to: 'spot' },
-      { kind: 'buy-stock-market', market: 'BTC_USDT', amount: '0.0005', stp: 'cancel_new', tag: 'dca-btc' },
+      { kind: 'buy-stock-market', market: 'BTC_USDT', amount: '0.0005', stp: 'cn', tag: 'dca-btc' },
     ]);
   });
 });

@@ -26,7 +26,7 @@ const FUNDED: ViewSpec = { markets: [btcUsdt()], prices: { BTC_USDT: '65000' }, 
 describe('dca', () => {
   it('buys the configured base amount at market with the configured STP and prefix when the trade balance pays', async () => {
     const intents = await decide({ STP: 'cancel_new', CLIENT_ORDER_PREFIX: 'dca-btc' }, FUNDED);
-    expect(plain(intents)).toEqual([{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: '0.0005', stp: 'cancel_new', tag: 'dca-btc' }]);
+    expect(plain(intents)).toEqual([{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: '0.0005', stp: 'cn', tag: 'dca-btc' }]);
   });
 
   it('leaves the clientOrderId prefix to the engine and sends STP no when neither is configured', async () => {

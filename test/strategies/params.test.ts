@@ -26,7 +26,7 @@ describe('instance params', () => {
     expect(problems).toEqual([
       { source: SOURCE, field: 'MARKET', rule: expect.stringContaining('BASE_QUOTE') },
       { source: SOURCE, field: 'AMOUNT', rule: expect.stringContaining('plain decimal') },
-      { source: SOURCE, field: 'STP', rule: 'must be one of no, cancel_both, cancel_new, cancel_old (got "maybe")' },
+      { source: SOURCE, field: 'STP', rule: 'must be no, cb (cancel both), cn (cancel new) or co (cancel old); the long forms cancel_both, cancel_new and cancel_old are read too (got "maybe")' },
       { source: SOURCE, field: 'ALLOW_TRANSFER', rule: 'must be true or false (got "yes")' },
     ]);
   });
