@@ -1,6 +1,7 @@
 import type { InputProblem } from '../src/domain/errors.ts';
 import { type MarketRules, RULE_REFUSAL_REASONS, type RuleViolation, checkBaseOrder, roundBaseAmount, takerFee } from '../src/domain/market.ts';
-import { Decimal, formatDecimal, roundUp } from '../src/domain/money.ts';
+import { TRANSFER_DECIMALS } from '../src/domain/account.ts';
+import { Decimal, formatDecimal, roundDown, roundUp } from '../src/domain/money.ts';
 import { STP_INPUT_HELP, type Stp, readStp } from '../src/domain/order.ts';
 import { type Intent, type RefusalIntent, STRATEGY_API_VERSION, defineStrategy } from '../src/engine/contract.ts';
 import { ParamReader, closestName } from '../src/engine/params.ts';
@@ -156,7 +157,8 @@ function fund(tradeAvailable: Decimal, mainAvailable: Decimal, needQuote: Decima
     return { kind: 'short', message: `${need}; the main balance has ${q(mainAvailable, rules)}, short of the ${q(shortfall, rules)} to transfer` };
   }
   const buffered = roundUp(needQuote.mul(HUNDRED.add(params.transferBufferPct)).div(HUNDRED).sub(tradeAvailable), rules.quotePrecision);
-  return { kind: 'transfer', amount: Decimal.min(buffered, mainAvailable) };
+  // The whole main balance may carry more decimals than a transfer takes: round down, never up.
+  return { kind: 'transfer', amount: roundDown(Decimal.min(buffered, mainAvailable), TRANSFER_DECIMALS) };
 }
 
 function reasonFor(violation: RuleViolation): string {

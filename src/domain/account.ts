@@ -1,5 +1,8 @@
 import type { Decimal } from './money.ts';
 
+/** The exchange takes transfer amounts with at most this many decimals (docs/exchange-api.md). */
+export const TRANSFER_DECIMALS = 8;
+
 export interface TradeBalance {
   readonly available: Decimal;
   readonly freeze: Decimal;

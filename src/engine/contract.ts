@@ -1,5 +1,5 @@
 import type { Intent } from '../domain/intent.ts';
-import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
+import { type CodeRecord, type FlexInvestment, TRANSFER_DECIMALS, type TradeBalance } from '../domain/account.ts';
 import type { InputProblem } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, isDecimal } from '../domain/money.ts';
@@ -277,6 +277,7 @@ export function intentProblems(intent: Intent): string[] {
     case 'transfer':
       text('ticker', intent.ticker);
       positive('amount', intent.amount);
+      if (isDecimal(intent.amount) && intent.amount.decimalPlaces() > TRANSFER_DECIMALS) found.push(`amount must have at most ${TRANSFER_DECIMALS} decimals (the exchange's rule for transfers): round it down`);
       if (intent.from !== 'main' || intent.to !== 'spot') found.push('only transfers from main to spot are supported');
       break;
     case 'note':

@@ -190,7 +190,7 @@ describe('error mapping through the client', () => {
       warning: 'Finished order id 435453454535 not found on your account',
       _token: null,
     });
-    expectError(await failure(h.client.activeOrders({ orderId: '435453454535' })), {
+    expectError(await failure(h.client.activeOrders({ market: 'BTC_USDT', orderId: '435453454535' })), {
       cls: ExchangeValidationError,
       code: 'E_EXCHANGE_VALIDATION',
       retryable: false,

@@ -97,6 +97,10 @@ describe('inputs are checked before anything is sent', () => {
     await expectInputError(h, h.client.mainBalance('US DT'), 'ticker');
     await expectInputError(h, h.client.tradeBalance(''), 'ticker');
     await expectInputError(h, h.client.activeOrders({ limit: 101 }), 'limit');
+    // A transfer takes at most 8 decimals.
+    await expectInputError(h, h.client.transferToSpot({ ticker: 'USDT', amount: new Decimal('1.123456789') }), 'amount', /at most 8 decimals/);
+    // The exchange answers an id without a market with 422; nothing is sent.
+    await expectInputError(h, h.client.activeOrders({ clientOrderId: 'x-1' }), 'market', /required to look active orders up by clientOrderId or orderId/);
     await expectInputError(h, h.client.orderHistory({ limit: 501 }), 'limit');
     await expectInputError(h, h.client.flexPlans({ limit: 0 }), 'limit');
     await expectInputError(h, h.client.flexInvestments({ offset: -1 }), 'offset');

@@ -227,6 +227,15 @@ describe('stacker buy and order', () => {
     expect(found.stdout).toMatch(/^\d+\s+history\s+BTC_USDT\s+buy\s+stock market\s+FILLED\s+0\.0002/m);
   });
 
+  it('order without --market searches the history of every market (active orders need a market) and says so', async () => {
+    const placed = await stacker(['buy', '--market', 'ETH_USDT', '--amount', '0.01', '--client-order-id', 'any-market-1']);
+    expect(placed.code, placed.stderr).toBe(0);
+    const found = await stacker(['order', '--client-order-id', 'any-market-1']);
+    expect(found.code, found.stderr).toBe(0);
+    expect(found.stdout).toMatch(/^\d+\s+history\s+ETH_USDT\s+buy/m);
+    expect(found.stderr).toContain('give --market to search its active orders too');
+  });
+
   it('order says so when no order has the client order id', async () => {
     const result = await stacker(['order', '--client-order-id', 'never-sent']);
     expect(result.code, result.stderr).toBe(0);

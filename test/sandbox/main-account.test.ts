@@ -71,6 +71,8 @@ describe('transfers', () => {
     expect(collateral.json).toEqual(validation({ to: ['The selected to is invalid.'] }));
     const ticker = await h.post(PATHS.transfer, { ticker: 'DOGE', amount: '1', from: 'main', to: 'spot' });
     expect(ticker.json).toEqual(validation({ ticker: ['The selected ticker is invalid.'] }));
+    const precise = await h.post(PATHS.transfer, { ticker: 'USDT', amount: '1.123456789', from: 'main', to: 'spot' });
+    expect([precise.status, precise.json]).toEqual([400, validation({ amount: ['The amount may not have more than 8 decimal places.'] })]);
   });
 
   it('refuses more than is available with 422 code 3', async () => {

@@ -203,7 +203,9 @@ describe('gradual settlement over HTTP', () => {
     const placed = (await h.post(PATHS.stockMarket, buy({ amount: '0.001', clientOrderId: 'slow-1' }))).json as { orderId: number; status: string };
     expect(placed.status).toBe('NEW');
     expect((await h.post(PATHS.tradeBalance, { ticker: 'USDT' })).json).toEqual({ available: '934.935', freeze: '65.065' });
-    expect((await h.post(PATHS.activeOrders, { clientOrderId: 'slow-1' })).json).toEqual([expect.objectContaining({ orderId: placed.orderId, status: 'NEW', dealStock: '0' })]);
+    expect((await h.post(PATHS.activeOrders, { market: 'BTC_USDT', clientOrderId: 'slow-1' })).json).toEqual([expect.objectContaining({ orderId: placed.orderId, status: 'NEW', dealStock: '0' })]);
+    // As the exchange: an id without a market is refused; every market is searched only without an id.
+    expect((await h.post(PATHS.activeOrders, { clientOrderId: 'slow-1' })).json).toEqual(validation(30, { market: ['The market field is required.'] }));
     // Not finished yet: history does not know it.
     expect((await h.post(PATHS.history, { clientOrderId: 'slow-1' })).status).toBe(422);
 

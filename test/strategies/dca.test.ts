@@ -107,6 +107,14 @@ describe('dca', () => {
     expect(plain(intents).map((i) => (i as { amount: string }).amount)).toEqual(['22.6', '0.0005']);
   });
 
+  it('rounds a transfer of the whole main balance down to the 8 decimals a transfer takes', async () => {
+    const intents = await decide(
+      { ALLOW_TRANSFER: 'true', TRANSFER_BUFFER_PCT: '1' },
+      { ...FUNDED, trade: { USDT: { available: '10.004' } }, main: { USDT: '22.6000000099' } },
+    );
+    expect(plain(intents).map((i) => (i as { amount: string }).amount)).toEqual(['22.6', '0.0005']);
+  });
+
   it('refuses with insufficient-funds when the main balance cannot cover the shortfall', async () => {
     const intents = await decide({ ALLOW_TRANSFER: 'true' }, { ...FUNDED, trade: { USDT: { available: '10.004' } }, main: { USDT: '22.52' } });
     expect(intents).toEqual([expect.objectContaining({ kind: 'refusal', reason: 'insufficient-funds' })]);

@@ -1,4 +1,4 @@
-import type { CodePage, CodeRecord } from '../../domain/account.ts';
+import { type CodePage, type CodeRecord, TRANSFER_DECIMALS } from '../../domain/account.ts';
 import { InputError } from '../../domain/errors.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import { checkIntegerIn, checkPositiveAmount, checkTicker, optionalInteger } from '../checks.ts';
@@ -26,6 +26,9 @@ export async function mainBalance(http: Requester, ticker: string): Promise<Deci
 export async function transferToSpot(http: Requester, params: { ticker: string; amount: Decimal }): Promise<void> {
   const ticker = checkTicker(params.ticker);
   const amount = checkPositiveAmount(params.amount, 'amount');
+  if (amount.decimalPlaces() > TRANSFER_DECIMALS) {
+    throw InputError.one('amount', `a transfer takes at most ${TRANSFER_DECIMALS} decimals (got ${formatDecimal(amount)}); round it down first`);
+  }
   const body: TransferParamsWire = { ticker, amount: formatDecimal(amount), from: 'main', to: 'spot' };
   await http.post(PATHS.transfer, { ...body }, () => undefined, { retry: false, ignoreBody: true });
 }

@@ -1,5 +1,5 @@
 import type { TradeBalance } from '../../domain/account.ts';
-import { type ExchangeError, ExchangeValidationError } from '../../domain/errors.ts';
+import { type ExchangeError, ExchangeValidationError, InputError } from '../../domain/errors.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import type { Deal, Order, Stp } from '../../domain/order.ts';
 import { checkClientOrderId, checkMarket, checkOrderId, checkPositiveAmount, checkStp, checkTicker, optionalInteger } from '../checks.ts';
@@ -100,8 +100,15 @@ function isHistoryNotFound(error: unknown): boolean {
   return messages.some((m) => /^OrderHistory was not found/i.test(m));
 }
 
-/** Open orders (POST /api/v4/orders). Market orders never rest, so they never show up here. */
+/**
+ * Open orders (POST /api/v4/orders). Market orders never rest, so they never show up here. The
+ * exchange searches every market only when no id is given: with a clientOrderId or an orderId
+ * it answers 422 "The market field is required." — refused here before anything is sent.
+ */
 export async function activeOrders(http: Requester, params: OrderQuery): Promise<Order[]> {
+  if (params.market === undefined && (params.clientOrderId !== undefined || params.orderId !== undefined)) {
+    throw InputError.one('market', 'is required to look active orders up by clientOrderId or orderId (the exchange searches all markets only without an id)');
+  }
   return http.post(PATHS.activeOrders, orderQueryBody(params, 100), (value) => parseOrderList(value, 'orders'), { retry: true });
 }
 

@@ -76,7 +76,11 @@ export async function order(ctx: CommandContext, flags: OrderFlags): Promise<voi
   });
   const client = await ctx.privateClient();
   const query = { clientOrderId: args.clientOrderId, ...(args.market === undefined ? {} : { market: args.market }) };
-  const [history, active] = await Promise.all([client.orderHistory(query), client.activeOrders(query)]);
+  // The active-orders endpoint searches by id only within a market (it answers 422 without one);
+  // the history searches every market. Without --market only the history is read, which finds
+  // every market order: they never rest, so they are in the history or nowhere.
+  const [history, active] = await Promise.all([client.orderHistory(query), args.market === undefined ? Promise.resolve([]) : client.activeOrders({ ...query, market: args.market })]);
+  if (args.market === undefined && !ctx.json) ctx.io.err('(searched the order history of every market; give --market to search its active orders too)\n');
   const seen = new Set<string>();
   const found: Found[] = [];
   for (const [source, orders] of [['history', history], ['active', active]] as const) {
@@ -91,7 +95,7 @@ export async function order(ctx: CommandContext, flags: OrderFlags): Promise<voi
     return;
   }
   if (found.length === 0) {
-    ctx.io.err(`no order with client order id ${args.clientOrderId}${args.market === undefined ? '' : ` on ${args.market}`} in the order history or among active orders\n`);
+    ctx.io.err(`no order with client order id ${args.clientOrderId}${args.market === undefined ? ' in the order history' : ` on ${args.market} in the order history or among active orders`}\n`);
     return;
   }
   ctx.io.out(

@@ -1,3 +1,4 @@
+import { TRANSFER_DECIMALS } from '../../domain/account.ts';
 import { formatDecimal } from '../../domain/money.ts';
 import type { TransferAccount } from '../../sim/exchange.ts';
 import { ProblemList, SimRejection } from '../../sim/rejection.ts';
@@ -68,6 +69,8 @@ export const mainAccountRoutes: readonly Route[] = [
       const amount = body['amount'] === undefined ? null : decimalOrNull(body['amount']);
       if (body['amount'] === undefined) problems.add('amount', 'The amount field is required.');
       else if (amount === null) problems.add('amount', 'The amount must be a number.');
+      // The exchange takes at most 8 decimals here; the wording is the sandbox's own.
+      else if (amount.decimalPlaces() > TRANSFER_DECIMALS) problems.add('amount', `The amount may not have more than ${TRANSFER_DECIMALS} decimal places.`);
       const direction = transferDirection(body, problems);
       problems.throwIfAny('validation', 0);
       const [from, to] = direction as [TransferAccount, TransferAccount];

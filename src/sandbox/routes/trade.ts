@@ -133,6 +133,10 @@ export const tradeRoutes: readonly Route[] = [
   trade('/api/v4/orders', 'trade-query', (context) => {
     // This endpoint's documented message has no final dot.
     const filter = orderFilter(context, 'Market is not available');
+    // All markets are searched only when no id is given.
+    if (filter.market === undefined && (filter.clientOrderId !== undefined || filter.orderId !== undefined)) {
+      throw v(ORDER_CODES.validation, 'market', 'The market field is required.');
+    }
     const { limit, offset } = paging(context.body, { defaultLimit: 50, maxLimit: 100 }, ORDER_CODES.validation);
     return json(200, context.exchange.activeOrders(filter).filter((order) => visible(order, context)).slice(offset, offset + limit).map(orderWire));
   }),
