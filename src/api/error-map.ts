@@ -131,7 +131,7 @@ function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
 /** Last resort. Main-account endpoints invert the order endpoints' 400/422 meanings (WHITEBIT.md §7). */
 function byStatus(status: number, scope: RateScope): ErrorClass {
   if (status === 453) return ExchangeValidationError;
-  if (status === 400) return scope === 'trade' || scope === 'trade-query' ? ExchangeRefusedError : ExchangeValidationError;
+  if (status === 400) return scope === 'trade' || scope === 'trade-query' || scope === 'active-orders' ? ExchangeRefusedError : ExchangeValidationError;
   if (status === 422) return scope === 'main-account' ? ExchangeRefusedError : ExchangeValidationError;
   if (status >= 200 && status < 300) return ExchangeValidationError;
   return ExchangeRefusedError;

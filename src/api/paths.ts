@@ -22,17 +22,40 @@ export const PATHS = {
   market: '/api/v4/order/market',
 } as const;
 
-export type RateScope = 'public' | 'main-account' | 'trade' | 'trade-query';
+/**
+ * The exchange limits requests per endpoint (per IP, in a 10 s window) and rejects rather than
+ * queues; repeated 429s may get the key or IP restricted. Endpoints with a stricter limit than
+ * their family have a scope of their own: the order book (600 / 10 s) and the active orders
+ * (1000 / 10 s in the older docs and clients, 12000 in the newer: the stricter one is kept).
+ */
+export type RateScope = 'public' | 'order-book' | 'main-account' | 'trade' | 'trade-query' | 'active-orders';
+
+export interface RateLimit {
+  readonly limit: number;
+  readonly windowMs: number;
+}
 
 /**
- * Which limiter a path counts against. The exchange limits per endpoint family (WHITEBIT.md §8);
- * the official CLI groups them the same four ways.
+ * Requests per scope and window: the strictest value documented for each (docs/exchange-api.md,
+ * "Rate limits"). The client keeps under them; the sandbox enforces the same table.
  */
+export const RATE_LIMITS: Readonly<Record<RateScope, RateLimit>> = {
+  public: { limit: 2000, windowMs: 10_000 },
+  'order-book': { limit: 600, windowMs: 10_000 },
+  'main-account': { limit: 1000, windowMs: 10_000 },
+  trade: { limit: 10_000, windowMs: 10_000 },
+  'trade-query': { limit: 12_000, windowMs: 10_000 },
+  'active-orders': { limit: 1000, windowMs: 10_000 },
+};
+
+/** Which limiter a path counts against. */
 export function scopeOf(path: string): RateScope {
+  if (path.startsWith('/api/v4/public/orderbook/') && !path.startsWith('/api/v4/public/orderbook/depth/')) return 'order-book';
   if (path.startsWith('/api/v4/public/')) return 'public';
   if (path.startsWith('/api/v4/main-account/')) return 'main-account';
   if (path.startsWith('/api/v4/order/')) return 'trade';
-  if (path.startsWith('/api/v4/trade-account/') || path === '/api/v4/orders') return 'trade-query';
+  if (path === '/api/v4/orders') return 'active-orders';
+  if (path.startsWith('/api/v4/trade-account/')) return 'trade-query';
   // Anything else is a private trading-family path; the tightest private scope would be wrong too,
   // so count it with the order endpoints (the exchange's default scope is 10000/10 s).
   return 'trade';

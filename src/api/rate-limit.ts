@@ -1,21 +1,8 @@
-import type { RateScope } from './paths.ts';
+import { RATE_LIMITS, type RateLimit, type RateScope } from './paths.ts';
 
-export interface RateLimit {
-  readonly limit: number;
-  readonly windowMs: number;
-}
-
-/**
- * Client-side limits per scope (WHITEBIT.md §8; the official CLI uses the same four numbers).
- * Staying under them matters: the exchange rejects rather than queues, and repeated 429s may
- * get the key or IP restricted.
- */
-export const DEFAULT_RATE_LIMITS: Readonly<Record<RateScope, RateLimit>> = {
-  public: { limit: 2000, windowMs: 10_000 },
-  'main-account': { limit: 1000, windowMs: 10_000 },
-  trade: { limit: 10_000, windowMs: 10_000 },
-  'trade-query': { limit: 12_000, windowMs: 10_000 },
-};
+export type { RateLimit } from './paths.ts';
+/** The client's limits: the exchange's own, from the one table in paths.ts. */
+export const DEFAULT_RATE_LIMITS = RATE_LIMITS;
 
 export interface LimiterDeps {
   readonly nowMs: () => number;

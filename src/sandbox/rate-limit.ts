@@ -1,17 +1,8 @@
-/** Endpoint families with their own limits (WHITEBIT.md §8; SPEC "Limits" for public and flex). */
-export type SandboxRateScope = 'public' | 'main-account' | 'order' | 'trade-query';
-
-export interface RateLimit {
-  readonly limit: number;
-  readonly windowMs: number;
-}
-
-export const SANDBOX_RATE_LIMITS: Readonly<Record<SandboxRateScope, RateLimit>> = {
-  public: { limit: 2000, windowMs: 10_000 },
-  'main-account': { limit: 1000, windowMs: 10_000 },
-  order: { limit: 10_000, windowMs: 10_000 },
-  'trade-query': { limit: 12_000, windowMs: 10_000 },
-};
+import { RATE_LIMITS, type RateLimit, type RateScope } from '../api/paths.ts';
+/** The sandbox limits what the client limits, from the same table: a scope per endpoint family, a stricter one where the exchange has it. */
+export type SandboxRateScope = RateScope;
+export type { RateLimit };
+export const SANDBOX_RATE_LIMITS: Readonly<Record<SandboxRateScope, RateLimit>> = RATE_LIMITS;
 
 /** The gateway's refusal: HTTP 429 with a non-JSON body, unlike the nonce 429 (WHITEBIT.md §4, §7). */
 export const RATE_LIMITED_TEXT = '<html><head><title>429 Too Many Requests</title></head><body>429 Too Many Requests</body></html>';

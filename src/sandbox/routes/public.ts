@@ -49,7 +49,7 @@ export const publicRoutes: readonly Route[] = [
     method: 'GET',
     path: /^\/api\/v4\/public\/orderbook\/([^/]+)$/,
     private: false,
-    scope: 'public',
+    scope: 'order-book',
     refusals: 'trade',
     handle: ({ exchange, query, pathParams }) => {
       const market = pathParams[0] ?? '';

@@ -112,11 +112,11 @@ export const tradeRoutes: readonly Route[] = [
     if (!exchange.isKnownAsset(ticker)) throw v(ORDER_CODES.validation, 'ticker', 'Currency was not found.');
     return json(200, tradeBalanceWire(exchange.tradeBalance(ticker)));
   }),
-  trade('/api/v4/order/stock_market', 'order', ({ exchange, body }) => {
+  trade('/api/v4/order/stock_market', 'trade', ({ exchange, body }) => {
     const r = orderRequest(body);
     return json(200, orderWire(exchange.buyStockMarket({ market: r.market, baseAmount: r.amount, clientOrderId: r.clientOrderId, stp: r.stp })));
   }),
-  trade('/api/v4/order/market', 'order', ({ exchange, body }) => {
+  trade('/api/v4/order/market', 'trade', ({ exchange, body }) => {
     const r = orderRequest(body);
     return json(200, orderWire(exchange.buyMarket({ market: r.market, quoteAmount: r.amount, clientOrderId: r.clientOrderId, stp: r.stp })));
   }),
@@ -130,7 +130,7 @@ export const tradeRoutes: readonly Route[] = [
     }
     return json(200, keyedByMarket(orders.slice(offset, offset + limit)));
   }),
-  trade('/api/v4/orders', 'trade-query', (context) => {
+  trade('/api/v4/orders', 'active-orders', (context) => {
     // This endpoint's documented message has no final dot.
     const filter = orderFilter(context, 'Market is not available');
     // All markets are searched only when no id is given.
