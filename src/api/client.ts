@@ -10,6 +10,7 @@ import * as mainAccount from './endpoints/main-account.ts';
 import * as publicApi from './endpoints/public.ts';
 import * as trade from './endpoints/trade.ts';
 import { NonceSource } from './nonce.ts';
+import { ServerClock } from './server-clock.ts';
 import type { OrderBook } from './parse.ts';
 import type { RateScope } from './paths.ts';
 import { type RateLimit, RateLimiters } from './rate-limit.ts';
@@ -31,6 +32,12 @@ export interface ApiClientOptions {
   readonly credentials?: Credentials;
   /** Default true: nonce within ±5 s of server time, order-free (safe for concurrent requests). */
   readonly nonceWindow?: boolean;
+  /**
+   * Default true: with nonceWindow, sign with the exchange's clock (measured from its public
+   * time endpoint before the first signed request and every ten minutes). false: sign with
+   * `clock` as it is, for a caller that knows its clock is right.
+   */
+  readonly serverTime?: boolean;
   readonly connectTimeoutMs?: number;
   /** Headers and body. */
   readonly responseTimeoutMs?: number;
@@ -68,6 +75,7 @@ const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTim
 export class ApiClient {
   readonly #transport: Transport;
   readonly #http: Requester;
+  readonly #serverClock: ServerClock | undefined;
 
   constructor(options: ApiClientOptions) {
     const settings = validate(options);
@@ -81,12 +89,16 @@ export class ApiClient {
       connections: settings.connections,
       ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
     });
+    const nonceWindow = options.nonceWindow ?? DEFAULTS.nonceWindow;
+    // Nonces follow the exchange's clock (measured on its public time endpoint) when the window rules apply.
+    this.#serverClock = nonceWindow && options.serverTime !== false ? new ServerClock(clock, { read: () => publicApi.serverTime(this.#http) }) : undefined;
     this.#http = new Requester({
       transport: this.#transport,
       limiters: new RateLimiters(options.rateLimits, { nowMs, sleep }),
-      nonces: new NonceSource(clock),
+      nonces: new NonceSource(this.#serverClock ?? clock),
+      serverClock: this.#serverClock,
       credentials: options.credentials,
-      nonceWindow: options.nonceWindow ?? DEFAULTS.nonceWindow,
+      nonceWindow,
       retry: settings.retry,
       nowMs,
       sleep,
@@ -106,6 +118,13 @@ export class ApiClient {
   }
   serverTimeMs(): Promise<number> {
     return publicApi.serverTimeMs(this.#http);
+  }
+  /**
+   * The exchange's clock minus this machine's, in ms, measured now (what signed requests are
+   * corrected by; `stacker check` prints it). Without nonceWindow, nonces need no clock: null.
+   */
+  async clockOffsetMs(): Promise<number | null> {
+    return this.#serverClock === undefined ? null : this.#serverClock.measure();
   }
   markets(): Promise<MarketRules[]> {
     return publicApi.markets(this.#http);

@@ -4,6 +4,7 @@ import {
   ExchangeRefusedError,
   ExchangeValidationError,
   NonceError,
+  NonceWindowError,
   ProtocolError,
   RateLimitError,
   ServiceUnavailableError,
@@ -12,7 +13,7 @@ import { readErrorFacts, textsOf, type ErrorFacts } from './error-body.ts';
 import type { ResponseBody } from './json.ts';
 import type { RateScope } from './paths.ts';
 
-type Kind = 'nonce' | 'rate' | 'auth' | 'refused' | 'validation';
+type Kind = 'nonce' | 'nonce-window' | 'rate' | 'auth' | 'refused' | 'validation';
 
 interface MessageRule {
   readonly match: RegExp;
@@ -30,7 +31,8 @@ const MESSAGE_TABLE: readonly MessageRule[] = [
   // {"code":0,"message":"Nonce not provided."}
   { match: /^Nonce not provided\.?$/, kind: 'nonce' },
   // {"code":0,"message":"Your nonce is more than 5 seconds lesser than the current nonce"}  — host clock skew with nonceWindow
-  { match: /^Your nonce is /, kind: 'nonce' },
+  // … "more than 5 seconds greater than the current nonce" when the host clock runs ahead
+  { match: /^Your nonce is /, kind: 'nonce-window' },
   // {"code":0,"message":"Invalid nonceWindow."}
   { match: /^Invalid nonceWindow\.?$/, kind: 'nonce' },
   // HTTP 400 {"message":"Too Many Attempts.","code":0}  — transfer throttle
@@ -115,6 +117,7 @@ function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
   }
   const status = context.status >= 200 && context.status < 300 && facts.bodyStatus !== null ? facts.bodyStatus : context.status;
 
+  if (context.signed && facts.parsed && kinds.has('nonce-window')) return NonceWindowError;
   if (context.signed && facts.parsed && kinds.has('nonce')) return NonceError;
   if (kinds.has('rate') || status === 429 || status === 418) return RateLimitError;
   if (kinds.has('auth') || status === 401 || status === 403) return AuthError;

@@ -30,9 +30,14 @@ export function parsePing(value: unknown): 'pong' {
 
 /** Seconds per the docs; a 13-digit value is milliseconds (ccxt saw both). */
 export function parseServerTimeMs(value: unknown): number {
+  return parseServerTime(value).timeMs;
+}
+
+/** `{"time": 1760001234}`: seconds per the docs, milliseconds in some clients' fixtures (a value above 1e12). */
+export function parseServerTime(value: unknown): { readonly timeMs: number; readonly resolutionMs: number } {
   const time = WireReader.of<TimeResultWire>(value, '').raw('time');
   if (typeof time !== 'number' || !Number.isFinite(time) || time <= 0) throw new WireShapeError('time', `expected a Unix time, got ${kindOf(time)}`);
-  return time > 1e12 ? Math.round(time) : Math.round(time * 1000);
+  return time > 1e12 ? { timeMs: Math.round(time), resolutionMs: 1 } : { timeMs: Math.round(time * 1000), resolutionMs: 1000 };
 }
 
 export function parseMarkets(value: unknown): MarketRules[] {

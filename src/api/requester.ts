@@ -1,9 +1,10 @@
-import { type ExchangeError, InputError, ProtocolError, StackerError } from '../domain/errors.ts';
+import { type ExchangeError, InputError, NonceWindowError, ProtocolError, StackerError } from '../domain/errors.ts';
 import { type RetryPolicy, withRetry } from './backoff.ts';
 import { errorInSuccessBody, mapErrorResponse } from './error-map.ts';
 import type { NonceSource } from './nonce.ts';
 import { type RateScope, scopeOf } from './paths.ts';
 import type { RateLimiters } from './rate-limit.ts';
+import type { ServerClock } from './server-clock.ts';
 import { WireShapeError } from './read.ts';
 import { signRequest } from './sign.ts';
 import type { HttpRequest, HttpResponse, Transport } from './transport.ts';
@@ -31,6 +32,8 @@ export interface RequesterDeps {
   readonly nonces: NonceSource;
   readonly credentials: Credentials | undefined;
   readonly nonceWindow: boolean;
+  /** With nonceWindow: the exchange's clock, which the nonces are drawn from. */
+  readonly serverClock: ServerClock | undefined;
   readonly retry: RetryPolicy | false;
   readonly nowMs: () => number;
   readonly sleep: (ms: number) => Promise<void>;
@@ -71,21 +74,47 @@ export class Requester {
     return this.#call('GET', path, false, () => ({ request, secrets: [] }), parse, { retry: true });
   }
 
+  /**
+   * A signed request. With nonceWindow the nonce must be within ±5 s of the exchange's clock,
+   * so it is drawn from ServerClock (measured before the first request and every ten minutes).
+   * A refusal for being outside that window happens at the exchange's door, before anything is
+   * done — so the clock is measured again and the request, even an order, is signed and sent once
+   * more. A second refusal means the skew cannot be corrected: the error says so.
+   */
   async post<T>(path: string, params: Params, parse: (value: unknown) => T, options: CallOptions): Promise<T> {
     const credentials = this.#deps.credentials;
     if (credentials === undefined) throw InputError.one('api-key', `${path} is a private endpoint: API key and secret are required`);
-    return this.#call(
-      'POST',
-      path,
-      true,
-      () => {
-        const signed = signRequest(path, this.#deps.nonces.next(), params, credentials.apiKey, credentials.apiSecret, this.#deps.nonceWindow);
-        const request: HttpRequest = { method: 'POST', path, query: '', headers: { ...signed.headers, accept: 'application/json' }, body: signed.body };
-        return { request, secrets: [credentials.apiSecret, credentials.apiKey, signed.headers['x-txc-signature'], signed.headers['x-txc-payload']] };
-      },
-      parse,
-      options,
-    );
+    const clock = this.#deps.nonceWindow ? this.#deps.serverClock : undefined;
+    await clock?.ensureFresh();
+    const send = (): Promise<T> =>
+      this.#call(
+        'POST',
+        path,
+        true,
+        () => {
+          const signed = signRequest(path, this.#deps.nonces.next(), params, credentials.apiKey, credentials.apiSecret, this.#deps.nonceWindow);
+          const request: HttpRequest = { method: 'POST', path, query: '', headers: { ...signed.headers, accept: 'application/json' }, body: signed.body };
+          return { request, secrets: [credentials.apiSecret, credentials.apiKey, signed.headers['x-txc-signature'], signed.headers['x-txc-payload']] };
+        },
+        parse,
+        options,
+      );
+    try {
+      return await send();
+    } catch (error) {
+      if (!(error instanceof NonceWindowError) || clock === undefined) throw error;
+      try {
+        await clock.measure();
+      } catch (readError) {
+        throw clockSkew(error, `and the exchange's time could not be read to correct it (${readError instanceof Error ? readError.message : String(readError)})`);
+      }
+      try {
+        return await send();
+      } catch (again) {
+        if (!(again instanceof NonceWindowError)) throw again;
+        throw clockSkew(again, `even after correcting for the ${((clock.offsetMs ?? 0) / 1000).toFixed(1)} s measured between this machine's clock and the exchange's`);
+      }
+    }
   }
 
   async #call<T>(
@@ -162,6 +191,17 @@ export class Requester {
       // An observer must never turn a finished request (perhaps a placed order) into a failure.
     }
   }
+}
+
+/** A window refusal stacker could not correct, naming the clock. */
+function clockSkew(error: NonceWindowError, why: string): NonceWindowError {
+  return new NonceWindowError({
+    httpStatus: error.httpStatus,
+    path: error.path,
+    exchangeCode: error.exchangeCode,
+    exchangeMessage: `${error.exchangeMessage} — the nonce is outside the exchange's ±5 s window ${why}: set this machine's clock right (NTP) and start again`,
+    fieldErrors: error.fieldErrors,
+  });
 }
 
 function redact(text: string, secrets: readonly string[]): string {

@@ -70,6 +70,7 @@ Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
     .option('--prices <file.csv>', 'replay candles (time,open,high,low,close,volume) instead of fixed demo prices')
     .option('--market <market>', 'the market the --prices candles belong to, e.g. BTC_USDT')
     .option('--speed <x>', 'replay speed with --prices: one candle interval passes in interval/x (default: 1)')
+    .option('--clock-offset <seconds>', "run the exchange's clock this many seconds ahead of this machine's (negative: behind): rehearse a skewed host clock")
     .option('--fault <spec>', 'misbehave like a real exchange on a bad day; repeatable (see below)', (value: string, all: string[]) => [...all, value], [] as string[])
     .addHelpText('after', `\n${FAULT_HELP}`)
     .action(action(async () => (await import('./commands/sandbox.ts')).sandbox));

@@ -114,7 +114,16 @@ export class AuthError extends ExchangeError {
 export class NonceError extends ExchangeError {
   readonly code = 'E_NONCE' as const;
   readonly retryable = false;
-  override readonly name = 'NonceError';
+  override readonly name: string = 'NonceError';
+}
+
+/**
+ * The nonce is outside the exchange's ±5 s window around its own clock ("Your nonce is more than
+ * 5 seconds lesser/greater than the current nonce"): this machine's clock and the exchange's
+ * disagree. The request was refused at the door and did nothing.
+ */
+export class NonceWindowError extends NonceError {
+  override readonly name: string = 'NonceWindowError';
 }
 
 /** Any other 429, or our own limiter refusing to wait that long. */

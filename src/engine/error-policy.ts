@@ -1,4 +1,4 @@
-import { AuthError, ExchangeRefusedError, ExchangeValidationError, ForeignOrderError, NonceError, StackerError } from '../domain/errors.ts';
+import { AuthError, ExchangeRefusedError, ExchangeValidationError, ForeignOrderError, NonceError, NonceWindowError, StackerError } from '../domain/errors.ts';
 import { StoreError } from '../store/errors.ts';
 
 /**
@@ -43,8 +43,7 @@ export function errorMessage(error: unknown): string {
  * client signing with the same key (the exchange keeps one nonce sequence per key).
  */
 export function nonceAdvice(error: NonceError): string {
-  const text = `${error.exchangeMessage} ${Object.values(error.fieldErrors).flat().join(' ')}`;
-  if (/seconds/i.test(text)) {
+  if (error instanceof NonceWindowError) {
     return "the nonce is outside the exchange's time window: this machine's clock is off the exchange's; fix the clock (NTP) and start again";
   }
   return "stacker's own nonces only increase, so another client is using this API key at the same time (another stacker, a bot, a script): give each client its own key";

@@ -97,7 +97,8 @@ export class ExchangeLedger {
 
     let history: readonly Order[];
     try {
-      history = await deps.exchange.orderHistory({ sinceSec: Math.floor(fromMs / 1000), untilSec: Math.ceil(startedAtMs / 1000) });
+      // An hour past now: the exchange's clock may run ahead of this one, and its orders carry its times.
+      history = await deps.exchange.orderHistory({ sinceSec: Math.floor(fromMs / 1000), untilSec: Math.ceil((startedAtMs + 3_600_000) / 1000) });
     } catch (error) {
       if (classifyError(error) === 'fatal') throw new FatalEngineError(`reading the order history: ${errorMessage(error)}`, error);
       throw error;

@@ -14,6 +14,7 @@ export type NonceVerdict =
 
 export const TOO_MANY_REQUESTS = 'Too many requests.';
 export const NONCE_TOO_OLD = 'Your nonce is more than 5 seconds lesser than the current nonce';
+export const NONCE_TOO_NEW = 'Your nonce is more than 5 seconds greater than the current nonce';
 
 interface KeyState {
   last: bigint | null;
@@ -36,7 +37,8 @@ export class NonceTracker {
     }
     const valueMs = Number(nonce);
     if (valueMs < nowMs - NONCE_WINDOW_MS) return { ok: false, message: NONCE_TOO_OLD };
-    if (valueMs > nowMs + NONCE_WINDOW_MS || state.seen.has(nonce)) return { ok: false, message: TOO_MANY_REQUESTS };
+    if (valueMs > nowMs + NONCE_WINDOW_MS) return { ok: false, message: NONCE_TOO_NEW };
+    if (state.seen.has(nonce)) return { ok: false, message: TOO_MANY_REQUESTS };
     state.seen.set(nonce, valueMs);
     if (state.seen.size >= state.pruneAt) {
       // Anything older than the window is refused as too old anyway, so forgetting it is safe.

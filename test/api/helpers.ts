@@ -52,6 +52,8 @@ export function harness(options: Partial<ApiClientOptions> = {}): Harness {
     },
     random: () => 0.5,
     rateLimits: false,
+    // These tests are about one request at a time: the fixed clock is the exchange's (test/api/server-clock.test.ts measures it).
+    serverTime: false,
     onRequest: (event) => events.push(event),
     ...options,
   });

@@ -141,3 +141,25 @@ describe('stacker sandbox', () => {
     expect(market.stderr).toContain('error: --market: is required with --prices');
   });
 });
+
+describe('stacker sandbox --clock-offset', () => {
+  it("runs the exchange's clock off this machine's: check prints the skew, and the daemon's signed requests are corrected and trade", async () => {
+    const child = sandboxChild(['--api-key', 'k', '--api-secret', 's3cret', '--clock-offset', '40']);
+    const done = finished(child);
+    const [, url] = await waitForOutput(child, /base URL\s+(http:\/\/127\.0\.0\.1:\d+)\n/);
+    const strategies = join(dir, 'clock-strategies');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(strategies, { recursive: true });
+    writeFileSync(join(strategies, 'dca-btc.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * 1"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
+    const env = { STACKER_BASE_URL: url as string, STACKER_API_KEY: 'k', STACKER_API_SECRET: 's3cret', STACKER_MODE: 'live', HOME: dir };
+    const checked = await runCli(['check', '--live', '--strategies', strategies], env);
+    expect(checked.code, checked.stderr).toBe(0);
+    expect(checked.stdout).toMatch(/clock: this machine is (39\.\d|40\.\d) s behind the exchange/);
+    const once = await runCli(['run', '--live', '--once', '--strategies', strategies, '--data-dir', join(dir, 'clock-data')], env);
+    expect(once.code, once.stderr).toBe(0);
+    expect(once.stdout).toMatch(/^dca-btc: done$/m);
+    child.kill('SIGTERM');
+    const result = await done;
+    expect(result.stdout).toContain("its clock is 40 s off this machine's (--clock-offset)");
+  });
+});

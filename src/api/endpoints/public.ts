@@ -2,7 +2,7 @@ import type { Ticker } from '../../domain/account.ts';
 import { InputError } from '../../domain/errors.ts';
 import type { MarketRules } from '../../domain/market.ts';
 import { checkMarket, optionalInteger } from '../checks.ts';
-import { type OrderBook, parseMarkets, parseOrderBook, parsePing, parseServerTimeMs, parseTickers } from '../parse.ts';
+import { type OrderBook, parseMarkets, parseOrderBook, parsePing, parseServerTime, parseServerTimeMs, parseTickers } from '../parse.ts';
 import { PATHS } from '../paths.ts';
 import type { Requester } from '../requester.ts';
 
@@ -14,6 +14,11 @@ export function ping(http: Requester): Promise<'pong'> {
 
 export function serverTimeMs(http: Requester): Promise<number> {
   return http.get(PATHS.time, {}, parseServerTimeMs);
+}
+
+/** The exchange's time with its resolution (whole seconds, usually): what ServerClock measures from. */
+export function serverTime(http: Requester): Promise<{ readonly timeMs: number; readonly resolutionMs: number }> {
+  return http.get(PATHS.time, {}, parseServerTime);
 }
 
 export function markets(http: Requester): Promise<MarketRules[]> {

@@ -73,17 +73,43 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
   if (!ctx.json) ctx.io.out(renderConfig(summary));
 
   let outcome: PreflightOutcome | null = null;
+  let clock: ClockReading | null = null;
   if (overrides.configOnly !== true) {
     if (!ctx.json) ctx.io.err(`pre-flight: reading markets and ${config.mode === 'live' ? 'balances' : 'prices'} (nothing is placed)...\n`);
+    clock = await readClock(config);
     outcome = await runPreflight(config, nowMs, overrides);
   }
   const ok = outcome === null || (outcome.startup.length === 0 && outcome.reports.every(passes));
-  if (ctx.json) ctx.io.out(json({ ok, ...summary, startupProblems: outcome?.startup ?? null, preflight: outcome?.reports ?? null }));
-  else if (outcome !== null) ctx.io.out(renderPreflight(outcome, config));
+  if (ctx.json) ctx.io.out(json({ ok, ...summary, clock, startupProblems: outcome?.startup ?? null, preflight: outcome?.reports ?? null }));
+  else if (outcome !== null) ctx.io.out(`${clock === null ? '' : `${renderClock(clock)}\n`}${renderPreflight(outcome, config)}`);
 
   if (outcome !== null && !ok) {
     throw new ConfigError([...outcome.startup, ...outcome.reports.flatMap((report) => preflightProblems(report, config))]);
   }
+}
+
+/** The exchange's clock against this machine's: what signed requests are corrected by. */
+type ClockReading = { readonly offsetMs: number } | { readonly unreadable: string };
+
+async function readClock(config: DaemonConfig): Promise<ClockReading> {
+  const { ApiClient, resolveBaseUrl } = await import('../../api/client.ts');
+  const client = new ApiClient({ baseUrl: resolveBaseUrl(config.settings.endpoint), retry: false });
+  try {
+    return { offsetMs: (await client.clockOffsetMs()) ?? 0 };
+  } catch (error) {
+    return { unreadable: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await client.close();
+  }
+}
+
+export function renderClock(clock: ClockReading): string {
+  if ('unreadable' in clock) return `clock: the exchange's time could not be read (${clock.unreadable}); signed requests use this machine's clock`;
+  const seconds = Math.abs(clock.offsetMs) / 1000;
+  const side = clock.offsetMs > 0 ? 'behind' : 'ahead of';
+  const measured = `clock: this machine is ${seconds.toFixed(1)} s ${side} the exchange (within half a second; signed requests are corrected by it)`;
+  if (seconds < 60) return measured;
+  return `${measured}\n  warning: schedules, budgets and slot times use this machine's clock: set it right (NTP)`;
 }
 
 /**

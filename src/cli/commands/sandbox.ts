@@ -16,6 +16,7 @@ export interface SandboxFlags {
   readonly speed?: string;
   /** Commander collects repeated --fault flags (program.ts). */
   readonly fault?: readonly string[];
+  readonly clockOffset?: string;
 }
 
 const SPEED = /^(?:0|[1-9]\d*)(?:\.\d+)?$/;
@@ -42,6 +43,12 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
       if (flags.prices !== undefined && flags.market === undefined) throw InputError.one('--market', 'is required with --prices (the market the candles belong to, e.g. BTC_USDT)');
       if (flags.prices === undefined && flags.market !== undefined) throw InputError.one('--market', 'only applies with --prices');
       return optional(flags.market, (m) => marketName(m));
+    },
+    clockOffsetMs: () => {
+      if (flags.clockOffset === undefined) return 0;
+      const seconds = /^-?\d+(\.\d+)?$/.test(flags.clockOffset) ? Number(flags.clockOffset) : Number.NaN;
+      if (!Number.isFinite(seconds) || Math.abs(seconds) > 86_400) throw InputError.one('--clock-offset', `must be seconds from -86400 to 86400, such as 30 or -7.5 (got ${JSON.stringify(flags.clockOffset)})`);
+      return Math.round(seconds * 1000);
     },
     faults: () => {
       const parsed = parseFaultSpecs(flags.fault ?? []);
@@ -94,6 +101,8 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
       ...(args.apiKey === undefined ? {} : { apiKey: args.apiKey }),
       ...(args.apiSecret === undefined ? {} : { apiSecret: args.apiSecret }),
       ...(prices === undefined ? {} : { prices }),
+      // The exchange's clock, off this machine's by --clock-offset: nonces, order times and /public/time follow it.
+      ...(args.clockOffsetMs === 0 ? {} : { clock: { nowMs: () => Date.now() + args.clockOffsetMs } }),
     });
   } catch (error) {
     stopWatching();
@@ -114,11 +123,13 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
         apiSecret: running.apiSecret,
         prices: priceText,
         faults: faultLines,
+        clockOffsetMs: args.clockOffsetMs,
         env: { STACKER_BASE_URL: running.url, STACKER_API_KEY: running.apiKey, STACKER_API_SECRET: running.apiSecret },
       }) + '\n',
     );
   } else {
-    ctx.io.out(banner(running.url, running.apiKey, running.apiSecret, priceText, example, faultLines));
+    const clockLines = args.clockOffsetMs === 0 ? [] : [`its clock is ${args.clockOffsetMs / 1000} s off this machine's (--clock-offset)`];
+    ctx.io.out(banner(running.url, running.apiKey, running.apiSecret, priceText, example, [...clockLines, ...faultLines]));
   }
 
   const signal = await waitForSignal();
