@@ -1,7 +1,8 @@
 #!/bin/sh
 # Starts the compiled stacker (dist/, from `npm run build` or the image's build stage): the
 # Docker image's ENTRYPOINT and `npm run daemon`. `exec` replaces this shell with Node, so Node
-# is the process that gets SIGTERM (and PID 1 in a container).
+# is the process that gets SIGTERM (and PID 1 in a container). `--` ends Node's own options:
+# Node would otherwise take stacker's `--env-file FILE` as its own, even after the script name.
 #
 # `run`, the long-lived daemon, gets Node flags that trade speed it does not need for memory it
 # keeps for its whole life (each measured by `npm run bench`, README "Memory"). A slot does a
@@ -22,6 +23,6 @@ if [ ! -f "$cli" ]; then
   exit 1
 fi
 if [ "${1:-}" = run ]; then
-  exec node --max-semi-space-size=1 --single-threaded --no-opt --no-maglev --no-sparkplug --liftoff-only "$cli" "$@"
+  exec node --max-semi-space-size=1 --single-threaded --no-opt --no-maglev --no-sparkplug --liftoff-only -- "$cli" "$@"
 fi
-exec node "$cli" "$@"
+exec node -- "$cli" "$@"

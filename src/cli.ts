@@ -11,6 +11,9 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-const exitCode = await runCli(process.argv.slice(2));
+// `npx stacker -- ping --env-file .env`: the `--` keeps npx's own Node from taking --env-file as
+// its own (Node reads that flag anywhere on its command line, up to a `--`); it is not stacker's.
+const argv = process.argv.slice(2);
+const exitCode = await runCli(argv[0] === '--' ? argv.slice(1) : argv);
 process.exitCode = exitCode;
 setTimeout(() => process.exit(exitCode), 2000).unref();

@@ -22,6 +22,18 @@ export interface ParsedEnvText {
   readonly values: Record<string, string>;
   /** 1-based numbers of lines dotenv skipped although they are neither blank nor a comment (`AMOUNT 0.5`, a missing `=`). */
   readonly badLines: readonly number[];
+  /** Keys set on more than one line (dotenv keeps the last silently), with the 1-based lines. */
+  readonly duplicates: readonly DuplicateKey[];
+}
+
+export interface DuplicateKey {
+  readonly key: string;
+  readonly lines: readonly number[];
+}
+
+/** The problem a key given twice is: which lines, and why it is refused. */
+export function duplicateRule(duplicate: DuplicateKey): string {
+  return `is set on lines ${duplicate.lines.join(' and ')}; dotenv would keep the last one without a word, so say it once`;
 }
 
 /**
@@ -31,10 +43,24 @@ export interface ParsedEnvText {
  */
 const DOTENV_LINE = /(?:^|^)\s*(?:export\s+)?([\w.-]+)(?:\s*=\s*?|:\s+?)(\s*'(?:\\'|[^'])*'|\s*"(?:\\"|[^"])*"|\s*`(?:\\`|[^`])*`|[^#\r\n]+)?\s*(?:#.*)?(?:$|$)/gm;
 
-/** Parse dotenv text exactly as dotenv does, and name the lines it skipped. */
+/** Parse dotenv text exactly as dotenv does, and name the lines it skipped and the keys it set twice. */
 export async function parseEnvText(text: string): Promise<ParsedEnvText> {
   const { parse } = await import('dotenv');
-  return { values: parse(text), badLines: skippedLines(text) };
+  return { values: parse(text), badLines: skippedLines(text), duplicates: repeatedKeys(text) };
+}
+
+function repeatedKeys(text: string): DuplicateKey[] {
+  const normalised = text.replace(/\r\n?/g, '\n');
+  const linesOf = new Map<string, number[]>();
+  for (const match of normalised.matchAll(DOTENV_LINE)) {
+    const key = match[1];
+    if (key === undefined || match[0].trim() === '') continue;
+    // The line of the key itself: a match may start with the blank lines before it.
+    const at = match.index + match[0].search(/\S/);
+    const line = normalised.slice(0, at).split('\n').length;
+    linesOf.set(key, [...(linesOf.get(key) ?? []), line]);
+  }
+  return [...linesOf].filter(([, lines]) => lines.length > 1).map(([key, lines]) => ({ key, lines }));
 }
 
 function skippedLines(text: string): number[] {
@@ -58,7 +84,7 @@ function skippedLines(text: string): number[] {
   return bad;
 }
 
-/** readEnvFile, also naming the lines dotenv skipped. */
+/** readEnvFile, also naming the lines dotenv skipped; a key set twice is refused (ConfigError naming the file, the key and its lines). */
 export async function readEnvFileChecked(path: string): Promise<ParsedEnvText> {
   let text: string;
   try {
@@ -66,7 +92,11 @@ export async function readEnvFileChecked(path: string): Promise<ParsedEnvText> {
   } catch (error) {
     throw new ConfigError([{ field: '--env-file', rule: `${unreadable(error)}: ${path}` }]);
   }
-  return parseEnvText(text);
+  const parsed = await parseEnvText(text);
+  if (parsed.duplicates.length > 0) {
+    throw new ConfigError(parsed.duplicates.map((duplicate) => ({ source: path, field: duplicate.key, rule: duplicateRule(duplicate) })));
+  }
+  return parsed;
 }
 
 /** Why a file could not be read, without its contents. */

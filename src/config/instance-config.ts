@@ -6,7 +6,7 @@ import { STRATEGY_API_VERSION, type Strategy } from '../engine/contract.ts';
 import { ParamReader, closestName, unknownKeyProblems } from '../engine/params.ts';
 import { type CatchUpPolicy, parseDuration } from '../engine/schedule/catch-up.ts';
 import { type CronSchedule, cronProblems, parseCron } from '../engine/schedule/cron.ts';
-import { parseEnvText, unreadable } from './env-file.ts';
+import { duplicateRule, parseEnvText, unreadable } from './env-file.ts';
 import { deepFreeze } from './freeze.ts';
 import { readSettleWindow } from './settle-window.ts';
 
@@ -89,11 +89,12 @@ export async function readInstanceFile(file: string, strategies: ReadonlyMap<str
     problems.push({ source: file, field: 'file', rule: unreadable(error) });
     return null;
   }
-  const { values: env, badLines } = await parseEnvText(text);
+  const { values: env, badLines, duplicates } = await parseEnvText(text);
   const found: InputProblem[] = [];
   const p = new ParamReader(env, file);
 
   for (const line of badLines) p.problem(`line ${line}`, 'is not KEY=value, a comment or blank, so dotenv skips it (a missing "="?)');
+  for (const duplicate of duplicates) p.problem(duplicate.key, duplicateRule(duplicate));
   const instance = instanceNameOf(file);
   if (!INSTANCE_NAME.test(instance)) {
     p.problem('file name', `the instance name ${JSON.stringify(instance)} (the file name without .env) must be 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit`);

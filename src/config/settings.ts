@@ -83,7 +83,7 @@ export async function readEnvLayers(envFile: string | undefined | null, sources:
   const env = sources.env ?? process.env;
   const file = envFile === undefined ? null : envFile;
   if (file === '') throw new ConfigError([{ field: '--env-file', rule: 'must name a file' }]);
-  const read = file === null ? { values: {}, badLines: [] } : await readEnvFileChecked(file);
+  const read = file === null ? { values: {}, badLines: [] as number[] } : await readEnvFileChecked(file);
   const fileValues: Readonly<Record<string, string>> = read.values;
   return Object.freeze({
     envFile: file,

@@ -8,7 +8,9 @@ import { maskCode } from '../../src/domain/account.ts';
 import { formatDecimal } from '../../src/domain/money.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { DEMO_EMPTY_FLEX_PLAN_ID, DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
-import { type CliResult, type CountingProxy, countingProxy, runCli } from './run-cli.ts';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { BIN, type CliResult, type CountingProxy, cleanEnv, countingProxy, finished, runCli } from './run-cli.ts';
 
 /**
  * The real CLI (`node bin/stacker.js …` in a child process) against a real sandbox on
@@ -293,14 +295,47 @@ describe('bad input is refused before anything is sent (exit 2)', () => {
     expect(proxy.requests.length).toBe(before);
   });
 
-  it('a missing --env-file when Node itself sees the flag first: Node refuses (exit 9) naming the file, and nothing is sent', async () => {
-    // Node scans the whole command line for `--env-file`, even after the script name
-    // (nodejs/node#54232), and stops at a file it cannot read before stacker runs.
-    const before = proxy.requests.length;
-    const result = await runCli(['ping', '--env-file', '/nonexistent/stacker.env'], { STACKER_BASE_URL: proxy.url });
-    expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain('/nonexistent/stacker.env');
-    expect(proxy.requests.length).toBe(before);
+  it('a missing, folder or unreadable --env-file through every way of starting stacker: its own message, exit 2, nothing sent', async () => {
+    // Node takes `--env-file` anywhere on its own command line up to a `--`, and exits 9 before
+    // stacker runs: every entry point passes `--` to Node (package scripts, bin/stacker.js's
+    // shebang, bin/daemon.sh), and `npx stacker -- …` works for npx's own Node.
+    const folder = mkdtempSync(join(tmpdir(), 'stacker-cli-envdir-'));
+    const pinnedFirst = { STACKER_BASE_URL: proxy.url, PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` };
+    const ways: Array<[string, (args: string[]) => Promise<CliResult>]> = [
+      ['bin/stacker.js run by its shebang (npx, an installed stacker)', (args) => finished(spawn(BIN, args, { env: cleanEnv(pinnedFirst), stdio: ['ignore', 'pipe', 'pipe'] }))],
+      ['node -- src/cli.ts (npm start --)', (args) => finished(spawn(process.execPath, ['--', fileURLToPath(new URL('../../src/cli.ts', import.meta.url)), ...args], { env: cleanEnv(pinnedFirst), stdio: ['ignore', 'pipe', 'pipe'] }))],
+      ['a leading -- (npx stacker -- …)', (args) => runCli(['--', ...args], { STACKER_BASE_URL: proxy.url }, ['--'])],
+    ];
+    try {
+      const before = proxy.requests.length;
+      for (const [way, run] of ways) {
+        for (const [path, message] of [
+          ['/nonexistent/stacker.env', 'file not found: /nonexistent/stacker.env'],
+          [folder, `is a directory, not a file: ${folder}`],
+          ['/etc/hostname/stacker.env', 'cannot be read (ENOTDIR): /etc/hostname/stacker.env'],
+        ] as const) {
+          const result = await run(['ping', '--env-file', path]);
+          expect([way, result.code, result.stderr]).toEqual([way, 2, `error: --env-file: ${message}\n`]);
+        }
+      }
+      expect(proxy.requests.length).toBe(before);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('an --env-file that sets a key twice: refused with the file, the key and both lines, exit 2, nothing sent', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'stacker-cli-env-')), 'twice.env');
+    writeFileSync(file, `STACKER_BASE_URL=${proxy.url}\n# later\nSTACKER_LOG_LEVEL=info\n\nexport STACKER_BASE_URL=${proxy.url}\n`);
+    try {
+      const before = proxy.requests.length;
+      const result = await runCli(['ping', '--env-file', file], {}, ['--']);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(`error: ${file}: STACKER_BASE_URL: is set on lines 1 and 5; dotenv would keep the last one without a word, so say it once\n`);
+      expect(proxy.requests.length).toBe(before);
+    } finally {
+      rmSync(dirname(file), { recursive: true, force: true });
+    }
   });
 
   it('an --env-file with the keys is read (and never echoed)', async () => {

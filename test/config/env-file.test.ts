@@ -21,6 +21,11 @@ describe('parseEnvText', () => {
     expect(badLines).toEqual([]);
   });
 
+  it('names every key set on more than one line, with its lines, and never a line inside a quoted value', async () => {
+    const { duplicates } = await parseEnvText('AMOUNT=0.0005\nKEY="AMOUNT=7\nstill KEY"\n\n# again\n  export AMOUNT=5\nAMOUNT=6\nOTHER=1\n');
+    expect(duplicates).toEqual([{ key: 'AMOUNT', lines: [1, 6, 7] }]);
+  });
+
   it('treats an indented line after a value as a line of its own', async () => {
     const { badLines } = await parseEnvText('A=1\n   oops\n');
     expect(badLines).toEqual([2]);

@@ -40,6 +40,12 @@ describe('loadDaemonConfig: every problem at once', () => {
     expect(exitCodeFor(error)).toBe(EXIT.badInput);
   });
 
+  it('refuses a key given twice in an instance file, naming the file, the key and both lines', async () => {
+    const file = world.instance('twice', ['STRATEGY=dca', 'SCHEDULE="0 9 * * *"', 'MARKET=BTC_USDT', 'AMOUNT=0.0005', '', 'AMOUNT=5'].join('\n'));
+    const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} }));
+    expect(error.problems).toEqual([{ source: file, field: 'AMOUNT', rule: 'is set on lines 4 and 6; dotenv would keep the last one without a word, so say it once' }]);
+  });
+
   it('names a missing STRATEGY with the registered ones, and suggests the closest to an unknown one', async () => {
     const missing = world.instance('missing', 'SCHEDULE="0 9 * * *"');
     const typo = world.instance('typo', 'STRATEGY=dcaa\nSCHEDULE="0 9 * * *"');
