@@ -118,7 +118,7 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
     .requiredOption('--data <file.csv>', 'candles: time,open,high,low,close,volume (time = open, Unix seconds), e.g. data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv')
     .requiredOption('--market <market>', 'the market the candles belong to, e.g. BTC_USDT')
     .option('--from <time>', 'first candle: 2024-01-31, 2024-01-31T09:00:00Z or Unix seconds (default: the file\'s first)')
-    .option('--to <time>', 'last candle, same forms (default: the file\'s last)')
+    .option('--to <time>', 'last candle, same forms; a date alone means through the end of that day, UTC (default: the file\'s last)')
     .option('--strategy <file.env>', 'a strategy instance file; repeat for several', (value: string, all: string[]) => [...all, value], [] as string[])
     .option('--wallet <pairs>', 'starting trade balance, TICKER=amount pairs', 'USDT=10000')
     .option('--slippage-pct <pct>', 'added to the fill price (percent)', '0')

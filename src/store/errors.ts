@@ -1,3 +1,4 @@
+import { accessSync, constants } from 'node:fs';
 import { StackerError } from '../domain/errors.ts';
 
 /**
@@ -35,6 +36,22 @@ export type StoreErrorReason =
   | 'journal-lost'
   | 'unwritable'
   | 'sqlite';
+
+/**
+ * Why a file in `dir` could not be created or opened, when the folder is the reason: a
+ * read-only file system, missing permissions, or no such folder. Empty when the folder is fine.
+ */
+export function folderProblem(dir: string): string {
+  try {
+    accessSync(dir, constants.W_OK);
+    return '';
+  } catch (error) {
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+    if (code === 'EROFS') return ` (the folder ${dir} is on a read-only file system)`;
+    if (code === 'ENOENT') return ` (the folder ${dir} does not exist)`;
+    return ` (the folder ${dir} cannot be written: ${code || 'no permission'}; give the user stacker runs as write access, or choose another folder)`;
+  }
+}
 
 export class StoreError extends StackerError {
   readonly code = 'E_STORE' as const;

@@ -3,7 +3,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, un
 import { homedir, hostname as osHostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { type LockOwner, type LockScope, LockedError, StoreError } from './errors.ts';
+import { type LockOwner, type LockScope, LockedError, StoreError, folderProblem } from './errors.ts';
 
 export interface LockOptions {
   readonly pid?: number;
@@ -81,7 +81,7 @@ export class FileLock {
     try {
       db = new DatabaseSync(this.path, { timeout: 0 });
     } catch (error) {
-      throw new StoreError('open-failed', `cannot open the lock ${this.path}: ${messageOf(error)}`, { cause: error });
+      throw new StoreError('open-failed', `cannot open the lock ${this.path}: ${messageOf(error)}${folderProblem(dirname(this.path))}`, { cause: error });
     }
     try {
       // EXCLUSIVE locking mode keeps the lock taken by the first write until the connection
@@ -96,7 +96,7 @@ export class FileLock {
     } catch (error) {
       db.close();
       if (isBusy(error)) throw new LockedError(this.scope, this.path, readOwner(this.ownerPath));
-      throw new StoreError('open-failed', `cannot take the lock ${this.path}: ${messageOf(error)}`, { cause: error });
+      throw new StoreError('open-failed', `cannot take the lock ${this.path}: ${messageOf(error)}${folderProblem(dirname(this.path))}`, { cause: error });
     }
     this.#db = db;
     const owner: OwnerFileContent = {

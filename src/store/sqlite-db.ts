@@ -1,6 +1,7 @@
+import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { StackerError } from '../domain/errors.ts';
-import { StoreError } from './errors.ts';
+import { StoreError, folderProblem } from './errors.ts';
 
 export interface SqliteOpenOptions {
   /** A file path, or ':memory:' for a journal that lives as long as the process (tests, throwaway backtests). */
@@ -54,7 +55,8 @@ export function openDatabase(options: SqliteOpenOptions): DatabaseSync {
       timeout: busyTimeoutMs,
     });
   } catch (error) {
-    throw new StoreError('open-failed', `cannot open the journal ${options.path}: ${messageOf(error)}`, { cause: error });
+    const folder = options.path === ':memory:' ? '' : folderProblem(dirname(options.path));
+    throw new StoreError('open-failed', `cannot open the journal ${options.path}: ${messageOf(error)}${folder}`, { cause: error });
   }
   try {
     db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);

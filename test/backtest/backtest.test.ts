@@ -116,3 +116,40 @@ describe('a backtest over real candles', () => {
     expect(text).toMatch(/--from/);
   });
 });
+
+describe('a backtest given bad candle input', () => {
+  const strategy = (): string => strategyFile('input', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n');
+  const header = 'time,open,high,low,close,volume';
+  const backtest = async (data: string, ...more: string[]) =>
+    run(process.execPath, ['--', CLI, 'backtest', '--data', data, '--market', 'BTC_USDT', '--strategy', strategy(), ...more]).then(
+      (ok) => ({ code: 0, stdout: ok.stdout, stderr: ok.stderr }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+
+  it('is bad input (exit 2, E_INPUT) naming the file and each line: a bad row, rows out of order or repeated, an empty file, a folder', async () => {
+    const files: Array<[string, string, RegExp]> = [
+      ['bad-row.csv', `${header}\n1614556800,1,1,1,1,1\nbad,row\n`, /bad-row\.csv: line 3: expected 6 fields, got 2/],
+      ['unsorted.csv', `${header}\n1614560400,1,1,1,1,1\n1614556800,1,1,1,1,1\n`, /unsorted\.csv: line 3: time 1614556800 is not after the previous row's 1614560400/],
+      ['repeated.csv', `${header}\n1614556800,1,1,1,1,1\n1614556800,1,1,1,1,1\n`, /repeated\.csv: line 3: time 1614556800 is not after/],
+      ['empty.csv', '', /empty\.csv: line 1: header must be/],
+    ];
+    for (const [name, text, message] of files) {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      const result = await backtest(path);
+      expect([name, result.code]).toEqual([name, 2]);
+      expect(result.stderr).toMatch(message);
+      const json = await backtest(path, '--json');
+      expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: 'E_INPUT', problems: [expect.objectContaining({ field: expect.stringMatching(/^line \d+$/) })] } });
+    }
+    const folder = await backtest(dir);
+    expect([folder.code, folder.stderr]).toEqual([2, 'error: --data: is a folder: give a candle file (time,open,high,low,close,volume)\n']);
+  });
+
+  it('reads --to given as a date as the whole of that day (UTC), and a time as that moment', async () => {
+    const whole = JSON.parse((await backtest(FIXTURE, '--json', '--from', '2021-03-01', '--to', '2021-03-01')).stdout) as { data: { candles: number } };
+    expect(whole.data.candles).toBe(24);
+    const morning = JSON.parse((await backtest(FIXTURE, '--json', '--from', '2021-03-01', '--to', '2021-03-01T09:00:00Z')).stdout) as { data: { candles: number } };
+    expect(morning.data.candles).toBe(10);
+  });
+});

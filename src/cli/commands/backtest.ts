@@ -36,7 +36,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     },
     market: () => marketName(flags.market),
     fromMs: () => optional(flags.from, (text) => moment(text, '--from')),
-    toMs: () => optional(flags.to, (text) => moment(text, '--to')),
+    toMs: () => optional(flags.to, (text) => moment(text, '--to', 'end')),
     wallet: () => {
       const parsed = parseWallet(flags.wallet);
       if (!parsed.ok) throw InputError.one('--wallet', parsed.rules.join('; '));
@@ -67,11 +67,13 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     import('../../backtest/report/summary.ts'),
   ]);
   const instances = await loadStrategyFiles(args.strategies);
-  const candles = loadCandles(args.data, {
-    market: args.market,
-    ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
-    ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
-  });
+  const candles = await readCandleInput(() =>
+    loadCandles(args.data, {
+      market: args.market,
+      ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
+      ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
+    }),
+  );
   if (candles.length === 0) throw InputError.one('--from', `no candle of ${flags.data} falls between --from and --to`);
 
   const progress = process.stderr.isTTY && !ctx.json ? progressBar() : undefined;
@@ -100,10 +102,11 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
 }
 
 /** `2024-01-31`, `2024-01-31T09:00:00Z` or Unix seconds. */
-function moment(text: string, flag: string): number {
+/** A date alone means the whole day (UTC): from its first moment for --from, through its last for --to. */
+function moment(text: string, flag: string, dateMeans: 'start' | 'end' = 'start'): number {
   if (/^\d{1,12}$/.test(text)) return Number(text) * 1000;
   if (/^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))?$/.test(text)) {
-    const ms = Date.parse(/T/.test(text) ? text : `${text}T00:00:00Z`);
+    const ms = Date.parse(/T/.test(text) ? text : `${text}T${dateMeans === 'end' ? '23:59:59.999' : '00:00:00'}Z`);
     if (Number.isFinite(ms)) return ms;
   }
   throw InputError.one(flag, `must be a date (2024-01-31), a UTC time (2024-01-31T09:00:00Z) or Unix seconds (got ${JSON.stringify(text)})`);
@@ -130,4 +133,21 @@ function progressBar(): { update: (done: number, total: number) => void; done: (
       process.stderr.write('\r\x1b[K');
     },
   };
+}
+
+/**
+ * A candle file is input: a bad row, rows out of order, an empty file or a folder are the
+ * user's to fix, so they are InputErrors (exit 2, E_INPUT) naming the file and each line.
+ */
+async function readCandleInput<T>(load: () => T): Promise<T> {
+  const { CandleCsvError } = await import('../../sim/candles.ts');
+  try {
+    return load();
+  } catch (error) {
+    if (error instanceof CandleCsvError) throw new InputError(error.problems.map((p) => ({ source: error.source, field: `line ${p.line}`, rule: p.reason })));
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+    if (code === 'EISDIR') throw InputError.one('--data', 'is a folder: give a candle file (time,open,high,low,close,volume)');
+    if (code !== '') throw InputError.one('--data', `cannot be read (${code})`);
+    throw error;
+  }
 }

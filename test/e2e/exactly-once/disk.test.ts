@@ -77,3 +77,18 @@ describe('a journal whose disk is full', () => {
     expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
   }, 90_000);
 });
+
+describe('a data dir on a read-only file system', () => {
+  it.skipIf(!mountable)('is refused at start with E_STORE naming the folder and why, and nothing is sent', async () => {
+    mkdirSync(t.dir.data, { recursive: true });
+    run('mount', '-t', 'tmpfs', '-o', 'size=1m,ro', 'tmpfs', t.dir.data);
+    mounts.push(t.dir.data);
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], t.live());
+    expect(await daemon.exited).not.toBe(0);
+    expect(daemon.output()).toContain('E_STORE');
+    expect(daemon.output()).toContain(`the folder ${t.dir.data} is on a read-only file system`);
+    expect(daemon.output()).not.toContain('unexpected failure');
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  });
+});
