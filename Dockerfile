@@ -41,15 +41,17 @@ RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
 
 # ---- runtime -------------------------------------------------------------------------------
 FROM node:24.21-slim
+# /app/bin first: `stacker` is a command in the image (`docker exec <container> stacker orders`).
 ENV STACKER_DATA_DIR=/data \
     STACKER_METRICS_PORT=9464 \
-    STACKER_METRICS_HOST=0.0.0.0
+    STACKER_METRICS_HOST=0.0.0.0 \
+    PATH=/app/bin:$PATH
 WORKDIR /app
 # Only what runs. Root keeps ownership (no --chown): the daemon cannot rewrite its own code.
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY --from=build /app/dist ./dist/
-COPY bin/daemon.sh ./bin/
+COPY bin/daemon.sh bin/stacker ./bin/
 COPY config/ ./config/
 COPY README.md ./
 # The one folder the daemon writes: the journal, its lock, the kill-switch file if you put it there.

@@ -186,6 +186,11 @@ IMAGE_ENV=("PATH=$SCRATCH/bin:/usr/local/bin:/usr/bin:/bin" "HOME=$ROOT/home/nod
 while IFS= read -r pair; do
   key="${pair%%=*}" value="${pair#*=}"
   for volume in "${VOLUMES[@]}"; do [[ "$value" == "$volume" || "$value" == "$volume/"* ]] && value="$ROOT$value"; done
+  if [[ "$key" == PATH ]]; then
+    # Docker expands $PATH to the base image's; image paths move under the scratch root.
+    value="${value//\$PATH/$SCRATCH/bin:/usr/local/bin:/usr/bin:/bin}"
+    value="${value//$WORKDIR\//$APP/}"
+  fi
   IMAGE_ENV+=("$key=$value")
 done < <(plan env final)
 in_image() { # runs a command as the image would: its user, its WORKDIR, its environment only
@@ -233,6 +238,9 @@ wait_for() { # <seconds> <command…>: retries every 0.25 s
 }
 if [[ "$RUN_EXISTS" == 1 ]]; then
   SANDBOX_PORT="$(free_port)" METRICS_PORT="$(free_port)"
+  # The README's own .env (a copy of .env.example), as `docker run --env-file .env` passes it:
+  # KEY=VALUE lines as written, over the image's ENV; comments and blank lines skipped.
+  while IFS= read -r line; do [[ "$line" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] && IMAGE_ENV+=("$line"); done <"$REPO/.env.example"
   IMAGE_ENV+=("STACKER_BASE_URL=http://127.0.0.1:$SANDBOX_PORT" "STACKER_METRICS_PORT=$METRICS_PORT")
   launch "$SCRATCH/sandbox.log" "${ENTRYPOINT[@]}" sandbox --port "$SANDBOX_PORT"
   wait_for 30 in_image node -e "fetch('http://127.0.0.1:$SANDBOX_PORT/api/v4/public/ping').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))" \
@@ -254,6 +262,8 @@ if [[ "$RUN_EXISTS" == 1 ]]; then
     fi
     journal="$(find "$ROOT${VOLUMES[0]}" -name '*.db' | head -1)"
     if [[ -n "$journal" ]]; then ok "journal written under the volume: ${journal#$ROOT}"; else bad "no journal under ${VOLUMES[0]}"; fi
+    # `docker exec <container> stacker journal`: stacker is a command on the image's PATH.
+    if out="$(in_image stacker journal --mode dry-run 2>&1)"; then ok "stacker on the image's PATH reads the journal"; else bad "stacker journal in the image: $out"; fi
   elif missing="$(grep -m1 -o "Cannot find module '[^']*'" "$SCRATCH/daemon.log")"; then
     # Missing from the image but present in the repository: a COPY line is missing. Missing from
     # both: someone is still writing it.

@@ -17,6 +17,7 @@ export function buildImageApp(app: string): string {
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(app, 'dist')], { cwd: ROOT });
   mkdirSync(join(app, 'bin'));
   copyFileSync(join(ROOT, 'bin/daemon.sh'), join(app, 'bin/daemon.sh'));
+  copyFileSync(join(ROOT, 'bin/stacker'), join(app, 'bin/stacker'));
   return app;
 }
 

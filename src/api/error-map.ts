@@ -4,6 +4,7 @@ import {
   ExchangeRefusedError,
   ExchangeValidationError,
   NonceError,
+  NonceReusedError,
   NonceWindowError,
   ProtocolError,
   RateLimitError,
@@ -13,7 +14,7 @@ import { readErrorFacts, textsOf, type ErrorFacts } from './error-body.ts';
 import type { ResponseBody } from './json.ts';
 import type { RateScope } from './paths.ts';
 
-type Kind = 'nonce' | 'nonce-window' | 'rate' | 'auth' | 'refused' | 'validation';
+type Kind = 'nonce' | 'nonce-window' | 'nonce-reused' | 'rate' | 'auth' | 'refused' | 'validation';
 
 interface MessageRule {
   readonly match: RegExp;
@@ -27,7 +28,7 @@ interface MessageRule {
  */
 const MESSAGE_TABLE: readonly MessageRule[] = [
   // HTTP 429 {"code":0,"errors":{},"message":"Too many requests."}  — a reused or decreasing nonce (ccxt#25353, ccxt#25796)
-  { match: /^Too many requests\.$/, kind: 'nonce' },
+  { match: /^Too many requests\.$/, kind: 'nonce-reused' },
   // {"code":0,"message":"Nonce not provided."}
   { match: /^Nonce not provided\.?$/, kind: 'nonce' },
   // {"code":0,"message":"Your nonce is more than 5 seconds lesser than the current nonce"}  — host clock skew with nonceWindow
@@ -118,6 +119,7 @@ function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
   const status = context.status >= 200 && context.status < 300 && facts.bodyStatus !== null ? facts.bodyStatus : context.status;
 
   if (context.signed && facts.parsed && kinds.has('nonce-window')) return NonceWindowError;
+  if (context.signed && facts.parsed && kinds.has('nonce-reused')) return NonceReusedError;
   if (context.signed && facts.parsed && kinds.has('nonce')) return NonceError;
   if (kinds.has('rate') || status === 429 || status === 418) return RateLimitError;
   if (kinds.has('auth') || status === 401 || status === 403) return AuthError;

@@ -1,4 +1,4 @@
-import { type ExchangeError, InputError, NonceWindowError, ProtocolError, StackerError } from '../domain/errors.ts';
+import { type ExchangeError, InputError, NonceReusedError, NonceWindowError, ProtocolError, StackerError } from '../domain/errors.ts';
 import { type RetryPolicy, withRetry } from './backoff.ts';
 import { errorInSuccessBody, mapErrorResponse } from './error-map.ts';
 import type { NonceSource } from './nonce.ts';
@@ -77,9 +77,13 @@ export class Requester {
   /**
    * A signed request. With nonceWindow the nonce must be within ±5 s of the exchange's clock,
    * so it is drawn from ServerClock (measured before the first request and every ten minutes).
-   * A refusal for being outside that window happens at the exchange's door, before anything is
-   * done — so the clock is measured again and the request, even an order, is signed and sent once
-   * more. A second refusal means the skew cannot be corrected: the error says so.
+   * Nonce refusals happen at the exchange's door, before anything is done, so the request —
+   * even an order — is signed afresh and sent once more:
+   * - outside the window: after measuring the clock again; a second refusal means the skew
+   *   cannot be corrected, and the error says so;
+   * - a nonce already seen ("Too many requests."): with the next nonce. Another process on this
+   *   machine may have drawn the same millisecond (each measures the exchange's clock to within
+   *   half a second); a refusal that comes back is another client on the key, for the caller.
    */
   async post<T>(path: string, params: Params, parse: (value: unknown) => T, options: CallOptions): Promise<T> {
     const credentials = this.#deps.credentials;
@@ -102,6 +106,7 @@ export class Requester {
     try {
       return await send();
     } catch (error) {
+      if (error instanceof NonceReusedError) return send();
       if (!(error instanceof NonceWindowError) || clock === undefined) throw error;
       try {
         await clock.measure();

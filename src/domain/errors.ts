@@ -126,6 +126,15 @@ export class NonceWindowError extends NonceError {
   override readonly name: string = 'NonceWindowError';
 }
 
+/**
+ * The nonce was not new ("Too many requests." as JSON on a signed request): within the window
+ * it was seen before; without the window it was not above the key's last one. Refused at the
+ * door: the request did nothing.
+ */
+export class NonceReusedError extends NonceError {
+  override readonly name: string = 'NonceReusedError';
+}
+
 /** Any other 429, or our own limiter refusing to wait that long. */
 export class RateLimitError extends ExchangeError {
   readonly code = 'E_RATE_LIMIT' as const;

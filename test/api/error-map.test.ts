@@ -97,8 +97,10 @@ describe('error mapping through the client', () => {
   it('reads a JSON 429 "Too many requests." on a signed request as a nonce error, not a rate limit', async () => {
     h = harness();
     reply('POST', '/api/v4/trade-account/balance', 429, { code: 0, errors: {}, message: 'Too many requests.' });
+    reply('POST', '/api/v4/trade-account/balance', 429, { code: 0, errors: {}, message: 'Too many requests.' });
     expectError(await failure(h.client.tradeBalances()), { cls: NonceError, code: 'E_NONCE', retryable: false, httpStatus: 429, exchangeCode: 0 });
-    expect(h.calls()).toBe(1);
+    // Signed once more with a fresh nonce (a refusal at the door), never as a rate-limit retry.
+    expect(h.calls()).toBe(2);
   });
 
   it('reads a non-JSON 429 from the gateway as a rate limit', async () => {

@@ -52,7 +52,9 @@ describe('the compiled daemon (the Docker image\'s dist/ and entrypoint)', () =>
     // The script exec'd Node: same process, now Node with the daemon's flags.
     const argv = readFileSync(`/proc/${daemon.child.pid}/cmdline`, 'utf8').split('\0');
     expect(argv.slice(1, 1 + DAEMON_FLAGS.length)).toEqual(DAEMON_FLAGS);
-    expect(argv[1 + DAEMON_FLAGS.length]).toMatch(/dist\/src\/cli\.js$/);
+    // `--` ends Node's own options: stacker's --env-file is stacker's.
+    expect(argv[1 + DAEMON_FLAGS.length]).toBe('--');
+    expect(argv[2 + DAEMON_FLAGS.length]).toMatch(/dist\/src\/cli\.js$/);
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toBe(0);
     expect(t.sandbox.exchange.orderHistory({}).length).toBeGreaterThanOrEqual(1);

@@ -174,14 +174,22 @@ describe('a lost answer is looked up, never blindly resent', () => {
     expect(engine.fatal).toBeNull();
   });
 
-  it('a nonce 429 ("Too many requests.") stops trading: every later request would be refused too', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' } });
+  it('a nonce 429 ("Too many requests.") that comes back after a fresh nonce stops trading, naming another client on the key', async () => {
+    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' }, times: 2 });
     const engine = world.engine([dcaBtc()]);
     await engine.runSlot('dca-btc', SLOT);
     expect(world.fatal).toHaveLength(1);
     expect(world.fatal[0]?.code).toBe('E_NONCE');
+    expect(world.fatal[0]?.message).toMatch(/another client is using this API key/);
     expect(await engine.runSlot('dca-btc', SLOT + 60_000)).toBe('skipped');
     expect(sandboxOrders()).toHaveLength(0);
+  });
+
+  it('a nonce refused once as already seen (another process drew the same millisecond) is signed afresh and sent once more: one order', async () => {
+    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' } });
+    expect(await world.engine([dcaBtc()]).runSlot('dca-btc', SLOT)).toBe('done');
+    expect(sandboxOrders()).toHaveLength(1);
+    expect(world.fatal).toEqual([]);
   });
 
   it('refused credentials stop trading before anything is sent', async () => {
