@@ -12,6 +12,8 @@ import type { Clock } from '../engine/schedule/clock.ts';
 import { CronScheduler } from '../engine/schedule/cron-scheduler.ts';
 import type { Scheduler } from '../engine/schedule/scheduler.ts';
 import type { Exchange } from '../exchange/port.ts';
+import { StoreError } from '../store/errors.ts';
+import type { Journal } from '../store/journal.ts';
 import { openStore } from '../store/open-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from './instances.ts';
@@ -136,6 +138,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: pkg.version });
     runId = run.runId;
     logger.info({ event: 'starting', runId, version: pkg.version, instances: config.instances.length, dataDir: config.dataDir, exchange: exchange.kind }, `stacker ${pkg.version} starting in ${config.mode} mode`);
+
+    await keepAccount(exchange, journal, logger);
 
     const foreign = (await journal.listFindings({ unacknowledged: true })).filter((finding) => finding.kind === 'foreign');
     if (foreign.length > 0) {
@@ -300,6 +304,32 @@ async function runOnce(
     await sleep(500);
     await engine.track();
   }
+}
+
+/**
+ * An account that lives in stacker (dry-run's paper account) continues across restarts: resumed
+ * from the journal, saved back after every change. STACKER_DRY_RUN_WALLET seeds a new one only.
+ */
+async function keepAccount(exchange: Exchange, journal: Journal & { readonly path: string }, logger: Logger): Promise<void> {
+  const kept = exchange.keptAccount;
+  if (kept === undefined) return;
+  const saved = await journal.accountState();
+  let resumed: { readonly note: string | null };
+  try {
+    resumed = kept.resume(saved);
+  } catch (error) {
+    throw new StoreError('corrupt', `${journal.path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (resumed.note !== null) {
+    logger.warn(
+      { event: 'paper-account-continues' },
+      `${resumed.note}: STACKER_DRY_RUN_WALLET seeds a new paper account only, and this one continues where the last run left it. To start over, use another data dir or delete ${journal.path}`,
+    );
+  } else if (saved !== null) {
+    logger.info({ event: 'paper-account-continues' }, 'the paper account continues where the last run left it');
+  }
+  await journal.saveAccountState(kept.state());
+  kept.onChange((state) => journal.saveAccountState(state));
 }
 
 /**

@@ -18,6 +18,8 @@ import type { Order, Stp } from '../domain/order.ts';
 export interface Exchange {
   /** Which world this is; shown in logs and reports, never branched on by the engine. */
   readonly kind: 'live' | 'paper' | 'backtest';
+  /** Present when the account lives in stacker rather than at an exchange (dry-run's paper account): the daemon keeps it in the journal. */
+  readonly keptAccount?: KeptAccount;
 
   // Market data (public).
   markets(): Promise<readonly MarketRules[]>;
@@ -63,4 +65,22 @@ export interface Exchange {
   orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null>;
 
   close(): Promise<void>;
+}
+
+/**
+ * An account whose state is stacker's to keep (the paper account of a dry-run): balances and the
+ * id counters, as text. The daemon resumes it from its journal at start and saves it after every
+ * change, so a restart continues the same account: its ids never repeat and its wallet is where
+ * the last run left it, as the journal's budgets are.
+ */
+export interface KeptAccount {
+  /**
+   * Continue from a state saved earlier (null: none yet, start from the configured seed).
+   * Returns a note when the configured seed differs from the one the saved account started with.
+   */
+  resume(saved: string | null): { readonly note: string | null };
+  /** The state to save now. */
+  state(): string;
+  /** Called after every change of the account (a fill, a transfer, a withdrawal). */
+  onChange(save: (state: string) => Promise<void>): void;
 }

@@ -22,16 +22,43 @@ const STARTS: Readonly<Record<SimIdKind, number>> = {
 /**
  * Deterministic ids: counters per kind, so two runs of the same scenario produce the same
  * ledger. Transaction and investment ids are shaped like UUIDs v4, as the exchange's are.
+ * The counters can be read and continued from, so a paper account that lives across restarts
+ * never hands out an id twice.
  */
-export function sequentialIds(prefix = '5e1d0000'): SimIds {
-  const counters = new Map<SimIdKind, number>();
-  return {
-    next(kind) {
-      const value = counters.get(kind) ?? STARTS[kind];
-      counters.set(kind, value + 1);
-      if (kind === 'order' || kind === 'deal' || kind === 'counter-order') return String(value);
-      const tag = kind === 'transaction' ? '7a00' : '1b00';
-      return `${prefix}-${tag}-4000-8000-${value.toString(16).padStart(12, '0')}`;
-    },
-  };
+export class SequentialIds implements SimIds {
+  readonly #prefix: string;
+  readonly #counters = new Map<SimIdKind, number>();
+
+  constructor(prefix = '5e1d0000') {
+    this.#prefix = prefix;
+  }
+
+  next(kind: SimIdKind): string {
+    const value = this.#counters.get(kind) ?? STARTS[kind];
+    this.#counters.set(kind, value + 1);
+    if (kind === 'order' || kind === 'deal' || kind === 'counter-order') return String(value);
+    const tag = kind === 'transaction' ? '7a00' : '1b00';
+    return `${this.#prefix}-${tag}-4000-8000-${value.toString(16).padStart(12, '0')}`;
+  }
+
+  /** The next value of each kind. */
+  counters(): Record<SimIdKind, number> {
+    return Object.fromEntries(SIM_ID_KINDS.map((kind) => [kind, this.#counters.get(kind) ?? STARTS[kind]])) as Record<SimIdKind, number>;
+  }
+
+  /** Go on from counters read earlier (never backwards: a counter only grows). */
+  continueFrom(counters: Readonly<Partial<Record<SimIdKind, number>>>): void {
+    for (const kind of SIM_ID_KINDS) {
+      const value = counters[kind];
+      if (value === undefined) continue;
+      if (!Number.isSafeInteger(value) || value < STARTS[kind]) throw new RangeError(`id counter ${kind} must be an integer >= ${STARTS[kind]} (got ${value})`);
+      this.#counters.set(kind, Math.max(value, this.#counters.get(kind) ?? STARTS[kind]));
+    }
+  }
+}
+
+export const SIM_ID_KINDS: readonly SimIdKind[] = ['order', 'deal', 'counter-order', 'transaction', 'investment'];
+
+export function sequentialIds(prefix = '5e1d0000'): SequentialIds {
+  return new SequentialIds(prefix);
 }

@@ -1,10 +1,11 @@
 import { NetworkError } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
-import { type Decimal, roundUp } from '../domain/money.ts';
+import { Decimal, ZERO, formatDecimal, parseDecimalStrict, roundUp } from '../domain/money.ts';
 import type { Order } from '../domain/order.ts';
-import type { Exchange } from '../exchange/port.ts';
+import type { Exchange, KeptAccount } from '../exchange/port.ts';
 import { SimExchange } from './exchange.ts';
 import type { BookLevel } from './fills.ts';
+import { type SequentialIds, type SimIdKind, sequentialIds } from './ids.ts';
 import { type FlexSeed, SIM_PATHS, SimAccount, type StockMarketRequest, seedSimAccount } from './sim-account.ts';
 
 /**
@@ -61,6 +62,10 @@ interface OrderBookView {
  */
 export class PaperExchange extends SimAccount implements Exchange {
   readonly kind = 'paper' as const;
+  readonly keptAccount: KeptAccount;
+  readonly #ids: SequentialIds;
+  readonly #seed: string;
+  #save: ((state: string) => Promise<void>) | null = null;
   readonly #data: PaperMarketData;
   readonly #slippagePct: Decimal;
   readonly #bookDepth: number;
@@ -71,7 +76,9 @@ export class PaperExchange extends SimAccount implements Exchange {
   constructor(options: PaperExchangeOptions) {
     const placing: { current: OrderBookView | null } = { current: null };
     const view = (market: string): OrderBookView | null => (placing.current?.market === market ? placing.current : null);
+    const ids = sequentialIds();
     const sim = new SimExchange({
+      ids,
       ...(options.clock === undefined ? {} : { clock: options.clock }),
       prices: { priceAt: (market) => view(market)?.refPrice ?? null },
       asks: { asksAt: (market) => view(market)?.asks ?? null },
@@ -79,6 +86,15 @@ export class PaperExchange extends SimAccount implements Exchange {
     });
     seedSimAccount(sim, { wallet: options.wallet, ...(options.main === undefined ? {} : { main: options.main }), ...(options.flex === undefined ? {} : { flex: options.flex }) });
     super(sim);
+    this.#ids = ids;
+    this.#seed = describeWallet(options.wallet);
+    this.keptAccount = {
+      resume: (saved) => this.#resume(saved),
+      state: () => this.#state(),
+      onChange: (save) => {
+        this.#save = save;
+      },
+    };
     this.#placing = placing;
     this.#data = options.marketData;
     this.#slippagePct = options.slippagePct;
@@ -105,10 +121,56 @@ export class PaperExchange extends SimAccount implements Exchange {
     });
     // An unknown market: the sim refuses it as the exchange would ("Market is not available.").
     this.#placing.current = view;
+    let order: Order;
     try {
-      return this.placeStockMarket(request);
+      order = this.placeStockMarket(request);
     } finally {
       this.#placing.current = null;
+    }
+    await this.#changed();
+    return order;
+  }
+
+  override async transferToSpot(request: { readonly ticker: string; readonly amount: Decimal }): Promise<void> {
+    await super.transferToSpot(request);
+    await this.#changed();
+  }
+
+  override async flexWithdraw(request: { readonly plan: string; readonly amount: Decimal }): Promise<{ readonly transactionId: string }> {
+    const result = await super.flexWithdraw(request);
+    await this.#changed();
+    return result;
+  }
+
+  /** The account as text: spot and main balances (decimals as strings), id counters, and the seed it started from. */
+  #state(): string {
+    const spot = Object.fromEntries([...this.sim.tradeBalances()].filter(([, b]) => !b.available.isZero()).map(([asset, b]) => [asset, formatDecimal(b.available)]));
+    const main = Object.fromEntries([...this.sim.mainBalances()].filter(([, amount]) => !amount.isZero()).map(([asset, amount]) => [asset, formatDecimal(amount)]));
+    const saved: PaperAccountState = { version: 1, seed: this.#seed, spot, main, ids: this.#ids.counters() };
+    return JSON.stringify(saved);
+  }
+
+  #resume(saved: string | null): { readonly note: string | null } {
+    if (saved === null) return { note: null };
+    const state = readPaperAccountState(saved);
+    for (const [account, target] of [['spot', state.spot], ['main', state.main]] as const) {
+      const now = account === 'spot' ? new Map([...this.sim.tradeBalances()].map(([asset, b]) => [asset, b.available])) : this.sim.mainBalances();
+      for (const asset of new Set([...now.keys(), ...Object.keys(target)])) {
+        const delta = new Decimal(target[asset] ?? '0').sub(now.get(asset) ?? ZERO);
+        if (delta.isZero()) continue;
+        if (account === 'spot') this.sim.seedSpot(asset, delta);
+        else this.sim.seedMain(asset, delta);
+      }
+    }
+    this.#ids.continueFrom(state.ids);
+    return { note: state.seed === this.#seed ? null : `the configured wallet (${this.#seed || 'empty'}) differs from the one this paper account started from (${state.seed || 'empty'})` };
+  }
+
+  async #changed(): Promise<void> {
+    try {
+      await this.#save?.(this.#state());
+    } catch {
+      // The journal remembers a failed write and health reports it; the paper fill itself stands.
     }
   }
 
@@ -140,4 +202,42 @@ export class PaperExchange extends SimAccount implements Exchange {
       throw new NetworkError(SIM_PATHS.stockMarket, causeCode, false, `dry-run: market data unavailable, no order placed: ${message}`);
     }
   }
+}
+
+/** What a paper account keeps across restarts. */
+interface PaperAccountState {
+  readonly version: 1;
+  /** The configured wallet it started from, as TICKER=amount text. */
+  readonly seed: string;
+  readonly spot: Readonly<Record<string, string>>;
+  readonly main: Readonly<Record<string, string>>;
+  readonly ids: Readonly<Partial<Record<SimIdKind, number>>>;
+}
+
+function readPaperAccountState(text: string): PaperAccountState {
+  const bad = (why: string): Error => new Error(`the saved paper account cannot be read (${why}); delete the dry-run journal to start over`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw bad('not JSON');
+  }
+  const o = value as Partial<PaperAccountState>;
+  if (typeof o !== 'object' || o === null || o.version !== 1 || typeof o.seed !== 'string') throw bad('unknown version');
+  for (const map of [o.spot, o.main]) {
+    if (typeof map !== 'object' || map === null) throw bad('balances missing');
+    for (const [asset, amount] of Object.entries(map)) {
+      try {
+        if (parseDecimalStrict(amount, asset).isNegative()) throw new Error('negative');
+      } catch {
+        throw bad(`${asset} is not an amount`);
+      }
+    }
+  }
+  if (typeof o.ids !== 'object' || o.ids === null) throw bad('id counters missing');
+  return o as PaperAccountState;
+}
+
+function describeWallet(wallet: ReadonlyMap<string, Decimal>): string {
+  return [...wallet].filter(([, amount]) => amount.gt(0)).sort(([a], [b]) => (a < b ? -1 : 1)).map(([asset, amount]) => `${asset}=${formatDecimal(amount)}`).join(',');
 }

@@ -129,6 +129,10 @@ export interface Journal {
   writeFailure(): JournalWriteFailure | null;
   /** A small write, so a full or read-only disk shows in writeFailure() even while no slot runs. */
   recordHeartbeat(): Promise<void>;
+
+  // An account kept by stacker (dry-run's paper account), as the exchange adapter writes it.
+  accountState(): Promise<string | null>;
+  saveAccountState(state: string): Promise<void>;
 }
 
 export interface JournalWriteFailure {

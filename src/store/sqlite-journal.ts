@@ -377,6 +377,26 @@ export class SqliteJournal implements Journal {
     );
   }
 
+  accountState(): Promise<string | null> {
+    return this.#run('reading the kept account', (db) => {
+      const row = db.prepare("SELECT value FROM journal_meta WHERE key = 'account_state'").get();
+      return row === undefined ? null : String(row['value']);
+    });
+  }
+
+  saveAccountState(state: string): Promise<void> {
+    return this.#write('saving the kept account', (db) =>
+      transaction(db, () => {
+        try {
+          JSON.parse(state);
+        } catch {
+          throw new StoreError('invalid-argument', 'a kept account state must be JSON text');
+        }
+        db.prepare("INSERT INTO journal_meta (key, value) VALUES ('account_state', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(state);
+      }),
+    );
+  }
+
   async assertIntact(): Promise<void> {
     for (const opened of this.#files) {
       const now = identityOf(opened.path)[0];

@@ -1,0 +1,55 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatDecimal } from '../../src/domain/money.ts';
+import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
+import { sandboxPerTest, startDaemon } from './daemon-process.ts';
+
+// Dry-run as a user runs it (the real CLI, prices from the sandbox's public endpoints), stopped
+// and started again: the paper account lives in the dry-run journal and continues.
+const t = sandboxPerTest();
+
+async function ordersOf(dataDir: string): Promise<Array<{ orderId: string; filledQuote: string }>> {
+  const journal = new SqliteJournal({ path: join(dataDir, 'stacker-dry-run.db'), readOnly: true });
+  await journal.open();
+  try {
+    return (await journal.listOrders({ limit: 1000 })).map((o) => ({ orderId: o.orderId, filledQuote: formatDecimal(o.filledQuote) }));
+  } finally {
+    await journal.close();
+  }
+}
+
+describe('a dry-run stopped and started again', () => {
+  it('continues the same paper account: order ids never repeat, every order is in the journal, the wallet is where it was left', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const env = { STACKER_BASE_URL: t.sandbox.url, STACKER_DRY_RUN_WALLET: 'USDT=300', HOME: t.dir.root };
+    const args = ['--strategies', t.dir.strategies, '--data-dir', t.dir.data];
+    const first = startDaemon(args, env);
+    await first.waitFor('"to":"FILLED"');
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const before = await ordersOf(t.dir.data);
+    expect(before.length).toBeGreaterThanOrEqual(1);
+
+    // The same wallet setting: the account continues. 300 USDT buys four 65-USDT orders in all.
+    const second = startDaemon(args, env);
+    await second.waitFor('"event":"paper-account-continues"');
+    await second.waitFor('"reason":"insufficient-funds"', 20_000);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    const after = await ordersOf(t.dir.data);
+    const ids = after.map((o) => o.orderId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const order of before) expect(ids).toContain(order.orderId);
+    expect(after).toHaveLength(4);
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+
+    // Another wallet setting: said plainly, and the account still continues (no 300 USDT anew).
+    const third = startDaemon(args, { ...env, STACKER_DRY_RUN_WALLET: 'USDT=5000' });
+    await third.waitFor('"event":"paper-account-continues"');
+    await third.waitFor('"reason":"insufficient-funds"', 20_000);
+    third.child.kill('SIGTERM');
+    expect(await third.exited).toBe(0);
+    expect(third.output()).toMatch(/the configured wallet \(USDT=5000\) differs from the one this paper account started from \(USDT=300\).*STACKER_DRY_RUN_WALLET seeds a new paper account only/);
+    expect(await ordersOf(t.dir.data)).toHaveLength(4);
+  }, 60_000);
+});
