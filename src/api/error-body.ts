@@ -14,7 +14,7 @@ const ENVELOPE_KEYS = new Set(['code', 'message', 'errors', 'error', 'success', 
 const SNIPPET_CHARS = 200;
 
 /**
- * Reads every error envelope seen on this API (WHITEBIT.md §4, §7, §10):
+ * Reads every error envelope seen on this API (docs/exchange-api.md §4, §7, §10):
  * - private            {"code":30,"message":"Validation failed","errors":{"amount":["…"]}}   (`errors` may be {} or [] or absent)
  * - public             {"success":false,"message":"ERROR MESSAGE","params":[]}
  * - public, kline      {"success":false,"message":{"end":["End field must be greater then start."]},"result":null}

@@ -24,7 +24,7 @@ interface MessageRule {
 /**
  * Exchange messages we recognise, each with the raw body it was learned from (ccxt style).
  * Matched against the message and every field message. Codes repeat across endpoints, so the
- * text decides first; codes and HTTP status are only hints (WHITEBIT.md §7).
+ * text decides first; codes and HTTP status are only hints (docs/exchange-api.md §7).
  */
 const MESSAGE_TABLE: readonly MessageRule[] = [
   // HTTP 429 {"code":0,"errors":{},"message":"Too many requests."}  — a reused or decreasing nonce (ccxt#25353, ccxt#25796)
@@ -54,7 +54,7 @@ const MESSAGE_TABLE: readonly MessageRule[] = [
   { match: /^Request not provided\.?$/, kind: 'auth' },
   // HTTP 401 {"code":0,"message":"Invalid API key, signature, or nonce"}
   { match: /^Invalid API key, signature, or nonce/, kind: 'auth' },
-  // HTTP 422 {"code":2,"message":"Inner validation failed","errors":{"amount":["Withdraw amount exceeds total invested"]}}  — SPEC flex 422
+  // HTTP 422 {"code":2,"message":"Inner validation failed","errors":{"amount":["Withdraw amount exceeds total invested"]}}  — Smart Flex 422
   { match: /^Inner validation failed/i, kind: 'refused' },
   // HTTP 422 {"code":32,"message":"Validation failed","errors":{"amount":["Not enough balance."]}}  — also code 10 on 400, and without the dot
   { match: /^Not enough balance/, kind: 'refused' },
@@ -64,7 +64,7 @@ const MESSAGE_TABLE: readonly MessageRule[] = [
   { match: /^Unexecuted order was not found/, kind: 'refused' },
   // HTTP 422 {"code":0,"message":"Inner validation failed","errors":{"amount":["Withdraw amount exceeds total invested"]}}
   { match: /^Withdraw amount exceeds total invested/, kind: 'refused' },
-  // HTTP 400 {"code":0,"message":"Validation failed","errors":{"plan":["validation.required"],"amount":["validation.numeric"]}}  — SPEC flex 400
+  // HTTP 400 {"code":0,"message":"Validation failed","errors":{"plan":["validation.required"],"amount":["validation.numeric"]}}  — Smart Flex 400
   // HTTP 422 {"code":30,"message":"Validation failed","errors":{"total":["Total (amount * price) is less than 5.05"]}}
   { match: /^Validation failed/i, kind: 'validation' },
   // Laravel's generic text, seen on older main-account endpoints
@@ -127,13 +127,13 @@ function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
   if (!facts.parsed || status === 404) return ProtocolError;
   if (kinds.has('refused')) return ExchangeRefusedError;
   if (kinds.has('validation')) return ExchangeValidationError;
-  // Codes that mean one thing wherever they appear: SPEC 422 code 2 is a business rule; 30–43 are order validation.
+  // Codes that mean one thing wherever they appear: 422 code 2 is a business rule; 30–43 are order validation.
   if (facts.code === 2) return ExchangeRefusedError;
   if (facts.code !== null && facts.code >= 30 && facts.code <= 43) return ExchangeValidationError;
   return byStatus(status, context.scope);
 }
 
-/** Last resort. Main-account endpoints invert the order endpoints' 400/422 meanings (WHITEBIT.md §7). */
+/** Last resort. Main-account endpoints invert the order endpoints' 400/422 meanings (docs/exchange-api.md §7). */
 function byStatus(status: number, scope: RateScope): ErrorClass {
   if (status === 453) return ExchangeValidationError;
   if (status === 400) return scope === 'trade' || scope === 'trade-query' || scope === 'active-orders' ? ExchangeRefusedError : ExchangeValidationError;

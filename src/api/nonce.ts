@@ -7,7 +7,7 @@ export interface Clock {
  * requires: within ±5 s of server time). Strictly increasing within the process: when the clock
  * has not advanced — several requests in one millisecond, or the clock stepped backwards — the
  * next nonce is the last one plus 1. `next()` is synchronous, so concurrent callers on the one
- * JS thread can never draw the same value (WHITEBIT.md §3, ccxt#25796: two orders in one ms).
+ * JS thread can never draw the same value (docs/exchange-api.md §3, ccxt#25796: two orders in one ms).
  *
  * The exchange wants the nonce as a string of digits (ccxt and JKorf send strings).
  */

@@ -155,7 +155,7 @@ interface Fills {
 }
 
 /**
- * Older responses carry no status (WHITEBIT.md §6, 2022–2024 captures). Derive it from the
+ * Older responses carry no status (docs/exchange-api.md §6, 2022–2024 captures). Derive it from the
  * fills: an order that cannot rest and still has something left was cut short — by the taker
  * band when it filled in part (a partial fill, not a failure), cancelled when it filled nothing.
  */

@@ -108,7 +108,7 @@ export function parseMainBalances(value: unknown): Map<string, Decimal> {
   return balances;
 }
 
-/** Asked with `ticker`, the exchange answers unwrapped; SPEC's keyed shape is accepted too. */
+/** Asked with `ticker`, the exchange answers unwrapped; the keyed shape of other answers is accepted too. */
 export function parseMainBalance(value: unknown, ticker: string): Decimal {
   if (isObject(value) && 'main_balance' in value) return WireReader.of<MainBalanceWire>(value, 'balance').decimal('main_balance');
   return parseMainBalances(value).get(ticker) ?? ZERO;

@@ -1,6 +1,6 @@
 /**
  * Every path this client calls, and the rate-limit scope each belongs to. Only `src/api/` knows
- * these strings (STYLE.md rule 3).
+ * these strings (docs/design.md, Conventions).
  */
 export const PATHS = {
   ping: '/api/v4/public/ping',

@@ -137,7 +137,7 @@ export function wireArray(value: unknown, at: string): readonly unknown[] {
 
 /**
  * A map keyed by ticker or market. The exchange sends `[]` for an empty map (a PHP habit,
- * WHITEBIT.md key fact 8), so an empty array is an empty map.
+ * docs/exchange-api.md §5), so an empty array is an empty map.
  */
 export function wireMap(value: unknown, at: string): ReadonlyArray<readonly [string, unknown]> {
   if (Array.isArray(value)) {

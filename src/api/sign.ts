@@ -12,7 +12,7 @@ export interface SignedRequest {
 }
 
 /**
- * Sign a private request as SPEC "Authentication" says: the body carries `request` (the path)
+ * Sign a private request as docs/exchange-api.md §2 says: the body carries `request` (the path)
  * and `nonce` first, then the parameters; the payload is the base64 of those exact JSON bytes;
  * the signature is hex HMAC-SHA512 of the payload (the base64 text, not the JSON) keyed by the
  * secret. Pure: same input, same bytes.

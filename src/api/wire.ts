@@ -1,6 +1,6 @@
 /**
- * Wire types, named by role, each above a trimmed sample of the real payload (WHITEBIT.md,
- * SPEC.md). They document the wire and name the keys the parsers read; they are not trusted:
+ * Wire types, named by role, each above a trimmed sample of the real payload (docs/exchange-api.md,
+ * docs/exchange-api.md). They document the wire and name the keys the parsers read; they are not trusted:
  * every answer goes through `parse*.ts`, which checks what it reads.
  */
 
@@ -72,7 +72,7 @@ export interface OrderBookWire {
 export interface MainBalanceWire {
   readonly main_balance: string;
 }
-/** POST /api/v4/main-account/balance {"ticker":"USDT"} → {"main_balance":"36.48"}   (unwrapped; SPEC-style keyed answers also accepted) */
+/** POST /api/v4/main-account/balance {"ticker":"USDT"} → {"main_balance":"36.48"}   (unwrapped; keyed answers also accepted) */
 export type MainBalancesWire = Readonly<Record<string, MainBalanceWire>> | readonly [];
 
 /** POST /api/v4/main-account/transfer {"ticker":"USDT","amount":"25","from":"main","to":"spot"} → HTTP 201 []   (G/J fixtures: {}) */

@@ -14,7 +14,7 @@ const TICKER = /^[A-Z0-9][A-Z0-9._-]{0,31}$/;
 const INTEGER = /^\d+$/;
 const PLAN = /^\S{1,128}$/;
 
-/** SPEC "Limits": code list `limit` 1–100, `offset` 0–10000. */
+/** docs/exchange-api.md §5: code list `limit` 1–100, `offset` 0–10000. */
 export const CODE_LIMIT = { min: 1, max: 100 } as const;
 export const CODE_OFFSET = { min: 0, max: 10_000 } as const;
 

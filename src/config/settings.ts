@@ -3,7 +3,7 @@ import { ConfigError, type InputProblem } from '../domain/errors.ts';
 import { readEnvFileChecked } from './env-file.ts';
 
 /**
- * The one reader of `process.env` (STYLE.md rule 3). Settings come from three layers, highest
+ * The one reader of `process.env` (docs/design.md, Conventions). Settings come from three layers, highest
  * first: command-line flags, the real environment, then the `--env-file` file. The real
  * environment winning over the file is dotenv's convention, so a one-off
  * `STACKER_REGION=eu stacker ping --env-file prod.env` does what it says. A variable set to the

@@ -89,14 +89,14 @@ function describe(init: ExchangeErrorInit): string {
   return `${init.path} answered HTTP ${init.httpStatus}${code}: ${init.exchangeMessage || 'no message'}${fields ? ` (${fields})` : ''}`;
 }
 
-/** Request validation failed (SPEC: 400 code 0 on main-account endpoints; 422 on order endpoints). Not retryable. */
+/** Request validation failed (400 code 0 on main-account endpoints, 422 on order endpoints: docs/exchange-api.md §7). Not retryable. */
 export class ExchangeValidationError extends ExchangeError {
   readonly code = 'E_EXCHANGE_VALIDATION' as const;
   readonly retryable = false;
   override readonly name = 'ExchangeValidationError';
 }
 
-/** A business rule refused the request (SPEC: 422 code 2, "Inner validation failed"; not enough balance). */
+/** A business rule refused the request (422 code 2 "Inner validation failed", "Not enough balance.": docs/exchange-api.md §7). */
 export class ExchangeRefusedError extends ExchangeError {
   readonly code = 'E_EXCHANGE_REFUSED' as const;
   readonly retryable = false;

@@ -1,6 +1,6 @@
 import { type Decimal, formatDecimal, roundDown, roundUp } from './money.ts';
 
-/** The rules of one market, in our names (units and sides in the names, see STYLE.md). */
+/** The rules of one market, in our names (units and sides in the names, see docs/design.md, Conventions). */
 export interface MarketRules {
   readonly name: string;
   readonly base: string;

@@ -1,7 +1,7 @@
 import type { Decimal } from './money.ts';
 
 /**
- * Order statuses in SPEC spelling. The real exchange also writes PARTIALLY_FILLED and
+ * Order statuses in stacker's spelling. The real exchange also writes PARTIALLY_FILLED and
  * CANCELED_STP; the wire parser maps spellings onto these.
  */
 export const ORDER_STATUSES = [
@@ -54,7 +54,7 @@ export const STP_INPUT_HELP = 'no, cb (cancel both), cn (cancel new) or co (canc
 export type OrderSide = 'buy' | 'sell';
 export type OrderType = 'limit' | 'market' | 'stock market' | 'stop limit' | 'stop market' | (string & {});
 
-/** Letters, digits, dash, dot, underscore; 1 to 64 characters (SPEC limits, WHITEBIT.md length). */
+/** Letters, digits, dash, dot, underscore; 1 to 64 characters (docs/exchange-api.md §6). */
 export const CLIENT_ORDER_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 
 export function isValidClientOrderId(id: string): boolean {

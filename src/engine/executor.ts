@@ -246,7 +246,7 @@ async function invested(deps: EngineDeps, plan: string): Promise<Decimal | null>
 }
 
 /**
- * The two 422 answers a sweep races into (SPEC): the investment closed or shrank since the
+ * The two 422 answers a sweep races into (docs/exchange-api.md §5): the investment closed or shrank since the
  * snapshot. They are refusals with the strategy contract's reasons, not crashes.
  */
 class FlexRaceRefusal extends Error {

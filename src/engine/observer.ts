@@ -1,6 +1,6 @@
 /**
  * What the engine reports while it works. The engine never imports a logger or a metrics
- * library (DESIGN.md layers): the composition root passes these in, pino and Prometheus in a
+ * library (docs/design.md, Layers): the composition root passes these in, pino and Prometheus in a
  * daemon, silent ones in a backtest.
  */
 

@@ -13,7 +13,7 @@ import type { Order, Stp } from '../domain/order.ts';
  * is ExchangeRefusedError / ExchangeValidationError with the exchange's code and field map, a
  * lost answer is NetworkError / TimeoutError / ServiceUnavailableError, so `outcomeUnknown()`
  * means the same thing in every mode. Writes are never retried by an adapter: resolving a lost
- * answer is the engine's job (DESIGN.md "the money rule").
+ * answer is the engine's job (docs/exactly-once.md).
  */
 export interface Exchange {
   /** Which world this is; shown in logs and reports, never branched on by the engine. */

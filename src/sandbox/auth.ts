@@ -14,7 +14,7 @@ export type AuthOutcome = { readonly ok: true; readonly body: Body } | { readonl
 
 const refuse = (answer: Answer): AuthOutcome => ({ ok: false, answer });
 
-// Messages verbatim from WHITEBIT.md §2–3 and §7. Statuses: 401 for key and signature,
+// Messages verbatim from docs/exchange-api.md §2–3 and §7. Statuses: 401 for key and signature,
 // 400 for a malformed payload, 429 (with a JSON body) for a nonce the rules refuse.
 const UNKNOWN_KEY = privateError(401, 2, 'This action is unauthorized. Enable your key in API settings');
 const BAD_SIGNATURE = privateError(401, 10, 'Unauthorized request.');
@@ -28,7 +28,7 @@ const nonceRefused = (message: string): Answer => ({ status: 429, json: { code: 
 const NONCE_TEXT = /^\d{1,20}$/;
 
 /**
- * Check a private request the way SPEC "Authentication" describes: the three headers, a known
+ * Check a private request the way docs/exchange-api.md §2 describes: the three headers, a known
  * key, `X-TXC-PAYLOAD` equal to the base64 of the exact body bytes, compact JSON, the HMAC-SHA512
  * signature (constant-time compare), `request` equal to the path, and the nonce rules. The
  * nonce is consumed only once the signature is proven, so nobody can burn a key's nonces.
@@ -86,7 +86,7 @@ function sameText(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
-/** WHITEBIT.md §2: spaced (pretty-printed) JSON is refused; whitespace inside strings is data. */
+/** docs/exchange-api.md §2: spaced (pretty-printed) JSON is refused; whitespace inside strings is data. */
 export function hasWhitespaceOutsideStrings(text: string): boolean {
   let inString = false;
   for (let i = 0; i < text.length; i += 1) {

@@ -1,5 +1,5 @@
 /**
- * The nonce rules of WHITEBIT.md §3, per API key:
+ * The nonce rules of docs/exchange-api.md §3, per API key:
  * - without `nonceWindow`: each nonce must be strictly greater than the key's previous one
  *   (any increasing integer will do);
  * - with `nonceWindow: true`: the nonce is a ms timestamp within ±5 s of the server clock and

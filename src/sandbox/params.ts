@@ -7,7 +7,7 @@ export type Body = Readonly<Record<string, unknown>>;
 /**
  * A money field from a request body. Decimal strings are accepted as the exchange accepts
  * them; a JSON number only when it is a safe integer, because any other number was a binary
- * float before it reached us (SPEC types amounts as strings). null: not a decimal.
+ * float before it reached us (amounts are strings on the wire). null: not a decimal.
  */
 export function decimalOrNull(value: unknown): Decimal | null {
   try {

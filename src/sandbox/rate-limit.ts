@@ -4,7 +4,7 @@ export type SandboxRateScope = RateScope;
 export type { RateLimit };
 export const SANDBOX_RATE_LIMITS: Readonly<Record<SandboxRateScope, RateLimit>> = RATE_LIMITS;
 
-/** The gateway's refusal: HTTP 429 with a non-JSON body, unlike the nonce 429 (WHITEBIT.md §4, §7). */
+/** The gateway's refusal: HTTP 429 with a non-JSON body, unlike the nonce 429 (docs/exchange-api.md §4, §7). */
 export const RATE_LIMITED_TEXT = '<html><head><title>429 Too Many Requests</title></head><body>429 Too Many Requests</body></html>';
 
 /**

@@ -12,13 +12,13 @@ export type Answer =
 
 export const json = (status: number, body: unknown): Answer => ({ status, json: body });
 
-/** Private endpoint error body (SPEC "Errors"): `{code, message, errors}`. */
+/** Private endpoint error body (docs/exchange-api.md §7): `{code, message, errors}`. */
 export function privateError(status: number, code: number, message: string, errors: Record<string, string[]> = {}): Answer {
   return json(status, { code, message, errors });
 }
 
 /**
- * Which way an endpoint family maps refusals (WHITEBIT.md §7): order and trade-account
+ * Which way an endpoint family maps refusals (docs/exchange-api.md §7): order and trade-account
  * endpoints answer validation with 422 and business rules with 400; main-account endpoints
  * (transfer, codes, flex) invert that: 400 validation, 422 business.
  */
@@ -31,7 +31,7 @@ export function rejectionAnswer(rejection: SimRejection, style: RefusalStyle): A
   return privateError(status, rejection.exchangeCode, message, rejection.fieldErrors());
 }
 
-/** A 500 shaped like the exchange's (WHITEBIT.md §4); the cause stays on the server. */
+/** A 500 shaped like the exchange's (docs/exchange-api.md §4); the cause stays on the server. */
 export const INTERNAL_ERROR: Answer = json(500, { error: ['Internal server error.'] });
 
 export const NOT_FOUND: Answer = { status: 404, empty: true };

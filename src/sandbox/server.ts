@@ -31,7 +31,7 @@ export interface SandboxOptions {
   readonly rateLimits?: boolean;
   readonly clock?: { nowMs(): number };
   // Additions beyond the contract, for tests:
-  /** Replace some of the SPEC/WHITEBIT limits (e.g. 3 per second) to test the 429 path cheaply. */
+  /** Replace some of the exchange's limits (e.g. 3 per second) to test the 429 path cheaply. */
   readonly rateLimitOverrides?: Partial<Record<SandboxRateScope, RateLimit>>;
   readonly fills?: FillModelOptions;
   readonly settlement?: SettlementOptions | null;
@@ -59,8 +59,8 @@ export interface Sandbox {
 const ROUTES: readonly Route[] = [...publicRoutes, ...mainAccountRoutes, ...flexRoutes, ...tradeRoutes];
 
 /**
- * Start the sandbox exchange: the sim core served over HTTP as SPEC.md says (WHITEBIT.md where
- * SPEC is silent), on 127.0.0.1 and a random port unless told otherwise.
+ * Start the sandbox exchange: the sim core served over HTTP as docs/exchange-api.md says (docs/exchange-api.md where
+ * the documents are silent), on 127.0.0.1 and a random port unless told otherwise.
  */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const sandbox = new SandboxServer(options);

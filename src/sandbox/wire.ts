@@ -5,7 +5,7 @@ import type { BookLevel } from '../sim/fills.ts';
 import type { SimDeal, SimOrder } from '../sim/orders.ts';
 
 /**
- * Domain → wire, in the exchange's field names (WHITEBIT.md §4–6). Money leaves as decimal
+ * Domain → wire, in the exchange's field names (docs/exchange-api.md §4–6). Money leaves as decimal
  * strings; ids as JSON integers (they are generated below 2^53); times in Unix seconds.
  */
 const f = formatDecimal;
@@ -59,7 +59,7 @@ export function bookWire(levels: readonly BookLevel[]): [string, string][] {
   return levels.map((l) => [f(l.price), l.base === null ? UNLIMITED_LEVEL_SIZE : f(l.base)]);
 }
 
-/** The order record of creation responses and `/api/v4/orders` (WHITEBIT.md §6; SPEC: price "0" on market orders). */
+/** The order record of creation responses and `/api/v4/orders` (docs/exchange-api.md §6; price "0" on market orders). */
 export function orderWire(o: SimOrder): Record<string, unknown> {
   return {
     orderId: integerId(o.orderId),

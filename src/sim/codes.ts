@@ -1,7 +1,7 @@
 import type { CodePage, CodeRecord } from '../domain/account.ts';
 import { ProblemList } from './rejection.ts';
 
-/** Bounds of the code list (SPEC "Limits"; defaults and the sum rule from WHITEBIT.md). */
+/** Bounds of the code list (docs/exchange-api.md §5). */
 export const CODE_PAGE_BOUNDS = { defaultLimit: 30, maxLimit: 100, maxOffset: 10_000 } as const;
 
 export interface CodePageRequest {
@@ -32,7 +32,7 @@ export class Codes {
     else if (offset < 0) problems.add('offset', 'The offset must be at least 0.');
     else if (offset > CODE_PAGE_BOUNDS.maxOffset) problems.add('offset', `The offset may not be greater than ${CODE_PAGE_BOUNDS.maxOffset}.`);
     else if (problems.empty && offset + limit > CODE_PAGE_BOUNDS.maxOffset) {
-      // WHITEBIT.md states the rule but not its message; worded like its neighbours.
+      // docs/exchange-api.md states the rule but not its message; worded like its neighbours.
       problems.add('offset', `The offset plus limit may not be greater than ${CODE_PAGE_BOUNDS.maxOffset}.`);
     }
     problems.throwIfAny('validation', 0);

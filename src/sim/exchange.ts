@@ -66,7 +66,7 @@ export interface BuyMarketRequest {
   readonly stp?: Stp;
 }
 
-/** WHITEBIT.md: transfers are refused with 400 code 0 (validation) or 422 code 3 (funds). */
+/** docs/exchange-api.md: transfers are refused with 400 code 0 (validation) or 422 code 3 (funds). */
 const TRANSFER_CODES = { validation: 0, funds: 3 } as const;
 const TRANSFER_MAX_DECIMALS = 8;
 
@@ -222,7 +222,7 @@ export class SimExchange {
     if (from === to) throw SimRejection.validation(TRANSFER_CODES.validation, 'to', 'The to and from must be different.');
     if (!this.isKnownAsset(ticker)) throw SimRejection.validation(TRANSFER_CODES.validation, 'ticker', 'The selected ticker is invalid.');
     if (amount.decimalPlaces() > TRANSFER_MAX_DECIMALS) {
-      // WHITEBIT.md gives the 8-decimal rule without its message; worded like its neighbours.
+      // docs/exchange-api.md gives the 8-decimal rule without its message; worded like its neighbours.
       throw SimRejection.validation(TRANSFER_CODES.validation, 'amount', 'The amount may not have more than 8 decimal places.');
     }
     if (amount.lt('0.00000001')) throw SimRejection.validation(TRANSFER_CODES.validation, 'amount', 'The amount must be at least 0.00000001.');

@@ -50,7 +50,7 @@ export function fillModel(options: FillModelOptions = {}): FillModel {
 /**
  * One book level a buy took from: base × price = quote, exactly. The quote is deliberately not
  * rounded to the market's price precision: the exchange reports `dealMoney` with more decimals
- * than `moneyPrec` (WHITEBIT.md §6: 0.002 ETH × 3150.42 = "6.30084" with moneyPrec 2), and an
+ * than `moneyPrec` (docs/exchange-api.md §6: 0.002 ETH × 3150.42 = "6.30084" with moneyPrec 2), and an
  * exact product keeps the ledger exact. Only the fee is rounded (up, to `feePrec`).
  */
 export interface LevelFill {

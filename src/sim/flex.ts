@@ -4,7 +4,7 @@ import type { SimIds } from './ids.ts';
 import type { Books } from './ledger.ts';
 import { SimRejection } from './rejection.ts';
 
-/** SPEC "Errors": flex business refusals are 422 code 2; validation is code 0. */
+/** docs/exchange-api.md §5: flex business refusals are 422 code 2; validation is code 0. */
 export const FLEX_CODES = { validation: 0, business: 2 } as const;
 
 /**
@@ -51,7 +51,7 @@ interface InvestmentState {
 
 /**
  * Flex (lending) plans and the account's investments in them. The money invested sits on the
- * `flex` ledger account; a withdrawal moves it back to `main`, as SPEC says.
+ * `flex` ledger account; a withdrawal moves it back to `main`, as the exchange does.
  */
 export class Flex {
   readonly #books: Books;
@@ -144,7 +144,7 @@ export class Flex {
   }
 
   /**
-   * Withdraw from the active investment in a plan back to main. Refusals (WHITEBIT.md wording):
+   * Withdraw from the active investment in a plan back to main. Refusals (docs/exchange-api.md wording):
    * unknown plan → validation under `plan`; no active investment → business under `plan`;
    * more than invested, or nothing → business under `amount`; a remainder below the plan's
    * minimum → business under `minAmountLeft` (withdraw all of it instead).

@@ -4,7 +4,7 @@ import { CLIENT_ORDER_ID_PATTERN, type Stp, readStp } from '../domain/order.ts';
 import { SimRejection } from './rejection.ts';
 
 /**
- * Order refusals with the exchange's codes and messages (WHITEBIT.md §6–7): 30 generic
+ * Order refusals with the exchange's codes and messages (docs/exchange-api.md §6–7): 30 generic
  * validation, 31 market, 32 amount, 36 clientOrderId; 10 "Not enough balance." is a business
  * refusal. Where the exchange documents no message (max total, stp) the text follows the style
  * of its neighbours and says so below.

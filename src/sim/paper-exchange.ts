@@ -9,7 +9,7 @@ import { type SequentialIds, type SimIdKind, sequentialIds } from './ids.ts';
 import { type FlexSeed, SIM_PATHS, SimAccount, type StockMarketRequest, seedSimAccount } from './sim-account.ts';
 
 /**
- * Public market data from the real exchange (or the sandbox); the lead's ApiMarketData
+ * Public market data from the real exchange (or the sandbox); ApiMarketData
  * (src/exchange/market-data.ts) adapts the API client to it. No credentials are involved.
  */
 export interface PaperMarketData {
@@ -19,9 +19,6 @@ export interface PaperMarketData {
   orderBook?(market: string, depth: number): Promise<{ readonly asks: ReadonlyArray<readonly [Decimal, Decimal]> }>;
   close?(): Promise<void>;
 }
-
-/** The brief's name for it: what a paper exchange reads from the outside world. */
-export type MarketData = PaperMarketData;
 
 export interface PaperExchangeOptions {
   readonly marketData: PaperMarketData;

@@ -3,7 +3,7 @@ import { SimRejection } from './rejection.ts';
 
 /**
  * Order and trade-account endpoints answer validation with 422 and business rules with 400;
- * main-account endpoints (transfer, codes, flex) the other way round (WHITEBIT.md §7, as the
+ * main-account endpoints (transfer, codes, flex) the other way round (docs/exchange-api.md §7, as the
  * sandbox serves it: src/sandbox/responses.ts rejectionAnswer).
  */
 export type EndpointStyle = 'trade' | 'main-account';

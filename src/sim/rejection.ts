@@ -2,7 +2,7 @@
  * The sim refuses an operation the way the exchange would, without knowing HTTP: `kind` says
  * whether the request was malformed (`validation`) or well-formed but against a business rule
  * (`business`), and every problem names the request field and carries the exchange's own
- * message (verbatim from WHITEBIT.md wherever the exchange documents one). The sandbox maps
+ * message (verbatim from docs/exchange-api.md wherever the exchange documents one). The sandbox maps
  * `kind` to a status per endpoint group; a paper exchange maps it to a domain error.
  */
 export type RejectionKind = 'validation' | 'business';

@@ -4,7 +4,7 @@ import type { Order, OrderStatus } from '../domain/order.ts';
 
 /**
  * The journal: everything stacker must remember across a crash to keep the money rule
- * (DESIGN.md "Exactly-once per slot"). The engine depends on this interface only; SqliteJournal
+ * (docs/exactly-once.md). The engine depends on this interface only; SqliteJournal
  * implements it over one file, and a PostgreSQL store can follow without touching the engine,
  * which is why every operation is async even though SQLite answers synchronously.
  *

@@ -28,7 +28,7 @@ const text = (order: Order): Record<string, string | null> => ({
   price: order.price === null ? null : formatDecimal(order.price),
 });
 
-// WHITEBIT.md §6, current docs
+// docs/exchange-api.md §6, current docs
 const FILLED_STOCK_MARKET = {
   orderId: 5123456789, clientOrderId: 'bot-eth-0001', market: 'ETH_USDT', side: 'buy', type: 'stock market',
   timestamp: 1760001234.123456, dealMoney: '6.30084', dealStock: '0.002', amount: '0.002', left: '0',

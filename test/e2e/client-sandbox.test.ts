@@ -53,7 +53,7 @@ describe('main account', () => {
     expect(formatDecimal(await client.mainBalance('XYZ'))).toBe('0');
   });
 
-  it('pages codes within SPEC bounds and iterates all of them', async () => {
+  it('pages codes within the documented bounds and iterates all of them', async () => {
     const page = await client.codes({ limit: 2, offset: 1 });
     expect([page.limit, page.offset, page.codes.length, page.total]).toEqual([2, 1, 2, 5]);
     const all = [];

@@ -96,7 +96,7 @@ describe('a sim refusal as the domain error (toExchangeError)', () => {
     }
   });
 
-  it('answers order validation with 422 and an order business rule with 400 (WHITEBIT.md §7)', () => {
+  it('answers order validation with 422 and an order business rule with 400 (docs/exchange-api.md §7)', () => {
     const sim = demoSim();
     const belowMin = toExchangeError(rejectionOf(() => sim.buyStockMarket({ market: 'BTC_USDT', baseAmount: d('0.000001') })), ORDER);
     expect(belowMin).toBeInstanceOf(ExchangeValidationError);

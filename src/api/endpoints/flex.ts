@@ -35,7 +35,7 @@ export async function flexInvestments(
 }
 
 /**
- * Back to the main balance (SPEC: 201 with the transaction id; 400 validation; 422 code 2 when
+ * Back to the main balance (docs/exchange-api.md §5: 201 with the transaction id; 400 validation; 422 code 2 when
  * the amount exceeds the investment or there is none). Never retried.
  */
 export async function flexWithdraw(http: Requester, params: { plan: string; amount: Decimal }): Promise<{ transactionId: string }> {

@@ -10,7 +10,7 @@ import type { TransferParamsWire } from '../wire.ts';
 /** Main-account endpoints (balance, transfer, codes). All 1000 requests / 10 s. */
 
 const CODES_MAX_OFFSET = 10_000;
-/** The exchange's default page when `limit` is omitted (WHITEBIT.md §5). */
+/** The exchange's default page when `limit` is omitted (docs/exchange-api.md §5). */
 const CODES_DEFAULT_LIMIT = 30;
 
 export function mainBalances(http: Requester): Promise<Map<string, Decimal>> {

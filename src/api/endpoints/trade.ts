@@ -44,7 +44,7 @@ export async function buyMarket(http: Requester, params: MarketBuyParams & { quo
 function marketOrderBody(params: MarketBuyParams, amount: Decimal): MarketOrderParamsWire {
   const market = checkMarket(params.market);
   const clientOrderId = params.clientOrderId === undefined ? undefined : checkClientOrderId(params.clientOrderId);
-  // Long form on the wire (CONTRACTS.md): SPEC lists only the long forms; the real exchange accepts both.
+  // Always the short form on the wire: the long forms are being retired (docs/exchange-api.md §6).
   const stp = params.stp === undefined ? undefined : checkStp(params.stp);
   return {
     market,

@@ -12,7 +12,7 @@ export interface ReportOrder {
   slotTimeMs: number;
   clientOrderId: string;
   market: string;
-  /** Domain OrderStatus in SPEC spelling: FILLED, PARTIAL_FILLED, CANCELED, ... */
+  /** Domain OrderStatus: FILLED, PARTIAL_FILLED, CANCELED, ... */
   status: string;
   /** Base asked. */
   amount: Decimal;

@@ -9,7 +9,7 @@ const FLEX_PAGING = { defaultLimit: 100, maxLimit: 100 } as const;
 const invalid = (field: string) => () => SimRejection.validation(FLEX_CODES.validation, field, 'validation.string');
 
 /**
- * Smart Flex endpoints (SPEC; WHITEBIT.md §5). The withdrawal answers 201
+ * Smart Flex endpoints (docs/exchange-api.md §5). The withdrawal answers 201
  * `{"data":{"transaction_id":…}}`; 400 code 0 "Validation failed" with validation keys per
  * field; 422 code 2 "Inner validation failed" for the business rules.
  */

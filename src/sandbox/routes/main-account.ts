@@ -11,7 +11,7 @@ const ACCOUNTS: ReadonlyMap<unknown, TransferAccount> = new Map<unknown, Transfe
   ['main', 'main'],
   ['spot', 'spot'],
 ]);
-/** The deprecated `method` field (WHITEBIT.md §5): deposit = main → trade, withdraw = trade → main. */
+/** The deprecated `method` field (docs/exchange-api.md §5): deposit = main → trade, withdraw = trade → main. */
 const METHODS: ReadonlyMap<unknown, [TransferAccount, TransferAccount]> = new Map<unknown, [TransferAccount, TransferAccount]>([
   ['deposit', ['main', 'spot']],
   ['withdraw', ['spot', 'main']],

@@ -4,7 +4,7 @@ import { bookWire, marketWire, tickerWire } from '../wire.ts';
 
 const BOOK_MAX_LIMIT = 100;
 
-/** Public GET endpoints (WHITEBIT.md §4). No authentication; refusals use the flat 422 shape. */
+/** Public GET endpoints (docs/exchange-api.md §4). No authentication; refusals use the flat 422 shape. */
 export const publicRoutes: readonly Route[] = [
   {
     method: 'GET',

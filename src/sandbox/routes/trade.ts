@@ -9,7 +9,7 @@ import { dealWire, historyWire, orderWire, tradeBalanceWire } from '../wire.ts';
 
 const v = (code: number, field: string, message: string): SimRejection => SimRejection.validation(code, field, message);
 
-/** The fields both market order endpoints share (WHITEBIT.md §6), checked in the exchange's order. */
+/** The fields both market order endpoints share (docs/exchange-api.md §6), checked in the exchange's order. */
 function orderRequest(body: Body): { market: string; amount: Decimal; clientOrderId: string; stp: ReturnType<typeof parseStp> } {
   const market = body['market'];
   if (market === undefined || market === null) throw v(ORDER_CODES.validation, 'market', 'Market field is required.');
