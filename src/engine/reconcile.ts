@@ -77,7 +77,8 @@ export class Reconciler {
     const deps = this.#deps;
     let resolved = 0;
     let unresolved = 0;
-    for (const record of await deps.journal.unresolvedIntents()) {
+    const open = await deps.journal.unresolvedIntents();
+    for (const record of open) {
       const due = (this.#nextLookup.get(record.intentId) ?? 0) <= deps.clock.nowMs();
       if (this.#inFlight(record.instance, record.slotTimeMs) || !due) {
         unresolved += 1;
@@ -90,7 +91,8 @@ export class Reconciler {
     if (resolved + slotsClosed > 0 || (atStart && unresolved > 0)) {
       deps.logger.info({ event: 'reconciled', resolved, unresolved, slotsClosed }, `reconciliation: ${resolved} resolved, ${unresolved} still open, ${slotsClosed} interrupted slots closed`);
     }
-    this.#state = await this.#measure();
+    // Read again only when this pass changed something: a backtest passes once per slot.
+    this.#state = this.#measure(resolved > 0 || open.some((record) => record.status !== 'unknown') ? await deps.journal.unresolvedIntents() : open);
     return { resolved, unresolved, slotsClosed };
   }
 
@@ -168,8 +170,7 @@ export class Reconciler {
     this.#nextLookup.set(intentId, Math.min(nowMs + spacing, Math.max(windowEndMs, nowMs)));
   }
 
-  async #measure(): Promise<UnresolvedState> {
-    const open = await this.#deps.journal.unresolvedIntents();
+  #measure(open: readonly IntentRecord[]): UnresolvedState {
     if (open.length === 0) return NOTHING_UNRESOLVED;
     const nowMs = this.#deps.clock.nowMs();
     let oldest: number | null = null;

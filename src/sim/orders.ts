@@ -200,8 +200,9 @@ export class Orders {
     return this.#select(filter, false);
   }
 
+  /** Only orders still settling can be open: the short list, not every order ever placed. */
   isClientOrderIdOpen(market: string, clientOrderId: string): boolean {
-    return clientOrderId !== '' && this.#select({ market, clientOrderId }, false).length > 0;
+    return clientOrderId !== '' && this.#pending.some((s) => s.finishedMs === null && s.rules.name === market && s.clientOrderId === clientOrderId);
   }
 
   deals(orderId: string): SimDeal[] {

@@ -230,22 +230,25 @@ export class SqliteJournal implements Journal {
   }
 
   listSlots(query: SlotQuery = {}): Promise<SlotRecord[]> {
-    return this.#run('listing slots', (db) =>
-      db
-        .prepare(
-          `SELECT * FROM slots WHERE (:instance IS NULL OR instance = :instance) AND (:status IS NULL OR status = :status)
-             AND (:since IS NULL OR slot_time_ms >= :since) AND (:until IS NULL OR slot_time_ms < :until)
-           ORDER BY slot_time_ms DESC, instance LIMIT :limit`,
-        )
-        .all({
-          instance: query.instance ?? null,
-          status: query.status ?? null,
-          since: query.sinceMs ?? null,
-          until: query.untilMs ?? null,
-          limit: query.limit ?? -1,
-        })
-        .map(slotFromRow),
-    );
+    // Only the conditions given go into the SQL, so SQLite can use the status index: the
+    // claimed slots are looked for on every reconciliation pass, and a scan grows with the journal.
+    return this.#run('listing slots', (db) => {
+      const where: string[] = [];
+      const params: Record<string, string | number> = { limit: query.limit ?? -1 };
+      const add = (condition: string, name: string, value: string | number | undefined): void => {
+        if (value === undefined) return;
+        where.push(condition);
+        params[name] = value;
+      };
+      add('status = :status', 'status', query.status);
+      add('instance = :instance', 'instance', query.instance);
+      add('slot_time_ms >= :since', 'since', query.sinceMs);
+      add('slot_time_ms < :until', 'until', query.untilMs);
+      return db
+        .prepare(`SELECT * FROM slots ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY slot_time_ms DESC, instance LIMIT :limit`)
+        .all(params)
+        .map(slotFromRow);
+    });
   }
 
   addIntents(slot: SlotKey, entries: readonly NewIntent[]): Promise<IntentRecord[]> {

@@ -6,8 +6,14 @@ import type { OrderLink, OrderQuery, OrderTransition, StoredOrder } from './jour
 import { type Row, orderFromRow, transitionFromRow } from './sqlite-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
-const TERMINAL_STATUSES = ORDER_STATUSES.filter(isTerminalStatus);
-const TERMINAL_SQL = TERMINAL_STATUSES.map((status) => `'${status}'`).join(', ');
+/**
+ * The statuses an order can still leave, listed rather than "not terminal": `status IN (…)` is
+ * answered from the status index, where `NOT IN` reads every order ever placed (per slot, in a
+ * backtest of years).
+ */
+const OPEN_SQL = ORDER_STATUSES.filter((status) => !isTerminalStatus(status))
+  .map((status) => `'${status}'`)
+  .join(', ');
 
 /** NEW, then PARTIAL_FILLED, then any terminal status: an order never goes back. */
 function statusRank(status: OrderStatus): number {
@@ -71,7 +77,7 @@ export function getOrder(db: DatabaseSync, orderId: string): StoredOrder | null 
 
 export function openOrders(db: DatabaseSync): StoredOrder[] {
   return db
-    .prepare(`SELECT * FROM orders WHERE status NOT IN (${TERMINAL_SQL}) ORDER BY first_seen_at_ms, order_id`)
+    .prepare(`SELECT * FROM orders WHERE status IN (${OPEN_SQL}) ORDER BY first_seen_at_ms, order_id`)
     .all()
     .map(orderFromRow);
 }
