@@ -1,5 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { type Decimal, ZERO, formatDecimal, isDecimal } from '../domain/money.ts';
+import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import { periodStarts } from './budget-periods.ts';
 import { StoreError } from './errors.ts';
 import {
@@ -13,6 +13,7 @@ import {
   type BudgetSpent,
   type PeriodStarts,
 } from './journal.ts';
+import { checkReserveRequest, checkScope, checkSpentAmount } from './journal-rules.ts';
 import { RowReader, reservationFromRow } from './sqlite-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
@@ -21,15 +22,7 @@ import { transaction } from './sqlite-db.ts';
  * in JS and written back as text, all inside one write transaction: no SUM() over text, no REAL.
  */
 export function reserveBudget(db: DatabaseSync, request: BudgetReserveRequest, nowMs: number): BudgetDecision {
-  checkScope(request);
-  const amount = positiveMoney(request.amountQuote, 'amountQuote');
-  for (const period of BUDGET_PERIODS) {
-    const limit = request.limits[period];
-    if (limit !== undefined && (!isDecimal(limit) || !limit.isFinite() || limit.isNegative())) {
-      throw new StoreError('invalid-argument', `budget limit per ${period} must be a finite Decimal ≥ 0`);
-    }
-  }
-  if (request.reservationId === '') throw new StoreError('invalid-argument', 'reservationId must be non-empty');
+  const amount = checkReserveRequest(request);
   const starts = periodStarts(request.atMs, request.timeZone);
   return transaction(db, () => {
     const existing = findReservation(db, request.reservationId);
@@ -60,9 +53,7 @@ export function reserveBudget(db: DatabaseSync, request: BudgetReserveRequest, n
 }
 
 export function settleBudget(db: DatabaseSync, reservationId: string, actualQuote: Decimal, nowMs: number): BudgetReservation {
-  if (!isDecimal(actualQuote) || !actualQuote.isFinite() || actualQuote.isNegative()) {
-    throw new StoreError('invalid-argument', 'actualQuote must be a finite Decimal ≥ 0');
-  }
+  checkSpentAmount(actualQuote, 'actualQuote');
   return transaction(db, () => {
     const reservation = requireReservation(db, reservationId);
     if (reservation.state === 'settled') {
@@ -93,9 +84,7 @@ export function recordSpendIn(
   nowMs: number,
 ): BudgetReservation {
   checkScope(spend);
-  if (!isDecimal(spend.amountQuote) || !spend.amountQuote.isFinite() || spend.amountQuote.isNegative()) {
-    throw new StoreError('invalid-argument', 'amountQuote must be a finite Decimal >= 0');
-  }
+  checkSpentAmount(spend.amountQuote, 'amountQuote');
   const starts = periodStarts(spend.atMs, spend.timeZone);
   if (findReservation(db, spend.reservationId) !== null) throw new StoreError('conflict', `budget reservation ${spend.reservationId} already exists`);
   addToPeriods(db, spend, starts, spend.amountQuote, nowMs);
@@ -170,11 +159,4 @@ function requireReservation(db: DatabaseSync, reservationId: string): BudgetRese
   return found;
 }
 
-function positiveMoney(value: Decimal, field: string): Decimal {
-  if (!isDecimal(value) || !value.isFinite() || value.lte(0)) throw new StoreError('invalid-argument', `${field} must be a finite Decimal > 0`);
-  return value;
-}
 
-function checkScope(scope: BudgetScope): void {
-  if (scope.instance === '' || scope.asset === '') throw new StoreError('invalid-argument', 'a budget needs an instance and an asset');
-}

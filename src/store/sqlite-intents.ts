@@ -1,25 +1,19 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { deriveClientOrderId } from '../domain/client-order-id.ts';
 import type { Intent } from '../domain/intent.ts';
-import { isMoneyIntent } from '../domain/intent.ts';
-import { type Decimal, formatDecimal, isDecimal } from '../domain/money.ts';
 import { StoreError } from './errors.ts';
-import { encodeIntentParams, encodeTextMap } from './intent-codec.ts';
-import {
-  type FlexOperationInput,
-  type FlexOperationRecord,
-  INTENT_TRANSITIONS,
-  type IntentError,
-  type IntentQuery,
-  type IntentRecord,
-  type IntentStatus,
-  type IntentUpdate,
-  type NewIntent,
-  OPERATION_STATUSES,
-  type SlotKey,
-  type TransferInput,
-  type TransferRecord,
+import { encodeIntentParams } from './intent-codec.ts';
+import type {
+  FlexOperationInput,
+  FlexOperationRecord,
+  IntentQuery,
+  IntentRecord,
+  IntentUpdate,
+  NewIntent,
+  SlotKey,
+  TransferInput,
+  TransferRecord,
 } from './journal.ts';
+import { applyIntentUpdate, checkOperationStatus, checkStateChange, newIntentFields, operationMoney } from './journal-rules.ts';
 import { flexFromRow, intentFromRow, transferFromRow } from './sqlite-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
@@ -41,10 +35,7 @@ export function insertIntents(db: DatabaseSync, slot: SlotKey, intents: readonly
   const ids: string[] = [];
   for (const entry of intents) {
     const { intent } = entry;
-    const intentId = derive(slot, entry.index, undefined);
-    const clientOrderId = intent.kind === 'buy-stock-market' ? derive(slot, entry.index, intent.tag ?? entry.clientOrderIdPrefix) : null;
-    const { status, error } = initialStatus(entry);
-    if (entry.refusal !== undefined) checkError(entry.refusal);
+    const { intentId, clientOrderId, status, error } = newIntentFields(slot, entry);
     if (intent.kind === 'set-state') applyState(db, slot.instance, { [intent.key]: intent.value }, nowMs);
     insert.run(
       intentId,
@@ -68,12 +59,8 @@ export function insertIntents(db: DatabaseSync, slot: SlotKey, intents: readonly
 export function updateIntent(db: DatabaseSync, intentId: string, update: IntentUpdate, nowMs: number): IntentRecord {
   return transaction(db, () => {
     const current = requireIntent(db, intentId);
-    if (!INTENT_TRANSITIONS[current.status].includes(update.status)) {
-      throw new StoreError('illegal-transition', `intent ${intentId} is ${current.status}; it cannot become ${update.status}`);
-    }
-    const error = 'error' in update ? checkError(update.error) : update.status === 'done' ? null : current.error;
-    const result = 'result' in update && update.result !== undefined ? encodeTextMap(update.result, 'result') : current.result === null ? null : JSON.stringify(current.result);
-    const sent = update.status === 'sent';
+    const { error, result: next, sent } = applyIntentUpdate(current, update);
+    const result = next === null ? null : JSON.stringify(next);
     db.prepare(
       `UPDATE intents SET status = ?, attempts = attempts + ?, result = ?, error_code = ?, error_message = ?, updated_at_ms = ?,
          sent_at_ms = coalesce(sent_at_ms, ?)
@@ -131,10 +118,9 @@ export function applyState(db: DatabaseSync, instance: string, changes: Readonly
   );
   const remove = db.prepare('DELETE FROM strategy_state WHERE instance = ? AND key = ?');
   for (const [key, value] of Object.entries(changes)) {
-    if (key === '') throw new StoreError('invalid-argument', 'a state key must be non-empty');
+    checkStateChange(key, value);
     if (value === null) remove.run(instance, key);
-    else if (typeof value === 'string') upsert.run(instance, key, value, nowMs);
-    else throw new StoreError('invalid-argument', `state ${key} must be text or null`);
+    else upsert.run(instance, key, value, nowMs);
   }
 }
 
@@ -145,7 +131,7 @@ export function recordFlexOperation(db: DatabaseSync, op: FlexOperationInput, no
       `INSERT INTO flex_operations (intent_id, plan, amount, transaction_id, status, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (intent_id) DO UPDATE SET plan = excluded.plan, amount = excluded.amount,
          transaction_id = coalesce(excluded.transaction_id, transaction_id), status = excluded.status, updated_at_ms = excluded.updated_at_ms`,
-    ).run(op.intentId, op.plan, money(op.amount), op.transactionId, op.status, nowMs, nowMs);
+    ).run(op.intentId, op.plan, operationMoney(op.amount), op.transactionId, op.status, nowMs, nowMs);
     const row = db.prepare('SELECT * FROM flex_operations WHERE intent_id = ?').get(op.intentId);
     if (row === undefined) throw new StoreError('not-found', `flex operation ${op.intentId} vanished`);
     return flexFromRow(row);
@@ -159,7 +145,7 @@ export function recordTransfer(db: DatabaseSync, transfer: TransferInput, nowMs:
       `INSERT INTO transfers (intent_id, ticker, amount, from_account, to_account, status, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (intent_id) DO UPDATE SET ticker = excluded.ticker, amount = excluded.amount, from_account = excluded.from_account,
          to_account = excluded.to_account, status = excluded.status, updated_at_ms = excluded.updated_at_ms`,
-    ).run(transfer.intentId, transfer.ticker, money(transfer.amount), transfer.from, transfer.to, transfer.status, nowMs, nowMs);
+    ).run(transfer.intentId, transfer.ticker, operationMoney(transfer.amount), transfer.from, transfer.to, transfer.status, nowMs, nowMs);
     return requireTransfer(db, transfer.intentId);
   });
 }
@@ -186,36 +172,13 @@ function requireIntent(db: DatabaseSync, intentId: string): IntentRecord {
   return found;
 }
 
-function derive(slot: SlotKey, index: number, prefix: string | undefined): string {
-  try {
-    return deriveClientOrderId(slot.instance, slot.slotTimeMs, index, prefix);
-  } catch (error) {
-    throw new StoreError('invalid-argument', `intent ${index} of ${slot.instance}@${slot.slotTimeMs}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}
 
-function initialStatus(entry: NewIntent): { status: IntentStatus; error: IntentError | null } {
-  const intent: Intent = entry.intent;
-  if (isMoneyIntent(intent)) return entry.refusal === undefined ? { status: 'pending', error: null } : { status: 'refused', error: entry.refusal };
-  if (intent.kind === 'refusal') return { status: 'refused', error: { code: intent.reason, message: intent.message } };
-  return { status: 'done', error: null };
-}
 
-function checkError(error: IntentError): IntentError {
-  if (typeof error.code !== 'string' || error.code === '' || typeof error.message !== 'string') {
-    throw new StoreError('invalid-argument', 'an intent error needs a non-empty code and a message');
-  }
-  return error;
-}
 
 function checkOperation(db: DatabaseSync, intentId: string, kind: Intent['kind'], status: string): void {
   const row = db.prepare('SELECT kind FROM intents WHERE intent_id = ?').get(intentId);
   if (row === undefined) throw new StoreError('not-found', `no intent ${intentId}`);
   if (row['kind'] !== kind) throw new StoreError('invalid-argument', `intent ${intentId} is a ${String(row['kind'])}, not a ${kind}`);
-  if (!(OPERATION_STATUSES as readonly string[]).includes(status)) throw new StoreError('invalid-argument', `unknown operation status ${JSON.stringify(status)}`);
+  checkOperationStatus(status);
 }
 
-function money(value: Decimal): string {
-  if (!isDecimal(value) || !value.isFinite()) throw new StoreError('invalid-argument', 'amount must be a finite Decimal');
-  return formatDecimal(value);
-}

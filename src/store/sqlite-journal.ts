@@ -39,6 +39,7 @@ import type {
   TransferInput,
   TransferRecord,
 } from './journal.ts';
+import { checkAccountState, checkFinishStatus, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
 import { migrate, verifySchema } from './migrations.ts';
 import * as budgets from './sqlite-budgets.ts';
 import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
@@ -185,7 +186,7 @@ export class SqliteJournal implements Journal {
   skipSlot(skip: SlotSkip): Promise<boolean> {
     return this.#write(`journalling ${skip.status} slot ${skip.instance}@${skip.slotTimeMs}`, (db) => {
       checkSlotKey(skip);
-      if (skip.status !== 'skipped' && skip.status !== 'missed') throw new StoreError('invalid-argument', `a slot is skipped or missed, not ${String(skip.status)}`);
+      checkSkipStatus(skip);
       const now = this.#now();
       const inserted = db
         .prepare(
@@ -200,7 +201,7 @@ export class SqliteJournal implements Journal {
   finishSlot(finish: SlotFinish): Promise<SlotRecord> {
     return this.#write(`finishing slot ${finish.instance}@${finish.slotTimeMs}`, (db) =>
       transaction(db, () => {
-        if (!['done', 'failed', 'skipped'].includes(finish.status)) throw new StoreError('invalid-argument', `a slot finishes done, failed or skipped, not ${String(finish.status)}`);
+        checkFinishStatus(finish);
         const current = findSlot(db, finish);
         if (current === null) throw new StoreError('not-found', `slot ${finish.instance}@${finish.slotTimeMs} was never claimed`);
         if (current.status !== 'claimed') throw new StoreError('illegal-transition', `slot ${finish.instance}@${finish.slotTimeMs} is already ${current.status}`);
@@ -390,11 +391,7 @@ export class SqliteJournal implements Journal {
   saveAccountState(state: string): Promise<void> {
     return this.#write('saving the kept account', (db) =>
       transaction(db, () => {
-        try {
-          JSON.parse(state);
-        } catch {
-          throw new StoreError('invalid-argument', 'a kept account state must be JSON text');
-        }
+        checkAccountState(state);
         db.prepare("INSERT INTO journal_meta (key, value) VALUES ('account_state', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(state);
       }),
     );
@@ -462,12 +459,6 @@ function identityOf(path: string): FileIdentity[] {
   }
 }
 
-function checkSlotKey(key: SlotKey): void {
-  if (typeof key.instance !== 'string' || key.instance === '') throw new StoreError('invalid-argument', 'a slot needs an instance name');
-  if (!Number.isSafeInteger(key.slotTimeMs) || key.slotTimeMs < 0) {
-    throw new StoreError('invalid-argument', `slotTimeMs must be a non-negative integer of milliseconds (got ${key.slotTimeMs})`);
-  }
-}
 
 function findSlot(db: DatabaseSync, key: SlotKey): SlotRecord | null {
   const row = db.prepare('SELECT * FROM slots WHERE instance = ? AND slot_time_ms = ?').get(key.instance, key.slotTimeMs);

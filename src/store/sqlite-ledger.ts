@@ -1,10 +1,9 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { deriveClientOrderId } from '../domain/client-order-id.ts';
-import type { BuyStockMarketIntent } from '../domain/intent.ts';
 import { isTerminalStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
-import { encodeIntentParams, encodeTextMap } from './intent-codec.ts';
+import { encodeIntentParams } from './intent-codec.ts';
 import type { AdoptedOrder, LedgerFinding, NewLedgerFinding, OrderAdoption } from './journal.ts';
+import { adoptedIntent, checkFinding, checkLedgerTime } from './journal-rules.ts';
 import { recordSpendIn } from './sqlite-budgets.ts';
 import { transaction } from './sqlite-db.ts';
 import { recordOrderSnapshotIn } from './sqlite-orders.ts';
@@ -19,7 +18,7 @@ const CHECKED_THROUGH_KEY = 'ledger_checked_through_ms';
 
 export function adoptOrder(db: DatabaseSync, adoption: OrderAdoption, nowMs: number): AdoptedOrder {
   const { order, instance, slotTimeMs, index } = adoption;
-  if (order.clientOrderId === '') throw new StoreError('invalid-argument', `order ${order.orderId} has no clientOrderId: nothing ties it to an instance`);
+  const { intentId, intent, result } = adoptedIntent(adoption);
   return transaction(db, () => {
     const slot = db.prepare('SELECT status FROM slots WHERE instance = ? AND slot_time_ms = ?').get(instance, slotTimeMs);
     if (slot !== undefined) {
@@ -28,10 +27,6 @@ export function adoptOrder(db: DatabaseSync, adoption: OrderAdoption, nowMs: num
     db.prepare(
       `INSERT INTO slots (instance, slot_time_ms, status, reason, run_id, claimed_at_ms, finished_at_ms) VALUES (?, ?, 'done', ?, NULL, ?, ?)`,
     ).run(instance, slotTimeMs, adoption.reason, nowMs, nowMs);
-    const intentId = deriveIntentId(instance, slotTimeMs, index);
-    // A market-by-quote order's amount is quote: its base is what it filled.
-    const base = order.type === 'stock market' || order.filledBase.isZero() ? order.amount : order.filledBase;
-    const intent: BuyStockMarketIntent = { kind: 'buy-stock-market', market: order.market, amount: base, stp: order.stp };
     db.prepare(
       `INSERT INTO intents (intent_id, instance, slot_time_ms, idx, kind, params, client_order_id, status, attempts, result, error_code,
          error_message, created_at_ms, updated_at_ms, sent_at_ms, origin)
@@ -43,7 +38,7 @@ export function adoptOrder(db: DatabaseSync, adoption: OrderAdoption, nowMs: num
       index,
       encodeIntentParams(intent),
       order.clientOrderId,
-      encodeTextMap({ orderId: order.orderId, status: order.status, adopted: adoption.reason }, 'result'),
+      JSON.stringify(result),
       nowMs,
       nowMs,
       Math.round(order.createdAtSec * 1000),
@@ -108,14 +103,14 @@ export function ledgerCheckedThrough(db: DatabaseSync): number | null {
 }
 
 export function setLedgerCheckedThrough(db: DatabaseSync, atMs: number): void {
-  if (!Number.isSafeInteger(atMs) || atMs < 0) throw new StoreError('invalid-argument', `a ledger time must be non-negative integer milliseconds (got ${atMs})`);
+  checkLedgerTime(atMs);
   transaction(db, () => {
     db.prepare('INSERT INTO journal_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(CHECKED_THROUGH_KEY, String(atMs));
   });
 }
 
 function insertFinding(db: DatabaseSync, finding: NewLedgerFinding, nowMs: number): LedgerFinding {
-  if (finding.clientOrderId === '' || finding.detail === '') throw new StoreError('invalid-argument', 'a finding needs a clientOrderId and a detail');
+  checkFinding(finding);
   const inserted = db
     .prepare(
       `INSERT INTO ledger_findings (kind, instance, client_order_id, order_id, market, detail, found_at_ms, acknowledged_at_ms)
@@ -127,11 +122,3 @@ function insertFinding(db: DatabaseSync, finding: NewLedgerFinding, nowMs: numbe
   return findingFromRow(row);
 }
 
-/** The id the engine gives an intent of (instance, slot, index): the adopted intent takes the one the engine would have. */
-function deriveIntentId(instance: string, slotTimeMs: number, index: number): string {
-  try {
-    return deriveClientOrderId(instance, slotTimeMs, index);
-  } catch (error) {
-    throw new StoreError('invalid-argument', `intent ${index} of ${instance}@${slotTimeMs}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}

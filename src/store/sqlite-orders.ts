@@ -1,8 +1,9 @@
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
-import { type Decimal, formatDecimal, isDecimal } from '../domain/money.ts';
+import { type Decimal, formatDecimal } from '../domain/money.ts';
 import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 import type { OrderLink, OrderQuery, OrderTransition, StoredOrder } from './journal.ts';
+import { checkOrder, isOlderSnapshot, orderMoney, snapshotMoved } from './journal-rules.ts';
 import { type Row, orderFromRow, transitionFromRow } from './sqlite-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
@@ -15,12 +16,6 @@ const OPEN_SQL = ORDER_STATUSES.filter((status) => !isTerminalStatus(status))
   .map((status) => `'${status}'`)
   .join(', ');
 
-/** NEW, then PARTIAL_FILLED, then any terminal status: an order never goes back. */
-function statusRank(status: OrderStatus): number {
-  if (status === 'NEW') return 0;
-  if (status === 'PARTIAL_FILLED') return 1;
-  return 2;
-}
 
 /**
  * Store a snapshot and log its transition in one transaction (Journal.recordOrderSnapshot).
@@ -46,16 +41,8 @@ export function recordOrderSnapshotIn(db: DatabaseSync, order: Order, link: Orde
       return insertTransition(db, order, null, 1, nowMs);
     }
     const stored = orderFromRow(row);
-    if (isTerminalStatus(stored.status) || isOlder(order, stored)) return null;
-    // A stop order's activation (0 → 1, never back) is a transition of its own, even when the
-    // status stays NEW: it is the moment the order starts to trade.
-    const activated = stored.stopActivated === 0 && order.stopActivated === 1;
-    const moved =
-      activated ||
-      order.status !== stored.status ||
-      !order.filledBase.eq(stored.filledBase) ||
-      !order.filledQuote.eq(stored.filledQuote) ||
-      !order.fee.eq(stored.fee);
+    if (isTerminalStatus(stored.status) || isOlderSnapshot(order, stored)) return null;
+    const moved = snapshotMoved(order, stored);
     const intentId = stored.intentId ?? resolveIntent(db, order, link);
     if (!moved && intentId === stored.intentId && sameColumns(row, columns)) return null;
     db.prepare(
@@ -101,14 +88,6 @@ export function orderTransitions(db: DatabaseSync, orderId: string): OrderTransi
   return db.prepare('SELECT * FROM order_transitions WHERE order_id = ? ORDER BY seq').all(orderId).map(transitionFromRow);
 }
 
-function isOlder(order: Order, stored: StoredOrder): boolean {
-  return (
-    statusRank(order.status) < statusRank(stored.status) ||
-    order.filledBase.lt(stored.filledBase) ||
-    order.filledQuote.lt(stored.filledQuote) ||
-    order.fee.lt(stored.fee)
-  );
-}
 
 function insertTransition(db: DatabaseSync, order: Order, from: OrderStatus | null, seq: number, nowMs: number): OrderTransition | null {
   const transition: OrderTransition = {
@@ -149,13 +128,8 @@ type SnapshotColumns = readonly SQLInputValue[];
 
 /** Every stored column of the snapshot, in the INSERT/UPDATE order, money formatted; validates the order. */
 function snapshotColumns(order: Order): SnapshotColumns {
-  if (typeof order.orderId !== 'string' || order.orderId === '') throw invalid(order, 'orderId must be non-empty text');
-  if (!(ORDER_STATUSES as readonly string[]).includes(order.status)) throw invalid(order, `unknown status ${JSON.stringify(order.status)}`);
-  if (!Number.isFinite(order.createdAtSec)) throw invalid(order, 'createdAtSec must be a finite number');
-  const money = (value: Decimal, field: string): string => {
-    if (!isDecimal(value) || !value.isFinite()) throw invalid(order, `${field} must be a finite Decimal`);
-    return formatDecimal(value);
-  };
+  checkOrder(order);
+  const money = (value: Decimal, field: string): string => orderMoney(order, value, field);
   return [
     order.clientOrderId,
     order.market,
@@ -195,6 +169,3 @@ function sameColumns(row: Row, columns: SnapshotColumns): boolean {
   return COLUMN_NAMES.every((name, i) => row[name] === columns[i]);
 }
 
-function invalid(order: Order, what: string): StoreError {
-  return new StoreError('invalid-argument', `order ${String(order.orderId)}: ${what}`);
-}

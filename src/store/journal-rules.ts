@@ -1,0 +1,224 @@
+import { deriveClientOrderId } from '../domain/client-order-id.ts';
+import type { BuyStockMarketIntent, Intent } from '../domain/intent.ts';
+import { isMoneyIntent } from '../domain/intent.ts';
+import { type Decimal, formatDecimal, isDecimal } from '../domain/money.ts';
+import { ORDER_STATUSES, type Order, type OrderStatus } from '../domain/order.ts';
+import { StoreError } from './errors.ts';
+import { encodeTextMap } from './intent-codec.ts';
+import {
+  BUDGET_PERIODS,
+  INTENT_TRANSITIONS,
+  type BudgetReserveRequest,
+  type BudgetScope,
+  type IntentError,
+  type IntentRecord,
+  type IntentResult,
+  type IntentStatus,
+  type IntentUpdate,
+  type NewIntent,
+  type NewLedgerFinding,
+  OPERATION_STATUSES,
+  type OrderAdoption,
+  type SlotKey,
+  type SlotSkip,
+  type SlotFinish,
+  type StoredOrder,
+} from './journal.ts';
+
+/**
+ * The journal's rules that do not depend on where it is kept: what may be journalled, which
+ * status changes are allowed, when an order snapshot is news. SqliteJournal and MemoryJournal
+ * both apply exactly these, so the two differ only in storage.
+ */
+
+export function checkSlotKey(key: SlotKey): void {
+  if (typeof key.instance !== 'string' || key.instance === '') throw new StoreError('invalid-argument', 'a slot needs an instance name');
+  if (!Number.isSafeInteger(key.slotTimeMs) || key.slotTimeMs < 0) {
+    throw new StoreError('invalid-argument', `slotTimeMs must be a non-negative integer of milliseconds (got ${key.slotTimeMs})`);
+  }
+}
+
+export function checkSkipStatus(skip: SlotSkip): void {
+  if (skip.status !== 'skipped' && skip.status !== 'missed') throw new StoreError('invalid-argument', `a slot is skipped or missed, not ${String(skip.status)}`);
+}
+
+export function checkFinishStatus(finish: SlotFinish): void {
+  if (!['done', 'failed', 'skipped'].includes(finish.status)) throw new StoreError('invalid-argument', `a slot finishes done, failed or skipped, not ${String(finish.status)}`);
+}
+
+export function checkError(error: IntentError): IntentError {
+  if (typeof error.code !== 'string' || error.code === '' || typeof error.message !== 'string') {
+    throw new StoreError('invalid-argument', 'an intent error needs a non-empty code and a message');
+  }
+  return error;
+}
+
+/** The id (and for a buy, the clientOrderId) an intent of (instance, slot, index) gets: stable across restarts. */
+export function deriveIntentKey(slot: SlotKey, index: number, prefix: string | undefined): string {
+  try {
+    return deriveClientOrderId(slot.instance, slot.slotTimeMs, index, prefix);
+  } catch (error) {
+    throw new StoreError('invalid-argument', `intent ${index} of ${slot.instance}@${slot.slotTimeMs}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** How a new intent enters the journal: its ids, first status and error. */
+export function newIntentFields(slot: SlotKey, entry: NewIntent): { intentId: string; clientOrderId: string | null; status: IntentStatus; error: IntentError | null } {
+  const { intent } = entry;
+  const intentId = deriveIntentKey(slot, entry.index, undefined);
+  const clientOrderId = intent.kind === 'buy-stock-market' ? deriveIntentKey(slot, entry.index, intent.tag ?? entry.clientOrderIdPrefix) : null;
+  if (entry.refusal !== undefined) checkError(entry.refusal);
+  return { intentId, clientOrderId, ...initialStatus(intent, entry.refusal) };
+}
+
+function initialStatus(intent: Intent, refusal: IntentError | undefined): { status: IntentStatus; error: IntentError | null } {
+  if (isMoneyIntent(intent)) return refusal === undefined ? { status: 'pending', error: null } : { status: 'refused', error: refusal };
+  if (intent.kind === 'refusal') return { status: 'refused', error: { code: intent.reason, message: intent.message } };
+  return { status: 'done', error: null };
+}
+
+/** What an update makes of an intent's status, error and result; refuses a change INTENT_TRANSITIONS forbids. */
+export function applyIntentUpdate(
+  current: IntentRecord,
+  update: IntentUpdate,
+): { status: IntentStatus; error: IntentError | null; result: IntentResult | null; sent: boolean } {
+  if (!INTENT_TRANSITIONS[current.status].includes(update.status)) {
+    throw new StoreError('illegal-transition', `intent ${current.intentId} is ${current.status}; it cannot become ${update.status}`);
+  }
+  const error = 'error' in update ? checkError(update.error) : update.status === 'done' ? null : current.error;
+  const result = 'result' in update && update.result !== undefined ? textMap(update.result, 'result') : current.result;
+  return { status: update.status, error, result, sent: update.status === 'sent' };
+}
+
+/** A copy of a text map after checking every value is text (results, finding details). */
+export function textMap(map: Readonly<Record<string, string>>, field: string): Readonly<Record<string, string>> {
+  encodeTextMap(map, field);
+  return { ...map };
+}
+
+export function checkOperationStatus(status: string): void {
+  if (!(OPERATION_STATUSES as readonly string[]).includes(status)) throw new StoreError('invalid-argument', `unknown operation status ${JSON.stringify(status)}`);
+}
+
+/** An amount a flex operation or transfer records. */
+export function operationMoney(value: Decimal): string {
+  if (!isDecimal(value) || !value.isFinite()) throw new StoreError('invalid-argument', 'amount must be a finite Decimal');
+  return formatDecimal(value);
+}
+
+export function checkStateChange(key: string, value: unknown): void {
+  if (key === '') throw new StoreError('invalid-argument', 'a state key must be non-empty');
+  if (value !== null && typeof value !== 'string') throw new StoreError('invalid-argument', `state ${key} must be text or null`);
+}
+
+export function checkAccountState(state: string): void {
+  try {
+    JSON.parse(state);
+  } catch {
+    throw new StoreError('invalid-argument', 'a kept account state must be JSON text');
+  }
+}
+
+export function checkLedgerTime(atMs: number): void {
+  if (!Number.isSafeInteger(atMs) || atMs < 0) throw new StoreError('invalid-argument', `a ledger time must be non-negative integer milliseconds (got ${atMs})`);
+}
+
+export function checkFinding(finding: NewLedgerFinding): void {
+  if (finding.clientOrderId === '' || finding.detail === '') throw new StoreError('invalid-argument', 'a finding needs a clientOrderId and a detail');
+}
+
+/** The journal's intent for an order adopted from the exchange's history: the id the engine would have given it. */
+export function adoptedIntent(adoption: OrderAdoption): { intentId: string; intent: BuyStockMarketIntent; result: IntentResult } {
+  const { order } = adoption;
+  if (order.clientOrderId === '') throw new StoreError('invalid-argument', `order ${order.orderId} has no clientOrderId: nothing ties it to an instance`);
+  const intentId = deriveIntentKey(adoption, adoption.index, undefined);
+  // A market-by-quote order's amount is quote: its base is what it filled.
+  const base = order.type === 'stock market' || order.filledBase.isZero() ? order.amount : order.filledBase;
+  return {
+    intentId,
+    intent: { kind: 'buy-stock-market', market: order.market, amount: base, stp: order.stp },
+    result: textMap({ orderId: order.orderId, status: order.status, adopted: adoption.reason }, 'result'),
+  };
+}
+
+// Orders.
+
+/** Checks what the journal stores of an order; returns the money fields formatted. */
+export function checkOrder(order: Order): void {
+  if (typeof order.orderId !== 'string' || order.orderId === '') throw invalidOrder(order, 'orderId must be non-empty text');
+  if (!(ORDER_STATUSES as readonly string[]).includes(order.status)) throw invalidOrder(order, `unknown status ${JSON.stringify(order.status)}`);
+  if (!Number.isFinite(order.createdAtSec)) throw invalidOrder(order, 'createdAtSec must be a finite number');
+  for (const field of ['amount', 'left', 'filledBase', 'filledQuote', 'fee'] as const) orderMoney(order, order[field], field);
+  if (order.price !== null) orderMoney(order, order.price, 'price');
+}
+
+export function orderMoney(order: Order, value: Decimal, field: string): string {
+  if (!isDecimal(value) || !value.isFinite()) throw invalidOrder(order, `${field} must be a finite Decimal`);
+  return formatDecimal(value);
+}
+
+function invalidOrder(order: Order, what: string): StoreError {
+  return new StoreError('invalid-argument', `order ${String(order.orderId)}: ${what}`);
+}
+
+/** NEW, then PARTIAL_FILLED, then any terminal status: an order never goes back. */
+function statusRank(status: OrderStatus): number {
+  if (status === 'NEW') return 0;
+  if (status === 'PARTIAL_FILLED') return 1;
+  return 2;
+}
+
+/** A snapshot older than what is stored (a lagging history endpoint): fills never shrink, status never goes back. */
+export function isOlderSnapshot(order: Order, stored: StoredOrder): boolean {
+  return (
+    statusRank(order.status) < statusRank(stored.status) ||
+    order.filledBase.lt(stored.filledBase) ||
+    order.filledQuote.lt(stored.filledQuote) ||
+    order.fee.lt(stored.fee)
+  );
+}
+
+/**
+ * Whether a snapshot is a transition: a new status or new fills, or a stop order's activation
+ * (0 → 1, never back), which is the moment the order starts to trade even when it stays NEW.
+ */
+export function snapshotMoved(order: Order, stored: StoredOrder): boolean {
+  return (
+    (stored.stopActivated === 0 && order.stopActivated === 1) ||
+    order.status !== stored.status ||
+    !order.filledBase.eq(stored.filledBase) ||
+    !order.filledQuote.eq(stored.filledQuote) ||
+    !order.fee.eq(stored.fee)
+  );
+}
+
+// Budgets.
+
+export function checkScope(scope: BudgetScope): void {
+  if (scope.instance === '' || scope.asset === '') throw new StoreError('invalid-argument', 'a budget needs an instance and an asset');
+}
+
+/** A reservation request's amount after checking the request (limits, id, scope). */
+export function checkReserveRequest(request: BudgetReserveRequest): Decimal {
+  checkScope(request);
+  const amount = request.amountQuote;
+  if (!isDecimal(amount) || !amount.isFinite() || amount.lte(0)) throw new StoreError('invalid-argument', 'amountQuote must be a finite Decimal > 0');
+  for (const period of BUDGET_PERIODS) {
+    const limit = request.limits[period];
+    if (limit !== undefined && (!isDecimal(limit) || !limit.isFinite() || limit.isNegative())) {
+      throw new StoreError('invalid-argument', `budget limit per ${period} must be a finite Decimal ≥ 0`);
+    }
+  }
+  if (request.reservationId === '') throw new StoreError('invalid-argument', 'reservationId must be non-empty');
+  return amount;
+}
+
+/** An amount really spent (settling, or counting an adopted order): finite and not negative. */
+export function checkSpentAmount(value: Decimal, field: string): void {
+  if (!isDecimal(value) || !value.isFinite() || value.isNegative()) throw new StoreError('invalid-argument', `${field} must be a finite Decimal ≥ 0`);
+}
+
+/** Locale-free text order, as SQLite's BINARY collation sorts ASCII: the same on every machine. */
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
