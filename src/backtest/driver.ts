@@ -13,6 +13,8 @@ import { ConfigError } from '../domain/errors.ts';
 import { BacktestExchange } from '../sim/backtest-exchange.ts';
 import type { CandleSeries } from './candles/index.ts';
 import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from './report/run.ts';
+import type { Journal } from '../store/journal.ts';
+import { MemoryJournal } from '../store/memory-journal.ts';
 import { SqliteJournal } from '../store/sqlite-journal.ts';
 
 export interface BacktestInput {
@@ -27,7 +29,7 @@ export interface BacktestInput {
   readonly flex: { readonly planId: string; readonly ticker: string; readonly amount: Decimal; readonly aprPct: Decimal } | null;
   /** Override the market rules (default: the sim's demo rules for the market). */
   readonly rules?: MarketRules;
-  /** ':memory:' (default) or a file path, for `stacker journal --mode backtest` afterwards. */
+  /** A file to keep the journal in, for `stacker journal --mode backtest` afterwards; in memory when absent. */
   readonly journalPath?: string;
   readonly logger?: EngineLogger;
   readonly metrics?: EngineMetrics;
@@ -66,7 +68,11 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
   const rules = markets.find((m) => m.name === input.market);
   if (rules === undefined) throw new ConfigError([{ field: '--market', rule: `the backtest exchange has no rules for ${input.market}` }]);
 
-  const journal = new SqliteJournal({ path: input.journalPath ?? ':memory:', clock: () => clock.nowMs() });
+  // In memory unless the user keeps the journal: the same rules (and contract tests) as the
+  // SQLite file, with map lookups in place of statements, so a slot costs the same in year seven
+  // as in week one.
+  const journal: Journal =
+    input.journalPath === undefined ? new MemoryJournal({ clock: () => clock.nowMs() }) : new SqliteJournal({ path: input.journalPath, clock: () => clock.nowMs() });
   await journal.open();
   try {
     const run = await journal.startRun({ mode: 'backtest', pid: process.pid, version: 'backtest' });
@@ -185,7 +191,7 @@ async function sampleAt(exchange: BacktestExchange, rules: MarketRules, timeMs: 
 }
 
 /** Orders, refusals and flex operations as the journal recorded them: the report's facts. */
-async function collect(journal: SqliteJournal, flexTicker: string): Promise<{ orders: ReportOrder[]; refusals: ReportRefusal[]; flex: ReportFlexOp[] }> {
+async function collect(journal: Journal, flexTicker: string): Promise<{ orders: ReportOrder[]; refusals: ReportRefusal[]; flex: ReportFlexOp[] }> {
   const orders: ReportOrder[] = [];
   const refusals: ReportRefusal[] = [];
   const flex: ReportFlexOp[] = [];

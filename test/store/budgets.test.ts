@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { periodStarts } from '../../src/store/budget-periods.ts';
 import type { BudgetReserveRequest, Journal } from '../../src/store/journal.ts';
-import { TempWorld } from './helpers.ts';
+import { JOURNAL_KINDS, TempWorld } from './helpers.ts';
 
 let world: TempWorld;
 beforeEach(() => {
@@ -34,9 +34,13 @@ async function spentText(journal: Journal, atMs = WED_2025_01_01_10H_UTC, timeZo
   return [spent.day, spent.week, spent.month].map(formatDecimal);
 }
 
-describe('budgets', () => {
+describe.each(JOURNAL_KINDS)('budgets (%s journal)', (kind) => {
+  beforeEach(() => {
+    world.kind = kind;
+  });
+
   it('reserves within the limit, up to exactly the limit, and refuses beyond it naming the period', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     expect(await journal.reserveBudget(request('60.5'))).toMatchObject({ ok: true, repeated: false });
     expect(await journal.reserveBudget(request('39.5'))).toMatchObject({ ok: true });
     const refused = await journal.reserveBudget(request('0.00000001'));
@@ -49,7 +53,7 @@ describe('budgets', () => {
   });
 
   it('counts day, ISO week (Monday first) and month separately in UTC', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     const limits = { day: new Decimal('100'), week: new Decimal('150'), month: new Decimal('1000') };
     await journal.reserveBudget(request('100', { limits }));
     // Thursday: a new day, the same week, which has 50 left.
@@ -65,7 +69,7 @@ describe('budgets', () => {
   });
 
   it('counts periods on the wall clock of the given time zone', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     // 23:30 UTC on Dec 31 is already Jan 1 in Berlin: a new day, week day and month there.
     const lateUtc = Date.UTC(2024, 11, 31, 23, 30);
     await journal.reserveBudget(request('10', { atMs: lateUtc, timeZone: 'Europe/Berlin' }));
@@ -74,16 +78,16 @@ describe('budgets', () => {
   });
 
   it('holds across close and reopen', async () => {
-    const first = await world.opened();
+    const first = await world.openJournal();
     await first.reserveBudget(request('99'));
     await first.close();
-    const second = await world.opened();
+    const second = await world.openJournal();
     expect(await second.reserveBudget(request('2'))).toMatchObject({ ok: false });
     expect(await spentText(second)).toEqual(['99', '99', '99']);
   });
 
   it('counts a repeated reservation id once', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     const first = request('40', { reservationId: 'intent-7' });
     await journal.reserveBudget(first);
     const again = await journal.reserveBudget(first);
@@ -93,7 +97,7 @@ describe('budgets', () => {
   });
 
   it('releases a reservation once, and settles one at what was really spent', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.reserveBudget(request('40', { reservationId: 'a' }));
     await journal.reserveBudget(request('30', { reservationId: 'b' }));
     expect((await journal.heldBudgetReservations('dca-btc')).map((r) => r.reservationId)).toEqual(['a', 'b']);
@@ -111,7 +115,7 @@ describe('budgets', () => {
   });
 
   it('counts in full a released reservation whose order turned up after all (an answer lost beyond its settle window)', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.reserveBudget(request('40', { reservationId: 'late' }));
     expect(await journal.releaseBudget('late')).toBe(true);
     expect(await spentText(journal)).toEqual(['0', '0', '0']);
@@ -120,21 +124,21 @@ describe('budgets', () => {
   });
 
   it('keeps instances and quote assets apart', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.reserveBudget(request('100'));
     expect(await journal.reserveBudget(request('100', { asset: 'EUR' }))).toMatchObject({ ok: true });
     expect(await journal.reserveBudget(request('100', { instance: 'dca-eth' }))).toMatchObject({ ok: true });
   });
 
   it('adds decimals exactly, where binary floats would drift', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     for (let i = 0; i < 10; i += 1) await journal.reserveBudget(request('0.1', { limits: { day: new Decimal('1') } }));
     expect(await spentText(journal)).toEqual(['1', '1', '1']);
     expect(await journal.reserveBudget(request('0.000000000000000001', { limits: { day: new Decimal('1') } }))).toMatchObject({ ok: false });
   });
 
   it('refuses a zero or negative amount and an unknown time zone', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await expect(journal.reserveBudget(request('0'))).rejects.toMatchObject({ reason: 'invalid-argument' });
     await expect(journal.reserveBudget(request('-1'))).rejects.toMatchObject({ reason: 'invalid-argument' });
     await expect(journal.reserveBudget(request('1', { timeZone: 'Mars/Olympus' }))).rejects.toMatchObject({ reason: 'invalid-argument' });

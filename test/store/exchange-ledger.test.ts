@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { openStore } from '../../src/store/open-store.ts';
-import { SLOT, TempWorld, order } from './helpers.ts';
+import { JOURNAL_KINDS, SLOT, TempWorld, order } from './helpers.ts';
 
 let world: TempWorld;
 const closers: (() => Promise<void>)[] = [];
@@ -38,9 +38,13 @@ const adoption = (index: number, quote: string) => ({
   reason: 'found in the exchange history; not in the journal',
 });
 
-describe('adopting an order the journal never sent', () => {
+describe.each(JOURNAL_KINDS)('adopting an order the journal never sent (%s journal)', (kind) => {
+  beforeEach(() => {
+    world.kind = kind;
+  });
+
   it('journals its slot, a done intent of origin adopted, the order and its transition, the spend and a finding, all at once', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     const adopted = await journal.adoptOrder(adoption(1, '30'));
     expect(adopted.intent).toMatchObject({ status: 'done', origin: 'adopted', index: 1, clientOrderId: filled(1, '30').clientOrderId, attempts: 0 });
     expect(adopted.transition).toMatchObject({ fromStatus: null, toStatus: 'FILLED' });
@@ -52,7 +56,7 @@ describe('adopting an order the journal never sent', () => {
   });
 
   it('refuses to adopt into a slot the journal already has: that order was sent by someone else', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.claimSlot({ ...SLOT, runId: null });
     await expect(journal.adoptOrder(adoption(0, '30'))).rejects.toMatchObject({ reason: 'conflict' });
     expect(await journal.getOrder('700')).toBeNull();
@@ -60,7 +64,7 @@ describe('adopting an order the journal never sent', () => {
   });
 
   it('acknowledges findings, and remembers up to when the exchange history was read', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.recordFinding({ kind: 'foreign', instance: SLOT.instance, clientOrderId: 'x-1', orderId: '1', market: 'BTC_USDT', detail: 'placed twice' });
     expect(await journal.listFindings({ unacknowledged: true })).toHaveLength(1);
     expect(await journal.acknowledgeFindings()).toBe(1);

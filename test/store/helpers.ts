@@ -4,12 +4,24 @@ import { join } from 'node:path';
 import { Decimal } from '../../src/domain/money.ts';
 import type { Order } from '../../src/domain/order.ts';
 import type { Journal } from '../../src/store/journal.ts';
+import { MemoryJournal } from '../../src/store/memory-journal.ts';
 import { SqliteJournal, type SqliteJournalOptions } from '../../src/store/sqlite-journal.ts';
+
+/**
+ * The journals that keep the Journal contract: the contract suites (slots, intents, orders,
+ * budgets, adoption) run against each, so the backtest's journal in memory and the daemon's
+ * SQLite file cannot drift apart.
+ */
+export const JOURNAL_KINDS = ['sqlite', 'memory'] as const;
+export type JournalKind = (typeof JOURNAL_KINDS)[number];
 
 /** A fresh temp dir per test; `cleanup` closes what was opened in it and removes it. */
 export class TempWorld {
   readonly dir: string;
   readonly #journals: SqliteJournal[] = [];
+  #memory: MemoryJournal | null = null;
+  /** Which journal `openJournal` opens. */
+  kind: JournalKind = 'sqlite';
   nowMs = 1_700_000_000_000;
   #ids = 0;
 
@@ -37,6 +49,17 @@ export class TempWorld {
     const journal = this.journal(options);
     await journal.open();
     return journal;
+  }
+
+  /**
+   * A journal of this world's kind. The memory journal stands for one file: opening it again
+   * (after a close, or as a second connection) gives the same journal, as a file would.
+   */
+  async openJournal(): Promise<Journal> {
+    if (this.kind === 'sqlite') return this.opened();
+    this.#memory ??= new MemoryJournal({ clock: () => this.nowMs, newId: () => `run-${++this.#ids}` });
+    await this.#memory.open();
+    return this.#memory;
   }
 
   async cleanup(): Promise<void> {

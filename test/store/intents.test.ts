@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
 import { Decimal } from '../../src/domain/money.ts';
-import { SLOT, TempWorld, buy, claimWithBuy, order } from './helpers.ts';
+import { JOURNAL_KINDS, SLOT, TempWorld, buy, claimWithBuy, order } from './helpers.ts';
 
 let world: TempWorld;
 beforeEach(() => {
@@ -11,9 +11,13 @@ afterEach(async () => {
   await world.cleanup();
 });
 
-describe('intents', () => {
+describe.each(JOURNAL_KINDS)('intents (%s journal)', (kind) => {
+  beforeEach(() => {
+    world.kind = kind;
+  });
+
   it('journals a buy as pending with the clientOrderId derived from instance, slot time and index', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     const intentId = await claimWithBuy(journal, '0.0005');
     const record = await journal.getIntent(intentId);
     expect(record).toMatchObject({
@@ -30,7 +34,7 @@ describe('intents', () => {
   });
 
   it('prefixes the clientOrderId with the intent tag, else the configured prefix', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.claimSlot({ ...SLOT, runId: null });
     const [tagged, prefixed] = await journal.addIntents(SLOT, [
       { index: 0, intent: { ...buy('1'), tag: 'weekly' }, clientOrderIdPrefix: 'stk' },
@@ -42,7 +46,7 @@ describe('intents', () => {
   });
 
   it('settles notes, refusals and set-state when journalled, and applies set-state in the same transaction', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.setState(SLOT.instance, { stale: 'yes' });
     await journal.claimSlot({
       ...SLOT,
@@ -68,7 +72,7 @@ describe('intents', () => {
   });
 
   it('follows pending → sent → unknown → done, recording when it was sent and counting one attempt', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     const id = await claimWithBuy(journal);
     const sentAt = world.nowMs;
     expect(await journal.updateIntent(id, { status: 'sent' })).toMatchObject({ status: 'sent', attempts: 1, sentAtMs: sentAt, origin: 'engine' });
@@ -90,7 +94,7 @@ describe('intents', () => {
   });
 
   it('never lets an intent whose answer was lost be sent again: unknown leads to done, not-found or a verdict, never to sent', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     const id = await claimWithBuy(journal);
     await journal.updateIntent(id, { status: 'sent' });
     await journal.updateIntent(id, { status: 'unknown', error: { code: 'E_UNAVAILABLE', message: '502' } });
@@ -102,7 +106,7 @@ describe('intents', () => {
   });
 
   it('refuses to reopen a finished intent: a done buy is never sent again', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     const id = await claimWithBuy(journal);
     await journal.updateIntent(id, { status: 'sent' });
     await journal.updateIntent(id, { status: 'done', result: { orderId: '1' } });
@@ -112,7 +116,7 @@ describe('intents', () => {
   });
 
   it('lists pending, sent and unknown intents, oldest first, for reconciliation on start', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.claimSlot({
       ...SLOT,
       runId: null,
@@ -131,7 +135,7 @@ describe('intents', () => {
   });
 
   it('keeps strategy state per instance; null deletes', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.setState('a', { k1: 'v1', k2: 'v2' });
     await journal.setState('b', { k1: 'other' });
     await journal.setState('a', { k1: null, k2: 'v2b' });
@@ -140,7 +144,7 @@ describe('intents', () => {
   });
 
   it('records a flex withdrawal and a transfer per intent; recording again updates without losing the transaction id', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.claimSlot({
       ...SLOT,
       runId: null,

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import type { OrderTransition } from '../../src/store/journal.ts';
-import { SLOT, TempWorld, claimWithBuy, order } from './helpers.ts';
+import { JOURNAL_KINDS, SLOT, TempWorld, claimWithBuy, order } from './helpers.ts';
 
 let world: TempWorld;
 beforeEach(() => {
@@ -40,9 +40,13 @@ function summary(t: OrderTransition | null | undefined): string | null {
   return `#${t.seq} ${t.fromStatus ?? '∅'}→${t.toStatus} base=${formatDecimal(t.filledBase)} quote=${formatDecimal(t.filledQuote)} fee=${formatDecimal(t.fee)}`;
 }
 
-describe('order tracking', () => {
+describe.each(JOURNAL_KINDS)('order tracking (%s journal)', (kind) => {
+  beforeEach(() => {
+    world.kind = kind;
+  });
+
   it('logs each transition once with from, to, filled base and quote and fee', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await claimWithBuy(journal);
     expect(summary(await journal.recordOrderSnapshot(snapshots.new))).toBe('#1 ∅→NEW base=0 quote=0 fee=0');
     expect(summary(await journal.recordOrderSnapshot(snapshots.partial))).toBe('#2 NEW→PARTIAL_FILLED base=0.0002 quote=19.4000002 fee=0.0194000002');
@@ -58,11 +62,11 @@ describe('order tracking', () => {
   });
 
   it('records nothing when the same snapshots are replayed, also after a reopen', async () => {
-    const first = await world.opened();
+    const first = await world.openJournal();
     await claimWithBuy(first);
     for (const snapshot of [snapshots.new, snapshots.new, snapshots.partial, snapshots.partial]) await first.recordOrderSnapshot(snapshot);
     await first.close();
-    const second = await world.opened();
+    const second = await world.openJournal();
     const replayed = [];
     for (const snapshot of [snapshots.new, snapshots.partial, snapshots.partial]) replayed.push(await second.recordOrderSnapshot(snapshot));
     expect(replayed).toEqual([null, null, null]);
@@ -70,14 +74,14 @@ describe('order tracking', () => {
   });
 
   it('records a further fill in the same status as a new transition', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.recordOrderSnapshot(snapshots.partial);
     const more = order({ ...snapshots.partial, filledBase: new Decimal('0.0003'), filledQuote: new Decimal('29.1'), fee: new Decimal('0.0291') });
     expect(summary(await journal.recordOrderSnapshot(more))).toBe('#2 PARTIAL_FILLED→PARTIAL_FILLED base=0.0003 quote=29.1 fee=0.0291');
   });
 
   it('ignores a snapshot older than the stored one: status never goes back, fills never shrink', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.recordOrderSnapshot(snapshots.partial);
     expect(await journal.recordOrderSnapshot(snapshots.new)).toBeNull();
     expect(await journal.recordOrderSnapshot(order({ ...snapshots.partial, filledBase: new Decimal('0.0001') }))).toBeNull();
@@ -86,7 +90,7 @@ describe('order tracking', () => {
   });
 
   it('freezes an order once terminal and drops it from the open orders', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.recordOrderSnapshot(snapshots.new);
     world.nowMs += 1;
     await journal.recordOrderSnapshot(order({ orderId: '2', status: 'PARTIAL_FILLED', filledBase: new Decimal('0.1') }));
@@ -98,7 +102,7 @@ describe('order tracking', () => {
   });
 
   it('updates the stored snapshot without a transition when only other fields changed', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.recordOrderSnapshot(snapshots.new);
     world.nowMs += 1;
     expect(await journal.recordOrderSnapshot(order({ ...snapshots.new, feeAsset: 'USDT' }))).toBeNull();
@@ -106,7 +110,7 @@ describe('order tracking', () => {
   });
 
   it('links an order to the intent that sent its clientOrderId, or to the intent named', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     const intentId = await claimWithBuy(journal);
     await journal.recordOrderSnapshot(snapshots.new);
     expect((await journal.getOrder(snapshots.new.orderId))?.intentId).toBe(intentId);
@@ -120,7 +124,7 @@ describe('order tracking', () => {
   });
 
   it('reads back every field of the order exactly', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     const full = order({
       orderId: '18446744073709551615',
       type: 'limit',
@@ -136,14 +140,18 @@ describe('order tracking', () => {
   });
 
   it('refuses an order whose money is not a finite Decimal', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await expect(journal.recordOrderSnapshot(order({ fee: new Decimal(NaN) }))).rejects.toMatchObject({ reason: 'invalid-argument' });
   });
 });
 
-describe('stop orders', () => {
+describe.each(JOURNAL_KINDS)('stop orders (%s journal)', (kind) => {
+  beforeEach(() => {
+    world.kind = kind;
+  });
+
   it('journals a stop activation 0 → 1 as a transition of its own, once, even though the status stays NEW', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     const stop = { clientOrderId: CLIENT_ID, type: 'stop market' as const };
     expect(summary(await journal.recordOrderSnapshot(order({ ...stop, stopActivated: 0 })))).toBe('#1 ∅→NEW base=0 quote=0 fee=0');
     expect(await journal.recordOrderSnapshot(order({ ...stop, stopActivated: 0 }))).toBeNull();

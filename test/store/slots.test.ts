@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SLOT, TempWorld, buy } from './helpers.ts';
+import { JOURNAL_KINDS, SLOT, TempWorld, buy } from './helpers.ts';
 
 let world: TempWorld;
 beforeEach(() => {
@@ -9,9 +9,13 @@ afterEach(async () => {
   await world.cleanup();
 });
 
-describe('slots: a journalled slot never runs twice', () => {
+describe.each(JOURNAL_KINDS)('slots: a journalled slot never runs twice (%s journal)', (kind) => {
+  beforeEach(() => {
+    world.kind = kind;
+  });
+
   it('claims a slot once; the second claim is false, other instances and times are free', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     expect(await journal.claimSlot({ ...SLOT, runId: null })).toBe(true);
     expect(await journal.claimSlot({ ...SLOT, runId: null })).toBe(false);
     expect(await journal.claimSlot({ instance: 'dca-eth', slotTimeMs: SLOT.slotTimeMs, runId: null })).toBe(true);
@@ -19,26 +23,26 @@ describe('slots: a journalled slot never runs twice', () => {
   });
 
   it('refuses the claim again after close and reopen, whatever became of the slot', async () => {
-    const first = await world.opened();
+    const first = await world.openJournal();
     expect(await first.claimSlot({ ...SLOT, runId: null })).toBe(true);
     await first.close();
-    const second = await world.opened();
+    const second = await world.openJournal();
     expect(await second.claimSlot({ ...SLOT, runId: null })).toBe(false);
     await second.finishSlot({ ...SLOT, status: 'failed', reason: 'boom' });
     await second.close();
-    const third = await world.opened();
+    const third = await world.openJournal();
     expect(await third.claimSlot({ ...SLOT, runId: null })).toBe(false);
   });
 
   it('lets exactly one of two connections on one file claim a slot', async () => {
-    const a = await world.opened();
-    const b = await world.opened();
+    const a = await world.openJournal();
+    const b = await world.openJournal();
     const results = await Promise.all([a.claimSlot({ ...SLOT, runId: null }), b.claimSlot({ ...SLOT, runId: null })]);
     expect(results.filter(Boolean)).toHaveLength(1);
   });
 
   it('journals a missed slot (catch-up policy) so that no later run claims it', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     expect(await journal.skipSlot({ ...SLOT, runId: null, status: 'missed', reason: 'daemon was stopped; CATCH_UP=skip' })).toBe(true);
     expect(await journal.skipSlot({ ...SLOT, runId: null, status: 'missed', reason: 'again' })).toBe(false);
     expect(await journal.claimSlot({ ...SLOT, runId: null })).toBe(false);
@@ -46,14 +50,14 @@ describe('slots: a journalled slot never runs twice', () => {
   });
 
   it('does not journal a skip over a slot already claimed', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.claimSlot({ ...SLOT, runId: null });
     expect(await journal.skipSlot({ ...SLOT, runId: null, status: 'skipped', reason: 'late' })).toBe(false);
     expect(await journal.getSlot(SLOT)).toMatchObject({ status: 'claimed' });
   });
 
   it('finishes a claimed slot once; finishing again or finishing an unknown slot is refused', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.claimSlot({ ...SLOT, runId: null });
     world.nowMs += 5_000;
     expect(await journal.finishSlot({ ...SLOT, status: 'done' })).toMatchObject({ status: 'done', reason: null, finishedAtMs: world.nowMs });
@@ -62,19 +66,21 @@ describe('slots: a journalled slot never runs twice', () => {
   });
 
   it('claims a slot and journals its intents in one transaction: a bad intent leaves no claim', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     const twice = [
-      { index: 0, intent: buy('0.1') },
-      { index: 0, intent: buy('0.2') },
+      { index: 0, intent: { kind: 'set-state', key: 'last-buy', value: 'today' } as const },
+      { index: 1, intent: buy('0.1') },
+      { index: 1, intent: buy('0.2') },
     ];
     await expect(journal.claimSlot({ ...SLOT, runId: null, intents: twice })).rejects.toMatchObject({ reason: 'conflict' });
     expect(await journal.getSlot(SLOT)).toBeNull();
     expect(await journal.listIntents()).toEqual([]);
+    expect([...(await journal.getState(SLOT.instance))]).toEqual([]);
     expect(await journal.claimSlot({ ...SLOT, runId: null, intents: [{ index: 0, intent: buy('0.1') }] })).toBe(true);
   });
 
   it('adds intents only to a claimed slot', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await expect(journal.addIntents(SLOT, [{ index: 0, intent: buy('1') }])).rejects.toMatchObject({ reason: 'not-found' });
     await journal.claimSlot({ ...SLOT, runId: null });
     expect(await journal.addIntents(SLOT, [{ index: 0, intent: buy('1') }])).toHaveLength(1);
@@ -83,7 +89,7 @@ describe('slots: a journalled slot never runs twice', () => {
   });
 
   it('lists the slots a crash left claimed, and the last slot of an instance', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.claimSlot({ ...SLOT, runId: null });
     await journal.finishSlot({ ...SLOT, status: 'done' });
     const next = { ...SLOT, slotTimeMs: SLOT.slotTimeMs + 86_400_000 };
@@ -99,15 +105,19 @@ describe('slots: a journalled slot never runs twice', () => {
   });
 
   it('refuses a slot time that is not a whole number of milliseconds', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await expect(journal.claimSlot({ instance: 'x', slotTimeMs: 1.5, runId: null })).rejects.toMatchObject({ reason: 'invalid-argument' });
     await expect(journal.claimSlot({ instance: '', slotTimeMs: 1, runId: null })).rejects.toMatchObject({ reason: 'invalid-argument' });
   });
 });
 
-describe('runs', () => {
+describe.each(JOURNAL_KINDS)('runs (%s journal)', (kind) => {
+  beforeEach(() => {
+    world.kind = kind;
+  });
+
   it('records a run, marks one that never finished as interrupted, and finishes a run once', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     const crashed = await journal.startRun({ mode: 'live', pid: 10, version: '0.1.0' });
     world.nowMs += 1_000;
     const current = await journal.startRun({ mode: 'live', pid: 11, version: '0.1.0' });
@@ -123,7 +133,7 @@ describe('runs', () => {
   });
 
   it('refuses a run of another mode on a journal: a dry-run must not consume live slots', async () => {
-    const journal = await world.opened();
+    const journal = await world.openJournal();
     await journal.startRun({ mode: 'live', pid: 1, version: 'x' });
     await expect(journal.startRun({ mode: 'dry-run', pid: 1, version: 'x' })).rejects.toMatchObject({ code: 'E_STORE', reason: 'mode-mismatch' });
   });

@@ -1,0 +1,943 @@
+import { randomUUID } from 'node:crypto';
+import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
+import { type Order, isTerminalStatus } from '../domain/order.ts';
+import { periodStarts } from './budget-periods.ts';
+import { StoreError } from './errors.ts';
+import { decodeIntent, encodeIntentParams } from './intent-codec.ts';
+import {
+  BUDGET_PERIODS,
+  type AdoptedOrder,
+  type BudgetDecision,
+  type BudgetExcess,
+  type BudgetReservation,
+  type BudgetReserveRequest,
+  type BudgetScope,
+  type BudgetSpent,
+  type FlexOperationInput,
+  type FlexOperationRecord,
+  type IntentQuery,
+  type IntentRecord,
+  type IntentStatus,
+  type IntentUpdate,
+  type Journal,
+  type JournalEntry,
+  type JournalWriteFailure,
+  type LedgerFinding,
+  type NewIntent,
+  type NewLedgerFinding,
+  type OrderAdoption,
+  type OrderLink,
+  type OrderQuery,
+  type OrderTransition,
+  type PeriodStarts,
+  type RunMode,
+  type RunRecord,
+  type RunStart,
+  type SlotClaim,
+  type SlotFinish,
+  type SlotKey,
+  type SlotQuery,
+  type SlotRecord,
+  type SlotSkip,
+  type StoredOrder,
+  type TransferInput,
+  type TransferRecord,
+} from './journal.ts';
+import {
+  adoptedIntent,
+  applyIntentUpdate,
+  checkAccountState,
+  checkFinding,
+  checkFinishStatus,
+  checkLedgerTime,
+  checkOperationStatus,
+  checkOrder,
+  checkReserveRequest,
+  checkScope,
+  checkSkipStatus,
+  checkSlotKey,
+  checkSpentAmount,
+  checkStateChange,
+  compareText,
+  isOlderSnapshot,
+  newIntentFields,
+  operationMoney,
+  snapshotMoved,
+  textMap,
+} from './journal-rules.ts';
+
+export interface MemoryJournalOptions {
+  /** Unix ms for every recorded time; Date.now by default. */
+  readonly clock?: () => number;
+  /** Run ids; randomUUID by default. */
+  readonly newId?: () => string;
+}
+
+const UNRESOLVED: readonly IntentStatus[] = ['pending', 'sent', 'unknown'];
+const MODE_KEY = 'mode';
+const CHECKED_THROUGH_KEY = 'ledger_checked_through_ms';
+const ACCOUNT_KEY = 'account_state';
+const ALIVE_KEY = 'alive_at_ms';
+
+/**
+ * The Journal kept in the process's memory, for backtests: the same rules as SqliteJournal
+ * (src/store/journal-rules.ts, and the same contract tests), with every per-slot lookup a map
+ * read instead of an SQL statement, so a backtest's cost per slot does not grow with its history.
+ * It lives as long as the process: nothing here survives a crash, which a backtest does not need.
+ *
+ * Each operation is all or nothing: changes are made through #set/#delete/#add, which remember
+ * how to undo them, and a failure part-way undoes the operation's changes in reverse.
+ */
+export class MemoryJournal implements Journal {
+  readonly path = ':memory:';
+  readonly #now: () => number;
+  readonly #newId: () => string;
+  #open = false;
+  #undo: Array<() => void> | null = null;
+
+  readonly #meta = new Map<string, string>();
+  readonly #runs = new Map<string, RunRecord>();
+  readonly #slots = new Map<string, SlotRecord>();
+  /** Slot times per instance, ascending. */
+  readonly #slotTimes = new Map<string, number[]>();
+  readonly #claimed = new Set<string>();
+  readonly #intents = new Map<string, IntentRecord>();
+  /** Intent ids per slot, by index. */
+  readonly #slotIntents = new Map<string, string[]>();
+  readonly #byClientOrderId = new Map<string, string>();
+  readonly #byStatus = new Map<IntentStatus, Set<string>>();
+  readonly #orders = new Map<string, StoredOrder>();
+  readonly #openOrders = new Set<string>();
+  readonly #intentOrders = new Map<string, string[]>();
+  readonly #transitions = new Map<string, OrderTransition[]>();
+  readonly #flex = new Map<string, FlexOperationRecord>();
+  readonly #transfers = new Map<string, TransferRecord>();
+  readonly #state = new Map<string, Map<string, string>>();
+  readonly #spent = new Map<string, Decimal>();
+  readonly #reservations = new Map<string, BudgetReservation>();
+  readonly #held = new Set<string>();
+  readonly #findings: LedgerFinding[] = [];
+
+  constructor(options: MemoryJournalOptions = {}) {
+    this.#now = options.clock ?? Date.now;
+    this.#newId = options.newId ?? randomUUID;
+  }
+
+  async open(): Promise<void> {
+    this.#open = true;
+  }
+
+  async close(): Promise<void> {
+    this.#open = false;
+  }
+
+  startRun(run: RunStart): Promise<RunRecord> {
+    return this.#op('starting a run', () => {
+      this.#checkMode(run.mode);
+      for (const existing of this.#runs.values()) {
+        if (existing.endedAtMs === null && existing.exitReason === null) this.#set(this.#runs, existing.runId, { ...existing, exitReason: 'interrupted' });
+      }
+      const record: RunRecord = { runId: this.#newId(), mode: run.mode, startedAtMs: this.#now(), endedAtMs: null, pid: run.pid, version: run.version, exitReason: null };
+      if (this.#runs.has(record.runId)) throw new StoreError('conflict', `starting a run: run ${record.runId} exists`);
+      this.#set(this.#runs, record.runId, record);
+      return record;
+    });
+  }
+
+  finishRun(runId: string, exitReason: string): Promise<void> {
+    return this.#op('finishing a run', () => {
+      const run = this.#runs.get(runId);
+      if (run === undefined) throw new StoreError('not-found', `no run ${runId}`);
+      if (run.endedAtMs !== null) throw new StoreError('illegal-transition', `run ${runId} already finished (${run.exitReason ?? ''})`);
+      this.#set(this.#runs, runId, { ...run, endedAtMs: this.#now(), exitReason });
+    });
+  }
+
+  listRuns(limit = 20): Promise<RunRecord[]> {
+    return this.#op('listing runs', () =>
+      take([...this.#runs.values()].sort((a, b) => b.startedAtMs - a.startedAtMs || compareText(a.runId, b.runId)), limit),
+    );
+  }
+
+  claimSlot(claim: SlotClaim): Promise<boolean> {
+    return this.#op(`claiming slot ${claim.instance}@${claim.slotTimeMs}`, () => {
+      checkSlotKey(claim);
+      const now = this.#now();
+      if (this.#slots.has(slotKey(claim))) return false;
+      this.#checkRun(claim.runId);
+      this.#insertSlot({ instance: claim.instance, slotTimeMs: claim.slotTimeMs, status: 'claimed', reason: null, runId: claim.runId, claimedAtMs: now, finishedAtMs: null });
+      if (claim.intents !== undefined) this.#insertIntents(claim, claim.intents, now);
+      return true;
+    });
+  }
+
+  skipSlot(skip: SlotSkip): Promise<boolean> {
+    return this.#op(`journalling ${skip.status} slot ${skip.instance}@${skip.slotTimeMs}`, () => {
+      checkSlotKey(skip);
+      checkSkipStatus(skip);
+      const now = this.#now();
+      if (this.#slots.has(slotKey(skip))) return false;
+      this.#checkRun(skip.runId);
+      this.#insertSlot({ instance: skip.instance, slotTimeMs: skip.slotTimeMs, status: skip.status, reason: skip.reason, runId: skip.runId, claimedAtMs: now, finishedAtMs: now });
+      return true;
+    });
+  }
+
+  finishSlot(finish: SlotFinish): Promise<SlotRecord> {
+    return this.#op(`finishing slot ${finish.instance}@${finish.slotTimeMs}`, () => {
+      checkFinishStatus(finish);
+      const key = slotKey(finish);
+      const current = this.#slots.get(key);
+      if (current === undefined) throw new StoreError('not-found', `slot ${finish.instance}@${finish.slotTimeMs} was never claimed`);
+      if (current.status !== 'claimed') throw new StoreError('illegal-transition', `slot ${finish.instance}@${finish.slotTimeMs} is already ${current.status}`);
+      const done: SlotRecord = { ...current, status: finish.status, reason: finish.reason ?? null, finishedAtMs: this.#now() };
+      this.#set(this.#slots, key, done);
+      this.#delete(this.#claimed, key);
+      return done;
+    });
+  }
+
+  getSlot(key: SlotKey): Promise<SlotRecord | null> {
+    return this.#op('reading a slot', () => this.#slots.get(slotKey(key)) ?? null);
+  }
+
+  lastSlot(instance: string): Promise<SlotRecord | null> {
+    return this.#op('reading the last slot', () => {
+      const times = this.#slotTimes.get(instance);
+      const last = times?.[times.length - 1];
+      return last === undefined ? null : (this.#slots.get(slotKey({ instance, slotTimeMs: last })) ?? null);
+    });
+  }
+
+  listSlots(query: SlotQuery = {}): Promise<SlotRecord[]> {
+    return this.#op('listing slots', () => {
+      let candidates: Iterable<SlotRecord>;
+      if (query.status === 'claimed') candidates = [...this.#claimed].map((key) => this.#slots.get(key) as SlotRecord);
+      else if (query.instance !== undefined) {
+        const instance = query.instance;
+        candidates = (this.#slotTimes.get(instance) ?? []).map((slotTimeMs) => this.#slots.get(slotKey({ instance, slotTimeMs })) as SlotRecord);
+      } else candidates = this.#slots.values();
+      const found = [...candidates].filter(
+        (slot) =>
+          (query.status === undefined || slot.status === query.status) &&
+          (query.instance === undefined || slot.instance === query.instance) &&
+          (query.sinceMs === undefined || slot.slotTimeMs >= query.sinceMs) &&
+          (query.untilMs === undefined || slot.slotTimeMs < query.untilMs),
+      );
+      return take(found.sort((a, b) => b.slotTimeMs - a.slotTimeMs || compareText(a.instance, b.instance)), query.limit ?? -1);
+    });
+  }
+
+  addIntents(slot: SlotKey, entries: readonly NewIntent[]): Promise<IntentRecord[]> {
+    return this.#op(`journalling intents of ${slot.instance}@${slot.slotTimeMs}`, () => this.#insertIntents(slot, entries, this.#now()));
+  }
+
+  updateIntent(intentId: string, update: IntentUpdate): Promise<IntentRecord> {
+    return this.#op(`marking intent ${intentId} ${update.status}`, () => {
+      const current = this.#requireIntent(intentId);
+      const { status, error, result, sent } = applyIntentUpdate(current, update);
+      const now = this.#now();
+      const next: IntentRecord = {
+        ...current,
+        status,
+        attempts: current.attempts + (sent ? 1 : 0),
+        result,
+        error,
+        updatedAtMs: now,
+        sentAtMs: current.sentAtMs ?? (sent ? now : null),
+      };
+      this.#putIntent(next, current);
+      return next;
+    });
+  }
+
+  getIntent(intentId: string): Promise<IntentRecord | null> {
+    return this.#op('reading an intent', () => this.#intents.get(intentId) ?? null);
+  }
+
+  findIntentByClientOrderId(clientOrderId: string): Promise<IntentRecord | null> {
+    return this.#op('reading an intent', () => {
+      const id = this.#byClientOrderId.get(clientOrderId);
+      return id === undefined ? null : (this.#intents.get(id) ?? null);
+    });
+  }
+
+  listIntents(query: IntentQuery = {}): Promise<IntentRecord[]> {
+    return this.#op('listing intents', () => this.#listIntents(query));
+  }
+
+  unresolvedIntents(): Promise<IntentRecord[]> {
+    return this.#op('listing unresolved intents', () =>
+      this.#withStatuses(UNRESOLVED).sort(
+        (a, b) => a.createdAtMs - b.createdAtMs || a.slotTimeMs - b.slotTimeMs || compareText(a.instance, b.instance) || a.index - b.index,
+      ),
+    );
+  }
+
+  recordOrderSnapshot(order: Order, link?: OrderLink): Promise<OrderTransition | null> {
+    return this.#op(`recording order ${order.orderId}`, () => this.#recordOrder(order, link, this.#now()));
+  }
+
+  getOrder(orderId: string): Promise<StoredOrder | null> {
+    return this.#op('reading an order', () => this.#orders.get(orderId) ?? null);
+  }
+
+  openOrders(): Promise<StoredOrder[]> {
+    return this.#op('listing open orders', () => [...this.#openOrders].map((id) => this.#orders.get(id) as StoredOrder).sort(oldestOrderFirst));
+  }
+
+  listOrders(query: OrderQuery = {}): Promise<StoredOrder[]> {
+    return this.#op('listing orders', () => {
+      const found = [...this.#orders.values()].filter(
+        (order) =>
+          (query.instance === undefined || (order.intentId !== null && this.#intents.get(order.intentId)?.instance === query.instance)) &&
+          (query.market === undefined || order.market === query.market),
+      );
+      return take(found.sort((a, b) => oldestOrderFirst(b, a)), query.limit ?? 50);
+    });
+  }
+
+  orderTransitions(orderId: string): Promise<OrderTransition[]> {
+    return this.#op('listing order transitions', () => [...(this.#transitions.get(orderId) ?? [])]);
+  }
+
+  recordFlexOperation(operation: FlexOperationInput): Promise<FlexOperationRecord> {
+    return this.#op(`recording flex operation ${operation.intentId}`, () => {
+      this.#checkOperation(operation.intentId, 'flex-withdraw', operation.status);
+      operationMoney(operation.amount);
+      const now = this.#now();
+      const existing = this.#flex.get(operation.intentId);
+      const record: FlexOperationRecord = {
+        intentId: operation.intentId,
+        plan: operation.plan,
+        amount: operation.amount,
+        transactionId: operation.transactionId ?? existing?.transactionId ?? null,
+        status: operation.status,
+        createdAtMs: existing?.createdAtMs ?? now,
+        updatedAtMs: now,
+      };
+      this.#set(this.#flex, operation.intentId, record);
+      return record;
+    });
+  }
+
+  recordTransfer(transfer: TransferInput): Promise<TransferRecord> {
+    return this.#op(`recording transfer ${transfer.intentId}`, () => {
+      this.#checkOperation(transfer.intentId, 'transfer', transfer.status);
+      operationMoney(transfer.amount);
+      const now = this.#now();
+      const existing = this.#transfers.get(transfer.intentId);
+      const record: TransferRecord = {
+        intentId: transfer.intentId,
+        ticker: transfer.ticker,
+        amount: transfer.amount,
+        from: transfer.from,
+        to: transfer.to,
+        status: transfer.status,
+        createdAtMs: existing?.createdAtMs ?? now,
+        updatedAtMs: now,
+      };
+      this.#set(this.#transfers, transfer.intentId, record);
+      return record;
+    });
+  }
+
+  getState(instance: string): Promise<ReadonlyMap<string, string>> {
+    return this.#op('reading strategy state', () => new Map([...(this.#state.get(instance) ?? [])].sort(([a], [b]) => compareText(a, b))));
+  }
+
+  setState(instance: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
+    return this.#op('writing strategy state', () => this.#applyState(instance, changes));
+  }
+
+  reserveBudget(request: BudgetReserveRequest): Promise<BudgetDecision> {
+    return this.#op(`reserving budget ${request.reservationId}`, () => {
+      const amount = checkReserveRequest(request);
+      const starts = periodStarts(request.atMs, request.timeZone);
+      const existing = this.#reservations.get(request.reservationId);
+      if (existing !== undefined) {
+        if (existing.instance !== request.instance || existing.asset !== request.asset) {
+          throw new StoreError('conflict', `budget reservation ${request.reservationId} belongs to ${existing.instance}/${existing.asset}`);
+        }
+        return { ok: true, reservation: existing, repeated: true };
+      }
+      const exceeded: BudgetExcess[] = [];
+      for (const period of BUDGET_PERIODS) {
+        const limit = request.limits[period];
+        if (limit === undefined) continue;
+        const spent = this.#readSpent(request, period, starts[period]);
+        if (spent.plus(amount).gt(limit)) exceeded.push({ period, periodStartMs: starts[period], limitQuote: limit, spentQuote: spent, requestedQuote: amount });
+      }
+      if (exceeded.length > 0) return { ok: false, exceeded };
+      const reservation = this.#recordSpend({ ...request, amountQuote: amount, state: 'held' }, starts);
+      return { ok: true, reservation, repeated: false };
+    });
+  }
+
+  settleBudget(reservationId: string, actualQuote: Decimal): Promise<BudgetReservation> {
+    return this.#op(`settling budget ${reservationId}`, () => {
+      checkSpentAmount(actualQuote, 'actualQuote');
+      const reservation = this.#requireReservation(reservationId);
+      if (reservation.state === 'settled') {
+        if (reservation.amountQuote.eq(actualQuote)) return reservation;
+        throw new StoreError('conflict', `budget reservation ${reservationId} was settled at ${formatDecimal(reservation.amountQuote)}, not ${formatDecimal(actualQuote)}`);
+      }
+      // A released reservation settles too: its order turned up after the budget was given back.
+      const counted = reservation.state === 'released' ? ZERO : reservation.amountQuote;
+      this.#addToPeriods(reservation, reservation.periodStarts, actualQuote.minus(counted));
+      return this.#putReservation({ ...reservation, amountQuote: actualQuote, state: 'settled', updatedAtMs: this.#now() });
+    });
+  }
+
+  releaseBudget(reservationId: string): Promise<boolean> {
+    return this.#op(`releasing budget ${reservationId}`, () => {
+      const reservation = this.#reservations.get(reservationId);
+      if (reservation === undefined || reservation.state === 'released') return false;
+      if (reservation.state === 'settled') throw new StoreError('illegal-transition', `budget reservation ${reservationId} was settled: the money was spent`);
+      this.#addToPeriods(reservation, reservation.periodStarts, reservation.amountQuote.neg());
+      this.#putReservation({ ...reservation, state: 'released', updatedAtMs: this.#now() });
+      return true;
+    });
+  }
+
+  budgetSpent(scope: BudgetScope, atMs: number): Promise<BudgetSpent> {
+    return this.#op('reading budget spending', () => {
+      checkScope(scope);
+      const starts = periodStarts(atMs, scope.timeZone);
+      return {
+        day: this.#readSpent(scope, 'day', starts.day),
+        week: this.#readSpent(scope, 'week', starts.week),
+        month: this.#readSpent(scope, 'month', starts.month),
+        periodStarts: starts,
+      };
+    });
+  }
+
+  heldBudgetReservations(instance?: string): Promise<BudgetReservation[]> {
+    return this.#op('listing held budget reservations', () =>
+      [...this.#held]
+        .map((id) => this.#reservations.get(id) as BudgetReservation)
+        .filter((r) => instance === undefined || r.instance === instance)
+        .sort((a, b) => a.createdAtMs - b.createdAtMs || compareText(a.reservationId, b.reservationId)),
+    );
+  }
+
+  recentJournal(query: IntentQuery = {}): Promise<JournalEntry[]> {
+    return this.#op('reading the journal', () =>
+      this.#listIntents({ limit: 50, ...query }).map((intent) => ({
+        intent,
+        orders: (this.#intentOrders.get(intent.intentId) ?? []).map((id) => this.#orders.get(id) as StoredOrder).sort(oldestOrderFirst),
+        flexOperation: this.#flex.get(intent.intentId) ?? null,
+        transfer: this.#transfers.get(intent.intentId) ?? null,
+      })),
+    );
+  }
+
+  adoptOrder(adoption: OrderAdoption): Promise<AdoptedOrder> {
+    return this.#op(`adopting order ${adoption.order.orderId}`, () => {
+      const { order, instance, slotTimeMs, index } = adoption;
+      const { intentId, intent, result } = adoptedIntent(adoption);
+      const now = this.#now();
+      const slot = this.#slots.get(slotKey(adoption));
+      if (slot !== undefined) {
+        throw new StoreError('conflict', `slot ${instance}@${slotTimeMs} is journalled (${slot.status}): order ${order.orderId} (${order.clientOrderId}) is not this journal's to adopt`);
+      }
+      this.#insertSlot({ instance, slotTimeMs, status: 'done', reason: adoption.reason, runId: null, claimedAtMs: now, finishedAtMs: now });
+      const record: IntentRecord = {
+        intentId,
+        instance,
+        slotTimeMs,
+        index,
+        intent: canonicalIntent(intent, intentId),
+        clientOrderId: order.clientOrderId,
+        status: 'done',
+        attempts: 0,
+        result,
+        error: null,
+        createdAtMs: now,
+        updatedAtMs: now,
+        sentAtMs: Math.round(order.createdAtSec * 1000),
+        origin: 'adopted',
+      };
+      this.#addIntent(record);
+      const transition = this.#recordOrder(order, { intentId }, now);
+      const state = isTerminalStatus(order.status) ? 'settled' : 'held';
+      const spend = { reservationId: intentId, instance, asset: adoption.asset, timeZone: adoption.timeZone, atMs: slotTimeMs, amountQuote: order.filledQuote, state } as const;
+      checkScope(spend);
+      checkSpentAmount(spend.amountQuote, 'amountQuote');
+      if (this.#reservations.has(intentId)) throw new StoreError('conflict', `budget reservation ${intentId} already exists`);
+      this.#recordSpend(spend, periodStarts(slotTimeMs, adoption.timeZone));
+      const finding = this.#insertFinding({
+        kind: 'adopted',
+        instance,
+        clientOrderId: order.clientOrderId,
+        orderId: order.orderId,
+        market: order.market,
+        detail: adoption.reason,
+        ...(adoption.acknowledged === undefined ? {} : { acknowledged: adoption.acknowledged }),
+      });
+      return { intent: record, transition, finding };
+    });
+  }
+
+  recordFinding(finding: NewLedgerFinding): Promise<LedgerFinding> {
+    return this.#op(`recording a ${finding.kind} finding`, () => this.#insertFinding(finding));
+  }
+
+  listFindings(query: { readonly unacknowledged?: boolean; readonly limit?: number } = {}): Promise<LedgerFinding[]> {
+    return this.#op('listing findings', () =>
+      take(
+        this.#findings.filter((f) => query.unacknowledged !== true || f.acknowledgedAtMs === null).sort((a, b) => b.foundAtMs - a.foundAtMs || b.findingId - a.findingId),
+        query.limit ?? -1,
+      ),
+    );
+  }
+
+  acknowledgeFindings(): Promise<number> {
+    return this.#op('acknowledging findings', () => {
+      const now = this.#now();
+      let count = 0;
+      this.#findings.forEach((finding, i) => {
+        if (finding.acknowledgedAtMs !== null) return;
+        this.#replaceAt(this.#findings, i, { ...finding, acknowledgedAtMs: now });
+        count += 1;
+      });
+      return count;
+    });
+  }
+
+  ledgerCheckedThrough(): Promise<number | null> {
+    return this.#op('reading when the exchange history was last checked', () => {
+      const value = this.#meta.get(CHECKED_THROUGH_KEY);
+      return value === undefined ? null : Number(value);
+    });
+  }
+
+  setLedgerCheckedThrough(atMs: number): Promise<void> {
+    return this.#op('recording the exchange history check', () => {
+      checkLedgerTime(atMs);
+      this.#set(this.#meta, CHECKED_THROUGH_KEY, String(atMs));
+    });
+  }
+
+  recordHeartbeat(): Promise<void> {
+    return this.#op('writing the heartbeat', () => this.#set(this.#meta, ALIVE_KEY, String(this.#now())));
+  }
+
+  accountState(): Promise<string | null> {
+    return this.#op('reading the kept account', () => this.#meta.get(ACCOUNT_KEY) ?? null);
+  }
+
+  saveAccountState(state: string): Promise<void> {
+    return this.#op('saving the kept account', () => {
+      checkAccountState(state);
+      this.#set(this.#meta, ACCOUNT_KEY, state);
+    });
+  }
+
+  /** Memory cannot be deleted or replaced under the process. */
+  async assertIntact(): Promise<void> {}
+
+  writeFailure(): JournalWriteFailure | null {
+    return null;
+  }
+
+  // One operation: all of its changes, or none.
+
+  async #op<T>(doing: string, work: () => T): Promise<T> {
+    if (!this.#open) throw new StoreError('closed', `${doing}: the journal in memory is not open`);
+    const undo: Array<() => void> = [];
+    this.#undo = undo;
+    try {
+      return work();
+    } catch (error) {
+      for (let i = undo.length - 1; i >= 0; i -= 1) undo[i]?.();
+      throw error;
+    } finally {
+      this.#undo = null;
+    }
+  }
+
+  #set<K, V>(map: Map<K, V>, key: K, value: V): void {
+    const had = map.has(key);
+    const old = map.get(key);
+    map.set(key, value);
+    this.#undo?.push(() => (had ? map.set(key, old as V) : map.delete(key)));
+  }
+
+  #delete<K>(collection: Map<K, unknown> | Set<K>, key: K): void {
+    if (!collection.has(key)) return;
+    if (collection instanceof Set) {
+      collection.delete(key);
+      this.#undo?.push(() => collection.add(key));
+      return;
+    }
+    const old = collection.get(key);
+    collection.delete(key);
+    this.#undo?.push(() => collection.set(key, old));
+  }
+
+  #add<K>(set: Set<K>, key: K): void {
+    if (set.has(key)) return;
+    set.add(key);
+    this.#undo?.push(() => set.delete(key));
+  }
+
+  /** Insert into an array kept in order, after any equal element. */
+  #insertSorted<T>(array: T[], item: T, before: (a: T, b: T) => boolean): void {
+    let at = array.length;
+    while (at > 0 && before(item, array[at - 1] as T)) at -= 1;
+    array.splice(at, 0, item);
+    this.#undo?.push(() => array.splice(array.indexOf(item), 1));
+  }
+
+  #replaceAt<T>(array: T[], index: number, item: T): void {
+    const old = array[index] as T;
+    array[index] = item;
+    this.#undo?.push(() => {
+      array[index] = old;
+    });
+  }
+
+  // Slots and intents.
+
+  #checkMode(mode: RunMode): void {
+    const recorded = this.#meta.get(MODE_KEY);
+    if (recorded === undefined) this.#set(this.#meta, MODE_KEY, mode);
+    else if (recorded !== mode) throw new StoreError('mode-mismatch', `this is the ${recorded} journal; a ${mode} run must use its own`);
+  }
+
+  #checkRun(runId: string | null): void {
+    if (runId !== null && !this.#runs.has(runId)) throw new StoreError('conflict', `no run ${runId}: a slot belongs to a run of this journal`);
+  }
+
+  #insertSlot(slot: SlotRecord): void {
+    const key = slotKey(slot);
+    this.#set(this.#slots, key, slot);
+    if (slot.status === 'claimed') this.#add(this.#claimed, key);
+    let times = this.#slotTimes.get(slot.instance);
+    if (times === undefined) {
+      times = [];
+      this.#set(this.#slotTimes, slot.instance, times);
+    }
+    this.#insertSorted(times, slot.slotTimeMs, (a, b) => a < b);
+  }
+
+  #insertIntents(slot: SlotKey, entries: readonly NewIntent[], now: number): IntentRecord[] {
+    const current = this.#slots.get(slotKey(slot));
+    if (current === undefined) throw new StoreError('not-found', `slot ${slot.instance}@${slot.slotTimeMs} was never claimed`);
+    if (current.status !== 'claimed') throw new StoreError('illegal-transition', `slot ${slot.instance}@${slot.slotTimeMs} is ${current.status}: intents go only into a claimed slot`);
+    return entries.map((entry) => {
+      const { intentId, clientOrderId, status, error } = newIntentFields(slot, entry);
+      const intent = canonicalIntent(entry.intent, intentId);
+      if (intent.kind === 'set-state') this.#applyState(slot.instance, { [intent.key]: intent.value });
+      const record: IntentRecord = {
+        intentId,
+        instance: slot.instance,
+        slotTimeMs: slot.slotTimeMs,
+        index: entry.index,
+        intent,
+        clientOrderId,
+        status,
+        attempts: 0,
+        result: null,
+        error,
+        createdAtMs: now,
+        updatedAtMs: now,
+        sentAtMs: null,
+        origin: 'engine',
+      };
+      this.#addIntent(record);
+      return record;
+    });
+  }
+
+  #addIntent(record: IntentRecord): void {
+    if (this.#intents.has(record.intentId)) throw new StoreError('conflict', `intent ${record.intentId} is already journalled`);
+    if (record.clientOrderId !== null && this.#byClientOrderId.has(record.clientOrderId)) {
+      throw new StoreError('conflict', `clientOrderId ${record.clientOrderId} is already journalled`);
+    }
+    this.#putIntent(record, undefined);
+    const key = slotKey(record);
+    let ids = this.#slotIntents.get(key);
+    if (ids === undefined) {
+      ids = [];
+      this.#set(this.#slotIntents, key, ids);
+    }
+    const byIndex = (id: string): number => (this.#intents.get(id) as IntentRecord).index;
+    this.#insertSorted(ids, record.intentId, (a, b) => byIndex(a) < byIndex(b));
+    if (record.clientOrderId !== null) this.#set(this.#byClientOrderId, record.clientOrderId, record.intentId);
+  }
+
+  #putIntent(next: IntentRecord, previous: IntentRecord | undefined): void {
+    this.#set(this.#intents, next.intentId, next);
+    if (previous !== undefined && previous.status === next.status) return;
+    if (previous !== undefined) this.#delete(this.#statusSet(previous.status), previous.intentId);
+    this.#add(this.#statusSet(next.status), next.intentId);
+  }
+
+  #statusSet(status: IntentStatus): Set<string> {
+    let set = this.#byStatus.get(status);
+    if (set === undefined) {
+      set = new Set();
+      this.#byStatus.set(status, set);
+    }
+    return set;
+  }
+
+  #requireIntent(intentId: string): IntentRecord {
+    const found = this.#intents.get(intentId);
+    if (found === undefined) throw new StoreError('not-found', `no intent ${intentId}`);
+    return found;
+  }
+
+  #withStatuses(statuses: readonly IntentStatus[]): IntentRecord[] {
+    return [...new Set(statuses)].flatMap((status) => [...this.#statusSet(status)].map((id) => this.#intents.get(id) as IntentRecord));
+  }
+
+  #listIntents(query: IntentQuery): IntentRecord[] {
+    let candidates: IntentRecord[];
+    if (query.instance !== undefined && query.slotTimeMs !== undefined) {
+      candidates = (this.#slotIntents.get(slotKey({ instance: query.instance, slotTimeMs: query.slotTimeMs })) ?? []).map((id) => this.#intents.get(id) as IntentRecord);
+    } else if (query.statuses !== undefined) candidates = this.#withStatuses(query.statuses);
+    else candidates = [...this.#intents.values()];
+    const found = candidates.filter(
+      (intent) =>
+        (query.instance === undefined || intent.instance === query.instance) &&
+        (query.slotTimeMs === undefined || intent.slotTimeMs === query.slotTimeMs) &&
+        (query.statuses === undefined || query.statuses.includes(intent.status)),
+    );
+    return take(found.sort((a, b) => b.slotTimeMs - a.slotTimeMs || compareText(a.instance, b.instance) || a.index - b.index), query.limit ?? -1);
+  }
+
+  #applyState(instance: string, changes: Readonly<Record<string, string | null>>): void {
+    let state = this.#state.get(instance);
+    if (state === undefined) {
+      state = new Map();
+      this.#set(this.#state, instance, state);
+    }
+    for (const [key, value] of Object.entries(changes)) {
+      checkStateChange(key, value);
+      if (value === null) this.#delete(state, key);
+      else this.#set(state, key, value);
+    }
+  }
+
+  #checkOperation(intentId: string, kind: 'flex-withdraw' | 'transfer', status: string): void {
+    const intent = this.#requireIntent(intentId);
+    if (intent.intent.kind !== kind) throw new StoreError('invalid-argument', `intent ${intentId} is a ${intent.intent.kind}, not a ${kind}`);
+    checkOperationStatus(status);
+  }
+
+  // Orders.
+
+  #recordOrder(order: Order, link: OrderLink | undefined, now: number): OrderTransition | null {
+    checkOrder(order);
+    const stored = this.#orders.get(order.orderId);
+    if (stored === undefined) {
+      const intentId = this.#resolveIntent(order, link);
+      this.#putOrder(storedOrder(order, intentId, now, now));
+      if (intentId !== null) {
+        let ids = this.#intentOrders.get(intentId);
+        if (ids === undefined) {
+          ids = [];
+          this.#set(this.#intentOrders, intentId, ids);
+        }
+        this.#insertSorted(ids, order.orderId, () => false);
+      }
+      return this.#insertTransition(order, null, 1, now);
+    }
+    if (isTerminalStatus(stored.status) || isOlderSnapshot(order, stored)) return null;
+    const moved = snapshotMoved(order, stored);
+    const intentId = stored.intentId ?? this.#resolveIntent(order, link);
+    const next = storedOrder(order, intentId, stored.firstSeenAtMs, now);
+    if (!moved && intentId === stored.intentId && sameSnapshot(stored, next)) return null;
+    if (intentId !== stored.intentId && intentId !== null) {
+      let ids = this.#intentOrders.get(intentId);
+      if (ids === undefined) {
+        ids = [];
+        this.#set(this.#intentOrders, intentId, ids);
+      }
+      this.#insertSorted(ids, order.orderId, () => false);
+    }
+    this.#putOrder(next);
+    if (!moved) return null;
+    const seq = (this.#transitions.get(order.orderId)?.length ?? 0) + 1;
+    return this.#insertTransition(order, stored.status, seq, now);
+  }
+
+  #putOrder(order: StoredOrder): void {
+    this.#set(this.#orders, order.orderId, order);
+    if (isTerminalStatus(order.status)) this.#delete(this.#openOrders, order.orderId);
+    else this.#add(this.#openOrders, order.orderId);
+  }
+
+  #resolveIntent(order: Order, link: OrderLink | undefined): string | null {
+    if (link?.intentId === null) return null;
+    if (link?.intentId !== undefined) {
+      if (!this.#intents.has(link.intentId)) throw new StoreError('not-found', `order ${order.orderId}: no intent ${link.intentId}`);
+      return link.intentId;
+    }
+    if (order.clientOrderId === '') return null;
+    return this.#byClientOrderId.get(order.clientOrderId) ?? null;
+  }
+
+  /** A transition already logged with the same status, fills and activation is not logged twice. */
+  #insertTransition(order: Order, from: StoredOrder['status'] | null, seq: number, now: number): OrderTransition | null {
+    const transition: OrderTransition = {
+      orderId: order.orderId,
+      seq,
+      fromStatus: from,
+      toStatus: order.status,
+      filledBase: order.filledBase,
+      filledQuote: order.filledQuote,
+      fee: order.fee,
+      atMs: now,
+      stopActivated: order.stopActivated === 1,
+    };
+    let list = this.#transitions.get(order.orderId);
+    if (list === undefined) {
+      list = [];
+      this.#set(this.#transitions, order.orderId, list);
+    }
+    const repeated = list.some(
+      (t) =>
+        t.toStatus === transition.toStatus &&
+        t.filledBase.eq(transition.filledBase) &&
+        t.filledQuote.eq(transition.filledQuote) &&
+        t.fee.eq(transition.fee) &&
+        t.stopActivated === transition.stopActivated,
+    );
+    if (repeated) return null;
+    this.#insertSorted(list, transition, () => false);
+    return transition;
+  }
+
+  // Budgets.
+
+  #readSpent(scope: BudgetScope, period: string, startMs: number): Decimal {
+    return this.#spent.get(budgetKey(scope, period, startMs)) ?? ZERO;
+  }
+
+  /** Add a (possibly negative) amount to the three periods; a counter below zero means a broken journal. */
+  #addToPeriods(scope: BudgetScope, starts: PeriodStarts, delta: Decimal): void {
+    for (const period of BUDGET_PERIODS) {
+      const next = this.#readSpent(scope, period, starts[period]).plus(delta);
+      if (next.isNegative()) throw new StoreError('corrupt', `budget ${scope.instance}/${scope.asset} per ${period} from ${starts[period]} would go below zero`);
+      this.#set(this.#spent, budgetKey(scope, period, starts[period]), next);
+    }
+  }
+
+  #recordSpend(
+    spend: BudgetScope & { readonly reservationId: string; readonly atMs: number; readonly amountQuote: Decimal; readonly state: 'held' | 'settled' },
+    starts: PeriodStarts,
+  ): BudgetReservation {
+    this.#addToPeriods(spend, starts, spend.amountQuote);
+    const now = this.#now();
+    return this.#putReservation({
+      reservationId: spend.reservationId,
+      instance: spend.instance,
+      asset: spend.asset,
+      timeZone: spend.timeZone,
+      atMs: spend.atMs,
+      amountQuote: spend.amountQuote,
+      periodStarts: starts,
+      state: spend.state,
+      createdAtMs: now,
+      updatedAtMs: now,
+    });
+  }
+
+  #putReservation(reservation: BudgetReservation): BudgetReservation {
+    this.#set(this.#reservations, reservation.reservationId, reservation);
+    if (reservation.state === 'held') this.#add(this.#held, reservation.reservationId);
+    else this.#delete(this.#held, reservation.reservationId);
+    return reservation;
+  }
+
+  #requireReservation(reservationId: string): BudgetReservation {
+    const found = this.#reservations.get(reservationId);
+    if (found === undefined) throw new StoreError('not-found', `no budget reservation ${reservationId}`);
+    return found;
+  }
+
+  #insertFinding(finding: NewLedgerFinding): LedgerFinding {
+    checkFinding(finding);
+    const now = this.#now();
+    const record: LedgerFinding = {
+      findingId: this.#findings.length + 1,
+      kind: finding.kind,
+      instance: finding.instance,
+      clientOrderId: finding.clientOrderId,
+      orderId: finding.orderId,
+      market: finding.market,
+      detail: finding.detail,
+      foundAtMs: now,
+      acknowledgedAtMs: finding.acknowledged === true ? now : null,
+    };
+    this.#insertSorted(this.#findings, record, () => false);
+    return record;
+  }
+}
+
+function slotKey(key: SlotKey): string {
+  return `${key.instance}\u0000${key.slotTimeMs}`;
+}
+
+function budgetKey(scope: BudgetScope, period: string, startMs: number): string {
+  return `${scope.instance}\u0000${scope.asset}\u0000${period}\u0000${startMs}`;
+}
+
+/** SQL's LIMIT: a negative limit means all. */
+function take<T>(items: T[], limit: number): T[] {
+  return limit < 0 ? items : items.slice(0, limit);
+}
+
+function oldestOrderFirst(a: StoredOrder, b: StoredOrder): number {
+  return a.firstSeenAtMs - b.firstSeenAtMs || compareText(a.orderId, b.orderId);
+}
+
+/**
+ * The intent as the journal keeps it: only the fields the journal stores, checked as the SQLite
+ * codec checks them, so a record reads back the same from either journal.
+ */
+function canonicalIntent(intent: NewIntent['intent'], intentId: string): NewIntent['intent'] {
+  return decodeIntent(intent.kind, encodeIntentParams(intent), `intent ${intentId}`);
+}
+
+/** What the journal keeps of an order: the exchange's fields it stores, and when it saw them. */
+function storedOrder(order: Order, intentId: string | null, firstSeenAtMs: number, updatedAtMs: number): StoredOrder {
+  return {
+    orderId: order.orderId,
+    clientOrderId: order.clientOrderId,
+    intentId,
+    market: order.market,
+    side: order.side,
+    type: order.type,
+    createdAtSec: order.createdAtSec,
+    amount: order.amount,
+    left: order.left,
+    filledBase: order.filledBase,
+    filledQuote: order.filledQuote,
+    fee: order.fee,
+    feeAsset: order.feeAsset,
+    price: order.price,
+    status: order.status,
+    statusDerived: order.statusDerived,
+    stp: order.stp,
+    stopActivated: order.stopActivated,
+    firstSeenAtMs,
+    updatedAtMs,
+  };
+}
+
+const SNAPSHOT_FIELDS = ['clientOrderId', 'market', 'side', 'type', 'feeAsset', 'status', 'statusDerived', 'stp', 'stopActivated', 'createdAtSec'] as const;
+const SNAPSHOT_MONEY = ['amount', 'left', 'filledBase', 'filledQuote', 'fee'] as const;
+
+function sameSnapshot(a: StoredOrder, b: StoredOrder): boolean {
+  return (
+    SNAPSHOT_FIELDS.every((field) => a[field] === b[field]) &&
+    SNAPSHOT_MONEY.every((field) => a[field].eq(b[field])) &&
+    (a.price === null ? b.price === null : b.price !== null && a.price.eq(b.price))
+  );
+}
