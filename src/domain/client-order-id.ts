@@ -77,6 +77,18 @@ export function parseClientOrderId(clientOrderId: string): ClientOrderIdParts | 
  * surrogates into U+FFFD) nor the platform's byte order (the id must not change with the machine).
  */
 export function instanceHash(instance: string): string {
+  let hash = HASHES.get(instance);
+  if (hash === undefined) {
+    hash = hashInstance(instance);
+    // A process runs a handful of instances; a backtest derives ids for each of its slots.
+    if (HASHES.size < 1024) HASHES.set(instance, hash);
+  }
+  return hash;
+}
+
+const HASHES = new Map<string, string>();
+
+function hashInstance(instance: string): string {
   const units = Buffer.alloc(instance.length * 2);
   for (let i = 0; i < instance.length; i += 1) units.writeUInt16BE(instance.charCodeAt(i), i * 2);
   return createHash('sha256').update(units).digest('hex').slice(0, INSTANCE_HASH_HEX);

@@ -34,6 +34,9 @@ export interface BacktestExchangeOptions {
   readonly flex?: readonly FlexSeed[];
 }
 
+/** Finished orders a backtest's account keeps readable: far more than one slot ever looks back at. */
+const BACKTEST_FINISHED_ORDERS = 1000;
+
 /**
  * The exchange of a backtest: the sim core on a virtual clock, prices from candles. A market
  * buy at slot time t fills at the open of the first candle opening at or after t, plus
@@ -62,6 +65,9 @@ export class BacktestExchange extends SimAccount implements Exchange {
       clock: options.clock,
       prices: { priceAt: (market, timeMs) => candles.get(market)?.priceAt(timeMs) ?? null },
       fills: { slippagePct: options.slippagePct ?? ZERO },
+      // Years of slots: the engine reads an order back only while it settles, and the report
+      // reads the journal, so the account keeps its balances and its recent orders only.
+      history: { finishedOrders: BACKTEST_FINISHED_ORDERS, ledgerEntries: false },
     });
     for (const r of rules) sim.addMarket(r);
     seedSimAccount(sim, { wallet: options.wallet, ...(options.main === undefined ? {} : { main: options.main }), ...(options.flex === undefined ? {} : { flex: options.flex }) });

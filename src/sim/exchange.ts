@@ -41,6 +41,22 @@ export interface SimExchangeOptions {
   readonly fills?: FillModelOptions;
   /** Default null: orders settle completely when placed. */
   readonly settlement?: SettlementOptions | null;
+  /** What the account remembers; default everything (see SimHistory). */
+  readonly history?: SimHistory;
+}
+
+/**
+ * How much of its past the account keeps. The sandbox and paper accounts keep everything (their
+ * order history and ledger are read back); a backtest over years needs neither, and keeping them
+ * made its memory grow with every slot.
+ * - `finishedOrders`: how many finished orders stay readable (order history, deals, lookups);
+ *   older ones are forgotten, as a real exchange's history window forgets.
+ * - `ledgerEntries`: false keeps only the balances, not each posting that explains them (the
+ *   ledger audit then checks only that no balance is negative).
+ */
+export interface SimHistory {
+  readonly finishedOrders?: number;
+  readonly ledgerEntries?: boolean;
 }
 
 export type TransferAccount = 'main' | 'spot';
@@ -83,7 +99,7 @@ export class SimExchange {
   readonly #prices: PriceSource;
   readonly #asks: AskSource | null;
   readonly #fills: FillModel;
-  readonly #books = new Books();
+  readonly #books: Books;
   readonly #markets = new Map<string, MarketRules>();
   readonly #flex: Flex;
   readonly #codes = new Codes();
@@ -93,13 +109,14 @@ export class SimExchange {
   #setupVersion = 0;
 
   constructor(options: SimExchangeOptions = {}) {
+    this.#books = new Books({ entries: options.history?.ledgerEntries ?? true });
     this.#clock = options.clock ?? { nowMs: () => Date.now() };
     this.#ids = options.ids ?? sequentialIds();
     this.#prices = options.prices ?? fixedPrices({});
     this.#asks = options.asks ?? null;
     this.#fills = fillModel(options.fills);
     this.#flex = new Flex(this.#books, this.#ids);
-    this.#orders = new Orders(this.#books, this.#ids, options.settlement ?? null);
+    this.#orders = new Orders(this.#books, this.#ids, options.settlement ?? null, options.history?.finishedOrders ?? Number.POSITIVE_INFINITY);
   }
 
   /**

@@ -71,12 +71,18 @@ export class Orders {
   readonly #books: Books;
   readonly #ids: SimIds;
   readonly #settlement: SettlementOptions | null;
-  readonly #orders: OrderState[] = [];
+  #orders: OrderState[] = [];
   readonly #byId = new Map<string, OrderState>();
   /** Orders not yet final, so `advance` does not walk the whole history on every read. */
   #pending: OrderState[] = [];
+  /** Finished orders, oldest first, and how many of them to keep (SimHistory.finishedOrders). */
+  #finished: OrderState[] = [];
+  readonly #keepFinished: number;
+  #forgotten = 0;
 
-  constructor(books: Books, ids: SimIds, settlement: SettlementOptions | null) {
+  constructor(books: Books, ids: SimIds, settlement: SettlementOptions | null, keepFinished = Number.POSITIVE_INFINITY) {
+    if (!(keepFinished >= 1)) throw new RangeError('keep at least one finished order');
+    this.#keepFinished = keepFinished;
     if (settlement !== null && (!Number.isSafeInteger(settlement.steps) || settlement.steps < 1 || !(settlement.stepMs >= 0))) {
       throw new RangeError('settlement needs steps >= 1 and stepMs >= 0');
     }
@@ -89,7 +95,7 @@ export class Orders {
     const immediate = this.#settlement === null;
     const state: OrderState = {
       ...order,
-      seq: this.#orders.length + 1,
+      seq: this.#orders.length + this.#forgotten + 1,
       orderId: this.#ids.next('order'),
       createdMs: nowMs,
       steps: this.#settlement?.steps ?? 1,
@@ -183,6 +189,20 @@ export class Orders {
     }
     s.status = !s.plan.stoppedByBand ? 'FILLED' : s.filledBase.isZero() ? 'CANCELED' : 'CANCELED_TAKER_BAND';
     s.finishedMs = timeMs;
+    this.#remember(s);
+  }
+
+  /** Keep the newest finished orders only; forgetting in batches keeps it O(1) per order. */
+  #remember(s: OrderState): void {
+    if (this.#keepFinished === Number.POSITIVE_INFINITY) return;
+    this.#finished.push(s);
+    if (this.#finished.length < 2 * this.#keepFinished) return;
+    const forget = this.#finished.splice(0, this.#finished.length - this.#keepFinished);
+    for (const old of forget) this.#byId.delete(old.orderId);
+    const gone = new Set(forget);
+    const kept = this.#orders.filter((o) => !gone.has(o));
+    this.#forgotten += this.#orders.length - kept.length;
+    this.#orders = kept;
   }
 
   get(orderId: string): SimOrder | undefined {

@@ -11,27 +11,42 @@ import { StoreError } from './errors.ts';
  * reported, never guessed at.
  */
 export function encodeIntentParams(intent: Intent): string {
+  const { kind: _kind, ...fields } = canonicalIntent(intent);
+  return JSON.stringify('amount' in fields ? { ...fields, amount: formatDecimal(fields.amount) } : fields);
+}
+
+/**
+ * The intent as the journal keeps it: only the fields it stores, checked as they are written
+ * (money finite, note and refusal data text only), so an intent reads back the same from any journal.
+ */
+export function canonicalIntent(intent: Intent): Intent {
   switch (intent.kind) {
     case 'buy-stock-market':
-      return JSON.stringify({
+      return {
+        kind: intent.kind,
         market: intent.market,
         amount: money(intent.amount, 'amount'),
         ...(intent.stp === undefined ? {} : { stp: intent.stp }),
         ...(intent.tag === undefined ? {} : { tag: intent.tag }),
-      });
+      };
     case 'flex-withdraw':
-      return JSON.stringify({ plan: intent.plan, amount: money(intent.amount, 'amount') });
+      return { kind: intent.kind, plan: intent.plan, amount: money(intent.amount, 'amount') };
     case 'transfer':
-      return JSON.stringify({ ticker: intent.ticker, amount: money(intent.amount, 'amount'), from: intent.from, to: intent.to });
+      return { kind: intent.kind, ticker: intent.ticker, amount: money(intent.amount, 'amount'), from: intent.from, to: intent.to };
     case 'note':
-      return JSON.stringify({ level: intent.level, message: intent.message, ...(intent.data === undefined ? {} : { data: intent.data }) });
+      return { kind: intent.kind, level: intent.level, message: intent.message, ...(intent.data === undefined ? {} : { data: textData(intent.data) }) };
     case 'refusal':
-      return JSON.stringify({ reason: intent.reason, message: intent.message, ...(intent.data === undefined ? {} : { data: intent.data }) });
+      return { kind: intent.kind, reason: intent.reason, message: intent.message, ...(intent.data === undefined ? {} : { data: textData(intent.data) }) };
     case 'set-state':
-      return JSON.stringify({ key: intent.key, value: intent.value });
+      return { kind: intent.kind, key: intent.key, value: intent.value };
     default:
       throw new StoreError('invalid-argument', `cannot journal an intent of kind ${JSON.stringify((intent as { kind?: unknown }).kind)}`);
   }
+}
+
+function textData(data: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  encodeTextMap(data, 'data');
+  return { ...data };
 }
 
 export function decodeIntent(kind: string, paramsJson: string, where: string): Intent {
@@ -90,9 +105,9 @@ export function decodeTextMap(json: string, where: string): Readonly<Record<stri
   return out;
 }
 
-function money(value: Decimal, field: string): string {
+function money(value: Decimal, field: string): Decimal {
   if (!isDecimal(value) || !value.isFinite()) throw new StoreError('invalid-argument', `intent ${field} must be a finite Decimal`);
-  return formatDecimal(value);
+  return value;
 }
 
 function asKind(kind: string, where: string): IntentKind {

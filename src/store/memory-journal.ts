@@ -3,7 +3,7 @@ import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
 import { periodStarts } from './budget-periods.ts';
 import { StoreError } from './errors.ts';
-import { decodeIntent, encodeIntentParams } from './intent-codec.ts';
+import { canonicalIntent } from './intent-codec.ts';
 import {
   BUDGET_PERIODS,
   type AdoptedOrder,
@@ -448,7 +448,7 @@ export class MemoryJournal implements Journal {
         instance,
         slotTimeMs,
         index,
-        intent: canonicalIntent(intent, intentId),
+        intent: canonicalIntent(intent),
         clientOrderId: order.clientOrderId,
         status: 'done',
         attempts: 0,
@@ -629,7 +629,7 @@ export class MemoryJournal implements Journal {
     if (current.status !== 'claimed') throw new StoreError('illegal-transition', `slot ${slot.instance}@${slot.slotTimeMs} is ${current.status}: intents go only into a claimed slot`);
     return entries.map((entry) => {
       const { intentId, clientOrderId, status, error } = newIntentFields(slot, entry);
-      const intent = canonicalIntent(entry.intent, intentId);
+      const intent = canonicalIntent(entry.intent);
       if (intent.kind === 'set-state') this.#applyState(slot.instance, { [intent.key]: intent.value });
       const record: IntentRecord = {
         intentId,
@@ -897,13 +897,6 @@ function oldestOrderFirst(a: StoredOrder, b: StoredOrder): number {
   return a.firstSeenAtMs - b.firstSeenAtMs || compareText(a.orderId, b.orderId);
 }
 
-/**
- * The intent as the journal keeps it: only the fields the journal stores, checked as the SQLite
- * codec checks them, so a record reads back the same from either journal.
- */
-function canonicalIntent(intent: NewIntent['intent'], intentId: string): NewIntent['intent'] {
-  return decodeIntent(intent.kind, encodeIntentParams(intent), `intent ${intentId}`);
-}
 
 /** What the journal keeps of an order: the exchange's fields it stores, and when it saw them. */
 function storedOrder(order: Order, intentId: string | null, firstSeenAtMs: number, updatedAtMs: number): StoredOrder {

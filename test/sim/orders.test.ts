@@ -129,3 +129,22 @@ describe('taker band', () => {
     expect(sim.verifyLedger()).toBe(true);
   });
 });
+
+describe('an account that keeps only part of its past (a backtest over years)', () => {
+  it('keeps the newest finished orders readable and forgets older ones, ids still increasing', () => {
+    const sim = demoSim({ history: { finishedOrders: 3, ledgerEntries: false } });
+    const placed = Array.from({ length: 10 }, (_, i) => sim.buyStockMarket({ market: 'BTC_USDT', baseAmount: d('0.0001'), clientOrderId: `slot-${i}` }));
+    const history = sim.orderHistory({ market: 'BTC_USDT' }).map((o) => o.orderId);
+    // Forgetting happens in batches: at least the newest 3, never more than twice that.
+    expect(history.length).toBeGreaterThanOrEqual(3);
+    expect(history.length).toBeLessThan(6);
+    expect(history.slice(0, 3)).toEqual(placed.slice(-3).map((o) => o.orderId).reverse());
+    expect(sim.orderDeals(placed[9]?.orderId ?? '')).toHaveLength(1);
+    expect(sim.orderDeals(placed[0]?.orderId ?? '')).toEqual([]);
+    expect(new Set(placed.map((o) => o.orderId)).size).toBe(10);
+    // Balances are exact without the postings that explain them.
+    expect(text(sim.tradeBalance('BTC').available)).toBe('0.001');
+    expect(sim.ledger()).toEqual([]);
+    expect(sim.ledgerMismatches()).toEqual([]);
+  });
+});

@@ -212,14 +212,19 @@ function drawdowns(equity: readonly EquityPoint[]): BacktestReport['drawdown'] {
   if (first === undefined) return { samples: 0, max: null, maxPct: null };
   let peak = first;
   let max = { peak: first, trough: first, amount: ZERO };
-  let maxPct = { peak: first, trough: first, pct: ZERO };
+  let maxPct = { peak: first, trough: first, amount: ZERO };
   for (const point of equity) {
-    if (point.value.gt(peak.value)) peak = point;
+    // At or above the running peak there is no drawdown: most samples of a rising account.
+    if (point.value.gte(peak.value)) {
+      if (point.value.gt(peak.value)) peak = point;
+      continue;
+    }
     const amount = peak.value.sub(point.value);
     if (amount.gt(max.amount)) max = { peak, trough: point, amount };
-    if (peak.value.gt(0)) {
-      const pct = amount.div(peak.value).mul(100);
-      if (pct.gt(maxPct.pct)) maxPct = { peak, trough: point, pct };
+    // amount / peak > best amount / best peak, compared as a cross product (both peaks > 0):
+    // exact, without a division per sample over years of slots.
+    if (peak.value.gt(0) && (maxPct.amount.isZero() || amount.mul(maxPct.peak.value).gt(maxPct.amount.mul(peak.value)))) {
+      maxPct = { peak, trough: point, amount };
     }
   }
   return { samples: equity.length, max: episode(max.peak, max.trough), maxPct: episode(maxPct.peak, maxPct.trough) };
