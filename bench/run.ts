@@ -6,8 +6,8 @@ import { startSandboxProcess } from './child.ts';
 import { benchClientCpu } from './client-cpu.ts';
 import { benchColdStart } from './cold-start.ts';
 import { benchResidents } from './daemon.ts';
+import { benchBacktests } from './backtest-workloads.ts';
 import { benchJournalDurability } from './journal-durability.ts';
-import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 
 const fmt = (n: number, digits = 1): string => n.toFixed(digits);
@@ -49,13 +49,13 @@ console.log(`  stacker (image) / undici + node-cron   ${fmt(image.rssMedianMb / 
 console.log(`  fire -> first request target: p99 <= 5 ms (from the scheduled second)`);
 for (const r of residents) console.log(`  ${r.label}: ${r.command}`);
 
-const runs = [0, 1, 2].map(() => {
-  const child = spawnSync(process.execPath, [new URL('./backtest-child.ts', import.meta.url).pathname], { encoding: 'utf8' });
-  if (child.status !== 0) throw new Error(`backtest bench failed: ${child.stderr}`);
-  return JSON.parse(child.stdout) as { file: string; rows: number; copies: number; candles: number; slots: number; parseMs: number; runMs: number; peakRssMb: number };
-});
-const best = runs.map((r) => ({ ...r, perSecond: r.candles / ((r.parseMs + r.runMs) / 1000) })).sort((a, b) => a.perSecond - b.perSecond);
-const mid = best[1] as (typeof best)[number];
-console.log(`backtest end to end (${mid.file}: ${mid.rows} rows parsed, replayed x${mid.copies} = ${mid.candles} candles, daily dca, ${mid.slots} slots; median of 3 processes)`);
-console.log(`  throughput             ${fmt(mid.perSecond / 1e6, 2)} M candles/s   (target >= 2 M; Jesse ~0.5 M; parse ${fmt(mid.parseMs)} ms + run ${fmt(mid.runMs)} ms)`);
-console.log(`  peak RSS               ${fmt(mid.peakRssMb)} MB   (target <= 150 MB)`);
+const backtests = benchBacktests();
+console.log('backtest, whole process (`stacker backtest --json` as a user runs it: Node start, parse, run, report), median of 3, beside the bare floor (bench/peers/bare-dca.mjs: parse + decimal DCA loop, nothing else) on the same candles');
+console.log('  workload                                                     candles    slots   time       candles/s   slots/s   peak RSS   bare floor          target');
+for (const m of backtests.measured) {
+  const seconds = m.wallMs / 1000;
+  console.log(
+    `  ${m.workload.label.padEnd(60)} ${String(m.candles).padStart(8)} ${String(m.slots).padStart(7)}   ${fmt(seconds, 2).padStart(5)} s   ${fmt(m.candles / seconds / 1e6, 2).padStart(5)} M   ${fmt(m.slots / seconds / 1e3, 1).padStart(5)} k   ${fmt(m.peakRssMb, 0).padStart(4)} MB   ${fmt(m.bare.wallMs / 1000, 2)} s, ${fmt(m.bare.peakRssMb, 0)} MB   ${m.workload.target}`,
+  );
+}
+if (backtests.missing !== null) console.log(`  (${backtests.missing})`);
