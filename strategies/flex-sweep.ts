@@ -62,7 +62,8 @@ export const flexSweep = defineStrategy<FlexSweepParams>({
 
     if (params.mode === 'all' || params.reserve === null) {
       if (holdings.length === 0) return [nothing];
-      return holdings.map((h) => ({ kind: 'flex-withdraw', plan: h.plan, amount: h.invested }));
+      // Each plan's withdrawal stands alone: one the exchange refuses does not hold back the others.
+      return holdings.map((h) => ({ kind: 'flex-withdraw', plan: h.plan, amount: h.invested, group: h.plan }));
     }
 
     const ticker = params.target.kind === 'ticker' ? params.target.ticker : holdings[0]?.ticker;
@@ -86,7 +87,7 @@ export const flexSweep = defineStrategy<FlexSweepParams>({
     for (const holding of holdings) {
       if (missing.lte(0)) break;
       const amount = missing.lt(holding.invested) ? missing : holding.invested;
-      intents.push({ kind: 'flex-withdraw', plan: holding.plan, amount });
+      intents.push({ kind: 'flex-withdraw', plan: holding.plan, amount, group: holding.plan });
       missing = missing.sub(amount);
     }
     if (missing.gt(0)) {

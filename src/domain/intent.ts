@@ -8,6 +8,13 @@ import type { Stp } from './order.ts';
  * authors; the two are structurally identical, so either can be passed where the other is asked.
  */
 
+/**
+ * The money intents of a slot that stand or fall together: when the engine refuses one before
+ * sending, it sends none of the others of its group. Absent: the slot's one default group, so a
+ * slot's money intents are all or nothing unless the strategy says they are independent.
+ */
+export type MoneyGroup = string;
+
 /** Buy an exact base quantity at market (WhiteBIT "stock market" order). Spends the trade balance. */
 export interface BuyStockMarketIntent {
   readonly kind: 'buy-stock-market';
@@ -16,6 +23,7 @@ export interface BuyStockMarketIntent {
   readonly stp?: Stp;
   /** Prefix of the derived clientOrderId. */
   readonly tag?: string;
+  readonly group?: MoneyGroup;
 }
 
 /** Withdraw from a flex investment back to the main balance. */
@@ -23,6 +31,7 @@ export interface FlexWithdrawIntent {
   readonly kind: 'flex-withdraw';
   readonly plan: string;
   readonly amount: Decimal;
+  readonly group?: MoneyGroup;
 }
 
 /** Move funds from the main balance to the trade (spot) balance. */
@@ -32,6 +41,7 @@ export interface TransferIntent {
   readonly amount: Decimal;
   readonly from: 'main';
   readonly to: 'spot';
+  readonly group?: MoneyGroup;
 }
 
 /** A log line of the slot. Values are text (money via formatDecimal). */

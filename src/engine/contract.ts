@@ -1,4 +1,4 @@
-import type { Intent } from '../domain/intent.ts';
+import { type Intent, isMoneyIntent } from '../domain/intent.ts';
 import { type CodeRecord, type FlexInvestment, TRANSFER_DECIMALS, type TradeBalance } from '../domain/account.ts';
 import type { InputProblem } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
@@ -261,6 +261,9 @@ export function intentProblems(intent: Intent): string[] {
       found.push('data must map names to text (money via formatDecimal)');
     }
   };
+  if (isMoneyIntent(intent) && intent.group !== undefined && (typeof intent.group !== 'string' || !STATE_KEY_PATTERN.test(intent.group))) {
+    found.push('group must be 1 to 64 letters, digits, dots, dashes or underscores');
+  }
   switch (intent.kind) {
     case 'buy-stock-market':
       text('market', intent.market);

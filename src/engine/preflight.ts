@@ -4,7 +4,7 @@ import type { Exchange } from '../exchange/port.ts';
 import type { Decimal } from '../domain/money.ts';
 import { type RunMode, type Strategy, intentProblems, readsOf } from './contract.ts';
 import { errorMessage } from './error-policy.ts';
-import { staticGuard } from './guards.ts';
+import { planMoney } from './money-plan.ts';
 import { MarketBook, takeSnapshot } from './snapshot.ts';
 
 export interface PreflightIntent {
@@ -55,17 +55,16 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
         budget: { remainingQuote: () => null, maxOrderQuote: () => instance.maxOrderQuote },
       });
       const intents = await instance.strategy.decide(view, instance.params);
-      let stopped = false;
-      for (const intent of intents) {
+      const valid = intents.filter((intent) => {
         const broken = intentProblems(intent);
-        if (broken.length > 0) {
-          problems.push(`${intent.kind}: ${broken.join('; ')}`);
-          continue;
-        }
+        if (broken.length > 0) problems.push(`${intent.kind}: ${broken.join('; ')}`);
+        return broken.length === 0;
+      });
+      const refusals = planMoney(valid, view, { maxOrderQuote: instance.maxOrderQuote, killed: null });
+      for (const [index, intent] of valid.entries()) {
         if (intent.kind === 'refusal') judged.push({ kind: intent.kind, summary: intent.message, verdict: 'refused', reason: intent.reason });
         if (!isMoneyIntent(intent)) continue;
-        const refusal = stopped ? { code: 'earlier-intent-stopped', message: 'an earlier intent was refused' } : staticGuard(intent, view, instance);
-        if (refusal !== null) stopped = true;
+        const refusal = refusals[index] ?? null;
         judged.push({
           kind: intent.kind,
           summary: describe(intent),

@@ -4,7 +4,7 @@ import type { IntentError, NewIntent } from '../store/journal.ts';
 import { type BudgetView, type SlotView, type SnapshotPart, type Strategy, intentProblems } from './contract.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
 import { type MoneyOutcome, executeMoneyIntent } from './executor.ts';
-import { staticGuard } from './guards.ts';
+import { groupOf, planMoney } from './money-plan.ts';
 import { type EngineDeps, type InstanceLimits, hasBudget } from './runtime.ts';
 import { type MarketBook, takeSnapshot } from './snapshot.ts';
 
@@ -70,7 +70,7 @@ export async function runSlot(deps: EngineDeps, markets: MarketBook, instance: I
     return 'disabled';
   }
 
-  const planned = plan(intents, view, instance);
+  const planned = plan(intents, view, instance, deps.killSwitch.active());
   if (!(await deps.journal.claimSlot({ ...key, runId, intents: planned }))) {
     deps.logger.debug(log, 'slot claimed elsewhere meanwhile; not running it');
     return 'already';
@@ -78,7 +78,8 @@ export async function runSlot(deps: EngineDeps, markets: MarketBook, instance: I
 
   const records = await deps.journal.listIntents({ instance: instance.instance, slotTimeMs });
   records.sort((a, b) => a.index - b.index);
-  let stoppedBy: string | null = null;
+  // A refused or failed money intent stops the rest of its group (planMoney groups them).
+  const stoppedBy = new Map<string, string>();
   let failed = false;
   try {
     for (const record of records) {
@@ -95,20 +96,22 @@ export async function runSlot(deps: EngineDeps, markets: MarketBook, instance: I
         continue;
       }
       if (!isMoneyIntent(intent)) continue;
+      const group = groupOf(intent);
       if (record.status === 'refused') {
         const reason = record.error?.code ?? 'refused';
         deps.metrics.refusal(instance.instance, reason);
         deps.logger.warn({ ...log, event: 'refusal', reason, intent: intent.kind, index: record.index }, `refused: ${record.error?.message ?? reason}`);
-        stoppedBy ??= `intent #${record.index} (${intent.kind}) was refused`;
+        if (!stoppedBy.has(group)) stoppedBy.set(group, `intent #${record.index} (${intent.kind}) was refused`);
         continue;
       }
-      if (stoppedBy !== null) {
-        await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'earlier-intent-stopped', message: `not sent: ${stoppedBy}` } });
+      const stopped = stoppedBy.get(group);
+      if (stopped !== undefined) {
+        await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'earlier-intent-stopped', message: `not sent: ${stopped}` } });
         continue;
       }
       const outcome: MoneyOutcome = await executeMoneyIntent(deps, instance, view, record);
       if (outcome.status !== 'done') {
-        stoppedBy = `intent #${record.index} (${intent.kind}) ended ${outcome.status}: ${outcome.error.message}`;
+        stoppedBy.set(group, `intent #${record.index} (${intent.kind}) ended ${outcome.status}: ${outcome.error.message}`);
         if (outcome.status !== 'refused') failed = true;
       }
     }
@@ -125,28 +128,24 @@ export async function runSlot(deps: EngineDeps, markets: MarketBook, instance: I
   }
 
   const status = failed ? 'failed' : 'done';
-  await deps.journal.finishSlot({ ...key, status, ...(stoppedBy === null ? {} : { reason: stoppedBy }) });
+  const reason = [...stoppedBy.values()].join('; ');
+  await deps.journal.finishSlot({ ...key, status, ...(reason === '' ? {} : { reason }) });
   deps.metrics.slotFinished(instance.instance, status, deps.clock.nowMs() - started, slotTimeMs);
   deps.logger.info({ ...log, event: 'slot-finished', status, intents: records.length }, `slot ${status}`);
   return status;
 }
 
 /**
- * Journal form of the strategy's answer: the guards' refusals are decided now, so the journal
- * shows them beside the intents, and a money intent after a refused one is refused too (a buy
- * must not follow the transfer that was to fund it).
+ * Journal form of the strategy's answer: the guards' refusals are decided now for every money
+ * intent, before anything is sent, so the journal shows each refusal beside the intents and
+ * which refusal stopped which (planMoney: all or nothing per group).
  */
-function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRuntime): NewIntent[] {
-  let stopped: string | null = null;
+function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRuntime, killed: string | null): NewIntent[] {
+  const refusals = planMoney(intents, view, { maxOrderQuote: instance.maxOrderQuote, killed });
   return intents.map((intent, index) => {
     const base = { index, intent, ...(instance.clientOrderIdPrefix === null ? {} : { clientOrderIdPrefix: instance.clientOrderIdPrefix }) };
-    if (!isMoneyIntent(intent)) return base;
-    let refusal: IntentError | null = null;
-    if (stopped !== null) refusal = { code: 'earlier-intent-stopped', message: `not sent: ${stopped}` };
-    else refusal = staticGuard(intent, view, instance);
-    if (refusal === null) return base;
-    stopped ??= `intent #${index} (${intent.kind}) was refused: ${refusal.code}`;
-    return { ...base, refusal };
+    const refusal = refusals[index] ?? null;
+    return refusal === null ? base : { ...base, refusal };
   });
 }
 

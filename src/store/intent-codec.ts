@@ -28,11 +28,12 @@ export function canonicalIntent(intent: Intent): Intent {
         amount: money(intent.amount, 'amount'),
         ...(intent.stp === undefined ? {} : { stp: intent.stp }),
         ...(intent.tag === undefined ? {} : { tag: intent.tag }),
+        ...group(intent.group),
       };
     case 'flex-withdraw':
-      return { kind: intent.kind, plan: intent.plan, amount: money(intent.amount, 'amount') };
+      return { kind: intent.kind, plan: intent.plan, amount: money(intent.amount, 'amount'), ...group(intent.group) };
     case 'transfer':
-      return { kind: intent.kind, ticker: intent.ticker, amount: money(intent.amount, 'amount'), from: intent.from, to: intent.to };
+      return { kind: intent.kind, ticker: intent.ticker, amount: money(intent.amount, 'amount'), from: intent.from, to: intent.to, ...group(intent.group) };
     case 'note':
       return { kind: intent.kind, level: intent.level, message: intent.message, ...(intent.data === undefined ? {} : { data: textData(intent.data) }) };
     case 'refusal':
@@ -42,6 +43,12 @@ export function canonicalIntent(intent: Intent): Intent {
     default:
       throw new StoreError('invalid-argument', `cannot journal an intent of kind ${JSON.stringify((intent as { kind?: unknown }).kind)}`);
   }
+}
+
+function group(value: string | undefined): { group?: string } {
+  if (value === undefined) return {};
+  if (typeof value !== 'string' || value === '') throw new StoreError('invalid-argument', 'an intent group must be non-empty text');
+  return { group: value };
 }
 
 function textData(data: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
@@ -64,13 +71,14 @@ export function decodeIntent(kind: string, paramsJson: string, where: string): I
         amount: read.decimal('amount'),
         ...(stp === undefined ? {} : { stp }),
         ...(tag === undefined ? {} : { tag }),
+        ...group(read.optionalText('group')),
       };
     }
     case 'flex-withdraw':
-      return { kind: 'flex-withdraw', plan: read.text('plan'), amount: read.decimal('amount') };
+      return { kind: 'flex-withdraw', plan: read.text('plan'), amount: read.decimal('amount'), ...group(read.optionalText('group')) };
     case 'transfer': {
       if (read.text('from') !== 'main' || read.text('to') !== 'spot') throw corrupt(where, 'only main → spot transfers are journalled');
-      return { kind: 'transfer', ticker: read.text('ticker'), amount: read.decimal('amount'), from: 'main', to: 'spot' };
+      return { kind: 'transfer', ticker: read.text('ticker'), amount: read.decimal('amount'), from: 'main', to: 'spot', ...group(read.optionalText('group')) };
     }
     case 'note': {
       const level = read.text('level');

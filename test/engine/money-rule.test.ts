@@ -84,6 +84,40 @@ describe('a buy slot', () => {
   });
 });
 
+describe('all or nothing: the guards run on every money intent before anything is sent', () => {
+  // Found on main before contract 2: [transfer 10 USDT, buy] with MAX_ORDER_QUOTE=1 moved the
+  // 10 USDT, then refused the buy, and the slot ended done.
+  const transferThenBuy = defineStrategy<null>({
+    name: 'transfer-then-buy',
+    version: STRATEGY_API_VERSION,
+    describe: 'moves 10 USDT to spot, then buys',
+    params: [],
+    parseParams: () => null,
+    reads: () => ['balances', 'markets', 'prices'],
+    budgetAsset: () => 'USDT',
+    decide: async () => [
+      { kind: 'transfer', ticker: 'USDT', amount: new Decimal('10'), from: 'main', to: 'spot' },
+      { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0001') },
+    ],
+  });
+
+  it('sends neither the transfer nor the buy when MAX_ORDER_QUOTE refuses the buy, and journals which refusal stopped which', async () => {
+    const mainBefore = formatDecimal(world.sandbox.exchange.mainBalance('USDT'));
+    const tradeBefore = formatDecimal(world.sandbox.exchange.tradeBalance('USDT').available);
+    const engine = world.engine([runtimeOf({ instance: 'tb', strategy: transferThenBuy, env: {}, maxOrderQuote: new Decimal('1') })]);
+    await engine.runSlot('tb', SLOT);
+    expect(formatDecimal(world.sandbox.exchange.mainBalance('USDT'))).toBe(mainBefore);
+    expect(sandboxOrders()).toEqual([]);
+    expect(formatDecimal(world.sandbox.exchange.tradeBalance('USDT').available)).toBe(tradeBefore);
+    const intents = await world.journal.listIntents({ instance: 'tb' });
+    expect(intents.map((i) => [i.index, i.intent.kind, i.status, i.error?.code]).sort()).toEqual([
+      [0, 'transfer', 'refused', 'group-refused'],
+      [1, 'buy-stock-market', 'refused', 'above-max-order'],
+    ]);
+    expect(intents.find((i) => i.index === 0)?.error?.message).toMatch(/intent #1 \(buy-stock-market\)/);
+  });
+});
+
 describe('a lost answer is looked up, never blindly resent', () => {
   it('response dropped after the order committed: finds the order, places no second one', async () => {
     world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'drop-after-commit' });

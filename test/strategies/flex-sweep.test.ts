@@ -19,34 +19,34 @@ async function decide(env: Record<string, string>, spec: ViewSpec): Promise<unkn
 describe('flex-sweep', () => {
   it('MODE=all withdraws the whole active investment of the plan', async () => {
     const intents = await decide({ PLAN: PLAN_A, MODE: 'all' }, { flex: [investment(PLAN_A, 'USDT', '250.5'), investment(PLAN_B, 'USDT', '80')] });
-    expect(intents).toEqual([{ kind: 'flex-withdraw', plan: PLAN_A, amount: '250.5' }]);
+    expect(intents).toEqual([{ kind: 'flex-withdraw', plan: PLAN_A, amount: '250.5', group: PLAN_A }]);
   });
 
   it('MODE=all with TICKER withdraws every active investment in the asset, largest first, and skips other assets', async () => {
     const flex = [investment(PLAN_A, 'USDT', '60'), investment(PLAN_BTC, 'BTC', '0.5'), investment(PLAN_B, 'USDT', '80')];
     const intents = await decide({ TICKER: 'USDT', MODE: 'all' }, { flex });
     expect(intents).toEqual([
-      { kind: 'flex-withdraw', plan: PLAN_B, amount: '80' },
-      { kind: 'flex-withdraw', plan: PLAN_A, amount: '60' },
+      { kind: 'flex-withdraw', plan: PLAN_B, amount: '80', group: PLAN_B },
+      { kind: 'flex-withdraw', plan: PLAN_A, amount: '60', group: PLAN_A },
     ]);
   });
 
   it('matches PLAN regardless of the case the exchange writes the UUID in', async () => {
     const intents = await decide({ PLAN: PLAN_A.toUpperCase(), MODE: 'all' }, { flex: [investment(PLAN_A, 'USDT', '1')] });
-    expect(intents).toEqual([{ kind: 'flex-withdraw', plan: PLAN_A, amount: '1' }]);
+    expect(intents).toEqual([{ kind: 'flex-withdraw', plan: PLAN_A, amount: '1', group: PLAN_A }]);
   });
 
   it('MODE=reserve withdraws just enough to bring main up to RESERVE: 150 − 40.25 = 109.75', async () => {
     const intents = await decide({ PLAN: PLAN_A, MODE: 'reserve', RESERVE: '150' }, { main: { USDT: '40.25' }, flex: [investment(PLAN_A, 'USDT', '250.5')] });
-    expect(intents).toEqual([{ kind: 'flex-withdraw', plan: PLAN_A, amount: '109.75' }]);
+    expect(intents).toEqual([{ kind: 'flex-withdraw', plan: PLAN_A, amount: '109.75', group: PLAN_A }]);
   });
 
   it('MODE=reserve spreads the shortfall over the largest investments first: 150 − 10 = 140 = 80 + 60', async () => {
     const flex = [investment(PLAN_A, 'USDT', '60'), investment(PLAN_B, 'USDT', '80')];
     const intents = await decide({ TICKER: 'USDT', MODE: 'reserve', RESERVE: '150' }, { main: { USDT: '10' }, flex });
     expect(intents).toEqual([
-      { kind: 'flex-withdraw', plan: PLAN_B, amount: '80' },
-      { kind: 'flex-withdraw', plan: PLAN_A, amount: '60' },
+      { kind: 'flex-withdraw', plan: PLAN_B, amount: '80', group: PLAN_B },
+      { kind: 'flex-withdraw', plan: PLAN_A, amount: '60', group: PLAN_A },
     ]);
   });
 
@@ -54,8 +54,8 @@ describe('flex-sweep', () => {
     const flex = [investment(PLAN_A, 'USDT', '60'), investment(PLAN_B, 'USDT', '80')];
     const intents = await decide({ TICKER: 'USDT', MODE: 'reserve', RESERVE: '200' }, { main: { USDT: '10' }, flex });
     expect(intents).toEqual([
-      { kind: 'flex-withdraw', plan: PLAN_B, amount: '80' },
-      { kind: 'flex-withdraw', plan: PLAN_A, amount: '60' },
+      { kind: 'flex-withdraw', plan: PLAN_B, amount: '80', group: PLAN_B },
+      { kind: 'flex-withdraw', plan: PLAN_A, amount: '60', group: PLAN_A },
       expect.objectContaining({ kind: 'note', level: 'warn', data: expect.objectContaining({ short: '50' }) }),
     ]);
   });
