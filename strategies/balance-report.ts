@@ -1,7 +1,4 @@
-import { type CodeRecord, type TradeBalance, maskCode } from '../src/domain/account.ts';
-import { type Decimal, ZERO, formatDecimal } from '../src/domain/money.ts';
-import { type Intent, type NoteIntent, STRATEGY_API_VERSION, type SnapshotPart, defineStrategy } from '../src/engine/contract.ts';
-import { ParamReader } from '../src/engine/params.ts';
+import { type CodeRecord, type Decimal, type Intent, type SnapshotPart, type TradeBalance, ZERO, defineStrategy, formatDecimal, intent, maskCode, param } from './sdk.ts';
 
 /**
  * Log the account on a schedule: one note per asset with its main and trade balances, then the
@@ -10,41 +7,25 @@ import { ParamReader } from '../src/engine/params.ts';
  * Changes nothing.
  */
 
-export interface BalanceReportParams {
-  /** null: every asset with a non-zero main or trade balance. */
-  readonly tickers: readonly string[] | null;
-  readonly includeCodes: boolean;
-  readonly codesPerNote: number;
-}
-
 const ZERO_TRADE: TradeBalance = { available: ZERO, freeze: ZERO };
 
-export const balanceReport = defineStrategy<BalanceReportParams>({
+export const balanceReport = defineStrategy({
   name: 'balance-report',
-  version: STRATEGY_API_VERSION,
   describe: "Log main and trade balances and the account's codes (masked); changes nothing.",
-  params: [
-    { key: 'TICKERS', required: false, rule: 'tickers in capitals separated by commas', description: 'Assets to report (balances and codes), zero balances included. Default: every asset with a balance.', example: 'USDT,BTC' },
-    { key: 'CODES', required: false, rule: 'true or false', default: 'true', description: "Also report the account's codes (the engine pages through all of them).", example: 'true' },
-    { key: 'CODES_PER_NOTE', required: false, rule: 'whole number from 1 to 100', default: '50', description: 'Codes listed in one log line.', example: '50' },
-  ],
-
-  parseParams(env, source) {
-    const p = new ParamReader(env, source);
-    const tickers = p.optionalTickerList('TICKERS') ?? null;
-    const includeCodes = p.boolean('CODES', true);
-    const codesPerNote = p.integer('CODES_PER_NOTE', { min: 1, max: 100, default: 50 });
-    return p.done({ tickers, includeCodes, codesPerNote });
+  params: {
+    TICKERS: param.optionalTickerList({ description: 'Assets to report (balances and codes), zero balances included. Default: every asset with a balance.', example: 'USDT,BTC' }),
+    CODES: param.boolean({ default: true, description: "Also report the account's codes (the engine pages through all of them).", example: 'true' }),
+    CODES_PER_NOTE: param.integer({ min: 1, max: 100, default: 50, description: 'Codes listed in one log line.', example: '50' }),
   },
 
   reads(params): readonly SnapshotPart[] {
-    return params.includeCodes ? ['balances', 'codes'] : ['balances'];
+    return params.CODES ? ['balances', 'codes'] : ['balances'];
   },
 
   async decide(view, params) {
     const main = view.mainBalances();
     const trade = view.tradeBalances();
-    const tickers = params.tickers ?? withBalance(main, trade);
+    const tickers = params.TICKERS ?? withBalance(main, trade);
     const intents: Intent[] = tickers.map((ticker) => {
       const m = main.get(ticker) ?? ZERO;
       const t = trade.get(ticker) ?? ZERO_TRADE;
@@ -56,13 +37,13 @@ export const balanceReport = defineStrategy<BalanceReportParams>({
       });
     });
     if (tickers.length === 0) intents.push(note('no balances', {}));
-    if (!params.includeCodes) return intents;
+    if (!params.CODES) return intents;
 
-    const wanted = params.tickers === null ? null : new Set(params.tickers);
+    const wanted = params.TICKERS === null ? null : new Set(params.TICKERS);
     const codes = view.codes().filter((code) => wanted === null || wanted.has(code.ticker));
     intents.push(note(`codes: ${codes.length}`, summary(codes)));
-    for (let start = 0; start < codes.length; start += params.codesPerNote) {
-      const page = codes.slice(start, start + params.codesPerNote);
+    for (let start = 0; start < codes.length; start += params.CODES_PER_NOTE) {
+      const page = codes.slice(start, start + params.CODES_PER_NOTE);
       const data: Record<string, string> = {};
       page.forEach((code, i) => {
         data[String(start + i + 1)] = describeCode(code);
@@ -73,8 +54,8 @@ export const balanceReport = defineStrategy<BalanceReportParams>({
   },
 });
 
-function note(message: string, data: Readonly<Record<string, string>>): NoteIntent {
-  return { kind: 'note', level: 'info', message, data };
+function note(message: string, data: Readonly<Record<string, string>>): Intent {
+  return intent.note(message, data);
 }
 
 function withBalance(main: ReadonlyMap<string, Decimal>, trade: ReadonlyMap<string, TradeBalance>): string[] {

@@ -1,7 +1,4 @@
-import type { FlexInvestment } from '../src/domain/account.ts';
-import { type Decimal, ZERO, formatDecimal } from '../src/domain/money.ts';
-import { type Intent, STRATEGY_API_VERSION, defineStrategy } from '../src/engine/contract.ts';
-import { ParamReader } from '../src/engine/params.ts';
+import { type Decimal, type FlexInvestment, type Intent, ZERO, defineStrategy, formatDecimal, intent, param } from './sdk.ts';
 
 /**
  * Withdraw flexible (Smart Flex) investments back to the main balance: either everything
@@ -17,38 +14,21 @@ export type SweepMode = (typeof SWEEP_MODES)[number];
 
 export type SweepTarget = { readonly kind: 'plan'; readonly plan: string } | { readonly kind: 'ticker'; readonly ticker: string };
 
-export interface FlexSweepParams {
-  readonly target: SweepTarget;
-  readonly mode: SweepMode;
-  /** Main balance to keep, in the investment's asset; null with MODE=all. */
-  readonly reserve: Decimal | null;
-}
-
-export const flexSweep = defineStrategy<FlexSweepParams>({
+export const flexSweep = defineStrategy({
   name: 'flex-sweep',
-  version: STRATEGY_API_VERSION,
   describe: 'Withdraw flex investments back to the main balance: all of a plan, or enough to keep a main-balance reserve.',
-  params: [
-    { key: 'PLAN', required: false, rule: 'a UUID; give PLAN or TICKER, not both', description: 'The flex plan to withdraw from.', example: '0b7b4a47-9a4f-4c4e-8d0e-2f1b6a7c9d11' },
-    { key: 'TICKER', required: false, rule: 'an asset ticker in capitals; give PLAN or TICKER, not both', description: 'Withdraw from every active investment in this asset (largest first).', example: 'USDT' },
-    { key: 'MODE', required: true, rule: `one of ${SWEEP_MODES.join(', ')}`, description: 'all: withdraw the whole investment. reserve: withdraw only what brings the main balance up to RESERVE.', example: 'reserve' },
-    { key: 'RESERVE', required: false, rule: 'decimal > 0; required with MODE=reserve, refused otherwise', description: 'Main balance to keep in the asset, e.g. what the next buys spend.', example: '150' },
-  ],
+  params: {
+    PLAN: param.optionalUuid({ note: 'give PLAN or TICKER, not both', description: 'The flex plan to withdraw from.', example: '0b7b4a47-9a4f-4c4e-8d0e-2f1b6a7c9d11' }),
+    TICKER: param.optionalTicker({ note: 'give PLAN or TICKER, not both', description: 'Withdraw from every active investment in this asset (largest first).', example: 'USDT' }),
+    MODE: param.oneOf(SWEEP_MODES, { description: 'all: withdraw the whole investment. reserve: withdraw only what brings the main balance up to RESERVE.', example: 'reserve' }),
+    RESERVE: param.decimal({ positive: true, optional: true, note: 'required with MODE=reserve, refused otherwise', description: 'Main balance to keep in the asset, e.g. what the next buys spend.', example: '150' }),
+  },
 
-  parseParams(env, source) {
-    const p = new ParamReader(env, source);
-    const plan = p.optionalUuid('PLAN');
-    const ticker = p.optionalTicker('TICKER');
-    const mode = p.oneOf('MODE', SWEEP_MODES);
-    const reserve = p.optionalDecimal('RESERVE', { positive: true }) ?? null;
-    if (plan !== undefined && ticker !== undefined) p.problem('PLAN', 'give PLAN or TICKER, not both');
-    if (!p.has('PLAN') && !p.has('TICKER')) {
-      p.problem('PLAN', 'is required unless TICKER is given (the plan UUID, or TICKER=USDT for every USDT investment)');
-    }
-    if (p.has('MODE') && mode === 'reserve' && !p.has('RESERVE')) p.problem('RESERVE', 'is required with MODE=reserve');
-    if (p.has('MODE') && mode === 'all' && p.has('RESERVE')) p.problem('RESERVE', 'is only used with MODE=reserve; with MODE=all everything is withdrawn');
-    const target: SweepTarget = plan !== undefined ? { kind: 'plan', plan } : { kind: 'ticker', ticker: ticker ?? '' };
-    return p.done({ target, mode, reserve });
+  check(params, problem, given) {
+    if (given('PLAN') && given('TICKER')) problem('PLAN', 'give PLAN or TICKER, not both');
+    if (!given('PLAN') && !given('TICKER')) problem('PLAN', 'is required unless TICKER is given (the plan UUID, or TICKER=USDT for every USDT investment)');
+    if (given('MODE') && params.MODE === 'reserve' && !given('RESERVE')) problem('RESERVE', 'is required with MODE=reserve');
+    if (given('MODE') && params.MODE === 'all' && given('RESERVE')) problem('RESERVE', 'is only used with MODE=reserve; with MODE=all everything is withdrawn');
   },
 
   reads() {
@@ -56,19 +36,20 @@ export const flexSweep = defineStrategy<FlexSweepParams>({
   },
 
   async decide(view, params) {
-    const holdings = holdingsOf(view.flexInvestments(), params.target);
-    const where = params.target.kind === 'plan' ? `plan ${params.target.plan}` : `${params.target.ticker} plans`;
-    const nothing: Intent = { kind: 'refusal', reason: 'no-active-investment', message: `no active flex investment in ${where}`, data: targetData(params.target) };
+    const target: SweepTarget = params.PLAN !== null ? { kind: 'plan', plan: params.PLAN } : { kind: 'ticker', ticker: params.TICKER ?? '' };
+    const holdings = holdingsOf(view.flexInvestments(), target);
+    const where = target.kind === 'plan' ? `plan ${target.plan}` : `${target.ticker} plans`;
+    const nothing: Intent = { kind: 'refusal', reason: 'no-active-investment', message: `no active flex investment in ${where}`, data: targetData(target) };
 
-    if (params.mode === 'all' || params.reserve === null) {
+    if (params.MODE === 'all' || params.RESERVE === null) {
       if (holdings.length === 0) return [nothing];
       // Each plan's withdrawal stands alone: one the exchange refuses does not hold back the others.
-      return holdings.map((h) => ({ kind: 'flex-withdraw', plan: h.plan, amount: h.invested, group: h.plan }));
+      return holdings.map((h) => intent.flexWithdraw(h.plan, h.invested, { group: h.plan }));
     }
 
-    const ticker = params.target.kind === 'ticker' ? params.target.ticker : holdings[0]?.ticker;
+    const ticker = target.kind === 'ticker' ? target.ticker : holdings[0]?.ticker;
     if (ticker === undefined) return [nothing];
-    const reserve = params.reserve;
+    const reserve = params.RESERVE;
     const main = view.mainBalance(ticker);
     if (main.gte(reserve)) {
       return [
@@ -87,7 +68,7 @@ export const flexSweep = defineStrategy<FlexSweepParams>({
     for (const holding of holdings) {
       if (missing.lte(0)) break;
       const amount = missing.lt(holding.invested) ? missing : holding.invested;
-      intents.push({ kind: 'flex-withdraw', plan: holding.plan, amount, group: holding.plan });
+      intents.push(intent.flexWithdraw(holding.plan, amount, { group: holding.plan }));
       missing = missing.sub(amount);
     }
     if (missing.gt(0)) {

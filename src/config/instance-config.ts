@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { ConfigError, type InputProblem } from '../domain/errors.ts';
 import type { Decimal } from '../domain/money.ts';
-import { STRATEGY_API_VERSION, type Strategy } from '../engine/contract.ts';
+import { STRATEGY_API_CHANGES, STRATEGY_API_VERSION, type Strategy } from '../engine/contract.ts';
 import { ParamReader, closestName, unknownKeyProblems } from '../engine/params.ts';
 import { type CatchUpPolicy, parseDuration } from '../engine/schedule/catch-up.ts';
 import { type CronSchedule, cronProblems, parseCron } from '../engine/schedule/cron.ts';
@@ -178,7 +178,7 @@ function chooseStrategy(p: ParamReader, strategies: ReadonlyMap<string, Strategy
     return undefined;
   }
   if (strategy.version !== STRATEGY_API_VERSION) {
-    p.problem('STRATEGY', `strategy ${name} is written for strategy API version ${String(strategy.version)}, but this stacker runs version ${STRATEGY_API_VERSION}`);
+    p.problem('STRATEGY', `strategy ${name} is written for strategy API version ${String(strategy.version)}, but this stacker runs version ${STRATEGY_API_VERSION}: ${STRATEGY_API_CHANGES}`);
     return undefined;
   }
   return strategy;

@@ -6,8 +6,9 @@ import { type Decimal, isDecimal } from '../domain/money.ts';
 import { STP_INPUT_HELP, type Stp, readStp } from '../domain/order.ts';
 
 /**
- * The strategy contract, version 1: what a strategy module gives the engine and what the engine
- * gives back. A strategy is a pure decision: it parses its own params from its instance's env
+ * The strategy contract, version 2: what a strategy module gives the engine and what the engine
+ * gives back. Authors write strategies with `defineStrategy` (src/engine/define-strategy.ts,
+ * exported with everything else they need by strategies/sdk.ts); this file is the engine's side. A strategy is a pure decision: it parses its own params from its instance's env
  * file once at start, and each slot it reads a read-only view and returns intents. It never
  * calls the exchange, the clock (`Date.now()`, `new Date()`), timers or randomness: the slot's
  * time comes in the view, which is what lets one strategy run live, in dry-run and in a
@@ -16,7 +17,14 @@ import { STP_INPUT_HELP, type Stp, readStp } from '../domain/order.ts';
  * Bump STRATEGY_API_VERSION on any change a shipped strategy would notice; the engine refuses a
  * module whose `version` differs.
  */
-export const STRATEGY_API_VERSION = 1 as const;
+export const STRATEGY_API_VERSION = 2 as const;
+
+/**
+ * What changed from version 1, for the message that refuses an older module: params are declared
+ * once with `param.*` instead of a ParamSpec list plus parseParams, and a slot's money intents
+ * are all or nothing per group (the engine's guards run on all of them before any is sent).
+ */
+export const STRATEGY_API_CHANGES = 'declare params with param.* and defineStrategy from strategies/sdk.ts (README: Adding a strategy); the engine now checks every money intent of a slot before sending any';
 
 /** One key of an instance env file, for validation of unknown keys, `--help` and the README. */
 export interface ParamSpec {
@@ -160,10 +168,12 @@ export interface StartupContext {
  * How the engine runs the intents `decide` returns:
  * - in order; money-moving intents (buy, transfer, flex-withdraw) each get a deterministic id
  *   from (instance, slot time, index) and are journalled before they are sent;
- * - the guards (kill switch, budgets, MAX_ORDER_QUOTE, market rules) run on every intent again:
- *   a strategy's own checks are for a clear reason early, not for safety;
- * - the first money-moving intent that is refused or fails stops the ones after it (a failed
- *   transfer must not be followed by the buy it was funding); notes, refusals and set-state never stop anything;
+ * - before anything is sent, the guards (kill switch, market rules, MAX_ORDER_QUOTE, budget
+ *   left, balances as the slot's intents leave them) run on every money intent, and a refused
+ *   one refuses every other money intent of its `group` (one group per slot unless the intents
+ *   name theirs): a transfer that was to fund a refused buy is never sent;
+ * - a money intent that fails when sent stops the rest of its group; notes, refusals and
+ *   set-state never stop anything;
  * - a transfer is followed by a wait until the trade balance shows it (the exchange takes up to ~2 s);
  * - `set-state` intents are written in the transaction that journals the slot, whatever the
  *   orders' outcome;
@@ -201,11 +211,6 @@ export interface Strategy<P> {
   checkParams?(params: P, context: StartupContext, source: string): readonly InputProblem[];
   /** The decision for one slot. Pure: reads the view only. */
   decide(view: SlotView, params: P): Promise<readonly Intent[]>;
-}
-
-/** Identity helper that lets TypeScript infer P from parseParams. */
-export function defineStrategy<P>(strategy: Strategy<P>): Strategy<P> {
-  return strategy;
 }
 
 /** The snapshot parts the engine must load for this strategy instance. */

@@ -33,8 +33,8 @@ describe('loadDaemonConfig: a valid configuration', () => {
       maxOrderQuote: null,
     });
     expect(dca?.strategy).toBe(STRATEGIES.get('dca'));
-    expect(dca?.params).toMatchObject({ market: 'BTC_USDT', stp: 'no', allowTransfer: false });
-    expect(String((dca?.params as { baseAmount: Decimal }).baseAmount)).toBe('0.0005');
+    expect(dca?.params).toMatchObject({ MARKET: 'BTC_USDT', STP: 'no', ALLOW_TRANSFER: false, AMOUNT_QUOTE: null });
+    expect(String((dca?.params as { AMOUNT: Decimal }).AMOUNT)).toBe('0.0005');
   });
 
   it('reads the engine keys: time zone, catch-up window, budgets and the order limit as Decimals', async () => {
@@ -152,7 +152,7 @@ describe('loadDaemonConfig: a valid configuration', () => {
     const file = join(world.strategiesDir, 'dca-btc.env');
     expect(lines(error.problems)).toEqual([
       `${file}: SCHEDULE: is required: a 5-field cron expression (minute hour day-of-month month day-of-week) such as "0 9 * * *"`,
-      `${file}: AMOUNT: is required`,
+      `${file}: AMOUNT: is required unless AMOUNT_QUOTE is given: AMOUNT=0.0005 buys 0.0005 base per slot, AMOUNT_QUOTE=50 spends about 50 quote per slot`,
     ]);
   });
 });

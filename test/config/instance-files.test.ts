@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadDaemonConfig, loadStrategyFiles } from '../../src/config/daemon-config.ts';
 import { EXIT, exitCodeFor } from '../../src/domain/errors.ts';
+import { STRATEGY_API_CHANGES, type Strategy } from '../../src/engine/contract.ts';
 import { STRATEGIES } from '../../strategies/index.ts';
 import { ConfigWorld, DCA, REPORT, about, configErrorOf, lines } from './helpers.ts';
 
@@ -125,7 +126,7 @@ describe('loadDaemonConfig: every problem at once', () => {
   it('accepts dotenv multi-line quoted values without calling their lines malformed', async () => {
     world.instance('report', `${REPORT}\nTICKERS="USDT,\n  BTC"\nCODES=false`);
     const [instance] = (await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} })).instances;
-    expect(instance?.params).toEqual({ tickers: ['USDT', 'BTC'], includeCodes: false, codesPerNote: 50 });
+    expect(instance?.params).toEqual({ TICKERS: ['USDT', 'BTC'], CODES: false, CODES_PER_NOTE: 50 });
   });
 
   it('tells where a global setting found in a strategy file belongs, without echoing its value', async () => {
@@ -221,7 +222,7 @@ describe('loadDaemonConfig: every problem at once', () => {
     const file = world.instance('dca-btc', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT');
     const missing = join(world.dir, 'missing.env');
     const error = await configErrorOf(loadDaemonConfig({ envFile: missing, strategiesDir: world.strategiesDir }, { env: {} }));
-    expect(lines(error.problems)).toEqual([`--env-file: file not found: ${missing}`, `${file}: AMOUNT: is required`]);
+    expect(lines(error.problems)).toEqual([`--env-file: file not found: ${missing}`, `${file}: AMOUNT: is required unless AMOUNT_QUOTE is given: AMOUNT=0.0005 buys 0.0005 base per slot, AMOUNT_QUOTE=50 spends about 50 quote per slot`]);
   });
 
   it('reports an unreadable instance file (a dangling link) instead of skipping it', async () => {
@@ -234,14 +235,14 @@ describe('loadDaemonConfig: every problem at once', () => {
     const dca = STRATEGIES.get('dca');
     if (dca === undefined) throw new Error('dca is not registered');
     const broken = { ...dca, name: 'broken', parseParams: () => { throw new TypeError('cannot read x of undefined'); } };
-    const future = { ...dca, name: 'future', version: 2 as unknown as 1 };
-    const strategies = new Map([['broken', broken], ['future', future]]);
+    const older = { ...dca, name: 'older', version: 1 as unknown as 2 };
+    const strategies = new Map<string, Strategy<unknown>>([['broken', broken], ['older', older]]);
     const a = world.instance('a', 'STRATEGY=broken\nSCHEDULE="0 9 * * *"');
-    const b = world.instance('b', 'STRATEGY=future\nSCHEDULE="0 9 * * *"');
+    const b = world.instance('b', 'STRATEGY=older\nSCHEDULE="0 9 * * *"');
     const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {}, strategies }));
     expect(lines(error.problems)).toEqual([
       `${a}: STRATEGY: strategy broken failed while reading its keys (a bug in the strategy): cannot read x of undefined`,
-      `${b}: STRATEGY: strategy future is written for strategy API version 2, but this stacker runs version 1`,
+      `${b}: STRATEGY: strategy older is written for strategy API version 1, but this stacker runs version 2: ${STRATEGY_API_CHANGES}`,
     ]);
   });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
-import { defineStrategy, STRATEGY_API_VERSION } from '../../src/engine/contract.ts';
+import { defineStrategy } from '../../strategies/sdk.ts';
 import { killSwitch } from '../../src/engine/kill-switch.ts';
 import { DEMO_EMPTY_FLEX_PLAN_ID, DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { dca } from '../../strategies/dca.ts';
@@ -87,12 +87,10 @@ describe('a buy slot', () => {
 describe('all or nothing: the guards run on every money intent before anything is sent', () => {
   // Found on main before contract 2: [transfer 10 USDT, buy] with MAX_ORDER_QUOTE=1 moved the
   // 10 USDT, then refused the buy, and the slot ended done.
-  const transferThenBuy = defineStrategy<null>({
+  const transferThenBuy = defineStrategy({
     name: 'transfer-then-buy',
-    version: STRATEGY_API_VERSION,
     describe: 'moves 10 USDT to spot, then buys',
-    params: [],
-    parseParams: () => null,
+    params: {},
     reads: () => ['balances', 'markets', 'prices'],
     budgetAsset: () => 'USDT',
     decide: async () => [
@@ -270,10 +268,8 @@ describe('transfers and flex withdrawals', () => {
   it('a withdraw raced by the investment closing is a refusal with its reason, not a crash', async () => {
     const racing = defineStrategy({
       name: 'racing',
-      version: STRATEGY_API_VERSION,
       describe: 'withdraws from the plan with no investment',
-      params: [],
-      parseParams: () => ({}),
+      params: {},
       reads: () => [],
       decide: async () => [{ kind: 'flex-withdraw', plan: DEMO_EMPTY_FLEX_PLAN_ID, amount: new Decimal('10') }],
     });
@@ -309,10 +305,8 @@ describe('guards', () => {
   it('MAX_ORDER_QUOTE is enforced by the engine even when a strategy ignores it', async () => {
     const reckless = defineStrategy({
       name: 'reckless',
-      version: STRATEGY_API_VERSION,
       describe: 'buys 1 BTC',
-      params: [],
-      parseParams: () => ({}),
+      params: {},
       reads: () => ['markets', 'prices'],
       decide: async () => [{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.01') }],
     });
@@ -326,10 +320,8 @@ describe('guards', () => {
   it('a strategy that throws is disabled; the others keep running', async () => {
     const broken = defineStrategy({
       name: 'broken',
-      version: STRATEGY_API_VERSION,
       describe: 'throws',
-      params: [],
-      parseParams: () => ({}),
+      params: {},
       reads: () => [],
       decide: async () => {
         throw new TypeError('oops');

@@ -175,7 +175,7 @@ describe('intentProblems', () => {
   });
 
   it('loads every part but the paged codes for a strategy that does not say what it reads', () => {
-    const bare: Strategy<null> = { name: 'bare', version: 1, describe: 'test', params: [], parseParams: () => null, decide: async () => [] };
+    const bare: Strategy<null> = { name: 'bare', version: 2, describe: 'test', params: [], parseParams: () => null, decide: async () => [] };
     expect(readsOf(bare, null)).toEqual(DEFAULT_READS);
     expect(DEFAULT_READS).not.toContain('codes');
   });

@@ -4,6 +4,8 @@ import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { type Intent, intentProblems, readsOf } from '../../src/engine/contract.ts';
 import { parseInstanceParams } from '../../src/engine/params.ts';
 import { dca } from '../../strategies/dca.ts';
+import { judgeWith } from '../../strategies/sdk-testing.ts';
+import { ConfigError, type InputProblem } from '../../src/domain/errors.ts';
 import { type ViewSpec, btcUsdt, slotView } from './view.ts';
 
 const SOURCE = 'config/strategies/dca-btc.env';
@@ -14,6 +16,20 @@ async function decide(env: Record<string, string>, spec: ViewSpec): Promise<read
   const intents = await dca.decide(slotView({ ...spec, reads: readsOf(dca, params) }), params);
   for (const intent of intents) expect(intentProblems(intent)).toEqual([]);
   return intents;
+}
+
+async function verdicts(env: Record<string, string>, spec: ViewSpec): Promise<Array<[string, string | null]>> {
+  return (await judgeWith(dca, { ...BASE_ENV, ...env }, spec)).map(({ intent, refused }) => [intent.kind, refused]);
+}
+
+function problemsOf(run: () => unknown): readonly InputProblem[] {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
 }
 
 /** Intents in a compact text form: money as plain decimal strings. */
@@ -41,46 +57,41 @@ describe('dca', () => {
     expect(intents[0]).toMatchObject({ kind: 'note', level: 'info', data: { requested: '0.00051234', amount: '0.000512' } });
   });
 
-  it('refuses below the min amount with reason below-min-amount', async () => {
-    const intents = await decide({ AMOUNT: '0.00005' }, FUNDED);
-    expect(intents).toEqual([expect.objectContaining({ kind: 'refusal', reason: 'below-min-amount' })]);
+  // The market rules, MAX_ORDER_QUOTE, budgets and balances are the engine's guards (contract 2):
+  // dca sizes the order; `judgeWith` shows what the engine does with it before anything is sent.
+  it('is refused below the min amount with reason below-min-amount', async () => {
+    expect(await verdicts({ AMOUNT: '0.00005' }, FUNDED)).toEqual([['buy-stock-market', 'below-min-amount']]);
   });
 
-  it('refuses an amount that rounds down to zero with reason below-min-amount', async () => {
+  it('refuses an amount that rounds down to zero itself (no zero buy is ever returned)', async () => {
     const intents = await decide({ AMOUNT: '0.0000001' }, { ...FUNDED, markets: [btcUsdt({ minBaseAmount: new Decimal(0) })] });
     expect(intents.at(-1)).toMatchObject({ kind: 'refusal', reason: 'below-min-amount' });
     expect(intents.some((i) => i.kind === 'buy-stock-market')).toBe(false);
   });
 
-  it('refuses below the min total at the view price with reason below-min-total (0.0001 × 40000 = 4 < 5)', async () => {
-    const intents = await decide({ AMOUNT: '0.0001' }, { ...FUNDED, prices: { BTC_USDT: '40000' } });
-    expect(intents).toEqual([expect.objectContaining({ kind: 'refusal', reason: 'below-min-total', data: expect.objectContaining({ total: '4' }) })]);
+  it('is refused below the min total at the view price with reason below-min-total (0.0001 × 40000 = 4 < 5)', async () => {
+    expect(await verdicts({ AMOUNT: '0.0001' }, { ...FUNDED, prices: { BTC_USDT: '40000' } })).toEqual([['buy-stock-market', 'below-min-total']]);
   });
 
-  it('refuses above the max total with reason above-max-total (0.002 × 65000 = 130 > 100)', async () => {
-    const intents = await decide({ AMOUNT: '0.002' }, { ...FUNDED, markets: [btcUsdt({ maxQuoteTotal: new Decimal(100) })] });
-    expect(intents).toEqual([expect.objectContaining({ kind: 'refusal', reason: 'above-max-total' })]);
+  it('is refused above the max total with reason above-max-total (0.002 × 65000 = 130 > 100)', async () => {
+    expect(await verdicts({ AMOUNT: '0.002' }, { ...FUNDED, markets: [btcUsdt({ maxQuoteTotal: new Decimal(100) })] })).toEqual([['buy-stock-market', 'above-max-total']]);
   });
 
-  it('refuses when trading is disabled on the market', async () => {
-    const intents = await decide({}, { ...FUNDED, markets: [btcUsdt({ tradesEnabled: false })] });
-    expect(intents).toEqual([expect.objectContaining({ kind: 'refusal', reason: 'trading-disabled' })]);
+  it('is refused when trading is disabled on the market', async () => {
+    expect(await verdicts({}, { ...FUNDED, markets: [btcUsdt({ tradesEnabled: false })] })).toEqual([['buy-stock-market', 'trading-disabled']]);
   });
 
-  it('refuses over budget when the estimated value is above the remaining budget (32.5 > 30)', async () => {
-    const intents = await decide({}, { ...FUNDED, remainingQuote: '30' });
-    expect(intents).toEqual([expect.objectContaining({ kind: 'refusal', reason: 'over-budget' })]);
-    expect((intents[0] as { message: string }).message).toContain('32.5 USDT');
+  it('is refused over budget when the estimated value is above the remaining budget (32.5 > 30)', async () => {
+    const [judged] = await judgeWith(dca, { ...BASE_ENV }, { ...FUNDED, remainingQuote: '30' });
+    expect([judged?.refused, judged?.message]).toEqual(['over-budget', expect.stringContaining('32.5 USDT')]);
   });
 
   it('buys when the estimated value equals the remaining budget exactly', async () => {
-    const intents = await decide({}, { ...FUNDED, remainingQuote: '32.5' });
-    expect(intents.map((i) => i.kind)).toEqual(['buy-stock-market']);
+    expect(await verdicts({}, { ...FUNDED, remainingQuote: '32.5' })).toEqual([['buy-stock-market', null]]);
   });
 
-  it('refuses above MAX_ORDER_QUOTE with reason above-max-order', async () => {
-    const intents = await decide({}, { ...FUNDED, maxOrderQuote: '25' });
-    expect(intents).toEqual([expect.objectContaining({ kind: 'refusal', reason: 'above-max-order' })]);
+  it('is refused above MAX_ORDER_QUOTE with reason above-max-order', async () => {
+    expect(await verdicts({}, { ...FUNDED, maxOrderQuote: '25' })).toEqual([['buy-stock-market', 'above-max-order']]);
   });
 
   it('transfers exactly the shortfall from main before the buy: 32.5 + 0.0325 fee − 10.004 = 22.5285 → 22.53', async () => {
@@ -115,14 +126,16 @@ describe('dca', () => {
     expect(plain(intents).map((i) => (i as { amount: string }).amount)).toEqual(['22.6', '0.0005']);
   });
 
-  it('refuses with insufficient-funds when the main balance cannot cover the shortfall', async () => {
-    const intents = await decide({ ALLOW_TRANSFER: 'true' }, { ...FUNDED, trade: { USDT: { available: '10.004' } }, main: { USDT: '22.52' } });
-    expect(intents).toEqual([expect.objectContaining({ kind: 'refusal', reason: 'insufficient-funds' })]);
+  it('moves what main has when it cannot cover the shortfall; the buy is refused and the transfer with it', async () => {
+    const judged = await verdicts({ ALLOW_TRANSFER: 'true' }, { ...FUNDED, trade: { USDT: { available: '10.004' } }, main: { USDT: '22.52' } });
+    expect(judged).toEqual([
+      ['transfer', 'group-refused'],
+      ['buy-stock-market', 'insufficient-funds'],
+    ]);
   });
 
-  it('refuses with insufficient-funds, without a transfer, when ALLOW_TRANSFER is false', async () => {
-    const intents = await decide({}, { ...FUNDED, trade: { USDT: { available: '10' } }, main: { USDT: '1000' } });
-    expect(intents).toEqual([expect.objectContaining({ kind: 'refusal', reason: 'insufficient-funds', message: expect.stringContaining('ALLOW_TRANSFER is false') })]);
+  it('is refused with insufficient-funds, without a transfer, when ALLOW_TRANSFER is false', async () => {
+    expect(await verdicts({}, { ...FUNDED, trade: { USDT: { available: '10' } }, main: { USDT: '1000' } })).toEqual([['buy-stock-market', 'insufficient-funds']]);
   });
 
   it('refuses with no-price when the view has no price for the market', async () => {
@@ -150,6 +163,46 @@ describe('dca', () => {
 
   it('reads balances, markets and prices, never the paged codes', () => {
     expect(readsOf(dca, parseInstanceParams(dca, BASE_ENV, SOURCE))).toEqual(['balances', 'markets', 'prices']);
+  });
+
+  it('AMOUNT_QUOTE=50 at 65000 buys 50 / 65000 = 0.000769230… rounded down to 0.000769 (49.985 USDT)', async () => {
+    const intents = await decide({ AMOUNT: '', AMOUNT_QUOTE: '50' }, FUNDED);
+    expect(plain(intents)).toEqual([{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: '0.000769', stp: 'no' }]);
+  });
+
+  it('takes AMOUNT or AMOUNT_QUOTE: both, or neither, is an error naming both keys', () => {
+    const both = problemsOf(() => parseInstanceParams(dca, { ...BASE_ENV, AMOUNT_QUOTE: '50' }, SOURCE));
+    expect(both).toEqual([{ source: SOURCE, field: 'AMOUNT', rule: expect.stringMatching(/AMOUNT .*or AMOUNT_QUOTE .*not both/) }]);
+    const neither = problemsOf(() => parseInstanceParams(dca, { ...BASE_ENV, AMOUNT: '' }, SOURCE));
+    expect(neither).toEqual([{ source: SOURCE, field: 'AMOUNT', rule: expect.stringContaining('unless AMOUNT_QUOTE is given') }]);
+  });
+
+  it('reports at start an AMOUNT_QUOTE below the market minimum total', () => {
+    const params = parseInstanceParams(dca, { ...BASE_ENV, AMOUNT: '', AMOUNT_QUOTE: '4.99' }, SOURCE);
+    const problems = dca.checkParams?.(params, { market: () => btcUsdt(), marketNames: () => ['BTC_USDT'] }, SOURCE);
+    expect(problems).toEqual([{ source: SOURCE, field: 'AMOUNT_QUOTE', rule: expect.stringContaining('below BTC_USDT\'s minimum order total 5') }]);
+  });
+
+  it('never spends more than AMOUNT_QUOTE at the slot price, and buys the most the precision allows (property)', async () => {
+    const decimalText = (maxDigits: bigint, maxScale: number) =>
+      fc.tuple(fc.bigInt({ min: 1n, max: maxDigits }), fc.integer({ min: 0, max: maxScale })).map(([digits, scale]) => {
+        const t = digits.toString().padStart(scale + 1, '0');
+        return scale === 0 ? t : `${t.slice(0, -scale)}.${t.slice(-scale)}`;
+      });
+    await fc.assert(
+      fc.asyncProperty(decimalText(10n ** 9n, 4), decimalText(10n ** 10n, 4), fc.integer({ min: 0, max: 8 }), async (quote, price, basePrecision) => {
+        const rules = btcUsdt({ basePrecision, minBaseAmount: new Decimal(0), minQuoteTotal: new Decimal(0), maxQuoteTotal: null });
+        const params = dca.parseParams({ MARKET: 'BTC_USDT', AMOUNT_QUOTE: quote }, SOURCE);
+        const view = slotView({ markets: [rules], prices: { BTC_USDT: price }, trade: { USDT: { available: '1e30' } }, reads: readsOf(dca, params) });
+        const buys = (await dca.decide(view, params)).filter((i) => i.kind === 'buy-stock-market');
+        for (const buy of buys) {
+          expect(buy.amount.mul(price).lte(quote)).toBe(true);
+          expect(buy.amount.decimalPlaces()).toBeLessThanOrEqual(basePrecision);
+          expect(buy.amount.add(new Decimal(10).pow(-basePrecision)).mul(price).gt(quote)).toBe(true);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('never buys more than requested nor with more decimals than the market takes (property)', async () => {

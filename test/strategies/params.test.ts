@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, type InputProblem } from '../../src/domain/errors.ts';
-import { formatDecimal } from '../../src/domain/money.ts';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { ParamReader, closestName, parseInstanceParams, unknownKeyProblems } from '../../src/engine/params.ts';
 import { dca } from '../../strategies/dca.ts';
 import { flexSweep } from '../../strategies/flex-sweep.ts';
@@ -44,7 +44,7 @@ describe('instance params', () => {
     const problems = problemsOf(() => parseInstanceParams(dca, { ...COMMON, MARKET: 'BTC_USDT', AMOUTN: '0.0005' }, SOURCE));
     expect(problems).toEqual([
       { source: SOURCE, field: 'AMOUTN', rule: 'is not a key of strategy dca or of the engine; did you mean AMOUNT?' },
-      { source: SOURCE, field: 'AMOUNT', rule: 'is required' },
+      { source: SOURCE, field: 'AMOUNT', rule: 'is required unless AMOUNT_QUOTE is given: AMOUNT=0.0005 buys 0.0005 base per slot, AMOUNT_QUOTE=50 spends about 50 quote per slot' },
     ]);
   });
 
@@ -73,13 +73,13 @@ describe('instance params', () => {
       MARKET: 'BTC_USDT',
       AMOUNT: '0.0005',
     };
-    expect(formatDecimal(parseInstanceParams(dca, env, SOURCE).baseAmount)).toBe('0.0005');
+    expect(formatDecimal(parseInstanceParams(dca, env, SOURCE).AMOUNT ?? new Decimal(0))).toBe('0.0005');
   });
 
   it('treats an empty value as not set', () => {
     const params = parseInstanceParams(dca, { ...COMMON, MARKET: 'BTC_USDT', AMOUNT: '1', CLIENT_ORDER_PREFIX: '', STP: '' }, SOURCE);
-    expect(params.clientOrderPrefix).toBeNull();
-    expect(params.stp).toBe('no');
+    expect(params.CLIENT_ORDER_PREFIX).toBeNull();
+    expect(params.STP).toBe('no');
   });
 
   it('suggests capitals for a market written in lower case', () => {
@@ -89,7 +89,7 @@ describe('instance params', () => {
 
   it('takes a CLIENT_ORDER_PREFIX of 24 characters and refuses 25, leaving room for the engine suffix', () => {
     const env = { ...COMMON, MARKET: 'BTC_USDT', AMOUNT: '1' };
-    expect(parseInstanceParams(dca, { ...env, CLIENT_ORDER_PREFIX: 'a'.repeat(24) }, SOURCE).clientOrderPrefix).toBe('a'.repeat(24));
+    expect(parseInstanceParams(dca, { ...env, CLIENT_ORDER_PREFIX: 'a'.repeat(24) }, SOURCE).CLIENT_ORDER_PREFIX).toBe('a'.repeat(24));
     for (const bad of ['a'.repeat(25), 'dca btc', 'dca/btc']) {
       expect(problemsOf(() => parseInstanceParams(dca, { ...env, CLIENT_ORDER_PREFIX: bad }, SOURCE))).toEqual([
         { source: SOURCE, field: 'CLIENT_ORDER_PREFIX', rule: expect.stringContaining('1 to 24 letters') },

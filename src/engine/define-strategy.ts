@@ -1,0 +1,41 @@
+import type { InputProblem } from '../domain/errors.ts';
+import type { Intent } from '../domain/intent.ts';
+import { STRATEGY_API_VERSION, type SlotView, type SnapshotPart, type StartupContext, type Strategy } from './contract.ts';
+import { type ParamShape, type ParamsOf, parseDeclared, specsOf } from './param-spec.ts';
+
+/**
+ * A strategy as its author writes it (contract 2): the params are declared once (`param.*`),
+ * and `decide` gets them parsed and typed. Everything the engine and the CLI need besides the
+ * decision is derived from the declaration.
+ */
+export interface StrategyDefinition<S extends ParamShape> {
+  /** Kebab-case; the value of STRATEGY= in an instance env file. */
+  readonly name: string;
+  /** One sentence for `stacker strategies` and the README. */
+  readonly describe: string;
+  readonly params: S;
+  /**
+   * Rules across keys (give AMOUNT or AMOUNT_QUOTE, not both): report each with the key it is
+   * about. Runs with the others, so every problem shows at once: a key that read badly holds a
+   * placeholder, and `given` tells a key set in the file from one absent.
+   */
+  check?(params: ParamsOf<S>, problem: (key: keyof S & string, rule: string) => void, given: (key: keyof S & string) => boolean): void;
+  /** Start-time checks against the exchange's markets; every problem, field = the key. */
+  checkParams?(params: ParamsOf<S>, context: StartupContext, source: string): readonly InputProblem[];
+  /** The asset budgets and MAX_ORDER_QUOTE count in (the quote of the market it buys); absent: it places no orders. */
+  budgetAsset?(params: ParamsOf<S>): string | null;
+  /** The snapshot parts `decide` reads; DEFAULT_READS when absent. */
+  reads?(params: ParamsOf<S>): readonly SnapshotPart[];
+  /** The decision for one slot. Pure: reads the view only. */
+  decide(view: SlotView, params: ParamsOf<S>): Promise<readonly Intent[]>;
+}
+
+export function defineStrategy<S extends ParamShape>(definition: StrategyDefinition<S>): Strategy<ParamsOf<S>> {
+  const { params: shape, check, ...rest } = definition;
+  return {
+    ...rest,
+    version: STRATEGY_API_VERSION,
+    params: specsOf(shape),
+    parseParams: (env, source) => parseDeclared(shape, env, source, check),
+  };
+}

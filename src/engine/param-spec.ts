@@ -1,0 +1,194 @@
+import type { Decimal } from '../domain/money.ts';
+import { STP_INPUT_HELP, type Stp, readStp } from '../domain/order.ts';
+import { CLIENT_ORDER_PREFIX_MAX, type ParamSpec } from './contract.ts';
+import { type DecimalRules, ParamReader } from './params.ts';
+
+/**
+ * A strategy's parameters, declared once: each key's type, rule, default, description and
+ * example. From the declaration come the parser (every bad key reported at once, naming the
+ * file and the key), the rule text of the error messages, `stacker strategies` and the example
+ * env file `stacker strategies describe` prints.
+ *
+ *   params: {
+ *     MARKET: param.market({ description: 'The market to buy on.', example: 'BTC_USDT' }),
+ *     AMOUNT: param.decimal({ positive: true, optional: true, description: 'Base per slot.', example: '0.0005' }),
+ *   }
+ *
+ * gives `params.MARKET: string` and `params.AMOUNT: Decimal | null` in `decide`.
+ */
+export interface ParamDeclaration<T> {
+  readonly required: boolean;
+  readonly description: string;
+  /** The rule as a person reads it: "decimal > 0", "true or false". */
+  readonly rule: string;
+  /** The value used when the key is absent, as written in an env file. */
+  readonly default?: string;
+  readonly example?: string;
+  readonly read: (reader: ParamReader, key: string) => T;
+}
+
+export type ParamShape = Readonly<Record<string, ParamDeclaration<unknown>>>;
+
+/** The parsed params of a declaration: one field per key, typed by its declaration. */
+export type ParamsOf<S extends ParamShape> = { readonly [K in keyof S]: S[K] extends ParamDeclaration<infer T> ? T : never };
+
+interface Described {
+  readonly description: string;
+  readonly example?: string;
+  /** Added to the generated rule, e.g. "give PLAN or TICKER, not both". */
+  readonly note?: string;
+}
+
+type Optional<T, O> = O extends { readonly optional: true } ? T | null : T;
+
+function declare<T>(base: Described, rule: string, required: boolean, read: (reader: ParamReader, key: string) => T, defaultText?: string): ParamDeclaration<T> {
+  return {
+    required,
+    description: base.description,
+    rule: base.note === undefined ? rule : `${rule}; ${base.note}`,
+    ...(defaultText === undefined ? {} : { default: defaultText }),
+    ...(base.example === undefined ? {} : { example: base.example }),
+    read,
+  };
+}
+
+function decimalRule(rules: DecimalRules): string {
+  if (rules.min !== undefined && rules.max !== undefined) return `decimal from ${rules.min} to ${rules.max}`;
+  if (rules.positive === true) return rules.max === undefined ? 'decimal > 0' : `decimal > 0, at most ${rules.max}`;
+  if (rules.nonNegative === true) return rules.max === undefined ? 'decimal ≥ 0' : `decimal from 0 to ${rules.max}`;
+  return 'decimal';
+}
+
+export const param = {
+  /** A market BASE_QUOTE in capitals; whether the exchange lists it is a start-time check. */
+  market<O extends Described & { readonly optional?: boolean }>(options: O): ParamDeclaration<Optional<string, O>> {
+    const optional = options.optional === true;
+    return declare(options, 'a market BASE_QUOTE in capitals that the exchange lists', !optional, (r, key) =>
+      (optional && !r.has(key) ? null : r.market(key)) as Optional<string, O>,
+    );
+  },
+
+  /** A plain decimal (no exponent). With `default` it is never null; with `optional` it is null when absent. */
+  decimal<O extends Described & DecimalRules & { readonly default?: string; readonly optional?: boolean }>(options: O): ParamDeclaration<Optional<Decimal, O>> {
+    const optional = options.optional === true && options.default === undefined;
+    return declare(
+      options,
+      decimalRule(options),
+      !optional && options.default === undefined,
+      (r, key) => (optional ? (r.optionalDecimal(key, options) ?? null) : r.decimal(key, options)) as Optional<Decimal, O>,
+      options.default,
+    );
+  },
+
+  integer(options: Described & { readonly min: number; readonly max: number; readonly default?: number }): ParamDeclaration<number> {
+    return declare(options, `whole number from ${options.min} to ${options.max}`, options.default === undefined, (r, key) => r.integer(key, options), options.default?.toString());
+  },
+
+  boolean(options: Described & { readonly default: boolean }): ParamDeclaration<boolean> {
+    return declare(options, 'true or false', false, (r, key) => r.boolean(key, options.default), String(options.default));
+  },
+
+  oneOf<const V extends string>(choices: readonly V[], options: Described & { readonly default?: V }): ParamDeclaration<V> {
+    return declare(options, `one of ${choices.join(', ')}`, options.default === undefined, (r, key) => r.oneOf(key, choices, options.default), options.default);
+  },
+
+  /** Self-trade prevention: the short forms, the long ones read too. */
+  stp(options: Described & { readonly default: Stp }): ParamDeclaration<Stp> {
+    return declare(
+      options,
+      STP_INPUT_HELP,
+      false,
+      (r, key) => {
+        const text = r.raw(key);
+        if (text === undefined) return options.default;
+        const stp = readStp(text);
+        if (stp === null) r.problem(key, `must be ${STP_INPUT_HELP} (got ${JSON.stringify(text)})`);
+        return stp ?? options.default;
+      },
+      options.default,
+    );
+  },
+
+  /** The start of the clientOrderIds; null leaves it to the engine. */
+  clientOrderPrefix(options: Described): ParamDeclaration<string | null> {
+    return declare(options, `1 to ${CLIENT_ORDER_PREFIX_MAX} letters, digits, dots, dashes or underscores`, false, (r, key) => r.clientOrderPrefix(key) ?? null);
+  },
+
+  optionalTicker(options: Described): ParamDeclaration<string | null> {
+    return declare(options, 'an asset ticker in capitals', false, (r, key) => r.optionalTicker(key) ?? null);
+  },
+
+  optionalTickerList(options: Described): ParamDeclaration<readonly string[] | null> {
+    return declare(options, 'tickers in capitals separated by commas', false, (r, key) => r.optionalTickerList(key) ?? null);
+  },
+
+  optionalUuid(options: Described): ParamDeclaration<string | null> {
+    return declare(options, 'a UUID', false, (r, key) => r.optionalUuid(key) ?? null);
+  },
+
+  /** A duration such as 30d, 12h, 90m: milliseconds, within bounds. */
+  duration(options: Described & { readonly min: string; readonly max: string; readonly default?: string }): ParamDeclaration<number> {
+    const min = parseDuration(options.min);
+    const max = parseDuration(options.max);
+    if (min === null || max === null) throw new RangeError(`duration bounds ${options.min}..${options.max} do not read`);
+    return declare(
+      options,
+      `a duration from ${options.min} to ${options.max} (a whole number and m, h or d)`,
+      options.default === undefined,
+      (r, key) => {
+        const text = r.raw(key) ?? options.default;
+        if (text === undefined) {
+          r.problem(key, 'is required');
+          return min;
+        }
+        const ms = parseDuration(text);
+        if (ms === null || ms < min || ms > max) {
+          r.problem(key, `must be a duration from ${options.min} to ${options.max}, such as 30d or 12h (got ${JSON.stringify(text)})`);
+          return min;
+        }
+        return ms;
+      },
+      options.default,
+    );
+  },
+};
+
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+function parseDuration(text: string): number | null {
+  const match = /^([1-9]\d{0,4})([mhd])$/.exec(text);
+  if (match === null) return null;
+  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+}
+
+/** The ParamSpec list of a declaration, in declaration order: what `stacker strategies` and the unknown-key check read. */
+export function specsOf(shape: ParamShape): ParamSpec[] {
+  return Object.entries(shape).map(([key, declaration]) => ({
+    key,
+    required: declaration.required,
+    description: declaration.description,
+    rule: declaration.rule,
+    ...(declaration.default === undefined ? {} : { default: declaration.default }),
+    ...(declaration.example === undefined ? {} : { example: declaration.example }),
+  }));
+}
+
+/**
+ * Parse an instance's env by its declaration, then the rules across keys: every problem of
+ * every key in one ConfigError.
+ */
+export function parseDeclared<S extends ParamShape>(
+  shape: S,
+  env: Readonly<Record<string, string>>,
+  source: string,
+  check?: (params: ParamsOf<S>, problem: (key: keyof S & string, rule: string) => void, given: (key: keyof S & string) => boolean) => void,
+): ParamsOf<S> {
+  const reader = new ParamReader(env, source);
+  const values: Record<string, unknown> = {};
+  for (const [key, declaration] of Object.entries(shape)) values[key] = declaration.read(reader, key);
+  const params = values as ParamsOf<S>;
+  // Cross-key rules run even when a key read badly, so every problem is reported at once; a key
+  // that read badly holds a placeholder, which is what `given` is for.
+  if (check !== undefined) check(params, (key, rule) => reader.problem(key, rule), (key) => reader.has(key));
+  return reader.done(params);
+}

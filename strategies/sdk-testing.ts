@@ -1,0 +1,133 @@
+/**
+ * Testing strategies written against the SDK: a slot view built from literals (money as decimal
+ * text), market rules and flex investments to put in it, and `decideWith`, which parses an
+ * instance's env by the strategy's declaration (as the engine does, unknown keys refused) and
+ * runs `decide` on the view with the parts the strategy reads.
+ *
+ *   const intents = await decideWith(dca, { MARKET: 'BTC_USDT', AMOUNT_QUOTE: '50' }, {
+ *     markets: [marketRules()], prices: { BTC_USDT: '65000' }, trade: { USDT: { available: '100' } },
+ *   });
+ */
+import { parseInstanceParams } from '../src/engine/params.ts';
+import type { Intent, Strategy } from '../src/engine/contract.ts';
+import { planMoney } from '../src/engine/money-plan.ts';
+import type { CodeRecord, FlexInvestment, TradeBalance } from '../src/domain/account.ts';
+import type { MarketRules } from '../src/domain/market.ts';
+import { Decimal, ZERO } from '../src/domain/money.ts';
+import { DEFAULT_READS, type SlotView, type SnapshotPart } from '../src/engine/contract.ts';
+
+/** A plain-object SlotView for specification tests. Money is given as decimal text. */
+export interface ViewSpec {
+  readonly instance?: string;
+  readonly slotTimeMs?: number;
+  readonly markets?: readonly MarketRules[];
+  readonly prices?: Readonly<Record<string, string>>;
+  readonly main?: Readonly<Record<string, string>>;
+  readonly trade?: Readonly<Record<string, { available: string; freeze?: string }>>;
+  readonly flex?: readonly FlexInvestment[];
+  readonly codes?: readonly CodeRecord[];
+  readonly remainingQuote?: string | null;
+  readonly maxOrderQuote?: string | null;
+  readonly state?: Readonly<Record<string, string>>;
+  /** Parts the strategy asked for; reading any other throws, like the engine's view. */
+  readonly reads?: readonly SnapshotPart[];
+}
+
+export function slotView(spec: ViewSpec = {}): SlotView {
+  const reads = new Set(spec.reads ?? DEFAULT_READS);
+  const need = (part: SnapshotPart): void => {
+    if (!reads.has(part)) throw new Error(`the view has no ${part}: the strategy did not name it in reads`);
+  };
+  const markets = new Map((spec.markets ?? []).map((m) => [m.name, m]));
+  const prices = new Map(Object.entries(spec.prices ?? {}).map(([k, v]) => [k, new Decimal(v)]));
+  const main = new Map(Object.entries(spec.main ?? {}).map(([k, v]) => [k, new Decimal(v)]));
+  const trade = new Map<string, TradeBalance>(
+    Object.entries(spec.trade ?? {}).map(([k, v]) => [k, { available: new Decimal(v.available), freeze: new Decimal(v.freeze ?? '0') }]),
+  );
+  const remaining = spec.remainingQuote === undefined || spec.remainingQuote === null ? null : new Decimal(spec.remainingQuote);
+  const maxOrder = spec.maxOrderQuote === undefined || spec.maxOrderQuote === null ? null : new Decimal(spec.maxOrderQuote);
+  return {
+    instance: spec.instance ?? 'test-instance',
+    slotTimeMs: spec.slotTimeMs ?? Date.UTC(2024, 4, 1, 9, 0, 0),
+    mode: 'backtest',
+    state: new Map(Object.entries(spec.state ?? {})),
+    budget: { remainingQuote: () => remaining, maxOrderQuote: () => maxOrder },
+    market: (name) => (need('markets'), markets.get(name)),
+    price: (market) => (need('prices'), prices.get(market)),
+    mainBalance: (ticker) => (need('balances'), main.get(ticker) ?? ZERO),
+    tradeBalance: (ticker) => (need('balances'), trade.get(ticker) ?? { available: ZERO, freeze: ZERO }),
+    mainBalances: () => (need('balances'), main),
+    tradeBalances: () => (need('balances'), trade),
+    flexInvestments: () => (need('flex'), spec.flex ?? []),
+    codes: () => (need('codes'), spec.codes ?? []),
+  };
+}
+
+/** BTC_USDT as the demo sandbox lists it: 6 base decimals, 2 quote decimals, 0.1 % taker fee. */
+export function btcUsdt(overrides: Partial<Record<keyof MarketRules, unknown>> = {}): MarketRules {
+  return {
+    name: 'BTC_USDT',
+    base: 'BTC',
+    quote: 'USDT',
+    basePrecision: 6,
+    quotePrecision: 2,
+    feePrecision: 6,
+    makerFeePct: new Decimal('0.1'),
+    takerFeePct: new Decimal('0.1'),
+    minBaseAmount: new Decimal('0.0001'),
+    minQuoteTotal: new Decimal('5'),
+    maxQuoteTotal: new Decimal('100000'),
+    tradesEnabled: true,
+    type: 'spot',
+    ...overrides,
+  } as MarketRules;
+}
+
+export function investment(planId: string, ticker: string, invested: string, active = true): FlexInvestment {
+  return {
+    investmentId: `inv-${planId.slice(0, 8)}`,
+    planId,
+    ticker,
+    invested: new Decimal(invested),
+    autoReinvest: false,
+    active,
+    createdAtSec: 1_714_000_000,
+    updatedAtSec: 1_714_000_000,
+  };
+}
+
+/** Intents as JSON text (Decimals become their strings): what a log line or the journal would hold. */
+export function asJson(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+/** BTC_USDT as the demo sandbox lists it (see btcUsdt), or another market with the same rules. */
+export function marketRules(overrides: Partial<Record<keyof MarketRules, unknown>> = {}): MarketRules {
+  return btcUsdt(overrides);
+}
+
+/** Parse `env` (engine keys may be left out) by the strategy's declaration, then decide on a view built from `spec`. */
+export async function decideWith<P>(strategy: Strategy<P>, env: Readonly<Record<string, string>>, spec: ViewSpec = {}): Promise<readonly Intent[]> {
+  const params = parseInstanceParams(strategy, { STRATEGY: strategy.name, SCHEDULE: '0 9 * * *', ...env }, `${strategy.name}.env`);
+  const reads = strategy.reads === undefined ? undefined : strategy.reads(params);
+  return strategy.decide(slotView({ ...spec, ...(reads === undefined ? {} : { reads }) }), params);
+}
+
+/**
+ * What the engine does with a slot's intents before sending anything: each intent beside its
+ * refusal (the guards' reason code), or null when it would be sent. `spec.maxOrderQuote` and
+ * `spec.remainingQuote` stand for MAX_ORDER_QUOTE and the budget left.
+ */
+export async function judgeWith<P>(
+  strategy: Strategy<P>,
+  env: Readonly<Record<string, string>>,
+  spec: ViewSpec = {},
+): Promise<Array<{ readonly intent: Intent; readonly refused: string | null; readonly message: string | null }>> {
+  const params = parseInstanceParams(strategy, { STRATEGY: strategy.name, SCHEDULE: '0 9 * * *', ...env }, `${strategy.name}.env`);
+  const reads = strategy.reads === undefined ? undefined : strategy.reads(params);
+  const view = slotView({ ...spec, ...(reads === undefined ? {} : { reads }) });
+  const intents = await strategy.decide(view, params);
+  const maxOrderQuote = spec.maxOrderQuote === undefined || spec.maxOrderQuote === null ? null : new Decimal(spec.maxOrderQuote);
+  const refusals = planMoney(intents, view, { maxOrderQuote, killed: null });
+  return intents.map((intent, i) => ({ intent, refused: refusals[i]?.code ?? null, message: refusals[i]?.message ?? null }));
+}
