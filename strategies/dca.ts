@@ -41,6 +41,7 @@ export const dca = defineStrategy({
       positive: true,
       optional: true,
       note: 'give AMOUNT or AMOUNT_QUOTE, not both',
+      exampleCommented: true,
       description: "Quote to spend per slot: the base bought is AMOUNT_QUOTE / price, rounded down to the market's precision, so the order's value never exceeds it at the slot's price (the taker fee comes on top).",
       example: '50',
     }),

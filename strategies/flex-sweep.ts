@@ -19,7 +19,7 @@ export const flexSweep = defineStrategy({
   describe: 'Withdraw flex investments back to the main balance: all of a plan, or enough to keep a main-balance reserve.',
   params: {
     PLAN: param.optionalUuid({ note: 'give PLAN or TICKER, not both', description: 'The flex plan to withdraw from.', example: '0b7b4a47-9a4f-4c4e-8d0e-2f1b6a7c9d11' }),
-    TICKER: param.optionalTicker({ note: 'give PLAN or TICKER, not both', description: 'Withdraw from every active investment in this asset (largest first).', example: 'USDT' }),
+    TICKER: param.optionalTicker({ note: 'give PLAN or TICKER, not both', exampleCommented: true, description: 'Withdraw from every active investment in this asset (largest first).', example: 'USDT' }),
     MODE: param.oneOf(SWEEP_MODES, { description: 'all: withdraw the whole investment. reserve: withdraw only what brings the main balance up to RESERVE.', example: 'reserve' }),
     RESERVE: param.decimal({ positive: true, optional: true, note: 'required with MODE=reserve, refused otherwise', description: 'Main balance to keep in the asset, e.g. what the next buys spend.', example: '150' }),
   },

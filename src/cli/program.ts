@@ -135,6 +135,18 @@ min/max rules as live. The same input always gives a byte-identical --json repor
     )
     .action(action(async () => (await import('./commands/backtest.ts')).backtest));
 
+  const strategiesCommand = program
+    .command('strategies')
+    .description('list the strategies and the keys of their instance files')
+    .action(action(async () => (await import('./commands/strategies.ts')).strategies));
+  strategiesCommand
+    .command('describe')
+    .description("print a strategy's commented example instance file (save it under config/strategies/)")
+    .argument('<name>', 'strategy name, e.g. dca')
+    .action((name: string, flags: unknown, command: Command) =>
+      action(async () => async (ctx: CommandContext, f: unknown) => (await import('./commands/strategies.ts')).describeStrategy(ctx, f, name))(flags, command),
+    );
+
   program
     .command('ping')
     .description('check that the exchange answers (public)')

@@ -37,6 +37,8 @@ export interface ParamSpec {
   /** The value used when the key is absent (text as written in an env file). */
   readonly default?: string;
   readonly example?: string;
+  /** The example env file shows it commented out (one of two keys that exclude each other). */
+  readonly exampleCommented?: boolean;
 }
 
 /**

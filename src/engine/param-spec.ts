@@ -24,6 +24,7 @@ export interface ParamDeclaration<T> {
   /** The value used when the key is absent, as written in an env file. */
   readonly default?: string;
   readonly example?: string;
+  readonly exampleCommented?: boolean;
   readonly read: (reader: ParamReader, key: string) => T;
 }
 
@@ -37,6 +38,8 @@ interface Described {
   readonly example?: string;
   /** Added to the generated rule, e.g. "give PLAN or TICKER, not both". */
   readonly note?: string;
+  /** Show the example commented out in `stacker strategies describe` (the other of two exclusive keys). */
+  readonly exampleCommented?: boolean;
 }
 
 type Optional<T, O> = O extends { readonly optional: true } ? T | null : T;
@@ -48,6 +51,7 @@ function declare<T>(base: Described, rule: string, required: boolean, read: (rea
     rule: base.note === undefined ? rule : `${rule}; ${base.note}`,
     ...(defaultText === undefined ? {} : { default: defaultText }),
     ...(base.example === undefined ? {} : { example: base.example }),
+    ...(base.exampleCommented === true ? { exampleCommented: true } : {}),
     read,
   };
 }
@@ -114,6 +118,10 @@ export const param = {
     return declare(options, `1 to ${CLIENT_ORDER_PREFIX_MAX} letters, digits, dots, dashes or underscores`, false, (r, key) => r.clientOrderPrefix(key) ?? null);
   },
 
+  ticker(options: Described): ParamDeclaration<string> {
+    return declare(options, 'an asset ticker in capitals', true, (r, key) => r.ticker(key));
+  },
+
   optionalTicker(options: Described): ParamDeclaration<string | null> {
     return declare(options, 'an asset ticker in capitals', false, (r, key) => r.optionalTicker(key) ?? null);
   },
@@ -170,6 +178,7 @@ export function specsOf(shape: ParamShape): ParamSpec[] {
     rule: declaration.rule,
     ...(declaration.default === undefined ? {} : { default: declaration.default }),
     ...(declaration.example === undefined ? {} : { example: declaration.example }),
+    ...(declaration.exampleCommented === true ? { exampleCommented: true } : {}),
   }));
 }
 

@@ -49,8 +49,8 @@ afterEach(() => {
 });
 
 describe('the strategy registry', () => {
-  it('ships dca, flex-sweep and balance-report, each under its own name and on this contract version', () => {
-    expect(strategyNames()).toEqual(['dca', 'flex-sweep', 'balance-report']);
+  it('ships dca, flex-sweep, balance-report and top-up, each under its own name and on this contract version', () => {
+    expect(strategyNames()).toEqual(['dca', 'flex-sweep', 'balance-report', 'top-up']);
     for (const [name, strategy] of STRATEGIES) {
       expect(strategy.name).toBe(name);
       expect(name).toMatch(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/);
@@ -178,5 +178,25 @@ describe('intentProblems', () => {
     const bare: Strategy<null> = { name: 'bare', version: 2, describe: 'test', params: [], parseParams: () => null, decide: async () => [] };
     expect(readsOf(bare, null)).toEqual(DEFAULT_READS);
     expect(DEFAULT_READS).not.toContain('codes');
+  });
+});
+
+describe('the strategy SDK is the only way in', () => {
+  const STRATEGY_DIR = join(import.meta.dirname, '../../strategies');
+  const SDK_FILES = new Set(['sdk.ts', 'sdk-testing.ts', 'index.ts']);
+  it.each(readdirSync(STRATEGY_DIR).filter((f) => f.endsWith('.ts') && !SDK_FILES.has(f)))('%s imports from ./sdk.ts only', (file) => {
+    const text = readFileSync(join(STRATEGY_DIR, file), 'utf8');
+    const sources = [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]);
+    expect(sources.length).toBeGreaterThan(0);
+    expect(sources.filter((source) => source !== './sdk.ts')).toEqual([]);
+  });
+});
+
+describe("the README's walk-through", () => {
+  it('shows strategies/top-up.ts and its test exactly as they are in the repository', () => {
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+    for (const file of ['../../strategies/top-up.ts', './top-up.test.ts']) {
+      expect(readme.includes(`\`\`\`ts\n${readFileSync(join(import.meta.dirname, file), 'utf8')}\`\`\``), file).toBe(true);
+    }
   });
 });
