@@ -2,6 +2,7 @@ import {
   Decimal,
   type InputProblem,
   type Intent,
+  type Candle,
   type MarketRules,
   TRANSFER_DECIMALS,
   closestName,
@@ -49,6 +50,16 @@ export const dca = defineStrategy({
     CLIENT_ORDER_PREFIX: param.clientOrderPrefix({ description: 'Start of the clientOrderId of every order; the engine appends a suffix derived from the slot. Default: chosen by the engine.', example: 'dca-btc' }),
     ALLOW_TRANSFER: param.boolean({ default: false, description: 'Move the shortfall from the main balance to the trade balance before buying when the trade balance cannot pay.', example: 'true' }),
     TRANSFER_BUFFER_PCT: param.decimal({ nonNegative: true, max: '50', default: '0', description: 'Transfer this percent more than the estimate (total + taker fee), as headroom for the price moving before the fill. Capped at the main balance.', example: '1' }),
+    DIP_PCT: param.decimal({
+      min: '0.1',
+      max: '90',
+      optional: true,
+      exampleCommented: true,
+      description: 'Buy the dip: when the price is at least this percent below its average over DIP_LOOKBACK (the mean of the hourly closes), buy DIP_MULTIPLIER times the amount. Unset: no dip buying.',
+      example: '10',
+    }),
+    DIP_MULTIPLIER: param.decimal({ min: '1', max: '10', default: '2', description: 'How many times the amount a dip slot buys (AMOUNT or AMOUNT_QUOTE times this). Used with DIP_PCT.', example: '2' }),
+    DIP_LOOKBACK: param.duration({ min: '1h', max: '60d', default: '30d', description: 'The window of the moving average a dip is measured against. Used with DIP_PCT.', example: '30d' }),
   },
 
   check(_params, problem, given) {
@@ -80,7 +91,8 @@ export const dca = defineStrategy({
     return problems;
   },
 
-  reads: () => ['balances', 'markets', 'prices'],
+  reads: (params) => (params.DIP_PCT === null ? ['balances', 'markets', 'prices'] : ['balances', 'markets', 'prices', 'candles']),
+  candleWindows: (params) => (params.DIP_PCT === null ? [] : [{ market: params.MARKET, lookbackSec: params.DIP_LOOKBACK / 1000 }]),
 
   // MARKET is BASE_QUOTE: budgets count what is spent, the quote.
   budgetAsset: (params) => params.MARKET.slice(params.MARKET.indexOf('_') + 1),
@@ -92,12 +104,15 @@ export const dca = defineStrategy({
     if (price === undefined || price.lte(0)) return [intent.refuse('no-price', `no price is known for ${params.MARKET}`, { market: params.MARKET })];
 
     const intents: Intent[] = [];
-    const wanted = params.AMOUNT ?? (params.AMOUNT_QUOTE as Decimal).div(price);
+    const dip = params.DIP_PCT === null ? null : dipOf(view.candles(params.MARKET), price, params.DIP_PCT);
+    if (dip !== null && dip.note !== null) intents.push(intent.note(dip.note, dip.data));
+    const multiplier = dip?.isDip === true ? params.DIP_MULTIPLIER : new Decimal(1);
+    const wanted = (params.AMOUNT ?? (params.AMOUNT_QUOTE as Decimal).div(price)).mul(multiplier);
     const amount = roundBaseAmount(rules, wanted);
     if (amount.isZero()) {
       return [intent.refuse('below-min-amount', `${sized(params, rules)} is less than the smallest ${rules.base} amount ${rules.name} takes (${rules.basePrecision} decimals)`, { market: rules.name, price: formatDecimal(price) })];
     }
-    if (params.AMOUNT !== null && !amount.eq(params.AMOUNT)) {
+    if (params.AMOUNT !== null && multiplier.eq(1) && !amount.eq(params.AMOUNT)) {
       intents.push(intent.note(`AMOUNT ${formatDecimal(params.AMOUNT)} rounded down to ${formatDecimal(amount)} (${rules.name} takes ${rules.basePrecision} decimals)`, { requested: formatDecimal(params.AMOUNT), amount: formatDecimal(amount) }));
     }
 
@@ -114,6 +129,19 @@ export const dca = defineStrategy({
     return intents;
   },
 });
+
+/**
+ * Whether the price is a dip: at least `pct` % below the mean of the window's hourly closes. A
+ * window without candles (a new market, an exchange that keeps none) is no dip, and says so.
+ */
+function dipOf(candles: readonly Candle[], price: Decimal, pct: Decimal): { isDip: boolean; note: string | null; data: Readonly<Record<string, string>> } {
+  if (candles.length === 0) return { isDip: false, note: 'no candles for the dip average: buying the normal amount', data: {} };
+  const average = candles.reduce((sum, c) => sum.add(c.close), new Decimal(0)).div(candles.length);
+  const below = average.sub(price).div(average).mul(HUNDRED);
+  const data = { average: formatDecimal(average.toDecimalPlaces(8)), price: formatDecimal(price), belowPct: formatDecimal(below.toDecimalPlaces(2)), candles: String(candles.length) };
+  if (below.lt(pct)) return { isDip: false, note: null, data };
+  return { isDip: true, note: `dip: the price is ${data.belowPct} % below its ${candles.length}-hour average ${data.average}`, data };
+}
 
 function sized(params: { readonly AMOUNT: Decimal | null; readonly AMOUNT_QUOTE: Decimal | null }, rules: MarketRules): string {
   return params.AMOUNT !== null ? `AMOUNT ${formatDecimal(params.AMOUNT)} ${rules.base}` : `AMOUNT_QUOTE ${formatDecimal(params.AMOUNT_QUOTE as Decimal)} ${rules.quote} at this price`;

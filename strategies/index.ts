@@ -3,12 +3,13 @@ import { balanceReport } from './balance-report.ts';
 import { dca } from './dca.ts';
 import { flexSweep } from './flex-sweep.ts';
 import { topUp } from './top-up.ts';
+import { valueAvg } from './value-avg.ts';
 
 /**
  * The strategy registry: STRATEGY= in an instance env file names one of these. Adding a
  * strategy is one file in this folder plus one line in SHIPPED (see the README).
  */
-const SHIPPED: readonly Strategy<unknown>[] = [dca, flexSweep, balanceReport, topUp];
+const SHIPPED: readonly Strategy<unknown>[] = [dca, flexSweep, balanceReport, topUp, valueAvg];
 
 export const STRATEGIES: ReadonlyMap<string, Strategy<unknown>> = registry(SHIPPED);
 

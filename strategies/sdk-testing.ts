@@ -9,7 +9,7 @@
  *   });
  */
 import { parseInstanceParams } from '../src/engine/params.ts';
-import type { Intent, Strategy } from '../src/engine/contract.ts';
+import type { Candle, Intent, Strategy } from '../src/engine/contract.ts';
 import { planMoney } from '../src/engine/money-plan.ts';
 import type { CodeRecord, FlexInvestment, TradeBalance } from '../src/domain/account.ts';
 import type { MarketRules } from '../src/domain/market.ts';
@@ -26,6 +26,8 @@ export interface ViewSpec {
   readonly trade?: Readonly<Record<string, { available: string; freeze?: string }>>;
   readonly flex?: readonly FlexInvestment[];
   readonly codes?: readonly CodeRecord[];
+  /** Hourly candles per market, oldest first: `{ BTC_USDT: [{ timeSec, close: '65000' }] }` (open, high and low default to the close). */
+  readonly candles?: Readonly<Record<string, ReadonlyArray<{ readonly timeSec: number; readonly close: string; readonly open?: string; readonly high?: string; readonly low?: string }>>>;
   readonly remainingQuote?: string | null;
   readonly maxOrderQuote?: string | null;
   readonly state?: Readonly<Record<string, string>>;
@@ -44,6 +46,12 @@ export function slotView(spec: ViewSpec = {}): SlotView {
   const trade = new Map<string, TradeBalance>(
     Object.entries(spec.trade ?? {}).map(([k, v]) => [k, { available: new Decimal(v.available), freeze: new Decimal(v.freeze ?? '0') }]),
   );
+  const candles = new Map<string, Candle[]>(
+    Object.entries(spec.candles ?? {}).map(([market, rows]) => [
+      market,
+      rows.map((row) => ({ timeSec: row.timeSec, close: new Decimal(row.close), open: new Decimal(row.open ?? row.close), high: new Decimal(row.high ?? row.close), low: new Decimal(row.low ?? row.close) })),
+    ]),
+  );
   const remaining = spec.remainingQuote === undefined || spec.remainingQuote === null ? null : new Decimal(spec.remainingQuote);
   const maxOrder = spec.maxOrderQuote === undefined || spec.maxOrderQuote === null ? null : new Decimal(spec.maxOrderQuote);
   return {
@@ -60,6 +68,7 @@ export function slotView(spec: ViewSpec = {}): SlotView {
     tradeBalances: () => (need('balances'), trade),
     flexInvestments: () => (need('flex'), spec.flex ?? []),
     codes: () => (need('codes'), spec.codes ?? []),
+    candles: (market) => (need('candles'), candles.get(market) ?? []),
   };
 }
 

@@ -31,6 +31,8 @@ export {
   REFUSAL_REASONS,
   STRATEGY_API_VERSION,
   type BudgetView,
+  type Candle,
+  type CandleWindow,
   type Intent,
   type RefusalReason,
   type SlotView,

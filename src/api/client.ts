@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { CodePage, CodeRecord, FlexInvestment, FlexPlan, Ticker, TradeBalance } from '../domain/account.ts';
+import type { Candle } from '../domain/candle.ts';
 import { InputError } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import type { Decimal } from '../domain/money.ts';
@@ -138,6 +139,10 @@ export class ApiClient {
   }
   ticker(market: string): Promise<Ticker> {
     return publicApi.ticker(this.#http, market);
+  }
+  /** Hourly candles opening in [fromSec, toSec), oldest first (public kline, paged). */
+  hourlyCandles(market: string, fromSec: number, toSec: number): Promise<Candle[]> {
+    return publicApi.hourlyCandles(this.#http, market, fromSec, toSec);
   }
   orderBook(market: string, limit?: number): Promise<OrderBook> {
     return publicApi.orderBook(this.#http, market, limit);

@@ -1,4 +1,5 @@
 import type { CodePage, CodeRecord, FlexInvestment, FlexPlan, Ticker, TradeBalance } from '../domain/account.ts';
+import type { Candle } from '../domain/candle.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, ZERO } from '../domain/money.ts';
 import { WireReader, WireShapeError, kindOf, wireArray, wireDecimal, wireMap } from './read.ts';
@@ -85,6 +86,27 @@ export function parseTickers(value: unknown): Map<string, Ticker> {
     });
   }
   return tickers;
+}
+
+/**
+ * `GET /api/v1/public/kline`: `{"success":true,"result":[[time, open, close, high, low, volume, volume_quote], …]}`
+ * — close before high and low (docs/exchange-api.md). Oldest first.
+ */
+export function parseKline(value: unknown): Candle[] {
+  const r = WireReader.of<{ result: unknown }>(value, 'kline');
+  return wireArray(r.raw('result'), 'kline.result').map((row, i) => {
+    const at = `kline.result[${i}]`;
+    const cells = wireArray(row, at);
+    const timeSec = cells[0];
+    if (typeof timeSec !== 'number' || !Number.isSafeInteger(timeSec)) throw new WireShapeError(`${at}[0]`, `expected a time in seconds, got ${kindOf(timeSec)}`);
+    return {
+      timeSec,
+      open: wireDecimal(cells[1], `${at}[1]`),
+      close: wireDecimal(cells[2], `${at}[2]`),
+      high: wireDecimal(cells[3], `${at}[3]`),
+      low: wireDecimal(cells[4], `${at}[4]`),
+    };
+  });
 }
 
 export function parseOrderBook(value: unknown): OrderBook {

@@ -8,6 +8,7 @@ export const PATHS = {
   markets: '/api/v4/public/markets',
   ticker: '/api/v4/public/ticker',
   orderBook: '/api/v4/public/orderbook', // + `/{market}`
+  kline: '/api/v1/public/kline',
   mainBalance: '/api/v4/main-account/balance',
   transfer: '/api/v4/main-account/transfer',
   codes: '/api/v4/main-account/codes/my',
@@ -28,7 +29,7 @@ export const PATHS = {
  * their family have a scope of their own: the order book (600 / 10 s) and the active orders
  * (1000 / 10 s in the older docs and clients, 12000 in the newer: the stricter one is kept).
  */
-export type RateScope = 'public' | 'order-book' | 'main-account' | 'trade' | 'trade-query' | 'active-orders';
+export type RateScope = 'public' | 'order-book' | 'kline' | 'main-account' | 'trade' | 'trade-query' | 'active-orders';
 
 export interface RateLimit {
   readonly limit: number;
@@ -42,6 +43,7 @@ export interface RateLimit {
 export const RATE_LIMITS: Readonly<Record<RateScope, RateLimit>> = {
   public: { limit: 2000, windowMs: 10_000 },
   'order-book': { limit: 600, windowMs: 10_000 },
+  kline: { limit: 1000, windowMs: 10_000 },
   'main-account': { limit: 1000, windowMs: 10_000 },
   trade: { limit: 10_000, windowMs: 10_000 },
   'trade-query': { limit: 12_000, windowMs: 10_000 },
@@ -52,6 +54,7 @@ export const RATE_LIMITS: Readonly<Record<RateScope, RateLimit>> = {
 export function scopeOf(path: string): RateScope {
   if (path.startsWith('/api/v4/public/orderbook/') && !path.startsWith('/api/v4/public/orderbook/depth/')) return 'order-book';
   if (path.startsWith('/api/v4/public/')) return 'public';
+  if (path === '/api/v1/public/kline') return 'kline';
   if (path.startsWith('/api/v4/main-account/')) return 'main-account';
   if (path.startsWith('/api/v4/order/')) return 'trade';
   if (path === '/api/v4/orders') return 'active-orders';

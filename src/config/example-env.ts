@@ -28,7 +28,7 @@ function block(spec: ParamSpec, setTo: string | undefined): string[] {
   const status = spec.required ? 'required' : spec.default !== undefined ? `default ${spec.default}` : 'optional';
   const comment = wrap(`${spec.key} (${status}; ${spec.rule}): ${spec.description}`).map((line) => `# ${line}`);
   const value = setTo ?? spec.example ?? spec.default;
-  if (value === undefined) return [...comment, ''];
+  if (value === undefined) return [...comment, `# ${spec.key}=`, ''];
   const set = setTo !== undefined || (spec.example !== undefined && spec.exampleCommented !== true && (spec.required || !COMMON_KEYS_COMMENTED.has(spec.key)));
   return [...comment, `${set ? '' : '# '}${spec.key}=${value}`, ''];
 }

@@ -25,6 +25,7 @@ export function toRuntime(config: InstanceConfig, defaultSettleWindowMs: number 
     strategy,
     params: config.params,
     reads: readsOf(strategy, config.params),
+    candleWindows: strategy.candleWindows?.(config.params) ?? [],
     budgetAsset: strategy.budgetAsset?.(config.params) ?? null,
     schedule: config.schedule,
     catchUp: config.catchUp,

@@ -1,3 +1,5 @@
+import type { Candle } from '../domain/candle.ts';
+import type { CandleWindow } from './candle-book.ts';
 import { type Intent, isMoneyIntent } from '../domain/intent.ts';
 import { type CodeRecord, type FlexInvestment, TRANSFER_DECIMALS, type TradeBalance } from '../domain/account.ts';
 import type { InputProblem } from '../domain/errors.ts';
@@ -51,8 +53,10 @@ export interface ParamSpec {
  * - `prices`: last prices (public ticker; in a backtest, the candle price at the slot).
  * - `flex`: the account's active flex investments.
  * - `codes`: all the account's codes, every page.
+ * - `candles`: closed hourly candles of the windows `candleWindows` names (the exchange's kline
+ *   in live and dry-run, cached between slots; the data in a backtest).
  */
-export const SNAPSHOT_PARTS = ['balances', 'markets', 'prices', 'flex', 'codes'] as const;
+export const SNAPSHOT_PARTS = ['balances', 'markets', 'prices', 'flex', 'codes', 'candles'] as const;
 export type SnapshotPart = (typeof SNAPSHOT_PARTS)[number];
 
 /** What the engine loads when a strategy does not say: everything but the paged codes. */
@@ -103,6 +107,8 @@ export interface SlotView {
   flexInvestments(): readonly FlexInvestment[];
   /** `codes`: every code of the account. `code` is secret-like: show it only through maskCode. */
   codes(): readonly CodeRecord[];
+  /** `candles`: the closed hourly candles of a market's window (candleWindows), oldest first; empty when the exchange has none. */
+  candles(market: string): readonly Candle[];
 }
 
 /**
@@ -143,6 +149,8 @@ export const STATE_VALUE_MAX = 4096;
  * counted by reason; reuse REFUSAL_REASONS where one fits) and set-state (persist text, or
  * delete with null). The shapes live in the domain because the store journals them too.
  */
+export type { Candle } from '../domain/candle.ts';
+export type { CandleWindow } from './candle-book.ts';
 export type {
   BuyStockMarketIntent,
   FlexWithdrawIntent,
@@ -200,6 +208,8 @@ export interface Strategy<P> {
   budgetAsset?(params: P): string | null;
   /** Snapshot parts `decide` reads with these params; DEFAULT_READS when absent. */
   reads?(params: P): readonly SnapshotPart[];
+  /** With `candles` in reads: which market's hourly candles, how far back. */
+  candleWindows?(params: P): readonly CandleWindow[];
   /**
    * Parse and validate the params from the instance's env file (common keys included; ignore
    * them). Throws ConfigError listing every bad key at once: source = file path, field = key,

@@ -1,5 +1,6 @@
 import type { InputProblem } from '../domain/errors.ts';
 import type { Intent } from '../domain/intent.ts';
+import type { CandleWindow } from './candle-book.ts';
 import { STRATEGY_API_VERSION, type SlotView, type SnapshotPart, type StartupContext, type Strategy } from './contract.ts';
 import { type ParamShape, type ParamsOf, parseDeclared, specsOf } from './param-spec.ts';
 
@@ -26,6 +27,8 @@ export interface StrategyDefinition<S extends ParamShape> {
   budgetAsset?(params: ParamsOf<S>): string | null;
   /** The snapshot parts `decide` reads; DEFAULT_READS when absent. */
   reads?(params: ParamsOf<S>): readonly SnapshotPart[];
+  /** With `candles` in reads: which market's hourly candles, how far back. */
+  candleWindows?(params: ParamsOf<S>): readonly CandleWindow[];
   /** The decision for one slot. Pure: reads the view only. */
   decide(view: SlotView, params: ParamsOf<S>): Promise<readonly Intent[]>;
 }

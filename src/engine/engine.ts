@@ -5,7 +5,7 @@ import { FatalEngineError, classifyError, errorCode, errorMessage } from './erro
 import { ExchangeLedger, type LedgerInstance, type LedgerOptions, type LedgerReport } from './exchange-ledger.ts';
 import { type ReconcileSummary, Reconciler, type UnresolvedState } from './reconcile.ts';
 import type { EngineDeps } from './runtime.ts';
-import { MarketBook } from './snapshot.ts';
+import { type SnapshotBooks, snapshotBooks } from './snapshot.ts';
 import { type InstanceRuntime, type SlotOutcome, runSlot } from './slot-runner.ts';
 import { trackOpenOrders } from './tracker.ts';
 
@@ -51,7 +51,7 @@ export class Engine {
   readonly #deps: EngineDeps;
   readonly #instances: ReadonlyMap<string, ScheduledRuntime>;
   readonly #disabled = new Set<string>();
-  readonly #markets: MarketBook;
+  readonly #books: SnapshotBooks;
   readonly #options: EngineOptions;
   readonly #reconciler: Reconciler;
   readonly #ledger: ExchangeLedger | null;
@@ -63,7 +63,7 @@ export class Engine {
   constructor(deps: EngineDeps, instances: readonly ScheduledRuntime[], options: EngineOptions) {
     this.#deps = deps;
     this.#instances = new Map(instances.map((instance) => [instance.instance, instance]));
-    this.#markets = new MarketBook(deps.exchange, { ttlMs: options.marketsTtlMs ?? 10 * 60_000, nowMs: () => deps.clock.nowMs() });
+    this.#books = snapshotBooks(deps.exchange, { ttlMs: options.marketsTtlMs ?? 10 * 60_000, nowMs: () => deps.clock.nowMs() });
     this.#options = options;
     const windows = new Map((options.ledger?.instances ?? instances).map((instance) => [instance.instance, instance.orderSettleWindowMs]));
     const longest = Math.max(0, ...windows.values());
@@ -166,7 +166,7 @@ export class Engine {
     const key = `${instanceName}@${slotTimeMs}`;
     this.#running.set(key, (this.#running.get(key) ?? 0) + 1);
     try {
-      const outcome = await this.#guard(() => runSlot(this.#deps, this.#markets, instance, slotTimeMs, this.#options.runId), 'failed' as SlotOutcome);
+      const outcome = await this.#guard(() => runSlot(this.#deps, this.#books, instance, slotTimeMs, this.#options.runId), 'failed' as SlotOutcome);
       if (outcome === 'disabled') this.#disabled.add(instanceName);
       return outcome;
     } finally {

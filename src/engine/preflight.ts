@@ -5,7 +5,7 @@ import type { Decimal } from '../domain/money.ts';
 import { type RunMode, type Strategy, intentProblems, readsOf } from './contract.ts';
 import { errorMessage } from './error-policy.ts';
 import { planMoney } from './money-plan.ts';
-import { MarketBook, takeSnapshot } from './snapshot.ts';
+import { snapshotBooks, takeSnapshot } from './snapshot.ts';
 
 export interface PreflightIntent {
   readonly kind: string;
@@ -40,17 +40,18 @@ export interface PreflightConfig {
  * journalled or sent and budgets are not counted (they depend on the journal of the run).
  */
 export async function preflight(config: PreflightConfig, exchange: Exchange, nowMs: number): Promise<PreflightResult[]> {
-  const markets = new MarketBook(exchange, { ttlMs: Number.POSITIVE_INFINITY, nowMs: () => nowMs });
+  const books = snapshotBooks(exchange, { ttlMs: Number.POSITIVE_INFINITY, nowMs: () => nowMs });
   const results: PreflightResult[] = [];
   for (const instance of config.instances.filter((i) => i.enabled)) {
     const problems: string[] = [];
     const judged: PreflightIntent[] = [];
     try {
-      const view = await takeSnapshot(exchange, markets, {
+      const view = await takeSnapshot(exchange, books, {
         instance: instance.instance,
         slotTimeMs: nowMs,
         mode: config.mode,
         reads: readsOf(instance.strategy, instance.params),
+        candles: instance.strategy.candleWindows?.(instance.params) ?? [],
         state: new Map(),
         budget: { remainingQuote: () => null, maxOrderQuote: () => instance.maxOrderQuote },
       });

@@ -1,3 +1,4 @@
+import type { CandleWindow } from './candle-book.ts';
 import { type Intent, isMoneyIntent } from '../domain/intent.ts';
 import type { Decimal } from '../domain/money.ts';
 import type { IntentError, NewIntent } from '../store/journal.ts';
@@ -6,13 +7,15 @@ import { FatalEngineError, classifyError, errorCode, errorMessage } from './erro
 import { type MoneyOutcome, executeMoneyIntent } from './executor.ts';
 import { groupOf, planMoney } from './money-plan.ts';
 import { type EngineDeps, type InstanceLimits, hasBudget } from './runtime.ts';
-import { type MarketBook, takeSnapshot } from './snapshot.ts';
+import { type SnapshotBooks, takeSnapshot } from './snapshot.ts';
 
 /** A strategy instance ready to run: its module, parsed params and limits. */
 export interface InstanceRuntime extends InstanceLimits {
   readonly strategy: Strategy<unknown>;
   readonly params: unknown;
   readonly reads: readonly SnapshotPart[];
+  /** The candles it reads (candleWindows); empty when it reads none. */
+  readonly candleWindows?: readonly CandleWindow[];
   /** The asset budgets are counted in (the quote of the market it buys); null when it has no budget. */
   readonly budgetAsset: string | null;
 }
@@ -30,7 +33,7 @@ export type SlotOutcome = 'done' | 'failed' | 'skipped' | 'already' | 'disabled'
  * leaves either nothing (the slot runs when due again, if catch-up allows) or a claimed slot
  * whose intents reconciliation resolves; it never leaves a request the journal does not know.
  */
-export async function runSlot(deps: EngineDeps, markets: MarketBook, instance: InstanceRuntime, slotTimeMs: number, runId: string | null): Promise<SlotOutcome> {
+export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: InstanceRuntime, slotTimeMs: number, runId: string | null): Promise<SlotOutcome> {
   const started = deps.clock.nowMs();
   const key = { instance: instance.instance, slotTimeMs };
   const log = { instance: instance.instance, slot: new Date(slotTimeMs).toISOString() };
@@ -43,7 +46,7 @@ export async function runSlot(deps: EngineDeps, markets: MarketBook, instance: I
   try {
     const state = await deps.journal.getState(instance.instance);
     const budget = await budgetView(deps, instance, slotTimeMs);
-    view = await takeSnapshot(deps.exchange, markets, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget });
+    view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget, candles: instance.candleWindows ?? [] });
   } catch (error) {
     const kind = classifyError(error);
     if (kind === 'fatal') throw new FatalEngineError(`reading the account: ${errorMessage(error)}`, error);

@@ -1,3 +1,4 @@
+import { CandleBook, type CandleWindow } from './candle-book.ts';
 import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, ZERO } from '../domain/money.ts';
@@ -38,6 +39,12 @@ export class MarketBook {
 
 const ZERO_TRADE: TradeBalance = Object.freeze({ available: ZERO, freeze: ZERO });
 
+/** What a snapshot reads through and keeps between slots: market rules, and candles. */
+export interface SnapshotBooks {
+  readonly markets: MarketBook;
+  readonly candles: CandleBook;
+}
+
 export interface SnapshotRequest {
   readonly instance: string;
   readonly slotTimeMs: number;
@@ -45,6 +52,8 @@ export interface SnapshotRequest {
   readonly reads: readonly SnapshotPart[];
   readonly state: ReadonlyMap<string, string>;
   readonly budget: BudgetView;
+  /** The candle windows of the strategy (read when `candles` is in reads). */
+  readonly candles?: readonly CandleWindow[];
 }
 
 /**
@@ -52,16 +61,19 @@ export interface SnapshotRequest {
  * slot's snapshot costs the slowest request, not their sum. Any failure fails the snapshot
  * whole: a strategy never decides on half a picture.
  */
-export async function takeSnapshot(exchange: Exchange, markets: MarketBook, request: SnapshotRequest): Promise<SlotView> {
+export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, request: SnapshotRequest): Promise<SlotView> {
   const wants = new Set(request.reads);
   const needRules = wants.has('markets') || wants.has('prices');
-  const [rules, main, trade, flex, codes] = await Promise.all([
-    needRules ? markets.rules() : null,
+  const windows = wants.has('candles') ? (request.candles ?? []) : [];
+  const [rules, main, trade, flex, codes, candleLists] = await Promise.all([
+    needRules ? books.markets.rules() : null,
     wants.has('balances') ? exchange.mainBalances() : null,
     wants.has('balances') ? exchange.tradeBalances() : null,
     wants.has('flex') ? exchange.flexInvestments() : null,
     wants.has('codes') ? exchange.codes() : null,
+    Promise.all(windows.map((window) => books.candles.window(window, request.slotTimeMs))),
   ]);
+  const candles = wants.has('candles') ? new Map(windows.map((window, i) => [window.market, Object.freeze([...(candleLists[i] ?? [])])])) : null;
   const prices = wants.has('prices') && rules !== null ? await exchange.prices([...rules.keys()]) : null;
 
   const need = <T>(part: SnapshotPart, value: T | null): T => {
@@ -87,8 +99,14 @@ export async function takeSnapshot(exchange: Exchange, markets: MarketBook, requ
     tradeBalances: () => need('balances', trade),
     flexInvestments: () => need('flex', flexList),
     codes: () => need('codes', codeList),
+    candles: (market) => need('candles', candles).get(market) ?? [],
   };
   return Object.freeze(view);
+}
+
+/** The books of one engine (or one check): rules refreshed after `ttlMs`, candles kept between slots. */
+export function snapshotBooks(exchange: Exchange, options: { readonly ttlMs: number; readonly nowMs: () => number }): SnapshotBooks {
+  return { markets: new MarketBook(exchange, options), candles: new CandleBook(exchange) };
 }
 
 /** A budget view for an instance with neither budget nor max order set, and for tests. */

@@ -1,3 +1,4 @@
+import type { Candle } from '../domain/candle.ts';
 import type { ApiClient } from '../api/client.ts';
 import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
 import type { MarketRules } from '../domain/market.ts';
@@ -34,6 +35,10 @@ export class LiveExchange implements Exchange {
 
   prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>> {
     return this.#public.prices(markets);
+  }
+
+  candles(request: { readonly market: string; readonly fromSec: number; readonly toSec: number }): Promise<readonly Candle[]> {
+    return this.#public.candles(request);
   }
 
   mainBalances(): Promise<ReadonlyMap<string, Decimal>> {

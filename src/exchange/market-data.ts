@@ -1,3 +1,4 @@
+import type { Candle } from '../domain/candle.ts';
 import type { ApiClient } from '../api/client.ts';
 import type { MarketRules } from '../domain/market.ts';
 import type { Decimal } from '../domain/money.ts';
@@ -9,6 +10,7 @@ import type { Decimal } from '../domain/money.ts';
 export interface MarketData {
   markets(): Promise<readonly MarketRules[]>;
   prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>>;
+  candles(request: { readonly market: string; readonly fromSec: number; readonly toSec: number }): Promise<readonly Candle[]>;
   orderBook(market: string, depth: number): Promise<{ readonly asks: ReadonlyArray<readonly [Decimal, Decimal]>; readonly bids: ReadonlyArray<readonly [Decimal, Decimal]> }>;
   close(): Promise<void>;
 }
@@ -33,6 +35,10 @@ export class ApiMarketData implements MarketData {
       if (wanted.has(market) && ticker.lastPrice.gt(0)) out.set(market, ticker.lastPrice);
     }
     return out;
+  }
+
+  candles(request: { readonly market: string; readonly fromSec: number; readonly toSec: number }): Promise<readonly Candle[]> {
+    return this.#client.hourlyCandles(request.market, request.fromSec, request.toSec);
   }
 
   async orderBook(market: string, depth: number) {

@@ -1,3 +1,4 @@
+import type { Candle } from '../domain/candle.ts';
 import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
 import type { MarketRules } from '../domain/market.ts';
 import type { Decimal } from '../domain/money.ts';
@@ -25,6 +26,8 @@ export interface Exchange {
   markets(): Promise<readonly MarketRules[]>;
   /** Last price per market, for the markets asked; a market without a price is absent. */
   prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>>;
+  /** Hourly candles opening in [fromSec, toSec), oldest first (the exchange's kline; a backtest's data). */
+  candles(request: { readonly market: string; readonly fromSec: number; readonly toSec: number }): Promise<readonly Candle[]>;
 
   // Account reads (private).
   /** Main balances; assets the exchange omits are zero. */

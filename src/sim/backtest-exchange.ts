@@ -1,3 +1,4 @@
+import type { Candle } from '../domain/candle.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, ZERO } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
@@ -10,6 +11,8 @@ export interface CandlePrices {
   readonly market: string;
   /** The fill rule: open of the first candle at or after the time; past the end, the last close. */
   priceAt(timeMs: number): Decimal | null;
+  /** The data as hourly candles opening in [fromSec, toSec) (what strategies reading candles get). */
+  hourly?(fromSec: number, toSec: number): readonly Candle[];
 }
 
 export interface BacktestExchangeOptions {
@@ -84,6 +87,13 @@ export class BacktestExchange extends SimAccount implements Exchange {
 
   async markets(): Promise<readonly MarketRules[]> {
     return this.#rules;
+  }
+
+  /** The data's own candles, as hourly ones, never past the clock: a strategy sees only closed hours. */
+  async candles(request: { readonly market: string; readonly fromSec: number; readonly toSec: number }): Promise<readonly Candle[]> {
+    const series = this.#candles.get(request.market);
+    const toSec = Math.min(request.toSec, Math.floor(this.#clock.nowMs() / 1000 / 3600) * 3600);
+    return series?.hourly === undefined || toSec <= request.fromSec ? [] : series.hourly(request.fromSec, toSec);
   }
 
   async prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>> {

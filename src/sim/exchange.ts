@@ -174,7 +174,12 @@ export class SimExchange {
 
   /** The source price of a market now, null when unknown. */
   price(market: string): Decimal | null {
-    return this.#markets.has(market) ? this.#prices.priceAt(market, this.nowMs()) : null;
+    return this.priceAt(market, this.nowMs());
+  }
+
+  /** The price source's price of a market at a time (null for a market not listed or not priced then). */
+  priceAt(market: string, timeMs: number): Decimal | null {
+    return this.#markets.has(market) ? this.#prices.priceAt(market, timeMs) : null;
   }
 
   /** The synthetic order book around the current price; null for an unknown or unpriced market. */

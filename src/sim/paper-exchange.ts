@@ -1,3 +1,4 @@
+import type { Candle } from '../domain/candle.ts';
 import { NetworkError } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { Decimal, ZERO, formatDecimal, parseDecimalStrict, roundUp } from '../domain/money.ts';
@@ -15,6 +16,8 @@ import { type FlexSeed, SIM_PATHS, SimAccount, type StockMarketRequest, seedSimA
 export interface PaperMarketData {
   markets(): Promise<readonly MarketRules[]>;
   prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>>;
+  /** Hourly candles of the real market (kline); without it a strategy that reads candles gets none. */
+  candles?(request: { readonly market: string; readonly fromSec: number; readonly toSec: number }): Promise<readonly Candle[]>;
   /** Asks best first, as `[price, base amount]`. Without it every buy fills at last price + slippage. */
   orderBook?(market: string, depth: number): Promise<{ readonly asks: ReadonlyArray<readonly [Decimal, Decimal]> }>;
   close?(): Promise<void>;
@@ -108,6 +111,10 @@ export class PaperExchange extends SimAccount implements Exchange {
 
   prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>> {
     return this.#data.prices(markets);
+  }
+
+  async candles(request: { readonly market: string; readonly fromSec: number; readonly toSec: number }): Promise<readonly Candle[]> {
+    return this.#data.candles === undefined ? [] : this.#data.candles(request);
   }
 
   override async buyStockMarket(request: StockMarketRequest): Promise<Order> {

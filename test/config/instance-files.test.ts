@@ -53,10 +53,10 @@ describe('loadDaemonConfig: every problem at once', () => {
     const capitals = world.instance('capitals', 'STRATEGY=Flex-Sweep\nSCHEDULE="0 9 * * *"');
     const unknown = world.instance('unknown', 'STRATEGY=grid\nSCHEDULE="0 9 * * *"');
     const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} }));
-    expect(about(error, missing, 'STRATEGY').map((p) => p.rule)).toEqual(['is required: the strategy this instance runs, one of dca, flex-sweep, balance-report, top-up']);
+    expect(about(error, missing, 'STRATEGY').map((p) => p.rule)).toEqual(['is required: the strategy this instance runs, one of dca, flex-sweep, balance-report, top-up, value-avg']);
     expect(about(error, typo, 'STRATEGY').map((p) => p.rule)).toEqual(['"dcaa" is not a known strategy; did you mean dca?']);
     expect(about(error, capitals, 'STRATEGY').map((p) => p.rule)).toEqual(['"Flex-Sweep" is not a known strategy; did you mean flex-sweep?']);
-    expect(about(error, unknown, 'STRATEGY').map((p) => p.rule)).toEqual(['"grid" is not a known strategy; the strategies are dca, flex-sweep, balance-report, top-up']);
+    expect(about(error, unknown, 'STRATEGY').map((p) => p.rule)).toEqual(['"grid" is not a known strategy; the strategies are dca, flex-sweep, balance-report, top-up, value-avg']);
   });
 
   it('reports a bad cron expression under SCHEDULE and a bad time zone under TIMEZONE, even when SCHEDULE is missing', async () => {

@@ -21,7 +21,7 @@ describe('the shipped examples', () => {
   it('.env.example with config/strategies loads without a single problem, in dry-run', async () => {
     const config = await loadDaemonConfig({ envFile: ENV_EXAMPLE, strategiesDir: STRATEGIES_DIR }, { env: {} });
     expect(config.mode).toBe('dry-run');
-    expect(config.instances.map((i) => i.instance)).toEqual(['balance-report', 'dca-btc', 'flex-sweep-usdt', 'top-up-usdt']);
+    expect(config.instances.map((i) => i.instance)).toEqual(['balance-report', 'dca-btc', 'flex-sweep-usdt', 'top-up-usdt', 'value-avg-btc']);
     expect([...config.dryRunWallet.keys()]).toEqual(['USDT', 'BTC']);
   });
 

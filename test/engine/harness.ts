@@ -55,6 +55,7 @@ export function runtimeOf<P>(spec: InstanceSpec<P>): ScheduledRuntime {
     strategy: spec.strategy as Strategy<unknown>,
     params,
     reads: readsOf(spec.strategy, params),
+    candleWindows: spec.strategy.candleWindows?.(params) ?? [],
     budgetAsset: spec.strategy.budgetAsset?.(params) ?? null,
     schedule: parseCron(spec.schedule ?? '0 9 * * *', 'UTC'),
     catchUp: { policy: 'skip' },

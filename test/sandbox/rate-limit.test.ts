@@ -19,6 +19,7 @@ describe('rate limits', () => {
     expect(SANDBOX_RATE_LIMITS).toEqual({
       public: { limit: 2000, windowMs: 10_000 },
       'order-book': { limit: 600, windowMs: 10_000 },
+      kline: { limit: 1000, windowMs: 10_000 },
       'main-account': { limit: 1000, windowMs: 10_000 },
       trade: { limit: 10_000, windowMs: 10_000 },
       'trade-query': { limit: 12_000, windowMs: 10_000 },

@@ -49,8 +49,8 @@ afterEach(() => {
 });
 
 describe('the strategy registry', () => {
-  it('ships dca, flex-sweep, balance-report and top-up, each under its own name and on this contract version', () => {
-    expect(strategyNames()).toEqual(['dca', 'flex-sweep', 'balance-report', 'top-up']);
+  it('ships dca, flex-sweep, balance-report, top-up and value-avg, each under its own name and on this contract version', () => {
+    expect(strategyNames()).toEqual(['dca', 'flex-sweep', 'balance-report', 'top-up', 'value-avg']);
     for (const [name, strategy] of STRATEGIES) {
       expect(strategy.name).toBe(name);
       expect(name).toMatch(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/);

@@ -1,3 +1,4 @@
+import type { Candle } from '../../domain/candle.ts';
 import { readFileSync } from 'node:fs';
 import { Decimal } from '../../domain/money.ts';
 import { CANDLE_CSV_HEADER, CandleCsvError, type CandleCsvProblem } from '../../sim/candles.ts';
@@ -41,6 +42,11 @@ export interface CandleSeries {
   priceAtOrAfter(timeMs: number): { readonly index: number; readonly open: Decimal } | null;
   /** The fill rule's price: priceAtOrAfter's open; past the last candle, the last close. null when empty. */
   priceAt(timeMs: number): Decimal | null;
+  /**
+   * The candles opening in [fromSec, toSec) grouped by hour: open of the hour's first, close of its
+   * last, high and low over all. An hour without data is absent. Hourly data is returned as is.
+   */
+  hourly(fromSec: number, toSec: number): Candle[];
 }
 
 export interface LoadOptions {
@@ -286,6 +292,36 @@ class ColumnarCandles implements CandleSeries {
     if (this.length === 0) return null;
     const index = this.firstAtOrAfter(timeMs);
     return index < this.length ? this.openDecimal(index) : this.closeDecimal(this.length - 1);
+  }
+
+  hourly(fromSec: number, toSec: number): Candle[] {
+    const out: Candle[] = [];
+    let open: Decimal | null = null;
+    let high: Decimal | null = null;
+    let low: Decimal | null = null;
+    let close: Decimal | null = null;
+    let hour = -1;
+    const flush = (): void => {
+      if (open !== null && high !== null && low !== null && close !== null) out.push({ timeSec: hour, open, high, low, close });
+    };
+    for (let i = this.firstAtOrAfter(fromSec * 1000); i < this.length && this.timeSec(i) < toSec; i += 1) {
+      const start = Math.floor(this.timeSec(i) / 3600) * 3600;
+      const h = new Decimal(this.#field(i, 2));
+      const l = new Decimal(this.#field(i, 3));
+      if (start !== hour) {
+        flush();
+        hour = start;
+        open = this.openDecimal(i);
+        high = h;
+        low = l;
+      } else {
+        high = Decimal.max(high as Decimal, h);
+        low = Decimal.min(low as Decimal, l);
+      }
+      close = this.closeDecimal(i);
+    }
+    flush();
+    return out;
   }
 
   /** Field `k` (1 open … 4 close) of candle `index`'s row, as the file writes it (ASCII digits: latin1 is exact). */

@@ -1,8 +1,11 @@
+import { KLINE_LIMIT } from '../../domain/candle.ts';
+import { formatDecimal } from '../../domain/money.ts';
 import type { Route } from '../router.ts';
 import { json } from '../responses.ts';
 import { bookWire, marketWire, tickerWire } from '../wire.ts';
 
 const BOOK_MAX_LIMIT = 100;
+const HOUR_SEC = 3600;
 
 /** Public GET endpoints (docs/exchange-api.md §4). No authentication; refusals use the flat 422 shape. */
 export const publicRoutes: readonly Route[] = [
@@ -43,6 +46,38 @@ export const publicRoutes: readonly Route[] = [
         if (price !== null) out[market.name] = tickerWire(market, price);
       }
       return json(200, out);
+    },
+  },
+  {
+    // docs/exchange-api.md §4: rows [time, open, close, high, low, volume, volume_quote]; errors
+    // come back as HTTP 200 with success false. The sandbox has prices, not trades: each hourly
+    // candle is flat at the price the sandbox's source gives at its open, volumes zero.
+    method: 'GET',
+    path: '/api/v1/public/kline',
+    private: false,
+    scope: 'kline',
+    refusals: 'trade',
+    handle: ({ exchange, query }) => {
+      const refuse = (field: string, message: string) => json(200, { success: false, message: { [field]: [message] }, result: null });
+      const market = query.get('market') ?? '';
+      if (market === '') return refuse('market', 'The market field is required.');
+      if (!exchange.markets().some((m) => m.name === market)) return refuse('market', 'Market is not available.');
+      if ((query.get('interval') ?? '1h') !== '1h') return refuse('interval', 'The sandbox serves 1h candles only.');
+      const nowSec = Math.floor(exchange.nowMs() / 1000);
+      const limit = Number(query.get('limit') ?? KLINE_LIMIT);
+      if (!Number.isInteger(limit) || limit < 1 || limit > KLINE_LIMIT) return refuse('limit', `The limit must be between 1 and ${KLINE_LIMIT}.`);
+      const end = Number(query.get('end') ?? nowSec);
+      const start = Number(query.get('start') ?? end - limit * HOUR_SEC);
+      if (!Number.isInteger(start) || !Number.isInteger(end)) return refuse('start', 'The start and end fields must be integers.');
+      if (end <= start) return refuse('end', 'End field must be greater then start.');
+      const rows: unknown[] = [];
+      for (let t = Math.ceil(start / HOUR_SEC) * HOUR_SEC; t <= Math.min(end, nowSec) && rows.length < limit; t += HOUR_SEC) {
+        const price = exchange.priceAt(market, t * 1000);
+        if (price === null) continue;
+        const text = formatDecimal(price);
+        rows.push([t, text, text, text, text, '0', '0']);
+      }
+      return json(200, { success: true, message: null, result: rows });
     },
   },
   {

@@ -1,0 +1,42 @@
+import { CANDLE_INTERVAL_SEC, type Candle } from '../domain/candle.ts';
+import type { Exchange } from '../exchange/port.ts';
+
+/** What a strategy needs of a market's history: the hourly candles of the last `lookbackSec` before the slot. */
+export interface CandleWindow {
+  readonly market: string;
+  readonly lookbackSec: number;
+}
+
+/**
+ * Hourly candles the strategies asked for, kept between slots: a slot fetches only the hours
+ * that closed since the last one (an hourly dip check over 30 days is one candle per slot,
+ * not 720), and hours older than the longest window asked are dropped.
+ */
+export class CandleBook {
+  readonly #exchange: Exchange;
+  readonly #markets = new Map<string, { candles: Candle[]; fromSec: number; toSec: number }>();
+
+  constructor(exchange: Exchange) {
+    this.#exchange = exchange;
+  }
+
+  /** The closed hourly candles opening in [slot hour − lookback, slot hour), oldest first. */
+  async window(window: CandleWindow, slotTimeMs: number): Promise<readonly Candle[]> {
+    const toSec = Math.floor(slotTimeMs / 1000 / CANDLE_INTERVAL_SEC) * CANDLE_INTERVAL_SEC;
+    const fromSec = toSec - Math.ceil(window.lookbackSec / CANDLE_INTERVAL_SEC) * CANDLE_INTERVAL_SEC;
+    let held = this.#markets.get(window.market);
+    if (held === undefined || fromSec < held.fromSec || toSec < held.toSec) {
+      // First use, a longer window, or time going back (a test, a catch-up): read it whole.
+      held = { candles: [...(await this.#exchange.candles({ market: window.market, fromSec, toSec }))], fromSec, toSec };
+      this.#markets.set(window.market, held);
+    } else if (toSec > held.toSec) {
+      const fresh = await this.#exchange.candles({ market: window.market, fromSec: held.toSec, toSec });
+      held.candles.push(...fresh);
+      held.toSec = toSec;
+      const keep = held.candles.findIndex((c) => c.timeSec >= fromSec);
+      held.candles.splice(0, keep === -1 ? held.candles.length : keep);
+      held.fromSec = fromSec;
+    }
+    return held.candles.filter((c) => c.timeSec >= fromSec && c.timeSec < toSec);
+  }
+}

@@ -1,0 +1,40 @@
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadCandles } from '../../src/backtest/candles/index.ts';
+import { runBacktest } from '../../src/backtest/driver.ts';
+import { loadStrategyFiles } from '../../src/config/daemon-config.ts';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
+
+const FIXTURE = new URL('../fixtures/candles/btc-1h-2021-03-01_14.csv', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'stacker-dip-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('dca buying the dip in a backtest (candles from the data, one code path with live)', () => {
+  it('buys twice the amount exactly at the slots whose price is 3 % or more below the 24-hour average of the closes before it', async () => {
+    const file = join(dir, 'dip.env');
+    writeFileSync(file, 'STRATEGY=dca\nSCHEDULE="0 */4 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\nDIP_PCT=3\nDIP_LOOKBACK=24h\n');
+    const run = await runBacktest({
+      candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }),
+      market: 'BTC_USDT',
+      dataFile: FIXTURE,
+      instances: await loadStrategyFiles([file]),
+      wallet: new Map([['USDT', new Decimal('100000')]]),
+      slippagePct: new Decimal(0),
+      flex: null,
+    });
+    // The rule computed here from the file itself, independently of the engine.
+    const rows = readFileSync(FIXTURE, 'utf8').trim().split('\n').slice(1).map((line) => line.split(','));
+    const expected = run.orders.map((order) => {
+      const slotSec = order.slotTimeMs / 1000;
+      const window = rows.filter((r) => Number(r[0]) >= slotSec - 86_400 && Number(r[0]) < slotSec);
+      const open = rows.find((r) => Number(r[0]) >= slotSec)?.[1] ?? '0';
+      const average = window.reduce((sum, r) => sum.add(r[4] ?? '0'), new Decimal(0)).div(window.length || 1);
+      const dip = window.length > 0 && average.sub(open).div(average).mul(100).gte(3);
+      return dip ? '0.002' : '0.001';
+    });
+    expect(run.orders.map((o) => formatDecimal(o.amount))).toEqual(expected);
+    expect(expected.filter((a) => a === '0.002').length).toBeGreaterThan(0);
+  });
+});
