@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'dotenv';
@@ -199,4 +200,14 @@ describe("the README's walk-through", () => {
       expect(readme.includes(`\`\`\`ts\n${readFileSync(join(import.meta.dirname, file), 'utf8')}\`\`\``), file).toBe(true);
     }
   });
+});
+
+describe("the README's strategy table", () => {
+  it('is what `npm run strategy-table` prints today', () => {
+    const printed = execFileSync(process.execPath, [join(import.meta.dirname, '../../scripts/strategy-backtests.ts')], { encoding: 'utf8' });
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+    const rows = printed.split('\n').filter((line) => line.startsWith('| '));
+    expect(rows.length).toBeGreaterThan(3);
+    for (const row of rows) expect(readme, row).toContain(row);
+  }, 60_000);
 });
