@@ -38,3 +38,25 @@ describe('dca buying the dip in a backtest (candles from the data, one code path
     expect(expected.filter((a) => a === '0.002').length).toBeGreaterThan(0);
   });
 });
+
+describe('dca by quote amount in a backtest', () => {
+  it('never spends more than AMOUNT_QUOTE on a slot (the fill is at the price the slot saw), the fee on top', async () => {
+    const file = join(dir, 'quote.env');
+    writeFileSync(file, 'STRATEGY=dca\nSCHEDULE="0 * * * *"\nMARKET=BTC_USDT\nAMOUNT_QUOTE=25\n');
+    const run = await runBacktest({
+      candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }),
+      market: 'BTC_USDT',
+      dataFile: FIXTURE,
+      instances: await loadStrategyFiles([file]),
+      wallet: new Map([['USDT', new Decimal('100000')]]),
+      slippagePct: new Decimal(0),
+      flex: null,
+    });
+    expect(run.orders.length).toBeGreaterThan(300);
+    for (const order of run.orders) {
+      expect(order.filledQuote.lte(25)).toBe(true);
+      // Rounded down to 6 decimals: one more unit of base would have cost more than 25.
+      expect(order.filledQuote.add(new Decimal('0.000001').mul(order.filledQuote.div(order.filledBase))).gt(25)).toBe(true);
+    }
+  });
+});
