@@ -9,6 +9,7 @@ import {
   defineStrategy,
   formatDecimal,
   intent,
+  marketAndPrice,
   param,
   roundBaseAmount,
   roundDown,
@@ -98,10 +99,9 @@ export const dca = defineStrategy({
   budgetAsset: (params) => params.MARKET.slice(params.MARKET.indexOf('_') + 1),
 
   async decide(view, params) {
-    const rules = view.market(params.MARKET);
-    if (rules === undefined) return [intent.refuse('unknown-market', `the exchange does not list ${params.MARKET}`, { market: params.MARKET })];
-    const price = view.price(params.MARKET);
-    if (price === undefined || price.lte(0)) return [intent.refuse('no-price', `no price is known for ${params.MARKET}`, { market: params.MARKET })];
+    const found = marketAndPrice(view, params.MARKET);
+    if ('kind' in found) return [found];
+    const { rules, price } = found;
 
     const intents: Intent[] = [];
     const dip = params.DIP_PCT === null ? null : dipOf(view.candles(params.MARKET), price, params.DIP_PCT);

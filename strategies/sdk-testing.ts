@@ -8,6 +8,7 @@
  *     markets: [marketRules()], prices: { BTC_USDT: '65000' }, trade: { USDT: { available: '100' } },
  *   });
  */
+import { ConfigError, type InputProblem } from '../src/domain/errors.ts';
 import { parseInstanceParams } from '../src/engine/params.ts';
 import type { Candle, Intent, Strategy } from '../src/engine/contract.ts';
 import { planMoney } from '../src/engine/money-plan.ts';
@@ -139,4 +140,15 @@ export async function judgeWith<P>(
   const maxOrderQuote = spec.maxOrderQuote === undefined || spec.maxOrderQuote === null ? null : new Decimal(spec.maxOrderQuote);
   const refusals = planMoney(intents, view, { maxOrderQuote, killed: null });
   return intents.map((intent, i) => ({ intent, refused: refusals[i]?.code ?? null, message: refusals[i]?.message ?? null }));
+}
+
+/** The problems of the ConfigError `run` throws (parsing an env with bad keys); fails when it throws none. */
+export function configProblems(run: () => unknown): readonly InputProblem[] {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
 }

@@ -20,7 +20,8 @@
 import type { MoneyGroup } from '../src/domain/intent.ts';
 import type { Decimal as DecimalValue } from '../src/domain/money.ts';
 import type { Stp } from '../src/domain/order.ts';
-import type { BuyStockMarketIntent, FlexWithdrawIntent, NoteIntent, RefusalIntent, SetStateIntent, TransferIntent } from '../src/engine/contract.ts';
+import type { MarketRules } from '../src/domain/market.ts';
+import type { BuyStockMarketIntent, FlexWithdrawIntent, NoteIntent, RefusalIntent, SetStateIntent, SlotView, TransferIntent } from '../src/engine/contract.ts';
 
 export { TRANSFER_DECIMALS, maskCode, type CodeRecord, type FlexInvestment, type TradeBalance } from '../src/domain/account.ts';
 export { RULE_REFUSAL_REASONS, checkBaseOrder, roundBaseAmount, takerFee, type MarketRules, type RuleViolation } from '../src/domain/market.ts';
@@ -80,3 +81,15 @@ export const intent = {
     return { kind: 'set-state', key, value };
   },
 };
+
+/**
+ * The rules and price of the market a slot buys on, or the refusal that says why there are none
+ * (`unknown-market`, `no-price`): the first lines of most buying strategies.
+ */
+export function marketAndPrice(view: SlotView, market: string): { readonly rules: MarketRules; readonly price: DecimalValue } | RefusalIntent {
+  const rules = view.market(market);
+  if (rules === undefined) return intent.refuse('unknown-market', `the exchange does not list ${market}`, { market });
+  const price = view.price(market);
+  if (price === undefined || price.lte(0)) return intent.refuse('no-price', `no price is known for ${market}`, { market });
+  return { rules, price };
+}

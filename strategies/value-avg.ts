@@ -1,4 +1,4 @@
-import { Decimal, type Intent, defineStrategy, formatDecimal, intent, param, roundBaseAmount } from './sdk.ts';
+import { Decimal, type Intent, defineStrategy, formatDecimal, intent, marketAndPrice, param, roundBaseAmount } from './sdk.ts';
 
 /**
  * Value averaging: the position's value should grow by TARGET_STEP_QUOTE every slot. Each slot
@@ -27,10 +27,9 @@ export const valueAvg = defineStrategy({
   budgetAsset: (params) => params.MARKET.slice(params.MARKET.indexOf('_') + 1),
 
   async decide(view, params) {
-    const rules = view.market(params.MARKET);
-    if (rules === undefined) return [intent.refuse('unknown-market', `the exchange does not list ${params.MARKET}`, { market: params.MARKET })];
-    const price = view.price(params.MARKET);
-    if (price === undefined || price.lte(0)) return [intent.refuse('no-price', `no price is known for ${params.MARKET}`, { market: params.MARKET })];
+    const found = marketAndPrice(view, params.MARKET);
+    if ('kind' in found) return [found];
+    const { rules, price } = found;
 
     const slot = slotNumber(view.state.get(SLOT_KEY));
     const trade = view.tradeBalance(rules.base);

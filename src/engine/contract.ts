@@ -5,7 +5,7 @@ import { type CodeRecord, type FlexInvestment, TRANSFER_DECIMALS, type TradeBala
 import type { InputProblem } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, isDecimal } from '../domain/money.ts';
-import { STP_INPUT_HELP, type Stp, readStp } from '../domain/order.ts';
+import { STP_INPUT_HELP, readStp } from '../domain/order.ts';
 
 /**
  * The strategy contract, version 2: what a strategy module gives the engine and what the engine

@@ -16,15 +16,7 @@ import { type DecimalRules, ParamReader } from './params.ts';
  *
  * gives `params.MARKET: string` and `params.AMOUNT: Decimal | null` in `decide`.
  */
-export interface ParamDeclaration<T> {
-  readonly required: boolean;
-  readonly description: string;
-  /** The rule as a person reads it: "decimal > 0", "true or false". */
-  readonly rule: string;
-  /** The value used when the key is absent, as written in an env file. */
-  readonly default?: string;
-  readonly example?: string;
-  readonly exampleCommented?: boolean;
+export interface ParamDeclaration<T> extends Omit<ParamSpec, 'key'> {
   readonly read: (reader: ParamReader, key: string) => T;
 }
 
@@ -171,15 +163,7 @@ function parseDuration(text: string): number | null {
 
 /** The ParamSpec list of a declaration, in declaration order: what `stacker strategies` and the unknown-key check read. */
 export function specsOf(shape: ParamShape): ParamSpec[] {
-  return Object.entries(shape).map(([key, declaration]) => ({
-    key,
-    required: declaration.required,
-    description: declaration.description,
-    rule: declaration.rule,
-    ...(declaration.default === undefined ? {} : { default: declaration.default }),
-    ...(declaration.example === undefined ? {} : { example: declaration.example }),
-    ...(declaration.exampleCommented === true ? { exampleCommented: true } : {}),
-  }));
+  return Object.entries(shape).map(([key, { read: _read, ...spec }]) => ({ key, ...spec }));
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { CandleWindow } from './candle-book.ts';
 import { type Intent, isMoneyIntent } from '../domain/intent.ts';
 import type { Decimal } from '../domain/money.ts';
-import type { IntentError, NewIntent } from '../store/journal.ts';
+import type { NewIntent } from '../store/journal.ts';
 import { type BudgetView, type SlotView, type SnapshotPart, type Strategy, intentProblems } from './contract.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
 import { type MoneyOutcome, executeMoneyIntent } from './executor.ts';

@@ -1,12 +1,8 @@
+import type { Candle as DomainCandle } from '../domain/candle.ts';
 import { Decimal } from '../domain/money.ts';
 
-/** One OHLCV candle; `timeSec` is the candle's open time (Unix seconds, UTC). */
-export interface Candle {
-  readonly timeSec: number;
-  readonly open: Decimal;
-  readonly high: Decimal;
-  readonly low: Decimal;
-  readonly close: Decimal;
+/** One OHLCV candle of a candle file: the domain's candle with its volume. */
+export interface Candle extends DomainCandle {
   readonly volume: Decimal;
 }
 

@@ -8,6 +8,10 @@ import { encodeTextMap } from './intent-codec.ts';
 import {
   BUDGET_PERIODS,
   INTENT_TRANSITIONS,
+  type BudgetExcess,
+  type BudgetPeriod,
+  type OrderTransition,
+  type PeriodStarts,
   type BudgetReserveRequest,
   type BudgetScope,
   type IntentError,
@@ -141,7 +145,36 @@ export function adoptedIntent(adoption: OrderAdoption): { intentId: string; inte
   };
 }
 
+/** The finding an adopted order records. */
+export function adoptedFinding(adoption: OrderAdoption): NewLedgerFinding {
+  const { order } = adoption;
+  return {
+    kind: 'adopted',
+    instance: adoption.instance,
+    clientOrderId: order.clientOrderId,
+    orderId: order.orderId,
+    market: order.market,
+    detail: adoption.reason,
+    ...(adoption.acknowledged === undefined ? {} : { acknowledged: adoption.acknowledged }),
+  };
+}
+
 // Orders.
+
+/** The transition a snapshot logs: from `from` (null for the first status seen) to the snapshot's status and fills. */
+export function transitionOf(order: Order, from: OrderStatus | null, seq: number, nowMs: number): OrderTransition {
+  return {
+    orderId: order.orderId,
+    seq,
+    fromStatus: from,
+    toStatus: order.status,
+    filledBase: order.filledBase,
+    filledQuote: order.filledQuote,
+    fee: order.fee,
+    atMs: nowMs,
+    stopActivated: order.stopActivated === 1,
+  };
+}
 
 /** Checks what the journal stores of an order; returns the money fields formatted. */
 export function checkOrder(order: Order): void {
@@ -211,6 +244,18 @@ export function checkReserveRequest(request: BudgetReserveRequest): Decimal {
   }
   if (request.reservationId === '') throw new StoreError('invalid-argument', 'reservationId must be non-empty');
   return amount;
+}
+
+/** The periods a reservation of `amount` would take over their limit, given what each has spent. */
+export function budgetExcesses(request: BudgetReserveRequest, starts: PeriodStarts, amount: Decimal, spentIn: (period: BudgetPeriod, startMs: number) => Decimal): BudgetExcess[] {
+  const exceeded: BudgetExcess[] = [];
+  for (const period of BUDGET_PERIODS) {
+    const limit = request.limits[period];
+    if (limit === undefined) continue;
+    const spent = spentIn(period, starts[period]);
+    if (spent.plus(amount).gt(limit)) exceeded.push({ period, periodStartMs: starts[period], limitQuote: limit, spentQuote: spent, requestedQuote: amount });
+  }
+  return exceeded;
 }
 
 /** An amount really spent (settling, or counting an adopted order): finite and not negative. */

@@ -8,7 +8,6 @@ import {
   BUDGET_PERIODS,
   type AdoptedOrder,
   type BudgetDecision,
-  type BudgetExcess,
   type BudgetReservation,
   type BudgetReserveRequest,
   type BudgetScope,
@@ -44,7 +43,10 @@ import {
   type TransferRecord,
 } from './journal.ts';
 import {
+  adoptedFinding,
   adoptedIntent,
+  budgetExcesses,
+  transitionOf,
   applyIntentUpdate,
   checkAccountState,
   checkFinding,
@@ -63,7 +65,6 @@ import {
   newIntentFields,
   operationMoney,
   snapshotMoved,
-  textMap,
 } from './journal-rules.ts';
 
 export interface MemoryJournalOptions {
@@ -361,13 +362,7 @@ export class MemoryJournal implements Journal {
         }
         return { ok: true, reservation: existing, repeated: true };
       }
-      const exceeded: BudgetExcess[] = [];
-      for (const period of BUDGET_PERIODS) {
-        const limit = request.limits[period];
-        if (limit === undefined) continue;
-        const spent = this.#readSpent(request, period, starts[period]);
-        if (spent.plus(amount).gt(limit)) exceeded.push({ period, periodStartMs: starts[period], limitQuote: limit, spentQuote: spent, requestedQuote: amount });
-      }
+      const exceeded = budgetExcesses(request, starts, amount, (period, startMs) => this.#readSpent(request, period, startMs));
       if (exceeded.length > 0) return { ok: false, exceeded };
       const reservation = this.#recordSpend({ ...request, amountQuote: amount, state: 'held' }, starts);
       return { ok: true, reservation, repeated: false };
@@ -467,15 +462,7 @@ export class MemoryJournal implements Journal {
       checkSpentAmount(spend.amountQuote, 'amountQuote');
       if (this.#reservations.has(intentId)) throw new StoreError('conflict', `budget reservation ${intentId} already exists`);
       this.#recordSpend(spend, periodStarts(slotTimeMs, adoption.timeZone));
-      const finding = this.#insertFinding({
-        kind: 'adopted',
-        instance,
-        clientOrderId: order.clientOrderId,
-        orderId: order.orderId,
-        market: order.market,
-        detail: adoption.reason,
-        ...(adoption.acknowledged === undefined ? {} : { acknowledged: adoption.acknowledged }),
-      });
+      const finding = this.#insertFinding(adoptedFinding(adoption));
       return { intent: record, transition, finding };
     });
   }
@@ -784,17 +771,7 @@ export class MemoryJournal implements Journal {
 
   /** A transition already logged with the same status, fills and activation is not logged twice. */
   #insertTransition(order: Order, from: StoredOrder['status'] | null, seq: number, now: number): OrderTransition | null {
-    const transition: OrderTransition = {
-      orderId: order.orderId,
-      seq,
-      fromStatus: from,
-      toStatus: order.status,
-      filledBase: order.filledBase,
-      filledQuote: order.filledQuote,
-      fee: order.fee,
-      atMs: now,
-      stopActivated: order.stopActivated === 1,
-    };
+    const transition = transitionOf(order, from, seq, now);
     let list = this.#transitions.get(order.orderId);
     if (list === undefined) {
       list = [];

@@ -5,7 +5,6 @@ import { StoreError } from './errors.ts';
 import {
   BUDGET_PERIODS,
   type BudgetDecision,
-  type BudgetExcess,
   type BudgetPeriod,
   type BudgetReservation,
   type BudgetReserveRequest,
@@ -13,7 +12,7 @@ import {
   type BudgetSpent,
   type PeriodStarts,
 } from './journal.ts';
-import { checkReserveRequest, checkScope, checkSpentAmount } from './journal-rules.ts';
+import { budgetExcesses, checkReserveRequest, checkScope, checkSpentAmount } from './journal-rules.ts';
 import { RowReader, reservationFromRow } from './sqlite-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
@@ -32,15 +31,7 @@ export function reserveBudget(db: DatabaseSync, request: BudgetReserveRequest, n
       }
       return { ok: true, reservation: existing, repeated: true };
     }
-    const exceeded: BudgetExcess[] = [];
-    for (const period of BUDGET_PERIODS) {
-      const limit = request.limits[period];
-      if (limit === undefined) continue;
-      const spent = readSpent(db, request, period, starts[period]);
-      if (spent.plus(amount).gt(limit)) {
-        exceeded.push({ period, periodStartMs: starts[period], limitQuote: limit, spentQuote: spent, requestedQuote: amount });
-      }
-    }
+    const exceeded = budgetExcesses(request, starts, amount, (period, startMs) => readSpent(db, request, period, startMs));
     if (exceeded.length > 0) return { ok: false, exceeded };
     addToPeriods(db, request, starts, amount, nowMs);
     db.prepare(

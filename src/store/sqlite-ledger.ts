@@ -3,7 +3,7 @@ import { isTerminalStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 import { encodeIntentParams } from './intent-codec.ts';
 import type { AdoptedOrder, LedgerFinding, NewLedgerFinding, OrderAdoption } from './journal.ts';
-import { adoptedIntent, checkFinding, checkLedgerTime } from './journal-rules.ts';
+import { adoptedFinding, adoptedIntent, checkFinding, checkLedgerTime } from './journal-rules.ts';
 import { recordSpendIn } from './sqlite-budgets.ts';
 import { transaction } from './sqlite-db.ts';
 import { recordOrderSnapshotIn } from './sqlite-orders.ts';
@@ -57,19 +57,7 @@ export function adoptOrder(db: DatabaseSync, adoption: OrderAdoption, nowMs: num
       },
       nowMs,
     );
-    const finding = insertFinding(
-      db,
-      {
-        kind: 'adopted',
-        instance,
-        clientOrderId: order.clientOrderId,
-        orderId: order.orderId,
-        market: order.market,
-        detail: adoption.reason,
-        ...(adoption.acknowledged === undefined ? {} : { acknowledged: adoption.acknowledged }),
-      },
-      nowMs,
-    );
+    const finding = insertFinding(db, adoptedFinding(adoption), nowMs);
     const row = db.prepare('SELECT * FROM intents WHERE intent_id = ?').get(intentId);
     if (row === undefined) throw new StoreError('not-found', `adopted intent ${intentId} vanished`);
     return { intent: intentFromRow(row), transition, finding };

@@ -3,7 +3,7 @@ import { type Decimal, formatDecimal } from '../domain/money.ts';
 import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 import type { OrderLink, OrderQuery, OrderTransition, StoredOrder } from './journal.ts';
-import { checkOrder, isOlderSnapshot, orderMoney, snapshotMoved } from './journal-rules.ts';
+import { checkOrder, isOlderSnapshot, orderMoney, snapshotMoved, transitionOf } from './journal-rules.ts';
 import { type Row, orderFromRow, transitionFromRow } from './sqlite-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
@@ -90,17 +90,7 @@ export function orderTransitions(db: DatabaseSync, orderId: string): OrderTransi
 
 
 function insertTransition(db: DatabaseSync, order: Order, from: OrderStatus | null, seq: number, nowMs: number): OrderTransition | null {
-  const transition: OrderTransition = {
-    orderId: order.orderId,
-    seq,
-    fromStatus: from,
-    toStatus: order.status,
-    filledBase: order.filledBase,
-    filledQuote: order.filledQuote,
-    fee: order.fee,
-    atMs: nowMs,
-    stopActivated: order.stopActivated === 1,
-  };
+  const transition = transitionOf(order, from, seq, nowMs);
   const inserted = db
     .prepare(
       `INSERT INTO order_transitions (order_id, seq, from_status, to_status, filled_base, filled_quote, fee, at_ms, stop_activated)

@@ -11,19 +11,24 @@ const FIXTURE = new URL('../fixtures/candles/btc-1h-2021-03-01_14.csv', import.m
 const dir = mkdtempSync(join(tmpdir(), 'stacker-dip-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** One instance file (written from `text`) backtested over the fixture from 100000 USDT. */
+async function backtest(name: string, text: string) {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return runBacktest({
+    candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }),
+    market: 'BTC_USDT',
+    dataFile: FIXTURE,
+    instances: await loadStrategyFiles([file]),
+    wallet: new Map([['USDT', new Decimal('100000')]]),
+    slippagePct: new Decimal(0),
+    flex: null,
+  });
+}
+
 describe('dca buying the dip in a backtest (candles from the data, one code path with live)', () => {
   it('buys twice the amount exactly at the slots whose price is 3 % or more below the 24-hour average of the closes before it', async () => {
-    const file = join(dir, 'dip.env');
-    writeFileSync(file, 'STRATEGY=dca\nSCHEDULE="0 */4 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\nDIP_PCT=3\nDIP_LOOKBACK=24h\n');
-    const run = await runBacktest({
-      candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }),
-      market: 'BTC_USDT',
-      dataFile: FIXTURE,
-      instances: await loadStrategyFiles([file]),
-      wallet: new Map([['USDT', new Decimal('100000')]]),
-      slippagePct: new Decimal(0),
-      flex: null,
-    });
+    const run = await backtest('dip.env', 'STRATEGY=dca\nSCHEDULE="0 */4 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\nDIP_PCT=3\nDIP_LOOKBACK=24h\n');
     // The rule computed here from the file itself, independently of the engine.
     const rows = readFileSync(FIXTURE, 'utf8').trim().split('\n').slice(1).map((line) => line.split(','));
     const expected = run.orders.map((order) => {
@@ -41,17 +46,7 @@ describe('dca buying the dip in a backtest (candles from the data, one code path
 
 describe('dca by quote amount in a backtest', () => {
   it('never spends more than AMOUNT_QUOTE on a slot (the fill is at the price the slot saw), the fee on top', async () => {
-    const file = join(dir, 'quote.env');
-    writeFileSync(file, 'STRATEGY=dca\nSCHEDULE="0 * * * *"\nMARKET=BTC_USDT\nAMOUNT_QUOTE=25\n');
-    const run = await runBacktest({
-      candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }),
-      market: 'BTC_USDT',
-      dataFile: FIXTURE,
-      instances: await loadStrategyFiles([file]),
-      wallet: new Map([['USDT', new Decimal('100000')]]),
-      slippagePct: new Decimal(0),
-      flex: null,
-    });
+    const run = await backtest('quote.env', 'STRATEGY=dca\nSCHEDULE="0 * * * *"\nMARKET=BTC_USDT\nAMOUNT_QUOTE=25\n');
     expect(run.orders.length).toBeGreaterThan(300);
     for (const order of run.orders) {
       expect(order.filledQuote.lte(25)).toBe(true);

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { configProblems } from '../../strategies/sdk-testing.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { type Intent, intentProblems, readsOf } from '../../src/engine/contract.ts';
 import { parseInstanceParams } from '../../src/engine/params.ts';
 import { dca } from '../../strategies/dca.ts';
 import { judgeWith } from '../../strategies/sdk-testing.ts';
-import { ConfigError, type InputProblem } from '../../src/domain/errors.ts';
 import { type ViewSpec, btcUsdt, slotView } from './view.ts';
 
 const SOURCE = 'config/strategies/dca-btc.env';
@@ -22,15 +22,7 @@ async function verdicts(env: Record<string, string>, spec: ViewSpec): Promise<Ar
   return (await judgeWith(dca, { ...BASE_ENV, ...env }, spec)).map(({ intent, refused }) => [intent.kind, refused]);
 }
 
-function problemsOf(run: () => unknown): readonly InputProblem[] {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problemsOf = configProblems;
 
 /** Intents in a compact text form: money as plain decimal strings. */
 function plain(intents: readonly Intent[]): unknown[] {

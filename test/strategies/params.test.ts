@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { configProblems } from '../../strategies/sdk-testing.ts';
 import { ConfigError, type InputProblem } from '../../src/domain/errors.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { ParamReader, closestName, parseInstanceParams, unknownKeyProblems } from '../../src/engine/params.ts';
@@ -8,15 +9,7 @@ import { flexSweep } from '../../strategies/flex-sweep.ts';
 const SOURCE = 'config/strategies/dca-btc.env';
 const COMMON = { STRATEGY: 'dca', SCHEDULE: '0 9 * * *' };
 
-function problemsOf(run: () => unknown): readonly InputProblem[] {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problemsOf = configProblems;
 
 describe('instance params', () => {
   it('reports every bad key at once, each with the file, the key and the rule', () => {
