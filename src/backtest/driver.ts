@@ -94,6 +94,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
     );
 
     const equity: EquityPoint[] = [];
+    let firstSlot: { timeMs: number; price: Decimal } | null = null;
     const chartCandles: Array<{ timeSec: number; close: Decimal }> = [];
     const step = Math.max(1, Math.ceil(candles.length / CHART_POINTS));
     let cursor = 0;
@@ -122,6 +123,10 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
     const outcome = await scheduler.run(
       enabled.map((instance) => ({ instance: instance.instance, schedule: instance.schedule })),
       async (instance: string, slotTimeMs: number) => {
+        if (firstSlot === null) {
+          const price = exchange.priceAt(input.market, slotTimeMs);
+          if (price !== null) firstSlot = { timeMs: slotTimeMs, price };
+        }
         await engine.runSlot(instance, slotTimeMs);
         await engine.track();
         const price = exchange.priceAt(input.market, slotTimeMs);
@@ -157,6 +162,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       ...(await collect(journal, input.flex?.ticker ?? '')),
       equity,
       slots: outcome.slots,
+      firstSlot,
       settings: { slippagePct: input.slippagePct, flexAprPct: input.flex?.aprPct ?? null },
     };
   } finally {

@@ -1,4 +1,5 @@
 import { Decimal, ZERO, formatDecimal } from '../../domain/money.ts';
+import { type Benchmarks, type PeriodRow, type RefusalSummary, benchmarks, periods, ranOut, refusalSummary } from './analysis.ts';
 import type { BacktestRun, EquityPoint, ReportOrder } from './run.ts';
 
 /**
@@ -78,9 +79,27 @@ export interface BacktestReport {
   };
   wallet: { initial: Record<string, string>; final: Record<string, string> };
   drawdown: { samples: number; max: DrawdownEpisode | null; maxPct: DrawdownEpisode | null };
-  refusals: { total: number; byReason: Record<string, number> };
+  refusals: {
+    total: number;
+    byReason: Record<string, number>;
+    /** By reason, most first: how many, first and last time, per year. */
+    summary: RefusalSummary[];
+    /** The first buy refused for insufficient funds (the wallet ran out), and how many were from then on; null when none was. */
+    ranOut: { atMs: number; at: string; refusedFromThen: number } | null;
+  };
+  /** The strategy beside one lump sum of the same money at the first slot, and beside holding the starting wallet. */
+  benchmarks: Benchmarks;
+  /** Per UTC year and month: what was invested and bought, fees, average cost, value at the period's end, return. */
+  periods: { yearly: PeriodRow[]; monthly: PeriodRow[] };
   flex: { total: number; byStatus: Record<string, number> };
   byInstance: InstanceTotals[];
+}
+
+const ROUND = { value: (x: Decimal) => roundValue(x), pct: (x: Decimal) => roundPct(x) };
+
+function ranOutAt(run: BacktestRun): BacktestReport['refusals']['ranOut'] {
+  const found = ranOut(run);
+  return found === null ? null : { atMs: found.atMs, at: isoTime(found.atMs), refusedFromThen: found.refusedFromThen };
 }
 
 export function roundValue(value: Decimal): string {
@@ -171,7 +190,14 @@ export function buildReport(run: BacktestRun): BacktestReport {
     },
     wallet: { initial: walletRecord(run.initialWallet), final: walletRecord(run.finalBalances) },
     drawdown: drawdowns(equity),
-    refusals: { total: run.refusals.length, byReason: countBy(run.refusals.map((r) => r.reason)) },
+    refusals: {
+      total: run.refusals.length,
+      byReason: countBy(run.refusals.map((r) => r.reason)),
+      summary: refusalSummary(run),
+      ranOut: ranOutAt(run),
+    },
+    benchmarks: benchmarks(run, ROUND),
+    periods: { yearly: periods(run, 'year', ROUND), monthly: periods(run, 'month', ROUND) },
     flex: { total: run.flex.length, byStatus: countBy(run.flex.map((f) => f.status)) },
     byInstance: instanceTotals(run),
   };

@@ -133,6 +133,24 @@ export function equityChart(run: BacktestRun, initialValue: Decimal): string {
   });
 }
 
+/** Drawdown at each sample, in % below the running peak of the account value (0 at a new peak). */
+export function drawdownChart(run: BacktestRun): string {
+  let peak: Decimal | null = null;
+  const points = [...run.equity]
+    .sort((a, b) => a.timeMs - b.timeMs)
+    .map((e) => {
+      if (peak === null || e.value.gt(peak)) peak = e.value;
+      const pct = peak.gt(0) ? peak.sub(e.value).div(peak).mul(-100) : new Decimal(0);
+      return { timeMs: e.timeMs, value: pct };
+    });
+  return chart({
+    id: 'chart-drawdown',
+    title: 'Drawdown (% below the highest account value so far)',
+    yLabel: '%',
+    series: [{ cssClass: 'drawdown-line', label: 'drawdown', points }],
+  });
+}
+
 function chart(spec: ChartSpec): string {
   const plot = plotArea(WIDTH, HEIGHT, MARGIN);
   const markers = spec.markers ?? [];

@@ -28,6 +28,12 @@ export function headlineRows(report: BacktestReport): HeadlineRow[] {
     { label: 'Quote spent', value: report.totals.quoteSpent, note: `${quote} (fees not included)` },
     ...feeRows(report.totals.fees),
     { label: 'Average price', value: orDash(report.totals.averagePrice), note: `${quote} per ${base}` },
+    { label: 'Average cost', value: orDash(report.totals.averagePriceWithFees), note: `${quote} per ${base}, fees in` },
+    withTone(
+      { label: 'Return on invested', value: report.benchmarks.strategy.returnPct === null ? '—' : signed(report.benchmarks.strategy.returnPct), note: `% : the ${base} bought, at the last close, against ${report.benchmarks.strategy.invested} ${quote} spent (fees in)` },
+      toneOf(report.benchmarks.strategy.returnPct),
+    ),
+    ...lumpSumRow(report),
     { label: 'Initial value', value: report.value.initial, note: `${quote} at first open ${report.value.initialPrice}` },
     { label: 'Final value', value: report.value.final, note: `${quote} at last close ${report.value.finalPrice}` },
     withTone({ label: 'PnL', value: signed(report.value.pnl), note: `${quote} (${report.value.pnlPct === null ? '—' : `${signed(report.value.pnlPct)} %`})` }, pnlTone),
@@ -40,10 +46,25 @@ export function headlineRows(report: BacktestReport): HeadlineRow[] {
   if (report.drawdown.maxPct !== null && report.drawdown.maxPct.pct !== null && !sameEpisode(report.drawdown.maxPct, maxDrawdown)) {
     rows.push({ label: 'Max drawdown %', value: report.drawdown.maxPct.pct, note: `% (${report.drawdown.maxPct.amount} ${quote})` });
   }
+  const ranOut = report.refusals.ranOut;
+  if (ranOut !== null) {
+    rows.push({ label: 'Ran out of money', value: '', note: `on ${utcMinute(ranOut.atMs)}: ${ranOut.refusedFromThen} buys refused for insufficient funds from then on` });
+  }
   if (report.value.unvaluedAssets.length > 0) {
     rows.push({ label: 'Not valued', value: '', note: report.value.unvaluedAssets.join(', ') });
   }
   return rows;
+}
+
+function lumpSumRow(report: BacktestReport): HeadlineRow[] {
+  const lump = report.benchmarks.lumpSum;
+  if (lump === null) return [];
+  return [{ label: 'Lump sum instead', value: lump.returnPct === null ? '—' : signed(lump.returnPct), note: `% : the same ${lump.invested} ${report.quote} spent at once at ${lump.price} on ${utcMinute(lump.timeMs)}` }];
+}
+
+function toneOf(pct: string | null): HeadlineRow['tone'] {
+  if (pct === null || pct === '0') return undefined;
+  return pct.startsWith('-') ? 'bad' : 'good';
 }
 
 function sameEpisode(a: DrawdownEpisode, b: DrawdownEpisode | null): boolean {

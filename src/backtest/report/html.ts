@@ -1,7 +1,7 @@
 import { Decimal, formatDecimal } from '../../domain/money.ts';
 import { averagePrice } from './build.ts';
 import type { BacktestReport } from './build.ts';
-import { buysOf, costBasisChart, equityChart, priceChart } from './charts.ts';
+import { buysOf, costBasisChart, drawdownChart, equityChart, priceChart } from './charts.ts';
 import { headlineRows } from './headline.ts';
 import type { BacktestRun, ReportOrder } from './run.ts';
 import { escapeHtml, orDash, utcMinute } from './text.ts';
@@ -14,8 +14,6 @@ import { escapeHtml, orDash, utcMinute } from './text.ts';
 
 /** Orders shown at each end of the orders table when a run has more than twice this many. */
 export const ORDERS_SHOWN_EACH_END = 25;
-/** Refusal messages listed (the counts by reason always cover all of them). */
-export const REFUSALS_LISTED = 50;
 
 export function renderHtml(report: BacktestReport, run: BacktestRun): string {
   const buys = buysOf(run);
@@ -28,7 +26,11 @@ export function renderHtml(report: BacktestReport, run: BacktestRun): string {
       figure(priceChart(run, buys), `Close price with one marker per filled order (${buys.length}), at its fill time and average fill price.`),
       figure(costBasisChart(run, buys), 'Average buy price so far (quote spent ÷ base acquired, fees excluded) against the close price.'),
       figure(equityChart(run, new Decimal(report.value.initial)), `Account value (quote + base × price) at each sample, against the initial value.`),
+      figure(drawdownChart(run), `How far the account value stood below its highest value so far, in %. Deepest: ${report.drawdown.maxPct?.pct ?? '0'} %.`),
     ].join('\n')),
+    section('Against one lump sum', benchmarksTable(report)),
+    section('Years', periodsTable(report, report.periods.yearly)),
+    section('Months', periodsTable(report, report.periods.monthly)),
     section('Instances', instancesTable(report)),
     section(`Orders (${report.orders.total})`, ordersTable(run)),
     section(`Refusals (${report.refusals.total})`, refusalsSection(report, run)),
@@ -143,17 +145,36 @@ function ordersTable(run: BacktestRun): string {
 
 function refusalsSection(report: BacktestReport, run: BacktestRun): string {
   if (report.refusals.total === 0) return '<p>No refusals.</p>';
-  const byReason = table(
-    [txt('Reason'), num('Count')],
-    Object.entries(report.refusals.byReason).map(([reason, count]) => [txt(reason), num(String(count))]),
+  const ranOut = report.refusals.ranOut;
+  const warning = ranOut === null ? '' : `<p class="ran-out"><strong>The money ran out on ${escapeHtml(utcMinute(ranOut.atMs))}</strong>: ${ranOut.refusedFromThen} buys were refused for insufficient funds from then on.</p>`;
+  const years = [...new Set(report.refusals.summary.flatMap((s) => Object.keys(s.byYear)))].sort();
+  const summary = table(
+    [txt('Reason'), num('Count'), txt('First'), txt('Last'), ...years.map((y) => num(y))],
+    report.refusals.summary.map((s) => [txt(s.reason), num(String(s.count)), txt(utcMinute(s.firstTimeMs)), txt(utcMinute(s.lastTimeMs)), ...years.map((y) => num(String(s.byYear[y] ?? 0)))]),
   );
-  const listed = [...run.refusals].sort((a, b) => a.slotTimeMs - b.slotTimeMs).slice(0, REFUSALS_LISTED);
-  const more = run.refusals.length > listed.length ? `<p>First ${listed.length} of ${run.refusals.length} shown.</p>` : '';
-  const list = table(
-    [txt('Slot'), txt('Instance'), txt('Reason'), txt('Message')],
-    listed.map((r) => [txt(utcMinute(r.slotTimeMs)), txt(r.instance), txt(r.reason), txt(r.message)]),
+  // One example message per reason: the counts above say how often.
+  const examples = table(
+    [txt('Reason'), txt('First message')],
+    report.refusals.summary.map((s) => [txt(s.reason), txt(run.refusals.find((r) => r.reason === s.reason && r.slotTimeMs === s.firstTimeMs)?.message ?? '')]),
   );
-  return `${byReason}\n${list}\n${more}`;
+  return `${warning}\n${summary}\n${examples}`;
+}
+
+function benchmarksTable(report: BacktestReport): string {
+  const { strategy, lumpSum, holdWallet } = report.benchmarks;
+  const q = report.quote;
+  const rows: Cell[][] = [[txt('This strategy'), num(strategy.invested), num(strategy.base), num(strategy.valueAtEnd), num(orDash(strategy.returnPct))]];
+  if (lumpSum !== null) rows.push([txt(`All at once on ${utcMinute(lumpSum.timeMs)} at ${lumpSum.price}`), num(lumpSum.invested), num(lumpSum.base), num(lumpSum.valueAtEnd), num(orDash(lumpSum.returnPct))]);
+  const hold = `<p>Keeping the starting wallet untouched: ${escapeHtml(holdWallet.initialValue)} → ${escapeHtml(holdWallet.finalValue)} ${escapeHtml(q)} (${escapeHtml(orDash(holdWallet.returnPct))} %).</p>`;
+  return `${table([txt('Spending'), num(`Invested (${q}, fees in)`), num(`Bought (${report.base})`), num(`Value at the end (${q})`), num('Return %')], rows)}\n${hold}`;
+}
+
+function periodsTable(report: BacktestReport, rows: BacktestReport['periods']['yearly']): string {
+  if (rows.length === 0) return '<p>No period.</p>';
+  return `${table(
+    [txt('Period'), num(`Invested (${report.quote})`), num(`Bought (${report.base})`), num(`Fees (${report.quote})`), num('Average cost (fees in)'), num(`Value at the end (${report.quote})`), num('Return %')],
+    rows.map((r) => [txt(r.period), num(r.invested), num(r.baseBought), num(r.fees), num(orDash(r.averageCost)), num(r.valueAtEnd), num(orDash(r.returnPct))]),
+  )}\n<p>Average cost counts the fees: (quote paid + fees) ÷ base bought. Value at the end is all the ${escapeHtml(report.base)} bought so far at the period's last price; the return is against everything invested so far, fees in.</p>`;
 }
 
 function runTable(report: BacktestReport): string {

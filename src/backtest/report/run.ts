@@ -84,5 +84,7 @@ export interface BacktestRun {
   /** Sampled at every slot and at chart points, time-ascending. */
   equity: EquityPoint[];
   slots: number;
+  /** The first slot of the run and the market's price then (the lump-sum benchmark buys there); null without a slot. */
+  firstSlot?: { timeMs: number; price: Decimal } | null;
   settings: { slippagePct: Decimal; flexAprPct: Decimal | null };
 }

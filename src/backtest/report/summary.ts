@@ -31,6 +31,7 @@ export function renderSummary(report: BacktestReport, options: SummaryOptions): 
     lines.push(`  ${row.label.padEnd(labelWidth)}  ${painted}  ${paint(ANSI.dim, terminalSafe(row.note))}`.trimEnd());
   });
   if (report.byInstance.length > 1) lines.push('', ...instanceTable(report, (text) => paint(ANSI.bold, text)));
+  if (report.periods.yearly.length > 1) lines.push('', ...yearTable(report, (text) => paint(ANSI.bold, text)));
   return `${lines.join('\n')}\n`;
 }
 
@@ -48,12 +49,22 @@ export function alignDecimals(cells: readonly string[]): string[] {
   return split.map((s) => s.int.padStart(intWidth) + s.frac.padEnd(fracWidth));
 }
 
-function instanceTable(report: BacktestReport, bold: (text: string) => string): string[] {
-  const header = ['Instance', 'Orders', 'Filled', 'Refusals', `Base (${report.base})`, `Quote (${report.quote})`, 'Avg price'];
-  const body = report.byInstance.map((i) => [terminalSafe(i.instance), String(i.orders), String(i.filled), String(i.refusals), i.baseAcquired, i.quoteSpent, orDash(i.averagePrice)]);
+function yearTable(report: BacktestReport, bold: (text: string) => string): string[] {
+  const header = ['Year', `Invested (${report.quote})`, `Bought (${report.base})`, 'Avg cost', 'Value at end', 'Return %'];
+  const body = report.periods.yearly.map((y) => [y.period, y.invested, y.baseBought, orDash(y.averageCost), y.valueAtEnd, orDash(y.returnPct)]);
+  return columnsOf(header, body, bold);
+}
+
+function columnsOf(header: readonly string[], body: readonly (readonly string[])[], bold: (text: string) => string): string[] {
   const columns = header.map((_, c) => (c === 0 ? body.map((r) => r[c] ?? '') : alignDecimals(body.map((r) => r[c] ?? ''))));
   const widths = header.map((h, c) => Math.max(h.length, ...(columns[c] ?? []).map((cell) => cell.length)));
   const line = (cells: readonly string[]): string =>
     `  ${cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join('  ')}`.trimEnd();
   return [bold(line(header)), ...body.map((_, r) => line(columns.map((col) => col[r] ?? '')))];
+}
+
+function instanceTable(report: BacktestReport, bold: (text: string) => string): string[] {
+  const header = ['Instance', 'Orders', 'Filled', 'Refusals', `Base (${report.base})`, `Quote (${report.quote})`, 'Avg price'];
+  const body = report.byInstance.map((i) => [terminalSafe(i.instance), String(i.orders), String(i.filled), String(i.refusals), i.baseAcquired, i.quoteSpent, orDash(i.averagePrice)]);
+  return columnsOf(header, body, bold);
 }

@@ -7,7 +7,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReport } from '../../../src/backtest/report/build.ts';
 import { renderHtml } from '../../../src/backtest/report/html.ts';
-import { syntheticRun } from './fixture.ts';
+import { Decimal } from '../../../src/domain/money.ts';
+import { HOUR, T0, syntheticRun } from './fixture.ts';
 
 /**
  * The HTML report opened in a real headless Chromium (Debian's `chromium`, driven by
@@ -63,7 +64,7 @@ const PRICE_BLUE = [0x1c, 0x7e, 0xd6] as const;
 const MARKER_ORANGE = [0xf7, 0x67, 0x07] as const;
 
 describe('backtest HTML report in headless Chromium', () => {
-  const run = syntheticRun();
+  const run = syntheticRun({ firstSlot: { timeMs: T0 + HOUR, price: new Decimal('100') } });
   const filledOrders = run.orders.filter((o) => o.filledBase.gt(0)).length;
   let dir = '';
   let browser: Browser | null = null;
@@ -93,10 +94,10 @@ describe('backtest HTML report in headless Chromium', () => {
     if (dir !== '') rmSync(dir, { recursive: true, force: true });
   });
 
-  it.skipIf(executablePath === null)('lays out all three charts with a non-empty size and asks for nothing outside the file', async () => {
+  it.skipIf(executablePath === null)('lays out all four charts (price, cost basis, value, drawdown) with a non-empty size and asks for nothing outside the file', async () => {
     const charts = page.locator('svg.chart');
-    expect(await charts.count()).toBe(3);
-    for (let i = 0; i < 3; i++) {
+    expect(await charts.count()).toBe(4);
+    for (let i = 0; i < 4; i++) {
       const box = await charts.nth(i).boundingBox();
       expect(box).not.toBeNull();
       expect(box!.width).toBeGreaterThan(400);
@@ -104,9 +105,18 @@ describe('backtest HTML report in headless Chromium', () => {
     }
     // Every chart drew a line inside its frame.
     const pathLengths = await page.$$eval('svg.chart path.series', (paths) => paths.map((p) => (p as unknown as SvgPath).getTotalLength()));
-    expect(pathLengths.length).toBeGreaterThanOrEqual(4);
+    expect(pathLengths.length).toBeGreaterThanOrEqual(5);
     for (const length of pathLengths) expect(length).toBeGreaterThan(10);
     expect(outsideRequests).toEqual([]);
+  });
+
+  it.skipIf(executablePath === null)('draws the drawdown curve at or below zero, and shows the lump-sum and yearly tables', async () => {
+    const curve = page.locator('#chart-drawdown path.series');
+    expect(await curve.count()).toBe(1);
+    const headings = await page.locator('h2').allTextContents();
+    expect(headings).toEqual(expect.arrayContaining(['Against one lump sum', 'Years', 'Months']));
+    const lumpRows = await page.locator('section:has(h2:text("Against one lump sum")) tbody tr').count();
+    expect(lumpRows).toBe(2);
   });
 
   it.skipIf(executablePath === null)('shows one visible buy marker per filled order, inside the price chart frame', async () => {

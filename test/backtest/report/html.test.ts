@@ -45,9 +45,9 @@ describe('backtest HTML report', () => {
     expect(page).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt; http://evil.example/?a=1&amp;b=&#39;2&#39;');
   });
 
-  it('draws three charts and one buy marker per filled order at its fill time', () => {
+  it('draws four charts (price, cost basis, value, drawdown) and one buy marker per filled order at its fill time', () => {
     const page = html(syntheticRun());
-    expect(page.match(/<svg class="chart"/g)).toHaveLength(3);
+    expect(page.match(/<svg class="chart"/g)).toHaveLength(4);
     for (const id of ['chart-price', 'chart-cost-basis', 'chart-equity']) expect(page).toContain(`id="${id}"`);
     const markers = [...page.matchAll(/<circle class="buy-marker" data-time="(\d+)" data-price="([\d.]+)"/g)];
     // 3 filled orders; the canceled one filled nothing and has no marker.
@@ -100,7 +100,7 @@ describe('backtest HTML report', () => {
   it('renders a run with no candles, no orders and no samples without failing', () => {
     const run = syntheticRun({ chartCandles: [], orders: [], equity: [], refusals: [] });
     const page = html(run);
-    expect(page.match(/no data in this period/g)).toHaveLength(3);
+    expect(page.match(/no data in this period/g)).toHaveLength(4);
     expect(page).toContain('<p>No orders.</p>');
     expect(page).toContain('<p>No refusals.</p>');
   });

@@ -84,7 +84,7 @@ describe('backtest report: figures', () => {
   });
 
   it('counts refusals by reason, candles, gaps and slots', () => {
-    expect(report.refusals).toEqual({ total: 3, byReason: { E_BUDGET: 2, E_MIN_AMOUNT: 1 } });
+    expect(report.refusals).toMatchObject({ total: 3, byReason: { E_BUDGET: 2, E_MIN_AMOUNT: 1 }, ranOut: null });
     expect(report.data).toMatchObject({ file: 'btc-usdt-1h.csv', candles: 68, intervalSec: 3600, firstOpen: '100', lastClose: '120' });
     // gaps of 2 and 3 candles
     expect(report.data.gaps).toEqual({ count: 2, missingCandles: 5, largest: { afterTimeSec: (T0 + 30 * HOUR) / 1000, missing: 3 } });
@@ -190,8 +190,12 @@ describe('backtest report: SCHEMA.md', () => {
   }
 
   it('documents every field of a built report, and every documented field is in one', () => {
+    const base = syntheticRun();
     const run = syntheticRun({
       flex: [{ instance: 'dca-btc', slotTimeMs: T0, plan: 'usdt-flex', ticker: 'USDT', amount: d('10'), status: 'done' }],
+      // Every optional part present: a first slot (the lump sum) and a wallet that ran out.
+      firstSlot: { timeMs: T0 + HOUR, price: d('100') },
+      refusals: [...base.refusals, { instance: 'dca-btc', slotTimeMs: T0 + 2 * HOUR, reason: 'insufficient-funds', message: 'short' }],
     });
     const found = paths(buildReport(run), '', new Set());
     expect([...found].filter((p) => !documented.has(p))).toEqual([]);

@@ -1,0 +1,190 @@
+import { type Decimal, ZERO, formatDecimal } from '../../domain/money.ts';
+import type { BacktestRun, EquityPoint, ReportOrder } from './run.ts';
+
+/**
+ * What a DCA user asks of a backtest beyond the totals: would one lump sum have done better,
+ * how each year and month went, and what the refusals were, summarised by reason and year.
+ * Computed from the run like every other figure (exact decimals, rounded once by the caller's
+ * rules: values and prices to 8 decimals, percentages to 4).
+ */
+
+export interface Rounding {
+  value(x: Decimal): string;
+  pct(x: Decimal): string;
+}
+
+/** One way of spending: what went in, what it bought, what that is worth at the end. */
+export interface Outcome {
+  /** Quote spent, fees in. */
+  invested: string;
+  /** Base held from it (base fees taken off). */
+  base: string;
+  /** base × the last close. */
+  valueAtEnd: string;
+  /** (valueAtEnd − invested) / invested × 100; null when nothing was invested. */
+  returnPct: string | null;
+}
+
+export interface Benchmarks {
+  /** The strategy's own buys. */
+  strategy: Outcome;
+  /** The same total spent at once at the first slot's price, paying the same fees: null without a slot or a buy. */
+  lumpSum: (Outcome & { timeMs: number; price: string }) | null;
+  /** The starting wallet kept as it was: its value at the first open and at the last close. */
+  holdWallet: { initialValue: string; finalValue: string; returnPct: string | null };
+}
+
+export interface PeriodRow {
+  /** `2024` or `2024-05` (UTC). */
+  period: string;
+  /** Quote spent on buys filled in the period, fees not included. */
+  invested: string;
+  baseBought: string;
+  /** Fees in the quote paid in the period. */
+  fees: string;
+  /** (invested + fees) / base bought, in the period; null when nothing was bought. */
+  averageCost: string | null;
+  /** Base bought up to the period's end × the last price of the period. */
+  valueAtEnd: string;
+  /** (valueAtEnd − everything invested up to then, fees in) / that × 100; null when nothing was invested yet. */
+  returnPct: string | null;
+}
+
+export interface RefusalSummary {
+  reason: string;
+  count: number;
+  firstTimeMs: number;
+  lastTimeMs: number;
+  /** Count per UTC year, keys sorted. */
+  byYear: Record<string, number>;
+}
+
+export function benchmarks(run: BacktestRun, round: Rounding): Benchmarks {
+  const fill = spent(run.orders, run.quote, run.base);
+  const lastClose = run.candles.lastClose;
+  const first = run.firstSlot ?? null;
+  const initialValue = valueOf(run.initialWallet, run, run.candles.firstOpen);
+  const finalHold = valueOf(run.initialWallet, run, lastClose);
+  let lumpSum: Benchmarks['lumpSum'] = null;
+  if (first !== null && fill.withFees.gt(0) && first.price.gt(0)) {
+    // The same money in one buy: what the buys paid besides fees buys base at the first slot's price.
+    const base = fill.withFees.sub(fill.quoteFees).div(first.price);
+    lumpSum = { timeMs: first.timeMs, price: formatDecimal(first.price), ...outcome(fill.withFees, base, lastClose, round) };
+  }
+  return {
+    strategy: outcome(fill.withFees, fill.base, lastClose, round),
+    lumpSum,
+    holdWallet: { initialValue: round.value(initialValue), finalValue: round.value(finalHold), returnPct: initialValue.isZero() ? null : round.pct(finalHold.sub(initialValue).div(initialValue).mul(100)) },
+  };
+}
+
+/** One row per UTC year or month with a candle in the run, oldest first. */
+export function periods(run: BacktestRun, unit: 'year' | 'month', round: Rounding): PeriodRow[] {
+  const keyOf = (ms: number): string => new Date(ms).toISOString().slice(0, unit === 'year' ? 4 : 7);
+  const rows = new Map<string, { quote: Decimal; base: Decimal; fees: Decimal; baseFees: Decimal; lastPrice: Decimal; lastTimeMs: number }>();
+  const touch = (key: string) => {
+    let row = rows.get(key);
+    if (row === undefined) {
+      row = { quote: ZERO, base: ZERO, fees: ZERO, baseFees: ZERO, lastPrice: ZERO, lastTimeMs: -1 };
+      rows.set(key, row);
+    }
+    return row;
+  };
+  for (const point of pricesOf(run)) {
+    // A sample taken as the run ends (at its end time) still belongs to its last period.
+    const row = touch(keyOf(Math.min(point.timeMs, run.toMs - 1)));
+    if (point.timeMs >= row.lastTimeMs) {
+      row.lastTimeMs = point.timeMs;
+      row.lastPrice = point.price;
+    }
+  }
+  for (const order of run.orders) {
+    if (!order.filledBase.gt(0)) continue;
+    const row = touch(keyOf(order.fillTimeMs ?? order.slotTimeMs));
+    row.quote = row.quote.add(order.filledQuote);
+    row.base = row.base.add(order.filledBase);
+    if (order.feeAsset === run.quote) row.fees = row.fees.add(order.fee);
+    if (order.feeAsset === run.base) row.baseFees = row.baseFees.add(order.fee);
+  }
+  let held = ZERO;
+  let invested = ZERO;
+  return [...rows.keys()].sort().map((period) => {
+    const row = rows.get(period) as NonNullable<ReturnType<typeof rows.get>>;
+    held = held.add(row.base).sub(row.baseFees);
+    invested = invested.add(row.quote).add(row.fees);
+    const value = held.mul(row.lastPrice);
+    return {
+      period,
+      invested: formatDecimal(row.quote),
+      baseBought: formatDecimal(row.base),
+      fees: formatDecimal(row.fees),
+      averageCost: row.base.isZero() ? null : round.value(row.quote.add(row.fees).div(row.base)),
+      valueAtEnd: round.value(value),
+      returnPct: invested.isZero() ? null : round.pct(value.sub(invested).div(invested).mul(100)),
+    };
+  });
+}
+
+/** Refusals by reason (most first, then by name), each with when it happened first and last and how often per year. */
+export function refusalSummary(run: BacktestRun): RefusalSummary[] {
+  const byReason = new Map<string, RefusalSummary>();
+  for (const refusal of run.refusals) {
+    const year = new Date(refusal.slotTimeMs).toISOString().slice(0, 4);
+    const seen = byReason.get(refusal.reason);
+    if (seen === undefined) {
+      byReason.set(refusal.reason, { reason: refusal.reason, count: 1, firstTimeMs: refusal.slotTimeMs, lastTimeMs: refusal.slotTimeMs, byYear: { [year]: 1 } });
+      continue;
+    }
+    seen.count += 1;
+    seen.firstTimeMs = Math.min(seen.firstTimeMs, refusal.slotTimeMs);
+    seen.lastTimeMs = Math.max(seen.lastTimeMs, refusal.slotTimeMs);
+    seen.byYear[year] = (seen.byYear[year] ?? 0) + 1;
+  }
+  return [...byReason.values()]
+    .map((s) => ({ ...s, byYear: Object.fromEntries(Object.entries(s.byYear).sort(([a], [b]) => (a < b ? -1 : 1))) }))
+    .sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1));
+}
+
+/** When the money ran out: the first buy refused for insufficient funds, and how many were refused so from then on; null when none was. */
+export function ranOut(run: BacktestRun): { atMs: number; refusedFromThen: number } | null {
+  const short = run.refusals.filter((r) => r.reason === 'insufficient-funds').sort((a, b) => a.slotTimeMs - b.slotTimeMs);
+  const first = short[0];
+  return first === undefined ? null : { atMs: first.slotTimeMs, refusedFromThen: short.length };
+}
+
+function spent(orders: readonly ReportOrder[], quote: string, baseAsset: string): { withFees: Decimal; quoteFees: Decimal; base: Decimal } {
+  let q = ZERO;
+  let fees = ZERO;
+  let base = ZERO;
+  for (const order of orders) {
+    q = q.add(order.filledQuote);
+    base = base.add(order.filledBase);
+    if (order.feeAsset === quote) fees = fees.add(order.fee);
+    if (order.feeAsset === baseAsset) base = base.sub(order.fee);
+  }
+  return { withFees: q.add(fees), quoteFees: fees, base };
+}
+
+function outcome(invested: Decimal, base: Decimal, price: Decimal, round: Rounding): Outcome {
+  const value = base.mul(price);
+  return {
+    invested: formatDecimal(invested),
+    base: round.value(base),
+    valueAtEnd: round.value(value),
+    returnPct: invested.isZero() ? null : round.pct(value.sub(invested).div(invested).mul(100)),
+  };
+}
+
+function valueOf(wallet: Record<string, Decimal>, run: BacktestRun, price: Decimal): Decimal {
+  return (wallet[run.quote] ?? ZERO).add((wallet[run.base] ?? ZERO).mul(price));
+}
+
+/** Prices through the run (the chart's closes, the account samples, the last close), for "the last price of a period". */
+function pricesOf(run: BacktestRun): Array<Pick<EquityPoint, 'timeMs' | 'price'>> {
+  return [
+    // A close belongs to the period its candle ends in: the last millisecond before the next opens.
+    ...run.chartCandles.map((c) => ({ timeMs: (c.timeSec + run.candles.intervalSec) * 1000 - 1, price: c.close })),
+    ...run.equity.map((p) => ({ timeMs: p.timeMs, price: p.price })),
+    { timeMs: run.toMs - 1, price: run.candles.lastClose },
+  ];
+}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { buildReport } from '../../../src/backtest/report/build.ts';
+import { Decimal } from '../../../src/domain/money.ts';
+import { DAY, HOUR, T0, syntheticRun } from './fixture.ts';
+
+// The synthetic run (fixture.ts): three buys of 100 USDT + 0.1 fee at 100, 80 and 125 (3.05 BTC),
+// last close 120, first slot at T0 + 1h at price 100.
+describe('the analysis a DCA user asks for', () => {
+  it('puts the strategy beside one lump sum of the same money at the first slot, and beside holding the wallet', () => {
+    const report = buildReport(syntheticRun({ firstSlot: { timeMs: T0 + HOUR, price: new Decimal('100') } }));
+    // Strategy: 300.3 in (fees in), 3.05 BTC, worth 3.05 × 120 = 366: +21.8781 %.
+    expect(report.benchmarks.strategy).toEqual({ invested: '300.3', base: '3.05', valueAtEnd: '366', returnPct: '21.8781' });
+    // Lump sum: the 300 it paid besides fees buys 3 BTC at 100, worth 360: (360 − 300.3) / 300.3 = +19.8801 %.
+    expect(report.benchmarks.lumpSum).toEqual({ timeMs: T0 + HOUR, price: '100', invested: '300.3', base: '3', valueAtEnd: '360', returnPct: '19.8801' });
+    // Holding 1000 USDT: 1000 at both ends.
+    expect(report.benchmarks.holdWallet).toEqual({ initialValue: '1000', finalValue: '1000', returnPct: '0' });
+  });
+
+  it('has no lump sum without a first slot', () => {
+    expect(buildReport(syntheticRun({ firstSlot: null })).benchmarks.lumpSum).toBeNull();
+  });
+
+  it('breaks the run into months and years: invested, bought, fees, average cost (fees in), value at the end, return', () => {
+    const report = buildReport(syntheticRun());
+    const january = { period: '2024-01', invested: '300', baseBought: '3.05', fees: '0.3', averageCost: '98.45901639', valueAtEnd: '366', returnPct: '21.8781' };
+    expect(report.periods.monthly).toEqual([january]);
+    expect(report.periods.yearly).toEqual([{ ...january, period: '2024' }]);
+  });
+
+  it('carries the position across periods: a month without buys is valued at its own last price', () => {
+    const run = syntheticRun();
+    const february = T0 + 31 * DAY;
+    const report = buildReport({
+      ...run,
+      toMs: february + DAY,
+      candles: { ...run.candles, lastClose: new Decimal('150') },
+      equity: [...run.equity, { timeMs: february + HOUR, price: new Decimal('150'), base: new Decimal('3.05'), quote: new Decimal('699.7'), value: new Decimal('1157.2') }],
+    });
+    // February: nothing bought; 3.05 BTC at 150 = 457.5 against the 300.3 put in: +52.3477 %.
+    expect(report.periods.monthly[1]).toEqual({ period: '2024-02', invested: '0', baseBought: '0', fees: '0', averageCost: null, valueAtEnd: '457.5', returnPct: '52.3477' });
+  });
+
+  it('summarises refusals by reason, most first, with first and last time and a count per year, and says when the money ran out', () => {
+    const run = syntheticRun();
+    const short = (ms: number) => ({ instance: 'dca-btc', slotTimeMs: ms, reason: 'insufficient-funds', message: 'the trade balance has 1 USDT' });
+    const report = buildReport({ ...run, refusals: [...run.refusals, short(T0 + 2 * DAY), short(T0 + 366 * DAY)] });
+    expect(report.refusals.summary).toEqual([
+      { reason: 'E_BUDGET', count: 2, firstTimeMs: T0 + HOUR + HOUR / 2, lastTimeMs: T0 + 2 * DAY + HOUR + HOUR / 2, byYear: { '2024': 2 } },
+      { reason: 'insufficient-funds', count: 2, firstTimeMs: T0 + 2 * DAY, lastTimeMs: T0 + 366 * DAY, byYear: { '2024': 1, '2025': 1 } },
+      { reason: 'E_MIN_AMOUNT', count: 1, firstTimeMs: T0 + 3 * DAY, lastTimeMs: T0 + 3 * DAY, byYear: { '2024': 1 } },
+    ]);
+    expect(report.refusals.ranOut).toEqual({ atMs: T0 + 2 * DAY, at: '2024-01-03T00:00:00.000Z', refusedFromThen: 2 });
+    expect(buildReport(run).refusals.ranOut).toBeNull();
+  });
+});
