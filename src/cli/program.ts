@@ -119,7 +119,9 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
     .requiredOption('--market <market>', 'the market the candles belong to, e.g. BTC_USDT')
     .option('--from <time>', 'first candle: 2024-01-31, 2024-01-31T09:00:00Z or Unix seconds (default: the file\'s first)')
     .option('--to <time>', 'last candle, same forms; a date alone means through the end of that day, UTC (default: the file\'s last)')
-    .option('--strategy <file.env>', 'a strategy instance file; repeat for several', (value: string, all: string[]) => [...all, value], [] as string[])
+    .option('--strategy <file.env>', 'a strategy instance file; repeat to compare several side by side (each on its own copy of the wallet)', (value: string, all: string[]) => [...all, value], [] as string[])
+    .option('--together', 'run several --strategy files on one shared wallet, as the daemon runs them, instead of side by side')
+    .option('--sweep <KEY=v1,v2>', 'run the (one) strategy file once per value of KEY and compare; repeat for a cross product (at most 64 runs)', (value: string, all: string[]) => [...all, value], [] as string[])
     .option('--wallet <pairs>', 'starting trade balance, TICKER=amount pairs', 'USDT=10000')
     .option('--slippage-pct <pct>', 'added to the fill price (percent)', '0')
     .option('--flex <pair>', 'a flex investment to start with, e.g. USDT=1000 (sweepable with flex-sweep TICKER=USDT)')
@@ -131,7 +133,9 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
       `
 Fill rule: a market buy in a slot fills at the OPEN of the first candle whose open time is at
 or after the slot time, plus --slippage-pct, with the market's taker fee; precision and
-min/max rules as live. The same input always gives a byte-identical --json report.`,
+min/max rules as live. The same input always gives a byte-identical --json report.
+Several --strategy files, or --sweep, run one backtest each (in worker threads when there are
+several CPUs) and print one comparison: return, average cost, drawdown, orders, refusals.`,
     )
     .action(action(async () => (await import('./commands/backtest.ts')).backtest));
 

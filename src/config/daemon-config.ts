@@ -133,10 +133,13 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
  * the same validation as a strategies folder; sorted by instance name. No global settings are
  * read: a backtest needs no keys.
  */
-export async function loadStrategyFiles(paths: readonly string[], sources: Pick<DaemonSources, 'strategies'> = {}): Promise<readonly InstanceConfig[]> {
+export async function loadStrategyFiles(
+  paths: readonly string[],
+  sources: Pick<DaemonSources, 'strategies'> & { readonly overrides?: Readonly<Record<string, string>> } = {},
+): Promise<readonly InstanceConfig[]> {
   if (paths.length === 0) throw new ConfigError([{ field: '--strategy', rule: 'give at least one strategy instance file (NAME.env)' }]);
   const problems: InputProblem[] = [];
-  const instances = await collectInstances(paths, await strategyRegistry(sources), problems);
+  const instances = await collectInstances(paths, await strategyRegistry(sources), problems, sources.overrides ?? {});
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(instances);
 }

@@ -62,7 +62,12 @@ export async function readInstanceFiles(files: readonly string[], strategies: Re
 }
 
 /** readInstanceFiles without the throw: valid instances returned, problems appended. */
-export async function collectInstances(files: readonly string[], strategies: ReadonlyMap<string, Strategy<unknown>>, problems: InputProblem[]): Promise<InstanceConfig[]> {
+export async function collectInstances(
+  files: readonly string[],
+  strategies: ReadonlyMap<string, Strategy<unknown>>,
+  problems: InputProblem[],
+  overrides: Readonly<Record<string, string>> = {},
+): Promise<InstanceConfig[]> {
   const instances: InstanceConfig[] = [];
   const firstFileOf = new Map<string, string>();
   for (const file of files) {
@@ -74,14 +79,22 @@ export async function collectInstances(files: readonly string[], strategies: Rea
     } else {
       firstFileOf.set(name.toLowerCase(), file);
     }
-    const instance = await readInstanceFile(file, strategies, problems);
+    const instance = await readInstanceFile(file, strategies, problems, overrides);
     if (instance !== null && seen === undefined) instances.push(instance);
   }
   return instances.sort((a, b) => (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : 0));
 }
 
-/** One file: the InstanceConfig, or null with its problems appended. */
-export async function readInstanceFile(file: string, strategies: ReadonlyMap<string, Strategy<unknown>>, problems: InputProblem[]): Promise<InstanceConfig | null> {
+/**
+ * One file: the InstanceConfig, or null with its problems appended. `overrides` replace keys of
+ * the file (a backtest's --sweep): checked exactly as if the file held them.
+ */
+export async function readInstanceFile(
+  file: string,
+  strategies: ReadonlyMap<string, Strategy<unknown>>,
+  problems: InputProblem[],
+  overrides: Readonly<Record<string, string>> = {},
+): Promise<InstanceConfig | null> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -89,7 +102,9 @@ export async function readInstanceFile(file: string, strategies: ReadonlyMap<str
     problems.push({ source: file, field: 'file', rule: unreadable(error) });
     return null;
   }
-  const { values: env, badLines, duplicates } = await parseEnvText(text);
+  const parsed = await parseEnvText(text);
+  const { badLines, duplicates } = parsed;
+  const env = { ...parsed.values, ...overrides };
   const found: InputProblem[] = [];
   const p = new ParamReader(env, file);
 

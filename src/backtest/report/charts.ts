@@ -151,6 +151,19 @@ export function drawdownChart(run: BacktestRun): string {
   });
 }
 
+/** Several backtests' account values on one chart, a line each (a comparison or a sweep). */
+export function comparisonChart(runs: ReadonlyArray<{ readonly label: string; readonly points: ReadonlyArray<{ timeMs: number; value: Decimal }> }>, quote: string): string {
+  return chart({
+    id: 'chart-comparison',
+    title: `Account value (${quote}), one line per run`,
+    yLabel: quote,
+    series: runs.map((run, i) => ({ cssClass: `run-line run-${i % RUN_COLOURS}`, label: run.label, points: run.points })),
+  });
+}
+
+/** Distinct line colours of a comparison before they repeat (html.ts's style sheet). */
+export const RUN_COLOURS = 8;
+
 function chart(spec: ChartSpec): string {
   const plot = plotArea(WIDTH, HEIGHT, MARGIN);
   const markers = spec.markers ?? [];

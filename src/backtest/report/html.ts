@@ -1,7 +1,7 @@
 import { Decimal, formatDecimal } from '../../domain/money.ts';
 import { averagePrice } from './build.ts';
 import type { BacktestReport } from './build.ts';
-import { buysOf, costBasisChart, drawdownChart, equityChart, priceChart } from './charts.ts';
+import { buysOf, comparisonChart, costBasisChart, drawdownChart, equityChart, priceChart } from './charts.ts';
 import { headlineRows } from './headline.ts';
 import type { BacktestRun, ReportOrder } from './run.ts';
 import { escapeHtml, orDash, utcMinute } from './text.ts';
@@ -14,6 +14,47 @@ import { escapeHtml, orDash, utcMinute } from './text.ts';
 
 /** Orders shown at each end of the orders table when a run has more than twice this many. */
 export const ORDERS_SHOWN_EACH_END = 25;
+
+/**
+ * Several backtests over the same candles side by side (several --strategy files, or a --sweep):
+ * one account-value chart with a line per run, and one row per run of the figures a comparison
+ * turns on.
+ */
+export function renderComparisonHtml(runs: ReadonlyArray<{ readonly label: string; readonly report: BacktestReport; readonly equity: ReadonlyArray<readonly [number, string]> }>): string {
+  const first = runs[0]?.report;
+  if (first === undefined) throw new RangeError('a comparison needs at least one run');
+  const title = `Backtests compared: ${first.market} ${utcMinute(first.period.fromMs)} → ${utcMinute(first.period.toMs)}`;
+  const chart = comparisonChart(
+    runs.map((r) => ({ label: r.label, points: r.equity.map(([timeMs, value]) => ({ timeMs, value: new Decimal(value) })) })),
+    first.quote,
+  );
+  const body = [
+    `<header><h1>${escapeHtml(title)}</h1>`,
+    `<p class="sub">Data <code>${escapeHtml(first.data.file)}</code> · ${runs.length} runs, each on its own copy of the wallet · times in UTC</p></header>`,
+    section('Runs', comparisonTable(runs.map((r) => ({ label: r.label, report: r.report })))),
+    section('Account value', figure(chart, 'Each run\'s account value (quote + base × price) over the same candles.')),
+    `<footer>Each run's full report is in the comparison's JSON (<code>--json</code>).</footer>`,
+  ];
+  return page(title, body);
+}
+
+function comparisonTable(runs: ReadonlyArray<{ readonly label: string; readonly report: BacktestReport }>): string {
+  const q = runs[0]?.report.quote ?? '';
+  return table(
+    [txt('Run'), num('Orders'), num('Refusals'), num(`Invested (${q})`), num('Average cost'), num('Return %'), num('Lump sum %'), num('Max drawdown %'), txt('Ran out')],
+    runs.map(({ label, report }) => [
+      txt(label),
+      num(String(report.orders.filled)),
+      num(String(report.refusals.total)),
+      num(report.benchmarks.strategy.invested),
+      num(orDash(report.totals.averagePriceWithFees)),
+      num(orDash(report.benchmarks.strategy.returnPct)),
+      num(orDash(report.benchmarks.lumpSum?.returnPct ?? null)),
+      num(orDash(report.drawdown.maxPct?.pct ?? null)),
+      txt(report.refusals.ranOut === null ? '' : utcMinute(report.refusals.ranOut.atMs)),
+    ]),
+  );
+}
 
 export function renderHtml(report: BacktestReport, run: BacktestRun): string {
   const buys = buysOf(run);
@@ -37,6 +78,10 @@ export function renderHtml(report: BacktestReport, run: BacktestRun): string {
     section('Run', runTable(report)),
     `<footer>Report schema <code>${escapeHtml(report.schema)}</code>. Figures are decimal strings from the JSON report; charts are drawn from the same run.</footer>`,
   ];
+  return page(title, body);
+}
+
+function page(title: string, body: readonly string[]): string {
   return [
     '<!doctype html>',
     '<html lang="en">',
@@ -227,4 +272,6 @@ svg .initial-line { stroke: #868e96; stroke-dasharray: 5 4; }
 svg line.legend-swatch { stroke-width: 2.5; }
 svg .buy-marker, svg .buy-swatch { fill: #f76707; stroke: #fff; stroke-width: 1; }
 svg .dense .buy-marker { stroke-width: 0.4; fill-opacity: 0.8; }
+svg .run-0 { stroke: #1c7ed6; } svg .run-1 { stroke: #f76707; } svg .run-2 { stroke: #2f9e44; } svg .run-3 { stroke: #7048e8; }
+svg .run-4 { stroke: #e03131; } svg .run-5 { stroke: #0c8599; } svg .run-6 { stroke: #a61e4d; } svg .run-7 { stroke: #5c940d; }
 `;

@@ -35,6 +35,27 @@ export function renderSummary(report: BacktestReport, options: SummaryOptions): 
   return `${lines.join('\n')}\n`;
 }
 
+/** Several backtests side by side: one row per run (several --strategy files, or a --sweep). */
+export function renderComparison(runs: ReadonlyArray<{ readonly label: string; readonly report: BacktestReport }>, options: SummaryOptions): string {
+  const first = runs[0]?.report;
+  if (first === undefined) return '';
+  const bold = (text: string): string => (options.color ? `${ANSI.bold}${text}${ANSI.reset}` : text);
+  const title = `Backtests compared: ${first.market}  ${utcMinute(first.period.fromMs)} → ${utcMinute(first.period.toMs)}  (${first.data.file}), each run on its own copy of the wallet`;
+  const header = ['Run', 'Orders', 'Refusals', `Invested (${first.quote})`, 'Avg cost', 'Return %', 'Lump sum %', 'Max DD %', 'Ran out'];
+  const body = runs.map(({ label, report }) => [
+    terminalSafe(label),
+    String(report.orders.filled),
+    String(report.refusals.total),
+    report.benchmarks.strategy.invested,
+    orDash(report.totals.averagePriceWithFees),
+    orDash(report.benchmarks.strategy.returnPct),
+    orDash(report.benchmarks.lumpSum?.returnPct ?? null),
+    orDash(report.drawdown.maxPct?.pct ?? null),
+    report.refusals.ranOut === null ? '' : utcMinute(report.refusals.ranOut.atMs).slice(0, 10),
+  ]);
+  return `${[bold(terminalSafe(title)), '', ...columnsOf(header, body, bold)].join('\n')}\n`;
+}
+
 /**
  * Right-aligns numbers on their decimal point: integer parts padded left, fractions padded
  * right with spaces (never zeros: the digits shown are the report's digits).

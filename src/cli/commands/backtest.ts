@@ -16,6 +16,8 @@ export interface BacktestFlags {
   readonly flexApr: string;
   readonly report?: string;
   readonly journal?: string;
+  readonly together?: boolean;
+  readonly sweep?: readonly string[];
 }
 
 /** The plan id a backtest's seeded flex investment gets (flex-sweep finds it by TICKER). */
@@ -58,6 +60,11 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     },
   });
   if (args.fromMs !== undefined && args.toMs !== undefined && args.fromMs > args.toMs) throw InputError.one('--from', 'must not be after --to');
+  const sweeps = flags.sweep ?? [];
+  if (sweeps.length > 0 || (args.strategies.length > 1 && flags.together !== true)) {
+    await compare(ctx, flags, args, sweeps);
+    return;
+  }
 
   const [{ loadStrategyFiles }, { loadCandles }, { runBacktest }, { buildReport, reportToJson }, { renderSummary }] = await Promise.all([
     import('../../config/daemon-config.ts'),
@@ -97,6 +104,63 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   if (ctx.json) ctx.io.out(reportToJson(report));
   else {
     ctx.io.out(renderSummary(report, { color: process.stdout.isTTY === true }));
+    if (flags.report !== undefined) ctx.io.out(`\nreport: ${flags.report}\n`);
+  }
+}
+
+/**
+ * Several backtests over the same candles, one per strategy file or per sweep value set, each on
+ * its own copy of the wallet; one comparison (terminal table, --json, --report page). Every run's
+ * instance files are checked before any runs.
+ */
+async function compare(
+  ctx: CommandContext,
+  flags: BacktestFlags,
+  args: { data: string; market: string; fromMs?: number | undefined; toMs?: number | undefined; wallet: ReadonlyMap<string, Decimal>; slippagePct: Decimal; flex?: { ticker: string; amount: Decimal } | undefined; flexApr: Decimal; strategies: readonly string[] },
+  sweeps: readonly string[],
+): Promise<void> {
+  const [{ sweepRuns, sideBySideRuns }, { loadStrategyFiles }, { instanceNameOf }, { runAll }, { comparisonToJson }, { renderComparison }] = await Promise.all([
+    import('../../backtest/compare/plan.ts'),
+    import('../../config/daemon-config.ts'),
+    import('../../config/instance-config.ts'),
+    import('../../backtest/compare/run-all.ts'),
+    import('../../backtest/compare/json.ts'),
+    import('../../backtest/report/summary.ts'),
+  ]);
+  if (flags.journal !== undefined) throw InputError.one('--journal', 'keeps the journal of one backtest; not with several --strategy files or --sweep');
+  if (sweeps.length > 0 && args.strategies.length !== 1) throw InputError.one('--sweep', `sweeps one strategy file; give exactly one --strategy (got ${args.strategies.length})`);
+  if (sweeps.length > 0 && flags.together === true) throw InputError.one('--together', 'is for several strategy files on one wallet; a --sweep runs one file');
+  const specs = sweeps.length > 0 ? sweepRuns(args.strategies[0] as string, sweeps) : sideBySideRuns(args.strategies, instanceNameOf);
+  for (const spec of specs) await loadStrategyFiles(spec.files, { overrides: spec.overrides });
+  // Read here once, so a bad file is reported before any run starts (each run reads it again).
+  const { loadCandles } = await import('../../backtest/candles/index.ts');
+  const candles = await readCandleInput(() =>
+    loadCandles(args.data, {
+      market: args.market,
+      ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
+      ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
+    }),
+  );
+  if (candles.length === 0) throw InputError.one('--from', `no candle of ${flags.data} falls between --from and --to`);
+  const results = await runAll(
+    {
+      data: args.data,
+      market: args.market,
+      ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
+      ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
+      wallet: Object.fromEntries([...args.wallet].map(([asset, amount]) => [asset, amount.toFixed()])),
+      slippagePct: args.slippagePct.toFixed(),
+      flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount.toFixed(), aprPct: args.flexApr.toFixed() },
+    },
+    specs,
+  );
+  if (flags.report !== undefined) {
+    const { renderComparisonHtml } = await import('../../backtest/report/html.ts');
+    writeFileSync(flags.report, renderComparisonHtml(results));
+  }
+  if (ctx.json) ctx.io.out(comparisonToJson(results));
+  else {
+    ctx.io.out(renderComparison(results, { color: process.stdout.isTTY === true }));
     if (flags.report !== undefined) ctx.io.out(`\nreport: ${flags.report}\n`);
   }
 }

@@ -1,0 +1,53 @@
+import { Decimal, formatDecimal } from '../../domain/money.ts';
+import { type BacktestReport, buildReport } from '../report/build.ts';
+import type { RunSpec } from './plan.ts';
+
+/** What every run of a comparison shares: the candles, the period, the wallet and the fill settings (plain data, so a worker thread can take it). */
+export interface CommonInput {
+  readonly data: string;
+  readonly market: string;
+  readonly fromMs?: number;
+  readonly toMs?: number;
+  /** Asset → decimal text. */
+  readonly wallet: Readonly<Record<string, string>>;
+  readonly slippagePct: string;
+  readonly flex: { readonly planId: string; readonly ticker: string; readonly amount: string; readonly aprPct: string } | null;
+}
+
+/** One run's outcome: its report and its account value over time (for the comparison's chart). */
+export interface RunResult {
+  readonly label: string;
+  readonly overrides: Readonly<Record<string, string>>;
+  readonly report: BacktestReport;
+  /** [time ms, account value as decimal text], time-ascending, at most ~2000 points. */
+  readonly equity: ReadonlyArray<readonly [number, string]>;
+}
+
+const CHART_POINTS = 2000;
+
+/** One backtest of a comparison, from plain inputs: what a worker thread runs, and the main thread when it runs alone. */
+export async function runJob(common: CommonInput, spec: RunSpec): Promise<RunResult> {
+  const [{ loadCandles }, { runBacktest }, { loadStrategyFiles }] = await Promise.all([
+    import('../candles/index.ts'),
+    import('../driver.ts'),
+    import('../../config/daemon-config.ts'),
+  ]);
+  const candles = loadCandles(common.data, {
+    market: common.market,
+    ...(common.fromMs === undefined ? {} : { fromMs: common.fromMs }),
+    ...(common.toMs === undefined ? {} : { toMs: common.toMs }),
+  });
+  const instances = await loadStrategyFiles(spec.files, { overrides: spec.overrides });
+  const run = await runBacktest({
+    candles,
+    market: common.market,
+    dataFile: common.data,
+    instances,
+    wallet: new Map(Object.entries(common.wallet).map(([asset, amount]) => [asset, new Decimal(amount)])),
+    slippagePct: new Decimal(common.slippagePct),
+    flex: common.flex === null ? null : { ...common.flex, amount: new Decimal(common.flex.amount), aprPct: new Decimal(common.flex.aprPct) },
+  });
+  const step = Math.max(1, Math.ceil(run.equity.length / CHART_POINTS));
+  const equity = run.equity.filter((_, i) => i % step === 0 || i === run.equity.length - 1).map((p) => [p.timeMs, formatDecimal(p.value)] as const);
+  return { label: spec.label, overrides: spec.overrides, report: buildReport(run), equity };
+}

@@ -1,0 +1,45 @@
+import { InputError } from '../../domain/errors.ts';
+
+/** Most backtests one comparison runs: a sweep's cross product grows fast. */
+export const MAX_RUNS = 64;
+
+/** One backtest of a comparison: its strategy files and the keys it sets over them. */
+export interface RunSpec {
+  readonly label: string;
+  readonly files: readonly string[];
+  readonly overrides: Readonly<Record<string, string>>;
+}
+
+const KEY = /^[A-Z][A-Z0-9_]*$/;
+
+/**
+ * The runs of `--sweep KEY=v1,v2 …` over one strategy file: the cross product of the values, in
+ * the order the flags and values were given (the first key varies slowest). Refuses a malformed
+ * flag, a key given twice, an empty value, and more than MAX_RUNS runs, before anything runs.
+ */
+export function sweepRuns(file: string, sweeps: readonly string[]): RunSpec[] {
+  const axes: Array<{ key: string; values: string[] }> = [];
+  for (const sweep of sweeps) {
+    const at = sweep.indexOf('=');
+    const key = at === -1 ? '' : sweep.slice(0, at);
+    if (!KEY.test(key)) throw InputError.one('--sweep', `must be KEY=value1,value2,… with KEY an instance file key in capitals, e.g. AMOUNT_QUOTE=10,20,50 (got ${JSON.stringify(sweep)})`);
+    if (axes.some((a) => a.key === key)) throw InputError.one('--sweep', `${key} is swept twice; give all its values in one --sweep ${key}=…`);
+    const values = sweep.slice(at + 1).split(',').map((v) => v.trim());
+    if (values.some((v) => v === '')) throw InputError.one('--sweep', `${key} has an empty value (got ${JSON.stringify(sweep)})`);
+    if (new Set(values).size !== values.length) throw InputError.one('--sweep', `${key} lists a value twice`);
+    axes.push({ key, values });
+  }
+  const count = axes.reduce((n, a) => n * a.values.length, 1);
+  if (count > MAX_RUNS) {
+    throw InputError.one('--sweep', `${axes.map((a) => a.values.length).join(' × ')} = ${count} runs; at most ${MAX_RUNS}: sweep fewer values`);
+  }
+  let combos: Array<Record<string, string>> = [{}];
+  for (const axis of axes) combos = combos.flatMap((combo) => axis.values.map((value) => ({ ...combo, [axis.key]: value })));
+  return combos.map((overrides) => ({ label: Object.entries(overrides).map(([k, v]) => `${k}=${v}`).join(' '), files: [file], overrides }));
+}
+
+/** Several strategy files side by side: one run each, on its own copy of the wallet. */
+export function sideBySideRuns(files: readonly string[], labelOf: (file: string) => string): RunSpec[] {
+  if (files.length > MAX_RUNS) throw InputError.one('--strategy', `${files.length} files; at most ${MAX_RUNS} side by side`);
+  return files.map((file) => ({ label: labelOf(file), files: [file], overrides: {} }));
+}

@@ -1,0 +1,49 @@
+import { availableParallelism } from 'node:os';
+import { extname } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { type CommonInput, type RunResult, runJob } from './job.ts';
+import type { RunSpec } from './plan.ts';
+
+/**
+ * Every run of a comparison, results in the order of the runs. With more than one run and more
+ * than one CPU the runs go to worker threads (each backtest is independent CPU work: two cores
+ * halve a sweep); `workers: 1` runs them one after another here. Either way the results are the
+ * same bytes.
+ */
+export async function runAll(common: CommonInput, specs: readonly RunSpec[], workers = availableParallelism()): Promise<RunResult[]> {
+  const threads = Math.min(workers, specs.length);
+  if (threads <= 1) {
+    const results: RunResult[] = [];
+    for (const spec of specs) results.push(await runJob(common, spec));
+    return results;
+  }
+  // The worker is a sibling module: worker.ts from the sources, worker.js from the compiled build.
+  const script = new URL(`./worker${extname(new URL(import.meta.url).pathname)}`, import.meta.url);
+  const results: Array<RunResult | undefined> = new Array(specs.length);
+  let next = 0;
+  const pool = Array.from({ length: threads }, () => new Worker(script));
+  try {
+    await Promise.all(
+      pool.map(
+        (worker) =>
+          new Promise<void>((resolve, reject) => {
+            const send = (): void => {
+              if (next >= specs.length) return resolve();
+              const index = next++;
+              worker.postMessage({ index, common, spec: specs[index] });
+            };
+            worker.on('message', (message: { index: number; result?: RunResult; error?: string }) => {
+              if (message.error !== undefined) return reject(new Error(`backtest ${specs[message.index]?.label ?? message.index}: ${message.error}`));
+              results[message.index] = message.result;
+              send();
+            });
+            worker.on('error', reject);
+            send();
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(pool.map((worker) => worker.terminate()));
+  }
+  return results as RunResult[];
+}

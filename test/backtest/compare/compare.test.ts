@@ -1,0 +1,102 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { comparisonToJson } from '../../../src/backtest/compare/json.ts';
+import { MAX_RUNS, sideBySideRuns, sweepRuns } from '../../../src/backtest/compare/plan.ts';
+import { runAll } from '../../../src/backtest/compare/run-all.ts';
+import { renderComparisonHtml } from '../../../src/backtest/report/html.ts';
+import { InputError } from '../../../src/domain/errors.ts';
+import { runCli } from '../../cli/run-cli.ts';
+
+const FIXTURE = new URL('../../fixtures/candles/btc-1h-2021-03-01_14.csv', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'stacker-compare-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const file = (name: string, text: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+const DCA = file('dca-quote.env', 'STRATEGY=dca\nSCHEDULE="0 */6 * * *"\nMARKET=BTC_USDT\nAMOUNT_QUOTE=20\n');
+const COMMON = { data: FIXTURE, market: 'BTC_USDT', wallet: { USDT: '5000' }, slippagePct: '0', flex: null };
+
+describe('sweeps', () => {
+  it('run the cross product of the values, the first key varying slowest', () => {
+    expect(sweepRuns(DCA, ['AMOUNT_QUOTE=10,20', 'DIP_PCT=5,10,15']).map((r) => r.label)).toEqual([
+      'AMOUNT_QUOTE=10 DIP_PCT=5',
+      'AMOUNT_QUOTE=10 DIP_PCT=10',
+      'AMOUNT_QUOTE=10 DIP_PCT=15',
+      'AMOUNT_QUOTE=20 DIP_PCT=5',
+      'AMOUNT_QUOTE=20 DIP_PCT=10',
+      'AMOUNT_QUOTE=20 DIP_PCT=15',
+    ]);
+  });
+
+  it.each([
+    ['amount_quote=10', /KEY=value1,value2/],
+    ['AMOUNT_QUOTE=10,,20', /empty value/],
+    ['AMOUNT_QUOTE=10,10', /lists a value twice/],
+  ])('refuses %s before anything runs', (sweep, rule) => {
+    expect(() => sweepRuns(DCA, [sweep])).toThrow(InputError);
+    expect(() => sweepRuns(DCA, [sweep])).toThrow(rule);
+  });
+
+  it(`refuses a key swept twice, and more than ${MAX_RUNS} runs, saying how many`, () => {
+    expect(() => sweepRuns(DCA, ['DIP_PCT=1', 'DIP_PCT=2'])).toThrow(/swept twice/);
+    const values = (n: number) => Array.from({ length: n }, (_, i) => String(i + 1)).join(',');
+    expect(() => sweepRuns(DCA, [`AMOUNT_QUOTE=${values(9)}`, `DIP_PCT=${values(8)}`])).toThrow(`9 × 8 = 72 runs; at most ${MAX_RUNS}`);
+  });
+});
+
+describe('several backtests compared', () => {
+  it('give the same bytes in worker threads as one after another, in the order asked', async () => {
+    const specs = sweepRuns(DCA, ['AMOUNT_QUOTE=10,20,40']);
+    const alone = comparisonToJson(await runAll(COMMON, specs, 1));
+    const threaded = comparisonToJson(await runAll(COMMON, specs, 3));
+    expect(threaded).toBe(alone);
+    const runs = (JSON.parse(alone) as { runs: Array<{ label: string; report: { benchmarks: { strategy: { invested: string } } } }> }).runs;
+    expect(runs.map((r) => r.label)).toEqual(['AMOUNT_QUOTE=10', 'AMOUNT_QUOTE=20', 'AMOUNT_QUOTE=40']);
+    // Twice the quote per slot spends about twice as much.
+    const invested = runs.map((r) => Number(r.report.benchmarks.strategy.invested));
+    expect(invested[1]! / invested[0]!).toBeCloseTo(2, 1);
+  });
+
+  it('draw one account-value line per run on one chart', async () => {
+    const weekly = file('dca-weekly.env', 'STRATEGY=dca\nSCHEDULE="0 9 * * 1"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
+    const results = await runAll(COMMON, sideBySideRuns([DCA, weekly], (f) => f.split('/').pop() ?? f), 1);
+    const page = renderComparisonHtml(results);
+    expect(page.match(/<svg class="chart"/g)).toHaveLength(1);
+    expect(page.match(/class="series run-line run-\d"/g)).toHaveLength(2);
+    expect(page).toContain('dca-weekly.env');
+  });
+});
+
+describe('stacker backtest with several strategies or --sweep', () => {
+  const base = ['backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--wallet', 'USDT=5000'];
+
+  it('prints one comparison row per strategy file, each on its own wallet; --together runs them on one', async () => {
+    const weekly = file('dca-weekly2.env', 'STRATEGY=dca\nSCHEDULE="0 9 * * 1"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
+    const side = await runCli([...base, '--strategy', DCA, '--strategy', weekly, '--json']);
+    expect(side.code).toBe(0);
+    expect((JSON.parse(side.stdout) as { runs: unknown[] }).runs).toHaveLength(2);
+    const together = await runCli([...base, '--strategy', DCA, '--strategy', weekly, '--together', '--json']);
+    expect(together.code).toBe(0);
+    expect((JSON.parse(together.stdout) as { schema: string; instances: unknown[] }).instances).toHaveLength(2);
+  });
+
+  it('refuses a swept key the strategy does not have, or a value it does not take, naming it; nothing runs (exit 2)', async () => {
+    const unknown = await runCli([...base, '--strategy', DCA, '--sweep', 'AMOUNT_QUOTA=10,20']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('AMOUNT_QUOTA: is not a key of strategy dca or of the engine; did you mean AMOUNT_QUOTE?');
+    const bad = await runCli([...base, '--strategy', DCA, '--sweep', 'AMOUNT_QUOTE=10,lots']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/AMOUNT_QUOTE: .*"lots"/);
+    expect(bad.stdout).toBe('');
+  });
+
+  it('refuses --sweep with two strategy files', async () => {
+    const result = await runCli([...base, '--strategy', DCA, '--strategy', DCA, '--sweep', 'AMOUNT_QUOTE=10,20']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--sweep: sweeps one strategy file');
+  });
+});
