@@ -139,6 +139,17 @@ several CPUs) and print one comparison: return, average cost, drawdown, orders, 
     )
     .action(action(async () => (await import('./commands/backtest.ts')).backtest));
 
+  program
+    .command('report')
+    .description('what the journal says was bought, per market: average cost (fees in), value at the last price now, P&L; --csv every filled order')
+    .option('--data-dir <dir>', 'the data dir the daemon uses (default: $STACKER_DATA_DIR, else ./data)')
+    .option('--mode <mode>', 'which journal: live, dry-run or backtest (default: $STACKER_MODE, else dry-run)')
+    .option('--instance <name>', 'only this strategy instance')
+    .option('--csv', 'one line per filled order (time, market, side, base, quote, price, fee, fee asset, order id, clientOrderId), for a tax tool')
+    .action((flags: object, command: Command) =>
+      action(async () => (await import('./commands/report.ts')).report)({ ...flags, envFile: command.optsWithGlobals<GlobalFlags>().envFile }, command),
+    );
+
   const strategiesCommand = program
     .command('strategies')
     .description('list the strategies and the keys of their instance files')

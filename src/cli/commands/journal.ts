@@ -280,7 +280,7 @@ interface JournalLabel {
 }
 
 /** Open the chosen journal read-only, run `work`, close it. A journal that does not exist yet is bad input (exit 2), not a failure. */
-async function withJournal(
+export async function withJournal(
   flags: GlobalPart & { readonly dataDir?: string; readonly mode?: string },
   deps: ReadDeps,
   work: (store: SqliteJournal, label: JournalLabel) => Promise<void>,

@@ -1,0 +1,85 @@
+import { InputError } from '../../domain/errors.ts';
+import type { Decimal } from '../../domain/money.ts';
+import { checkAll, nonEmpty, optional } from '../args.ts';
+import type { CommandContext } from '../context.ts';
+import { json, table } from '../output.ts';
+import { withJournal } from './journal.ts';
+
+export interface ReportFlags {
+  readonly dataDir?: string;
+  readonly mode?: string;
+  readonly instance?: string;
+  readonly csv?: boolean;
+  readonly envFile?: string | undefined;
+}
+
+/**
+ * `stacker report`: per market, what the journal says was bought (orders, base, quote, fees,
+ * average cost with fees) and what it is worth at the exchange's last price now, with P&L; or
+ * `--csv`, one line per filled order for a tax tool. Reads the journal only; the price comes
+ * from the public ticker (no key).
+ */
+export async function report(ctx: CommandContext, flags: ReportFlags): Promise<void> {
+  const args = checkAll({
+    instance: () => optional(flags.instance, (text) => nonEmpty(text, '--instance', 'an instance name')),
+    csv: () => {
+      if (flags.csv === true && ctx.json) throw InputError.one('--csv', 'is its own output; not with --json');
+      return flags.csv === true;
+    },
+  });
+  const { fillsCsv, positions } = await import('../../report/cost-basis.ts');
+  await withJournal(flags, {}, async (store, label) => {
+    const orders = await store.listOrders({ ...(args.instance === undefined ? {} : { instance: args.instance }), limit: -1 });
+    if (args.csv) {
+      ctx.io.out(fillsCsv(orders));
+      return;
+    }
+    let prices: ReadonlyMap<string, Decimal> | null = null;
+    let priceNote = '';
+    try {
+      const client = await ctx.publicClient();
+      prices = new Map([...(await client.tickers())].map(([market, ticker]) => [market, ticker.lastPrice]));
+    } catch (error) {
+      priceNote = `prices could not be read (${error instanceof Error ? error.message : String(error)}): values and P&L are left out`;
+    }
+    const rows = positions(orders, prices);
+    if (ctx.json) {
+      ctx.io.out(json({ journal: label.path, mode: label.mode, ...(args.instance === undefined ? {} : { instance: args.instance }), markets: rows, ...(priceNote === '' ? {} : { note: priceNote }) }));
+      return;
+    }
+    if (rows.length === 0) {
+      ctx.io.err(`nothing bought${args.instance === undefined ? '' : ` by ${args.instance}`} in the ${label.mode} journal ${label.path}\n`);
+      return;
+    }
+    const dash = (value: string | null): string => value ?? '-';
+    ctx.io.out(
+      table(
+        [
+          { header: 'MARKET' },
+          { header: 'ORDERS', align: 'right' },
+          { header: 'BOUGHT', align: 'right' },
+          { header: 'SPENT', align: 'right' },
+          { header: 'FEES', align: 'right' },
+          { header: 'AVG COST', align: 'right' },
+          { header: 'PRICE', align: 'right' },
+          { header: 'VALUE', align: 'right' },
+          { header: 'P&L', align: 'right' },
+          { header: 'P&L %', align: 'right' },
+        ],
+        rows.map((r) => [
+          r.market,
+          String(r.orders),
+          r.baseBought,
+          r.quoteSpent,
+          Object.entries(r.fees).map(([asset, fee]) => `${fee} ${asset}`).join(' + ') || '0',
+          dash(r.averageCost),
+          dash(r.price),
+          dash(r.value),
+          dash(r.pnl),
+          dash(r.pnlPct),
+        ]),
+      ),
+    );
+    ctx.io.out(`\n${label.mode} journal ${label.path}; average cost counts the fees${priceNote === '' ? '' : `; ${priceNote}`}\n`);
+  });
+}

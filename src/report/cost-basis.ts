@@ -1,0 +1,88 @@
+import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
+import type { StoredOrder } from '../store/journal.ts';
+
+/**
+ * What the journal says was bought, per market, and what it is worth now: the live answer to
+ * "what did I pay on average, and what is it worth". Exact decimals; values and prices rounded
+ * to 8 decimals and percentages to 4 (half-even) when written, as in the backtest report.
+ */
+export interface MarketPosition {
+  market: string;
+  /** Orders that filled anything. */
+  orders: number;
+  baseBought: string;
+  /** Quote paid for it, fees not included. */
+  quoteSpent: string;
+  /** Fees per asset. */
+  fees: Record<string, string>;
+  /** (quote spent + fees in quote) / (base bought − fees in base): the average cost with fees; null when nothing was bought. */
+  averageCost: string | null;
+  /** The market's last price now; null when it could not be read. */
+  price: string | null;
+  /** (base bought − fees in base) × price. */
+  value: string | null;
+  /** value − (quote spent + fees in quote). */
+  pnl: string | null;
+  pnlPct: string | null;
+}
+
+const VALUE_PLACES = 8;
+const PCT_PLACES = 4;
+
+export function positions(orders: readonly StoredOrder[], prices: ReadonlyMap<string, Decimal> | null): MarketPosition[] {
+  const byMarket = new Map<string, StoredOrder[]>();
+  for (const order of orders) {
+    if (order.side !== 'buy' || !order.filledBase.gt(0)) continue;
+    byMarket.set(order.market, [...(byMarket.get(order.market) ?? []), order]);
+  }
+  return [...byMarket.keys()].sort().map((market) => {
+    const filled = byMarket.get(market) ?? [];
+    const [base, quote] = market.split('_') as [string, string];
+    let bought = ZERO;
+    let spent = ZERO;
+    const fees = new Map<string, Decimal>();
+    for (const order of filled) {
+      bought = bought.add(order.filledBase);
+      spent = spent.add(order.filledQuote);
+      const asset = order.feeAsset ?? '?';
+      if (!order.fee.isZero()) fees.set(asset, (fees.get(asset) ?? ZERO).add(order.fee));
+    }
+    const cost = spent.add(fees.get(quote) ?? ZERO);
+    const held = bought.sub(fees.get(base) ?? ZERO);
+    const price = prices?.get(market) ?? null;
+    const value = price === null ? null : held.mul(price);
+    const pnl = value === null ? null : value.sub(cost);
+    return {
+      market,
+      orders: filled.length,
+      baseBought: formatDecimal(bought),
+      quoteSpent: formatDecimal(spent),
+      fees: Object.fromEntries([...fees].sort(([a], [b]) => (a < b ? -1 : 1)).map(([asset, amount]) => [asset, formatDecimal(amount)])),
+      averageCost: held.gt(0) ? round(cost.div(held), VALUE_PLACES) : null,
+      price: price === null ? null : formatDecimal(price),
+      value: value === null ? null : round(value, VALUE_PLACES),
+      pnl: pnl === null ? null : round(pnl, VALUE_PLACES),
+      pnlPct: pnl === null || cost.isZero() ? null : round(pnl.div(cost).mul(100), PCT_PLACES),
+    };
+  });
+}
+
+/** One row per filled order, oldest first: what a tax tool imports. The journal keeps each order's total fill, not its deals. */
+export function fillsCsv(orders: readonly StoredOrder[]): string {
+  const rows = orders.filter((o) => o.filledBase.gt(0)).sort((a, b) => a.createdAtSec - b.createdAtSec || (a.orderId < b.orderId ? -1 : 1));
+  const lines = ['time,market,side,base,quote,price,fee,fee_asset,order_id,client_order_id'];
+  for (const o of rows) {
+    const price = round(o.filledQuote.div(o.filledBase), VALUE_PLACES);
+    lines.push([new Date(Math.round(o.createdAtSec * 1000)).toISOString(), o.market, o.side, formatDecimal(o.filledBase), formatDecimal(o.filledQuote), price, formatDecimal(o.fee), o.feeAsset ?? '', o.orderId, o.clientOrderId].map(csvCell).join(','));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function round(value: Decimal, places: number): string {
+  return formatDecimal(value.toDecimalPlaces(places, 6 /* ROUND_HALF_EVEN */));
+}
+
+/** Quoted when it holds a comma, a quote or a line break (RFC 4180). */
+function csvCell(text: string): string {
+  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}

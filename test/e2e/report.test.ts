@@ -1,0 +1,59 @@
+import { mkdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
+import { runCli } from '../cli/run-cli.ts';
+import { sandboxPerTest, startDaemon } from './daemon-process.ts';
+
+// `stacker report`: the journal's cost basis, checked against the exchange's own history.
+const t = sandboxPerTest();
+
+describe('stacker report', () => {
+  it('agrees with the exchange history to the last decimal: bought, spent, fees, average cost with fees, value and P&L at the last price', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.00123' });
+    t.dir.writeStrategy('dca-eth', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'ETH_USDT', AMOUNT: '0.0456' });
+    for (let i = 0; i < 2; i++) expect(await startDaemon(['--strategies', t.dir.strategies, '--data-dir', t.dir.data, '--live', '--once'], t.live()).exited).toBe(0);
+    const history = t.sandbox.exchange.orderHistory({});
+    expect(history.length).toBeGreaterThanOrEqual(2);
+
+    const result = await runCli(['report', '--mode', 'live', '--data-dir', t.dir.data, '--json'], t.live());
+    expect(result.code).toBe(0);
+    const { markets } = JSON.parse(result.stdout) as { markets: Array<Record<string, unknown>> };
+    for (const market of ['BTC_USDT', 'ETH_USDT']) {
+      const orders = history.filter((o) => o.market === market);
+      const base = orders.reduce((s, o) => s.add(o.filledBase), new Decimal(0));
+      const quote = orders.reduce((s, o) => s.add(o.filledQuote), new Decimal(0));
+      const fee = orders.reduce((s, o) => s.add(o.fee), new Decimal(0));
+      const price = t.sandbox.exchange.price(market) as Decimal;
+      const cost = quote.add(fee);
+      const value = base.mul(price);
+      expect(markets.find((m) => m['market'] === market)).toEqual({
+        market,
+        orders: orders.length,
+        baseBought: formatDecimal(base),
+        quoteSpent: formatDecimal(quote),
+        fees: { USDT: formatDecimal(fee) },
+        averageCost: formatDecimal(cost.div(base).toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN)),
+        price: formatDecimal(price),
+        value: formatDecimal(value.toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN)),
+        pnl: formatDecimal(value.sub(cost).toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN)),
+        pnlPct: formatDecimal(value.sub(cost).div(cost).mul(100).toDecimalPlaces(4, Decimal.ROUND_HALF_EVEN)),
+      });
+    }
+
+    const csv = await runCli(['report', '--mode', 'live', '--data-dir', t.dir.data, '--csv'], t.live());
+    expect(csv.code).toBe(0);
+    const lines = csv.stdout.trim().split('\n');
+    expect(lines[0]).toBe('time,market,side,base,quote,price,fee,fee_asset,order_id,client_order_id');
+    expect(lines.slice(1).map((line) => line.split(',')[8]).sort()).toEqual(history.map((o) => o.orderId).sort());
+
+    const only = await runCli(['report', '--mode', 'live', '--data-dir', t.dir.data, '--instance', 'dca-eth', '--json'], t.live());
+    expect((JSON.parse(only.stdout) as { markets: Array<{ market: string }> }).markets.map((m) => m.market)).toEqual(['ETH_USDT']);
+  }, 60_000);
+
+  it('says which journal is missing instead of failing (exit 2)', async () => {
+    mkdirSync(t.dir.data, { recursive: true });
+    const result = await runCli(['report', '--mode', 'live', '--data-dir', t.dir.data]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('no live journal at');
+  });
+});
