@@ -109,9 +109,4 @@ export function snapshotBooks(exchange: Exchange, options: { readonly ttlMs: num
   return { markets: new MarketBook(exchange, options), candles: new CandleBook(exchange) };
 }
 
-/** A budget view for an instance with neither budget nor max order set, and for tests. */
-export function unlimitedBudget(): BudgetView {
-  return { remainingQuote: () => null, maxOrderQuote: () => null };
-}
-
 export type { Decimal };

@@ -51,7 +51,3 @@ export function writeAnswer(res: ServerResponse, answer: Answer): void {
   });
   res.end(payload);
 }
-
-export function isRejection(error: unknown): error is SimRejection {
-  return error instanceof SimRejection;
-}

@@ -123,9 +123,3 @@ export class Books {
     return found;
   }
 }
-
-export function sumDecimals(values: Iterable<Decimal>): Decimal {
-  let total = new Decimal(0);
-  for (const v of values) total = total.add(v);
-  return total;
-}
