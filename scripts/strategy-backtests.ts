@@ -5,7 +5,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadCandles } from '../src/backtest/candles/index.ts';
+import { loadCandles } from '../src/candles/index.ts';
 import { runBacktest } from '../src/backtest/driver.ts';
 import { buildReport } from '../src/backtest/report/build.ts';
 import { loadStrategyFiles } from '../src/config/daemon-config.ts';

@@ -11,7 +11,7 @@ import { VirtualScheduler } from '../engine/schedule/virtual-scheduler.ts';
 import { toRuntime, startupProblems } from '../daemon/instances.ts';
 import { ConfigError } from '../domain/errors.ts';
 import { BacktestExchange } from '../sim/backtest-exchange.ts';
-import type { CandleSeries } from './candles/index.ts';
+import type { CandleSeries } from '../candles/index.ts';
 import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from './report/run.ts';
 import type { Journal } from '../store/journal.ts';
 import { MemoryJournal } from '../store/memory-journal.ts';

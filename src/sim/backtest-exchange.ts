@@ -6,7 +6,7 @@ import { SimExchange } from './exchange.ts';
 import { DEMO_MARKETS } from './seed.ts';
 import { type FlexSeed, SimAccount, seedSimAccount } from './sim-account.ts';
 
-/** What the backtest exchange needs of a market's candles (src/backtest/candles provides it). */
+/** What the backtest exchange needs of a market's candles (src/candles provides it). */
 export interface CandlePrices {
   readonly market: string;
   /** The fill rule: open of the first candle at or after the time; past the end, the last close. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { type Decimal, isDecimal, parseDecimalStrict } from '../domain/money.ts';
-import { type Candle, candlePriceAt, parseCandleCsv } from './candles.ts';
+import { type CandleSeries, parseCandles } from '../candles/index.ts';
 
 /** Where the sim takes the price an order fills at. `null`: no price known for that market. */
 export interface PriceSource {
@@ -41,7 +41,7 @@ export interface CandleReplayOptions {
 
 export interface CandleReplay extends PriceSource {
   readonly market: string;
-  readonly candles: readonly Candle[];
+  readonly candles: CandleSeries;
   /** The replayed moment that the wall time `wallMs` corresponds to. */
   virtualTimeMs(wallMs: number): number;
 }
@@ -49,7 +49,7 @@ export interface CandleReplay extends PriceSource {
 /**
  * Replay a candle file as a live price: wall time maps to virtual time = first candle's open
  * time + (wall elapsed since start × speed), and the price at a virtual time follows the
- * backtest fill rule (`candlePriceAt`). The file is read and checked here, once, so a bad file
+ * backtest fill rule (the series' `priceAt`, the same parser and rule as a backtest). The file is read and checked here, once, so a bad file
  * fails at start-up rather than on the first order. No timers: prices are computed on demand.
  */
 export function candleReplay(options: CandleReplayOptions): CandleReplay {
@@ -60,8 +60,8 @@ export function candleReplay(options: CandleReplayOptions): CandleReplay {
     throw new RangeError(`candleReplay speed must be a positive number, got ${options.speed}`);
   }
   const text = options.csvText ?? readFileSync(options.csvPath as string, 'utf8');
-  const candles = parseCandleCsv(text, options.csvPath ?? `${options.market} candles`);
-  const firstMs = (candles[0] as Candle).timeSec * 1000;
+  const candles = parseCandles(text, { market: options.market, source: options.csvPath ?? `${options.market} candles` });
+  const firstMs = candles.timeSec(0) * 1000;
   const startAtMs = options.startAtMs ?? (options.clock ?? { nowMs: () => Date.now() }).nowMs();
   const virtualTimeMs = (wallMs: number): number => firstMs + (wallMs - startAtMs) * options.speed;
   return {
@@ -70,7 +70,7 @@ export function candleReplay(options: CandleReplayOptions): CandleReplay {
     virtualTimeMs,
     priceAt(market, timeMs) {
       if (market !== options.market) return null;
-      return candlePriceAt(candles, virtualTimeMs(timeMs));
+      return candles.priceAt(virtualTimeMs(timeMs));
     },
   };
 }

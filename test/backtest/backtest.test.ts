@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadCandles } from '../../src/backtest/candles/index.ts';
+import { loadCandles } from '../../src/candles/index.ts';
 import { runBacktest } from '../../src/backtest/driver.ts';
 import { buildReport } from '../../src/backtest/report/build.ts';
 import { loadStrategyFiles } from '../../src/config/daemon-config.ts';

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadCandles } from '../../src/backtest/candles/index.ts';
+import { loadCandles } from '../../src/candles/index.ts';
 import { runBacktest } from '../../src/backtest/driver.ts';
 import { loadStrategyFiles } from '../../src/config/daemon-config.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCandles } from '../../src/backtest/candles/index.ts';
+import { parseCandles } from '../../src/candles/index.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { VirtualClock } from '../../src/engine/schedule/clock.ts';
 import { BacktestExchange } from '../../src/sim/backtest-exchange.ts';

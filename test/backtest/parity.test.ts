@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
-import { loadCandles } from '../../src/backtest/candles/index.ts';
+import { loadCandles } from '../../src/candles/index.ts';
 import { runBacktest } from '../../src/backtest/driver.ts';
 import { loadDaemonConfig } from '../../src/config/daemon-config.ts';
 import { runDaemon } from '../../src/daemon/daemon.ts';

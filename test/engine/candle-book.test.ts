@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadCandles } from '../../src/backtest/candles/index.ts';
+import { loadCandles } from '../../src/candles/index.ts';
 import type { Candle } from '../../src/domain/candle.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { CandleBook } from '../../src/engine/candle-book.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCandles } from '../../src/backtest/candles/index.ts';
+import { parseCandles } from '../../src/candles/index.ts';
 import type { MarketRules } from '../../src/domain/market.ts';
 import { BacktestExchange } from '../../src/sim/backtest-exchange.ts';
 import { DEMO_MARKETS } from '../../src/sim/seed.ts';

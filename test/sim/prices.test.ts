@@ -69,7 +69,7 @@ describe('candle replay from a file', () => {
       const good = join(dir, 'good.csv');
       writeFileSync(good, CSV);
       const replay = candleReplay({ market: 'ETH_USDT', csvPath: good, speed: 60, startAtMs: 0 });
-      expect(replay.candles).toHaveLength(3);
+      expect(replay.candles.length).toBe(3);
       expect(formatDecimal(replay.priceAt('ETH_USDT', 5_000)!)).toBe('10.5');
       const bad = join(dir, 'bad.csv');
       writeFileSync(bad, `${CSV}\n1500,1,1,1,1\n`);

@@ -28,7 +28,7 @@ const CHART_POINTS = 2000;
 /** One backtest of a comparison, from plain inputs: what a worker thread runs, and the main thread when it runs alone. */
 export async function runJob(common: CommonInput, spec: RunSpec): Promise<RunResult> {
   const [{ loadCandles }, { runBacktest }, { loadStrategyFiles }] = await Promise.all([
-    import('../candles/index.ts'),
+    import('../../candles/index.ts'),
     import('../driver.ts'),
     import('../../config/daemon-config.ts'),
   ]);

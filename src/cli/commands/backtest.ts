@@ -68,7 +68,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
 
   const [{ loadStrategyFiles }, { loadCandles }, { runBacktest }, { buildReport, reportToJson }, { renderSummary }] = await Promise.all([
     import('../../config/daemon-config.ts'),
-    import('../../backtest/candles/index.ts'),
+    import('../../candles/index.ts'),
     import('../../backtest/driver.ts'),
     import('../../backtest/report/build.ts'),
     import('../../backtest/report/summary.ts'),
@@ -133,7 +133,7 @@ async function compare(
   const specs = sweeps.length > 0 ? sweepRuns(args.strategies[0] as string, sweeps) : sideBySideRuns(args.strategies, instanceNameOf);
   for (const spec of specs) await loadStrategyFiles(spec.files, { overrides: spec.overrides });
   // Read here once, so a bad file is reported before any run starts (each run reads it again).
-  const { loadCandles } = await import('../../backtest/candles/index.ts');
+  const { loadCandles } = await import('../../candles/index.ts');
   const candles = await readCandleInput(() =>
     loadCandles(args.data, {
       market: args.market,
@@ -204,7 +204,7 @@ function progressBar(): { update: (done: number, total: number) => void; done: (
  * user's to fix, so they are InputErrors (exit 2, E_INPUT) naming the file and each line.
  */
 async function readCandleInput<T>(load: () => T): Promise<T> {
-  const { CandleCsvError } = await import('../../sim/candles.ts');
+  const { CandleCsvError } = await import('../../candles/csv-errors.ts');
   try {
     return load();
   } catch (error) {

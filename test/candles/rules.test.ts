@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { parseCandles } from '../../src/candles/index.ts';
+import { CandleCsvError } from '../../src/candles/csv-errors.ts';
 import { formatDecimal } from '../../src/domain/money.ts';
-import { CandleCsvError, candlePriceAt, firstCandleAtOrAfter, parseCandleCsv } from '../../src/sim/candles.ts';
+
+/** The file as stacker reads it (the columnar parser), in these tests' shorthand. */
+const parse = (text: string, source = 'candles') => parseCandles(text, { market: 'BTC_USDT', source });
 
 // Three 1-minute candles opening at 1000 s, 1060 s, 1120 s.
 const CSV = [
@@ -13,21 +17,21 @@ const CSV = [
 
 describe('candle CSV', () => {
   it('parses every row into exact decimals, never through a float', () => {
-    const candles = parseCandleCsv(CSV);
-    expect(candles).toHaveLength(3);
-    expect(candles[0]?.timeSec).toBe(1000);
-    expect(formatDecimal(candles[2]!.volume)).toBe('0.333');
+    const candles = parse(CSV);
+    expect(candles.length).toBe(3);
+    expect(candles.timeSec(0)).toBe(1000);
+    expect(formatDecimal(candles.closeDecimal(2))).toBe('102.2');
     // 0.1 + 0.2 style values keep their text exactly.
-    const exact = parseCandleCsv('time,open,high,low,close,volume\n1,0.3,0.3,0.1,0.2,0.1\n');
-    expect(formatDecimal(exact[0]!.low.add(exact[0]!.close))).toBe('0.3');
+    const exact = parse('time,open,high,low,close,volume\n1,0.1,0.3,0.1,0.2,0.1\n');
+    expect(formatDecimal(exact.openDecimal(0).add(exact.closeDecimal(0)))).toBe('0.3');
   });
 
   it('accepts CRLF line endings', () => {
-    expect(parseCandleCsv(CSV.replaceAll('\n', '\r\n'))).toHaveLength(3);
+    expect(parse(CSV.replaceAll('\n', '\r\n')).length).toBe(3);
   });
 
   it('refuses a wrong header on line 1', () => {
-    expect(() => parseCandleCsv('t,o,h,l,c,v\n1,1,1,1,1,1\n')).toThrow(/line 1: header must be/);
+    expect(() => parse('t,o,h,l,c,v\n1,1,1,1,1,1\n')).toThrow(/line 1: header must be/);
   });
 
   it('names every bad row by its line number', () => {
@@ -44,7 +48,7 @@ describe('candle CSV', () => {
     ].join('\n');
     let caught: unknown;
     try {
-      parseCandleCsv(bad, 'fixture.csv');
+      parse(bad, 'fixture.csv');
     } catch (error) {
       caught = error;
     }
@@ -58,42 +62,40 @@ describe('candle CSV', () => {
   });
 
   it('refuses a file with a header and no candles', () => {
-    expect(() => parseCandleCsv('time,open,high,low,close,volume\n')).toThrow(/no candles/);
+    expect(() => parse('time,open,high,low,close,volume\n')).toThrow(/no candles/);
   });
 });
 
 describe('the fill price rule', () => {
-  const candles = parseCandleCsv(CSV);
+  const candles = parse(CSV);
 
   it('is the open of the first candle opening at or after the moment', () => {
     // Before the data: the first open.
-    expect(formatDecimal(candlePriceAt(candles, 0)!)).toBe('100.5');
+    expect(formatDecimal(candles.priceAt(0)!)).toBe('100.5');
     // Exactly at an open time: that candle's open.
-    expect(formatDecimal(candlePriceAt(candles, 1_000_000)!)).toBe('100.5');
+    expect(formatDecimal(candles.priceAt(1_000_000)!)).toBe('100.5');
     // One ms into the first candle: its close is in the future, so the next open.
-    expect(formatDecimal(candlePriceAt(candles, 1_000_001)!)).toBe('100.75');
-    expect(formatDecimal(candlePriceAt(candles, 1_060_000)!)).toBe('100.75');
-    expect(formatDecimal(candlePriceAt(candles, 1_119_999)!)).toBe('102.1');
-    expect(formatDecimal(candlePriceAt(candles, 1_120_000)!)).toBe('102.1');
+    expect(formatDecimal(candles.priceAt(1_000_001)!)).toBe('100.75');
+    expect(formatDecimal(candles.priceAt(1_060_000)!)).toBe('100.75');
+    expect(formatDecimal(candles.priceAt(1_119_999)!)).toBe('102.1');
+    expect(formatDecimal(candles.priceAt(1_120_000)!)).toBe('102.1');
   });
 
   it('falls back to the last close past the end', () => {
-    expect(formatDecimal(candlePriceAt(candles, 1_120_001)!)).toBe('102.2');
-    expect(formatDecimal(candlePriceAt(candles, 9_999_999_999)!)).toBe('102.2');
-    expect(firstCandleAtOrAfter(candles, 1_120_001)).toBe(3);
-  });
-
-  it('knows no price without candles', () => {
-    expect(candlePriceAt([], 0)).toBeNull();
+    expect(formatDecimal(candles.priceAt(1_120_001)!)).toBe('102.2');
+    expect(formatDecimal(candles.priceAt(9_999_999_999)!)).toBe('102.2');
+    expect(candles.firstAtOrAfter(1_120_001)).toBe(3);
   });
 
   it('agrees with a linear scan on a long series', () => {
     const rows = ['time,open,high,low,close,volume'];
     for (let i = 0; i < 500; i += 1) rows.push(`${i * 300},${i + 1},${i + 2},${i + 1},${i + 1.5},1`);
-    const long = parseCandleCsv(rows.join('\n'));
+    const long = parse(rows.join('\n'));
+    const times = Array.from({ length: long.length }, (_, i) => long.timeSec(i));
     for (let t = -1000; t < 500 * 300_000 + 1000; t += 7919) {
-      const linear = long.find((c) => c.timeSec * 1000 >= t)?.open ?? long[long.length - 1]!.close;
-      expect(candlePriceAt(long, t)!.eq(linear)).toBe(true);
+      const at = times.findIndex((sec) => sec * 1000 >= t);
+      const linear = at === -1 ? long.closeDecimal(long.length - 1) : long.openDecimal(at);
+      expect(long.priceAt(t)!.eq(linear)).toBe(true);
     }
   });
 });

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CandleSeries, loadCandles, parseCandles, repeatSeries } from '../../../src/backtest/candles/index.ts';
-import { Decimal, formatDecimal } from '../../../src/domain/money.ts';
-import { CandleCsvError, candlePriceAt, parseCandleCsv } from '../../../src/sim/candles.ts';
-import { thrownBy } from '../../support/thrown.ts';
+import { type CandleSeries, loadCandles, parseCandles, repeatSeries } from '../../src/candles/index.ts';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
+import { CandleCsvError } from '../../src/candles/csv-errors.ts';
+import { candlePriceAt, parseCandleCsv } from './reference-parser.ts';
+import { thrownBy } from '../support/thrown.ts';
 
-const FIXTURES = new URL('../../fixtures/candles/', import.meta.url).pathname;
+const FIXTURES = new URL('../fixtures/candles/', import.meta.url).pathname;
 const fixture = (name: string): string => `${FIXTURES}${name}`;
 const HEADER = 'time,open,high,low,close,volume';
 const csv = (...rows: string[]): string => `${[HEADER, ...rows].join('\n')}\n`;
@@ -79,7 +80,7 @@ describe('intervals and gaps', () => {
   });
 
   it('reports every gap of the committed hourly set: 28 gaps, 128 missing hours', () => {
-    const series = loadCandles(new URL('../../../data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv', import.meta.url).pathname, { market: 'BTC_USDT' });
+    const series = loadCandles(new URL('../../data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv', import.meta.url).pathname, { market: 'BTC_USDT' });
     expect(series.length).toBe(58_419);
     expect(series.gaps.length).toBe(28);
     expect(series.gaps.reduce((sum, gap) => sum + gap.missing, 0)).toBe(128);

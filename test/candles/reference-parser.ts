@@ -1,31 +1,18 @@
-import type { Candle as DomainCandle } from '../domain/candle.ts';
-import { Decimal } from '../domain/money.ts';
+import type { Candle as DomainCandle } from '../../src/domain/candle.ts';
+import { Decimal } from '../../src/domain/money.ts';
+import { CANDLE_CSV_HEADER, CandleCsvError, type CandleCsvProblem } from '../../src/candles/csv-errors.ts';
+
+/**
+ * The candle file format read the slow, obvious way: split lines, split fields, a Decimal per
+ * field. stacker reads files with the columnar parser (src/candles/); this is the oracle its
+ * tests compare it with, row for row and error for error.
+ */
 
 /** One OHLCV candle of a candle file: the domain's candle with its volume. */
 export interface Candle extends DomainCandle {
   readonly volume: Decimal;
 }
 
-export interface CandleCsvProblem {
-  /** 1-based line number in the file (the header is line 1). */
-  readonly line: number;
-  readonly reason: string;
-}
-
-/** A candle file that cannot be trusted; names every bad line found (up to a cap). */
-export class CandleCsvError extends Error {
-  readonly code = 'E_CANDLE_CSV';
-  readonly source: string;
-  readonly problems: readonly CandleCsvProblem[];
-  constructor(source: string, problems: readonly CandleCsvProblem[]) {
-    super(`${source}: ${problems.map((p) => `line ${p.line}: ${p.reason}`).join('; ')}`);
-    this.name = 'CandleCsvError';
-    this.source = source;
-    this.problems = problems;
-  }
-}
-
-export const CANDLE_CSV_HEADER = 'time,open,high,low,close,volume';
 const MAX_REPORTED_PROBLEMS = 20;
 const TIME_TEXT = /^\d{1,12}$/;
 // Plain decimal text as the data files write it; parsed straight into Decimal, never a float.

@@ -1,9 +1,9 @@
-import { Decimal } from '../../domain/money.ts';
+import { Decimal } from '../domain/money.ts';
 
 /**
  * The candle row scanner: a well-formed row is read straight from the file's bytes, without
  * making a string or an array; anything else goes to checkRow, which decides exactly (with
- * Decimal) and says what is wrong in parseCandleCsv's words.
+ * Decimal) and says what is wrong in the reference parser's words (test/candles/reference-parser.ts).
  */
 
 /** Beyond this many digits a float may not order two different decimals right: check exactly. */
@@ -123,7 +123,7 @@ function skipNumber(bytes: Uint8Array, start: number, n: number): number {
   return fractionDigits === 0 ? -1 : pos;
 }
 
-/** The exact check of one row (without its line end): its time, or what is wrong with it (parseCandleCsv's wording). */
+/** The exact check of one row (without its line end): its time, or what is wrong with it (the reference parser's wording). */
 export function checkRow(row: string): number | string {
   if (row.trim() === '') return 'empty line';
   const fields = row.split(',');

@@ -1,7 +1,7 @@
-import type { Candle } from '../../domain/candle.ts';
+import type { Candle } from '../domain/candle.ts';
 import { readFileSync } from 'node:fs';
-import { Decimal } from '../../domain/money.ts';
-import { CANDLE_CSV_HEADER, CandleCsvError, type CandleCsvProblem } from '../../sim/candles.ts';
+import { Decimal } from '../domain/money.ts';
+import { CANDLE_CSV_HEADER, CandleCsvError, type CandleCsvProblem } from './csv-errors.ts';
 import { checkRow, scanRow, scannedTime } from './scan.ts';
 
 /** Missing candles between two present ones: `missing` intervals after the candle at `afterTimeSec`. */
@@ -36,7 +36,7 @@ export interface CandleSeries {
   /** Index of the first candle opening at or after `timeMs`; `length` when none does. */
   firstAtOrAfter(timeMs: number): number;
   /**
-   * The candle a slot at `timeMs` fills on (the backtest fill rule, as candlePriceAt): the first
+   * The candle a slot at `timeMs` fills on (the backtest fill rule): the first
    * whose open time is at or after it, with its open. null when no candle opens that late.
    */
   priceAtOrAfter(timeMs: number): { readonly index: number; readonly open: Decimal } | null;
@@ -68,7 +68,7 @@ export type CandleInput = string | { readonly text: string };
 
 /**
  * Read and check a candle file (`time,open,high,low,close,volume`, the format of data/): the
- * same rows are accepted and refused as parseCandleCsv would (every bad row reported with its
+ * same rows are accepted and refused as the reference parser of its tests (test/candles/reference-parser.ts) (every bad row reported with its
  * line number, the whole file refused), gaps are tolerated and reported.
  */
 export function loadCandles(input: CandleInput, options: LoadOptions): CandleSeries {

@@ -1,0 +1,21 @@
+/** The header every candle file starts with. */
+export const CANDLE_CSV_HEADER = 'time,open,high,low,close,volume';
+
+export interface CandleCsvProblem {
+  /** 1-based line number in the file (the header is line 1). */
+  readonly line: number;
+  readonly reason: string;
+}
+
+/** A candle file that cannot be trusted; names every bad line found (up to a cap). */
+export class CandleCsvError extends Error {
+  readonly code = 'E_CANDLE_CSV';
+  readonly source: string;
+  readonly problems: readonly CandleCsvProblem[];
+  constructor(source: string, problems: readonly CandleCsvProblem[]) {
+    super(`${source}: ${problems.map((p) => `line ${p.line}: ${p.reason}`).join('; ')}`);
+    this.name = 'CandleCsvError';
+    this.source = source;
+    this.problems = problems;
+  }
+}
