@@ -1,4 +1,5 @@
 import { Decimal, ZERO, formatDecimal } from '../../domain/money.ts';
+import { type ReportRules, reportRules } from './rules.ts';
 import type { BacktestRun, EquityPoint, ReportOrder } from './run.ts';
 
 /**
@@ -58,6 +59,7 @@ export interface BacktestReport {
   slots: number;
   instances: Array<{ instance: string; strategy: string; schedule: string; timezone: string }>;
   settings: { slippagePct: string; flexAprPct: string | null };
+  rules: ReportRules;
   orders: { total: number; filled: number; byStatus: Record<string, number> };
   totals: {
     baseAcquired: string;
@@ -151,6 +153,7 @@ export function buildReport(run: BacktestRun): BacktestReport {
       slippagePct: formatDecimal(run.settings.slippagePct),
       flexAprPct: run.settings.flexAprPct === null ? null : formatDecimal(run.settings.flexAprPct),
     },
+    rules: reportRules(run.rules),
     orders: { total: run.orders.length, filled: filled.length, byStatus: countBy(run.orders.map((o) => o.status)) },
     totals: {
       baseAcquired: formatDecimal(baseAcquired),

@@ -1,10 +1,11 @@
 import { existsSync, writeFileSync } from 'node:fs';
+import { type RuleFlags, parseRuleFlags } from '../../backtest/rules/rule-flags.ts';
 import { Decimal } from '../../domain/money.ts';
 import { InputError } from '../../domain/errors.ts';
 import { checkAll, marketName, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 
-export interface BacktestFlags {
+export interface BacktestFlags extends RuleFlags {
   readonly data: string;
   readonly market: string;
   readonly from?: string;
@@ -16,6 +17,9 @@ export interface BacktestFlags {
   readonly flexApr: string;
   readonly report?: string;
   readonly journal?: string;
+  /** `exchange` or a file: where the market rules come from (src/backtest/rules/resolve.ts). */
+  readonly rules?: string;
+  readonly dataDir?: string;
 }
 
 /** The plan id a backtest's seeded flex investment gets (flex-sweep finds it by TICKER). */
@@ -52,6 +56,8 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
         return { ticker, amount };
       }),
     flexApr: () => percent(flags.flexApr, '--flex-apr', 1000),
+    rules: () => optional(flags.rules, rulesArgument),
+    ruleOverrides: () => parseRuleFlags(flags),
     strategies: () => {
       if (flags.strategy.length === 0) throw InputError.one('--strategy', 'give at least one strategy instance file, e.g. --strategy config/backtest/dca-btc-daily.env');
       return flags.strategy;
@@ -76,6 +82,9 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   );
   if (candles.length === 0) throw InputError.one('--from', `no candle of ${flags.data} falls between --from and --to`);
 
+  const { backtestRules } = await import('./backtest-rules.ts');
+  const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
+
   const progress = process.stderr.isTTY && !ctx.json ? progressBar() : undefined;
   const run = await runBacktest({
     candles,
@@ -84,6 +93,8 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     instances,
     wallet: args.wallet,
     slippagePct: args.slippagePct,
+    rules: rules.rules,
+    rulesOrigin: rules.origin,
     flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount, aprPct: args.flexApr },
     ...(flags.journal === undefined ? {} : { journalPath: flags.journal }),
     ...(progress === undefined ? {} : { onProgress: progress.update }),
@@ -110,6 +121,11 @@ function moment(text: string, flag: string, dateMeans: 'start' | 'end' = 'start'
     if (Number.isFinite(ms)) return ms;
   }
   throw InputError.one(flag, `must be a date (2024-01-31), a UTC time (2024-01-31T09:00:00Z) or Unix seconds (got ${JSON.stringify(text)})`);
+}
+
+function rulesArgument(text: string): string {
+  if (text.trim() === '') throw InputError.one('--rules', 'must be exchange or a rules file (the output of `stacker markets --json`)');
+  return text;
 }
 
 function percent(text: string, flag: string, max: number): Decimal {
