@@ -12,27 +12,13 @@ import type { MarketRules } from '../../../src/domain/market.ts';
 import { Decimal } from '../../../src/domain/money.ts';
 import { type Sandbox, startSandbox } from '../../../src/sandbox/server.ts';
 import { DEMO_MARKETS } from '../../../src/sim/seed.ts';
+import { SOL } from './sol-market.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'stacker-rules-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let fresh = 0;
 const newDir = (): string => join(dir, `data-${++fresh}`);
 
-const SOL: MarketRules = {
-  name: 'SOL_USDT',
-  base: 'SOL',
-  quote: 'USDT',
-  basePrecision: 2,
-  quotePrecision: 3,
-  feePrecision: 6,
-  makerFeePct: new Decimal('0.08'),
-  takerFeePct: new Decimal('0.1'),
-  minBaseAmount: new Decimal('0.01'),
-  minQuoteTotal: new Decimal('5'),
-  maxQuoteTotal: null,
-  tradesEnabled: true,
-  type: 'spot',
-};
 const BTC_DEMO = DEMO_MARKETS.find((m) => m.name === 'BTC_USDT')!;
 const ALL_FLAGS = { basePrecision: '3', quotePrecision: '4', feePrecision: '8', minAmount: '0.001', minTotal: '1', takerFeePct: '0.2' };
 
@@ -103,7 +89,7 @@ describe('where a backtest takes its market rules from, without the network', ()
     const file = rulesFile([SOL]);
     const resolved = await resolveRules({ market: 'SOL_USDT', rules: file, overrides: parseRuleFlags(ALL_FLAGS) }, offline());
     expect(resolved.origin).toEqual({ source: 'file', file, overrides: ['basePrecision', 'quotePrecision', 'feePrecision', 'minBaseAmount', 'minQuoteTotal', 'takerFeePct'] });
-    expect(resolved.rules.makerFeePct.toString()).toBe('0.08');
+    expect(resolved.rules.makerFeePct.toString()).toBe('0.15');
   });
 
   it('overrides single fields of the source with the flags given, and lists them', async () => {

@@ -4,27 +4,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findMarket, parseRulesText, readRulesFile, rulesToJson } from '../../../src/backtest/rules/rules-file.ts';
 import { InputError } from '../../../src/domain/errors.ts';
-import { Decimal } from '../../../src/domain/money.ts';
+import { SOL as SOL_RULES } from './sol-market.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'stacker-rules-file-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** One entry as `stacker markets --json` prints it. */
-const SOL = {
-  name: 'SOL_USDT',
-  base: 'SOL',
-  quote: 'USDT',
-  basePrecision: 2,
-  quotePrecision: 3,
-  feePrecision: 6,
-  makerFeePct: '0.08',
-  takerFeePct: '0.1',
-  minBaseAmount: '0.01',
-  minQuoteTotal: '5',
-  maxQuoteTotal: null,
-  tradesEnabled: true,
-  type: 'spot',
-};
+const SOL = rulesToJson(SOL_RULES);
 
 function problemsOf(text: string, source = 'rules.json'): string[] {
   try {
@@ -42,7 +28,7 @@ const without = (field: string): string => JSON.stringify([Object.fromEntries(Ob
 describe('a rules file in the shape `stacker markets --json` prints', () => {
   it('reads every field, money as decimals and no upper limit as null', () => {
     const [rules] = parseRulesText(JSON.stringify([SOL, { ...SOL, name: 'SOL_BTC', quote: 'BTC', maxQuoteTotal: '25.5', tradesEnabled: false }]), 'rules.json');
-    expect(rules).toEqual({ ...SOL, makerFeePct: new Decimal('0.08'), takerFeePct: new Decimal('0.1'), minBaseAmount: new Decimal('0.01'), minQuoteTotal: new Decimal('5') });
+    expect(rules).toEqual(SOL_RULES);
     expect(parseRulesText(JSON.stringify([{ ...SOL, maxQuoteTotal: '25.5' }]), 'f')[0]?.maxQuoteTotal?.toString()).toBe('25.5');
   });
 
@@ -62,7 +48,7 @@ describe('a rules file in the shape `stacker markets --json` prints', () => {
   });
 
   it("reads the exchange's own answer of /api/v4/public/markets, as recorded with curl", () => {
-    const wire = [{ name: 'SOL_USDT', stock: 'SOL', money: 'USDT', stockPrec: '2', moneyPrec: '3', feePrec: '6', makerFee: '0.08', takerFee: '0.1', minAmount: '0.01', minTotal: '5', maxTotal: '0', tradesEnabled: true, type: 'spot' }];
+    const wire = [{ name: 'SOL_USDT', stock: 'SOL', money: 'USDT', stockPrec: '2', moneyPrec: '3', feePrec: '4', makerFee: '0.15', takerFee: '0.2', minAmount: '0.01', minTotal: '5', maxTotal: '0', tradesEnabled: true, type: 'spot' }];
     expect(parseRulesText(JSON.stringify(wire), 'f')).toEqual(parseRulesText(JSON.stringify([SOL]), 'f'));
   });
 });
