@@ -12,6 +12,7 @@ import { toRuntime, startupProblems } from '../daemon/instances.ts';
 import { ConfigError } from '../domain/errors.ts';
 import { BacktestExchange } from '../sim/backtest-exchange.ts';
 import type { CandleSeries } from '../candles/index.ts';
+import type { RulesOrigin } from './rules/origin.ts';
 import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from './report/run.ts';
 import type { Journal } from '../store/journal.ts';
 import { MemoryJournal } from '../store/memory-journal.ts';
@@ -29,6 +30,8 @@ export interface BacktestInput {
   readonly flex: { readonly planId: string; readonly ticker: string; readonly amount: Decimal; readonly aprPct: Decimal } | null;
   /** Override the market rules (default: the sim's demo rules for the market). */
   readonly rules?: MarketRules;
+  /** Where `rules` came from, for the report; required with `rules` (without both: the demo rules). */
+  readonly rulesOrigin?: RulesOrigin;
   /** A file to keep the journal in, for `stacker journal --mode backtest` afterwards; in memory when absent. */
   readonly journalPath?: string;
   readonly logger?: EngineLogger;
@@ -49,6 +52,7 @@ const CHART_POINTS = 2000;
  */
 export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
   const candles = input.candles;
+  if ((input.rules === undefined) !== (input.rulesOrigin === undefined)) throw new RangeError('give rules and rulesOrigin together: the report says where the rules came from');
   if (candles.length === 0) throw new ConfigError([{ field: '--data', rule: 'has no candles in the chosen period' }]);
   const firstMs = candles.timeSec(0) * 1000;
   const lastMs = candles.timeSec(candles.length - 1) * 1000;
@@ -164,6 +168,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       slots: outcome.slots,
       firstSlot,
       settings: { slippagePct: input.slippagePct, flexAprPct: input.flex?.aprPct ?? null },
+      rules: { values: rules, origin: input.rulesOrigin ?? { source: 'demo' } },
     };
   } finally {
     await journal.close();

@@ -5,6 +5,7 @@ import { registerJournalCommands } from './commands/journal.ts';
 import { CommandContext, type GlobalFlags, type RunState } from './context.ts';
 import type { Io } from './output.ts';
 import { FAULT_HELP } from './sandbox-help.ts';
+import { RULE_FLAGS } from '../backtest/rules/rule-flags.ts';
 
 /**
  * The command tree. Only flags, descriptions and help live here; each command's code is
@@ -112,7 +113,7 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
   registerCheckCommand(program, { action });
   registerJournalCommands(program, { action });
 
-  program
+  const backtestCommand = program
     .command('backtest')
     .description('replay real candles through the strategies in virtual time on a simulated account; print a summary, --json the report')
     .requiredOption('--data <file.csv>', 'candles: time,open,high,low,close,volume (time = open, Unix seconds), e.g. data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv')
@@ -128,6 +129,10 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
     .option('--flex-apr <pct>', 'yearly interest of --flex, credited daily (percent)', '5')
     .option('--report <file.html>', 'also write a self-contained HTML report with charts')
     .option('--journal <file.db>', 'keep the backtest journal in this SQLite file (default: in memory)')
+    .option('--rules <exchange|file.json>', "the market's rules: exchange (fetch the exchange's markets, cached in the data dir) or a file printed by `stacker markets --json` (default: the flags below, else demo rules, BTC_USDT and ETH_USDT only)")
+    .option('--data-dir <dir>', 'where --rules exchange caches the markets list (default: $STACKER_DATA_DIR, else ./data)');
+  for (const rule of RULE_FLAGS) backtestCommand.option(`${rule.flag} <${rule.arg}>`, `market rule: ${rule.help}`);
+  backtestCommand
     .addHelpText(
       'after',
       `
@@ -135,7 +140,15 @@ Fill rule: a market buy in a slot fills at the OPEN of the first candle whose op
 or after the slot time, plus --slippage-pct, with the market's taker fee; precision and
 min/max rules as live. The same input always gives a byte-identical --json report.
 Several --strategy files, or --sweep, run one backtest each (in worker threads when there are
-several CPUs) and print one comparison: return, average cost, drawdown, orders, refusals.`,
+several CPUs) and print one comparison: return, average cost, drawdown, orders, refusals.
+
+Market rules, the first found: --rules FILE (the output of \`stacker markets --json\`) or
+--rules exchange; else the rule flags, when all of these are given:
+  ${RULE_FLAGS.filter((r) => r.required).map((r) => r.flag).join(' ')}
+else stacker's made-up demo rules (BTC_USDT and ETH_USDT only). A rule flag also overrides
+its field of any source. Nothing is fetched without --rules exchange; when the exchange
+cannot be reached, the list cached in the data dir is used and its age said. The report
+says where the rules came from.`,
     )
     .action(action(async () => (await import('./commands/backtest.ts')).backtest));
 

@@ -1,5 +1,6 @@
 import { Decimal, formatDecimal } from '../../domain/money.ts';
 import { type BacktestReport, buildReport } from '../report/build.ts';
+import type { RulesOrigin } from '../rules/origin.ts';
 import type { RunSpec } from './plan.ts';
 
 /** What every run of a comparison shares: the candles, the period, the wallet and the fill settings (plain data, so a worker thread can take it). */
@@ -12,6 +13,8 @@ export interface CommonInput {
   readonly wallet: Readonly<Record<string, string>>;
   readonly slippagePct: string;
   readonly flex: { readonly planId: string; readonly ticker: string; readonly amount: string; readonly aprPct: string } | null;
+  /** The market's rules as `stacker markets --json` writes one (plain data for a worker), and where they came from; demo rules when absent. */
+  readonly rules?: { readonly json: Record<string, unknown>; readonly origin: RulesOrigin };
 }
 
 /** One run's outcome: its report and its account value over time (for the comparison's chart). */
@@ -27,11 +30,13 @@ const CHART_POINTS = 2000;
 
 /** One backtest of a comparison, from plain inputs: what a worker thread runs, and the main thread when it runs alone. */
 export async function runJob(common: CommonInput, spec: RunSpec): Promise<RunResult> {
-  const [{ loadCandles }, { runBacktest }, { loadStrategyFiles }] = await Promise.all([
+  const [{ loadCandles }, { runBacktest }, { loadStrategyFiles }, { parseRulesList }] = await Promise.all([
     import('../../candles/index.ts'),
     import('../driver.ts'),
     import('../../config/daemon-config.ts'),
+    import('../rules/rules-file.ts'),
   ]);
+  const rules = common.rules === undefined ? undefined : parseRulesList([common.rules.json], 'the comparison\'s rules')[0];
   const candles = loadCandles(common.data, {
     market: common.market,
     ...(common.fromMs === undefined ? {} : { fromMs: common.fromMs }),
@@ -46,6 +51,7 @@ export async function runJob(common: CommonInput, spec: RunSpec): Promise<RunRes
     wallet: new Map(Object.entries(common.wallet).map(([asset, amount]) => [asset, new Decimal(amount)])),
     slippagePct: new Decimal(common.slippagePct),
     flex: common.flex === null ? null : { ...common.flex, amount: new Decimal(common.flex.amount), aprPct: new Decimal(common.flex.aprPct) },
+    ...(rules === undefined || common.rules === undefined ? {} : { rules, rulesOrigin: common.rules.origin }),
   });
   const step = Math.max(1, Math.ceil(run.equity.length / CHART_POINTS));
   const equity = run.equity.filter((_, i) => i % step === 0 || i === run.equity.length - 1).map((p) => [p.timeMs, formatDecimal(p.value)] as const);

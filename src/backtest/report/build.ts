@@ -1,5 +1,6 @@
 import { Decimal, ZERO, formatDecimal } from '../../domain/money.ts';
 import { type Benchmarks, type PeriodRow, type RefusalSummary, benchmarks, periods, ranOut, refusalSummary } from './analysis.ts';
+import { type ReportRules, reportRules } from './rules.ts';
 import type { BacktestRun, EquityPoint, ReportOrder } from './run.ts';
 
 /**
@@ -59,6 +60,7 @@ export interface BacktestReport {
   slots: number;
   instances: Array<{ instance: string; strategy: string; schedule: string; timezone: string }>;
   settings: { slippagePct: string; flexAprPct: string | null };
+  rules: ReportRules;
   orders: { total: number; filled: number; byStatus: Record<string, number> };
   totals: {
     baseAcquired: string;
@@ -170,6 +172,7 @@ export function buildReport(run: BacktestRun): BacktestReport {
       slippagePct: formatDecimal(run.settings.slippagePct),
       flexAprPct: run.settings.flexAprPct === null ? null : formatDecimal(run.settings.flexAprPct),
     },
+    rules: reportRules(run.rules),
     orders: { total: run.orders.length, filled: filled.length, byStatus: countBy(run.orders.map((o) => o.status)) },
     totals: {
       baseAcquired: formatDecimal(baseAcquired),

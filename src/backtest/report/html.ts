@@ -3,6 +3,7 @@ import { averagePrice } from './build.ts';
 import type { BacktestReport } from './build.ts';
 import { buysOf, comparisonChart, costBasisChart, drawdownChart, equityChart, priceChart } from './charts.ts';
 import { headlineRows } from './headline.ts';
+import { rulesSourceText, rulesValuesText } from './rules.ts';
 import type { BacktestRun, ReportOrder } from './run.ts';
 import { escapeHtml, orDash, utcMinute } from './text.ts';
 
@@ -233,6 +234,7 @@ function runTable(report: BacktestReport): string {
     ['Gaps', `${gaps.count} gaps, ${gaps.missingCandles} candles missing${largest}`],
     ['Slippage', `${report.settings.slippagePct} %`],
     ['Flex APR', report.settings.flexAprPct === null ? 'off' : `${report.settings.flexAprPct} %`],
+    ['Market rules', `${rulesSourceText(report.rules)}: ${rulesValuesText(report.rules, report.base, report.quote)}`],
     ['Initial wallet', wallet(report.wallet.initial)],
     ['Final balances', wallet(report.wallet.final)],
     ['Flex operations', `${report.flex.total}${Object.keys(report.flex.byStatus).length === 0 ? '' : ` (${Object.entries(report.flex.byStatus).map(([s, n]) => `${s} ${n}`).join(', ')})`}`],

@@ -1,4 +1,6 @@
+import type { MarketRules } from '../../domain/market.ts';
 import type { Decimal } from '../../domain/money.ts';
+import type { RulesOrigin } from '../rules/origin.ts';
 
 /**
  * What the backtest driver hands to the report: the facts of one run, nothing derived. Every
@@ -87,4 +89,6 @@ export interface BacktestRun {
   /** The first slot of the run and the market's price then (the lump-sum benchmark buys there); null without a slot. */
   firstSlot?: { timeMs: number; price: Decimal } | null;
   settings: { slippagePct: Decimal; flexAprPct: Decimal | null };
+  /** The market rules traded on, and where they came from. */
+  rules: { values: MarketRules; origin: RulesOrigin };
 }

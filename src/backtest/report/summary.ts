@@ -1,5 +1,6 @@
 import type { BacktestReport } from './build.ts';
 import { headlineRows } from './headline.ts';
+import { rulesSourceText, rulesValuesText } from './rules.ts';
 import { orDash, terminalSafe, utcMinute } from './text.ts';
 
 /**
@@ -30,6 +31,7 @@ export function renderSummary(report: BacktestReport, options: SummaryOptions): 
     const painted = tone === null ? value : value.replace(/\S+/, (figure) => paint(tone, figure));
     lines.push(`  ${row.label.padEnd(labelWidth)}  ${painted}  ${paint(ANSI.dim, terminalSafe(row.note))}`.trimEnd());
   });
+  lines.push('', `  Market rules: ${terminalSafe(rulesSourceText(report.rules))}`, `  ${paint(ANSI.dim, terminalSafe(rulesValuesText(report.rules, report.base, report.quote)))}`);
   if (report.byInstance.length > 1) lines.push('', ...instanceTable(report, (text) => paint(ANSI.bold, text)));
   if (report.periods.yearly.length > 1) lines.push('', ...yearTable(report, (text) => paint(ANSI.bold, text)));
   return `${lines.join('\n')}\n`;

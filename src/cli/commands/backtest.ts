@@ -1,10 +1,11 @@
 import { existsSync, writeFileSync } from 'node:fs';
+import { type RuleFlags, parseRuleFlags } from '../../backtest/rules/rule-flags.ts';
 import { Decimal } from '../../domain/money.ts';
 import { InputError } from '../../domain/errors.ts';
 import { checkAll, marketName, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 
-export interface BacktestFlags {
+export interface BacktestFlags extends RuleFlags {
   readonly data: string;
   readonly market: string;
   readonly from?: string;
@@ -18,6 +19,9 @@ export interface BacktestFlags {
   readonly journal?: string;
   readonly together?: boolean;
   readonly sweep?: readonly string[];
+  /** `exchange` or a file: where the market rules come from (src/backtest/rules/resolve.ts). */
+  readonly rules?: string;
+  readonly dataDir?: string;
 }
 
 /** The plan id a backtest's seeded flex investment gets (flex-sweep finds it by TICKER). */
@@ -54,6 +58,8 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
         return { ticker, amount };
       }),
     flexApr: () => percent(flags.flexApr, '--flex-apr', 1000),
+    rules: () => optional(flags.rules, rulesArgument),
+    ruleOverrides: () => parseRuleFlags(flags),
     strategies: () => {
       if (flags.strategy.length === 0) throw InputError.one('--strategy', 'give at least one strategy instance file, e.g. --strategy config/backtest/dca-btc-daily.env');
       return flags.strategy;
@@ -83,6 +89,9 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   );
   if (candles.length === 0) throw InputError.one('--from', `no candle of ${flags.data} falls between --from and --to`);
 
+  const { backtestRules } = await import('./backtest-rules.ts');
+  const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
+
   const progress = process.stderr.isTTY && !ctx.json ? progressBar() : undefined;
   const run = await runBacktest({
     candles,
@@ -91,6 +100,8 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     instances,
     wallet: args.wallet,
     slippagePct: args.slippagePct,
+    rules: rules.rules,
+    rulesOrigin: rules.origin,
     flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount, aprPct: args.flexApr },
     ...(flags.journal === undefined ? {} : { journalPath: flags.journal }),
     ...(progress === undefined ? {} : { onProgress: progress.update }),
@@ -116,7 +127,19 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
 async function compare(
   ctx: CommandContext,
   flags: BacktestFlags,
-  args: { data: string; market: string; fromMs?: number | undefined; toMs?: number | undefined; wallet: ReadonlyMap<string, Decimal>; slippagePct: Decimal; flex?: { ticker: string; amount: Decimal } | undefined; flexApr: Decimal; strategies: readonly string[] },
+  args: {
+    data: string;
+    market: string;
+    fromMs?: number | undefined;
+    toMs?: number | undefined;
+    wallet: ReadonlyMap<string, Decimal>;
+    slippagePct: Decimal;
+    flex?: { ticker: string; amount: Decimal } | undefined;
+    flexApr: Decimal;
+    strategies: readonly string[];
+    rules: Parameters<typeof import('./backtest-rules.ts').backtestRules>[1]['rules'];
+    ruleOverrides: Parameters<typeof import('./backtest-rules.ts').backtestRules>[1]['overrides'];
+  },
   sweeps: readonly string[],
 ): Promise<void> {
   const [{ sweepRuns, sideBySideRuns }, { loadStrategyFiles }, { instanceNameOf }, { runAll }, { comparisonToJson }, { renderComparison }] = await Promise.all([
@@ -142,6 +165,8 @@ async function compare(
     }),
   );
   if (candles.length === 0) throw InputError.one('--from', `no candle of ${flags.data} falls between --from and --to`);
+  const [{ backtestRules }, { rulesToJson }] = await Promise.all([import('./backtest-rules.ts'), import('../../backtest/rules/rules-file.ts')]);
+  const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
   const results = await runAll(
     {
       data: args.data,
@@ -151,6 +176,7 @@ async function compare(
       wallet: Object.fromEntries([...args.wallet].map(([asset, amount]) => [asset, amount.toFixed()])),
       slippagePct: args.slippagePct.toFixed(),
       flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount.toFixed(), aprPct: args.flexApr.toFixed() },
+      rules: { json: rulesToJson(rules.rules), origin: rules.origin },
     },
     specs,
   );
@@ -174,6 +200,11 @@ function moment(text: string, flag: string, dateMeans: 'start' | 'end' = 'start'
     if (Number.isFinite(ms)) return ms;
   }
   throw InputError.one(flag, `must be a date (2024-01-31), a UTC time (2024-01-31T09:00:00Z) or Unix seconds (got ${JSON.stringify(text)})`);
+}
+
+function rulesArgument(text: string): string {
+  if (text.trim() === '') throw InputError.one('--rules', 'must be exchange or a rules file (the output of `stacker markets --json`)');
+  return text;
 }
 
 function percent(text: string, flag: string, max: number): Decimal {

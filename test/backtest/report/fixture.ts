@@ -1,5 +1,6 @@
 import { Decimal } from '../../../src/domain/money.ts';
 import type { BacktestRun, EquityPoint, ReportOrder } from '../../../src/backtest/report/run.ts';
+import { DEMO_MARKETS } from '../../../src/sim/seed.ts';
 
 /**
  * A small synthetic run whose figures are worked out by hand in report.test.ts.
@@ -108,6 +109,7 @@ export function syntheticRun(overrides: Partial<BacktestRun> = {}): BacktestRun 
     ],
     slots: 7,
     settings: { slippagePct: d('0.1'), flexAprPct: null },
+    rules: { values: DEMO_MARKETS[0]!, origin: { source: 'demo' } },
     ...overrides,
   };
 }
