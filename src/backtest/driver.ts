@@ -8,7 +8,7 @@ import { type EngineLogger, type EngineMetrics, noEngineMetrics, silentLogger } 
 import { INSTANT_TIMING } from '../engine/runtime.ts';
 import { VirtualClock } from '../engine/schedule/clock.ts';
 import { VirtualScheduler } from '../engine/schedule/virtual-scheduler.ts';
-import { toRuntime, startupProblems } from '../daemon/instances.ts';
+import { toRuntime, startupProblems } from '../config/instance-runtime.ts';
 import { ConfigError } from '../domain/errors.ts';
 import { BacktestExchange } from '../sim/backtest-exchange.ts';
 import type { CandleSeries } from '../candles/index.ts';

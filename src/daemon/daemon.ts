@@ -16,7 +16,7 @@ import { StoreError } from '../store/errors.ts';
 import type { Journal } from '../store/journal.ts';
 import { openStore } from '../store/open-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
-import { startupProblems, toLedgerInstance, toRuntime } from './instances.ts';
+import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
 import { trackLoop } from './track-loop.ts';
 
 export interface DaemonOptions {

@@ -140,7 +140,7 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
   const logger = await createLogger({ level: config.settings.logLevel === 'info' ? 'warn' : config.settings.logLevel });
   const createExchange = overrides.createExchange ?? (await import('../../daemon/exchange-factory.ts')).createExchange;
   const preflight = overrides.preflight ?? (await import('../../engine/preflight.ts')).preflight;
-  const { startupProblems } = await import('../../daemon/instances.ts');
+  const { startupProblems } = await import('../../config/instance-runtime.ts');
   const exchange = await createExchange(config, logger);
   try {
     const startup = startupProblems(config.instances, await exchange.markets());

@@ -1,4 +1,4 @@
-import type { InstanceConfig } from '../config/daemon-config.ts';
+import type { InstanceConfig } from './daemon-config.ts';
 import { type InputProblem } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { readsOf } from '../engine/contract.ts';
