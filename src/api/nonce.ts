@@ -1,6 +1,6 @@
-export interface Clock {
-  nowMs(): number;
-}
+import type { Clock } from '../domain/clock.ts';
+
+export type { Clock } from '../domain/clock.ts';
 
 /**
  * Nonces are Unix milliseconds (the exchange's recommendation, and what `nonceWindow: true`

@@ -37,8 +37,9 @@ export const DAEMON_DEFAULTS = {
   metricsHost: '127.0.0.1',
 } as const;
 
-export const MODES = ['dry-run', 'live'] as const;
-export type DaemonMode = (typeof MODES)[number];
+import { DAEMON_MODES as MODES, type DaemonMode } from '../domain/run-mode.ts';
+
+export { MODES, type DaemonMode };
 
 /** Where a setting's value came from: a flag (`--data-dir`), a key in the environment or env file, or the default. */
 export interface Origin {

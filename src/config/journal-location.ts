@@ -9,8 +9,9 @@ import { readEnvLayers } from './settings.ts';
  * --env-file .env` writes.
  */
 
-export const JOURNAL_MODES = ['live', 'dry-run', 'backtest'] as const;
-export type JournalMode = (typeof JOURNAL_MODES)[number];
+import { RUN_MODES as JOURNAL_MODES, type RunMode as JournalMode } from '../domain/run-mode.ts';
+
+export { JOURNAL_MODES, type JournalMode };
 
 export interface JournalLocationFlags {
   readonly envFile?: string | undefined;

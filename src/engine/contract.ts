@@ -62,7 +62,8 @@ export type SnapshotPart = (typeof SNAPSHOT_PARTS)[number];
 /** What the engine loads when a strategy does not say: everything but the paged codes. */
 export const DEFAULT_READS: readonly SnapshotPart[] = ['balances', 'markets', 'prices', 'flex'];
 
-export type RunMode = 'live' | 'dry-run' | 'backtest';
+export type { RunMode } from '../domain/run-mode.ts';
+import type { RunMode } from '../domain/run-mode.ts';
 
 /** Budget headroom of the instance (BUDGET_QUOTE_PER_*, MAX_ORDER_QUOTE), in the quote asset of the orders it places. */
 export interface BudgetView {

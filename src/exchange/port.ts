@@ -1,3 +1,4 @@
+import type { RunMode } from '../domain/run-mode.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
 import type { MarketRules } from '../domain/market.ts';
@@ -18,7 +19,8 @@ import type { Order, Stp } from '../domain/order.ts';
  */
 export interface Exchange {
   /** Which world this is; shown in logs and reports, never branched on by the engine. */
-  readonly kind: 'live' | 'paper' | 'backtest';
+  /** The world this exchange is: the real one, a paper account on real prices, or history. */
+  readonly kind: RunMode;
   /** Present when the account lives in stacker rather than at an exchange (dry-run's paper account): the daemon keeps it in the journal. */
   readonly keptAccount?: KeptAccount;
 

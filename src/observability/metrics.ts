@@ -16,12 +16,13 @@ export interface EngineMetrics {
   orderPlaced(instance: string): void;
   refusal(instance: string, reason: string): void;
   apiRequest(event: ApiRequestEvent): void;
-  slotFinished(instance: string, outcome: SlotOutcome, durationMs: number, slotTimeMs: number): void;
+  slotFinished(instance: string, outcome: FinishedSlotStatus, durationMs: number, slotTimeMs: number): void;
   strategyDisabled(instance: string): void;
   killSwitch(active: boolean): void;
 }
 
-export type SlotOutcome = 'done' | 'failed' | 'skipped' | 'missed';
+/** How a slot ended (or was journalled as not run), as the slot metrics count it. */
+export type FinishedSlotStatus = 'done' | 'failed' | 'skipped' | 'missed';
 
 /** One HTTP attempt as the API client reports it (`RequestEvent` in src/api/requester.ts fits). */
 export interface ApiRequestEvent {
@@ -185,7 +186,7 @@ export class Metrics implements EngineMetrics {
     this.#apiDuration.observe({ path }, Math.max(0, event.durationMs) / 1000);
   }
 
-  slotFinished(instance: string, outcome: SlotOutcome, durationMs: number, slotTimeMs: number): void {
+  slotFinished(instance: string, outcome: FinishedSlotStatus, durationMs: number, slotTimeMs: number): void {
     this.#seen(instance);
     this.#slots.inc({ instance, outcome });
     // A missed slot never ran: it has no duration to count.

@@ -8,11 +8,12 @@ export const SANDBOX_RATE_LIMITS: Readonly<Record<SandboxRateScope, RateLimit>> 
 export const RATE_LIMITED_TEXT = '<html><head><title>429 Too Many Requests</title></head><body>429 Too Many Requests</body></html>';
 
 /**
- * Sliding-window log per (scope, caller): a request is admitted when fewer than `limit`
- * requests were admitted in the last `windowMs`. Refused requests do not count ("rejected,
- * not queued"). Time comes from the injected clock; no timers.
+ * The exchange's gate, per (scope, caller): a request is admitted when fewer than `limit`
+ * requests were admitted in the last `windowMs` (a sliding-window log), and refused otherwise:
+ * refused requests do not count ("rejected, not queued"), unlike the client's limiter, which
+ * waits (src/api/rate-limit.ts). Time comes from the injected clock; no timers.
  */
-export class SlidingWindowLimiter {
+export class RateGate {
   readonly #limits: Readonly<Record<SandboxRateScope, RateLimit>>;
   readonly #clock: { nowMs(): number };
   readonly #logs = new Map<string, { times: number[]; head: number }>();

@@ -12,7 +12,7 @@ import { authenticate } from './auth.ts';
 import { FaultInjector, type FaultSpec } from './faults.ts';
 import { NonceTracker } from './nonces.ts';
 import type { Body } from './params.ts';
-import { RATE_LIMITED_TEXT, type RateLimit, SANDBOX_RATE_LIMITS, type SandboxRateScope, SlidingWindowLimiter } from './rate-limit.ts';
+import { RATE_LIMITED_TEXT, type RateLimit, SANDBOX_RATE_LIMITS, type SandboxRateScope, RateGate } from './rate-limit.ts';
 import { type Route, type RouteMatch, findRoute } from './router.ts';
 import { flexRoutes } from './routes/flex.ts';
 import { mainAccountRoutes } from './routes/main-account.ts';
@@ -84,7 +84,7 @@ class SandboxServer implements Sandbox {
   readonly #apiSecret: string;
   readonly #clock: { nowMs(): number };
   readonly #nonces = new NonceTracker();
-  readonly #limiter: SlidingWindowLimiter | null;
+  readonly #limiter: RateGate | null;
   readonly #maxBodyBytes: number;
   readonly #onInternalError: (error: unknown) => void;
   readonly #onRequest: SandboxOptions['onRequest'];
@@ -107,7 +107,7 @@ class SandboxServer implements Sandbox {
     this.apiKey = options.apiKey ?? randomBytes(16).toString('hex');
     this.#apiSecret = options.apiSecret ?? randomBytes(32).toString('hex');
     this.#limiter =
-      options.rateLimits === false ? null : new SlidingWindowLimiter({ ...SANDBOX_RATE_LIMITS, ...options.rateLimitOverrides }, this.#clock);
+      options.rateLimits === false ? null : new RateGate({ ...SANDBOX_RATE_LIMITS, ...options.rateLimitOverrides }, this.#clock);
     this.#maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
     this.#onInternalError = options.onInternalError ?? ((error) => console.error('sandbox: internal error', error));
     this.#onRequest = options.onRequest;

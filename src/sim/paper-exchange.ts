@@ -61,7 +61,7 @@ interface OrderBookView {
  * nothing was placed, and the engine may say so for certain.
  */
 export class PaperExchange extends SimAccount implements Exchange {
-  readonly kind = 'paper' as const;
+  readonly kind = 'dry-run' as const;
   readonly keptAccount: KeptAccount;
   readonly #ids: SequentialIds;
   readonly #seed: string;

@@ -140,7 +140,8 @@ export interface JournalWriteFailure {
   readonly message: string;
 }
 
-export type RunMode = 'live' | 'dry-run' | 'backtest';
+export type { RunMode } from '../domain/run-mode.ts';
+import type { RunMode } from '../domain/run-mode.ts';
 
 export interface RunStart {
   readonly mode: RunMode;

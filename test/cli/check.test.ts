@@ -56,7 +56,7 @@ const BTC_USDT: MarketRules = {
 };
 
 function fakes(reports: (config: DaemonConfig) => PreflightResult[], env: Record<string, string> = {}): CheckOverrides {
-  const exchange = { kind: 'paper', markets: async () => [BTC_USDT], close: async () => void calls.push('close') } as unknown as Exchange;
+  const exchange = { kind: 'dry-run', markets: async () => [BTC_USDT], close: async () => void calls.push('close') } as unknown as Exchange;
   return {
     env,
     nowMs: () => NOW,

@@ -120,7 +120,7 @@ describe('the paper account', () => {
     expect(text((await paper.mainBalances()).get('USDT') ?? d('0'))).toBe('250');
     expect((await paper.flexInvestments()).map((i) => [i.planId, text(i.invested)])).toEqual([['00000000-0000-4000-8000-0000000000f1', '500']]);
     expect(await paper.codes()).toEqual([]);
-    expect(paper.kind).toBe('paper');
+    expect(paper.kind).toBe('dry-run');
   });
 
   it('moves money between main, spot and flex the way the exchange does', async () => {

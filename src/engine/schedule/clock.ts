@@ -1,7 +1,6 @@
-/** Where the engine reads time: the system clock live, a virtual one in backtests. */
-export interface Clock {
-  nowMs(): number;
-}
+import type { Clock } from '../../domain/clock.ts';
+
+export type { Clock } from '../../domain/clock.ts';
 
 export const systemClock: Clock = { nowMs: () => Date.now() };
 
