@@ -5,7 +5,7 @@ import { registerJournalCommands } from './commands/journal.ts';
 import { CommandContext, type GlobalFlags, type RunState } from './context.ts';
 import type { Io } from './output.ts';
 import { FAULT_HELP } from './sandbox-help.ts';
-import { RULE_FLAGS } from '../backtest/rules/rule-flags.ts';
+import { MARKET_RULE_INPUTS as RULE_FLAGS } from '../domain/market-rule-inputs.ts';
 
 /**
  * The command tree. Only flags, descriptions and help live here; each command's code is

@@ -1,4 +1,5 @@
 import type { MarketRules } from '../../domain/market.ts';
+import type { RuleField } from '../../domain/market-rule-inputs.ts';
 
 /**
  * Where a backtest's market rules came from. The report says it, so a result computed on the
@@ -8,7 +9,7 @@ import type { MarketRules } from '../../domain/market.ts';
 export type RulesSource = 'exchange' | 'cache' | 'file' | 'flags' | 'demo';
 
 /** The MarketRules fields a backtest's rule flags can set. */
-export type RuleField = 'basePrecision' | 'quotePrecision' | 'feePrecision' | 'minBaseAmount' | 'minQuoteTotal' | 'maxQuoteTotal' | 'makerFeePct' | 'takerFeePct';
+export type { RuleField } from '../../domain/market-rule-inputs.ts';
 
 export interface RulesOrigin {
   readonly source: RulesSource;

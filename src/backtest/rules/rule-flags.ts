@@ -1,7 +1,7 @@
 import { InputError, type InputProblem } from '../../domain/errors.ts';
 import type { MarketRules } from '../../domain/market.ts';
 import { type Decimal, DecimalFormatError, parseDecimalStrict } from '../../domain/money.ts';
-import type { RuleField } from './origin.ts';
+import { MARKET_RULE_INPUTS, type MarketRuleInput, type RuleField, type RuleFlags } from '../../domain/market-rule-inputs.ts';
 
 /**
  * Market rules given by hand on the backtest's command line. Each flag sets one field over
@@ -9,46 +9,29 @@ import type { RuleField } from './origin.ts';
  * and then every flag marked `required` must be there (the others have a stated default).
  */
 
-/** The flags as commander collects them (raw text). */
-export interface RuleFlags {
-  readonly basePrecision?: string;
-  readonly quotePrecision?: string;
-  readonly feePrecision?: string;
-  readonly minAmount?: string;
-  readonly minTotal?: string;
-  readonly maxTotal?: string;
-  readonly makerFeePct?: string;
-  readonly takerFeePct?: string;
-}
+export type { RuleFlags } from '../../domain/market-rule-inputs.ts';
 
 export type RuleOverrides = { -readonly [F in RuleField]?: MarketRules[F] };
 
-interface RuleFlag {
-  readonly flag: string;
-  readonly key: keyof RuleFlags;
-  readonly field: RuleField;
-  /** The value's name in --help. */
-  readonly arg: 'n' | 'decimal' | 'decimal|none';
-  /** What --help says. */
-  readonly help: string;
-  /** Needed when the flags alone define the market; otherwise the default named in `help`. */
-  readonly required: boolean;
+interface RuleFlag extends MarketRuleInput {
   readonly parse: (text: string) => MarketRules[RuleField];
 }
 
 const MAX_PRECISION = 30;
 
-/** In RuleField order: the order overrides are reported in. */
-export const RULE_FLAGS: readonly RuleFlag[] = [
-  { flag: '--base-precision', key: 'basePrecision', field: 'basePrecision', arg: 'n', required: true, help: 'decimals of an amount in the base asset', parse: (t) => precision(t, '--base-precision') },
-  { flag: '--quote-precision', key: 'quotePrecision', field: 'quotePrecision', arg: 'n', required: true, help: 'decimals of a price or total in the quote asset', parse: (t) => precision(t, '--quote-precision') },
-  { flag: '--fee-precision', key: 'feePrecision', field: 'feePrecision', arg: 'n', required: true, help: 'decimals a fee is rounded up to', parse: (t) => precision(t, '--fee-precision') },
-  { flag: '--min-amount', key: 'minAmount', field: 'minBaseAmount', arg: 'decimal', required: true, help: 'smallest order amount, base asset', parse: (t) => decimal(t, '--min-amount') },
-  { flag: '--min-total', key: 'minTotal', field: 'minQuoteTotal', arg: 'decimal', required: true, help: 'smallest order total, quote asset', parse: (t) => decimal(t, '--min-total') },
-  { flag: '--max-total', key: 'maxTotal', field: 'maxQuoteTotal', arg: 'decimal|none', required: false, help: 'largest order total, quote asset, or none (default: none)', parse: maxTotal },
-  { flag: '--maker-fee-pct', key: 'makerFeePct', field: 'makerFeePct', arg: 'decimal', required: false, help: 'maker fee, percent (default: the taker fee; market buys always take)', parse: (t) => decimal(t, '--maker-fee-pct', 100) },
-  { flag: '--taker-fee-pct', key: 'takerFeePct', field: 'takerFeePct', arg: 'decimal', required: true, help: 'taker fee, percent: 0.1 means 0.1 %', parse: (t) => decimal(t, '--taker-fee-pct', 100) },
-];
+const PARSE: Readonly<Record<RuleField, (text: string, flag: string) => MarketRules[RuleField]>> = {
+  basePrecision: (t, f) => precision(t, f),
+  quotePrecision: (t, f) => precision(t, f),
+  feePrecision: (t, f) => precision(t, f),
+  minBaseAmount: (t, f) => decimal(t, f),
+  minQuoteTotal: (t, f) => decimal(t, f),
+  maxQuoteTotal: (t) => maxTotal(t),
+  makerFeePct: (t, f) => decimal(t, f, 100),
+  takerFeePct: (t, f) => decimal(t, f, 100),
+};
+
+/** In RuleField order: the order overrides are reported in. The names and help are the CLI's (src/domain/market-rule-inputs.ts). */
+export const RULE_FLAGS: readonly RuleFlag[] = MARKET_RULE_INPUTS.map((input) => ({ ...input, parse: (text: string) => PARSE[input.field](text, input.flag) }));
 
 /** Every rule flag given, checked; one InputError with every bad one. */
 export function parseRuleFlags(flags: RuleFlags): RuleOverrides {
