@@ -16,8 +16,9 @@
 # of /data (the node user). For a bind mount, make the folder writable by uid 1000 or pass
 # `--user "$(id -u):$(id -g)"`. The kill switch can live there too: STACKER_KILL_SWITCH_FILE=/data/STOP.
 #
-# No Docker engine runs where stacker is built and tested: scripts/dockerfile-steps.sh replays
-# these steps in a scratch folder, and test/docker/dockerfile.test.ts checks the invariants.
+# No Docker engine runs where stacker is built and tested: test/e2e/compiled-daemon.test.ts
+# compiles dist/ as the build stage does and starts it as this image would (ENTRYPOINT, CMD, ENV
+# with the README's .env, USER, HEALTHCHECK, STOPSIGNAL).
 
 # ---- production dependencies ---------------------------------------------------------------
 FROM node:24.21-slim AS deps
@@ -25,7 +26,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # Exactly the lockfile, production only: the devDependency `node` (the pinned Node binary the
 # repository uses on machines with an older Node) is not installed; the image has its own Node.
-# No install scripts run: no production dependency has one (scripts/dockerfile-steps.sh checks).
+# No install scripts run: no production dependency has one.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # ---- compiled stacker ----------------------------------------------------------------------

@@ -1,8 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildImageApp } from '../../scripts/image-app.ts';
+import { buildImageApp, imageFacts } from '../../scripts/image-app.ts';
 import { sandboxPerTest, startDaemon } from './daemon-process.ts';
 
 // The daemon as the Docker image runs it: compiled by tsconfig.build.json (the image's build
@@ -70,6 +72,60 @@ describe('the compiled daemon (the Docker image\'s dist/ and entrypoint)', () =>
     expect(loaded.filter((url) => /\/src\/(sim|sandbox|backtest|demo)\//.test(url))).toEqual([]);
   }, 30_000);
 
+  it("runs as the image runs it: the image's ENV with the README's .env (.env.example as `docker run --env-file` passes it), as its user, from its WORKDIR; healthy by its HEALTHCHECK; SIGTERM exits 0 with the journal in the volume", async () => {
+    const image = imageFacts();
+    // `docker run --env-file .env`: every KEY=value line taken literally, over the image's ENV.
+    const dotEnv = Object.fromEntries(
+      readFileSync(join(ROOT, '.env.example'), 'utf8')
+        .split('\n')
+        .filter((line) => /^[A-Z_][A-Z0-9_]*=/.test(line))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    const env: Record<string, string> = { ...image.env, ...dotEnv };
+    // The README's .env leaves the data dir to the image: the journal goes to the volume.
+    expect(env['STACKER_DATA_DIR']).toBe('/data');
+    const volume = join(t.dir.root, 'volume');
+    mkdirSync(volume);
+    const port = await freePort();
+    const asRoot = process.getuid?.() === 0;
+    const uid = image.user === 'node' ? 1000 : 0;
+    if (asRoot) {
+      chownSync(volume, uid, uid);
+      chmodSync(t.dir.root, 0o755);
+    }
+    const child = spawn(image.entrypoint[0] as string, [...image.entrypoint.slice(1), ...image.cmd], {
+      cwd: app,
+      env: {
+        ...env,
+        PATH: env['PATH']?.replace('/app/bin', join(app, 'bin')).replace('$PATH', PATH) ?? PATH,
+        HOME: t.dir.root,
+        // What the test moves: the volume's place, the port, and the exchange the dry-run reads prices from.
+        STACKER_DATA_DIR: volume,
+        STACKER_METRICS_PORT: String(port),
+        STACKER_BASE_URL: t.sandbox.url,
+      },
+      ...(asRoot ? { uid, gid: uid } : {}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const health = async (): Promise<number> => {
+      const run = spawnSync(image.healthcheck[0] as string, image.healthcheck.slice(1), { env: { PATH, STACKER_METRICS_PORT: String(port) }, encoding: 'utf8' });
+      return run.status ?? -1;
+    };
+    let healthy = -1;
+    for (let i = 0; i < 100 && healthy !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      healthy = await health();
+    }
+    expect(healthy, output).toBe(0);
+    child.kill('SIGTERM');
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code, output).toBe(0);
+    expect(existsSync(join(volume, 'stacker-dry-run.db'))).toBe(true);
+  }, 30_000);
+
   it('runs every other command with Node\'s defaults', () => {
     const result = spawnSync('sh', [script, '--version'], { env: { PATH }, encoding: 'utf8' });
     expect(result.status).toBe(0);
@@ -85,3 +141,14 @@ describe('the compiled daemon (the Docker image\'s dist/ and entrypoint)', () =>
     expect(result.stderr).toContain('run `npm run build` first');
   });
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
