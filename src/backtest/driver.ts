@@ -194,11 +194,19 @@ async function totals(exchange: BacktestExchange): Promise<Record<string, Decima
   return Object.fromEntries([...out].sort(([a], [b]) => a.localeCompare(b)));
 }
 
+/** The account valued at a price: only the market's two assets are read (a sample is taken every slot), straight from the sim's books. */
 async function sampleAt(exchange: BacktestExchange, rules: MarketRules, timeMs: number, price: Decimal): Promise<EquityPoint> {
-  const all = await totals(exchange);
-  const base = all[rules.base] ?? ZERO;
-  const quote = all[rules.quote] ?? ZERO;
+  const base = held(exchange, rules.base);
+  const quote = held(exchange, rules.quote);
   return { timeMs, price, base, quote, value: quote.add(base.mul(price)) };
+}
+
+/** Main + trade (available and frozen) + flex of one asset: what totals() adds up, for one asset. */
+function held(exchange: BacktestExchange, asset: string): Decimal {
+  const trade = exchange.sim.tradeBalance(asset);
+  let sum = exchange.sim.mainBalance(asset).add(trade.available).add(trade.freeze);
+  for (const investment of exchange.sim.flexInvestments({ active: true })) if (investment.ticker === asset) sum = sum.add(investment.invested);
+  return sum;
 }
 
 /** Orders, refusals and flex operations as the journal recorded them: the report's facts. */
