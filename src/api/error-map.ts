@@ -8,6 +8,7 @@ import {
   NonceWindowError,
   ProtocolError,
   RateLimitError,
+  type RefusalKind,
   ServiceUnavailableError,
 } from '../domain/errors.ts';
 import { readErrorFacts, textsOf, type ErrorFacts } from './error-body.ts';
@@ -92,7 +93,24 @@ export function mapErrorResponse(context: ErrorContext): ExchangeError {
     exchangeCode: facts.code,
     exchangeMessage: facts.message,
     fieldErrors: facts.fieldErrors,
+    // Only a refusal has a meaning the domain decides on; a malformed request is a validation error whatever its words.
+    refusal: ErrorClass === ExchangeRefusedError ? refusalOf(facts) : null,
   });
+}
+
+/**
+ * What a refusal means, from the exchange's words (docs/exchange-api.md §5, §7): a Smart Flex
+ * withdrawal above the investment ("Withdraw amount exceeds total invested"), or from a plan
+ * without one ("Investment does not exist", or any refusal under `plan`), or an order or
+ * transfer the balance does not cover ("Not enough balance.", "You don't have such amount for
+ * transfer").
+ */
+export function refusalOf(facts: Pick<ErrorFacts, 'message' | 'fieldErrors'>): RefusalKind | null {
+  const text = [facts.message, ...Object.values(facts.fieldErrors).flat()].join(' ').toLowerCase();
+  if (/exceeds total invest/.test(text)) return 'amount-exceeds-investment';
+  if ('plan' in facts.fieldErrors || text.includes('investment does not exist') || text.includes('no active investment')) return 'no-active-investment';
+  if (text.includes('not enough balance') || text.includes("don't have such amount") || text.includes('insufficient')) return 'insufficient-funds';
+  return null;
 }
 
 /**

@@ -55,12 +55,22 @@ export class InputError extends StackerError {
   }
 }
 
+/**
+ * What an exchange refusal means, for code that decides on it (the engine turns a withdrawal the
+ * investment no longer covers into a refusal, not a failure). The API layer reads it from the
+ * exchange's answer, the simulator knows it of its own refusals; nobody outside src/api/ reads
+ * the exchange's message text or HTTP status to find it.
+ */
+export const REFUSAL_KINDS = ['insufficient-funds', 'amount-exceeds-investment', 'no-active-investment'] as const;
+export type RefusalKind = (typeof REFUSAL_KINDS)[number];
+
 interface ExchangeErrorInit {
   readonly httpStatus: number;
   readonly path: string;
   readonly exchangeCode?: number | null;
   readonly exchangeMessage?: string;
   readonly fieldErrors?: FieldErrors;
+  readonly refusal?: RefusalKind | null;
 }
 
 /** The exchange answered and refused (or failed) the request. */
@@ -71,6 +81,8 @@ export abstract class ExchangeError extends StackerError {
   readonly exchangeCode: number | null;
   readonly exchangeMessage: string;
   readonly fieldErrors: FieldErrors;
+  /** What the refusal means, when it is one the domain knows; null otherwise. */
+  readonly refusal: RefusalKind | null;
   constructor(init: ExchangeErrorInit) {
     super(describe(init));
     this.httpStatus = init.httpStatus;
@@ -78,6 +90,7 @@ export abstract class ExchangeError extends StackerError {
     this.exchangeCode = init.exchangeCode ?? null;
     this.exchangeMessage = init.exchangeMessage ?? '';
     this.fieldErrors = init.fieldErrors ?? {};
+    this.refusal = init.refusal ?? null;
   }
 }
 

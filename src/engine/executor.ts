@@ -258,12 +258,8 @@ class FlexRaceRefusal extends Error {
 }
 
 function flexRefusal(error: unknown): FlexRaceRefusal | null {
-  if (!(error instanceof ExchangeError) || error.httpStatus !== 422) return null;
-  const text = `${error.exchangeMessage} ${Object.values(error.fieldErrors).flat().join(' ')}`.toLowerCase();
-  if ('plan' in error.fieldErrors || text.includes('does not exist') || text.includes('no active')) {
-    return new FlexRaceRefusal('no-active-investment', error.message);
-  }
-  if (text.includes('exceeds')) return new FlexRaceRefusal('amount-exceeds-investment', error.message);
+  if (!(error instanceof ExchangeError)) return null;
+  if (error.refusal === 'no-active-investment' || error.refusal === 'amount-exceeds-investment') return new FlexRaceRefusal(error.refusal, error.message);
   return null;
 }
 

@@ -250,7 +250,8 @@ export class SimExchange {
     if (amount.lt('0.00000001')) throw SimRejection.validation(TRANSFER_CODES.validation, 'amount', 'The amount must be at least 0.00000001.');
     const available = this.#books.balance(from, ticker);
     if (amount.gt(available)) {
-      throw SimRejection.business(
+      throw SimRejection.refused(
+        'insufficient-funds',
         TRANSFER_CODES.funds,
         'amount',
         `You don't have such amount for transfer (available ${formatDecimal(available)}, in amount: ${formatDecimal(amount)})`,

@@ -153,10 +153,10 @@ export class Flex {
     const plan = this.#plan(planId);
     if (!plan) throw SimRejection.validation(FLEX_CODES.validation, 'plan', 'The selected plan is invalid.');
     const investment = this.#activeIn(planId);
-    if (!investment) throw SimRejection.business(FLEX_CODES.business, 'plan', 'Investment does not exist');
+    if (!investment) throw SimRejection.refused('no-active-investment', FLEX_CODES.business, 'plan', 'Investment does not exist');
     if (amount.lte(0)) throw SimRejection.business(FLEX_CODES.business, 'amount', 'Withdraw amount is too small');
     if (amount.gt(investment.invested)) {
-      throw SimRejection.business(FLEX_CODES.business, 'amount', 'Withdraw amount exceeds total invested');
+      throw SimRejection.refused('amount-exceeds-investment', FLEX_CODES.business, 'amount', 'Withdraw amount exceeds total invested');
     }
     const left = investment.invested.sub(amount);
     if (!left.isZero() && left.lt(plan.minInvestment)) {

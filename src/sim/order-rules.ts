@@ -97,7 +97,7 @@ export function checkMarketBuy(rules: MarketRules, quoteAmount: Decimal, bestAsk
 }
 
 export function notEnoughBalance(): SimRejection {
-  return SimRejection.business(ORDER_CODES.notEnoughBalance, 'amount', 'Not enough balance.');
+  return SimRejection.refused('insufficient-funds', ORDER_CODES.notEnoughBalance, 'amount', 'Not enough balance.');
 }
 
 export function clientOrderIdInUse(): SimRejection {

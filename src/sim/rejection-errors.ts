@@ -34,6 +34,7 @@ export function toExchangeError(rejection: SimRejection, path: string, style: En
     exchangeCode: rejection.exchangeCode,
     exchangeMessage: validation ? 'Validation failed' : 'Inner validation failed',
     fieldErrors: rejection.fieldErrors(),
+    refusal: rejection.refusal,
   };
   return validation ? new ExchangeValidationError(init) : new ExchangeRefusedError(init);
 }

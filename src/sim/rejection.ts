@@ -1,3 +1,4 @@
+import type { RefusalKind } from '../domain/errors.ts';
 /**
  * The sim refuses an operation the way the exchange would, without knowing HTTP: `kind` says
  * whether the request was malformed (`validation`) or well-formed but against a business rule
@@ -17,8 +18,10 @@ export class SimRejection extends Error {
   /** The exchange's numeric code for this refusal (e.g. 32 for an amount problem on an order). */
   readonly exchangeCode: number;
   readonly problems: readonly RejectionProblem[];
+  /** What the refusal means to the domain, when it is one the engine decides on (src/domain/errors.ts). */
+  readonly refusal: RefusalKind | null;
 
-  constructor(kind: RejectionKind, exchangeCode: number, problems: readonly RejectionProblem[]) {
+  constructor(kind: RejectionKind, exchangeCode: number, problems: readonly RejectionProblem[], refusal: RefusalKind | null = null) {
     const first = problems[0];
     // `message` is the exchange's text, verbatim, so it can be compared and shown as is.
     super(first?.messages[0] ?? 'rejected');
@@ -26,6 +29,7 @@ export class SimRejection extends Error {
     this.kind = kind;
     this.exchangeCode = exchangeCode;
     this.problems = problems;
+    this.refusal = refusal;
   }
 
   /** The first (usually only) field refused. */
@@ -46,6 +50,11 @@ export class SimRejection extends Error {
 
   static business(exchangeCode: number, field: string, ...messages: string[]): SimRejection {
     return new SimRejection('business', exchangeCode, [{ field, messages }]);
+  }
+
+  /** A business refusal the domain has a name for. */
+  static refused(refusal: RefusalKind, exchangeCode: number, field: string, ...messages: string[]): SimRejection {
+    return new SimRejection('business', exchangeCode, [{ field, messages }], refusal);
   }
 }
 

@@ -33,6 +33,7 @@ function facts(error: unknown) {
     exchangeCode: error.exchangeCode,
     exchangeMessage: error.exchangeMessage,
     fieldErrors: error.fieldErrors,
+    refusal: error.refusal,
     message: error.message,
   };
 }
@@ -116,6 +117,15 @@ describe('a sim refusal as the domain error (toExchangeError)', () => {
     expect(error).toBeInstanceOf(ExchangeRefusedError);
     expect([error.httpStatus, error.exchangeCode, error.fieldErrors]).toEqual([422, 2, { amount: ['Withdraw amount exceeds total invested'] }]);
     expect(error.retryable).toBe(false);
+  });
+
+  it('names the refusals the engine decides on (the same from the wire, as the test above shows), and only refusals', () => {
+    const named = catalogue()
+      .map(({ name, rejection, path }) => ({ name, error: toExchangeError(rejection, path) }))
+      .filter(({ error }) => error.refusal !== null)
+      .map(({ name, error }) => [name, error.refusal, error.constructor.name]);
+    expect(new Set(named.map(([, refusal]) => refusal))).toEqual(new Set(['insufficient-funds', 'no-active-investment', 'amount-exceeds-investment']));
+    expect(named.every(([, , kind]) => kind === 'ExchangeRefusedError')).toBe(true);
   });
 
   it('tells the endpoint family from the path', () => {
