@@ -72,22 +72,14 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     return;
   }
 
-  const [{ loadStrategyFiles }, { loadCandles }, { runBacktest }, { buildReport, reportToJson }, { renderSummary }] = await Promise.all([
+  const [{ loadStrategyFiles }, { runBacktest }, { buildReport, reportToJson }, { renderSummary }] = await Promise.all([
     import('../../config/daemon-config.ts'),
-    import('../../candles/index.ts'),
     import('../../backtest/driver.ts'),
     import('../../backtest/report/build.ts'),
     import('../../backtest/report/summary.ts'),
   ]);
   const instances = await loadStrategyFiles(args.strategies);
-  const candles = await readCandleInput(() =>
-    loadCandles(args.data, {
-      market: args.market,
-      ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
-      ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
-    }),
-  );
-  if (candles.length === 0) throw InputError.one('--from', `no candle of ${flags.data} falls between --from and --to`);
+  const candles = await periodCandles(args, flags.data);
 
   const { backtestRules } = await import('./backtest-rules.ts');
   const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
@@ -156,15 +148,7 @@ async function compare(
   const specs = sweeps.length > 0 ? sweepRuns(args.strategies[0] as string, sweeps) : sideBySideRuns(args.strategies, instanceNameOf);
   for (const spec of specs) await loadStrategyFiles(spec.files, { overrides: spec.overrides });
   // Read here once, so a bad file is reported before any run starts (each run reads it again).
-  const { loadCandles } = await import('../../candles/index.ts');
-  const candles = await readCandleInput(() =>
-    loadCandles(args.data, {
-      market: args.market,
-      ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
-      ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
-    }),
-  );
-  if (candles.length === 0) throw InputError.one('--from', `no candle of ${flags.data} falls between --from and --to`);
+  await periodCandles(args, flags.data);
   const [{ backtestRules }, { rulesToJson }] = await Promise.all([import('./backtest-rules.ts'), import('../../backtest/rules/rules-file.ts')]);
   const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
   const results = await runAll(
@@ -228,6 +212,20 @@ function progressBar(): { update: (done: number, total: number) => void; done: (
       process.stderr.write('\r\x1b[K');
     },
   };
+}
+
+/** The candles of the period asked, a bad file or an empty period being bad input. */
+async function periodCandles(args: { data: string; market: string; fromMs?: number | undefined; toMs?: number | undefined }, shown: string): Promise<import('../../candles/index.ts').CandleSeries> {
+  const { loadCandles } = await import('../../candles/index.ts');
+  const candles = await readCandleInput(() =>
+    loadCandles(args.data, {
+      market: args.market,
+      ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
+      ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
+    }),
+  );
+  if (candles.length === 0) throw InputError.one('--from', `no candle of ${shown} falls between --from and --to`);
+  return candles;
 }
 
 /**
