@@ -1,3 +1,4 @@
+import type { Clock } from '../domain/clock.ts';
 import type { Dispatcher } from 'undici';
 import type { CodePage, CodeRecord, FlexInvestment, FlexPlan, Ticker, TradeBalance } from '../domain/account.ts';
 import type { Candle } from '../domain/candle.ts';
@@ -46,7 +47,7 @@ export interface ApiClientOptions {
   /** Reads only. */
   readonly retry?: RetryPolicy | false;
   readonly rateLimits?: Partial<Record<RateScope, RateLimit>> | false;
-  readonly clock?: { nowMs(): number };
+  readonly clock?: Clock;
   readonly sleep?: (ms: number) => Promise<void>;
   /** Jitter. */
   readonly random?: () => number;

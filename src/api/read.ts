@@ -1,3 +1,4 @@
+import { StackerError } from '../domain/errors.ts';
 import { type Decimal, DecimalFormatError, parseWireDecimal } from '../domain/money.ts';
 
 /**
@@ -5,7 +6,9 @@ import { type Decimal, DecimalFormatError, parseWireDecimal } from '../domain/mo
  * never the whole record (a code record holds a redeemable code). The caller turns it into a
  * ProtocolError with the status and path.
  */
-export class WireShapeError extends Error {
+export class WireShapeError extends StackerError {
+  readonly code = 'E_PROTOCOL' as const;
+  readonly retryable = false;
   readonly field: string;
   constructor(field: string, rule: string) {
     super(`${field}: ${rule}`);

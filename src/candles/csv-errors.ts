@@ -1,3 +1,4 @@
+import { StackerError } from '../domain/errors.ts';
 /** The header every candle file starts with. */
 export const CANDLE_CSV_HEADER = 'time,open,high,low,close,volume';
 
@@ -8,8 +9,10 @@ export interface CandleCsvProblem {
 }
 
 /** A candle file that cannot be trusted; names every bad line found (up to a cap). */
-export class CandleCsvError extends Error {
-  readonly code = 'E_CANDLE_CSV';
+export class CandleCsvError extends StackerError {
+  /** A candle file is the user's input, like a flag. */
+  readonly code = 'E_INPUT' as const;
+  readonly retryable = false;
   readonly source: string;
   readonly problems: readonly CandleCsvProblem[];
   constructor(source: string, problems: readonly CandleCsvProblem[]) {

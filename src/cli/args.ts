@@ -18,6 +18,10 @@ const PLAN = /^\S{1,128}$/;
 export const CODE_LIMIT = { min: 1, max: 100 } as const;
 export const CODE_OFFSET = { min: 0, max: 10_000 } as const;
 
+/** `stacker orders` and `stacker journal --limit`. */
+export const LIST_LIMIT = { min: 1, max: 10_000 } as const;
+export const LIST_DEFAULT = 50;
+
 const got = (text: string): string => `(got ${JSON.stringify(text)})`;
 
 /** A positive amount in plain decimal notation; never a float. */

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
-import { registerCheckCommand } from './commands/check.ts';
-import { registerJournalCommands } from './commands/journal.ts';
+import { INTENT_STATUSES } from '../store/journal.ts';
+import { ORDER_STATUSES } from '../domain/order.ts';
+import { LIST_DEFAULT, LIST_LIMIT } from './args.ts';
 import { CommandContext, type GlobalFlags, type RunState } from './context.ts';
 import type { Io } from './output.ts';
 import { FAULT_HELP } from './sandbox-help.ts';
@@ -110,8 +111,47 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
     )
     .action(action(async () => (await import('./commands/run.ts')).run));
 
-  registerCheckCommand(program, { action });
-  registerJournalCommands(program, { action });
+  program
+    .command('check')
+    .description('validate the configuration (every problem at once) and pre-flight each strategy instance against the market rules and balances, placing nothing')
+    .option('--strategies <dir>', 'folder of strategy instance files, one NAME.env each (default: $STACKER_STRATEGIES_DIR, else config/strategies)')
+    .option('--data-dir <dir>', 'where the journal lives (default: $STACKER_DATA_DIR, else ./data)')
+    .option('--live', 'check as the live daemon would run (also needs STACKER_MODE=live): real balances instead of the paper wallet')
+    .action(withGlobals(action(async () => (await import('./commands/check.ts')).check)));
+
+  // Read-only journal commands: safe beside a running daemon (WAL lets readers and the writer proceed together).
+  const journalWhere = (command: Command): Command =>
+    command
+      .option('--data-dir <dir>', 'the data dir the daemon uses (default: $STACKER_DATA_DIR, else ./data)')
+      .option('--mode <mode>', 'which journal: live, dry-run or backtest (default: $STACKER_MODE, else dry-run)');
+  const journalLoad = <F>(name: 'orders' | 'journal' | 'acknowledge' | 'resolveIntent') =>
+    withGlobals(action<F>(async () => (await import('./commands/journal.ts'))[name] as Run<F>));
+
+  journalWhere(program.command('orders').description('list the orders the daemon placed, newest first, with fills, fee and logged transitions (read-only; safe beside a running daemon)'))
+    .option('--instance <name>', 'only this strategy instance (its env file name without .env)')
+    .option('--status <status>', `only orders in this status: ${ORDER_STATUSES.join(', ')}`)
+    .option('--limit <n>', `at most this many orders, ${LIST_LIMIT.min} to ${LIST_LIMIT.max} (default: ${LIST_DEFAULT})`)
+    .action(journalLoad('orders'));
+
+  const journalCommand = journalWhere(program.command('journal').description('show recent intents (buys, transfers, flex withdrawals, notes, refusals) and what became of each (read-only)'))
+    .option('--instance <name>', 'only this strategy instance (its env file name without .env)')
+    .option('--status <status>', `only intents in these statuses, comma-separated: ${INTENT_STATUSES.join(', ')}`)
+    .option('--limit <n>', `at most this many intents, ${LIST_LIMIT.min} to ${LIST_LIMIT.max} (default: ${LIST_DEFAULT})`)
+    .action(journalLoad('journal'));
+  journalWhere(
+    journalCommand
+      .command('acknowledge')
+      .description(
+        "mark what reconciliation found at the exchange (orders adopted into the journal, orders another client placed with this stacker's ids) as seen by a human: /healthz is healthy again, and a daemon stopped by foreign orders may start",
+      ),
+  ).action(journalLoad('acknowledge'));
+  journalWhere(
+    journalCommand
+      .command('resolve')
+      .description('settle by hand a transfer or flex withdrawal whose answer was lost (no lookup by id exists): after checking the balances at the exchange, say whether it happened')
+      .requiredOption('--intent <id>', 'the intent id (`stacker journal --status unknown` lists them)')
+      .requiredOption('--as <outcome>', 'done (it happened) or failed (it did not)'),
+  ).action(journalLoad('resolveIntent'));
 
   const backtestCommand = program
     .command('backtest')
@@ -234,16 +274,25 @@ says where the rules came from.`,
     .requiredOption('--amount <decimal>', 'base quantity to buy, e.g. 0.0005 BTC')
     .option('--client-order-id <id>', 'your id for the order: letters, digits, - . _ (default: generated, printed)')
     .option('--stp <mode>', 'self-trade prevention: no, cb (cancel both), cn (cancel new) or co (cancel old); the long forms cancel_both/cancel_new/cancel_old are read too and sent short (default: the exchange default, no)')
-    .action(action(async () => (await import('./commands/orders.ts')).buy));
+    .action(action(async () => (await import('./commands/trade.ts')).buy));
 
   program
     .command('order')
     .description('look an order up by client order id in the order history and active orders')
     .requiredOption('--client-order-id <id>', 'the client order id')
     .option('--market <market>', 'only this market')
-    .action(action(async () => (await import('./commands/orders.ts')).order));
+    .action(action(async () => (await import('./commands/trade.ts')).order));
 
   return program;
+}
+
+/**
+ * For commands that read global flags as their own (--env-file, --base-url, --region) and their
+ * parent's (`journal acknowledge --data-dir D` gives --data-dir to `journal`): the command's own
+ * flags win.
+ */
+function withGlobals<F>(run: (flags: F, command: Command) => Promise<void>): (flags: F, command: Command) => Promise<void> {
+  return (flags, command) => run({ ...(command.optsWithGlobals() as F), ...flags }, command);
 }
 
 /** `flex withdraw` for the `withdraw` command under `flex`. */

@@ -67,7 +67,8 @@ function describeForHumans(error: unknown, unknown: boolean, context: ReportCont
   }
   const lines: string[] = [];
   if (error instanceof ExchangeError) {
-    lines.push(`error: ${error.code} (${error.name}): the exchange answered HTTP ${error.httpStatus} on ${error.path}`);
+    const where = error.httpStatus === null ? 'the simulated exchange refused' : `the exchange answered HTTP ${error.httpStatus} on ${error.path}`;
+    lines.push(`error: ${error.code} (${error.name}): ${where}`);
     const exchangeCode = error.exchangeCode === null ? 'none' : String(error.exchangeCode);
     lines.push(`  exchange code: ${exchangeCode}; message: ${error.exchangeMessage || '(none)'}`);
     for (const [field, messages] of Object.entries(error.fieldErrors)) {

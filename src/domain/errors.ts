@@ -25,7 +25,8 @@ export type ErrorCode =
   | 'E_PROTOCOL'
   | 'E_STORE'
   | 'E_LOCKED'
-  | 'E_FOREIGN_ORDER';
+  | 'E_FOREIGN_ORDER'
+  | 'E_UNEXPECTED';
 
 export abstract class StackerError extends Error {
   abstract readonly code: ErrorCode;
@@ -65,8 +66,9 @@ export const REFUSAL_KINDS = ['insufficient-funds', 'amount-exceeds-investment',
 export type RefusalKind = (typeof REFUSAL_KINDS)[number];
 
 interface ExchangeErrorInit {
-  readonly httpStatus: number;
-  readonly path: string;
+  /** The HTTP answer's status, when the refusal came over HTTP (the API layer); absent from an in-process simulator. */
+  readonly httpStatus?: number | null;
+  readonly path?: string | null;
   readonly exchangeCode?: number | null;
   readonly exchangeMessage?: string;
   readonly fieldErrors?: FieldErrors;
@@ -75,8 +77,9 @@ interface ExchangeErrorInit {
 
 /** The exchange answered and refused (or failed) the request. */
 export abstract class ExchangeError extends StackerError {
-  readonly httpStatus: number;
-  readonly path: string;
+  /** Details of the HTTP answer, for people and logs; null when no HTTP was involved. Code decides on `code` and `refusal`. */
+  readonly httpStatus: number | null;
+  readonly path: string | null;
   /** The exchange's numeric `code`, null when the body had none. A hint only: codes repeat across endpoints. */
   readonly exchangeCode: number | null;
   readonly exchangeMessage: string;
@@ -85,8 +88,8 @@ export abstract class ExchangeError extends StackerError {
   readonly refusal: RefusalKind | null;
   constructor(init: ExchangeErrorInit) {
     super(describe(init));
-    this.httpStatus = init.httpStatus;
-    this.path = init.path;
+    this.httpStatus = init.httpStatus ?? null;
+    this.path = init.path ?? null;
     this.exchangeCode = init.exchangeCode ?? null;
     this.exchangeMessage = init.exchangeMessage ?? '';
     this.fieldErrors = init.fieldErrors ?? {};
@@ -99,7 +102,8 @@ function describe(init: ExchangeErrorInit): string {
     .map(([field, messages]) => `${field}: ${messages.join(' ')}`)
     .join('; ');
   const code = init.exchangeCode === undefined || init.exchangeCode === null ? '' : ` code ${init.exchangeCode}`;
-  return `${init.path} answered HTTP ${init.httpStatus}${code}: ${init.exchangeMessage || 'no message'}${fields ? ` (${fields})` : ''}`;
+  const who = init.path === undefined || init.path === null ? 'the simulated exchange answered' : `${init.path} answered HTTP ${init.httpStatus}`;
+  return `${who}${code}: ${init.exchangeMessage || 'no message'}${fields ? ` (${fields})` : ''}`;
 }
 
 /** Request validation failed (400 code 0 on main-account endpoints, 422 on order endpoints: docs/exchange-api.md §7). Not retryable. */
@@ -223,7 +227,7 @@ export class ConfigError extends StackerError {
 export function outcomeUnknown(error: unknown): boolean {
   if (error instanceof NetworkError || error instanceof TimeoutError) return error.requestSent;
   if (error instanceof ServiceUnavailableError) return true;
-  if (error instanceof ProtocolError) return error.httpStatus >= 200 && error.httpStatus < 300;
+  if (error instanceof ProtocolError) return error.httpStatus !== null && error.httpStatus >= 200 && error.httpStatus < 300;
   return false;
 }
 

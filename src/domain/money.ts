@@ -1,3 +1,4 @@
+import { StackerError } from './errors.ts';
 import { Decimal as DecimalJs } from 'decimal.js';
 
 /**
@@ -19,8 +20,10 @@ const DECIMAL_TEXT = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/;
 const LENIENT_DECIMAL_TEXT = /^[+-]?\d+(?:\.\d*)?$|^[+-]?\.\d+$/;
 
 /** A value that should have been a decimal string was not. Carries the field so callers can report it. */
-export class DecimalFormatError extends Error {
-  readonly code = 'E_DECIMAL_FORMAT';
+export class DecimalFormatError extends StackerError {
+  /** Input by default; a wire reader turns it into a protocol error naming the field. */
+  readonly code = 'E_INPUT' as const;
+  readonly retryable = false;
   readonly field: string;
   constructor(field: string, rule: string) {
     super(`${field}: ${rule}`);

@@ -1,4 +1,4 @@
-import { AuthError, ExchangeRefusedError, ExchangeValidationError, ForeignOrderError, NonceError, NonceWindowError, StackerError } from '../domain/errors.ts';
+import { AuthError, ExchangeRefusedError, ExchangeValidationError, ForeignOrderError, NonceError, NonceWindowError, StackerError, type ErrorCode } from '../domain/errors.ts';
 import { StoreError } from '../store/errors.ts';
 
 /**
@@ -50,13 +50,15 @@ export function nonceAdvice(error: NonceError): string {
 }
 
 /** Raised by the engine to stop the daemon: auth or nonce refused, a lost journal, foreign orders. */
-export class FatalEngineError extends Error {
+export class FatalEngineError extends StackerError {
   override readonly cause: unknown;
-  readonly code: string;
+  /** The cause's code: what stopped trading (E_AUTH, E_NONCE, E_STORE, E_FOREIGN_ORDER…). */
+  readonly code: ErrorCode;
+  readonly retryable = false;
   constructor(message: string, cause: unknown) {
     super(cause instanceof NonceError ? `${message} — ${nonceAdvice(cause)}` : message);
     this.name = 'FatalEngineError';
     this.cause = cause;
-    this.code = errorCode(cause);
+    this.code = cause instanceof StackerError ? cause.code : 'E_UNEXPECTED';
   }
 }

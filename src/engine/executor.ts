@@ -219,7 +219,8 @@ async function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, inten
   } catch (error) {
     if (!outcomeUnknown(error)) {
       await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'failed' });
-      return failSend(deps, record, flexRefusal(error) ?? error);
+      const race = flexRaceRefusal(error);
+      return race === null ? failSend(deps, record, error) : refuse(deps, record, race);
     }
     const after = await invested(deps, intent.plan);
     const shrank = before !== null && after !== null && before.sub(after).gte(intent.amount);
@@ -246,20 +247,12 @@ async function invested(deps: EngineDeps, plan: string): Promise<Decimal | null>
 }
 
 /**
- * The two 422 answers a sweep races into (docs/exchange-api.md §5): the investment closed or shrank since the
+ * The two answers a sweep races into (docs/exchange-api.md §5): the investment closed or shrank since the
  * snapshot. They are refusals with the strategy contract's reasons, not crashes.
  */
-class FlexRaceRefusal extends Error {
-  readonly reason: string;
-  constructor(reason: string, message: string) {
-    super(message);
-    this.reason = reason;
-  }
-}
-
-function flexRefusal(error: unknown): FlexRaceRefusal | null {
+function flexRaceRefusal(error: unknown): IntentError | null {
   if (!(error instanceof ExchangeError)) return null;
-  if (error.refusal === 'no-active-investment' || error.refusal === 'amount-exceeds-investment') return new FlexRaceRefusal(error.refusal, error.message);
+  if (error.refusal === 'no-active-investment' || error.refusal === 'amount-exceeds-investment') return { code: error.refusal, message: error.message };
   return null;
 }
 
@@ -278,7 +271,6 @@ async function refuse(deps: EngineDeps, record: IntentRecord, error: IntentError
  * why, give the budget back, and apply the error policy.
  */
 async function failSend(deps: EngineDeps, record: IntentRecord, error: unknown): Promise<MoneyOutcome> {
-  if (error instanceof FlexRaceRefusal) return refuse(deps, record, { code: error.reason, message: error.message });
   const kind = classifyError(error);
   const journalled: IntentError = { code: errorCode(error), message: errorMessage(error) };
   if (kind === 'refused') {

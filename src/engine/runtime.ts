@@ -1,3 +1,4 @@
+import type { Clock } from '../domain/clock.ts';
 import type { Decimal } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
 import type { BudgetLimits, Journal } from '../store/journal.ts';
@@ -13,7 +14,7 @@ export interface EngineDeps {
   readonly logger: EngineLogger;
   readonly metrics: EngineMetrics;
   readonly killSwitch: KillSwitch;
-  readonly clock: { nowMs(): number };
+  readonly clock: Clock;
   readonly sleep: (ms: number) => Promise<void>;
   readonly timing: EngineTiming;
 }

@@ -1,3 +1,4 @@
+import type { Clock } from '../domain/clock.ts';
 import { RATE_LIMITS, type RateLimit, type RateScope } from '../api/paths.ts';
 /** The sandbox limits what the client limits, from the same table: a scope per endpoint family, a stricter one where the exchange has it. */
 export type SandboxRateScope = RateScope;
@@ -15,10 +16,10 @@ export const RATE_LIMITED_TEXT = '<html><head><title>429 Too Many Requests</titl
  */
 export class RateGate {
   readonly #limits: Readonly<Record<SandboxRateScope, RateLimit>>;
-  readonly #clock: { nowMs(): number };
+  readonly #clock: Clock;
   readonly #logs = new Map<string, { times: number[]; head: number }>();
 
-  constructor(limits: Readonly<Record<SandboxRateScope, RateLimit>>, clock: { nowMs(): number }) {
+  constructor(limits: Readonly<Record<SandboxRateScope, RateLimit>>, clock: Clock) {
     this.#limits = limits;
     this.#clock = clock;
   }

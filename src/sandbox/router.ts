@@ -1,10 +1,10 @@
-import type { SimExchange } from '../sim/exchange.ts';
+import type { SimCore } from '../sim/core.ts';
 import type { Body } from './params.ts';
 import type { SandboxRateScope } from './rate-limit.ts';
 import type { Answer, RefusalStyle } from './responses.ts';
 
 export interface RouteContext {
-  readonly exchange: SimExchange;
+  readonly exchange: SimCore;
   /** Parsed JSON body of a private request; empty for public ones. */
   readonly body: Body;
   readonly query: URLSearchParams;

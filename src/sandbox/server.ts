@@ -1,7 +1,8 @@
+import type { Clock } from '../domain/clock.ts';
 import { randomBytes } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SimExchange } from '../sim/exchange.ts';
+import { SimCore } from '../sim/core.ts';
 import type { FillModelOptions } from '../sim/fills.ts';
 import type { SimIds } from '../sim/ids.ts';
 import type { SettlementOptions } from '../sim/orders.ts';
@@ -29,7 +30,7 @@ export interface SandboxOptions {
   readonly seed?: 'demo' | 'empty';
   readonly prices?: PriceSource;
   readonly rateLimits?: boolean;
-  readonly clock?: { nowMs(): number };
+  readonly clock?: Clock;
   // Additions beyond the contract, for tests:
   /** Replace some of the exchange's limits (e.g. 3 per second) to test the 429 path cheaply. */
   readonly rateLimitOverrides?: Partial<Record<SandboxRateScope, RateLimit>>;
@@ -51,7 +52,7 @@ export interface Sandbox {
   readonly url: string;
   readonly apiKey: string;
   readonly apiSecret: string;
-  readonly exchange: SimExchange;
+  readonly exchange: SimCore;
   readonly faults: FaultInjector;
   stop(): Promise<void>;
 }
@@ -76,13 +77,13 @@ function faultAnswer(spec: FaultSpec): Answer {
 }
 
 class SandboxServer implements Sandbox {
-  readonly exchange: SimExchange;
+  readonly exchange: SimCore;
   readonly faults = new FaultInjector();
   readonly apiKey: string;
   // A private field plus a getter: the secret is not an own enumerable property, so logging or
   // serialising the sandbox object does not print it.
   readonly #apiSecret: string;
-  readonly #clock: { nowMs(): number };
+  readonly #clock: Clock;
   readonly #nonces = new NonceTracker();
   readonly #limiter: RateGate | null;
   readonly #maxBodyBytes: number;
@@ -95,7 +96,7 @@ class SandboxServer implements Sandbox {
 
   constructor(options: SandboxOptions) {
     this.#clock = options.clock ?? { nowMs: () => Date.now() };
-    this.exchange = new SimExchange({
+    this.exchange = new SimCore({
       clock: this.#clock,
       prices: options.prices ?? fixedPrices(DEMO_PRICES),
       ...(options.fills === undefined ? {} : { fills: options.fills }),

@@ -1,8 +1,9 @@
+import type { Clock } from '../domain/clock.ts';
 import type { Candle } from '../domain/candle.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, ZERO } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
-import { SimExchange } from './exchange.ts';
+import { SimCore } from './core.ts';
 import { DEMO_MARKETS } from './seed.ts';
 import { type FlexSeed, SimAccount, seedSimAccount } from './sim-account.ts';
 
@@ -17,7 +18,7 @@ export interface CandlePrices {
 
 export interface BacktestExchangeOptions {
   /** Virtual time: the backtest moves it; the sim settles and pays flex interest as it passes. */
-  readonly clock: { nowMs(): number };
+  readonly clock: Clock;
   /** The market the backtest trades; when given it must be one of the candle markets. */
   readonly market?: string;
   /** One candle series per market traded; a market without candles has no price and no trades. */
@@ -48,7 +49,7 @@ const BACKTEST_FINISHED_ORDERS = 1000;
  */
 export class BacktestExchange extends SimAccount implements Exchange {
   readonly kind = 'backtest' as const;
-  readonly #clock: { nowMs(): number };
+  readonly #clock: Clock;
   readonly #candles: ReadonlyMap<string, CandlePrices>;
   readonly #rules: readonly MarketRules[];
 
@@ -64,7 +65,7 @@ export class BacktestExchange extends SimAccount implements Exchange {
       if (found === undefined) throw new RangeError(`no market rules for ${market}: give them explicitly`);
       return found;
     });
-    const sim = new SimExchange({
+    const sim = new SimCore({
       clock: options.clock,
       prices: { priceAt: (market, timeMs) => candles.get(market)?.priceAt(timeMs) ?? null },
       fills: { slippagePct: options.slippagePct ?? ZERO },

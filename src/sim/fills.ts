@@ -8,7 +8,7 @@ import { Decimal, ZERO, isDecimal, parseDecimalStrict, roundDown, roundUp } from
  * book the whole order fills at the (slipped) price. The taker band caps how far above the
  * source price the walk may go; an order that would go past it fills up to it and the rest is
  * cancelled (CANCELED_TAKER_BAND). A real book can be handed in instead (an `AskSource` on the
- * SimExchange): the walk then takes its levels as they are.
+ * SimCore): the walk then takes its levels as they are.
  */
 export interface FillModel {
   readonly book: { readonly stepPct: Decimal; readonly levelBase: Decimal; readonly levels: number } | null;

@@ -1,13 +1,14 @@
+import type { Clock } from '../domain/clock.ts';
 import type { Candle } from '../domain/candle.ts';
 import { NetworkError } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { Decimal, ZERO, formatDecimal, parseDecimalStrict, roundUp } from '../domain/money.ts';
 import type { Order } from '../domain/order.ts';
 import type { Exchange, KeptAccount } from '../exchange/port.ts';
-import { SimExchange } from './exchange.ts';
+import { SimCore } from './core.ts';
 import type { BookLevel } from './fills.ts';
 import { type SequentialIds, type SimIdKind, sequentialIds } from './ids.ts';
-import { type FlexSeed, SIM_PATHS, SimAccount, type StockMarketRequest, seedSimAccount } from './sim-account.ts';
+import { type FlexSeed, SimAccount, type StockMarketRequest, seedSimAccount } from './sim-account.ts';
 
 /**
  * Public market data from the real exchange (or the sandbox); ApiMarketData
@@ -33,7 +34,7 @@ export interface PaperExchangeOptions {
   readonly slippagePct: Decimal;
   /** Flex investments to start with (an APR makes them earn daily, in the clock's time). */
   readonly flex?: readonly FlexSeed[];
-  readonly clock?: { nowMs(): number };
+  readonly clock?: Clock;
   /** Ask levels fetched for a buy (default 100, the exchange's maximum). */
   readonly bookDepth?: number;
 }
@@ -77,7 +78,7 @@ export class PaperExchange extends SimAccount implements Exchange {
     const placing: { current: OrderBookView | null } = { current: null };
     const view = (market: string): OrderBookView | null => (placing.current?.market === market ? placing.current : null);
     const ids = sequentialIds();
-    const sim = new SimExchange({
+    const sim = new SimCore({
       ids,
       ...(options.clock === undefined ? {} : { clock: options.clock }),
       prices: { priceAt: (market) => view(market)?.refPrice ?? null },
@@ -203,7 +204,8 @@ export class PaperExchange extends SimAccount implements Exchange {
     } catch (error) {
       const causeCode = typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : 'E_MARKET_DATA';
       const message = error instanceof Error ? error.message : String(error);
-      throw new NetworkError(SIM_PATHS.stockMarket, causeCode, false, `dry-run: market data unavailable, no order placed: ${message}`);
+      const path = typeof (error as { path?: unknown }).path === 'string' ? (error as { path: string }).path : 'market data';
+      throw new NetworkError(path, causeCode, false, `dry-run: market data unavailable, no order placed: ${message}`);
     }
   }
 }

@@ -1,3 +1,4 @@
+import type { Clock } from '../domain/clock.ts';
 import { readFileSync } from 'node:fs';
 import { type Decimal, isDecimal, parseDecimalStrict } from '../domain/money.ts';
 import { type CandleSeries, parseCandles } from '../candles/index.ts';
@@ -36,7 +37,7 @@ export interface CandleReplayOptions {
   readonly speed: number;
   /** Wall time (ms) at which the replay starts at the first candle; default: the clock's now. */
   readonly startAtMs?: number;
-  readonly clock?: { nowMs(): number };
+  readonly clock?: Clock;
 }
 
 export interface CandleReplay extends PriceSource {

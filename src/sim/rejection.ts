@@ -1,4 +1,4 @@
-import type { RefusalKind } from '../domain/errors.ts';
+import { type RefusalKind, StackerError } from '../domain/errors.ts';
 /**
  * The sim refuses an operation the way the exchange would, without knowing HTTP: `kind` says
  * whether the request was malformed (`validation`) or well-formed but against a business rule
@@ -13,7 +13,10 @@ export interface RejectionProblem {
   readonly messages: readonly string[];
 }
 
-export class SimRejection extends Error {
+export class SimRejection extends StackerError {
+  /** The domain code the same refusal has when the exchange answers it. */
+  readonly code: 'E_EXCHANGE_VALIDATION' | 'E_EXCHANGE_REFUSED';
+  readonly retryable = false;
   readonly kind: RejectionKind;
   /** The exchange's numeric code for this refusal (e.g. 32 for an amount problem on an order). */
   readonly exchangeCode: number;
@@ -27,6 +30,7 @@ export class SimRejection extends Error {
     super(first?.messages[0] ?? 'rejected');
     this.name = 'SimRejection';
     this.kind = kind;
+    this.code = kind === 'validation' ? 'E_EXCHANGE_VALIDATION' : 'E_EXCHANGE_REFUSED';
     this.exchangeCode = exchangeCode;
     this.problems = problems;
     this.refusal = refusal;

@@ -1,6 +1,6 @@
 import type { MarketRules } from '../domain/market.ts';
 import { Decimal } from '../domain/money.ts';
-import type { SimExchange } from './exchange.ts';
+import type { SimCore } from './core.ts';
 
 /** Demo prices used when no price source is given. */
 export const DEMO_PRICES = { BTC_USDT: '65000', ETH_USDT: '3150.42' } as const;
@@ -53,7 +53,7 @@ const DEMO_CODES = [
  * The demo account: some main balance, a little on spot, two markets, a USDT flex plan with an
  * active 1500 USDT investment and a second plan with none, and five codes.
  */
-export function seedDemo(sim: SimExchange): void {
+export function seedDemo(sim: SimCore): void {
   for (const rules of DEMO_MARKETS) sim.addMarket(rules);
   sim.seedMain('USDT', new Decimal('10000'));
   sim.seedMain('BTC', new Decimal('0.05'));

@@ -1,15 +1,8 @@
 import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
 import { type Decimal, ZERO } from '../domain/money.ts';
 import type { Order, Stp } from '../domain/order.ts';
-import type { SimExchange, SimOrder } from './exchange.ts';
+import type { SimCore, SimOrder } from './core.ts';
 import { asExchange } from './rejection-errors.ts';
-
-/** The paths LiveExchange calls for these operations: refusals name them, as the client's errors do. */
-export const SIM_PATHS = {
-  transfer: '/api/v4/main-account/transfer',
-  flexWithdraw: '/api/v4/main-account/smart-flex/investments/withdraw',
-  stockMarket: '/api/v4/order/stock_market',
-} as const;
 
 export interface StockMarketRequest {
   readonly market: string;
@@ -19,15 +12,15 @@ export interface StockMarketRequest {
 }
 
 /**
- * The private half of the Exchange port over a SimExchange, the base of the paper (dry-run) and
+ * The private half of the Exchange port over a SimCore, the base of the paper (dry-run) and
  * backtest exchanges (which add market data): the same calls the live adapter makes, answered
  * by the sim core, refusals raised as the domain errors the HTTP client would raise for them
  * against the sandbox (toExchangeError). Async for the port's sake; no I/O happens here.
  */
 export class SimAccount {
-  readonly sim: SimExchange;
+  readonly sim: SimCore;
 
-  constructor(sim: SimExchange) {
+  constructor(sim: SimCore) {
     this.sim = sim;
   }
 
@@ -53,11 +46,11 @@ export class SimAccount {
   }
 
   async transferToSpot(request: { readonly ticker: string; readonly amount: Decimal }): Promise<void> {
-    asExchange(SIM_PATHS.transfer, () => this.sim.transfer({ ticker: request.ticker, amount: request.amount, from: 'main', to: 'spot' }));
+    asExchange(() => this.sim.transfer({ ticker: request.ticker, amount: request.amount, from: 'main', to: 'spot' }));
   }
 
   async flexWithdraw(request: { readonly plan: string; readonly amount: Decimal }): Promise<{ readonly transactionId: string }> {
-    return asExchange(SIM_PATHS.flexWithdraw, () => this.sim.flexWithdraw(request.plan, request.amount));
+    return asExchange(() => this.sim.flexWithdraw(request.plan, request.amount));
   }
 
   async buyStockMarket(request: StockMarketRequest): Promise<Order> {
@@ -67,7 +60,7 @@ export class SimAccount {
   /** The buy itself, synchronous: an adapter that prepares the sim for one order (a paper book) places it here. */
   protected placeStockMarket(request: StockMarketRequest): Order {
     const { market, baseAmount, clientOrderId, stp } = request;
-    return plain(asExchange(SIM_PATHS.stockMarket, () => this.sim.buyStockMarket({ market, baseAmount, clientOrderId, stp })));
+    return plain(asExchange(() => this.sim.buyStockMarket({ market, baseAmount, clientOrderId, stp })));
   }
 
   async close(): Promise<void> {}
@@ -123,7 +116,7 @@ export interface SimAccountSeed {
  * open to any amount (minimum 0), so a strategy's withdrawals meet no plan limit the config did
  * not ask for.
  */
-export function seedSimAccount(sim: SimExchange, seed: SimAccountSeed): void {
+export function seedSimAccount(sim: SimCore, seed: SimAccountSeed): void {
   for (const [asset, amount] of seed.wallet) if (amount.gt(0)) sim.seedSpot(asset, amount);
   for (const [asset, amount] of seed.main ?? []) if (amount.gt(0)) sim.seedMain(asset, amount);
   for (const investment of seed.flex ?? []) {

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CheckDeps, type CheckOverrides, check, registerCheckCommand, zonedTime } from '../../src/cli/commands/check.ts';
+import { type CheckOverrides, check, zonedTime } from '../../src/cli/commands/check.ts';
 import { CommandContext, type GlobalFlags, type RunState } from '../../src/cli/context.ts';
 import type { Io } from '../../src/cli/output.ts';
+import { buildProgram } from '../../src/cli/program.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import type { MarketRules } from '../../src/domain/market.ts';
 import type { DaemonConfig } from '../../src/config/daemon-config.ts';
@@ -222,12 +222,7 @@ describe('registration', () => {
     const out: string[] = [];
     const io: Io = { out: (text) => void out.push(text), err: () => undefined };
     const state: RunState = { json: false, verbose: false, lookupHint: undefined };
-    const root = new Command('stacker').option('--env-file <file>').option('--json').exitOverride();
-    const action: CheckDeps['action'] = (load) => async (flags, command) => {
-      const ctx = new CommandContext('check', command.optsWithGlobals<GlobalFlags>(), io, state);
-      await (await load())(ctx, flags);
-    };
-    registerCheckCommand(root, { action });
+    const root = buildProgram(io, state);
     const file = world.instance('dca-btc', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"');
     const envFile = world.file('.env', 'METRICS_PORT=9464\n');
     const error = await root.parseAsync(['check', '--strategies', world.strategiesDir, '--env-file', envFile, '--json'], { from: 'user' }).catch((e: unknown) => e);

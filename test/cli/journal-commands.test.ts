@@ -1,11 +1,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command, CommanderError } from 'commander';
+import { type Command, CommanderError } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CommandDeps, journal, orders, registerJournalCommands } from '../../src/cli/commands/journal.ts';
+import { journal, orders } from '../../src/cli/commands/journal.ts';
 import { CommandContext, type GlobalFlags, type RunState } from '../../src/cli/context.ts';
 import type { Io } from '../../src/cli/output.ts';
+import { buildProgram } from '../../src/cli/program.ts';
 import { ConfigError, EXIT, InputError, exitCodeFor } from '../../src/domain/errors.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import { type OpenedStore, openStore } from '../../src/store/open-store.ts';
@@ -229,23 +230,9 @@ describe('choosing the journal', () => {
 });
 
 describe('registration', () => {
-  /** A program shaped like src/cli/program.ts: global --env-file and --json, the same action wrapper. */
+  /** The real command tree of `stacker`. */
   function program(io: Io): Command {
-    const state: RunState = { json: false, verbose: false, lookupHint: undefined };
-    const root = new Command('stacker').option('--env-file <file>').option('--json').exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
-    const action: CommandDeps['action'] =
-      (load) =>
-      async (flags, command) => {
-        const globals = command.optsWithGlobals<GlobalFlags>();
-        const ctx = new CommandContext(command.name(), globals, io, state);
-        try {
-          await (await load())(ctx, flags);
-        } finally {
-          await ctx.close();
-        }
-      };
-    registerJournalCommands(root, { action });
-    return root;
+    return buildProgram(io, { json: false, verbose: false, lookupHint: undefined });
   }
 
   it('registers `orders` and `journal`, reading --env-file and --json given before or after the command', async () => {

@@ -82,9 +82,9 @@ describe('the backtest exchange: market rules', () => {
 
   it('refuses precision, minimums and balance as the exchange would', async () => {
     const { buy } = world();
-    await expect(buy('0.0000001')).rejects.toMatchObject({ httpStatus: 422, exchangeCode: 32 });
-    await expect(buy('0.00001')).rejects.toMatchObject({ httpStatus: 422, fieldErrors: { total: ['Total (amount * price) is less than 5'] } });
-    await expect(buy('1')).rejects.toMatchObject({ httpStatus: 400, exchangeCode: 10 });
+    await expect(buy('0.0000001')).rejects.toMatchObject({ code: 'E_EXCHANGE_VALIDATION', exchangeCode: 32 });
+    await expect(buy('0.00001')).rejects.toMatchObject({ code: 'E_EXCHANGE_VALIDATION', fieldErrors: { total: ['Total (amount * price) is less than 5'] } });
+    await expect(buy('1')).rejects.toMatchObject({ code: 'E_EXCHANGE_REFUSED', refusal: 'insufficient-funds', exchangeCode: 10 });
     await expect(buy('1', 'DOGE_USDT')).rejects.toMatchObject({ exchangeCode: 31 });
   });
 

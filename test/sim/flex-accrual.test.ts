@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/domain/money.ts';
 import { BacktestExchange } from '../../src/sim/backtest-exchange.ts';
-import { SimExchange } from '../../src/sim/exchange.ts';
+import { SimCore } from '../../src/sim/core.ts';
 import { DAY_MS } from '../../src/sim/flex.ts';
 import { d, manualClock, text } from './helpers.ts';
 
@@ -12,7 +12,7 @@ const plan = (ticker = 'USDT') => ({ planId: PLAN, ticker, minInvestment: d('0')
 /** A sim with one investment of `amount` USDT at `aprPct`, opened at `startMs`. */
 function earning(aprPct: string | null, amount: string, startMs = MIDNIGHT, autoReinvest = false) {
   const clock = manualClock(startMs);
-  const sim = new SimExchange({ clock });
+  const sim = new SimCore({ clock });
   if (aprPct === null) sim.addFlexPlan(plan());
   else sim.addFlexPlan(plan(), { aprPct: d(aprPct) });
   sim.seedFlexInvestment(PLAN, d(amount), autoReinvest);
@@ -97,7 +97,7 @@ describe('flex interest (simple daily, paid at 00:00 UTC)', () => {
   });
 
   it('refuses a negative APR', () => {
-    const sim = new SimExchange({ clock: manualClock(MIDNIGHT) });
+    const sim = new SimCore({ clock: manualClock(MIDNIGHT) });
     expect(() => sim.addFlexPlan(plan(), { aprPct: d('-1') })).toThrow(RangeError);
   });
 });

@@ -1,5 +1,5 @@
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
-import { SimExchange, type SimExchangeOptions } from '../../src/sim/exchange.ts';
+import { SimCore, type SimExchangeOptions } from '../../src/sim/core.ts';
 import { fixedPrices } from '../../src/sim/prices.ts';
 import { SimRejection } from '../../src/sim/rejection.ts';
 import { DEMO_PRICES, seedDemo } from '../../src/sim/seed.ts';
@@ -16,8 +16,8 @@ export function manualClock(startMs = 1_760_000_000_000): { nowMs(): number; adv
   };
 }
 
-export function demoSim(options: SimExchangeOptions = {}): SimExchange {
-  const sim = new SimExchange({ clock: manualClock(), prices: fixedPrices(DEMO_PRICES), ...options });
+export function demoSim(options: SimExchangeOptions = {}): SimCore {
+  const sim = new SimCore({ clock: manualClock(), prices: fixedPrices(DEMO_PRICES), ...options });
   seedDemo(sim);
   return sim;
 }

@@ -136,7 +136,7 @@ describe('the paper account', () => {
     expect(text((await paper.mainBalances()).get('USDT') ?? d('0'))).toBe('20');
     expect(text((await paper.tradeBalances()).get('USDT')?.available ?? d('0'))).toBe('100');
     expect((await paper.flexInvestments()).map((i) => text(i.invested))).toEqual(['380']);
-    await expect(paper.transferToSpot({ ticker: 'USDT', amount: d('21') })).rejects.toMatchObject({ httpStatus: 422, exchangeCode: 3 });
+    await expect(paper.transferToSpot({ ticker: 'USDT', amount: d('21') })).rejects.toMatchObject({ code: 'E_EXCHANGE_REFUSED', exchangeCode: 3 });
   });
 
   it('stamps orders with its injected clock', async () => {
@@ -158,21 +158,21 @@ describe('the paper account', () => {
     const paper = paperOver(marketData(), '0', new Map([['USDT', d('10')]]));
     const error = await buy(paper, '0.001').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ExchangeRefusedError);
-    expect(error).toMatchObject({ httpStatus: 400, exchangeCode: 10, fieldErrors: { amount: ['Not enough balance.'] } });
+    expect(error).toMatchObject({ code: 'E_EXCHANGE_REFUSED', refusal: 'insufficient-funds', exchangeCode: 10, fieldErrors: { amount: ['Not enough balance.'] } });
     expect(text((await paper.tradeBalances()).get('USDT')?.available ?? d('0'))).toBe('10');
     expect(paper.sim.verifyLedger()).toBe(true);
   });
 
   it('refuses a market the exchange does not list as "Market is not available."', async () => {
     const error = await buy(paperOver(marketData()), '1', 'DOGE_USDT').catch((e: unknown) => e);
-    expect(error).toMatchObject({ httpStatus: 422, exchangeCode: 31, fieldErrors: { market: ['Market is not available.'] } });
+    expect(error).toMatchObject({ code: 'E_EXCHANGE_VALIDATION', exchangeCode: 31, fieldErrors: { market: ['Market is not available.'] } });
   });
 
   it('raises a market-data failure as a network error that provably sent nothing', async () => {
     const paper = paperOver(marketData({ fail: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) }));
     const error = await buy(paper, '0.001').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NetworkError);
-    expect(error).toMatchObject({ requestSent: false, retryable: true, causeCode: 'ECONNRESET', path: '/api/v4/order/stock_market' });
+    expect(error).toMatchObject({ requestSent: false, retryable: true, causeCode: 'ECONNRESET' });
     expect(outcomeUnknown(error)).toBe(false);
     expect(paper.sim.orderHistory()).toEqual([]);
   });

@@ -6,11 +6,11 @@ import { ExchangeError, ExchangeRefusedError, ExchangeValidationError } from '..
 import { LiveExchange } from '../../src/exchange/live.ts';
 import { type RefusalStyle, rejectionAnswer } from '../../src/sandbox/responses.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
-import { SimExchange } from '../../src/sim/exchange.ts';
+import { SimCore } from '../../src/sim/core.ts';
 import { parseStp } from '../../src/sim/order-rules.ts';
 import { fixedPrices } from '../../src/sim/prices.ts';
 import { SimRejection } from '../../src/sim/rejection.ts';
-import { endpointStyleOf, toExchangeError } from '../../src/sim/rejection-errors.ts';
+import { toExchangeError } from '../../src/sim/rejection-errors.ts';
 import { SimAccount } from '../../src/sim/sim-account.ts';
 import { DEMO_EMPTY_FLEX_PLAN_ID, DEMO_FLEX_PLAN_ID, DEMO_MARKETS } from '../../src/sim/seed.ts';
 import { d, demoSim, manualClock, rejectionOf } from './helpers.ts';
@@ -21,20 +21,17 @@ const TRANSFER = '/api/v4/main-account/transfer';
 const CODES = '/api/v4/main-account/codes/my';
 const FLEX_WITHDRAW = '/api/v4/main-account/smart-flex/investments/withdraw';
 
-/** Everything an engine or a log line can see of an exchange error. */
+/** Everything the engine can decide on, and a person can read, of an exchange error; not the HTTP details. */
 function facts(error: unknown) {
   if (!(error instanceof ExchangeError)) throw new Error(`expected an ExchangeError, got ${String(error)}`);
   return {
     class: error.constructor.name,
     code: error.code,
     retryable: error.retryable,
-    httpStatus: error.httpStatus,
-    path: error.path,
     exchangeCode: error.exchangeCode,
     exchangeMessage: error.exchangeMessage,
     fieldErrors: error.fieldErrors,
     refusal: error.refusal,
-    message: error.message,
   };
 }
 
@@ -48,7 +45,7 @@ function viaSandboxAndClient(rejection: SimRejection, path: string, style: Refus
 /** Every refusal the sim core raises for an operation the Exchange port (or the sandbox) can ask of it. */
 function catalogue(): Array<{ name: string; path: string; style: RefusalStyle; rejection: SimRejection }> {
   const sim = demoSim();
-  const gradual = new SimExchange({ clock: manualClock(), prices: fixedPrices({ BTC_USDT: '65000' }), settlement: { steps: 2, stepMs: 1000 } });
+  const gradual = new SimCore({ clock: manualClock(), prices: fixedPrices({ BTC_USDT: '65000' }), settlement: { steps: 2, stepMs: 1000 } });
   gradual.addMarket(DEMO_MARKETS[0]!);
   gradual.seedSpot('USDT', d('1000'));
   gradual.buyStockMarket({ market: 'BTC_USDT', baseAmount: d('0.001'), clientOrderId: 'open-1' });
@@ -93,50 +90,45 @@ describe('a sim refusal as the domain error (toExchangeError)', () => {
     const cases = catalogue();
     expect(cases.length).toBe(25);
     for (const { name, path, style, rejection } of cases) {
-      expect({ name, ...facts(toExchangeError(rejection, path)) }).toEqual({ name, ...facts(viaSandboxAndClient(rejection, path, style)) });
+      expect({ name, ...facts(toExchangeError(rejection)) }).toEqual({ name, ...facts(viaSandboxAndClient(rejection, path, style)) });
     }
   });
 
-  it('answers order validation with 422 and an order business rule with 400 (docs/exchange-api.md §7)', () => {
+  it('tells validation from a business rule by class, with no HTTP details (none was involved)', () => {
     const sim = demoSim();
-    const belowMin = toExchangeError(rejectionOf(() => sim.buyStockMarket({ market: 'BTC_USDT', baseAmount: d('0.000001') })), ORDER);
+    const belowMin = toExchangeError(rejectionOf(() => sim.buyStockMarket({ market: 'BTC_USDT', baseAmount: d('0.000001') })));
     expect(belowMin).toBeInstanceOf(ExchangeValidationError);
-    expect([belowMin.httpStatus, belowMin.exchangeCode, belowMin.exchangeMessage, belowMin.fieldErrors]).toEqual([
-      422,
+    expect([belowMin.httpStatus, belowMin.path, belowMin.exchangeCode, belowMin.exchangeMessage, belowMin.fieldErrors]).toEqual([
+      null,
+      null,
       32,
       'Validation failed',
       { amount: ['Given amount is less than min amount 0.00001'] },
     ]);
-    const broke = toExchangeError(rejectionOf(() => sim.buyStockMarket({ market: 'BTC_USDT', baseAmount: d('1') })), ORDER);
+    const broke = toExchangeError(rejectionOf(() => sim.buyStockMarket({ market: 'BTC_USDT', baseAmount: d('1') })));
     expect(broke).toBeInstanceOf(ExchangeRefusedError);
-    expect([broke.httpStatus, broke.exchangeCode, broke.exchangeMessage, broke.fieldErrors]).toEqual([400, 10, 'Inner validation failed', { amount: ['Not enough balance.'] }]);
+    expect([broke.exchangeCode, broke.exchangeMessage, broke.fieldErrors, broke.message]).toEqual([
+      10,
+      'Inner validation failed',
+      { amount: ['Not enough balance.'] },
+      'the simulated exchange answered code 10: Inner validation failed (amount: Not enough balance.)',
+    ]);
   });
 
-  it('inverts that on main-account endpoints: a flex withdraw above the invested amount is 422 code 2 under `amount`', () => {
-    const error = toExchangeError(rejectionOf(() => demoSim().flexWithdraw(DEMO_FLEX_PLAN_ID, d('2000'))), FLEX_WITHDRAW);
+  it('reads a flex withdraw above the invested amount as a refusal the engine knows, code 2 under `amount`', () => {
+    const error = toExchangeError(rejectionOf(() => demoSim().flexWithdraw(DEMO_FLEX_PLAN_ID, d('2000'))));
     expect(error).toBeInstanceOf(ExchangeRefusedError);
-    expect([error.httpStatus, error.exchangeCode, error.fieldErrors]).toEqual([422, 2, { amount: ['Withdraw amount exceeds total invested'] }]);
+    expect([error.refusal, error.exchangeCode, error.fieldErrors]).toEqual(['amount-exceeds-investment', 2, { amount: ['Withdraw amount exceeds total invested'] }]);
     expect(error.retryable).toBe(false);
   });
 
   it('names the refusals the engine decides on (the same from the wire, as the test above shows), and only refusals', () => {
     const named = catalogue()
-      .map(({ name, rejection, path }) => ({ name, error: toExchangeError(rejection, path) }))
+      .map(({ name, rejection }) => ({ name, error: toExchangeError(rejection) }))
       .filter(({ error }) => error.refusal !== null)
       .map(({ name, error }) => [name, error.refusal, error.constructor.name]);
     expect(new Set(named.map(([, refusal]) => refusal))).toEqual(new Set(['insufficient-funds', 'no-active-investment', 'amount-exceeds-investment']));
     expect(named.every(([, , kind]) => kind === 'ExchangeRefusedError')).toBe(true);
-  });
-
-  it('tells the endpoint family from the path', () => {
-    expect([ORDER, QUOTE_ORDER, '/api/v4/trade-account/order/history', TRANSFER, FLEX_WITHDRAW, CODES].map(endpointStyleOf)).toEqual([
-      'trade',
-      'trade',
-      'trade',
-      'main-account',
-      'main-account',
-      'main-account',
-    ]);
   });
 });
 

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { SimExchange } from '../../src/sim/exchange.ts';
+import { SimCore } from '../../src/sim/core.ts';
 import { fixedPrices } from '../../src/sim/prices.ts';
 import { DEMO_PRICES, seedDemo } from '../../src/sim/seed.ts';
 import { d, manualClock, rejectionOf, text } from './helpers.ts';
 
 function gradualSim(steps: number, stepMs: number) {
   const clock = manualClock();
-  const sim = new SimExchange({ clock, prices: fixedPrices(DEMO_PRICES), settlement: { steps, stepMs } });
+  const sim = new SimCore({ clock, prices: fixedPrices(DEMO_PRICES), settlement: { steps, stepMs } });
   seedDemo(sim);
   return { sim, clock };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ExchangeRefusedError, ExchangeValidationError } from '../../src/domain/errors.ts';
-import { SimExchange } from '../../src/sim/exchange.ts';
+import { SimCore } from '../../src/sim/core.ts';
 import { DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { SimAccount, seedSimAccount } from '../../src/sim/sim-account.ts';
 import { d, demoSim, manualClock, text } from './helpers.ts';
@@ -33,12 +33,12 @@ describe('the private half of the Exchange port over the sim (SimAccount)', () =
     expect(text((await account.tradeBalances()).get('USDT')?.available ?? d('0'))).toBe('1250');
   });
 
-  it('raises refusals as the exchange errors of the endpoint the live adapter calls', async () => {
+  it('raises refusals as the domain errors the live adapter raises, with no HTTP details', async () => {
     const account = new SimAccount(demoSim());
     await expect(account.transferToSpot({ ticker: 'USDT', amount: d('99999') })).rejects.toSatisfy(
-      (e) => e instanceof ExchangeRefusedError && e.httpStatus === 422 && e.path === '/api/v4/main-account/transfer',
+      (e) => e instanceof ExchangeRefusedError && e.refusal === 'insufficient-funds' && e.httpStatus === null && e.path === null,
     );
-    await expect(buy(account, 'tiny', '0.000001')).rejects.toSatisfy((e) => e instanceof ExchangeValidationError && e.path === '/api/v4/order/stock_market');
+    await expect(buy(account, 'tiny', '0.000001')).rejects.toSatisfy((e) => e instanceof ExchangeValidationError && e.path === null);
   });
 
   it('finds an order by clientOrderId in history, and while it is still filling among active orders', async () => {
@@ -73,7 +73,7 @@ describe('the private half of the Exchange port over the sim (SimAccount)', () =
 
 describe('seeding a paper or backtest account', () => {
   it('puts the wallet on spot, main balances on main, and one open plan per flex investment', () => {
-    const sim = new SimExchange({ clock: manualClock() });
+    const sim = new SimCore({ clock: manualClock() });
     seedSimAccount(sim, {
       wallet: new Map([['USDT', d('100')], ['BTC', d('0')]]),
       main: new Map([['ETH', d('2')]]),

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import type { DaemonConfig, InstanceConfig } from '../../config/daemon-config.ts';
 import { ConfigError, type InputProblem } from '../../domain/errors.ts';
@@ -20,13 +19,6 @@ import { fields, json } from '../output.ts';
  * exchange, engine) are imported only when the command runs.
  */
 
-type Run<F> = (ctx: CommandContext, flags: F) => Promise<void>;
-
-/** What registration needs from program.ts: its `action` wrapper (builds the CommandContext, closes it after). */
-export interface CheckDeps {
-  readonly action: <F>(load: () => Promise<Run<F>>) => (flags: F, command: Command) => Promise<void>;
-}
-
 export interface CheckFlags {
   readonly strategies?: string;
   readonly dataDir?: string;
@@ -46,20 +38,6 @@ export interface CheckOverrides {
   readonly preflight?: (config: DaemonConfig, exchange: Exchange, nowMs: number) => Promise<readonly PreflightResult[]>;
   /** Skip the pre-flight (config validation only). */
   readonly configOnly?: boolean;
-}
-
-export function registerCheckCommand(program: Command, deps: CheckDeps): void {
-  program
-    .command('check')
-    .description('validate the configuration (every problem at once) and pre-flight each strategy instance against the market rules and balances, placing nothing')
-    .option('--strategies <dir>', 'folder of strategy instance files, one NAME.env each (default: $STACKER_STRATEGIES_DIR, else config/strategies)')
-    .option('--data-dir <dir>', 'where the journal lives (default: $STACKER_DATA_DIR, else ./data)')
-    .option('--live', 'check as the live daemon would run (also needs STACKER_MODE=live): real balances instead of the paper wallet')
-    .action((flags: CheckFlags, command: Command) => {
-      const globals = command.optsWithGlobals<Pick<CheckFlags, 'envFile' | 'baseUrl' | 'region'>>();
-      const merged: CheckFlags = { ...flags, envFile: globals.envFile, baseUrl: globals.baseUrl, region: globals.region };
-      return deps.action(async () => (ctx: CommandContext, f: CheckFlags) => check(ctx, f))(merged, command);
-    });
 }
 
 export async function check(ctx: CommandContext, flags: CheckFlags, overrides: CheckOverrides = {}): Promise<void> {

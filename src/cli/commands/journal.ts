@@ -1,11 +1,10 @@
-import type { Command } from 'commander';
 import { ConfigError, InputError } from '../../domain/errors.ts';
 import type { Intent } from '../../domain/intent.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order.ts';
 import { INTENT_STATUSES, type IntentRecord, type IntentStatus, type JournalEntry, type StoredOrder } from '../../store/journal.ts';
 import type { SqliteJournal } from '../../store/sqlite-journal.ts';
-import { checkAll, integerIn, nonEmpty, optional } from '../args.ts';
+import { LIST_DEFAULT, LIST_LIMIT, checkAll, integerIn, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { json, table } from '../output.ts';
 
@@ -16,15 +15,8 @@ import { json, table } from '../output.ts';
  * one of these commands runs.
  */
 
-type Run<F> = (ctx: CommandContext, flags: F) => Promise<void>;
-
-/** What registration needs from program.ts: its `action` wrapper (builds the CommandContext, closes it after). */
-export interface CommandDeps {
-  readonly action: <F>(load: () => Promise<Run<F>>) => (flags: F, command: Command) => Promise<void>;
-}
-
 /** The global flags these commands read, merged into their own. */
-interface GlobalPart {
+export interface GlobalPart {
   readonly envFile?: string | undefined;
 }
 
@@ -49,52 +41,7 @@ export interface ReadDeps {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-const LIMIT = { min: 1, max: 10_000 } as const;
-const DEFAULT_LIMIT = 50;
 const INTENT_STATUS_NAMES = INTENT_STATUSES;
-
-export function registerJournalCommands(program: Command, deps: CommandDeps): void {
-  const withEnvFile =
-    <F extends GlobalPart>(run: Run<F>) =>
-    (flags: F, command: Command): Promise<void> =>
-      // With the parent's options too: `journal acknowledge --data-dir D` gives --data-dir to `journal`.
-      deps.action(async () => run)({ ...command.optsWithGlobals<F>(), ...flags, envFile: command.optsWithGlobals<GlobalPart>().envFile }, command);
-
-  const common = (command: Command): Command =>
-    command
-      .option('--data-dir <dir>', 'the data dir the daemon uses (default: $STACKER_DATA_DIR, else ./data)')
-      .option('--mode <mode>', 'which journal: live, dry-run or backtest (default: $STACKER_MODE, else dry-run)')
-      .option('--instance <name>', 'only this strategy instance (its env file name without .env)');
-
-  common(program.command('orders').description('list the orders the daemon placed, newest first, with fills, fee and logged transitions (read-only; safe beside a running daemon)'))
-    .option('--status <status>', `only orders in this status: ${ORDER_STATUSES.join(', ')}`)
-    .option('--limit <n>', `at most this many orders, ${LIMIT.min} to ${LIMIT.max} (default: ${DEFAULT_LIMIT})`)
-    .action(withEnvFile(orders));
-
-  const journalCommand = common(program.command('journal').description('show recent intents (buys, transfers, flex withdrawals, notes, refusals) and what became of each (read-only)'))
-    .option('--status <status>', `only intents in these statuses, comma-separated: ${INTENT_STATUS_NAMES.join(', ')}`)
-    .option('--limit <n>', `at most this many intents, ${LIMIT.min} to ${LIMIT.max} (default: ${DEFAULT_LIMIT})`)
-    .action(withEnvFile(journal));
-
-  const where = (command: Command): Command =>
-    command
-      .option('--data-dir <dir>', 'the data dir the daemon uses (default: $STACKER_DATA_DIR, else ./data)')
-      .option('--mode <mode>', 'which journal: live, dry-run or backtest (default: $STACKER_MODE, else dry-run)');
-  where(
-    journalCommand
-      .command('acknowledge')
-      .description(
-        "mark what reconciliation found at the exchange (orders adopted into the journal, orders another client placed with this stacker's ids) as seen by a human: /healthz is healthy again, and a daemon stopped by foreign orders may start",
-      ),
-  ).action(withEnvFile(acknowledge));
-  where(
-    journalCommand
-      .command('resolve')
-      .description('settle by hand a transfer or flex withdrawal whose answer was lost (no lookup by id exists): after checking the balances at the exchange, say whether it happened')
-      .requiredOption('--intent <id>', 'the intent id (`stacker journal --status unknown` lists them)')
-      .requiredOption('--as <outcome>', 'done (it happened) or failed (it did not)'),
-  ).action(withEnvFile(resolveIntent));
-}
 
 export interface AcknowledgeFlags extends GlobalPart {
   readonly dataDir?: string;
@@ -166,7 +113,7 @@ export async function orders(ctx: CommandContext, flags: OrdersFlags, deps: Read
   const args = checkAll({
     instance: () => optional(flags.instance, (text) => nonEmpty(text, '--instance', 'an instance name')),
     status: () => optional(flags.status, orderStatus),
-    limit: () => (flags.limit === undefined ? DEFAULT_LIMIT : integerIn(flags.limit, '--limit', LIMIT)),
+    limit: () => (flags.limit === undefined ? LIST_DEFAULT : integerIn(flags.limit, '--limit', LIST_LIMIT)),
   });
   await withJournal(flags, deps, async (store, label) => {
     // The store filters by instance and limit; the status is filtered here, over every order
@@ -223,7 +170,7 @@ export async function journal(ctx: CommandContext, flags: JournalFlags, deps: Re
   const args = checkAll({
     instance: () => optional(flags.instance, (text) => nonEmpty(text, '--instance', 'an instance name')),
     statuses: () => optional(flags.status, intentStatuses),
-    limit: () => (flags.limit === undefined ? DEFAULT_LIMIT : integerIn(flags.limit, '--limit', LIMIT)),
+    limit: () => (flags.limit === undefined ? LIST_DEFAULT : integerIn(flags.limit, '--limit', LIST_LIMIT)),
   });
   await withJournal(flags, deps, async (store, label) => {
     const entries = await store.recentJournal({

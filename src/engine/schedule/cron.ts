@@ -1,3 +1,4 @@
+import { StackerError } from '../../domain/errors.ts';
 import { createTask, validateDetailed } from 'node-cron';
 import { isValidTimezone, type LocalParts, localParts, localToUtc, shiftDay } from '../../domain/zone.ts';
 
@@ -30,7 +31,9 @@ export interface CronProblem {
   readonly rule: string;
 }
 
-export class CronError extends Error {
+export class CronError extends StackerError {
+  readonly code = 'E_CONFIG' as const;
+  readonly retryable = false;
   readonly problems: readonly CronProblem[];
   constructor(problems: readonly CronProblem[]) {
     super(problems.map((p) => `${p.field}: ${p.rule}`).join('; '));

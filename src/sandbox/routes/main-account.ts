@@ -1,6 +1,6 @@
 import { TRANSFER_DECIMALS } from '../../domain/account.ts';
 import { formatDecimal } from '../../domain/money.ts';
-import type { TransferAccount } from '../../sim/exchange.ts';
+import type { TransferAccount } from '../../sim/core.ts';
 import { ProblemList, SimRejection } from '../../sim/rejection.ts';
 import { type Body, decimalOrNull, integerOrNaN } from '../params.ts';
 import type { Route } from '../router.ts';

@@ -1,3 +1,4 @@
+import type { Clock } from '../domain/clock.ts';
 import type { CodePage, CodeRecord, FlexInvestment, FlexPlan, TradeBalance } from '../domain/account.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
@@ -19,9 +20,6 @@ import { type OrderFilter, Orders, type SettlementOptions, type SimDeal, type Si
 import { type PriceSource, fixedPrices } from './prices.ts';
 import { SimRejection } from './rejection.ts';
 
-export interface SimClock {
-  nowMs(): number;
-}
 
 /**
  * A real order book to fill against (a paper account hands in the exchange's live asks for the
@@ -32,7 +30,7 @@ export interface AskSource {
 }
 
 export interface SimExchangeOptions {
-  readonly clock?: SimClock;
+  readonly clock?: Clock;
   readonly ids?: SimIds;
   /** Default: no prices at all (every order is refused until a source is given). */
   readonly prices?: PriceSource;
@@ -87,14 +85,15 @@ const TRANSFER_CODES = { validation: 0, funds: 3 } as const;
 const TRANSFER_MAX_DECIMALS = 8;
 
 /**
- * A simulated exchange account: main and trade (spot) balances, markets, flex plans and
+ * The simulation core: one exchange account's main and trade (spot) balances, markets, flex plans and
  * investments, codes, orders and deals, over an exact append-only ledger. Transport-free and
  * deterministic (clock, ids and prices are injected), so the sandbox, a paper exchange and a
  * backtest share it. Methods answer domain types or throw a `SimRejection` carrying the
- * exchange's code and message.
+ * exchange's code and message. It is not an Exchange port itself: PaperExchange and
+ * BacktestExchange are, over it (with SimAccount), and the sandbox serves it over HTTP.
  */
-export class SimExchange {
-  readonly #clock: SimClock;
+export class SimCore {
+  readonly #clock: Clock;
   readonly #ids: SimIds;
   readonly #prices: PriceSource;
   readonly #asks: AskSource | null;
