@@ -14,7 +14,8 @@ import { BacktestExchange } from '../sim/backtest-exchange.ts';
 import type { CandleSeries } from '../candles/index.ts';
 import type { RulesOrigin } from './rules/origin.ts';
 import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from './report/run.ts';
-import type { Journal } from '../store/journal.ts';
+import type { Journal, JournalEntry } from '../store/journal.ts';
+import { compareText } from '../store/journal-rules.ts';
 import { MemoryJournal } from '../store/memory-journal.ts';
 import { SqliteJournal } from '../store/sqlite-journal.ts';
 
@@ -75,8 +76,12 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
   // In memory unless the user keeps the journal: the same rules (and contract tests) as the
   // SQLite file, with map lookups in place of statements, so a slot costs the same in year seven
   // as in week one.
-  const journal: Journal =
-    input.journalPath === undefined ? new MemoryJournal({ clock: () => clock.nowMs() }) : new SqliteJournal({ path: input.journalPath, clock: () => clock.nowMs() });
+  const memory = input.journalPath === undefined ? new MemoryJournal({ clock: () => clock.nowMs() }) : null;
+  const journal: Journal = memory ?? new SqliteJournal({ path: input.journalPath as string, clock: () => clock.nowMs() });
+  const flexTicker = input.flex?.ticker ?? '';
+  // What the report reads of the slots the journal in memory has retired: facts only, so memory
+  // grows by a few objects per order rather than by every record a slot journalled.
+  const retired: EntryFacts[] = [];
   await journal.open();
   try {
     const run = await journal.startRun({ mode: 'backtest', pid: process.pid, version: 'backtest' });
@@ -133,6 +138,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
         }
         await engine.runSlot(instance, slotTimeMs);
         await engine.track();
+        if (memory !== null) for (const entry of await memory.retireSettled()) retired.push(factsOf(entry, flexTicker));
         const price = exchange.priceAt(input.market, slotTimeMs);
         if (price !== null) equity.push(await sampleAt(exchange, rules, slotTimeMs, price));
       },
@@ -163,7 +169,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       initialWallet: startingHoldings(input),
       finalBalances: await totals(exchange),
       instances: input.instances.map((i) => ({ instance: i.instance, strategy: i.strategy.name, schedule: i.schedule.expression, timezone: i.timezone })),
-      ...(await collect(journal, input.flex?.ticker ?? '')),
+      ...(await collect(journal, flexTicker, retired)),
       equity,
       slots: outcome.slots,
       firstSlot,
@@ -198,7 +204,7 @@ async function totals(exchange: BacktestExchange): Promise<Record<string, Decima
 async function sampleAt(exchange: BacktestExchange, rules: MarketRules, timeMs: number, price: Decimal): Promise<EquityPoint> {
   const base = held(exchange, rules.base);
   const quote = held(exchange, rules.quote);
-  return { timeMs, price, base, quote, value: quote.add(base.mul(price)) };
+  return { timeMs, price, value: quote.add(base.mul(price)) };
 }
 
 /** Main + trade (available and frozen) + flex of one asset: what totals() adds up, for one asset. */
@@ -209,38 +215,56 @@ function held(exchange: BacktestExchange, asset: string): Decimal {
   return sum;
 }
 
-/** Orders, refusals and flex operations as the journal recorded them: the report's facts. */
-async function collect(journal: Journal, flexTicker: string): Promise<{ orders: ReportOrder[]; refusals: ReportRefusal[]; flex: ReportFlexOp[] }> {
-  const orders: ReportOrder[] = [];
-  const refusals: ReportRefusal[] = [];
-  const flex: ReportFlexOp[] = [];
-  const entries = await journal.recentJournal({ limit: Number.MAX_SAFE_INTEGER });
-  for (const entry of entries.reverse()) {
-    const { intent } = entry;
-    if (intent.intent.kind === 'refusal') {
-      refusals.push({ instance: intent.instance, slotTimeMs: intent.slotTimeMs, reason: intent.intent.reason, message: intent.intent.message });
-    } else if (intent.status === 'refused' && intent.error !== null && intent.intent.kind !== 'flex-withdraw') {
-      refusals.push({ instance: intent.instance, slotTimeMs: intent.slotTimeMs, reason: intent.error.code, message: intent.error.message });
-    }
-    for (const order of entry.orders) {
-      orders.push({
-        instance: intent.instance,
-        slotTimeMs: intent.slotTimeMs,
-        clientOrderId: order.clientOrderId,
-        market: order.market,
-        status: order.status,
-        amount: order.amount,
-        filledBase: order.filledBase,
-        filledQuote: order.filledQuote,
-        fee: order.fee,
-        feeAsset: order.feeAsset,
-        fillTimeMs: order.createdAtSec * 1000,
-      });
-    }
-    if (intent.intent.kind === 'flex-withdraw') {
-      const status = intent.status === 'done' ? 'done' : intent.status === 'refused' ? 'refused' : 'failed';
-      flex.push({ instance: intent.instance, slotTimeMs: intent.slotTimeMs, plan: intent.intent.plan, ticker: flexTicker, amount: intent.intent.amount, status });
-    }
+/** What the report keeps of one journalled intent, with the keys that order it as the journal does. */
+interface EntryFacts {
+  readonly slotTimeMs: number;
+  readonly instance: string;
+  readonly index: number;
+  readonly orders: readonly ReportOrder[];
+  readonly refusal: ReportRefusal | null;
+  readonly flex: ReportFlexOp | null;
+}
+
+/**
+ * Orders, refusals and flex operations as the journal recorded them, oldest first: the report's
+ * facts, from what the journal still holds and what it retired during the run.
+ */
+async function collect(journal: Journal, flexTicker: string, retired: readonly EntryFacts[]): Promise<{ orders: ReportOrder[]; refusals: ReportRefusal[]; flex: ReportFlexOp[] }> {
+  const kept = (await journal.recentJournal({ limit: Number.MAX_SAFE_INTEGER })).map((entry) => factsOf(entry, flexTicker));
+  // The exact reverse of the journal's newest-first order (slot time, instance, index).
+  const all = [...retired, ...kept].sort((a, b) => a.slotTimeMs - b.slotTimeMs || compareText(b.instance, a.instance) || b.index - a.index);
+  return {
+    orders: all.flatMap((facts) => facts.orders),
+    refusals: all.flatMap((facts) => (facts.refusal === null ? [] : [facts.refusal])),
+    flex: all.flatMap((facts) => (facts.flex === null ? [] : [facts.flex])),
+  };
+}
+
+function factsOf(entry: JournalEntry, flexTicker: string): EntryFacts {
+  const { intent } = entry;
+  let refusal: ReportRefusal | null = null;
+  if (intent.intent.kind === 'refusal') {
+    refusal = { instance: intent.instance, slotTimeMs: intent.slotTimeMs, reason: intent.intent.reason, message: intent.intent.message };
+  } else if (intent.status === 'refused' && intent.error !== null && intent.intent.kind !== 'flex-withdraw') {
+    refusal = { instance: intent.instance, slotTimeMs: intent.slotTimeMs, reason: intent.error.code, message: intent.error.message };
   }
-  return { orders, refusals, flex };
+  const orders = entry.orders.map((order) => ({
+    instance: intent.instance,
+    slotTimeMs: intent.slotTimeMs,
+    clientOrderId: order.clientOrderId,
+    market: order.market,
+    status: order.status,
+    amount: order.amount,
+    filledBase: order.filledBase,
+    filledQuote: order.filledQuote,
+    fee: order.fee,
+    feeAsset: order.feeAsset,
+    fillTimeMs: order.createdAtSec * 1000,
+  }));
+  let flex: ReportFlexOp | null = null;
+  if (intent.intent.kind === 'flex-withdraw') {
+    const status = intent.status === 'done' ? 'done' : intent.status === 'refused' ? 'refused' : 'failed';
+    flex = { instance: intent.instance, slotTimeMs: intent.slotTimeMs, plan: intent.intent.plan, ticker: flexTicker, amount: intent.intent.amount, status };
+  }
+  return { slotTimeMs: intent.slotTimeMs, instance: intent.instance, index: intent.index, orders, refusal, flex };
 }

@@ -118,6 +118,10 @@ export class MemoryJournal implements Journal {
   readonly #reservations = new Map<string, BudgetReservation>();
   readonly #held = new Set<string>();
   readonly #findings: LedgerFinding[] = [];
+  /** Slots retired by retireSettled(): only their keys stay, so they can never be claimed again. */
+  readonly #retired = new Set<string>();
+  /** Finished slots not yet retired, oldest first. */
+  readonly #finished: string[] = [];
 
   constructor(options: MemoryJournalOptions = {}) {
     this.#now = options.clock ?? Date.now;
@@ -164,7 +168,7 @@ export class MemoryJournal implements Journal {
     return this.#op(`claiming slot ${claim.instance}@${claim.slotTimeMs}`, () => {
       checkSlotKey(claim);
       const now = this.#now();
-      if (this.#slots.has(slotKey(claim))) return false;
+      if (this.#journalled(slotKey(claim))) return false;
       this.#checkRun(claim.runId);
       this.#insertSlot({ instance: claim.instance, slotTimeMs: claim.slotTimeMs, status: 'claimed', reason: null, runId: claim.runId, claimedAtMs: now, finishedAtMs: null });
       if (claim.intents !== undefined) this.#insertIntents(claim, claim.intents, now);
@@ -177,7 +181,7 @@ export class MemoryJournal implements Journal {
       checkSlotKey(skip);
       checkSkipStatus(skip);
       const now = this.#now();
-      if (this.#slots.has(slotKey(skip))) return false;
+      if (this.#journalled(slotKey(skip))) return false;
       this.#checkRun(skip.runId);
       this.#insertSlot({ instance: skip.instance, slotTimeMs: skip.slotTimeMs, status: skip.status, reason: skip.reason, runId: skip.runId, claimedAtMs: now, finishedAtMs: now });
       return true;
@@ -194,6 +198,7 @@ export class MemoryJournal implements Journal {
       const done: SlotRecord = { ...current, status: finish.status, reason: finish.reason ?? null, finishedAtMs: this.#now() };
       this.#set(this.#slots, key, done);
       this.#delete(this.#claimed, key);
+      this.#push(this.#finished, key);
       return done;
     });
   }
@@ -433,9 +438,10 @@ export class MemoryJournal implements Journal {
       const { order, instance, slotTimeMs, index } = adoption;
       const { intentId, intent, result } = adoptedIntent(adoption);
       const now = this.#now();
-      const slot = this.#slots.get(slotKey(adoption));
-      if (slot !== undefined) {
-        throw new StoreError('conflict', `slot ${instance}@${slotTimeMs} is journalled (${slot.status}): order ${order.orderId} (${order.clientOrderId}) is not this journal's to adopt`);
+      const key = slotKey(adoption);
+      const journalled = this.#slots.get(key)?.status ?? (this.#retired.has(key) ? 'retired' : null);
+      if (journalled !== null) {
+        throw new StoreError('conflict', `slot ${instance}@${slotTimeMs} is journalled (${journalled}): order ${order.orderId} (${order.clientOrderId}) is not this journal's to adopt`);
       }
       this.#insertSlot({ instance, slotTimeMs, status: 'done', reason: adoption.reason, runId: null, claimedAtMs: now, finishedAtMs: now });
       const record: IntentRecord = {
@@ -529,6 +535,78 @@ export class MemoryJournal implements Journal {
     return null;
   }
 
+  /**
+   * Forget the slots that are over, for a backtest over years whose cost per slot must not grow
+   * with its history: a slot is over when it is finished, every intent of it is settled (done,
+   * refused or failed), every order of it is terminal and no budget of it is held. What it
+   * journalled is returned (in recentJournal's shape, newest first) for the caller to keep what
+   * it needs; the journal keeps only the slot's key, so the slot is never claimed again, and the
+   * budget totals it counted. The latest slot of each instance is kept (lastSlot reads it), and
+   * nothing unresolved is ever forgotten: reconciliation and the tracker see what they always see.
+   * Only the backtest calls this; a journal read by `stacker journal` keeps everything.
+   */
+  retireSettled(): Promise<JournalEntry[]> {
+    return this.#op('retiring settled slots', () => {
+      const retired: JournalEntry[] = [];
+      const keep: string[] = [];
+      for (const key of this.#finished) {
+        const entries = this.#settledEntries(key);
+        if (entries === null) keep.push(key);
+        else {
+          this.#forgetSlot(key, entries);
+          retired.push(...entries);
+        }
+      }
+      this.#finished.length = 0;
+      this.#finished.push(...keep);
+      return retired.sort((a, b) => b.intent.slotTimeMs - a.intent.slotTimeMs || compareText(a.intent.instance, b.intent.instance) || a.intent.index - b.intent.index);
+    });
+  }
+
+  /** The slot's entries when it is over (see retireSettled), else null. */
+  #settledEntries(key: string): JournalEntry[] | null {
+    const slot = this.#slots.get(key);
+    if (slot === undefined || slot.status === 'claimed') return null;
+    const times = this.#slotTimes.get(slot.instance);
+    if (times !== undefined && times[times.length - 1] === slot.slotTimeMs) return null;
+    const entries: JournalEntry[] = [];
+    for (const id of this.#slotIntents.get(key) ?? []) {
+      const intent = this.#intents.get(id) as IntentRecord;
+      if (UNRESOLVED.includes(intent.status) || this.#held.has(id)) return null;
+      const orders = (this.#intentOrders.get(id) ?? []).map((orderId) => this.#orders.get(orderId) as StoredOrder);
+      if (orders.some((order) => !isTerminalStatus(order.status))) return null;
+      entries.push({ intent, orders: orders.sort(oldestOrderFirst), flexOperation: this.#flex.get(id) ?? null, transfer: this.#transfers.get(id) ?? null });
+    }
+    return entries;
+  }
+
+  /** Not undone on failure: retiring runs alone in its operation and cannot fail half-way. */
+  #forgetSlot(key: string, entries: readonly JournalEntry[]): void {
+    const slot = this.#slots.get(key) as SlotRecord;
+    this.#slots.delete(key);
+    this.#retired.add(key);
+    const times = this.#slotTimes.get(slot.instance);
+    if (times !== undefined) times.splice(times.indexOf(slot.slotTimeMs), 1);
+    this.#slotIntents.delete(key);
+    for (const { intent, orders } of entries) {
+      this.#intents.delete(intent.intentId);
+      this.#statusSet(intent.status).delete(intent.intentId);
+      if (intent.clientOrderId !== null) this.#byClientOrderId.delete(intent.clientOrderId);
+      this.#intentOrders.delete(intent.intentId);
+      this.#flex.delete(intent.intentId);
+      this.#transfers.delete(intent.intentId);
+      this.#reservations.delete(intent.intentId);
+      for (const order of orders) {
+        this.#orders.delete(order.orderId);
+        this.#transitions.delete(order.orderId);
+      }
+    }
+  }
+
+  #journalled(key: string): boolean {
+    return this.#slots.has(key) || this.#retired.has(key);
+  }
+
   // One operation: all of its changes, or none.
 
   async #op<T>(doing: string, work: () => T): Promise<T> {
@@ -568,6 +646,11 @@ export class MemoryJournal implements Journal {
     if (set.has(key)) return;
     set.add(key);
     this.#undo?.push(() => set.delete(key));
+  }
+
+  #push<T>(array: T[], item: T): void {
+    array.push(item);
+    this.#undo?.push(() => array.splice(array.lastIndexOf(item), 1));
   }
 
   /** Insert into an array kept in order, after any equal element. */

@@ -48,11 +48,7 @@ export interface EquityPoint {
   timeMs: number;
   /** Market close/open at that time. */
   price: Decimal;
-  /** Base held, main + trade. */
-  base: Decimal;
-  /** Quote held, main + trade + flex. */
-  quote: Decimal;
-  /** quote + base × price. */
+  /** Quote held + base held × price (each main + trade + flex): what the account is worth. */
   value: Decimal;
 }
 

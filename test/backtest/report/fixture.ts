@@ -37,7 +37,7 @@ function order(instance: string, slotTimeMs: number, status: string, base: strin
 }
 
 function point(timeMs: number, price: string, base: string, quote: string): EquityPoint {
-  return { timeMs, price: d(price), base: d(base), quote: d(quote), value: d(quote).add(d(base).mul(d(price))) };
+  return { timeMs, price: d(price), value: d(quote).add(d(base).mul(d(price))) };
 }
 
 /** Hourly closes for three days: a slow wave between 80 and 125 that passes through each buy price. */

@@ -9,7 +9,7 @@ import { DAY, HOUR, T0, syntheticRun } from './fixture.ts';
 const d = (text: string): Decimal => new Decimal(text);
 
 function equityOf(values: readonly string[]): EquityPoint[] {
-  return values.map((value, i) => ({ timeMs: T0 + i * HOUR, price: d('1'), base: d('0'), quote: d(value), value: d(value) }));
+  return values.map((value, i) => ({ timeMs: T0 + i * HOUR, price: d('1'), value: d(value) }));
 }
 
 describe('backtest report: figures', () => {
