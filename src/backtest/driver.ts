@@ -13,9 +13,9 @@ import { ConfigError } from '../domain/errors.ts';
 import { BacktestExchange } from '../sim/backtest-exchange.ts';
 import type { CandleSeries } from '../candles/index.ts';
 import type { RulesOrigin } from './rules/origin.ts';
+import { type FactPlace, RunFacts } from './report/facts.ts';
 import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from './report/run.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
-import { compareText } from '../store/journal-rules.ts';
 import { MemoryJournal } from '../store/memory-journal.ts';
 import { SqliteJournal } from '../store/sqlite-journal.ts';
 
@@ -39,6 +39,15 @@ export interface BacktestInput {
   readonly metrics?: EngineMetrics;
   /** Called as candles are processed: (done, total). */
   readonly onProgress?: (done: number, total: number) => void;
+  /** Told every fact the report folds, as the journal hands it over (the run itself keeps only the fold). */
+  readonly observer?: RunObserver;
+}
+
+/** Sees each order, refusal and flex operation of a run, with its place in the journal. */
+export interface RunObserver {
+  order?(order: ReportOrder, place: FactPlace): void;
+  refusal?(refusal: ReportRefusal, place: FactPlace): void;
+  flex?(op: ReportFlexOp, place: FactPlace): void;
 }
 
 /** Most points a chart needs: more than the pixels of a wide screen, few enough for a light page. */
@@ -79,9 +88,12 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
   const memory = input.journalPath === undefined ? new MemoryJournal({ clock: () => clock.nowMs() }) : null;
   const journal: Journal = memory ?? new SqliteJournal({ path: input.journalPath as string, clock: () => clock.nowMs() });
   const flexTicker = input.flex?.ticker ?? '';
-  // What the report reads of the slots the journal in memory has retired: facts only, so memory
-  // grows by a few objects per order rather than by every record a slot journalled.
-  const retired: EntryFacts[] = [];
+  const toMs = lastMs + candles.intervalSec * 1000;
+  // The report's figures folded as the run goes: memory stays flat however many slots it has.
+  const facts = new RunFacts({ base: rules.base, quote: rules.quote, fromMs: firstMs, toMs });
+  const fold = (entries: readonly JournalEntry[]): void => {
+    for (let i = entries.length - 1; i >= 0; i -= 1) foldEntry(facts, entries[i] as JournalEntry, flexTicker, input.observer);
+  };
   await journal.open();
   try {
     const run = await journal.startRun({ mode: 'backtest', pid: process.pid, version: 'backtest' });
@@ -102,21 +114,21 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       { runId: run.runId },
     );
 
-    const equity: EquityPoint[] = [];
     let firstSlot: { timeMs: number; price: Decimal } | null = null;
     const chartCandles: Array<{ timeSec: number; close: Decimal }> = [];
     const step = Math.max(1, Math.ceil(candles.length / CHART_POINTS));
+    const intervalMs = candles.intervalSec * 1000;
     let cursor = 0;
-    // Walk the candles up to a moment: every candle is looked at once, in order; chart points
-    // sample the account at their close (balances only change at slots, so this is exact).
+    // Walk the candles closed by a moment: every candle is looked at once, in order; chart
+    // points sample the account at their close (balances only change at slots, and a candle is
+    // sampled only once the slots before its close have run, so this is exact and in time order).
     const advanceTo = async (timeMs: number): Promise<void> => {
-      const limitSec = timeMs / 1000;
-      while (cursor < candles.length && candles.timeSec(cursor) < limitSec) {
+      while (cursor < candles.length && candles.timeSec(cursor) * 1000 + intervalMs <= timeMs) {
         if (cursor % step === 0 || cursor === candles.length - 1) {
           const close = candles.closeDecimal(cursor);
           const timeSec = candles.timeSec(cursor);
           chartCandles.push({ timeSec, close });
-          equity.push(await sampleAt(exchange, rules, (timeSec + candles.intervalSec) * 1000, close));
+          facts.addSample(await sampleAt(exchange, rules, (timeSec + candles.intervalSec) * 1000, close));
         }
         cursor += 1;
         if (input.onProgress !== undefined && cursor % 65_536 === 0) input.onProgress(cursor, candles.length);
@@ -138,23 +150,23 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
         }
         await engine.runSlot(instance, slotTimeMs);
         await engine.track();
-        if (memory !== null) for (const entry of await memory.retireSettled()) retired.push(factsOf(entry, flexTicker));
+        if (memory !== null) fold(await memory.retireSettled());
         const price = exchange.priceAt(input.market, slotTimeMs);
-        if (price !== null) equity.push(await sampleAt(exchange, rules, slotTimeMs, price));
+        if (price !== null) facts.addSample(await sampleAt(exchange, rules, slotTimeMs, price));
       },
     );
-    await advanceTo(lastMs + 1);
+    await advanceTo(Number.POSITIVE_INFINITY);
     input.onProgress?.(candles.length, candles.length);
     await journal.finishRun(run.runId, 'finished');
+    fold(await journal.recentJournal({ limit: Number.MAX_SAFE_INTEGER }));
 
-    equity.sort((a, b) => a.timeMs - b.timeMs);
     return {
       schema: 'stacker.backtest/1',
       market: input.market,
       base: rules.base,
       quote: rules.quote,
       fromMs: firstMs,
-      toMs: lastMs + candles.intervalSec * 1000,
+      toMs,
       dataFile: basename(input.dataFile),
       candles: {
         count: candles.length,
@@ -169,8 +181,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       initialWallet: startingHoldings(input),
       finalBalances: await totals(exchange),
       instances: input.instances.map((i) => ({ instance: i.instance, strategy: i.strategy.name, schedule: i.schedule.expression, timezone: i.timezone })),
-      ...(await collect(journal, flexTicker, retired)),
-      equity,
+      facts,
       slots: outcome.slots,
       firstSlot,
       settings: { slippagePct: input.slippagePct, flexAprPct: input.flex?.aprPct ?? null },
@@ -215,56 +226,41 @@ function held(exchange: BacktestExchange, asset: string): Decimal {
   return sum;
 }
 
-/** What the report keeps of one journalled intent, with the keys that order it as the journal does. */
-interface EntryFacts {
-  readonly slotTimeMs: number;
-  readonly instance: string;
-  readonly index: number;
-  readonly orders: readonly ReportOrder[];
-  readonly refusal: ReportRefusal | null;
-  readonly flex: ReportFlexOp | null;
-}
-
-/**
- * Orders, refusals and flex operations as the journal recorded them, oldest first: the report's
- * facts, from what the journal still holds and what it retired during the run.
- */
-async function collect(journal: Journal, flexTicker: string, retired: readonly EntryFacts[]): Promise<{ orders: ReportOrder[]; refusals: ReportRefusal[]; flex: ReportFlexOp[] }> {
-  const kept = (await journal.recentJournal({ limit: Number.MAX_SAFE_INTEGER })).map((entry) => factsOf(entry, flexTicker));
-  // The exact reverse of the journal's newest-first order (slot time, instance, index).
-  const all = [...retired, ...kept].sort((a, b) => a.slotTimeMs - b.slotTimeMs || compareText(b.instance, a.instance) || b.index - a.index);
-  return {
-    orders: all.flatMap((facts) => facts.orders),
-    refusals: all.flatMap((facts) => (facts.refusal === null ? [] : [facts.refusal])),
-    flex: all.flatMap((facts) => (facts.flex === null ? [] : [facts.flex])),
-  };
-}
-
-function factsOf(entry: JournalEntry, flexTicker: string): EntryFacts {
+/** What the report reads of one journalled intent: its orders, the refusal it was, the flex operation it made. */
+function foldEntry(facts: RunFacts, entry: JournalEntry, flexTicker: string, observer: RunObserver | undefined): void {
   const { intent } = entry;
+  const place: FactPlace = { slotTimeMs: intent.slotTimeMs, instance: intent.instance, index: intent.index };
   let refusal: ReportRefusal | null = null;
   if (intent.intent.kind === 'refusal') {
     refusal = { instance: intent.instance, slotTimeMs: intent.slotTimeMs, reason: intent.intent.reason, message: intent.intent.message };
   } else if (intent.status === 'refused' && intent.error !== null && intent.intent.kind !== 'flex-withdraw') {
     refusal = { instance: intent.instance, slotTimeMs: intent.slotTimeMs, reason: intent.error.code, message: intent.error.message };
   }
-  const orders = entry.orders.map((order) => ({
-    instance: intent.instance,
-    slotTimeMs: intent.slotTimeMs,
-    clientOrderId: order.clientOrderId,
-    market: order.market,
-    status: order.status,
-    amount: order.amount,
-    filledBase: order.filledBase,
-    filledQuote: order.filledQuote,
-    fee: order.fee,
-    feeAsset: order.feeAsset,
-    fillTimeMs: order.createdAtSec * 1000,
-  }));
-  let flex: ReportFlexOp | null = null;
+  if (refusal !== null) {
+    facts.addRefusal(refusal, place);
+    observer?.refusal?.(refusal, place);
+  }
+  for (const order of entry.orders) {
+    const fact: ReportOrder = {
+      instance: intent.instance,
+      slotTimeMs: intent.slotTimeMs,
+      clientOrderId: order.clientOrderId,
+      market: order.market,
+      status: order.status,
+      amount: order.amount,
+      filledBase: order.filledBase,
+      filledQuote: order.filledQuote,
+      fee: order.fee,
+      feeAsset: order.feeAsset,
+      fillTimeMs: order.createdAtSec * 1000,
+    };
+    facts.addOrder(fact, place);
+    observer?.order?.(fact, place);
+  }
   if (intent.intent.kind === 'flex-withdraw') {
     const status = intent.status === 'done' ? 'done' : intent.status === 'refused' ? 'refused' : 'failed';
-    flex = { instance: intent.instance, slotTimeMs: intent.slotTimeMs, plan: intent.intent.plan, ticker: flexTicker, amount: intent.intent.amount, status };
+    const op: ReportFlexOp = { instance: intent.instance, slotTimeMs: intent.slotTimeMs, plan: intent.intent.plan, ticker: flexTicker, amount: intent.intent.amount, status };
+    facts.addFlex(op);
+    observer?.flex?.(op, place);
   }
-  return { slotTimeMs: intent.slotTimeMs, instance: intent.instance, index: intent.index, orders, refusal, flex };
 }

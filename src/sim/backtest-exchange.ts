@@ -39,7 +39,7 @@ export interface BacktestExchangeOptions {
 }
 
 /** Finished orders a backtest's account keeps readable: far more than one slot ever looks back at. */
-const BACKTEST_FINISHED_ORDERS = 1000;
+const BACKTEST_FINISHED_ORDERS = 16;
 
 /**
  * The exchange of a backtest: the sim core on a virtual clock, prices from candles. A market

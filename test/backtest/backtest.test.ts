@@ -1,3 +1,4 @@
+import { watchRun } from './observed.ts';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -5,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadCandles } from '../../src/candles/index.ts';
-import { runBacktest } from '../../src/backtest/driver.ts';
+import { type RunObserver, runBacktest } from '../../src/backtest/driver.ts';
 import { buildReport } from '../../src/backtest/report/build.ts';
 import { loadStrategyFiles } from '../../src/config/daemon-config.ts';
 import { Decimal, formatDecimal, roundUp } from '../../src/domain/money.ts';
@@ -43,18 +44,24 @@ function expectedBuys(csv: string, slotHourUtc: number, amount: string): { count
   return { count, quote, fees };
 }
 
+/** The instances backtested over the fixture from 10000 USDT, without slippage. */
+function backtestFixture(instances: Awaited<ReturnType<typeof loadStrategyFiles>>, observer?: RunObserver) {
+  return runBacktest({
+    candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }),
+    market: 'BTC_USDT',
+    dataFile: FIXTURE,
+    instances,
+    wallet: new Map([['USDT', new Decimal('10000')]]),
+    slippagePct: new Decimal(0),
+    flex: null,
+    ...(observer === undefined ? {} : { observer }),
+  });
+}
+
 describe('a backtest over real candles', () => {
   it('buys at the fill rule on every slot; totals match a hand computation from the CSV', async () => {
     const instances = await loadStrategyFiles([strategyFile('dca', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n')]);
-    const backtestRun = await runBacktest({
-      candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }),
-      market: 'BTC_USDT',
-      dataFile: FIXTURE,
-      instances,
-      wallet: new Map([['USDT', new Decimal('10000')]]),
-      slippagePct: new Decimal(0),
-      flex: null,
-    });
+    const backtestRun = await backtestFixture(instances);
     const report = buildReport(backtestRun) as unknown as {
       orders: { total: number; byStatus: Record<string, number> };
       totals: { baseAcquired: string; quoteSpent: string; fees: Record<string, string> };
@@ -72,27 +79,34 @@ describe('a backtest over real candles', () => {
     expect(report.data).toMatchObject({ candles: 335, gaps: { count: 1, missingCandles: 1 } });
   });
 
+  it('samples the account in time order when a slot falls inside a candle: a close is sampled once the slots before it have run', async () => {
+    const instances = await loadStrategyFiles([strategyFile('half', 'STRATEGY=dca\nSCHEDULE="30 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n')]);
+    const run = await backtestFixture(instances);
+    const points = run.facts.equity.points();
+    expect(points.map((p) => p.timeMs)).toEqual([...points.map((p) => p.timeMs)].sort((a, b) => a - b));
+    // The 09:00 candle closes at 10:00, after the 09:30 buy: its sample holds the bought base.
+    const slot = Date.UTC(2021, 2, 2, 9, 30);
+    const atClose = points.find((p) => p.timeMs === slot + 30 * 60_000);
+    const atSlot = points.find((p) => p.timeMs === slot);
+    // Bought by then: 0.001 on 1 March and 0.001 on 2 March; only the price moved between the two samples.
+    expect(atClose!.value.sub(atSlot!.value).eq(new Decimal('0.002').mul(atClose!.price.sub(atSlot!.price)))).toBe(true);
+    expect(run.facts.drawdown.samples).toBe(run.slots + run.chartCandles.length);
+  });
+
   it('respects a weekly budget across the run, refusing with over-budget', async () => {
     const instances = await loadStrategyFiles([strategyFile('capped', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\nBUDGET_QUOTE_PER_WEEK=150\n')]);
-    const backtestRun = await runBacktest({
-      candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }),
-      market: 'BTC_USDT',
-      dataFile: FIXTURE,
-      instances,
-      wallet: new Map([['USDT', new Decimal('10000')]]),
-      slippagePct: new Decimal(0),
-      flex: null,
-    });
+    const watched = watchRun();
+    await backtestFixture(instances, watched.observer);
     // ~50 USDT a buy: three buys fit in 150 a week, the rest of each ISO week is refused.
     const byWeek = new Map<number, number>();
-    for (const order of backtestRun.orders) {
+    for (const order of watched.orders()) {
       const monday = Math.floor((order.slotTimeMs / 86_400_000 + 3) / 7);
       byWeek.set(monday, (byWeek.get(monday) ?? 0) + 1);
     }
     for (const count of byWeek.values()) expect(count).toBeLessThanOrEqual(3);
-    expect(backtestRun.refusals.some((r) => r.reason === 'over-budget')).toBe(true);
+    expect(watched.refusals().some((r) => r.reason === 'over-budget')).toBe(true);
     const weekly = new Map<number, Decimal>();
-    for (const order of backtestRun.orders) {
+    for (const order of watched.orders()) {
       const week = Math.floor((order.slotTimeMs / 86_400_000 + 3) / 7);
       weekly.set(week, (weekly.get(week) ?? new Decimal(0)).add(order.filledQuote));
     }

@@ -1,3 +1,5 @@
+import type { ReportOrder } from '../../src/backtest/report/run.ts';
+import { watchRun } from './observed.ts';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,11 +13,12 @@ const FIXTURE = new URL('../fixtures/candles/btc-1h-2021-03-01_14.csv', import.m
 const dir = mkdtempSync(join(tmpdir(), 'stacker-dip-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** One instance file (written from `text`) backtested over the fixture from 100000 USDT. */
-async function backtest(name: string, text: string) {
+/** One instance file (written from `text`) backtested over the fixture from 100000 USDT: its orders, in the journal's order. */
+async function backtest(name: string, text: string): Promise<{ orders: ReportOrder[] }> {
   const file = join(dir, name);
   writeFileSync(file, text);
-  return runBacktest({
+  const watched = watchRun();
+  await runBacktest({
     candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }),
     market: 'BTC_USDT',
     dataFile: FIXTURE,
@@ -23,7 +26,9 @@ async function backtest(name: string, text: string) {
     wallet: new Map([['USDT', new Decimal('100000')]]),
     slippagePct: new Decimal(0),
     flex: null,
+    observer: watched.observer,
   });
+  return { orders: watched.orders() };
 }
 
 describe('dca buying the dip in a backtest (candles from the data, one code path with live)', () => {

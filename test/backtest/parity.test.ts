@@ -1,3 +1,4 @@
+import { watchRun } from './observed.ts';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -60,7 +61,8 @@ describe('backtest and dry-run parity', () => {
 
     // (a) the backtest
     const config = await loadDaemonConfig({ strategiesDir: strategies, dataDir: join(dir, 'data') }, { env: { STACKER_DRY_RUN_WALLET: WALLET } });
-    const backtest = await runBacktest({ candles, market: 'BTC_USDT', dataFile: FIXTURE, instances: config.instances, wallet: config.dryRunWallet, slippagePct: new Decimal(0), flex: null });
+    const watched = watchRun();
+    await runBacktest({ candles, market: 'BTC_USDT', dataFile: FIXTURE, instances: config.instances, wallet: config.dryRunWallet, slippagePct: new Decimal(0), flex: null, observer: watched.observer });
 
     // (b) the dry-run daemon in virtual time against the sandbox replaying the candles
     const clock = new VirtualClock(firstMs);
@@ -94,10 +96,10 @@ describe('backtest and dry-run parity', () => {
     await journal.open();
     const dryRun = (await journal.listOrders({ limit: 10_000 })).map(row).sort((a, b) => a.clientOrderId.localeCompare(b.clientOrderId));
     await journal.close();
-    const backtested = backtest.orders.map(row).sort((a, b) => a.clientOrderId.localeCompare(b.clientOrderId));
+    const backtested = watched.orders().map(row).sort((a, b) => a.clientOrderId.localeCompare(b.clientOrderId));
 
     expect(backtested.length).toBeGreaterThan(30);
-    expect(backtest.refusals.some((r) => r.reason === 'over-budget')).toBe(true);
+    expect(watched.refusals().some((r) => r.reason === 'over-budget')).toBe(true);
     expect(dryRun).toEqual(backtested);
   }, 60_000);
 });

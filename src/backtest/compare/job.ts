@@ -22,11 +22,9 @@ export interface RunResult {
   readonly label: string;
   readonly overrides: Readonly<Record<string, string>>;
   readonly report: BacktestReport;
-  /** [time ms, account value as decimal text], time-ascending, at most ~2000 points. */
+  /** [time ms, account value as decimal text], time-ascending: the run's sketch of its value (at most 1728 points). */
   readonly equity: ReadonlyArray<readonly [number, string]>;
 }
-
-const CHART_POINTS = 2000;
 
 /** One backtest of a comparison, from plain inputs: what a worker thread runs, and the main thread when it runs alone. */
 export async function runJob(common: CommonInput, spec: RunSpec): Promise<RunResult> {
@@ -53,7 +51,6 @@ export async function runJob(common: CommonInput, spec: RunSpec): Promise<RunRes
     flex: common.flex === null ? null : { ...common.flex, amount: new Decimal(common.flex.amount), aprPct: new Decimal(common.flex.aprPct) },
     ...(rules === undefined || common.rules === undefined ? {} : { rules, rulesOrigin: common.rules.origin }),
   });
-  const step = Math.max(1, Math.ceil(run.equity.length / CHART_POINTS));
-  const equity = run.equity.filter((_, i) => i % step === 0 || i === run.equity.length - 1).map((p) => [p.timeMs, formatDecimal(p.value)] as const);
+  const equity = run.facts.equity.points().map((p) => [p.timeMs, formatDecimal(p.value)] as const);
   return { label: spec.label, overrides: spec.overrides, report: buildReport(run), equity };
 }

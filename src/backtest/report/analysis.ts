@@ -1,5 +1,6 @@
 import { type Decimal, ZERO, formatDecimal } from '../../domain/money.ts';
-import type { BacktestRun, EquityPoint, ReportOrder } from './run.ts';
+import type { PeriodFacts } from './facts.ts';
+import type { BacktestRun } from './run.ts';
 
 /**
  * What a DCA user asks of a backtest beyond the totals: would one lump sum have done better,
@@ -60,7 +61,7 @@ export interface RefusalSummary {
 }
 
 export function benchmarks(run: BacktestRun, round: Rounding): Benchmarks {
-  const fill = spent(run.orders, run.quote, run.base);
+  const fill = spent(run);
   const lastClose = run.candles.lastClose;
   const first = run.firstSlot ?? null;
   const initialValue = valueOf(run.initialWallet, run, run.candles.firstOpen);
@@ -80,36 +81,29 @@ export function benchmarks(run: BacktestRun, round: Rounding): Benchmarks {
 
 /** One row per UTC year or month with a candle in the run, oldest first. */
 export function periods(run: BacktestRun, unit: 'year' | 'month', round: Rounding): PeriodRow[] {
-  const keyOf = (ms: number): string => new Date(ms).toISOString().slice(0, unit === 'year' ? 4 : 7);
-  const rows = new Map<string, { quote: Decimal; base: Decimal; fees: Decimal; baseFees: Decimal; lastPrice: Decimal; lastTimeMs: number }>();
-  const touch = (key: string) => {
+  const folded = unit === 'year' ? run.facts.years : run.facts.months;
+  // The prices the fold has not seen: the chart's closes (a close belongs to the period its
+  // candle ends in: the last millisecond before the next opens) and the last close.
+  const rows = new Map<string, PeriodFacts>([...folded].map(([key, row]) => [key, { ...row }]));
+  const seen = (timeMs: number, price: Decimal): void => {
+    const at = Math.min(timeMs, run.toMs - 1);
+    const key = new Date(at).toISOString().slice(0, unit === 'year' ? 4 : 7);
     let row = rows.get(key);
     if (row === undefined) {
       row = { quote: ZERO, base: ZERO, fees: ZERO, baseFees: ZERO, lastPrice: ZERO, lastTimeMs: -1 };
       rows.set(key, row);
     }
-    return row;
-  };
-  for (const point of pricesOf(run)) {
-    // A sample taken as the run ends (at its end time) still belongs to its last period.
-    const row = touch(keyOf(Math.min(point.timeMs, run.toMs - 1)));
-    if (point.timeMs >= row.lastTimeMs) {
-      row.lastTimeMs = point.timeMs;
-      row.lastPrice = point.price;
+    if (timeMs >= row.lastTimeMs) {
+      row.lastTimeMs = timeMs;
+      row.lastPrice = price;
     }
-  }
-  for (const order of run.orders) {
-    if (!order.filledBase.gt(0)) continue;
-    const row = touch(keyOf(order.fillTimeMs ?? order.slotTimeMs));
-    row.quote = row.quote.add(order.filledQuote);
-    row.base = row.base.add(order.filledBase);
-    if (order.feeAsset === run.quote) row.fees = row.fees.add(order.fee);
-    if (order.feeAsset === run.base) row.baseFees = row.baseFees.add(order.fee);
-  }
+  };
+  for (const candle of run.chartCandles) seen((candle.timeSec + run.candles.intervalSec) * 1000 - 1, candle.close);
+  seen(run.toMs - 1, run.candles.lastClose);
   let held = ZERO;
   let invested = ZERO;
   return [...rows.keys()].sort().map((period) => {
-    const row = rows.get(period) as NonNullable<ReturnType<typeof rows.get>>;
+    const row = rows.get(period) as PeriodFacts;
     held = held.add(row.base).sub(row.baseFees);
     invested = invested.add(row.quote).add(row.fees);
     const value = held.mul(row.lastPrice);
@@ -127,42 +121,28 @@ export function periods(run: BacktestRun, unit: 'year' | 'month', round: Roundin
 
 /** Refusals by reason (most first, then by name), each with when it happened first and last and how often per year. */
 export function refusalSummary(run: BacktestRun): RefusalSummary[] {
-  const byReason = new Map<string, RefusalSummary>();
-  for (const refusal of run.refusals) {
-    const year = new Date(refusal.slotTimeMs).toISOString().slice(0, 4);
-    const seen = byReason.get(refusal.reason);
-    if (seen === undefined) {
-      byReason.set(refusal.reason, { reason: refusal.reason, count: 1, firstTimeMs: refusal.slotTimeMs, lastTimeMs: refusal.slotTimeMs, byYear: { [year]: 1 } });
-      continue;
-    }
-    seen.count += 1;
-    seen.firstTimeMs = Math.min(seen.firstTimeMs, refusal.slotTimeMs);
-    seen.lastTimeMs = Math.max(seen.lastTimeMs, refusal.slotTimeMs);
-    seen.byYear[year] = (seen.byYear[year] ?? 0) + 1;
-  }
-  return [...byReason.values()]
-    .map((s) => ({ ...s, byYear: Object.fromEntries(Object.entries(s.byYear).sort(([a], [b]) => (a < b ? -1 : 1))) }))
+  return [...run.facts.byReason.values()]
+    .map((s) => ({
+      reason: s.reason,
+      count: s.count,
+      firstTimeMs: s.firstTimeMs,
+      lastTimeMs: s.lastTimeMs,
+      byYear: Object.fromEntries([...s.byYear].sort(([a], [b]) => (a < b ? -1 : 1))),
+    }))
     .sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1));
 }
 
 /** When the money ran out: the first buy refused for insufficient funds, and how many were refused so from then on; null when none was. */
 export function ranOut(run: BacktestRun): { atMs: number; refusedFromThen: number } | null {
-  const short = run.refusals.filter((r) => r.reason === 'insufficient-funds').sort((a, b) => a.slotTimeMs - b.slotTimeMs);
-  const first = short[0];
-  return first === undefined ? null : { atMs: first.slotTimeMs, refusedFromThen: short.length };
+  const found = run.facts.ranOut;
+  return found === null ? null : { atMs: found.atMs, refusedFromThen: found.count };
 }
 
-function spent(orders: readonly ReportOrder[], quote: string, baseAsset: string): { withFees: Decimal; quoteFees: Decimal; base: Decimal } {
-  let q = ZERO;
-  let fees = ZERO;
-  let base = ZERO;
-  for (const order of orders) {
-    q = q.add(order.filledQuote);
-    base = base.add(order.filledBase);
-    if (order.feeAsset === quote) fees = fees.add(order.fee);
-    if (order.feeAsset === baseAsset) base = base.sub(order.fee);
-  }
-  return { withFees: q.add(fees), quoteFees: fees, base };
+/** Quote spent with the fees paid in it, and the base bought less the fees paid in base. */
+function spent(run: BacktestRun): { withFees: Decimal; quoteFees: Decimal; base: Decimal } {
+  const fees = run.facts.fees.get(run.quote) ?? ZERO;
+  const base = run.facts.orders.base.sub(run.facts.fees.get(run.base) ?? ZERO);
+  return { withFees: run.facts.orders.quote.add(fees), quoteFees: fees, base };
 }
 
 function outcome(invested: Decimal, base: Decimal, price: Decimal, round: Rounding): Outcome {
@@ -177,14 +157,4 @@ function outcome(invested: Decimal, base: Decimal, price: Decimal, round: Roundi
 
 function valueOf(wallet: Record<string, Decimal>, run: BacktestRun, price: Decimal): Decimal {
   return (wallet[run.quote] ?? ZERO).add((wallet[run.base] ?? ZERO).mul(price));
-}
-
-/** Prices through the run (the chart's closes, the account samples, the last close), for "the last price of a period". */
-function pricesOf(run: BacktestRun): Array<Pick<EquityPoint, 'timeMs' | 'price'>> {
-  return [
-    // A close belongs to the period its candle ends in: the last millisecond before the next opens.
-    ...run.chartCandles.map((c) => ({ timeMs: (c.timeSec + run.candles.intervalSec) * 1000 - 1, price: c.close })),
-    ...run.equity.map((p) => ({ timeMs: p.timeMs, price: p.price })),
-    { timeMs: run.toMs - 1, price: run.candles.lastClose },
-  ];
 }

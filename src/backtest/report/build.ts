@@ -1,6 +1,7 @@
 import { Decimal, ZERO, formatDecimal } from '../../domain/money.ts';
 import { type Benchmarks, type PeriodRow, type RefusalSummary, benchmarks, periods, ranOut, refusalSummary } from './analysis.ts';
 import { type ReportRules, reportRules } from './rules.ts';
+import { type DrawdownFacts, UNKNOWN_ASSET } from './facts.ts';
 import type { BacktestRun, EquityPoint, ReportOrder } from './run.ts';
 
 /**
@@ -123,22 +124,16 @@ export function isFilled(order: ReportOrder): boolean {
 }
 
 export function buildReport(run: BacktestRun): BacktestReport {
-  const filled = run.orders.filter(isFilled);
-  const baseAcquired = sum(run.orders.map((o) => o.filledBase));
-  const quoteSpent = sum(run.orders.map((o) => o.filledQuote));
-  const fees = new Map<string, Decimal>();
-  for (const order of run.orders) {
-    if (order.fee.isZero()) continue;
-    const asset = order.feeAsset ?? UNKNOWN_ASSET;
-    fees.set(asset, (fees.get(asset) ?? ZERO).add(order.fee));
-  }
+  const { facts } = run;
+  const baseAcquired = facts.orders.base;
+  const quoteSpent = facts.orders.quote;
+  const fees = facts.fees;
   const quoteFees = fees.get(run.quote) ?? ZERO;
   const baseFees = fees.get(run.base) ?? ZERO;
 
   const initialValue = valueOf(run.initialWallet, run, run.candles.firstOpen);
   const finalValue = valueOf(run.finalBalances, run, run.candles.lastClose);
   const pnl = finalValue.sub(initialValue);
-  const equity = [...run.equity].sort((a, b) => a.timeMs - b.timeMs);
   const largestGap = run.candles.gaps.reduce<{ afterTimeSec: number; missing: number } | null>(
     (best, gap) => (best === null || gap.missing > best.missing ? { afterTimeSec: gap.afterTimeSec, missing: gap.missing } : best),
     null,
@@ -173,7 +168,7 @@ export function buildReport(run: BacktestRun): BacktestReport {
       flexAprPct: run.settings.flexAprPct === null ? null : formatDecimal(run.settings.flexAprPct),
     },
     rules: reportRules(run.rules),
-    orders: { total: run.orders.length, filled: filled.length, byStatus: countBy(run.orders.map((o) => o.status)) },
+    orders: { total: facts.orders.orders, filled: facts.orders.filled, byStatus: sortedRecord([...facts.byStatus]) },
     totals: {
       baseAcquired: formatDecimal(baseAcquired),
       quoteSpent: formatDecimal(quoteSpent),
@@ -192,16 +187,16 @@ export function buildReport(run: BacktestRun): BacktestReport {
       unvaluedAssets: unvaluedAssets(run),
     },
     wallet: { initial: walletRecord(run.initialWallet), final: walletRecord(run.finalBalances) },
-    drawdown: drawdowns(equity),
+    drawdown: drawdowns(facts.drawdown),
     refusals: {
-      total: run.refusals.length,
-      byReason: countBy(run.refusals.map((r) => r.reason)),
+      total: facts.refusalCount,
+      byReason: sortedRecord([...facts.byReason.values()].map((r) => [r.reason, r.count])),
       summary: refusalSummary(run),
       ranOut: ranOutAt(run),
     },
     benchmarks: benchmarks(run, ROUND),
     periods: { yearly: periods(run, 'year', ROUND), monthly: periods(run, 'month', ROUND) },
-    flex: { total: run.flex.length, byStatus: countBy(run.flex.map((f) => f.status)) },
+    flex: { total: facts.flexCount, byStatus: sortedRecord([...facts.flexByStatus]) },
     byInstance: instanceTotals(run),
   };
 }
@@ -211,8 +206,7 @@ export function reportToJson(report: BacktestReport): string {
   return `${JSON.stringify(report, null, 2)}\n`;
 }
 
-/** Fee rows whose asset the exchange did not name are kept under this key, never dropped. */
-export const UNKNOWN_ASSET = '?';
+export { UNKNOWN_ASSET };
 
 /** Quote held plus base held at `price`; other assets are listed as unvalued, not guessed. */
 function valueOf(wallet: Record<string, Decimal>, run: BacktestRun, price: Decimal): Decimal {
@@ -232,31 +226,14 @@ function unvaluedAssets(run: BacktestRun): string[] {
 }
 
 /**
- * Peak-to-trough over the equity samples: the running peak is the highest value seen so far;
- * the drawdown at a sample is peak − value. `max` is the sample with the largest amount,
- * `maxPct` the one with the largest amount / peak. Ties keep the earliest episode.
+ * Peak-to-trough over the equity samples (walked in time order by facts.ts): the running peak
+ * is the highest value seen so far; the drawdown at a sample is peak − value. `max` is the
+ * sample with the largest amount, `maxPct` the one with the largest amount / peak. Ties keep
+ * the earliest episode.
  */
-function drawdowns(equity: readonly EquityPoint[]): BacktestReport['drawdown'] {
-  const first = equity[0];
-  if (first === undefined) return { samples: 0, max: null, maxPct: null };
-  let peak = first;
-  let max = { peak: first, trough: first, amount: ZERO };
-  let maxPct = { peak: first, trough: first, amount: ZERO };
-  for (const point of equity) {
-    // At or above the running peak there is no drawdown: most samples of a rising account.
-    if (point.value.gte(peak.value)) {
-      if (point.value.gt(peak.value)) peak = point;
-      continue;
-    }
-    const amount = peak.value.sub(point.value);
-    if (amount.gt(max.amount)) max = { peak, trough: point, amount };
-    // amount / peak > best amount / best peak, compared as a cross product (both peaks > 0):
-    // exact, without a division per sample over years of slots.
-    if (peak.value.gt(0) && (maxPct.amount.isZero() || amount.mul(maxPct.peak.value).gt(maxPct.amount.mul(peak.value)))) {
-      maxPct = { peak, trough: point, amount };
-    }
-  }
-  return { samples: equity.length, max: episode(max.peak, max.trough), maxPct: episode(maxPct.peak, maxPct.trough) };
+function drawdowns(drawdown: DrawdownFacts): BacktestReport['drawdown'] {
+  if (drawdown.max === null || drawdown.maxPct === null) return { samples: 0, max: null, maxPct: null };
+  return { samples: drawdown.samples, max: episode(drawdown.max.peak, drawdown.max.trough), maxPct: episode(drawdown.maxPct.peak, drawdown.maxPct.trough) };
 }
 
 function episode(peak: EquityPoint, trough: EquityPoint): DrawdownEpisode {
@@ -272,35 +249,21 @@ function episode(peak: EquityPoint, trough: EquityPoint): DrawdownEpisode {
 }
 
 function instanceTotals(run: BacktestRun): InstanceTotals[] {
-  const names = new Set<string>([
-    ...run.instances.map((i) => i.instance),
-    ...run.orders.map((o) => o.instance),
-    ...run.refusals.map((r) => r.instance),
-  ]);
+  const names = new Set<string>([...run.instances.map((i) => i.instance), ...run.facts.byInstance.keys()]);
   return [...names].sort(compareText).map((instance) => {
-    const orders = run.orders.filter((o) => o.instance === instance);
-    const base = sum(orders.map((o) => o.filledBase));
-    const quote = sum(orders.map((o) => o.filledQuote));
+    const facts = run.facts.byInstance.get(instance);
+    const base = facts?.base ?? ZERO;
+    const quote = facts?.quote ?? ZERO;
     return {
       instance,
-      orders: orders.length,
-      filled: orders.filter(isFilled).length,
-      refusals: run.refusals.filter((r) => r.instance === instance).length,
+      orders: facts?.orders ?? 0,
+      filled: facts?.filled ?? 0,
+      refusals: facts?.refusals ?? 0,
       baseAcquired: formatDecimal(base),
       quoteSpent: formatDecimal(quote),
       averagePrice: averagePrice(quote, base),
     };
   });
-}
-
-function sum(values: readonly Decimal[]): Decimal {
-  return values.reduce((total, value) => total.add(value), ZERO);
-}
-
-function countBy(keys: readonly string[]): Record<string, number> {
-  const counts = new Map<string, number>();
-  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
-  return sortedRecord([...counts]);
 }
 
 function walletRecord(wallet: Record<string, Decimal>): Record<string, string> {

@@ -1,14 +1,17 @@
 import { Decimal, formatDecimal } from '../../domain/money.ts';
-import { VALUE_PLACES, ROUNDING, isFilled } from './build.ts';
+import { VALUE_PLACES, ROUNDING } from './build.ts';
+import type { Buy } from './facts.ts';
 import type { BacktestRun } from './run.ts';
 import { escapeHtml, utcMinute } from './text.ts';
 import { axes, legend, linearScale, pathData, plotArea, px, thin, timeAxis, valueAxis } from './svg.ts';
 import type { LegendItem } from './svg.ts';
 
 /**
- * The three charts of the HTML report, each one inline <svg>: price with buy markers, cost
- * basis against price, and account value. Series are thinned for drawing only; every buy
- * marker is drawn.
+ * The charts of the HTML report, each one inline <svg>: price with buy markers, cost basis
+ * against price, account value and drawdown. The run keeps each long series as a sketch
+ * (facts.ts: the run cut into 432 time buckets, each keeping its first, lowest, highest and last
+ * point), so years of hourly slots draw what a pixel can show; a run with fewer points than
+ * buckets draws every one.
  */
 
 const WIDTH = 960;
@@ -39,28 +42,9 @@ interface ChartSpec {
   markerLabel?: string;
 }
 
-/** A buy as drawn: fill time and the order's own average price. */
-export interface Buy {
-  timeMs: number;
-  price: Decimal;
-  base: Decimal;
-  quote: Decimal;
-  instance: string;
-  clientOrderId: string;
-}
-
+/** The buys the price chart marks: per time bucket the first, cheapest, dearest and last (every buy when they are fewer than the buckets). */
 export function buysOf(run: BacktestRun): Buy[] {
-  return run.orders
-    .filter(isFilled)
-    .map((o) => ({
-      timeMs: o.fillTimeMs ?? o.slotTimeMs,
-      price: o.filledQuote.div(o.filledBase),
-      base: o.filledBase,
-      quote: o.filledQuote,
-      instance: o.instance,
-      clientOrderId: o.clientOrderId,
-    }))
-    .sort((a, b) => a.timeMs - b.timeMs);
+  return run.facts.buys.points();
 }
 
 function priceSeries(run: BacktestRun): Series {
@@ -88,16 +72,9 @@ export function priceChart(run: BacktestRun, buys: readonly Buy[]): string {
   });
 }
 
-/** Running average price (quote spent so far / base acquired so far), held until the next buy. */
-export function costBasisChart(run: BacktestRun, buys: readonly Buy[]): string {
-  const basis: Array<{ timeMs: number; value: Decimal }> = [];
-  let base = new Decimal(0);
-  let quote = new Decimal(0);
-  for (const buy of buys) {
-    base = base.add(buy.base);
-    quote = quote.add(buy.quote);
-    basis.push({ timeMs: buy.timeMs, value: quote.div(base) });
-  }
+/** Running average price (quote spent so far / base acquired so far), held until the next buy (or time bucket). */
+export function costBasisChart(run: BacktestRun): string {
+  const basis = run.facts.basis.points();
   const lastTimeMs = run.chartCandles.at(-1)?.timeSec;
   const last = basis.at(-1);
   if (last !== undefined && lastTimeMs !== undefined && lastTimeMs * 1000 > last.timeMs) {
@@ -112,7 +89,7 @@ export function costBasisChart(run: BacktestRun, buys: readonly Buy[]): string {
 }
 
 export function equityChart(run: BacktestRun, initialValue: Decimal): string {
-  const points = run.equity.map((e) => ({ timeMs: e.timeMs, value: e.value }));
+  const points = run.facts.equity.points().map((e) => ({ timeMs: e.timeMs, value: e.value }));
   const first = points[0];
   const last = points.at(-1);
   const reference =
@@ -135,14 +112,7 @@ export function equityChart(run: BacktestRun, initialValue: Decimal): string {
 
 /** Drawdown at each sample, in % below the running peak of the account value (0 at a new peak). */
 export function drawdownChart(run: BacktestRun): string {
-  let peak: Decimal | null = null;
-  const points = [...run.equity]
-    .sort((a, b) => a.timeMs - b.timeMs)
-    .map((e) => {
-      if (peak === null || e.value.gt(peak)) peak = e.value;
-      const pct = peak.gt(0) ? peak.sub(e.value).div(peak).mul(-100) : new Decimal(0);
-      return { timeMs: e.timeMs, value: pct };
-    });
+  const points = run.facts.drawdownCurve.points().map((p) => ({ timeMs: p.timeMs, value: new Decimal(p.pct) }));
   return chart({
     id: 'chart-drawdown',
     title: 'Drawdown (% below the highest account value so far)',

@@ -13,8 +13,6 @@ import { escapeHtml, orDash, utcMinute } from './text.ts';
  * text goes through escapeHtml; figures are the report's strings, never recomputed floats.
  */
 
-/** Orders shown at each end of the orders table when a run has more than twice this many. */
-export const ORDERS_SHOWN_EACH_END = 25;
 
 /**
  * Several backtests over the same candles side by side (several --strategy files, or a --sweep):
@@ -65,8 +63,8 @@ export function renderHtml(report: BacktestReport, run: BacktestRun): string {
     `<p class="sub">Data <code>${escapeHtml(report.data.file)}</code> · ${report.data.candles} candles · ${report.slots} slots · ${report.instances.length} instance(s) · times in UTC</p></header>`,
     section('Headline', headlineTable(report)),
     section('Charts', [
-      figure(priceChart(run, buys), `Close price with one marker per filled order (${buys.length}), at its fill time and average fill price.`),
-      figure(costBasisChart(run, buys), 'Average buy price so far (quote spent ÷ base acquired, fees excluded) against the close price.'),
+      figure(priceChart(run, buys), `Close price with buy markers at their fill time and average fill price: ${buysCaption(buys.length, report.orders.filled)}.`),
+      figure(costBasisChart(run), 'Average buy price so far (quote spent ÷ base acquired, fees excluded) against the close price.'),
       figure(equityChart(run, new Decimal(report.value.initial)), `Account value (quote + base × price) at each sample, against the initial value.`),
       figure(drawdownChart(run), `How far the account value stood below its highest value so far, in %. Deepest: ${report.drawdown.maxPct?.pct ?? '0'} %.`),
     ].join('\n')),
@@ -167,9 +165,14 @@ function instancesTable(report: BacktestReport): string {
   return table(headers, rows);
 }
 
+/** Every filled order has a marker when they fit; otherwise say which ones are drawn. */
+function buysCaption(drawn: number, filled: number): string {
+  return drawn === filled ? `one per filled order (${filled})` : `${drawn} of ${filled} filled orders, the first, cheapest, dearest and last of each stretch of time`;
+}
+
 function ordersTable(run: BacktestRun): string {
-  if (run.orders.length === 0) return '<p>No orders.</p>';
-  const ordered = [...run.orders].sort((a, b) => a.slotTimeMs - b.slotTimeMs);
+  if (run.facts.orders.orders === 0) return '<p>No orders.</p>';
+  const { head, tail, hidden } = run.facts.tableOrders();
   const row = (o: ReportOrder): Cell[] => [
     txt(utcMinute(o.slotTimeMs)),
     txt(o.instance),
@@ -182,11 +185,9 @@ function ordersTable(run: BacktestRun): string {
     num(orDash(averagePrice(o.filledQuote, o.filledBase))),
   ];
   const headers = [...['Slot', 'Instance', 'Client order id', 'Status'].map(txt), ...['Asked', 'Filled base', 'Quote', 'Fee', 'Avg price'].map(num)];
-  const limit = ORDERS_SHOWN_EACH_END;
-  if (ordered.length <= 2 * limit) return table(headers, ordered.map(row));
-  const hidden = ordered.length - 2 * limit;
+  if (hidden === 0) return table(headers, [...head, ...tail].map(row));
   const gap: Cell[] = [{ text: `… ${hidden} more orders (all of them are in the JSON report's counts) …`, cssClass: 'elided', colspan: headers.length }];
-  return table(headers, [...ordered.slice(0, limit).map(row), gap, ...ordered.slice(-limit).map(row)]);
+  return table(headers, [...head.map(row), gap, ...tail.map(row)]);
 }
 
 function refusalsSection(report: BacktestReport, run: BacktestRun): string {
@@ -201,7 +202,7 @@ function refusalsSection(report: BacktestReport, run: BacktestRun): string {
   // One example message per reason: the counts above say how often.
   const examples = table(
     [txt('Reason'), txt('First message')],
-    report.refusals.summary.map((s) => [txt(s.reason), txt(run.refusals.find((r) => r.reason === s.reason && r.slotTimeMs === s.firstTimeMs)?.message ?? '')]),
+    report.refusals.summary.map((s) => [txt(s.reason), txt(run.facts.byReason.get(s.reason)?.firstMessage ?? '')]),
   );
   return `${warning}\n${summary}\n${examples}`;
 }

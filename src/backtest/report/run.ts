@@ -1,11 +1,13 @@
 import type { MarketRules } from '../../domain/market.ts';
 import type { Decimal } from '../../domain/money.ts';
 import type { RulesOrigin } from '../rules/origin.ts';
+import type { RunFacts } from './facts.ts';
 
 /**
- * What the backtest driver hands to the report: the facts of one run, nothing derived. Every
- * figure in the report (totals, value, PnL, drawdown) is computed from this by build.ts, so
- * the driver never has to agree with the report on a formula.
+ * What the backtest driver hands to the report: the facts of one run, folded as they happened
+ * (facts.ts) but never turned into a figure. Every figure in the report (totals, value, PnL,
+ * drawdown) is computed from this by build.ts, so the driver never has to agree with the report
+ * on a formula.
  */
 
 /** One order the engine placed (buys only: stacker never sells). */
@@ -76,11 +78,8 @@ export interface BacktestRun {
   /** main + trade + flex per asset. */
   finalBalances: Record<string, Decimal>;
   instances: Array<{ instance: string; strategy: string; schedule: string; timezone: string }>;
-  orders: ReportOrder[];
-  refusals: ReportRefusal[];
-  flex: ReportFlexOp[];
-  /** Sampled at every slot and at chart points, time-ascending. */
-  equity: EquityPoint[];
+  /** Orders, refusals, flex operations and the account's value (sampled at every slot and chart point), folded. */
+  facts: RunFacts;
   slots: number;
   /** The first slot of the run and the market's price then (the lump-sum benchmark buys there); null without a slot. */
   firstSlot?: { timeMs: number; price: Decimal } | null;

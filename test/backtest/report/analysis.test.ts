@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildReport } from '../../../src/backtest/report/build.ts';
 import { Decimal } from '../../../src/domain/money.ts';
-import { DAY, HOUR, T0, syntheticRun } from './fixture.ts';
+import { DAY, HOUR, T0, syntheticParts, syntheticRun } from './fixture.ts';
 
 // The synthetic run (fixture.ts): three buys of 100 USDT + 0.1 fee at 100, 80 and 125 (3.05 BTC),
 // last close 120, first slot at T0 + 1h at price 100.
@@ -30,12 +30,13 @@ describe('the analysis a DCA user asks for', () => {
   it('carries the position across periods: a month without buys is valued at its own last price', () => {
     const run = syntheticRun();
     const february = T0 + 31 * DAY;
-    const report = buildReport({
-      ...run,
-      toMs: february + DAY,
-      candles: { ...run.candles, lastClose: new Decimal('150') },
-      equity: [...run.equity, { timeMs: february + HOUR, price: new Decimal('150'), value: new Decimal('1157.2') }],
-    });
+    const report = buildReport(
+      syntheticRun({
+        toMs: february + DAY,
+        candles: { ...run.candles, lastClose: new Decimal('150') },
+        equity: [...syntheticParts().equity, { timeMs: february + HOUR, price: new Decimal('150'), value: new Decimal('1157.2') }],
+      }),
+    );
     // February: nothing bought; 3.05 BTC at 150 = 457.5 against the 300.3 put in: +52.3477 %.
     expect(report.periods.monthly[1]).toEqual({ period: '2024-02', invested: '0', baseBought: '0', fees: '0', averageCost: null, valueAtEnd: '457.5', returnPct: '52.3477' });
   });
@@ -43,7 +44,7 @@ describe('the analysis a DCA user asks for', () => {
   it('summarises refusals by reason, most first, with first and last time and a count per year, and says when the money ran out', () => {
     const run = syntheticRun();
     const short = (ms: number) => ({ instance: 'dca-btc', slotTimeMs: ms, reason: 'insufficient-funds', message: 'the trade balance has 1 USDT' });
-    const report = buildReport({ ...run, refusals: [...run.refusals, short(T0 + 2 * DAY), short(T0 + 366 * DAY)] });
+    const report = buildReport(syntheticRun({ refusals: [...syntheticParts().refusals, short(T0 + 2 * DAY), short(T0 + 366 * DAY)] }));
     expect(report.refusals.summary).toEqual([
       { reason: 'E_BUDGET', count: 2, firstTimeMs: T0 + HOUR + HOUR / 2, lastTimeMs: T0 + 2 * DAY + HOUR + HOUR / 2, byYear: { '2024': 2 } },
       { reason: 'insufficient-funds', count: 2, firstTimeMs: T0 + 2 * DAY, lastTimeMs: T0 + 366 * DAY, byYear: { '2024': 1, '2025': 1 } },

@@ -65,7 +65,7 @@ const MARKER_ORANGE = [0xf7, 0x67, 0x07] as const;
 
 describe('backtest HTML report in headless Chromium', () => {
   const run = syntheticRun({ firstSlot: { timeMs: T0 + HOUR, price: new Decimal('100') } });
-  const filledOrders = run.orders.filter((o) => o.filledBase.gt(0)).length;
+  const filledOrders = run.facts.orders.filled;
   let dir = '';
   let browser: Browser | null = null;
   let page: Page;

@@ -1,5 +1,6 @@
 import { Decimal } from '../../../src/domain/money.ts';
-import type { BacktestRun, EquityPoint, ReportOrder } from '../../../src/backtest/report/run.ts';
+import { RunFacts } from '../../../src/backtest/report/facts.ts';
+import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from '../../../src/backtest/report/run.ts';
 import { DEMO_MARKETS } from '../../../src/sim/seed.ts';
 
 /**
@@ -55,11 +56,62 @@ function closes(): Array<{ timeSec: number; close: Decimal }> {
   return points;
 }
 
-export function syntheticRun(overrides: Partial<BacktestRun> = {}): BacktestRun {
+/** The run's facts as lists, in the journal's order: what a test changes before folding them. */
+export interface RunParts {
+  orders: ReportOrder[];
+  refusals: ReportRefusal[];
+  flex: ReportFlexOp[];
+  /** Time-ascending. */
+  equity: EquityPoint[];
+}
+
+export type SyntheticRunOverrides = Partial<Omit<BacktestRun, 'facts'>> & Partial<RunParts>;
+
+export function syntheticParts(): RunParts {
   const buy1 = T0 + HOUR;
   const buy2 = T0 + DAY + HOUR;
   const buy3 = T0 + 2 * DAY + HOUR;
   return {
+    orders: [
+      order('dca-btc', buy1, 'FILLED', '1', '100', '0.1', 1),
+      order('dca-btc', buy2, 'FILLED', '1.25', '100', '0.1', 2),
+      order('dip-btc', buy2 + HOUR / 2, 'CANCELED', '0', '0', '0', 1),
+      order('dca-btc', buy3, 'FILLED', '0.8', '100', '0.1', 3),
+    ],
+    refusals: [
+      { instance: 'dip-btc', slotTimeMs: buy1 + HOUR / 2, reason: 'E_BUDGET', message: 'daily budget 50 USDT used' },
+      { instance: 'dip-btc', slotTimeMs: buy3 + HOUR / 2, reason: 'E_BUDGET', message: 'daily budget 50 USDT used' },
+      { instance: 'dca-btc', slotTimeMs: T0 + 3 * DAY, reason: 'E_MIN_AMOUNT', message: 'below the market minimum' },
+    ],
+    flex: [],
+    equity: [
+      point(T0, '100', '0', '1000'), //                                  1000
+      point(buy1, '100', '1', '899.9'), //                     899.9 + 100 = 999.9
+      point(T0 + DAY, '80', '1', '899.9'), //                   899.9 + 80 = 979.9
+      point(buy2, '80', '2.25', '799.8'), //                  799.8 + 180 = 979.8
+      point(buy3, '125', '3.05', '699.7'), //             699.7 + 381.25 = 1080.95
+      point(buy3 + 4 * HOUR, '90', '3.05', '699.7'), //    699.7 + 274.5 = 974.2
+      point(T0 + 3 * DAY, '120', '3.05', '699.7'), //        699.7 + 366 = 1065.7
+    ],
+  };
+}
+
+/** Folds lists of facts as the driver folds what the journal hands it; list order stands for the journal's order. */
+export function foldParts(run: Pick<BacktestRun, 'base' | 'quote' | 'fromMs' | 'toMs'>, parts: RunParts): RunFacts {
+  const facts = new RunFacts({ base: run.base, quote: run.quote, fromMs: run.fromMs, toMs: run.toMs });
+  const place = (slotTimeMs: number, instance: string, i: number, of: number) => ({ slotTimeMs, instance, index: of - i });
+  parts.orders.forEach((o, i) => facts.addOrder(o, place(o.slotTimeMs, o.instance, i, parts.orders.length)));
+  parts.refusals.forEach((r, i) => facts.addRefusal(r, place(r.slotTimeMs, r.instance, i, parts.refusals.length)));
+  for (const op of parts.flex) facts.addFlex(op);
+  for (const point of parts.equity) facts.addSample(point);
+  return facts;
+}
+
+export function syntheticRun(overrides: SyntheticRunOverrides = {}): BacktestRun {
+  const { orders, refusals, flex, equity, ...fields } = overrides;
+  const defaults = syntheticParts();
+  const parts: RunParts = { orders: orders ?? defaults.orders, refusals: refusals ?? defaults.refusals, flex: flex ?? defaults.flex, equity: equity ?? defaults.equity };
+  const run: Omit<BacktestRun, 'facts'> = {
     schema: 'stacker.backtest/1',
     market: 'BTC_USDT',
     base: 'BTC',
@@ -86,30 +138,10 @@ export function syntheticRun(overrides: Partial<BacktestRun> = {}): BacktestRun 
       { instance: 'dca-btc', strategy: 'dca', schedule: '0 1 * * *', timezone: 'UTC' },
       { instance: 'dip-btc', strategy: 'dip', schedule: '30 1 * * *', timezone: 'Europe/Kyiv' },
     ],
-    orders: [
-      order('dca-btc', buy1, 'FILLED', '1', '100', '0.1', 1),
-      order('dca-btc', buy2, 'FILLED', '1.25', '100', '0.1', 2),
-      order('dip-btc', buy2 + HOUR / 2, 'CANCELED', '0', '0', '0', 1),
-      order('dca-btc', buy3, 'FILLED', '0.8', '100', '0.1', 3),
-    ],
-    refusals: [
-      { instance: 'dip-btc', slotTimeMs: buy1 + HOUR / 2, reason: 'E_BUDGET', message: 'daily budget 50 USDT used' },
-      { instance: 'dip-btc', slotTimeMs: buy3 + HOUR / 2, reason: 'E_BUDGET', message: 'daily budget 50 USDT used' },
-      { instance: 'dca-btc', slotTimeMs: T0 + 3 * DAY, reason: 'E_MIN_AMOUNT', message: 'below the market minimum' },
-    ],
-    flex: [],
-    equity: [
-      point(T0, '100', '0', '1000'), //                                  1000
-      point(buy1, '100', '1', '899.9'), //                     899.9 + 100 = 999.9
-      point(T0 + DAY, '80', '1', '899.9'), //                   899.9 + 80 = 979.9
-      point(buy2, '80', '2.25', '799.8'), //                  799.8 + 180 = 979.8
-      point(buy3, '125', '3.05', '699.7'), //             699.7 + 381.25 = 1080.95
-      point(buy3 + 4 * HOUR, '90', '3.05', '699.7'), //    699.7 + 274.5 = 974.2
-      point(T0 + 3 * DAY, '120', '3.05', '699.7'), //        699.7 + 366 = 1065.7
-    ],
     slots: 7,
     settings: { slippagePct: d('0.1'), flexAprPct: null },
     rules: { values: DEMO_MARKETS[0]!, origin: { source: 'demo' } },
-    ...overrides,
+    ...fields,
   };
+  return { ...run, facts: foldParts(run, parts) };
 }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../../src/domain/money.ts';
 import { buildReport } from '../../../src/backtest/report/build.ts';
-import { ORDERS_SHOWN_EACH_END, renderHtml } from '../../../src/backtest/report/html.ts';
+import { ORDERS_SHOWN_EACH_END } from '../../../src/backtest/report/facts.ts';
+import { renderHtml } from '../../../src/backtest/report/html.ts';
 import type { BacktestRun, ReportOrder } from '../../../src/backtest/report/run.ts';
-import { DAY, HOUR, T0, syntheticRun } from './fixture.ts';
+import { DAY, HOUR, T0, syntheticParts, syntheticRun } from './fixture.ts';
 
 const HOSTILE = `<script>alert("x")</script><img src=x onerror=alert(1)> http://evil.example/?a=1&b='2'`;
 
@@ -19,10 +20,13 @@ function markup(page: string): string {
 }
 
 function hostileRun(): BacktestRun {
-  const run = syntheticRun({ dataFile: `${HOSTILE}.csv` });
+  const parts = syntheticParts();
+  const run = syntheticRun({
+    dataFile: `${HOSTILE}.csv`,
+    orders: parts.orders.map((o) => ({ ...o, instance: HOSTILE, clientOrderId: HOSTILE })),
+    refusals: parts.refusals.map((r) => ({ ...r, instance: HOSTILE, reason: HOSTILE, message: HOSTILE })),
+  });
   run.instances[0] = { ...run.instances[0]!, instance: HOSTILE, schedule: HOSTILE };
-  run.orders = run.orders.map((o) => ({ ...o, instance: HOSTILE, clientOrderId: HOSTILE }));
-  run.refusals = run.refusals.map((r) => ({ ...r, instance: HOSTILE, reason: HOSTILE, message: HOSTILE }));
   return run;
 }
 
@@ -76,8 +80,7 @@ describe('backtest HTML report', () => {
   });
 
   it('lists the first and last orders of a long run and says how many it left out', () => {
-    const base = syntheticRun();
-    const template = base.orders[0]!;
+    const template = syntheticParts().orders[0]!;
     const orders: ReportOrder[] = Array.from({ length: 60 }, (_, i) => ({
       ...template,
       clientOrderId: `order-${String(i).padStart(2, '0')}`,
@@ -86,7 +89,7 @@ describe('backtest HTML report', () => {
       filledBase: new Decimal('0.5'),
       filledQuote: new Decimal('50'),
     }));
-    const page = html({ ...base, orders });
+    const page = html(syntheticRun({ orders }));
     const shown = [...page.matchAll(/<td>(order-\d\d)<\/td>/g)].map((m) => m[1]);
     expect(shown).toHaveLength(2 * ORDERS_SHOWN_EACH_END);
     expect(shown[0]).toBe('order-00');

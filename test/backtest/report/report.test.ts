@@ -4,7 +4,7 @@ import { Decimal } from '../../../src/domain/money.ts';
 import { REPORT_SCHEMA, buildReport, reportToJson, roundPct, roundValue } from '../../../src/backtest/report/build.ts';
 import type { BacktestReport } from '../../../src/backtest/report/build.ts';
 import type { EquityPoint } from '../../../src/backtest/report/run.ts';
-import { DAY, HOUR, T0, syntheticRun } from './fixture.ts';
+import { DAY, HOUR, T0, syntheticParts, syntheticRun } from './fixture.ts';
 
 const d = (text: string): Decimal => new Decimal(text);
 
@@ -77,10 +77,10 @@ describe('backtest report: figures', () => {
     expect(buildReport(syntheticRun({ equity: [] })).drawdown).toEqual({ samples: 0, max: null, maxPct: null });
   });
 
-  it('measures the drawdown in time order even when samples arrive out of order', () => {
+  it('walks the samples in time order: one out of order is a bug in whoever sampled, and is refused', () => {
     const samples = equityOf(['100', '50', '200', '120']);
     const shuffled = [samples[2]!, samples[0]!, samples[3]!, samples[1]!];
-    expect(buildReport(syntheticRun({ equity: shuffled })).drawdown).toEqual(buildReport(syntheticRun({ equity: samples })).drawdown);
+    expect(() => syntheticRun({ equity: shuffled })).toThrow(RangeError);
   });
 
   it('counts refusals by reason, candles, gaps and slots', () => {
@@ -121,9 +121,9 @@ describe('backtest report: figures', () => {
   });
 
   it('keeps a fee whose asset the exchange did not name under "?"', () => {
-    const run = syntheticRun();
-    run.orders[0] = { ...run.orders[0]!, feeAsset: null };
-    expect(buildReport(run).totals.fees).toEqual({ '?': '0.1', USDT: '0.2' });
+    const orders = syntheticParts().orders;
+    orders[0] = { ...orders[0]!, feeAsset: null };
+    expect(buildReport(syntheticRun({ orders })).totals.fees).toEqual({ '?': '0.1', USDT: '0.2' });
   });
 
   it('rounds values to 8 decimals and percentages to 4, half to even', () => {
@@ -151,8 +151,8 @@ describe('backtest report: JSON', () => {
       instances: [...run.instances].reverse(),
       initialWallet: { BTC: d('0'), USDT: d('1000') },
       finalBalances: { BTC: d('3.05'), USDT: d('699.7') },
-      orders: [...run.orders].reverse(),
-      refusals: [...run.refusals].reverse(),
+      orders: [...syntheticParts().orders].reverse(),
+      refusals: [...syntheticParts().refusals].reverse(),
     });
     expect(reportToJson(buildReport(reordered))).toBe(reportToJson(buildReport(run)));
   });
@@ -190,7 +190,7 @@ describe('backtest report: SCHEMA.md', () => {
   }
 
   it('documents every field of a built report, and every documented field is in one', () => {
-    const base = syntheticRun();
+    const base = syntheticParts();
     const run = syntheticRun({
       flex: [{ instance: 'dca-btc', slotTimeMs: T0, plan: 'usdt-flex', ticker: 'USDT', amount: d('10'), status: 'done' }],
       // Every optional part present: a first slot (the lump sum) and a wallet that ran out.

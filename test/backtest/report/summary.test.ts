@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildReport } from '../../../src/backtest/report/build.ts';
 import { alignDecimals, renderSummary } from '../../../src/backtest/report/summary.ts';
-import { syntheticRun } from './fixture.ts';
+import { syntheticParts, syntheticRun } from './fixture.ts';
 
 const ESC = '\u001b';
 
@@ -46,9 +46,10 @@ describe('backtest terminal summary', () => {
   });
 
   it('shows control characters in instance names as "?" instead of sending them to the terminal', () => {
-    const run = syntheticRun();
+    const orders = syntheticParts().orders;
+    orders[0] = { ...orders[0]!, instance: `evil${ESC}[2Jname` };
+    const run = syntheticRun({ orders });
     run.instances[0] = { ...run.instances[0]!, instance: `evil${ESC}[2Jname` };
-    run.orders[0] = { ...run.orders[0]!, instance: `evil${ESC}[2Jname` };
     const text = renderSummary(buildReport(run), { color: false });
     expect(text).not.toContain(ESC);
     expect(text).toContain('evil?[2Jname');

@@ -1,0 +1,416 @@
+import { type Decimal, ZERO } from '../../domain/money.ts';
+import type { EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from './run.ts';
+
+/**
+ * The facts of a backtest folded as they happen: every figure the report writes is a sum, a
+ * count, a first or last, a running peak or a bounded sample of them, so a run keeps the same
+ * few kilobytes whether it has a hundred slots or a hundred thousand. Sums are exact (Decimal,
+ * 60 significant digits), so the order facts arrive in changes no figure; where the report
+ * shows one fact among several (the first message of a reason, the orders shown at each end of
+ * the table), the choice follows the journal's order (time, then instance and intent) and not
+ * the order of arrival. Account samples must arrive in time order: a drawdown is a walk.
+ */
+
+/** Where a fact sits in the journal: ties between facts are broken as the journal orders them. */
+export interface FactPlace {
+  readonly slotTimeMs: number;
+  readonly instance: string;
+  readonly index: number;
+}
+
+/** Oldest first; at the same time, as the report always listed them (instance, then intent, descending). */
+export function compareFactPlaces(a: FactPlace, b: FactPlace): number {
+  return a.slotTimeMs - b.slotTimeMs || (a.instance < b.instance ? 1 : a.instance > b.instance ? -1 : 0) || b.index - a.index;
+}
+
+export interface OrderTotals {
+  orders: number;
+  filled: number;
+  base: Decimal;
+  quote: Decimal;
+}
+
+export interface InstanceFacts extends OrderTotals {
+  refusals: number;
+}
+
+/** What a UTC year or month saw: its filled buys and the last price seen in it. */
+export interface PeriodFacts {
+  quote: Decimal;
+  base: Decimal;
+  /** Fees paid in the quote asset. */
+  fees: Decimal;
+  /** Fees paid in the base asset (taken off what was bought). */
+  baseFees: Decimal;
+  lastPrice: Decimal;
+  /** -1 until a price is seen. */
+  lastTimeMs: number;
+}
+
+export interface ReasonFacts {
+  reason: string;
+  count: number;
+  firstTimeMs: number;
+  lastTimeMs: number;
+  byYear: Map<string, number>;
+  /** The message of the reason's first refusal (journal order). */
+  firstMessage: string;
+  firstPlace: FactPlace;
+}
+
+export interface DrawdownFacts {
+  samples: number;
+  peak: EquityPoint | null;
+  max: { peak: EquityPoint; trough: EquityPoint; amount: Decimal } | null;
+  maxPct: { peak: EquityPoint; trough: EquityPoint; amount: Decimal } | null;
+}
+
+/** A filled order as the charts draw it: its fill time and its own average price. */
+export interface Buy {
+  timeMs: number;
+  price: Decimal;
+  base: Decimal;
+  quote: Decimal;
+  instance: string;
+  clientOrderId: string;
+}
+
+/** Time buckets a chart series is kept in; each keeps its first, lowest, highest and last point (at most 1728 points: a chart draws about 1730 without thinning again). */
+export const SKETCH_BUCKETS = 432;
+
+/**
+ * A long series kept in bounded memory for drawing: the span is cut into equal time buckets,
+ * and each keeps its first, lowest, highest and last point (so spikes survive, as the chart's
+ * own thinning keeps them).
+ */
+export class SeriesSketch<T> {
+  readonly #fromMs: number;
+  readonly #spanMs: number;
+  readonly #timeOf: (item: T) => number;
+  readonly #less: (a: T, b: T) => boolean;
+  readonly #buckets = new Map<number, { first: T; low: T; high: T; last: T }>();
+  #count = 0;
+
+  constructor(fromMs: number, toMs: number, timeOf: (item: T) => number, less: (a: T, b: T) => boolean) {
+    this.#fromMs = fromMs;
+    this.#spanMs = Math.max(1, toMs - fromMs);
+    this.#timeOf = timeOf;
+    this.#less = less;
+  }
+
+  add(item: T): void {
+    this.#count += 1;
+    const timeMs = this.#timeOf(item);
+    const at = Math.min(SKETCH_BUCKETS - 1, Math.max(0, Math.floor(((timeMs - this.#fromMs) / this.#spanMs) * SKETCH_BUCKETS)));
+    const bucket = this.#buckets.get(at);
+    if (bucket === undefined) {
+      this.#buckets.set(at, { first: item, low: item, high: item, last: item });
+      return;
+    }
+    if (timeMs < this.#timeOf(bucket.first)) bucket.first = item;
+    if (timeMs >= this.#timeOf(bucket.last)) bucket.last = item;
+    if (this.#less(item, bucket.low)) bucket.low = item;
+    if (this.#less(bucket.high, item)) bucket.high = item;
+  }
+
+  /** How many points were added. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** The kept points, time-ascending, each once. */
+  points(): T[] {
+    const out: T[] = [];
+    for (const at of [...this.#buckets.keys()].sort((a, b) => a - b)) {
+      const { first, low, high, last } = this.#buckets.get(at) as { first: T; low: T; high: T; last: T };
+      const kept = [...new Set([first, low, high, last])].sort((a, b) => this.#timeOf(a) - this.#timeOf(b));
+      out.push(...kept);
+    }
+    return out;
+  }
+}
+
+/** The running cost basis, kept per time bucket as sums so arrival order does not matter. */
+export class BasisSketch {
+  readonly #fromMs: number;
+  readonly #spanMs: number;
+  readonly #buckets = new Map<number, { quote: Decimal; base: Decimal; lastTimeMs: number }>();
+
+  constructor(fromMs: number, toMs: number) {
+    this.#fromMs = fromMs;
+    this.#spanMs = Math.max(1, toMs - fromMs);
+  }
+
+  add(buy: Buy): void {
+    const at = Math.min(SKETCH_BUCKETS - 1, Math.max(0, Math.floor(((buy.timeMs - this.#fromMs) / this.#spanMs) * SKETCH_BUCKETS)));
+    const bucket = this.#buckets.get(at);
+    if (bucket === undefined) this.#buckets.set(at, { quote: buy.quote, base: buy.base, lastTimeMs: buy.timeMs });
+    else {
+      bucket.quote = bucket.quote.add(buy.quote);
+      bucket.base = bucket.base.add(buy.base);
+      bucket.lastTimeMs = Math.max(bucket.lastTimeMs, buy.timeMs);
+    }
+  }
+
+  /** Quote spent so far ÷ base bought so far, at the last buy of each bucket. */
+  points(): Array<{ timeMs: number; value: Decimal }> {
+    let quote = ZERO;
+    let base = ZERO;
+    const out: Array<{ timeMs: number; value: Decimal }> = [];
+    for (const at of [...this.#buckets.keys()].sort((a, b) => a - b)) {
+      const bucket = this.#buckets.get(at) as { quote: Decimal; base: Decimal; lastTimeMs: number };
+      quote = quote.add(bucket.quote);
+      base = base.add(bucket.base);
+      if (base.gt(0)) out.push({ timeMs: bucket.lastTimeMs, value: quote.div(base) });
+    }
+    return out;
+  }
+}
+
+/** Fee rows whose asset the exchange did not name are kept under this key, never dropped. */
+export const UNKNOWN_ASSET = '?';
+
+/** Orders shown at each end of the report's table. */
+export const ORDERS_SHOWN_EACH_END = 25;
+
+interface PlacedOrder {
+  readonly order: ReportOrder;
+  readonly place: FactPlace;
+}
+
+export interface RunFactsOptions {
+  readonly base: string;
+  readonly quote: string;
+  /** The run's span: periods' ends, chart buckets. */
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
+/** The fold itself. The driver adds what the journal recorded and what the account was worth; build.ts reads. */
+export class RunFacts {
+  readonly base: string;
+  readonly quote: string;
+  readonly fromMs: number;
+  readonly toMs: number;
+
+  readonly orders: OrderTotals = { orders: 0, filled: 0, base: ZERO, quote: ZERO };
+  readonly byStatus = new Map<string, number>();
+  /** Fees per asset; a fee whose asset the exchange did not name is kept under UNKNOWN_ASSET. */
+  readonly fees = new Map<string, Decimal>();
+  readonly byInstance = new Map<string, InstanceFacts>();
+  readonly years = new Map<string, PeriodFacts>();
+  readonly months = new Map<string, PeriodFacts>();
+
+  refusalCount = 0;
+  readonly byReason = new Map<string, ReasonFacts>();
+  /** The first buy refused for insufficient funds, and how many were. */
+  ranOut: { atMs: number; count: number } | null = null;
+
+  flexCount = 0;
+  readonly flexByStatus = new Map<string, number>();
+
+  readonly drawdown: DrawdownFacts = { samples: 0, peak: null, max: null, maxPct: null };
+  readonly equity: SeriesSketch<EquityPoint>;
+  readonly drawdownCurve: SeriesSketch<{ timeMs: number; pct: number }>;
+  readonly buys: SeriesSketch<Buy>;
+  readonly basis: BasisSketch;
+
+  readonly #head: PlacedOrder[] = [];
+  readonly #tail: PlacedOrder[] = [];
+  #lastSampleMs = Number.NEGATIVE_INFINITY;
+
+  constructor(options: RunFactsOptions) {
+    this.base = options.base;
+    this.quote = options.quote;
+    this.fromMs = options.fromMs;
+    this.toMs = options.toMs;
+    this.equity = new SeriesSketch(options.fromMs, options.toMs, (p) => p.timeMs, (a, b) => a.value.lt(b.value));
+    this.drawdownCurve = new SeriesSketch(options.fromMs, options.toMs, (p) => p.timeMs, (a, b) => a.pct < b.pct);
+    this.buys = new SeriesSketch(options.fromMs, options.toMs, (b) => b.timeMs, (a, b) => a.price.lt(b.price));
+    this.basis = new BasisSketch(options.fromMs, options.toMs);
+  }
+
+  addOrder(order: ReportOrder, place: FactPlace): void {
+    const filled = order.filledBase.gt(0);
+    addTotals(this.orders, order, filled);
+    addTotals(this.#instance(order.instance), order, filled);
+    this.byStatus.set(order.status, (this.byStatus.get(order.status) ?? 0) + 1);
+    if (!order.fee.isZero()) {
+      const asset = order.feeAsset ?? UNKNOWN_ASSET;
+      this.fees.set(asset, (this.fees.get(asset) ?? ZERO).add(order.fee));
+    }
+    this.#keepForTable({ order, place });
+    if (!filled) return;
+    const timeMs = order.fillTimeMs ?? order.slotTimeMs;
+    for (const row of [this.#period(this.years, yearOf(timeMs)), this.#period(this.months, monthOf(timeMs))]) {
+      row.quote = row.quote.add(order.filledQuote);
+      row.base = row.base.add(order.filledBase);
+      if (order.feeAsset === this.quote) row.fees = row.fees.add(order.fee);
+      if (order.feeAsset === this.base) row.baseFees = row.baseFees.add(order.fee);
+    }
+    const buy: Buy = { timeMs, price: order.filledQuote.div(order.filledBase), base: order.filledBase, quote: order.filledQuote, instance: order.instance, clientOrderId: order.clientOrderId };
+    this.buys.add(buy);
+    this.basis.add(buy);
+  }
+
+  addRefusal(refusal: ReportRefusal, place: FactPlace): void {
+    this.refusalCount += 1;
+    this.#instance(refusal.instance).refusals += 1;
+    const year = yearOf(refusal.slotTimeMs);
+    const seen = this.byReason.get(refusal.reason);
+    if (seen === undefined) {
+      this.byReason.set(refusal.reason, {
+        reason: refusal.reason,
+        count: 1,
+        firstTimeMs: refusal.slotTimeMs,
+        lastTimeMs: refusal.slotTimeMs,
+        byYear: new Map([[year, 1]]),
+        firstMessage: refusal.message,
+        firstPlace: place,
+      });
+    } else {
+      seen.count += 1;
+      seen.firstTimeMs = Math.min(seen.firstTimeMs, refusal.slotTimeMs);
+      seen.lastTimeMs = Math.max(seen.lastTimeMs, refusal.slotTimeMs);
+      seen.byYear.set(year, (seen.byYear.get(year) ?? 0) + 1);
+      if (compareFactPlaces(place, seen.firstPlace) < 0) {
+        seen.firstMessage = refusal.message;
+        seen.firstPlace = place;
+      }
+    }
+    if (refusal.reason === 'insufficient-funds') {
+      this.ranOut = { atMs: Math.min(this.ranOut?.atMs ?? refusal.slotTimeMs, refusal.slotTimeMs), count: (this.ranOut?.count ?? 0) + 1 };
+    }
+  }
+
+  addFlex(op: ReportFlexOp): void {
+    this.flexCount += 1;
+    this.flexByStatus.set(op.status, (this.flexByStatus.get(op.status) ?? 0) + 1);
+  }
+
+  /**
+   * What the account was worth at a moment; samples come in time order. The drawdown walk is
+   * build.ts's rule: the running peak is the highest value so far, and the deepest episode by
+   * amount and by share of its peak (compared as a cross product: no division per sample).
+   */
+  addSample(point: EquityPoint): void {
+    const dd = this.drawdown;
+    if (point.timeMs < this.#lastSampleMs) throw new RangeError(`account samples must come in time order (${point.timeMs} after ${this.#lastSampleMs})`);
+    this.#lastSampleMs = point.timeMs;
+    dd.samples += 1;
+    this.equity.add(point);
+    this.#priceSeen(point.timeMs, point.price);
+    if (dd.peak === null) {
+      dd.peak = point;
+      dd.max = { peak: point, trough: point, amount: ZERO };
+      dd.maxPct = { peak: point, trough: point, amount: ZERO };
+      this.drawdownCurve.add({ timeMs: point.timeMs, pct: 0 });
+      return;
+    }
+    if (point.value.gte(dd.peak.value)) {
+      if (point.value.gt(dd.peak.value)) dd.peak = point;
+      this.drawdownCurve.add({ timeMs: point.timeMs, pct: 0 });
+      return;
+    }
+    const peak = dd.peak;
+    const amount = peak.value.sub(point.value);
+    const max = dd.max as NonNullable<DrawdownFacts['max']>;
+    const maxPct = dd.maxPct as NonNullable<DrawdownFacts['maxPct']>;
+    if (amount.gt(max.amount)) dd.max = { peak, trough: point, amount };
+    if (peak.value.gt(0) && (maxPct.amount.isZero() || amount.mul(maxPct.peak.value).gt(maxPct.amount.mul(peak.value)))) {
+      dd.maxPct = { peak, trough: point, amount };
+    }
+    // For drawing only: a float is enough for a pixel.
+    const peakNumber = peak.value.toNumber();
+    this.drawdownCurve.add({ timeMs: point.timeMs, pct: peakNumber > 0 ? (-100 * amount.toNumber()) / peakNumber : 0 });
+  }
+
+  /** A price seen outside the samples (a chart candle's close, the last close): the period's last price. */
+  priceSeen(timeMs: number, price: Decimal): void {
+    this.#priceSeen(timeMs, price);
+  }
+
+  /** Orders at the start and the end of the table, in the journal's order, and how many lie between. */
+  tableOrders(): { head: ReportOrder[]; tail: ReportOrder[]; hidden: number } {
+    const total = this.orders.orders;
+    if (total <= 2 * ORDERS_SHOWN_EACH_END) {
+      const all = [...this.#head, ...this.#tail].sort((a, b) => compareFactPlaces(a.place, b.place)).map((p) => p.order);
+      return { head: all, tail: [], hidden: 0 };
+    }
+    return { head: this.#head.map((p) => p.order), tail: this.#tail.map((p) => p.order), hidden: total - 2 * ORDERS_SHOWN_EACH_END };
+  }
+
+  #keepForTable(placed: PlacedOrder): void {
+    // The first N by journal order, and the last N; an order pushed out of the head may belong to the tail.
+    let out: PlacedOrder | undefined = placed;
+    if (this.#head.length < ORDERS_SHOWN_EACH_END || compareFactPlaces(placed.place, (this.#head.at(-1) as PlacedOrder).place) < 0) {
+      insertSorted(this.#head, placed);
+      out = this.#head.length > ORDERS_SHOWN_EACH_END ? this.#head.pop() : undefined;
+    }
+    if (out === undefined) return;
+    if (this.#tail.length < ORDERS_SHOWN_EACH_END || compareFactPlaces(out.place, (this.#tail[0] as PlacedOrder).place) >= 0) {
+      insertSorted(this.#tail, out);
+      if (this.#tail.length > ORDERS_SHOWN_EACH_END) this.#tail.shift();
+    }
+  }
+
+  #instance(name: string): InstanceFacts {
+    let found = this.byInstance.get(name);
+    if (found === undefined) {
+      found = { orders: 0, filled: 0, base: ZERO, quote: ZERO, refusals: 0 };
+      this.byInstance.set(name, found);
+    }
+    return found;
+  }
+
+  #period(rows: Map<string, PeriodFacts>, key: string): PeriodFacts {
+    let row = rows.get(key);
+    if (row === undefined) {
+      row = { quote: ZERO, base: ZERO, fees: ZERO, baseFees: ZERO, lastPrice: ZERO, lastTimeMs: -1 };
+      rows.set(key, row);
+    }
+    return row;
+  }
+
+  #priceSeen(timeMs: number, price: Decimal): void {
+    // A sample taken as the run ends (at its end time) still belongs to its last period.
+    const at = Math.min(timeMs, this.toMs - 1);
+    for (const row of [this.#period(this.years, yearOf(at)), this.#period(this.months, monthOf(at))]) {
+      if (timeMs >= row.lastTimeMs) {
+        row.lastTimeMs = timeMs;
+        row.lastPrice = price;
+      }
+    }
+  }
+}
+
+function addTotals(totals: OrderTotals, order: ReportOrder, filled: boolean): void {
+  totals.orders += 1;
+  if (filled) totals.filled += 1;
+  totals.base = totals.base.add(order.filledBase);
+  totals.quote = totals.quote.add(order.filledQuote);
+}
+
+function insertSorted(list: PlacedOrder[], item: PlacedOrder): void {
+  let at = list.length;
+  while (at > 0 && compareFactPlaces(item.place, (list[at - 1] as PlacedOrder).place) < 0) at -= 1;
+  list.splice(at, 0, item);
+}
+
+/** UTC year and month keys, cached per UTC day: a run asks for the same few thousand days again and again. */
+const DAY_MS = 86_400_000;
+const dayKeys = new Map<number, string>();
+
+function monthOf(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  let key = dayKeys.get(day);
+  if (key === undefined) {
+    key = new Date(day * DAY_MS).toISOString().slice(0, 7);
+    dayKeys.set(day, key);
+  }
+  return key;
+}
+
+function yearOf(ms: number): string {
+  return monthOf(ms).slice(0, 4);
+}
