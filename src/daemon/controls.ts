@@ -118,11 +118,14 @@ export class OperatorControls implements Controls {
     // Whole seconds, as `run --once`: the slot time is part of the clientOrderId.
     const slotTimeMs = Math.floor(this.#options.nowMs() / 1000) * 1000;
     this.#options.logger.info({ event: 'control', control: 'run', instance: name, slot: new Date(slotTimeMs).toISOString() }, `${name}: running a slot now, asked for from the status API`);
-    const running = engine.runSlot(name, slotTimeMs);
+    const running = (async (): Promise<SlotOutcome> => {
+      const outcome = await engine.runSlot(name, slotTimeMs);
+      await this.#options.onSlot?.(name, slotTimeMs, outcome);
+      return outcome;
+    })();
     this.#runs.set(name, running);
     try {
       const outcome = await running;
-      await this.#options.onSlot?.(name, slotTimeMs, outcome);
       return { outcome: 'ok', body: { instance: name, slotTime: new Date(slotTimeMs).toISOString(), outcome } };
     } finally {
       this.#runs.delete(name);

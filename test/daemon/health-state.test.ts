@@ -29,6 +29,15 @@ describe('the daemon health', () => {
     expect(text).toMatch(/^stacker_unacknowledged_findings\{kind="foreign"\} 0$/m);
   });
 
+  it('reports the kill switch while it is on, with why, and nothing once it is off', async () => {
+    const journal = await world.opened();
+    let killed: string | null = 'kill-switch file /data/STOP exists';
+    const health = new DaemonHealth({ journal, engine: () => quiet, killSwitch: () => killed });
+    expect(health.problems()).toEqual(['the kill switch is on (kill-switch file /data/STOP exists): nothing that moves money is sent until it is turned off']);
+    killed = null;
+    expect(health.problems()).toEqual([]);
+  });
+
   it('names an intent unknown past its settle window, with what to do; metrics show its age', async () => {
     const journal = await world.opened();
     const metrics = new Metrics({ mode: 'live', nowMs: () => 700_000 });
