@@ -103,7 +103,13 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const configuredKillSwitch = killSwitch({ file: config.killSwitchFile, env: config.killSwitchEnv });
   // The operator's switch (status API, journalled) and the configured ones (file, environment): either stops trading.
   const tradingKillSwitch: KillSwitch = { active: () => controls?.killSwitch.active() ?? configuredKillSwitch.active() };
-  const health = new DaemonHealth({ journal, engine: () => engine?.health() ?? null, sink: options.metrics, killSwitch: () => tradingKillSwitch.active() });
+  const health = new DaemonHealth({
+    journal,
+    engine: () => engine?.health() ?? null,
+    sink: options.metrics,
+    // The operator's switch only: the file and STACKER_KILL_SWITCH keep their meaning of a planned stop that /healthz does not flag.
+    killSwitch: () => controls?.killSwitch.active() ?? null,
+  });
   let exitCode: number = EXIT.ok;
   let fatal: FatalEngineError | null = null;
   let exitReason = 'stopped';

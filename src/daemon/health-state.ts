@@ -16,7 +16,8 @@ export interface JournalStateSink {
  * - reconciliation found orders at the exchange the journal did not know (adopted) or could not
  *   have sent (foreign): reported until `stacker journal acknowledge`;
  * - the exchange's order history could not be read since start: slots wait for it;
- * - the kill switch is on (status API, file or environment): nothing that moves money is sent.
+ * - the kill switch was turned on from the status API: nothing that moves money is sent until
+ *   an operator turns it off (the file and STACKER_KILL_SWITCH are planned stops, not reported).
  */
 export class DaemonHealth {
   readonly #journal: Journal;
