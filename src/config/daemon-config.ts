@@ -7,6 +7,7 @@ import {
   checkDirectory,
   envFileKeyProblems,
   locate,
+  readControlToken,
   readKillSwitchEnv,
   readKillSwitchFile,
   readOrderSettleWindow,
@@ -16,6 +17,7 @@ import {
   readSlippagePct,
   readWallet,
 } from './daemon-env.ts';
+import type { ControlToken } from './control-token.ts';
 import { frozenMap } from './freeze.ts';
 import { type InstanceConfig, collectInstances } from './instance-config.ts';
 import { ENV_KEYS, type EnvLayers, type Settings, readEnvLayers, settingsFromLayers } from './settings.ts';
@@ -66,6 +68,8 @@ export interface DaemonConfig {
   readonly killSwitchEnv: boolean;
   /** STACKER_ORDER_SETTLE_WINDOW (default 10 min): the settle window of instances that set none. */
   readonly orderSettleWindowMs: number;
+  /** STACKER_CONTROL_TOKEN: what the status API's controls require; null = controls off (403). */
+  readonly controlToken: ControlToken | null;
   /** Sorted by instance name. */
   readonly instances: readonly InstanceConfig[];
 }
@@ -106,6 +110,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
   const killSwitchEnv = readKillSwitchEnv(layers, problems);
   const killSwitchFile = readKillSwitchFile(layers);
   const orderSettleWindowMs = readOrderSettleWindow(layers, problems);
+  const controlToken = readControlToken(layers, problems);
 
   const instances = await collectInstances(files, await strategyRegistry(sources), problems);
   if (problems.length > 0 || settings === null) throw new ConfigError(problems);
@@ -124,6 +129,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
     killSwitchFile,
     killSwitchEnv,
     orderSettleWindowMs,
+    controlToken,
     instances: Object.freeze([...instances]),
   });
 }

@@ -6,6 +6,7 @@ import { COMMON_KEYS } from '../engine/contract.ts';
 import { closestName } from '../engine/params.ts';
 import { ENV_KEYS, type EnvLayers, type EnvValue } from './settings.ts';
 import { ORDER_SETTLE_WINDOW } from '../engine/runtime.ts';
+import { CONTROL_TOKEN_MIN_LENGTH, type ControlToken, makeControlToken } from './control-token.ts';
 import { readSettleWindow } from './settle-window.ts';
 import { parseWallet } from './wallet.ts';
 
@@ -26,6 +27,7 @@ export const DAEMON_ENV_KEYS = {
   killSwitchFile: 'STACKER_KILL_SWITCH_FILE',
   killSwitch: 'STACKER_KILL_SWITCH',
   orderSettleWindow: 'STACKER_ORDER_SETTLE_WINDOW',
+  controlToken: 'STACKER_CONTROL_TOKEN',
 } as const;
 
 /** Every STACKER_* key stacker reads. */
@@ -59,6 +61,8 @@ export interface Located {
 const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const PLAIN_DECIMAL = /^(?:0|[1-9]\d*)(?:\.\d+)?$/;
 const MAX_SLIPPAGE_PCT = '50';
+/** Printable ASCII without spaces: the control token travels in an HTTP header as typed. */
+const TOKEN_CHARS = /^[\x21-\x7e]+$/;
 
 export function problemAt(origin: Origin, rule: string): InputProblem {
   const full = origin.note === undefined ? rule : `${rule} (${origin.note})`;
@@ -162,6 +166,23 @@ export function readOrderSettleWindow(layers: EnvLayers, problems: InputProblem[
   if ('ms' in read) return read.ms;
   problems.push({ source: found.source, field: DAEMON_ENV_KEYS.orderSettleWindow, rule: read.rule });
   return ORDER_SETTLE_WINDOW.defaultMs;
+}
+
+/** STACKER_CONTROL_TOKEN: null when unset (the controls are off); a problem naming the key and the rule when it is too weak to guard money. */
+export function readControlToken(layers: EnvLayers, problems: InputProblem[]): ControlToken | null {
+  const found = layers.lookup(DAEMON_ENV_KEYS.controlToken);
+  if (found === null) return null;
+  const token = found.value;
+  // The value is a secret: the rule says what is wrong, never what was given.
+  if (token.length < CONTROL_TOKEN_MIN_LENGTH || !TOKEN_CHARS.test(token)) {
+    problems.push({
+      source: found.source,
+      field: DAEMON_ENV_KEYS.controlToken,
+      rule: `must be at least ${CONTROL_TOKEN_MIN_LENGTH} characters of printable ASCII without spaces (it is sent as "Authorization: Bearer TOKEN"); generate one with: openssl rand -hex 32`,
+    });
+    return null;
+  }
+  return makeControlToken(token);
 }
 
 export function readKillSwitchFile(layers: EnvLayers): string | null {

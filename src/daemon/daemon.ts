@@ -5,7 +5,7 @@ import { ConfigError, EXIT, ForeignOrderError } from '../domain/errors.ts';
 import { Engine } from '../engine/engine.ts';
 import type { SlotOutcome } from '../engine/slot-runner.ts';
 import type { FatalEngineError } from '../engine/error-policy.ts';
-import { killSwitch } from '../engine/kill-switch.ts';
+import { type KillSwitch, killSwitch } from '../engine/kill-switch.ts';
 import type { EngineMetrics } from '../engine/observer.ts';
 import { LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
 import type { Clock } from '../engine/schedule/clock.ts';
@@ -17,6 +17,8 @@ import type { Journal } from '../store/journal.ts';
 import { openStore } from '../store/open-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
+import { OperatorControls } from './controls.ts';
+import { StatusBuilder } from './status.ts';
 import { trackLoop } from './track-loop.ts';
 
 export interface DaemonOptions {
@@ -97,7 +99,17 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     );
   }
   let engine: Engine | null = null;
-  const health = new DaemonHealth({ journal, engine: () => engine?.health() ?? null, sink: options.metrics });
+  let controls: OperatorControls | null = null;
+  const configuredKillSwitch = killSwitch({ file: config.killSwitchFile, env: config.killSwitchEnv });
+  // The operator's switch (status API, journalled) and the configured ones (file, environment): either stops trading.
+  const tradingKillSwitch: KillSwitch = { active: () => controls?.killSwitch.active() ?? configuredKillSwitch.active() };
+  const health = new DaemonHealth({
+    journal,
+    engine: () => engine?.health() ?? null,
+    sink: options.metrics,
+    // The operator's switch only: the file and STACKER_KILL_SWITCH keep their meaning of a planned stop that /healthz does not flag.
+    killSwitch: () => controls?.killSwitch.active() ?? null,
+  });
   let exitCode: number = EXIT.ok;
   let fatal: FatalEngineError | null = null;
   let exitReason = 'stopped';
@@ -140,6 +152,24 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     logger.info({ event: 'starting', runId, version: pkg.version, instances: config.instances.length, dataDir: config.dataDir, exchange: exchange.kind }, `stacker ${pkg.version} starting in ${config.mode} mode`);
 
     await keepAccount(exchange, journal, logger);
+    const operator = await OperatorControls.load({
+      journal,
+      instances: config.instances,
+      engine: () => engine,
+      stopping: () => stopping.signal.aborted,
+      nowMs: () => clock.nowMs(),
+      logger,
+      onSlot: async (instance, slotTimeMs, outcome) => {
+        lastSlots[instance] = { slotTimeMs, outcome };
+        await health.refresh();
+      },
+    });
+    controls = operator;
+    for (const instance of config.instances.filter((i) => operator.isPaused(i.instance))) {
+      logger.warn({ event: 'paused', instance: instance.instance }, `${instance.instance} is paused (from the status API): its slots are skipped until it is resumed`);
+    }
+    const operatorKill = operator.killSwitch.active();
+    if (operatorKill !== null) logger.warn({ event: 'kill-switch' }, `${operatorKill}: nothing that moves money is sent until it is turned off`);
 
     const foreign = (await journal.listFindings({ unacknowledged: true })).filter((finding) => finding.kind === 'foreign');
     if (foreign.length > 0) {
@@ -163,7 +193,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         mode: config.mode,
         logger,
         metrics: options.metrics,
-        killSwitch: killSwitch({ file: config.killSwitchFile, env: config.killSwitchEnv }),
+        killSwitch: tradingKillSwitch,
         clock,
         sleep,
         timing: options.timing ?? LIVE_TIMING,
@@ -171,6 +201,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       enabled.map((instance) => toRuntime(instance, config.orderSettleWindowMs)),
       {
         runId,
+        paused: (instance) => operator.isPaused(instance),
         onFatal: (error: FatalEngineError) => {
           health.stopped(error.message);
           fatal = error;
@@ -192,6 +223,21 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       const { startHealthServer } = await import('../observability/health-server.ts');
       const startedAtMs = clock.nowMs();
       const metrics = options.metrics;
+      const healthNow = (): { problems: string[]; stopping: boolean } => ({ problems: health.problems(), stopping: stopping.signal.aborted });
+      const status = new StatusBuilder({
+        mode: config.mode,
+        version: pkg.version,
+        startedAtMs,
+        instances: config.instances,
+        journal,
+        exchange,
+        engine: () => engine,
+        controls: operator,
+        configuredKillSwitch: () => configuredKillSwitch.active(),
+        controlsEnabled: config.controlToken !== null,
+        health: healthNow,
+        nowMs: () => clock.nowMs(),
+      });
       server = await startHealthServer({
         host: config.metricsHost,
         port: config.metricsPort,
@@ -205,14 +251,19 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         },
         health: {
           status: () => {
-            const problems = health.problems();
+            const { problems } = healthNow();
             return { ok: problems.length === 0 && !stopping.signal.aborted, mode: config.mode, startedAtMs, lastSlot: { ...lastSlots }, stopping: stopping.signal.aborted, problems };
           },
         },
+        status,
+        controls: { token: config.controlToken, controls: operator },
       }).catch((error: unknown) => {
         throw listenProblem(error, config.metricsHost, config.metricsPort ?? 0) ?? error;
       });
-      logger.info({ event: 'metrics', url: server.url }, `serving ${server.url}/healthz and ${server.url}/metrics`);
+      logger.info(
+        { event: 'metrics', url: server.url, controls: config.controlToken !== null },
+        `serving the status page ${server.url}/ (controls ${config.controlToken === null ? 'off: no STACKER_CONTROL_TOKEN' : 'on'}), ${server.url}/api/status, ${server.url}/healthz and ${server.url}/metrics`,
+      );
     }
 
     await running.reconcile();
@@ -277,6 +328,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       process.off('SIGTERM', onSignal);
     }
     await server?.stop().catch(() => undefined);
+    // A slot asked for from the status API finishes before the journal closes under it.
+    await controls?.idle();
     if (runId !== null) await journal.finishRun(runId, exitReason).catch(() => undefined);
     await store.close();
     await exchange.close().catch(() => undefined);

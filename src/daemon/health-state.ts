@@ -15,17 +15,21 @@ export interface JournalStateSink {
  *   lookup that keeps failing): a human checks the balances and resolves it;
  * - reconciliation found orders at the exchange the journal did not know (adopted) or could not
  *   have sent (foreign): reported until `stacker journal acknowledge`;
- * - the exchange's order history could not be read since start: slots wait for it.
+ * - the exchange's order history could not be read since start: slots wait for it;
+ * - the kill switch was turned on from the status API: nothing that moves money is sent until
+ *   an operator turns it off (the file and STACKER_KILL_SWITCH are planned stops, not reported).
  */
 export class DaemonHealth {
   readonly #journal: Journal;
   readonly #engine: () => EngineHealth | null;
   readonly #sink: JournalStateSink | null;
+  readonly #killSwitch: () => string | null;
   readonly #stopped: string[] = [];
   #findings: readonly LedgerFinding[] = [];
 
-  constructor(options: { readonly journal: Journal; readonly engine: () => EngineHealth | null; readonly sink?: JournalStateSink }) {
+  constructor(options: { readonly journal: Journal; readonly engine: () => EngineHealth | null; readonly sink?: JournalStateSink; readonly killSwitch?: () => string | null }) {
     this.#journal = options.journal;
+    this.#killSwitch = options.killSwitch ?? (() => null);
     this.#engine = options.engine;
     this.#sink = options.sink ?? null;
   }
@@ -59,6 +63,8 @@ export class DaemonHealth {
     if (failure !== null) {
       problems.push(`the journal cannot be written since ${new Date(failure.atMs).toISOString()} (${failure.message}); nothing is sent until it can`);
     }
+    const killed = this.#killSwitch();
+    if (killed !== null) problems.push(`the kill switch is on (${killed}): nothing that moves money is sent until it is turned off`);
     const engine = this.#engine();
     const stuck = engine?.unresolved.pastWindow ?? [];
     if (stuck.length > 0) {

@@ -19,6 +19,11 @@ export interface EngineOptions {
   readonly runId: string | null;
   /** How long market rules are trusted before they are read again. */
   readonly marketsTtlMs?: number;
+  /**
+   * Whether an operator paused the instance (the status API): its slots are journalled as
+   * skipped with reason `paused`, so the history shows them, and send nothing.
+   */
+  readonly paused?: (instance: string) => boolean;
   /** Called once when trading must stop (auth or nonce refused, a lost journal, foreign orders); the daemon exits non-zero. */
   readonly onFatal?: (error: FatalEngineError) => void;
   /**
@@ -31,6 +36,9 @@ export interface EngineOptions {
     readonly instances: readonly LedgerInstance[];
   };
 }
+
+/** The reason journalled for the slots of a paused instance. */
+export const PAUSED_REASON = 'paused';
 
 /** What /healthz and /metrics need to know of the engine. */
 export interface EngineHealth {
@@ -86,6 +94,12 @@ export class Engine {
 
   isEnabled(instance: string): boolean {
     return this.#instances.has(instance) && !this.#disabled.has(instance);
+  }
+
+  /** A slot of the instance is being run by this process now (scheduled, caught up or asked for). */
+  isRunning(instance: string): boolean {
+    for (const key of this.#running.keys()) if (key.startsWith(`${instance}@`)) return true;
+    return false;
   }
 
   /** Resolve what an earlier run left open. Run it before any slot. */
@@ -158,6 +172,7 @@ export class Engine {
     const instance = this.#instances.get(instanceName);
     if (instance === undefined || this.#disabled.has(instanceName)) return 'disabled';
     if (this.#fatal !== null) return 'skipped';
+    if (this.#options.paused?.(instanceName) === true) return this.#skipPaused(instanceName, slotTimeMs);
     if (this.#ledger !== null) {
       await this.checkLedger();
       if (this.#fatal !== null) return 'skipped';
@@ -188,6 +203,16 @@ export class Engine {
       const last = ledger.lastCheckedAtMs;
       if (last === null || this.#deps.clock.nowMs() - last >= this.#options.ledger.intervalMs) await this.checkLedger();
     }
+  }
+
+  async #skipPaused(instance: string, slotTimeMs: number): Promise<SlotOutcome> {
+    await this.#guard(async () => {
+      if (await this.#deps.journal.skipSlot({ instance, slotTimeMs, runId: this.#options.runId, status: 'skipped', reason: PAUSED_REASON })) {
+        this.#deps.metrics.slotFinished(instance, 'skipped', 0, slotTimeMs);
+      }
+    }, undefined);
+    this.#deps.logger.info({ event: 'slot-skipped', instance, slot: new Date(slotTimeMs).toISOString(), reason: PAUSED_REASON }, `${instance} is paused: slot journalled as skipped, nothing sent`);
+    return 'skipped';
   }
 
   async #skipUnchecked(instance: string, slotTimeMs: number): Promise<SlotOutcome> {

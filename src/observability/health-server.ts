@@ -1,10 +1,14 @@
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type ControlAccess, controlRequest, isControlPath } from './control-api.ts';
+import { STATUS_PAGE_HEADERS, statusPage } from './status-page.ts';
 
 /**
- * The daemon's small HTTP endpoint: `GET /healthz` (liveness and readiness for Docker's
- * HEALTHCHECK, Kubernetes probes, uptime checkers) and `GET /metrics` (Prometheus scrape).
- * Nothing else is served; nothing is read from a request but its method and path.
+ * The daemon's small HTTP endpoint, a router only: `GET /healthz` (liveness and readiness for
+ * Docker's HEALTHCHECK, Kubernetes probes, uptime checkers), `GET /metrics` (Prometheus
+ * scrape), and when the daemon gives them the status page (`GET /`), its JSON
+ * (`GET /api/status`) and the controls (`POST /api/…`, control-api.ts). Only a control's
+ * request body is ever read, and only up to a small cap.
  */
 
 export interface HealthStatus {
@@ -32,6 +36,15 @@ export interface HealthServerOptions {
   readonly port: number;
   readonly metrics: MetricsSource;
   readonly health: HealthState;
+  /** The status document behind `GET /api/status` and the page at `GET /`; absent: neither is served. */
+  readonly status?: StatusSource;
+  /** The controls (`POST /api/instances/{name}/pause|resume|run`, `POST /api/kill-switch`); absent: not served. */
+  readonly controls?: ControlAccess;
+}
+
+/** The daemon's status as a JSON-ready document (decimals already strings). */
+export interface StatusSource {
+  document(): Promise<unknown>;
 }
 
 export interface HealthServer {
@@ -53,8 +66,6 @@ const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 export function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
   const server = createServer({ requestTimeout: HEALTH_SERVER_DEFAULTS.requestTimeoutMs, headersTimeout: HEALTH_SERVER_DEFAULTS.headersTimeoutMs }, (req, res) => {
-    // Bodies are never read; draining keeps a client that sent one from stalling the socket.
-    req.resume();
     handle(req, res, options).catch(() => {
       if (!res.headersSent) send(res, req, 500, TEXT_TYPE, 'internal error\n');
       else res.destroy();
@@ -84,14 +95,33 @@ export function startHealthServer(options: HealthServerOptions): Promise<HealthS
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, options: HealthServerOptions): Promise<void> {
-  const path = (req.url ?? '/').split('?')[0];
-  if (path !== '/healthz' && path !== '/metrics') {
-    send(res, req, 404, TEXT_TYPE, 'not found: try /healthz or /metrics\n');
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  if (options.controls !== undefined && isControlPath(path)) {
+    const answer = await controlRequest(req, path, options.controls);
+    for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+    send(res, req, answer.statusCode, JSON_TYPE, `${JSON.stringify(answer.body)}\n`);
+    return;
+  }
+  // Other bodies are never read; draining keeps a client that sent one from stalling the socket.
+  req.resume();
+  const status = options.status;
+  const served = status === undefined ? ['/healthz', '/metrics'] : ['/', '/api/status', '/healthz', '/metrics'];
+  if (!served.includes(path)) {
+    send(res, req, 404, TEXT_TYPE, `not found: try ${served.join(' or ')}\n`);
     return;
   }
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.setHeader('allow', 'GET, HEAD');
     send(res, req, 405, TEXT_TYPE, 'method not allowed\n');
+    return;
+  }
+  if (status !== undefined && path === '/') {
+    for (const [name, value] of Object.entries(STATUS_PAGE_HEADERS)) res.setHeader(name, value);
+    send(res, req, 200, 'text/html; charset=utf-8', statusPage());
+    return;
+  }
+  if (status !== undefined && path === '/api/status') {
+    send(res, req, 200, JSON_TYPE, `${JSON.stringify(await status.document())}\n`);
     return;
   }
   if (path === '/metrics') {

@@ -22,6 +22,7 @@ import {
   type NewIntent,
   type NewLedgerFinding,
   OPERATION_STATUSES,
+  type OperatorControlChange,
   type OrderAdoption,
   type SlotKey,
   type SlotSkip,
@@ -266,4 +267,11 @@ export function checkSpentAmount(value: Decimal, field: string): void {
 /** Locale-free text order, as SQLite's BINARY collation sorts ASCII: the same on every machine. */
 export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function checkOperatorControl(change: OperatorControlChange): void {
+  if (typeof change.on !== 'boolean') throw new StoreError('invalid-argument', 'an operator control is turned on (true) or off (false)');
+  if (change.control === 'kill-switch') return;
+  if (change.control !== 'pause') throw new StoreError('invalid-argument', `unknown operator control ${JSON.stringify((change as { control: unknown }).control)}`);
+  if (typeof change.instance !== 'string' || change.instance === '') throw new StoreError('invalid-argument', 'a pause needs an instance name');
 }

@@ -133,7 +133,27 @@ export interface Journal {
   // An account kept by stacker (dry-run's paper account), as the exchange adapter writes it.
   accountState(): Promise<string | null>;
   saveAccountState(state: string): Promise<void>;
+
+  // What an operator switched from the status API; kept here so it survives a restart.
+  operatorControls(): Promise<OperatorControls>;
+  /**
+   * Pause or resume an instance, or turn the operator's kill switch on or off, and return the
+   * controls as they are now. Turning on what is already on keeps its first time; turning off
+   * what is off changes nothing.
+   */
+  setOperatorControl(change: OperatorControlChange): Promise<OperatorControls>;
 }
+
+export interface OperatorControls {
+  /** Paused instances → since when (Unix ms). */
+  readonly paused: ReadonlyMap<string, number>;
+  /** Since when the operator's kill switch is on; null while off. */
+  readonly killSwitchSinceMs: number | null;
+}
+
+export type OperatorControlChange =
+  | { readonly control: 'pause'; readonly instance: string; readonly on: boolean }
+  | { readonly control: 'kill-switch'; readonly on: boolean };
 
 export interface JournalWriteFailure {
   readonly atMs: number;

@@ -24,6 +24,8 @@ import {
   type LedgerFinding,
   type NewIntent,
   type NewLedgerFinding,
+  type OperatorControlChange,
+  type OperatorControls,
   type OrderAdoption,
   type OrderLink,
   type OrderQuery,
@@ -53,6 +55,7 @@ import {
   checkFinishStatus,
   checkLedgerTime,
   checkOperationStatus,
+  checkOperatorControl,
   checkOrder,
   checkReserveRequest,
   checkScope,
@@ -79,6 +82,7 @@ const MODE_KEY = 'mode';
 const CHECKED_THROUGH_KEY = 'ledger_checked_through_ms';
 const ACCOUNT_KEY = 'account_state';
 const ALIVE_KEY = 'alive_at_ms';
+const KILL_SWITCH_KEY = 'kill-switch';
 
 /**
  * The Journal kept in the process's memory, for backtests: the same rules as SqliteJournal
@@ -122,6 +126,8 @@ export class MemoryJournal implements Journal {
   readonly #retired = new Set<string>();
   /** Finished slots not yet retired, oldest first. */
   readonly #finished: string[] = [];
+  /** `pause:INSTANCE` or KILL_SWITCH_KEY → since when. */
+  readonly #operatorControls = new Map<string, number>();
 
   constructor(options: MemoryJournalOptions = {}) {
     this.#now = options.clock ?? Date.now;
@@ -526,6 +532,28 @@ export class MemoryJournal implements Journal {
       checkAccountState(state);
       this.#set(this.#meta, ACCOUNT_KEY, state);
     });
+  }
+
+  operatorControls(): Promise<OperatorControls> {
+    return this.#op('reading the operator controls', () => this.#controls());
+  }
+
+  setOperatorControl(change: OperatorControlChange): Promise<OperatorControls> {
+    return this.#op(`turning ${change.control} ${change.on ? 'on' : 'off'}`, () => {
+      checkOperatorControl(change);
+      const key = change.control === 'pause' ? `pause:${change.instance}` : KILL_SWITCH_KEY;
+      if (!change.on) this.#delete(this.#operatorControls, key);
+      else if (!this.#operatorControls.has(key)) this.#set(this.#operatorControls, key, this.#now());
+      return this.#controls();
+    });
+  }
+
+  #controls(): OperatorControls {
+    const paused = new Map<string, number>();
+    for (const [key, sinceMs] of [...this.#operatorControls].sort(([a], [b]) => compareText(a, b))) {
+      if (key.startsWith('pause:')) paused.set(key.slice('pause:'.length), sinceMs);
+    }
+    return { paused, killSwitchSinceMs: this.#operatorControls.get(KILL_SWITCH_KEY) ?? null };
   }
 
   /** Memory cannot be deleted or replaced under the process. */

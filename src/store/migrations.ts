@@ -257,10 +257,25 @@ CREATE INDEX ledger_findings_open ON ledger_findings (acknowledged_at_ms, kind);
 INSERT OR IGNORE INTO journal_meta (key, value) VALUES ('journal_id', lower(hex(randomblob(16))));
 `;
 
+/**
+ * v4, operator controls: what an operator switched from the status API (an instance paused, the
+ * kill switch on), kept in the journal so a restart keeps it. `target` is the instance for a
+ * pause and '' for the kill switch; a row exists while the control is on.
+ */
+const V4_OPERATOR_CONTROLS = `
+CREATE TABLE operator_controls (
+  control TEXT NOT NULL CHECK (control IN ('pause', 'kill-switch')),
+  target TEXT NOT NULL CHECK ((control = 'kill-switch') = (target = '')),
+  since_ms INTEGER NOT NULL,
+  PRIMARY KEY (control, target)
+);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial journal', sql: V1_INITIAL },
   { version: 2, name: 'stop activation transitions', sql: V2_STOP_ACTIVATION },
   { version: 3, name: 'exactly once against a real exchange', sql: V3_EXACTLY_ONCE, rebuildsReferencedTable: true },
+  { version: 4, name: 'operator controls', sql: V4_OPERATOR_CONTROLS },
 ];
 
 /** The schema version this code writes. */

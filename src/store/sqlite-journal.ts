@@ -22,6 +22,8 @@ import type {
   LedgerFinding,
   NewIntent,
   NewLedgerFinding,
+  OperatorControlChange,
+  OperatorControls,
   OrderAdoption,
   OrderLink,
   OrderQuery,
@@ -39,7 +41,7 @@ import type {
   TransferInput,
   TransferRecord,
 } from './journal.ts';
-import { checkAccountState, checkFinishStatus, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
+import { checkAccountState, checkFinishStatus, checkOperatorControl, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
 import { migrate, verifySchema } from './migrations.ts';
 import * as budgets from './sqlite-budgets.ts';
 import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
@@ -397,6 +399,22 @@ export class SqliteJournal implements Journal {
     );
   }
 
+  operatorControls(): Promise<OperatorControls> {
+    return this.#run('reading the operator controls', (db) => readControls(db));
+  }
+
+  setOperatorControl(change: OperatorControlChange): Promise<OperatorControls> {
+    return this.#write(`turning ${change.control} ${change.on ? 'on' : 'off'}`, (db) =>
+      transaction(db, () => {
+        checkOperatorControl(change);
+        const target = change.control === 'pause' ? change.instance : '';
+        if (change.on) db.prepare('INSERT OR IGNORE INTO operator_controls (control, target, since_ms) VALUES (?, ?, ?)').run(change.control, target, this.#now());
+        else db.prepare('DELETE FROM operator_controls WHERE control = ? AND target = ?').run(change.control, target);
+        return readControls(db);
+      }),
+    );
+  }
+
   async assertIntact(): Promise<void> {
     for (const opened of this.#files) {
       const now = identityOf(opened.path)[0];
@@ -459,6 +477,16 @@ function identityOf(path: string): FileIdentity[] {
   }
 }
 
+
+function readControls(db: DatabaseSync): OperatorControls {
+  const paused = new Map<string, number>();
+  let killSwitchSinceMs: number | null = null;
+  for (const row of db.prepare('SELECT control, target, since_ms FROM operator_controls ORDER BY control, target').all()) {
+    if (row['control'] === 'pause') paused.set(String(row['target']), Number(row['since_ms']));
+    else killSwitchSinceMs = Number(row['since_ms']);
+  }
+  return { paused, killSwitchSinceMs };
+}
 
 function findSlot(db: DatabaseSync, key: SlotKey): SlotRecord | null {
   const row = db.prepare('SELECT * FROM slots WHERE instance = ? AND slot_time_ms = ?').get(key.instance, key.slotTimeMs);

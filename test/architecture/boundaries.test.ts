@@ -20,7 +20,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   engine: ['domain', 'candles', 'exchange', 'store'],
   report: ['domain', 'store'],
   config: ['domain', 'engine', 'store', 'strategies'],
-  daemon: ['domain', 'api', 'config', 'engine', 'exchange', 'observability', 'sim', 'store', 'package.json'],
+  daemon: ['domain', 'api', 'config', 'engine', 'exchange', 'observability', 'report', 'sim', 'store', 'package.json'],
   backtest: ['domain', 'api', 'candles', 'config', 'engine', 'exchange', 'sim', 'store'],
   demo: ['domain', 'api', 'sandbox'],
   cli: ['*'],

@@ -29,6 +29,15 @@ describe('the daemon health', () => {
     expect(text).toMatch(/^stacker_unacknowledged_findings\{kind="foreign"\} 0$/m);
   });
 
+  it('reports the kill switch turned on from the status API while it is on, with why, and nothing once it is off', async () => {
+    const journal = await world.opened();
+    let killed: string | null = 'the kill switch was turned on from the status API at 2026-01-01T00:00:00.000Z';
+    const health = new DaemonHealth({ journal, engine: () => quiet, killSwitch: () => killed });
+    expect(health.problems()).toEqual(['the kill switch is on (the kill switch was turned on from the status API at 2026-01-01T00:00:00.000Z): nothing that moves money is sent until it is turned off']);
+    killed = null;
+    expect(health.problems()).toEqual([]);
+  });
+
   it('names an intent unknown past its settle window, with what to do; metrics show its age', async () => {
     const journal = await world.opened();
     const metrics = new Metrics({ mode: 'live', nowMs: () => 700_000 });

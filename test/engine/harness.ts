@@ -71,7 +71,7 @@ export interface EngineWorld {
   readonly dir: string;
   engine(
     instances: readonly ScheduledRuntime[],
-    options?: { killSwitch?: KillSwitch; credentials?: { apiKey: string; apiSecret: string }; ledger?: Partial<NonNullable<EngineOptions['ledger']>> },
+    options?: { killSwitch?: KillSwitch; credentials?: { apiKey: string; apiSecret: string }; ledger?: Partial<NonNullable<EngineOptions['ledger']>>; paused?: EngineOptions['paused'] },
   ): Engine;
   deps(options?: { killSwitch?: KillSwitch }): EngineDeps;
   /** Move the engine's clock (not the journal's, not the sandbox's) forward: past a settle window, say. */
@@ -129,7 +129,12 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
                 ...options.ledger,
               },
             };
-      return new Engine(depsWith(exchangeClient, options.killSwitch), instances, { runId: null, onFatal: (error) => fatal.push(error), ...ledger });
+      return new Engine(depsWith(exchangeClient, options.killSwitch), instances, {
+        runId: null,
+        onFatal: (error) => fatal.push(error),
+        ...ledger,
+        ...(options.paused === undefined ? {} : { paused: options.paused }),
+      });
     },
     advance(ms) {
       skewMs += ms;

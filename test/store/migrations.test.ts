@@ -191,7 +191,7 @@ describe('migration 3 (exactly once against a real exchange)', () => {
       db.exec(`INSERT INTO orders (order_id, client_order_id, market, side, type, intent_id, amount, left_amount, price, filled_base, filled_quote, fee, fee_asset,
         status, status_derived, stp, stop_activated, exchange_created_at_sec, first_seen_at_ms, updated_at_ms)
         VALUES ('9', 'c-1', 'BTC_USDT', 'buy', 'stock market', 'i-1', '0.001', '0', NULL, '0.001', '65', '0.065', 'USDT', 'FILLED', 0, 'no', NULL, 1, 1, 1)`);
-      expect(migrate(db, path, () => 3)).toEqual([3]);
+      expect(migrate(db, path, () => 3, MIGRATIONS.filter((m) => m.version <= 3))).toEqual([3]);
       expect(db.prepare('SELECT intent_id, status, sent_at_ms, origin FROM intents ORDER BY idx').all()).toEqual([
         { intent_id: 'i-0', status: 'done', sent_at_ms: 1100, origin: 'engine' },
         { intent_id: 'i-1', status: 'unknown', sent_at_ms: 1200, origin: 'engine' },
@@ -203,6 +203,33 @@ describe('migration 3 (exactly once against a real exchange)', () => {
       db.exec("UPDATE intents SET status = 'not-found' WHERE intent_id = 'i-1'");
       // Foreign keys are back on after the rebuild.
       expect(() => db.exec("INSERT INTO transfers (intent_id, ticker, amount, from_account, to_account, status, created_at_ms, updated_at_ms) VALUES ('nope', 'USDT', '5', 'main', 'spot', 'done', 1, 1)")).toThrow(/FOREIGN KEY/);
+      db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('migration 4 (operator controls)', () => {
+  it('adds the operator controls to a version-3 journal, keeping its slots, and allows one kill switch row only', async () => {
+    const { DatabaseSync } = await import('node:sqlite');
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'stacker-mig4-'));
+    try {
+      const path = join(dir, 'old.db');
+      const db = new DatabaseSync(path, { enableForeignKeyConstraints: true });
+      migrate(db, path, () => 1, MIGRATIONS.filter((m) => m.version <= 3));
+      db.exec(`INSERT INTO slots (instance, slot_time_ms, status, reason, run_id, claimed_at_ms, finished_at_ms) VALUES ('dca', 1000, 'done', NULL, NULL, 1000, 1001)`);
+      expect(migrate(db, path, () => 4)).toEqual([4]);
+      expect(db.prepare('SELECT instance, status FROM slots').all()).toEqual([{ instance: 'dca', status: 'done' }]);
+      expect(db.prepare('SELECT * FROM operator_controls').all()).toEqual([]);
+      db.exec(`INSERT INTO operator_controls (control, target, since_ms) VALUES ('pause', 'dca', 5), ('kill-switch', '', 6)`);
+      expect(() => db.exec(`INSERT INTO operator_controls (control, target, since_ms) VALUES ('kill-switch', '', 7)`)).toThrow(/UNIQUE/);
+      expect(() => db.exec(`INSERT INTO operator_controls (control, target, since_ms) VALUES ('kill-switch', 'dca', 7)`)).toThrow(/CHECK/);
+      expect(() => db.exec(`INSERT INTO operator_controls (control, target, since_ms) VALUES ('pause', '', 7)`)).toThrow(/CHECK/);
+      expect(() => db.exec(`INSERT INTO operator_controls (control, target, since_ms) VALUES ('halt', 'dca', 7)`)).toThrow(/CHECK/);
       db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,134 @@
+import type { Engine } from '../engine/engine.ts';
+import type { KillSwitch } from '../engine/kill-switch.ts';
+import type { EngineLogger } from '../engine/observer.ts';
+import type { SlotOutcome } from '../engine/slot-runner.ts';
+import type { Journal, OperatorControls as JournalledControls } from '../store/journal.ts';
+import type { ControlAction, ControlAnswer, Controls } from '../observability/control-api.ts';
+
+export interface ControlledInstance {
+  readonly instance: string;
+  /** ENABLED in its file: a disabled instance can be paused and resumed, not run. */
+  readonly enabled: boolean;
+}
+
+export interface OperatorControlsOptions {
+  readonly journal: Journal;
+  /** Every configured instance. */
+  readonly instances: readonly ControlledInstance[];
+  /** null until the daemon has built its engine (controls answer 503 until then). */
+  readonly engine: () => Engine | null;
+  /** The daemon is stopping: no slot is started any more. */
+  readonly stopping: () => boolean;
+  readonly nowMs: () => number;
+  readonly logger: EngineLogger;
+  /** Told when a slot asked for here ended (the daemon's last-slot record and health). */
+  readonly onSlot?: (instance: string, slotTimeMs: number, outcome: SlotOutcome) => Promise<void> | void;
+}
+
+/**
+ * What an operator switches from the status API, and the daemon's side of each control:
+ * - pause / resume: journalled first, then in effect; the engine asks `isPaused` at every slot,
+ *   and a paused instance's slots are journalled as skipped ("paused") and send nothing. A slot
+ *   already running when the pause arrives finishes (the kill switch is what stops a send);
+ * - run: a slot now (this second), through `Engine.runSlot` like `stacker run --once`, so it is
+ *   claimed, guarded and journalled like any slot; refused while paused, disabled, stopping or
+ *   while a slot of the instance runs;
+ * - kill switch: journalled, so a restart keeps trading stopped until an operator turns it off.
+ *   The journal rather than the kill-switch file: the file is optional and may not be writable
+ *   by the daemon (a read-only mount), and a journal write is durable and atomic when it
+ *   returns. The file and STACKER_KILL_SWITCH keep working beside it.
+ *
+ * Reads are answered from memory, kept equal to the journal: a control changes memory only
+ * after its journal write succeeded.
+ */
+export class OperatorControls implements Controls {
+  readonly #options: OperatorControlsOptions;
+  readonly #known: ReadonlyMap<string, ControlledInstance>;
+  #journalled: JournalledControls;
+  /** Instances whose asked-for slot is running, and the slots themselves (the daemon waits for them before closing the journal). */
+  readonly #runs = new Map<string, Promise<SlotOutcome>>();
+
+  private constructor(options: OperatorControlsOptions, journalled: JournalledControls) {
+    this.#options = options;
+    this.#known = new Map(options.instances.map((instance) => [instance.instance, instance]));
+    this.#journalled = journalled;
+  }
+
+  /** The controls as the journal kept them (a pause from before a restart is still a pause). */
+  static async load(options: OperatorControlsOptions): Promise<OperatorControls> {
+    return new OperatorControls(options, await options.journal.operatorControls());
+  }
+
+  isPaused(instance: string): boolean {
+    return this.#journalled.paused.has(instance);
+  }
+
+  pausedSinceMs(instance: string): number | null {
+    return this.#journalled.paused.get(instance) ?? null;
+  }
+
+  get killSwitchSinceMs(): number | null {
+    return this.#journalled.killSwitchSinceMs;
+  }
+
+  /** The operator's kill switch, for the engine beside the file and the environment. */
+  readonly killSwitch: KillSwitch = {
+    active: () => {
+      const since = this.#journalled.killSwitchSinceMs;
+      return since === null ? null : `the kill switch was turned on from the status API at ${new Date(since).toISOString()}`;
+    },
+  };
+
+  async act(action: ControlAction): Promise<ControlAnswer> {
+    if (action.kind === 'kill-switch') return this.#setKillSwitch(action.on);
+    const instance = this.#known.get(action.instance);
+    if (instance === undefined) return { outcome: 'unknown-instance', message: `no instance ${JSON.stringify(action.instance)}; instances: ${[...this.#known.keys()].join(', ')}` };
+    if (action.kind === 'run') return this.#run(instance);
+    return this.#setPaused(instance.instance, action.kind === 'pause');
+  }
+
+  /** Resolves once no slot asked for here is running. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.#runs.values()]);
+  }
+
+  async #setPaused(instance: string, paused: boolean): Promise<ControlAnswer> {
+    this.#journalled = await this.#options.journal.setOperatorControl({ control: 'pause', instance, on: paused });
+    const since = this.#journalled.paused.get(instance) ?? null;
+    this.#options.logger.warn({ event: 'control', control: paused ? 'pause' : 'resume', instance }, paused ? `${instance} paused from the status API: its slots are skipped until resumed` : `${instance} resumed from the status API`);
+    return { outcome: 'ok', body: { instance, paused, since: since === null ? null : new Date(since).toISOString() } };
+  }
+
+  async #setKillSwitch(on: boolean): Promise<ControlAnswer> {
+    this.#journalled = await this.#options.journal.setOperatorControl({ control: 'kill-switch', on });
+    const since = this.#journalled.killSwitchSinceMs;
+    this.#options.logger.warn({ event: 'control', control: 'kill-switch', on }, on ? 'kill switch turned on from the status API: nothing that moves money is sent' : 'kill switch turned off from the status API');
+    return { outcome: 'ok', body: { killSwitch: { on, since: since === null ? null : new Date(since).toISOString() } } };
+  }
+
+  async #run(instance: ControlledInstance): Promise<ControlAnswer> {
+    const name = instance.instance;
+    const engine = this.#options.engine();
+    if (engine === null) return { outcome: 'unavailable', message: 'stacker is still starting; try again in a moment' };
+    if (this.#options.stopping()) return { outcome: 'unavailable', message: 'stacker is stopping; no new slot is started' };
+    if (!instance.enabled) return { outcome: 'conflict', message: `${name} is disabled (ENABLED=false in its file)` };
+    if (!engine.isEnabled(name)) return { outcome: 'conflict', message: `${name} was disabled in this run (its strategy failed); fix it and restart` };
+    if (this.isPaused(name)) return { outcome: 'conflict', message: `${name} is paused; resume it first` };
+    if (this.#runs.has(name) || engine.isRunning(name)) return { outcome: 'conflict', message: `a slot of ${name} is running; try again when it has finished` };
+    // Whole seconds, as `run --once`: the slot time is part of the clientOrderId.
+    const slotTimeMs = Math.floor(this.#options.nowMs() / 1000) * 1000;
+    this.#options.logger.info({ event: 'control', control: 'run', instance: name, slot: new Date(slotTimeMs).toISOString() }, `${name}: running a slot now, asked for from the status API`);
+    const running = (async (): Promise<SlotOutcome> => {
+      const outcome = await engine.runSlot(name, slotTimeMs);
+      await this.#options.onSlot?.(name, slotTimeMs, outcome);
+      return outcome;
+    })();
+    this.#runs.set(name, running);
+    try {
+      const outcome = await running;
+      return { outcome: 'ok', body: { instance: name, slotTime: new Date(slotTimeMs).toISOString(), outcome } };
+    } finally {
+      this.#runs.delete(name);
+    }
+  }
+}

@@ -1,0 +1,230 @@
+import type { InstanceConfig } from '../config/instance-config.ts';
+import { type Decimal, formatDecimal } from '../domain/money.ts';
+import type { Engine } from '../engine/engine.ts';
+import type { Exchange } from '../exchange/port.ts';
+import { type MarketPosition, positions } from '../report/cost-basis.ts';
+import { BUDGET_PERIODS, type Journal, type SlotRecord, type StoredOrder } from '../store/journal.ts';
+import type { OperatorControls } from './controls.ts';
+
+/**
+ * The status document behind `GET /api/status` and the status page: per instance its
+ * schedule, next and last slot, budget used and left per period, recent slots and orders with
+ * their transitions; cost basis and P&L per market; health and why; the kill switch and who
+ * turned it on. Built from the journal (the truth across restarts), the engine (what runs
+ * now), the operator controls and the configuration, at each request. Money is decimal
+ * strings; times are ISO 8601 UTC.
+ */
+export interface StatusDocument {
+  readonly generatedAt: string;
+  readonly mode: string;
+  readonly version: string;
+  readonly startedAt: string;
+  readonly health: { readonly status: 'ok' | 'unhealthy' | 'stopping'; readonly problems: readonly string[] };
+  readonly killSwitch: {
+    readonly on: boolean;
+    /** Every source that holds it on (the status API, the file, STACKER_KILL_SWITCH). */
+    readonly reasons: readonly string[];
+    /** When it was turned on from the status API; null when the API did not (the page offers "off" only then). */
+    readonly operatorSince: string | null;
+  };
+  /** Whether STACKER_CONTROL_TOKEN is set: without it every control answers 403. */
+  readonly controls: { readonly enabled: boolean };
+  readonly instances: readonly InstanceStatus[];
+  /** Cost basis per market from every order in the journal (src/report/cost-basis.ts), valued at the exchange's price. */
+  readonly markets: readonly MarketPosition[];
+  /** Why prices (and so values and P&L) are missing; null when they were read. */
+  readonly pricesNote: string | null;
+}
+
+export interface InstanceStatus {
+  readonly name: string;
+  readonly strategy: string;
+  /** ENABLED in its file, and not disabled by a failing strategy in this run. */
+  readonly enabled: boolean;
+  readonly paused: { readonly since: string } | null;
+  /** A slot of it is being run now. */
+  readonly running: boolean;
+  readonly schedule: string;
+  readonly timezone: string;
+  /** When the scheduler fires next; null when the instance does not run. */
+  readonly nextSlot: string | null;
+  readonly lastSlot: SlotStatus | null;
+  readonly budget: BudgetStatus | null;
+  /** Newest first. */
+  readonly recentSlots: readonly SlotStatus[];
+  /** Newest first, each with its transitions oldest first. */
+  readonly recentOrders: readonly OrderStatus[];
+}
+
+export interface SlotStatus {
+  readonly slotTime: string;
+  readonly status: string;
+  readonly reason: string | null;
+}
+
+export interface BudgetStatus {
+  readonly asset: string;
+  readonly periods: readonly { readonly period: string; readonly periodStart: string; readonly limit: string; readonly spent: string; readonly left: string }[];
+}
+
+export interface OrderStatus {
+  readonly orderId: string;
+  readonly clientOrderId: string;
+  readonly market: string;
+  readonly side: string;
+  readonly status: string;
+  readonly amount: string;
+  readonly filledBase: string;
+  readonly filledQuote: string;
+  readonly fee: string;
+  readonly feeAsset: string | null;
+  readonly createdAt: string;
+  readonly transitions: readonly { readonly at: string; readonly from: string | null; readonly to: string; readonly filledBase: string; readonly filledQuote: string; readonly fee: string }[];
+}
+
+export interface StatusSources {
+  readonly mode: string;
+  readonly version: string;
+  readonly startedAtMs: number;
+  readonly instances: readonly InstanceConfig[];
+  readonly journal: Journal;
+  readonly exchange: Pick<Exchange, 'prices'>;
+  readonly engine: () => Engine | null;
+  readonly controls: OperatorControls;
+  /** Every kill-switch source but the operator's (file, environment): why it is on, or null. */
+  readonly configuredKillSwitch: () => string | null;
+  readonly controlsEnabled: boolean;
+  /** The daemon's health as /healthz reports it. */
+  readonly health: () => { readonly problems: readonly string[]; readonly stopping: boolean };
+  readonly nowMs: () => number;
+  /** How long a price read is reused: every open page asks every few seconds. Default 30 s. */
+  readonly priceTtlMs?: number;
+}
+
+/** How much history per instance the document carries: enough to see what happened lately, small enough to send every few seconds. */
+const RECENT_SLOTS = 5;
+const RECENT_ORDERS = 5;
+
+export class StatusBuilder {
+  readonly #sources: StatusSources;
+  #prices: { readonly atMs: number; readonly markets: string; readonly prices: ReadonlyMap<string, Decimal> | null; readonly note: string | null } | null = null;
+
+  constructor(sources: StatusSources) {
+    this.#sources = sources;
+  }
+
+  async document(): Promise<StatusDocument> {
+    const sources = this.#sources;
+    const nowMs = sources.nowMs();
+    const health = sources.health();
+    const orders = await sources.journal.listOrders({ limit: -1 });
+    const markets = [...new Set(orders.filter((o) => o.side === 'buy' && o.filledBase.gt(0)).map((o) => o.market))].sort();
+    const priced = await this.#pricesOf(markets, nowMs);
+    const operatorReason = sources.controls.killSwitch.active();
+    const configuredReason = sources.configuredKillSwitch();
+    const reasons = [operatorReason, configuredReason].filter((reason): reason is string => reason !== null);
+    const operatorSince = sources.controls.killSwitchSinceMs;
+    return {
+      generatedAt: iso(nowMs),
+      mode: sources.mode,
+      version: sources.version,
+      startedAt: iso(sources.startedAtMs),
+      health: { status: health.stopping ? 'stopping' : health.problems.length === 0 ? 'ok' : 'unhealthy', problems: health.problems },
+      killSwitch: { on: reasons.length > 0, reasons, operatorSince: operatorSince === null ? null : iso(operatorSince) },
+      controls: { enabled: sources.controlsEnabled },
+      instances: await Promise.all(sources.instances.map((instance) => this.#instance(instance, nowMs))),
+      markets: positions(orders, priced.prices),
+      pricesNote: priced.note,
+    };
+  }
+
+  async #instance(config: InstanceConfig, nowMs: number): Promise<InstanceStatus> {
+    const { journal, controls } = this.#sources;
+    const engine = this.#sources.engine();
+    const name = config.instance;
+    const enabled = config.enabled && (engine?.isEnabled(name) ?? true);
+    const pausedSince = controls.pausedSinceMs(name);
+    const slots = await journal.listSlots({ instance: name, limit: RECENT_SLOTS });
+    const orders = await journal.listOrders({ instance: name, limit: RECENT_ORDERS });
+    return {
+      name,
+      strategy: config.strategy.name,
+      enabled,
+      paused: pausedSince === null ? null : { since: iso(pausedSince) },
+      running: engine?.isRunning(name) ?? false,
+      schedule: config.schedule.expression,
+      timezone: config.timezone,
+      nextSlot: enabled ? iso(config.schedule.next(nowMs)) : null,
+      lastSlot: slots[0] === undefined ? null : slotStatus(slots[0]),
+      budget: await this.#budget(config, nowMs),
+      recentSlots: slots.map(slotStatus),
+      recentOrders: await Promise.all(orders.map((order) => this.#order(order))),
+    };
+  }
+
+  async #budget(config: InstanceConfig, nowMs: number): Promise<BudgetStatus | null> {
+    const asset = config.strategy.budgetAsset?.(config.params) ?? null;
+    const limits = BUDGET_PERIODS.flatMap((period) => {
+      const limit = config.budgets[period];
+      return limit === null ? [] : [{ period, limit }];
+    });
+    if (asset === null || limits.length === 0) return null;
+    const spent = await this.#sources.journal.budgetSpent({ instance: config.instance, asset, timeZone: config.timezone }, nowMs);
+    return {
+      asset,
+      periods: limits.map(({ period, limit }) => {
+        const left = limit.sub(spent[period]);
+        return { period, periodStart: iso(spent.periodStarts[period]), limit: formatDecimal(limit), spent: formatDecimal(spent[period]), left: formatDecimal(left.isNegative() ? left.mul(0) : left) };
+      }),
+    };
+  }
+
+  async #order(order: StoredOrder): Promise<OrderStatus> {
+    const transitions = await this.#sources.journal.orderTransitions(order.orderId);
+    return {
+      orderId: order.orderId,
+      clientOrderId: order.clientOrderId,
+      market: order.market,
+      side: order.side,
+      status: order.status,
+      amount: formatDecimal(order.amount),
+      filledBase: formatDecimal(order.filledBase),
+      filledQuote: formatDecimal(order.filledQuote),
+      fee: formatDecimal(order.fee),
+      feeAsset: order.feeAsset,
+      createdAt: iso(Math.round(order.createdAtSec * 1000)),
+      transitions: transitions.map((t) => ({
+        at: iso(t.atMs),
+        from: t.fromStatus,
+        to: t.toStatus,
+        filledBase: formatDecimal(t.filledBase),
+        filledQuote: formatDecimal(t.filledQuote),
+        fee: formatDecimal(t.fee),
+      })),
+    };
+  }
+
+  /** The markets' prices, reused for priceTtlMs (a failure too, so a down exchange is not asked at every refresh). */
+  async #pricesOf(markets: readonly string[], nowMs: number): Promise<{ prices: ReadonlyMap<string, Decimal> | null; note: string | null }> {
+    if (markets.length === 0) return { prices: null, note: null };
+    const key = markets.join(',');
+    const cached = this.#prices;
+    if (cached !== null && cached.markets === key && nowMs - cached.atMs < (this.#sources.priceTtlMs ?? 30_000)) return cached;
+    let fresh: { prices: ReadonlyMap<string, Decimal> | null; note: string | null };
+    try {
+      fresh = { prices: await this.#sources.exchange.prices(markets), note: null };
+    } catch (error) {
+      fresh = { prices: null, note: `prices could not be read (${error instanceof Error ? error.message : String(error)}): values and P&L are left out` };
+    }
+    this.#prices = { atMs: nowMs, markets: key, ...fresh };
+    return fresh;
+  }
+}
+
+function slotStatus(slot: SlotRecord): SlotStatus {
+  return { slotTime: iso(slot.slotTimeMs), status: slot.status, reason: slot.reason };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

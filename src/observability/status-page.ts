@@ -1,0 +1,246 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The status page served at `GET /`: one self-contained HTML file (no CDN, no external font,
+ * no image), readable on a phone. It holds no data: its script reads `/api/status` at once and
+ * every few seconds and builds the page with DOM text nodes only, so nothing the journal or a
+ * strategy wrote can become markup (no innerHTML anywhere).
+ *
+ * The controls appear once a control token is typed in. The token is kept in sessionStorage
+ * (this tab only, gone when it closes; never a cookie) and sent as `Authorization: Bearer` by
+ * the script. The Content-Security-Policy allows this one inline script by its hash, requests
+ * to this origin only, and no framing.
+ */
+
+/** How often the page reads /api/status again. */
+export const STATUS_REFRESH_MS = 5000;
+
+const STYLE = `
+:root { color-scheme: light dark; --ok: #1a7f37; --bad: #cf222e; --warn: #9a6700; --line: #8884; }
+* { box-sizing: border-box; }
+body { font: 15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; padding: 12px; max-width: 1100px; margin-inline: auto; }
+h1 { font-size: 1.3em; margin: 0 0 4px; }
+h2 { font-size: 1.1em; margin: 0 0 6px; }
+h3 { font-size: 1em; margin: 10px 0 4px; }
+section, article { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; margin: 10px 0; }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: .85em; font-weight: 600; border: 1px solid currentColor; margin-right: 4px; }
+.ok { color: var(--ok); } .bad { color: var(--bad); } .warn { color: var(--warn); }
+.muted { opacity: .7; font-size: .9em; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; font-size: .9em; width: 100%; }
+th, td { text-align: left; padding: 3px 8px 3px 0; border-bottom: 1px solid var(--line); vertical-align: top; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+button { font: inherit; padding: 6px 12px; margin: 4px 6px 0 0; border-radius: 6px; border: 1px solid var(--line); cursor: pointer; }
+button.danger { color: var(--bad); border-color: var(--bad); }
+input { font: inherit; padding: 6px; width: min(100%, 340px); }
+ul { margin: 4px 0; padding-left: 20px; }
+#message:empty { display: none; }
+`;
+
+const SCRIPT = `
+'use strict';
+var TOKEN_KEY = 'stacker-control-token';
+var state = { doc: null, token: sessionStorage.getItem(TOKEN_KEY) || '' };
+
+function el(tag, attrs, children) {
+  var node = document.createElement(tag);
+  if (attrs) for (var name in attrs) {
+    if (attrs[name] === null || attrs[name] === undefined) continue;
+    if (name === 'text') node.textContent = String(attrs[name]);
+    else if (name === 'onclick') node.addEventListener('click', attrs[name]);
+    else node.setAttribute(name, String(attrs[name]));
+  }
+  (children || []).forEach(function (child) {
+    if (child === null || child === undefined) return;
+    node.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
+  });
+  return node;
+}
+function text(value) { return value === null || value === undefined || value === '' ? '-' : String(value); }
+function when(iso) { return iso ? new Date(iso).toLocaleString() : '-'; }
+function table(headers, rows, numeric) {
+  var head = el('tr', null, headers.map(function (h, i) { return el('th', { text: h, class: numeric && numeric[i] ? 'num' : null }); }));
+  var body = rows.map(function (row) { return el('tr', null, row.map(function (cell, i) { return el('td', { text: text(cell), class: numeric && numeric[i] ? 'num' : null }); })); });
+  return el('div', { class: 'scroll' }, [el('table', null, [el('thead', null, [head]), el('tbody', null, body)])]);
+}
+function say(message, bad) {
+  var box = document.getElementById('message');
+  box.textContent = message;
+  box.className = bad ? 'bad' : 'ok';
+}
+
+function control(path, body) {
+  return fetch(path, {
+    method: 'POST',
+    headers: { 'Authorization': 'Bearer ' + state.token, 'Content-Type': 'application/json' },
+    body: body === undefined ? '{}' : JSON.stringify(body),
+    cache: 'no-store',
+  }).then(function (response) {
+    return response.json().catch(function () { return {}; }).then(function (answer) {
+      if (response.ok) say(path + ': done' + (answer.outcome ? ' (' + answer.outcome + ')' : ''), false);
+      else say(path + ': ' + response.status + ' ' + (answer.error || response.statusText), true);
+      return refresh();
+    });
+  }).catch(function (error) { say(path + ': ' + error.message, true); });
+}
+
+function instancePath(name, action) { return '/api/instances/' + encodeURIComponent(name) + '/' + action; }
+
+function renderInstance(instance, canControl) {
+  var badges = [];
+  if (!instance.enabled) badges.push(el('span', { class: 'badge warn', text: 'disabled' }));
+  else if (instance.paused) badges.push(el('span', { class: 'badge warn', text: 'paused' }));
+  else badges.push(el('span', { class: 'badge ok', text: 'active' }));
+  if (instance.running) badges.push(el('span', { class: 'badge', text: 'slot running' }));
+  var last = instance.lastSlot;
+  var parts = [
+    el('h2', null, [instance.name + ' ', el('span', { class: 'muted', text: instance.strategy })]),
+    el('div', null, badges),
+    el('div', null, ['schedule ', el('code', { text: instance.schedule }), ' (' + instance.timezone + ')']),
+    el('div', { 'data-field': 'next-slot' }, ['next slot: ' + when(instance.nextSlot) + (instance.paused && instance.nextSlot ? ' (skipped while paused)' : '')]),
+    el('div', { 'data-field': 'last-slot' }, ['last slot: ' + (last ? when(last.slotTime) + ': ' + last.status + (last.reason ? ' (' + last.reason + ')' : '') : 'none yet')]),
+  ];
+  if (instance.paused) parts.push(el('div', { class: 'muted', text: 'paused since ' + when(instance.paused.since) }));
+  if (canControl) {
+    var buttons = [];
+    if (instance.paused) buttons.push(el('button', { 'data-action': 'resume', text: 'Resume', onclick: function () { control(instancePath(instance.name, 'resume')); } }));
+    else buttons.push(el('button', { 'data-action': 'pause', text: 'Pause', onclick: function () { control(instancePath(instance.name, 'pause')); } }));
+    if (instance.enabled && !instance.paused) buttons.push(el('button', { 'data-action': 'run', text: 'Run a slot now', onclick: function () {
+      if (confirm('Run a slot of ' + instance.name + ' now? It may place an order.')) control(instancePath(instance.name, 'run'));
+    } }));
+    parts.push(el('div', null, buttons));
+  }
+  if (instance.budget) {
+    parts.push(el('h3', { text: 'Budget (' + instance.budget.asset + ')' }));
+    parts.push(table(['period', 'since', 'limit', 'used', 'left'], instance.budget.periods.map(function (p) { return [p.period, when(p.periodStart), p.limit, p.spent, p.left]; }), [false, false, true, true, true]));
+  }
+  if (instance.recentSlots.length > 0) {
+    parts.push(el('h3', { text: 'Recent slots' }));
+    parts.push(table(['slot', 'status', 'reason'], instance.recentSlots.map(function (s) { return [when(s.slotTime), s.status, s.reason]; })));
+  }
+  if (instance.recentOrders.length > 0) {
+    parts.push(el('h3', { text: 'Recent orders' }));
+    var rows = [];
+    instance.recentOrders.forEach(function (o) {
+      rows.push([when(o.createdAt), o.market, o.side, o.status, o.amount, o.filledBase, o.filledQuote, o.fee + (o.feeAsset ? ' ' + o.feeAsset : ''), o.orderId]);
+      o.transitions.forEach(function (t) {
+        rows.push(['  ' + when(t.at), '', '', (t.from || 'new') + ' \\u2192 ' + t.to, '', t.filledBase, t.filledQuote, t.fee, '']);
+      });
+    });
+    parts.push(table(['time', 'market', 'side', 'status', 'amount', 'filled base', 'filled quote', 'fee', 'order'], rows, [false, false, false, false, true, true, true, true, false]));
+  }
+  return el('article', { 'data-instance': instance.name }, parts);
+}
+
+function render() {
+  var doc = state.doc;
+  var root = document.getElementById('status');
+  if (!doc) return;
+  var canControl = doc.controls.enabled && state.token !== '';
+  var health = doc.health;
+  var healthClass = health.status === 'ok' ? 'ok' : 'bad';
+  var sections = [];
+  sections.push(el('section', { id: 'health' }, [
+    el('h2', null, ['Health ', el('span', { class: 'badge ' + healthClass, text: health.status })]),
+    health.problems.length === 0 ? el('div', { class: 'muted', text: 'no problems' }) : el('ul', null, health.problems.map(function (p) { return el('li', { class: 'bad', text: p }); })),
+  ]));
+  var kill = doc.killSwitch;
+  var killParts = [el('h2', null, ['Kill switch ', el('span', { class: 'badge ' + (kill.on ? 'bad' : 'ok'), text: kill.on ? 'on' : 'off' })])];
+  if (kill.on) killParts.push(el('ul', null, kill.reasons.map(function (r) { return el('li', { text: r }); })));
+  else killParts.push(el('div', { class: 'muted', text: 'orders, transfers and withdrawals are sent' }));
+  if (canControl) {
+    if (kill.operatorSince) killParts.push(el('button', { 'data-action': 'kill-switch-off', text: 'Turn the kill switch off', onclick: function () { control('/api/kill-switch', { on: false }); } }));
+    else killParts.push(el('button', { class: 'danger', 'data-action': 'kill-switch-on', text: 'Stop trading (kill switch on)', onclick: function () {
+      if (confirm('Turn the kill switch on? Nothing that moves money is sent until it is turned off.')) control('/api/kill-switch', { on: true });
+    } }));
+  }
+  sections.push(el('section', { id: 'kill-switch' }, killParts));
+  sections.push(el('div', { id: 'instances' }, doc.instances.map(function (i) { return renderInstance(i, canControl); })));
+  var marketParts = [el('h2', { text: 'Cost basis and P&L' })];
+  if (doc.markets.length === 0) marketParts.push(el('div', { class: 'muted', text: 'nothing bought yet' }));
+  else marketParts.push(table(['market', 'orders', 'bought', 'spent', 'avg cost', 'price', 'value', 'P&L', 'P&L %'], doc.markets.map(function (m) {
+    return [m.market, m.orders, m.baseBought, m.quoteSpent, m.averageCost, m.price, m.value, m.pnl, m.pnlPct];
+  }), [false, true, true, true, true, true, true, true, true]));
+  if (doc.pricesNote) marketParts.push(el('div', { class: 'muted', text: doc.pricesNote }));
+  sections.push(el('section', { id: 'markets' }, marketParts));
+  root.replaceChildren.apply(root, sections);
+  document.getElementById('summary').textContent = doc.mode + ' \\u00b7 stacker ' + doc.version + ' \\u00b7 started ' + when(doc.startedAt) + ' \\u00b7 updated ' + when(doc.generatedAt);
+  document.getElementById('controls-off').hidden = doc.controls.enabled;
+  document.getElementById('token-form').hidden = !doc.controls.enabled;
+}
+
+function refresh() {
+  return fetch('/api/status', { cache: 'no-store' }).then(function (response) {
+    if (!response.ok) throw new Error('status ' + response.status);
+    return response.json();
+  }).then(function (doc) {
+    state.doc = doc;
+    document.getElementById('offline').hidden = true;
+    render();
+  }).catch(function (error) {
+    var offline = document.getElementById('offline');
+    offline.textContent = 'stacker does not answer (' + error.message + '); showing the last state read';
+    offline.hidden = false;
+  });
+}
+
+document.getElementById('token-form').addEventListener('submit', function (event) {
+  event.preventDefault();
+  var input = document.getElementById('token');
+  state.token = input.value.trim();
+  input.value = '';
+  if (state.token === '') sessionStorage.removeItem(TOKEN_KEY);
+  else sessionStorage.setItem(TOKEN_KEY, state.token);
+  say(state.token === '' ? 'token forgotten' : 'token kept for this tab', false);
+  render();
+});
+document.getElementById('forget').addEventListener('click', function () {
+  state.token = '';
+  sessionStorage.removeItem(TOKEN_KEY);
+  say('token forgotten', false);
+  render();
+});
+refresh();
+setInterval(refresh, ${STATUS_REFRESH_MS});
+`;
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>stacker status</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>stacker</h1>
+<div id="summary" class="muted">loading…</div>
+<noscript><p>This page needs JavaScript; the same state is at <a href="/api/status">/api/status</a>.</p></noscript>
+<p id="offline" class="bad" hidden></p>
+<p id="message" role="status"></p>
+<p id="controls-off" class="muted" hidden>Controls are off: set STACKER_CONTROL_TOKEN and restart stacker to pause, resume or run instances from here.</p>
+<form id="token-form" hidden autocomplete="off">
+<label for="token">Control token</label><br>
+<input id="token" type="password" autocomplete="off" spellcheck="false" placeholder="STACKER_CONTROL_TOKEN">
+<button type="submit">Use token</button><button type="button" id="forget">Forget</button>
+<div class="muted">Kept in this tab only (sessionStorage), sent as an Authorization header; never a cookie.</div>
+</form>
+<div id="status"></div>
+<script>${SCRIPT}</script>
+</body>
+</html>
+`;
+
+const SCRIPT_HASH = createHash('sha256').update(SCRIPT, 'utf8').digest('base64');
+
+/** Headers of the page: its one inline script by hash, same-origin requests only, no framing, no referrer. */
+export const STATUS_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': `default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+export function statusPage(): string {
+  return PAGE;
+}

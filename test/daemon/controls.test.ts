@@ -1,0 +1,89 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { OperatorControls, type OperatorControlsOptions } from '../../src/daemon/controls.ts';
+import type { Engine } from '../../src/engine/engine.ts';
+import { silentLogger } from '../../src/engine/observer.ts';
+import { dca } from '../../strategies/dca.ts';
+import { type EngineWorld, engineWorld, runtimeOf } from '../engine/harness.ts';
+
+// The daemon's side of the controls, on a real engine against the real sandbox and a real journal.
+let world: EngineWorld;
+beforeEach(async () => {
+  world = await engineWorld();
+});
+afterEach(async () => {
+  await world.close();
+});
+
+const NOW = Date.UTC(2026, 10, 22, 9, 0, 0, 400);
+const dcaBtc = () => runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } });
+
+async function controls(overrides: Partial<OperatorControlsOptions> = {}): Promise<{ controls: OperatorControls; engine: Engine }> {
+  let loaded: OperatorControls | null = null;
+  const engine = world.engine([dcaBtc()], { paused: (instance) => loaded?.isPaused(instance) ?? false });
+  loaded = await OperatorControls.load({
+    journal: world.journal,
+    instances: [
+      { instance: 'dca-btc', enabled: true },
+      { instance: 'off', enabled: false },
+    ],
+    engine: () => engine,
+    stopping: () => false,
+    nowMs: () => NOW,
+    logger: silentLogger,
+    ...overrides,
+  });
+  return { controls: loaded, engine };
+}
+
+describe('operator controls', () => {
+  it('runs a slot now at the current whole second, journalled, and refuses a second run while the first is running', async () => {
+    const slots: string[] = [];
+    const { controls: c } = await controls({ onSlot: (instance, slotTimeMs, outcome) => void slots.push(`${instance}@${slotTimeMs}:${outcome}`) });
+    const first = c.act({ kind: 'run', instance: 'dca-btc' });
+    expect(await c.act({ kind: 'run', instance: 'dca-btc' })).toMatchObject({ outcome: 'conflict', message: expect.stringContaining('running') });
+    expect(await first).toEqual({ outcome: 'ok', body: { instance: 'dca-btc', slotTime: '2026-11-22T09:00:00.000Z', outcome: 'done' } });
+    expect(slots).toEqual([`dca-btc@${NOW - 400}:done`]);
+    expect(await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: NOW - 400 })).toMatchObject({ status: 'done' });
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    // The same second again is the same slot: the journal has it, nothing is sent twice.
+    expect(await c.act({ kind: 'run', instance: 'dca-btc' })).toMatchObject({ outcome: 'ok', body: { outcome: 'already' } });
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+  });
+
+  it('waits for a slot asked for before the daemon closes the journal', async () => {
+    const told: string[] = [];
+    const { controls: c } = await controls({ onSlot: (_instance, _slotTimeMs, outcome) => void told.push(outcome) });
+    const asked = c.act({ kind: 'run', instance: 'dca-btc' });
+    await c.idle();
+    expect(told).toEqual(['done']);
+    expect(await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: NOW - 400 })).toMatchObject({ status: 'done' });
+    await asked;
+  });
+
+  it('refuses a run for an unknown, disabled or paused instance, while starting and while stopping', async () => {
+    const { controls: c } = await controls();
+    expect(await c.act({ kind: 'run', instance: 'nope' })).toMatchObject({ outcome: 'unknown-instance', message: expect.stringContaining('dca-btc, off') });
+    expect(await c.act({ kind: 'run', instance: 'off' })).toMatchObject({ outcome: 'conflict', message: expect.stringContaining('ENABLED=false') });
+    await c.act({ kind: 'pause', instance: 'dca-btc' });
+    expect(await c.act({ kind: 'run', instance: 'dca-btc' })).toMatchObject({ outcome: 'conflict', message: expect.stringContaining('paused') });
+    const { controls: starting } = await controls({ engine: () => null });
+    expect(await starting.act({ kind: 'run', instance: 'dca-btc' })).toMatchObject({ outcome: 'unavailable' });
+    const { controls: stopping } = await controls({ stopping: () => true });
+    expect(await stopping.act({ kind: 'run', instance: 'dca-btc' })).toMatchObject({ outcome: 'unavailable' });
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  });
+
+  it('journals a pause and the kill switch before they take effect, so a new load (a restart) sees them', async () => {
+    const { controls: c, engine } = await controls();
+    expect(await c.act({ kind: 'pause', instance: 'off' })).toMatchObject({ outcome: 'ok', body: { instance: 'off', paused: true } });
+    expect(await c.act({ kind: 'kill-switch', on: true })).toMatchObject({ outcome: 'ok', body: { killSwitch: { on: true } } });
+    expect(c.killSwitch.active()).toMatch(/^the kill switch was turned on from the status API at /);
+    const { controls: again } = await controls();
+    expect(again.isPaused('off')).toBe(true);
+    expect(again.isPaused('dca-btc')).toBe(false);
+    expect(again.killSwitch.active()).not.toBeNull();
+    await again.act({ kind: 'kill-switch', on: false });
+    expect(again.killSwitch.active()).toBeNull();
+    expect(engine.isRunning('dca-btc')).toBe(false);
+  });
+});

@@ -1,0 +1,230 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type RunningDaemon, sandboxPerTest, startDaemon } from './daemon-process.ts';
+import { CONTROL_TOKEN, eventually, instanceOf, postControl, readStatus, statusUrl, withLiveJournal } from './status-daemon.ts';
+
+// The status page, /api/status and the controls of `stacker run`, over real HTTP, against the
+// real CLI in a child process trading live on the sandbox exchange (both on 127.0.0.1).
+const t = sandboxPerTest();
+let running: RunningDaemon[] = [];
+afterEach(async () => {
+  for (const daemon of running) {
+    if (daemon.child.exitCode === null && daemon.child.signalCode === null) daemon.child.kill('SIGKILL');
+    await daemon.exited;
+  }
+  running = [];
+});
+
+function start(env: Record<string, string> = {}): RunningDaemon {
+  const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_METRICS_PORT: '0', ...env });
+  running.push(daemon);
+  return daemon;
+}
+
+/** SIGTERM, a clean exit, and the token never in the logs. */
+async function stop(daemon: RunningDaemon): Promise<void> {
+  daemon.child.kill('SIGTERM');
+  expect(await daemon.exited).toBe(0);
+  expect(daemon.output()).not.toContain(CONTROL_TOKEN);
+}
+
+const withToken = { STACKER_CONTROL_TOKEN: CONTROL_TOKEN };
+const orders = (): number => t.sandbox.exchange.orderHistory({}).length;
+/** A slot asked for from the API is the current second: wait for the next one so two runs are two slots. */
+const nextSecond = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
+// New Year 09:00 UTC: never fires during a test.
+const RARE = '0 9 1 1 *';
+
+describe('the status page and GET /api/status', () => {
+  it('serves one self-contained page and the state as JSON; without STACKER_CONTROL_TOKEN every control is 403 and changes nothing', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '100' });
+    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: RARE, ENABLED: 'false' });
+    const daemon = start();
+    const url = await statusUrl(daemon);
+
+    const page = await fetch(`${url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(page.headers.get('content-security-policy')).toContain("connect-src 'self'");
+    const html = await page.text();
+    expect(html).toContain('<title>stacker status</title>');
+    // Self-contained: no script, style, font or image from anywhere.
+    expect(html).not.toMatch(/\b(?:src|href)\s*=\s*["']?(?:https?:)?\/\//i);
+    expect(html).not.toMatch(/@import|url\(/i);
+
+    const status = await readStatus(url);
+    expect(status).toMatchObject({
+      mode: 'live',
+      health: { status: 'ok', problems: [] },
+      killSwitch: { on: false, reasons: [], operatorSince: null },
+      controls: { enabled: false },
+      markets: [],
+      pricesNote: null,
+    });
+    const [dca, report] = status.instances;
+    const nextNewYear = new Date(Date.UTC(new Date().getUTCFullYear() + 1, 0, 1, 9)).toISOString();
+    expect(dca).toMatchObject({
+      name: 'dca-btc',
+      strategy: 'dca',
+      enabled: true,
+      paused: null,
+      running: false,
+      schedule: RARE,
+      timezone: 'UTC',
+      nextSlot: nextNewYear,
+      lastSlot: null,
+      recentSlots: [],
+      recentOrders: [],
+      budget: { asset: 'USDT', periods: [{ period: 'day', limit: '100', spent: '0', left: '100' }] },
+    });
+    expect(report).toMatchObject({ name: 'report', enabled: false, nextSlot: null, budget: null });
+
+    for (const path of ['/api/instances/dca-btc/pause', '/api/instances/dca-btc/run', '/api/kill-switch']) {
+      for (const token of [null, CONTROL_TOKEN]) {
+        const answer = await postControl(url, path, token, { on: true });
+        expect(answer.status).toBe(403);
+        expect(String(answer.json['error'])).toContain('STACKER_CONTROL_TOKEN');
+      }
+    }
+    expect(await instanceOf(url, 'dca-btc')).toMatchObject({ paused: null, lastSlot: null });
+    expect((await readStatus(url)).killSwitch.on).toBe(false);
+    expect(orders()).toBe(0);
+    await stop(daemon);
+  }, 30_000);
+});
+
+describe('the controls, with STACKER_CONTROL_TOKEN', () => {
+  it('refuses a missing or wrong token with 401 and changes nothing; runs a slot now, journalled; pauses, resumes; the kill switch stops sending, survives a restart, and shows in /healthz', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '1000' });
+    let daemon = start(withToken);
+    let url = await statusUrl(daemon);
+
+    for (const token of [null, 'wrong-token-0123456789', `${CONTROL_TOKEN}x`, CONTROL_TOKEN.slice(0, -1)]) {
+      for (const [path, body] of [['/api/instances/dca-btc/pause', undefined], ['/api/instances/dca-btc/run', undefined], ['/api/kill-switch', { on: true }]] as const) {
+        const answer = await postControl(url, path, token, body);
+        expect(answer.status).toBe(401);
+        expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer/);
+        expect(JSON.stringify(answer.json)).not.toContain(CONTROL_TOKEN);
+      }
+    }
+    const basic = await fetch(`${url}/api/instances/dca-btc/pause`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from(`x:${CONTROL_TOKEN}`).toString('base64')}` } });
+    expect(basic.status).toBe(401);
+    expect(await instanceOf(url, 'dca-btc')).toMatchObject({ paused: null, lastSlot: null });
+    expect((await readStatus(url)).killSwitch.on).toBe(false);
+    expect(orders()).toBe(0);
+
+    expect((await postControl(url, '/api/instances/dca-eth/run', CONTROL_TOKEN)).status).toBe(404);
+    expect((await fetch(`${url}/api/instances/dca-btc/run`, { headers: { authorization: `Bearer ${CONTROL_TOKEN}` } })).status).toBe(405);
+
+    // Run: a slot now, through the engine like any slot: journalled, ordered once, followed.
+    const ran = await postControl(url, '/api/instances/dca-btc/run', CONTROL_TOKEN);
+    expect(ran.status).toBe(200);
+    expect(ran.json).toMatchObject({ instance: 'dca-btc', outcome: 'done' });
+    expect(orders()).toBe(1);
+    const afterRun = await eventually(async () => {
+      const instance = await instanceOf(url, 'dca-btc');
+      expect(instance['recentOrders']).toMatchObject([{ market: 'BTC_USDT', side: 'buy', status: 'FILLED', filledBase: '0.001', transitions: [{ to: 'FILLED' }] }]);
+      return instance;
+    });
+    expect(afterRun.lastSlot).toMatchObject({ slotTime: ran.json['slotTime'], status: 'done' });
+    expect(afterRun['budget']).toMatchObject({ periods: [{ period: 'day', limit: '1000', spent: '65', left: '935' }] });
+    expect((await readStatus(url))['markets']).toMatchObject([{ market: 'BTC_USDT', orders: 1, baseBought: '0.001', quoteSpent: '65', price: '65000' }]);
+
+    // Pause: run is refused while paused; resume lifts it.
+    const paused = await postControl(url, '/api/instances/dca-btc/pause', CONTROL_TOKEN);
+    expect(paused.status).toBe(200);
+    expect(paused.json).toMatchObject({ instance: 'dca-btc', paused: true });
+    expect((await instanceOf(url, 'dca-btc')).paused).not.toBeNull();
+    const refused = await postControl(url, '/api/instances/dca-btc/run', CONTROL_TOKEN);
+    expect(refused.status).toBe(409);
+    expect(String(refused.json['error'])).toContain('paused');
+    expect((await postControl(url, '/api/instances/dca-btc/resume', CONTROL_TOKEN)).json).toMatchObject({ paused: false });
+    expect((await instanceOf(url, 'dca-btc')).paused).toBeNull();
+    expect(orders()).toBe(1);
+
+    // The kill switch: bad bodies name the field and the rule; on stops sending and shows in /healthz.
+    const notJson = await postControl(url, '/api/kill-switch', CONTROL_TOKEN, 'on');
+    expect([notJson.status, notJson.json['error']]).toEqual([400, expect.stringMatching(/^body: must be JSON/)]);
+    const notBoolean = await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: 'yes' });
+    expect([notBoolean.status, notBoolean.json['error']]).toEqual([400, expect.stringMatching(/^on: must be true .* or false/)]);
+    const tooLarge = await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: true, padding: 'x'.repeat(2000) });
+    expect(tooLarge.status).toBe(413);
+    expect((await readStatus(url)).killSwitch.on).toBe(false);
+    expect((await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: true })).json).toMatchObject({ killSwitch: { on: true } });
+    const healthz = await fetch(`${url}/healthz`);
+    expect(healthz.status).toBe(503);
+    expect(JSON.stringify(await healthz.json())).toContain('the kill switch is on');
+    await stop(daemon);
+
+    // A restart keeps the kill switch on: a slot asked for now is journalled, its order refused, nothing sent.
+    daemon = start(withToken);
+    url = await statusUrl(daemon);
+    const status = await readStatus(url);
+    expect(status.killSwitch).toMatchObject({ on: true, operatorSince: expect.any(String) });
+    expect(status.health.problems.join('\n')).toContain('the kill switch is on');
+    await nextSecond();
+    const killed = await postControl(url, '/api/instances/dca-btc/run', CONTROL_TOKEN);
+    expect(killed.status).toBe(200);
+    expect(orders()).toBe(1);
+    await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: false });
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    await nextSecond();
+    expect((await postControl(url, '/api/instances/dca-btc/run', CONTROL_TOKEN)).json).toMatchObject({ outcome: 'done' });
+    expect(orders()).toBe(2);
+    await stop(daemon);
+
+    await withLiveJournal(t.dir.data, async (journal) => {
+      const slots = await journal.listSlots({ instance: 'dca-btc' });
+      expect(slots.map((slot) => slot.slotTimeMs)).toContain(Date.parse(String(killed.json['slotTime'])));
+      const intents = await journal.listIntents({ instance: 'dca-btc', slotTimeMs: Date.parse(String(killed.json['slotTime'])) });
+      expect(intents.map((intent) => [intent.status, intent.error?.code])).toEqual([['refused', 'kill-switch']]);
+      expect((await journal.operatorControls()).killSwitchSinceMs).toBeNull();
+    });
+  }, 45_000);
+
+  it("pauses an instance's scheduled slots (journalled as skipped: paused, nothing sent), keeps the pause across a restart, and resumes", async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    let daemon = start(withToken);
+    let url = await statusUrl(daemon);
+    await daemon.waitFor('"to":"FILLED"');
+    expect((await postControl(url, '/api/instances/dca-btc/pause', CONTROL_TOKEN)).status).toBe(200);
+    // A slot already running when the pause arrived may still finish; none starts after it.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const before = orders();
+    const lastBeforeRestart = await eventually(async () => {
+      const slots = (await instanceOf(url, 'dca-btc')).recentSlots;
+      expect(slots.slice(0, 2)).toMatchObject([
+        { status: 'skipped', reason: 'paused' },
+        { status: 'skipped', reason: 'paused' },
+      ]);
+      return Date.parse(slots[0]?.slotTime ?? '');
+    });
+    expect(orders()).toBe(before);
+    await stop(daemon);
+
+    daemon = start(withToken);
+    url = await statusUrl(daemon);
+    expect((await instanceOf(url, 'dca-btc')).paused).not.toBeNull();
+    expect(daemon.output()).toContain('dca-btc is paused');
+    // The scheduler of the new run fires and the slot is skipped again.
+    await eventually(async () => {
+      const slots = (await instanceOf(url, 'dca-btc')).recentSlots;
+      expect(slots.some((slot) => slot.reason === 'paused' && Date.parse(slot.slotTime) > lastBeforeRestart)).toBe(true);
+    });
+    expect((await postControl(url, '/api/instances/dca-btc/run', CONTROL_TOKEN)).status).toBe(409);
+    expect(orders()).toBe(before);
+
+    expect((await postControl(url, '/api/instances/dca-btc/resume', CONTROL_TOKEN)).status).toBe(200);
+    await eventually(async () => expect(orders()).toBeGreaterThan(before));
+    await stop(daemon);
+
+    await withLiveJournal(t.dir.data, async (journal) => {
+      const paused = (await journal.listSlots({ instance: 'dca-btc', limit: 1000 })).filter((slot) => slot.reason === 'paused');
+      expect(paused.length).toBeGreaterThanOrEqual(3);
+      for (const slot of paused) {
+        expect(slot.status).toBe('skipped');
+        expect(await journal.listIntents({ instance: 'dca-btc', slotTimeMs: slot.slotTimeMs })).toEqual([]);
+      }
+    });
+  }, 45_000);
+});

@@ -1,0 +1,113 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumOrWarn, launchChromium } from '../support/chromium.ts';
+import { type RunningDaemon, sandboxPerTest, startDaemon } from './daemon-process.ts';
+import { CONTROL_TOKEN, eventually, instanceOf, statusUrl } from './status-daemon.ts';
+
+// The status page of a live daemon on the sandbox, opened in a real headless Chromium.
+const executablePath = chromiumOrWarn('the status page');
+const t = sandboxPerTest();
+const RARE = '0 9 1 1 *';
+
+let browser: Browser | null = null;
+beforeAll(async () => {
+  if (executablePath !== null) browser = await launchChromium(executablePath);
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+let running: RunningDaemon[] = [];
+afterEach(async () => {
+  for (const daemon of running) {
+    if (daemon.child.exitCode === null && daemon.child.signalCode === null) daemon.child.kill('SIGTERM');
+    await daemon.exited;
+  }
+  running = [];
+});
+
+function start(env: Record<string, string>): RunningDaemon {
+  t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '100' });
+  t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: RARE });
+  const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_METRICS_PORT: '0', ...env });
+  running.push(daemon);
+  return daemon;
+}
+
+async function openPage(url: string, viewport = { width: 1100, height: 900 }) {
+  if (browser === null) throw new Error('no browser');
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  const elsewhere: string[] = [];
+  const pageErrors: string[] = [];
+  page.on('request', (request) => {
+    if (!request.url().startsWith(url)) elsewhere.push(request.url());
+  });
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') pageErrors.push(message.text());
+  });
+  await page.goto(`${url}/`, { waitUntil: 'load' });
+  return { page, context, elsewhere, pageErrors };
+}
+
+describe('the status page in headless Chromium', () => {
+  it.skipIf(executablePath === null)('renders every instance from /api/status, asks nothing of any other origin, and a pause clicked with the token pauses the instance', async () => {
+    const daemon = start({ STACKER_CONTROL_TOKEN: CONTROL_TOKEN });
+    const url = await statusUrl(daemon);
+    const { page, context, elsewhere, pageErrors } = await openPage(url);
+    try {
+      await page.locator('[data-instance="dca-btc"]').waitFor();
+      expect(await page.locator('article[data-instance] h2').allTextContents()).toEqual(['dca-btc dca', 'report balance-report']);
+      expect(await page.locator('#health .badge').textContent()).toBe('ok');
+      expect(await page.locator('[data-instance="dca-btc"]').textContent()).toContain('Budget (USDT)');
+      // No token typed yet: no control is offered.
+      expect(await page.locator('button[data-action]').count()).toBe(0);
+
+      await page.fill('#token', CONTROL_TOKEN);
+      await page.click('#token-form button[type="submit"]');
+
+      // Run a slot now (after confirming): the order, its transition and the cost basis appear.
+      page.once('dialog', (dialog) => void dialog.accept());
+      await page.click('[data-instance="dca-btc"] button[data-action="run"]');
+      await page.locator('#message:has-text("/api/instances/dca-btc/run: done (done)")').waitFor();
+      const dca = await page.locator('[data-instance="dca-btc"]').textContent();
+      expect(dca).toContain('Recent orders');
+      expect(dca).toContain('new → FILLED');
+      expect(await page.locator('#markets tbody tr td').first().textContent()).toBe('BTC_USDT');
+      expect(t.sandbox.exchange.orderHistory({})).toHaveLength(1);
+
+      await page.click('[data-instance="dca-btc"] button[data-action="pause"]');
+      await eventually(async () => expect((await instanceOf(url, 'dca-btc')).paused).not.toBeNull());
+      expect((await instanceOf(url, 'report')).paused).toBeNull();
+      // The page shows it after its own refresh, and offers resume instead.
+      await page.locator('[data-instance="dca-btc"] button[data-action="resume"]').waitFor();
+      expect(await page.locator('[data-instance="dca-btc"] .badge').first().textContent()).toBe('paused');
+      expect(await page.locator('#message').textContent()).toContain('/api/instances/dca-btc/pause: done');
+
+      expect(elsewhere).toEqual([]);
+      expect(pageErrors).toEqual([]);
+      // The token never reaches a cookie.
+      expect(await context.cookies()).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 30_000);
+
+  it.skipIf(executablePath === null)('fits a phone screen, and says the controls are off without STACKER_CONTROL_TOKEN', async () => {
+    const daemon = start({});
+    const url = await statusUrl(daemon);
+    const { page, context, pageErrors } = await openPage(url, { width: 375, height: 740 });
+    try {
+      await page.locator('[data-instance="report"]').waitFor();
+      expect(await page.locator('#controls-off').isVisible()).toBe(true);
+      expect(await page.locator('#token-form').isVisible()).toBe(false);
+      expect(await page.locator('button[data-action]').count()).toBe(0);
+      // Wide tables scroll inside their box; the page itself does not scroll sideways.
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 30_000);
+});

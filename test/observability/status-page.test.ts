@@ -1,0 +1,137 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type HealthServer, startHealthServer } from '../../src/observability/health-server.ts';
+import { MAX_CONTROL_BODY_BYTES, type ControlAction } from '../../src/observability/control-api.ts';
+import { Metrics } from '../../src/observability/metrics.ts';
+import { chromiumOrWarn, launchChromium } from '../support/chromium.ts';
+
+// The router and the page on their own: a real server on 127.0.0.1, a status document with
+// hostile text in every string a strategy, the journal or the exchange could have written.
+const HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>&amp;"\'';
+const TOKEN = 'router-test-token-0123456789';
+
+const document = {
+  generatedAt: '2026-01-01T00:00:00.000Z',
+  mode: 'dry-run',
+  version: HOSTILE,
+  startedAt: '2026-01-01T00:00:00.000Z',
+  health: { status: 'unhealthy', problems: [HOSTILE] },
+  killSwitch: { on: true, reasons: [HOSTILE], operatorSince: null },
+  controls: { enabled: true },
+  instances: [
+    {
+      name: 'dca-btc',
+      strategy: HOSTILE,
+      enabled: true,
+      paused: null,
+      running: false,
+      schedule: HOSTILE,
+      timezone: 'UTC',
+      nextSlot: '2026-01-02T09:00:00.000Z',
+      lastSlot: { slotTime: '2026-01-01T09:00:00.000Z', status: 'failed', reason: HOSTILE },
+      budget: null,
+      recentSlots: [{ slotTime: '2026-01-01T09:00:00.000Z', status: 'failed', reason: HOSTILE }],
+      recentOrders: [],
+    },
+  ],
+  markets: [{ market: HOSTILE, orders: 1, baseBought: '1', quoteSpent: '2', fees: {}, averageCost: '2', price: null, value: null, pnl: null, pnlPct: null }],
+  pricesNote: HOSTILE,
+};
+
+const acted: ControlAction[] = [];
+let server: HealthServer | null = null;
+afterEach(async () => {
+  await server?.stop();
+  server = null;
+  acted.length = 0;
+});
+
+async function start(options: { status?: boolean; token?: string | null } = {}): Promise<HealthServer> {
+  server = await startHealthServer({
+    host: '127.0.0.1',
+    port: 0,
+    metrics: new Metrics({ mode: 'dry-run' }),
+    health: { status: () => ({ ok: true, mode: 'dry-run', startedAtMs: 0, lastSlot: {}, stopping: false, problems: [] }) },
+    ...(options.status === false
+      ? {}
+      : {
+          status: { document: async () => document },
+          controls: {
+            token: options.token === null ? null : { matches: (presented: string) => presented === (options.token ?? TOKEN) },
+            controls: {
+              act: async (action) => {
+                acted.push(action);
+                return { outcome: 'ok', body: { done: true } };
+              },
+            },
+          },
+        }),
+  });
+  return server;
+}
+
+describe('the health server as a router', () => {
+  it('serves neither the page, nor the JSON, nor the controls when the daemon gives none', async () => {
+    const { url } = await start({ status: false });
+    for (const path of ['/', '/api/status']) expect((await fetch(`${url}${path}`)).status).toBe(404);
+    expect((await fetch(`${url}/api/kill-switch`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: '{"on":true}' })).status).toBe(404);
+    expect(await (await fetch(`${url}/nope`)).text()).toBe('not found: try /healthz or /metrics\n');
+  });
+
+  it('answers GET /api/status with the document, uncached, and names every route in a 404', async () => {
+    const { url } = await start();
+    const response = await fetch(`${url}/api/status`);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(await response.json()).toEqual(document);
+    expect((await fetch(`${url}/api/status`, { method: 'POST' })).status).toBe(405);
+    expect(await (await fetch(`${url}/nope`)).text()).toBe('not found: try / or /api/status or /healthz or /metrics\n');
+  });
+
+  it('reads a control body up to the cap only, and hands the daemon the action it names', async () => {
+    const { url } = await start();
+    const post = (path: string, body: string) => fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body });
+    expect((await post('/api/kill-switch', JSON.stringify({ on: true, pad: 'x'.repeat(MAX_CONTROL_BODY_BYTES) }))).status).toBe(413);
+    expect((await post('/api/kill-switch', '{"on":false}')).status).toBe(200);
+    expect((await post('/api/instances/dca%2Dbtc/pause', '')).status).toBe(200);
+    expect((await post('/api/instances/%E0%A4%A/run', '')).status).toBe(404);
+    expect(acted).toEqual([
+      { kind: 'kill-switch', on: false },
+      { kind: 'pause', instance: 'dca-btc' },
+    ]);
+  });
+
+  it('answers 403 to every control when no token is configured, before looking at any token', async () => {
+    const { url } = await start({ token: null });
+    const response = await fetch(`${url}/api/instances/dca-btc/resume`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(response.status).toBe(403);
+    expect(acted).toEqual([]);
+  });
+});
+
+const executablePath = chromiumOrWarn('the status page');
+let browser: Browser | null = null;
+beforeAll(async () => {
+  if (executablePath !== null) browser = await launchChromium(executablePath);
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('the status page escapes what it shows', () => {
+  it.skipIf(executablePath === null)('shows hostile text as text: no element, no script run', async () => {
+    const { url } = await start();
+    const context = await browser!.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${url}/`, { waitUntil: 'load' });
+      await page.locator('[data-instance="dca-btc"]').waitFor();
+      expect(await page.locator('#status img, #status script').count()).toBe(0);
+      expect(await page.evaluate('window.pwned === undefined')).toBe(true);
+      expect(await page.locator('#health li').first().textContent()).toBe(HOSTILE);
+      expect(await page.locator('[data-instance="dca-btc"] [data-field="last-slot"]').textContent()).toContain(HOSTILE);
+      expect(await page.locator('#summary').textContent()).toContain(HOSTILE);
+    } finally {
+      await context.close();
+    }
+  }, 20_000);
+});
