@@ -98,6 +98,12 @@ interface Parsed {
   readonly matcher: { match(date: Date): boolean };
   /** node-cron's matcher of the day fields alone, at noon (a time that exists every day). */
   readonly dayMatcher: { match(date: Date): boolean };
+  /**
+   * The day fields as plain numbers when they are (no L, W or # token): node-cron's rule is then
+   * day-of-month in the set AND weekday in the set, which needs no calendar formatting; null
+   * sends every day to dayMatcher.
+   */
+  readonly plainDays: { readonly ofMonth: ReadonlySet<number>; readonly ofWeek: ReadonlySet<number> } | null;
   readonly dayCache: Map<number, boolean>;
 }
 
@@ -120,12 +126,21 @@ function build(expression: string, timezone: string): Parsed {
     // createTask builds a stopped task: no timer starts; only its matcher is used.
     matcher: createTask(expression, noop, { timezone }),
     dayMatcher: createTask(`0 0 12 ${dayFields.join(' ')}`, noop, { timezone: 'UTC' }),
+    plainDays: plainDays(result.fields.dayOfMonth, result.fields.dayOfWeek),
     dayCache: new Map(),
   };
 }
 
+function plainDays(ofMonth: ReadonlyArray<number | string>, ofWeek: ReadonlyArray<number | string>): Parsed['plainDays'] {
+  const numbers = (values: ReadonlyArray<number | string>): values is readonly number[] => values.every((value) => typeof value === 'number');
+  return numbers(ofMonth) && numbers(ofWeek) ? { ofMonth: new Set(ofMonth), ofWeek: new Set(ofWeek) } : null;
+}
+
 function dayMatches(parsed: Parsed, year: number, month: number, day: number): boolean {
   if (!parsed.months.has(month)) return false;
+  if (parsed.plainDays !== null) {
+    return parsed.plainDays.ofMonth.has(day) && parsed.plainDays.ofWeek.has(new Date(Date.UTC(year, month - 1, day)).getUTCDay());
+  }
   const key = year * 10_000 + month * 100 + day;
   let hit = parsed.dayCache.get(key);
   if (hit === undefined) {

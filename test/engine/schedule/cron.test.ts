@@ -52,7 +52,8 @@ describe('cron schedules', () => {
   });
 
   it('agrees with node-cron\'s own matcher: next(t) is the first later second it accepts', () => {
-    const expressions = ['*/7 * * * * *', '0 */5 * * * *', '15 30 */2 * * *', '0 0 9 * * MON', '0 0 12 1,15 * *', '0 30 2 * * *'];
+    // Plain day fields (evaluated by stacker) and node-cron's tokens (L, #: asked of node-cron) alike.
+    const expressions = ['*/7 * * * * *', '0 */5 * * * *', '15 30 */2 * * *', '0 0 9 * * MON', '0 0 12 1,15 * *', '0 30 2 * * *', '0 0 9 * * 1-5', '0 0 9 * * 7', '0 0 9 1-7 * 5', '0 0 9 L * *', '0 0 9 * * 5#2'];
     const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata'];
     fc.assert(
       fc.property(fc.constantFrom(...expressions), fc.constantFrom(...zones), fc.integer({ min: Date.UTC(2025, 0, 1), max: Date.UTC(2027, 0, 1) }), (expression, zone, t) => {
