@@ -17,6 +17,7 @@ import {
   readWallet,
 } from './daemon-env.ts';
 import { frozenMap } from './freeze.ts';
+import { type NotifySettings, readNotifySettings } from './notify-settings.ts';
 import { type InstanceConfig, collectInstances } from './instance-config.ts';
 import { ENV_KEYS, type EnvLayers, type Settings, readEnvLayers, settingsFromLayers } from './settings.ts';
 import { listStrategyFiles } from './strategy-files.ts';
@@ -66,6 +67,8 @@ export interface DaemonConfig {
   readonly killSwitchEnv: boolean;
   /** STACKER_ORDER_SETTLE_WINDOW (default 10 min): the settle window of instances that set none. */
   readonly orderSettleWindowMs: number;
+  /** Where notifications go (STACKER_NOTIFY_*, STACKER_TELEGRAM_*); no channel set = none sent. */
+  readonly notify: NotifySettings;
   /** Sorted by instance name. */
   readonly instances: readonly InstanceConfig[];
 }
@@ -106,6 +109,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
   const killSwitchEnv = readKillSwitchEnv(layers, problems);
   const killSwitchFile = readKillSwitchFile(layers);
   const orderSettleWindowMs = readOrderSettleWindow(layers, problems);
+  const notify = readNotifySettings(layers, problems);
 
   const instances = await collectInstances(files, await strategyRegistry(sources), problems);
   if (problems.length > 0 || settings === null) throw new ConfigError(problems);
@@ -124,6 +128,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
     killSwitchFile,
     killSwitchEnv,
     orderSettleWindowMs,
+    notify,
     instances: Object.freeze([...instances]),
   });
 }

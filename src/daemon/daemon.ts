@@ -6,8 +6,9 @@ import { Engine } from '../engine/engine.ts';
 import type { SlotOutcome } from '../engine/slot-runner.ts';
 import type { FatalEngineError } from '../engine/error-policy.ts';
 import { killSwitch } from '../engine/kill-switch.ts';
-import type { EngineMetrics } from '../engine/observer.ts';
-import { LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
+import { type EngineMetrics, noNotifier } from '../engine/observer.ts';
+import { LIVE_TIMING, type EngineTiming, budgetLeft } from '../engine/runtime.ts';
+import type { NotifyMetrics } from '../notify/dispatcher.ts';
 import type { Clock } from '../engine/schedule/clock.ts';
 import { CronScheduler } from '../engine/schedule/cron-scheduler.ts';
 import type { Scheduler } from '../engine/schedule/scheduler.ts';
@@ -18,13 +19,15 @@ import { openStore } from '../store/open-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
 import { trackLoop } from './track-loop.ts';
+import { scheduleDailySummary } from './daily-summary.ts';
+import { NOTIFY_FLUSH_MS, createNotifier } from './notifier.ts';
 
 export interface DaemonOptions {
   readonly config: DaemonConfig;
   readonly logger: Logger;
   readonly exchange: Exchange;
   /** Metrics sink; the daemon serves it when the config names a port. */
-  readonly metrics: EngineMetrics & JournalStateSink & { render(): Promise<string>; readonly contentType: string; strategyEnabled(instance: string): void };
+  readonly metrics: EngineMetrics & JournalStateSink & NotifyMetrics & { render(): Promise<string>; readonly contentType: string; strategyEnabled(instance: string): void };
   readonly clock?: Clock;
   /** Default: node-cron. Tests and accelerated runs pass a virtual scheduler. */
   readonly scheduler?: Scheduler;
@@ -96,6 +99,10 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       `rebuilding the journal from the exchange's order history (the last ${FIRST_LOOK_BACK_MS / 86_400_000} days): ${store.rebuilt.reason}`,
     );
   }
+  // Built before anything can fail, so a stop for any reason still flushes what was queued.
+  const notifier = createNotifier(config.notify, logger, options.metrics);
+  if (notifier !== null) logger.info({ event: 'notify', channels: notifier.channels, events: [...config.notify.events] }, `notifications to ${notifier.channels.join(', ')}`);
+  let summaries: { stop(): void } | null = null;
   let engine: Engine | null = null;
   const health = new DaemonHealth({ journal, engine: () => engine?.health() ?? null, sink: options.metrics });
   let exitCode: number = EXIT.ok;
@@ -156,6 +163,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     for (const instance of enabled) options.metrics.strategyEnabled(instance.instance);
     for (const instance of config.instances.filter((i) => !i.enabled)) logger.info({ instance: instance.instance }, `${instance.instance} is disabled (ENABLED=false)`);
 
+    const runtimes = enabled.map((instance) => toRuntime(instance, config.orderSettleWindowMs));
     engine = new Engine(
       {
         exchange,
@@ -163,12 +171,13 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         mode: config.mode,
         logger,
         metrics: options.metrics,
+        notifier: notifier ?? noNotifier,
         killSwitch: killSwitch({ file: config.killSwitchFile, env: config.killSwitchEnv }),
         clock,
         sleep,
         timing: options.timing ?? LIVE_TIMING,
       },
-      enabled.map((instance) => toRuntime(instance, config.orderSettleWindowMs)),
+      runtimes,
       {
         runId,
         onFatal: (error: FatalEngineError) => {
@@ -257,6 +266,21 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           `${instance.instance}: ${instance.strategy.name} on "${instance.schedule.expression}" (${instance.timezone})`,
         );
       }
+      if (notifier !== null) {
+        const byName = new Map(runtimes.map((runtime) => [runtime.instance, runtime]));
+        summaries = scheduleDailySummary({
+          journal,
+          instances: runtimes.map((runtime) => ({ instance: runtime.instance, budgetAsset: runtime.budgetAsset })),
+          mode: config.mode,
+          clock,
+          budgetLeft: async (instance, atMs) => {
+            const runtime = byName.get(instance);
+            return runtime === undefined ? null : budgetLeft(journal, runtime, atMs);
+          },
+          notify: (event) => notifier.notify(event),
+          onError: (error) => logger.warn({ event: 'daily-summary-failed', error: error instanceof Error ? error.message : String(error) }, 'could not read the daily summary from the journal'),
+        });
+      }
       options.onReady?.({ metricsUrl: server?.url ?? null });
       await new Promise<void>((resolve) => {
         if (stopping.signal.aborted) resolve();
@@ -277,6 +301,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       process.off('SIGTERM', onSignal);
     }
     await server?.stop().catch(() => undefined);
+    summaries?.stop();
+    // Last: a trading-stopped notice is queued by now. A dead receiver costs at most this wait.
+    await notifier?.flush(NOTIFY_FLUSH_MS);
     if (runId !== null) await journal.finishRun(runId, exitReason).catch(() => undefined);
     await store.close();
     await exchange.close().catch(() => undefined);

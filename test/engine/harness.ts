@@ -14,6 +14,7 @@ import { LiveExchange } from '../../src/exchange/live.ts';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import type { Decimal } from '../../src/domain/money.ts';
+import type { NotifyEvent } from '../../src/domain/notification.ts';
 
 /** Every log line the engine wrote, as JSON text: what a secret grep reads. */
 export interface CapturedLog {
@@ -67,6 +68,8 @@ export interface EngineWorld {
   readonly journal: SqliteJournal;
   readonly client: ApiClient;
   readonly logs: CapturedLog[];
+  /** Every event the engine handed its notifier, in order. */
+  readonly notifications: NotifyEvent[];
   readonly fatal: FatalEngineError[];
   readonly dir: string;
   engine(
@@ -86,6 +89,7 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
   const journal = new SqliteJournal({ path: join(dir, 'stacker.db') });
   await journal.open();
   const logs: CapturedLog[] = [];
+  const notifications: NotifyEvent[] = [];
   const fatal: FatalEngineError[] = [];
   const clients: ApiClient[] = [];
   const newClient = (credentials = { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret }): ApiClient => {
@@ -101,6 +105,7 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
     mode: 'live',
     logger: captureLogger(logs),
     metrics: noEngineMetrics,
+    notifier: { notify: (event) => notifications.push(event) },
     killSwitch,
     clock: { nowMs: () => Date.now() + skewMs },
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
@@ -111,6 +116,7 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
     journal,
     client,
     logs,
+    notifications,
     fatal,
     dir,
     deps: (options = {}) => depsWith(client, options.killSwitch),
