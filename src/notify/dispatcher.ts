@@ -98,7 +98,11 @@ export class NotifyDispatcher {
         }
       }
       lane.queue.push(event);
-      if (!lane.busy) void this.#drain(lane);
+      if (!lane.busy) {
+        lane.busy = true;
+        // Not even the channel's first bytes (JSON, HMAC) are made on the caller's stack: that is a slot's.
+        setImmediate(() => void this.#drain(lane));
+      }
     }
   }
 
@@ -136,7 +140,6 @@ export class NotifyDispatcher {
   }
 
   async #drain(lane: Lane): Promise<void> {
-    lane.busy = true;
     try {
       for (let event = lane.queue.shift(); event !== undefined && !this.#stop.signal.aborted; event = lane.queue.shift()) {
         await this.#deliver(lane.channel, event);
