@@ -6,8 +6,8 @@ import { Engine } from '../engine/engine.ts';
 import type { SlotOutcome } from '../engine/slot-runner.ts';
 import type { FatalEngineError } from '../engine/error-policy.ts';
 import { killSwitch } from '../engine/kill-switch.ts';
-import { type EngineMetrics, noNotifier } from '../engine/observer.ts';
-import { LIVE_TIMING, type EngineTiming, budgetLeft } from '../engine/runtime.ts';
+import type { EngineMetrics } from '../engine/observer.ts';
+import { LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
 import type { NotifyMetrics } from '../notify/dispatcher.ts';
 import type { Clock } from '../engine/schedule/clock.ts';
 import { CronScheduler } from '../engine/schedule/cron-scheduler.ts';
@@ -19,8 +19,7 @@ import { openStore } from '../store/open-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
 import { trackLoop } from './track-loop.ts';
-import { scheduleDailySummary } from './daily-summary.ts';
-import { NOTIFY_FLUSH_MS, createNotifier } from './notifier.ts';
+import { openNotifications } from './notifier.ts';
 
 export interface DaemonOptions {
   readonly config: DaemonConfig;
@@ -86,11 +85,17 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const logger = options.logger.child({ mode: config.mode });
   if (config.modeNote !== null) logger.warn({ event: 'mode' }, config.modeNote);
 
+  // Opened first, so that a start refused for any reason (a lost journal, foreign orders) is told too.
+  const notifications = await openNotifications(config.notify, logger, options.metrics);
   const store = await openStore({
     dataDir: config.dataDir,
     mode: config.mode,
     ...(config.mode === 'live' && config.settings.credentials !== null ? { apiKey: config.settings.credentials.apiKey } : {}),
     onLostJournal: options.rebuildJournal === true ? 'rebuild' : 'refuse',
+  }).catch(async (error: unknown) => {
+    notifications.failed(error, config.mode, clock.nowMs());
+    await notifications.close();
+    throw error;
   });
   const journal = store.journal;
   if (store.rebuilt !== null) {
@@ -99,10 +104,6 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       `rebuilding the journal from the exchange's order history (the last ${FIRST_LOOK_BACK_MS / 86_400_000} days): ${store.rebuilt.reason}`,
     );
   }
-  // Built before anything can fail, so a stop for any reason still flushes what was queued.
-  const notifier = createNotifier(config.notify, logger, options.metrics);
-  if (notifier !== null) logger.info({ event: 'notify', channels: notifier.channels, events: [...config.notify.events] }, `notifications to ${notifier.channels.join(', ')}`);
-  let summaries: { stop(): void } | null = null;
   let engine: Engine | null = null;
   const health = new DaemonHealth({ journal, engine: () => engine?.health() ?? null, sink: options.metrics });
   let exitCode: number = EXIT.ok;
@@ -171,7 +172,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         mode: config.mode,
         logger,
         metrics: options.metrics,
-        notifier: notifier ?? noNotifier,
+        notifier: notifications.notifier,
         killSwitch: killSwitch({ file: config.killSwitchFile, env: config.killSwitchEnv }),
         clock,
         sleep,
@@ -266,21 +267,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           `${instance.instance}: ${instance.strategy.name} on "${instance.schedule.expression}" (${instance.timezone})`,
         );
       }
-      if (notifier !== null) {
-        const byName = new Map(runtimes.map((runtime) => [runtime.instance, runtime]));
-        summaries = scheduleDailySummary({
-          journal,
-          instances: runtimes.map((runtime) => ({ instance: runtime.instance, budgetAsset: runtime.budgetAsset })),
-          mode: config.mode,
-          clock,
-          budgetLeft: async (instance, atMs) => {
-            const runtime = byName.get(instance);
-            return runtime === undefined ? null : budgetLeft(journal, runtime, atMs);
-          },
-          notify: (event) => notifier.notify(event),
-          onError: (error) => logger.warn({ event: 'daily-summary-failed', error: error instanceof Error ? error.message : String(error) }, 'could not read the daily summary from the journal'),
-        });
-      }
+      notifications.startSummaries(journal, runtimes, config.mode, clock);
       options.onReady?.({ metricsUrl: server?.url ?? null });
       await new Promise<void>((resolve) => {
         if (stopping.signal.aborted) resolve();
@@ -294,6 +281,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   } catch (error) {
     exitReason = `failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
     await scheduler.stop().catch(() => undefined);
+    notifications.failed(error, config.mode, clock.nowMs());
     throw error;
   } finally {
     if (options.handleSignals === true) {
@@ -301,9 +289,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       process.off('SIGTERM', onSignal);
     }
     await server?.stop().catch(() => undefined);
-    summaries?.stop();
-    // Last: a trading-stopped notice is queued by now. A dead receiver costs at most this wait.
-    await notifier?.flush(NOTIFY_FLUSH_MS);
+    // A trading-stopped notice is queued by now; a dead receiver costs at most NOTIFY_FLUSH_MS.
+    await notifications.close();
     if (runId !== null) await journal.finishRun(runId, exitReason).catch(() => undefined);
     await store.close();
     await exchange.close().catch(() => undefined);

@@ -140,4 +140,44 @@ describe('notifications from a daemon trading on the sandbox', () => {
       await stopAll(hung);
     }
   }, 40_000);
+
+  it('trading-stopped reaches the webhook before the daemon exits, when the exchange refuses the key', async () => {
+    const webhook = await startReceiver();
+    try {
+      t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+      const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], {
+        ...t.live(),
+        STACKER_API_SECRET: 'wrong-secret-value-0123456789',
+        STACKER_NOTIFY_WEBHOOK_URL: webhook.url,
+        STACKER_NOTIFY_EVENTS: 'trading-stopped',
+      });
+      expect(await daemon.exited).not.toBe(0);
+      const events = webhook.received.map((request) => JSON.parse(request.body) as Record<string, unknown>);
+      expect(events).toEqual([expect.objectContaining({ event: 'trading-stopped', code: 'E_AUTH', mode: 'live' })]);
+      expect(webhook.received[0]?.body).not.toContain('wrong-secret-value');
+    } finally {
+      await webhook.stop();
+    }
+  }, 30_000);
+
+  it('a second daemon refused the data dir (E_LOCKED) says so; a clean start and stop says nothing', async () => {
+    const webhook = await startReceiver();
+    try {
+      t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+      const env = { ...t.live(), STACKER_NOTIFY_WEBHOOK_URL: webhook.url };
+      const args = ['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data];
+      const first = startDaemon(args, env);
+      await first.waitFor('"event":"scheduled"');
+      const second = startDaemon(args, env);
+      expect(await second.exited).not.toBe(0);
+      expect(second.output()).toContain('E_LOCKED');
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+      const events = webhook.received.map((request) => JSON.parse(request.body) as Record<string, unknown>);
+      expect(events).toEqual([expect.objectContaining({ event: 'trading-stopped', code: 'E_LOCKED' })]);
+      expect(String(events[0]?.['reason'])).toMatch(/^stacker stopped: /);
+    } finally {
+      await webhook.stop();
+    }
+  }, 30_000);
 });
