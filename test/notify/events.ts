@@ -10,7 +10,7 @@ export function filled(overrides: Partial<OrderFilledEvent> = {}): OrderFilledEv
     atMs: AT_MS,
     mode: 'live',
     instance: 'dca-btc',
-    clientOrderId: 'dca-btc-1767344400-0',
+    clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
     orderId: '4180284841',
     market: 'BTC_USDT',
     status: 'FILLED',

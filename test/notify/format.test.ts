@@ -11,7 +11,7 @@ const refused: NotifyEvent = {
   mode: 'live',
   instance: 'dca-btc',
   intent: 'buy-stock-market',
-  clientOrderId: 'dca-btc-1767344400-0',
+  clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
   reason: 'over-budget',
   message: 'estimated value 65 USDT is over budget (day: 100 spent + 65 > 150 USDT)',
 };
@@ -22,7 +22,7 @@ const unknown: NotifyEvent = {
   mode: 'dry-run',
   instance: 'dca-btc',
   intent: 'buy-stock-market',
-  clientOrderId: 'dca-btc-1767344400-0',
+  clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
   code: 'E_TIMEOUT',
   message: 'answer lost (no response within 10000 ms); not in the order history yet',
 };
@@ -55,7 +55,7 @@ describe('the JSON payload', () => {
       at: '2026-01-02T09:00:00.000Z',
       mode: 'live',
       instance: 'dca-btc',
-      clientOrderId: 'dca-btc-1767344400-0',
+      clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
       orderId: '4180284841',
       market: 'BTC_USDT',
       status: 'FILLED',
@@ -83,7 +83,7 @@ describe('the JSON payload', () => {
 
 describe('the phone-readable message', () => {
   it('a fill: what was bought and for how much in the title; price, fee and order below', () => {
-    expect(textOf(messageOf(filled()))).toBe(['Bought 0.001 BTC for 65.12 USDT', 'dca-btc · BTC_USDT', 'Average price 65120 USDT, fee 0.06512 USDT', 'Order 4180284841 (dca-btc-1767344400-0)'].join('\n'));
+    expect(textOf(messageOf(filled()))).toBe(['Bought 0.001 BTC for 65.12 USDT', 'dca-btc · BTC_USDT', 'Average price 65120 USDT, fee 0.06512 USDT', 'Order 4180284841 (dca-btc-7d16a56a1027-1767344400000-0)'].join('\n'));
   });
 
   it('a fill that ended cancelled after a partial fill says so', () => {
