@@ -104,7 +104,8 @@ export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: 
         const reason = record.error?.code ?? 'refused';
         deps.metrics.refusal(instance.instance, reason);
         deps.logger.warn({ ...log, event: 'refusal', reason, intent: intent.kind, index: record.index }, `refused: ${record.error?.message ?? reason}`);
-        tellRefused(deps, record, record.error ?? { code: reason, message: reason });
+        // The intent that refused its group is told; the others of the group only follow it.
+        if (reason !== 'group-refused') tellRefused(deps, record, record.error ?? { code: reason, message: reason });
         if (!stoppedBy.has(group)) stoppedBy.set(group, `intent #${record.index} (${intent.kind}) was refused`);
         continue;
       }

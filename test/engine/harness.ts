@@ -13,7 +13,8 @@ import { parseCron } from '../../src/engine/schedule/cron.ts';
 import { LiveExchange } from '../../src/exchange/live.ts';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
-import type { Decimal } from '../../src/domain/money.ts';
+import { Decimal } from '../../src/domain/money.ts';
+import { defineStrategy } from '../../strategies/sdk.ts';
 import type { NotifyEvent } from '../../src/domain/notification.ts';
 
 /** Every log line the engine wrote, as JSON text: what a secret grep reads. */
@@ -148,3 +149,16 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
     },
   };
 }
+
+/** Moves 10 USDT to spot, then buys: one all-or-nothing group of two money intents. */
+export const transferThenBuy = defineStrategy({
+  name: 'transfer-then-buy',
+  describe: 'moves 10 USDT to spot, then buys',
+  params: {},
+  reads: () => ['balances', 'markets', 'prices'],
+  budgetAsset: () => 'USDT',
+  decide: async () => [
+    { kind: 'transfer', ticker: 'USDT', amount: new Decimal('10'), from: 'main', to: 'spot' },
+    { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0001') },
+  ],
+});

@@ -6,7 +6,7 @@ import { Decimal } from '../../src/domain/money.ts';
 import type { NotifyEvent } from '../../src/domain/notification.ts';
 import { killSwitch } from '../../src/engine/kill-switch.ts';
 import { dca } from '../../strategies/dca.ts';
-import { type EngineWorld, engineWorld, runtimeOf } from './harness.ts';
+import { type EngineWorld, engineWorld, runtimeOf, transferThenBuy } from './harness.ts';
 
 // What the engine tells its notifier, against the real sandbox over HTTP and a real journal:
 // one event per moment the logs carry (a fill, a refusal, a lost answer, a stop), never twice.
@@ -50,6 +50,11 @@ describe('the engine notifies', () => {
     await world.engine([budgeted]).runSlot('dca-btc', SLOT);
     expect(kinds(world.notifications)).toEqual(['order-refused']);
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  });
+
+  it('one order-refused for a group refused all or nothing: the refusal that stopped it, not its followers', async () => {
+    await world.engine([runtimeOf({ instance: 'tb', strategy: transferThenBuy, env: {}, maxOrderQuote: new Decimal('1') })]).runSlot('tb', SLOT);
+    expect(world.notifications).toEqual([expect.objectContaining({ kind: 'order-refused', instance: 'tb', intent: 'buy-stock-market', reason: 'above-max-order' })]);
   });
 
   it('intent-unknown when an answer is lost, then order-filled when the lookup finds the order', async () => {
