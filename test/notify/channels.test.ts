@@ -44,6 +44,10 @@ describe('the webhook channel', () => {
     expect(request?.path).toBe('/in?team=ops');
     expect(request?.headers['content-type']).toBe('application/json');
     expect(request?.headers['x-stacker-event']).toBe('order-filled');
+    await channel.send(filled(), never);
+    // The same message again (a retry): the same delivery id, for the receiver to drop.
+    expect(hook.received[1]?.headers['x-stacker-delivery']).toMatch(/^[0-9a-f]{32}$/);
+    expect(hook.received[1]?.headers['x-stacker-delivery']).toBe(request?.headers['x-stacker-delivery']);
     const expected = `sha256=${createHmac('sha256', 'shh').update(request?.body ?? '').digest('hex')}`;
     expect(request?.headers['x-stacker-signature']).toBe(expected);
     expect(JSON.parse(request?.body ?? '')).toMatchObject({ event: 'order-filled', at: '2026-01-02T09:00:00.000Z', filledBase: '0.001', filledQuote: '65.12', fee: '0.06512', averagePrice: '65120' });
