@@ -72,16 +72,25 @@ export interface FillSums {
 }
 
 export function sumFills(market: string, orders: readonly Order[]): FillSums {
+  return runningSums(market, orders).at(-1) ?? addFill(market, null, null);
+}
+
+/** The sums after each order, in the order given: a cost basis as it grew (the HTML report draws it). */
+export function runningSums(market: string, orders: readonly Order[]): FillSums[] {
+  const out: FillSums[] = [];
+  for (const order of orders) out.push(addFill(market, out.at(-1) ?? null, order));
+  return out;
+}
+
+function addFill(market: string, before: FillSums | null, order: Order | null): FillSums {
   const [base, quote] = market.split('_') as [string, string];
-  let bought = ZERO;
-  let spent = ZERO;
-  const fees = new Map<string, Decimal>();
-  for (const order of orders) {
-    bought = bought.add(order.filledBase);
-    spent = spent.add(order.filledQuote);
+  const fees = new Map(before?.fees ?? []);
+  if (order !== null && !order.fee.isZero()) {
     const asset = order.feeAsset ?? '?';
-    if (!order.fee.isZero()) fees.set(asset, (fees.get(asset) ?? ZERO).add(order.fee));
+    fees.set(asset, (fees.get(asset) ?? ZERO).add(order.fee));
   }
+  const bought = (before?.bought ?? ZERO).add(order?.filledBase ?? ZERO);
+  const spent = (before?.spent ?? ZERO).add(order?.filledQuote ?? ZERO);
   const cost = spent.add(fees.get(quote) ?? ZERO);
   const held = bought.sub(fees.get(base) ?? ZERO);
   return { bought, spent, fees, cost, held, averageCost: held.gt(0) ? cost.div(held) : null };

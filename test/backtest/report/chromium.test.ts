@@ -1,14 +1,14 @@
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReport } from '../../../src/backtest/report/build.ts';
 import { renderHtml } from '../../../src/backtest/report/html.ts';
 import { Decimal } from '../../../src/domain/money.ts';
 import { HOUR, T0, syntheticRun } from './fixture.ts';
+import { findChromium, launchChromium, warnNoChromium } from '../../support/chromium.ts';
 
 /**
  * The HTML report opened in a real headless Chromium (Debian's `chromium`, driven by
@@ -16,30 +16,8 @@ import { HOUR, T0, syntheticRun } from './fixture.ts';
  * skipped and say so: nothing here downloads one.
  */
 
-const NAMES = ['chromium', 'chromium-browser'];
-
-/** CHROMIUM_PATH if set, else the first `chromium` / `chromium-browser` on PATH or in /usr/bin. */
-function findChromium(): string | null {
-  const explicit = process.env['CHROMIUM_PATH'];
-  const dirs = [...(process.env['PATH'] ?? '').split(delimiter).filter((dir) => dir !== ''), '/usr/bin'];
-  const candidates = [...(explicit === undefined || explicit === '' ? [] : [explicit]), ...dirs.flatMap((dir) => NAMES.map((name) => join(dir, name)))];
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not there: try the next one
-    }
-  }
-  return null;
-}
-
 const executablePath = findChromium();
-if (executablePath === null) {
-  console.warn(
-    `SKIPPED: the headless Chromium tests of the HTML report did not run: no Chromium found (looked for CHROMIUM_PATH, ${NAMES.join(', ')} on PATH and in /usr/bin). Install Debian's chromium (apt-get install chromium) to run them.`,
-  );
-}
+if (executablePath === null) warnNoChromium('the headless Chromium tests of the HTML report');
 
 /** The few browser APIs the page-side code uses (tsconfig's lib has no DOM, on purpose). */
 interface SvgPath {
@@ -76,12 +54,7 @@ describe('backtest HTML report in headless Chromium', () => {
     dir = mkdtempSync(join(tmpdir(), 'stacker-report-'));
     const file = join(dir, 'report.html');
     writeFileSync(file, renderHtml(buildReport(run), run));
-    browser = await chromium.launch({
-      executablePath,
-      headless: true,
-      // Flags that keep Chromium from reaching out to the network at start (a closed sandbox refuses it).
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium(executablePath);
     page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
     page.on('request', (request) => {
       if (!request.url().startsWith('file:') && !request.url().startsWith('data:')) outsideRequests.push(request.url());
