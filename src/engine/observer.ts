@@ -61,6 +61,6 @@ export function tell(deps: { readonly notifier: EngineNotifier; readonly logger:
   try {
     deps.notifier.notify(event);
   } catch (error) {
-    deps.logger.warn({ event: 'notify-failed', kind: event.kind, error: error instanceof Error ? error.message : String(error) }, `could not queue the ${event.kind} notification`);
+    deps.logger.warn({ event: 'notifier-threw', kind: event.kind, error: error instanceof Error ? error.message : String(error) }, `could not queue the ${event.kind} notification`);
   }
 }

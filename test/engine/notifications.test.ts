@@ -83,6 +83,6 @@ describe('the engine notifies', () => {
       throw new Error('notifier broke');
     };
     expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
-    expect(world.logs.filter((line) => line.fields['event'] === 'notify-failed').map((line) => line.fields['kind'])).toEqual(['order-filled']);
+    expect(world.logs.filter((line) => line.fields['event'] === 'notifier-threw').map((line) => line.fields['kind'])).toEqual(['order-filled']);
   });
 });
