@@ -4,7 +4,7 @@ import { type Decimal, ZERO } from '../domain/money.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { Engine } from '../engine/engine.ts';
 import { neverKilled } from '../engine/kill-switch.ts';
-import { type EngineLogger, type EngineMetrics, noEngineMetrics, silentLogger } from '../engine/observer.ts';
+import { type EngineLogger, type EngineMetrics, noEngineMetrics, noNotifier, silentLogger } from '../engine/observer.ts';
 import { INSTANT_TIMING } from '../engine/runtime.ts';
 import { VirtualClock } from '../engine/schedule/clock.ts';
 import { VirtualScheduler } from '../engine/schedule/virtual-scheduler.ts';
@@ -105,6 +105,8 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
         mode: 'backtest',
         logger: input.logger ?? silentLogger,
         metrics: input.metrics ?? noEngineMetrics,
+        // A backtest replays history: nobody is to be told about its fills.
+        notifier: noNotifier,
         killSwitch: neverKilled,
         clock,
         sleep: async () => {},

@@ -199,6 +199,7 @@ says where the rules came from.`,
     .option('--mode <mode>', 'which journal: live, dry-run or backtest (default: $STACKER_MODE, else dry-run)')
     .option('--instance <name>', 'only this strategy instance')
     .option('--csv', 'one line per filled order (time, market, side, base, quote, price, fee, fee asset, order id, clientOrderId), for a tax tool')
+    .option('--html <file.html>', 'also write a self-contained HTML page: per market, every buy, the average cost as it grew and the quote invested, charted')
     .action((flags: object, command: Command) =>
       action(async () => (await import('./commands/report.ts')).report)({ ...flags, envFile: command.optsWithGlobals<GlobalFlags>().envFile }, command),
     );

@@ -19,6 +19,7 @@ import {
 } from './daemon-env.ts';
 import type { ControlToken } from './control-token.ts';
 import { frozenMap } from './freeze.ts';
+import { type NotifySettings, readNotifySettings } from './notify-settings.ts';
 import { type InstanceConfig, collectInstances } from './instance-config.ts';
 import { ENV_KEYS, type EnvLayers, type Settings, readEnvLayers, settingsFromLayers } from './settings.ts';
 import { listStrategyFiles } from './strategy-files.ts';
@@ -70,6 +71,8 @@ export interface DaemonConfig {
   readonly orderSettleWindowMs: number;
   /** STACKER_CONTROL_TOKEN: what the status API's controls require; null = controls off (403). */
   readonly controlToken: ControlToken | null;
+  /** Where notifications go (STACKER_NOTIFY_*, STACKER_TELEGRAM_*); no channel set = none sent. */
+  readonly notify: NotifySettings;
   /** Sorted by instance name. */
   readonly instances: readonly InstanceConfig[];
 }
@@ -111,6 +114,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
   const killSwitchFile = readKillSwitchFile(layers);
   const orderSettleWindowMs = readOrderSettleWindow(layers, problems);
   const controlToken = readControlToken(layers, problems);
+  const notify = readNotifySettings(layers, problems);
 
   const instances = await collectInstances(files, await strategyRegistry(sources), problems);
   if (problems.length > 0 || settings === null) throw new ConfigError(problems);
@@ -130,6 +134,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
     killSwitchEnv,
     orderSettleWindowMs,
     controlToken,
+    notify,
     instances: Object.freeze([...instances]),
   });
 }

@@ -4,6 +4,7 @@ import type { InputProblem } from '../domain/errors.ts';
 import { Decimal } from '../domain/money.ts';
 import { COMMON_KEYS } from '../engine/contract.ts';
 import { closestName } from '../engine/params.ts';
+import { NOTIFY_ENV_KEYS } from './notify-settings.ts';
 import { ENV_KEYS, type EnvLayers, type EnvValue } from './settings.ts';
 import { ORDER_SETTLE_WINDOW } from '../engine/runtime.ts';
 import { CONTROL_TOKEN_MIN_LENGTH, type ControlToken, makeControlToken } from './control-token.ts';
@@ -31,7 +32,7 @@ export const DAEMON_ENV_KEYS = {
 } as const;
 
 /** Every STACKER_* key stacker reads. */
-export const KNOWN_ENV_KEYS: readonly string[] = [...Object.values(ENV_KEYS), ...Object.values(DAEMON_ENV_KEYS)];
+export const KNOWN_ENV_KEYS: readonly string[] = [...Object.values(ENV_KEYS), ...Object.values(DAEMON_ENV_KEYS), ...Object.values(NOTIFY_ENV_KEYS)];
 
 export const DAEMON_DEFAULTS = {
   dataDir: './data',

@@ -8,6 +8,7 @@ import type { FatalEngineError } from '../engine/error-policy.ts';
 import { type KillSwitch, killSwitch } from '../engine/kill-switch.ts';
 import type { EngineMetrics } from '../engine/observer.ts';
 import { LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
+import type { NotifyMetrics } from '../notify/dispatcher.ts';
 import type { Clock } from '../engine/schedule/clock.ts';
 import { CronScheduler } from '../engine/schedule/cron-scheduler.ts';
 import type { Scheduler } from '../engine/schedule/scheduler.ts';
@@ -20,13 +21,14 @@ import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance
 import { OperatorControls } from './controls.ts';
 import { StatusBuilder } from './status.ts';
 import { trackLoop } from './track-loop.ts';
+import { openNotifications } from './notifier.ts';
 
 export interface DaemonOptions {
   readonly config: DaemonConfig;
   readonly logger: Logger;
   readonly exchange: Exchange;
   /** Metrics sink; the daemon serves it when the config names a port. */
-  readonly metrics: EngineMetrics & JournalStateSink & { render(): Promise<string>; readonly contentType: string; strategyEnabled(instance: string): void };
+  readonly metrics: EngineMetrics & JournalStateSink & NotifyMetrics & { render(): Promise<string>; readonly contentType: string; strategyEnabled(instance: string): void };
   readonly clock?: Clock;
   /** Default: node-cron. Tests and accelerated runs pass a virtual scheduler. */
   readonly scheduler?: Scheduler;
@@ -85,11 +87,17 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const logger = options.logger.child({ mode: config.mode });
   if (config.modeNote !== null) logger.warn({ event: 'mode' }, config.modeNote);
 
+  // Opened first, so that a start refused for any reason (a lost journal, foreign orders) is told too.
+  const notifications = await openNotifications(config.notify, logger, options.metrics);
   const store = await openStore({
     dataDir: config.dataDir,
     mode: config.mode,
     ...(config.mode === 'live' && config.settings.credentials !== null ? { apiKey: config.settings.credentials.apiKey } : {}),
     onLostJournal: options.rebuildJournal === true ? 'rebuild' : 'refuse',
+  }).catch(async (error: unknown) => {
+    notifications.failed(error, config.mode, clock.nowMs());
+    await notifications.close();
+    throw error;
   });
   const journal = store.journal;
   if (store.rebuilt !== null) {
@@ -186,6 +194,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     for (const instance of enabled) options.metrics.strategyEnabled(instance.instance);
     for (const instance of config.instances.filter((i) => !i.enabled)) logger.info({ instance: instance.instance }, `${instance.instance} is disabled (ENABLED=false)`);
 
+    const runtimes = enabled.map((instance) => toRuntime(instance, config.orderSettleWindowMs));
     engine = new Engine(
       {
         exchange,
@@ -193,12 +202,13 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         mode: config.mode,
         logger,
         metrics: options.metrics,
+        notifier: notifications.notifier,
         killSwitch: tradingKillSwitch,
         clock,
         sleep,
         timing: options.timing ?? LIVE_TIMING,
       },
-      enabled.map((instance) => toRuntime(instance, config.orderSettleWindowMs)),
+      runtimes,
       {
         runId,
         paused: (instance) => operator.isPaused(instance),
@@ -308,6 +318,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           `${instance.instance}: ${instance.strategy.name} on "${instance.schedule.expression}" (${instance.timezone})`,
         );
       }
+      notifications.startSummaries(journal, runtimes, config.mode, clock);
       options.onReady?.({ metricsUrl: server?.url ?? null });
       await new Promise<void>((resolve) => {
         if (stopping.signal.aborted) resolve();
@@ -321,6 +332,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   } catch (error) {
     exitReason = `failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
     await scheduler.stop().catch(() => undefined);
+    notifications.failed(error, config.mode, clock.nowMs());
     throw error;
   } finally {
     if (options.handleSignals === true) {
@@ -330,6 +342,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     await server?.stop().catch(() => undefined);
     // A slot asked for from the status API finishes before the journal closes under it.
     await controls?.idle();
+    // A trading-stopped notice is queued by now; a dead receiver costs at most NOTIFY_FLUSH_MS.
+    await notifications.close();
     if (runId !== null) await journal.finishRun(runId, exitReason).catch(() => undefined);
     await store.close();
     await exchange.close().catch(() => undefined);

@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'E_STORE'
   | 'E_LOCKED'
   | 'E_FOREIGN_ORDER'
+  | 'E_NOTIFY'
   | 'E_UNEXPECTED';
 
 export abstract class StackerError extends Error {

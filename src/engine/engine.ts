@@ -4,6 +4,7 @@ import type { CronSchedule } from './schedule/cron.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
 import { ExchangeLedger, type LedgerInstance, type LedgerOptions, type LedgerReport } from './exchange-ledger.ts';
 import { type ReconcileSummary, Reconciler, type UnresolvedState } from './reconcile.ts';
+import { tell } from './observer.ts';
 import type { EngineDeps } from './runtime.ts';
 import { type SnapshotBooks, snapshotBooks } from './snapshot.ts';
 import { type InstanceRuntime, type SlotOutcome, runSlot } from './slot-runner.ts';
@@ -235,6 +236,7 @@ export class Engine {
         if (this.#fatal === null) {
           this.#fatal = fatal;
           this.#deps.logger.error({ event: 'trading-stopped', code: fatal.code, error: fatal.message }, `trading stopped: ${fatal.message}`);
+          tell(this.#deps, { kind: 'trading-stopped', atMs: this.#deps.clock.nowMs(), mode: this.#deps.mode, code: fatal.code, reason: fatal.message });
           this.#options.onFatal?.(fatal);
         }
         return fallback;

@@ -7,6 +7,7 @@ import type { IntentError, IntentRecord } from '../store/journal.ts';
 import type { SlotView } from './contract.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
 import { estimatedQuote } from './guards.ts';
+import { tellRefused, tellUnknown } from './intent-events.ts';
 import { recordOrder } from './order-log.ts';
 import { type EngineDeps, type InstanceLimits, hasBudget } from './runtime.ts';
 
@@ -81,6 +82,7 @@ async function executeBuy(deps: EngineDeps, limits: InstanceLimits, view: SlotVi
         message: `answer lost (${errorMessage(error)}); ${why}; looked up again over ${window} s, never sent again; its budget stays counted meanwhile`,
       };
       await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
+      tellUnknown(deps, record, lost);
       return { status: 'unknown', error: lost };
     }
     order = found.order;
@@ -164,6 +166,7 @@ async function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: T
       const lost: IntentError = { code: errorCode(error), message: `answer lost (${errorMessage(error)}); the trade balance does not show it; not resent` };
       await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'unknown' });
       await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
+      tellUnknown(deps, record, lost);
       return { status: 'unknown', error: lost };
     }
     deps.logger.warn({ event: 'transfer-resolved', instance: record.instance, ticker: intent.ticker }, 'the transfer answer was lost, but the trade balance shows it arrived');
@@ -228,6 +231,7 @@ async function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, inten
       const lost: IntentError = { code: errorCode(error), message: `answer lost (${errorMessage(error)}); the investment does not show the withdrawal; not resent` };
       await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'unknown' });
       await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
+      tellUnknown(deps, record, lost);
       return { status: 'unknown', error: lost };
     }
     await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'done' });
@@ -263,6 +267,7 @@ async function refuse(deps: EngineDeps, record: IntentRecord, error: IntentError
   await releaseReservation(deps, record);
   deps.metrics.refusal(record.instance, error.code);
   deps.logger.warn({ event: 'refusal', instance: record.instance, intent: record.intent.kind, reason: error.code, index: record.index }, `refused: ${error.message}`);
+  tellRefused(deps, record, error);
   return { status: 'refused', error };
 }
 
@@ -278,6 +283,7 @@ async function failSend(deps: EngineDeps, record: IntentRecord, error: unknown):
     await releaseReservation(deps, record);
     deps.metrics.refusal(record.instance, 'exchange-refused');
     deps.logger.warn({ event: 'exchange-refused', instance: record.instance, intent: record.intent.kind, code: journalled.code, error: journalled.message }, `the exchange refused: ${journalled.message}`);
+    tellRefused(deps, record, journalled);
     return { status: 'refused', error: journalled };
   }
   await deps.journal.updateIntent(record.intentId, { status: 'failed', error: journalled });

@@ -1,3 +1,5 @@
+import type { NotifyEvent } from '../domain/notification.ts';
+
 /**
  * What the engine reports while it works. The engine never imports a logger or a metrics
  * library (docs/design.md, Layers): the composition root passes these in, pino and Prometheus in a
@@ -36,3 +38,29 @@ export const noEngineMetrics: EngineMetrics = {
   strategyDisabled() {},
   killSwitch() {},
 };
+
+/**
+ * Where the engine tells its operator about fills, refusals, lost answers and a stop: a port the
+ * daemon fills with the notification dispatcher (src/notify/), a backtest with nothing. `notify`
+ * must return at once and never throw: the engine calls it on its money path and never waits
+ * for a delivery.
+ */
+export interface EngineNotifier {
+  notify(event: NotifyEvent): void;
+}
+
+export const noNotifier: EngineNotifier = {
+  notify() {},
+};
+
+/**
+ * Hand an event to the notifier; a notifier that breaks its promise and throws is logged, never
+ * allowed to fail the slot that was reporting.
+ */
+export function tell(deps: { readonly notifier: EngineNotifier; readonly logger: EngineLogger }, event: NotifyEvent): void {
+  try {
+    deps.notifier.notify(event);
+  } catch (error) {
+    deps.logger.warn({ event: 'notifier-threw', kind: event.kind, error: error instanceof Error ? error.message : String(error) }, `could not queue the ${event.kind} notification`);
+  }
+}

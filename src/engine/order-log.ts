@@ -1,6 +1,7 @@
 import { formatDecimal } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
 import type { OrderTransition } from '../store/journal.ts';
+import { tell } from './observer.ts';
 import type { EngineDeps } from './runtime.ts';
 
 /**
@@ -36,6 +37,24 @@ export async function recordOrder(deps: EngineDeps, instance: string, order: Ord
       : `order ${order.clientOrderId} ${transition.fromStatus ?? 'seen'} -> ${transition.toStatus}`,
   );
   if (intentId !== null && isTerminalStatus(transition.toStatus)) await settleReservation(deps, instance, intentId, order);
+  // Told where the journal says it reached its end: once per order, like the log line above.
+  if (isTerminalStatus(transition.toStatus) && transition.fromStatus !== transition.toStatus && transition.filledBase.gt(0)) {
+    tell(deps, {
+      kind: 'order-filled',
+      atMs: deps.clock.nowMs(),
+      mode: deps.mode,
+      instance,
+      clientOrderId: order.clientOrderId,
+      orderId: order.orderId,
+      market: order.market,
+      status: transition.toStatus,
+      filledBase: transition.filledBase,
+      filledQuote: transition.filledQuote,
+      fee: transition.fee,
+      feeAsset: order.feeAsset,
+      averagePrice: transition.filledQuote.div(transition.filledBase),
+    });
+  }
   return transition;
 }
 

@@ -2,6 +2,7 @@ import type { IntentRecord } from '../store/journal.ts';
 import { isMoneyIntent } from '../domain/intent.ts';
 import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts';
 import { orderResult, releaseReservation } from './executor.ts';
+import { tellUnknown } from './intent-events.ts';
 import { recordOrder } from './order-log.ts';
 import type { EngineDeps } from './runtime.ts';
 
@@ -111,10 +112,9 @@ export class Reconciler {
     const intent = record.intent;
     if (intent.kind !== 'buy-stock-market' || record.clientOrderId === null) {
       if (record.status === 'sent') {
-        await deps.journal.updateIntent(record.intentId, {
-          status: 'unknown',
-          error: { code: 'E_OUTCOME_UNKNOWN', message: `stacker stopped while the ${intent.kind} was in flight; it cannot be looked up by id: check the balances; not resent` },
-        });
+        const lost = { code: 'E_OUTCOME_UNKNOWN', message: `stacker stopped while the ${intent.kind} was in flight; it cannot be looked up by id: check the balances; not resent` };
+        await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
+        tellUnknown(deps, record, lost);
       }
       if (atStart) deps.logger.warn(log, `a ${intent.kind} may or may not have happened (no lookup by id exists); check the balances — it is never resent`);
       this.#nextLookup.set(record.intentId, Number.POSITIVE_INFINITY);
@@ -154,10 +154,9 @@ export class Reconciler {
       return true;
     }
     if (record.status === 'sent') {
-      await deps.journal.updateIntent(record.intentId, {
-        status: 'unknown',
-        error: { code: 'E_OUTCOME_UNKNOWN', message: `stacker stopped while the order was in flight; looking it up until ${new Date(windowEndMs).toISOString()}; never resent` },
-      });
+      const lost = { code: 'E_OUTCOME_UNKNOWN', message: `stacker stopped while the order was in flight; looking it up until ${new Date(windowEndMs).toISOString()}; never resent` };
+      await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
+      tellUnknown(deps, record, lost);
     }
     this.#schedule(record.intentId, sentAtMs, windowEndMs, nowMs);
     return false;

@@ -4,7 +4,7 @@ import type { Exchange } from '../exchange/port.ts';
 import type { BudgetLimits, Journal } from '../store/journal.ts';
 import type { RunMode } from './contract.ts';
 import type { KillSwitch } from './kill-switch.ts';
-import type { EngineLogger, EngineMetrics } from './observer.ts';
+import type { EngineLogger, EngineMetrics, EngineNotifier } from './observer.ts';
 
 /** What every part of the engine shares for one run: the world it acts on and how it reports. */
 export interface EngineDeps {
@@ -13,6 +13,8 @@ export interface EngineDeps {
   readonly mode: RunMode;
   readonly logger: EngineLogger;
   readonly metrics: EngineMetrics;
+  /** The operator's notifications; `noNotifier` in a backtest. */
+  readonly notifier: EngineNotifier;
   readonly killSwitch: KillSwitch;
   readonly clock: Clock;
   readonly sleep: (ms: number) => Promise<void>;
@@ -72,4 +74,22 @@ export interface InstanceLimits {
 
 export function hasBudget(limits: InstanceLimits): boolean {
   return limits.budgets.day !== undefined || limits.budgets.week !== undefined || limits.budgets.month !== undefined;
+}
+
+/**
+ * The smallest of an instance's day/week/month budgets left at `atMs`, as the journal counts
+ * them (never below zero); null when it has no budget. What a slot's strategy reads and what the
+ * daily summary reports.
+ */
+export async function budgetLeft(journal: Journal, instance: InstanceLimits & { readonly budgetAsset: string | null }, atMs: number): Promise<Decimal | null> {
+  if (!hasBudget(instance) || instance.budgetAsset === null) return null;
+  const spent = await journal.budgetSpent({ instance: instance.instance, asset: instance.budgetAsset, timeZone: instance.timezone }, atMs);
+  let remaining: Decimal | null = null;
+  for (const period of ['day', 'week', 'month'] as const) {
+    const limit = instance.budgets[period];
+    if (limit === undefined) continue;
+    const left = limit.sub(spent[period]);
+    remaining = remaining === null || left.lt(remaining) ? left : remaining;
+  }
+  return remaining !== null && remaining.isNegative() ? remaining.mul(0) : remaining;
 }

@@ -1,12 +1,12 @@
 import type { CandleWindow } from './candle-book.ts';
 import { type Intent, isMoneyIntent } from '../domain/intent.ts';
-import type { Decimal } from '../domain/money.ts';
 import type { NewIntent } from '../store/journal.ts';
 import { type BudgetView, type SlotView, type SnapshotPart, type Strategy, intentProblems } from './contract.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
 import { type MoneyOutcome, executeMoneyIntent } from './executor.ts';
+import { tellRefused } from './intent-events.ts';
 import { groupOf, planMoney } from './money-plan.ts';
-import { type EngineDeps, type InstanceLimits, hasBudget } from './runtime.ts';
+import { type EngineDeps, type InstanceLimits, budgetLeft } from './runtime.ts';
 import { type SnapshotBooks, takeSnapshot } from './snapshot.ts';
 
 /** A strategy instance ready to run: its module, parsed params and limits. */
@@ -104,6 +104,8 @@ export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: 
         const reason = record.error?.code ?? 'refused';
         deps.metrics.refusal(instance.instance, reason);
         deps.logger.warn({ ...log, event: 'refusal', reason, intent: intent.kind, index: record.index }, `refused: ${record.error?.message ?? reason}`);
+        // The intent that refused its group is told; the others of the group only follow it.
+        if (reason !== 'group-refused') tellRefused(deps, record, record.error ?? { code: reason, message: reason });
         if (!stoppedBy.has(group)) stoppedBy.set(group, `intent #${record.index} (${intent.kind}) was refused`);
         continue;
       }
@@ -154,18 +156,7 @@ function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRunt
 
 /** Remaining budget as the journal counts it, at the slot's time, for the strategy's early check. */
 async function budgetView(deps: EngineDeps, instance: InstanceRuntime, slotTimeMs: number): Promise<BudgetView> {
-  let remaining: Decimal | null = null;
-  if (hasBudget(instance) && instance.budgetAsset !== null) {
-    const spent = await deps.journal.budgetSpent({ instance: instance.instance, asset: instance.budgetAsset, timeZone: instance.timezone }, slotTimeMs);
-    for (const period of ['day', 'week', 'month'] as const) {
-      const limit = instance.budgets[period];
-      if (limit === undefined) continue;
-      const left = limit.sub(spent[period]);
-      remaining = remaining === null || left.lt(remaining) ? left : remaining;
-    }
-    if (remaining !== null && remaining.isNegative()) remaining = remaining.mul(0);
-  }
+  const remaining = await budgetLeft(deps.journal, instance, slotTimeMs);
   const max = instance.maxOrderQuote;
   return { remainingQuote: () => remaining, maxOrderQuote: () => max };
 }
-

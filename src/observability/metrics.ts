@@ -109,6 +109,7 @@ export class Metrics implements EngineMetrics {
   readonly #oldestUnresolvedAge: Gauge;
   readonly #journalWritable: Gauge;
   readonly #findings: Gauge;
+  readonly #notifications: Counter;
   #oldestUnresolvedSentAtMs: number | null = null;
   readonly #uptime: Gauge;
   readonly #processStart: Gauge;
@@ -152,6 +153,10 @@ export class Metrics implements EngineMetrics {
     this.#journalWritable.set({}, 1);
     this.#findings = r.register(new Gauge({ name: 'stacker_unacknowledged_findings', help: 'Orders reconciliation found at the exchange that a human has not acknowledged, by kind (adopted, foreign).', labelNames: ['kind'] }));
     for (const kind of ['adopted', 'foreign']) this.#findings.set({ kind }, 0);
+
+    this.#notifications = r.register(
+      new Counter({ name: 'stacker_notifications_total', help: 'Notifications by channel and outcome: sent, failed (after its retries), dropped (queue full, or still queued at stop).', labelNames: ['channel', 'outcome'] }),
+    );
 
     this.#uptime = r.register(new Gauge({ name: 'stacker_uptime_seconds', help: 'Seconds since the process started.' }));
     this.#processStart = r.register(new Gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since unix epoch in seconds.' }));
@@ -208,6 +213,18 @@ export class Metrics implements EngineMetrics {
 
   killSwitch(active: boolean): void {
     this.#killSwitch.set({}, active ? 1 : 0);
+  }
+
+  notificationSent(channel: string): void {
+    this.#notifications.inc({ channel, outcome: 'sent' });
+  }
+
+  notificationFailed(channel: string): void {
+    this.#notifications.inc({ channel, outcome: 'failed' });
+  }
+
+  notificationDropped(channel: string): void {
+    this.#notifications.inc({ channel, outcome: 'dropped' });
   }
 
   /** The journal's state, as the daemon's health sees it (DaemonHealth.refresh). */

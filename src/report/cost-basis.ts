@@ -1,4 +1,5 @@
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
+import type { Order } from '../domain/order.ts';
 import type { StoredOrder } from '../store/journal.ts';
 
 /**
@@ -37,34 +38,62 @@ export function positions(orders: readonly StoredOrder[], prices: ReadonlyMap<st
   }
   return [...byMarket.keys()].sort().map((market) => {
     const filled = byMarket.get(market) ?? [];
-    const [base, quote] = market.split('_') as [string, string];
-    let bought = ZERO;
-    let spent = ZERO;
-    const fees = new Map<string, Decimal>();
-    for (const order of filled) {
-      bought = bought.add(order.filledBase);
-      spent = spent.add(order.filledQuote);
-      const asset = order.feeAsset ?? '?';
-      if (!order.fee.isZero()) fees.set(asset, (fees.get(asset) ?? ZERO).add(order.fee));
-    }
-    const cost = spent.add(fees.get(quote) ?? ZERO);
-    const held = bought.sub(fees.get(base) ?? ZERO);
+    const sums = sumFills(market, filled);
     const price = prices?.get(market) ?? null;
-    const value = price === null ? null : held.mul(price);
-    const pnl = value === null ? null : value.sub(cost);
+    const value = price === null ? null : sums.held.mul(price);
+    const pnl = value === null ? null : value.sub(sums.cost);
     return {
       market,
       orders: filled.length,
-      baseBought: formatDecimal(bought),
-      quoteSpent: formatDecimal(spent),
-      fees: Object.fromEntries([...fees].sort(([a], [b]) => (a < b ? -1 : 1)).map(([asset, amount]) => [asset, formatDecimal(amount)])),
-      averageCost: held.gt(0) ? round(cost.div(held), VALUE_PLACES) : null,
+      baseBought: formatDecimal(sums.bought),
+      quoteSpent: formatDecimal(sums.spent),
+      fees: Object.fromEntries([...sums.fees].sort(([a], [b]) => (a < b ? -1 : 1)).map(([asset, amount]) => [asset, formatDecimal(amount)])),
+      averageCost: sums.averageCost === null ? null : round(sums.averageCost, VALUE_PLACES),
       price: price === null ? null : formatDecimal(price),
       value: value === null ? null : round(value, VALUE_PLACES),
       pnl: pnl === null ? null : round(pnl, VALUE_PLACES),
-      pnlPct: pnl === null || cost.isZero() ? null : round(pnl.div(cost).mul(100), PCT_PLACES),
+      pnlPct: pnl === null || sums.cost.isZero() ? null : round(pnl.div(sums.cost).mul(100), PCT_PLACES),
     };
   });
+}
+
+/** What buys on one market add up to, exactly: the figures of a position and of a day's summary. */
+export interface FillSums {
+  readonly bought: Decimal;
+  /** Quote paid, fees not included. */
+  readonly spent: Decimal;
+  readonly fees: ReadonlyMap<string, Decimal>;
+  /** spent + fees paid in the quote asset. */
+  readonly cost: Decimal;
+  /** bought − fees paid in the base asset: what the account holds of it. */
+  readonly held: Decimal;
+  /** cost / held; null when nothing is held. */
+  readonly averageCost: Decimal | null;
+}
+
+export function sumFills(market: string, orders: readonly Order[]): FillSums {
+  return runningSums(market, orders).at(-1) ?? addFill(market, null, null);
+}
+
+/** The sums after each order, in the order given: a cost basis as it grew (the HTML report draws it). */
+export function runningSums(market: string, orders: readonly Order[]): FillSums[] {
+  const out: FillSums[] = [];
+  for (const order of orders) out.push(addFill(market, out.at(-1) ?? null, order));
+  return out;
+}
+
+function addFill(market: string, before: FillSums | null, order: Order | null): FillSums {
+  const [base, quote] = market.split('_') as [string, string];
+  const fees = new Map(before?.fees ?? []);
+  if (order !== null && !order.fee.isZero()) {
+    const asset = order.feeAsset ?? '?';
+    fees.set(asset, (fees.get(asset) ?? ZERO).add(order.fee));
+  }
+  const bought = (before?.bought ?? ZERO).add(order?.filledBase ?? ZERO);
+  const spent = (before?.spent ?? ZERO).add(order?.filledQuote ?? ZERO);
+  const cost = spent.add(fees.get(quote) ?? ZERO);
+  const held = bought.sub(fees.get(base) ?? ZERO);
+  return { bought, spent, fees, cost, held, averageCost: held.gt(0) ? cost.div(held) : null };
 }
 
 /** One row per filled order, oldest first: what a tax tool imports. The journal keeps each order's total fill, not its deals. */

@@ -110,6 +110,22 @@ describe('stacker check', () => {
     expect(calls).toEqual(['createExchange dry-run', `preflight 2 true ${NOW}`, 'close']);
   });
 
+  it('names the notification channels and their events, never a secret, a token or a URL path', async () => {
+    world.instance('dca-btc', DCA);
+    const token = '123456789:AAHsecretPartOfTheTokenabcdefghij';
+    const env = {
+      STACKER_NOTIFY_WEBHOOK_URL: 'https://hooks.example.com/in/T0KEN',
+      STACKER_NOTIFY_WEBHOOK_SECRET: 'whsec-canary',
+      STACKER_TELEGRAM_BOT_TOKEN: token,
+      STACKER_TELEGRAM_CHAT_ID: '42',
+      STACKER_NOTIFY_EVENTS: 'order-filled,trading-stopped',
+    };
+    await check(context(false), { strategies: world.strategiesDir }, fakes(allOk, env));
+    const text = stdout();
+    expect(text).toContain('notifications:   webhook to https://hooks.example.com (signed), telegram chat 42; events: order-filled, trading-stopped\n');
+    for (const secret of ['T0KEN', 'whsec-canary', 'AAHsecretPart']) expect(text).not.toContain(secret);
+  });
+
   it('prints one JSON document with the config, the instances and the pre-flight, decimals as strings', async () => {
     world.instance('dca-btc', `${DCA}\nBUDGET_QUOTE_PER_DAY=40.5`);
     await check(context(true), { strategies: world.strategiesDir }, fakes(allOk, { STACKER_METRICS_PORT: '9464', STACKER_KILL_SWITCH: '1' }));

@@ -13,7 +13,9 @@ import { parseCron } from '../../src/engine/schedule/cron.ts';
 import { LiveExchange } from '../../src/exchange/live.ts';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
-import type { Decimal } from '../../src/domain/money.ts';
+import { Decimal } from '../../src/domain/money.ts';
+import { defineStrategy } from '../../strategies/sdk.ts';
+import type { NotifyEvent } from '../../src/domain/notification.ts';
 
 /** Every log line the engine wrote, as JSON text: what a secret grep reads. */
 export interface CapturedLog {
@@ -67,6 +69,8 @@ export interface EngineWorld {
   readonly journal: SqliteJournal;
   readonly client: ApiClient;
   readonly logs: CapturedLog[];
+  /** Every event the engine handed its notifier, in order. */
+  readonly notifications: NotifyEvent[];
   readonly fatal: FatalEngineError[];
   readonly dir: string;
   engine(
@@ -86,6 +90,7 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
   const journal = new SqliteJournal({ path: join(dir, 'stacker.db') });
   await journal.open();
   const logs: CapturedLog[] = [];
+  const notifications: NotifyEvent[] = [];
   const fatal: FatalEngineError[] = [];
   const clients: ApiClient[] = [];
   const newClient = (credentials = { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret }): ApiClient => {
@@ -101,6 +106,7 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
     mode: 'live',
     logger: captureLogger(logs),
     metrics: noEngineMetrics,
+    notifier: { notify: (event) => notifications.push(event) },
     killSwitch,
     clock: { nowMs: () => Date.now() + skewMs },
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
@@ -111,6 +117,7 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
     journal,
     client,
     logs,
+    notifications,
     fatal,
     dir,
     deps: (options = {}) => depsWith(client, options.killSwitch),
@@ -147,3 +154,16 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
     },
   };
 }
+
+/** Moves 10 USDT to spot, then buys: one all-or-nothing group of two money intents. */
+export const transferThenBuy = defineStrategy({
+  name: 'transfer-then-buy',
+  describe: 'moves 10 USDT to spot, then buys',
+  params: {},
+  reads: () => ['balances', 'markets', 'prices'],
+  budgetAsset: () => 'USDT',
+  decide: async () => [
+    { kind: 'transfer', ticker: 'USDT', amount: new Decimal('10'), from: 'main', to: 'spot' },
+    { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0001') },
+  ],
+});

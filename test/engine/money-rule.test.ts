@@ -8,7 +8,7 @@ import { killSwitch } from '../../src/engine/kill-switch.ts';
 import { DEMO_EMPTY_FLEX_PLAN_ID, DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { dca } from '../../strategies/dca.ts';
 import { flexSweep } from '../../strategies/flex-sweep.ts';
-import { type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf } from './harness.ts';
+import { type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf, transferThenBuy } from './harness.ts';
 
 // The engine against the real sandbox over HTTP with a real SQLite journal: each case checks
 // the journal against the sandbox's own books, so "0 duplicates, 0 lost" is counted, not assumed.
@@ -86,19 +86,7 @@ describe('a buy slot', () => {
 
 describe('all or nothing: the guards run on every money intent before anything is sent', () => {
   // Found on main before contract 2: [transfer 10 USDT, buy] with MAX_ORDER_QUOTE=1 moved the
-  // 10 USDT, then refused the buy, and the slot ended done.
-  const transferThenBuy = defineStrategy({
-    name: 'transfer-then-buy',
-    describe: 'moves 10 USDT to spot, then buys',
-    params: {},
-    reads: () => ['balances', 'markets', 'prices'],
-    budgetAsset: () => 'USDT',
-    decide: async () => [
-      { kind: 'transfer', ticker: 'USDT', amount: new Decimal('10'), from: 'main', to: 'spot' },
-      { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0001') },
-    ],
-  });
-
+  // 10 USDT, then refused the buy, and the slot ended done (transferThenBuy, in the harness).
   it('sends neither the transfer nor the buy when MAX_ORDER_QUOTE refuses the buy, and journals which refusal stopped which', async () => {
     const mainBefore = formatDecimal(world.sandbox.exchange.mainBalance('USDT'));
     const tradeBefore = formatDecimal(world.sandbox.exchange.tradeBalance('USDT').available);

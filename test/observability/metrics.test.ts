@@ -77,6 +77,18 @@ describe('Metrics', () => {
     expect(valueOf(samples, 'stacker_refusals_total', { instance: 'sweep', reason: 'no-active-investment' })).toBe(1);
   });
 
+  it('counts notifications by channel and outcome: sent, failed after retries, dropped', async () => {
+    const metrics = metricsAt();
+    metrics.notificationSent('webhook');
+    metrics.notificationSent('webhook');
+    metrics.notificationFailed('telegram');
+    metrics.notificationDropped('telegram');
+    const { samples } = await scrape(metrics);
+    expect(valueOf(samples, 'stacker_notifications_total', { channel: 'webhook', outcome: 'sent' })).toBe(2);
+    expect(valueOf(samples, 'stacker_notifications_total', { channel: 'telegram', outcome: 'failed' })).toBe(1);
+    expect(valueOf(samples, 'stacker_notifications_total', { channel: 'telegram', outcome: 'dropped' })).toBe(1);
+  });
+
   it('counts API attempts by path and outcome, errors by class, and times them in seconds', async () => {
     const metrics = metricsAt();
     metrics.apiRequest({ path: '/api/v4/order/stock_market', status: 200, durationMs: 40, errorCode: null });

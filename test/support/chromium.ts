@@ -25,14 +25,15 @@ export function findChromium(): string | null {
   return null;
 }
 
+/** The warning a skipped browser test leaves in the output. */
+export function warnNoChromium(what: string): void {
+  console.warn(`SKIPPED: ${what} did not run: no Chromium found (looked for CHROMIUM_PATH, ${NAMES.join(', ')} on PATH and in /usr/bin). Install Debian's chromium (apt-get install chromium) to run them.`);
+}
+
 /** findChromium(), warning once per file when there is none (the file's browser tests are then skipped). */
 export function chromiumOrWarn(what: string): string | null {
   const executablePath = findChromium();
-  if (executablePath === null) {
-    console.warn(
-      `SKIPPED: the headless Chromium tests of ${what} did not run: no Chromium found (looked for CHROMIUM_PATH, ${NAMES.join(', ')} on PATH and in /usr/bin). Install Debian's chromium (apt-get install chromium) to run them.`,
-    );
-  }
+  if (executablePath === null) warnNoChromium(`the headless Chromium tests of ${what}`);
   return executablePath;
 }
 

@@ -20,20 +20,20 @@ const MARGIN = { left: 78, right: 16, top: 30, bottom: 44 };
 /** Points per line after thinning: about two per horizontal pixel. */
 const MAX_LINE_POINTS = 2 * (WIDTH - MARGIN.left - MARGIN.right);
 
-interface Series {
+export interface Series {
   cssClass: string;
   label: string;
   points: ReadonlyArray<{ timeMs: number; value: Decimal }>;
   step?: boolean;
 }
 
-interface Marker {
+export interface Marker {
   timeMs: number;
   price: Decimal;
   title: string;
 }
 
-interface ChartSpec {
+export interface ChartSpec {
   id: string;
   title: string;
   yLabel: string;
@@ -134,7 +134,8 @@ export function comparisonChart(runs: ReadonlyArray<{ readonly label: string; re
 /** Distinct line colours of a comparison before they repeat (html.ts's style sheet). */
 export const RUN_COLOURS = 8;
 
-function chart(spec: ChartSpec): string {
+/** One chart as inline <svg>: lines over a shared time axis, markers on top (the live report draws its own with it). */
+export function chart(spec: ChartSpec): string {
   const plot = plotArea(WIDTH, HEIGHT, MARGIN);
   const markers = spec.markers ?? [];
   const times = [...spec.series.flatMap((s) => s.points.map((p) => p.timeMs)), ...markers.map((m) => m.timeMs)];

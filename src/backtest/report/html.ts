@@ -80,7 +80,8 @@ export function renderHtml(report: BacktestReport, run: BacktestRun): string {
   return page(title, body);
 }
 
-function page(title: string, body: readonly string[]): string {
+/** The page around a report's sections: inline style, nothing from outside the file (the live report uses it too). */
+export function page(title: string, body: readonly string[]): string {
   return [
     '<!doctype html>',
     '<html lang="en">',
@@ -100,22 +101,22 @@ function page(title: string, body: readonly string[]): string {
   ].join('\n');
 }
 
-function section(heading: string, content: string): string {
+export function section(heading: string, content: string): string {
   return `<section><h2>${escapeHtml(heading)}</h2>\n${content}\n</section>`;
 }
 
-function figure(svg: string, caption: string): string {
+export function figure(svg: string, caption: string): string {
   return `<figure>\n${svg}\n<figcaption>${escapeHtml(caption)}</figcaption>\n</figure>`;
 }
 
-interface Cell {
+export interface Cell {
   text: string;
   numeric?: boolean;
   cssClass?: string;
   colspan?: number;
 }
 
-function table(headers: readonly Cell[], rows: readonly (readonly Cell[])[], cssClass = ''): string {
+export function table(headers: readonly Cell[], rows: readonly (readonly Cell[])[], cssClass = ''): string {
   const cell = (tag: 'th' | 'td', c: Cell): string => {
     const classes = [c.numeric === true ? 'num' : '', c.cssClass ?? ''].filter((x) => x !== '').join(' ');
     const span = c.colspan === undefined ? '' : ` colspan="${c.colspan}"`;
@@ -131,8 +132,8 @@ function table(headers: readonly Cell[], rows: readonly (readonly Cell[])[], css
   ].join('\n');
 }
 
-const num = (text: string): Cell => ({ text, numeric: true });
-const txt = (text: string): Cell => ({ text });
+export const num = (text: string): Cell => ({ text, numeric: true });
+export const txt = (text: string): Cell => ({ text });
 
 function headlineTable(report: BacktestReport): string {
   const rows = headlineRows(report).map((row) => [

@@ -138,6 +138,8 @@ export interface ConfigSummary {
   readonly dataDir: string;
   readonly strategiesDir: string;
   readonly metrics: string | null;
+  /** The notification channels (never a URL's path, a secret or a token) and the events they get; empty when none. */
+  readonly notifications: { readonly channels: readonly string[]; readonly events: readonly string[] };
   readonly killSwitch: { readonly env: boolean; readonly file: string | null; readonly active: boolean };
   readonly dryRun: { readonly wallet: ReadonlyMap<string, Decimal>; readonly slippagePct: Decimal } | null;
   readonly instances: readonly InstanceSummary[];
@@ -168,6 +170,7 @@ export function describeConfig(config: DaemonConfig, nowMs: number, fileExists: 
     dataDir: config.dataDir,
     strategiesDir: config.strategiesDir,
     metrics: config.metricsPort === null ? null : `http://${hostForUrl(config.metricsHost)}:${config.metricsPort}/metrics`,
+    notifications: notificationChannels(config.notify),
     killSwitch: {
       env: config.killSwitchEnv,
       file: config.killSwitchFile,
@@ -176,6 +179,15 @@ export function describeConfig(config: DaemonConfig, nowMs: number, fileExists: 
     dryRun: config.mode === 'dry-run' ? { wallet: config.dryRunWallet, slippagePct: config.dryRunSlippagePct } : null,
     instances: config.instances.map((instance) => describeInstance(instance, nowMs)),
   };
+}
+
+function notificationChannels(notify: DaemonConfig['notify']): ConfigSummary['notifications'] {
+  const channels = [
+    ...(notify.webhook === null ? [] : [`webhook to ${notify.webhook.url.origin}${notify.webhook.secret === null ? '' : ' (signed)'}`]),
+    ...(notify.telegram === null ? [] : [`telegram chat ${notify.telegram.chatId}`]),
+    ...(notify.ntfy === null ? [] : [`ntfy at ${notify.ntfy.url.origin}`]),
+  ];
+  return { channels, events: channels.length === 0 ? [] : [...notify.events] };
 }
 
 function describeInstance(instance: InstanceConfig, nowMs: number): InstanceSummary {
@@ -217,6 +229,7 @@ export function renderConfig(summary: ConfigSummary): string {
     ['strategies', `${summary.strategiesDir} (${summary.instances.length} instance${summary.instances.length === 1 ? '' : 's'})`],
     ['kill switch', killSwitch],
     ['metrics', summary.metrics ?? 'off'],
+    ['notifications', summary.notifications.channels.length === 0 ? 'off' : `${summary.notifications.channels.join(', ')}; events: ${summary.notifications.events.join(', ')}`],
   ];
   if (summary.dryRun !== null) {
     const wallet = [...summary.dryRun.wallet].map(([ticker, amount]) => `${ticker}=${text(amount)}`).join(', ');

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { InputError } from '../../domain/errors.ts';
 import type { Decimal } from '../../domain/money.ts';
 import { checkAll, nonEmpty, optional } from '../args.ts';
@@ -10,13 +11,16 @@ export interface ReportFlags {
   readonly mode?: string;
   readonly instance?: string;
   readonly csv?: boolean;
+  /** Also write the HTML page here. */
+  readonly html?: string;
   readonly envFile?: string | undefined;
 }
 
 /**
  * `stacker report`: per market, what the journal says was bought (orders, base, quote, fees,
  * average cost with fees) and what it is worth at the exchange's last price now, with P&L; or
- * `--csv`, one line per filled order for a tax tool. Reads the journal only; the price comes
+ * `--csv`, one line per filled order for a tax tool; `--html FILE` also writes the same figures
+ * as a page with charts. Reads the journal only; the price comes
  * from the public ticker (no key).
  */
 export async function report(ctx: CommandContext, flags: ReportFlags): Promise<void> {
@@ -25,6 +29,10 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     csv: () => {
       if (flags.csv === true && ctx.json) throw InputError.one('--csv', 'is its own output; not with --json');
       return flags.csv === true;
+    },
+    html: () => {
+      if (flags.html !== undefined && flags.csv === true) throw InputError.one('--html', 'is written beside the table, not with --csv');
+      return optional(flags.html, (text) => nonEmpty(text, '--html', 'a file to write the page to'));
     },
   });
   const { fillsCsv, positions } = await import('../../report/cost-basis.ts');
@@ -43,6 +51,15 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
       priceNote = `prices could not be read (${error instanceof Error ? error.message : String(error)}): values and P&L are left out`;
     }
     const rows = positions(orders, prices);
+    if (args.html !== undefined) {
+      const { renderLiveReportHtml } = await import('./report-html.ts');
+      const page = renderLiveReportHtml({ journalPath: label.path, mode: label.mode, instance: args.instance, positions: rows, orders, prices, generatedAtMs: Date.now() });
+      try {
+        writeFileSync(args.html, page);
+      } catch (error) {
+        throw InputError.one('--html', `cannot write ${args.html}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      }
+    }
     if (ctx.json) {
       ctx.io.out(json({ journal: label.path, mode: label.mode, ...(args.instance === undefined ? {} : { instance: args.instance }), markets: rows, ...(priceNote === '' ? {} : { note: priceNote }) }));
       return;
@@ -81,5 +98,6 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
       ),
     );
     ctx.io.out(`\n${label.mode} journal ${label.path}; average cost counts the fees${priceNote === '' ? '' : `; ${priceNote}`}\n`);
+    if (args.html !== undefined) ctx.io.out(`report: ${args.html}\n`);
   });
 }

@@ -1,0 +1,59 @@
+import type { NotifyEvent } from '../domain/notification.ts';
+import type { RunMode } from '../domain/run-mode.ts';
+import type { Clock } from '../engine/schedule/clock.ts';
+import { type SummaryInstance, summariseDay } from '../report/day-summary.ts';
+import type { Journal } from '../store/journal.ts';
+import type { Decimal } from '../domain/money.ts';
+
+const DAY_MS = 86_400_000;
+
+export interface DailySummaryDeps {
+  readonly journal: Pick<Journal, 'listOrders'>;
+  readonly instances: readonly SummaryInstance[];
+  readonly mode: RunMode;
+  readonly clock: Clock;
+  readonly budgetLeft: (instance: string, atMs: number) => Promise<Decimal | null>;
+  readonly notify: (event: NotifyEvent) => void;
+  readonly onError: (error: unknown) => void;
+}
+
+/** The UTC midnight after `nowMs` (a summary sent at 00:00:00 sums up the day that just ended). */
+export function nextUtcMidnightMs(nowMs: number): number {
+  return Math.floor(nowMs / DAY_MS) * DAY_MS + DAY_MS;
+}
+
+/** The daily-summary event of the UTC day that ended at `dayEndMs`, read from the journal. */
+export async function dailySummary(deps: Omit<DailySummaryDeps, 'notify' | 'onError'>, dayEndMs: number): Promise<NotifyEvent> {
+  const fromMs = dayEndMs - DAY_MS;
+  const nowMs = deps.clock.nowMs();
+  const instances = await summariseDay(deps.journal, deps.instances, { fromMs, toMs: dayEndMs }, (instance) => deps.budgetLeft(instance, nowMs));
+  return { kind: 'daily-summary', atMs: nowMs, mode: deps.mode, day: new Date(fromMs).toISOString().slice(0, 10), instances };
+}
+
+/**
+ * Once a day at 00:00 UTC, the summary of the UTC day that ended: one timer, re-armed after each
+ * summary, unref'd so it never keeps a stopping process alive; `stop` clears it. UTC rather than
+ * each instance's timezone: one message a day, the same day boundary for every instance.
+ */
+export function scheduleDailySummary(deps: DailySummaryDeps): { stop(): void } {
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  let lastDueMs = 0;
+  const arm = (): void => {
+    if (stopped) return;
+    // Never the same midnight twice, should the timer fire a moment before the wall clock gets there.
+    const dueMs = nextUtcMidnightMs(Math.max(deps.clock.nowMs(), lastDueMs));
+    lastDueMs = dueMs;
+    timer = setTimeout(() => {
+      dailySummary(deps, dueMs).then(deps.notify, deps.onError).finally(arm);
+    }, Math.max(0, dueMs - deps.clock.nowMs()));
+    timer.unref();
+  };
+  arm();
+  return {
+    stop() {
+      stopped = true;
+      if (timer !== null) clearTimeout(timer);
+    },
+  };
+}

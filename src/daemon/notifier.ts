@@ -1,0 +1,82 @@
+import type { NotifySettings } from '../config/notify-settings.ts';
+import { hasChannels } from '../config/notify-settings.ts';
+import { StackerError } from '../domain/errors.ts';
+import type { RunMode } from '../domain/run-mode.ts';
+import { type EngineNotifier, noNotifier } from '../engine/observer.ts';
+import { budgetLeft } from '../engine/runtime.ts';
+import type { Clock } from '../engine/schedule/clock.ts';
+import type { InstanceRuntime } from '../engine/slot-runner.ts';
+import type { NotifyLogger, NotifyMetrics } from '../notify/dispatcher.ts';
+import type { Journal } from '../store/journal.ts';
+
+/** How long a stopping daemon waits for queued notifications before it leaves without them. */
+export const NOTIFY_FLUSH_MS = 3000;
+
+/** The daemon's side of notifications: the engine's port, the daily summary, the stop. */
+export interface DaemonNotifications {
+  /** What the engine is given: the dispatcher, or `noNotifier` when no channel is set. */
+  readonly notifier: EngineNotifier;
+  /** The daemon could not start or went down with an error of its own (not the engine's stop, which it tells itself). */
+  failed(error: unknown, mode: RunMode, atMs: number): void;
+  /** The daily summary of these instances, from now on. */
+  startSummaries(journal: Journal, runtimes: readonly InstanceRuntime[], mode: RunMode, clock: Clock): void;
+  /** Stop the summary and send what is queued, for NOTIFY_FLUSH_MS at most. */
+  close(): Promise<void>;
+}
+
+const SILENT: DaemonNotifications = {
+  notifier: noNotifier,
+  failed() {},
+  startSummaries() {},
+  async close() {},
+};
+
+/**
+ * The channels the settings name behind one dispatcher. Without a channel nothing of src/notify/
+ * is even loaded: no timer, no connection, no memory for a feature not asked for.
+ */
+export async function openNotifications(settings: NotifySettings, logger: NotifyLogger & { info(fields: Record<string, unknown>, message: string): void }, metrics: NotifyMetrics): Promise<DaemonNotifications> {
+  if (!hasChannels(settings)) return SILENT;
+  const [{ NotifyDispatcher }, { webhookChannel }, { telegramChannel }, { ntfyChannel }, { scheduleDailySummary }] = await Promise.all([
+    import('../notify/dispatcher.ts'),
+    import('../notify/webhook.ts'),
+    import('../notify/telegram.ts'),
+    import('../notify/ntfy.ts'),
+    import('./daily-summary.ts'),
+  ]);
+  const channels = [
+    ...(settings.webhook === null ? [] : [webhookChannel({ url: settings.webhook.url, secret: settings.webhook.secret })]),
+    ...(settings.telegram === null ? [] : [telegramChannel(settings.telegram)]),
+    ...(settings.ntfy === null ? [] : [ntfyChannel({ url: settings.ntfy.url })]),
+  ];
+  const dispatcher = new NotifyDispatcher({ channels, events: settings.events, logger, metrics });
+  logger.info({ event: 'notify', channels: dispatcher.channels, events: [...settings.events] }, `notifications to ${dispatcher.channels.join(', ')}`);
+  let summaries: { stop(): void } | null = null;
+  return {
+    notifier: dispatcher,
+    failed(error, mode, atMs) {
+      const code = error instanceof StackerError ? error.code : 'E_UNEXPECTED';
+      const reason = error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
+      dispatcher.notify({ kind: 'trading-stopped', atMs, mode, code, reason: `stacker stopped: ${reason}` });
+    },
+    startSummaries(journal, runtimes, mode, clock) {
+      const byName = new Map(runtimes.map((runtime) => [runtime.instance, runtime]));
+      summaries = scheduleDailySummary({
+        journal,
+        instances: runtimes.map((runtime) => ({ instance: runtime.instance, budgetAsset: runtime.budgetAsset })),
+        mode,
+        clock,
+        budgetLeft: async (instance, atMs) => {
+          const runtime = byName.get(instance);
+          return runtime === undefined ? null : budgetLeft(journal, runtime, atMs);
+        },
+        notify: (event) => dispatcher.notify(event),
+        onError: (error) => logger.warn({ event: 'daily-summary-failed', error: error instanceof Error ? error.message : String(error) }, 'could not read the daily summary from the journal'),
+      });
+    },
+    async close() {
+      summaries?.stop();
+      await dispatcher.flush(NOTIFY_FLUSH_MS);
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import type { Decimal } from './money.ts';
+import type { RunMode } from './run-mode.ts';
+
+/**
+ * What stacker tells its operator while it works, as typed events. The engine emits the first
+ * four where it logs the same moments; the daemon composes `daily-summary` from the journal.
+ * They live in the domain so the engine (which emits) and src/notify/ (which delivers) share one
+ * definition without knowing each other. Money stays Decimal here; a channel writes it as text.
+ */
+export const NOTIFY_EVENTS = ['order-filled', 'order-refused', 'intent-unknown', 'trading-stopped', 'daily-summary'] as const;
+export type NotifyEventName = (typeof NOTIFY_EVENTS)[number];
+
+interface EventBase {
+  /** When stacker saw it (ms since epoch). */
+  readonly atMs: number;
+  readonly mode: RunMode;
+}
+
+/** An order reached its end with something filled: FILLED, or cancelled after a partial fill. */
+export interface OrderFilledEvent extends EventBase {
+  readonly kind: 'order-filled';
+  readonly instance: string;
+  readonly clientOrderId: string;
+  readonly orderId: string;
+  readonly market: string;
+  readonly status: string;
+  readonly filledBase: Decimal;
+  readonly filledQuote: Decimal;
+  readonly fee: Decimal;
+  readonly feeAsset: string | null;
+  /** filledQuote / filledBase: what one unit cost, fee not included. */
+  readonly averagePrice: Decimal;
+}
+
+/** A money intent was not sent (a guard, the kill switch, the budget) or the exchange refused it. */
+export interface OrderRefusedEvent extends EventBase {
+  readonly kind: 'order-refused';
+  readonly instance: string;
+  /** The intent's kind: buy-stock-market, transfer, flex-withdraw. */
+  readonly intent: string;
+  readonly clientOrderId: string | null;
+  /** A stable reason code (over-budget, kill-switch, E_EXCHANGE_REFUSED, …). */
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** A request's answer was lost: it may or may not have happened, and is never resent. */
+export interface IntentUnknownEvent extends EventBase {
+  readonly kind: 'intent-unknown';
+  readonly instance: string;
+  readonly intent: string;
+  readonly clientOrderId: string | null;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Trading stopped for the rest of the run (credentials, nonce, a lost journal, foreign orders). */
+export interface TradingStoppedEvent extends EventBase {
+  readonly kind: 'trading-stopped';
+  readonly code: string;
+  readonly reason: string;
+}
+
+/** One instance's day, as its journal counts it. */
+export interface InstanceDay {
+  readonly instance: string;
+  /** The market it buys; null when it buys nothing (a sweep, a report). */
+  readonly market: string | null;
+  /** Orders that filled anything that day. */
+  readonly orders: number;
+  /** Base bought, fees not taken off. */
+  readonly bought: Decimal;
+  /** Quote paid, fees not included. */
+  readonly spent: Decimal;
+  /** Fees per asset. */
+  readonly fees: ReadonlyMap<string, Decimal>;
+  /** (spent + fees in quote) / (bought − fees in base); null when nothing was bought. */
+  readonly averageCost: Decimal | null;
+  /** The smallest of its day/week/month budgets left now; null when it has none. */
+  readonly budgetLeft: Decimal | null;
+  /** The asset budgets are counted in; null when it has none. */
+  readonly budgetAsset: string | null;
+}
+
+export interface DailySummaryEvent extends EventBase {
+  readonly kind: 'daily-summary';
+  /** The day summed up, YYYY-MM-DD (UTC). */
+  readonly day: string;
+  readonly instances: readonly InstanceDay[];
+}
+
+export type NotifyEvent = OrderFilledEvent | OrderRefusedEvent | IntentUnknownEvent | TradingStoppedEvent | DailySummaryEvent;
+
+export function isNotifyEventName(name: string): name is NotifyEventName {
+  return (NOTIFY_EVENTS as readonly string[]).includes(name);
+}

@@ -1,0 +1,79 @@
+import { formatDecimal } from '../domain/money.ts';
+import type { InstanceDay, NotifyEvent } from '../domain/notification.ts';
+import { priceText } from './payload.ts';
+
+/**
+ * An event as a person reads it on a phone's lock screen: a title that says what happened in a
+ * few words, then short lines, the important figure first. Plain text (no Markdown to escape),
+ * ASCII in the title (ntfy sends it as an HTTP header). Amounts are the same decimal strings as
+ * in the JSON payload.
+ */
+export interface Message {
+  readonly title: string;
+  readonly body: string;
+}
+
+export function messageOf(event: NotifyEvent): Message {
+  const mode = event.mode === 'live' ? '' : ` [${event.mode}]`;
+  switch (event.kind) {
+    case 'order-filled': {
+      const [base, quote] = assetsOf(event.market);
+      const fee = event.fee.isZero() ? 'no fee' : `fee ${formatDecimal(event.fee)} ${event.feeAsset ?? ''}`.trim();
+      const partly = event.status === 'FILLED' ? [] : [`Ended ${event.status}: filled only in part`];
+      return {
+        title: `Bought ${formatDecimal(event.filledBase)} ${base} for ${formatDecimal(event.filledQuote)} ${quote}${mode}`,
+        body: lines(`${event.instance} · ${event.market}`, `Average price ${priceText(event.averagePrice)} ${quote}, ${fee}`, ...partly, `Order ${event.orderId} (${event.clientOrderId})`),
+      };
+    }
+    case 'order-refused':
+      return {
+        title: `Not bought: ${event.instance} (${event.reason})${mode}`,
+        body: lines(event.message, `${event.intent}${event.clientOrderId === null ? '' : ` ${event.clientOrderId}`}`),
+      };
+    case 'intent-unknown':
+      return {
+        title: `Answer lost: ${event.instance} - check the exchange${mode}`,
+        body: lines(
+          `A ${event.intent}${event.clientOrderId === null ? '' : ` (${event.clientOrderId})`} may or may not have happened. stacker never sends it again; it keeps looking.`,
+          `${event.code}: ${event.message}`,
+        ),
+      };
+    case 'trading-stopped':
+      return {
+        title: `Trading stopped (${event.code})${mode}`,
+        body: lines(event.reason, 'No order is sent until a person fixes this and restarts stacker.'),
+      };
+    case 'daily-summary':
+      return {
+        title: `Daily summary ${event.day}${mode}`,
+        body: event.instances.length === 0 ? 'No instance is configured.' : event.instances.map(dayLines).join('\n\n'),
+      };
+  }
+}
+
+/** Title and body as one text, for channels with a single text field (Telegram, chat webhooks). */
+export function textOf(message: Message): string {
+  return `${message.title}\n${message.body}`;
+}
+
+function dayLines(day: InstanceDay): string {
+  const [base, quote] = day.market === null ? ['', ''] : assetsOf(day.market);
+  const out = [`${day.instance}${day.market === null ? '' : ` · ${day.market}`}`];
+  if (day.orders === 0) out.push('Bought nothing');
+  else {
+    const fees = [...day.fees].map(([asset, amount]) => `${formatDecimal(amount)} ${asset}`).join(' + ');
+    out.push(`Bought ${formatDecimal(day.bought)} ${base} for ${formatDecimal(day.spent)} ${quote} in ${day.orders} order${day.orders === 1 ? '' : 's'}`);
+    if (day.averageCost !== null) out.push(`Average cost ${priceText(day.averageCost)} ${quote} (fees in${fees === '' ? '' : `: ${fees}`})`);
+  }
+  if (day.budgetLeft !== null) out.push(`Budget left ${formatDecimal(day.budgetLeft)} ${day.budgetAsset ?? quote}`.trim());
+  return out.join('\n');
+}
+
+function assetsOf(market: string): [string, string] {
+  const [base = market, quote = ''] = market.split('_');
+  return [base, quote];
+}
+
+function lines(...parts: string[]): string {
+  return parts.filter((part) => part !== '').join('\n');
+}

@@ -1,0 +1,82 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { dailySummary, nextUtcMidnightMs, scheduleDailySummary } from '../../src/daemon/daily-summary.ts';
+import { Decimal } from '../../src/domain/money.ts';
+import type { NotifyEvent } from '../../src/domain/notification.ts';
+import { budgetLeft } from '../../src/engine/runtime.ts';
+import { dca } from '../../strategies/dca.ts';
+import { type EngineWorld, engineWorld, runtimeOf } from '../engine/harness.ts';
+
+const DAY_MS = 86_400_000;
+
+describe('nextUtcMidnightMs', () => {
+  it('is the coming 00:00 UTC, and a moment at midnight itself waits a whole day', () => {
+    expect(nextUtcMidnightMs(Date.UTC(2026, 0, 1, 23, 59, 59, 999))).toBe(Date.UTC(2026, 0, 2));
+    expect(nextUtcMidnightMs(Date.UTC(2026, 0, 2))).toBe(Date.UTC(2026, 0, 3));
+  });
+});
+
+describe('the daily summary', () => {
+  let world: EngineWorld;
+  beforeEach(async () => {
+    world = await engineWorld();
+  });
+  afterEach(async () => {
+    await world.close();
+  });
+
+  const SLOT = Date.UTC(2026, 10, 22, 9, 0, 0);
+  const budgeted = () => ({ ...runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } }), budgets: { day: new Decimal('1000') } });
+
+  it("sums each instance's fills of the UTC day from the journal, with average cost (fees in) and budget left", async () => {
+    const runtime = budgeted();
+    const engine = world.engine([runtime]);
+    await engine.runSlot('dca-btc', SLOT);
+    await engine.runSlot('dca-btc', SLOT + 3_600_000);
+    const fees = world.sandbox.exchange.orderHistory({}).reduce((sum, order) => sum.add(order.fee), new Decimal(0));
+    // The sandbox stamps orders with its own time (now): the day that ends at the coming midnight.
+    const dayEndMs = nextUtcMidnightMs(Date.now());
+    const deps = {
+      journal: world.journal,
+      instances: [{ instance: 'dca-btc', budgetAsset: 'USDT' }, { instance: 'quiet', budgetAsset: null }],
+      mode: 'live' as const,
+      clock: { nowMs: () => SLOT + 7_200_000 },
+      budgetLeft: (instance: string, atMs: number) => (instance === 'dca-btc' ? budgetLeft(world.journal, runtime, atMs) : Promise.resolve(null)),
+    };
+    const event = await dailySummary(deps, dayEndMs);
+    expect(event).toMatchObject({ kind: 'daily-summary', mode: 'live', day: new Date(dayEndMs - DAY_MS).toISOString().slice(0, 10) });
+    if (event.kind !== 'daily-summary') throw new Error('not a summary');
+    const [mine, quiet] = event.instances;
+    expect(mine).toMatchObject({ instance: 'dca-btc', market: 'BTC_USDT', orders: 2, budgetAsset: 'USDT' });
+    expect([mine?.bought, mine?.spent, mine?.budgetLeft].map((d) => d?.toFixed())).toEqual(['0.002', '130', '870']);
+    expect(mine?.averageCost?.toFixed()).toBe(new Decimal(130).add(fees).div('0.002').toFixed());
+    expect(quiet).toMatchObject({ instance: 'quiet', market: null, orders: 0, averageCost: null, budgetLeft: null });
+
+    const dayBefore = await dailySummary(deps, dayEndMs - DAY_MS);
+    expect(dayBefore.kind === 'daily-summary' && dayBefore.instances.map((day) => day.orders)).toEqual([0, 0]);
+  });
+
+  it('is sent once at 00:00 UTC and the timer re-arms for the next day', async () => {
+    const runtime = budgeted();
+    // A clock 80 ms before a UTC midnight.
+    const offsetMs = nextUtcMidnightMs(Date.now()) - Date.now() - 80;
+    const sent: NotifyEvent[] = [];
+    const timer = scheduleDailySummary({
+      journal: world.journal,
+      instances: [{ instance: 'dca-btc', budgetAsset: 'USDT' }],
+      mode: 'dry-run',
+      clock: { nowMs: () => Date.now() + offsetMs },
+      budgetLeft: (_, atMs) => budgetLeft(world.journal, runtime, atMs),
+      notify: (event) => sent.push(event),
+      onError: (error) => {
+        throw error;
+      },
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatchObject({ kind: 'daily-summary', mode: 'dry-run' });
+    } finally {
+      timer.stop();
+    }
+  });
+});

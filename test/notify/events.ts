@@ -1,0 +1,26 @@
+import { Decimal } from '../../src/domain/money.ts';
+import type { NotifyEvent, OrderFilledEvent } from '../../src/domain/notification.ts';
+
+/** Events as the engine emits them, for the notify tests. */
+export const AT_MS = Date.UTC(2026, 0, 2, 9, 0, 0);
+
+export function filled(overrides: Partial<OrderFilledEvent> = {}): OrderFilledEvent {
+  return {
+    kind: 'order-filled',
+    atMs: AT_MS,
+    mode: 'live',
+    instance: 'dca-btc',
+    clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
+    orderId: '4180284841',
+    market: 'BTC_USDT',
+    status: 'FILLED',
+    filledBase: new Decimal('0.001'),
+    filledQuote: new Decimal('65.12'),
+    fee: new Decimal('0.06512'),
+    feeAsset: 'USDT',
+    averagePrice: new Decimal('65120'),
+    ...overrides,
+  };
+}
+
+export const stopped: NotifyEvent = { kind: 'trading-stopped', atMs: AT_MS, mode: 'live', code: 'E_AUTH', reason: 'the exchange refused the key' };

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { Decimal } from '../../src/domain/money.ts';
+import type { DailySummaryEvent, NotifyEvent } from '../../src/domain/notification.ts';
+import { messageOf, textOf } from '../../src/notify/format.ts';
+import { payloadOf } from '../../src/notify/payload.ts';
+import { AT_MS, filled, stopped } from './events.ts';
+
+const refused: NotifyEvent = {
+  kind: 'order-refused',
+  atMs: AT_MS,
+  mode: 'live',
+  instance: 'dca-btc',
+  intent: 'buy-stock-market',
+  clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
+  reason: 'over-budget',
+  message: 'estimated value 65 USDT is over budget (day: 100 spent + 65 > 150 USDT)',
+};
+
+const unknown: NotifyEvent = {
+  kind: 'intent-unknown',
+  atMs: AT_MS,
+  mode: 'dry-run',
+  instance: 'dca-btc',
+  intent: 'buy-stock-market',
+  clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
+  code: 'E_TIMEOUT',
+  message: 'answer lost (no response within 10000 ms); not in the order history yet',
+};
+
+const summary: DailySummaryEvent = {
+  kind: 'daily-summary',
+  atMs: AT_MS,
+  mode: 'live',
+  day: '2026-01-01',
+  instances: [
+    {
+      instance: 'dca-btc',
+      market: 'BTC_USDT',
+      orders: 2,
+      bought: new Decimal('0.002'),
+      spent: new Decimal('130'),
+      fees: new Map([['USDT', new Decimal('0.13')]]),
+      averageCost: new Decimal('130.13').div('0.002'),
+      budgetLeft: new Decimal('20'),
+      budgetAsset: 'USDT',
+    },
+    { instance: 'sweep', market: null, orders: 0, bought: new Decimal(0), spent: new Decimal(0), fees: new Map(), averageCost: null, budgetLeft: null, budgetAsset: null },
+  ],
+};
+
+describe('the JSON payload', () => {
+  it('is {event, at, mode, ...fields} with every amount a decimal string', () => {
+    expect(payloadOf(filled({ averagePrice: new Decimal(65.12).div(0.003) }))).toEqual({
+      event: 'order-filled',
+      at: '2026-01-02T09:00:00.000Z',
+      mode: 'live',
+      instance: 'dca-btc',
+      clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
+      orderId: '4180284841',
+      market: 'BTC_USDT',
+      status: 'FILLED',
+      filledBase: '0.001',
+      filledQuote: '65.12',
+      fee: '0.06512',
+      feeAsset: 'USDT',
+      averagePrice: '21706.66666667',
+    });
+  });
+
+  it('sums a day up per instance, fees per asset, average cost with fees in', () => {
+    expect(payloadOf(summary)).toEqual({
+      event: 'daily-summary',
+      at: '2026-01-02T09:00:00.000Z',
+      mode: 'live',
+      day: '2026-01-01',
+      instances: [
+        { instance: 'dca-btc', market: 'BTC_USDT', orders: 2, bought: '0.002', spent: '130', fees: { USDT: '0.13' }, averageCost: '65065', budgetLeft: '20', budgetAsset: 'USDT' },
+        { instance: 'sweep', market: null, orders: 0, bought: '0', spent: '0', fees: {}, averageCost: null, budgetLeft: null, budgetAsset: null },
+      ],
+    });
+  });
+});
+
+describe('the phone-readable message', () => {
+  it('a fill: what was bought and for how much in the title; price, fee and order below', () => {
+    expect(textOf(messageOf(filled()))).toBe(['Bought 0.001 BTC for 65.12 USDT', 'dca-btc · BTC_USDT', 'Average price 65120 USDT, fee 0.06512 USDT', 'Order 4180284841 (dca-btc-7d16a56a1027-1767344400000-0)'].join('\n'));
+  });
+
+  it('a fill that ended cancelled after a partial fill says so', () => {
+    expect(messageOf(filled({ status: 'PARTIAL_CANCELED' })).body).toContain('Ended PARTIAL_CANCELED: filled only in part');
+  });
+
+  it('a refusal: the instance and the reason first, the explanation below', () => {
+    const message = messageOf(refused);
+    expect(message.title).toBe('Not bought: dca-btc (over-budget)');
+    expect(message.body.split('\n')[0]).toBe('estimated value 65 USDT is over budget (day: 100 spent + 65 > 150 USDT)');
+  });
+
+  it('a lost answer asks for a look at the exchange and says it is never resent; not live is marked', () => {
+    const message = messageOf(unknown);
+    expect(message.title).toBe('Answer lost: dca-btc - check the exchange [dry-run]');
+    expect(message.body).toContain('never sends it again');
+  });
+
+  it('a stop names the code and what it takes to resume', () => {
+    expect(messageOf(stopped)).toEqual({ title: 'Trading stopped (E_AUTH)', body: 'the exchange refused the key\nNo order is sent until a person fixes this and restarts stacker.' });
+  });
+
+  it('a daily summary: one short block per instance', () => {
+    expect(textOf(messageOf(summary))).toBe(
+      [
+        'Daily summary 2026-01-01',
+        'dca-btc · BTC_USDT',
+        'Bought 0.002 BTC for 130 USDT in 2 orders',
+        'Average cost 65065 USDT (fees in: 0.13 USDT)',
+        'Budget left 20 USDT',
+        '',
+        'sweep',
+        'Bought nothing',
+      ].join('\n'),
+    );
+  });
+
+  it('keeps every title plain ASCII (ntfy sends it as a header)', () => {
+    for (const event of [filled(), refused, unknown, stopped, summary]) expect(messageOf(event).title).toMatch(/^[\x20-\x7e]+$/);
+  });
+});
