@@ -222,6 +222,11 @@ class ColumnarCandles implements CandleSeries {
   readonly #rowStarts: Uint32Array;
   /** The last index answered: backtests ask in time order, so the next answer is usually here or next. */
   #hint = 0;
+  /** The last open and close read as Decimals: a slot asks for the same candle's price several times. Decimals are immutable, so sharing one is safe. */
+  #openAt = -1;
+  #open: Decimal | null = null;
+  #closeAt = -1;
+  #close: Decimal | null = null;
 
   constructor(market: string, bytes: Buffer, rowStarts: Uint32Array, times: Float64Array, intervalSec: number) {
     this.market = market;
@@ -255,11 +260,19 @@ class ColumnarCandles implements CandleSeries {
   }
 
   openDecimal(index: number): Decimal {
-    return new Decimal(this.#field(index, 1));
+    if (index !== this.#openAt || this.#open === null) {
+      this.#open = new Decimal(this.#field(index, 1));
+      this.#openAt = index;
+    }
+    return this.#open;
   }
 
   closeDecimal(index: number): Decimal {
-    return new Decimal(this.#field(index, 4));
+    if (index !== this.#closeAt || this.#close === null) {
+      this.#close = new Decimal(this.#field(index, 4));
+      this.#closeAt = index;
+    }
+    return this.#close;
   }
 
   closeNumber(index: number): number {

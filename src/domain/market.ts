@@ -76,5 +76,16 @@ export function checkBaseOrder(rules: MarketRules, baseAmount: Decimal, price: D
 
 /** Fee in quote for a quote total at a percent rate, rounded up to the fee precision (the exchange never undercharges). */
 export function takerFee(rules: MarketRules, quoteTotal: Decimal): Decimal {
-  return roundUp(quoteTotal.mul(rules.takerFeePct).div(100), rules.feePrecision);
+  return roundUp(quoteTotal.mul(feeRate(rules.takerFeePct)), rules.feePrecision);
+}
+
+/** pct / 100, once per rate: a division per fill adds up over years of slots (exact: /100 of a decimal is a decimal). */
+const feeRates = new WeakMap<Decimal, Decimal>();
+function feeRate(pct: Decimal): Decimal {
+  let rate = feeRates.get(pct);
+  if (rate === undefined) {
+    rate = pct.div(100);
+    feeRates.set(pct, rate);
+  }
+  return rate;
 }

@@ -122,8 +122,8 @@ export class MemoryJournal implements Journal {
   readonly #reservations = new Map<string, BudgetReservation>();
   readonly #held = new Set<string>();
   readonly #findings: LedgerFinding[] = [];
-  /** Slots retired by retireSettled(): only their keys stay, so they can never be claimed again. */
-  readonly #retired = new Set<string>();
+  /** Slots retired by retireSettled(), by instance: only their times stay, so they can never be claimed again. */
+  readonly #retired = new Map<string, Set<number>>();
   /** Finished slots not yet retired, oldest first. */
   readonly #finished: string[] = [];
   /** `pause:INSTANCE` or KILL_SWITCH_KEY → since when. */
@@ -174,7 +174,7 @@ export class MemoryJournal implements Journal {
     return this.#op(`claiming slot ${claim.instance}@${claim.slotTimeMs}`, () => {
       checkSlotKey(claim);
       const now = this.#now();
-      if (this.#journalled(slotKey(claim))) return false;
+      if (this.#journalled(claim)) return false;
       this.#checkRun(claim.runId);
       this.#insertSlot({ instance: claim.instance, slotTimeMs: claim.slotTimeMs, status: 'claimed', reason: null, runId: claim.runId, claimedAtMs: now, finishedAtMs: null });
       if (claim.intents !== undefined) this.#insertIntents(claim, claim.intents, now);
@@ -187,7 +187,7 @@ export class MemoryJournal implements Journal {
       checkSlotKey(skip);
       checkSkipStatus(skip);
       const now = this.#now();
-      if (this.#journalled(slotKey(skip))) return false;
+      if (this.#journalled(skip)) return false;
       this.#checkRun(skip.runId);
       this.#insertSlot({ instance: skip.instance, slotTimeMs: skip.slotTimeMs, status: skip.status, reason: skip.reason, runId: skip.runId, claimedAtMs: now, finishedAtMs: now });
       return true;
@@ -444,8 +444,7 @@ export class MemoryJournal implements Journal {
       const { order, instance, slotTimeMs, index } = adoption;
       const { intentId, intent, result } = adoptedIntent(adoption);
       const now = this.#now();
-      const key = slotKey(adoption);
-      const journalled = this.#slots.get(key)?.status ?? (this.#retired.has(key) ? 'retired' : null);
+      const journalled = this.#slots.get(slotKey(adoption))?.status ?? (this.#retired.get(instance)?.has(slotTimeMs) === true ? 'retired' : null);
       if (journalled !== null) {
         throw new StoreError('conflict', `slot ${instance}@${slotTimeMs} is journalled (${journalled}): order ${order.orderId} (${order.clientOrderId}) is not this journal's to adopt`);
       }
@@ -612,7 +611,12 @@ export class MemoryJournal implements Journal {
   #forgetSlot(key: string, entries: readonly JournalEntry[]): void {
     const slot = this.#slots.get(key) as SlotRecord;
     this.#slots.delete(key);
-    this.#retired.add(key);
+    let retired = this.#retired.get(slot.instance);
+    if (retired === undefined) {
+      retired = new Set();
+      this.#retired.set(slot.instance, retired);
+    }
+    retired.add(slot.slotTimeMs);
     const times = this.#slotTimes.get(slot.instance);
     if (times !== undefined) times.splice(times.indexOf(slot.slotTimeMs), 1);
     this.#slotIntents.delete(key);
@@ -631,8 +635,8 @@ export class MemoryJournal implements Journal {
     }
   }
 
-  #journalled(key: string): boolean {
-    return this.#slots.has(key) || this.#retired.has(key);
+  #journalled(key: SlotKey): boolean {
+    return this.#retired.get(key.instance)?.has(key.slotTimeMs) === true || this.#slots.has(slotKey(key));
   }
 
   // One operation: all of its changes, or none.

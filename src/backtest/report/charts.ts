@@ -44,7 +44,7 @@ export interface ChartSpec {
 
 /** The buys the price chart marks: per time bucket the first, cheapest, dearest and last (every buy when they are fewer than the buckets). */
 export function buysOf(run: BacktestRun): Buy[] {
-  return run.facts.buys.points();
+  return run.facts.buys();
 }
 
 function priceSeries(run: BacktestRun): Series {

@@ -1,5 +1,4 @@
 import { type Decimal, ZERO } from '../../domain/money.ts';
-import type { EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from './run.ts';
 
 /**
  * The facts of a backtest folded as they happen: every figure the report writes is a sum, a
@@ -10,6 +9,50 @@ import type { EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from './ru
  * the table), the choice follows the journal's order (time, then instance and intent) and not
  * the order of arrival. Account samples must arrive in time order: a drawdown is a walk.
  */
+
+/** One order the engine placed (buys only: stacker never sells). */
+export interface ReportOrder {
+  instance: string;
+  slotTimeMs: number;
+  clientOrderId: string;
+  market: string;
+  /** Domain OrderStatus: FILLED, PARTIAL_FILLED, CANCELED, ... */
+  status: string;
+  /** Base asked. */
+  amount: Decimal;
+  filledBase: Decimal;
+  /** Quote paid for the filled base, fee not included. */
+  filledQuote: Decimal;
+  fee: Decimal;
+  feeAsset: string | null;
+  /** When the fill happened (open time of the filling candle). The slot time when absent. */
+  fillTimeMs?: number;
+}
+
+/** A decision the guards refused before anything was sent. */
+export interface ReportRefusal {
+  instance: string;
+  slotTimeMs: number;
+  reason: string;
+  message: string;
+}
+
+export interface ReportFlexOp {
+  instance: string;
+  slotTimeMs: number;
+  plan: string;
+  ticker: string;
+  amount: Decimal;
+  status: 'done' | 'refused' | 'failed';
+}
+
+export interface EquityPoint {
+  timeMs: number;
+  /** Market close/open at that time. */
+  price: Decimal;
+  /** Quote held + base held × price (each main + trade + flex): what the account is worth. */
+  value: Decimal;
+}
 
 /** Where a fact sits in the journal: ties between facts are broken as the journal orders them. */
 export interface FactPlace {
@@ -74,6 +117,9 @@ export interface Buy {
   instance: string;
   clientOrderId: string;
 }
+
+/** A buy while it is sketched: a float rank in place of the exact price. */
+type SketchedBuy = Omit<Buy, 'price'> & { readonly rank: number };
 
 /** Time buckets a chart series is kept in; each keeps its first, lowest, highest and last point (at most 1728 points: a chart draws about 1730 without thinning again). */
 export const SKETCH_BUCKETS = 432;
@@ -141,7 +187,7 @@ export class BasisSketch {
     this.#spanMs = Math.max(1, toMs - fromMs);
   }
 
-  add(buy: Buy): void {
+  add(buy: Pick<Buy, 'timeMs' | 'base' | 'quote'>): void {
     const at = Math.min(SKETCH_BUCKETS - 1, Math.max(0, Math.floor(((buy.timeMs - this.#fromMs) / this.#spanMs) * SKETCH_BUCKETS)));
     const bucket = this.#buckets.get(at);
     if (bucket === undefined) this.#buckets.set(at, { quote: buy.quote, base: buy.base, lastTimeMs: buy.timeMs });
@@ -212,7 +258,7 @@ export class RunFacts {
   readonly drawdown: DrawdownFacts = { samples: 0, peak: null, max: null, maxPct: null };
   readonly equity: SeriesSketch<EquityPoint>;
   readonly drawdownCurve: SeriesSketch<{ timeMs: number; pct: number }>;
-  readonly buys: SeriesSketch<Buy>;
+  readonly #buys: SeriesSketch<SketchedBuy>;
   readonly basis: BasisSketch;
 
   readonly #head: PlacedOrder[] = [];
@@ -226,7 +272,7 @@ export class RunFacts {
     this.toMs = options.toMs;
     this.equity = new SeriesSketch(options.fromMs, options.toMs, (p) => p.timeMs, (a, b) => a.value.lt(b.value));
     this.drawdownCurve = new SeriesSketch(options.fromMs, options.toMs, (p) => p.timeMs, (a, b) => a.pct < b.pct);
-    this.buys = new SeriesSketch(options.fromMs, options.toMs, (b) => b.timeMs, (a, b) => a.price.lt(b.price));
+    this.#buys = new SeriesSketch(options.fromMs, options.toMs, (b) => b.timeMs, (a, b) => a.rank < b.rank);
     this.basis = new BasisSketch(options.fromMs, options.toMs);
   }
 
@@ -248,8 +294,10 @@ export class RunFacts {
       if (order.feeAsset === this.quote) row.fees = row.fees.add(order.fee);
       if (order.feeAsset === this.base) row.baseFees = row.baseFees.add(order.fee);
     }
-    const buy: Buy = { timeMs, price: order.filledQuote.div(order.filledBase), base: order.filledBase, quote: order.filledQuote, instance: order.instance, clientOrderId: order.clientOrderId };
-    this.buys.add(buy);
+    // The sketch picks a bucket's cheapest and dearest buys by a float (a pixel's worth); the
+    // exact average price is worked out only for the buys it keeps.
+    const buy: SketchedBuy = { timeMs, rank: order.filledQuote.toNumber() / order.filledBase.toNumber(), base: order.filledBase, quote: order.filledQuote, instance: order.instance, clientOrderId: order.clientOrderId };
+    this.#buys.add(buy);
     this.basis.add(buy);
   }
 
@@ -328,6 +376,11 @@ export class RunFacts {
   /** A price seen outside the samples (a chart candle's close, the last close): the period's last price. */
   priceSeen(timeMs: number, price: Decimal): void {
     this.#priceSeen(timeMs, price);
+  }
+
+  /** The buys the price chart marks (see SeriesSketch), each with its exact average price. */
+  buys(): Buy[] {
+    return this.#buys.points().map(({ rank: _rank, ...buy }) => ({ ...buy, price: buy.quote.div(buy.base) }));
   }
 
   /** Orders at the start and the end of the table, in the journal's order, and how many lie between. */

@@ -10,49 +10,7 @@ import type { RunFacts } from './facts.ts';
  * on a formula.
  */
 
-/** One order the engine placed (buys only: stacker never sells). */
-export interface ReportOrder {
-  instance: string;
-  slotTimeMs: number;
-  clientOrderId: string;
-  market: string;
-  /** Domain OrderStatus: FILLED, PARTIAL_FILLED, CANCELED, ... */
-  status: string;
-  /** Base asked. */
-  amount: Decimal;
-  filledBase: Decimal;
-  /** Quote paid for the filled base, fee not included. */
-  filledQuote: Decimal;
-  fee: Decimal;
-  feeAsset: string | null;
-  /** When the fill happened (open time of the filling candle). The slot time when absent. */
-  fillTimeMs?: number;
-}
-
-/** A decision the guards refused before anything was sent. */
-export interface ReportRefusal {
-  instance: string;
-  slotTimeMs: number;
-  reason: string;
-  message: string;
-}
-
-export interface ReportFlexOp {
-  instance: string;
-  slotTimeMs: number;
-  plan: string;
-  ticker: string;
-  amount: Decimal;
-  status: 'done' | 'refused' | 'failed';
-}
-
-export interface EquityPoint {
-  timeMs: number;
-  /** Market close/open at that time. */
-  price: Decimal;
-  /** Quote held + base held × price (each main + trade + flex): what the account is worth. */
-  value: Decimal;
-}
+export type { EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from './facts.ts';
 
 export interface BacktestRun {
   schema: 'stacker.backtest/1';
