@@ -236,7 +236,7 @@ export class Engine {
         if (this.#fatal === null) {
           this.#fatal = fatal;
           this.#deps.logger.error({ event: 'trading-stopped', code: fatal.code, error: fatal.message }, `trading stopped: ${fatal.message}`);
-          tell(this.#deps, { kind: 'trading-stopped', atMs: this.#deps.clock.nowMs(), mode: this.#deps.mode, code: fatal.code, reason: fatal.message });
+          tell(this.#deps, () => ({ kind: 'trading-stopped', atMs: this.#deps.clock.nowMs(), mode: this.#deps.mode, code: fatal.code, reason: fatal.message }));
           this.#options.onFatal?.(fatal);
         }
         return fallback;

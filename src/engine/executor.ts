@@ -60,10 +60,12 @@ async function executeBuy(deps: EngineDeps, limits: InstanceLimits, view: SlotVi
   }
   const request = { market: intent.market, baseAmount: intent.amount, clientOrderId, stp: intent.stp ?? 'no' } as const;
   await markSent(deps, record);
-  deps.logger.info(
-    { event: 'order-send', instance: record.instance, clientOrderId, market: intent.market, amount: formatDecimal(intent.amount), stp: request.stp },
-    `buying ${formatDecimal(intent.amount)} ${intent.market} at market (${clientOrderId})`,
-  );
+  if (deps.logger.isLevelEnabled('info')) {
+    deps.logger.info(
+      { event: 'order-send', instance: record.instance, clientOrderId, market: intent.market, amount: formatDecimal(intent.amount), stp: request.stp },
+      `buying ${formatDecimal(intent.amount)} ${intent.market} at market (${clientOrderId})`,
+    );
+  }
   let order: Order;
   try {
     order = await deps.exchange.buyStockMarket(request);

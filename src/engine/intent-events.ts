@@ -8,7 +8,7 @@ import type { EngineDeps } from './runtime.ts';
  * of the same moment, with what the journal now holds for it.
  */
 export function tellRefused(deps: EngineDeps, record: IntentRecord, error: IntentError): void {
-  tell(deps, {
+  tell(deps, () => ({
     kind: 'order-refused',
     atMs: deps.clock.nowMs(),
     mode: deps.mode,
@@ -17,11 +17,11 @@ export function tellRefused(deps: EngineDeps, record: IntentRecord, error: Inten
     clientOrderId: record.clientOrderId,
     reason: error.code,
     message: error.message,
-  });
+  }));
 }
 
 export function tellUnknown(deps: EngineDeps, record: IntentRecord, error: IntentError): void {
-  tell(deps, {
+  tell(deps, () => ({
     kind: 'intent-unknown',
     atMs: deps.clock.nowMs(),
     mode: deps.mode,
@@ -30,5 +30,5 @@ export function tellUnknown(deps: EngineDeps, record: IntentRecord, error: Inten
     clientOrderId: record.clientOrderId,
     code: error.code,
     message: error.message,
-  });
+  }));
 }

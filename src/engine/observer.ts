@@ -8,6 +8,8 @@ import type { NotifyEvent } from '../domain/notification.ts';
 
 /** The subset of pino's Logger the engine uses; a pino logger satisfies it. */
 export interface EngineLogger {
+  /** Whether a line at this level is written: the engine builds costly fields (decimal text) only then. */
+  isLevelEnabled(level: 'debug' | 'info' | 'warn' | 'error'): boolean;
   info(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
@@ -24,6 +26,7 @@ export interface EngineMetrics {
 }
 
 export const silentLogger: EngineLogger = {
+  isLevelEnabled: () => false,
   info() {},
   warn() {},
   error() {},
@@ -55,9 +58,12 @@ export const noNotifier: EngineNotifier = {
 
 /**
  * Hand an event to the notifier; a notifier that breaks its promise and throws is logged, never
- * allowed to fail the slot that was reporting.
+ * allowed to fail the slot that was reporting. The event is built only when someone listens: a
+ * backtest's slots pay nothing for it.
  */
-export function tell(deps: { readonly notifier: EngineNotifier; readonly logger: EngineLogger }, event: NotifyEvent): void {
+export function tell(deps: { readonly notifier: EngineNotifier; readonly logger: EngineLogger }, build: () => NotifyEvent): void {
+  if (deps.notifier === noNotifier) return;
+  const event = build();
   try {
     deps.notifier.notify(event);
   } catch (error) {

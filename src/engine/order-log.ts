@@ -15,6 +15,37 @@ export async function recordOrder(deps: EngineDeps, instance: string, order: Ord
   const transition = await deps.journal.recordOrderSnapshot(order, intentId === null ? {} : { intentId });
   if (transition === null) return null;
   deps.metrics.orderTransition(instance, transition.toStatus);
+  if (deps.logger.isLevelEnabled('info')) logTransition(deps, instance, order, transition);
+  if (intentId !== null && isTerminalStatus(transition.toStatus)) await settleReservation(deps, instance, intentId, order);
+  // Told where the journal says it reached its end: once per order, like the log line above.
+  if (isTerminalStatus(transition.toStatus) && transition.fromStatus !== transition.toStatus && transition.filledBase.gt(0)) {
+    tell(deps, () => ({
+      kind: 'order-filled',
+      atMs: deps.clock.nowMs(),
+      mode: deps.mode,
+      instance,
+      clientOrderId: order.clientOrderId,
+      orderId: order.orderId,
+      market: order.market,
+      status: transition.toStatus,
+      filledBase: transition.filledBase,
+      filledQuote: transition.filledQuote,
+      fee: transition.fee,
+      feeAsset: order.feeAsset,
+      averagePrice: transition.filledQuote.div(transition.filledBase),
+    }));
+  }
+  return transition;
+}
+
+async function settleReservation(deps: EngineDeps, instance: string, intentId: string, order: Order): Promise<void> {
+  const held = await deps.journal.heldBudgetReservations(instance);
+  if (!held.some((reservation) => reservation.reservationId === intentId)) return;
+  await deps.journal.settleBudget(intentId, order.filledQuote);
+}
+
+/** The transition's log line (only built when info lines are written: decimal text costs a backtest time). */
+function logTransition(deps: EngineDeps, instance: string, order: Order, transition: OrderTransition): void {
   deps.logger.info(
     {
       event: 'order-transition',
@@ -36,30 +67,4 @@ export async function recordOrder(deps: EngineDeps, instance: string, order: Ord
       ? `order ${order.clientOrderId} stop activated (${transition.toStatus})`
       : `order ${order.clientOrderId} ${transition.fromStatus ?? 'seen'} -> ${transition.toStatus}`,
   );
-  if (intentId !== null && isTerminalStatus(transition.toStatus)) await settleReservation(deps, instance, intentId, order);
-  // Told where the journal says it reached its end: once per order, like the log line above.
-  if (isTerminalStatus(transition.toStatus) && transition.fromStatus !== transition.toStatus && transition.filledBase.gt(0)) {
-    tell(deps, {
-      kind: 'order-filled',
-      atMs: deps.clock.nowMs(),
-      mode: deps.mode,
-      instance,
-      clientOrderId: order.clientOrderId,
-      orderId: order.orderId,
-      market: order.market,
-      status: transition.toStatus,
-      filledBase: transition.filledBase,
-      filledQuote: transition.filledQuote,
-      fee: transition.fee,
-      feeAsset: order.feeAsset,
-      averagePrice: transition.filledQuote.div(transition.filledBase),
-    });
-  }
-  return transition;
-}
-
-async function settleReservation(deps: EngineDeps, instance: string, intentId: string, order: Order): Promise<void> {
-  const held = await deps.journal.heldBudgetReservations(instance);
-  if (!held.some((reservation) => reservation.reservationId === intentId)) return;
-  await deps.journal.settleBudget(intentId, order.filledQuote);
 }

@@ -26,7 +26,7 @@ export interface CapturedLog {
 
 export function captureLogger(lines: CapturedLog[]): EngineLogger {
   const at = (level: string) => (fields: Record<string, unknown>, message: string) => lines.push({ level, message, fields });
-  return { info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug') };
+  return { isLevelEnabled: () => true, info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug') };
 }
 
 /** Short waits: the sandbox answers in milliseconds; the rule (look up, never resend) is the same. */
