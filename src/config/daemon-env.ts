@@ -192,7 +192,7 @@ export function readKillSwitchFile(layers: EnvLayers): string | null {
 
 /**
  * Keys of the global env file that stacker would silently ignore: an unprefixed setting
- * (`LOG_LEVEL`, as the issue spells it: every setting is STACKER_*), a misspelt STACKER_* key,
+ * (`LOG_LEVEL` where STACKER_LOG_LEVEL was meant: every setting is STACKER_*), a misspelt STACKER_* key,
  * or a strategy instance key that belongs in config/strategies/. Other keys are left alone: one
  * file may also feed `docker run --env-file` with TZ or NODE_OPTIONS. Only the env file is
  * checked; the process environment holds many variables that are none of our business. Values
