@@ -71,10 +71,10 @@ function ownRefusals(intents: readonly Intent[], view: SlotView, limits: SlotPla
           budgetLeft = budgetLeft.sub(estimate);
         }
         const cost = estimate.add(takerFee(rules, estimate));
-        return wallet.spend('spot', rules.quote, cost, `the buy needs about ${formatDecimal(cost)} ${rules.quote} (total + taker fee)`);
+        return wallet.spend('spot', rules.quote, cost, () => `the buy needs about ${formatDecimal(cost)} ${rules.quote} (total + taker fee)`);
       }
       case 'transfer': {
-        const refused = wallet.spend('main', intent.ticker, intent.amount, `the transfer moves ${formatDecimal(intent.amount)} ${intent.ticker}`);
+        const refused = wallet.spend('main', intent.ticker, intent.amount, () => `the transfer moves ${formatDecimal(intent.amount)} ${intent.ticker}`);
         if (refused === null) wallet.add('spot', intent.ticker, intent.amount);
         return refused;
       }
@@ -107,13 +107,14 @@ class Wallet {
   }
 
   /** Refuses when the balance is known and short; otherwise takes the amount. */
-  spend(account: 'main' | 'spot', ticker: string, amount: Decimal, what: string): IntentError | null {
+  /** `what` says what needed the money; written only into a refusal. */
+  spend(account: 'main' | 'spot', ticker: string, amount: Decimal, what: () => string): IntentError | null {
     const shown = read(() => (account === 'main' ? this.#view.mainBalance(ticker) : this.#view.tradeBalance(ticker).available));
     if (shown === undefined) return null;
     const available = shown.add(this.#changes.get(`${account} ${ticker}`) ?? ZERO);
     if (available.lt(amount)) {
       const where = account === 'main' ? 'main' : 'trade';
-      return { code: 'insufficient-funds', message: `${what}; the ${where} balance has ${formatDecimal(available)} ${ticker}${this.#changes.has(`${account} ${ticker}`) ? ' after the intents before it' : ''}` };
+      return { code: 'insufficient-funds', message: `${what()}; the ${where} balance has ${formatDecimal(available)} ${ticker}${this.#changes.has(`${account} ${ticker}`) ? ' after the intents before it' : ''}` };
     }
     this.add(account, ticker, amount.neg());
     return null;

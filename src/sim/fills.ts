@@ -77,9 +77,21 @@ export interface BookLevel {
 
 const hundred = new Decimal(100);
 
+/** (100 + slippage) / 100 of a model, worked out once: every buy's best ask multiplies by it. */
+const askFactors = new WeakMap<FillModel, Decimal>();
+function askFactor(model: FillModel): Decimal {
+  let factor = askFactors.get(model);
+  if (factor === undefined) {
+    factor = hundred.add(model.slippagePct).div(hundred);
+    askFactors.set(model, factor);
+  }
+  return factor;
+}
+
 /** Level `k` (0 = best) of the ask side of the synthetic book above `refPrice`. */
 export function askLevelAt(rules: MarketRules, model: FillModel, refPrice: Decimal, k: number): BookLevel {
-  const top = refPrice.mul(hundred.add(model.slippagePct)).div(hundred);
+  // Exact either way: (100 + s) / 100 is a finite decimal, so multiplying by it equals dividing after.
+  const top = refPrice.mul(askFactor(model));
   if (model.book === null) return { price: roundUp(top, rules.quotePrecision), base: null };
   const { stepPct, levelBase } = model.book;
   return {

@@ -97,10 +97,15 @@ export function decodeIntent(kind: string, paramsJson: string, where: string): I
 
 /** JSON of text values only (intent results): money arrives already formatted. */
 export function encodeTextMap(map: Readonly<Record<string, string>>, field: string): string {
-  for (const [key, value] of Object.entries(map)) {
-    if (typeof value !== 'string') throw new StoreError('invalid-argument', `${field}.${key} must be text (format money with formatDecimal)`);
-  }
+  checkTextMap(map, field);
   return JSON.stringify(map);
+}
+
+/** Every value is text: money is formatted before it reaches a text map. */
+export function checkTextMap(map: Readonly<Record<string, string>>, field: string): void {
+  for (const key of Object.keys(map)) {
+    if (typeof map[key] !== 'string') throw new StoreError('invalid-argument', `${field}.${key} must be text (format money with formatDecimal)`);
+  }
 }
 
 export function decodeTextMap(json: string, where: string): Readonly<Record<string, string>> {

@@ -4,7 +4,7 @@ import { isMoneyIntent } from '../domain/intent.ts';
 import { type Decimal, formatDecimal, isDecimal } from '../domain/money.ts';
 import { ORDER_STATUSES, type Order, type OrderStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
-import { encodeTextMap } from './intent-codec.ts';
+import { checkTextMap } from './intent-codec.ts';
 import {
   BUDGET_PERIODS,
   INTENT_TRANSITIONS,
@@ -97,7 +97,7 @@ export function applyIntentUpdate(
 
 /** A copy of a text map after checking every value is text (results, finding details). */
 export function textMap(map: Readonly<Record<string, string>>, field: string): Readonly<Record<string, string>> {
-  encodeTextMap(map, field);
+  checkTextMap(map, field);
   return { ...map };
 }
 
@@ -177,17 +177,22 @@ export function transitionOf(order: Order, from: OrderStatus | null, seq: number
   };
 }
 
-/** Checks what the journal stores of an order; returns the money fields formatted. */
+/** Checks what the journal stores of an order. */
 export function checkOrder(order: Order): void {
   if (typeof order.orderId !== 'string' || order.orderId === '') throw invalidOrder(order, 'orderId must be non-empty text');
   if (!(ORDER_STATUSES as readonly string[]).includes(order.status)) throw invalidOrder(order, `unknown status ${JSON.stringify(order.status)}`);
   if (!Number.isFinite(order.createdAtSec)) throw invalidOrder(order, 'createdAtSec must be a finite number');
-  for (const field of ['amount', 'left', 'filledBase', 'filledQuote', 'fee'] as const) orderMoney(order, order[field], field);
-  if (order.price !== null) orderMoney(order, order.price, 'price');
+  for (const field of ['amount', 'left', 'filledBase', 'filledQuote', 'fee'] as const) checkOrderMoney(order, order[field], field);
+  if (order.price !== null) checkOrderMoney(order, order.price, 'price');
 }
 
-export function orderMoney(order: Order, value: Decimal, field: string): string {
+function checkOrderMoney(order: Order, value: Decimal, field: string): void {
   if (!isDecimal(value) || !value.isFinite()) throw invalidOrder(order, `${field} must be a finite Decimal`);
+}
+
+/** A money field of an order as the journal writes it (checked, then formatted). */
+export function orderMoney(order: Order, value: Decimal, field: string): string {
+  checkOrderMoney(order, value, field);
   return formatDecimal(value);
 }
 

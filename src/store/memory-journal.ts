@@ -171,7 +171,7 @@ export class MemoryJournal implements Journal {
   }
 
   claimSlot(claim: SlotClaim): Promise<boolean> {
-    return this.#op(`claiming slot ${claim.instance}@${claim.slotTimeMs}`, () => {
+    return this.#op(() => `claiming slot ${claim.instance}@${claim.slotTimeMs}`, () => {
       checkSlotKey(claim);
       const now = this.#now();
       if (this.#journalled(claim)) return false;
@@ -183,7 +183,7 @@ export class MemoryJournal implements Journal {
   }
 
   skipSlot(skip: SlotSkip): Promise<boolean> {
-    return this.#op(`journalling ${skip.status} slot ${skip.instance}@${skip.slotTimeMs}`, () => {
+    return this.#op(() => `journalling ${skip.status} slot ${skip.instance}@${skip.slotTimeMs}`, () => {
       checkSlotKey(skip);
       checkSkipStatus(skip);
       const now = this.#now();
@@ -195,7 +195,7 @@ export class MemoryJournal implements Journal {
   }
 
   finishSlot(finish: SlotFinish): Promise<SlotRecord> {
-    return this.#op(`finishing slot ${finish.instance}@${finish.slotTimeMs}`, () => {
+    return this.#op(() => `finishing slot ${finish.instance}@${finish.slotTimeMs}`, () => {
       checkFinishStatus(finish);
       const key = slotKey(finish);
       const current = this.#slots.get(key);
@@ -241,11 +241,11 @@ export class MemoryJournal implements Journal {
   }
 
   addIntents(slot: SlotKey, entries: readonly NewIntent[]): Promise<IntentRecord[]> {
-    return this.#op(`journalling intents of ${slot.instance}@${slot.slotTimeMs}`, () => this.#insertIntents(slot, entries, this.#now()));
+    return this.#op(() => `journalling intents of ${slot.instance}@${slot.slotTimeMs}`, () => this.#insertIntents(slot, entries, this.#now()));
   }
 
   updateIntent(intentId: string, update: IntentUpdate): Promise<IntentRecord> {
-    return this.#op(`marking intent ${intentId} ${update.status}`, () => {
+    return this.#op(() => `marking intent ${intentId} ${update.status}`, () => {
       const current = this.#requireIntent(intentId);
       const { status, error, result, sent } = applyIntentUpdate(current, update);
       const now = this.#now();
@@ -287,7 +287,7 @@ export class MemoryJournal implements Journal {
   }
 
   recordOrderSnapshot(order: Order, link?: OrderLink): Promise<OrderTransition | null> {
-    return this.#op(`recording order ${order.orderId}`, () => this.#recordOrder(order, link, this.#now()));
+    return this.#op(() => `recording order ${order.orderId}`, () => this.#recordOrder(order, link, this.#now()));
   }
 
   getOrder(orderId: string): Promise<StoredOrder | null> {
@@ -314,7 +314,7 @@ export class MemoryJournal implements Journal {
   }
 
   recordFlexOperation(operation: FlexOperationInput): Promise<FlexOperationRecord> {
-    return this.#op(`recording flex operation ${operation.intentId}`, () => {
+    return this.#op(() => `recording flex operation ${operation.intentId}`, () => {
       this.#checkOperation(operation.intentId, 'flex-withdraw', operation.status);
       operationMoney(operation.amount);
       const now = this.#now();
@@ -334,7 +334,7 @@ export class MemoryJournal implements Journal {
   }
 
   recordTransfer(transfer: TransferInput): Promise<TransferRecord> {
-    return this.#op(`recording transfer ${transfer.intentId}`, () => {
+    return this.#op(() => `recording transfer ${transfer.intentId}`, () => {
       this.#checkOperation(transfer.intentId, 'transfer', transfer.status);
       operationMoney(transfer.amount);
       const now = this.#now();
@@ -363,7 +363,7 @@ export class MemoryJournal implements Journal {
   }
 
   reserveBudget(request: BudgetReserveRequest): Promise<BudgetDecision> {
-    return this.#op(`reserving budget ${request.reservationId}`, () => {
+    return this.#op(() => `reserving budget ${request.reservationId}`, () => {
       const amount = checkReserveRequest(request);
       const starts = periodStarts(request.atMs, request.timeZone);
       const existing = this.#reservations.get(request.reservationId);
@@ -381,7 +381,7 @@ export class MemoryJournal implements Journal {
   }
 
   settleBudget(reservationId: string, actualQuote: Decimal): Promise<BudgetReservation> {
-    return this.#op(`settling budget ${reservationId}`, () => {
+    return this.#op(() => `settling budget ${reservationId}`, () => {
       checkSpentAmount(actualQuote, 'actualQuote');
       const reservation = this.#requireReservation(reservationId);
       if (reservation.state === 'settled') {
@@ -396,7 +396,7 @@ export class MemoryJournal implements Journal {
   }
 
   releaseBudget(reservationId: string): Promise<boolean> {
-    return this.#op(`releasing budget ${reservationId}`, () => {
+    return this.#op(() => `releasing budget ${reservationId}`, () => {
       const reservation = this.#reservations.get(reservationId);
       if (reservation === undefined || reservation.state === 'released') return false;
       if (reservation.state === 'settled') throw new StoreError('illegal-transition', `budget reservation ${reservationId} was settled: the money was spent`);
@@ -440,7 +440,7 @@ export class MemoryJournal implements Journal {
   }
 
   adoptOrder(adoption: OrderAdoption): Promise<AdoptedOrder> {
-    return this.#op(`adopting order ${adoption.order.orderId}`, () => {
+    return this.#op(() => `adopting order ${adoption.order.orderId}`, () => {
       const { order, instance, slotTimeMs, index } = adoption;
       const { intentId, intent, result } = adoptedIntent(adoption);
       const now = this.#now();
@@ -479,7 +479,7 @@ export class MemoryJournal implements Journal {
   }
 
   recordFinding(finding: NewLedgerFinding): Promise<LedgerFinding> {
-    return this.#op(`recording a ${finding.kind} finding`, () => this.#insertFinding(finding));
+    return this.#op(() => `recording a ${finding.kind} finding`, () => this.#insertFinding(finding));
   }
 
   listFindings(query: { readonly unacknowledged?: boolean; readonly limit?: number } = {}): Promise<LedgerFinding[]> {
@@ -538,7 +538,7 @@ export class MemoryJournal implements Journal {
   }
 
   setOperatorControl(change: OperatorControlChange): Promise<OperatorControls> {
-    return this.#op(`turning ${change.control} ${change.on ? 'on' : 'off'}`, () => {
+    return this.#op(() => `turning ${change.control} ${change.on ? 'on' : 'off'}`, () => {
       checkOperatorControl(change);
       const key = change.control === 'pause' ? `pause:${change.instance}` : KILL_SWITCH_KEY;
       if (!change.on) this.#delete(this.#operatorControls, key);
@@ -641,8 +641,9 @@ export class MemoryJournal implements Journal {
 
   // One operation: all of its changes, or none.
 
-  async #op<T>(doing: string, work: () => T): Promise<T> {
-    if (!this.#open) throw new StoreError('closed', `${doing}: the journal in memory is not open`);
+  /** `doing` says what the operation was, for the error when the journal is closed (a function when it costs something to say). */
+  async #op<T>(doing: string | (() => string), work: () => T): Promise<T> {
+    if (!this.#open) throw new StoreError('closed', `${typeof doing === 'string' ? doing : doing()}: the journal in memory is not open`);
     const undo: Array<() => void> = [];
     this.#undo = undo;
     try {
