@@ -130,7 +130,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
           const close = candles.closeDecimal(cursor);
           const timeSec = candles.timeSec(cursor);
           chartCandles.push({ timeSec, close });
-          facts.addSample(await sampleAt(exchange, rules, (timeSec + candles.intervalSec) * 1000, close));
+          facts.addSample(sampleAt(exchange, rules, (timeSec + candles.intervalSec) * 1000, close));
         }
         cursor += 1;
         if (input.onProgress !== undefined && cursor % 65_536 === 0) input.onProgress(cursor, candles.length);
@@ -154,7 +154,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
         await engine.track();
         if (memory !== null) fold(await memory.retireSettled());
         const price = exchange.priceAt(input.market, slotTimeMs);
-        if (price !== null) facts.addSample(await sampleAt(exchange, rules, slotTimeMs, price));
+        if (price !== null) facts.addSample(sampleAt(exchange, rules, slotTimeMs, price));
       },
     );
     await advanceTo(Number.POSITIVE_INFINITY);
@@ -214,7 +214,7 @@ async function totals(exchange: BacktestExchange): Promise<Record<string, Decima
 }
 
 /** The account valued at a price: only the market's two assets are read (a sample is taken every slot), straight from the sim's books. */
-async function sampleAt(exchange: BacktestExchange, rules: MarketRules, timeMs: number, price: Decimal): Promise<EquityPoint> {
+function sampleAt(exchange: BacktestExchange, rules: MarketRules, timeMs: number, price: Decimal): EquityPoint {
   const base = held(exchange, rules.base);
   const quote = held(exchange, rules.quote);
   return { timeMs, price, value: quote.add(base.mul(price)) };

@@ -165,7 +165,7 @@ export class MemoryJournal implements Journal {
   }
 
   listRuns(limit = 20): Promise<RunRecord[]> {
-    return this.#op('listing runs', () =>
+    return this.#read('listing runs', () =>
       take([...this.#runs.values()].sort((a, b) => b.startedAtMs - a.startedAtMs || compareText(a.runId, b.runId)), limit),
     );
   }
@@ -210,11 +210,11 @@ export class MemoryJournal implements Journal {
   }
 
   getSlot(key: SlotKey): Promise<SlotRecord | null> {
-    return this.#op('reading a slot', () => this.#slots.get(slotKey(key)) ?? null);
+    return this.#read('reading a slot', () => this.#slots.get(slotKey(key)) ?? null);
   }
 
   lastSlot(instance: string): Promise<SlotRecord | null> {
-    return this.#op('reading the last slot', () => {
+    return this.#read('reading the last slot', () => {
       const times = this.#slotTimes.get(instance);
       const last = times?.[times.length - 1];
       return last === undefined ? null : (this.#slots.get(slotKey({ instance, slotTimeMs: last })) ?? null);
@@ -222,7 +222,7 @@ export class MemoryJournal implements Journal {
   }
 
   listSlots(query: SlotQuery = {}): Promise<SlotRecord[]> {
-    return this.#op('listing slots', () => {
+    return this.#read('listing slots', () => {
       let candidates: Iterable<SlotRecord>;
       if (query.status === 'claimed') candidates = [...this.#claimed].map((key) => this.#slots.get(key) as SlotRecord);
       else if (query.instance !== undefined) {
@@ -264,22 +264,22 @@ export class MemoryJournal implements Journal {
   }
 
   getIntent(intentId: string): Promise<IntentRecord | null> {
-    return this.#op('reading an intent', () => this.#intents.get(intentId) ?? null);
+    return this.#read('reading an intent', () => this.#intents.get(intentId) ?? null);
   }
 
   findIntentByClientOrderId(clientOrderId: string): Promise<IntentRecord | null> {
-    return this.#op('reading an intent', () => {
+    return this.#read('reading an intent', () => {
       const id = this.#byClientOrderId.get(clientOrderId);
       return id === undefined ? null : (this.#intents.get(id) ?? null);
     });
   }
 
   listIntents(query: IntentQuery = {}): Promise<IntentRecord[]> {
-    return this.#op('listing intents', () => this.#listIntents(query));
+    return this.#read('listing intents', () => this.#listIntents(query));
   }
 
   unresolvedIntents(): Promise<IntentRecord[]> {
-    return this.#op('listing unresolved intents', () =>
+    return this.#read('listing unresolved intents', () =>
       this.#withStatuses(UNRESOLVED).sort(
         (a, b) => a.createdAtMs - b.createdAtMs || a.slotTimeMs - b.slotTimeMs || compareText(a.instance, b.instance) || a.index - b.index,
       ),
@@ -291,15 +291,15 @@ export class MemoryJournal implements Journal {
   }
 
   getOrder(orderId: string): Promise<StoredOrder | null> {
-    return this.#op('reading an order', () => this.#orders.get(orderId) ?? null);
+    return this.#read('reading an order', () => this.#orders.get(orderId) ?? null);
   }
 
   openOrders(): Promise<StoredOrder[]> {
-    return this.#op('listing open orders', () => [...this.#openOrders].map((id) => this.#orders.get(id) as StoredOrder).sort(oldestOrderFirst));
+    return this.#read('listing open orders', () => [...this.#openOrders].map((id) => this.#orders.get(id) as StoredOrder).sort(oldestOrderFirst));
   }
 
   listOrders(query: OrderQuery = {}): Promise<StoredOrder[]> {
-    return this.#op('listing orders', () => {
+    return this.#read('listing orders', () => {
       const found = [...this.#orders.values()].filter(
         (order) =>
           (query.instance === undefined || (order.intentId !== null && this.#intents.get(order.intentId)?.instance === query.instance)) &&
@@ -310,7 +310,7 @@ export class MemoryJournal implements Journal {
   }
 
   orderTransitions(orderId: string): Promise<OrderTransition[]> {
-    return this.#op('listing order transitions', () => [...(this.#transitions.get(orderId) ?? [])]);
+    return this.#read('listing order transitions', () => [...(this.#transitions.get(orderId) ?? [])]);
   }
 
   recordFlexOperation(operation: FlexOperationInput): Promise<FlexOperationRecord> {
@@ -355,7 +355,7 @@ export class MemoryJournal implements Journal {
   }
 
   getState(instance: string): Promise<ReadonlyMap<string, string>> {
-    return this.#op('reading strategy state', () => new Map([...(this.#state.get(instance) ?? [])].sort(([a], [b]) => compareText(a, b))));
+    return this.#read('reading strategy state', () => new Map([...(this.#state.get(instance) ?? [])].sort(([a], [b]) => compareText(a, b))));
   }
 
   setState(instance: string, changes: Readonly<Record<string, string | null>>): Promise<void> {
@@ -407,7 +407,7 @@ export class MemoryJournal implements Journal {
   }
 
   budgetSpent(scope: BudgetScope, atMs: number): Promise<BudgetSpent> {
-    return this.#op('reading budget spending', () => {
+    return this.#read('reading budget spending', () => {
       checkScope(scope);
       const starts = periodStarts(atMs, scope.timeZone);
       return {
@@ -420,7 +420,7 @@ export class MemoryJournal implements Journal {
   }
 
   heldBudgetReservations(instance?: string): Promise<BudgetReservation[]> {
-    return this.#op('listing held budget reservations', () =>
+    return this.#read('listing held budget reservations', () =>
       [...this.#held]
         .map((id) => this.#reservations.get(id) as BudgetReservation)
         .filter((r) => instance === undefined || r.instance === instance)
@@ -429,7 +429,7 @@ export class MemoryJournal implements Journal {
   }
 
   recentJournal(query: IntentQuery = {}): Promise<JournalEntry[]> {
-    return this.#op('reading the journal', () =>
+    return this.#read('reading the journal', () =>
       this.#listIntents({ limit: 50, ...query }).map((intent) => ({
         intent,
         orders: (this.#intentOrders.get(intent.intentId) ?? []).map((id) => this.#orders.get(id) as StoredOrder).sort(oldestOrderFirst),
@@ -483,7 +483,7 @@ export class MemoryJournal implements Journal {
   }
 
   listFindings(query: { readonly unacknowledged?: boolean; readonly limit?: number } = {}): Promise<LedgerFinding[]> {
-    return this.#op('listing findings', () =>
+    return this.#read('listing findings', () =>
       take(
         this.#findings.filter((f) => query.unacknowledged !== true || f.acknowledgedAtMs === null).sort((a, b) => b.foundAtMs - a.foundAtMs || b.findingId - a.findingId),
         query.limit ?? -1,
@@ -505,7 +505,7 @@ export class MemoryJournal implements Journal {
   }
 
   ledgerCheckedThrough(): Promise<number | null> {
-    return this.#op('reading when the exchange history was last checked', () => {
+    return this.#read('reading when the exchange history was last checked', () => {
       const value = this.#meta.get(CHECKED_THROUGH_KEY);
       return value === undefined ? null : Number(value);
     });
@@ -523,7 +523,7 @@ export class MemoryJournal implements Journal {
   }
 
   accountState(): Promise<string | null> {
-    return this.#op('reading the kept account', () => this.#meta.get(ACCOUNT_KEY) ?? null);
+    return this.#read('reading the kept account', () => this.#meta.get(ACCOUNT_KEY) ?? null);
   }
 
   saveAccountState(state: string): Promise<void> {
@@ -534,7 +534,7 @@ export class MemoryJournal implements Journal {
   }
 
   operatorControls(): Promise<OperatorControls> {
-    return this.#op('reading the operator controls', () => this.#controls());
+    return this.#read('reading the operator controls', () => this.#controls());
   }
 
   setOperatorControl(change: OperatorControlChange): Promise<OperatorControls> {
@@ -640,6 +640,12 @@ export class MemoryJournal implements Journal {
   }
 
   // One operation: all of its changes, or none.
+
+  /** A read: nothing to undo, so no undo log (a backtest reads several times a slot). */
+  async #read<T>(doing: string, work: () => T): Promise<T> {
+    if (!this.#open) throw new StoreError('closed', `${doing}: the journal in memory is not open`);
+    return work();
+  }
 
   /** `doing` says what the operation was, for the error when the journal is closed (a function when it costs something to say). */
   async #op<T>(doing: string | (() => string), work: () => T): Promise<T> {
