@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --
+#!/usr/bin/env -S node --max-semi-space-size=8 --
 // Plain JavaScript on purpose, written for old engines too (no top-level await, no `?.`): this
 // file must run, and explain itself, on any Node version. stacker itself is TypeScript that Node
 // runs directly (type stripping), which needs Node 22.18 or newer.

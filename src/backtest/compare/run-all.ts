@@ -21,7 +21,8 @@ export async function runAll(common: CommonInput, specs: readonly RunSpec[], wor
   const script = new URL(`./worker${extname(new URL(import.meta.url).pathname)}`, import.meta.url);
   const results: Array<RunResult | undefined> = new Array(specs.length);
   let next = 0;
-  const pool = Array.from({ length: threads }, () => new Worker(script));
+  // The young generation the command's own Node gets (--max-semi-space-size=8: three semi-spaces' worth).
+  const pool = Array.from({ length: threads }, () => new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 24 } }));
   try {
     await Promise.all(
       pool.map(
