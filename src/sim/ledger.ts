@@ -36,7 +36,24 @@ export interface LedgerMismatch {
   readonly ledgerSum: Decimal;
 }
 
-const key = (account: LedgerAccount, asset: string): string => `${account}\u0000${asset}`;
+/**
+ * A balance's map key. Kept once per (account, asset): balances are read many times a slot, and
+ * the same string, whose hash V8 keeps, costs a lookup instead of a new string to build and hash.
+ */
+const keys = new Map<LedgerAccount, Map<string, string>>();
+function key(account: LedgerAccount, asset: string): string {
+  let byAsset = keys.get(account);
+  if (byAsset === undefined) {
+    byAsset = new Map();
+    keys.set(account, byAsset);
+  }
+  let found = byAsset.get(asset);
+  if (found === undefined) {
+    found = `${account}\u0000${asset}`;
+    byAsset.set(asset, found);
+  }
+  return found;
+}
 
 /**
  * Balances plus the ledger that explains them. Every change goes through `post`, which applies

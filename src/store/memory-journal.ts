@@ -979,8 +979,16 @@ export class MemoryJournal implements Journal {
   }
 }
 
+/**
+ * A slot's map key. One slot is journalled at a time, and each of its operations asks for its
+ * key again: the last key is kept, so a slot's time is turned into text (and its key hashed) once.
+ */
+let lastKey = { instance: '', slotTimeMs: Number.NaN, key: '' };
 function slotKey(key: SlotKey): string {
-  return `${key.instance}\u0000${key.slotTimeMs}`;
+  if (key.slotTimeMs !== lastKey.slotTimeMs || key.instance !== lastKey.instance) {
+    lastKey = { instance: key.instance, slotTimeMs: key.slotTimeMs, key: `${key.instance}\u0000${key.slotTimeMs}` };
+  }
+  return lastKey.key;
 }
 
 function budgetKey(scope: BudgetScope, period: string, startMs: number): string {
