@@ -1,7 +1,11 @@
-import { runCli } from './cli/main.ts';
+import { enableCompileCache } from 'node:module';
 
 /**
  * The `stacker` command (bin/stacker.js imports this; `npm start -- …` runs it directly).
+ * Run from the TypeScript sources, Node keeps compiled code, and each module's TypeScript with
+ * its types stripped, in a cache between runs (in the system's temp folder): a command then
+ * starts about 0.3 s sooner. The commands' modules are imported only after it is on. The
+ * compiled daemon (dist/, the Docker image) starts once and keeps its memory: it does without.
  * The exit code is set, not forced, so stdout drains before the process ends; the unref'd
  * timer only fires if a stray handle would keep a finished command alive.
  */
@@ -13,6 +17,8 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 // `npx stacker -- ping --env-file .env`: the `--` keeps npx's own Node from taking --env-file as
 // its own (Node reads that flag anywhere on its command line, up to a `--`); it is not stacker's.
+if (import.meta.url.endsWith('.ts')) enableCompileCache();
+const { runCli } = await import('./cli/main.ts');
 const argv = process.argv.slice(2);
 const exitCode = await runCli(argv[0] === '--' ? argv.slice(1) : argv);
 process.exitCode = exitCode;
