@@ -20,6 +20,7 @@ import { StackerError } from '../domain/errors.ts';
  * - `unwritable`: the file system refuses writes (disk full, read-only, I/O error): nothing can
  *   be journalled, so nothing is sent; retried at the next slot.
  * - `sqlite`: any other SQLite failure (busy beyond the timeout, …).
+ * - `postgres`: any other PostgreSQL failure (a serialization conflict that kept failing after retries, …).
  */
 export type StoreErrorReason =
   | 'open-failed'
@@ -35,7 +36,8 @@ export type StoreErrorReason =
   | 'closed'
   | 'journal-lost'
   | 'unwritable'
-  | 'sqlite';
+  | 'sqlite'
+  | 'postgres';
 
 /**
  * Why a file in `dir` could not be created or opened, when the folder is the reason: a

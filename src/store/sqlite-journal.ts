@@ -46,7 +46,7 @@ import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
 import * as intents from './sqlite-intents.ts';
 import * as ledger from './sqlite-ledger.ts';
 import * as orders from './sqlite-orders.ts';
-import { runFromRow, slotFromRow } from './sqlite-rows.ts';
+import { runFromRow, slotFromRow } from './journal-rows.ts';
 
 export interface SqliteJournalOptions {
   /** The database file (created when missing), or ':memory:'. */

@@ -11,3 +11,13 @@ export function thrownBy<E extends Error>(type: abstract new (...args: never[]) 
   }
   throw new Error(`expected a ${type.name}, nothing was thrown`);
 }
+
+/** What a promise rejects with; fails when it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection, the promise resolved');
+}
