@@ -88,6 +88,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     mode: config.mode,
     ...(config.mode === 'live' && config.settings.credentials !== null ? { apiKey: config.settings.credentials.apiKey } : {}),
     onLostJournal: options.rebuildJournal === true ? 'rebuild' : 'refuse',
+    ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url }),
   });
   const journal = store.journal;
   if (store.rebuilt !== null) {
@@ -137,7 +138,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   try {
     const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: pkg.version });
     runId = run.runId;
-    logger.info({ event: 'starting', runId, version: pkg.version, instances: config.instances.length, dataDir: config.dataDir, exchange: exchange.kind }, `stacker ${pkg.version} starting in ${config.mode} mode`);
+    logger.info({ event: 'starting', runId, version: pkg.version, instances: config.instances.length, dataDir: config.dataDir, journal: journal.path, exchange: exchange.kind }, `stacker ${pkg.version} starting in ${config.mode} mode`);
 
     await keepAccount(exchange, journal, logger);
 

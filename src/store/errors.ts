@@ -91,7 +91,7 @@ export interface LockOwner {
   readonly dataDir?: string;
 }
 
-export type LockScope = 'data-dir' | 'api-key';
+export type LockScope = 'data-dir' | 'api-key' | 'journal';
 
 /**
  * Another live stacker holds the data dir or the API key. Not retryable: two daemons on one
@@ -104,8 +104,9 @@ export class LockedError extends StackerError {
   readonly lockPath: string;
   /** null when the holder could not be named (its name file is missing or unreadable). */
   readonly owner: LockOwner | null;
-  constructor(scope: LockScope, lockPath: string, owner: LockOwner | null) {
-    super(describeLock(scope, lockPath, owner));
+  /** `release`: how the holder lets go, when not by ending (a lock of another kind than the kernel's). */
+  constructor(scope: LockScope, lockPath: string, owner: LockOwner | null, release?: string) {
+    super(describeLock(scope, lockPath, owner, release));
     this.name = 'LockedError';
     this.scope = scope;
     this.lockPath = lockPath;
@@ -113,13 +114,13 @@ export class LockedError extends StackerError {
   }
 }
 
-function describeLock(scope: LockScope, lockPath: string, owner: LockOwner | null): string {
-  const what = scope === 'data-dir' ? 'the data dir' : 'the API key';
+function describeLock(scope: LockScope, lockPath: string, owner: LockOwner | null, how: string | undefined): string {
+  const what = scope === 'data-dir' ? 'the data dir' : scope === 'journal' ? 'the journal' : 'the API key';
   // A .run-lock is held by the kernel for a live process only; a .lock is stacker 0.1's pid file.
   const legacy = !lockPath.endsWith('.run-lock');
-  const release = legacy
+  const release = how ?? (legacy
     ? 'stop it first, or if that process is gone and was not stacker, delete that file'
-    : 'stop it first (the operating system releases this lock the moment that process ends: there is no file to delete)';
+    : 'stop it first (the operating system releases this lock the moment that process ends: there is no file to delete)');
   if (owner === null) return `${what} is in use by another running stacker (lock ${lockPath}); ${release}`;
   const where = owner.dataDir === undefined ? '' : ` with data dir ${owner.dataDir}`;
   return `${what} is in use by stacker pid ${owner.pid} on ${owner.hostname}${where}, started ${new Date(owner.startedAtMs).toISOString()} (lock ${lockPath}); ${release}`;

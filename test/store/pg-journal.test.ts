@@ -6,7 +6,7 @@ import { SchemaTooNewError, StoreError } from '../../src/store/errors.ts';
 import type { BudgetReserveRequest } from '../../src/store/journal.ts';
 import { PG_MIGRATIONS, SHARED_SCHEMA_HISTORY } from '../../src/store/pg-migrations.ts';
 import { PgJournal } from '../../src/store/pg-journal.ts';
-import { rejection } from '../support/thrown.ts';
+import { failure } from '../support/thrown.ts';
 import { pgCluster } from '../support/pg-databases.ts';
 import { SLOT, TempWorld, buy, order } from './helpers.ts';
 
@@ -57,7 +57,7 @@ describe.skipIf(pgCluster() === null)('the PostgreSQL journal', () => {
   it('refuses a schema written by a newer stacker, and changes nothing', async () => {
     await (await journal()).close();
     await sql(`INSERT INTO ${SCHEMA}.schema_migrations (version, name, applied_at_ms) VALUES (99, 'from the future', 1)`);
-    const error = await rejection(journal());
+    const error = await failure(journal());
     expect(error).toBeInstanceOf(SchemaTooNewError);
     expect(error).toMatchObject({ reason: 'schema-too-new', databaseVersion: 99, knownVersion: 3 });
     expect(await sql(`SELECT count(*)::int AS n FROM ${SCHEMA}.schema_migrations`)).toEqual([{ n: PG_MIGRATIONS.length + 1 }]);
@@ -141,7 +141,7 @@ describe.skipIf(pgCluster() === null)('the PostgreSQL journal', () => {
     const store = await journal();
     await store.claimSlot({ ...SLOT, runId: null });
     await sql(`UPDATE ${SCHEMA}.slots SET claimed_at_ms = 9007199254740993`);
-    expect(await rejection(store.getSlot(SLOT))).toMatchObject({ reason: 'corrupt' });
+    expect(await failure(store.getSlot(SLOT))).toMatchObject({ reason: 'corrupt' });
     await store.close();
   });
 
@@ -151,7 +151,7 @@ describe.skipIf(pgCluster() === null)('the PostgreSQL journal', () => {
     await writer.claimSlot({ ...SLOT, runId: null });
     const reader = await journal({ readOnly: true });
     expect(await reader.getSlot(SLOT)).toMatchObject({ status: 'claimed' });
-    expect(await rejection(reader.claimSlot({ instance: 'other', slotTimeMs: 0, runId: null }))).toBeInstanceOf(StoreError);
+    expect(await failure(reader.claimSlot({ instance: 'other', slotTimeMs: 0, runId: null }))).toBeInstanceOf(StoreError);
     expect(await writer.getSlot({ instance: 'other', slotTimeMs: 0 })).toBeNull();
     await reader.close();
     await writer.close();
@@ -161,15 +161,15 @@ describe.skipIf(pgCluster() === null)('the PostgreSQL journal', () => {
     const store = await journal();
     await store.assertIntact();
     await sql(`UPDATE ${SCHEMA}.journal_meta SET value = 'another' WHERE key = 'journal_id'`);
-    expect(await rejection(store.assertIntact())).toMatchObject({ reason: 'journal-lost' });
+    expect(await failure(store.assertIntact())).toMatchObject({ reason: 'journal-lost' });
     await sql(`DROP SCHEMA ${SCHEMA} CASCADE`);
-    expect(await rejection(store.assertIntact())).toMatchObject({ reason: 'journal-lost' });
+    expect(await failure(store.assertIntact())).toMatchObject({ reason: 'journal-lost' });
     await store.close();
   });
 
   it('reports an unreachable database as unwritable (retryable), never printing its password', async () => {
     const unreachable = new PgJournal({ url: 'postgres://stacker:s3cret-pw@127.0.0.1:1/nowhere', schema: SCHEMA });
-    const error = await rejection(unreachable.open());
+    const error = await failure(unreachable.open());
     expect(error).toMatchObject({ reason: 'unwritable', retryable: true });
     expect((error as Error).message).not.toContain('s3cret-pw');
     expect(unreachable.where).toBe('postgres://stacker:***@127.0.0.1:1/nowhere (schema stacker_live)');

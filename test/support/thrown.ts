@@ -12,12 +12,13 @@ export function thrownBy<E extends Error>(type: abstract new (...args: never[]) 
   throw new Error(`expected a ${type.name}, nothing was thrown`);
 }
 
-/** What a promise rejects with; fails when it resolves. */
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+
+/** Run a promise that must fail, and return its error. */
+export async function failure(promise: Promise<unknown>): Promise<unknown> {
   try {
     await promise;
   } catch (error) {
     return error;
   }
-  throw new Error('expected a rejection, the promise resolved');
+  throw new Error('expected a failure, got success');
 }

@@ -3,7 +3,7 @@ import type { Intent } from '../../domain/intent.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order.ts';
 import { INTENT_STATUSES, type IntentRecord, type IntentStatus, type JournalEntry, type StoredOrder } from '../../store/journal.ts';
-import type { SqliteJournal } from '../../store/sqlite-journal.ts';
+import type { StoredJournal } from '../../store/open-store.ts';
 import { LIST_DEFAULT, LIST_LIMIT, checkAll, integerIn, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { json, table } from '../output.ts';
@@ -210,7 +210,7 @@ interface OrderRow extends StoredOrder {
   readonly transitions: ReadonlyArray<{ seq: number; from: OrderStatus | null; to: OrderStatus; filledBase: Decimal; filledQuote: Decimal; fee: Decimal; atMs: number }>;
 }
 
-async function describeOrder(store: SqliteJournal, order: StoredOrder): Promise<OrderRow> {
+async function describeOrder(store: StoredJournal, order: StoredOrder): Promise<OrderRow> {
   const [intent, transitions] = await Promise.all([order.intentId === null ? null : store.getIntent(order.intentId), store.orderTransitions(order.orderId)]);
   return {
     ...order,
@@ -230,7 +230,7 @@ interface JournalLabel {
 export async function withJournal(
   flags: GlobalPart & { readonly dataDir?: string; readonly mode?: string },
   deps: ReadDeps,
-  work: (store: SqliteJournal, label: JournalLabel) => Promise<void>,
+  work: (store: StoredJournal, label: JournalLabel) => Promise<void>,
   options: { readonly write?: boolean } = {},
 ): Promise<void> {
   const { loadJournalLocation } = await import('../../config/journal-location.ts');
@@ -239,11 +239,17 @@ export async function withJournal(
   const { StoreError } = await import('../../store/errors.ts');
   const { existsSync } = await import('node:fs');
   const { resolve } = await import('node:path');
-  let store: SqliteJournal;
+  let store: StoredJournal;
   try {
-    store = await openStoreForReading({ dataDir: location.dataDir, mode: location.mode, ...(options.write === true ? { write: true } : {}) });
+    store = await openStoreForReading({
+      dataDir: location.dataDir,
+      mode: location.mode,
+      ...(options.write === true ? { write: true } : {}),
+      ...(location.databaseUrl === null ? {} : { databaseUrl: location.databaseUrl.url }),
+    });
   } catch (error) {
     if (!(error instanceof StoreError) || error.reason !== 'not-found') throw error;
+    if (location.databaseUrl !== null) throw new ConfigError([{ field: flags.mode === undefined ? 'journal' : '--mode', rule: `${error.message}${modeOrigin(location.modeSource)}` }]);
     const others = (Object.keys(JOURNAL_FILES) as Array<keyof typeof JOURNAL_FILES>).filter((mode) => mode !== location.mode && existsSync(journalPath(resolve(location.dataDir), mode)));
     const hint = others.length === 0 ? 'stacker has not run in this data dir yet' : `this data dir has ${others.map((mode) => `a ${mode} journal (--mode ${mode})`).join(' and ')}`;
     throw new ConfigError([

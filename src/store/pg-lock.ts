@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import { hostname as osHostname } from 'node:os';
+import pg from 'pg';
+import { type LockOwner, type LockScope, LockedError } from './errors.ts';
+import { asStoreError } from './pg-db.ts';
+import { redactDatabaseUrl } from './pg-url.ts';
+
+/**
+ * A daemon's lock on a PostgreSQL journal (or on an API key, for daemons on several hosts that
+ * share one database): a session-level advisory lock held by a connection of its own. The
+ * server releases it the moment that session ends — the daemon stopped, killed -9, its host
+ * gone (once the server notices the dropped connection) — so, like the kernel's file lock,
+ * nothing is left behind to delete. The session's application_name names the holder, so a
+ * refused daemon can say who has it.
+ */
+export class PgAdvisoryLock {
+  readonly scope: LockScope;
+  /** What the lock guards, for messages (no secret: the URL is shown without its password). */
+  readonly label: string;
+  readonly #url: string;
+  readonly #key: bigint;
+  readonly #name: string;
+  #client: pg.Client | null = null;
+  #lost = false;
+
+  constructor(url: string, scope: LockScope, subject: string, options: { readonly pid?: number; readonly hostname?: string } = {}) {
+    this.scope = scope;
+    this.#url = url;
+    this.#key = lockKey(subject);
+    this.label = `PostgreSQL advisory lock ${this.#key} (${scope}) on ${redactDatabaseUrl(url)}`;
+    this.#name = `stacker pid ${options.pid ?? process.pid} on ${options.hostname ?? osHostname()}`.slice(0, 63);
+  }
+
+  /** Whether this process holds it (false after release, or once its session was lost). */
+  get held(): boolean {
+    return this.#client !== null && !this.#lost;
+  }
+
+  /** Take the lock or throw LockedError naming the holder. */
+  async acquire(): Promise<void> {
+    if (this.#client !== null) return;
+    const client = new pg.Client({ connectionString: this.#url, application_name: this.#name, connectionTimeoutMillis: 10_000 });
+    client.on('error', () => {
+      this.#lost = true;
+    });
+    try {
+      await client.connect();
+      const taken = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS taken', [this.#key.toString()]);
+      if (taken.rows[0]?.['taken'] !== true) {
+        const holder = await holderOf(client, this.#key);
+        await client.end();
+        throw new LockedError(this.scope, this.label, holder, 'stop it first (PostgreSQL releases this lock the moment that daemon\'s session ends: there is nothing to delete)');
+      }
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      if (error instanceof LockedError) throw error;
+      throw asStoreError(error, `taking the ${this.label}`);
+    }
+    client.on('end', () => {
+      this.#lost = true;
+    });
+    this.#client = client;
+    this.#lost = false;
+  }
+
+  async release(): Promise<void> {
+    const client = this.#client;
+    if (client === null) return;
+    this.#client = null;
+    // Ending the session releases the lock whether or not the unlock got through.
+    await client.query('SELECT pg_advisory_unlock($1::bigint)', [this.#key.toString()]).catch(() => undefined);
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** A positive 63-bit key from the subject's SHA-256: the same on every host and PostgreSQL version. */
+export function lockKey(subject: string): bigint {
+  const digest = createHash('sha256').update('stacker advisory lock\0').update(subject, 'utf8').digest();
+  return digest.readBigUInt64BE(0) & 0x7fff_ffff_ffff_ffffn;
+}
+
+async function holderOf(client: pg.Client, key: bigint): Promise<LockOwner | null> {
+  const found = await client.query(
+    `SELECT a.application_name AS name, (extract(epoch FROM a.backend_start) * 1000)::bigint::text AS started
+     FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND ((l.classid::bigint << 32) | l.objid::bigint) = $1::bigint`,
+    [key.toString()],
+  );
+  const row = found.rows[0] as { name?: unknown; started?: unknown } | undefined;
+  const match = typeof row?.name === 'string' ? /^stacker pid (\d+) on (.+)$/.exec(row.name) : null;
+  if (match === null) return null;
+  return { pid: Number(match[1]), hostname: match[2] ?? '', startedAtMs: Number(row?.started) };
+}
