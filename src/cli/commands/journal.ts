@@ -108,6 +108,55 @@ export async function resolveIntent(ctx: CommandContext, flags: ResolveFlags, de
   }, { write: true });
 }
 
+export interface MigrateFlags extends GlobalPart {
+  readonly dataDir?: string;
+  readonly mode?: string;
+  readonly to?: string;
+}
+
+/**
+ * `stacker journal migrate --to postgres://…`: copy the data dir's SQLite journal of a mode into
+ * PostgreSQL (idempotent, verified by rows per table and sums of money before it commits). The
+ * URL comes from --to or STACKER_DATABASE_URL and is printed without its password.
+ */
+export async function migrate(ctx: CommandContext, flags: MigrateFlags, deps: ReadDeps = {}): Promise<void> {
+  const { loadJournalLocation } = await import('../../config/journal-location.ts');
+  const { makeDatabaseUrl } = await import('../../config/daemon-env.ts');
+  const { databaseUrlProblem } = await import('../../store/pg-url.ts');
+  const location = await loadJournalLocation({ envFile: flags.envFile, dataDir: flags.dataDir, mode: flags.mode }, deps.env === undefined ? {} : { env: deps.env });
+  let target = location.databaseUrl;
+  if (flags.to !== undefined) {
+    const problem = databaseUrlProblem(flags.to);
+    if (problem !== null) throw InputError.one('--to', problem);
+    target = makeDatabaseUrl(flags.to);
+  }
+  if (target === null) throw InputError.one('--to', 'name the PostgreSQL database to copy into: --to postgres://user@host/database, or set STACKER_DATABASE_URL (which keeps a password out of the shell history)');
+  const { copySqliteJournalToPg } = await import('../../store/pg-copy.ts');
+  const copy = await copySqliteJournalToPg({ dataDir: location.dataDir, mode: location.mode, url: target.url });
+  if (ctx.json) {
+    ctx.io.out(json({ from: copy.from, to: copy.to, journalId: copy.journalId, copied: copy.copied, tables: copy.tables, sums: copy.sums.map((s) => ({ column: s.column, sqlite: s.source, postgres: s.target })) }));
+    return;
+  }
+  ctx.io.out(`${copy.from} → ${copy.to} (journal ${copy.journalId})\n`);
+  ctx.io.out(
+    table(
+      [{ header: 'TABLE' }, { header: 'SQLITE', align: 'right' }, { header: 'COPIED', align: 'right' }, { header: 'POSTGRESQL', align: 'right' }],
+      copy.tables.map((t) => [t.table, String(t.source), String(t.copied), String(t.target)]),
+    ),
+  );
+  ctx.io.out(
+    table(
+      [{ header: 'MONEY COLUMN' }, { header: 'SUM IN SQLITE', align: 'right' }, { header: 'SUM IN POSTGRESQL', align: 'right' }],
+      copy.sums.map((s) => [s.column, formatDecimal(s.source), formatDecimal(s.target)]),
+    ),
+  );
+  ctx.io.out(
+    copy.copied === 0
+      ? 'nothing new to copy: PostgreSQL already holds every row of this journal (rows and sums verified)\n'
+      : `copied ${copy.copied} row(s); rows and sums verified. Set STACKER_DATABASE_URL to this database and start stacker; keep ${copy.from} as a backup.\n`,
+  );
+}
+
 /** `stacker orders`. */
 export async function orders(ctx: CommandContext, flags: OrdersFlags, deps: ReadDeps = {}): Promise<void> {
   const args = checkAll({
