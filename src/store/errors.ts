@@ -20,6 +20,8 @@ import { StackerError } from '../domain/errors.ts';
  * - `unwritable`: the file system refuses writes (disk full, read-only, I/O error): nothing can
  *   be journalled, so nothing is sent; retried at the next slot.
  * - `sqlite`: any other SQLite failure (busy beyond the timeout, …).
+ * - `not-owner`: a PostgreSQL journal another daemon has taken over (a standby, after this one
+ *   lost its lock): this daemon journals and sends nothing more.
  * - `postgres`: any other PostgreSQL failure (a serialization conflict that kept failing after retries, …).
  */
 export type StoreErrorReason =
@@ -37,6 +39,7 @@ export type StoreErrorReason =
   | 'journal-lost'
   | 'unwritable'
   | 'sqlite'
+  | 'not-owner'
   | 'postgres';
 
 /**

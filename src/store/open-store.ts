@@ -5,6 +5,7 @@ import type { RunMode } from './journal.ts';
 import { inspectJournalFile, lostJournalProblem, moveAside, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir } from './lock.ts';
 import { type OpenedStore, type StoredJournal, openedStore } from './opened-store.ts';
+import type { LockWait } from './pg-lock.ts';
 import { openPgStore, openPgStoreForReading } from './pg-store.ts';
 import { SqliteJournal } from './sqlite-journal.ts';
 
@@ -39,6 +40,8 @@ export interface OpenStoreOptions extends Omit<LockOptions, 'dataDir'> {
   readonly onLostJournal?: 'refuse' | 'rebuild';
   /** STACKER_DATABASE_URL: the journal is in this PostgreSQL database (pg-store.ts), locked by advisory locks. */
   readonly databaseUrl?: string;
+  /** PostgreSQL only: wait as a hot standby while another daemon holds the journal (PgStoreOptions.standby). */
+  readonly standby?: LockWait;
 }
 
 /**
@@ -68,8 +71,10 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       ...(options.newId === undefined ? {} : { newId: options.newId }),
       ...(options.pid === undefined ? {} : { pid: options.pid }),
       ...(options.hostname === undefined ? {} : { hostname: options.hostname }),
+      ...(options.standby === undefined ? {} : { standby: options.standby }),
     });
   }
+  if (options.standby !== undefined) throw new StoreError('invalid-argument', 'a hot standby needs the journal in PostgreSQL (STACKER_DATABASE_URL): a SQLite file serves one host');
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = journalPath(dataDir, options.mode);

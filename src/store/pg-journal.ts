@@ -71,6 +71,8 @@ export class PgJournal implements Journal {
   #pool: PgPool | null = null;
   #journalId: string | null = null;
   #writeFailure: JournalWriteFailure | null = null;
+  /** Set once this journal owns the database (takeOwnership): every write checks it is still the owner's. */
+  #ownerToken: number | null = null;
 
   constructor(options: PgJournalOptions) {
     this.#options = options;
@@ -109,6 +111,27 @@ export class PgJournal implements Journal {
     if (pool === null) return;
     this.#pool = null;
     await pool.end();
+  }
+
+  /**
+   * Become the journal's owner: raise the lease token and keep it. From then on every write
+   * transaction first checks the token is still ours, so once another daemon takes over, this
+   * one journals nothing (StoreError `not-owner`) and, since nothing is sent that is not
+   * journalled first, sends nothing. Under SERIALIZABLE the check and the takeover cannot
+   * interleave: a write either happened before the takeover, where the new owner sees it, or fails.
+   */
+  takeOwnership(holder: string): Promise<number> {
+    return this.#transaction('taking the journal over', 'write', async (tx) => {
+      const row = await tx.one(
+        `INSERT INTO journal_lease (id, token, holder, acquired_at_ms) VALUES (1, 1, $1, $2)
+         ON CONFLICT (id) DO UPDATE SET token = journal_lease.token + 1, holder = excluded.holder, acquired_at_ms = excluded.acquired_at_ms
+         RETURNING token`,
+        [holder, this.#now()],
+      );
+      const token = Number(row?.['token']);
+      this.#ownerToken = token;
+      return token;
+    });
   }
 
   /** This journal's identity (journal_meta `journal_id`, assigned by migration 3). */
@@ -381,7 +404,10 @@ export class PgJournal implements Journal {
       if (!(error instanceof StoreError) || !/does not exist/.test(error.message)) throw error;
       now = null;
     }
-    if (now === opened) return;
+    if (now === opened) {
+      if (this.#ownerToken !== null) await this.#read('checking this daemon still owns the journal', (tx) => this.#checkOwner(tx));
+      return;
+    }
     throw new StoreError(
       'journal-lost',
       `the journal ${this.where} ${now === null ? 'was dropped' : `now holds another journal (${now}, not ${opened})`} while stacker was running: what it journals now reaches no journal a restart would read, so nothing more is sent. ` +
@@ -396,13 +422,26 @@ export class PgJournal implements Journal {
   /** A write transaction: a database that refuses it (unreachable, disk full) is remembered until a write succeeds. */
   async #write<T>(doing: string, work: (tx: Tx) => Promise<T>): Promise<T> {
     try {
-      const result = await this.#transaction(doing, 'write', work);
+      const result = await this.#transaction(doing, 'write', async (tx) => {
+        if (this.#ownerToken !== null) await this.#checkOwner(tx);
+        return work(tx);
+      });
       this.#writeFailure = null;
       return result;
     } catch (error) {
       if (error instanceof StoreError && error.reason === 'unwritable') this.#writeFailure = { atMs: this.#now(), message: error.message };
       throw error;
     }
+  }
+
+  async #checkOwner(tx: Tx): Promise<void> {
+    const lease = await tx.one('SELECT token, holder, acquired_at_ms FROM journal_lease WHERE id = 1');
+    if (lease !== null && Number(lease['token']) === this.#ownerToken) return;
+    const by = lease === null ? 'nobody (the lease is gone)' : `${String(lease['holder'])} since ${new Date(Number(lease['acquired_at_ms'])).toISOString()}`;
+    throw new StoreError(
+      'not-owner',
+      `the journal ${this.where} was taken over by ${by}: this daemon lost its lock and was replaced, so it journals and sends nothing more. Restart it to wait as a standby.`,
+    );
   }
 
   #read<T>(doing: string, work: (tx: Tx) => Promise<T>): Promise<T> {

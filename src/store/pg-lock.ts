@@ -36,20 +36,40 @@ export class PgAdvisoryLock {
     return this.#client !== null && !this.#lost;
   }
 
-  /** Take the lock or throw LockedError naming the holder. */
-  async acquire(): Promise<void> {
+  /** How the holder is named (pid and host), in pg_stat_activity and the journal's lease. */
+  get holder(): string {
+    return this.#name;
+  }
+
+  /**
+   * Take the lock, or throw LockedError naming the holder. With `wait` (a standby), keep trying
+   * on the same session every `pollMs` until the holder's session ends, telling `onWaiting` once;
+   * an aborted `signal` gives up with the last LockedError.
+   */
+  async acquire(wait?: LockWait): Promise<void> {
     if (this.#client !== null) return;
-    const client = new pg.Client({ connectionString: this.#url, application_name: this.#name, connectionTimeoutMillis: 10_000 });
+    const client = new pg.Client({
+      connectionString: this.#url,
+      application_name: this.#name,
+      connectionTimeoutMillis: 10_000,
+      // A holder whose host vanished is noticed by the server within seconds, not hours: its lock then frees.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 5_000,
+      options: '-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3',
+    });
     client.on('error', () => {
       this.#lost = true;
     });
     try {
       await client.connect();
-      const taken = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS taken', [this.#key.toString()]);
-      if (taken.rows[0]?.['taken'] !== true) {
-        const holder = await holderOf(client, this.#key);
-        await client.end();
-        throw new LockedError(this.scope, this.label, holder, 'stop it first (PostgreSQL releases this lock the moment that daemon\'s session ends: there is nothing to delete)');
+      for (let told = false; ; told = true) {
+        const taken = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS taken', [this.#key.toString()]);
+        if (taken.rows[0]?.['taken'] === true) break;
+        const refused = new LockedError(this.scope, this.label, await holderOf(client, this.#key), 'stop it first (PostgreSQL releases this lock the moment that daemon\'s session ends: there is nothing to delete)');
+        if (wait === undefined || isAborted(wait.signal)) throw refused;
+        if (!told) wait.onWaiting?.(refused);
+        await pause(wait.pollMs ?? 1_000, wait.signal);
+        if (isAborted(wait.signal)) throw refused;
       }
     } catch (error) {
       await client.end().catch(() => undefined);
@@ -71,6 +91,30 @@ export class PgAdvisoryLock {
     await client.query('SELECT pg_advisory_unlock($1::bigint)', [this.#key.toString()]).catch(() => undefined);
     await client.end().catch(() => undefined);
   }
+}
+
+/** How a standby waits for a lock (PgAdvisoryLock.acquire). */
+export interface LockWait {
+  /** Aborting gives up waiting (the daemon was told to stop). */
+  readonly signal?: AbortSignal;
+  /** How often to try again; 1 s by default, so a standby takes over within seconds of the holder's end. */
+  readonly pollMs?: number;
+  /** Told once, when the lock is first found taken. */
+  readonly onWaiting?: (holder: LockedError) => void;
+}
+
+const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** A positive 63-bit key from the subject's SHA-256: the same on every host and PostgreSQL version. */

@@ -215,6 +215,19 @@ const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
   applied_at_ms bigint NOT NULL
 )`;
 
+/**
+ * Who owns the journal (pg-store.ts): one row, its token raised by each daemon that takes the
+ * journal over, and checked in every write transaction of the owner (a fence: a daemon that was
+ * replaced writes nothing more). Not journal data, so not a numbered migration: like
+ * schema_migrations it is the store's own, created when missing, and `journal migrate` leaves it alone.
+ */
+const CREATE_LEASE = `CREATE TABLE IF NOT EXISTS journal_lease (
+  id integer PRIMARY KEY CHECK (id = 1),
+  token bigint NOT NULL,
+  holder text NOT NULL,
+  acquired_at_ms bigint NOT NULL
+)`;
+
 interface Applied {
   readonly version: number;
   readonly name: string;
@@ -236,6 +249,7 @@ export async function migratePg(pool: PgPool, schema: string, where: string, now
         if (migration === null) {
           await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
           await client.query(CREATE_LEDGER);
+          await client.query(CREATE_LEASE);
         } else {
           const current = (await client.query('SELECT version, name FROM schema_migrations ORDER BY version')).rows as Applied[];
           checkApplied(current, migrations, where);

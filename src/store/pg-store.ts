@@ -7,7 +7,7 @@ import { type JournalFileState, lostJournalProblem, readMarker, writeMarker } fr
 import { type FileLock, apiKeyLock, defaultUserLockDir } from './lock.ts';
 import { asStoreError, checkSchemaName, describeLocation } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
-import { PgAdvisoryLock } from './pg-lock.ts';
+import { type LockWait, PgAdvisoryLock } from './pg-lock.ts';
 import { type OpenedStore, openedStore } from './opened-store.ts';
 
 /**
@@ -32,6 +32,12 @@ export interface PgStoreOptions {
   readonly newId?: () => string;
   readonly pid?: number;
   readonly hostname?: string;
+  /**
+   * Hot standby: when another daemon holds the journal, wait (instead of refusing) until its
+   * session ends — stopped, killed, its host gone — then take the journal over. The one that
+   * was replaced can then journal nothing and send nothing (PgJournal.takeOwnership).
+   */
+  readonly standby?: LockWait;
 }
 
 export type OpenedPgStore = OpenedStore & { readonly journal: PgJournal };
@@ -70,7 +76,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
   const now = options.clock ?? Date.now;
   let rebuilt: OpenedPgStore['rebuilt'] = null;
   try {
-    for (const lock of advisory) await lock.acquire();
+    for (const lock of advisory) await lock.acquire(options.standby);
     for (const lock of files) lock.acquire();
     const marker = readMarker(base);
     const problem = lostJournalProblem(base, marker, await inspectPgJournal(options.url, schema), where);
@@ -86,6 +92,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
     }
     if (problem !== null) rebuilt = { reason: problem, movedAside: await moveSchemaAside(options.url, schema, now()) };
     await journal.open();
+    await journal.takeOwnership(advisory[0]?.holder ?? 'stacker');
     const journalId = await journal.journalId();
     if (marker === null || rebuilt !== null || marker.journalId !== journalId) writeMarker(base, { journalId, createdAtMs: now(), file: where });
   } catch (error) {

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LockedError } from '../../src/store/errors.ts';
 import { type OpenedStore, openStore, openStoreForReading } from '../../src/store/open-store.ts';
+import type { LockWait } from '../../src/store/pg-lock.ts';
 import { failure } from '../support/thrown.ts';
 import { pgCluster } from '../support/pg-databases.ts';
 import { SLOT, TempWorld } from './helpers.ts';
@@ -25,7 +26,9 @@ afterEach(async () => {
 
 const dataDir = (name = 'data'): string => join(world.dir, name);
 
-async function open(options: { mode?: 'live' | 'dry-run'; dir?: string; pid?: number; onLostJournal?: 'refuse' | 'rebuild' } = {}): Promise<OpenedStore> {
+async function open(
+  options: { mode?: 'live' | 'dry-run'; dir?: string; pid?: number; onLostJournal?: 'refuse' | 'rebuild'; standby?: LockWait } = {},
+): Promise<OpenedStore> {
   const store = await openStore({
     dataDir: options.dir ?? dataDir(),
     mode: options.mode ?? 'live',
@@ -33,6 +36,7 @@ async function open(options: { mode?: 'live' | 'dry-run'; dir?: string; pid?: nu
     userLockDir: join(world.dir, 'locks'),
     ...(options.pid === undefined ? {} : { pid: options.pid, hostname: 'host-a' }),
     ...(options.onLostJournal === undefined ? {} : { onLostJournal: options.onLostJournal }),
+    ...(options.standby === undefined ? {} : { standby: options.standby }),
   });
   opened.push(store);
   return store;
@@ -128,5 +132,35 @@ describe.skipIf(pgCluster() === null)('a daemon journal in PostgreSQL', () => {
     const reader = await openStoreForReading({ dataDir: dataDir(), mode: 'live', databaseUrl: await world.pgUrl() });
     expect(await reader.getSlot(SLOT)).toMatchObject({ status: 'claimed' });
     await reader.close();
+  });
+
+  it('hot standby: waits while the owner runs, takes over when the owner\'s session ends, and the replaced owner journals nothing more', async () => {
+    const owner = await open({ pid: 1111 });
+    await owner.journal.claimSlot({ ...SLOT, runId: null });
+    let waitingFor = '';
+    const standby = open({ dir: dataDir('standby-host'), pid: 2222, standby: { pollMs: 100, onWaiting: (held) => (waitingFor = held.message) } });
+    await expect.poll(() => waitingFor).toMatch(/in use by stacker pid 1111 on host-a/);
+    // The owner's lock session ends (its host vanished, say) while its process goes on.
+    await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'stacker pid 1111 %'");
+    const started = Date.now();
+    const successor = await standby;
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(await successor.journal.claimSlot({ ...SLOT, runId: null })).toBe(false);
+    expect(await successor.journal.claimSlot({ ...SLOT, slotTimeMs: SLOT.slotTimeMs + 60_000, runId: null })).toBe(true);
+    // The stale owner can neither journal nor pass the check made before every send.
+    await expect(owner.journal.claimSlot({ ...SLOT, slotTimeMs: SLOT.slotTimeMs + 120_000, runId: null })).rejects.toMatchObject({ reason: 'not-owner', message: expect.stringMatching(/taken over by stacker pid 2222 on host-a/) });
+    await expect(owner.journal.assertIntact()).rejects.toMatchObject({ reason: 'not-owner' });
+    expect(await successor.journal.getSlot({ ...SLOT, slotTimeMs: SLOT.slotTimeMs + 120_000 })).toBeNull();
+  });
+
+  it('a standby told to stop while waiting gives up, naming the holder', async () => {
+    await open({ pid: 1111 });
+    const stop = new AbortController();
+    const standby = failure(open({ dir: dataDir('standby-host'), standby: { pollMs: 100, signal: stop.signal, onWaiting: () => stop.abort() } }));
+    expect(await standby).toBeInstanceOf(LockedError);
+  });
+
+  it('refuses a standby on a SQLite journal: a file serves one host', async () => {
+    await expect(openStore({ dataDir: dataDir(), mode: 'live', standby: {} })).rejects.toMatchObject({ reason: 'invalid-argument' });
   });
 });
