@@ -96,6 +96,7 @@ Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
     .option('--once', "run each enabled instance's slot now (the current second), journalled like any slot, then exit: no schedule, no catch-up")
     .option('--instance <name>', 'with --once: only this instance (its file name without .env)')
     .option('--rebuild-journal', "the data dir's journal was lost (missing, empty or another file): start a new one and fill it from the exchange's order history of the last 30 days (the lost files are kept)")
+    .option('--standby', 'with the journal in PostgreSQL (STACKER_DATABASE_URL): while another daemon holds it, wait as a hot standby and take over within seconds of its end, instead of refusing to start')
     .addHelpText(
       'after',
       `

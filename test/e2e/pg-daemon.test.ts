@@ -1,9 +1,11 @@
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { PgJournal } from '../../src/store/pg-journal.ts';
 import { createDatabase, dropDatabase, pgCluster } from '../support/pg-databases.ts';
-import { type DaemonDir, daemonDir, liveEnv, startDaemon } from './daemon-process.ts';
+import { type DaemonDir, type RunningDaemon, daemonDir, liveEnv, startDaemon } from './daemon-process.ts';
 import { expectAgreementAfterKills } from './kill-agreement.ts';
 
 /**
@@ -41,6 +43,17 @@ function moments(seed: number, count: number): number[] {
   });
 }
 
+/** The journal in the database, read as `stacker orders` would, agrees with the sandbox exchange. */
+async function journalAgrees(kills: number): Promise<void> {
+  const journal = new PgJournal({ url, schema: 'stacker_live', readOnly: true });
+  await journal.open();
+  try {
+    await expectAgreementAfterKills(sandbox, journal, kills);
+  } finally {
+    await journal.close();
+  }
+}
+
 describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
   it(`survives ${RUNS} kills at random moments: 0 double orders, 0 lost intents; a second daemon is refused; the password is never logged`, async () => {
     dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
@@ -71,12 +84,59 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
     expect(last.output()).toMatch(/"journal":"postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/t_[0-9a-f]+ \(schema stacker_live\)"/);
     for (const output of outputs) expect(output).not.toContain(PASSWORD);
 
-    const journal = new PgJournal({ url, schema: 'stacker_live', readOnly: true });
-    await journal.open();
-    try {
-      await expectAgreementAfterKills(sandbox, journal, RUNS);
-    } finally {
-      await journal.close();
-    }
+    await journalAgrees(RUNS);
   }, 180_000);
+
+  /** An owner and a standby (--standby both, as they would be deployed), each on a host (data dir, HOME) of its own. */
+  async function ownerAndStandby(ownerHost: string, standbyHost: string): Promise<{ owner: RunningDaemon; standby: RunningDaemon }> {
+    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
+    const on = (host: string): [string[], Record<string, string>] => [
+      ['--live', '--standby', '--strategies', dir.strategies, '--data-dir', join(dir.root, host, 'data')],
+      { ...env(), HOME: join(dir.root, host), STACKER_DATABASE_URL: url },
+    ];
+    const owner = startDaemon(...on(ownerHost));
+    await owner.waitFor('"event":"scheduled"', 20_000);
+    const standby = startDaemon(...on(standbyHost));
+    await standby.waitFor('"event":"standby"', 20_000);
+    expect(standby.output()).toMatch(/waiting as a hot standby: the journal is in use by stacker pid \d+/);
+    return { owner, standby };
+  }
+
+  /** The successor runs slots, stops cleanly, and its journal agrees with the exchange. */
+  async function successorAgrees(successor: RunningDaemon, kills: number): Promise<void> {
+    await successor.waitFor('"event":"scheduled"', 20_000);
+    // It runs slots now (it logged none while it waited).
+    await successor.waitFor('"event":"slot-finished"', 10_000);
+    successor.child.kill('SIGTERM');
+    expect(await successor.exited).toBe(0);
+    await journalAgrees(kills);
+  }
+
+  it('hot standby: a second daemon with --standby waits, takes over within 15 s of the owner\'s kill -9, and trades on; journal and exchange agree', async () => {
+    const { owner, standby } = await ownerAndStandby('host-a', 'host-b');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    owner.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    expect(await owner.exited).toBe('SIGKILL');
+    await standby.waitFor('"event":"took-over"', 15_000);
+    const takeoverMs = Date.now() - killedAt;
+    expect(takeoverMs).toBeLessThan(15_000);
+    console.info(`hot standby took over ${takeoverMs} ms after the owner's kill -9`);
+    await successorAgrees(standby, 1);
+  }, 120_000);
+
+  it('a stale owner (its lock session gone, its process alive) is replaced, then journals nothing, sends nothing and exits non-zero', async () => {
+    const { owner, standby } = await ownerAndStandby('host-c', 'host-d');
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`stacker pid ${owner.child.pid} on ${hostname()}`.slice(0, 63)]);
+    } finally {
+      await admin.end();
+    }
+    await standby.waitFor('"event":"took-over"', 15_000);
+    expect(await owner.exited).not.toBe(0);
+    expect(owner.output()).toMatch(/was taken over by stacker pid \d+ on .*journals and sends nothing more/);
+    await successorAgrees(standby, 0);
+  }, 120_000);
 });
