@@ -139,6 +139,12 @@ export function asStoreError(error: unknown, doing: string): StackerError {
   return new StoreError('postgres', `${doing}: ${message}`, { retryable: RETRY.has(state), cause: error });
 }
 
+/** The journal's tables or schema are gone (dropped under a running daemon): PostgreSQL's undefined_table or invalid_schema_name. */
+export function isMissingJournal(error: unknown): boolean {
+  const cause = error instanceof StoreError ? error.cause : error;
+  return ['42P01', '3F000'].includes(sqlState(cause));
+}
+
 /** Where a journal lives, for messages: the URL without its password, and the schema. */
 export function describeLocation(url: string, schema: string): string {
   return `${redactDatabaseUrl(url)} (schema ${schema})`;

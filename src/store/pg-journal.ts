@@ -39,7 +39,7 @@ import type {
 import { runFromRow, slotFromRow } from './journal-rows.ts';
 import { checkAccountState, checkFinishStatus, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
 import * as budgets from './pg-budgets.ts';
-import { type PgPool, type Tx, asStoreError, describeLocation, inTransaction, openPool } from './pg-db.ts';
+import { type PgPool, type Tx, asStoreError, describeLocation, inTransaction, isMissingJournal, openPool } from './pg-db.ts';
 import * as intents from './pg-intents.ts';
 import * as ledger from './pg-ledger.ts';
 import { migratePg, verifyPgSchema } from './pg-migrations.ts';
@@ -401,7 +401,7 @@ export class PgJournal implements Journal {
     try {
       now = await this.#read('checking the journal is still there', (tx) => ledger.getMeta(tx, 'journal_id'));
     } catch (error) {
-      if (!(error instanceof StoreError) || !/does not exist/.test(error.message)) throw error;
+      if (!isMissingJournal(error)) throw error;
       now = null;
     }
     if (now === opened) {
