@@ -12,9 +12,9 @@ import type { Clock } from '../engine/schedule/clock.ts';
 import { CronScheduler } from '../engine/schedule/cron-scheduler.ts';
 import type { Scheduler } from '../engine/schedule/scheduler.ts';
 import type { Exchange } from '../exchange/port.ts';
-import { LockedError, StoreError } from '../store/errors.ts';
+import { StoreError } from '../store/errors.ts';
 import type { Journal } from '../store/journal.ts';
-import { openStore } from '../store/open-store.ts';
+import { openDaemonStore } from './daemon-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
 import { trackLoop } from './track-loop.ts';
@@ -88,42 +88,15 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const logger = options.logger.child({ mode: config.mode });
   if (config.modeNote !== null) logger.warn({ event: 'mode' }, config.modeNote);
 
-  const waiting = new AbortController();
-  const stopWaiting = (): void => waiting.abort();
-  options.stop?.addEventListener('abort', stopWaiting, { once: true });
-  if (options.standby === true && options.handleSignals === true) {
-    process.once('SIGINT', stopWaiting);
-    process.once('SIGTERM', stopWaiting);
-  }
-  let store: Awaited<ReturnType<typeof openStore>>;
-  try {
-    store = await openStore({
-      dataDir: config.dataDir,
-      mode: config.mode,
-      ...(config.mode === 'live' && config.settings.credentials !== null ? { apiKey: config.settings.credentials.apiKey } : {}),
-      onLostJournal: options.rebuildJournal === true ? 'rebuild' : 'refuse',
-      ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url }),
-      ...(options.standby === true
-        ? {
-            standby: {
-              signal: waiting.signal,
-              onWaiting: (held: Error) => logger.info({ event: 'standby', holder: held.message }, `waiting as a hot standby: ${held.message}`),
-            },
-          }
-        : {}),
-    });
-  } catch (error) {
-    if (waiting.signal.aborted && error instanceof LockedError) {
-      logger.info({ event: 'standby-stopped' }, 'stopped while waiting as a hot standby: nothing was journalled or sent');
-      return { exitCode: EXIT.ok, slots: {}, fatal: null };
-    }
-    throw error;
-  } finally {
-    options.stop?.removeEventListener('abort', stopWaiting);
-    process.off('SIGINT', stopWaiting);
-    process.off('SIGTERM', stopWaiting);
-  }
-  if (options.standby === true) logger.info({ event: 'took-over', journal: store.journal.path }, `took the journal over: ${store.journal.path}`);
+  const store = await openDaemonStore({
+    config,
+    logger,
+    rebuildJournal: options.rebuildJournal === true,
+    standby: options.standby === true,
+    handleSignals: options.handleSignals === true,
+    ...(options.stop === undefined ? {} : { stop: options.stop }),
+  });
+  if (store === null) return { exitCode: EXIT.ok, slots: {}, fatal: null };
   const journal = store.journal;
   if (store.rebuilt !== null) {
     logger.warn(
