@@ -6,7 +6,6 @@ import { inspectJournalFile, lostJournalProblem, moveAside, readMarker, writeMar
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir } from './lock.ts';
 import { type OpenedStore, type StoredJournal, openedStore } from './opened-store.ts';
 import type { LockWait } from './pg-lock.ts';
-import { openPgStore, openPgStoreForReading } from './pg-store.ts';
 import { SqliteJournal } from './sqlite-journal.ts';
 
 export type { OpenedStore, StoredJournal };
@@ -60,6 +59,8 @@ export const DAEMON_JOURNAL_CACHE_KIB = 512;
  */
 export async function openStore(options: OpenStoreOptions): Promise<OpenedStore> {
   if (options.databaseUrl !== undefined) {
+    // Loaded only for a PostgreSQL journal: a daemon on SQLite never pays for the driver.
+    const { openPgStore } = await import('./pg-store.ts');
     return openPgStore({
       url: options.databaseUrl,
       mode: options.mode,
@@ -139,7 +140,10 @@ export async function openStoreForReading(options: {
   readonly write?: boolean;
   readonly databaseUrl?: string;
 }): Promise<StoredJournal> {
-  if (options.databaseUrl !== undefined) return openPgStoreForReading({ url: options.databaseUrl, mode: options.mode, ...(options.write === undefined ? {} : { write: options.write }) });
+  if (options.databaseUrl !== undefined) {
+    const { openPgStoreForReading } = await import('./pg-store.ts');
+    return openPgStoreForReading({ url: options.databaseUrl, mode: options.mode, ...(options.write === undefined ? {} : { write: options.write }) });
+  }
   const path = journalPath(resolve(options.dataDir), options.mode);
   if (!existsSync(path)) throw new StoreError('not-found', `no ${options.mode} journal at ${path} yet: stacker has not run in this data dir`);
   const journal = new SqliteJournal({ path, readOnly: options.write !== true, ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }) });
