@@ -7,18 +7,15 @@ import { type JournalFileState, lostJournalProblem, readMarker, writeMarker } fr
 import { type FileLock, apiKeyLock, defaultUserLockDir } from './lock.ts';
 import { asStoreError, checkSchemaName, describeLocation } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
+import { JOURNAL_SCHEMAS } from './pg-schemas.ts';
 import { type LockWait, PgAdvisoryLock } from './pg-lock.ts';
 import { type OpenedStore, openedStore } from './opened-store.ts';
 
 /**
  * Opening a PostgreSQL journal for a daemon (STACKER_DATABASE_URL): the counterpart of
- * open-store.ts for a database. Each mode has its own schema, as it has its own SQLite file.
+ * open-store.ts for a database. Each mode has its own schema (JOURNAL_SCHEMAS), as it has its own SQLite file.
  */
-export const JOURNAL_SCHEMAS: Readonly<Record<RunMode, string>> = {
-  live: 'stacker_live',
-  'dry-run': 'stacker_dry_run',
-  backtest: 'stacker_backtest',
-};
+export { JOURNAL_SCHEMAS };
 
 export interface PgStoreOptions {
   readonly url: string;

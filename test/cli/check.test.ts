@@ -98,6 +98,7 @@ describe('stacker check', () => {
     const text = stdout();
     expect(text).toContain('mode:            dry-run\n');
     expect(text).toContain(`data dir:        ${world.dir}\n`);
+    expect(text).toContain(`journal:         ${join(world.dir, 'stacker-dry-run.db')}\n`);
     expect(text).toContain(`strategies:      ${world.strategiesDir} (2 instances)\n`);
     expect(text).toContain('kill switch:     off\n');
     expect(text).toContain('metrics:         off\n');
@@ -108,6 +109,13 @@ describe('stacker check', () => {
     expect(text).toContain('  enabled:    no (ENABLED=false: checked, never scheduled)\n');
     expect(text).toContain('pre-flight against the paper wallet (nothing was placed):\ndca-btc: ok\n  would-send  buy-stock-market  buy 0.0005 BTC_USDT (≈ 32.5 USDT)\nreport: ok\n  nothing that moves money now (notes only, or nothing to do)\n');
     expect(calls).toEqual(['createExchange dry-run', `preflight 2 true ${NOW}`, 'close']);
+  });
+
+  it('names a journal in PostgreSQL by its URL without the password, and its schema', async () => {
+    world.instance('dca-btc', DCA);
+    await check(context(false), { strategies: world.strategiesDir }, fakes(allOk, { STACKER_DATABASE_URL: 'postgres://stacker:hunter2-secret@db.internal/stacker' }));
+    expect(stdout()).toContain('journal:         postgres://stacker:***@db.internal/stacker (schema stacker_dry_run)\n');
+    expect(stdout()).not.toContain('hunter2-secret');
   });
 
   it('prints one JSON document with the config, the instances and the pre-flight, decimals as strings', async () => {
