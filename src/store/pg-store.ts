@@ -45,9 +45,9 @@ function markerBase(dataDir: string, mode: RunMode): string {
 }
 
 /**
- * Lock the journal (and the API key) with advisory locks, check the database still holds the
- * journal this data dir used, open and migrate. A lock another daemon holds is a LockedError
- * naming it, and nothing is opened.
+ * Lock the journal (an advisory lock; the API key by its file lock), check the database still
+ * holds the journal this data dir used, open and migrate, and take ownership (the lease). A lock
+ * another daemon holds is a LockedError naming it and nothing is opened — or, as a standby, a wait.
  */
 export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStore> {
   const schema = JOURNAL_SCHEMAS[options.mode];
