@@ -102,13 +102,13 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
     return { owner, standby };
   }
 
-  /** The successor runs slots, stops cleanly, and its journal agrees with the exchange. */
-  async function successorAgrees(successor: RunningDaemon, kills: number): Promise<void> {
-    await successor.waitFor('"event":"scheduled"', 20_000);
-    // It runs slots now (it logged none while it waited).
-    await successor.waitFor('"event":"slot-finished"', 10_000);
-    successor.child.kill('SIGTERM');
-    expect(await successor.exited).toBe(0);
+  /** The daemon in charge runs slots, stops cleanly, and the journal agrees with the exchange. */
+  async function tradesOnAndAgrees(daemon: RunningDaemon, kills: number): Promise<void> {
+    await daemon.waitFor('"event":"scheduled"', 20_000);
+    // It runs slots now (a standby logs none while it waits).
+    await daemon.waitFor('"event":"slot-finished"', 10_000);
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(0);
     await journalAgrees(kills);
   }
 
@@ -122,7 +122,7 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
     const takeoverMs = Date.now() - killedAt;
     expect(takeoverMs).toBeLessThan(15_000);
     console.info(`hot standby took over ${takeoverMs} ms after the owner's kill -9`);
-    await successorAgrees(standby, 1);
+    await tradesOnAndAgrees(standby, 1);
   }, 120_000);
 
   it('a stale owner (its lock session gone, its process alive) is replaced, then journals nothing, sends nothing and exits non-zero', async () => {
@@ -137,6 +137,15 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
     await standby.waitFor('"event":"took-over"', 15_000);
     expect(await owner.exited).not.toBe(0);
     expect(owner.output()).toMatch(/was taken over by stacker pid \d+ on .*journals and sends nothing more/);
-    await successorAgrees(standby, 0);
+    await tradesOnAndAgrees(standby, 0);
+  }, 120_000);
+
+  it('a standby stopped while it waits leaves cleanly (exit 0), having journalled and sent nothing; the owner trades on', async () => {
+    const { owner, standby } = await ownerAndStandby('host-e', 'host-f');
+    standby.child.kill('SIGTERM');
+    expect(await standby.exited).toBe(0);
+    expect(standby.output()).toMatch(/"event":"standby-stopped"/);
+    expect(standby.output()).not.toMatch(/"event":"(took-over|slot-finished)"/);
+    await tradesOnAndAgrees(owner, 0);
   }, 120_000);
 });
