@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { DaemonConfig } from '../config/daemon-config.ts';
+import type { HealthServer, MetricsSource } from '../observability/health-server.ts';
 import { LockedError } from '../store/errors.ts';
 import { type OpenedStore, openStore } from '../store/open-store.ts';
 
@@ -13,6 +14,8 @@ export interface DaemonStoreOptions {
   readonly stop?: AbortSignal;
   /** Also stop the wait on SIGINT/SIGTERM (the CLI's daemon). */
   readonly handleSignals: boolean;
+  /** Served while a standby waits, so a probe (Docker's HEALTHCHECK) sees a healthy standby. */
+  readonly metrics: MetricsSource;
 }
 
 /**
@@ -29,6 +32,7 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
     process.once('SIGINT', stopWaiting);
     process.once('SIGTERM', stopWaiting);
   }
+  const probe = options.standby ? await serveWhileWaiting(options) : null;
   try {
     const store = await openStore({
       dataDir: config.dataDir,
@@ -49,8 +53,29 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
     }
     throw error;
   } finally {
+    // Before the daemon's own server takes the port.
+    await probe?.stop();
     options.stop?.removeEventListener('abort', stopWaiting);
     process.off('SIGINT', stopWaiting);
     process.off('SIGTERM', stopWaiting);
   }
+}
+
+/**
+ * /healthz and /metrics of a waiting standby (STACKER_METRICS_PORT): healthy, since waiting is
+ * its job; the daemon's own endpoint replaces it once the journal is taken over.
+ */
+async function serveWhileWaiting(options: DaemonStoreOptions): Promise<HealthServer | null> {
+  const { config, logger } = options;
+  if (config.metricsPort === null) return null;
+  const { startHealthServer } = await import('../observability/health-server.ts');
+  const startedAtMs = Date.now();
+  const server = await startHealthServer({
+    host: config.metricsHost,
+    port: config.metricsPort,
+    metrics: options.metrics,
+    health: { status: () => ({ ok: true, mode: config.mode, startedAtMs, lastSlot: {}, stopping: false, problems: [] }) },
+  });
+  logger.info({ event: 'metrics', url: server.url }, `serving ${server.url}/healthz and ${server.url}/metrics while waiting as a hot standby`);
+  return server;
 }

@@ -94,6 +94,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     rebuildJournal: options.rebuildJournal === true,
     standby: options.standby === true,
     handleSignals: options.handleSignals === true,
+    metrics: options.metrics,
     ...(options.stop === undefined ? {} : { stop: options.stop }),
   });
   if (store === null) return { exitCode: EXIT.ok, slots: {}, fatal: null };

@@ -6,6 +6,7 @@ import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { PgJournal } from '../../src/store/pg-journal.ts';
 import { createDatabase, dropDatabase, pgCluster } from '../support/pg-databases.ts';
 import { type DaemonDir, type RunningDaemon, daemonDir, liveEnv, startDaemon } from './daemon-process.ts';
+import { metricsUrl } from './exactly-once/agreement.ts';
 import { expectAgreementAfterKills } from './kill-agreement.ts';
 
 /**
@@ -92,7 +93,7 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
     dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
     const on = (host: string): [string[], Record<string, string>] => [
       ['--live', '--standby', '--strategies', dir.strategies, '--data-dir', join(dir.root, host, 'data')],
-      { ...env(), HOME: join(dir.root, host), STACKER_DATABASE_URL: url },
+      { ...env(), HOME: join(dir.root, host), STACKER_DATABASE_URL: url, STACKER_METRICS_PORT: '0' },
     ];
     const owner = startDaemon(...on(ownerHost));
     await owner.waitFor('"event":"scheduled"', 20_000);
@@ -142,6 +143,9 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
 
   it('a standby stopped while it waits leaves cleanly (exit 0), having journalled and sent nothing; the owner trades on', async () => {
     const { owner, standby } = await ownerAndStandby('host-e', 'host-f');
+    // While it waits, its /healthz (STACKER_METRICS_PORT) says healthy: waiting is its job.
+    const probe = await fetch(`${metricsUrl(standby.output())}/healthz`);
+    expect(probe.status).toBe(200);
     standby.child.kill('SIGTERM');
     expect(await standby.exited).toBe(0);
     expect(standby.output()).toMatch(/"event":"standby-stopped"/);
