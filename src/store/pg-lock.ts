@@ -6,8 +6,8 @@ import { asStoreError } from './pg-db.ts';
 import { redactDatabaseUrl } from './pg-url.ts';
 
 /**
- * A daemon's lock on a PostgreSQL journal (or on an API key, for daemons on several hosts that
- * share one database): a session-level advisory lock held by a connection of its own. The
+ * A daemon's lock on a PostgreSQL journal: a session-level advisory lock held by a connection
+ * of its own. The
  * server releases it the moment that session ends — the daemon stopped, killed -9, its host
  * gone (once the server notices the dropped connection) — so, like the kernel's file lock,
  * nothing is left behind to delete. The session's application_name names the holder, so a
@@ -21,7 +21,6 @@ export class PgAdvisoryLock {
   readonly #key: bigint;
   readonly #name: string;
   #client: pg.Client | null = null;
-  #lost = false;
 
   constructor(url: string, scope: LockScope, subject: string, options: { readonly pid?: number; readonly hostname?: string } = {}) {
     this.scope = scope;
@@ -29,11 +28,6 @@ export class PgAdvisoryLock {
     this.#key = lockKey(subject);
     this.label = `PostgreSQL advisory lock ${this.#key} (${scope}) on ${redactDatabaseUrl(url)}`;
     this.#name = `stacker pid ${options.pid ?? process.pid} on ${options.hostname ?? osHostname()}`.slice(0, 63);
-  }
-
-  /** Whether this process holds it (false after release, or once its session was lost). */
-  get held(): boolean {
-    return this.#client !== null && !this.#lost;
   }
 
   /** How the holder is named (pid and host), in pg_stat_activity and the journal's lease. */
@@ -57,9 +51,9 @@ export class PgAdvisoryLock {
       keepAliveInitialDelayMillis: 5_000,
       options: '-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3',
     });
-    client.on('error', () => {
-      this.#lost = true;
-    });
+    // A session the server ended (the lock lost with it) must not crash the process: the
+    // journal's lease tells this daemon it was replaced, at its next write.
+    client.on('error', () => undefined);
     try {
       await client.connect();
       for (let told = false; ; told = true) {
@@ -76,11 +70,7 @@ export class PgAdvisoryLock {
       if (error instanceof LockedError) throw error;
       throw asStoreError(error, `taking the ${this.label}`);
     }
-    client.on('end', () => {
-      this.#lost = true;
-    });
     this.#client = client;
-    this.#lost = false;
   }
 
   async release(): Promise<void> {
