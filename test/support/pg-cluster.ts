@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -22,11 +22,19 @@ export interface PgCluster extends PgClusterInfo {
   stop(): void;
 }
 
-/** `pg_config --bindir` (the folder of initdb and pg_ctl), or null when PostgreSQL is not installed. */
+/**
+ * The folder of initdb and pg_ctl: `pg_config --bindir`, else the newest of Debian's
+ * /usr/lib/postgresql/<version>/bin (where libpq-dev's pg_config names /usr/bin); null when
+ * PostgreSQL is not installed.
+ */
 export function findBinDir(): string | null {
+  const hasServer = (dir: string): boolean => dir !== '' && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'));
   const found = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
-  const dir = found.status === 0 ? found.stdout.trim() : '';
-  return dir !== '' && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')) ? dir : null;
+  const configured = found.status === 0 ? found.stdout.trim() : '';
+  if (hasServer(configured)) return configured;
+  const debian = '/usr/lib/postgresql';
+  const versions = existsSync(debian) ? readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a)) : [];
+  return versions.map((version) => join(debian, version, 'bin')).find(hasServer) ?? null;
 }
 
 export const PG_SKIP_NOTICE = 'PostgreSQL not found: the PostgreSQL journal tests are skipped (install Debian\'s postgresql package to run them)';
