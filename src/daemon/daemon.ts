@@ -4,7 +4,7 @@ import type { DaemonConfig } from '../config/daemon-config.ts';
 import { ConfigError, EXIT, ForeignOrderError } from '../domain/errors.ts';
 import { Engine } from '../engine/engine.ts';
 import type { SlotOutcome } from '../engine/slot-runner.ts';
-import type { FatalEngineError } from '../engine/error-policy.ts';
+import { FatalEngineError } from '../engine/error-policy.ts';
 import { killSwitch } from '../engine/kill-switch.ts';
 import type { EngineMetrics } from '../engine/observer.ts';
 import { LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
@@ -165,6 +165,12 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     for (const instance of enabled) options.metrics.strategyEnabled(instance.instance);
     for (const instance of config.instances.filter((i) => !i.enabled)) logger.info({ instance: instance.instance }, `${instance.instance} is disabled (ENABLED=false)`);
 
+    function stopTrading(error: FatalEngineError): void {
+      health.stopped(error.message);
+      fatal = error;
+      exitCode = EXIT.failure;
+      requestStop(`trading stopped: ${error.code}`);
+    }
     engine = new Engine(
       {
         exchange,
@@ -180,12 +186,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       enabled.map((instance) => toRuntime(instance, config.orderSettleWindowMs)),
       {
         runId,
-        onFatal: (error: FatalEngineError) => {
-          health.stopped(error.message);
-          fatal = error;
-          exitCode = EXIT.failure;
-          requestStop(`trading stopped: ${error.code}`);
-        },
+        onFatal: stopTrading,
         ledger: {
           adoptBeforeMs: run.startedAtMs,
           firstLookBackMs: FIRST_LOOK_BACK_MS,
@@ -239,6 +240,10 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       {
         track: async () => {
           await running.track();
+          // A standby that took the journal over stops this daemon now, not at its next slot.
+          await journal.assertIntact().catch((error: unknown) => {
+            if (error instanceof StoreError && error.reason === 'not-owner') stopTrading(new FatalEngineError(`trading stopped: ${error.message}`, error));
+          });
           if (clock.nowMs() - lastHeartbeatMs >= HEARTBEAT_MS) {
             lastHeartbeatMs = clock.nowMs();
             // A failure is remembered by the journal and reported by health; nothing else to do here.

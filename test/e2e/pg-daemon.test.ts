@@ -89,8 +89,8 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
   }, 180_000);
 
   /** An owner and a standby (--standby both, as they would be deployed), each on a host (data dir, HOME) of its own. */
-  async function ownerAndStandby(ownerHost: string, standbyHost: string): Promise<{ owner: RunningDaemon; standby: RunningDaemon }> {
-    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
+  async function ownerAndStandby(ownerHost: string, standbyHost: string, schedule = '* * * * * *'): Promise<{ owner: RunningDaemon; standby: RunningDaemon }> {
+    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: schedule, MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
     const on = (host: string): [string[], Record<string, string>] => [
       ['--live', '--standby', '--strategies', dir.strategies, '--data-dir', join(dir.root, host, 'data')],
       { ...env(), HOME: join(dir.root, host), STACKER_DATABASE_URL: url, STACKER_METRICS_PORT: '0' },
@@ -126,8 +126,9 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
     await tradesOnAndAgrees(standby, 1);
   }, 120_000);
 
-  it('a stale owner (its lock session gone, its process alive) is replaced, then journals nothing, sends nothing and exits non-zero', async () => {
-    const { owner, standby } = await ownerAndStandby('host-c', 'host-d');
+  it('a stale owner (its lock session gone, its process alive) is replaced, then journals nothing, sends nothing and exits non-zero even with no slot due', async () => {
+    // A daily schedule: no slot is due, so what stops the stale owner is its own check of the lease.
+    const { owner, standby } = await ownerAndStandby('host-c', 'host-d', '0 9 * * *');
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {
@@ -136,9 +137,14 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
       await admin.end();
     }
     await standby.waitFor('"event":"took-over"', 15_000);
+    const tookOverAt = Date.now();
     expect(await owner.exited).not.toBe(0);
+    expect(Date.now() - tookOverAt).toBeLessThan(15_000);
     expect(owner.output()).toMatch(/was taken over by stacker pid \d+ on .*journals and sends nothing more/);
-    await tradesOnAndAgrees(standby, 0);
+    await standby.waitFor('"event":"scheduled"', 20_000);
+    standby.child.kill('SIGTERM');
+    expect(await standby.exited).toBe(0);
+    await journalAgrees(0);
   }, 120_000);
 
   it('a standby stopped while it waits leaves cleanly (exit 0), having journalled and sent nothing; the owner trades on', async () => {
