@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deriveClientOrderId } from '../src/domain/client-order-id.ts';
 import { Decimal } from '../src/domain/money.ts';
+import type { Journal } from '../src/store/journal.ts';
+import { PgJournal } from '../src/store/pg-journal.ts';
 import { SqliteJournal } from '../src/store/sqlite-journal.ts';
+import { clusterUrl, findBinDir, startCluster } from '../test/support/pg-cluster.ts';
 
 export interface DurabilityFigures {
   readonly slots: number;
@@ -43,7 +46,35 @@ export async function benchJournalDurability(slots = 300, rounds = 3): Promise<D
   return { slots, fullMs: median(full), normalMs: median(normal) };
 }
 
-async function oneSlot(journal: SqliteJournal, slotTimeMs: number): Promise<void> {
+/**
+ * The same slot on a PostgreSQL journal (a throwaway local cluster, fsync on, over loopback TCP;
+ * commits with synchronous_commit=on, writes SERIALIZABLE), per slot, median of the rounds.
+ * null when PostgreSQL is not installed.
+ */
+export async function benchPgJournal(slots = 300, rounds = 3): Promise<{ readonly slots: number; readonly ms: number } | null> {
+  const binDir = findBinDir();
+  if (binDir === null) return null;
+  const cluster = await startCluster(binDir);
+  try {
+    const perSlot: number[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const journal = new PgJournal({ url: clusterUrl(cluster, 'postgres'), schema: `bench_${round}` });
+      await journal.open();
+      try {
+        const start = performance.now();
+        for (let i = 0; i < slots; i += 1) await oneSlot(journal, Date.UTC(2026, 0, 1) + i * 3_600_000);
+        perSlot.push((performance.now() - start) / slots);
+      } finally {
+        await journal.close();
+      }
+    }
+    return { slots, ms: perSlot.sort((a, b) => a - b)[Math.floor(perSlot.length / 2)] ?? Number.NaN };
+  } finally {
+    cluster.stop();
+  }
+}
+
+async function oneSlot(journal: Journal, slotTimeMs: number): Promise<void> {
   const instance = 'dca-btc';
   await journal.setLedgerCheckedThrough(slotTimeMs);
   await journal.claimSlot({ instance, slotTimeMs, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001') } }] });

@@ -7,7 +7,7 @@ import { benchClientCpu } from './client-cpu.ts';
 import { benchColdStart } from './cold-start.ts';
 import { benchResidents } from './daemon.ts';
 import { benchBacktests } from './backtest-workloads.ts';
-import { benchJournalDurability } from './journal-durability.ts';
+import { benchJournalDurability, benchPgJournal } from './journal-durability.ts';
 import { tmpdir } from 'node:os';
 
 const fmt = (n: number, digits = 1): string => n.toFixed(digits);
@@ -34,6 +34,12 @@ console.log(`journal writes of one live buy slot (8 commits; ${durability.slots}
 console.log(`  synchronous=FULL       ${fmt(durability.fullMs, 2)} ms per slot   (what stacker runs: each commit is on disk before the order leaves)`);
 console.log(`  synchronous=NORMAL     ${fmt(durability.normalMs, 2)} ms per slot   (may lose the last commits on power loss)`);
 console.log(`  FULL / NORMAL          ${fmt(durability.fullMs / durability.normalMs, 2)}x`);
+const postgres = await benchPgJournal();
+console.log(
+  postgres === null
+    ? '  PostgreSQL             skipped (PostgreSQL not installed)'
+    : `  PostgreSQL             ${fmt(postgres.ms, 2)} ms per slot   (a local throwaway cluster over loopback TCP, fsync on, synchronous_commit=on, SERIALIZABLE)`,
+);
 
 const residents = await benchResidents({ warmupS: 30, measureS: 20 });
 const [image, , bareBot, cronBot] = residents;

@@ -96,6 +96,7 @@ Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
     .option('--once', "run each enabled instance's slot now (the current second), journalled like any slot, then exit: no schedule, no catch-up")
     .option('--instance <name>', 'with --once: only this instance (its file name without .env)')
     .option('--rebuild-journal', "the data dir's journal was lost (missing, empty or another file): start a new one and fill it from the exchange's order history of the last 30 days (the lost files are kept)")
+    .option('--standby', 'with the journal in PostgreSQL (STACKER_DATABASE_URL): while another daemon holds it, wait as a hot standby and take over within seconds of its end, instead of refusing to start')
     .addHelpText(
       'after',
       `
@@ -124,7 +125,7 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
     command
       .option('--data-dir <dir>', 'the data dir the daemon uses (default: $STACKER_DATA_DIR, else ./data)')
       .option('--mode <mode>', 'which journal: live, dry-run or backtest (default: $STACKER_MODE, else dry-run)');
-  const journalLoad = <F>(name: 'orders' | 'journal' | 'acknowledge' | 'resolveIntent') =>
+  const journalLoad = <F>(name: 'orders' | 'journal' | 'acknowledge' | 'resolveIntent' | 'migrate') =>
     withGlobals(action<F>(async () => (await import('./commands/journal.ts'))[name] as Run<F>));
 
   journalWhere(program.command('orders').description('list the orders the daemon placed, newest first, with fills, fee and logged transitions (read-only; safe beside a running daemon)'))
@@ -152,6 +153,14 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
       .requiredOption('--intent <id>', 'the intent id (`stacker journal --status unknown` lists them)')
       .requiredOption('--as <outcome>', 'done (it happened) or failed (it did not)'),
   ).action(journalLoad('resolveIntent'));
+  journalWhere(
+    journalCommand
+      .command('migrate')
+      .description(
+        "copy the data dir's SQLite journal of a mode into PostgreSQL, in one transaction that verifies rows per table and the sums of money columns before it commits; idempotent (a second run copies nothing and says so). Stop the daemon first: both journals are locked while it runs",
+      )
+      .option('--to <url>', 'the PostgreSQL database, postgres://user@host/database (default: $STACKER_DATABASE_URL, which keeps a password out of the shell history)'),
+  ).action(journalLoad('migrate'));
 
   const backtestCommand = program
     .command('backtest')

@@ -10,6 +10,8 @@ import {
   readControlToken,
   readKillSwitchEnv,
   readKillSwitchFile,
+  readDatabaseUrl,
+  type DatabaseUrl,
   readOrderSettleWindow,
   readMetricsHost,
   readMetricsPort,
@@ -65,6 +67,8 @@ export interface DaemonConfig {
   readonly dryRunSlippagePct: Decimal;
   /** STACKER_KILL_SWITCH_FILE: trading stops while this file exists. */
   readonly killSwitchFile: string | null;
+  /** STACKER_DATABASE_URL: the journal is in PostgreSQL (null: the data dir's SQLite file). */
+  readonly databaseUrl: DatabaseUrl | null;
   /** STACKER_KILL_SWITCH=1|true: start with trading stopped. */
   readonly killSwitchEnv: boolean;
   /** STACKER_ORDER_SETTLE_WINDOW (default 10 min): the settle window of instances that set none. */
@@ -112,6 +116,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
   const dryRunSlippagePct = readSlippagePct(layers, problems);
   const killSwitchEnv = readKillSwitchEnv(layers, problems);
   const killSwitchFile = readKillSwitchFile(layers);
+  const databaseUrl = readDatabaseUrl(layers, problems);
   const orderSettleWindowMs = readOrderSettleWindow(layers, problems);
   const controlToken = readControlToken(layers, problems);
   const notify = readNotifySettings(layers, problems);
@@ -131,6 +136,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
     dryRunWallet: frozenMap(dryRunWallet),
     dryRunSlippagePct,
     killSwitchFile,
+    databaseUrl,
     killSwitchEnv,
     orderSettleWindowMs,
     controlToken,

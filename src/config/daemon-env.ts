@@ -5,6 +5,7 @@ import { Decimal } from '../domain/money.ts';
 import { COMMON_KEYS } from '../engine/contract.ts';
 import { closestName } from '../engine/params.ts';
 import { NOTIFY_ENV_KEYS } from './notify-settings.ts';
+import { databaseUrlProblem, redactDatabaseUrl } from '../store/pg-url.ts';
 import { ENV_KEYS, type EnvLayers, type EnvValue } from './settings.ts';
 import { ORDER_SETTLE_WINDOW } from '../engine/runtime.ts';
 import { CONTROL_TOKEN_MIN_LENGTH, type ControlToken, makeControlToken } from './control-token.ts';
@@ -29,6 +30,7 @@ export const DAEMON_ENV_KEYS = {
   killSwitch: 'STACKER_KILL_SWITCH',
   orderSettleWindow: 'STACKER_ORDER_SETTLE_WINDOW',
   controlToken: 'STACKER_CONTROL_TOKEN',
+  databaseUrl: 'STACKER_DATABASE_URL',
 } as const;
 
 /** Every STACKER_* key stacker reads. */
@@ -184,6 +186,36 @@ export function readControlToken(layers: EnvLayers, problems: InputProblem[]): C
     return null;
   }
   return makeControlToken(token);
+}
+
+/**
+ * A PostgreSQL URL: `url` connects, `shown` is what may be printed (the password as ***). The
+ * object prints itself as `shown` too (JSON, util.inspect), so a careless log line leaks nothing.
+ */
+export interface DatabaseUrl {
+  readonly url: string;
+  readonly shown: string;
+}
+
+export function makeDatabaseUrl(url: string): DatabaseUrl {
+  const shown = redactDatabaseUrl(url);
+  const value = { url: url.trim(), shown };
+  Object.defineProperty(value, 'toJSON', { value: () => shown, enumerable: false });
+  Object.defineProperty(value, Symbol.for('nodejs.util.inspect.custom'), { value: () => shown, enumerable: false });
+  return Object.freeze(value);
+}
+
+/**
+ * STACKER_DATABASE_URL: the journal lives in that PostgreSQL database instead of the data dir's
+ * SQLite file. null when unset. A problem is reported without the value (it may hold a password).
+ */
+export function readDatabaseUrl(layers: EnvLayers, problems: InputProblem[]): DatabaseUrl | null {
+  const found = layers.lookup(DAEMON_ENV_KEYS.databaseUrl);
+  if (found === null) return null;
+  const problem = databaseUrlProblem(found.value);
+  if (problem === null) return makeDatabaseUrl(found.value);
+  problems.push({ source: found.source, field: DAEMON_ENV_KEYS.databaseUrl, rule: problem });
+  return null;
 }
 
 export function readKillSwitchFile(layers: EnvLayers): string | null {

@@ -4,7 +4,7 @@ import type { DaemonConfig } from '../config/daemon-config.ts';
 import { ConfigError, EXIT, ForeignOrderError } from '../domain/errors.ts';
 import { Engine } from '../engine/engine.ts';
 import type { SlotOutcome } from '../engine/slot-runner.ts';
-import type { FatalEngineError } from '../engine/error-policy.ts';
+import { FatalEngineError } from '../engine/error-policy.ts';
 import { type KillSwitch, killSwitch } from '../engine/kill-switch.ts';
 import type { EngineMetrics } from '../engine/observer.ts';
 import { LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
@@ -15,7 +15,7 @@ import type { Scheduler } from '../engine/schedule/scheduler.ts';
 import type { Exchange } from '../exchange/port.ts';
 import { StoreError } from '../store/errors.ts';
 import type { Journal } from '../store/journal.ts';
-import { openStore } from '../store/open-store.ts';
+import { openDaemonStore } from './daemon-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
 import { OperatorControls } from './controls.ts';
@@ -44,6 +44,11 @@ export interface DaemonOptions {
    * from the exchange's order history instead of refusing to start (`run --rebuild-journal`).
    */
   readonly rebuildJournal?: boolean;
+  /**
+   * `run --standby` (journal in PostgreSQL): while another daemon holds the journal, wait and
+   * take over when it ends, instead of refusing. Stopping while waiting exits 0.
+   */
+  readonly standby?: boolean;
   /**
    * `run --once`: after the start-up checks, run these instances' slot now (the current second),
    * journalled like any slot, follow what they placed until it is final (or 15 s), and stop. No
@@ -89,16 +94,24 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
 
   // Opened first, so that a start refused for any reason (a lost journal, foreign orders) is told too.
   const notifications = await openNotifications(config.notify, logger, options.metrics);
-  const store = await openStore({
-    dataDir: config.dataDir,
-    mode: config.mode,
-    ...(config.mode === 'live' && config.settings.credentials !== null ? { apiKey: config.settings.credentials.apiKey } : {}),
-    onLostJournal: options.rebuildJournal === true ? 'rebuild' : 'refuse',
+  const store = await openDaemonStore({
+    config,
+    logger,
+    rebuildJournal: options.rebuildJournal === true,
+    standby: options.standby === true,
+    handleSignals: options.handleSignals === true,
+    metrics: options.metrics,
+    ...(options.stop === undefined ? {} : { stop: options.stop }),
   }).catch(async (error: unknown) => {
     notifications.failed(error, config.mode, clock.nowMs());
     await notifications.close();
     throw error;
   });
+  if (store === null) {
+    // A standby stopped while it waited: it never traded.
+    await notifications.close();
+    return { exitCode: EXIT.ok, slots: {}, fatal: null };
+  }
   const journal = store.journal;
   if (store.rebuilt !== null) {
     logger.warn(
@@ -157,7 +170,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   try {
     const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: pkg.version });
     runId = run.runId;
-    logger.info({ event: 'starting', runId, version: pkg.version, instances: config.instances.length, dataDir: config.dataDir, exchange: exchange.kind }, `stacker ${pkg.version} starting in ${config.mode} mode`);
+    logger.info({ event: 'starting', runId, version: pkg.version, instances: config.instances.length, dataDir: config.dataDir, journal: journal.path, exchange: exchange.kind }, `stacker ${pkg.version} starting in ${config.mode} mode`);
 
     await keepAccount(exchange, journal, logger);
     const operator = await OperatorControls.load({
@@ -195,6 +208,12 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     for (const instance of config.instances.filter((i) => !i.enabled)) logger.info({ instance: instance.instance }, `${instance.instance} is disabled (ENABLED=false)`);
 
     const runtimes = enabled.map((instance) => toRuntime(instance, config.orderSettleWindowMs));
+    function stopTrading(error: FatalEngineError): void {
+      health.stopped(error.message);
+      fatal = error;
+      exitCode = EXIT.failure;
+      requestStop(`trading stopped: ${error.code}`);
+    }
     engine = new Engine(
       {
         exchange,
@@ -212,12 +231,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       {
         runId,
         paused: (instance) => operator.isPaused(instance),
-        onFatal: (error: FatalEngineError) => {
-          health.stopped(error.message);
-          fatal = error;
-          exitCode = EXIT.failure;
-          requestStop(`trading stopped: ${error.code}`);
-        },
+        onFatal: stopTrading,
         ledger: {
           adoptBeforeMs: run.startedAtMs,
           firstLookBackMs: FIRST_LOOK_BACK_MS,
@@ -291,6 +305,10 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       {
         track: async () => {
           await running.track();
+          // A standby that took the journal over stops this daemon now, not at its next slot.
+          await journal.assertIntact().catch((error: unknown) => {
+            if (error instanceof StoreError && error.reason === 'not-owner') stopTrading(new FatalEngineError(`trading stopped: ${error.message}`, error));
+          });
           if (clock.nowMs() - lastHeartbeatMs >= HEARTBEAT_MS) {
             lastHeartbeatMs = clock.nowMs();
             // A failure is remembered by the journal and reported by health; nothing else to do here.

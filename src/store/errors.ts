@@ -20,6 +20,9 @@ import { StackerError } from '../domain/errors.ts';
  * - `unwritable`: the file system refuses writes (disk full, read-only, I/O error): nothing can
  *   be journalled, so nothing is sent; retried at the next slot.
  * - `sqlite`: any other SQLite failure (busy beyond the timeout, …).
+ * - `not-owner`: a PostgreSQL journal another daemon has taken over (a standby, after this one
+ *   lost its lock): this daemon journals and sends nothing more.
+ * - `postgres`: any other PostgreSQL failure (a serialization conflict that kept failing after retries, …).
  */
 export type StoreErrorReason =
   | 'open-failed'
@@ -35,7 +38,9 @@ export type StoreErrorReason =
   | 'closed'
   | 'journal-lost'
   | 'unwritable'
-  | 'sqlite';
+  | 'sqlite'
+  | 'not-owner'
+  | 'postgres';
 
 /**
  * Why a file in `dir` could not be created or opened, when the folder is the reason: a
@@ -89,7 +94,7 @@ export interface LockOwner {
   readonly dataDir?: string;
 }
 
-export type LockScope = 'data-dir' | 'api-key';
+export type LockScope = 'data-dir' | 'api-key' | 'journal';
 
 /**
  * Another live stacker holds the data dir or the API key. Not retryable: two daemons on one
@@ -102,8 +107,9 @@ export class LockedError extends StackerError {
   readonly lockPath: string;
   /** null when the holder could not be named (its name file is missing or unreadable). */
   readonly owner: LockOwner | null;
-  constructor(scope: LockScope, lockPath: string, owner: LockOwner | null) {
-    super(describeLock(scope, lockPath, owner));
+  /** `release`: how the holder lets go, when not by ending (a lock of another kind than the kernel's). */
+  constructor(scope: LockScope, lockPath: string, owner: LockOwner | null, release?: string) {
+    super(describeLock(scope, lockPath, owner, release));
     this.name = 'LockedError';
     this.scope = scope;
     this.lockPath = lockPath;
@@ -111,13 +117,13 @@ export class LockedError extends StackerError {
   }
 }
 
-function describeLock(scope: LockScope, lockPath: string, owner: LockOwner | null): string {
-  const what = scope === 'data-dir' ? 'the data dir' : 'the API key';
+function describeLock(scope: LockScope, lockPath: string, owner: LockOwner | null, how: string | undefined): string {
+  const what = scope === 'data-dir' ? 'the data dir' : scope === 'journal' ? 'the journal' : 'the API key';
   // A .run-lock is held by the kernel for a live process only; a .lock is stacker 0.1's pid file.
   const legacy = !lockPath.endsWith('.run-lock');
-  const release = legacy
+  const release = how ?? (legacy
     ? 'stop it first, or if that process is gone and was not stacker, delete that file'
-    : 'stop it first (the operating system releases this lock the moment that process ends: there is no file to delete)';
+    : 'stop it first (the operating system releases this lock the moment that process ends: there is no file to delete)');
   if (owner === null) return `${what} is in use by another running stacker (lock ${lockPath}); ${release}`;
   const where = owner.dataDir === undefined ? '' : ` with data dir ${owner.dataDir}`;
   return `${what} is in use by stacker pid ${owner.pid} on ${owner.hostname}${where}, started ${new Date(owner.startedAtMs).toISOString()} (lock ${lockPath}); ${release}`;

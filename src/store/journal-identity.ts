@@ -85,13 +85,16 @@ export function inspectJournalFile(journalPath: string): JournalFileState {
   }
 }
 
-/** Why the journal at `journalPath` may not be opened as it is; null when it may. */
-export function lostJournalProblem(journalPath: string, marker: JournalMarker | null, found: JournalFileState): string | null {
+/**
+ * Why the journal at `journalPath` may not be opened as it is; null when it may. `shown` names
+ * the journal in the sentence (a PostgreSQL journal's marker sits in the data dir, the journal elsewhere).
+ */
+export function lostJournalProblem(journalPath: string, marker: JournalMarker | null, found: JournalFileState, shown: string = journalPath): string | null {
   if (marker === null) return null;
   const had = `${markerPath(journalPath)} says journal ${marker.journalId} was created here on ${new Date(marker.createdAtMs).toISOString()}`;
-  if (found.state === 'missing') return `the journal ${journalPath} is missing, but ${had}`;
-  if (found.state === 'empty') return `the journal ${journalPath} is empty (no journal in it), but ${had}`;
-  if (found.journalId !== null && found.journalId !== marker.journalId) return `${journalPath} holds journal ${found.journalId}, not the one that was here: ${had}`;
+  if (found.state === 'missing') return `the journal ${shown} is missing, but ${had}`;
+  if (found.state === 'empty') return `the journal ${shown} is empty (no journal in it), but ${had}`;
+  if (found.journalId !== null && found.journalId !== marker.journalId) return `${shown} holds journal ${found.journalId}, not the one that was here: ${had}`;
   return null;
 }
 

@@ -2,7 +2,7 @@ import { deriveClientOrderId } from '../domain/client-order-id.ts';
 import type { BuyStockMarketIntent, Intent } from '../domain/intent.ts';
 import { isMoneyIntent } from '../domain/intent.ts';
 import { type Decimal, formatDecimal, isDecimal } from '../domain/money.ts';
-import { ORDER_STATUSES, type Order, type OrderStatus } from '../domain/order.ts';
+import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 import { checkTextMap } from './intent-codec.ts';
 import {
@@ -157,6 +157,19 @@ export function adoptedFinding(adoption: OrderAdoption): NewLedgerFinding {
     market: order.market,
     detail: adoption.reason,
     ...(adoption.acknowledged === undefined ? {} : { acknowledged: adoption.acknowledged }),
+  };
+}
+
+/** What an adopted order counts against the budgets: settled at what it spent, or held while it still fills (the tracker settles it). */
+export function adoptedSpend(adoption: OrderAdoption, reservationId: string): BudgetScope & { reservationId: string; atMs: number; amountQuote: Decimal; state: 'held' | 'settled' } {
+  return {
+    reservationId,
+    instance: adoption.instance,
+    asset: adoption.asset,
+    timeZone: adoption.timeZone,
+    atMs: adoption.slotTimeMs,
+    amountQuote: adoption.order.filledQuote,
+    state: isTerminalStatus(adoption.order.status) ? 'settled' : 'held',
   };
 }
 

@@ -4,7 +4,11 @@ import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
 import { inspectJournalFile, lostJournalProblem, moveAside, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir } from './lock.ts';
+import { type OpenedStore, type StoredJournal, openedStore } from './opened-store.ts';
+import type { LockWait } from './pg-lock.ts';
 import { SqliteJournal } from './sqlite-journal.ts';
+
+export type { OpenedStore, StoredJournal };
 
 /** Each mode has its own file, so a dry-run or a backtest can never consume a live slot. */
 export const JOURNAL_FILES: Readonly<Record<RunMode, string>> = {
@@ -33,14 +37,10 @@ export interface OpenStoreOptions extends Omit<LockOptions, 'dataDir'> {
    * daemon fills from the exchange's order history). `rebuild` on an intact journal is refused.
    */
   readonly onLostJournal?: 'refuse' | 'rebuild';
-}
-
-export interface OpenedStore {
-  readonly journal: SqliteJournal;
-  /** Set when a lost journal was replaced by a new, empty one (onLostJournal: 'rebuild'). */
-  readonly rebuilt: { readonly reason: string; readonly movedAside: readonly string[] } | null;
-  /** Closes the journal, then releases the locks. */
-  close(): Promise<void>;
+  /** STACKER_DATABASE_URL: the journal is in this PostgreSQL database (pg-store.ts), locked by advisory locks. */
+  readonly databaseUrl?: string;
+  /** PostgreSQL only: wait as a hot standby while another daemon holds the journal (PgStoreOptions.standby). */
+  readonly standby?: LockWait;
 }
 
 /**
@@ -58,6 +58,24 @@ export const DAEMON_JOURNAL_CACHE_KIB = 512;
  * beside the live daemon in the same data dir while two daemons of one mode cannot.
  */
 export async function openStore(options: OpenStoreOptions): Promise<OpenedStore> {
+  if (options.databaseUrl !== undefined) {
+    // Loaded only for a PostgreSQL journal: a daemon on SQLite never pays for the driver.
+    const { openPgStore } = await import('./pg-store.ts');
+    return openPgStore({
+      url: options.databaseUrl,
+      mode: options.mode,
+      dataDir: options.dataDir,
+      ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+      ...(options.userLockDir === undefined ? {} : { userLockDir: options.userLockDir }),
+      ...(options.onLostJournal === undefined ? {} : { onLostJournal: options.onLostJournal }),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+      ...(options.newId === undefined ? {} : { newId: options.newId }),
+      ...(options.pid === undefined ? {} : { pid: options.pid }),
+      ...(options.hostname === undefined ? {} : { hostname: options.hostname }),
+      ...(options.standby === undefined ? {} : { standby: options.standby }),
+    });
+  }
+  if (options.standby !== undefined) throw new StoreError('invalid-argument', 'a hot standby needs the journal in PostgreSQL (STACKER_DATABASE_URL): a SQLite file serves one host');
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = journalPath(dataDir, options.mode);
@@ -107,17 +125,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     releaseAll();
     throw error;
   }
-  return {
-    journal,
-    rebuilt,
-    async close() {
-      try {
-        await journal.close();
-      } finally {
-        releaseAll();
-      }
-    },
-  };
+  return openedStore(journal, rebuilt, releaseAll);
 }
 
 /**
@@ -125,7 +133,17 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
  * `stacker journal`), or with `write` for a human's small verdicts (`journal acknowledge`,
  * `journal resolve`), which SQLite serialises with the daemon's own writes.
  */
-export async function openStoreForReading(options: { readonly dataDir: string; readonly mode: RunMode; readonly busyTimeoutMs?: number; readonly write?: boolean }): Promise<SqliteJournal> {
+export async function openStoreForReading(options: {
+  readonly dataDir: string;
+  readonly mode: RunMode;
+  readonly busyTimeoutMs?: number;
+  readonly write?: boolean;
+  readonly databaseUrl?: string;
+}): Promise<StoredJournal> {
+  if (options.databaseUrl !== undefined) {
+    const { openPgStoreForReading } = await import('./pg-store.ts');
+    return openPgStoreForReading({ url: options.databaseUrl, mode: options.mode, ...(options.write === undefined ? {} : { write: options.write }) });
+  }
   const path = journalPath(resolve(options.dataDir), options.mode);
   if (!existsSync(path)) throw new StoreError('not-found', `no ${options.mode} journal at ${path} yet: stacker has not run in this data dir`);
   const journal = new SqliteJournal({ path, readOnly: options.write !== true, ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }) });

@@ -13,7 +13,7 @@ import {
   type PeriodStarts,
 } from './journal.ts';
 import { budgetExcesses, checkReserveRequest, checkScope, checkSpentAmount } from './journal-rules.ts';
-import { RowReader, reservationFromRow } from './sqlite-rows.ts';
+import { RowReader, reservationFromRow } from './journal-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
 /**

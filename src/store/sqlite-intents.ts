@@ -14,7 +14,7 @@ import type {
   TransferRecord,
 } from './journal.ts';
 import { applyIntentUpdate, checkOperationStatus, checkStateChange, newIntentFields, operationMoney } from './journal-rules.ts';
-import { flexFromRow, intentFromRow, transferFromRow } from './sqlite-rows.ts';
+import { flexFromRow, intentFromRow, transferFromRow } from './journal-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
 /**

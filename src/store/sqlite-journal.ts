@@ -48,7 +48,7 @@ import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
 import * as intents from './sqlite-intents.ts';
 import * as ledger from './sqlite-ledger.ts';
 import * as orders from './sqlite-orders.ts';
-import { runFromRow, slotFromRow } from './sqlite-rows.ts';
+import { controlsFromRows, runFromRow, slotFromRow } from './journal-rows.ts';
 
 export interface SqliteJournalOptions {
   /** The database file (created when missing), or ':memory:'. */
@@ -479,13 +479,7 @@ function identityOf(path: string): FileIdentity[] {
 
 
 function readControls(db: DatabaseSync): OperatorControls {
-  const paused = new Map<string, number>();
-  let killSwitchSinceMs: number | null = null;
-  for (const row of db.prepare('SELECT control, target, since_ms FROM operator_controls ORDER BY control, target').all()) {
-    if (row['control'] === 'pause') paused.set(String(row['target']), Number(row['since_ms']));
-    else killSwitchSinceMs = Number(row['since_ms']);
-  }
-  return { paused, killSwitchSinceMs };
+  return controlsFromRows(db.prepare('SELECT control, target, since_ms FROM operator_controls ORDER BY control, target').all());
 }
 
 function findSlot(db: DatabaseSync, key: SlotKey): SlotRecord | null {

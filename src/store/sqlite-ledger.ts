@@ -1,13 +1,12 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { isTerminalStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 import { encodeIntentParams } from './intent-codec.ts';
 import type { AdoptedOrder, LedgerFinding, NewLedgerFinding, OrderAdoption } from './journal.ts';
-import { adoptedFinding, adoptedIntent, checkFinding, checkLedgerTime } from './journal-rules.ts';
+import { adoptedFinding, adoptedIntent, adoptedSpend, checkFinding, checkLedgerTime } from './journal-rules.ts';
 import { recordSpendIn } from './sqlite-budgets.ts';
 import { transaction } from './sqlite-db.ts';
 import { recordOrderSnapshotIn } from './sqlite-orders.ts';
-import { findingFromRow, intentFromRow } from './sqlite-rows.ts';
+import { findingFromRow, intentFromRow } from './journal-rows.ts';
 
 /**
  * The journal's side of "the exchange is the second ledger": orders adopted from the exchange's
@@ -44,19 +43,7 @@ export function adoptOrder(db: DatabaseSync, adoption: OrderAdoption, nowMs: num
       Math.round(order.createdAtSec * 1000),
     );
     const transition = recordOrderSnapshotIn(db, order, { intentId }, nowMs);
-    recordSpendIn(
-      db,
-      {
-        reservationId: intentId,
-        instance,
-        asset: adoption.asset,
-        timeZone: adoption.timeZone,
-        atMs: slotTimeMs,
-        amountQuote: order.filledQuote,
-        state: isTerminalStatus(order.status) ? 'settled' : 'held',
-      },
-      nowMs,
-    );
+    recordSpendIn(db, adoptedSpend(adoption, intentId), nowMs);
     const finding = insertFinding(db, adoptedFinding(adoption), nowMs);
     const row = db.prepare('SELECT * FROM intents WHERE intent_id = ?').get(intentId);
     if (row === undefined) throw new StoreError('not-found', `adopted intent ${intentId} vanished`);

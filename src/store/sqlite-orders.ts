@@ -1,10 +1,10 @@
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
-import { type Decimal, formatDecimal } from '../domain/money.ts';
+import { formatDecimal } from '../domain/money.ts';
 import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 import type { OrderLink, OrderQuery, OrderTransition, StoredOrder } from './journal.ts';
-import { checkOrder, isOlderSnapshot, orderMoney, snapshotMoved, transitionOf } from './journal-rules.ts';
-import { type Row, orderFromRow, transitionFromRow } from './sqlite-rows.ts';
+import { isOlderSnapshot, snapshotMoved, transitionOf } from './journal-rules.ts';
+import { ORDER_COLUMNS, type Row, orderColumns, orderFromRow, transitionFromRow } from './journal-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
 /**
@@ -28,7 +28,7 @@ export function recordOrderSnapshot(db: DatabaseSync, order: Order, link: OrderL
 
 /** recordOrderSnapshot inside the caller's transaction. */
 export function recordOrderSnapshotIn(db: DatabaseSync, order: Order, link: OrderLink | undefined, nowMs: number): OrderTransition | null {
-  const columns = snapshotColumns(order);
+  const columns: SnapshotColumns = orderColumns(order);
   {
     const row = db.prepare('SELECT * FROM orders WHERE order_id = ?').get(order.orderId);
     if (row === undefined) {
@@ -116,34 +116,6 @@ function resolveIntent(db: DatabaseSync, order: Order, link: OrderLink | undefin
 
 type SnapshotColumns = readonly SQLInputValue[];
 
-/** Every stored column of the snapshot, in the INSERT/UPDATE order, money formatted; validates the order. */
-function snapshotColumns(order: Order): SnapshotColumns {
-  checkOrder(order);
-  const money = (value: Decimal, field: string): string => orderMoney(order, value, field);
-  return [
-    order.clientOrderId,
-    order.market,
-    order.side,
-    order.type,
-    money(order.amount, 'amount'),
-    money(order.left, 'left'),
-    order.price === null ? null : money(order.price, 'price'),
-    money(order.filledBase, 'filledBase'),
-    money(order.filledQuote, 'filledQuote'),
-    money(order.fee, 'fee'),
-    order.feeAsset,
-    order.status,
-    order.statusDerived ? 1 : 0,
-    order.stp,
-    order.stopActivated,
-    order.createdAtSec,
-  ];
-}
-
-const COLUMN_NAMES = [
-  'client_order_id', 'market', 'side', 'type', 'amount', 'left_amount', 'price', 'filled_base', 'filled_quote',
-  'fee', 'fee_asset', 'status', 'status_derived', 'stp', 'stop_activated', 'exchange_created_at_sec',
-] as const;
 /** intent_id sits after `type` in both statements. */
 const INTENT_POSITION = 4;
 
@@ -156,6 +128,6 @@ function columnsAfterIntent(columns: SnapshotColumns): SQLInputValue[] {
 }
 
 function sameColumns(row: Row, columns: SnapshotColumns): boolean {
-  return COLUMN_NAMES.every((name, i) => row[name] === columns[i]);
+  return ORDER_COLUMNS.every((name, i) => row[name] === columns[i]);
 }
 

@@ -65,12 +65,4 @@ export function jsonBody(body: unknown): Record<string, unknown> {
   return JSON.parse(String(body)) as Record<string, unknown>;
 }
 
-/** Run a promise that must fail, and return its error. */
-export async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a failure, got success');
-}
+export { failure } from '../support/thrown.ts';

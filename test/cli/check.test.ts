@@ -98,6 +98,7 @@ describe('stacker check', () => {
     const text = stdout();
     expect(text).toContain('mode:            dry-run\n');
     expect(text).toContain(`data dir:        ${world.dir}\n`);
+    expect(text).toContain(`journal:         ${join(world.dir, 'stacker-dry-run.db')}\n`);
     expect(text).toContain(`strategies:      ${world.strategiesDir} (2 instances)\n`);
     expect(text).toContain('kill switch:     off\n');
     expect(text).toContain('metrics:         off\n');
@@ -124,6 +125,13 @@ describe('stacker check', () => {
     const text = stdout();
     expect(text).toContain('notifications:   webhook to https://hooks.example.com (signed), telegram chat 42; events: order-filled, trading-stopped\n');
     for (const secret of ['T0KEN', 'whsec-canary', 'AAHsecretPart']) expect(text).not.toContain(secret);
+  });
+
+  it('names a journal in PostgreSQL by its URL without the password, and its schema', async () => {
+    world.instance('dca-btc', DCA);
+    await check(context(false), { strategies: world.strategiesDir }, fakes(allOk, { STACKER_DATABASE_URL: 'postgres://stacker:hunter2-secret@db.internal/stacker' }));
+    expect(stdout()).toContain('journal:         postgres://stacker:***@db.internal/stacker (schema stacker_dry_run)\n');
+    expect(stdout()).not.toContain('hunter2-secret');
   });
 
   it('prints one JSON document with the config, the instances and the pre-flight, decimals as strings', async () => {

@@ -267,3 +267,38 @@ describe('loadDaemonConfig: live needs two switches and the keys', () => {
   });
 });
 
+
+describe('loadDaemonConfig: STACKER_DATABASE_URL puts the journal in PostgreSQL', () => {
+  const PASSWORD = 'pg-pa55word-NEVER-SHOWN';
+
+  it('is null when unset (the data dir\'s SQLite file), and a postgres:// or postgresql:// URL when set', async () => {
+    world.instance('dca-btc', DCA);
+    expect((await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} })).databaseUrl).toBeNull();
+    for (const url of [`postgres://stacker:${PASSWORD}@db.internal:5432/stacker`, 'postgresql://stacker@127.0.0.1/stacker?sslmode=require']) {
+      const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_DATABASE_URL: url } });
+      expect(config.databaseUrl?.url).toBe(url);
+    }
+  });
+
+  it('keeps the password out of JSON and inspect: both show the URL with ***', async () => {
+    world.instance('dca-btc', DCA);
+    const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_DATABASE_URL: `postgres://stacker:${PASSWORD}@db.internal:5432/stacker` } });
+    expect(config.databaseUrl?.shown).toBe('postgres://stacker:***@db.internal:5432/stacker');
+    expect(JSON.stringify(config)).not.toContain(PASSWORD);
+    expect(inspect(config, { depth: 10 })).not.toContain(PASSWORD);
+  });
+
+  it('refuses another scheme, a URL without a host or database, or no URL at all, naming the key and the rule but never the value', async () => {
+    world.instance('dca-btc', DCA);
+    const cases: Array<[string, string]> = [
+      [`mysql://root:${PASSWORD}@db/stacker`, 'environment: STACKER_DATABASE_URL: must start with postgres:// or postgresql:// (got mysql://)'],
+      [`postgres://stacker:${PASSWORD}@db.internal:5432`, 'environment: STACKER_DATABASE_URL: must name a database (postgres://user@host/database)'],
+      [`${PASSWORD}`, 'environment: STACKER_DATABASE_URL: must be a URL such as postgres://user:password@host:5432/database'],
+    ];
+    for (const [url, line] of cases) {
+      const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_DATABASE_URL: url } }));
+      expect(lines(error.problems)).toEqual([line]);
+      expect(error.message).not.toContain(PASSWORD);
+    }
+  });
+});

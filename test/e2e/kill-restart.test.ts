@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { type DaemonDir, daemonDir, liveEnv, startDaemon } from './daemon-process.ts';
+import { expectAgreementAfterKills } from './kill-agreement.ts';
 
 // kill -9 at random moments, then restart, again and again: the journal and the exchange must
 // agree at the end: no order twice, no intent left unresolved, every order the sandbox placed
@@ -55,27 +56,10 @@ describe('kill -9 and restart', () => {
     const journal = new SqliteJournal({ path: join(dir.data, 'stacker.db'), readOnly: true });
     await journal.open();
     try {
-      const orders = sandbox.exchange.orderHistory({});
-      expect(orders.length).toBeGreaterThan(0);
-      // No double orders: one order per clientOrderId, and one per slot.
-      expect(new Set(orders.map((o) => o.clientOrderId)).size).toBe(orders.length);
-      // No lost intents: nothing pending, sent or unknown after the clean run.
-      expect(await journal.unresolvedIntents()).toEqual([]);
-      // Every order the exchange has is in the journal, linked to a done intent.
-      for (const order of orders) {
-        const intent = await journal.findIntentByClientOrderId(order.clientOrderId);
-        expect(intent?.status, order.clientOrderId).toBe('done');
-        expect((await journal.getOrder(order.orderId))?.status).toBe(order.status);
-      }
-      // And every done buy intent has its order at the exchange.
-      const done = await journal.listIntents({ instance: 'dca-btc', statuses: ['done'], limit: 10_000 });
-      expect(done.filter((i) => i.intent.kind === 'buy-stock-market')).toHaveLength(orders.length);
-      const runs = await journal.listRuns(100);
-      expect(runs.filter((run) => run.exitReason === 'interrupted').length).toBeGreaterThanOrEqual(RUNS - 1);
+      await expectAgreementAfterKills(sandbox, journal, RUNS);
     } finally {
       await journal.close();
     }
-    expect(sandbox.exchange.verifyLedger()).toBe(true);
     // How many starts found a slot or a send the previous kill interrupted (timing-dependent, shown, not asserted).
     console.info(`kill -9 runs: ${RUNS}; starts that reconciled an interrupted slot: ${reconciledRuns}; orders: ${sandbox.exchange.orderHistory({}).length}`);
   }, 240_000);

@@ -43,13 +43,14 @@ describe('stacker run --once', () => {
     expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
   }, 30_000);
 
-  it('refuses an unknown or disabled --instance, and --instance without --once, with exit 2 and nothing sent', async () => {
+  it('refuses an unknown or disabled --instance, --instance without --once, and --standby without PostgreSQL, with exit 2 and nothing sent', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
     t.dir.writeStrategy('off', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ENABLED: 'false' });
     for (const [more, message] of [
       [['--once', '--instance', 'dca-eht'], /--instance: no instance "dca-eht" in the strategies folder \(instances: dca-btc, off\)/],
       [['--once', '--instance', 'off'], /--instance: off is disabled \(ENABLED=false/],
       [['--instance', 'dca-btc'], /--instance: only applies with --once/],
+      [['--standby'], /--standby: needs the journal in PostgreSQL \(set STACKER_DATABASE_URL\)/],
     ] as const) {
       const daemon = startDaemon(args('--live', ...more), t.live());
       expect(await daemon.exited).toBe(2);

@@ -3,122 +3,124 @@ import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
 import { ForeignOrderError } from '../../src/domain/errors.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { dca } from '../../strategies/dca.ts';
-import { type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf } from './harness.ts';
+import { ENGINE_JOURNALS, type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf } from './harness.ts';
 
 // The exchange as the second ledger: the engine reads the sandbox's order history over HTTP and
-// compares it with a real SQLite journal.
+// compares it with a real journal (SQLite, and PostgreSQL when the test run has a cluster).
 const PAST_SLOT = Date.UTC(2026, 10, 22, 9, 0, 0);
 const ORDER_PATH = '/api/v4/order/stock_market';
 const HISTORY_PATH = '/api/v4/trade-account/order/history';
 
-let world: EngineWorld;
-beforeEach(async () => {
-  world = await engineWorld();
-});
-afterEach(async () => {
-  await world.close();
-});
-
-const dcaBtc = () => ({
-  ...runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } }),
-  budgets: { day: new Decimal('1000') },
-});
-
-/** An order placed at the exchange with an instance's id for (slot, index), as another run or another client would. */
-const placeAtExchange = (slotTimeMs: number, index = 0, instance = 'dca-btc') =>
-  world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: deriveClientOrderId(instance, slotTimeMs, index) });
-
-describe('the exchange as the second ledger', () => {
-  it('adopts an order of an earlier run that the journal lost: its slot, intent, order, transition and spend, with a finding', async () => {
-    const lost = placeAtExchange(PAST_SLOT);
-    const engine = world.engine([dcaBtc()], { ledger: {} });
-    const report = await engine.checkLedger();
-    expect(report?.adopted.map((o) => o.orderId)).toEqual([lost.orderId]);
-    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
-    expect(intent).toMatchObject({ status: 'done', origin: 'adopted', slotTimeMs: PAST_SLOT, clientOrderId: lost.clientOrderId });
-    expect(await world.journal.orderTransitions(lost.orderId)).toHaveLength(1);
-    const spent = await world.journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, PAST_SLOT);
-    expect(formatDecimal(spent.day)).toBe(formatDecimal(lost.filledQuote));
-    expect(await world.journal.listFindings({ unacknowledged: true })).toMatchObject([{ kind: 'adopted', orderId: lost.orderId }]);
-    expect(world.logs.some((line) => line.fields['event'] === 'order-adopted' && line.level === 'warn')).toBe(true);
-    // The adopted slot is journalled: nothing runs it again.
-    expect(await engine.runSlot('dca-btc', PAST_SLOT)).toBe('already');
-    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
-    // Read again: nothing new.
-    expect((await engine.checkLedger())?.adopted).toEqual([]);
+describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)', (kind) => {
+  let world: EngineWorld;
+  beforeEach(async () => {
+    world = await engineWorld({}, kind);
+  });
+  afterEach(async () => {
+    await world.close();
   });
 
-  it('records the order of a not-found buy that turns up after its window, and counts it', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
-    const engine = world.engine([dcaBtc()], { ledger: {} });
-    const slot = Date.now() + 60_000;
-    expect(await engine.runSlot('dca-btc', slot)).toBe('failed');
-    world.advance(TEST_SETTLE_WINDOW_MS);
-    await engine.track();
-    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('not-found');
-    const late = placeAtExchange(slot);
-    await engine.checkLedger();
-    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
-    expect([intent?.status, intent?.origin]).toEqual(['done', 'engine']);
-    expect((await world.journal.getOrder(late.orderId))?.intentId).toBe(intent?.intentId);
-    expect(world.fatal).toEqual([]);
+  const dcaBtc = () => ({
+    ...runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } }),
+    budgets: { day: new Decimal('1000') },
   });
 
-  it('gives a not-found buy its budget back once the history, read from before its send, shows no such order', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
-    const engine = world.engine([dcaBtc()], { ledger: {} });
-    expect(await engine.runSlot('dca-btc', Date.now() + 60_000)).toBe('failed');
-    expect(await world.journal.heldBudgetReservations('dca-btc')).toHaveLength(1);
-    world.advance(TEST_SETTLE_WINDOW_MS);
-    await engine.track();
-    const report = await engine.checkLedger();
-    expect(report?.cleared).toHaveLength(1);
-    expect(await world.journal.heldBudgetReservations('dca-btc')).toEqual([]);
-    expect((await world.journal.listFindings()).map((f) => [f.kind, f.acknowledgedAtMs !== null])).toEqual([['cleared', true]]);
-  });
+  /** An order placed at the exchange with an instance's id for (slot, index), as another run or another client would. */
+  const placeAtExchange = (slotTimeMs: number, index = 0, instance = 'dca-btc') =>
+    world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: deriveClientOrderId(instance, slotTimeMs, index) });
 
-  it('stops trading on an order of this run that the journal did not send: another client uses the key', async () => {
-    const engine = world.engine([dcaBtc()], { ledger: {} });
-    await engine.checkLedger();
-    const slot = Date.now() + 3_600_000;
-    const theirs = placeAtExchange(slot);
-    expect(await engine.runSlot('dca-btc', slot)).toBe('skipped');
-    expect(world.fatal).toHaveLength(1);
-    const cause = world.fatal[0]?.cause;
-    expect(cause).toBeInstanceOf(ForeignOrderError);
-    expect(world.fatal[0]?.message).toContain(theirs.clientOrderId);
-    expect(world.fatal[0]?.message).toMatch(/another client/);
-    expect(await world.journal.listFindings({ unacknowledged: true })).toMatchObject([{ kind: 'foreign', orderId: theirs.orderId }]);
-    // The slot was not bought by us: one order at the exchange, the foreign one.
-    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
-  });
+  describe('the exchange as the second ledger', () => {
+    it('adopts an order of an earlier run that the journal lost: its slot, intent, order, transition and spend, with a finding', async () => {
+      const lost = placeAtExchange(PAST_SLOT);
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const report = await engine.checkLedger();
+      expect(report?.adopted.map((o) => o.orderId)).toEqual([lost.orderId]);
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect(intent).toMatchObject({ status: 'done', origin: 'adopted', slotTimeMs: PAST_SLOT, clientOrderId: lost.clientOrderId });
+      expect(await world.journal.orderTransitions(lost.orderId)).toHaveLength(1);
+      const spent = await world.journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, PAST_SLOT);
+      expect(formatDecimal(spent.day)).toBe(formatDecimal(lost.filledQuote));
+      expect(await world.journal.listFindings({ unacknowledged: true })).toMatchObject([{ kind: 'adopted', orderId: lost.orderId }]);
+      expect(world.logs.some((line) => line.fields['event'] === 'order-adopted' && line.level === 'warn')).toBe(true);
+      // The adopted slot is journalled: nothing runs it again.
+      expect(await engine.runSlot('dca-btc', PAST_SLOT)).toBe('already');
+      expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+      // Read again: nothing new.
+      expect((await engine.checkLedger())?.adopted).toEqual([]);
+    });
 
-  it('stops trading when a clientOrderId this journal placed was placed again by someone else (the slot bought twice)', async () => {
-    const engine = world.engine([dcaBtc()], { ledger: {} });
-    const slot = Date.now() + 60_000;
-    expect(await engine.runSlot('dca-btc', slot)).toBe('done');
-    const twin = placeAtExchange(slot);
-    await engine.checkLedger();
-    expect(world.fatal[0]?.message).toContain(twin.clientOrderId);
-    expect(world.fatal[0]?.message).toMatch(/twice/);
-  });
+    it('records the order of a not-found buy that turns up after its window, and counts it', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('dca-btc', slot)).toBe('failed');
+      world.advance(TEST_SETTLE_WINDOW_MS);
+      await engine.track();
+      expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('not-found');
+      const late = placeAtExchange(slot);
+      await engine.checkLedger();
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect([intent?.status, intent?.origin]).toEqual(['done', 'engine']);
+      expect((await world.journal.getOrder(late.orderId))?.intentId).toBe(intent?.intentId);
+      expect(world.fatal).toEqual([]);
+    });
 
-  it('ignores orders without an instance id scheme of ours, and orders of instances it does not run', async () => {
-    world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'my-hand-order-1' });
-    placeAtExchange(PAST_SLOT, 0, 'someone-else');
-    const report = await world.engine([dcaBtc()], { ledger: {} }).checkLedger();
-    expect(report).toMatchObject({ ours: 0, adopted: [], linked: [] });
-  });
+    it('gives a not-found buy its budget back once the history, read from before its send, shows no such order', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      expect(await engine.runSlot('dca-btc', Date.now() + 60_000)).toBe('failed');
+      expect(await world.journal.heldBudgetReservations('dca-btc')).toHaveLength(1);
+      world.advance(TEST_SETTLE_WINDOW_MS);
+      await engine.track();
+      const report = await engine.checkLedger();
+      expect(report?.cleared).toHaveLength(1);
+      expect(await world.journal.heldBudgetReservations('dca-btc')).toEqual([]);
+      expect((await world.journal.listFindings()).map((f) => [f.kind, f.acknowledgedAtMs !== null])).toEqual([['cleared', true]]);
+    });
 
-  it('waits with slots while the history cannot be read, and runs them once it can', async () => {
-    world.sandbox.faults.inject({ path: HISTORY_PATH, kind: 'status', status: 503, body: 'maintenance', times: 4 });
-    const engine = world.engine([dcaBtc()], { ledger: {} });
-    const slot = Date.now() + 60_000;
-    expect(await engine.runSlot('dca-btc', slot)).toBe('skipped');
-    expect((await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: slot }))?.reason).toMatch(/order history could not be read/);
-    expect(engine.health().ledgerProblem).toMatch(/E_UNAVAILABLE/);
-    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
-    world.sandbox.faults.clear();
-    expect(await engine.runSlot('dca-btc', slot + 1000)).toBe('done');
+    it('stops trading on an order of this run that the journal did not send: another client uses the key', async () => {
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      await engine.checkLedger();
+      const slot = Date.now() + 3_600_000;
+      const theirs = placeAtExchange(slot);
+      expect(await engine.runSlot('dca-btc', slot)).toBe('skipped');
+      expect(world.fatal).toHaveLength(1);
+      const cause = world.fatal[0]?.cause;
+      expect(cause).toBeInstanceOf(ForeignOrderError);
+      expect(world.fatal[0]?.message).toContain(theirs.clientOrderId);
+      expect(world.fatal[0]?.message).toMatch(/another client/);
+      expect(await world.journal.listFindings({ unacknowledged: true })).toMatchObject([{ kind: 'foreign', orderId: theirs.orderId }]);
+      // The slot was not bought by us: one order at the exchange, the foreign one.
+      expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    });
+
+    it('stops trading when a clientOrderId this journal placed was placed again by someone else (the slot bought twice)', async () => {
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('dca-btc', slot)).toBe('done');
+      const twin = placeAtExchange(slot);
+      await engine.checkLedger();
+      expect(world.fatal[0]?.message).toContain(twin.clientOrderId);
+      expect(world.fatal[0]?.message).toMatch(/twice/);
+    });
+
+    it('ignores orders without an instance id scheme of ours, and orders of instances it does not run', async () => {
+      world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'my-hand-order-1' });
+      placeAtExchange(PAST_SLOT, 0, 'someone-else');
+      const report = await world.engine([dcaBtc()], { ledger: {} }).checkLedger();
+      expect(report).toMatchObject({ ours: 0, adopted: [], linked: [] });
+    });
+
+    it('waits with slots while the history cannot be read, and runs them once it can', async () => {
+      world.sandbox.faults.inject({ path: HISTORY_PATH, kind: 'status', status: 503, body: 'maintenance', times: 4 });
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('dca-btc', slot)).toBe('skipped');
+      expect((await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: slot }))?.reason).toMatch(/order history could not be read/);
+      expect(engine.health().ledgerProblem).toMatch(/E_UNAVAILABLE/);
+      expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
+      world.sandbox.faults.clear();
+      expect(await engine.runSlot('dca-btc', slot + 1000)).toBe('done');
+    });
   });
 });

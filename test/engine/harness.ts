@@ -12,10 +12,13 @@ import { type EngineDeps, type EngineTiming } from '../../src/engine/runtime.ts'
 import { parseCron } from '../../src/engine/schedule/cron.ts';
 import { LiveExchange } from '../../src/exchange/live.ts';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.ts';
+import type { Journal } from '../../src/store/journal.ts';
+import { PgJournal } from '../../src/store/pg-journal.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import { defineStrategy } from '../../strategies/sdk.ts';
 import type { NotifyEvent } from '../../src/domain/notification.ts';
+import { createDatabase, dropDatabase, pgCluster } from '../support/pg-databases.ts';
 
 /** Every log line the engine wrote, as JSON text: what a secret grep reads. */
 export interface CapturedLog {
@@ -64,9 +67,13 @@ export function runtimeOf<P>(spec: InstanceSpec<P>): ScheduledRuntime {
   };
 }
 
+/** The journals the engine's suites run on: SQLite always, PostgreSQL when the test run started a cluster. */
+export type EngineJournalKind = 'sqlite' | 'pg';
+export const ENGINE_JOURNALS: readonly EngineJournalKind[] = pgCluster() === null ? ['sqlite'] : ['sqlite', 'pg'];
+
 export interface EngineWorld {
   readonly sandbox: Sandbox;
-  readonly journal: SqliteJournal;
+  readonly journal: Journal;
   readonly client: ApiClient;
   readonly logs: CapturedLog[];
   /** Every event the engine handed its notifier, in order. */
@@ -83,11 +90,17 @@ export interface EngineWorld {
   close(): Promise<void>;
 }
 
-/** A real sandbox on 127.0.0.1, the real client over HTTP, and a real SQLite journal in a temp dir. */
-export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<EngineWorld> {
+/**
+ * A real sandbox on 127.0.0.1, the real client over HTTP, and a real journal: SQLite in a temp
+ * dir, or a new database on the test run's PostgreSQL cluster.
+ */
+export async function engineWorld(sandboxOptions: SandboxOptions = {}, kind: EngineJournalKind = 'sqlite'): Promise<EngineWorld> {
   const sandbox = await startSandbox(sandboxOptions);
   const dir = mkdtempSync(join(tmpdir(), 'stacker-engine-'));
-  const journal = new SqliteJournal({ path: join(dir, 'stacker.db') });
+  const cluster = kind === 'pg' ? pgCluster() : null;
+  if (kind === 'pg' && cluster === null) throw new Error('no PostgreSQL cluster in this test run');
+  const pgUrl = cluster === null ? null : await createDatabase(cluster);
+  const journal = pgUrl === null ? new SqliteJournal({ path: join(dir, 'stacker.db') }) : new PgJournal({ url: pgUrl, schema: 'stacker_live' });
   await journal.open();
   const logs: CapturedLog[] = [];
   const notifications: NotifyEvent[] = [];
@@ -149,6 +162,7 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}): Promise<
     async close() {
       await Promise.allSettled(clients.map((c) => c.close()));
       await journal.close();
+      if (cluster !== null && pgUrl !== null) await dropDatabase(cluster, pgUrl);
       await sandbox.stop();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -8,361 +8,364 @@ import { killSwitch } from '../../src/engine/kill-switch.ts';
 import { DEMO_EMPTY_FLEX_PLAN_ID, DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { dca } from '../../strategies/dca.ts';
 import { flexSweep } from '../../strategies/flex-sweep.ts';
-import { type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf, transferThenBuy } from './harness.ts';
+import { ENGINE_JOURNALS, type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf, transferThenBuy } from './harness.ts';
 
-// The engine against the real sandbox over HTTP with a real SQLite journal: each case checks
-// the journal against the sandbox's own books, so "0 duplicates, 0 lost" is counted, not assumed.
+// The engine against the real sandbox over HTTP with a real journal (SQLite, and PostgreSQL when
+// the test run has a cluster): each case checks the journal against the sandbox's own books, so
+// "0 duplicates, 0 lost" is counted, not assumed.
 const SLOT = Date.UTC(2026, 10, 22, 9, 0, 0);
 const ORDER_PATH = '/api/v4/order/stock_market';
 const TRANSFER_PATH = '/api/v4/main-account/transfer';
 const WITHDRAW_PATH = '/api/v4/main-account/smart-flex/investments/withdraw';
 
-let world: EngineWorld;
-beforeEach(async () => {
-  world = await engineWorld();
-});
-afterEach(async () => {
-  await world.close();
-});
-
-const dcaBtc = (env: Record<string, string> = {}) =>
-  runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', STP: 'cancel_new', ...env } });
-
-const sandboxOrders = () => world.sandbox.exchange.orderHistory({ market: 'BTC_USDT' });
-
-describe('a buy slot', () => {
-  it('journals the intent, places one order with the derived clientOrderId, and logs its transition', async () => {
-    const engine = world.engine([dcaBtc()]);
-    expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
-
-    const orders = sandboxOrders();
-    expect(orders).toHaveLength(1);
-    const clientOrderId = deriveClientOrderId('dca-btc', SLOT, 0);
-    expect(orders[0]?.clientOrderId).toBe(clientOrderId);
-    expect(formatDecimal(orders[0]?.amount ?? new Decimal(0))).toBe('0.001');
-    expect(orders[0]?.stp).toBe('cn');
-
-    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
-    expect(intent?.status).toBe('done');
-    expect(intent?.clientOrderId).toBe(clientOrderId);
-    const stored = await world.journal.getOrder(orders[0]?.orderId ?? '');
-    expect(stored?.status).toBe('FILLED');
-    expect(formatDecimal(stored?.filledBase ?? new Decimal(0))).toBe('0.001');
-    const transitions = await world.journal.orderTransitions(orders[0]?.orderId ?? '');
-    expect(transitions.map((t) => t.toStatus)).toEqual(['FILLED']);
-    const logged = world.logs.filter((line) => line.fields['event'] === 'order-transition');
-    expect(logged).toHaveLength(1);
-    expect(logged[0]?.fields).toMatchObject({ to: 'FILLED', filledBase: '0.001', filledQuote: '65', clientOrderId });
+describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
+  let world: EngineWorld;
+  beforeEach(async () => {
+    world = await engineWorld({}, kind);
+  });
+  afterEach(async () => {
+    await world.close();
   });
 
-  it('never runs a journalled slot twice, whatever asks for it', async () => {
-    const engine = world.engine([dcaBtc()]);
-    expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
-    expect(await engine.runSlot('dca-btc', SLOT)).toBe('already');
-    const again = world.engine([dcaBtc()]);
-    expect(await again.runSlot('dca-btc', SLOT)).toBe('already');
-    expect(sandboxOrders()).toHaveLength(1);
-  });
+  const dcaBtc = (env: Record<string, string> = {}) =>
+    runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', STP: 'cancel_new', ...env } });
 
-  it('runs two overlapping calls of one slot once', async () => {
-    const engine = world.engine([dcaBtc()]);
-    const outcomes = await Promise.all([engine.runSlot('dca-btc', SLOT), engine.runSlot('dca-btc', SLOT)]);
-    expect(outcomes.sort()).toEqual(['already', 'done']);
-    expect(sandboxOrders()).toHaveLength(1);
-  });
+  const sandboxOrders = () => world.sandbox.exchange.orderHistory({ market: 'BTC_USDT' });
 
-  it('funds the trade balance from main first when allowed, and buys after the transfer shows', async () => {
-    world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('1000'), from: 'spot', to: 'main' });
-    const engine = world.engine([dcaBtc({ ALLOW_TRANSFER: 'true' })]);
-    expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
-    const intents = await world.journal.listIntents({ instance: 'dca-btc' });
-    expect(intents.map((i) => [i.intent.kind, i.status]).sort()).toEqual([
-      ['buy-stock-market', 'done'],
-      ['transfer', 'done'],
-    ]);
-    expect(sandboxOrders()).toHaveLength(1);
-  });
-});
+  describe('a buy slot', () => {
+    it('journals the intent, places one order with the derived clientOrderId, and logs its transition', async () => {
+      const engine = world.engine([dcaBtc()]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
 
-describe('all or nothing: the guards run on every money intent before anything is sent', () => {
-  // Found on main before contract 2: [transfer 10 USDT, buy] with MAX_ORDER_QUOTE=1 moved the
-  // 10 USDT, then refused the buy, and the slot ended done (transferThenBuy, in the harness).
-  it('sends neither the transfer nor the buy when MAX_ORDER_QUOTE refuses the buy, and journals which refusal stopped which', async () => {
-    const mainBefore = formatDecimal(world.sandbox.exchange.mainBalance('USDT'));
-    const tradeBefore = formatDecimal(world.sandbox.exchange.tradeBalance('USDT').available);
-    const engine = world.engine([runtimeOf({ instance: 'tb', strategy: transferThenBuy, env: {}, maxOrderQuote: new Decimal('1') })]);
-    await engine.runSlot('tb', SLOT);
-    expect(formatDecimal(world.sandbox.exchange.mainBalance('USDT'))).toBe(mainBefore);
-    expect(sandboxOrders()).toEqual([]);
-    expect(formatDecimal(world.sandbox.exchange.tradeBalance('USDT').available)).toBe(tradeBefore);
-    const intents = await world.journal.listIntents({ instance: 'tb' });
-    expect(intents.map((i) => [i.index, i.intent.kind, i.status, i.error?.code]).sort()).toEqual([
-      [0, 'transfer', 'refused', 'group-refused'],
-      [1, 'buy-stock-market', 'refused', 'above-max-order'],
-    ]);
-    expect(intents.find((i) => i.index === 0)?.error?.message).toMatch(/intent #1 \(buy-stock-market\)/);
-  });
-});
+      const orders = sandboxOrders();
+      expect(orders).toHaveLength(1);
+      const clientOrderId = deriveClientOrderId('dca-btc', SLOT, 0);
+      expect(orders[0]?.clientOrderId).toBe(clientOrderId);
+      expect(formatDecimal(orders[0]?.amount ?? new Decimal(0))).toBe('0.001');
+      expect(orders[0]?.stp).toBe('cn');
 
-describe('a lost answer is looked up, never blindly resent', () => {
-  it('response dropped after the order committed: finds the order, places no second one', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'drop-after-commit' });
-    expect(await world.engine([dcaBtc()]).runSlot('dca-btc', SLOT)).toBe('done');
-    expect(sandboxOrders()).toHaveLength(1);
-    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
-    expect(intent?.status).toBe('done');
-    expect(await world.journal.openOrders()).toHaveLength(0);
-  });
-
-  it('5xx after the order committed: finds it, no second order', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 503, body: { message: 'maintenance' }, commit: true });
-    expect(await world.engine([dcaBtc()]).runSlot('dca-btc', SLOT)).toBe('done');
-    expect(sandboxOrders()).toHaveLength(1);
-  });
-
-  it('5xx before anything happened: never sent again; looked up over the settle window, then not-found with its budget still counted', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 502, body: { message: 'bad gateway' } });
-    const budgeted = { ...dcaBtc(), budgets: { day: new Decimal('1000') } };
-    const engine = world.engine([budgeted]);
-    expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
-    const intent = async () => (await world.journal.listIntents({ instance: 'dca-btc' }))[0];
-    expect([(await intent())?.status, (await intent())?.attempts]).toEqual(['unknown', 1]);
-    // An empty lookup seconds later is no proof: still unknown within the window.
-    await engine.track();
-    expect((await intent())?.status).toBe('unknown');
-    world.advance(TEST_SETTLE_WINDOW_MS);
-    await engine.track();
-    expect([(await intent())?.status, (await intent())?.error?.code, (await intent())?.attempts]).toEqual(['not-found', 'E_NOT_FOUND', 1]);
-    expect(sandboxOrders()).toHaveLength(0);
-    expect(await world.journal.heldBudgetReservations('dca-btc')).toHaveLength(1);
-  });
-
-  it('5xx after the order committed while the history lags: the settle-window lookups find it; nothing is sent twice', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 502, body: { message: 'bad gateway' }, commit: true });
-    world.sandbox.faults.historyLagMs = 600;
-    const engine = world.engine([dcaBtc()]);
-    expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
-    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('unknown');
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    await engine.track();
-    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
-    expect([intent?.status, intent?.attempts]).toEqual(['done', 1]);
-    expect(sandboxOrders()).toHaveLength(1);
-    expect((await world.journal.listOrders())[0]?.orderId).toBe(sandboxOrders()[0]?.orderId);
-  });
-
-  it('an answer committed late (504 now, the order a moment later) is found, not sent again', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'commit-late', status: 504, body: 'Gateway Time-out', latencyMs: 300 });
-    const engine = world.engine([dcaBtc()]);
-    expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    await engine.track();
-    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('done');
-    expect(sandboxOrders()).toHaveLength(1);
-  });
-
-  it('a reset before anything happened stays unknown over the window, then is not-found, never resent', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
-    const engine = world.engine([dcaBtc()]);
-    expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
-    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('unknown');
-    await engine.track();
-    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('unknown');
-    world.advance(TEST_SETTLE_WINDOW_MS);
-    await engine.track();
-    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
-    expect([intent?.status, intent?.error?.code]).toEqual(['not-found', 'E_NOT_FOUND']);
-    expect(sandboxOrders()).toHaveLength(0);
-  });
-
-  it('a slow answer past the timeout is resolved by the lookup once it lands', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'latency', latencyMs: 2500 });
-    const engine = world.engine([dcaBtc()]);
-    await engine.runSlot('dca-btc', SLOT);
-    await new Promise((resolve) => setTimeout(resolve, 800));
-    await engine.track();
-    expect(sandboxOrders()).toHaveLength(1);
-    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('done');
-  });
-
-  it('a rate-limit 429 means nothing happened: the slot fails, no order, trading goes on', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, message: 'Too many attempts', errors: {} }, times: 5 });
-    const engine = world.engine([dcaBtc()]);
-    expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
-    expect(sandboxOrders()).toHaveLength(0);
-    expect(world.fatal).toHaveLength(0);
-    expect(engine.fatal).toBeNull();
-  });
-
-  it('a nonce 429 ("Too many requests.") that comes back after a fresh nonce stops trading, naming another client on the key', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' }, times: 2 });
-    const engine = world.engine([dcaBtc()]);
-    await engine.runSlot('dca-btc', SLOT);
-    expect(world.fatal).toHaveLength(1);
-    expect(world.fatal[0]?.code).toBe('E_NONCE');
-    expect(world.fatal[0]?.message).toMatch(/another client is using this API key/);
-    expect(await engine.runSlot('dca-btc', SLOT + 60_000)).toBe('skipped');
-    expect(sandboxOrders()).toHaveLength(0);
-  });
-
-  it('a nonce refused once as already seen (another process drew the same millisecond) is signed afresh and sent once more: one order', async () => {
-    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' } });
-    expect(await world.engine([dcaBtc()]).runSlot('dca-btc', SLOT)).toBe('done');
-    expect(sandboxOrders()).toHaveLength(1);
-    expect(world.fatal).toEqual([]);
-  });
-
-  it('refused credentials stop trading before anything is sent', async () => {
-    const engine = world.engine([dcaBtc()], { credentials: { apiKey: world.sandbox.apiKey, apiSecret: 'not-the-secret' } });
-    await engine.runSlot('dca-btc', SLOT);
-    expect(world.fatal[0]?.code).toBe('E_AUTH');
-    expect(sandboxOrders()).toHaveLength(0);
-    expect(JSON.stringify(world.logs)).not.toContain('not-the-secret');
-  });
-});
-
-describe('transfers and flex withdrawals', () => {
-  it('a transfer whose answer was lost is confirmed by the trade balance, and the buy goes ahead', async () => {
-    world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('1000'), from: 'spot', to: 'main' });
-    world.sandbox.faults.inject({ path: TRANSFER_PATH, kind: 'drop-after-commit' });
-    expect(await world.engine([dcaBtc({ ALLOW_TRANSFER: 'true' })]).runSlot('dca-btc', SLOT)).toBe('done');
-    const transfers = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'transfer' && entry.account === 'spot');
-    expect(transfers).toHaveLength(2); // the seed's spot→main, then exactly one main→spot
-    expect(sandboxOrders()).toHaveLength(1);
-  });
-
-  it('a transfer that provably did not happen stops the buy it was funding', async () => {
-    world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('1000'), from: 'spot', to: 'main' });
-    world.sandbox.faults.inject({ path: TRANSFER_PATH, kind: 'reset' });
-    expect(await world.engine([dcaBtc({ ALLOW_TRANSFER: 'true' })]).runSlot('dca-btc', SLOT)).toBe('failed');
-    const intents = await world.journal.listIntents({ instance: 'dca-btc' });
-    const buy = intents.find((i) => i.intent.kind === 'buy-stock-market');
-    expect(buy?.status).toBe('refused');
-    expect(buy?.error?.code).toBe('earlier-intent-stopped');
-    expect(sandboxOrders()).toHaveLength(0);
-  });
-
-  it('sweeps a flex investment; a lost answer is confirmed by the investment shrinking, never resent', async () => {
-    world.sandbox.faults.inject({ path: WITHDRAW_PATH, kind: 'drop-after-commit' });
-    const sweep = runtimeOf({ instance: 'sweep', strategy: flexSweep, env: { STRATEGY: 'flex-sweep', SCHEDULE: '0 9 * * *', PLAN: DEMO_FLEX_PLAN_ID, MODE: 'all' } });
-    expect(await world.engine([sweep]).runSlot('sweep', SLOT)).toBe('done');
-    const withdrawals = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'flex-withdraw' && entry.account === 'main');
-    expect(withdrawals).toHaveLength(1);
-    expect(formatDecimal(withdrawals[0]?.delta ?? new Decimal(0))).toBe('1500');
-    const [intent] = await world.journal.listIntents({ instance: 'sweep' });
-    expect(intent?.status).toBe('done');
-  });
-
-  it('a withdraw raced by the investment closing is a refusal with its reason, not a crash', async () => {
-    const racing = defineStrategy({
-      name: 'racing',
-      describe: 'withdraws from the plan with no investment',
-      params: {},
-      reads: () => [],
-      decide: async () => [{ kind: 'flex-withdraw', plan: DEMO_EMPTY_FLEX_PLAN_ID, amount: new Decimal('10') }],
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect(intent?.status).toBe('done');
+      expect(intent?.clientOrderId).toBe(clientOrderId);
+      const stored = await world.journal.getOrder(orders[0]?.orderId ?? '');
+      expect(stored?.status).toBe('FILLED');
+      expect(formatDecimal(stored?.filledBase ?? new Decimal(0))).toBe('0.001');
+      const transitions = await world.journal.orderTransitions(orders[0]?.orderId ?? '');
+      expect(transitions.map((t) => t.toStatus)).toEqual(['FILLED']);
+      const logged = world.logs.filter((line) => line.fields['event'] === 'order-transition');
+      expect(logged).toHaveLength(1);
+      expect(logged[0]?.fields).toMatchObject({ to: 'FILLED', filledBase: '0.001', filledQuote: '65', clientOrderId });
     });
-    const engine = world.engine([runtimeOf({ instance: 'race', strategy: racing, env: {} })]);
-    expect(await engine.runSlot('race', SLOT)).toBe('done');
-    const [intent] = await world.journal.listIntents({ instance: 'race' });
-    expect(intent?.status).toBe('refused');
-    expect(intent?.error?.code).toBe('no-active-investment');
-  });
-});
 
-describe('guards', () => {
-  it('the kill switch file stops the next order at once', async () => {
-    const file = join(world.dir, 'STOP');
-    writeFileSync(file, '');
-    const engine = world.engine([dcaBtc()], { killSwitch: killSwitch({ file, env: false }) });
-    expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
-    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
-    expect([intent?.status, intent?.error?.code]).toEqual(['refused', 'kill-switch']);
-    expect(sandboxOrders()).toHaveLength(0);
-  });
-
-  it('a budget holds across engines (restarts): the buy that would cross it is refused', async () => {
-    const withBudget = () => ({ ...dcaBtc(), budgets: { day: new Decimal('100') } });
-    expect(await world.engine([withBudget()]).runSlot('dca-btc', SLOT)).toBe('done'); // 65 of 100
-    expect(await world.engine([withBudget()]).runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
-    const intents = await world.journal.listIntents({ instance: 'dca-btc' });
-    const refused = intents.filter((i) => i.status === 'refused' || i.intent.kind === 'refusal');
-    expect(refused.length).toBeGreaterThan(0);
-    expect(sandboxOrders()).toHaveLength(1);
-  });
-
-  it('MAX_ORDER_QUOTE is enforced by the engine even when a strategy ignores it', async () => {
-    const reckless = defineStrategy({
-      name: 'reckless',
-      describe: 'buys 1 BTC',
-      params: {},
-      reads: () => ['markets', 'prices'],
-      decide: async () => [{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.01') }],
+    it('never runs a journalled slot twice, whatever asks for it', async () => {
+      const engine = world.engine([dcaBtc()]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('already');
+      const again = world.engine([dcaBtc()]);
+      expect(await again.runSlot('dca-btc', SLOT)).toBe('already');
+      expect(sandboxOrders()).toHaveLength(1);
     });
-    const instance = { ...runtimeOf({ instance: 'reckless', strategy: reckless, env: {} }), maxOrderQuote: new Decimal('100') };
-    expect(await world.engine([instance]).runSlot('reckless', SLOT)).toBe('done');
-    const [intent] = await world.journal.listIntents({ instance: 'reckless' });
-    expect([intent?.status, intent?.error?.code]).toEqual(['refused', 'above-max-order']);
-    expect(sandboxOrders()).toHaveLength(0);
-  });
 
-  it('a strategy that throws is disabled; the others keep running', async () => {
-    const broken = defineStrategy({
-      name: 'broken',
-      describe: 'throws',
-      params: {},
-      reads: () => [],
-      decide: async () => {
-        throw new TypeError('oops');
-      },
+    it('runs two overlapping calls of one slot once', async () => {
+      const engine = world.engine([dcaBtc()]);
+      const outcomes = await Promise.all([engine.runSlot('dca-btc', SLOT), engine.runSlot('dca-btc', SLOT)]);
+      expect(outcomes.sort()).toEqual(['already', 'done']);
+      expect(sandboxOrders()).toHaveLength(1);
     });
-    const engine = world.engine([runtimeOf({ instance: 'broken', strategy: broken, env: {} }), dcaBtc()]);
-    expect(await engine.runSlot('broken', SLOT)).toBe('disabled');
-    expect(engine.isEnabled('broken')).toBe(false);
-    expect(await engine.runSlot('broken', SLOT + 60_000)).toBe('disabled');
-    expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
-    expect((await world.journal.getSlot({ instance: 'broken', slotTimeMs: SLOT }))?.status).toBe('failed');
-  });
-});
 
-describe('reconciliation on start', () => {
-  it('resolves a buy a crash left "sent": found at the exchange → done, with its transition', async () => {
-    const instance = dcaBtc();
-    const clientOrderId = deriveClientOrderId('dca-btc', SLOT, 0);
-    // What a crash right after the send leaves: the slot claimed, the intent sent, the order placed.
-    await world.journal.claimSlot({ instance: 'dca-btc', slotTimeMs: SLOT, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001'), stp: 'no' } }] });
-    const [pending] = await world.journal.listIntents({ instance: 'dca-btc' });
-    await world.journal.updateIntent(pending?.intentId ?? '', { status: 'sent' });
-    world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId });
-
-    const engine = world.engine([instance]);
-    const summary = await engine.reconcile();
-    expect(summary).toEqual({ resolved: 1, unresolved: 0, slotsClosed: 1 });
-    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
-    expect(intent?.status).toBe('done');
-    expect((await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: SLOT }))?.status).toBe('done');
-    expect(await engine.runSlot('dca-btc', SLOT)).toBe('already');
-    expect(sandboxOrders()).toHaveLength(1);
+    it('funds the trade balance from main first when allowed, and buys after the transfer shows', async () => {
+      world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('1000'), from: 'spot', to: 'main' });
+      const engine = world.engine([dcaBtc({ ALLOW_TRANSFER: 'true' })]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
+      const intents = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect(intents.map((i) => [i.intent.kind, i.status]).sort()).toEqual([
+        ['buy-stock-market', 'done'],
+        ['transfer', 'done'],
+      ]);
+      expect(sandboxOrders()).toHaveLength(1);
+    });
   });
 
-  it('an intent journalled but never sent is failed, not sent late', async () => {
-    await world.journal.claimSlot({ instance: 'dca-btc', slotTimeMs: SLOT, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001') } }] });
-    await world.engine([dcaBtc()]).reconcile();
-    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
-    expect([intent?.status, intent?.error?.code]).toEqual(['failed', 'E_INTERRUPTED']);
-    expect(sandboxOrders()).toHaveLength(0);
+  describe('all or nothing: the guards run on every money intent before anything is sent', () => {
+    // Found on main before contract 2: [transfer 10 USDT, buy] with MAX_ORDER_QUOTE=1 moved the
+    // 10 USDT, then refused the buy, and the slot ended done (transferThenBuy, in the harness).
+    it('sends neither the transfer nor the buy when MAX_ORDER_QUOTE refuses the buy, and journals which refusal stopped which', async () => {
+      const mainBefore = formatDecimal(world.sandbox.exchange.mainBalance('USDT'));
+      const tradeBefore = formatDecimal(world.sandbox.exchange.tradeBalance('USDT').available);
+      const engine = world.engine([runtimeOf({ instance: 'tb', strategy: transferThenBuy, env: {}, maxOrderQuote: new Decimal('1') })]);
+      await engine.runSlot('tb', SLOT);
+      expect(formatDecimal(world.sandbox.exchange.mainBalance('USDT'))).toBe(mainBefore);
+      expect(sandboxOrders()).toEqual([]);
+      expect(formatDecimal(world.sandbox.exchange.tradeBalance('USDT').available)).toBe(tradeBefore);
+      const intents = await world.journal.listIntents({ instance: 'tb' });
+      expect(intents.map((i) => [i.index, i.intent.kind, i.status, i.error?.code]).sort()).toEqual([
+        [0, 'transfer', 'refused', 'group-refused'],
+        [1, 'buy-stock-market', 'refused', 'above-max-order'],
+      ]);
+      expect(intents.find((i) => i.index === 0)?.error?.message).toMatch(/intent #1 \(buy-stock-market\)/);
+    });
   });
 
-  it('a buy a crash left "sent" with no order yet is not concluded at restart: the window counts from the send, and an order landing late is found', async () => {
-    await world.journal.claimSlot({ instance: 'dca-btc', slotTimeMs: SLOT, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001') } }] });
-    const [pending] = await world.journal.listIntents({ instance: 'dca-btc' });
-    await world.journal.updateIntent(pending?.intentId ?? '', { status: 'sent' });
-    const engine = world.engine([dcaBtc()]);
-    expect(await engine.reconcile()).toEqual({ resolved: 0, unresolved: 1, slotsClosed: 1 });
-    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('unknown');
-    // The exchange processes the request late (after the restart).
-    world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: deriveClientOrderId('dca-btc', SLOT, 0) });
-    await engine.track();
-    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('done');
-    expect(sandboxOrders()).toHaveLength(1);
+  describe('a lost answer is looked up, never blindly resent', () => {
+    it('response dropped after the order committed: finds the order, places no second one', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'drop-after-commit' });
+      expect(await world.engine([dcaBtc()]).runSlot('dca-btc', SLOT)).toBe('done');
+      expect(sandboxOrders()).toHaveLength(1);
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect(intent?.status).toBe('done');
+      expect(await world.journal.openOrders()).toHaveLength(0);
+    });
+
+    it('5xx after the order committed: finds it, no second order', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 503, body: { message: 'maintenance' }, commit: true });
+      expect(await world.engine([dcaBtc()]).runSlot('dca-btc', SLOT)).toBe('done');
+      expect(sandboxOrders()).toHaveLength(1);
+    });
+
+    it('5xx before anything happened: never sent again; looked up over the settle window, then not-found with its budget still counted', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 502, body: { message: 'bad gateway' } });
+      const budgeted = { ...dcaBtc(), budgets: { day: new Decimal('1000') } };
+      const engine = world.engine([budgeted]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
+      const intent = async () => (await world.journal.listIntents({ instance: 'dca-btc' }))[0];
+      expect([(await intent())?.status, (await intent())?.attempts]).toEqual(['unknown', 1]);
+      // An empty lookup seconds later is no proof: still unknown within the window.
+      await engine.track();
+      expect((await intent())?.status).toBe('unknown');
+      world.advance(TEST_SETTLE_WINDOW_MS);
+      await engine.track();
+      expect([(await intent())?.status, (await intent())?.error?.code, (await intent())?.attempts]).toEqual(['not-found', 'E_NOT_FOUND', 1]);
+      expect(sandboxOrders()).toHaveLength(0);
+      expect(await world.journal.heldBudgetReservations('dca-btc')).toHaveLength(1);
+    });
+
+    it('5xx after the order committed while the history lags: the settle-window lookups find it; nothing is sent twice', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 502, body: { message: 'bad gateway' }, commit: true });
+      world.sandbox.faults.historyLagMs = 600;
+      const engine = world.engine([dcaBtc()]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
+      expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('unknown');
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      await engine.track();
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect([intent?.status, intent?.attempts]).toEqual(['done', 1]);
+      expect(sandboxOrders()).toHaveLength(1);
+      expect((await world.journal.listOrders())[0]?.orderId).toBe(sandboxOrders()[0]?.orderId);
+    });
+
+    it('an answer committed late (504 now, the order a moment later) is found, not sent again', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'commit-late', status: 504, body: 'Gateway Time-out', latencyMs: 300 });
+      const engine = world.engine([dcaBtc()]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await engine.track();
+      expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('done');
+      expect(sandboxOrders()).toHaveLength(1);
+    });
+
+    it('a reset before anything happened stays unknown over the window, then is not-found, never resent', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
+      const engine = world.engine([dcaBtc()]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
+      expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('unknown');
+      await engine.track();
+      expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('unknown');
+      world.advance(TEST_SETTLE_WINDOW_MS);
+      await engine.track();
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect([intent?.status, intent?.error?.code]).toEqual(['not-found', 'E_NOT_FOUND']);
+      expect(sandboxOrders()).toHaveLength(0);
+    });
+
+    it('a slow answer past the timeout is resolved by the lookup once it lands', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'latency', latencyMs: 2500 });
+      const engine = world.engine([dcaBtc()]);
+      await engine.runSlot('dca-btc', SLOT);
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      await engine.track();
+      expect(sandboxOrders()).toHaveLength(1);
+      expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('done');
+    });
+
+    it('a rate-limit 429 means nothing happened: the slot fails, no order, trading goes on', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, message: 'Too many attempts', errors: {} }, times: 5 });
+      const engine = world.engine([dcaBtc()]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
+      expect(sandboxOrders()).toHaveLength(0);
+      expect(world.fatal).toHaveLength(0);
+      expect(engine.fatal).toBeNull();
+    });
+
+    it('a nonce 429 ("Too many requests.") that comes back after a fresh nonce stops trading, naming another client on the key', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' }, times: 2 });
+      const engine = world.engine([dcaBtc()]);
+      await engine.runSlot('dca-btc', SLOT);
+      expect(world.fatal).toHaveLength(1);
+      expect(world.fatal[0]?.code).toBe('E_NONCE');
+      expect(world.fatal[0]?.message).toMatch(/another client is using this API key/);
+      expect(await engine.runSlot('dca-btc', SLOT + 60_000)).toBe('skipped');
+      expect(sandboxOrders()).toHaveLength(0);
+    });
+
+    it('a nonce refused once as already seen (another process drew the same millisecond) is signed afresh and sent once more: one order', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' } });
+      expect(await world.engine([dcaBtc()]).runSlot('dca-btc', SLOT)).toBe('done');
+      expect(sandboxOrders()).toHaveLength(1);
+      expect(world.fatal).toEqual([]);
+    });
+
+    it('refused credentials stop trading before anything is sent', async () => {
+      const engine = world.engine([dcaBtc()], { credentials: { apiKey: world.sandbox.apiKey, apiSecret: 'not-the-secret' } });
+      await engine.runSlot('dca-btc', SLOT);
+      expect(world.fatal[0]?.code).toBe('E_AUTH');
+      expect(sandboxOrders()).toHaveLength(0);
+      expect(JSON.stringify(world.logs)).not.toContain('not-the-secret');
+    });
+  });
+
+  describe('transfers and flex withdrawals', () => {
+    it('a transfer whose answer was lost is confirmed by the trade balance, and the buy goes ahead', async () => {
+      world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('1000'), from: 'spot', to: 'main' });
+      world.sandbox.faults.inject({ path: TRANSFER_PATH, kind: 'drop-after-commit' });
+      expect(await world.engine([dcaBtc({ ALLOW_TRANSFER: 'true' })]).runSlot('dca-btc', SLOT)).toBe('done');
+      const transfers = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'transfer' && entry.account === 'spot');
+      expect(transfers).toHaveLength(2); // the seed's spot→main, then exactly one main→spot
+      expect(sandboxOrders()).toHaveLength(1);
+    });
+
+    it('a transfer that provably did not happen stops the buy it was funding', async () => {
+      world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('1000'), from: 'spot', to: 'main' });
+      world.sandbox.faults.inject({ path: TRANSFER_PATH, kind: 'reset' });
+      expect(await world.engine([dcaBtc({ ALLOW_TRANSFER: 'true' })]).runSlot('dca-btc', SLOT)).toBe('failed');
+      const intents = await world.journal.listIntents({ instance: 'dca-btc' });
+      const buy = intents.find((i) => i.intent.kind === 'buy-stock-market');
+      expect(buy?.status).toBe('refused');
+      expect(buy?.error?.code).toBe('earlier-intent-stopped');
+      expect(sandboxOrders()).toHaveLength(0);
+    });
+
+    it('sweeps a flex investment; a lost answer is confirmed by the investment shrinking, never resent', async () => {
+      world.sandbox.faults.inject({ path: WITHDRAW_PATH, kind: 'drop-after-commit' });
+      const sweep = runtimeOf({ instance: 'sweep', strategy: flexSweep, env: { STRATEGY: 'flex-sweep', SCHEDULE: '0 9 * * *', PLAN: DEMO_FLEX_PLAN_ID, MODE: 'all' } });
+      expect(await world.engine([sweep]).runSlot('sweep', SLOT)).toBe('done');
+      const withdrawals = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'flex-withdraw' && entry.account === 'main');
+      expect(withdrawals).toHaveLength(1);
+      expect(formatDecimal(withdrawals[0]?.delta ?? new Decimal(0))).toBe('1500');
+      const [intent] = await world.journal.listIntents({ instance: 'sweep' });
+      expect(intent?.status).toBe('done');
+    });
+
+    it('a withdraw raced by the investment closing is a refusal with its reason, not a crash', async () => {
+      const racing = defineStrategy({
+        name: 'racing',
+        describe: 'withdraws from the plan with no investment',
+        params: {},
+        reads: () => [],
+        decide: async () => [{ kind: 'flex-withdraw', plan: DEMO_EMPTY_FLEX_PLAN_ID, amount: new Decimal('10') }],
+      });
+      const engine = world.engine([runtimeOf({ instance: 'race', strategy: racing, env: {} })]);
+      expect(await engine.runSlot('race', SLOT)).toBe('done');
+      const [intent] = await world.journal.listIntents({ instance: 'race' });
+      expect(intent?.status).toBe('refused');
+      expect(intent?.error?.code).toBe('no-active-investment');
+    });
+  });
+
+  describe('guards', () => {
+    it('the kill switch file stops the next order at once', async () => {
+      const file = join(world.dir, 'STOP');
+      writeFileSync(file, '');
+      const engine = world.engine([dcaBtc()], { killSwitch: killSwitch({ file, env: false }) });
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect([intent?.status, intent?.error?.code]).toEqual(['refused', 'kill-switch']);
+      expect(sandboxOrders()).toHaveLength(0);
+    });
+
+    it('a budget holds across engines (restarts): the buy that would cross it is refused', async () => {
+      const withBudget = () => ({ ...dcaBtc(), budgets: { day: new Decimal('100') } });
+      expect(await world.engine([withBudget()]).runSlot('dca-btc', SLOT)).toBe('done'); // 65 of 100
+      expect(await world.engine([withBudget()]).runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
+      const intents = await world.journal.listIntents({ instance: 'dca-btc' });
+      const refused = intents.filter((i) => i.status === 'refused' || i.intent.kind === 'refusal');
+      expect(refused.length).toBeGreaterThan(0);
+      expect(sandboxOrders()).toHaveLength(1);
+    });
+
+    it('MAX_ORDER_QUOTE is enforced by the engine even when a strategy ignores it', async () => {
+      const reckless = defineStrategy({
+        name: 'reckless',
+        describe: 'buys 1 BTC',
+        params: {},
+        reads: () => ['markets', 'prices'],
+        decide: async () => [{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.01') }],
+      });
+      const instance = { ...runtimeOf({ instance: 'reckless', strategy: reckless, env: {} }), maxOrderQuote: new Decimal('100') };
+      expect(await world.engine([instance]).runSlot('reckless', SLOT)).toBe('done');
+      const [intent] = await world.journal.listIntents({ instance: 'reckless' });
+      expect([intent?.status, intent?.error?.code]).toEqual(['refused', 'above-max-order']);
+      expect(sandboxOrders()).toHaveLength(0);
+    });
+
+    it('a strategy that throws is disabled; the others keep running', async () => {
+      const broken = defineStrategy({
+        name: 'broken',
+        describe: 'throws',
+        params: {},
+        reads: () => [],
+        decide: async () => {
+          throw new TypeError('oops');
+        },
+      });
+      const engine = world.engine([runtimeOf({ instance: 'broken', strategy: broken, env: {} }), dcaBtc()]);
+      expect(await engine.runSlot('broken', SLOT)).toBe('disabled');
+      expect(engine.isEnabled('broken')).toBe(false);
+      expect(await engine.runSlot('broken', SLOT + 60_000)).toBe('disabled');
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
+      expect((await world.journal.getSlot({ instance: 'broken', slotTimeMs: SLOT }))?.status).toBe('failed');
+    });
+  });
+
+  describe('reconciliation on start', () => {
+    it('resolves a buy a crash left "sent": found at the exchange → done, with its transition', async () => {
+      const instance = dcaBtc();
+      const clientOrderId = deriveClientOrderId('dca-btc', SLOT, 0);
+      // What a crash right after the send leaves: the slot claimed, the intent sent, the order placed.
+      await world.journal.claimSlot({ instance: 'dca-btc', slotTimeMs: SLOT, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001'), stp: 'no' } }] });
+      const [pending] = await world.journal.listIntents({ instance: 'dca-btc' });
+      await world.journal.updateIntent(pending?.intentId ?? '', { status: 'sent' });
+      world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId });
+
+      const engine = world.engine([instance]);
+      const summary = await engine.reconcile();
+      expect(summary).toEqual({ resolved: 1, unresolved: 0, slotsClosed: 1 });
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect(intent?.status).toBe('done');
+      expect((await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: SLOT }))?.status).toBe('done');
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('already');
+      expect(sandboxOrders()).toHaveLength(1);
+    });
+
+    it('an intent journalled but never sent is failed, not sent late', async () => {
+      await world.journal.claimSlot({ instance: 'dca-btc', slotTimeMs: SLOT, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001') } }] });
+      await world.engine([dcaBtc()]).reconcile();
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect([intent?.status, intent?.error?.code]).toEqual(['failed', 'E_INTERRUPTED']);
+      expect(sandboxOrders()).toHaveLength(0);
+    });
+
+    it('a buy a crash left "sent" with no order yet is not concluded at restart: the window counts from the send, and an order landing late is found', async () => {
+      await world.journal.claimSlot({ instance: 'dca-btc', slotTimeMs: SLOT, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001') } }] });
+      const [pending] = await world.journal.listIntents({ instance: 'dca-btc' });
+      await world.journal.updateIntent(pending?.intentId ?? '', { status: 'sent' });
+      const engine = world.engine([dcaBtc()]);
+      expect(await engine.reconcile()).toEqual({ resolved: 0, unresolved: 1, slotsClosed: 1 });
+      expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('unknown');
+      // The exchange processes the request late (after the restart).
+      world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: deriveClientOrderId('dca-btc', SLOT, 0) });
+      await engine.track();
+      expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('done');
+      expect(sandboxOrders()).toHaveLength(1);
+    });
   });
 });

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
-import { TempWorld, order } from './helpers.ts';
+import { JOURNAL_KINDS, TempWorld, order } from './helpers.ts';
 
 let world: TempWorld;
 beforeEach(() => {
@@ -21,9 +21,10 @@ const positiveDecimalText = fc
   })
   .map((text) => formatDecimal(new Decimal(text)));
 
-describe('decimal amounts', () => {
+describe.each(JOURNAL_KINDS)('decimal amounts (%s journal)', (kind) => {
   it('round-trip exactly through intents, orders, transitions, transfers and budgets, also after reopen', async () => {
-    let journal = await world.opened();
+    world.kind = kind;
+    let journal = await world.openJournal();
     const written: { slotTimeMs: number; amount: string; fee: string }[] = [];
     await fc.assert(
       fc.asyncProperty(positiveDecimalText, positiveDecimalText, async (amount, fee) => {
@@ -57,7 +58,7 @@ describe('decimal amounts', () => {
       { numRuns: 60 },
     );
     await journal.close();
-    journal = await world.opened();
+    journal = await world.openJournal();
     for (const [i, { slotTimeMs, amount, fee }] of written.entries()) {
       const [buyIntent, transferIntent] = await journal.listIntents({ instance: 'd', slotTimeMs });
       expect(buyIntent?.intent.kind === 'buy-stock-market' && formatDecimal(buyIntent.intent.amount)).toBe(amount);
@@ -78,7 +79,9 @@ describe('decimal amounts', () => {
       expect(formatDecimal(spent.month)).toBe(amount);
     }
   });
+});
 
+describe('decimal amounts in the SQLite file', () => {
   it('stores money as plain decimal TEXT that a shell can read, never REAL or exponent notation', async () => {
     const journal = await world.opened();
     await journal.recordOrderSnapshot(order({ fee: new Decimal('0.00000000000000000000000001'), filledQuote: new Decimal('123456789012345678901234567890.5') }));

@@ -5,21 +5,27 @@ import { Decimal } from '../../src/domain/money.ts';
 import type { Order } from '../../src/domain/order.ts';
 import type { Journal } from '../../src/store/journal.ts';
 import { MemoryJournal } from '../../src/store/memory-journal.ts';
+import { PgJournal } from '../../src/store/pg-journal.ts';
 import { SqliteJournal, type SqliteJournalOptions } from '../../src/store/sqlite-journal.ts';
+import { createDatabase, dropDatabase, pgCluster } from '../support/pg-databases.ts';
+
+export type JournalKind = 'sqlite' | 'memory' | 'pg';
 
 /**
  * The journals that keep the Journal contract: the contract suites (slots, intents, orders,
- * budgets, adoption) run against each, so the backtest's journal in memory and the daemon's
- * SQLite file cannot drift apart.
+ * budgets, adoption) run against each, so the backtest's journal in memory, the daemon's
+ * SQLite file and its PostgreSQL database cannot drift apart. PostgreSQL joins when the test
+ * run started a cluster (test/support/pg-global-setup.ts says so when it could not).
  */
-export const JOURNAL_KINDS = ['sqlite', 'memory'] as const;
-export type JournalKind = (typeof JOURNAL_KINDS)[number];
+export const JOURNAL_KINDS: readonly JournalKind[] = pgCluster() === null ? ['sqlite', 'memory'] : ['sqlite', 'memory', 'pg'];
 
 /** A fresh temp dir per test; `cleanup` closes what was opened in it and removes it. */
 export class TempWorld {
   readonly dir: string;
-  readonly #journals: SqliteJournal[] = [];
+  readonly #journals: Array<SqliteJournal | PgJournal> = [];
   #memory: MemoryJournal | null = null;
+  /** The PostgreSQL database of this world (created on first use, dropped by cleanup). */
+  #pgUrl: Promise<string> | null = null;
   /** Which journal `openJournal` opens. */
   kind: JournalKind = 'sqlite';
   nowMs = 1_700_000_000_000;
@@ -57,13 +63,30 @@ export class TempWorld {
    */
   async openJournal(): Promise<Journal> {
     if (this.kind === 'sqlite') return this.opened();
+    if (this.kind === 'pg') {
+      const journal = new PgJournal({ url: await this.pgUrl(), schema: 'stacker_live', clock: () => this.nowMs, newId: () => `run-${++this.#ids}` });
+      this.#journals.push(journal);
+      await journal.open();
+      return journal;
+    }
     this.#memory ??= new MemoryJournal({ clock: () => this.nowMs, newId: () => `run-${++this.#ids}` });
     await this.#memory.open();
     return this.#memory;
   }
 
+  /** This world's PostgreSQL database (a new one on the test cluster), as a URL. */
+  async pgUrl(): Promise<string> {
+    const cluster = pgCluster();
+    if (cluster === null) throw new Error('no PostgreSQL cluster in this test run');
+    // The promise is kept, so journals opened at once share one database.
+    this.#pgUrl ??= createDatabase(cluster);
+    return this.#pgUrl;
+  }
+
   async cleanup(): Promise<void> {
     for (const journal of this.#journals) await journal.close();
+    const cluster = pgCluster();
+    if (this.#pgUrl !== null && cluster !== null) await dropDatabase(cluster, await this.#pgUrl);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -11,3 +11,14 @@ export function thrownBy<E extends Error>(type: abstract new (...args: never[]) 
   }
   throw new Error(`expected a ${type.name}, nothing was thrown`);
 }
+
+
+/** Run a promise that must fail, and return its error. */
+export async function failure(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a failure, got success');
+}

@@ -7,6 +7,8 @@ import type { Strategy } from '../../engine/contract.ts';
 import type { PreflightResult } from '../../engine/preflight.ts';
 import type { Exchange } from '../../exchange/port.ts';
 import type { CommandContext } from '../context.ts';
+import { journalPath } from '../../store/open-store.ts';
+import { JOURNAL_SCHEMAS } from '../../store/pg-schemas.ts';
 import { fields, json } from '../output.ts';
 
 /**
@@ -136,6 +138,8 @@ export interface ConfigSummary {
   readonly endpointSource: string;
   readonly credentials: 'set' | 'not set';
   readonly dataDir: string;
+  /** Where the journal is: the data dir's SQLite file, or the PostgreSQL database (password as ***) and schema. */
+  readonly journal: string;
   readonly strategiesDir: string;
   readonly metrics: string | null;
   /** The notification channels (never a URL's path, a secret or a token) and the events they get; empty when none. */
@@ -168,6 +172,7 @@ export function describeConfig(config: DaemonConfig, nowMs: number, fileExists: 
     endpointSource: config.settings.endpointSource,
     credentials: config.settings.credentials === null ? 'not set' : 'set',
     dataDir: config.dataDir,
+    journal: config.databaseUrl === null ? journalPath(config.dataDir, config.mode) : `${config.databaseUrl.shown} (schema ${JOURNAL_SCHEMAS[config.mode]})`,
     strategiesDir: config.strategiesDir,
     metrics: config.metricsPort === null ? null : `http://${hostForUrl(config.metricsHost)}:${config.metricsPort}/metrics`,
     notifications: notificationChannels(config.notify),
@@ -226,6 +231,7 @@ export function renderConfig(summary: ConfigSummary): string {
     ['mode', summary.modeNote === null ? summary.mode : `${summary.mode} (${summary.modeNote})`],
     ['exchange', `${summary.endpoint}, ${summary.endpointSource === 'default' ? 'the default' : `set by ${summary.endpointSource}`}${summary.mode === 'live' ? `; credentials ${summary.credentials}` : ''}`],
     ['data dir', summary.dataDir],
+    ['journal', summary.journal],
     ['strategies', `${summary.strategiesDir} (${summary.instances.length} instance${summary.instances.length === 1 ? '' : 's'})`],
     ['kill switch', killSwitch],
     ['metrics', summary.metrics ?? 'off'],

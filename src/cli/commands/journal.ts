@@ -3,7 +3,7 @@ import type { Intent } from '../../domain/intent.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order.ts';
 import { INTENT_STATUSES, type IntentRecord, type IntentStatus, type JournalEntry, type StoredOrder } from '../../store/journal.ts';
-import type { SqliteJournal } from '../../store/sqlite-journal.ts';
+import type { StoredJournal } from '../../store/open-store.ts';
 import { LIST_DEFAULT, LIST_LIMIT, checkAll, integerIn, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { json, table } from '../output.ts';
@@ -108,6 +108,55 @@ export async function resolveIntent(ctx: CommandContext, flags: ResolveFlags, de
   }, { write: true });
 }
 
+export interface MigrateFlags extends GlobalPart {
+  readonly dataDir?: string;
+  readonly mode?: string;
+  readonly to?: string;
+}
+
+/**
+ * `stacker journal migrate --to postgres://…`: copy the data dir's SQLite journal of a mode into
+ * PostgreSQL (idempotent, verified by rows per table and sums of money before it commits). The
+ * URL comes from --to or STACKER_DATABASE_URL and is printed without its password.
+ */
+export async function migrate(ctx: CommandContext, flags: MigrateFlags, deps: ReadDeps = {}): Promise<void> {
+  const { loadJournalLocation } = await import('../../config/journal-location.ts');
+  const { makeDatabaseUrl } = await import('../../config/daemon-env.ts');
+  const { databaseUrlProblem } = await import('../../store/pg-url.ts');
+  const location = await loadJournalLocation({ envFile: flags.envFile, dataDir: flags.dataDir, mode: flags.mode }, deps.env === undefined ? {} : { env: deps.env });
+  let target = location.databaseUrl;
+  if (flags.to !== undefined) {
+    const problem = databaseUrlProblem(flags.to);
+    if (problem !== null) throw InputError.one('--to', problem);
+    target = makeDatabaseUrl(flags.to);
+  }
+  if (target === null) throw InputError.one('--to', 'name the PostgreSQL database to copy into: --to postgres://user@host/database, or set STACKER_DATABASE_URL (which keeps a password out of the shell history)');
+  const { copySqliteJournalToPg } = await import('../../store/pg-copy.ts');
+  const copy = await copySqliteJournalToPg({ dataDir: location.dataDir, mode: location.mode, url: target.url });
+  if (ctx.json) {
+    ctx.io.out(json({ from: copy.from, to: copy.to, journalId: copy.journalId, copied: copy.copied, tables: copy.tables, sums: copy.sums.map((s) => ({ column: s.column, sqlite: s.source, postgres: s.target })) }));
+    return;
+  }
+  ctx.io.out(`${copy.from} → ${copy.to} (journal ${copy.journalId})\n`);
+  ctx.io.out(
+    table(
+      [{ header: 'TABLE' }, { header: 'SQLITE', align: 'right' }, { header: 'COPIED', align: 'right' }, { header: 'POSTGRESQL', align: 'right' }],
+      copy.tables.map((t) => [t.table, String(t.source), String(t.copied), String(t.target)]),
+    ),
+  );
+  ctx.io.out(
+    table(
+      [{ header: 'MONEY COLUMN' }, { header: 'SUM IN SQLITE', align: 'right' }, { header: 'SUM IN POSTGRESQL', align: 'right' }],
+      copy.sums.map((s) => [s.column, formatDecimal(s.source), formatDecimal(s.target)]),
+    ),
+  );
+  ctx.io.out(
+    copy.copied === 0
+      ? 'nothing new to copy: PostgreSQL already holds every row of this journal (rows and sums verified)\n'
+      : `copied ${copy.copied} row(s); rows and sums verified. Set STACKER_DATABASE_URL to this database and start stacker; keep ${copy.from} as a backup.\n`,
+  );
+}
+
 /** `stacker orders`. */
 export async function orders(ctx: CommandContext, flags: OrdersFlags, deps: ReadDeps = {}): Promise<void> {
   const args = checkAll({
@@ -210,7 +259,7 @@ interface OrderRow extends StoredOrder {
   readonly transitions: ReadonlyArray<{ seq: number; from: OrderStatus | null; to: OrderStatus; filledBase: Decimal; filledQuote: Decimal; fee: Decimal; atMs: number }>;
 }
 
-async function describeOrder(store: SqliteJournal, order: StoredOrder): Promise<OrderRow> {
+async function describeOrder(store: StoredJournal, order: StoredOrder): Promise<OrderRow> {
   const [intent, transitions] = await Promise.all([order.intentId === null ? null : store.getIntent(order.intentId), store.orderTransitions(order.orderId)]);
   return {
     ...order,
@@ -230,7 +279,7 @@ interface JournalLabel {
 export async function withJournal(
   flags: GlobalPart & { readonly dataDir?: string; readonly mode?: string },
   deps: ReadDeps,
-  work: (store: SqliteJournal, label: JournalLabel) => Promise<void>,
+  work: (store: StoredJournal, label: JournalLabel) => Promise<void>,
   options: { readonly write?: boolean } = {},
 ): Promise<void> {
   const { loadJournalLocation } = await import('../../config/journal-location.ts');
@@ -239,11 +288,17 @@ export async function withJournal(
   const { StoreError } = await import('../../store/errors.ts');
   const { existsSync } = await import('node:fs');
   const { resolve } = await import('node:path');
-  let store: SqliteJournal;
+  let store: StoredJournal;
   try {
-    store = await openStoreForReading({ dataDir: location.dataDir, mode: location.mode, ...(options.write === true ? { write: true } : {}) });
+    store = await openStoreForReading({
+      dataDir: location.dataDir,
+      mode: location.mode,
+      ...(options.write === true ? { write: true } : {}),
+      ...(location.databaseUrl === null ? {} : { databaseUrl: location.databaseUrl.url }),
+    });
   } catch (error) {
     if (!(error instanceof StoreError) || error.reason !== 'not-found') throw error;
+    if (location.databaseUrl !== null) throw new ConfigError([{ field: flags.mode === undefined ? 'journal' : '--mode', rule: `${error.message}${modeOrigin(location.modeSource)}` }]);
     const others = (Object.keys(JOURNAL_FILES) as Array<keyof typeof JOURNAL_FILES>).filter((mode) => mode !== location.mode && existsSync(journalPath(resolve(location.dataDir), mode)));
     const hint = others.length === 0 ? 'stacker has not run in this data dir yet' : `this data dir has ${others.map((mode) => `a ${mode} journal (--mode ${mode})`).join(' and ')}`;
     throw new ConfigError([

@@ -7,6 +7,7 @@ export interface RunFlags {
   readonly dataDir?: string;
   readonly live?: boolean;
   readonly rebuildJournal?: boolean;
+  readonly standby?: boolean;
   readonly once?: boolean;
   readonly instance?: string;
 }
@@ -35,10 +36,12 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
   });
   const once = flags.once === true ? { instances: onceInstances(config.instances, flags.instance) } : undefined;
   if (flags.once !== true && flags.instance !== undefined) throw InputError.one('--instance', 'only applies with --once (a daemon runs every enabled instance on its schedule)');
+  if (flags.standby === true && config.databaseUrl === null) throw InputError.one('--standby', 'needs the journal in PostgreSQL (set STACKER_DATABASE_URL): daemons share a journal only through a database');
+  if (flags.standby === true && once !== undefined) throw InputError.one('--standby', 'does not go with --once (a standby waits; --once runs now)');
   const logger = await createLogger({ level: config.settings.logLevel });
   const metrics = new Metrics({ mode: config.mode });
   const exchange = await createExchange(config, logger, { onRequest: (event) => metrics.apiRequest(event) });
-  const result = await runDaemon({ config, logger, exchange, metrics, handleSignals: true, rebuildJournal: flags.rebuildJournal === true, ...(once === undefined ? {} : { once }) });
+  const result = await runDaemon({ config, logger, exchange, metrics, handleSignals: true, rebuildJournal: flags.rebuildJournal === true, standby: flags.standby === true, ...(once === undefined ? {} : { once }) });
   // Trading stopped (credentials, nonce, a lost journal, foreign orders): leave with that error's exit code and message.
   if (result.fatal !== null) throw result.fatal.cause;
   if (once !== undefined) {

@@ -1,8 +1,8 @@
-import type { SQLOutputValue } from 'node:sqlite';
 import { type Decimal, parseDecimalStrict } from '../domain/money.ts';
-import { ORDER_STATUSES, type OrderSide, type OrderStatus, STP_MODES, type Stp, readStp } from '../domain/order.ts';
+import { ORDER_STATUSES, type Order, type OrderSide, type OrderStatus, STP_MODES, type Stp, readStp } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 import { decodeIntent, decodeTextMap } from './intent-codec.ts';
+import { checkOrder, orderMoney } from './journal-rules.ts';
 import {
   FINDING_KINDS,
   type FindingKind,
@@ -17,6 +17,7 @@ import {
   type IntentStatus,
   OPERATION_STATUSES,
   type OperationStatus,
+  type OperatorControls,
   type OrderTransition,
   type RunMode,
   type RunRecord,
@@ -27,7 +28,11 @@ import {
   type TransferRecord,
 } from './journal.ts';
 
-export type Row = Record<string, SQLOutputValue>;
+/**
+ * One row as a store returns it: SQLite (node:sqlite) and PostgreSQL (pg, with int8 read as a
+ * safe Number and numeric as text) both give text, numbers and nulls, so one reader checks both.
+ */
+export type Row = Readonly<Record<string, unknown>>;
 
 /** Typed, checked access to one row; `where` names the row in any error. */
 export class RowReader {
@@ -81,6 +86,17 @@ export class RowReader {
 
 const RUN_MODES: readonly RunMode[] = ['live', 'dry-run', 'backtest'];
 const RESERVATION_STATES: readonly BudgetReservationState[] = ['held', 'released', 'settled'];
+
+/** The operator_controls table's rows (control, target, since_ms) as the controls they hold. */
+export function controlsFromRows(rows: Iterable<Row>): OperatorControls {
+  const paused = new Map<string, number>();
+  let killSwitchSinceMs: number | null = null;
+  for (const row of rows) {
+    if (row['control'] === 'pause') paused.set(String(row['target']), Number(row['since_ms']));
+    else killSwitchSinceMs = Number(row['since_ms']);
+  }
+  return { paused, killSwitchSinceMs };
+}
 
 export function runFromRow(row: Row): RunRecord {
   const r = new RowReader(row, `runs row ${String(row['run_id'])}`);
@@ -231,4 +247,34 @@ export function reservationFromRow(row: Row): BudgetReservation {
     createdAtMs: r.int('created_at_ms'),
     updatedAtMs: r.int('updated_at_ms'),
   };
+}
+
+/** The columns of `orders` a snapshot writes (all but order_id, intent_id and the times), in the order orderColumns gives them. */
+export const ORDER_COLUMNS = [
+  'client_order_id', 'market', 'side', 'type', 'amount', 'left_amount', 'price', 'filled_base', 'filled_quote',
+  'fee', 'fee_asset', 'status', 'status_derived', 'stp', 'stop_activated', 'exchange_created_at_sec',
+] as const;
+
+/** A snapshot's values for ORDER_COLUMNS, money formatted; validates the order first. */
+export function orderColumns(order: Order): Array<string | number | null> {
+  checkOrder(order);
+  const money = (value: Decimal, field: string): string => orderMoney(order, value, field);
+  return [
+    order.clientOrderId,
+    order.market,
+    order.side,
+    order.type,
+    money(order.amount, 'amount'),
+    money(order.left, 'left'),
+    order.price === null ? null : money(order.price, 'price'),
+    money(order.filledBase, 'filledBase'),
+    money(order.filledQuote, 'filledQuote'),
+    money(order.fee, 'fee'),
+    order.feeAsset,
+    order.status,
+    order.statusDerived ? 1 : 0,
+    order.stp,
+    order.stopActivated,
+    order.createdAtSec,
+  ];
 }

@@ -1,0 +1,81 @@
+import type { Logger } from 'pino';
+import type { DaemonConfig } from '../config/daemon-config.ts';
+import type { HealthServer, MetricsSource } from '../observability/health-server.ts';
+import { LockedError } from '../store/errors.ts';
+import { type OpenedStore, openStore } from '../store/open-store.ts';
+
+export interface DaemonStoreOptions {
+  readonly config: DaemonConfig;
+  readonly logger: Logger;
+  readonly rebuildJournal: boolean;
+  /** Wait as a hot standby while another daemon holds the PostgreSQL journal. */
+  readonly standby: boolean;
+  /** Stops the wait (the daemon's stop signal). */
+  readonly stop?: AbortSignal;
+  /** Also stop the wait on SIGINT/SIGTERM (the CLI's daemon). */
+  readonly handleSignals: boolean;
+  /** Served while a standby waits, so a probe (Docker's HEALTHCHECK) sees a healthy standby. */
+  readonly metrics: MetricsSource;
+}
+
+/**
+ * The daemon's journal: the data dir's SQLite file, or the PostgreSQL database of
+ * STACKER_DATABASE_URL, locked for this daemon. As a standby it waits, logging once, until the
+ * owner ends; null when it was told to stop while still waiting (nothing was journalled or sent).
+ */
+export async function openDaemonStore(options: DaemonStoreOptions): Promise<OpenedStore | null> {
+  const { config, logger } = options;
+  const waiting = new AbortController();
+  const stopWaiting = (): void => waiting.abort();
+  options.stop?.addEventListener('abort', stopWaiting, { once: true });
+  if (options.standby && options.handleSignals) {
+    process.once('SIGINT', stopWaiting);
+    process.once('SIGTERM', stopWaiting);
+  }
+  const probe = options.standby ? await serveWhileWaiting(options) : null;
+  try {
+    const store = await openStore({
+      dataDir: config.dataDir,
+      mode: config.mode,
+      ...(config.mode === 'live' && config.settings.credentials !== null ? { apiKey: config.settings.credentials.apiKey } : {}),
+      onLostJournal: options.rebuildJournal ? 'rebuild' : 'refuse',
+      ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url }),
+      ...(options.standby
+        ? { standby: { signal: waiting.signal, onWaiting: (held: Error) => logger.info({ event: 'standby', holder: held.message }, `waiting as a hot standby: ${held.message}`) } }
+        : {}),
+    });
+    if (options.standby) logger.info({ event: 'took-over', journal: store.journal.path }, `took the journal over: ${store.journal.path}`);
+    return store;
+  } catch (error) {
+    if (waiting.signal.aborted && error instanceof LockedError) {
+      logger.info({ event: 'standby-stopped' }, 'stopped while waiting as a hot standby: nothing was journalled or sent');
+      return null;
+    }
+    throw error;
+  } finally {
+    // Before the daemon's own server takes the port.
+    await probe?.stop();
+    options.stop?.removeEventListener('abort', stopWaiting);
+    process.off('SIGINT', stopWaiting);
+    process.off('SIGTERM', stopWaiting);
+  }
+}
+
+/**
+ * /healthz and /metrics of a waiting standby (STACKER_METRICS_PORT): healthy, since waiting is
+ * its job; the daemon's own endpoint replaces it once the journal is taken over.
+ */
+async function serveWhileWaiting(options: DaemonStoreOptions): Promise<HealthServer | null> {
+  const { config, logger } = options;
+  if (config.metricsPort === null) return null;
+  const { startHealthServer } = await import('../observability/health-server.ts');
+  const startedAtMs = Date.now();
+  const server = await startHealthServer({
+    host: config.metricsHost,
+    port: config.metricsPort,
+    metrics: options.metrics,
+    health: { status: () => ({ ok: true, mode: config.mode, startedAtMs, lastSlot: {}, stopping: false, problems: [] }) },
+  });
+  logger.info({ event: 'metrics', url: server.url }, `serving ${server.url}/healthz and ${server.url}/metrics while waiting as a hot standby`);
+  return server;
+}

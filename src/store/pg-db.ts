@@ -1,0 +1,161 @@
+import pg from 'pg';
+import { StackerError } from '../domain/errors.ts';
+import { StoreError } from './errors.ts';
+import type { Row } from './journal-rows.ts';
+import { redactDatabaseUrl } from './pg-url.ts';
+
+/**
+ * Connections and transactions of the PostgreSQL journal (node-postgres).
+ *
+ * Every write runs at SERIALIZABLE and is retried from the start when PostgreSQL reports a
+ * serialization failure or a deadlock. Why not SELECT … FOR UPDATE: the journal's
+ * read-check-write steps (a budget's limit against what its three periods have spent, an
+ * order's next transition number, a slot's status before its intents) read rows that may not
+ * exist yet, which no row lock covers; SERIALIZABLE makes PostgreSQL find every such conflict,
+ * so two daemons on one database get the same one-writer-at-a-time outcome as SQLite's
+ * BEGIN IMMEDIATE, without the journal listing what to lock. A retried operation repeats its
+ * whole transaction, so nothing of the failed attempt remains.
+ */
+
+export type PgPool = pg.Pool;
+
+/** What a journal operation sees of its transaction. */
+export interface Tx {
+  rows(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  one(sql: string, params?: readonly unknown[]): Promise<Row | null>;
+  /** Runs a statement; how many rows it touched. */
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+}
+
+export interface PgOpenOptions {
+  readonly url: string;
+  /** The schema the journal's tables live in (one per mode, as SQLite has one file per mode). */
+  readonly schema: string;
+  /** Sessions refuse to write (`stacker orders` beside a daemon). */
+  readonly readOnly?: boolean;
+  /** Shown in pg_stat_activity, and so in a refused lock's message. */
+  readonly applicationName?: string;
+  readonly maxConnections?: number;
+}
+
+const INT8_OID = 20;
+
+/**
+ * Times are bigint milliseconds: read as Number, refused beyond 2^53 rather than rounded.
+ * numeric stays text (pg's default), parsed by the journal's strict decimal reader.
+ */
+function parseInt8(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new StoreError('corrupt', `a bigint column holds ${text}, beyond what the journal stores (2^53)`);
+  return value;
+}
+
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format ?? 'text'))) as typeof pg.types.getTypeParser,
+};
+
+/** A schema name is put into SQL as an identifier: only lower-case letters, digits and underscores. */
+export function checkSchemaName(schema: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new StoreError('invalid-argument', `a journal schema name is lower-case letters, digits and underscores (got ${JSON.stringify(schema)})`);
+  return schema;
+}
+
+export function openPool(options: PgOpenOptions): PgPool {
+  const schema = checkSchemaName(options.schema);
+  const settings = [
+    `-c search_path=${schema}`,
+    // A commit is durable when it returns, whatever the server's default says.
+    '-c synchronous_commit=on',
+    ...(options.readOnly === true ? ['-c default_transaction_read_only=on'] : []),
+  ];
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.maxConnections ?? 4,
+    application_name: options.applicationName ?? 'stacker',
+    options: settings.join(' '),
+    types: TYPES,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle connection the server closed must not crash the process: the next query reconnects.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+const MAX_ATTEMPTS = 8;
+const RETRY = new Set(['40001', '40P01']);
+
+/**
+ * One transaction on one connection of the pool. `write` runs SERIALIZABLE and retries
+ * conflicts; `read` runs a consistent snapshot (REPEATABLE READ, READ ONLY).
+ */
+export async function inTransaction<T>(pool: PgPool, kind: 'write' | 'read', work: (tx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query(kind === 'write' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const result = await work(txOf(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
+      if (attempt < MAX_ATTEMPTS && RETRY.has(sqlState(error))) {
+        await sleep(Math.floor(Math.random() * 5 * attempt));
+        continue;
+      }
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+function txOf(client: pg.PoolClient): Tx {
+  const query = async (sql: string, params: readonly unknown[] = []) => client.query(sql, params as unknown[]);
+  return {
+    rows: async (sql, params) => (await query(sql, params)).rows as Row[],
+    one: async (sql, params) => ((await query(sql, params)).rows[0] as Row | undefined) ?? null,
+    run: async (sql, params) => (await query(sql, params)).rowCount ?? 0,
+  };
+}
+
+/** SQLSTATE classes and client failures that mean "the journal cannot be written now": nothing may be sent, and it passes by itself. */
+const UNWRITABLE_STATES = new Set(['53100', '53200', '53300', '58030', '25006', '57P01', '57P02', '57P03']);
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** Our errors pass through; a PostgreSQL or connection failure becomes a StoreError that says what was being done. */
+export function asStoreError(error: unknown, doing: string): StackerError {
+  if (error instanceof StackerError) return error;
+  const state = sqlState(error);
+  const message = messageOf(error);
+  if (state.startsWith('23')) return new StoreError('conflict', `${doing}: ${message}`, { cause: error });
+  if (state === '3D000' || state.startsWith('28')) return new StoreError('open-failed', `${doing}: ${message}`, { cause: error });
+  if (UNWRITABLE_STATES.has(state) || state.startsWith('08') || UNREACHABLE.has(state) || /Connection terminated|timeout exceeded when trying to connect/i.test(message)) {
+    return new StoreError('unwritable', `${doing}: the journal's database cannot be written: ${message}`, { retryable: true, cause: error });
+  }
+  return new StoreError('postgres', `${doing}: ${message}`, { retryable: RETRY.has(state), cause: error });
+}
+
+/** The journal's tables or schema are gone (dropped under a running daemon): PostgreSQL's undefined_table or invalid_schema_name. */
+export function isMissingJournal(error: unknown): boolean {
+  const cause = error instanceof StoreError ? error.cause : error;
+  return ['42P01', '3F000'].includes(sqlState(cause));
+}
+
+/** Where a journal lives, for messages: the URL without its password, and the schema. */
+export function describeLocation(url: string, schema: string): string {
+  return `${redactDatabaseUrl(url)} (schema ${schema})`;
+}
+
+function sqlState(error: unknown): string {
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : '';
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto';
+import { hostname as osHostname } from 'node:os';
+import pg from 'pg';
+import { type LockOwner, type LockScope, LockedError } from './errors.ts';
+import { asStoreError } from './pg-db.ts';
+import { redactDatabaseUrl } from './pg-url.ts';
+
+/**
+ * A daemon's lock on a PostgreSQL journal: a session-level advisory lock held by a connection
+ * of its own. The
+ * server releases it the moment that session ends — the daemon stopped, killed -9, its host
+ * gone (once the server notices the dropped connection) — so, like the kernel's file lock,
+ * nothing is left behind to delete. The session's application_name names the holder, so a
+ * refused daemon can say who has it.
+ */
+export class PgAdvisoryLock {
+  readonly scope: LockScope;
+  /** What the lock guards, for messages (no secret: the URL is shown without its password). */
+  readonly label: string;
+  readonly #url: string;
+  readonly #key: bigint;
+  readonly #name: string;
+  #client: pg.Client | null = null;
+
+  constructor(url: string, scope: LockScope, subject: string, options: { readonly pid?: number; readonly hostname?: string } = {}) {
+    this.scope = scope;
+    this.#url = url;
+    this.#key = lockKey(subject);
+    this.label = `PostgreSQL advisory lock ${this.#key} (${scope}) on ${redactDatabaseUrl(url)}`;
+    this.#name = `stacker pid ${options.pid ?? process.pid} on ${options.hostname ?? osHostname()}`.slice(0, 63);
+  }
+
+  /** How the holder is named (pid and host), in pg_stat_activity and the journal's lease. */
+  get holder(): string {
+    return this.#name;
+  }
+
+  /**
+   * Take the lock, or throw LockedError naming the holder. With `wait` (a standby), keep trying
+   * on the same session every `pollMs` until the holder's session ends, telling `onWaiting` once;
+   * an aborted `signal` gives up with the last LockedError.
+   */
+  async acquire(wait?: LockWait): Promise<void> {
+    if (this.#client !== null) return;
+    const client = new pg.Client({
+      connectionString: this.#url,
+      application_name: this.#name,
+      connectionTimeoutMillis: 10_000,
+      // A holder whose host vanished is noticed by the server within seconds, not hours: its lock then frees.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 5_000,
+      options: '-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3',
+    });
+    // A session the server ended (the lock lost with it) must not crash the process: the
+    // journal's lease tells this daemon it was replaced, at its next write.
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      for (let told = false; ; told = true) {
+        const taken = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS taken', [this.#key.toString()]);
+        if (taken.rows[0]?.['taken'] === true) break;
+        const refused = new LockedError(this.scope, this.label, await holderOf(client, this.#key), 'stop it first (PostgreSQL releases this lock the moment that daemon\'s session ends: there is nothing to delete)');
+        if (wait === undefined || isAborted(wait.signal)) throw refused;
+        if (!told) wait.onWaiting?.(refused);
+        await pause(wait.pollMs ?? 1_000, wait.signal);
+        if (isAborted(wait.signal)) throw refused;
+      }
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      if (error instanceof LockedError) throw error;
+      throw asStoreError(error, `taking the ${this.label}`);
+    }
+    this.#client = client;
+  }
+
+  async release(): Promise<void> {
+    const client = this.#client;
+    if (client === null) return;
+    this.#client = null;
+    // Ending the session releases the lock whether or not the unlock got through.
+    await client.query('SELECT pg_advisory_unlock($1::bigint)', [this.#key.toString()]).catch(() => undefined);
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** How a standby waits for a lock (PgAdvisoryLock.acquire). */
+export interface LockWait {
+  /** Aborting gives up waiting (the daemon was told to stop). */
+  readonly signal?: AbortSignal;
+  /** How often to try again; 1 s by default, so a standby takes over within seconds of the holder's end. */
+  readonly pollMs?: number;
+  /** Told once, when the lock is first found taken. */
+  readonly onWaiting?: (holder: LockedError) => void;
+}
+
+const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** A positive 63-bit key from the subject's SHA-256: the same on every host and PostgreSQL version. */
+export function lockKey(subject: string): bigint {
+  const digest = createHash('sha256').update('stacker advisory lock\0').update(subject, 'utf8').digest();
+  return digest.readBigUInt64BE(0) & 0x7fff_ffff_ffff_ffffn;
+}
+
+async function holderOf(client: pg.Client, key: bigint): Promise<LockOwner | null> {
+  const found = await client.query(
+    `SELECT a.application_name AS name, (extract(epoch FROM a.backend_start) * 1000)::bigint::text AS started
+     FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND ((l.classid::bigint << 32) | l.objid::bigint) = $1::bigint`,
+    [key.toString()],
+  );
+  const row = found.rows[0] as { name?: unknown; started?: unknown } | undefined;
+  const match = typeof row?.name === 'string' ? /^stacker pid (\d+) on (.+)$/.exec(row.name) : null;
+  if (match === null) return null;
+  return { pid: Number(match[1]), hostname: match[2] ?? '', startedAtMs: Number(row?.started) };
+}

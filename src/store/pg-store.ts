@@ -1,0 +1,149 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { StoreError } from './errors.ts';
+import type { RunMode } from './journal.ts';
+import { type JournalFileState, lostJournalProblem, readMarker, writeMarker } from './journal-identity.ts';
+import { type FileLock, apiKeyLock, defaultUserLockDir } from './lock.ts';
+import { asStoreError, checkSchemaName, describeLocation } from './pg-db.ts';
+import { PgJournal } from './pg-journal.ts';
+import { JOURNAL_SCHEMAS } from './pg-schemas.ts';
+import { type LockWait, PgAdvisoryLock } from './pg-lock.ts';
+import { type OpenedStore, openedStore } from './opened-store.ts';
+
+/**
+ * Opening a PostgreSQL journal for a daemon (STACKER_DATABASE_URL): the counterpart of
+ * open-store.ts for a database. Each mode has its own schema (JOURNAL_SCHEMAS), as it has its own SQLite file.
+ */
+export { JOURNAL_SCHEMAS };
+
+export interface PgStoreOptions {
+  readonly url: string;
+  readonly mode: RunMode;
+  /** Remembers which journal this data dir's daemon used (`stacker-pg-<mode>.id`), so a database emptied or swapped under it is noticed. */
+  readonly dataDir: string;
+  readonly apiKey?: string;
+  readonly userLockDir?: string;
+  readonly onLostJournal?: 'refuse' | 'rebuild';
+  readonly clock?: () => number;
+  readonly newId?: () => string;
+  readonly pid?: number;
+  readonly hostname?: string;
+  /**
+   * Hot standby: when another daemon holds the journal, wait (instead of refusing) until its
+   * session ends — stopped, killed, its host gone — then take the journal over. The one that
+   * was replaced can then journal nothing and send nothing (PgJournal.takeOwnership).
+   */
+  readonly standby?: LockWait;
+}
+
+export type OpenedPgStore = OpenedStore & { readonly journal: PgJournal };
+
+/** Where the data dir keeps the identity of the PostgreSQL journal its daemon used. */
+function markerBase(dataDir: string, mode: RunMode): string {
+  return join(resolve(dataDir), `stacker-pg-${mode}`);
+}
+
+/**
+ * Lock the journal (an advisory lock; the API key by its file lock), check the database still
+ * holds the journal this data dir used, open and migrate, and take ownership (the lease). A lock
+ * another daemon holds is a LockedError naming it and nothing is opened — or, as a standby, a wait.
+ */
+export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStore> {
+  const schema = JOURNAL_SCHEMAS[options.mode];
+  const where = describeLocation(options.url, schema);
+  const who = { ...(options.pid === undefined ? {} : { pid: options.pid }), ...(options.hostname === undefined ? {} : { hostname: options.hostname }) };
+  const advisory = [new PgAdvisoryLock(options.url, 'journal', `journal:${schema}`, who)];
+  // Advisory locks are per database, and daemons sharing this database already meet at the
+  // journal's lock; the key's file lock keeps out a daemon of this host on another journal.
+  const files: FileLock[] = options.apiKey === undefined ? [] : [apiKeyLock(options.apiKey, options.userLockDir ?? defaultUserLockDir(), { ...who, dataDir: where })];
+  const releaseAll = async (): Promise<void> => {
+    for (const lock of [...files].reverse()) lock.release();
+    for (const lock of [...advisory].reverse()) await lock.release();
+  };
+  const journal = new PgJournal({
+    url: options.url,
+    schema,
+    applicationName: 'stacker journal',
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.newId === undefined ? {} : { newId: options.newId }),
+  });
+  mkdirSync(resolve(options.dataDir), { recursive: true, mode: 0o700 });
+  const base = markerBase(options.dataDir, options.mode);
+  const now = options.clock ?? Date.now;
+  let rebuilt: OpenedPgStore['rebuilt'] = null;
+  try {
+    for (const lock of advisory) await lock.acquire(options.standby);
+    for (const lock of files) lock.acquire();
+    const marker = readMarker(base);
+    const problem = lostJournalProblem(base, marker, await inspectPgJournal(options.url, schema), where);
+    if (problem !== null && options.onLostJournal !== 'rebuild') {
+      throw new StoreError(
+        'journal-lost',
+        `${problem}. Starting on an empty journal would forget every budget spent and every order in flight, so stacker does not start. ` +
+          "Restore the database from a backup, or rebuild the journal from the exchange's order history: `stacker run --rebuild-journal` (the lost schema is kept under a dated name).",
+      );
+    }
+    if (problem === null && options.onLostJournal === 'rebuild') {
+      throw new StoreError('conflict', `the journal ${where} is intact: there is nothing to rebuild (drop --rebuild-journal)`);
+    }
+    if (problem !== null) rebuilt = { reason: problem, movedAside: await moveSchemaAside(options.url, schema, now()) };
+    await journal.open();
+    await journal.takeOwnership(advisory[0]?.holder ?? 'stacker');
+    const journalId = await journal.journalId();
+    if (marker === null || rebuilt !== null || marker.journalId !== journalId) writeMarker(base, { journalId, createdAtMs: now(), file: where });
+  } catch (error) {
+    await journal.close().catch(() => undefined);
+    await releaseAll();
+    throw error;
+  }
+  return openedStore(journal, rebuilt, releaseAll);
+}
+
+/** A mode's PostgreSQL journal beside a running daemon, without its lock: read-only, or with `write` for a human's small verdicts. */
+export async function openPgStoreForReading(options: { readonly url: string; readonly mode: RunMode; readonly write?: boolean }): Promise<PgJournal> {
+  const schema = JOURNAL_SCHEMAS[options.mode];
+  const found = await inspectPgJournal(options.url, schema);
+  if (found.state !== 'journal') throw new StoreError('not-found', `no ${options.mode} journal in ${describeLocation(options.url, schema)} yet: stacker has not run on this database in that mode`);
+  const journal = new PgJournal({ url: options.url, schema, readOnly: options.write !== true, applicationName: 'stacker reader' });
+  await journal.open();
+  return journal;
+}
+
+/** What the schema holds, without creating anything: nothing, an empty schema, or a journal and its id. */
+export async function inspectPgJournal(url: string, schema: string): Promise<JournalFileState> {
+  checkSchemaName(schema);
+  return withClient(url, `looking for the journal ${describeLocation(url, schema)}`, async (client) => {
+    const present = await client.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema]);
+    if (present.rows.length === 0) return { state: 'missing' };
+    const meta = await client.query('SELECT to_regclass($1) IS NOT NULL AS found', [`${schema}.journal_meta`]);
+    if (meta.rows[0]?.['found'] !== true) return { state: 'empty' };
+    const id = await client.query(`SELECT value FROM ${schema}.journal_meta WHERE key = 'journal_id'`);
+    const value: unknown = id.rows[0]?.['value'];
+    return { state: 'journal', journalId: typeof value === 'string' ? value : null };
+  });
+}
+
+/** Keep a lost or foreign journal's schema under a dated name instead of dropping it. */
+async function moveSchemaAside(url: string, schema: string, nowMs: number): Promise<string[]> {
+  const aside = `${schema}_lost_${new Date(nowMs).toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;
+  return withClient(url, `keeping the lost journal ${schema} as ${aside}`, async (client) => {
+    const present = await client.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema]);
+    if (present.rows.length === 0) return [];
+    await client.query(`ALTER SCHEMA ${schema} RENAME TO ${checkSchemaName(aside)}`);
+    return [describeLocation(url, aside)];
+  });
+}
+
+async function withClient<T>(url: string, doing: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: 'stacker' });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await work(client);
+  } catch (error) {
+    throw asStoreError(error, doing);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

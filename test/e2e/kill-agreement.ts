@@ -1,0 +1,25 @@
+import { expect } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/server.ts';
+import type { Journal } from '../../src/store/journal.ts';
+
+/**
+ * After daemons were killed -9 again and again and a last one ran cleanly: no order twice, no
+ * intent left unresolved, every exchange order journalled (linked to a done intent, in its
+ * status) and every journalled buy at the exchange, and every kill seen as an interrupted run.
+ */
+export async function expectAgreementAfterKills(sandbox: Sandbox, journal: Journal, kills: number): Promise<void> {
+  const orders = sandbox.exchange.orderHistory({});
+  expect(orders.length).toBeGreaterThan(0);
+  expect(new Set(orders.map((o) => o.clientOrderId)).size).toBe(orders.length);
+  expect(await journal.unresolvedIntents()).toEqual([]);
+  for (const order of orders) {
+    const intent = await journal.findIntentByClientOrderId(order.clientOrderId);
+    expect(intent?.status, order.clientOrderId).toBe('done');
+    expect((await journal.getOrder(order.orderId))?.status).toBe(order.status);
+  }
+  const done = await journal.listIntents({ instance: 'dca-btc', statuses: ['done'], limit: 10_000 });
+  expect(done.filter((i) => i.intent.kind === 'buy-stock-market')).toHaveLength(orders.length);
+  const runs = await journal.listRuns(100);
+  expect(runs.filter((run) => run.exitReason === 'interrupted').length).toBeGreaterThanOrEqual(kills - 1);
+  expect(sandbox.exchange.verifyLedger()).toBe(true);
+}

@@ -1,0 +1,93 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A throwaway PostgreSQL cluster for the tests: initdb in a temp dir, a server on a free
+ * loopback port with its socket in that dir, stopped (immediate) and removed afterwards. The
+ * machine's own PostgreSQL service is never touched. initdb refuses to run as root, so as root
+ * the cluster belongs to the `postgres` user. Where no PostgreSQL is installed, `findBinDir`
+ * says null and the PostgreSQL tests are skipped with a notice.
+ */
+
+export interface PgClusterInfo {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+}
+
+export interface PgCluster extends PgClusterInfo {
+  stop(): void;
+}
+
+/**
+ * The folder of initdb and pg_ctl: `pg_config --bindir`, else the newest of Debian's
+ * /usr/lib/postgresql/<version>/bin (where libpq-dev's pg_config names /usr/bin); null when
+ * PostgreSQL is not installed.
+ */
+export function findBinDir(): string | null {
+  const hasServer = (dir: string): boolean => dir !== '' && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'));
+  const found = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
+  const configured = found.status === 0 ? found.stdout.trim() : '';
+  if (hasServer(configured)) return configured;
+  const debian = '/usr/lib/postgresql';
+  const versions = existsSync(debian) ? readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a)) : [];
+  return versions.map((version) => join(debian, version, 'bin')).find(hasServer) ?? null;
+}
+
+export const PG_SKIP_NOTICE = 'PostgreSQL not found: the PostgreSQL journal tests are skipped (install Debian\'s postgresql package to run them)';
+
+export async function startCluster(binDir: string): Promise<PgCluster> {
+  const root = mkdtempSync(join(tmpdir(), 'stacker-pg-'));
+  const asRoot = userInfo().uid === 0;
+  const owner = asRoot ? Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()) : null;
+  if (owner !== null) {
+    const group = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    chownSync(root, owner, group);
+  }
+  chmodSync(root, 0o700);
+  const run = (tool: string, args: readonly string[]): void => {
+    const command = owner === null ? join(binDir, tool) : 'runuser';
+    const fullArgs = owner === null ? args : ['-u', 'postgres', '--', join(binDir, tool), ...args];
+    const done = spawnSync(command, fullArgs, { encoding: 'utf8', cwd: root });
+    if (done.status !== 0) throw new Error(`${tool} failed (${done.status}): ${done.stderr || done.stdout}`);
+  };
+  const data = join(root, 'data');
+  const port = await freePort();
+  // --no-sync: the cluster is thrown away; the server itself runs with fsync on, as in production.
+  run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
+  run('pg_ctl', ['-D', data, '-l', join(root, 'server.log'), '-w', '-o', `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200`, 'start']);
+  let stopped = false;
+  return {
+    host: '127.0.0.1',
+    port,
+    user: 'postgres',
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+export function clusterUrl(info: PgClusterInfo, database: string): string {
+  return `postgres://${info.user}@${info.host}:${info.port}/${database}`;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
