@@ -38,8 +38,13 @@ export interface BacktestExchangeOptions {
   readonly flex?: readonly FlexSeed[];
 }
 
-/** Finished orders a backtest's account keeps readable: far more than one slot ever looks back at. */
-const BACKTEST_FINISHED_ORDERS = 16;
+/**
+ * Finished orders a backtest's account keeps readable. The engine reads an order back only while
+ * the slot that placed it settles (no answer is lost in a backtest, and the exchange's history is
+ * not read), so a few dozen is plenty; each order kept longer outlives the young generation and
+ * is old-generation garbage later, which is what made a long backtest's memory grow.
+ */
+const BACKTEST_FINISHED_ORDERS = 64;
 
 /**
  * The exchange of a backtest: the sim core on a virtual clock, prices from candles. A market
