@@ -118,6 +118,9 @@ export interface Buy {
   clientOrderId: string;
 }
 
+/** An account sample as sketched: its value as a float ranks it among its bucket's samples. */
+type SketchedPoint = EquityPoint & { readonly rank: number };
+
 /** A buy while it is sketched: a float rank in place of the exact price. */
 type SketchedBuy = Omit<Buy, 'price'> & { readonly rank: number };
 
@@ -239,12 +242,11 @@ export class RunFacts {
   readonly fromMs: number;
   readonly toMs: number;
 
-  readonly orders: OrderTotals = { orders: 0, filled: 0, base: ZERO, quote: ZERO };
   readonly byStatus = new Map<string, number>();
   /** Fees per asset; a fee whose asset the exchange did not name is kept under UNKNOWN_ASSET. */
   readonly fees = new Map<string, Decimal>();
   readonly byInstance = new Map<string, InstanceFacts>();
-  readonly years = new Map<string, PeriodFacts>();
+  /** Per UTC month; a year is the sum of its months (`years`), worked out when read. */
   readonly months = new Map<string, PeriodFacts>();
 
   refusalCount = 0;
@@ -256,7 +258,7 @@ export class RunFacts {
   readonly flexByStatus = new Map<string, number>();
 
   readonly drawdown: DrawdownFacts = { samples: 0, peak: null, max: null, maxPct: null };
-  readonly equity: SeriesSketch<EquityPoint>;
+  readonly equity: SeriesSketch<SketchedPoint>;
   readonly drawdownCurve: SeriesSketch<{ timeMs: number; pct: number }>;
   readonly #buys: SeriesSketch<SketchedBuy>;
   readonly basis: BasisSketch;
@@ -270,7 +272,7 @@ export class RunFacts {
     this.quote = options.quote;
     this.fromMs = options.fromMs;
     this.toMs = options.toMs;
-    this.equity = new SeriesSketch(options.fromMs, options.toMs, (p) => p.timeMs, (a, b) => a.value.lt(b.value));
+    this.equity = new SeriesSketch(options.fromMs, options.toMs, (p) => p.timeMs, (a, b) => a.rank < b.rank);
     this.drawdownCurve = new SeriesSketch(options.fromMs, options.toMs, (p) => p.timeMs, (a, b) => a.pct < b.pct);
     this.#buys = new SeriesSketch(options.fromMs, options.toMs, (b) => b.timeMs, (a, b) => a.rank < b.rank);
     this.basis = new BasisSketch(options.fromMs, options.toMs);
@@ -278,7 +280,6 @@ export class RunFacts {
 
   addOrder(order: ReportOrder, place: FactPlace): void {
     const filled = order.filledBase.gt(0);
-    addTotals(this.orders, order, filled);
     addTotals(this.#instance(order.instance), order, filled);
     this.byStatus.set(order.status, (this.byStatus.get(order.status) ?? 0) + 1);
     if (!order.fee.isZero()) {
@@ -288,12 +289,11 @@ export class RunFacts {
     this.#keepForTable({ order, place });
     if (!filled) return;
     const timeMs = order.fillTimeMs ?? order.slotTimeMs;
-    for (const row of [this.#period(this.years, yearOf(timeMs)), this.#period(this.months, monthOf(timeMs))]) {
-      row.quote = row.quote.add(order.filledQuote);
-      row.base = row.base.add(order.filledBase);
-      if (order.feeAsset === this.quote) row.fees = row.fees.add(order.fee);
-      if (order.feeAsset === this.base) row.baseFees = row.baseFees.add(order.fee);
-    }
+    const row = this.#period(this.months, monthOf(timeMs));
+    row.quote = row.quote.add(order.filledQuote);
+    row.base = row.base.add(order.filledBase);
+    if (order.feeAsset === this.quote) row.fees = row.fees.add(order.fee);
+    if (order.feeAsset === this.base) row.baseFees = row.baseFees.add(order.fee);
     // The sketch picks a bucket's cheapest and dearest buys by a float (a pixel's worth); the
     // exact average price is worked out only for the buys it keeps.
     const buy: SketchedBuy = { timeMs, rank: order.filledQuote.toNumber() / order.filledBase.toNumber(), base: order.filledBase, quote: order.filledQuote, instance: order.instance, clientOrderId: order.clientOrderId };
@@ -346,17 +346,23 @@ export class RunFacts {
     if (point.timeMs < this.#lastSampleMs) throw new RangeError(`account samples must come in time order (${point.timeMs} after ${this.#lastSampleMs})`);
     this.#lastSampleMs = point.timeMs;
     dd.samples += 1;
-    this.equity.add(point);
+    // For drawing only (which sample of a bucket is lowest, a drawdown's pixel): one float a sample.
+    const drawn: SketchedPoint = { ...point, rank: point.value.toNumber() };
+    this.equity.add(drawn);
     this.#priceSeen(point.timeMs, point.price);
     if (dd.peak === null) {
       dd.peak = point;
+      this.#peakRank = drawn.rank;
       dd.max = { peak: point, trough: point, amount: ZERO };
       dd.maxPct = { peak: point, trough: point, amount: ZERO };
       this.drawdownCurve.add({ timeMs: point.timeMs, pct: 0 });
       return;
     }
     if (point.value.gte(dd.peak.value)) {
-      if (point.value.gt(dd.peak.value)) dd.peak = point;
+      if (point.value.gt(dd.peak.value)) {
+        dd.peak = point;
+        this.#peakRank = drawn.rank;
+      }
       this.drawdownCurve.add({ timeMs: point.timeMs, pct: 0 });
       return;
     }
@@ -368,9 +374,44 @@ export class RunFacts {
     if (peak.value.gt(0) && (maxPct.amount.isZero() || amount.mul(maxPct.peak.value).gt(maxPct.amount.mul(peak.value)))) {
       dd.maxPct = { peak, trough: point, amount };
     }
-    // For drawing only: a float is enough for a pixel.
-    const peakNumber = peak.value.toNumber();
-    this.drawdownCurve.add({ timeMs: point.timeMs, pct: peakNumber > 0 ? (-100 * amount.toNumber()) / peakNumber : 0 });
+    const peakRank = this.#peakRank;
+    this.drawdownCurve.add({ timeMs: point.timeMs, pct: peakRank > 0 ? (-100 * (peakRank - drawn.rank)) / peakRank : 0 });
+  }
+
+  /** The running peak as a float, for drawing. */
+  #peakRank = 0;
+
+  /** Every order, all instances together. */
+  get orders(): OrderTotals {
+    const all: OrderTotals = { orders: 0, filled: 0, base: ZERO, quote: ZERO };
+    for (const instance of this.byInstance.values()) {
+      all.orders += instance.orders;
+      all.filled += instance.filled;
+      all.base = all.base.add(instance.base);
+      all.quote = all.quote.add(instance.quote);
+    }
+    return all;
+  }
+
+  /** Per UTC year: its months added up; its last price is that of its latest month that saw one. */
+  get years(): Map<string, PeriodFacts> {
+    const years = new Map<string, PeriodFacts>();
+    for (const [month, row] of [...this.months].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const year = years.get(month.slice(0, 4));
+      if (year === undefined) {
+        years.set(month.slice(0, 4), { ...row });
+        continue;
+      }
+      year.quote = year.quote.add(row.quote);
+      year.base = year.base.add(row.base);
+      year.fees = year.fees.add(row.fees);
+      year.baseFees = year.baseFees.add(row.baseFees);
+      if (row.lastTimeMs >= year.lastTimeMs) {
+        year.lastTimeMs = row.lastTimeMs;
+        year.lastPrice = row.lastPrice;
+      }
+    }
+    return years;
   }
 
   /** A price seen outside the samples (a chart candle's close, the last close): the period's last price. */
@@ -428,11 +469,10 @@ export class RunFacts {
   #priceSeen(timeMs: number, price: Decimal): void {
     // A sample taken as the run ends (at its end time) still belongs to its last period.
     const at = Math.min(timeMs, this.toMs - 1);
-    for (const row of [this.#period(this.years, yearOf(at)), this.#period(this.months, monthOf(at))]) {
-      if (timeMs >= row.lastTimeMs) {
-        row.lastTimeMs = timeMs;
-        row.lastPrice = price;
-      }
+    const row = this.#period(this.months, monthOf(at));
+    if (timeMs >= row.lastTimeMs) {
+      row.lastTimeMs = timeMs;
+      row.lastPrice = price;
     }
   }
 }
