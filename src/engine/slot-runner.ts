@@ -36,7 +36,8 @@ export type SlotOutcome = 'done' | 'failed' | 'skipped' | 'already' | 'disabled'
 export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: InstanceRuntime, slotTimeMs: number, runId: string | null): Promise<SlotOutcome> {
   const started = deps.clock.nowMs();
   const key = { instance: instance.instance, slotTimeMs };
-  const log = { instance: instance.instance, slot: new Date(slotTimeMs).toISOString() };
+  // The slot's time as text only when a line is written: a backtest's slots write none.
+  const log = slotLogFields(instance.instance, slotTimeMs);
   if ((await deps.journal.getSlot(key)) !== null) {
     deps.logger.debug(log, 'slot already journalled; not running it again');
     return 'already';
@@ -136,7 +137,7 @@ export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: 
   const reason = [...stoppedBy.values()].join('; ');
   await deps.journal.finishSlot({ ...key, status, ...(reason === '' ? {} : { reason }) });
   deps.metrics.slotFinished(instance.instance, status, deps.clock.nowMs() - started, slotTimeMs);
-  deps.logger.info({ ...log, event: 'slot-finished', status, intents: records.length }, `slot ${status}`);
+  if (deps.logger.isLevelEnabled('info')) deps.logger.info({ ...log, event: 'slot-finished', status, intents: records.length }, `slot ${status}`);
   return status;
 }
 
@@ -151,6 +152,15 @@ function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRunt
     const base = { index, intent, ...(instance.clientOrderIdPrefix === null ? {} : { clientOrderIdPrefix: instance.clientOrderIdPrefix }) };
     const refusal = refusals[index] ?? null;
     return refusal === null ? base : { ...base, refusal };
+  });
+}
+
+/** `{ instance, slot }` for a slot's log lines; `slot` (ISO time) is worked out when first read. */
+function slotLogFields(instance: string, slotTimeMs: number): { readonly instance: string; readonly slot: string } {
+  let slot: string | null = null;
+  return Object.defineProperty({ instance } as { instance: string; slot: string }, 'slot', {
+    enumerable: true,
+    get: () => (slot ??= new Date(slotTimeMs).toISOString()),
   });
 }
 
