@@ -23,3 +23,16 @@ export async function expectAgreementAfterKills(sandbox: Sandbox, journal: Journ
   expect(runs.filter((run) => run.exitReason === 'interrupted').length).toBeGreaterThanOrEqual(kills - 1);
   expect(sandbox.exchange.verifyLedger()).toBe(true);
 }
+
+/**
+ * When to kill, `count` times: 150–1350 ms, deterministic from `seed` so a failure can be
+ * replayed. With a slot every second and orders 400 ms at the exchange, many kills land between
+ * an order's send and its answer.
+ */
+export function killMoments(seed: number, count: number): number[] {
+  let state = seed;
+  return Array.from({ length: count }, () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return 150 + (state % 1200);
+  });
+}

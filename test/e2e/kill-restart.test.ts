@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { type DaemonDir, daemonDir, liveEnv, startDaemon } from './daemon-process.ts';
-import { expectAgreementAfterKills } from './kill-agreement.ts';
+import { expectAgreementAfterKills, killMoments } from './kill-agreement.ts';
 
 // kill -9 at random moments, then restart, again and again: the journal and the exchange must
 // agree at the end: no order twice, no intent left unresolved, every order the sandbox placed
@@ -23,22 +23,13 @@ afterAll(async () => {
 
 const env = (): Record<string, string> => liveEnv(sandbox, dir);
 
-/** Deterministic "random" moments, so a failure can be replayed. */
-function moments(seed: number, count: number): number[] {
-  let state = seed;
-  return Array.from({ length: count }, () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return 150 + (state % 1200);
-  });
-}
-
 describe('kill -9 and restart', () => {
   it(`${RUNS} kills at random moments: 0 double orders, 0 lost intents`, async () => {
     dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
     sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 400, times: Number.POSITIVE_INFINITY });
     const args = ['--live', '--strategies', dir.strategies, '--data-dir', dir.data];
     let reconciledRuns = 0;
-    for (const waitMs of moments(20261122, RUNS)) {
+    for (const waitMs of killMoments(20261122, RUNS)) {
       const daemon = startDaemon(args, env());
       await daemon.waitFor('"event":"scheduled"', 20_000);
       if (daemon.output().includes('"event":"reconciled"')) reconciledRuns += 1;

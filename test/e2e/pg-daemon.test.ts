@@ -1,13 +1,12 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
-import { PgJournal } from '../../src/store/pg-journal.ts';
-import { createDatabase, dropDatabase, pgCluster } from '../support/pg-databases.ts';
-import { type DaemonDir, type RunningDaemon, daemonDir, liveEnv, startDaemon } from './daemon-process.ts';
+import { describe, expect, it } from 'vitest';
+import { pgCluster } from '../support/pg-databases.ts';
+import { type RunningDaemon, liveEnv, startDaemon } from './daemon-process.ts';
 import { metricsUrl } from './exactly-once/agreement.ts';
-import { expectAgreementAfterKills } from './kill-agreement.ts';
+import { expectAgreementAfterKills, killMoments } from './kill-agreement.ts';
+import { pgSandboxPerFile } from './pg-sandbox.ts';
 
 /**
  * The real daemon (`stacker run`, a process of its own) trading on the sandbox with its journal
@@ -17,56 +16,27 @@ import { expectAgreementAfterKills } from './kill-agreement.ts';
 const RUNS = 8;
 const PASSWORD = 'e2e-password-never-logged';
 const cluster = pgCluster();
-let sandbox: Sandbox;
-let dir: DaemonDir;
-let url: string;
+const t = pgSandboxPerFile(cluster);
 
-beforeAll(async () => {
-  if (cluster === null) return;
-  sandbox = await startSandbox();
-  dir = daemonDir();
-  url = await createDatabase(cluster);
-});
-afterAll(async () => {
-  if (cluster === null) return;
-  await sandbox.stop();
-  dir.remove();
-  await dropDatabase(cluster, url);
-});
-
-const env = (): Record<string, string> => ({ ...liveEnv(sandbox, dir), STACKER_DATABASE_URL: url.replace('postgres@', `postgres:${PASSWORD}@`) });
-
-function moments(seed: number, count: number): number[] {
-  let state = seed;
-  return Array.from({ length: count }, () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return 150 + (state % 1200);
-  });
-}
+const env = (): Record<string, string> => ({ ...liveEnv(t.sandbox, t.dir), STACKER_DATABASE_URL: t.url.replace('postgres@', `postgres:${PASSWORD}@`) });
 
 /** The journal in the database, read as `stacker orders` would, agrees with the sandbox exchange. */
 async function journalAgrees(kills: number): Promise<void> {
-  const journal = new PgJournal({ url, schema: 'stacker_live', readOnly: true });
-  await journal.open();
-  try {
-    await expectAgreementAfterKills(sandbox, journal, kills);
-  } finally {
-    await journal.close();
-  }
+  await t.readJournal((journal) => expectAgreementAfterKills(t.sandbox, journal, kills));
 }
 
 describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
   it(`survives ${RUNS} kills at random moments: 0 double orders, 0 lost intents; a second daemon is refused; the password is never logged`, async () => {
-    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
-    sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 400, times: Number.POSITIVE_INFINITY });
-    const args = ['--live', '--strategies', dir.strategies, '--data-dir', dir.data];
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
+    t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 400, times: Number.POSITIVE_INFINITY });
+    const args = ['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data];
     const outputs: string[] = [];
-    for (const [run, waitMs] of moments(20261125, RUNS).entries()) {
+    for (const [run, waitMs] of killMoments(20261125, RUNS).entries()) {
       const daemon = startDaemon(args, env());
       await daemon.waitFor('"event":"scheduled"', 20_000);
       if (run === 0) {
         // Another host (another data dir) on the same database and key: refused while this one runs.
-        const second = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', join(dir.root, 'other-host')], env());
+        const second = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', join(t.dir.root, 'other-host')], env());
         expect(await second.exited).not.toBe(0);
         expect(second.output()).toMatch(/the journal is in use by stacker pid \d+/);
         outputs.push(second.output());
@@ -76,7 +46,7 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
       expect(await daemon.exited).toBe('SIGKILL');
       outputs.push(daemon.output());
     }
-    sandbox.faults.clear();
+    t.sandbox.faults.clear();
     const last = startDaemon(args, env());
     await last.waitFor('"event":"scheduled"', 20_000);
     last.child.kill('SIGTERM');
@@ -90,14 +60,11 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
 
   /** An owner and a standby (--standby both, as they would be deployed), each on a host (data dir, HOME) of its own. */
   async function ownerAndStandby(ownerHost: string, standbyHost: string, schedule = '* * * * * *'): Promise<{ owner: RunningDaemon; standby: RunningDaemon }> {
-    dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: schedule, MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
-    const on = (host: string): [string[], Record<string, string>] => [
-      ['--live', '--standby', '--strategies', dir.strategies, '--data-dir', join(dir.root, host, 'data')],
-      { ...env(), HOME: join(dir.root, host), STACKER_DATABASE_URL: url, STACKER_METRICS_PORT: '0' },
-    ];
-    const owner = startDaemon(...on(ownerHost));
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: schedule, MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
+    // A metrics server on a free port: a waiting standby's /healthz is probed.
+    const owner = t.standbyOn(ownerHost, { STACKER_METRICS_PORT: '0' });
     await owner.waitFor('"event":"scheduled"', 20_000);
-    const standby = startDaemon(...on(standbyHost));
+    const standby = t.standbyOn(standbyHost, { STACKER_METRICS_PORT: '0' });
     await standby.waitFor('"event":"standby"', 20_000);
     expect(standby.output()).toMatch(/waiting as a hot standby: the journal is in use by stacker pid \d+/);
     return { owner, standby };
@@ -129,7 +96,7 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
   it('a stale owner (its lock session gone, its process alive) is replaced, then journals nothing, sends nothing and exits non-zero even with no slot due', async () => {
     // A daily schedule: no slot is due, so what stops the stale owner is its own check of the lease.
     const { owner, standby } = await ownerAndStandby('host-c', 'host-d', '0 9 * * *');
-    const admin = new pg.Client({ connectionString: url });
+    const admin = new pg.Client({ connectionString: t.url });
     await admin.connect();
     try {
       await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`stacker pid ${owner.child.pid} on ${hostname()}`.slice(0, 63)]);

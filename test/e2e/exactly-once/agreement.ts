@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { type Decimal, ZERO, formatDecimal } from '../../../src/domain/money.ts';
 import type { Sandbox } from '../../../src/sandbox/server.ts';
+import type { Journal } from '../../../src/store/journal.ts';
 import { SqliteJournal } from '../../../src/store/sqlite-journal.ts';
 
 /**
@@ -20,29 +21,39 @@ export interface Agreement {
   readonly spentPerDay: Readonly<Record<string, string>>;
 }
 
+/** agreement() over the SQLite journals at these paths (a path with no file yet holds nothing). */
 export async function agreement(sandbox: Sandbox, journalPaths: readonly string[], instance = 'dca-btc'): Promise<Agreement> {
+  const journals: SqliteJournal[] = [];
+  try {
+    for (const path of journalPaths) {
+      if (!existsSync(path)) continue;
+      const journal = new SqliteJournal({ path, readOnly: true });
+      await journal.open();
+      journals.push(journal);
+    }
+    return await agreementWith(sandbox, journals, instance);
+  } finally {
+    for (const journal of journals) await journal.close();
+  }
+}
+
+/** agreement() over journals already open, of any store (SQLite, PostgreSQL). */
+export async function agreementWith(sandbox: Sandbox, journals: readonly Journal[], instance = 'dca-btc'): Promise<Agreement> {
   const exchange = sandbox.exchange.orderHistory({});
   const byClientId = new Map<string, number>();
   for (const order of exchange) byClientId.set(order.clientOrderId, (byClientId.get(order.clientOrderId) ?? 0) + 1);
   const journalled = new Set<string>();
   let unresolved = 0;
   const spent = new Map<string, Decimal>();
-  for (const path of journalPaths) {
-    if (!existsSync(path)) continue;
-    const journal = new SqliteJournal({ path, readOnly: true });
-    await journal.open();
-    try {
-      for (const order of await journal.listOrders({ limit: 100_000 })) {
-        journalled.add(order.orderId);
-        const intent = order.intentId === null ? null : await journal.getIntent(order.intentId);
-        if (intent === null || intent.instance !== instance) continue;
-        const day = new Date(intent.slotTimeMs).toISOString().slice(0, 10);
-        spent.set(day, (spent.get(day) ?? ZERO).add(order.filledQuote));
-      }
-      unresolved += (await journal.unresolvedIntents()).length;
-    } finally {
-      await journal.close();
+  for (const journal of journals) {
+    for (const order of await journal.listOrders({ limit: 100_000 })) {
+      journalled.add(order.orderId);
+      const intent = order.intentId === null ? null : await journal.getIntent(order.intentId);
+      if (intent === null || intent.instance !== instance) continue;
+      const day = new Date(intent.slotTimeMs).toISOString().slice(0, 10);
+      spent.set(day, (spent.get(day) ?? ZERO).add(order.filledQuote));
     }
+    unresolved += (await journal.unresolvedIntents()).length;
   }
   const atExchange = new Set(exchange.map((order) => order.orderId));
   return {
