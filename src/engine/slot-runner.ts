@@ -155,13 +155,14 @@ function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRunt
   });
 }
 
-/** `{ instance, slot }` for a slot's log lines; `slot` (ISO time) is worked out when first read. */
+/** `{ instance, slot }` for a slot's log lines; `slot` (ISO time) is worked out when read. */
 function slotLogFields(instance: string, slotTimeMs: number): { readonly instance: string; readonly slot: string } {
-  let slot: string | null = null;
-  return Object.defineProperty({ instance } as { instance: string; slot: string }, 'slot', {
-    enumerable: true,
-    get: () => (slot ??= new Date(slotTimeMs).toISOString()),
-  });
+  return {
+    instance,
+    get slot() {
+      return new Date(slotTimeMs).toISOString();
+    },
+  };
 }
 
 /** Remaining budget as the journal counts it, at the slot's time, for the strategy's early check. */
