@@ -147,9 +147,14 @@ export class Orders {
     const target = last ? s.plan.base : roundDown(s.plan.base.mul(s.applied).div(s.steps), s.rules.basePrecision);
     const { base: baseAsset, quote } = s.rules;
     const source = s.immediate ? 'spot' : 'spot-freeze';
-    for (const part of slicePlan(s.plan, s.filledBase, target)) {
+    // The whole plan at once (an order that settles as it is placed) is exactly its levels, and
+    // its fee so far after the last of them is the plan's fee: same sum, same rule.
+    const whole = s.filledBase.isZero() && last;
+    const parts = whole ? s.plan.levels : slicePlan(s.plan, s.filledBase, target);
+    for (let i = 0; i < parts.length; i += 1) {
+      const part = parts[i] as (typeof parts)[number];
       const filledQuote = s.filledQuote.add(part.quote);
-      const feeSoFar = takerFee(s.rules, filledQuote);
+      const feeSoFar = whole && i === parts.length - 1 ? s.plan.fee : takerFee(s.rules, filledQuote);
       const dealFee = feeSoFar.sub(s.fee);
       const deal: SimDeal = {
         dealId: this.#ids.next('deal'),

@@ -224,6 +224,7 @@ export class MemoryJournal implements Journal {
   listSlots(query: SlotQuery = {}): Promise<SlotRecord[]> {
     return this.#read('listing slots', () => {
       let candidates: Iterable<SlotRecord>;
+      if (query.status === 'claimed' && this.#claimed.size === 0) return [];
       if (query.status === 'claimed') candidates = [...this.#claimed].map((key) => this.#slots.get(key) as SlotRecord);
       else if (query.instance !== undefined) {
         const instance = query.instance;
@@ -280,7 +281,8 @@ export class MemoryJournal implements Journal {
 
   unresolvedIntents(): Promise<IntentRecord[]> {
     return this.#read('listing unresolved intents', () =>
-      this.#withStatuses(UNRESOLVED).sort(
+      // Nearly always empty between a backtest's slots: asked after every one of them.
+      UNRESOLVED.every((status) => (this.#byStatus.get(status)?.size ?? 0) === 0) ? [] : this.#withStatuses(UNRESOLVED).sort(
         (a, b) => a.createdAtMs - b.createdAtMs || a.slotTimeMs - b.slotTimeMs || compareText(a.instance, b.instance) || a.index - b.index,
       ),
     );
@@ -295,7 +297,7 @@ export class MemoryJournal implements Journal {
   }
 
   openOrders(): Promise<StoredOrder[]> {
-    return this.#read('listing open orders', () => [...this.#openOrders].map((id) => this.#orders.get(id) as StoredOrder).sort(oldestOrderFirst));
+    return this.#read('listing open orders', () => (this.#openOrders.size === 0 ? [] : [...this.#openOrders].map((id) => this.#orders.get(id) as StoredOrder).sort(oldestOrderFirst)));
   }
 
   listOrders(query: OrderQuery = {}): Promise<StoredOrder[]> {
