@@ -4,14 +4,25 @@ import type { Journal } from '../../src/store/journal.ts';
 
 /**
  * After daemons were killed -9 again and again and a last one ran cleanly: no order twice, no
- * intent left unresolved, every exchange order journalled (linked to a done intent, in its
+ * intent left unresolved but one whose send a kill cut short (see below), every exchange order journalled (linked to a done intent, in its
  * status) and every journalled buy at the exchange, and every kill seen as an interrupted run.
+ * The wallet lasted the whole run (no buy refused for want of money), so every kill could land
+ * on a buy in flight: a test whose account ran dry would check less than it says.
  */
 export async function expectAgreementAfterKills(sandbox: Sandbox, journal: Journal, kills: number): Promise<void> {
   const orders = sandbox.exchange.orderHistory({});
   expect(orders.length).toBeGreaterThan(0);
+  const refused = await journal.listIntents({ statuses: ['refused'], limit: 10_000 });
+  expect(refused.filter((intent) => intent.error?.code === 'insufficient-funds').map((intent) => intent.clientOrderId)).toEqual([]);
   expect(new Set(orders.map((o) => o.clientOrderId)).size).toBe(orders.length);
-  expect(await journal.unresolvedIntents()).toEqual([]);
+  // A kill just before a buy left leaves its intent `unknown`: never resent, looked up until its
+  // settle window ends (docs/exactly-once.md), when it becomes not-found. That is the only
+  // unresolved intent allowed: unknown, nothing at the exchange under its id, still looked up.
+  const atExchange = new Set(orders.map((o) => o.clientOrderId));
+  for (const intent of await journal.unresolvedIntents()) {
+    expect([intent.clientOrderId, intent.status, intent.error?.code]).toEqual([intent.clientOrderId, 'unknown', 'E_OUTCOME_UNKNOWN']);
+    expect(atExchange.has(intent.clientOrderId ?? '')).toBe(false);
+  }
   for (const order of orders) {
     const intent = await journal.findIntentByClientOrderId(order.clientOrderId);
     expect(intent?.status, order.clientOrderId).toBe('done');

@@ -27,7 +27,7 @@ async function journalAgrees(kills: number): Promise<void> {
 
 describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
   it(`survives ${RUNS} kills at random moments: 0 double orders, 0 lost intents; a second daemon is refused; the password is never logged`, async () => {
-    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.0001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
     t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 400, times: Number.POSITIVE_INFINITY });
     const args = ['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data];
     const outputs: string[] = [];
