@@ -130,6 +130,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
           const close = candles.closeDecimal(cursor);
           const timeSec = candles.timeSec(cursor);
           chartCandles.push({ timeSec, close });
+          facts.priceSeen((timeSec + candles.intervalSec) * 1000 - 1, close);
           facts.addSample(sampleAt(exchange, rules, (timeSec + candles.intervalSec) * 1000, close));
         }
         cursor += 1;
@@ -158,6 +159,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       },
     );
     await advanceTo(Number.POSITIVE_INFINITY);
+    facts.priceSeen(toMs - 1, candles.closeDecimal(candles.length - 1));
     input.onProgress?.(candles.length, candles.length);
     await journal.finishRun(run.runId, 'finished');
     fold(await journal.recentJournal({ limit: Number.MAX_SAFE_INTEGER }));

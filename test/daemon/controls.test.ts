@@ -2,8 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OperatorControls, type OperatorControlsOptions } from '../../src/daemon/controls.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { silentLogger } from '../../src/engine/observer.ts';
-import { dca } from '../../strategies/dca.ts';
-import { type EngineWorld, engineWorld, runtimeOf } from '../engine/harness.ts';
+import { type EngineWorld, dcaBtc, engineWorld } from '../engine/harness.ts';
 
 // The daemon's side of the controls, on a real engine against the real sandbox and a real journal.
 let world: EngineWorld;
@@ -15,7 +14,6 @@ afterEach(async () => {
 });
 
 const NOW = Date.UTC(2026, 10, 22, 9, 0, 0, 400);
-const dcaBtc = () => runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } });
 
 async function controls(overrides: Partial<OperatorControlsOptions> = {}): Promise<{ controls: OperatorControls; engine: Engine }> {
   let loaded: OperatorControls | null = null;

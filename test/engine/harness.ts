@@ -16,6 +16,7 @@ import type { Journal } from '../../src/store/journal.ts';
 import { PgJournal } from '../../src/store/pg-journal.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { Decimal } from '../../src/domain/money.ts';
+import { dca } from '../../strategies/dca.ts';
 import { defineStrategy } from '../../strategies/sdk.ts';
 import type { NotifyEvent } from '../../src/domain/notification.ts';
 import { createDatabase, dropDatabase, pgCluster } from '../support/pg-databases.ts';
@@ -181,3 +182,8 @@ export const transferThenBuy = defineStrategy({
     { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0001') },
   ],
 });
+
+/** dca-btc: 0.001 BTC every day at 09:00 UTC, the plain instance most engine tests run. */
+export function dcaBtc(): ScheduledRuntime {
+  return runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } });
+}

@@ -5,8 +5,7 @@ import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import type { NotifyEvent } from '../../src/domain/notification.ts';
 import { killSwitch } from '../../src/engine/kill-switch.ts';
-import { dca } from '../../strategies/dca.ts';
-import { type EngineWorld, engineWorld, runtimeOf, transferThenBuy } from './harness.ts';
+import { type EngineWorld, dcaBtc, engineWorld, runtimeOf, transferThenBuy } from './harness.ts';
 
 // What the engine tells its notifier, against the real sandbox over HTTP and a real journal:
 // one event per moment the logs carry (a fill, a refusal, a lost answer, a stop), never twice.
@@ -21,7 +20,6 @@ afterEach(async () => {
   await world.close();
 });
 
-const dcaBtc = () => runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } });
 const kinds = (events: readonly NotifyEvent[]) => events.map((event) => event.kind);
 
 describe('the engine notifies', () => {

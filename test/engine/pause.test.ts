@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PAUSED_REASON } from '../../src/engine/engine.ts';
-import { dca } from '../../strategies/dca.ts';
-import { type EngineWorld, engineWorld, runtimeOf } from './harness.ts';
+import { type EngineWorld, dcaBtc, engineWorld } from './harness.ts';
 
 // A paused instance (the status API's pause) against the real sandbox and a real journal.
 const SLOT = Date.UTC(2026, 10, 22, 9, 0, 0);
@@ -14,7 +13,6 @@ afterEach(async () => {
   await world.close();
 });
 
-const dcaBtc = () => runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } });
 
 describe('a paused instance', () => {
   it('journals its slot as skipped with reason "paused" and sends the exchange nothing', async () => {

@@ -81,25 +81,7 @@ export function benchmarks(run: BacktestRun, round: Rounding): Benchmarks {
 
 /** One row per UTC year or month with a candle in the run, oldest first. */
 export function periods(run: BacktestRun, unit: 'year' | 'month', round: Rounding): PeriodRow[] {
-  const folded = unit === 'year' ? run.facts.years : run.facts.months;
-  // The prices the fold has not seen: the chart's closes (a close belongs to the period its
-  // candle ends in: the last millisecond before the next opens) and the last close.
-  const rows = new Map<string, PeriodFacts>([...folded].map(([key, row]) => [key, { ...row }]));
-  const seen = (timeMs: number, price: Decimal): void => {
-    const at = Math.min(timeMs, run.toMs - 1);
-    const key = new Date(at).toISOString().slice(0, unit === 'year' ? 4 : 7);
-    let row = rows.get(key);
-    if (row === undefined) {
-      row = { quote: ZERO, base: ZERO, fees: ZERO, baseFees: ZERO, lastPrice: ZERO, lastTimeMs: -1 };
-      rows.set(key, row);
-    }
-    if (timeMs >= row.lastTimeMs) {
-      row.lastTimeMs = timeMs;
-      row.lastPrice = price;
-    }
-  };
-  for (const candle of run.chartCandles) seen((candle.timeSec + run.candles.intervalSec) * 1000 - 1, candle.close);
-  seen(run.toMs - 1, run.candles.lastClose);
+  const rows = unit === 'year' ? run.facts.years : run.facts.months;
   let held = ZERO;
   let invested = ZERO;
   return [...rows.keys()].sort().map((period) => {

@@ -127,6 +127,11 @@ type SketchedBuy = Omit<Buy, 'price'> & { readonly rank: number };
 /** Time buckets a chart series is kept in; each keeps its first, lowest, highest and last point (at most 1728 points: a chart draws about 1730 without thinning again). */
 export const SKETCH_BUCKETS = 432;
 
+/** Which of the SKETCH_BUCKETS equal spans of [fromMs, fromMs + spanMs) a time falls in (clamped to the ends). */
+function bucketOf(timeMs: number, fromMs: number, spanMs: number): number {
+  return Math.min(SKETCH_BUCKETS - 1, Math.max(0, Math.floor(((timeMs - fromMs) / spanMs) * SKETCH_BUCKETS)));
+}
+
 /**
  * A long series kept in bounded memory for drawing: the span is cut into equal time buckets,
  * and each keeps its first, lowest, highest and last point (so spikes survive, as the chart's
@@ -150,7 +155,7 @@ export class SeriesSketch<T> {
   add(item: T): void {
     this.#count += 1;
     const timeMs = this.#timeOf(item);
-    const at = Math.min(SKETCH_BUCKETS - 1, Math.max(0, Math.floor(((timeMs - this.#fromMs) / this.#spanMs) * SKETCH_BUCKETS)));
+    const at = bucketOf(timeMs, this.#fromMs, this.#spanMs);
     const bucket = this.#buckets.get(at);
     if (bucket === undefined) {
       this.#buckets.set(at, { first: item, low: item, high: item, last: item });
@@ -191,7 +196,7 @@ export class BasisSketch {
   }
 
   add(buy: Pick<Buy, 'timeMs' | 'base' | 'quote'>): void {
-    const at = Math.min(SKETCH_BUCKETS - 1, Math.max(0, Math.floor(((buy.timeMs - this.#fromMs) / this.#spanMs) * SKETCH_BUCKETS)));
+    const at = bucketOf(buy.timeMs, this.#fromMs, this.#spanMs);
     const bucket = this.#buckets.get(at);
     if (bucket === undefined) this.#buckets.set(at, { quote: buy.quote, base: buy.base, lastTimeMs: buy.timeMs });
     else {
@@ -414,7 +419,11 @@ export class RunFacts {
     return years;
   }
 
-  /** A price seen outside the samples (a chart candle's close, the last close): the period's last price. */
+  /**
+   * A price seen outside the account samples: a chart candle's close (it belongs to the period its
+   * candle ends in: give the last millisecond before the next opens) and the run's last close.
+   * Periods take their last price from these and from the samples.
+   */
   priceSeen(timeMs: number, price: Decimal): void {
     this.#priceSeen(timeMs, price);
   }

@@ -97,13 +97,16 @@ export function syntheticParts(): RunParts {
 }
 
 /** Folds lists of facts as the driver folds what the journal hands it; list order stands for the journal's order. */
-export function foldParts(run: Pick<BacktestRun, 'base' | 'quote' | 'fromMs' | 'toMs'>, parts: RunParts): RunFacts {
+export function foldParts(run: Pick<BacktestRun, 'base' | 'quote' | 'fromMs' | 'toMs' | 'chartCandles' | 'candles'>, parts: RunParts): RunFacts {
   const facts = new RunFacts({ base: run.base, quote: run.quote, fromMs: run.fromMs, toMs: run.toMs });
   const place = (slotTimeMs: number, instance: string, i: number, of: number) => ({ slotTimeMs, instance, index: of - i });
   parts.orders.forEach((o, i) => facts.addOrder(o, place(o.slotTimeMs, o.instance, i, parts.orders.length)));
   parts.refusals.forEach((r, i) => facts.addRefusal(r, place(r.slotTimeMs, r.instance, i, parts.refusals.length)));
   for (const op of parts.flex) facts.addFlex(op);
   for (const point of parts.equity) facts.addSample(point);
+  // As the driver does: each chart close at the end of its candle, then the last close.
+  for (const candle of run.chartCandles) facts.priceSeen((candle.timeSec + run.candles.intervalSec) * 1000 - 1, candle.close);
+  facts.priceSeen(run.toMs - 1, run.candles.lastClose);
   return facts;
 }
 
