@@ -217,17 +217,7 @@ async function totals(exchange: BacktestExchange): Promise<Record<string, Decima
 
 /** The account valued at a price: only the market's two assets are read (a sample is taken every slot), straight from the sim's books. */
 function sampleAt(exchange: BacktestExchange, rules: MarketRules, timeMs: number, price: Decimal): EquityPoint {
-  const base = held(exchange, rules.base);
-  const quote = held(exchange, rules.quote);
-  return { timeMs, price, value: quote.add(base.mul(price)) };
-}
-
-/** Main + trade (available and frozen) + flex of one asset: what totals() adds up, for one asset. */
-function held(exchange: BacktestExchange, asset: string): Decimal {
-  const trade = exchange.sim.tradeBalance(asset);
-  let sum = exchange.sim.mainBalance(asset).add(trade.available).add(trade.freeze);
-  for (const investment of exchange.sim.flexInvestments({ active: true })) if (investment.ticker === asset) sum = sum.add(investment.invested);
-  return sum;
+  return { timeMs, price, value: exchange.sim.holding(rules.quote).add(exchange.sim.holding(rules.base).mul(price)) };
 }
 
 /** What the report reads of one journalled intent: its orders, the refusal it was, the flex operation it made. */

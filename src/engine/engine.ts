@@ -196,6 +196,11 @@ export class Engine {
   async track(): Promise<void> {
     if (this.#fatal !== null) return;
     await this.#guard(async () => {
+      // Between slots there is nearly always nothing to follow: one question, not three lists.
+      if (!(await this.#deps.journal.hasOpenWork())) {
+        this.#reconciler.nothingOpen();
+        return;
+      }
       await trackOpenOrders(this.#deps);
       await this.#reconciler.pass();
     }, undefined);

@@ -74,6 +74,11 @@ export class Reconciler {
     return this.#pass(false);
   }
 
+  /** The journal has nothing open: what a pass would find, without one. */
+  nothingOpen(): void {
+    this.#state = NOTHING_UNRESOLVED;
+  }
+
   async #pass(atStart: boolean): Promise<ReconcileSummary> {
     const deps = this.#deps;
     let resolved = 0;

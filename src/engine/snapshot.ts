@@ -56,13 +56,26 @@ export interface SnapshotRequest {
   readonly candles?: readonly CandleWindow[];
 }
 
+const NO_CANDLES: readonly (readonly never[])[] = [];
+
+/** An instance's reads as a set, made once per list (its runtime keeps the list for good). */
+const partSets = new WeakMap<readonly SnapshotPart[], ReadonlySet<SnapshotPart>>();
+function partsOf(reads: readonly SnapshotPart[]): ReadonlySet<SnapshotPart> {
+  let parts = partSets.get(reads);
+  if (parts === undefined) {
+    parts = new Set(reads);
+    partSets.set(reads, parts);
+  }
+  return parts;
+}
+
 /**
  * Read the parts a strategy named, then freeze them into its view. Reads run concurrently: a
  * slot's snapshot costs the slowest request, not their sum. Any failure fails the snapshot
  * whole: a strategy never decides on half a picture.
  */
 export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, request: SnapshotRequest): Promise<SlotView> {
-  const wants = new Set(request.reads);
+  const wants = partsOf(request.reads);
   const needRules = wants.has('markets') || wants.has('prices');
   const windows = wants.has('candles') ? (request.candles ?? []) : [];
   const [rules, main, trade, flex, codes, candleLists] = await Promise.all([
@@ -71,7 +84,7 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
     wants.has('balances') ? exchange.tradeBalances() : null,
     wants.has('flex') ? exchange.flexInvestments() : null,
     wants.has('codes') ? exchange.codes() : null,
-    Promise.all(windows.map((window) => books.candles.window(window, request.slotTimeMs))),
+    windows.length === 0 ? NO_CANDLES : Promise.all(windows.map((window) => books.candles.window(window, request.slotTimeMs))),
   ]);
   const candles = wants.has('candles') ? new Map(windows.map((window, i) => [window.market, Object.freeze([...(candleLists[i] ?? [])])])) : null;
   const prices = wants.has('prices') && rules !== null ? await exchange.prices([...rules.keys()]) : null;

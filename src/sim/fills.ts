@@ -88,8 +88,23 @@ function askFactor(model: FillModel): Decimal {
   return factor;
 }
 
+/**
+ * The best level last worked out: an order's checks and its walk both start there, at the same
+ * price (rules, model and price are immutable values, so the same three give the same level).
+ */
+let lastBest: { rules: MarketRules; model: FillModel; refPrice: Decimal; level: BookLevel } | null = null;
+
 /** Level `k` (0 = best) of the ask side of the synthetic book above `refPrice`. */
 export function askLevelAt(rules: MarketRules, model: FillModel, refPrice: Decimal, k: number): BookLevel {
+  if (k !== 0) return levelAt(rules, model, refPrice, k);
+  const kept = lastBest;
+  if (kept !== null && kept.refPrice === refPrice && kept.model === model && kept.rules === rules) return kept.level;
+  const level = levelAt(rules, model, refPrice, 0);
+  lastBest = { rules, model, refPrice, level };
+  return level;
+}
+
+function levelAt(rules: MarketRules, model: FillModel, refPrice: Decimal, k: number): BookLevel {
   // Exact either way: (100 + s) / 100 is a finite decimal, so multiplying by it equals dividing after.
   const top = refPrice.mul(askFactor(model));
   if (model.book === null) return { price: roundUp(top, rules.quotePrecision), base: null };
@@ -180,8 +195,15 @@ function walkAsks(rules: MarketRules, model: FillModel, refPrice: Decimal, ladde
     if (base.isZero()) break;
     levels.push({ price: level.price, base, quote: base.mul(level.price) });
   }
-  const base = levels.reduce((sum, l) => sum.add(l.base), ZERO);
-  const quote = levels.reduce((sum, l) => sum.add(l.quote), ZERO);
+  // One level is the usual walk (an unlimited synthetic book): its sums are itself.
+  let base = levels.length === 1 ? (levels[0] as LevelFill).base : ZERO;
+  let quote = levels.length === 1 ? (levels[0] as LevelFill).quote : ZERO;
+  if (levels.length > 1) {
+    for (const level of levels) {
+      base = base.add(level.base);
+      quote = quote.add(level.quote);
+    }
+  }
   return { levels, base, quote, fee: takerFee(rules, quote), stoppedByBand };
 }
 

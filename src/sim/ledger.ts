@@ -65,6 +65,7 @@ export class Books {
   readonly #entries: LedgerEntry[] = [];
   readonly #balances = new Map<string, Decimal>();
   readonly #keepEntries: boolean;
+  #version = 0;
 
   /** `entries: false` keeps the balances only (a backtest over years): see SimHistory. */
   constructor(options: { readonly entries?: boolean } = {}) {
@@ -80,6 +81,11 @@ export class Books {
     return this.#balances.size;
   }
 
+  /** Counts the groups of postings applied: a sum of balances read at one version holds until the next. */
+  get version(): number {
+    return this.#version;
+  }
+
   /** Assets that ever had a posting on this account, sorted. */
   assets(account: LedgerAccount): string[] {
     const prefix = `${account}\u0000`;
@@ -90,30 +96,41 @@ export class Books {
   }
 
   post(timeMs: number, ref: string, postings: readonly Posting[]): void {
-    const next = new Map<string, Decimal>();
+    // A group touches two or three balances: their new values side by side in arrays, applied
+    // only once none would go below zero (a map per group cost a backtest one per fill).
+    const keys: string[] = [];
+    const values: Decimal[] = [];
     for (const p of postings) {
       const k = key(p.account, p.asset);
-      next.set(k, (next.get(k) ?? this.#balances.get(k) ?? ZERO).add(p.delta));
+      const at = keys.indexOf(k);
+      if (at === -1) {
+        keys.push(k);
+        values.push((this.#balances.get(k) ?? ZERO).add(p.delta));
+      } else values[at] = (values[at] as Decimal).add(p.delta);
     }
-    for (const [k, value] of next) {
+    for (let i = 0; i < keys.length; i += 1) {
+      const value = values[i] as Decimal;
       if (value.isNegative()) {
-        const [account, asset] = k.split('\u0000');
+        const [account, asset] = (keys[i] as string).split('\u0000');
         throw new Error(`sim invariant: ${account} ${asset} would become ${formatDecimal(value)}`);
       }
     }
-    for (const p of postings) {
-      if (p.delta.isZero() || !this.#keepEntries) continue;
-      this.#entries.push({
-        seq: this.#entries.length + 1,
-        timeMs,
-        account: p.account,
-        asset: p.asset,
-        delta: p.delta,
-        reason: p.reason,
-        ref,
-      });
+    if (this.#keepEntries) {
+      for (const p of postings) {
+        if (p.delta.isZero()) continue;
+        this.#entries.push({
+          seq: this.#entries.length + 1,
+          timeMs,
+          account: p.account,
+          asset: p.asset,
+          delta: p.delta,
+          reason: p.reason,
+          ref,
+        });
+      }
     }
-    for (const [k, value] of next) this.#balances.set(k, value);
+    for (let i = 0; i < keys.length; i += 1) this.#balances.set(keys[i] as string, values[i] as Decimal);
+    this.#version += 1;
   }
 
   entries(): readonly LedgerEntry[] {

@@ -262,7 +262,7 @@ function view(s: OrderState): SimOrder {
     type: s.type,
     createdAtSec: s.createdMs / 1000,
     amount: s.amount,
-    left: Decimal.max(left, ZERO),
+    left: left.isNegative() ? ZERO : left,
     filledBase: s.filledBase,
     filledQuote: s.filledQuote,
     fee: s.fee,

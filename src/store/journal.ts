@@ -55,6 +55,11 @@ export interface Journal {
   listIntents(query?: IntentQuery): Promise<IntentRecord[]>;
   /** pending, sent and unknown intents, oldest first: what reconciliation must resolve on start. */
   unresolvedIntents(): Promise<IntentRecord[]>;
+  /**
+   * Whether anything is left to follow: an order not yet terminal, an unresolved intent or a
+   * claimed slot. One question asked between slots instead of three lists (nearly always empty).
+   */
+  hasOpenWork(): Promise<boolean>;
 
   // The exchange as the second ledger (docs/exactly-once.md).
   /**

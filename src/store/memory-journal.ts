@@ -279,6 +279,10 @@ export class MemoryJournal implements Journal {
     return this.#read('listing intents', () => this.#listIntents(query));
   }
 
+  hasOpenWork(): Promise<boolean> {
+    return this.#read('looking for open work', () => this.#openOrders.size > 0 || this.#claimed.size > 0 || UNRESOLVED.some((status) => (this.#byStatus.get(status)?.size ?? 0) > 0));
+  }
+
   unresolvedIntents(): Promise<IntentRecord[]> {
     return this.#read('listing unresolved intents', () =>
       // Nearly always empty between a backtest's slots: asked after every one of them.
@@ -357,7 +361,10 @@ export class MemoryJournal implements Journal {
   }
 
   getState(instance: string): Promise<ReadonlyMap<string, string>> {
-    return this.#read('reading strategy state', () => new Map([...(this.#state.get(instance) ?? [])].sort(([a], [b]) => compareText(a, b))));
+    return this.#read('reading strategy state', () => {
+      const state = this.#state.get(instance);
+      return state === undefined || state.size === 0 ? new Map<string, string>() : new Map([...state].sort(([a], [b]) => compareText(a, b)));
+    });
   }
 
   setState(instance: string, changes: Readonly<Record<string, string | null>>): Promise<void> {

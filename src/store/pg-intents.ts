@@ -73,6 +73,10 @@ export async function listIntents(tx: Tx, query: IntentQuery): Promise<IntentRec
   return rows.map(intentFromRow);
 }
 
+export async function hasUnresolvedIntents(tx: Tx): Promise<boolean> {
+  return (await tx.rows("SELECT 1 FROM intents WHERE status IN ('pending', 'sent', 'unknown') LIMIT 1")).length > 0;
+}
+
 export async function unresolvedIntents(tx: Tx): Promise<IntentRecord[]> {
   const rows = await tx.rows("SELECT * FROM intents WHERE status IN ('pending', 'sent', 'unknown') ORDER BY created_at_ms, slot_time_ms, instance, idx");
   return rows.map(intentFromRow);

@@ -274,6 +274,10 @@ export class PgJournal implements Journal {
     return this.#read('listing intents', (tx) => intents.listIntents(tx, query));
   }
 
+  hasOpenWork(): Promise<boolean> {
+    return this.#read('looking for open work', async (tx) => (await orders.hasOpenOrders(tx)) || (await intents.hasUnresolvedIntents(tx)) || (await hasClaimedSlot(tx)));
+  }
+
   unresolvedIntents(): Promise<IntentRecord[]> {
     return this.#read('listing unresolved intents', (tx) => intents.unresolvedIntents(tx));
   }
@@ -473,6 +477,10 @@ export class PgJournal implements Journal {
       throw asStoreError(error, doing);
     }
   }
+}
+
+async function hasClaimedSlot(tx: Tx): Promise<boolean> {
+  return (await tx.rows("SELECT 1 FROM slots WHERE status = 'claimed' LIMIT 1")).length > 0;
 }
 
 async function findSlot(tx: Tx, key: SlotKey): Promise<SlotRecord | null> {

@@ -47,6 +47,10 @@ export async function getOrder(tx: Tx, orderId: string): Promise<StoredOrder | n
   return row === null ? null : orderFromRow(row);
 }
 
+export async function hasOpenOrders(tx: Tx): Promise<boolean> {
+  return (await tx.rows('SELECT 1 FROM orders WHERE status = ANY($1::text[]) LIMIT 1', [OPEN_STATUSES])).length > 0;
+}
+
 export async function openOrders(tx: Tx): Promise<StoredOrder[]> {
   return (await tx.rows('SELECT * FROM orders WHERE status = ANY($1::text[]) ORDER BY first_seen_at_ms, order_id', [OPEN_STATUSES])).map(orderFromRow);
 }

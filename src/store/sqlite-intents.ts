@@ -103,6 +103,10 @@ export function listIntents(db: DatabaseSync, query: IntentQuery): IntentRecord[
     .map(intentFromRow);
 }
 
+export function hasUnresolvedIntents(db: DatabaseSync): boolean {
+  return db.prepare("SELECT 1 FROM intents WHERE status IN ('pending', 'sent', 'unknown') LIMIT 1").get() !== undefined;
+}
+
 export function unresolvedIntents(db: DatabaseSync): IntentRecord[] {
   return db
     .prepare("SELECT * FROM intents WHERE status IN ('pending', 'sent', 'unknown') ORDER BY created_at_ms, slot_time_ms, instance, idx")

@@ -276,6 +276,10 @@ export class SqliteJournal implements Journal {
     return this.#run('listing intents', (db) => intents.listIntents(db, query));
   }
 
+  hasOpenWork(): Promise<boolean> {
+    return this.#run('looking for open work', (db) => orders.hasOpenOrders(db) || intents.hasUnresolvedIntents(db) || hasClaimedSlot(db));
+  }
+
   unresolvedIntents(): Promise<IntentRecord[]> {
     return this.#run('listing unresolved intents', (db) => intents.unresolvedIntents(db));
   }
@@ -480,6 +484,10 @@ function identityOf(path: string): FileIdentity[] {
 
 function readControls(db: DatabaseSync): OperatorControls {
   return controlsFromRows(db.prepare('SELECT control, target, since_ms FROM operator_controls ORDER BY control, target').all());
+}
+
+function hasClaimedSlot(db: DatabaseSync): boolean {
+  return db.prepare("SELECT 1 FROM slots WHERE status = 'claimed' LIMIT 1").get() !== undefined;
 }
 
 function findSlot(db: DatabaseSync, key: SlotKey): SlotRecord | null {

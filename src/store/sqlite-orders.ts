@@ -62,6 +62,10 @@ export function getOrder(db: DatabaseSync, orderId: string): StoredOrder | null 
   return row === undefined ? null : orderFromRow(row);
 }
 
+export function hasOpenOrders(db: DatabaseSync): boolean {
+  return db.prepare(`SELECT 1 FROM orders WHERE status IN (${OPEN_SQL}) LIMIT 1`).get() !== undefined;
+}
+
 export function openOrders(db: DatabaseSync): StoredOrder[] {
   return db
     .prepare(`SELECT * FROM orders WHERE status IN (${OPEN_SQL}) ORDER BY first_seen_at_ms, order_id`)

@@ -134,6 +134,25 @@ describe.each(JOURNAL_KINDS)('intents (%s journal)', (kind) => {
     expect(await journal.listIntents({ statuses: ['refused'] })).toHaveLength(1);
   });
 
+  it('has open work while a slot is claimed, an intent unresolved or an order not terminal, and none once all are settled', async () => {
+    const journal = await world.openJournal();
+    expect(await journal.hasOpenWork()).toBe(false);
+    const intentId = await claimWithBuy(journal, '0.0005');
+    expect(await journal.hasOpenWork()).toBe(true); // claimed slot, pending buy
+    await journal.updateIntent(intentId, { status: 'sent' });
+    await journal.finishSlot({ ...SLOT, status: 'done' });
+    expect(await journal.hasOpenWork()).toBe(true); // the buy is still `sent`
+    const clientOrderId = deriveClientOrderId(SLOT.instance, SLOT.slotTimeMs, 0);
+    await journal.recordOrderSnapshot(order({ clientOrderId, status: 'NEW' }), { intentId });
+    await journal.updateIntent(intentId, { status: 'done', result: { orderId: '5123456789', status: 'NEW' } });
+    expect(await journal.hasOpenWork()).toBe(true); // the order is not terminal yet
+    await journal.recordOrderSnapshot(
+      order({ clientOrderId, status: 'FILLED', left: new Decimal('0'), filledBase: new Decimal('0.0005'), filledQuote: new Decimal('48.5'), fee: new Decimal('0.0485'), feeAsset: 'USDT' }),
+      { intentId },
+    );
+    expect(await journal.hasOpenWork()).toBe(false);
+  });
+
   it('keeps strategy state per instance; null deletes', async () => {
     const journal = await world.openJournal();
     await journal.setState('a', { k1: 'v1', k2: 'v2' });
