@@ -36,10 +36,10 @@ export type SlotOutcome = 'done' | 'failed' | 'skipped' | 'already' | 'disabled'
 export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: InstanceRuntime, slotTimeMs: number, runId: string | null): Promise<SlotOutcome> {
   const started = deps.clock.nowMs();
   const key = { instance: instance.instance, slotTimeMs };
-  // The slot's time as text only when a line is written: a backtest's slots write none.
-  const log = slotLogFields(instance.instance, slotTimeMs);
+  // The slot's fields (its time as text) only when a line is written: a backtest's slots write none.
+  const log = (): SlotLogFields => slotLogFields(instance.instance, slotTimeMs);
   if ((await deps.journal.getSlot(key)) !== null) {
-    deps.logger.debug(log, 'slot already journalled; not running it again');
+    deps.logger.debug(log(), 'slot already journalled; not running it again');
     return 'already';
   }
 
@@ -55,7 +55,7 @@ export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: 
     if (await deps.journal.skipSlot({ ...key, runId, status: 'skipped', reason })) {
       deps.metrics.slotFinished(instance.instance, 'skipped', deps.clock.nowMs() - started, slotTimeMs);
     }
-    deps.logger.warn({ ...log, event: 'slot-skipped', code: errorCode(error), error: errorMessage(error) }, `skipping this slot: ${reason}`);
+    deps.logger.warn({ ...log(), event: 'slot-skipped', code: errorCode(error), error: errorMessage(error) }, `skipping this slot: ${reason}`);
     return 'skipped';
   }
 
@@ -70,13 +70,13 @@ export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: 
     if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });
     deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
     deps.metrics.strategyDisabled(instance.instance);
-    deps.logger.error({ ...log, event: 'strategy-disabled', error: errorMessage(error) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
+    deps.logger.error({ ...log(), event: 'strategy-disabled', error: errorMessage(error) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
     return 'disabled';
   }
 
   const planned = plan(intents, view, instance, deps.killSwitch.active());
   if (!(await deps.journal.claimSlot({ ...key, runId, intents: planned }))) {
-    deps.logger.debug(log, 'slot claimed elsewhere meanwhile; not running it');
+    deps.logger.debug(log(), 'slot claimed elsewhere meanwhile; not running it');
     return 'already';
   }
 
@@ -89,14 +89,14 @@ export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: 
     for (const record of records) {
       const intent = record.intent;
       if (intent.kind === 'note') {
-        const fields = { ...log, event: 'note', ...(intent.data ?? {}) };
+        const fields = { ...log(), event: 'note', ...(intent.data ?? {}) };
         if (intent.level === 'warn') deps.logger.warn(fields, intent.message);
         else deps.logger.info(fields, intent.message);
         continue;
       }
       if (intent.kind === 'refusal') {
         deps.metrics.refusal(instance.instance, intent.reason);
-        deps.logger.info({ ...log, event: 'refusal', reason: intent.reason, ...(intent.data ?? {}) }, `refused by the strategy: ${intent.message}`);
+        deps.logger.info({ ...log(), event: 'refusal', reason: intent.reason, ...(intent.data ?? {}) }, `refused by the strategy: ${intent.message}`);
         continue;
       }
       if (!isMoneyIntent(intent)) continue;
@@ -104,7 +104,7 @@ export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: 
       if (record.status === 'refused') {
         const reason = record.error?.code ?? 'refused';
         deps.metrics.refusal(instance.instance, reason);
-        deps.logger.warn({ ...log, event: 'refusal', reason, intent: intent.kind, index: record.index }, `refused: ${record.error?.message ?? reason}`);
+        deps.logger.warn({ ...log(), event: 'refusal', reason, intent: intent.kind, index: record.index }, `refused: ${record.error?.message ?? reason}`);
         // The intent that refused its group is told; the others of the group only follow it.
         if (reason !== 'group-refused') tellRefused(deps, record, record.error ?? { code: reason, message: reason });
         if (!stoppedBy.has(group)) stoppedBy.set(group, `intent #${record.index} (${intent.kind}) was refused`);
@@ -137,7 +137,7 @@ export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: 
   const reason = [...stoppedBy.values()].join('; ');
   await deps.journal.finishSlot({ ...key, status, ...(reason === '' ? {} : { reason }) });
   deps.metrics.slotFinished(instance.instance, status, deps.clock.nowMs() - started, slotTimeMs);
-  if (deps.logger.isLevelEnabled('info')) deps.logger.info({ ...log, event: 'slot-finished', status, intents: records.length }, `slot ${status}`);
+  if (deps.logger.isLevelEnabled('info')) deps.logger.info({ ...log(), event: 'slot-finished', status, intents: records.length }, `slot ${status}`);
   return status;
 }
 
@@ -155,14 +155,11 @@ function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRunt
   });
 }
 
-/** `{ instance, slot }` for a slot's log lines; `slot` (ISO time) is worked out when read. */
-function slotLogFields(instance: string, slotTimeMs: number): { readonly instance: string; readonly slot: string } {
-  return {
-    instance,
-    get slot() {
-      return new Date(slotTimeMs).toISOString();
-    },
-  };
+type SlotLogFields = { readonly instance: string; readonly slot: string };
+
+/** `{ instance, slot }` for a slot's log lines. */
+function slotLogFields(instance: string, slotTimeMs: number): SlotLogFields {
+  return { instance, slot: new Date(slotTimeMs).toISOString() };
 }
 
 /** Remaining budget as the journal counts it, at the slot's time, for the strategy's early check. */

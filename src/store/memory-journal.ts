@@ -98,7 +98,10 @@ export class MemoryJournal implements Journal {
   readonly #now: () => number;
   readonly #newId: () => string;
   #open = false;
-  #undo: Array<() => void> | null = null;
+  /** While an operation runs: how to take back each change it made (see #op), four slots a step. */
+  readonly #undoLog: unknown[] = [];
+  #undoLength = 0;
+  #recording = false;
 
   readonly #meta = new Map<string, string>();
   readonly #runs = new Map<string, RunRecord>();
@@ -656,49 +659,69 @@ export class MemoryJournal implements Journal {
     return work();
   }
 
-  /** `doing` says what the operation was, for the error when the journal is closed (a function when it costs something to say). */
+  /**
+   * `doing` says what the operation was, for the error when the journal is closed (a function
+   * when it costs something to say). Each change is logged as a step that takes it back, and a
+   * failing operation takes back its steps in reverse: all of its changes or none. The log is
+   * one array reused by every operation (a backtest makes dozens a slot), emptied after each so
+   * that it keeps nothing alive.
+   */
   async #op<T>(doing: string | (() => string), work: () => T): Promise<T> {
     if (!this.#open) throw new StoreError('closed', `${typeof doing === 'string' ? doing : doing()}: the journal in memory is not open`);
-    const undo: Array<() => void> = [];
-    this.#undo = undo;
+    const log = this.#undoLog;
+    this.#undoLength = 0;
+    this.#recording = true;
     try {
       return work();
     } catch (error) {
-      for (let i = undo.length - 1; i >= 0; i -= 1) undo[i]?.();
+      for (let i = this.#undoLength - 4; i >= 0; i -= 4) undoStep(log[i] as UndoKind, log[i + 1], log[i + 2], log[i + 3]);
       throw error;
     } finally {
-      this.#undo = null;
+      this.#recording = false;
+      log.fill(undefined, 0, this.#undoLength);
+      this.#undoLength = 0;
     }
+  }
+
+  #log(kind: UndoKind, where: unknown, key: unknown, old: unknown): void {
+    if (!this.#recording) return;
+    const log = this.#undoLog;
+    const at = this.#undoLength;
+    log[at] = kind;
+    log[at + 1] = where;
+    log[at + 2] = key;
+    log[at + 3] = old;
+    this.#undoLength = at + 4;
   }
 
   #set<K, V>(map: Map<K, V>, key: K, value: V): void {
     const had = map.has(key);
-    const old = map.get(key);
+    const old = had ? map.get(key) : undefined;
     map.set(key, value);
-    this.#undo?.push(() => (had ? map.set(key, old as V) : map.delete(key)));
+    this.#log(had ? UNDO.restore : UNDO.remove, map, key, old);
   }
 
   #delete<K>(collection: Map<K, unknown> | Set<K>, key: K): void {
     if (!collection.has(key)) return;
     if (collection instanceof Set) {
       collection.delete(key);
-      this.#undo?.push(() => collection.add(key));
+      this.#log(UNDO.addBack, collection, key, undefined);
       return;
     }
     const old = collection.get(key);
     collection.delete(key);
-    this.#undo?.push(() => collection.set(key, old));
+    this.#log(UNDO.restore, collection, key, old);
   }
 
   #add<K>(set: Set<K>, key: K): void {
     if (set.has(key)) return;
     set.add(key);
-    this.#undo?.push(() => set.delete(key));
+    this.#log(UNDO.remove, set, key, undefined);
   }
 
   #push<T>(array: T[], item: T): void {
     array.push(item);
-    this.#undo?.push(() => array.splice(array.lastIndexOf(item), 1));
+    this.#log(UNDO.unpush, array, item, undefined);
   }
 
   /** Insert into an array kept in order, after any equal element. */
@@ -706,15 +729,13 @@ export class MemoryJournal implements Journal {
     let at = array.length;
     while (at > 0 && before(item, array[at - 1] as T)) at -= 1;
     array.splice(at, 0, item);
-    this.#undo?.push(() => array.splice(array.indexOf(item), 1));
+    this.#log(UNDO.uninsert, array, item, undefined);
   }
 
   #replaceAt<T>(array: T[], index: number, item: T): void {
     const old = array[index] as T;
     array[index] = item;
-    this.#undo?.push(() => {
-      array[index] = old;
-    });
+    this.#log(UNDO.replace, array, index, old);
   }
 
   // Slots and intents.
@@ -993,6 +1014,37 @@ export class MemoryJournal implements Journal {
  * key again: the last key is kept, so a slot's time is turned into text (and its key hashed) once.
  */
 let lastKey = { instance: '', slotTimeMs: Number.NaN, key: '' };
+/** What a step of the undo log does to take its change back. */
+const UNDO = { restore: 0, remove: 1, addBack: 2, unpush: 3, uninsert: 4, replace: 5 } as const;
+type UndoKind = (typeof UNDO)[keyof typeof UNDO];
+
+function undoStep(kind: UndoKind, where: unknown, key: unknown, old: unknown): void {
+  switch (kind) {
+    case UNDO.restore:
+      (where as Map<unknown, unknown>).set(key, old);
+      return;
+    case UNDO.remove:
+      (where as Map<unknown, unknown> | Set<unknown>).delete(key);
+      return;
+    case UNDO.addBack:
+      (where as Set<unknown>).add(key);
+      return;
+    case UNDO.unpush: {
+      const array = where as unknown[];
+      array.splice(array.lastIndexOf(key), 1);
+      return;
+    }
+    case UNDO.uninsert: {
+      const array = where as unknown[];
+      array.splice(array.indexOf(key), 1);
+      return;
+    }
+    case UNDO.replace:
+      (where as unknown[])[key as number] = old;
+      return;
+  }
+}
+
 function slotKey(key: SlotKey): string {
   if (key.slotTimeMs !== lastKey.slotTimeMs || key.instance !== lastKey.instance) {
     lastKey = { instance: key.instance, slotTimeMs: key.slotTimeMs, key: `${key.instance}\u0000${key.slotTimeMs}` };

@@ -153,6 +153,26 @@ describe.each(JOURNAL_KINDS)('intents (%s journal)', (kind) => {
     expect(await journal.hasOpenWork()).toBe(false);
   });
 
+  it('journals a slot with its intents all or nothing: a conflict in the last intent leaves no slot, no state and no intent', async () => {
+    const journal = await world.openJournal();
+    const claim = journal.claimSlot({
+      ...SLOT,
+      runId: null,
+      intents: [
+        { index: 0, intent: { kind: 'set-state', key: 'k', value: 'v' } },
+        { index: 1, intent: buy('0.0001') },
+        { index: 1, intent: buy('0.0002') },
+      ],
+    });
+    await expect(claim).rejects.toMatchObject({ reason: 'conflict' });
+    expect(await journal.getSlot(SLOT)).toBeNull();
+    expect(await journal.getState(SLOT.instance)).toEqual(new Map());
+    expect(await journal.listIntents({ instance: SLOT.instance })).toEqual([]);
+    expect(await journal.hasOpenWork()).toBe(false);
+    // Nothing half-made stands in the way of the slot done right.
+    expect(await journal.claimSlot({ ...SLOT, runId: null, intents: [{ index: 0, intent: buy('0.0001') }] })).toBe(true);
+  });
+
   it('keeps strategy state per instance; null deletes', async () => {
     const journal = await world.openJournal();
     await journal.setState('a', { k1: 'v1', k2: 'v2' });
