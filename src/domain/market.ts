@@ -1,4 +1,4 @@
-import { type Decimal, formatDecimal, roundDown, roundUp } from './money.ts';
+import { type Decimal, formatDecimal, isAboveZero, roundDown, roundUp } from './money.ts';
 
 /** The rules of one market, in our names (units and sides in the names, see docs/design.md, Conventions). */
 export interface MarketRules {
@@ -54,7 +54,7 @@ export function checkBaseOrder(rules: MarketRules, baseAmount: Decimal, price: D
   if (!rules.tradesEnabled) {
     found.push({ field: 'market', rule: 'trading-disabled', message: `trading is disabled on ${rules.name}` });
   }
-  if (baseAmount.lte(0)) {
+  if (!isAboveZero(baseAmount)) {
     found.push({ field: 'amount', rule: 'positive', message: 'amount must be greater than 0' });
     return found;
   }

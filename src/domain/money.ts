@@ -73,6 +73,14 @@ export function roundUp(value: Decimal, places: number): Decimal {
   return value.toDecimalPlaces(places, Decimal.ROUND_UP);
 }
 
+/**
+ * `value > 0`, read off the sign: comparing with the literal 0 makes a Decimal of it every time,
+ * and the checks on a slot's path make several. NaN is not above zero; +Infinity is.
+ */
+export function isAboveZero(value: Decimal): boolean {
+  return value.isPositive() && !value.isZero();
+}
+
 export function decimalPlaces(value: Decimal): number {
   return value.decimalPlaces();
 }

@@ -1,6 +1,6 @@
 import { RULE_REFUSAL_REASONS, checkBaseOrder } from '../domain/market.ts';
 import type { Decimal } from '../domain/money.ts';
-import { formatDecimal } from '../domain/money.ts';
+import { formatDecimal, isAboveZero } from '../domain/money.ts';
 import type { BuyStockMarketIntent, MoneyIntent } from '../domain/intent.ts';
 import type { IntentError } from '../store/journal.ts';
 import type { SlotView } from './contract.ts';
@@ -25,7 +25,7 @@ function buyGuard(intent: BuyStockMarketIntent, view: SlotView, limits: StaticLi
   const rules = safe(() => view.market(intent.market));
   if (rules === undefined) return { code: 'unknown-market', message: `the exchange does not list ${intent.market}` };
   const price = safe(() => view.price(intent.market));
-  if (price === undefined || price.lte(0)) return { code: 'no-price', message: `no price is known for ${intent.market}` };
+  if (price === undefined || !isAboveZero(price)) return { code: 'no-price', message: `no price is known for ${intent.market}` };
   const violations = checkBaseOrder(rules, intent.amount, price);
   const first = violations[0];
   if (first !== undefined) return { code: RULE_REFUSAL_REASONS[first.rule], message: violations.map((v) => v.message).join('; ') };

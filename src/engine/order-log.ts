@@ -1,4 +1,4 @@
-import { formatDecimal } from '../domain/money.ts';
+import { formatDecimal, isAboveZero } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
 import type { OrderTransition } from '../store/journal.ts';
 import { tell } from './observer.ts';
@@ -18,7 +18,7 @@ export async function recordOrder(deps: EngineDeps, instance: string, order: Ord
   if (deps.logger.isLevelEnabled('info')) logTransition(deps, instance, order, transition);
   if (intentId !== null && isTerminalStatus(transition.toStatus)) await settleReservation(deps, instance, intentId, order);
   // Told where the journal says it reached its end: once per order, like the log line above.
-  if (isTerminalStatus(transition.toStatus) && transition.fromStatus !== transition.toStatus && transition.filledBase.gt(0)) {
+  if (isTerminalStatus(transition.toStatus) && transition.fromStatus !== transition.toStatus && isAboveZero(transition.filledBase)) {
     tell(deps, () => ({
       kind: 'order-filled',
       atMs: deps.clock.nowMs(),

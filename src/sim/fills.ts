@@ -1,5 +1,5 @@
 import { type MarketRules, takerFee } from '../domain/market.ts';
-import { Decimal, ZERO, isDecimal, parseDecimalStrict, roundDown, roundUp } from '../domain/money.ts';
+import { Decimal, ZERO, isAboveZero, isDecimal, parseDecimalStrict, roundDown, roundUp } from '../domain/money.ts';
 
 /**
  * How a taker order meets the (synthetic) book. Prices come from a price source; the book is
@@ -216,7 +216,7 @@ export function planBuyByBase(rules: MarketRules, model: FillModel, refPrice: De
       remaining = remaining.sub(base);
       return base;
     },
-    done: () => remaining.lte(0),
+    done: () => !isAboveZero(remaining),
   });
 }
 
@@ -236,7 +236,7 @@ export function planBuyByQuote(rules: MarketRules, model: FillModel, refPrice: D
       if (base.isZero() || base.eq(affordable)) exhausted = true;
       return base;
     },
-    done: () => exhausted || remaining.lte(0),
+    done: () => exhausted || !isAboveZero(remaining),
   });
 }
 

@@ -1,5 +1,5 @@
 import type { MarketRules } from '../domain/market.ts';
-import { type Decimal, formatDecimal, roundDown } from '../domain/money.ts';
+import { type Decimal, formatDecimal, isAboveZero, roundDown } from '../domain/money.ts';
 import { CLIENT_ORDER_ID_PATTERN, type Stp, readStp } from '../domain/order.ts';
 import { SimRejection } from './rejection.ts';
 
@@ -44,7 +44,7 @@ export function marketNotAvailable(): SimRejection {
 }
 
 function requirePositive(amount: Decimal): void {
-  if (amount.lte(0)) throw SimRejection.validation(ORDER_CODES.amount, 'amount', 'Amount should be greater than 0.');
+  if (!isAboveZero(amount)) throw SimRejection.validation(ORDER_CODES.amount, 'amount', 'Amount should be greater than 0.');
 }
 
 /** The smallest step at `places` decimals, as text: 6 → "0.000001". */

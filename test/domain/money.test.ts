@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Decimal, DecimalFormatError, formatDecimal, parseDecimalStrict, parseWireDecimal, roundDown } from '../../src/domain/money.ts';
+import { Decimal, DecimalFormatError, formatDecimal, isAboveZero, parseDecimalStrict, parseWireDecimal, roundDown } from '../../src/domain/money.ts';
 
 describe('money', () => {
   it('parses user decimals strictly and names the field on refusal', () => {
@@ -39,6 +39,18 @@ describe('money', () => {
         expect(formatDecimal(parseDecimalStrict(canonical, 'x'))).toBe(canonical);
       }),
     );
+  });
+
+  it('tells a value above zero from its sign alone, as a comparison with 0 would', () => {
+    fc.assert(
+      fc.property(fc.integer(), fc.integer({ min: 0, max: 12 }), (units, places) => {
+        const value = new Decimal(units).div(new Decimal(10).pow(places));
+        expect(isAboveZero(value)).toBe(value.gt(0));
+      }),
+    );
+    expect(isAboveZero(new Decimal('-0'))).toBe(false);
+    expect(isAboveZero(new Decimal(NaN))).toBe(false);
+    expect(isAboveZero(new Decimal(Infinity))).toBe(true);
   });
 
   it('rounds down, never up, to a precision', () => {

@@ -1,4 +1,4 @@
-import { type Decimal, ZERO } from '../../domain/money.ts';
+import { type Decimal, ZERO, isAboveZero } from '../../domain/money.ts';
 
 /**
  * The facts of a backtest folded as they happen: every figure the report writes is a sum, a
@@ -284,7 +284,7 @@ export class RunFacts {
   }
 
   addOrder(order: ReportOrder, place: FactPlace): void {
-    const filled = order.filledBase.gt(0);
+    const filled = isAboveZero(order.filledBase);
     addTotals(this.#instance(order.instance), order, filled);
     this.byStatus.set(order.status, (this.byStatus.get(order.status) ?? 0) + 1);
     if (!order.fee.isZero()) {
@@ -376,7 +376,7 @@ export class RunFacts {
     const max = dd.max as NonNullable<DrawdownFacts['max']>;
     const maxPct = dd.maxPct as NonNullable<DrawdownFacts['maxPct']>;
     if (amount.gt(max.amount)) dd.max = { peak, trough: point, amount };
-    if (peak.value.gt(0) && (maxPct.amount.isZero() || amount.mul(maxPct.peak.value).gt(maxPct.amount.mul(peak.value)))) {
+    if (isAboveZero(peak.value) && (maxPct.amount.isZero() || amount.mul(maxPct.peak.value).gt(maxPct.amount.mul(peak.value)))) {
       dd.maxPct = { peak, trough: point, amount };
     }
     const peakRank = this.#peakRank;
