@@ -1,5 +1,6 @@
 import { CandleBook, type CandleWindow } from './candle-book.ts';
 import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
+import type { Candle } from '../domain/candle.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, ZERO } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
@@ -56,7 +57,7 @@ export interface SnapshotRequest {
   readonly candles?: readonly CandleWindow[];
 }
 
-const NO_CANDLES: readonly (readonly never[])[] = [];
+const NO_CANDLES: readonly (readonly Candle[])[] = [];
 
 /** An instance's reads as a set, made once per list (its runtime keeps the list for good). */
 const partSets = new WeakMap<readonly SnapshotPart[], ReadonlySet<SnapshotPart>>();
@@ -78,14 +79,26 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
   const wants = partsOf(request.reads);
   const needRules = wants.has('markets') || wants.has('prices');
   const windows = wants.has('candles') ? (request.candles ?? []) : [];
-  const [rules, main, trade, flex, codes, candleLists] = await Promise.all([
-    needRules ? books.markets.rules() : null,
-    wants.has('balances') ? exchange.mainBalances() : null,
-    wants.has('balances') ? exchange.tradeBalances() : null,
-    wants.has('flex') ? exchange.flexInvestments() : null,
-    wants.has('codes') ? exchange.codes() : null,
-    windows.length === 0 ? NO_CANDLES : Promise.all(windows.map((window) => books.candles.window(window, request.slotTimeMs))),
-  ]);
+  // Only the parts named are asked for, all at once: a part not named costs nothing, not even a
+  // settled promise (a backtest takes a snapshot every slot).
+  const reads: Promise<unknown>[] = [];
+  const ask = (wanted: boolean, read: () => Promise<unknown>): number => (wanted ? reads.push(read()) - 1 : -1);
+  const at = {
+    rules: ask(needRules, () => books.markets.rules()),
+    main: ask(wants.has('balances'), () => exchange.mainBalances()),
+    trade: ask(wants.has('balances'), () => exchange.tradeBalances()),
+    flex: ask(wants.has('flex'), () => exchange.flexInvestments()),
+    codes: ask(wants.has('codes'), () => exchange.codes()),
+    candles: ask(windows.length > 0, () => Promise.all(windows.map((window) => books.candles.window(window, request.slotTimeMs)))),
+  };
+  const got = await Promise.all(reads);
+  const part = <T>(index: number): T | null => (index < 0 ? null : (got[index] as T));
+  const rules = part<ReadonlyMap<string, MarketRules>>(at.rules);
+  const main = part<ReadonlyMap<string, Decimal>>(at.main);
+  const trade = part<ReadonlyMap<string, TradeBalance>>(at.trade);
+  const flex = part<readonly FlexInvestment[]>(at.flex);
+  const codes = part<readonly CodeRecord[]>(at.codes);
+  const candleLists = part<readonly (readonly Candle[])[]>(at.candles) ?? NO_CANDLES;
   const candles = wants.has('candles') ? new Map(windows.map((window, i) => [window.market, Object.freeze([...(candleLists[i] ?? [])])])) : null;
   const prices = wants.has('prices') && rules !== null ? await exchange.prices([...rules.keys()]) : null;
 
