@@ -17,6 +17,7 @@ import { type FactPlace, RunFacts } from './report/facts.ts';
 import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from './report/run.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import { MemoryJournal } from '../store/memory-journal.ts';
+import { HeapCeiling } from './heap-ceiling.ts';
 import { SqliteJournal } from '../store/sqlite-journal.ts';
 
 export interface BacktestInput {
@@ -41,6 +42,8 @@ export interface BacktestInput {
   readonly onProgress?: (done: number, total: number) => void;
   /** Told every fact the report folds, as the journal hands it over (the run itself keeps only the fold). */
   readonly observer?: RunObserver;
+  /** What keeps the run's memory flat (default: a full collection past 48 MB in use, looked at every 1024 slots). */
+  readonly heapCeiling?: HeapCeiling;
 }
 
 /** Sees each order, refusal and flex operation of a run, with its place in the journal. */
@@ -116,6 +119,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       { runId: run.runId },
     );
 
+    const heap = input.heapCeiling ?? new HeapCeiling();
     let firstSlot: { timeMs: number; price: Decimal } | null = null;
     const chartCandles: Array<{ timeSec: number; close: Decimal }> = [];
     const step = Math.max(1, Math.ceil(candles.length / CHART_POINTS));
@@ -156,6 +160,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
         if (memory !== null) fold(await memory.retireSettled());
         const price = exchange.priceAt(input.market, slotTimeMs);
         if (price !== null) facts.addSample(sampleAt(exchange, rules, slotTimeMs, price));
+        heap.slotRan();
       },
     );
     await advanceTo(Number.POSITIVE_INFINITY);
