@@ -110,6 +110,26 @@ describe('the journal in memory forgetting the slots that are over (backtests)',
     expect((await journal.openOrders()).map((o) => o.orderId)).toEqual(['open']);
   });
 
+  it('remembers slots retired out of time order: an older slot that settles late is never claimed again either', async () => {
+    // T0's answer is lost (unresolved) while the next two slots settle and retire first.
+    now = T0;
+    await journal.claimSlot({ instance: INSTANCE, slotTimeMs: T0, runId, intents: [{ index: 0, intent: buy('0.001') }] });
+    const [late] = await journal.listIntents({ instance: INSTANCE, slotTimeMs: T0 });
+    await journal.updateIntent(late!.intentId, { status: 'sent' });
+    await journal.finishSlot({ instance: INSTANCE, slotTimeMs: T0, status: 'failed', reason: 'answer lost' });
+    await filledSlot(T0 + HOUR, '10');
+    await filledSlot(T0 + 2 * HOUR, '10');
+    await filledSlot(T0 + 3 * HOUR, '10');
+    expect((await journal.retireSettled()).map((entry) => entry.intent.slotTimeMs)).toEqual([T0 + 2 * HOUR, T0 + HOUR]);
+    await journal.updateIntent(late!.intentId, { status: 'not-found', error: { code: 'E_NOT_FOUND', message: 'test' } });
+    await filledSlot(T0 + 4 * HOUR, '10');
+    expect((await journal.retireSettled()).map((entry) => entry.intent.slotTimeMs)).toEqual([T0 + 3 * HOUR, T0]);
+    for (const slotTimeMs of [T0, T0 + HOUR, T0 + 2 * HOUR, T0 + 3 * HOUR, T0 + 4 * HOUR]) {
+      expect(await journal.claimSlot({ instance: INSTANCE, slotTimeMs, runId })).toBe(false);
+    }
+    expect(await journal.claimSlot({ instance: INSTANCE, slotTimeMs: T0 - HOUR, runId })).toBe(true);
+  });
+
   it('keeps a claimed slot (one in flight, or left by a crash) for reconciliation', async () => {
     now = T0;
     await journal.claimSlot({ instance: INSTANCE, slotTimeMs: T0, runId });
