@@ -42,6 +42,18 @@ export function deriveClientOrderId(instance: string, slotTimeMs: number, intent
 
 /** The instance name as a readable prefix: letters, digits and single dashes, at most 24 characters. */
 export function instancePrefix(instance: string): string {
+  let prefix = PREFIXES.get(instance);
+  if (prefix === undefined) {
+    prefix = cleanPrefix(instance);
+    // As with the hashes: a handful of instances, an id for every slot of a backtest.
+    if (PREFIXES.size < 1024) PREFIXES.set(instance, prefix);
+  }
+  return prefix;
+}
+
+const PREFIXES = new Map<string, string>();
+
+function cleanPrefix(instance: string): string {
   const cleaned = instance
     .replace(/[^A-Za-z0-9]+/g, '-')
     .replace(/^-+/, '')
