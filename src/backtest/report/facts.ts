@@ -345,43 +345,63 @@ export class RunFacts {
    * What the account was worth at a moment; samples come in time order. The drawdown walk is
    * build.ts's rule: the running peak is the highest value so far, and the deepest episode by
    * amount and by share of its peak (compared as a cross product: no division per sample).
+   * Most samples below the peak are nowhere near the deepest episode: floats (each within a few
+   * parts in 10^16 of the exact value) rule those out with a margin of a part in 10^12, and only
+   * the samples left are compared exactly. The decision stays the exact one.
    */
   addSample(point: EquityPoint): void {
     const dd = this.drawdown;
     if (point.timeMs < this.#lastSampleMs) throw new RangeError(`account samples must come in time order (${point.timeMs} after ${this.#lastSampleMs})`);
     this.#lastSampleMs = point.timeMs;
     dd.samples += 1;
-    // For drawing only (which sample of a bucket is lowest, a drawdown's pixel): one float a sample.
-    const drawn: SketchedPoint = { ...point, rank: point.value.toNumber() };
+    // For drawing (which sample of a bucket is lowest, a drawdown's pixel) and for ruling out: one float a sample.
+    const rank = point.value.toNumber();
+    const drawn: SketchedPoint = { timeMs: point.timeMs, price: point.price, value: point.value, rank };
     this.equity.add(drawn);
     this.#priceSeen(point.timeMs, point.price);
     if (dd.peak === null) {
       dd.peak = point;
-      this.#peakRank = drawn.rank;
+      this.#peakRank = rank;
       dd.max = { peak: point, trough: point, amount: ZERO };
       dd.maxPct = { peak: point, trough: point, amount: ZERO };
       this.drawdownCurve.add({ timeMs: point.timeMs, pct: 0 });
       return;
     }
-    if (point.value.gte(dd.peak.value)) {
-      if (point.value.gt(dd.peak.value)) {
+    const abovePeak = point.value.cmp(dd.peak.value);
+    if (abovePeak >= 0) {
+      if (abovePeak > 0) {
         dd.peak = point;
-        this.#peakRank = drawn.rank;
+        this.#peakRank = rank;
       }
       this.drawdownCurve.add({ timeMs: point.timeMs, pct: 0 });
       return;
     }
     const peak = dd.peak;
-    const amount = peak.value.sub(point.value);
-    const max = dd.max as NonNullable<DrawdownFacts['max']>;
-    const maxPct = dd.maxPct as NonNullable<DrawdownFacts['maxPct']>;
-    if (amount.gt(max.amount)) dd.max = { peak, trough: point, amount };
-    if (isAboveZero(peak.value) && (maxPct.amount.isZero() || amount.mul(maxPct.peak.value).gt(maxPct.amount.mul(peak.value)))) {
-      dd.maxPct = { peak, trough: point, amount };
-    }
     const peakRank = this.#peakRank;
-    this.drawdownCurve.add({ timeMs: point.timeMs, pct: peakRank > 0 ? (-100 * (peakRank - drawn.rank)) / peakRank : 0 });
+    const amountF = peakRank - rank;
+    const slack = Math.abs(peakRank) * 1e-12;
+    let amount: Decimal | null = null;
+    if (amountF >= this.#maxAmountF - slack) {
+      amount = peak.value.sub(point.value);
+      if (amount.gt((dd.max as NonNullable<DrawdownFacts['max']>).amount)) {
+        dd.max = { peak, trough: point, amount };
+        this.#maxAmountF = amount.toNumber();
+      }
+    }
+    const maxPct = dd.maxPct as NonNullable<DrawdownFacts['maxPct']>;
+    if (isAboveZero(peak.value) && (maxPct.amount.isZero() || !(peakRank > 0) || amountF / peakRank >= this.#maxShareF - 1e-12)) {
+      amount ??= peak.value.sub(point.value);
+      if (maxPct.amount.isZero() || amount.mul(maxPct.peak.value).gt(maxPct.amount.mul(peak.value))) {
+        dd.maxPct = { peak, trough: point, amount };
+        this.#maxShareF = amount.toNumber() / peakRank;
+      }
+    }
+    this.drawdownCurve.add({ timeMs: point.timeMs, pct: peakRank > 0 ? (-100 * amountF) / peakRank : 0 });
   }
+
+  /** The deepest drawdown so far as floats (amount, and share of its peak): what rules samples out. */
+  #maxAmountF = 0;
+  #maxShareF = 0;
 
   /** The running peak as a float, for drawing. */
   #peakRank = 0;

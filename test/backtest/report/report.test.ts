@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../../src/domain/money.ts';
 import { REPORT_SCHEMA, buildReport, reportToJson, roundPct, roundValue } from '../../../src/backtest/report/build.ts';
 import type { BacktestReport } from '../../../src/backtest/report/build.ts';
 import type { EquityPoint } from '../../../src/backtest/report/run.ts';
+import { RunFacts } from '../../../src/backtest/report/facts.ts';
 import { DAY, HOUR, T0, syntheticParts, syntheticRun } from './fixture.ts';
 
 const d = (text: string): Decimal => new Decimal(text);
@@ -62,6 +64,31 @@ describe('backtest report: figures', () => {
       troughValue: '974.2',
     };
     expect(report.drawdown).toEqual({ samples: 7, max: episode, maxPct: episode });
+  });
+
+  it('finds the same deepest drawdowns as an exact walk, also where values differ in their last digits', () => {
+    // Values around a large base, apart by as little as 1e-12 of it: floats alone would tie them.
+    const value = fc.tuple(fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 2000 })).map(([big, small]) => new Decimal(`1${'0'.repeat(big)}`).mul(1000).add(new Decimal(small).div(1e9)));
+    fc.assert(
+      fc.property(fc.array(value, { minLength: 1, maxLength: 60 }), (values) => {
+        const facts = new RunFacts({ base: 'BTC', quote: 'USDT', fromMs: T0, toMs: T0 + values.length * HOUR });
+        values.forEach((v, i) => facts.addSample({ timeMs: T0 + i * HOUR, price: d('1'), value: v }));
+        // The plain walk: every sample compared exactly with the running peak.
+        let peak = values[0] as Decimal;
+        let maxAmount = new Decimal(0);
+        let maxShare: { amount: Decimal; peak: Decimal } = { amount: new Decimal(0), peak };
+        for (const v of values) {
+          if (v.gt(peak)) peak = v;
+          const amount = peak.sub(v);
+          if (amount.gt(maxAmount)) maxAmount = amount;
+          if (maxShare.amount.isZero() ? amount.gt(0) : amount.mul(maxShare.peak).gt(maxShare.amount.mul(peak))) maxShare = { amount, peak };
+        }
+        expect(facts.drawdown.max?.amount.toFixed()).toBe(maxAmount.toFixed());
+        expect(facts.drawdown.maxPct?.amount.toFixed()).toBe(maxShare.amount.toFixed());
+        expect(facts.drawdown.maxPct?.peak.value.toFixed()).toBe(maxShare.amount.isZero() ? values[0]?.toFixed() : maxShare.peak.toFixed());
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('reports the largest drawdown in quote and the largest in percent separately when they differ', () => {
