@@ -29,7 +29,7 @@ function buyGuard(intent: BuyStockMarketIntent, view: SlotView, limits: StaticLi
   const violations = checkBaseOrder(rules, intent.amount, price);
   const first = violations[0];
   if (first !== undefined) return { code: RULE_REFUSAL_REASONS[first.rule], message: violations.map((v) => v.message).join('; ') };
-  const estimate = intent.amount.mul(price);
+  const estimate = quoteAt(intent.amount, price);
   if (limits.maxOrderQuote !== null && estimate.gt(limits.maxOrderQuote)) {
     return {
       code: 'above-max-order',
@@ -42,7 +42,21 @@ function buyGuard(intent: BuyStockMarketIntent, view: SlotView, limits: StaticLi
 /** The estimated quote value of a buy at the view's price: what budgets count. */
 export function estimatedQuote(intent: BuyStockMarketIntent, view: SlotView): Decimal | null {
   const price = safe(() => view.price(intent.market));
-  return price === undefined ? null : intent.amount.mul(price);
+  return price === undefined ? null : quoteAt(intent.amount, price);
+}
+
+let lastQuote: { amount: Decimal; price: Decimal; quote: Decimal } | null = null;
+
+/**
+ * amount × price, the last one kept: a buy's guard, its plan and its budget each need the same
+ * product (decimals are immutable values, so the same two give the same product).
+ */
+export function quoteAt(amount: Decimal, price: Decimal): Decimal {
+  const last = lastQuote;
+  if (last !== null && last.amount === amount && last.price === price) return last.quote;
+  const quote = amount.mul(price);
+  lastQuote = { amount, price, quote };
+  return quote;
 }
 
 /** A strategy that did not read prices or markets gets `undefined` here instead of the view's programming error. */

@@ -4,7 +4,7 @@ import { takerFee } from '../domain/market.ts';
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import type { IntentError } from '../store/journal.ts';
 import type { SlotView } from './contract.ts';
-import { type StaticLimits, staticGuard } from './guards.ts';
+import { type StaticLimits, quoteAt, staticGuard } from './guards.ts';
 
 /**
  * All or nothing, before anything is sent: every guard runs on every money intent of the slot
@@ -63,7 +63,7 @@ function ownRefusals(intents: readonly Intent[], view: SlotView, limits: SlotPla
         const rules = read(() => view.market(intent.market));
         const price = read(() => view.price(intent.market));
         if (rules === undefined || price === undefined) return null;
-        const estimate = intent.amount.mul(price);
+        const estimate = quoteAt(intent.amount, price);
         if (budgetLeft !== null) {
           if (estimate.gt(budgetLeft)) {
             return { code: 'over-budget', message: `estimated value ${formatDecimal(estimate)} ${rules.quote} is above the budget left for this slot, ${formatDecimal(budgetLeft)} ${rules.quote}` };

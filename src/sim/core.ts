@@ -104,7 +104,7 @@ export class SimCore {
   readonly #codes = new Codes();
   readonly #orders: Orders;
   /** assets() is read on every balance query; recomputed only when a market, plan or ledger key appears. */
-  #assetsCache: { readonly key: string; readonly list: readonly string[] } | null = null;
+  #assetsCache: { readonly setup: number; readonly keys: number; readonly list: readonly string[] } | null = null;
   #setupVersion = 0;
 
   constructor(options: SimExchangeOptions = {}) {
@@ -193,13 +193,14 @@ export class SimCore {
 
   /** Every asset the account knows: market assets, balances, flex tickers. */
   assets(): string[] {
-    const key = `${this.#setupVersion}/${this.#books.keyCount}`;
-    if (this.#assetsCache?.key !== key) {
+    const setup = this.#setupVersion;
+    const keys = this.#books.keyCount;
+    if (this.#assetsCache === null || this.#assetsCache.setup !== setup || this.#assetsCache.keys !== keys) {
       const found = new Set<string>();
       for (const m of this.#markets.values()) found.add(m.base).add(m.quote);
       for (const account of ['main', 'spot', 'spot-freeze', 'flex'] as const) for (const a of this.#books.assets(account)) found.add(a);
       for (const p of this.#flex.plans()) found.add(p.ticker);
-      this.#assetsCache = { key, list: [...found].sort() };
+      this.#assetsCache = { setup, keys, list: [...found].sort() };
     }
     return this.#assetsCache.list.slice();
   }
