@@ -41,7 +41,15 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
       onLostJournal: options.rebuildJournal ? 'rebuild' : 'refuse',
       ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url }),
       ...(options.standby
-        ? { standby: { signal: waiting.signal, onWaiting: (held: Error) => logger.info({ event: 'standby', holder: held.message }, `waiting as a hot standby: ${held.message}`) } }
+        ? {
+            standby: {
+              signal: waiting.signal,
+              onWaiting: (held: Error) => logger.info({ event: 'standby', holder: held.message }, `waiting as a hot standby: ${held.message}`),
+              onUnreachable: (problem: Error) =>
+                logger.warn({ event: 'standby-db-unreachable', error: problem.message }, `waiting as a hot standby: the database cannot be reached (${problem.message}); trying again`),
+              onReachable: () => logger.info({ event: 'standby-db-reachable' }, 'waiting as a hot standby: the database answers again'),
+            },
+          }
         : {}),
     });
     if (options.standby) logger.info({ event: 'took-over', journal: store.journal.path }, `took the journal over: ${store.journal.path}`);

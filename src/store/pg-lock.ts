@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import pg from 'pg';
-import { type LockOwner, type LockScope, LockedError } from './errors.ts';
+import { type LockOwner, type LockScope, LockedError, StoreError } from './errors.ts';
 import { asStoreError } from './pg-db.ts';
 import { redactDatabaseUrl } from './pg-url.ts';
 
@@ -38,10 +38,50 @@ export class PgAdvisoryLock {
   /**
    * Take the lock, or throw LockedError naming the holder. With `wait` (a standby), keep trying
    * on the same session every `pollMs` until the holder's session ends, telling `onWaiting` once;
-   * an aborted `signal` gives up with the last LockedError.
+   * an aborted `signal` gives up with the last LockedError. A standby also waits out a database
+   * it cannot reach (restarting, or not up yet when the containers start): it tells
+   * `onUnreachable` once per outage and tries again on a new session, since a daemon that waits
+   * to take over must not be the one that dies when the database blips.
    */
   async acquire(wait?: LockWait): Promise<void> {
     if (this.#client !== null) return;
+    let told = false;
+    let unreachable = false;
+    for (;;) {
+      const client = this.#session();
+      try {
+        await client.connect();
+        if (unreachable) wait?.onReachable?.();
+        unreachable = false;
+        for (;;) {
+          const taken = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS taken', [this.#key.toString()]);
+          if (taken.rows[0]?.['taken'] === true) {
+            this.#client = client;
+            return;
+          }
+          const refused = new LockedError(this.scope, this.label, await holderOf(client, this.#key), 'stop it first (PostgreSQL releases this lock the moment that daemon\'s session ends: there is nothing to delete)');
+          if (wait === undefined || isAborted(wait.signal)) throw refused;
+          if (!told) wait.onWaiting?.(refused);
+          told = true;
+          await pause(wait.pollMs ?? 1_000, wait.signal);
+          if (isAborted(wait.signal)) throw refused;
+        }
+      } catch (error) {
+        await client.end().catch(() => undefined);
+        if (error instanceof LockedError) throw error;
+        const problem = asStoreError(error, `taking the ${this.label}`);
+        const retryable = problem instanceof StoreError && problem.retryable;
+        if (wait === undefined || isAborted(wait.signal) || !retryable) throw problem;
+        if (!unreachable) wait.onUnreachable?.(problem);
+        unreachable = true;
+        await pause(wait.pollMs ?? 1_000, wait.signal);
+        if (isAborted(wait.signal)) throw problem;
+      }
+    }
+  }
+
+  /** A new session for the lock. */
+  #session(): pg.Client {
     const client = new pg.Client({
       connectionString: this.#url,
       application_name: this.#name,
@@ -54,23 +94,7 @@ export class PgAdvisoryLock {
     // A session the server ended (the lock lost with it) must not crash the process: the
     // journal's lease tells this daemon it was replaced, at its next write.
     client.on('error', () => undefined);
-    try {
-      await client.connect();
-      for (let told = false; ; told = true) {
-        const taken = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS taken', [this.#key.toString()]);
-        if (taken.rows[0]?.['taken'] === true) break;
-        const refused = new LockedError(this.scope, this.label, await holderOf(client, this.#key), 'stop it first (PostgreSQL releases this lock the moment that daemon\'s session ends: there is nothing to delete)');
-        if (wait === undefined || isAborted(wait.signal)) throw refused;
-        if (!told) wait.onWaiting?.(refused);
-        await pause(wait.pollMs ?? 1_000, wait.signal);
-        if (isAborted(wait.signal)) throw refused;
-      }
-    } catch (error) {
-      await client.end().catch(() => undefined);
-      if (error instanceof LockedError) throw error;
-      throw asStoreError(error, `taking the ${this.label}`);
-    }
-    this.#client = client;
+    return client;
   }
 
   async release(): Promise<void> {
@@ -91,6 +115,10 @@ export interface LockWait {
   readonly pollMs?: number;
   /** Told once, when the lock is first found taken. */
   readonly onWaiting?: (holder: LockedError) => void;
+  /** Told when the database cannot be reached while waiting (once per outage); the wait goes on. */
+  readonly onUnreachable?: (problem: Error) => void;
+  /** Told when the database answers again after an outage. */
+  readonly onReachable?: () => void;
 }
 
 const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;

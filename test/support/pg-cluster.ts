@@ -20,6 +20,8 @@ export interface PgClusterInfo {
 
 export interface PgCluster extends PgClusterInfo {
   stop(): void;
+  /** Stop the server at once (every session ends) and start it again on the same port after `downMs`. */
+  restart(downMs: number): Promise<void>;
 }
 
 /**
@@ -58,12 +60,18 @@ export async function startCluster(binDir: string): Promise<PgCluster> {
   const port = await freePort();
   // --no-sync: the cluster is thrown away; the server itself runs with fsync on, as in production.
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
-  run('pg_ctl', ['-D', data, '-l', join(root, 'server.log'), '-w', '-o', `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200`, 'start']);
+  const start = (): void => run('pg_ctl', ['-D', data, '-l', join(root, 'server.log'), '-w', '-o', `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200`, 'start']);
+  start();
   let stopped = false;
   return {
     host: '127.0.0.1',
     port,
     user: 'postgres',
+    async restart(downMs) {
+      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      start();
+    },
     stop() {
       if (stopped) return;
       stopped = true;

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StoreError } from '../../src/store/errors.ts';
+import { PgAdvisoryLock } from '../../src/store/pg-lock.ts';
+import { type PgCluster, clusterUrl, findBinDir, startCluster } from '../support/pg-cluster.ts';
+
+/**
+ * A hot standby waits out a database restart (or a database not up yet when the containers
+ * start) instead of dying with it: the daemon that is meant to take over must still be there
+ * when the database comes back. A cluster of this file's own, since it is restarted.
+ */
+const binDir = findBinDir();
+let cluster: PgCluster;
+
+beforeAll(async () => {
+  if (binDir !== null) cluster = await startCluster(binDir);
+}, 60_000);
+afterAll(() => {
+  cluster?.stop();
+});
+
+describe.skipIf(binDir === null)('a hot standby and an unreachable database', () => {
+  it('keeps waiting through a restart of the database, says so once, and takes the lock when it is free', async () => {
+    const url = clusterUrl(cluster, 'postgres');
+    const owner = new PgAdvisoryLock(url, 'journal', 'outage-test', { pid: 1111, hostname: 'host-a' });
+    await owner.acquire();
+    const told: string[] = [];
+    const standbyLock = new PgAdvisoryLock(url, 'journal', 'outage-test', { pid: 2222, hostname: 'host-b' });
+    const standby = standbyLock.acquire({
+      pollMs: 100,
+      onWaiting: () => told.push('waiting'),
+      onUnreachable: (problem) => told.push(`unreachable: ${problem instanceof StoreError ? problem.reason : 'other'}`),
+      onReachable: () => told.push('reachable'),
+    });
+    await expect.poll(() => told).toEqual(['waiting']);
+    // Every session ends with the server, the owner's lock with it; the server is back 1.5 s later.
+    await cluster.restart(1_500);
+    await standby;
+    expect(told).toEqual(['waiting', 'unreachable: unwritable', 'reachable']);
+    await standbyLock.release();
+    await owner.release();
+  }, 60_000);
+
+  it('without waiting, an unreachable database is an error at once', async () => {
+    const lock = new PgAdvisoryLock(`postgres://postgres@127.0.0.1:1/postgres`, 'journal', 'outage-test');
+    await expect(lock.acquire()).rejects.toMatchObject({ reason: 'unwritable', retryable: true });
+  });
+
+  it('a standby told to stop while the database is unreachable gives up', async () => {
+    const stop = new AbortController();
+    const lock = new PgAdvisoryLock(`postgres://postgres@127.0.0.1:1/postgres`, 'journal', 'outage-test');
+    const waiting = lock.acquire({ pollMs: 100, signal: stop.signal, onUnreachable: () => stop.abort() });
+    await expect(waiting).rejects.toMatchObject({ reason: 'unwritable' });
+  });
+});
