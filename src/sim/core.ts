@@ -233,23 +233,11 @@ export class SimCore {
     return this.#tradeBalance(asset);
   }
 
-  /**
-   * Everything held of one asset: main, trade (available and frozen) and flex. A backtest values
-   * the account at every slot and chart point, and balances change only at a posting, so the sum
-   * is kept until the next one.
-   */
+  /** Everything held of one asset: main, trade (available and frozen) and flex. */
   holding(asset: string): Decimal {
     this.nowMs();
-    const version = this.#books.version;
-    const kept = this.#holdings.get(asset);
-    if (kept !== undefined && kept.version === version) return kept.amount;
-    const books = this.#books;
-    const amount = books.balance('main', asset).add(books.balance('spot', asset)).add(books.balance('spot-freeze', asset)).add(books.balance('flex', asset));
-    this.#holdings.set(asset, { version, amount });
-    return amount;
+    return this.#books.holding(asset);
   }
-
-  readonly #holdings = new Map<string, { version: number; amount: Decimal }>();
 
   #tradeBalance(asset: string): TradeBalance {
     return { available: this.#books.balance('spot', asset), freeze: this.#books.balance('spot-freeze', asset) };

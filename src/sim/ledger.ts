@@ -65,7 +65,8 @@ export class Books {
   readonly #entries: LedgerEntry[] = [];
   readonly #balances = new Map<string, Decimal>();
   readonly #keepEntries: boolean;
-  #version = 0;
+  /** Per asset, the sum over every account: moved with each posting (a backtest values the account every slot). */
+  readonly #holdings = new Map<string, Decimal>();
 
   /** `entries: false` keeps the balances only (a backtest over years): see SimHistory. */
   constructor(options: { readonly entries?: boolean } = {}) {
@@ -81,9 +82,9 @@ export class Books {
     return this.#balances.size;
   }
 
-  /** Counts the groups of postings applied: a sum of balances read at one version holds until the next. */
-  get version(): number {
-    return this.#version;
+  /** What the account holds of an asset over all its accounts (main, spot, its frozen part, flex). */
+  holding(asset: string): Decimal {
+    return this.#holdings.get(asset) ?? ZERO;
   }
 
   /** Assets that ever had a posting on this account, sorted. */
@@ -130,7 +131,7 @@ export class Books {
       }
     }
     for (let i = 0; i < keys.length; i += 1) this.#balances.set(keys[i] as string, values[i] as Decimal);
-    this.#version += 1;
+    for (const p of postings) this.#holdings.set(p.asset, (this.#holdings.get(p.asset) ?? ZERO).add(p.delta));
   }
 
   entries(): readonly LedgerEntry[] {
