@@ -82,15 +82,15 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
   // Only the parts named are asked for, all at once: a part not named costs nothing, not even a
   // settled promise (a backtest takes a snapshot every slot).
   const reads: Promise<unknown>[] = [];
-  const ask = (wanted: boolean, read: () => Promise<unknown>): number => (wanted ? reads.push(read()) - 1 : -1);
-  const at = {
-    rules: ask(needRules, () => books.markets.rules()),
-    main: ask(wants.has('balances'), () => exchange.mainBalances()),
-    trade: ask(wants.has('balances'), () => exchange.tradeBalances()),
-    flex: ask(wants.has('flex'), () => exchange.flexInvestments()),
-    codes: ask(wants.has('codes'), () => exchange.codes()),
-    candles: ask(windows.length > 0, () => Promise.all(windows.map((window) => books.candles.window(window, request.slotTimeMs)))),
-  };
+  const at = { rules: -1, main: -1, trade: -1, flex: -1, codes: -1, candles: -1 };
+  if (needRules) at.rules = reads.push(books.markets.rules()) - 1;
+  if (wants.has('balances')) {
+    at.main = reads.push(exchange.mainBalances()) - 1;
+    at.trade = reads.push(exchange.tradeBalances()) - 1;
+  }
+  if (wants.has('flex')) at.flex = reads.push(exchange.flexInvestments()) - 1;
+  if (wants.has('codes')) at.codes = reads.push(exchange.codes()) - 1;
+  if (windows.length > 0) at.candles = reads.push(Promise.all(windows.map((window) => books.candles.window(window, request.slotTimeMs)))) - 1;
   const got = await Promise.all(reads);
   const part = <T>(index: number): T | null => (index < 0 ? null : (got[index] as T));
   const rules = part<ReadonlyMap<string, MarketRules>>(at.rules);
