@@ -9,7 +9,16 @@ import { FatalEngineError, classifyError, errorCode, errorMessage } from './erro
 import { estimatedQuote } from './guards.ts';
 import { tellRefused, tellUnknown } from './intent-events.ts';
 import { recordOrder } from './order-log.ts';
-import { type EngineDeps, type InstanceLimits, hasBudget } from './runtime.ts';
+import {
+  ACCOUNT_CAP_TIME_ZONE,
+  DEFAULT_ACCOUNT,
+  type EngineDeps,
+  type InstanceLimits,
+  accountBudgetScope,
+  accountReservationId,
+  hasAccountCaps,
+  hasBudget,
+} from './runtime.ts';
 
 /** How one money intent ended in this slot. Anything but `done` stops the money intents after it. */
 export type MoneyOutcome =
@@ -54,10 +63,8 @@ async function markSent(deps: EngineDeps, record: IntentRecord): Promise<void> {
 async function executeBuy(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord, intent: BuyStockMarketIntent): Promise<MoneyOutcome> {
   const clientOrderId = record.clientOrderId;
   if (clientOrderId === null) throw new Error(`intent ${record.intentId} is a buy without a clientOrderId`);
-  if (hasBudget(limits)) {
-    const refused = await reserveBudget(deps, limits, view, record, intent);
-    if (refused !== null) return refuse(deps, record, refused);
-  }
+  const refused = await reserveBudget(deps, limits, view, record, intent);
+  if (refused !== null) return refuse(deps, record, refused);
   const request = { market: intent.market, baseAmount: intent.amount, clientOrderId, stp: intent.stp ?? 'no' } as const;
   await markSent(deps, record);
   if (deps.logger.isLevelEnabled('info')) {
@@ -119,9 +126,40 @@ export function orderResult(order: Order): Record<string, string> {
   return { orderId: order.orderId, status: order.status };
 }
 
+/**
+ * Reserve what the buy may spend, before it is sent: against the instance's budgets, then
+ * against its account's cap (which counts every instance of the account). Either refusing
+ * refuses the buy and gives the other back.
+ */
 async function reserveBudget(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord, intent: BuyStockMarketIntent): Promise<IntentError | null> {
+  const account = record.account ?? DEFAULT_ACCOUNT;
+  const cap = deps.accounts?.capOf(account) ?? null;
+  if (!hasBudget(limits) && cap === null) return null;
   const estimate = estimatedQuote(intent, view);
   if (estimate === null) return { code: 'no-price', message: `no price for ${intent.market}: the budget cannot be counted` };
+  if (hasBudget(limits)) {
+    const refused = await reserveInstanceBudget(deps, limits, view, record, intent, estimate);
+    if (refused !== null) return refused;
+  }
+  if (cap === null) return null;
+  const decision = await deps.journal.reserveBudget({
+    reservationId: accountReservationId(record.intentId),
+    instance: accountBudgetScope(account),
+    asset: cap.asset,
+    timeZone: ACCOUNT_CAP_TIME_ZONE,
+    atMs: record.slotTimeMs,
+    amountQuote: estimate,
+    limits: cap.limits,
+  });
+  if (decision.ok) return null;
+  await releaseReservation(deps, record);
+  const excess = decision.exceeded.map(
+    (e) => `${e.period} (UTC): ${formatDecimal(e.spentQuote)} spent by its instances + ${formatDecimal(e.requestedQuote)} > ${formatDecimal(e.limitQuote)} ${cap.asset}`,
+  );
+  return { code: 'over-budget', message: `estimated value ${formatDecimal(estimate)} ${cap.asset} is over the cap of account ${account} (${excess.join('; ')})` };
+}
+
+async function reserveInstanceBudget(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord, intent: BuyStockMarketIntent, estimate: Decimal): Promise<IntentError | null> {
   const rules = view.market(intent.market);
   const asset = rules?.quote ?? intent.market.split('_')[1] ?? intent.market;
   const decision = await deps.journal.reserveBudget({
@@ -296,8 +334,13 @@ async function failSend(deps: EngineDeps, record: IntentRecord, error: unknown):
   return { status: 'failed', error: journalled };
 }
 
+/** Give back what a buy that was never placed reserved: its instance's budget and its account's cap. */
 export async function releaseReservation(deps: EngineDeps, record: IntentRecord): Promise<void> {
   if (record.intent.kind !== 'buy-stock-market') return;
   const held = await deps.journal.heldBudgetReservations(record.instance);
   if (held.some((reservation) => reservation.reservationId === record.intentId)) await deps.journal.releaseBudget(record.intentId);
+  if (!hasAccountCaps(deps)) return;
+  const accountHeld = await deps.journal.heldBudgetReservations(accountBudgetScope(record.account ?? DEFAULT_ACCOUNT));
+  const id = accountReservationId(record.intentId);
+  if (accountHeld.some((reservation) => reservation.reservationId === id)) await deps.journal.releaseBudget(id);
 }
