@@ -36,7 +36,7 @@ export interface CheckOverrides {
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly strategies?: ReadonlyMap<string, Strategy<unknown>>;
   readonly nowMs?: () => number;
-  readonly createExchange?: (config: DaemonConfig, logger: Logger) => Promise<Exchange>;
+  readonly createExchange?: (config: DaemonConfig, logger: Logger, options: { readonly account: string }) => Promise<Exchange>;
   readonly preflight?: (config: DaemonConfig, exchange: Exchange, nowMs: number) => Promise<readonly PreflightResult[]>;
   /** Skip the pre-flight (config validation only). */
   readonly configOnly?: boolean;
@@ -121,13 +121,21 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
   const createExchange = overrides.createExchange ?? (await import('../../daemon/exchange-factory.ts')).createExchange;
   const preflight = overrides.preflight ?? (await import('../../engine/preflight.ts')).preflight;
   const { startupProblems } = await import('../../config/instance-runtime.ts');
-  const exchange = await createExchange(config, logger);
-  try {
-    const startup = startupProblems(config.instances, await exchange.markets());
-    return { startup, reports: await preflight(config, exchange, nowMs) };
-  } finally {
-    await exchange.close();
+  const startup: InputProblem[] = [];
+  const reports: PreflightResult[] = [];
+  // Each account in turn: its instances are judged on its own markets and balances.
+  for (const account of config.accounts.keys()) {
+    const instances = config.instances.filter((instance) => instance.account === account);
+    const exchange = await createExchange(config, logger, { account });
+    try {
+      startup.push(...startupProblems(instances, await exchange.markets()));
+      reports.push(...(await preflight({ ...config, instances }, exchange, nowMs)));
+    } finally {
+      await exchange.close();
+    }
   }
+  const order = new Map(config.instances.map((instance, index) => [instance.instance, index]));
+  return { startup, reports: reports.sort((a, b) => (order.get(a.instance) ?? 0) - (order.get(b.instance) ?? 0)) };
 }
 
 /** What `check` reports about the configuration, JSON-ready (decimals stay Decimal until printed). */
