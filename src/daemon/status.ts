@@ -39,6 +39,8 @@ export interface StatusDocument {
 export interface InstanceStatus {
   readonly name: string;
   readonly strategy: string;
+  /** The account (API key) it trades on: ACCOUNT= in its file, `default` without. */
+  readonly account: string;
   /** ENABLED in its file, and not disabled by a failing strategy in this run. */
   readonly enabled: boolean;
   readonly paused: { readonly since: string } | null;
@@ -149,6 +151,7 @@ export class StatusBuilder {
     return {
       name,
       strategy: config.strategy.name,
+      account: config.account,
       enabled,
       paused: pausedSince === null ? null : { since: iso(pausedSince) },
       running: engine?.isRunning(name) ?? false,

@@ -95,6 +95,7 @@ function renderInstance(instance, canControl) {
   var last = instance.lastSlot;
   var parts = [
     el('h2', null, [instance.name + ' ', el('span', { class: 'muted', text: instance.strategy })]),
+    el('div', { 'data-field': 'account' }, ['account ', el('code', { text: instance.account })]),
     el('div', null, badges),
     el('div', null, ['schedule ', el('code', { text: instance.schedule }), ' (' + instance.timezone + ')']),
     el('div', { 'data-field': 'next-slot' }, ['next slot: ' + when(instance.nextSlot) + (instance.paused && instance.nextSlot ? ' (skipped while paused)' : '')]),

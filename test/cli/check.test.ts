@@ -103,7 +103,7 @@ describe('stacker check', () => {
     expect(text).toContain('kill switch:     off\n');
     expect(text).toContain('metrics:         off\n');
     expect(text).toContain('paper wallet:    USDT=1000, BTC=0\n');
-    expect(text).toContain(`dca-btc (${join(world.strategiesDir, 'dca-btc.env')})\n  strategy:   dca\n  enabled:    yes\n  schedule:   0 9 * * * (Europe/Berlin)\n`);
+    expect(text).toContain(`dca-btc (${join(world.strategiesDir, 'dca-btc.env')})\n  strategy:   dca\n  account:    default\n  enabled:    yes\n  schedule:   0 9 * * * (Europe/Berlin)\n`);
     expect(text).toMatch(/ {2}next slot: {2}2025-01-01 09:00 Europe\/Berlin \(UTC\+01:00\)\n/);
     expect(text).toContain('  catch-up:   last, within 2h\n  budgets:    250 per week; max 50 per order\n');
     expect(text).toContain('  enabled:    no (ENABLED=false: checked, never scheduled)\n');

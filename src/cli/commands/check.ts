@@ -168,6 +168,8 @@ export interface InstanceSummary {
   readonly nextSlot: string | null;
   readonly nextSlotMs: number | null;
   readonly catchUp: string;
+  /** The account it trades on (`default`: STACKER_API_KEY). */
+  readonly account: string;
   readonly budgets: InstanceConfig['budgets'];
   readonly maxOrderQuote: Decimal | null;
 }
@@ -215,6 +217,7 @@ function describeInstance(instance: InstanceConfig, nowMs: number): InstanceSumm
     nextSlot: next === null ? null : zonedTime(next, instance.timezone),
     nextSlotMs: next,
     catchUp: instance.catchUp.policy === 'skip' ? 'skip' : `last, within ${duration(instance.catchUp.windowMs)}`,
+    account: instance.account,
     budgets: instance.budgets,
     maxOrderQuote: instance.maxOrderQuote,
   };
@@ -259,6 +262,7 @@ export function renderConfig(summary: ConfigSummary): string {
         indent(
           fields([
             ['strategy', instance.strategy],
+            ['account', instance.account],
             ['enabled', instance.enabled ? 'yes' : 'no (ENABLED=false: checked, never scheduled)'],
             ['schedule', `${instance.schedule} (${instance.timezone})`],
             ['next slot', instance.nextSlot ?? (instance.enabled ? 'never (the schedule has no future time)' : '-')],
