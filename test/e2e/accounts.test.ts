@@ -1,0 +1,160 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
+import type { Order } from '../../src/domain/order.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
+import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
+import { runCli } from '../cli/run-cli.ts';
+import { type DaemonDir, daemonDir, startDaemon } from './daemon-process.ts';
+
+// Two accounts in one daemon, against the sandbox serving two keys (two accounts of one
+// exchange, order ids unique across them): each instance's orders land on its own account,
+// an account's cap stops its second instance, and the report per account agrees with each
+// account's own history to the last decimal. The real CLI in a child process, as a user runs it.
+
+const KEY_MAIN = 'key-main-5c1d8e2f9a7b3c4d';
+const KEY_SIDE = 'key-side-0a9b8c7d6e5f4a3b';
+const SECRET_MAIN = 'canary-main-secret-1f2e3d4c5b6a79880a1b2c3d4e5f6a7b';
+const SECRET_SIDE = 'canary-side-secret-9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b';
+const SIGNATURE_SHAPE = /[0-9a-f]{128}/i;
+
+let sandbox: Sandbox;
+let dir: DaemonDir;
+beforeEach(async () => {
+  sandbox = await startSandbox({ apiKey: KEY_MAIN, apiSecret: SECRET_MAIN, moreAccounts: [{ apiKey: KEY_SIDE, apiSecret: SECRET_SIDE }] });
+  dir = daemonDir();
+});
+afterEach(async () => {
+  await sandbox.stop();
+  dir.remove();
+});
+
+const env = (extra: Record<string, string> = {}): Record<string, string> => ({
+  HOME: dir.root,
+  STACKER_MODE: 'live',
+  STACKER_BASE_URL: sandbox.url,
+  STACKER_ACCOUNT_main_API_KEY: KEY_MAIN,
+  STACKER_ACCOUNT_main_API_SECRET: SECRET_MAIN,
+  // 0.001 BTC at 65000 is 65 USDT: one buy fits a cap of 100 a day, a second does not.
+  STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '100',
+  STACKER_ACCOUNT_side_API_KEY: KEY_SIDE,
+  STACKER_ACCOUNT_side_API_SECRET: SECRET_SIDE,
+  ...extra,
+});
+
+/** What the report must say of a market, computed from the sandbox's own orders (as test/e2e/report.test.ts). */
+function expectedPosition(orders: readonly Order[], market: string, price: Decimal): Record<string, unknown> {
+  const mine = orders.filter((o) => o.market === market);
+  const base = mine.reduce((s, o) => s.add(o.filledBase), new Decimal(0));
+  const quote = mine.reduce((s, o) => s.add(o.filledQuote), new Decimal(0));
+  const fee = mine.reduce((s, o) => s.add(o.fee), new Decimal(0));
+  const cost = quote.add(fee);
+  const value = base.mul(price);
+  return {
+    market,
+    orders: mine.length,
+    baseBought: formatDecimal(base),
+    quoteSpent: formatDecimal(quote),
+    fees: { USDT: formatDecimal(fee) },
+    averageCost: formatDecimal(cost.div(base).toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN)),
+    price: formatDecimal(price),
+    value: formatDecimal(value.toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN)),
+    pnl: formatDecimal(value.sub(cost).toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN)),
+    pnlPct: formatDecimal(value.sub(cost).div(cost).mul(100).toDecimalPlaces(4, Decimal.ROUND_HALF_EVEN)),
+  };
+}
+
+describe('several accounts in one daemon, against the sandbox', () => {
+  it("sends each instance's orders on its own account, stops an account's second instance at the account cap, and reports per account to the last decimal", async () => {
+    dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
+    dir.writeStrategy('a2-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
+    dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.00123', ACCOUNT: 'side' });
+    const daemon = startDaemon(['--live', '--once', '--strategies', dir.strategies, '--data-dir', dir.data], env());
+    expect(await daemon.exited).toBe(0);
+    const output = daemon.output();
+
+    const mainCore = sandbox.accountOf(KEY_MAIN);
+    const sideCore = sandbox.accountOf(KEY_SIDE);
+    if (mainCore === undefined || sideCore === undefined) throw new Error('the sandbox lost an account');
+    const mainOrders = mainCore.orderHistory({});
+    const sideOrders = sideCore.orderHistory({});
+    // Each account's history holds its own instances' orders only; the cap let one of main's two instances buy.
+    expect(mainOrders).toHaveLength(1);
+    expect(sideOrders).toHaveLength(1);
+    expect(formatDecimal(sideOrders[0]?.filledBase ?? new Decimal(0))).toBe('0.00123');
+    expect(formatDecimal(mainOrders[0]?.filledBase ?? new Decimal(0))).toBe('0.001');
+    // No nonce of one key was refused for the other's: each account signs with its own sequence.
+    expect(output).not.toContain('E_NONCE');
+
+    const journal = new SqliteJournal({ path: join(dir.data, 'stacker.db'), readOnly: true });
+    await journal.open();
+    try {
+      const buys = (await journal.listIntents({ limit: 100 })).filter((intent) => intent.intent.kind === 'buy-stock-market');
+      const byInstance = new Map(buys.map((intent) => [intent.instance, intent]));
+      expect(byInstance.get('a1-main')).toMatchObject({ account: 'main', status: 'done', clientOrderId: mainOrders[0]?.clientOrderId });
+      expect(byInstance.get('b1-side')).toMatchObject({ account: 'side', status: 'done', clientOrderId: sideOrders[0]?.clientOrderId });
+      // a2 is stopped before anything is sent: by its own guard (the budget it reads includes the
+      // account's cap) or by the reservation against the cap; either way journalled, never sent.
+      const a2 = (await journal.listIntents({ instance: 'a2-main', limit: 10 }))[0];
+      expect(a2?.status).toBe('refused');
+      expect(a2?.error?.code).toBe('over-budget');
+      expect(a2?.attempts).toBe(0);
+      // The cap is counted across the account's instances, at what the order really spent.
+      const spent = await journal.budgetSpent({ instance: 'account:main', asset: 'USDT', timeZone: 'UTC' }, Date.now());
+      expect(formatDecimal(spent.day)).toBe(formatDecimal(mainOrders[0]?.filledQuote ?? new Decimal(-1)));
+      expect(await journal.heldBudgetReservations()).toEqual([]);
+    } finally {
+      await journal.close();
+    }
+
+    const price = sandbox.exchange.price('BTC_USDT') as Decimal;
+    const all = await runCli(['report', '--mode', 'live', '--data-dir', dir.data, '--json'], env());
+    expect(all.code).toBe(0);
+    const report = JSON.parse(all.stdout) as { accounts: Array<{ account: string; markets: unknown[] }>; instances: unknown[] };
+    expect(report.accounts).toEqual([
+      { account: 'main', markets: [expectedPosition(mainOrders, 'BTC_USDT', price)] },
+      { account: 'side', markets: [expectedPosition(sideOrders, 'BTC_USDT', price)] },
+    ]);
+    expect(report.instances).toEqual([
+      { instance: 'a1-main', account: 'main', orders: 1 },
+      { instance: 'b1-side', account: 'side', orders: 1 },
+    ]);
+    const side = await runCli(['report', '--mode', 'live', '--data-dir', dir.data, '--account', 'side', '--json'], env());
+    expect((JSON.parse(side.stdout) as { markets: unknown[] }).markets).toEqual([expectedPosition(sideOrders, 'BTC_USDT', price)]);
+    const text = await runCli(['report', '--mode', 'live', '--data-dir', dir.data], env());
+    expect(text.stdout).toMatch(/^ACCOUNT +MARKET/m);
+    expect(text.stdout).toMatch(/^b1-side +side +1$/m);
+
+    for (const written of [output, all.stdout, all.stderr, side.stdout, text.stdout, text.stderr]) {
+      expect(written).not.toContain(SECRET_MAIN);
+      expect(written).not.toContain(SECRET_SIDE);
+      expect(written).not.toMatch(SIGNATURE_SHAPE);
+    }
+  }, 90_000);
+
+  it("takes every account key's lock: a second daemon on any one of them is refused, naming the holder", async () => {
+    dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
+    dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side' });
+    const first = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], env());
+    try {
+      await first.waitFor('"event":"scheduled"');
+      const other = daemonDir();
+      try {
+        other.writeStrategy('only-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side' });
+        const sideOnly = { HOME: dir.root, STACKER_MODE: 'live', STACKER_BASE_URL: sandbox.url, STACKER_ACCOUNT_side_API_KEY: KEY_SIDE, STACKER_ACCOUNT_side_API_SECRET: SECRET_SIDE };
+        const second = startDaemon(['--live', '--strategies', other.strategies, '--data-dir', other.data], sideOnly);
+        expect(await second.exited).not.toBe(0);
+        expect(second.output()).toContain('E_LOCKED (LockedError): the API key is in use by stacker pid');
+        expect(second.output()).toContain(`data dir ${dir.data}`);
+        expect(second.output()).not.toContain(SECRET_SIDE);
+        // Nothing of the refused daemon reached the exchange.
+        expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
+      } finally {
+        other.remove();
+      }
+    } finally {
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+    }
+  }, 60_000);
+});
