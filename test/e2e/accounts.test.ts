@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
-import type { Order } from '../../src/domain/order.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { runCli } from '../cli/run-cli.ts';
+import { expectedPosition } from './report-expect.ts';
 import { type DaemonDir, daemonDir, startDaemon } from './daemon-process.ts';
 
 // Two accounts in one daemon, against the sandbox serving two keys (two accounts of one
@@ -41,28 +41,6 @@ const env = (extra: Record<string, string> = {}): Record<string, string> => ({
   STACKER_ACCOUNT_side_API_SECRET: SECRET_SIDE,
   ...extra,
 });
-
-/** What the report must say of a market, computed from the sandbox's own orders (as test/e2e/report.test.ts). */
-function expectedPosition(orders: readonly Order[], market: string, price: Decimal): Record<string, unknown> {
-  const mine = orders.filter((o) => o.market === market);
-  const base = mine.reduce((s, o) => s.add(o.filledBase), new Decimal(0));
-  const quote = mine.reduce((s, o) => s.add(o.filledQuote), new Decimal(0));
-  const fee = mine.reduce((s, o) => s.add(o.fee), new Decimal(0));
-  const cost = quote.add(fee);
-  const value = base.mul(price);
-  return {
-    market,
-    orders: mine.length,
-    baseBought: formatDecimal(base),
-    quoteSpent: formatDecimal(quote),
-    fees: { USDT: formatDecimal(fee) },
-    averageCost: formatDecimal(cost.div(base).toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN)),
-    price: formatDecimal(price),
-    value: formatDecimal(value.toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN)),
-    pnl: formatDecimal(value.sub(cost).toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN)),
-    pnlPct: formatDecimal(value.sub(cost).div(cost).mul(100).toDecimalPlaces(4, Decimal.ROUND_HALF_EVEN)),
-  };
-}
 
 describe('several accounts in one daemon, against the sandbox', () => {
   it("sends each instance's orders on its own account, stops an account's second instance at the account cap, and reports per account to the last decimal", async () => {
