@@ -110,6 +110,41 @@ describe('several accounts in one daemon, against the sandbox', () => {
     }
   }, 90_000);
 
+  it('dry-run: each account trades on its own paper wallet, so one account short of money never borrows from another', async () => {
+    dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main', ALLOW_TRANSFER: 'true' });
+    dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side', ALLOW_TRANSFER: 'true' });
+    const dryEnv = {
+      HOME: dir.root,
+      STACKER_BASE_URL: sandbox.url,
+      STACKER_DRY_RUN_WALLET: 'USDT=1000',
+      STACKER_ACCOUNT_side_DRY_RUN_WALLET: 'USDT=7',
+      STACKER_ACCOUNT_side_API_KEY: KEY_SIDE,
+      STACKER_ACCOUNT_side_API_SECRET: SECRET_SIDE,
+      STACKER_ACCOUNT_main_API_KEY: KEY_MAIN,
+      STACKER_ACCOUNT_main_API_SECRET: SECRET_MAIN,
+    };
+    const daemon = startDaemon(['--once', '--strategies', dir.strategies, '--data-dir', dir.data], dryEnv);
+    await daemon.exited;
+    expect(daemon.output()).not.toContain(SECRET_SIDE);
+    // Nothing reaches the exchange's accounts in dry-run.
+    expect(sandbox.accountOf(KEY_MAIN)?.orderHistory({})).toEqual([]);
+    expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
+    const journal = new SqliteJournal({ path: join(dir.data, 'stacker-dry-run.db'), readOnly: true });
+    await journal.open();
+    try {
+      const main = (await journal.listIntents({ instance: 'a1-main', limit: 10 })).filter((intent) => intent.intent.kind === 'buy-stock-market');
+      const side = await journal.listIntents({ instance: 'b1-side', limit: 10 });
+      expect(main.map((intent) => [intent.account, intent.status])).toEqual([['main', 'done']]);
+      // 0.001 BTC at 65000 needs about 65 USDT: side's 7 cannot pay, whatever main holds.
+      expect(side.every((intent) => intent.status === 'refused')).toBe(true);
+      expect(side.map((intent) => intent.error?.code)).toContain('insufficient-funds');
+      expect(await journal.accountState('side')).toContain('"7"');
+      expect(await journal.accountState('main')).not.toBeNull();
+    } finally {
+      await journal.close();
+    }
+  }, 60_000);
+
   it("takes every account key's lock: a second daemon on any one of them is refused, naming the holder", async () => {
     dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
     dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side' });
