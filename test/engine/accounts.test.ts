@@ -43,7 +43,7 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
     const engine = new Engine({ ...base, accounts: routing }, [instance('a1-main', '0.001'), instance('a2-main', '0.001'), instance('b1-side', '0.002')], { runId: null });
     try {
       // The exchange refuses a1's first buy: the cap's reservation is given back.
-      w.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 422, body: { code: 32, message: 'Validation failed', errors: { amount: ['Amount is invalid.'] } }, count: 1 });
+      w.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 422, body: { code: 32, message: 'Validation failed', errors: { amount: ['Amount is invalid.'] } }, times: 1 });
       expect(await engine.runSlot('a1-main', DAY - 86_400_000)).toBe('done');
       const refused = (await w.journal.listIntents({ instance: 'a1-main' }))[0];
       expect(refused).toMatchObject({ account: 'main', status: 'refused', attempts: 1 });
