@@ -6,7 +6,7 @@ import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts
 import { orderResult } from './executor.ts';
 import { recordOrder } from './order-log.ts';
 import { isTerminalStatus } from '../domain/order.ts';
-import { ACCOUNT_CAP_TIME_ZONE, type EngineDeps, accountBudgetScope, accountOfInstance, accountReservationId, onAccount } from './runtime.ts';
+import { ACCOUNT_CAP_TIME_ZONE, type EngineDeps, accountBudgetScope, accountOfInstance, accountPrefix, accountReservationId, onAccount } from './runtime.ts';
 
 /** An instance whose id scheme is recognised in the exchange's history (enabled or not). */
 export interface LedgerInstance {
@@ -115,8 +115,7 @@ export class ExchangeLedger {
         const orders = await own.exchange.orderHistory({ sinceSec: Math.floor(fromMs / 1000), untilSec: Math.ceil((startedAtMs + 3_600_000) / 1000) });
         for (const order of orders) history.push({ order, account });
       } catch (error) {
-        const where = deps.accounts === undefined ? '' : ` of account ${account}`;
-        if (classifyError(error) === 'fatal') throw new FatalEngineError(`reading the order history${where}: ${errorMessage(error)}`, error);
+        if (classifyError(error) === 'fatal') throw new FatalEngineError(`${accountPrefix(own)}reading the order history: ${errorMessage(error)}`, error);
         throw error;
       }
     }

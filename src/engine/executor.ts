@@ -15,6 +15,7 @@ import {
   type EngineDeps,
   type InstanceLimits,
   accountBudgetScope,
+  accountPrefix,
   accountReservationId,
   hasAccountCaps,
   hasBudget,
@@ -115,7 +116,7 @@ export async function lookUpOrder(deps: EngineDeps, market: string, clientOrderI
       const order = await deps.exchange.findOrder({ market, clientOrderId });
       if (order !== null) return { kind: 'found', order };
     } catch (error) {
-      if (classifyError(error) === 'fatal') throw new FatalEngineError(`looking up ${clientOrderId}: ${errorMessage(error)}`, error);
+      if (classifyError(error) === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}looking up ${clientOrderId}: ${errorMessage(error)}`, error);
       return { kind: 'error', message: errorMessage(error) };
     }
   }
@@ -328,7 +329,7 @@ async function failSend(deps: EngineDeps, record: IntentRecord, error: unknown):
   }
   await deps.journal.updateIntent(record.intentId, { status: 'failed', error: journalled });
   await releaseReservation(deps, record);
-  if (kind === 'fatal') throw new FatalEngineError(`the exchange refused the request: ${journalled.message}`, error);
+  if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}the exchange refused the request: ${journalled.message}`, error);
   if (kind === 'bug') throw error;
   deps.logger.warn({ event: 'send-failed', instance: record.instance, intent: record.intent.kind, code: journalled.code, error: journalled.message }, `not sent, skipping this tick: ${journalled.message}`);
   return { status: 'failed', error: journalled };

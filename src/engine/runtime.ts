@@ -25,6 +25,8 @@ export interface EngineDeps {
    * account).
    */
   readonly accounts?: AccountRouting;
+  /** Set on the deps of one account (onAccount): the account `exchange` belongs to. */
+  readonly account?: string;
 }
 
 /** The account of instances that name none: STACKER_API_KEY's. */
@@ -76,9 +78,18 @@ export function accountOfInstance(deps: EngineDeps, instance: string): string {
 export function onAccount(deps: EngineDeps, account: string): EngineDeps | null {
   const routing = deps.accounts;
   if (routing === undefined) return deps;
+  if (deps.account === account) return deps;
   const exchange = routing.exchangeOf(account);
   if (exchange === undefined) return null;
-  return exchange === deps.exchange ? deps : { ...deps, exchange };
+  return { ...deps, exchange, account };
+}
+
+/**
+ * The start of a message that stops trading, naming the account whose key or nonce was refused
+ * when the run has several: the operator must know which key to look at.
+ */
+export function accountPrefix(deps: EngineDeps): string {
+  return deps.account !== undefined && (deps.accounts?.names.length ?? 0) > 1 ? `account ${deps.account}: ` : '';
 }
 
 /** The deps of an instance's account (every configured instance has one). */

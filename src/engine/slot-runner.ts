@@ -6,7 +6,7 @@ import { FatalEngineError, classifyError, errorCode, errorMessage } from './erro
 import { type MoneyOutcome, executeMoneyIntent } from './executor.ts';
 import { tellRefused } from './intent-events.ts';
 import { groupOf, planMoney } from './money-plan.ts';
-import { type EngineDeps, type InstanceLimits, accountCapLeft, accountOfInstance, budgetLeft, onInstanceAccount } from './runtime.ts';
+import { type EngineDeps, type InstanceLimits, accountCapLeft, accountOfInstance, accountPrefix, budgetLeft, onInstanceAccount } from './runtime.ts';
 import { type SnapshotBooks, takeSnapshot } from './snapshot.ts';
 
 /** A strategy instance ready to run: its module, parsed params and limits. */
@@ -52,7 +52,7 @@ export async function runSlot(run: EngineDeps, books: SnapshotBooks, instance: I
     view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget, candles: instance.candleWindows ?? [] });
   } catch (error) {
     const kind = classifyError(error);
-    if (kind === 'fatal') throw new FatalEngineError(`reading the account: ${errorMessage(error)}`, error);
+    if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}reading the account: ${errorMessage(error)}`, error);
     const reason = `snapshot failed (${errorCode(error)}): ${errorMessage(error)}`;
     if (await deps.journal.skipSlot({ ...key, runId, status: 'skipped', reason })) {
       deps.metrics.slotFinished(instance.instance, 'skipped', deps.clock.nowMs() - started, slotTimeMs);

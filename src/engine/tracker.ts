@@ -1,7 +1,7 @@
 import type { Exchange } from '../exchange/port.ts';
 import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts';
 import { recordOrder } from './order-log.ts';
-import { type EngineDeps, onIntentAccount } from './runtime.ts';
+import { type EngineDeps, accountPrefix, onIntentAccount } from './runtime.ts';
 
 /**
  * Follows every order the journal holds as not terminal until it is: each poll stores the
@@ -23,7 +23,7 @@ export async function trackOpenOrders(deps: EngineDeps): Promise<number> {
     try {
       now = await statusOf(own.exchange, order.market, order.orderId, order.clientOrderId);
     } catch (error) {
-      if (classifyError(error) === 'fatal') throw new FatalEngineError(`tracking order ${order.clientOrderId}: ${errorMessage(error)}`, error);
+      if (classifyError(error) === 'fatal') throw new FatalEngineError(`${accountPrefix(own)}tracking order ${order.clientOrderId}: ${errorMessage(error)}`, error);
       deps.logger.warn({ event: 'track-failed', orderId: order.orderId, error: errorMessage(error) }, `could not read order ${order.clientOrderId}; will try again`);
       continue;
     }

@@ -110,6 +110,21 @@ describe('several accounts in one daemon, against the sandbox', () => {
     }
   }, 90_000);
 
+  it("stops the whole daemon when one account's key is refused, naming the account, before any account trades", async () => {
+    dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
+    dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side' });
+    const wrong = 'canary-wrong-side-secret-00112233445566778899aabb';
+    const daemon = startDaemon(['--live', '--once', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_ACCOUNT_side_API_SECRET: wrong }));
+    expect(await daemon.exited).not.toBe(0);
+    const output = daemon.output();
+    expect(output).toMatch(/"event":"trading-stopped","code":"E_AUTH","error":"account side: reading the order history: /);
+    expect(output).not.toContain(wrong);
+    expect(output).not.toContain(SECRET_MAIN);
+    // The history of every account is read before the first slot: main never traded either.
+    expect(sandbox.accountOf(KEY_MAIN)?.orderHistory({})).toEqual([]);
+    expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
+  }, 60_000);
+
   it('dry-run: each account trades on its own paper wallet, so one account short of money never borrows from another', async () => {
     dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main', ALLOW_TRANSFER: 'true' });
     dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side', ALLOW_TRANSFER: 'true' });
