@@ -268,6 +268,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         version: pkg.version,
         startedAtMs,
         instances: config.instances,
+        accounts: [...config.accounts.values()],
         journal,
         exchange,
         engine: () => engine,

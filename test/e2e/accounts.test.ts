@@ -163,9 +163,24 @@ describe('several accounts in one daemon, against the sandbox', () => {
   it("takes every account key's lock: a second daemon on any one of them is refused, naming the holder", async () => {
     dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
     dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side' });
-    const first = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], env());
+    const first = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_METRICS_PORT: '0' }));
     try {
       await first.waitFor('"event":"scheduled"');
+      // The status API names each instance's account and each account's cap, never a key or secret.
+      const url = /"event":"metrics","url":"(http:\/\/[^"]+)"/.exec(first.output())?.[1];
+      const statusText = await (await fetch(`${url ?? ''}/api/status`)).text();
+      const status = JSON.parse(statusText) as { instances: Array<{ name: string; account: string }>; accounts: Array<{ name: string; instances: string[]; cap: { asset: string; periods: Array<{ period: string; limit: string; spent: string }> } | null }> };
+      expect(status.instances.map((i) => [i.name, i.account])).toEqual([
+        ['a1-main', 'main'],
+        ['b1-side', 'side'],
+      ]);
+      expect(status.accounts).toEqual([
+        { name: 'main', instances: ['a1-main'], cap: { asset: 'USDT', periods: [expect.objectContaining({ period: 'day', limit: '100', spent: '0' })] } },
+        { name: 'side', instances: ['b1-side'], cap: null },
+      ]);
+      for (const secret of [KEY_MAIN, KEY_SIDE, SECRET_MAIN, SECRET_SIDE]) expect(statusText).not.toContain(secret);
+      const metrics = await (await fetch(`${url ?? ''}/metrics`)).text();
+      expect(metrics).toMatch(/stacker_api_requests_total\{account="side",path="[^"]+",outcome="ok"\} [1-9]/);
       const other = daemonDir();
       try {
         other.writeStrategy('only-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side' });
