@@ -110,6 +110,27 @@ describe('several accounts in one daemon, against the sandbox', () => {
     }
   }, 90_000);
 
+  it('gives each account its own nonce sequence and server clock: two endpoints whose clocks differ by 40 s both take the nonces', async () => {
+    // The side account on an exchange endpoint whose clock runs 40 s ahead. The exchange takes a
+    // nonce only within 5 s of its own clock and never the same one twice, so one nonce source
+    // (or one clock offset) shared by both accounts would have main's or side's requests refused.
+    const ahead = await startSandbox({ apiKey: KEY_SIDE, apiSecret: SECRET_SIDE, clock: { nowMs: () => Date.now() + 40_000 } });
+    try {
+      dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
+      dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.002', ACCOUNT: 'side' });
+      dir.writeStrategy('c1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'ETH_USDT', AMOUNT: '0.01', ACCOUNT: 'main' });
+      const daemon = startDaemon(['--live', '--once', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_ACCOUNT_side_BASE_URL: ahead.url, STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '1000' }));
+      expect(await daemon.exited, daemon.output()).toBe(0);
+      expect(daemon.output()).not.toContain('E_NONCE');
+      expect((sandbox.accountOf(KEY_MAIN)?.orderHistory({}) ?? []).map((order) => order.market).sort()).toEqual(['BTC_USDT', 'ETH_USDT']);
+      expect((ahead.exchange.orderHistory({}) ?? []).map((order) => formatDecimal(order.amount))).toEqual(['0.002']);
+      // The side key was never used at the main endpoint.
+      expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
+    } finally {
+      await ahead.stop();
+    }
+  }, 60_000);
+
   it("stops the whole daemon when one account's key is refused, naming the account, before any account trades", async () => {
     dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
     dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side' });
