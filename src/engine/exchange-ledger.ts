@@ -168,8 +168,10 @@ export class ExchangeLedger {
       if (intent.clientOrderId === null || seen.has(intent.clientOrderId)) continue;
       const sentAtMs = intent.sentAtMs ?? intent.createdAtMs;
       if (fromMs > sentAtMs - MINUTE_MS) continue;
-      if (!(await deps.journal.releaseBudget(intent.intentId))) continue;
-      await deps.journal.releaseBudget(accountReservationId(intent.intentId));
+      // Its instance's budget, its account's cap, or both, held it.
+      const releasedOwn = await deps.journal.releaseBudget(intent.intentId);
+      const releasedCap = await deps.journal.releaseBudget(accountReservationId(intent.intentId));
+      if (!releasedOwn && !releasedCap) continue;
       await deps.journal.recordFinding({
         kind: 'cleared',
         instance: intent.instance,
@@ -270,7 +272,7 @@ export class ExchangeLedger {
     const intents = await this.#deps.journal.listIntents({ statuses: ['not-found'] });
     if (intents.length === 0) return [];
     const held = new Set((await this.#deps.journal.heldBudgetReservations()).map((reservation) => reservation.reservationId));
-    return intents.filter((intent) => held.has(intent.intentId));
+    return intents.filter((intent) => held.has(intent.intentId) || held.has(accountReservationId(intent.intentId)));
   }
 }
 
