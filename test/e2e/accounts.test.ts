@@ -42,11 +42,22 @@ const env = (extra: Record<string, string> = {}): Record<string, string> => ({
   ...extra,
 });
 
+/** A weekly dca instance (its slot never falls during a test: `--once` runs it) on an account. */
+function writeDca(target: DaemonDir, name: string, account: string, amount: string, market: string, extra: Record<string, string> = {}): void {
+  target.writeStrategy(name, { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: market, AMOUNT: amount, ACCOUNT: account, ...extra });
+}
+
+/** a1-main on account main and b1-side on account side, each buying 0.001 BTC. */
+function oneInstanceOnEach(): void {
+  writeDca(dir, 'a1-main', 'main', '0.001', 'BTC_USDT');
+  writeDca(dir, 'b1-side', 'side', '0.001', 'BTC_USDT');
+}
+
 describe('several accounts in one daemon, against the sandbox', () => {
   it("sends each instance's orders on its own account, stops an account's second instance at the account cap, and reports per account to the last decimal", async () => {
-    dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
-    dir.writeStrategy('a2-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
-    dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.00123', ACCOUNT: 'side' });
+    writeDca(dir, 'a1-main', 'main', '0.001', 'BTC_USDT');
+    writeDca(dir, 'a2-main', 'main', '0.001', 'BTC_USDT');
+    writeDca(dir, 'b1-side', 'side', '0.00123', 'BTC_USDT');
     const daemon = startDaemon(['--live', '--once', '--strategies', dir.strategies, '--data-dir', dir.data], env());
     expect(await daemon.exited).toBe(0);
     const output = daemon.output();
@@ -116,9 +127,9 @@ describe('several accounts in one daemon, against the sandbox', () => {
     // (or one clock offset) shared by both accounts would have main's or side's requests refused.
     const ahead = await startSandbox({ apiKey: KEY_SIDE, apiSecret: SECRET_SIDE, clock: { nowMs: () => Date.now() + 40_000 } });
     try {
-      dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
-      dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.002', ACCOUNT: 'side' });
-      dir.writeStrategy('c1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'ETH_USDT', AMOUNT: '0.01', ACCOUNT: 'main' });
+      writeDca(dir, 'a1-main', 'main', '0.001', 'BTC_USDT');
+      writeDca(dir, 'b1-side', 'side', '0.002', 'BTC_USDT');
+      writeDca(dir, 'c1-main', 'main', '0.01', 'ETH_USDT');
       const daemon = startDaemon(['--live', '--once', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_ACCOUNT_side_BASE_URL: ahead.url, STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '1000' }));
       expect(await daemon.exited, daemon.output()).toBe(0);
       expect(daemon.output()).not.toContain('E_NONCE');
@@ -132,8 +143,7 @@ describe('several accounts in one daemon, against the sandbox', () => {
   }, 60_000);
 
   it("stops the whole daemon when one account's key is refused, naming the account, before any account trades", async () => {
-    dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
-    dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side' });
+    oneInstanceOnEach();
     const wrong = 'canary-wrong-side-secret-00112233445566778899aabb';
     const daemon = startDaemon(['--live', '--once', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_ACCOUNT_side_API_SECRET: wrong }));
     expect(await daemon.exited).not.toBe(0);
@@ -147,8 +157,8 @@ describe('several accounts in one daemon, against the sandbox', () => {
   }, 60_000);
 
   it('dry-run: each account trades on its own paper wallet, so one account short of money never borrows from another', async () => {
-    dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main', ALLOW_TRANSFER: 'true' });
-    dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side', ALLOW_TRANSFER: 'true' });
+    writeDca(dir, 'a1-main', 'main', '0.001', 'BTC_USDT', { ALLOW_TRANSFER: 'true' });
+    writeDca(dir, 'b1-side', 'side', '0.001', 'BTC_USDT', { ALLOW_TRANSFER: 'true' });
     const dryEnv = {
       HOME: dir.root,
       STACKER_BASE_URL: sandbox.url,
@@ -182,8 +192,7 @@ describe('several accounts in one daemon, against the sandbox', () => {
   }, 60_000);
 
   it("takes every account key's lock: a second daemon on any one of them is refused, naming the holder", async () => {
-    dir.writeStrategy('a1-main', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'main' });
-    dir.writeStrategy('b1-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side' });
+    oneInstanceOnEach();
     const first = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_METRICS_PORT: '0' }));
     try {
       await first.waitFor('"event":"scheduled"');
@@ -204,7 +213,7 @@ describe('several accounts in one daemon, against the sandbox', () => {
       expect(metrics).toMatch(/stacker_api_requests_total\{account="side",path="[^"]+",outcome="ok"\} [1-9]/);
       const other = daemonDir();
       try {
-        other.writeStrategy('only-side', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001', ACCOUNT: 'side' });
+        writeDca(other, 'only-side', 'side', '0.001', 'BTC_USDT');
         const sideOnly = { HOME: dir.root, STACKER_MODE: 'live', STACKER_BASE_URL: sandbox.url, STACKER_ACCOUNT_side_API_KEY: KEY_SIDE, STACKER_ACCOUNT_side_API_SECRET: SECRET_SIDE };
         const second = startDaemon(['--live', '--strategies', other.strategies, '--data-dir', other.data], sideOnly);
         expect(await second.exited).not.toBe(0);
