@@ -207,6 +207,7 @@ says where the rules came from.`,
     .option('--data-dir <dir>', 'the data dir the daemon uses (default: $STACKER_DATA_DIR, else ./data)')
     .option('--mode <mode>', 'which journal: live, dry-run or backtest (default: $STACKER_MODE, else dry-run)')
     .option('--instance <name>', 'only this strategy instance')
+    .option('--account <name>', 'only the orders sent on this account (as journalled with each order: ACCOUNT= of its instance then; default for instances without one)')
     .option('--csv', 'one line per filled order (time, market, side, base, quote, price, fee, fee asset, order id, clientOrderId), for a tax tool')
     .option('--html <file.html>', 'also write a self-contained HTML page: per market, every buy, the average cost as it grew and the quote invested, charted')
     .action((flags: object, command: Command) =>

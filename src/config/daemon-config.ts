@@ -24,9 +24,11 @@ import { frozenMap } from './freeze.ts';
 import { type NotifySettings, readNotifySettings } from './notify-settings.ts';
 import { type InstanceConfig, collectInstances } from './instance-config.ts';
 import { ENV_KEYS, type EnvLayers, type Settings, readEnvLayers, settingsFromLayers } from './settings.ts';
+import { type AccountConfig, DEFAULT_ACCOUNT, readAccounts } from './accounts.ts';
 import { listStrategyFiles } from './strategy-files.ts';
 
 export type { InstanceConfig } from './instance-config.ts';
+export type { AccountConfig } from './accounts.ts';
 
 /**
  * The daemon's configuration (`stacker run`, `stacker check`): the global env (environment over
@@ -79,6 +81,11 @@ export interface DaemonConfig {
   readonly notify: NotifySettings;
   /** Sorted by instance name. */
   readonly instances: readonly InstanceConfig[];
+  /**
+   * The accounts the instances trade on (`default`: STACKER_API_KEY and the global endpoint),
+   * by name. Credentials only in live mode.
+   */
+  readonly accounts: ReadonlyMap<string, AccountConfig>;
 }
 
 export interface DaemonSources {
@@ -103,7 +110,6 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
 
   const modeSetting = readModeSetting(layers, problems);
   const { mode, modeNote } = chooseMode(modeSetting, flags.live === true);
-  if (mode === 'live' && settings !== null && settings.credentials === null) problems.push(...liveCredentialProblems(settings));
 
   const dataDir = locate(layers, DAEMON_ENV_KEYS.dataDir, { name: '--data-dir', value: flags.dataDir }, DAEMON_DEFAULTS.dataDir);
   checkDirectory(dataDir, problems, false);
@@ -122,6 +128,11 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
   const notify = readNotifySettings(layers, problems);
 
   const instances = await collectInstances(files, await strategyRegistry(sources), problems);
+  const users = instances.map((instance) => ({ instance: instance.instance, file: instance.file, account: instance.account, budgetAsset: instance.strategy.budgetAsset?.(instance.params) ?? null }));
+  // The default account's key is needed only when some instance trades on it (or none is configured, as before accounts).
+  const defaultUsed = users.length === 0 || users.some((user) => user.account === DEFAULT_ACCOUNT);
+  if (mode === 'live' && defaultUsed && settings !== null && settings.credentials === null) problems.push(...liveCredentialProblems(settings));
+  const accounts = readAccounts(layers, settings, mode, users, dryRunWallet, problems);
   if (problems.length > 0 || settings === null) throw new ConfigError(problems);
 
   // settings and each instance are frozen where they are built; deepFreeze would walk into the strategies.
@@ -142,6 +153,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
     controlToken,
     notify,
     instances: Object.freeze([...instances]),
+    accounts: frozenMap(accounts),
   });
 }
 

@@ -11,6 +11,7 @@ import { ORDER_SETTLE_WINDOW } from '../engine/runtime.ts';
 import { CONTROL_TOKEN_MIN_LENGTH, type ControlToken, makeControlToken } from './control-token.ts';
 import { readSettleWindow } from './settle-window.ts';
 import { parseWallet } from './wallet.ts';
+import { ACCOUNT_ENV_PREFIX, ACCOUNT_KEY_SUFFIXES, ACCOUNT_NAME_RULE, parseAccountKey } from './accounts.ts';
 
 /**
  * The daemon's global settings beyond those of every command (settings.ts): mode, folders,
@@ -236,7 +237,12 @@ export function envFileKeyProblems(layers: EnvLayers): InputProblem[] {
   const problems: InputProblem[] = [];
   const known = new Set(KNOWN_ENV_KEYS);
   for (const key of layers.fileKeys) {
-    if (known.has(key)) continue;
+    if (known.has(key) || parseAccountKey(key) !== null) continue;
+    if (key.startsWith(ACCOUNT_ENV_PREFIX)) {
+      const endings = Object.values(ACCOUNT_KEY_SUFFIXES).join(', ');
+      problems.push({ source, field: key, rule: `is not an account setting: write STACKER_ACCOUNT_<NAME>_<SETTING>, NAME being ${ACCOUNT_NAME_RULE}, SETTING one of ${endings}` });
+      continue;
+    }
     if (key.toUpperCase().startsWith('STACKER_')) {
       const guess = closestName(key, KNOWN_ENV_KEYS);
       const hint = guess === undefined ? `; the settings are ${KNOWN_ENV_KEYS.join(', ')}` : `; did you mean ${guess}?`;

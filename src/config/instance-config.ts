@@ -9,6 +9,7 @@ import { type CronSchedule, cronProblems, parseCron } from '../engine/schedule/c
 import { duplicateRule, parseEnvText, unreadable } from './env-file.ts';
 import { deepFreeze } from './freeze.ts';
 import { readSettleWindow } from './settle-window.ts';
+import { ACCOUNT_NAME, ACCOUNT_NAME_RULE, DEFAULT_ACCOUNT } from './accounts.ts';
 
 /**
  * One strategy instance file (config/strategies/NAME.env) → one validated InstanceConfig. The
@@ -34,6 +35,8 @@ export interface InstanceConfig {
   readonly maxOrderQuote: Decimal | null;
   /** ORDER_SETTLE_WINDOW; null: STACKER_ORDER_SETTLE_WINDOW's (the global default). */
   readonly orderSettleWindowMs: number | null;
+  /** ACCOUNT: the account (API key) it trades on; `default` when the file names none. */
+  readonly account: string;
 }
 
 export const INSTANCE_DEFAULTS = { timezone: 'UTC', catchUp: 'skip', catchUpWindow: '1h' } as const;
@@ -126,6 +129,7 @@ export async function readInstanceFile(
   };
   const maxOrderQuote = p.optionalDecimal(MAX_ORDER_KEY, { positive: true }) ?? null;
   const orderSettleWindowMs = readInstanceSettleWindow(p);
+  const account = readAccountName(p);
   found.push(...p.problems);
 
   // Global settings in an instance file are never read from it: say where they belong.
@@ -165,7 +169,16 @@ export async function readInstanceFile(
     budgets: Object.freeze(budgets),
     maxOrderQuote,
     orderSettleWindowMs,
+    account,
   });
+}
+
+function readAccountName(p: ParamReader): string {
+  const name = p.raw('ACCOUNT');
+  if (name === undefined) return DEFAULT_ACCOUNT;
+  if (ACCOUNT_NAME.test(name)) return name;
+  p.problem('ACCOUNT', `must be ${ACCOUNT_NAME_RULE} (got ${JSON.stringify(name)})`);
+  return DEFAULT_ACCOUNT;
 }
 
 function readInstanceSettleWindow(p: ParamReader): number | null {

@@ -76,6 +76,8 @@ export interface EnvLayers {
   /** 1-based numbers of env-file lines that are neither blank, a comment nor KEY=value (dotenv skips them silently). */
   readonly fileBadLines: readonly number[];
   lookup(key: string): EnvValue | null;
+  /** Keys set (non-empty) in the environment or the env file that start with `prefix`, sorted; never the values. */
+  keysStartingWith(prefix: string): readonly string[];
 }
 
 /** Read the env file (when given) and pair it with the environment. An unreadable file is a ConfigError naming it. */
@@ -96,6 +98,12 @@ export async function readEnvLayers(envFile: string | undefined | null, sources:
       const fromFile = Object.hasOwn(fileValues, key) ? fileValues[key] : undefined;
       if (fromFile !== undefined && fromFile !== '') return { value: fromFile, source: `env file ${file}` };
       return null;
+    },
+    keysStartingWith(prefix: string): readonly string[] {
+      const keys = new Set<string>();
+      for (const [key, value] of Object.entries(env)) if (key.startsWith(prefix) && typeof value === 'string' && value !== '') keys.add(key);
+      for (const [key, value] of Object.entries(fileValues)) if (key.startsWith(prefix) && value !== '') keys.add(key);
+      return [...keys].sort();
     },
   });
 }
@@ -146,11 +154,25 @@ function chooseEndpoint(flags: Pick<SettingsFlags, 'baseUrl' | 'region'>, lookup
   }
   if (flags.baseUrl !== undefined) return checkedUrl({ value: flags.baseUrl, source: '--base-url' }, '--base-url', problems);
   if (flags.region !== undefined) return checkedRegion({ value: flags.region, source: '--region' }, '--region', problems);
-  const url = lookup(ENV_KEYS.baseUrl);
-  if (url !== null) return checkedUrl(url, ENV_KEYS.baseUrl, problems);
-  const region = lookup(ENV_KEYS.region);
-  if (region !== null) return checkedRegion(region, ENV_KEYS.region, problems);
-  return { value: 'global', source: 'default' };
+  return endpointFromEnv(lookup, { baseUrl: ENV_KEYS.baseUrl, region: ENV_KEYS.region }, { value: 'global', source: 'default' }, problems);
+}
+
+/**
+ * The endpoint named by a pair of env keys (a base URL wins over a region), or `fallback` when
+ * neither is set. The global endpoint and each account's (STACKER_ACCOUNT_<name>_BASE_URL /
+ * _REGION) are read by this one rule.
+ */
+export function endpointFromEnv(
+  lookup: (key: string) => EnvValue | null,
+  keys: { readonly baseUrl: string; readonly region: string },
+  fallback: EnvValue,
+  problems: InputProblem[],
+): EnvValue {
+  const url = lookup(keys.baseUrl);
+  if (url !== null) return checkedUrl(url, keys.baseUrl, problems);
+  const region = lookup(keys.region);
+  if (region !== null) return checkedRegion(region, keys.region, problems);
+  return fallback;
 }
 
 function fromEnv(found: Found, field: string): Pick<InputProblem, 'field' | 'source'> {
@@ -202,18 +224,27 @@ function chooseLogLevel(lookup: (key: string) => Found | null, problems: InputPr
 const WHITESPACE = /\s/;
 
 function chooseCredentials(lookup: (key: string) => Found | null, problems: InputProblem[]): Credentials | null {
-  const key = lookup(ENV_KEYS.apiKey);
-  const secret = lookup(ENV_KEYS.apiSecret);
+  return credentialsFromEnv(lookup, { apiKey: ENV_KEYS.apiKey, apiSecret: ENV_KEYS.apiSecret }, problems);
+}
+
+/**
+ * A key and secret named by a pair of env keys: null when neither is set, or when they are half
+ * set or malformed (problems appended). The global pair and each account's pair follow this rule.
+ */
+export function credentialsFromEnv(lookup: (key: string) => Found | null, keys: { readonly apiKey: string; readonly apiSecret: string }, problems: InputProblem[]): Credentials | null {
+  const before = problems.length;
+  const key = lookup(keys.apiKey);
+  const secret = lookup(keys.apiSecret);
   if (key === null && secret === null) return null;
-  if (key === null) problems.push({ field: ENV_KEYS.apiKey, rule: `is not set, but ${ENV_KEYS.apiSecret} is (from ${secret?.source}); set both` });
-  if (secret === null) problems.push({ field: ENV_KEYS.apiSecret, rule: `is not set, but ${ENV_KEYS.apiKey} is (from ${key?.source}); set both` });
+  if (key === null) problems.push({ field: keys.apiKey, rule: `is not set, but ${keys.apiSecret} is (from ${secret?.source}); set both` });
+  if (secret === null) problems.push({ field: keys.apiSecret, rule: `is not set, but ${keys.apiKey} is (from ${key?.source}); set both` });
   // The values are never echoed: the message says what is wrong, not what was found.
-  for (const [found, field] of [[key, ENV_KEYS.apiKey], [secret, ENV_KEYS.apiSecret]] as const) {
+  for (const [found, field] of [[key, keys.apiKey], [secret, keys.apiSecret]] as const) {
     if (found !== null && WHITESPACE.test(found.value)) {
       problems.push({ field, source: found.source, rule: 'contains whitespace (a stray space, newline or quote when it was pasted?)' });
     }
   }
-  if (problems.length > 0 || key === null || secret === null) return null;
+  if (problems.length > before || key === null || secret === null) return null;
   return makeCredentials(key.value, secret.value);
 }
 

@@ -37,7 +37,8 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
     const store = await openStore({
       dataDir: config.dataDir,
       mode: config.mode,
-      ...(config.mode === 'live' && config.settings.credentials !== null ? { apiKey: config.settings.credentials.apiKey } : {}),
+      // One lock per account key, all taken before anything is opened or sent.
+      ...(config.mode === 'live' ? { apiKeys: [...config.accounts.values()].flatMap((account) => (account.credentials === null ? [] : [account.credentials.apiKey])) } : {}),
       onLostJournal: options.rebuildJournal ? 'rebuild' : 'refuse',
       ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url }),
       ...(options.standby

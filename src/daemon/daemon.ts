@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import pkg from '../../package.json' with { type: 'json' };
 import type { DaemonConfig } from '../config/daemon-config.ts';
-import { ConfigError, EXIT, ForeignOrderError } from '../domain/errors.ts';
+import { ConfigError, EXIT, ForeignOrderError, type InputProblem } from '../domain/errors.ts';
 import { Engine } from '../engine/engine.ts';
 import type { SlotOutcome } from '../engine/slot-runner.ts';
 import { FatalEngineError } from '../engine/error-policy.ts';
 import { type KillSwitch, killSwitch } from '../engine/kill-switch.ts';
 import type { EngineMetrics } from '../engine/observer.ts';
-import { LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
+import { type AccountRouting, DEFAULT_ACCOUNT, LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
 import type { NotifyMetrics } from '../notify/dispatcher.ts';
 import type { Clock } from '../engine/schedule/clock.ts';
 import { CronScheduler } from '../engine/schedule/cron-scheduler.ts';
@@ -26,7 +26,10 @@ import { openNotifications } from './notifier.ts';
 export interface DaemonOptions {
   readonly config: DaemonConfig;
   readonly logger: Logger;
-  readonly exchange: Exchange;
+  /** The exchange of each account of the config (createExchanges). */
+  readonly exchanges?: ReadonlyMap<string, Exchange>;
+  /** A daemon of one account: its exchange (what `exchanges` holds otherwise). */
+  readonly exchange?: Exchange;
   /** Metrics sink; the daemon serves it when the config names a port. */
   readonly metrics: EngineMetrics & JournalStateSink & NotifyMetrics & { render(): Promise<string>; readonly contentType: string; strategyEnabled(instance: string): void };
   readonly clock?: Clock;
@@ -87,7 +90,11 @@ const FIRST_LOOK_BACK_MS = 30 * 24 * 3_600_000;
  * process exit code.
  */
 export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
-  const { config, exchange } = options;
+  const { config } = options;
+  const exchanges = accountExchanges(options);
+  // Public reads (prices for the status page) go to the first account's endpoint.
+  const exchange = exchanges.values().next().value as Exchange;
+  const routing = accountRouting(config, exchanges);
   const clock = options.clock ?? { nowMs: () => Date.now() };
   const logger = options.logger.child({ mode: config.mode });
   if (config.modeNote !== null) logger.warn({ event: 'mode' }, config.modeNote);
@@ -170,9 +177,12 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   try {
     const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: pkg.version });
     runId = run.runId;
-    logger.info({ event: 'starting', runId, version: pkg.version, instances: config.instances.length, dataDir: config.dataDir, journal: journal.path, exchange: exchange.kind }, `stacker ${pkg.version} starting in ${config.mode} mode`);
+    logger.info(
+      { event: 'starting', runId, version: pkg.version, instances: config.instances.length, accounts: routing.names, dataDir: config.dataDir, journal: journal.path, exchange: exchange.kind },
+      `stacker ${pkg.version} starting in ${config.mode} mode`,
+    );
 
-    await keepAccount(exchange, journal, logger);
+    for (const [account, own] of exchanges) await keepAccount(own, account, journal, logger);
     const operator = await OperatorControls.load({
       journal,
       instances: config.instances,
@@ -199,8 +209,12 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       );
     }
 
-    const markets = await exchange.markets();
-    const startProblems = startupProblems(config.instances, markets);
+    // Each instance is checked against the markets of its own account's endpoint.
+    const startProblems: InputProblem[] = [];
+    for (const [account, own] of exchanges) {
+      const markets = await own.markets();
+      startProblems.push(...startupProblems(config.instances.filter((instance) => instance.account === account), markets));
+    }
     if (startProblems.length > 0) throw new ConfigError(startProblems);
 
     const enabled = config.instances.filter((instance) => instance.enabled);
@@ -226,6 +240,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         clock,
         sleep,
         timing: options.timing ?? LIVE_TIMING,
+        accounts: routing,
       },
       runtimes,
       {
@@ -253,6 +268,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         version: pkg.version,
         startedAtMs,
         instances: config.instances,
+        accounts: [...config.accounts.values()],
         journal,
         exchange,
         engine: () => engine,
@@ -364,7 +380,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     await notifications.close();
     if (runId !== null) await journal.finishRun(runId, exitReason).catch(() => undefined);
     await store.close();
-    await exchange.close().catch(() => undefined);
+    for (const own of new Set(exchanges.values())) await own.close().catch(() => undefined);
     logger.info({ event: 'stopped', reason: exitReason }, `stopped (${exitReason})`);
   }
   return { exitCode, fatal, slots: onceSlots };
@@ -391,14 +407,47 @@ async function runOnce(
   }
 }
 
+/** The exchange of every account of the config: as given, or the one exchange of a daemon of one account. */
+function accountExchanges(options: DaemonOptions): ReadonlyMap<string, Exchange> {
+  const names = [...options.config.accounts.keys()];
+  if (options.exchanges !== undefined) {
+    const missing = names.filter((name) => !options.exchanges?.has(name));
+    if (missing.length > 0) throw new Error(`no exchange for account(s) ${missing.join(', ')}`);
+    return options.exchanges;
+  }
+  if (options.exchange === undefined) throw new Error('runDaemon needs the exchange of each account');
+  if (names.length > 1) throw new Error(`the config has ${names.length} accounts (${names.join(', ')}): give runDaemon an exchange per account`);
+  return new Map([[names[0] ?? DEFAULT_ACCOUNT, options.exchange]]);
+}
+
+/** Which account each configured instance (enabled or not) trades on, each account's exchange and cap. */
+function accountRouting(config: DaemonConfig, exchanges: ReadonlyMap<string, Exchange>): AccountRouting {
+  const accountOf = new Map(config.instances.map((instance) => [instance.instance, instance.account]));
+  const caps = new Map(
+    [...config.accounts.values()].flatMap((account) => {
+      if (account.budgetAsset === null) return [];
+      const { day, week, month } = account.budgets;
+      const limits = { ...(day === null ? {} : { day }), ...(week === null ? {} : { week }), ...(month === null ? {} : { month }) };
+      return [[account.name, { limits, asset: account.budgetAsset }] as const];
+    }),
+  );
+  return {
+    accountOf: (instance) => accountOf.get(instance) ?? DEFAULT_ACCOUNT,
+    exchangeOf: (account) => exchanges.get(account),
+    capOf: (account) => caps.get(account) ?? null,
+    names: Object.freeze([...exchanges.keys()]),
+  };
+}
+
 /**
  * An account that lives in stacker (dry-run's paper account) continues across restarts: resumed
- * from the journal, saved back after every change. STACKER_DRY_RUN_WALLET seeds a new one only.
+ * from the journal, saved back after every change; each account keeps its own. The wallet
+ * setting seeds a new one only.
  */
-async function keepAccount(exchange: Exchange, journal: Journal & { readonly path: string }, logger: Logger): Promise<void> {
+async function keepAccount(exchange: Exchange, account: string, journal: Journal & { readonly path: string }, logger: Logger): Promise<void> {
   const kept = exchange.keptAccount;
   if (kept === undefined) return;
-  const saved = await journal.accountState();
+  const saved = await journal.accountState(account);
   let resumed: { readonly note: string | null };
   try {
     resumed = kept.resume(saved);
@@ -407,14 +456,14 @@ async function keepAccount(exchange: Exchange, journal: Journal & { readonly pat
   }
   if (resumed.note !== null) {
     logger.warn(
-      { event: 'paper-account-continues' },
+      { event: 'paper-account-continues', account },
       `${resumed.note}: STACKER_DRY_RUN_WALLET seeds a new paper account only, and this one continues where the last run left it. To start over, use another data dir or delete ${journal.path}`,
     );
   } else if (saved !== null) {
-    logger.info({ event: 'paper-account-continues' }, 'the paper account continues where the last run left it');
+    logger.info({ event: 'paper-account-continues', account }, `the paper account${account === DEFAULT_ACCOUNT ? '' : ` ${account}`} continues where the last run left it`);
   }
-  await journal.saveAccountState(kept.state());
-  kept.onChange((state) => journal.saveAccountState(state));
+  await journal.saveAccountState(kept.state(), account);
+  kept.onChange((state) => journal.saveAccountState(state, account));
 }
 
 /**

@@ -1,37 +1,56 @@
 import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.ts';
-import type { DaemonConfig } from '../config/daemon-config.ts';
-import { requireCredentials } from '../config/settings.ts';
+import type { AccountConfig, DaemonConfig } from '../config/daemon-config.ts';
+import { ConfigError } from '../domain/errors.ts';
 import { formatDecimal } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
 
 export interface ExchangeFactoryOptions {
   /** Every HTTP request made (metrics); never carries secrets or bodies. */
-  readonly onRequest?: (event: RequestEvent) => void;
+  readonly onRequest?: (event: RequestEvent & { readonly account: string }) => void;
 }
 
 /**
- * The composition root's one choice of world: live trades through the signed API; dry-run
- * reads public market data from the same endpoint and trades on a paper account (no key is
- * read, so a dry-run cannot move money even by mistake).
+ * The composition root's one choice of world, once per account: live trades through the signed
+ * API, one ApiClient per account (its own nonce source, rate limiters and server-clock offset,
+ * since each key is its own nonce sequence and its own rate-limit budget at the exchange);
+ * dry-run reads public market data from the account's endpoint and trades on a paper account of
+ * its own (no key is read, so a dry-run cannot move money even by mistake), so the balances of
+ * two accounts never mix.
  */
-export async function createExchange(config: DaemonConfig, logger: Logger, options: ExchangeFactoryOptions = {}): Promise<Exchange> {
+export async function createExchanges(config: DaemonConfig, logger: Logger, options: ExchangeFactoryOptions = {}): Promise<ReadonlyMap<string, Exchange>> {
+  const exchanges = new Map<string, Exchange>();
+  for (const account of config.accounts.values()) exchanges.set(account.name, await accountExchange(config, account, logger, options));
+  return exchanges;
+}
+
+/** The exchange of one account (`stacker check` reads each account's markets and balances in turn); the first when none is named. */
+export async function createExchange(config: DaemonConfig, logger: Logger, options: ExchangeFactoryOptions & { readonly account?: string } = {}): Promise<Exchange> {
+  const account = options.account === undefined ? config.accounts.values().next().value : config.accounts.get(options.account);
+  if (account === undefined) throw new Error(`the daemon config has no account ${options.account ?? ''}`);
+  return accountExchange(config, account, logger, options);
+}
+
+async function accountExchange(config: DaemonConfig, account: AccountConfig, logger: Logger, options: ExchangeFactoryOptions): Promise<Exchange> {
   const [{ ApiClient, resolveBaseUrl }] = await Promise.all([import('../api/client.ts')]);
-  const baseUrl = resolveBaseUrl(config.settings.endpoint);
-  const onRequest = options.onRequest === undefined ? {} : { onRequest: options.onRequest };
+  const baseUrl = resolveBaseUrl(account.endpoint);
+  const report = options.onRequest;
+  const onRequest = report === undefined ? {} : { onRequest: (event: RequestEvent) => report({ ...event, account: account.name }) };
   if (config.mode === 'live') {
-    const credentials = requireCredentials(config.settings, 'run --live');
+    const credentials = account.credentials;
+    // loadDaemonConfig refuses a live account without keys; this is the last line before a send.
+    if (credentials === null) throw new ConfigError([{ field: 'ACCOUNT', rule: `account ${account.name} has no API key; live mode needs one` }]);
     const { LiveExchange } = await import('../exchange/live.ts');
     return new LiveExchange(new ApiClient({ baseUrl, credentials, ...onRequest }));
   }
   const [{ ApiMarketData }, { PaperExchange }] = await Promise.all([import('../exchange/market-data.ts'), import('../sim/paper-exchange.ts')]);
   logger.child({ mode: config.mode }).info(
-    { event: 'paper-account', wallet: Object.fromEntries([...config.dryRunWallet].map(([asset, amount]) => [asset, formatDecimal(amount)])), marketData: baseUrl },
-    'dry-run: prices and market rules from the exchange, orders filled on a paper account',
+    { event: 'paper-account', account: account.name, wallet: Object.fromEntries([...account.dryRunWallet].map(([asset, amount]) => [asset, formatDecimal(amount)])), marketData: baseUrl },
+    `dry-run: prices and market rules from the exchange, orders filled on a paper account (${account.name})`,
   );
   return new PaperExchange({
     marketData: new ApiMarketData(new ApiClient({ baseUrl, ...onRequest })),
-    wallet: config.dryRunWallet,
+    wallet: account.dryRunWallet,
     slippagePct: config.dryRunSlippagePct,
   });
 }

@@ -1,9 +1,11 @@
+import type { AccountConfig } from '../config/accounts.ts';
 import type { InstanceConfig } from '../config/instance-config.ts';
+import { ACCOUNT_CAP_TIME_ZONE, accountBudgetScope } from '../engine/runtime.ts';
 import { type Decimal, formatDecimal } from '../domain/money.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Exchange } from '../exchange/port.ts';
 import { type MarketPosition, positions } from '../report/cost-basis.ts';
-import { BUDGET_PERIODS, type Journal, type SlotRecord, type StoredOrder } from '../store/journal.ts';
+import { BUDGET_PERIODS, type BudgetPeriod, type BudgetScope, type Journal, type SlotRecord, type StoredOrder } from '../store/journal.ts';
 import type { OperatorControls } from './controls.ts';
 
 /**
@@ -30,6 +32,8 @@ export interface StatusDocument {
   /** Whether STACKER_CONTROL_TOKEN is set: without it every control answers 403. */
   readonly controls: { readonly enabled: boolean };
   readonly instances: readonly InstanceStatus[];
+  /** The accounts the instances trade on, each with its cap used and left (UTC periods). */
+  readonly accounts: readonly AccountStatus[];
   /** Cost basis per market from every order in the journal (src/report/cost-basis.ts), valued at the exchange's price. */
   readonly markets: readonly MarketPosition[];
   /** Why prices (and so values and P&L) are missing; null when they were read. */
@@ -39,6 +43,8 @@ export interface StatusDocument {
 export interface InstanceStatus {
   readonly name: string;
   readonly strategy: string;
+  /** The account (API key) it trades on: ACCOUNT= in its file, `default` without. */
+  readonly account: string;
   /** ENABLED in its file, and not disabled by a failing strategy in this run. */
   readonly enabled: boolean;
   readonly paused: { readonly since: string } | null;
@@ -54,6 +60,13 @@ export interface InstanceStatus {
   readonly recentSlots: readonly SlotStatus[];
   /** Newest first, each with its transitions oldest first. */
   readonly recentOrders: readonly OrderStatus[];
+}
+
+export interface AccountStatus {
+  readonly name: string;
+  readonly instances: readonly string[];
+  /** STACKER_ACCOUNT_<NAME>_BUDGET_QUOTE_PER_*: what all its instances spent; null without a cap. */
+  readonly cap: BudgetStatus | null;
 }
 
 export interface SlotStatus {
@@ -87,6 +100,8 @@ export interface StatusSources {
   readonly version: string;
   readonly startedAtMs: number;
   readonly instances: readonly InstanceConfig[];
+  /** Never their keys: the status document names accounts and their caps only. */
+  readonly accounts?: readonly Pick<AccountConfig, 'name' | 'instances' | 'budgets' | 'budgetAsset'>[];
   readonly journal: Journal;
   readonly exchange: Pick<Exchange, 'prices'>;
   readonly engine: () => Engine | null;
@@ -133,6 +148,16 @@ export class StatusBuilder {
       killSwitch: { on: reasons.length > 0, reasons, operatorSince: operatorSince === null ? null : iso(operatorSince) },
       controls: { enabled: sources.controlsEnabled },
       instances: await Promise.all(sources.instances.map((instance) => this.#instance(instance, nowMs))),
+      accounts: await Promise.all(
+        (sources.accounts ?? []).map(async (account) => ({
+          name: account.name,
+          instances: account.instances,
+          cap:
+            account.budgetAsset === null
+              ? null
+              : await budgetStatus(sources.journal, { instance: accountBudgetScope(account.name), asset: account.budgetAsset, timeZone: ACCOUNT_CAP_TIME_ZONE }, account.budgets, nowMs),
+        })),
+      ),
       markets: positions(orders, priced.prices),
       pricesNote: priced.note,
     };
@@ -149,6 +174,7 @@ export class StatusBuilder {
     return {
       name,
       strategy: config.strategy.name,
+      account: config.account,
       enabled,
       paused: pausedSince === null ? null : { since: iso(pausedSince) },
       running: engine?.isRunning(name) ?? false,
@@ -164,19 +190,8 @@ export class StatusBuilder {
 
   async #budget(config: InstanceConfig, nowMs: number): Promise<BudgetStatus | null> {
     const asset = config.strategy.budgetAsset?.(config.params) ?? null;
-    const limits = BUDGET_PERIODS.flatMap((period) => {
-      const limit = config.budgets[period];
-      return limit === null ? [] : [{ period, limit }];
-    });
-    if (asset === null || limits.length === 0) return null;
-    const spent = await this.#sources.journal.budgetSpent({ instance: config.instance, asset, timeZone: config.timezone }, nowMs);
-    return {
-      asset,
-      periods: limits.map(({ period, limit }) => {
-        const left = limit.sub(spent[period]);
-        return { period, periodStart: iso(spent.periodStarts[period]), limit: formatDecimal(limit), spent: formatDecimal(spent[period]), left: formatDecimal(left.isNegative() ? left.mul(0) : left) };
-      }),
-    };
+    if (asset === null) return null;
+    return budgetStatus(this.#sources.journal, { instance: config.instance, asset, timeZone: config.timezone }, config.budgets, nowMs);
   }
 
   async #order(order: StoredOrder): Promise<OrderStatus> {
@@ -227,4 +242,21 @@ function slotStatus(slot: SlotRecord): SlotStatus {
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
+}
+
+/** Used and left of each period a budget limits, as the journal counts it; null when it limits none. */
+async function budgetStatus(journal: Journal, scope: BudgetScope, budgets: Readonly<Record<BudgetPeriod, Decimal | null>>, nowMs: number): Promise<BudgetStatus | null> {
+  const limits = BUDGET_PERIODS.flatMap((period) => {
+    const limit = budgets[period];
+    return limit === null ? [] : [{ period, limit }];
+  });
+  if (limits.length === 0) return null;
+  const spent = await journal.budgetSpent(scope, nowMs);
+  return {
+    asset: scope.asset,
+    periods: limits.map(({ period, limit }) => {
+      const left = limit.sub(spent[period]);
+      return { period, periodStart: iso(spent.periodStarts[period]), limit: formatDecimal(limit), spent: formatDecimal(spent[period]), left: formatDecimal(left.isNegative() ? left.mul(0) : left) };
+    }),
+  };
 }

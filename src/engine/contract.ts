@@ -245,6 +245,14 @@ export const COMMON_PARAMS: readonly ParamSpec[] = [
   { key: 'BUDGET_QUOTE_PER_DAY', required: false, rule: 'decimal > 0', description: 'Most quote spent per calendar day (in TIMEZONE), counted across restarts.' },
   { key: 'BUDGET_QUOTE_PER_WEEK', required: false, rule: 'decimal > 0', description: 'Most quote spent per ISO week (Monday first, in TIMEZONE).', example: '100' },
   { key: 'BUDGET_QUOTE_PER_MONTH', required: false, rule: 'decimal > 0', description: 'Most quote spent per calendar month (in TIMEZONE).' },
+  {
+    key: 'ACCOUNT',
+    required: false,
+    rule: '1 to 32 letters, digits, _ or -',
+    default: 'default (STACKER_API_KEY)',
+    description: 'The account this instance trades on; its key comes from STACKER_ACCOUNT_<ACCOUNT>_API_KEY / _API_SECRET in the global env.',
+    example: 'main',
+  },
   { key: 'MAX_ORDER_QUOTE', required: false, rule: 'decimal > 0', description: 'Largest estimated value of a single order, in quote.' },
   {
     key: 'ORDER_SETTLE_WINDOW',

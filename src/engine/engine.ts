@@ -5,7 +5,7 @@ import { FatalEngineError, classifyError, errorCode, errorMessage } from './erro
 import { ExchangeLedger, type LedgerInstance, type LedgerOptions, type LedgerReport } from './exchange-ledger.ts';
 import { type ReconcileSummary, Reconciler, type UnresolvedState } from './reconcile.ts';
 import { tell } from './observer.ts';
-import type { EngineDeps } from './runtime.ts';
+import { type EngineDeps, accountOfInstance, onInstanceAccount } from './runtime.ts';
 import { type SnapshotBooks, snapshotBooks } from './snapshot.ts';
 import { type InstanceRuntime, type SlotOutcome, runSlot } from './slot-runner.ts';
 import { trackOpenOrders } from './tracker.ts';
@@ -60,7 +60,8 @@ export class Engine {
   readonly #deps: EngineDeps;
   readonly #instances: ReadonlyMap<string, ScheduledRuntime>;
   readonly #disabled = new Set<string>();
-  readonly #books: SnapshotBooks;
+  /** Per account: market rules and candles are read from the account's own endpoint. */
+  readonly #books = new Map<string, SnapshotBooks>();
   readonly #options: EngineOptions;
   readonly #reconciler: Reconciler;
   readonly #ledger: ExchangeLedger | null;
@@ -72,7 +73,6 @@ export class Engine {
   constructor(deps: EngineDeps, instances: readonly ScheduledRuntime[], options: EngineOptions) {
     this.#deps = deps;
     this.#instances = new Map(instances.map((instance) => [instance.instance, instance]));
-    this.#books = snapshotBooks(deps.exchange, { ttlMs: options.marketsTtlMs ?? 10 * 60_000, nowMs: () => deps.clock.nowMs() });
     this.#options = options;
     const windows = new Map((options.ledger?.instances ?? instances).map((instance) => [instance.instance, instance.orderSettleWindowMs]));
     const longest = Math.max(0, ...windows.values());
@@ -182,7 +182,7 @@ export class Engine {
     const key = `${instanceName}@${slotTimeMs}`;
     this.#running.set(key, (this.#running.get(key) ?? 0) + 1);
     try {
-      const outcome = await this.#guard(() => runSlot(this.#deps, this.#books, instance, slotTimeMs, this.#options.runId), 'failed' as SlotOutcome);
+      const outcome = await this.#guard(() => runSlot(this.#deps, this.#booksOf(instanceName), instance, slotTimeMs, this.#options.runId), 'failed' as SlotOutcome);
       if (outcome === 'disabled') this.#disabled.add(instanceName);
       return outcome;
     } finally {
@@ -209,6 +209,17 @@ export class Engine {
       const last = ledger.lastCheckedAtMs;
       if (last === null || this.#deps.clock.nowMs() - last >= this.#options.ledger.intervalMs) await this.checkLedger();
     }
+  }
+
+  #booksOf(instance: string): SnapshotBooks {
+    const account = accountOfInstance(this.#deps, instance);
+    let books = this.#books.get(account);
+    if (books === undefined) {
+      const deps = this.#deps;
+      books = snapshotBooks(onInstanceAccount(deps, instance).exchange, { ttlMs: this.#options.marketsTtlMs ?? 10 * 60_000, nowMs: () => deps.clock.nowMs() });
+      this.#books.set(account, books);
+    }
+    return books;
   }
 
   async #skipPaused(instance: string, slotTimeMs: number): Promise<SlotOutcome> {

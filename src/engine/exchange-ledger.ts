@@ -5,7 +5,8 @@ import type { IntentRecord } from '../store/journal.ts';
 import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts';
 import { orderResult } from './executor.ts';
 import { recordOrder } from './order-log.ts';
-import type { EngineDeps } from './runtime.ts';
+import { isTerminalStatus } from '../domain/order.ts';
+import { ACCOUNT_CAP_TIME_ZONE, type EngineDeps, accountBudgetScope, accountOfInstance, accountPrefix, accountReservationId, onAccount } from './runtime.ts';
 
 /** An instance whose id scheme is recognised in the exchange's history (enabled or not). */
 export interface LedgerInstance {
@@ -59,7 +60,8 @@ const MINUTE_MS = 60_000;
  */
 export class ExchangeLedger {
   readonly #deps: EngineDeps;
-  readonly #byHash: ReadonlyMap<string, LedgerInstance>;
+  /** Per account, its instances by the hash their order ids carry: an account's history is read for its own instances only. */
+  readonly #byAccount: ReadonlyMap<string, ReadonlyMap<string, LedgerInstance>>;
   readonly #options: LedgerOptions;
   readonly #overlapMs: number;
   #running: Promise<LedgerReport> | null = null;
@@ -67,7 +69,14 @@ export class ExchangeLedger {
 
   constructor(deps: EngineDeps, instances: readonly LedgerInstance[], options: LedgerOptions) {
     this.#deps = deps;
-    this.#byHash = new Map(instances.map((instance) => [instanceHash(instance.instance), instance]));
+    const byAccount = new Map<string, Map<string, LedgerInstance>>();
+    for (const instance of instances) {
+      const account = accountOfInstance(deps, instance.instance);
+      const own = byAccount.get(account) ?? new Map<string, LedgerInstance>();
+      own.set(instanceHash(instance.instance), instance);
+      byAccount.set(account, own);
+    }
+    this.#byAccount = byAccount;
     this.#options = options;
     this.#overlapMs = Math.max(10 * MINUTE_MS, ...instances.map((instance) => instance.orderSettleWindowMs));
   }
@@ -95,13 +104,20 @@ export class ExchangeLedger {
     for (const intent of notFound) fromMs = Math.min(fromMs, (intent.sentAtMs ?? intent.createdAtMs) - MINUTE_MS);
     fromMs = Math.max(fromMs, startedAtMs - HISTORY_KEPT_MS);
 
-    let history: readonly Order[];
-    try {
-      // An hour past now: the exchange's clock may run ahead of this one, and its orders carry its times.
-      history = await deps.exchange.orderHistory({ sinceSec: Math.floor(fromMs / 1000), untilSec: Math.ceil((startedAtMs + 3_600_000) / 1000) });
-    } catch (error) {
-      if (classifyError(error) === 'fatal') throw new FatalEngineError(`reading the order history: ${errorMessage(error)}`, error);
-      throw error;
+    // Every account's history is read before anything is concluded: the check counts as done
+    // (checked-through moves on) only when none failed.
+    const history: { readonly order: Order; readonly account: string }[] = [];
+    for (const account of this.#byAccount.keys()) {
+      const own = onAccount(deps, account);
+      if (own === null) continue;
+      try {
+        // An hour past now: the exchange's clock may run ahead of this one, and its orders carry its times.
+        const orders = await own.exchange.orderHistory({ sinceSec: Math.floor(fromMs / 1000), untilSec: Math.ceil((startedAtMs + 3_600_000) / 1000) });
+        for (const order of orders) history.push({ order, account });
+      } catch (error) {
+        if (classifyError(error) === 'fatal') throw new FatalEngineError(`${accountPrefix(own)}reading the order history: ${errorMessage(error)}`, error);
+        throw error;
+      }
     }
 
     const adopted: Order[] = [];
@@ -111,9 +127,9 @@ export class ExchangeLedger {
     // Orders already reported as foreign are known: reported once, acknowledged by a human, not held against the next start.
     const reported = new Set((await deps.journal.listFindings()).flatMap((finding) => (finding.kind === 'foreign' && finding.orderId !== null ? [finding.orderId] : [])));
     let ours = 0;
-    for (const order of history) {
+    for (const { order, account } of history) {
       const parts = parseClientOrderId(order.clientOrderId);
-      const owner = parts === null ? undefined : this.#byHash.get(parts.instanceHash);
+      const owner = parts === null ? undefined : this.#byAccount.get(account)?.get(parts.instanceHash);
       if (parts === null || owner === undefined) continue;
       ours += 1;
       seen.add(order.clientOrderId);
@@ -135,7 +151,7 @@ export class ExchangeLedger {
         linked.push(order);
         continue;
       }
-      await this.#adopt(owner, parts.slotTimeMs, parts.index, order);
+      await this.#adopt(owner, account, parts.slotTimeMs, parts.index, order);
       adopted.push(order);
     }
 
@@ -152,7 +168,10 @@ export class ExchangeLedger {
       if (intent.clientOrderId === null || seen.has(intent.clientOrderId)) continue;
       const sentAtMs = intent.sentAtMs ?? intent.createdAtMs;
       if (fromMs > sentAtMs - MINUTE_MS) continue;
-      if (!(await deps.journal.releaseBudget(intent.intentId))) continue;
+      // Its instance's budget, its account's cap, or both, held it.
+      const releasedOwn = await deps.journal.releaseBudget(intent.intentId);
+      const releasedCap = await deps.journal.releaseBudget(accountReservationId(intent.intentId));
+      if (!releasedOwn && !releasedCap) continue;
       await deps.journal.recordFinding({
         kind: 'cleared',
         instance: intent.instance,
@@ -206,7 +225,7 @@ export class ExchangeLedger {
     return { kind: 'adopt' };
   }
 
-  async #adopt(owner: LedgerInstance, slotTimeMs: number, index: number, order: Order): Promise<void> {
+  async #adopt(owner: LedgerInstance, account: string, slotTimeMs: number, index: number, order: Order): Promise<void> {
     const deps = this.#deps;
     const asset = owner.budgetAsset ?? order.market.split('_')[1] ?? order.market;
     const reason = `found in the exchange's order history; the journal had no record of it (lost with the journal, or with a crash)`;
@@ -219,7 +238,9 @@ export class ExchangeLedger {
       timeZone: owner.timezone,
       reason,
       acknowledged: this.#options.acknowledgeAdoptions,
+      ...(deps.accounts === undefined ? {} : { account }),
     });
+    await this.#countOnAccountCap(account, adopted.intent.intentId, slotTimeMs, order);
     if (adopted.transition !== null) deps.metrics.orderTransition(owner.instance, adopted.transition.toStatus);
     deps.logger.warn(
       {
@@ -237,11 +258,21 @@ export class ExchangeLedger {
     );
   }
 
+  /** An adopted order spent money of its account too: counted on the account's cap (held while it still fills, like a sent order). */
+  async #countOnAccountCap(account: string, intentId: string, slotTimeMs: number, order: Order): Promise<void> {
+    const cap = this.#deps.accounts?.capOf(account) ?? null;
+    if (cap === null || order.filledQuote.lte(0)) return;
+    const reservationId = accountReservationId(intentId);
+    const journal = this.#deps.journal;
+    await journal.reserveBudget({ reservationId, instance: accountBudgetScope(account), asset: cap.asset, timeZone: ACCOUNT_CAP_TIME_ZONE, atMs: slotTimeMs, amountQuote: order.filledQuote, limits: {} });
+    if (isTerminalStatus(order.status)) await journal.settleBudget(reservationId, order.filledQuote);
+  }
+
   async #heldNotFound(): Promise<IntentRecord[]> {
     const intents = await this.#deps.journal.listIntents({ statuses: ['not-found'] });
     if (intents.length === 0) return [];
     const held = new Set((await this.#deps.journal.heldBudgetReservations()).map((reservation) => reservation.reservationId));
-    return intents.filter((intent) => held.has(intent.intentId));
+    return intents.filter((intent) => held.has(intent.intentId) || held.has(accountReservationId(intent.intentId)));
   }
 }
 

@@ -9,7 +9,17 @@ import { FatalEngineError, classifyError, errorCode, errorMessage } from './erro
 import { estimatedQuote } from './guards.ts';
 import { tellRefused, tellUnknown } from './intent-events.ts';
 import { recordOrder } from './order-log.ts';
-import { type EngineDeps, type InstanceLimits, hasBudget } from './runtime.ts';
+import {
+  ACCOUNT_CAP_TIME_ZONE,
+  DEFAULT_ACCOUNT,
+  type EngineDeps,
+  type InstanceLimits,
+  accountBudgetScope,
+  accountPrefix,
+  accountReservationId,
+  hasAccountCaps,
+  hasBudget,
+} from './runtime.ts';
 
 /** How one money intent ended in this slot. Anything but `done` stops the money intents after it. */
 export type MoneyOutcome =
@@ -54,10 +64,8 @@ async function markSent(deps: EngineDeps, record: IntentRecord): Promise<void> {
 async function executeBuy(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord, intent: BuyStockMarketIntent): Promise<MoneyOutcome> {
   const clientOrderId = record.clientOrderId;
   if (clientOrderId === null) throw new Error(`intent ${record.intentId} is a buy without a clientOrderId`);
-  if (hasBudget(limits)) {
-    const refused = await reserveBudget(deps, limits, view, record, intent);
-    if (refused !== null) return refuse(deps, record, refused);
-  }
+  const refused = await reserveBudget(deps, limits, view, record, intent);
+  if (refused !== null) return refuse(deps, record, refused);
   const request = { market: intent.market, baseAmount: intent.amount, clientOrderId, stp: intent.stp ?? 'no' } as const;
   await markSent(deps, record);
   if (deps.logger.isLevelEnabled('info')) {
@@ -108,7 +116,7 @@ export async function lookUpOrder(deps: EngineDeps, market: string, clientOrderI
       const order = await deps.exchange.findOrder({ market, clientOrderId });
       if (order !== null) return { kind: 'found', order };
     } catch (error) {
-      if (classifyError(error) === 'fatal') throw new FatalEngineError(`looking up ${clientOrderId}: ${errorMessage(error)}`, error);
+      if (classifyError(error) === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}looking up ${clientOrderId}: ${errorMessage(error)}`, error);
       return { kind: 'error', message: errorMessage(error) };
     }
   }
@@ -119,9 +127,40 @@ export function orderResult(order: Order): Record<string, string> {
   return { orderId: order.orderId, status: order.status };
 }
 
+/**
+ * Reserve what the buy may spend, before it is sent: against the instance's budgets, then
+ * against its account's cap (which counts every instance of the account). Either refusing
+ * refuses the buy and gives the other back.
+ */
 async function reserveBudget(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord, intent: BuyStockMarketIntent): Promise<IntentError | null> {
+  const account = record.account ?? DEFAULT_ACCOUNT;
+  const cap = deps.accounts?.capOf(account) ?? null;
+  if (!hasBudget(limits) && cap === null) return null;
   const estimate = estimatedQuote(intent, view);
   if (estimate === null) return { code: 'no-price', message: `no price for ${intent.market}: the budget cannot be counted` };
+  if (hasBudget(limits)) {
+    const refused = await reserveInstanceBudget(deps, limits, view, record, intent, estimate);
+    if (refused !== null) return refused;
+  }
+  if (cap === null) return null;
+  const decision = await deps.journal.reserveBudget({
+    reservationId: accountReservationId(record.intentId),
+    instance: accountBudgetScope(account),
+    asset: cap.asset,
+    timeZone: ACCOUNT_CAP_TIME_ZONE,
+    atMs: record.slotTimeMs,
+    amountQuote: estimate,
+    limits: cap.limits,
+  });
+  if (decision.ok) return null;
+  await releaseReservation(deps, record);
+  const excess = decision.exceeded.map(
+    (e) => `${e.period} (UTC): ${formatDecimal(e.spentQuote)} spent by its instances + ${formatDecimal(e.requestedQuote)} > ${formatDecimal(e.limitQuote)} ${cap.asset}`,
+  );
+  return { code: 'over-budget', message: `estimated value ${formatDecimal(estimate)} ${cap.asset} is over the cap of account ${account} (${excess.join('; ')})` };
+}
+
+async function reserveInstanceBudget(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord, intent: BuyStockMarketIntent, estimate: Decimal): Promise<IntentError | null> {
   const rules = view.market(intent.market);
   const asset = rules?.quote ?? intent.market.split('_')[1] ?? intent.market;
   const decision = await deps.journal.reserveBudget({
@@ -290,14 +329,19 @@ async function failSend(deps: EngineDeps, record: IntentRecord, error: unknown):
   }
   await deps.journal.updateIntent(record.intentId, { status: 'failed', error: journalled });
   await releaseReservation(deps, record);
-  if (kind === 'fatal') throw new FatalEngineError(`the exchange refused the request: ${journalled.message}`, error);
+  if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}the exchange refused the request: ${journalled.message}`, error);
   if (kind === 'bug') throw error;
   deps.logger.warn({ event: 'send-failed', instance: record.instance, intent: record.intent.kind, code: journalled.code, error: journalled.message }, `not sent, skipping this tick: ${journalled.message}`);
   return { status: 'failed', error: journalled };
 }
 
+/** Give back what a buy that was never placed reserved: its instance's budget and its account's cap. */
 export async function releaseReservation(deps: EngineDeps, record: IntentRecord): Promise<void> {
   if (record.intent.kind !== 'buy-stock-market') return;
   const held = await deps.journal.heldBudgetReservations(record.instance);
   if (held.some((reservation) => reservation.reservationId === record.intentId)) await deps.journal.releaseBudget(record.intentId);
+  if (!hasAccountCaps(deps)) return;
+  const accountHeld = await deps.journal.heldBudgetReservations(accountBudgetScope(record.account ?? DEFAULT_ACCOUNT));
+  const id = accountReservationId(record.intentId);
+  if (accountHeld.some((reservation) => reservation.reservationId === id)) await deps.journal.releaseBudget(id);
 }

@@ -2,7 +2,7 @@ import { formatDecimal, isAboveZero } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
 import type { OrderTransition } from '../store/journal.ts';
 import { tell } from './observer.ts';
-import type { EngineDeps } from './runtime.ts';
+import { type EngineDeps, accountReservationId, hasAccountCaps } from './runtime.ts';
 
 /**
  * Store what the exchange says about an order and, when that is a transition, log it — once:
@@ -38,10 +38,13 @@ export async function recordOrder(deps: EngineDeps, instance: string, order: Ord
   return transition;
 }
 
+/** A final order settles what its intent reserved, at what it really spent: its instance's budget and its account's cap. */
 async function settleReservation(deps: EngineDeps, instance: string, intentId: string, order: Order): Promise<void> {
   const held = await deps.journal.heldBudgetReservations(instance);
-  if (!held.some((reservation) => reservation.reservationId === intentId)) return;
-  await deps.journal.settleBudget(intentId, order.filledQuote);
+  if (held.some((reservation) => reservation.reservationId === intentId)) await deps.journal.settleBudget(intentId, order.filledQuote);
+  if (!hasAccountCaps(deps)) return;
+  const id = accountReservationId(intentId);
+  if ((await deps.journal.heldBudgetReservations()).some((reservation) => reservation.reservationId === id)) await deps.journal.settleBudget(id, order.filledQuote);
 }
 
 /** The transition's log line (only built when info lines are written: decimal text costs a backtest time). */

@@ -4,7 +4,7 @@ import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts
 import { orderResult, releaseReservation } from './executor.ts';
 import { tellUnknown } from './intent-events.ts';
 import { recordOrder } from './order-log.ts';
-import type { EngineDeps } from './runtime.ts';
+import { type EngineDeps, accountPrefix, onIntentAccount } from './runtime.ts';
 
 export interface ReconcileSummary {
   /** Intents whose outcome is now known (found, never sent, or not found over the whole window). */
@@ -129,11 +129,13 @@ export class Reconciler {
     const nowMs = deps.clock.nowMs();
     const sentAtMs = record.sentAtMs ?? record.updatedAtMs;
     const windowEndMs = sentAtMs + this.#windowOf(record.instance);
+    const own = onIntentAccount(deps, record);
     let found;
     try {
-      found = await deps.exchange.findOrder({ market: intent.market, clientOrderId: record.clientOrderId });
+      if (own === null) throw new Error(`it was sent on account ${record.account ?? '?'}, which is not configured now`);
+      found = await own.exchange.findOrder({ market: intent.market, clientOrderId: record.clientOrderId });
     } catch (error) {
-      if (classifyError(error) === 'fatal') throw new FatalEngineError(`looking up ${record.clientOrderId}: ${errorMessage(error)}`, error);
+      if (classifyError(error) === 'fatal') throw new FatalEngineError(`${own === null ? '' : accountPrefix(own)}looking up ${record.clientOrderId}: ${errorMessage(error)}`, error);
       deps.logger.warn({ ...log, error: errorMessage(error) }, 'could not look the order up; will try again');
       this.#schedule(record.intentId, sentAtMs, windowEndMs, nowMs);
       return false;

@@ -1,7 +1,7 @@
 import type { Clock } from '../domain/clock.ts';
 import type { Decimal } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
-import type { BudgetLimits, Journal } from '../store/journal.ts';
+import type { BudgetLimits, BudgetScope, Journal } from '../store/journal.ts';
 import type { RunMode } from './contract.ts';
 import type { KillSwitch } from './kill-switch.ts';
 import type { EngineLogger, EngineMetrics, EngineNotifier } from './observer.ts';
@@ -19,6 +19,93 @@ export interface EngineDeps {
   readonly clock: Clock;
   readonly sleep: (ms: number) => Promise<void>;
   readonly timing: EngineTiming;
+  /**
+   * Several accounts (API keys) in one run: which account each instance trades on and each
+   * account's exchange. Absent: every instance trades on `exchange` (a backtest, a daemon of one
+   * account).
+   */
+  readonly accounts?: AccountRouting;
+  /** Set on the deps of one account (onAccount): the account `exchange` belongs to. */
+  readonly account?: string;
+}
+
+/** The account of instances that name none: STACKER_API_KEY's. */
+export const DEFAULT_ACCOUNT = 'default';
+
+/** What the engine knows of the accounts of a run. */
+export interface AccountRouting {
+  accountOf(instance: string): string;
+  /** undefined for an account this run does not trade on (an intent journalled under an account since removed from the config). */
+  exchangeOf(account: string): Exchange | undefined;
+  /** The account's cap on the spend of all its instances together; null when it has none. */
+  capOf(account: string): AccountCap | null;
+  /** Every account of the run, in a stable order. */
+  readonly names: readonly string[];
+}
+
+export interface AccountCap {
+  readonly limits: BudgetLimits;
+  /** The quote asset the cap counts. */
+  readonly asset: string;
+}
+
+/**
+ * The account caps' counters live beside the instances' in the budget tables, under a scope no
+ * instance can have (instance names hold no colon), in UTC calendar periods: an account's
+ * instances may each have their own TIMEZONE, the account's day is one.
+ */
+export const ACCOUNT_CAP_TIME_ZONE = 'UTC';
+export function accountBudgetScope(account: string): string {
+  return `account:${account}`;
+}
+/** The reservation an account cap holds for an intent (its instance's reservation is the intent's id). */
+export function accountReservationId(intentId: string): string {
+  return `${intentId}#account`;
+}
+
+/** Whether some account of the run has a cap (only then are account reservations looked for). */
+export function hasAccountCaps(deps: EngineDeps): boolean {
+  const routing = deps.accounts;
+  return routing !== undefined && routing.names.some((name) => routing.capOf(name) !== null);
+}
+
+/** The account an instance trades on. */
+export function accountOfInstance(deps: EngineDeps, instance: string): string {
+  return deps.accounts?.accountOf(instance) ?? DEFAULT_ACCOUNT;
+}
+
+/** The deps of one account: the same run, with `exchange` the account's. */
+export function onAccount(deps: EngineDeps, account: string): EngineDeps | null {
+  const routing = deps.accounts;
+  if (routing === undefined) return deps;
+  if (deps.account === account) return deps;
+  const exchange = routing.exchangeOf(account);
+  if (exchange === undefined) return null;
+  return { ...deps, exchange, account };
+}
+
+/**
+ * The start of a message that stops trading, naming the account whose key or nonce was refused
+ * when the run has several: the operator must know which key to look at.
+ */
+export function accountPrefix(deps: EngineDeps): string {
+  return deps.account !== undefined && (deps.accounts?.names.length ?? 0) > 1 ? `account ${deps.account}: ` : '';
+}
+
+/** The deps of an instance's account (every configured instance has one). */
+export function onInstanceAccount(deps: EngineDeps, instance: string): EngineDeps {
+  const own = onAccount(deps, accountOfInstance(deps, instance));
+  if (own === null) throw new Error(`instance ${instance} trades on account ${accountOfInstance(deps, instance)}, which has no exchange`);
+  return own;
+}
+
+/**
+ * The deps of the account an intent was sent on, as journalled (never the instance's account
+ * as configured now: the order is where it was sent). An intent journalled before accounts
+ * went out on the default account. null when this run has no such account.
+ */
+export function onIntentAccount(deps: EngineDeps, intent: { readonly account: string | null }): EngineDeps | null {
+  return onAccount(deps, intent.account ?? DEFAULT_ACCOUNT);
 }
 
 /**
@@ -83,10 +170,20 @@ export function hasBudget(limits: InstanceLimits): boolean {
  */
 export async function budgetLeft(journal: Journal, instance: InstanceLimits & { readonly budgetAsset: string | null }, atMs: number): Promise<Decimal | null> {
   if (!hasBudget(instance) || instance.budgetAsset === null) return null;
-  const spent = await journal.budgetSpent({ instance: instance.instance, asset: instance.budgetAsset, timeZone: instance.timezone }, atMs);
+  return leftOf(journal, { instance: instance.instance, asset: instance.budgetAsset, timeZone: instance.timezone }, instance.budgets, atMs);
+}
+
+/** The smallest of an account cap's periods left at `atMs` (never below zero); null without a cap. */
+export async function accountCapLeft(journal: Journal, account: string, cap: AccountCap | null, atMs: number): Promise<Decimal | null> {
+  if (cap === null) return null;
+  return leftOf(journal, { instance: accountBudgetScope(account), asset: cap.asset, timeZone: ACCOUNT_CAP_TIME_ZONE }, cap.limits, atMs);
+}
+
+async function leftOf(journal: Journal, scope: BudgetScope, limits: BudgetLimits, atMs: number): Promise<Decimal | null> {
+  const spent = await journal.budgetSpent(scope, atMs);
   let remaining: Decimal | null = null;
   for (const period of ['day', 'week', 'month'] as const) {
-    const limit = instance.budgets[period];
+    const limit = limits[period];
     if (limit === undefined) continue;
     const left = limit.sub(spent[period]);
     remaining = remaining === null || left.lt(remaining) ? left : remaining;

@@ -6,7 +6,7 @@ import { FatalEngineError, classifyError, errorCode, errorMessage } from './erro
 import { type MoneyOutcome, executeMoneyIntent } from './executor.ts';
 import { tellRefused } from './intent-events.ts';
 import { groupOf, planMoney } from './money-plan.ts';
-import { type EngineDeps, type InstanceLimits, budgetLeft } from './runtime.ts';
+import { type EngineDeps, type InstanceLimits, accountCapLeft, accountOfInstance, accountPrefix, budgetLeft, onInstanceAccount } from './runtime.ts';
 import { type SnapshotBooks, takeSnapshot } from './snapshot.ts';
 
 /** A strategy instance ready to run: its module, parsed params and limits. */
@@ -33,7 +33,9 @@ export type SlotOutcome = 'done' | 'failed' | 'skipped' | 'already' | 'disabled'
  * leaves either nothing (the slot runs when due again, if catch-up allows) or a claimed slot
  * whose intents reconciliation resolves; it never leaves a request the journal does not know.
  */
-export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: InstanceRuntime, slotTimeMs: number, runId: string | null): Promise<SlotOutcome> {
+export async function runSlot(run: EngineDeps, books: SnapshotBooks, instance: InstanceRuntime, slotTimeMs: number, runId: string | null): Promise<SlotOutcome> {
+  // Everything this slot reads and sends goes to its instance's account; `books` are that account's too.
+  const deps = onInstanceAccount(run, instance.instance);
   const started = deps.clock.nowMs();
   const key = { instance: instance.instance, slotTimeMs };
   // The slot's fields (its time as text) only when a line is written: a backtest's slots write none.
@@ -50,7 +52,7 @@ export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: 
     view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget, candles: instance.candleWindows ?? [] });
   } catch (error) {
     const kind = classifyError(error);
-    if (kind === 'fatal') throw new FatalEngineError(`reading the account: ${errorMessage(error)}`, error);
+    if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}reading the account: ${errorMessage(error)}`, error);
     const reason = `snapshot failed (${errorCode(error)}): ${errorMessage(error)}`;
     if (await deps.journal.skipSlot({ ...key, runId, status: 'skipped', reason })) {
       deps.metrics.slotFinished(instance.instance, 'skipped', deps.clock.nowMs() - started, slotTimeMs);
@@ -74,7 +76,7 @@ export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: 
     return 'disabled';
   }
 
-  const planned = plan(intents, view, instance, deps.killSwitch.active());
+  const planned = plan(intents, view, instance, deps.killSwitch.active(), deps.accounts === undefined ? null : accountOfInstance(deps, instance.instance));
   if (!(await deps.journal.claimSlot({ ...key, runId, intents: planned }))) {
     deps.logger.debug(log(), 'slot claimed elsewhere meanwhile; not running it');
     return 'already';
@@ -146,10 +148,15 @@ export async function runSlot(deps: EngineDeps, books: SnapshotBooks, instance: 
  * intent, before anything is sent, so the journal shows each refusal beside the intents and
  * which refusal stopped which (planMoney: all or nothing per group).
  */
-function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRuntime, killed: string | null): NewIntent[] {
+function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRuntime, killed: string | null, account: string | null): NewIntent[] {
   const refusals = planMoney(intents, view, { maxOrderQuote: instance.maxOrderQuote, killed });
   return intents.map((intent, index) => {
-    const base = { index, intent, ...(instance.clientOrderIdPrefix === null ? {} : { clientOrderIdPrefix: instance.clientOrderIdPrefix }) };
+    const base = {
+      index,
+      intent,
+      ...(instance.clientOrderIdPrefix === null ? {} : { clientOrderIdPrefix: instance.clientOrderIdPrefix }),
+      ...(account === null ? {} : { account }),
+    };
     const refusal = refusals[index] ?? null;
     return refusal === null ? base : { ...base, refusal };
   });
@@ -162,9 +169,15 @@ function slotLogFields(instance: string, slotTimeMs: number): SlotLogFields {
   return { instance, slot: new Date(slotTimeMs).toISOString() };
 }
 
-/** Remaining budget as the journal counts it, at the slot's time, for the strategy's early check. */
+/**
+ * Remaining budget as the journal counts it, at the slot's time, for the strategy's early check:
+ * the instance's own, or its account's cap when that leaves less.
+ */
 async function budgetView(deps: EngineDeps, instance: InstanceRuntime, slotTimeMs: number): Promise<BudgetView> {
-  const remaining = await budgetLeft(deps.journal, instance, slotTimeMs);
+  const own = await budgetLeft(deps.journal, instance, slotTimeMs);
+  const account = accountOfInstance(deps, instance.instance);
+  const capLeft = deps.accounts === undefined ? null : await accountCapLeft(deps.journal, account, deps.accounts.capOf(account), slotTimeMs);
+  const remaining = own === null ? capLeft : capLeft === null || own.lte(capLeft) ? own : capLeft;
   const max = instance.maxOrderQuote;
   return { remainingQuote: () => remaining, maxOrderQuote: () => max };
 }

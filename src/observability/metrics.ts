@@ -31,6 +31,8 @@ export interface ApiRequestEvent {
   readonly durationMs: number;
   /** The StackerError code when the attempt failed; null on success. */
   readonly errorCode: string | null;
+  /** The account (API key) it was made for: rate limits and nonce refusals are per key. */
+  readonly account?: string;
 }
 
 /** Process figures read at scrape time; injectable so tests see fixed numbers. */
@@ -134,8 +136,8 @@ export class Metrics implements EngineMetrics {
     this.#orderTransitions = r.register(new Counter({ name: 'stacker_order_transitions_total', help: 'Order status transitions, counted once each, by the status reached.', labelNames: ['instance', 'status'] }));
     this.#refusals = r.register(new Counter({ name: 'stacker_refusals_total', help: 'Intents refused (by a guard, a strategy or the exchange), by reason.', labelNames: ['instance', 'reason'] }));
 
-    this.#apiRequests = r.register(new Counter({ name: 'stacker_api_requests_total', help: 'HTTP attempts to the exchange API, by path and outcome (ok or error).', labelNames: ['path', 'outcome'] }));
-    this.#apiErrors = r.register(new Counter({ name: 'stacker_api_errors_total', help: 'Failed HTTP attempts to the exchange API, by error class (the stable error code).', labelNames: ['class'] }));
+    this.#apiRequests = r.register(new Counter({ name: 'stacker_api_requests_total', help: 'HTTP attempts to the exchange API, by account, path and outcome (ok or error).', labelNames: ['account', 'path', 'outcome'] }));
+    this.#apiErrors = r.register(new Counter({ name: 'stacker_api_errors_total', help: 'Failed HTTP attempts to the exchange API, by account and error class (the stable error code).', labelNames: ['account', 'class'] }));
     this.#apiDuration = r.register(new Histogram({ name: 'stacker_api_request_duration_seconds', help: 'Time from sending an API request to its answer (or failure).', labelNames: ['path'], buckets: METRICS_DEFAULTS.apiBucketsSec }));
 
     this.#slotDuration = r.register(new Histogram({ name: 'stacker_slot_duration_seconds', help: 'Time to run one scheduled slot (snapshot, decision, guards, orders).', labelNames: ['instance'], buckets: METRICS_DEFAULTS.slotBucketsSec }));
@@ -186,8 +188,9 @@ export class Metrics implements EngineMetrics {
 
   apiRequest(event: ApiRequestEvent): void {
     const path = pathLabel(event.path);
-    this.#apiRequests.inc({ path, outcome: event.errorCode === null ? 'ok' : 'error' });
-    if (event.errorCode !== null) this.#apiErrors.inc({ class: errorClassLabel(event.errorCode) });
+    const account = event.account ?? 'default';
+    this.#apiRequests.inc({ account, path, outcome: event.errorCode === null ? 'ok' : 'error' });
+    if (event.errorCode !== null) this.#apiErrors.inc({ account, class: errorClassLabel(event.errorCode) });
     this.#apiDuration.observe({ path }, Math.max(0, event.durationMs) / 1000);
   }
 

@@ -95,6 +95,7 @@ function renderInstance(instance, canControl) {
   var last = instance.lastSlot;
   var parts = [
     el('h2', null, [instance.name + ' ', el('span', { class: 'muted', text: instance.strategy })]),
+    el('div', { 'data-field': 'account' }, ['account ', el('code', { text: instance.account })]),
     el('div', null, badges),
     el('div', null, ['schedule ', el('code', { text: instance.schedule }), ' (' + instance.timezone + ')']),
     el('div', { 'data-field': 'next-slot' }, ['next slot: ' + when(instance.nextSlot) + (instance.paused && instance.nextSlot ? ' (skipped while paused)' : '')]),
@@ -156,6 +157,12 @@ function render() {
   }
   sections.push(el('section', { id: 'kill-switch' }, killParts));
   sections.push(el('div', { id: 'instances' }, doc.instances.map(function (i) { return renderInstance(i, canControl); })));
+  if (doc.accounts.length > 1 || doc.accounts.some(function (a) { return a.cap; })) {
+    sections.push(el('section', { id: 'accounts' }, [el('h2', { text: 'Accounts' }), table(['account', 'instances', 'cap (UTC): spent / limit, left'], doc.accounts.map(function (a) {
+      var cap = a.cap ? a.cap.periods.map(function (p) { return p.period + ': ' + p.spent + ' / ' + p.limit + ' ' + a.cap.asset + ', ' + p.left + ' left'; }).join('; ') : 'none';
+      return [a.name, a.instances.join(', '), cap];
+    }), [false, false, false])]));
+  }
   var marketParts = [el('h2', { text: 'Cost basis and P&L' })];
   if (doc.markets.length === 0) marketParts.push(el('div', { class: 'muted', text: 'nothing bought yet' }));
   else marketParts.push(table(['market', 'orders', 'bought', 'spent', 'avg cost', 'price', 'value', 'P&L', 'P&L %'], doc.markets.map(function (m) {

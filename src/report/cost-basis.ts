@@ -57,6 +57,34 @@ export function positions(orders: readonly StoredOrder[], prices: ReadonlyMap<st
   });
 }
 
+/** Which account each order was sent on, as journalled with its intent (`default` before accounts, when there was one key). */
+export interface OrderAccounts {
+  accountOf(order: StoredOrder): string;
+  instanceOf(order: StoredOrder): string | null;
+}
+
+/** Per account, its positions; accounts sorted by name. */
+export function positionsByAccount(orders: readonly StoredOrder[], accounts: OrderAccounts, prices: ReadonlyMap<string, Decimal> | null): { account: string; markets: MarketPosition[] }[] {
+  const grouped = new Map<string, StoredOrder[]>();
+  for (const order of orders) grouped.set(accounts.accountOf(order), [...(grouped.get(accounts.accountOf(order)) ?? []), order]);
+  return [...grouped.keys()].sort().map((account) => ({ account, markets: positions(grouped.get(account) ?? [], prices) })).filter((group) => group.markets.length > 0);
+}
+
+/** Each instance with the account(s) its filled buys went to and how many. */
+export function instanceAccounts(orders: readonly StoredOrder[], accounts: OrderAccounts): { instance: string; account: string; orders: number }[] {
+  const counts = new Map<string, { instance: string; account: string; orders: number }>();
+  for (const order of orders) {
+    if (order.side !== 'buy' || !order.filledBase.gt(0)) continue;
+    const instance = accounts.instanceOf(order) ?? '(none)';
+    const account = accounts.accountOf(order);
+    const key = `${instance}\0${account}`;
+    const row = counts.get(key) ?? { instance, account, orders: 0 };
+    row.orders += 1;
+    counts.set(key, row);
+  }
+  return [...counts.values()].sort((a, b) => (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : a.account < b.account ? -1 : 1));
+}
+
 /** What buys on one market add up to, exactly: the figures of a position and of a day's summary. */
 export interface FillSums {
   readonly bought: Decimal;

@@ -9,7 +9,8 @@ import type { SettlementOptions } from '../sim/orders.ts';
 import { type PriceSource, fixedPrices } from '../sim/prices.ts';
 import { SimRejection } from '../sim/rejection.ts';
 import { DEMO_MARKETS, DEMO_PRICES, seedDemo } from '../sim/seed.ts';
-import { authenticate } from './auth.ts';
+import { type ApiKeyPair, authenticate } from './auth.ts';
+import { SequentialIds } from '../sim/ids.ts';
 import { FaultInjector, type FaultSpec } from './faults.ts';
 import { NonceTracker } from './nonces.ts';
 import type { Body } from './params.ts';
@@ -26,6 +27,12 @@ export interface SandboxOptions {
   readonly port?: number;
   readonly apiKey?: string;
   readonly apiSecret?: string;
+  /**
+   * More accounts beside the first, each with its own key, balances, orders and nonce sequence
+   * (seeded like the first), as several accounts of one exchange. Order and deal ids are unique
+   * across all of them, as the exchange's are.
+   */
+  readonly moreAccounts?: readonly ApiKeyPair[];
   /** 'demo' (default): the demo account. 'empty': the demo markets and nothing else. */
   readonly seed?: 'demo' | 'empty';
   readonly prices?: PriceSource;
@@ -52,7 +59,10 @@ export interface Sandbox {
   readonly url: string;
   readonly apiKey: string;
   readonly apiSecret: string;
+  /** The first account (the one of `apiKey`). */
   readonly exchange: SimCore;
+  /** The account of a key (`apiKey` or one of `moreAccounts`); undefined for a key it does not know. */
+  accountOf(apiKey: string): SimCore | undefined;
   readonly faults: FaultInjector;
   stop(): Promise<void>;
 }
@@ -89,6 +99,8 @@ class SandboxServer implements Sandbox {
   readonly #maxBodyBytes: number;
   readonly #onInternalError: (error: unknown) => void;
   readonly #onRequest: SandboxOptions['onRequest'];
+  /** apiKey → its secret and account; the first key's included. */
+  readonly #accounts = new Map<string, { readonly pair: ApiKeyPair; readonly core: SimCore }>();
   readonly #server: Server;
   readonly #sleeps = new Set<{ timer: NodeJS.Timeout; wake: () => void }>();
   #url = '';
@@ -96,17 +108,27 @@ class SandboxServer implements Sandbox {
 
   constructor(options: SandboxOptions) {
     this.#clock = options.clock ?? { nowMs: () => Date.now() };
-    this.exchange = new SimCore({
-      clock: this.#clock,
-      prices: options.prices ?? fixedPrices(DEMO_PRICES),
-      ...(options.fills === undefined ? {} : { fills: options.fills }),
-      ...(options.settlement === undefined ? {} : { settlement: options.settlement }),
-      ...(options.ids === undefined ? {} : { ids: options.ids }),
-    });
-    if ((options.seed ?? 'demo') === 'demo') seedDemo(this.exchange);
-    else for (const rules of DEMO_MARKETS) this.exchange.addMarket(rules);
+    const ids = options.ids ?? new SequentialIds();
+    const account = (): SimCore => {
+      const core = new SimCore({
+        clock: this.#clock,
+        prices: options.prices ?? fixedPrices(DEMO_PRICES),
+        ...(options.fills === undefined ? {} : { fills: options.fills }),
+        ...(options.settlement === undefined ? {} : { settlement: options.settlement }),
+        ids,
+      });
+      if ((options.seed ?? 'demo') === 'demo') seedDemo(core);
+      else for (const rules of DEMO_MARKETS) core.addMarket(rules);
+      return core;
+    };
+    this.exchange = account();
     this.apiKey = options.apiKey ?? randomBytes(16).toString('hex');
     this.#apiSecret = options.apiSecret ?? randomBytes(32).toString('hex');
+    this.#accounts.set(this.apiKey, { pair: { apiKey: this.apiKey, apiSecret: this.#apiSecret }, core: this.exchange });
+    for (const pair of options.moreAccounts ?? []) {
+      if (this.#accounts.has(pair.apiKey)) throw new Error('each sandbox account needs a key of its own');
+      this.#accounts.set(pair.apiKey, { pair: { ...pair }, core: account() });
+    }
     this.#limiter =
       options.rateLimits === false ? null : new RateGate({ ...SANDBOX_RATE_LIMITS, ...options.rateLimitOverrides }, this.#clock);
     this.#maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
@@ -123,6 +145,10 @@ class SandboxServer implements Sandbox {
 
   get apiSecret(): string {
     return this.#apiSecret;
+  }
+
+  accountOf(apiKey: string): SimCore | undefined {
+    return this.#accounts.get(apiKey)?.core;
   }
 
   get url(): string {
@@ -195,7 +221,7 @@ class SandboxServer implements Sandbox {
       writeAnswer(res, 'answer' in admitted ? admitted.answer : faultAnswer(fault));
       if ('body' in admitted) {
         void this.#sleep(fault.latencyMs ?? 0).then(() => {
-          if (!this.#stopped) this.#handleRoute(match, admitted.body, url.searchParams);
+          if (!this.#stopped) this.#handleRoute(match, admitted, url.searchParams);
         });
       }
       return;
@@ -212,22 +238,24 @@ class SandboxServer implements Sandbox {
   /** Authenticate (private routes) and run the handler; refusals become the exchange's bodies. */
   #perform(match: RouteMatch, req: IncomingMessage, raw: Buffer, query: URLSearchParams): Answer {
     const admitted = this.#admit(match, req, raw);
-    return 'answer' in admitted ? admitted.answer : this.#handleRoute(match, admitted.body, query);
+    return 'answer' in admitted ? admitted.answer : this.#handleRoute(match, admitted, query);
   }
 
-  /** A private route's signature and nonce: the body when they hold, the refusal otherwise. */
-  #admit(match: RouteMatch, req: IncomingMessage, raw: Buffer): { readonly body: Body } | { readonly answer: Answer } {
+  /** A private route's signature and nonce: the body and the key's account when they hold, the refusal otherwise. */
+  #admit(match: RouteMatch, req: IncomingMessage, raw: Buffer): { readonly body: Body; readonly core: SimCore } | { readonly answer: Answer } {
     const { route } = match;
-    if (!route.private) return { body: {} };
-    const keyPair = { apiKey: this.apiKey, apiSecret: this.#apiSecret };
-    const auth = authenticate(req.headers, raw, typeof route.path === 'string' ? route.path : '', keyPair, this.#nonces, this.#clock.nowMs());
-    return auth.ok ? { body: auth.body } : { answer: auth.answer };
+    if (!route.private) return { body: {}, core: this.exchange };
+    // An unknown key is checked against the first account's, which refuses it as the exchange does.
+    const account = this.#accounts.get(headerText(req, 'x-txc-apikey') ?? '') ?? { pair: { apiKey: this.apiKey, apiSecret: this.#apiSecret }, core: this.exchange };
+    const auth = authenticate(req.headers, raw, typeof route.path === 'string' ? route.path : '', account.pair, this.#nonces, this.#clock.nowMs());
+    return auth.ok ? { body: auth.body, core: account.core } : { answer: auth.answer };
   }
 
-  #handleRoute(match: RouteMatch, body: Body, query: URLSearchParams): Answer {
+  #handleRoute(match: RouteMatch, admitted: { readonly body: Body; readonly core: SimCore }, query: URLSearchParams): Answer {
     const { route, pathParams } = match;
+    const { body, core } = admitted;
     try {
-      return route.handle({ exchange: this.exchange, body, query, pathParams, visibleUntilSec: (this.#clock.nowMs() - this.faults.historyLagMs) / 1000 });
+      return route.handle({ exchange: core, body, query, pathParams, visibleUntilSec: (this.#clock.nowMs() - this.faults.historyLagMs) / 1000 });
     } catch (error) {
       if (error instanceof SimRejection) return rejectionAnswer(error, route.refusals);
       this.#onInternalError(error);

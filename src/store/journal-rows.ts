@@ -144,6 +144,7 @@ export function intentFromRow(row: Row): IntentRecord {
     updatedAtMs: r.int('updated_at_ms'),
     sentAtMs: r.optionalInt('sent_at_ms'),
     origin: r.oneOf<IntentOrigin>('origin', INTENT_ORIGINS),
+    account: r.optionalText('account'),
   };
 }
 

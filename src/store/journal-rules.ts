@@ -68,12 +68,13 @@ export function deriveIntentKey(slot: SlotKey, index: number, prefix: string | u
 }
 
 /** How a new intent enters the journal: its ids, first status and error. */
-export function newIntentFields(slot: SlotKey, entry: NewIntent): { intentId: string; clientOrderId: string | null; status: IntentStatus; error: IntentError | null } {
+export function newIntentFields(slot: SlotKey, entry: NewIntent): { intentId: string; clientOrderId: string | null; status: IntentStatus; error: IntentError | null; account: string | null } {
   const { intent } = entry;
   const intentId = deriveIntentKey(slot, entry.index, undefined);
   const clientOrderId = intent.kind === 'buy-stock-market' ? deriveIntentKey(slot, entry.index, intent.tag ?? entry.clientOrderIdPrefix) : null;
   if (entry.refusal !== undefined) checkError(entry.refusal);
-  return { intentId, clientOrderId, ...initialStatus(intent, entry.refusal) };
+  if (entry.account === '') throw new StoreError('invalid-argument', 'an intent\'s account must be a name, not empty');
+  return { intentId, clientOrderId, ...initialStatus(intent, entry.refusal), account: entry.account ?? null };
 }
 
 function initialStatus(intent: Intent, refusal: IntentError | undefined): { status: IntentStatus; error: IntentError | null } {
@@ -114,6 +115,16 @@ export function operationMoney(value: Decimal): string {
 export function checkStateChange(key: string, value: unknown): void {
   if (key === '') throw new StoreError('invalid-argument', 'a state key must be non-empty');
   if (value !== null && typeof value !== 'string') throw new StoreError('invalid-argument', `state ${key} must be text or null`);
+}
+
+/**
+ * Where a kept (paper) account's state lives in journal_meta: the default account keeps the key
+ * it had before accounts, so a dry-run journal of an earlier stacker continues; a named account
+ * has its own key, so the balances of two accounts never mix.
+ */
+export function accountStateKey(account: string | undefined): string {
+  if (account === '') throw new StoreError('invalid-argument', 'an account name must not be empty');
+  return account === undefined || account === 'default' ? 'account_state' : `account_state:${account}`;
 }
 
 export function checkAccountState(state: string): void {

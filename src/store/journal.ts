@@ -135,9 +135,10 @@ export interface Journal {
   /** A small write, so a full or read-only disk shows in writeFailure() even while no slot runs. */
   recordHeartbeat(): Promise<void>;
 
-  // An account kept by stacker (dry-run's paper account), as the exchange adapter writes it.
-  accountState(): Promise<string | null>;
-  saveAccountState(state: string): Promise<void>;
+  // An account kept by stacker (dry-run's paper account), as the exchange adapter writes it; one
+  // per account name (absent: the default account, whose state predates accounts).
+  accountState(account?: string): Promise<string | null>;
+  saveAccountState(state: string, account?: string): Promise<void>;
 
   // What an operator switched from the status API; kept here so it survives a restart.
   operatorControls(): Promise<OperatorControls>;
@@ -277,6 +278,8 @@ export interface NewIntent {
   readonly refusal?: IntentError;
   /** Prefix of the derived clientOrderId when the intent has no `tag` (the configured CLIENT_ORDER_PREFIX). */
   readonly clientOrderIdPrefix?: string;
+  /** The account (API key) it is sent on; absent in a world of one account (backtests). */
+  readonly account?: string;
 }
 
 export interface IntentRecord {
@@ -294,6 +297,8 @@ export interface IntentRecord {
   /** When it was first marked `sent`: the settle window of a lost answer counts from here. */
   readonly sentAtMs: number | null;
   readonly origin: IntentOrigin;
+  /** The account it was sent on, as journalled then; null for intents journalled before accounts (the one key of their time). */
+  readonly account: string | null;
   readonly result: IntentResult | null;
   readonly error: IntentError | null;
   readonly createdAtMs: number;
@@ -440,6 +445,8 @@ export interface OrderAdoption {
   readonly reason: string;
   /** Record the finding as already acknowledged (a rebuild the user asked for). */
   readonly acknowledged?: boolean;
+  /** The account whose history showed it. */
+  readonly account?: string;
 }
 
 export interface AdoptedOrder {

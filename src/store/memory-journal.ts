@@ -50,6 +50,7 @@ import {
   budgetExcesses,
   transitionOf,
   applyIntentUpdate,
+  accountStateKey,
   checkAccountState,
   checkFinding,
   checkFinishStatus,
@@ -80,7 +81,6 @@ export interface MemoryJournalOptions {
 const UNRESOLVED: readonly IntentStatus[] = ['pending', 'sent', 'unknown'];
 const MODE_KEY = 'mode';
 const CHECKED_THROUGH_KEY = 'ledger_checked_through_ms';
-const ACCOUNT_KEY = 'account_state';
 const ALIVE_KEY = 'alive_at_ms';
 const KILL_SWITCH_KEY = 'kill-switch';
 
@@ -476,6 +476,7 @@ export class MemoryJournal implements Journal {
         updatedAtMs: now,
         sentAtMs: Math.round(order.createdAtSec * 1000),
         origin: 'adopted',
+        account: adoption.account ?? null,
       };
       this.#addIntent(record);
       const transition = this.#recordOrder(order, { intentId }, now);
@@ -534,14 +535,14 @@ export class MemoryJournal implements Journal {
     return this.#op('writing the heartbeat', () => this.#set(this.#meta, ALIVE_KEY, String(this.#now())));
   }
 
-  accountState(): Promise<string | null> {
-    return this.#read('reading the kept account', () => this.#meta.get(ACCOUNT_KEY) ?? null);
+  accountState(account?: string): Promise<string | null> {
+    return this.#read('reading the kept account', () => this.#meta.get(accountStateKey(account)) ?? null);
   }
 
-  saveAccountState(state: string): Promise<void> {
+  saveAccountState(state: string, account?: string): Promise<void> {
     return this.#op('saving the kept account', () => {
       checkAccountState(state);
-      this.#set(this.#meta, ACCOUNT_KEY, state);
+      this.#set(this.#meta, accountStateKey(account), state);
     });
   }
 
@@ -767,7 +768,7 @@ export class MemoryJournal implements Journal {
     if (current === undefined) throw new StoreError('not-found', `slot ${slot.instance}@${slot.slotTimeMs} was never claimed`);
     if (current.status !== 'claimed') throw new StoreError('illegal-transition', `slot ${slot.instance}@${slot.slotTimeMs} is ${current.status}: intents go only into a claimed slot`);
     return entries.map((entry) => {
-      const { intentId, clientOrderId, status, error } = newIntentFields(slot, entry);
+      const { intentId, clientOrderId, status, error, account } = newIntentFields(slot, entry);
       const intent = canonicalIntent(entry.intent);
       if (intent.kind === 'set-state') this.#applyState(slot.instance, { [intent.key]: intent.value });
       const record: IntentRecord = {
@@ -785,6 +786,7 @@ export class MemoryJournal implements Journal {
         updatedAtMs: now,
         sentAtMs: null,
         origin: 'engine',
+        account,
       };
       this.#addIntent(record);
       return record;

@@ -271,11 +271,21 @@ CREATE TABLE operator_controls (
 );
 `;
 
+/**
+ * v5, several accounts in one daemon: the account (API key) an intent was sent on, so reports
+ * and lookups follow the account the order really went to, whatever the config says later.
+ * NULL for intents journalled before accounts: they were all sent on the one key of their time.
+ */
+const V5_ACCOUNTS = `
+ALTER TABLE intents ADD COLUMN account TEXT CHECK (account IS NULL OR account <> '');
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial journal', sql: V1_INITIAL },
   { version: 2, name: 'stop activation transitions', sql: V2_STOP_ACTIVATION },
   { version: 3, name: 'exactly once against a real exchange', sql: V3_EXACTLY_ONCE, rebuildsReferencedTable: true },
   { version: 4, name: 'operator controls', sql: V4_OPERATOR_CONTROLS },
+  { version: 5, name: 'accounts', sql: V5_ACCOUNTS },
 ];
 
 /** The schema version this code writes. */

@@ -26,6 +26,8 @@ export interface OpenStoreOptions extends Omit<LockOptions, 'dataDir'> {
   readonly mode: RunMode;
   /** Live only: also lock the key, so two data dirs cannot trade on one account key. */
   readonly apiKey?: string;
+  /** Live, several accounts: lock every key (with `apiKey` when both are given). */
+  readonly apiKeys?: readonly string[];
   /** Where the API-key locks live; ~/.stacker/locks by default. */
   readonly userLockDir?: string;
   readonly busyTimeoutMs?: number;
@@ -65,7 +67,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       url: options.databaseUrl,
       mode: options.mode,
       dataDir: options.dataDir,
-      ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+      apiKeys: keysToLock(options),
       ...(options.userLockDir === undefined ? {} : { userLockDir: options.userLockDir }),
       ...(options.onLostJournal === undefined ? {} : { onLostJournal: options.onLostJournal }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
@@ -87,7 +89,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     dataDir,
   };
   const locks: FileLock[] = [dataDirLock(dataDir, { ...lockOptions, name: JOURNAL_FILES[options.mode] })];
-  if (options.apiKey !== undefined) locks.push(apiKeyLock(options.apiKey, options.userLockDir ?? defaultUserLockDir(), lockOptions));
+  for (const apiKey of keysToLock(options)) locks.push(apiKeyLock(apiKey, options.userLockDir ?? defaultUserLockDir(), lockOptions));
   const releaseAll = (): void => {
     for (const lock of [...locks].reverse()) lock.release();
   };
@@ -126,6 +128,11 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     throw error;
   }
   return openedStore(journal, rebuilt, releaseAll);
+}
+
+/** Every API key to lock, each once. */
+function keysToLock(options: Pick<OpenStoreOptions, 'apiKey' | 'apiKeys'>): string[] {
+  return [...new Set([...(options.apiKey === undefined ? [] : [options.apiKey]), ...(options.apiKeys ?? [])])];
 }
 
 /**

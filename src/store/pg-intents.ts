@@ -18,13 +18,13 @@ export async function insertIntents(tx: Tx, slot: SlotKey, intents: readonly New
   const ids: string[] = [];
   for (const entry of intents) {
     const { intent } = entry;
-    const { intentId, clientOrderId, status, error } = newIntentFields(slot, entry);
+    const { intentId, clientOrderId, status, error, account } = newIntentFields(slot, entry);
     if (intent.kind === 'set-state') await applyState(tx, slot.instance, { [intent.key]: intent.value }, nowMs);
     await tx.run(
       `INSERT INTO intents (intent_id, instance, slot_time_ms, idx, kind, params, client_order_id, status, attempts, result, error_code,
-         error_message, created_at_ms, updated_at_ms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, NULL, $9, $10, $11, $11)`,
-      [intentId, slot.instance, slot.slotTimeMs, entry.index, intent.kind, encodeIntentParams(intent), clientOrderId, status, error?.code ?? null, error?.message ?? null, nowMs],
+         error_message, created_at_ms, updated_at_ms, account)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, NULL, $9, $10, $11, $11, $12)`,
+      [intentId, slot.instance, slot.slotTimeMs, entry.index, intent.kind, encodeIntentParams(intent), clientOrderId, status, error?.code ?? null, error?.message ?? null, nowMs, account],
     );
     ids.push(intentId);
   }

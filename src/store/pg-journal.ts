@@ -39,7 +39,7 @@ import type {
   TransferRecord,
 } from './journal.ts';
 import { controlsFromRows, runFromRow, slotFromRow } from './journal-rows.ts';
-import { checkAccountState, checkFinishStatus, checkOperatorControl, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
+import { accountStateKey, checkAccountState, checkFinishStatus, checkOperatorControl, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
 import * as budgets from './pg-budgets.ts';
 import { type PgPool, type Tx, asStoreError, describeLocation, inTransaction, isMissingJournal, openPool } from './pg-db.ts';
 import * as intents from './pg-intents.ts';
@@ -398,14 +398,14 @@ export class PgJournal implements Journal {
     return this.#write('writing the heartbeat', (tx) => ledger.setMeta(tx, 'alive_at_ms', String(this.#now())));
   }
 
-  accountState(): Promise<string | null> {
-    return this.#read('reading the kept account', (tx) => ledger.getMeta(tx, 'account_state'));
+  accountState(account?: string): Promise<string | null> {
+    return this.#read('reading the kept account', (tx) => ledger.getMeta(tx, accountStateKey(account)));
   }
 
-  saveAccountState(state: string): Promise<void> {
+  saveAccountState(state: string, account?: string): Promise<void> {
     return this.#write('saving the kept account', async (tx) => {
       checkAccountState(state);
-      await ledger.setMeta(tx, 'account_state', state);
+      await ledger.setMeta(tx, accountStateKey(account), state);
     });
   }
 

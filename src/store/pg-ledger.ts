@@ -22,9 +22,9 @@ export async function adoptOrder(tx: Tx, adoption: OrderAdoption, nowMs: number)
   await tx.run(`INSERT INTO slots (instance, slot_time_ms, status, reason, run_id, claimed_at_ms, finished_at_ms) VALUES ($1, $2, 'done', $3, NULL, $4, $4)`, [instance, slotTimeMs, adoption.reason, nowMs]);
   await tx.run(
     `INSERT INTO intents (intent_id, instance, slot_time_ms, idx, kind, params, client_order_id, status, attempts, result, error_code,
-       error_message, created_at_ms, updated_at_ms, sent_at_ms, origin)
-     VALUES ($1, $2, $3, $4, 'buy-stock-market', $5, $6, 'done', 0, $7, NULL, NULL, $8, $8, $9, 'adopted')`,
-    [intentId, instance, slotTimeMs, index, encodeIntentParams(intent), order.clientOrderId, JSON.stringify(result), nowMs, Math.round(order.createdAtSec * 1000)],
+       error_message, created_at_ms, updated_at_ms, sent_at_ms, origin, account)
+     VALUES ($1, $2, $3, $4, 'buy-stock-market', $5, $6, 'done', 0, $7, NULL, NULL, $8, $8, $9, 'adopted', $10)`,
+    [intentId, instance, slotTimeMs, index, encodeIntentParams(intent), order.clientOrderId, JSON.stringify(result), nowMs, Math.round(order.createdAtSec * 1000), adoption.account ?? null],
   );
   const transition = await recordOrderSnapshot(tx, order, { intentId }, nowMs);
   await recordSpend(tx, adoptedSpend(adoption, intentId), nowMs);

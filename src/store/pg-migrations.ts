@@ -210,11 +210,17 @@ CREATE TABLE operator_controls (
 );
 `;
 
+/** The account an intent was sent on (migrations.ts v5); NULL before accounts. */
+const V5_ACCOUNTS = `
+ALTER TABLE intents ADD COLUMN account ${TEXT} CHECK (account IS NULL OR account <> '');
+`;
+
 export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 1, name: 'initial journal', sql: V1_INITIAL },
   { version: 2, name: 'stop activation transitions', sql: V2_STOP_ACTIVATION },
   { version: 3, name: 'exactly once against a real exchange', sql: V3_EXACTLY_ONCE },
   { version: 4, name: 'operator controls', sql: V4_OPERATOR_CONTROLS },
+  { version: 5, name: 'accounts', sql: V5_ACCOUNTS },
 ];
 
 /** The versions and names both stores must share (tested). */

@@ -22,7 +22,8 @@ export interface PgStoreOptions {
   readonly mode: RunMode;
   /** Remembers which journal this data dir's daemon used (`stacker-pg-<mode>.id`), so a database emptied or swapped under it is noticed. */
   readonly dataDir: string;
-  readonly apiKey?: string;
+  /** Every account key of the daemon: each is locked, all before anything is opened. */
+  readonly apiKeys?: readonly string[];
   readonly userLockDir?: string;
   readonly onLostJournal?: 'refuse' | 'rebuild';
   readonly clock?: () => number;
@@ -56,7 +57,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
   const advisory = [new PgAdvisoryLock(options.url, 'journal', `journal:${schema}`, who)];
   // Advisory locks are per database, and daemons sharing this database already meet at the
   // journal's lock; the key's file lock keeps out a daemon of this host on another journal.
-  const files: FileLock[] = options.apiKey === undefined ? [] : [apiKeyLock(options.apiKey, options.userLockDir ?? defaultUserLockDir(), { ...who, dataDir: where })];
+  const files: FileLock[] = (options.apiKeys ?? []).map((apiKey) => apiKeyLock(apiKey, options.userLockDir ?? defaultUserLockDir(), { ...who, dataDir: where }));
   const releaseAll = async (): Promise<void> => {
     for (const lock of [...files].reverse()) lock.release();
     for (const lock of [...advisory].reverse()) await lock.release();

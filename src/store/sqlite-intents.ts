@@ -29,13 +29,13 @@ export function insertIntents(db: DatabaseSync, slot: SlotKey, intents: readonly
   }
   const insert = db.prepare(
     `INSERT INTO intents (intent_id, instance, slot_time_ms, idx, kind, params, client_order_id, status, attempts, result, error_code,
-       error_message, created_at_ms, updated_at_ms)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, ?)`,
+       error_message, created_at_ms, updated_at_ms, account)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, ?, ?)`,
   );
   const ids: string[] = [];
   for (const entry of intents) {
     const { intent } = entry;
-    const { intentId, clientOrderId, status, error } = newIntentFields(slot, entry);
+    const { intentId, clientOrderId, status, error, account } = newIntentFields(slot, entry);
     if (intent.kind === 'set-state') applyState(db, slot.instance, { [intent.key]: intent.value }, nowMs);
     insert.run(
       intentId,
@@ -50,6 +50,7 @@ export function insertIntents(db: DatabaseSync, slot: SlotKey, intents: readonly
       error?.message ?? null,
       nowMs,
       nowMs,
+      account,
     );
     ids.push(intentId);
   }

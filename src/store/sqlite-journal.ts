@@ -41,7 +41,7 @@ import type {
   TransferInput,
   TransferRecord,
 } from './journal.ts';
-import { checkAccountState, checkFinishStatus, checkOperatorControl, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
+import { accountStateKey, checkAccountState, checkFinishStatus, checkOperatorControl, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
 import { migrate, verifySchema } from './migrations.ts';
 import * as budgets from './sqlite-budgets.ts';
 import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
@@ -387,18 +387,18 @@ export class SqliteJournal implements Journal {
     );
   }
 
-  accountState(): Promise<string | null> {
+  accountState(account?: string): Promise<string | null> {
     return this.#run('reading the kept account', (db) => {
-      const row = db.prepare("SELECT value FROM journal_meta WHERE key = 'account_state'").get();
+      const row = db.prepare('SELECT value FROM journal_meta WHERE key = ?').get(accountStateKey(account));
       return row === undefined ? null : String(row['value']);
     });
   }
 
-  saveAccountState(state: string): Promise<void> {
+  saveAccountState(state: string, account?: string): Promise<void> {
     return this.#write('saving the kept account', (db) =>
       transaction(db, () => {
         checkAccountState(state);
-        db.prepare("INSERT INTO journal_meta (key, value) VALUES ('account_state', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(state);
+        db.prepare('INSERT INTO journal_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(accountStateKey(account), state);
       }),
     );
   }

@@ -28,8 +28,8 @@ export function adoptOrder(db: DatabaseSync, adoption: OrderAdoption, nowMs: num
     ).run(instance, slotTimeMs, adoption.reason, nowMs, nowMs);
     db.prepare(
       `INSERT INTO intents (intent_id, instance, slot_time_ms, idx, kind, params, client_order_id, status, attempts, result, error_code,
-         error_message, created_at_ms, updated_at_ms, sent_at_ms, origin)
-       VALUES (?, ?, ?, ?, 'buy-stock-market', ?, ?, 'done', 0, ?, NULL, NULL, ?, ?, ?, 'adopted')`,
+         error_message, created_at_ms, updated_at_ms, sent_at_ms, origin, account)
+       VALUES (?, ?, ?, ?, 'buy-stock-market', ?, ?, 'done', 0, ?, NULL, NULL, ?, ?, ?, 'adopted', ?)`,
     ).run(
       intentId,
       instance,
@@ -41,6 +41,7 @@ export function adoptOrder(db: DatabaseSync, adoption: OrderAdoption, nowMs: num
       nowMs,
       nowMs,
       Math.round(order.createdAtSec * 1000),
+      adoption.account ?? null,
     );
     const transition = recordOrderSnapshotIn(db, order, { intentId }, nowMs);
     recordSpendIn(db, adoptedSpend(adoption, intentId), nowMs);

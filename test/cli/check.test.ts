@@ -103,12 +103,35 @@ describe('stacker check', () => {
     expect(text).toContain('kill switch:     off\n');
     expect(text).toContain('metrics:         off\n');
     expect(text).toContain('paper wallet:    USDT=1000, BTC=0\n');
-    expect(text).toContain(`dca-btc (${join(world.strategiesDir, 'dca-btc.env')})\n  strategy:   dca\n  enabled:    yes\n  schedule:   0 9 * * * (Europe/Berlin)\n`);
+    expect(text).toContain(`dca-btc (${join(world.strategiesDir, 'dca-btc.env')})\n  strategy:   dca\n  account:    default\n  enabled:    yes\n  schedule:   0 9 * * * (Europe/Berlin)\n`);
     expect(text).toMatch(/ {2}next slot: {2}2025-01-01 09:00 Europe\/Berlin \(UTC\+01:00\)\n/);
     expect(text).toContain('  catch-up:   last, within 2h\n  budgets:    250 per week; max 50 per order\n');
     expect(text).toContain('  enabled:    no (ENABLED=false: checked, never scheduled)\n');
     expect(text).toContain('pre-flight against the paper wallet (nothing was placed):\ndca-btc: ok\n  would-send  buy-stock-market  buy 0.0005 BTC_USDT (≈ 32.5 USDT)\nreport: ok\n  nothing that moves money now (notes only, or nothing to do)\n');
     expect(calls).toEqual(['createExchange dry-run', `preflight 2 true ${NOW}`, 'close']);
+  });
+
+  it('with several accounts: shows each account (endpoint, paper wallet or whether its key is set, cap, instances) and judges each instance on its own account', async () => {
+    world.instance('a-dca', `${DCA}\nACCOUNT=main`);
+    world.instance('b-dca', `${DCA}\nACCOUNT=side`);
+    const secret = 'check-side-secret-0123456789abcdef';
+    const accountsSeen: string[] = [];
+    const overrides = fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000', STACKER_ACCOUNT_side_DRY_RUN_WALLET: 'USDT=7', STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '100', STACKER_ACCOUNT_side_API_KEY: 'k-side', STACKER_ACCOUNT_side_API_SECRET: secret });
+    const make = overrides.createExchange;
+    await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, {
+      ...overrides,
+      createExchange: async (config, logger, options) => {
+        accountsSeen.push(options.account);
+        return (make as NonNullable<typeof make>)(config, logger, options);
+      },
+    });
+    const text = stdout();
+    expect(text).toContain('account main\n  endpoint:      global\n  paper wallet:  USDT=1000\n  cap:           100 USDT per day (UTC)\n  instances:     a-dca\n');
+    expect(text).toContain('account side\n  endpoint:      global\n  paper wallet:  USDT=7\n  cap:           none\n  instances:     b-dca\n');
+    expect(text).toContain('  account:    side\n');
+    expect(text).not.toContain(secret);
+    expect(accountsSeen).toEqual(['main', 'side']);
+    expect(calls).toEqual(['createExchange dry-run', `preflight 1 true ${NOW}`, 'close', 'createExchange dry-run', `preflight 1 true ${NOW}`, 'close']);
   });
 
   it('names the notification channels and their events, never a secret, a token or a URL path', async () => {

@@ -118,9 +118,9 @@ describe('stacker orders', () => {
   it('prints a table whose amounts are the exact decimals', async () => {
     await orders(context(false), { dataDir, mode: 'dry-run' }, { env: {} });
     const [header, newest, oldest] = stdout().trimEnd().split('\n');
-    expect(header).toMatch(/^FIRST SEEN \(UTC\)\s+INSTANCE\s+MARKET\s+SIDE\s+STATUS\s+AMOUNT\s+FILLED BASE\s+FILLED QUOTE\s+FEE\s+TRANSITIONS\s+ORDER ID\s+CLIENT ORDER ID$/);
-    expect(newest).toMatch(/dca-btc\s+BTC_USDT\s+buy\s+NEW\s+0\.0005\s+0\s+0\s+0\s+1\s+1002/);
-    expect(oldest).toMatch(/dca-btc\s+BTC_USDT\s+buy\s+FILLED\s+0\.0005\s+0\.0005\s+32\.50000001\s+0\.0325 USDT\s+2\s+1001/);
+    expect(header).toMatch(/^FIRST SEEN \(UTC\)\s+INSTANCE\s+ACCOUNT\s+MARKET\s+SIDE\s+STATUS\s+AMOUNT\s+FILLED BASE\s+FILLED QUOTE\s+FEE\s+TRANSITIONS\s+ORDER ID\s+CLIENT ORDER ID$/);
+    expect(newest).toMatch(/dca-btc\s+default\s+BTC_USDT\s+buy\s+NEW\s+0\.0005\s+0\s+0\s+0\s+1\s+1002/);
+    expect(oldest).toMatch(/dca-btc\s+default\s+BTC_USDT\s+buy\s+FILLED\s+0\.0005\s+0\.0005\s+32\.50000001\s+0\.0325 USDT\s+2\s+1001/);
   });
 
   it('filters by status (any case) and instance, and --limit counts matching orders', async () => {
@@ -176,11 +176,11 @@ describe('stacker journal', () => {
   it('prints one line per intent: the intent in words and its outcome', async () => {
     await journal(context(false), { dataDir, mode: 'dry-run' }, { env: {} });
     const text = stdout();
-    expect(text).toMatch(/^SLOT \(UTC\)\s+INSTANCE\s+#\s+STATUS\s+INTENT\s+OUTCOME\n/);
-    expect(text).toMatch(/2025-01-01 09:00:00Z\s+dca-btc\s+0\s+done\s+buy 0\.0005 BTC_USDT stp=cn\s+order 1001 FILLED: 0\.0005 for 32\.50000001, fee 0\.0325 USDT\n/);
-    expect(text).toMatch(/2025-01-02 09:00:00Z\s+dca-btc\s+0\s+done\s+transfer 33 USDT main→spot\s+transfer done\n/);
-    expect(text).toMatch(/dca-btc\s+2\s+refused\s+refusal over-budget: week budget 250 USDT spent\s+-\n/);
-    expect(text).toMatch(/dca-btc\s+1\s+done\s+note \(info\): bought the dip/);
+    expect(text).toMatch(/^SLOT \(UTC\)\s+INSTANCE\s+ACCOUNT\s+#\s+STATUS\s+INTENT\s+OUTCOME\n/);
+    expect(text).toMatch(/2025-01-01 09:00:00Z\s+dca-btc\s+default\s+0\s+done\s+buy 0\.0005 BTC_USDT stp=cn\s+order 1001 FILLED: 0\.0005 for 32\.50000001, fee 0\.0325 USDT\n/);
+    expect(text).toMatch(/2025-01-02 09:00:00Z\s+dca-btc\s+default\s+0\s+done\s+transfer 33 USDT main→spot\s+transfer done\n/);
+    expect(text).toMatch(/dca-btc\s+default\s+2\s+refused\s+refusal over-budget: week budget 250 USDT spent\s+-\n/);
+    expect(text).toMatch(/dca-btc\s+default\s+1\s+done\s+note \(info\): bought the dip/);
   });
 
   it('filters by intent status, several at once', async () => {

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Decimal, formatDecimal } from '../../src/domain/money.ts';
+import type { Decimal } from '../../src/domain/money.ts';
 import { runCli } from '../cli/run-cli.ts';
+import { expectedPosition } from './report-expect.ts';
 import { sandboxPerTest, startDaemon } from './daemon-process.ts';
 
 // `stacker report`: the journal's cost basis, checked against the exchange's own history.
@@ -19,25 +20,7 @@ describe('stacker report', () => {
     expect(result.code).toBe(0);
     const { markets } = JSON.parse(result.stdout) as { markets: Array<Record<string, unknown>> };
     for (const market of ['BTC_USDT', 'ETH_USDT']) {
-      const orders = history.filter((o) => o.market === market);
-      const base = orders.reduce((s, o) => s.add(o.filledBase), new Decimal(0));
-      const quote = orders.reduce((s, o) => s.add(o.filledQuote), new Decimal(0));
-      const fee = orders.reduce((s, o) => s.add(o.fee), new Decimal(0));
-      const price = t.sandbox.exchange.price(market) as Decimal;
-      const cost = quote.add(fee);
-      const value = base.mul(price);
-      expect(markets.find((m) => m['market'] === market)).toEqual({
-        market,
-        orders: orders.length,
-        baseBought: formatDecimal(base),
-        quoteSpent: formatDecimal(quote),
-        fees: { USDT: formatDecimal(fee) },
-        averageCost: formatDecimal(cost.div(base).toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN)),
-        price: formatDecimal(price),
-        value: formatDecimal(value.toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN)),
-        pnl: formatDecimal(value.sub(cost).toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN)),
-        pnlPct: formatDecimal(value.sub(cost).div(cost).mul(100).toDecimalPlaces(4, Decimal.ROUND_HALF_EVEN)),
-      });
+      expect(markets.find((m) => m['market'] === market)).toEqual(expectedPosition(history, market, t.sandbox.exchange.price(market) as Decimal));
     }
 
     const csv = await runCli(['report', '--mode', 'live', '--data-dir', t.dir.data, '--csv'], t.live());

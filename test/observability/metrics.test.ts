@@ -95,10 +95,10 @@ describe('Metrics', () => {
     metrics.apiRequest({ path: '/api/v4/order/stock_market', status: 503, durationMs: 2000, errorCode: 'E_UNAVAILABLE' });
     metrics.apiRequest({ path: '/api/v4/public/ticker', status: null, durationMs: 30_000, errorCode: 'E_TIMEOUT' });
     const { samples, types } = await scrape(metrics);
-    expect(valueOf(samples, 'stacker_api_requests_total', { path: '/api/v4/order/stock_market', outcome: 'ok' })).toBe(1);
-    expect(valueOf(samples, 'stacker_api_requests_total', { path: '/api/v4/order/stock_market', outcome: 'error' })).toBe(1);
-    expect(valueOf(samples, 'stacker_api_errors_total', { class: 'E_UNAVAILABLE' })).toBe(1);
-    expect(valueOf(samples, 'stacker_api_errors_total', { class: 'E_TIMEOUT' })).toBe(1);
+    expect(valueOf(samples, 'stacker_api_requests_total', { account: 'default', path: '/api/v4/order/stock_market', outcome: 'ok' })).toBe(1);
+    expect(valueOf(samples, 'stacker_api_requests_total', { account: 'default', path: '/api/v4/order/stock_market', outcome: 'error' })).toBe(1);
+    expect(valueOf(samples, 'stacker_api_errors_total', { account: 'default', class: 'E_UNAVAILABLE' })).toBe(1);
+    expect(valueOf(samples, 'stacker_api_errors_total', { account: 'default', class: 'E_TIMEOUT' })).toBe(1);
     expect(types.get('stacker_api_request_duration_seconds')).toBe('histogram');
     expect(valueOf(samples, 'stacker_api_request_duration_seconds_count', { path: '/api/v4/order/stock_market' })).toBe(2);
     expect(valueOf(samples, 'stacker_api_request_duration_seconds_sum', { path: '/api/v4/order/stock_market' })).toBeCloseTo(2.04);
@@ -111,7 +111,16 @@ describe('Metrics', () => {
     const event: RequestEvent = { method: 'POST', path: '/api/v4/main-account/transfer', scope: 'main-account', attempt: 1, status: 200, durationMs: 12, errorCode: null };
     metrics.apiRequest(event);
     const { samples } = await scrape(metrics);
-    expect(valueOf(samples, 'stacker_api_requests_total', { path: '/api/v4/main-account/transfer', outcome: 'ok' })).toBe(1);
+    expect(valueOf(samples, 'stacker_api_requests_total', { account: 'default', path: '/api/v4/main-account/transfer', outcome: 'ok' })).toBe(1);
+  });
+
+  it('labels API attempts with the account they were made for', async () => {
+    const metrics = metricsAt();
+    metrics.apiRequest({ path: '/api/v4/order/stock_market', status: 429, durationMs: 5, errorCode: 'E_NONCE', account: 'side' });
+    metrics.apiRequest({ path: '/api/v4/order/stock_market', status: 200, durationMs: 5, errorCode: null, account: 'main' });
+    const { samples } = await scrape(metrics);
+    expect(valueOf(samples, 'stacker_api_errors_total', { account: 'side', class: 'E_NONCE' })).toBe(1);
+    expect(valueOf(samples, 'stacker_api_requests_total', { account: 'main', path: '/api/v4/order/stock_market', outcome: 'ok' })).toBe(1);
   });
 
   it('never puts a query string or anything but a plain path into a label', async () => {

@@ -22,6 +22,7 @@ const document = {
     {
       name: 'dca-btc',
       strategy: HOSTILE,
+      account: HOSTILE,
       enabled: true,
       paused: null,
       running: false,
@@ -33,6 +34,10 @@ const document = {
       recentSlots: [{ slotTime: '2026-01-01T09:00:00.000Z', status: 'failed', reason: HOSTILE }],
       recentOrders: [],
     },
+  ],
+  accounts: [
+    { name: HOSTILE, instances: [HOSTILE], cap: { asset: HOSTILE, periods: [{ period: 'day', periodStart: '2026-01-01T00:00:00.000Z', limit: HOSTILE, spent: HOSTILE, left: HOSTILE }] } },
+    { name: 'side', instances: ['dca-eth'], cap: null },
   ],
   markets: [{ market: HOSTILE, orders: 1, baseBought: '1', quoteSpent: '2', fees: {}, averageCost: '2', price: null, value: null, pnl: null, pnlPct: null }],
   pricesNote: HOSTILE,

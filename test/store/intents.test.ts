@@ -16,6 +16,30 @@ describe.each(JOURNAL_KINDS)('intents (%s journal)', (kind) => {
     world.kind = kind;
   });
 
+  it('records the account an intent is sent on; null when none is given; never an empty name', async () => {
+    const journal = await world.openJournal();
+    await journal.claimSlot({ ...SLOT, runId: null });
+    const [onMain, none] = await journal.addIntents(SLOT, [
+      { index: 0, intent: buy('1'), account: 'main' },
+      { index: 1, intent: buy('2') },
+    ]);
+    expect(onMain?.account).toBe('main');
+    expect(none?.account).toBeNull();
+    expect((await journal.getIntent(onMain?.intentId ?? ''))?.account).toBe('main');
+    expect((await journal.listIntents({ instance: SLOT.instance })).map((intent) => intent.account)).toEqual(['main', null]);
+    await expect(journal.addIntents({ ...SLOT }, [{ index: 2, intent: buy('3'), account: '' }])).rejects.toMatchObject({ reason: 'invalid-argument' });
+  });
+
+  it('keeps a paper account per account name: the default one under its old key, a named one apart', async () => {
+    const journal = await world.openJournal();
+    await journal.saveAccountState('{"default":1}');
+    await journal.saveAccountState('{"side":2}', 'side');
+    expect(await journal.accountState()).toBe('{"default":1}');
+    expect(await journal.accountState('default')).toBe('{"default":1}');
+    expect(await journal.accountState('side')).toBe('{"side":2}');
+    expect(await journal.accountState('other')).toBeNull();
+  });
+
   it('journals a buy as pending with the clientOrderId derived from instance, slot time and index', async () => {
     const journal = await world.openJournal();
     const intentId = await claimWithBuy(journal, '0.0005');

@@ -177,6 +177,21 @@ describe('API key lock', () => {
     closers.push(() => other.close());
   });
 
+  it('locks every account key of a daemon together: a daemon on any one of them is refused; all are freed on close', async () => {
+    const userLockDir = join(world.dir, 'user-locks');
+    const both = await openStore({ dataDir: join(world.dir, 'a'), mode: 'live', apiKeys: [KEY, `${KEY}-side`], userLockDir });
+    for (const key of [KEY, `${KEY}-side`]) {
+      const error = await openStore({ dataDir: join(world.dir, 'b'), mode: 'live', apiKeys: [`${KEY}-other`, key], userLockDir }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ scope: 'api-key', owner: { dataDir: join(world.dir, 'a') } });
+    }
+    // A refused open kept none of its locks: the key it took first is free again.
+    const other = await openStore({ dataDir: join(world.dir, 'c'), mode: 'live', apiKeys: [`${KEY}-other`], userLockDir });
+    await other.close();
+    await both.close();
+    const after = await openStore({ dataDir: join(world.dir, 'b'), mode: 'live', apiKeys: [KEY, `${KEY}-side`], userLockDir });
+    closers.push(() => after.close());
+  });
+
   it('never writes the key itself, neither in a file name nor in a file', () => {
     const lockDir = join(world.dir, 'locks');
     track(apiKeyLock(KEY, lockDir)).acquire();

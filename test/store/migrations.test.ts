@@ -222,7 +222,7 @@ describe('migration 4 (operator controls)', () => {
       const db = new DatabaseSync(path, { enableForeignKeyConstraints: true });
       migrate(db, path, () => 1, MIGRATIONS.filter((m) => m.version <= 3));
       db.exec(`INSERT INTO slots (instance, slot_time_ms, status, reason, run_id, claimed_at_ms, finished_at_ms) VALUES ('dca', 1000, 'done', NULL, NULL, 1000, 1001)`);
-      expect(migrate(db, path, () => 4)).toEqual([4]);
+      expect(migrate(db, path, () => 4, MIGRATIONS.filter((m) => m.version <= 4))).toEqual([4]);
       expect(db.prepare('SELECT instance, status FROM slots').all()).toEqual([{ instance: 'dca', status: 'done' }]);
       expect(db.prepare('SELECT * FROM operator_controls').all()).toEqual([]);
       db.exec(`INSERT INTO operator_controls (control, target, since_ms) VALUES ('pause', 'dca', 5), ('kill-switch', '', 6)`);
@@ -236,3 +236,41 @@ describe('migration 4 (operator controls)', () => {
     }
   });
 });
+
+describe('migration 5 (accounts)', () => {
+  it('adds the account of an intent to a version-4 journal: NULL for the intents it had, a name for new ones, never empty', async () => {
+    await withJournalAt(4, (db, path) => {
+      db.exec(`INSERT INTO slots (instance, slot_time_ms, status, reason, run_id, claimed_at_ms, finished_at_ms) VALUES ('dca', 1000, 'done', NULL, NULL, 1000, 1001)`);
+      const insert = (id: string, idx: number, account: string | null): void => {
+        db.prepare(`INSERT INTO intents (intent_id, instance, slot_time_ms, idx, kind, params, status, created_at_ms, updated_at_ms) VALUES (?, 'dca', 1000, ?, 'note', '{}', 'done', 1, 1)`).run(id, idx);
+        if (account !== null) db.prepare('UPDATE intents SET account = ? WHERE intent_id = ?').run(account, id);
+      };
+      insert('old', 0, null);
+      expect(migrate(db, path, () => 5)).toEqual([5]);
+      insert('new', 1, 'main');
+      expect(db.prepare('SELECT intent_id, account FROM intents ORDER BY idx').all()).toEqual([
+        { intent_id: 'old', account: null },
+        { intent_id: 'new', account: 'main' },
+      ]);
+      expect(() => db.prepare("UPDATE intents SET account = '' WHERE intent_id = 'new'").run()).toThrow(/CHECK/);
+    });
+  });
+});
+
+/** A journal file migrated up to `version`, handed to `body`, removed afterwards. */
+async function withJournalAt(version: number, body: (db: import('node:sqlite').DatabaseSync, path: string) => void): Promise<void> {
+  const { DatabaseSync } = await import('node:sqlite');
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), `stacker-mig${version + 1}-`));
+  const path = join(dir, 'old.db');
+  const db = new DatabaseSync(path, { enableForeignKeyConstraints: true });
+  try {
+    migrate(db, path, () => 1, MIGRATIONS.filter((m) => m.version <= version));
+    body(db, path);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

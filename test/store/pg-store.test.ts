@@ -66,6 +66,17 @@ describe.skipIf(pgCluster() === null)('a daemon journal in PostgreSQL', () => {
     expect(await second.journal.claimSlot({ ...SLOT, runId: null })).toBe(false);
   });
 
+  it("locks every account key beside the journal: another daemon on one of them is refused before it opens anything", async () => {
+    const url = await world.pgUrl();
+    const userLockDir = join(world.dir, 'locks');
+    const first = await openStore({ dataDir: dataDir(), mode: 'live', databaseUrl: url, userLockDir, apiKeys: ['key-main', 'key-side'] });
+    opened.push(first);
+    // Another journal (the dry-run schema), so only the key's lock can refuse it.
+    const error = await failure(openStore({ dataDir: dataDir('elsewhere'), mode: 'dry-run', databaseUrl: url, userLockDir, apiKeys: ['key-side'] }));
+    expect(error).toBeInstanceOf(LockedError);
+    expect(error).toMatchObject({ scope: 'api-key' });
+  });
+
   it('keeps each mode in a schema of its own: a dry-run beside live never consumes a live slot', async () => {
     const live = await open({ mode: 'live' });
     const dry = await open({ mode: 'dry-run' });

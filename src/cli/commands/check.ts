@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
-import type { DaemonConfig, InstanceConfig } from '../../config/daemon-config.ts';
+import type { AccountConfig, DaemonConfig, InstanceConfig } from '../../config/daemon-config.ts';
 import { ConfigError, type InputProblem } from '../../domain/errors.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import type { Strategy } from '../../engine/contract.ts';
@@ -36,7 +36,7 @@ export interface CheckOverrides {
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly strategies?: ReadonlyMap<string, Strategy<unknown>>;
   readonly nowMs?: () => number;
-  readonly createExchange?: (config: DaemonConfig, logger: Logger) => Promise<Exchange>;
+  readonly createExchange?: (config: DaemonConfig, logger: Logger, options: { readonly account: string }) => Promise<Exchange>;
   readonly preflight?: (config: DaemonConfig, exchange: Exchange, nowMs: number) => Promise<readonly PreflightResult[]>;
   /** Skip the pre-flight (config validation only). */
   readonly configOnly?: boolean;
@@ -121,13 +121,21 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
   const createExchange = overrides.createExchange ?? (await import('../../daemon/exchange-factory.ts')).createExchange;
   const preflight = overrides.preflight ?? (await import('../../engine/preflight.ts')).preflight;
   const { startupProblems } = await import('../../config/instance-runtime.ts');
-  const exchange = await createExchange(config, logger);
-  try {
-    const startup = startupProblems(config.instances, await exchange.markets());
-    return { startup, reports: await preflight(config, exchange, nowMs) };
-  } finally {
-    await exchange.close();
+  const startup: InputProblem[] = [];
+  const reports: PreflightResult[] = [];
+  // Each account in turn: its instances are judged on its own markets and balances.
+  for (const account of config.accounts.keys()) {
+    const instances = config.instances.filter((instance) => instance.account === account);
+    const exchange = await createExchange(config, logger, { account });
+    try {
+      startup.push(...startupProblems(instances, await exchange.markets()));
+      reports.push(...(await preflight({ ...config, instances }, exchange, nowMs)));
+    } finally {
+      await exchange.close();
+    }
   }
+  const order = new Map(config.instances.map((instance, index) => [instance.instance, index]));
+  return { startup, reports: reports.sort((a, b) => (order.get(a.instance) ?? 0) - (order.get(b.instance) ?? 0)) };
 }
 
 /** What `check` reports about the configuration, JSON-ready (decimals stay Decimal until printed). */
@@ -146,7 +154,19 @@ export interface ConfigSummary {
   readonly notifications: { readonly channels: readonly string[]; readonly events: readonly string[] };
   readonly killSwitch: { readonly env: boolean; readonly file: string | null; readonly active: boolean };
   readonly dryRun: { readonly wallet: ReadonlyMap<string, Decimal>; readonly slippagePct: Decimal } | null;
+  /** The accounts the instances trade on: endpoint, whether a key is set (never the key), cap, paper wallet. */
+  readonly accounts: readonly AccountSummary[];
   readonly instances: readonly InstanceSummary[];
+}
+
+export interface AccountSummary {
+  readonly name: string;
+  readonly endpoint: string;
+  readonly credentials: 'set' | 'not set';
+  readonly budgets: AccountConfig['budgets'];
+  readonly budgetAsset: string | null;
+  readonly wallet: ReadonlyMap<string, Decimal>;
+  readonly instances: readonly string[];
 }
 
 export interface InstanceSummary {
@@ -160,6 +180,8 @@ export interface InstanceSummary {
   readonly nextSlot: string | null;
   readonly nextSlotMs: number | null;
   readonly catchUp: string;
+  /** The account it trades on (`default`: STACKER_API_KEY). */
+  readonly account: string;
   readonly budgets: InstanceConfig['budgets'];
   readonly maxOrderQuote: Decimal | null;
 }
@@ -182,6 +204,7 @@ export function describeConfig(config: DaemonConfig, nowMs: number, fileExists: 
       active: config.killSwitchEnv || (config.killSwitchFile !== null && fileExists(config.killSwitchFile)),
     },
     dryRun: config.mode === 'dry-run' ? { wallet: config.dryRunWallet, slippagePct: config.dryRunSlippagePct } : null,
+    accounts: [...config.accounts.values()].map(describeAccount),
     instances: config.instances.map((instance) => describeInstance(instance, nowMs)),
   };
 }
@@ -193,6 +216,18 @@ function notificationChannels(notify: DaemonConfig['notify']): ConfigSummary['no
     ...(notify.ntfy === null ? [] : [`ntfy at ${notify.ntfy.url.origin}`]),
   ];
   return { channels, events: channels.length === 0 ? [] : [...notify.events] };
+}
+
+function describeAccount(account: AccountConfig): AccountSummary {
+  return {
+    name: account.name,
+    endpoint: account.endpoint,
+    credentials: account.credentials === null ? 'not set' : 'set',
+    budgets: account.budgets,
+    budgetAsset: account.budgetAsset,
+    wallet: account.dryRunWallet,
+    instances: account.instances,
+  };
 }
 
 function describeInstance(instance: InstanceConfig, nowMs: number): InstanceSummary {
@@ -207,6 +242,7 @@ function describeInstance(instance: InstanceConfig, nowMs: number): InstanceSumm
     nextSlot: next === null ? null : zonedTime(next, instance.timezone),
     nextSlotMs: next,
     catchUp: instance.catchUp.policy === 'skip' ? 'skip' : `last, within ${duration(instance.catchUp.windowMs)}`,
+    account: instance.account,
     budgets: instance.budgets,
     maxOrderQuote: instance.maxOrderQuote,
   };
@@ -243,6 +279,24 @@ export function renderConfig(summary: ConfigSummary): string {
     head.push(['paper slippage', `${text(summary.dryRun.slippagePct)}%`]);
   }
   const blocks = [fields(head)];
+  // Said only when some instance names an account: a configuration of one key reads as before.
+  if (summary.accounts.some((account) => account.name !== 'default')) {
+    for (const account of summary.accounts) {
+      const cap = (['day', 'week', 'month'] as const).filter((period) => account.budgets[period] !== null).map((period) => `${text(account.budgets[period])} ${account.budgetAsset ?? ''} per ${period} (UTC)`);
+      const wallet = [...account.wallet].map(([ticker, amount]) => `${ticker}=${text(amount)}`).join(', ');
+      blocks.push(
+        `account ${account.name}\n` +
+          indent(
+            fields([
+              ['endpoint', account.endpoint],
+              ...(summary.mode === 'live' ? [['credentials', account.credentials] as [string, string]] : [['paper wallet', wallet === '' ? 'empty' : wallet] as [string, string]]),
+              ['cap', cap.length === 0 ? 'none' : cap.join('; ')],
+              ['instances', account.instances.join(', ')],
+            ]),
+          ),
+      );
+    }
+  }
   for (const instance of summary.instances) {
     const budgets = (['day', 'week', 'month'] as const).filter((period) => instance.budgets[period] !== null).map((period) => `${text(instance.budgets[period])} per ${period}`);
     if (instance.maxOrderQuote !== null) budgets.push(`max ${text(instance.maxOrderQuote)} per order`);
@@ -251,6 +305,7 @@ export function renderConfig(summary: ConfigSummary): string {
         indent(
           fields([
             ['strategy', instance.strategy],
+            ['account', instance.account],
             ['enabled', instance.enabled ? 'yes' : 'no (ENABLED=false: checked, never scheduled)'],
             ['schedule', `${instance.schedule} (${instance.timezone})`],
             ['next slot', instance.nextSlot ?? (instance.enabled ? 'never (the schedule has no future time)' : '-')],

@@ -1,4 +1,5 @@
 import { ConfigError, InputError } from '../../domain/errors.ts';
+import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
 import type { Intent } from '../../domain/intent.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order.ts';
@@ -183,6 +184,7 @@ export async function orders(ctx: CommandContext, flags: OrdersFlags, deps: Read
         [
           { header: 'FIRST SEEN (UTC)' },
           { header: 'INSTANCE' },
+          { header: 'ACCOUNT' },
           { header: 'MARKET' },
           { header: 'SIDE' },
           { header: 'STATUS' },
@@ -197,6 +199,7 @@ export async function orders(ctx: CommandContext, flags: OrdersFlags, deps: Read
         rows.map((row) => [
           time(row.firstSeenAtMs),
           row.instance ?? '-',
+          row.account ?? '-',
           row.market,
           row.side,
           row.status,
@@ -237,10 +240,11 @@ export async function journal(ctx: CommandContext, flags: JournalFlags, deps: Re
     }
     ctx.io.out(
       table(
-        [{ header: 'SLOT (UTC)' }, { header: 'INSTANCE' }, { header: '#', align: 'right' }, { header: 'STATUS' }, { header: 'INTENT' }, { header: 'OUTCOME' }],
+        [{ header: 'SLOT (UTC)' }, { header: 'INSTANCE' }, { header: 'ACCOUNT' }, { header: '#', align: 'right' }, { header: 'STATUS' }, { header: 'INTENT' }, { header: 'OUTCOME' }],
         entries.map((entry) => [
           time(entry.intent.slotTimeMs),
           entry.intent.instance,
+          accountShown(entry.intent.account),
           String(entry.intent.index),
           entry.intent.status,
           intentSummary(entry.intent.intent),
@@ -254,6 +258,8 @@ export async function journal(ctx: CommandContext, flags: JournalFlags, deps: Re
 
 interface OrderRow extends StoredOrder {
   readonly instance: string | null;
+  /** The account its intent was sent on (`default` for intents from before accounts); null for an order no intent sent. */
+  readonly account: string | null;
   readonly slotTimeMs: number | null;
   readonly transitionCount: number;
   readonly transitions: ReadonlyArray<{ seq: number; from: OrderStatus | null; to: OrderStatus; filledBase: Decimal; filledQuote: Decimal; fee: Decimal; atMs: number }>;
@@ -264,6 +270,7 @@ async function describeOrder(store: StoredJournal, order: StoredOrder): Promise<
   return {
     ...order,
     instance: intent?.instance ?? null,
+    account: intent === null ? null : accountShown(intent.account),
     slotTimeMs: intent?.slotTimeMs ?? null,
     transitionCount: transitions.length,
     transitions: transitions.map((t) => ({ seq: t.seq, from: t.fromStatus, to: t.toStatus, filledBase: t.filledBase, filledQuote: t.filledQuote, fee: t.fee, atMs: t.atMs })),
@@ -383,6 +390,7 @@ function plainEntry(entry: JournalEntry): Record<string, unknown> {
   return {
     intentId: intent.intentId,
     instance: intent.instance,
+    account: accountShown(intent.account),
     slotTimeMs: intent.slotTimeMs,
     slotTime: new Date(intent.slotTimeMs).toISOString(),
     index: intent.index,
@@ -399,4 +407,9 @@ function plainEntry(entry: JournalEntry): Record<string, unknown> {
     flexOperation: entry.flexOperation,
     transfer: entry.transfer,
   };
+}
+
+/** Intents journalled before accounts went out on the one key of their time: the default account's. */
+function accountShown(account: string | null): string {
+  return account ?? DEFAULT_ACCOUNT;
 }

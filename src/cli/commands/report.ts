@@ -5,11 +5,15 @@ import { checkAll, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { json, table } from '../output.ts';
 import { withJournal } from './journal.ts';
+import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
+import type { OrderAccounts } from '../../report/cost-basis.ts';
+import type { IntentRecord, StoredOrder } from '../../store/journal.ts';
 
 export interface ReportFlags {
   readonly dataDir?: string;
   readonly mode?: string;
   readonly instance?: string;
+  readonly account?: string;
   readonly csv?: boolean;
   /** Also write the HTML page here. */
   readonly html?: string;
@@ -26,6 +30,7 @@ export interface ReportFlags {
 export async function report(ctx: CommandContext, flags: ReportFlags): Promise<void> {
   const args = checkAll({
     instance: () => optional(flags.instance, (text) => nonEmpty(text, '--instance', 'an instance name')),
+    account: () => optional(flags.account, (text) => nonEmpty(text, '--account', 'an account name')),
     csv: () => {
       if (flags.csv === true && ctx.json) throw InputError.one('--csv', 'is its own output; not with --json');
       return flags.csv === true;
@@ -35,9 +40,11 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
       return optional(flags.html, (text) => nonEmpty(text, '--html', 'a file to write the page to'));
     },
   });
-  const { fillsCsv, positions } = await import('../../report/cost-basis.ts');
+  const { fillsCsv, instanceAccounts, positions, positionsByAccount } = await import('../../report/cost-basis.ts');
   await withJournal(flags, {}, async (store, label) => {
-    const orders = await store.listOrders({ ...(args.instance === undefined ? {} : { instance: args.instance }), limit: -1 });
+    const listed = await store.listOrders({ ...(args.instance === undefined ? {} : { instance: args.instance }), limit: -1 });
+    const accounts = await orderAccounts(store, listed);
+    const orders = args.account === undefined ? listed : listed.filter((order) => accounts.accountOf(order) === args.account);
     if (args.csv) {
       ctx.io.out(fillsCsv(orders));
       return;
@@ -61,17 +68,30 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
       }
     }
     if (ctx.json) {
-      ctx.io.out(json({ journal: label.path, mode: label.mode, ...(args.instance === undefined ? {} : { instance: args.instance }), markets: rows, ...(priceNote === '' ? {} : { note: priceNote }) }));
+      ctx.io.out(
+        json({
+          journal: label.path,
+          mode: label.mode,
+          ...(args.instance === undefined ? {} : { instance: args.instance }),
+          ...(args.account === undefined ? {} : { account: args.account }),
+          markets: rows,
+          accounts: positionsByAccount(orders, accounts, prices),
+          instances: instanceAccounts(orders, accounts),
+          ...(priceNote === '' ? {} : { note: priceNote }),
+        }),
+      );
       return;
     }
     if (rows.length === 0) {
-      ctx.io.err(`nothing bought${args.instance === undefined ? '' : ` by ${args.instance}`} in the ${label.mode} journal ${label.path}\n`);
+      const who = [args.instance === undefined ? '' : ` by ${args.instance}`, args.account === undefined ? '' : ` on account ${args.account}`].join('');
+      ctx.io.err(`nothing bought${who} in the ${label.mode} journal ${label.path}\n`);
       return;
     }
     const dash = (value: string | null): string => value ?? '-';
     ctx.io.out(
       table(
         [
+          { header: 'ACCOUNT' },
           { header: 'MARKET' },
           { header: 'ORDERS', align: 'right' },
           { header: 'BOUGHT', align: 'right' },
@@ -83,7 +103,8 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
           { header: 'P&L', align: 'right' },
           { header: 'P&L %', align: 'right' },
         ],
-        rows.map((r) => [
+        positionsByAccount(orders, accounts, prices).flatMap(({ account, markets }) => markets.map((r) => [
+          account,
           r.market,
           String(r.orders),
           r.baseBought,
@@ -94,10 +115,26 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
           dash(r.value),
           dash(r.pnl),
           dash(r.pnlPct),
-        ]),
+        ])),
       ),
     );
+    if (args.account === undefined && new Set(orders.map((order) => accounts.accountOf(order))).size > 1) {
+      ctx.io.out('\nall accounts together:\n');
+      ctx.io.out(table([{ header: 'MARKET' }, { header: 'ORDERS', align: 'right' }, { header: 'BOUGHT', align: 'right' }, { header: 'SPENT', align: 'right' }, { header: 'VALUE', align: 'right' }, { header: 'P&L', align: 'right' }], rows.map((r) => [r.market, String(r.orders), r.baseBought, r.quoteSpent, dash(r.value), dash(r.pnl)])));
+    }
+    ctx.io.out(`\n${table([{ header: 'INSTANCE' }, { header: 'ACCOUNT' }, { header: 'ORDERS', align: 'right' }], instanceAccounts(orders, accounts).map((r) => [r.instance, r.account, String(r.orders)]))}`);
     ctx.io.out(`\n${label.mode} journal ${label.path}; average cost counts the fees${priceNote === '' ? '' : `; ${priceNote}`}\n`);
     if (args.html !== undefined) ctx.io.out(`report: ${args.html}\n`);
   });
+}
+
+/** The account and instance of each order, from its intent as journalled (never from today's config, which may have changed since). */
+async function orderAccounts(store: { getIntent(intentId: string): Promise<IntentRecord | null> }, orders: readonly StoredOrder[]): Promise<OrderAccounts> {
+  const intents = new Map<string, IntentRecord | null>();
+  for (const order of orders) if (order.intentId !== null && !intents.has(order.intentId)) intents.set(order.intentId, await store.getIntent(order.intentId));
+  const intentOf = (order: StoredOrder): IntentRecord | null => (order.intentId === null ? null : (intents.get(order.intentId) ?? null));
+  return {
+    accountOf: (order) => intentOf(order)?.account ?? DEFAULT_ACCOUNT,
+    instanceOf: (order) => intentOf(order)?.instance ?? null,
+  };
 }

@@ -19,7 +19,7 @@ export interface RunFlags {
  */
 export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
   const globals = ctx.globalFlags;
-  const [{ loadDaemonConfig }, { createLogger }, { Metrics }, { createExchange }, { runDaemon }] = await Promise.all([
+  const [{ loadDaemonConfig }, { createLogger }, { Metrics }, { createExchanges }, { runDaemon }] = await Promise.all([
     import('../../config/daemon-config.ts'),
     import('../../observability/logger.ts'),
     import('../../observability/metrics.ts'),
@@ -40,8 +40,8 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
   if (flags.standby === true && once !== undefined) throw InputError.one('--standby', 'does not go with --once (a standby waits; --once runs now)');
   const logger = await createLogger({ level: config.settings.logLevel });
   const metrics = new Metrics({ mode: config.mode });
-  const exchange = await createExchange(config, logger, { onRequest: (event) => metrics.apiRequest(event) });
-  const result = await runDaemon({ config, logger, exchange, metrics, handleSignals: true, rebuildJournal: flags.rebuildJournal === true, standby: flags.standby === true, ...(once === undefined ? {} : { once }) });
+  const exchanges = await createExchanges(config, logger, { onRequest: (event) => metrics.apiRequest(event) });
+  const result = await runDaemon({ config, logger, exchanges, metrics, handleSignals: true, rebuildJournal: flags.rebuildJournal === true, standby: flags.standby === true, ...(once === undefined ? {} : { once }) });
   // Trading stopped (credentials, nonce, a lost journal, foreign orders): leave with that error's exit code and message.
   if (result.fatal !== null) throw result.fatal.cause;
   if (once !== undefined) {

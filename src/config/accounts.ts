@@ -1,0 +1,244 @@
+import type { InputProblem } from '../domain/errors.ts';
+import { Decimal } from '../domain/money.ts';
+import { type Credentials, type EnvLayers, type EnvValue, type Settings, credentialsFromEnv, endpointFromEnv } from './settings.ts';
+import { parseWallet } from './wallet.ts';
+
+/**
+ * Accounts: one API key each. An instance file may say `ACCOUNT=NAME`; the account's key,
+ * secret and endpoint come from the global env (`STACKER_ACCOUNT_<NAME>_API_KEY`, …), never
+ * from the instance file, which is often shared or committed. Instances that name none trade on
+ * the `default` account: STACKER_API_KEY / STACKER_API_SECRET and the global endpoint, as
+ * before accounts existed.
+ */
+
+export const DEFAULT_ACCOUNT = 'default';
+
+/** Case-sensitive, exactly as written in the env key: the name sits between two underscores of it. */
+export const ACCOUNT_NAME = /^[A-Za-z0-9_-]{1,32}$/;
+export const ACCOUNT_NAME_RULE = '1 to 32 letters, digits, underscores or dashes (case-sensitive: it is written the same way in STACKER_ACCOUNT_<NAME>_API_KEY)';
+
+export const ACCOUNT_ENV_PREFIX = 'STACKER_ACCOUNT_';
+
+/** What may follow `STACKER_ACCOUNT_<NAME>_`. */
+export const ACCOUNT_KEY_SUFFIXES = {
+  apiKey: 'API_KEY',
+  apiSecret: 'API_SECRET',
+  region: 'REGION',
+  baseUrl: 'BASE_URL',
+  dryRunWallet: 'DRY_RUN_WALLET',
+  budgetDay: 'BUDGET_QUOTE_PER_DAY',
+  budgetWeek: 'BUDGET_QUOTE_PER_WEEK',
+  budgetMonth: 'BUDGET_QUOTE_PER_MONTH',
+} as const;
+type Suffix = (typeof ACCOUNT_KEY_SUFFIXES)[keyof typeof ACCOUNT_KEY_SUFFIXES];
+
+const SUFFIXES: readonly Suffix[] = Object.values(ACCOUNT_KEY_SUFFIXES).sort((a, b) => b.length - a.length);
+/** The default account's key and endpoint are the global ones: a second way to set them would leave two answers. */
+const GLOBAL_FOR_DEFAULT: ReadonlySet<Suffix> = new Set(['API_KEY', 'API_SECRET', 'REGION', 'BASE_URL']);
+const PLAIN_DECIMAL = /^(?:0|[1-9]\d*)(?:\.\d+)?$/;
+
+export function accountKey(name: string, suffix: Suffix): string {
+  return `${ACCOUNT_ENV_PREFIX}${name}_${suffix}`;
+}
+
+/** `STACKER_ACCOUNT_<NAME>_<SUFFIX>` → its parts; null when the key is not of that shape. */
+export function parseAccountKey(key: string): { readonly name: string; readonly suffix: Suffix } | null {
+  if (!key.startsWith(ACCOUNT_ENV_PREFIX)) return null;
+  const rest = key.slice(ACCOUNT_ENV_PREFIX.length);
+  for (const suffix of SUFFIXES) {
+    if (!rest.endsWith(`_${suffix}`)) continue;
+    const name = rest.slice(0, -(suffix.length + 1));
+    return ACCOUNT_NAME.test(name) ? { name, suffix } : null;
+  }
+  return null;
+}
+
+export interface AccountBudgets {
+  readonly day: Decimal | null;
+  readonly week: Decimal | null;
+  readonly month: Decimal | null;
+}
+
+export interface AccountConfig {
+  readonly name: string;
+  /** What `resolveBaseUrl` takes: 'global', 'eu' or an origin. */
+  readonly endpoint: string;
+  readonly endpointSource: string;
+  /** null in dry-run (a paper daemon keeps no key) and for an account without keys. */
+  readonly credentials: Credentials | null;
+  /** The paper account's starting balances (dry-run): its own, else STACKER_DRY_RUN_WALLET. */
+  readonly dryRunWallet: ReadonlyMap<string, Decimal>;
+  /** Caps on the spend of all its instances together, per UTC day, ISO week and month. */
+  readonly budgets: AccountBudgets;
+  /** The quote asset its caps count (its instances' budget asset); null without caps. */
+  readonly budgetAsset: string | null;
+  /** The instances that trade on it, sorted. */
+  readonly instances: readonly string[];
+}
+
+/** What the account rules need of an instance. */
+export interface AccountUser {
+  readonly instance: string;
+  readonly file: string;
+  readonly account: string;
+  /** The asset its orders spend (strategy.budgetAsset); null when it places none. */
+  readonly budgetAsset: string | null;
+}
+
+/**
+ * Every account some instance uses (the default one too when no instance names any, so a
+ * daemon without instances keeps today's rules), validated together; problems appended.
+ * Live mode needs a key for each; in dry-run the keys are checked but not kept.
+ */
+export function readAccounts(
+  layers: EnvLayers,
+  settings: Settings | null,
+  mode: 'dry-run' | 'live',
+  users: readonly AccountUser[],
+  defaultWallet: ReadonlyMap<string, Decimal>,
+  problems: InputProblem[],
+): ReadonlyMap<string, AccountConfig> {
+  const lookup = (key: string): EnvValue | null => layers.lookup(key);
+  const used = new Map<string, AccountUser[]>();
+  for (const user of users) used.set(user.account, [...(used.get(user.account) ?? []), user]);
+  if (users.length === 0) used.set(DEFAULT_ACCOUNT, []);
+
+  const setNames = new Map<string, string>();
+  for (const key of layers.keysStartingWith(ACCOUNT_ENV_PREFIX)) {
+    const parsed = parseAccountKey(key);
+    if (parsed === null) continue;
+    if (!setNames.has(parsed.name)) setNames.set(parsed.name, key);
+    if (parsed.name === DEFAULT_ACCOUNT && GLOBAL_FOR_DEFAULT.has(parsed.suffix)) {
+      problems.push({ ...sourced(lookup(key)), field: key, rule: `the default account (instances without ACCOUNT) takes its ${parsed.suffix} from STACKER_${parsed.suffix}; set that instead` });
+    }
+  }
+  // An account set in the env that no instance names is an error, like any other key stacker
+  // would silently ignore: most often a typo in the name, here or in an instance's ACCOUNT.
+  for (const [name, key] of setNames) {
+    if (used.has(name)) continue;
+    const near = [...used.keys()].find((other) => other.toLowerCase() === name.toLowerCase());
+    const hint = near === undefined ? '' : ` (an instance names ${near}: account names are case-sensitive)`;
+    problems.push({ ...sourced(lookup(key)), field: key, rule: `account ${name} is set up here but no instance file says ACCOUNT=${name}${hint}; remove its STACKER_ACCOUNT_${name}_* keys or name it in an instance` });
+  }
+
+  const accounts = new Map<string, AccountConfig>();
+  for (const [name, members] of [...used].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const account = readAccount(name, members, { lookup, settings, mode, defaultWallet, setNames }, problems);
+    if (account !== null) accounts.set(name, account);
+  }
+  problems.push(...sharedKeyProblems(accounts));
+  if (mode === 'live') return accounts;
+  return new Map([...accounts].map(([name, account]) => [name, Object.freeze({ ...account, credentials: null })]));
+}
+
+interface ReadContext {
+  readonly lookup: (key: string) => EnvValue | null;
+  readonly settings: Settings | null;
+  readonly mode: 'dry-run' | 'live';
+  readonly defaultWallet: ReadonlyMap<string, Decimal>;
+  readonly setNames: ReadonlyMap<string, string>;
+}
+
+function readAccount(name: string, members: readonly AccountUser[], context: ReadContext, problems: InputProblem[]): AccountConfig | null {
+  const { lookup, settings, mode } = context;
+  const before = problems.length;
+  const isDefault = name === DEFAULT_ACCOUNT;
+  let credentials: Credentials | null;
+  let endpoint: EnvValue;
+  if (isDefault) {
+    // settings.ts already reported a bad global endpoint or half-set pair.
+    credentials = settings?.credentials ?? null;
+    endpoint = { value: settings?.endpoint ?? 'global', source: settings?.endpointSource ?? 'default' };
+  } else {
+    credentials = credentialsFromEnv(lookup, { apiKey: accountKey(name, 'API_KEY'), apiSecret: accountKey(name, 'API_SECRET') }, problems);
+    const fallback = { value: settings?.endpoint ?? 'global', source: settings?.endpointSource ?? 'default' };
+    endpoint = endpointFromEnv(lookup, { baseUrl: accountKey(name, 'BASE_URL'), region: accountKey(name, 'REGION') }, fallback, problems);
+  }
+  if (mode === 'live' && credentials === null && problems.length === before && !isDefault) {
+    const near = [...context.setNames.keys()].find((other) => other !== name && other.toLowerCase() === name.toLowerCase());
+    const hint = near === undefined ? '' : ` (the env sets account ${near}: account names are case-sensitive)`;
+    for (const member of members) {
+      problems.push({
+        source: member.file,
+        field: 'ACCOUNT',
+        rule: `names account ${name}, but ${accountKey(name, 'API_KEY')} and ${accountKey(name, 'API_SECRET')} are not set${hint}; live mode needs the account's key: set both in the environment or the --env-file file`,
+      });
+    }
+  }
+  const wallet = readAccountWallet(name, lookup, context.defaultWallet, problems);
+  const budgets = readAccountBudgets(name, lookup, problems);
+  const budgetAsset = accountBudgetAsset(name, budgets, members, problems);
+  if (problems.length > before) return null;
+  return Object.freeze({
+    name,
+    endpoint: endpoint.value,
+    endpointSource: endpoint.source,
+    credentials,
+    dryRunWallet: wallet,
+    budgets: Object.freeze(budgets),
+    budgetAsset,
+    instances: Object.freeze(members.map((member) => member.instance).sort()),
+  });
+}
+
+function readAccountWallet(name: string, lookup: (key: string) => EnvValue | null, fallback: ReadonlyMap<string, Decimal>, problems: InputProblem[]): ReadonlyMap<string, Decimal> {
+  const key = accountKey(name, 'DRY_RUN_WALLET');
+  const found = lookup(key);
+  if (found === null) return fallback;
+  const parsed = parseWallet(found.value);
+  if (parsed.ok) return parsed.wallet;
+  for (const rule of parsed.rules) problems.push({ source: found.source, field: key, rule });
+  return fallback;
+}
+
+function readAccountBudgets(name: string, lookup: (key: string) => EnvValue | null, problems: InputProblem[]): AccountBudgets {
+  const read = (suffix: Suffix): Decimal | null => {
+    const key = accountKey(name, suffix);
+    const found = lookup(key);
+    if (found === null) return null;
+    const text = found.value.trim();
+    if (PLAIN_DECIMAL.test(text) && new Decimal(text).gt(0)) return new Decimal(text);
+    problems.push({ source: found.source, field: key, rule: `must be a plain decimal > 0 in the quote asset its instances spend, such as 250 (got ${JSON.stringify(found.value)})` });
+    return null;
+  };
+  return { day: read('BUDGET_QUOTE_PER_DAY'), week: read('BUDGET_QUOTE_PER_WEEK'), month: read('BUDGET_QUOTE_PER_MONTH') };
+}
+
+/** A cap is one number in one asset: the instances it counts must all spend that asset. */
+function accountBudgetAsset(name: string, budgets: AccountBudgets, members: readonly AccountUser[], problems: InputProblem[]): string | null {
+  if (budgets.day === null && budgets.week === null && budgets.month === null) return null;
+  const field = accountKey(name, budgets.day !== null ? 'BUDGET_QUOTE_PER_DAY' : budgets.week !== null ? 'BUDGET_QUOTE_PER_WEEK' : 'BUDGET_QUOTE_PER_MONTH');
+  const spenders = members.filter((member) => member.budgetAsset !== null);
+  const assets = [...new Set(spenders.map((member) => member.budgetAsset as string))].sort();
+  if (assets.length === 1) return assets[0] as string;
+  if (assets.length === 0) {
+    problems.push({ field, rule: `account ${name} has a budget cap, but none of its instances places orders a cap could count; remove the cap` });
+    return null;
+  }
+  const who = assets.map((asset) => `${asset} (${spenders.filter((m) => m.budgetAsset === asset).map((m) => m.instance).join(', ')})`).join(', ');
+  problems.push({ field, rule: `a cap counts one quote asset, but the instances of account ${name} spend ${who}; give those instances budgets of their own, or put them on separate accounts` });
+  return null;
+}
+
+/**
+ * One API key is one nonce sequence and one order history: two accounts on the same key would
+ * refuse each other's nonces and read each other's orders as foreign. Compared in every mode
+ * (dry-run keeps no key, but the mistake would stop the live daemon later).
+ */
+function sharedKeyProblems(accounts: ReadonlyMap<string, AccountConfig>): InputProblem[] {
+  const problems: InputProblem[] = [];
+  const firstWith = new Map<string, string>();
+  for (const account of accounts.values()) {
+    const key = account.credentials?.apiKey;
+    if (key === undefined) continue;
+    const field = account.name === DEFAULT_ACCOUNT ? 'STACKER_API_KEY' : accountKey(account.name, 'API_KEY');
+    const first = firstWith.get(key);
+    if (first === undefined) firstWith.set(key, field);
+    else problems.push({ field, rule: `is the same API key as ${first}: each account needs a key of its own (one key has one nonce sequence and one order history; the exchange would refuse the nonces of one of them)` });
+  }
+  return problems;
+}
+
+function sourced(found: EnvValue | null): { source?: string } {
+  return found === null ? {} : { source: found.source };
+}

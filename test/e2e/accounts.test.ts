@@ -1,0 +1,233 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
+import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
+import { runCli } from '../cli/run-cli.ts';
+import { expectedPosition } from './report-expect.ts';
+import { type DaemonDir, daemonDir, startDaemon } from './daemon-process.ts';
+
+// Two accounts in one daemon, against the sandbox serving two keys (two accounts of one
+// exchange, order ids unique across them): each instance's orders land on its own account,
+// an account's cap stops its second instance, and the report per account agrees with each
+// account's own history to the last decimal. The real CLI in a child process, as a user runs it.
+
+const KEY_MAIN = 'key-main-5c1d8e2f9a7b3c4d';
+const KEY_SIDE = 'key-side-0a9b8c7d6e5f4a3b';
+const SECRET_MAIN = 'canary-main-secret-1f2e3d4c5b6a79880a1b2c3d4e5f6a7b';
+const SECRET_SIDE = 'canary-side-secret-9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b';
+const SIGNATURE_SHAPE = /[0-9a-f]{128}/i;
+
+let sandbox: Sandbox;
+let dir: DaemonDir;
+beforeEach(async () => {
+  sandbox = await startSandbox({ apiKey: KEY_MAIN, apiSecret: SECRET_MAIN, moreAccounts: [{ apiKey: KEY_SIDE, apiSecret: SECRET_SIDE }] });
+  dir = daemonDir();
+});
+afterEach(async () => {
+  await sandbox.stop();
+  dir.remove();
+});
+
+const env = (extra: Record<string, string> = {}): Record<string, string> => ({
+  HOME: dir.root,
+  STACKER_MODE: 'live',
+  STACKER_BASE_URL: sandbox.url,
+  STACKER_ACCOUNT_main_API_KEY: KEY_MAIN,
+  STACKER_ACCOUNT_main_API_SECRET: SECRET_MAIN,
+  // 0.001 BTC at 65000 is 65 USDT: one buy fits a cap of 100 a day, a second does not.
+  STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '100',
+  STACKER_ACCOUNT_side_API_KEY: KEY_SIDE,
+  STACKER_ACCOUNT_side_API_SECRET: SECRET_SIDE,
+  ...extra,
+});
+
+/** A weekly dca instance (its slot never falls during a test: `--once` runs it) on an account. */
+function writeDca(target: DaemonDir, name: string, account: string, amount: string, market: string, extra: Record<string, string> = {}): void {
+  target.writeStrategy(name, { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: market, AMOUNT: amount, ACCOUNT: account, ...extra });
+}
+
+/** a1-main on account main and b1-side on account side, each buying 0.001 BTC. */
+function oneInstanceOnEach(): void {
+  writeDca(dir, 'a1-main', 'main', '0.001', 'BTC_USDT');
+  writeDca(dir, 'b1-side', 'side', '0.001', 'BTC_USDT');
+}
+
+describe('several accounts in one daemon, against the sandbox', () => {
+  it("sends each instance's orders on its own account, stops an account's second instance at the account cap, and reports per account to the last decimal", async () => {
+    writeDca(dir, 'a1-main', 'main', '0.001', 'BTC_USDT');
+    writeDca(dir, 'a2-main', 'main', '0.001', 'BTC_USDT');
+    writeDca(dir, 'b1-side', 'side', '0.00123', 'BTC_USDT');
+    const daemon = startDaemon(['--live', '--once', '--strategies', dir.strategies, '--data-dir', dir.data], env());
+    expect(await daemon.exited).toBe(0);
+    const output = daemon.output();
+
+    const mainCore = sandbox.accountOf(KEY_MAIN);
+    const sideCore = sandbox.accountOf(KEY_SIDE);
+    if (mainCore === undefined || sideCore === undefined) throw new Error('the sandbox lost an account');
+    const mainOrders = mainCore.orderHistory({});
+    const sideOrders = sideCore.orderHistory({});
+    // Each account's history holds its own instances' orders only; the cap let one of main's two instances buy.
+    expect(mainOrders).toHaveLength(1);
+    expect(sideOrders).toHaveLength(1);
+    expect(formatDecimal(sideOrders[0]?.filledBase ?? new Decimal(0))).toBe('0.00123');
+    expect(formatDecimal(mainOrders[0]?.filledBase ?? new Decimal(0))).toBe('0.001');
+    // No nonce of one key was refused for the other's: each account signs with its own sequence.
+    expect(output).not.toContain('E_NONCE');
+
+    const journal = new SqliteJournal({ path: join(dir.data, 'stacker.db'), readOnly: true });
+    await journal.open();
+    try {
+      const buys = (await journal.listIntents({ limit: 100 })).filter((intent) => intent.intent.kind === 'buy-stock-market');
+      const byInstance = new Map(buys.map((intent) => [intent.instance, intent]));
+      expect(byInstance.get('a1-main')).toMatchObject({ account: 'main', status: 'done', clientOrderId: mainOrders[0]?.clientOrderId });
+      expect(byInstance.get('b1-side')).toMatchObject({ account: 'side', status: 'done', clientOrderId: sideOrders[0]?.clientOrderId });
+      // a2 is stopped before anything is sent: by its own guard (the budget it reads includes the
+      // account's cap) or by the reservation against the cap; either way journalled, never sent.
+      const a2 = (await journal.listIntents({ instance: 'a2-main', limit: 10 }))[0];
+      expect(a2?.status).toBe('refused');
+      expect(a2?.error?.code).toBe('over-budget');
+      expect(a2?.attempts).toBe(0);
+      // The cap is counted across the account's instances, at what the order really spent.
+      const spent = await journal.budgetSpent({ instance: 'account:main', asset: 'USDT', timeZone: 'UTC' }, Date.now());
+      expect(formatDecimal(spent.day)).toBe(formatDecimal(mainOrders[0]?.filledQuote ?? new Decimal(-1)));
+      expect(await journal.heldBudgetReservations()).toEqual([]);
+    } finally {
+      await journal.close();
+    }
+
+    const price = sandbox.exchange.price('BTC_USDT') as Decimal;
+    const all = await runCli(['report', '--mode', 'live', '--data-dir', dir.data, '--json'], env());
+    expect(all.code).toBe(0);
+    const report = JSON.parse(all.stdout) as { accounts: Array<{ account: string; markets: unknown[] }>; instances: unknown[] };
+    expect(report.accounts).toEqual([
+      { account: 'main', markets: [expectedPosition(mainOrders, 'BTC_USDT', price)] },
+      { account: 'side', markets: [expectedPosition(sideOrders, 'BTC_USDT', price)] },
+    ]);
+    expect(report.instances).toEqual([
+      { instance: 'a1-main', account: 'main', orders: 1 },
+      { instance: 'b1-side', account: 'side', orders: 1 },
+    ]);
+    const side = await runCli(['report', '--mode', 'live', '--data-dir', dir.data, '--account', 'side', '--json'], env());
+    expect((JSON.parse(side.stdout) as { markets: unknown[] }).markets).toEqual([expectedPosition(sideOrders, 'BTC_USDT', price)]);
+    const text = await runCli(['report', '--mode', 'live', '--data-dir', dir.data], env());
+    expect(text.stdout).toMatch(/^ACCOUNT +MARKET/m);
+    expect(text.stdout).toMatch(/^b1-side +side +1$/m);
+
+    for (const written of [output, all.stdout, all.stderr, side.stdout, text.stdout, text.stderr]) {
+      expect(written).not.toContain(SECRET_MAIN);
+      expect(written).not.toContain(SECRET_SIDE);
+      expect(written).not.toMatch(SIGNATURE_SHAPE);
+    }
+  }, 90_000);
+
+  it('gives each account its own nonce sequence and server clock: two endpoints whose clocks differ by 40 s both take the nonces', async () => {
+    // The side account on an exchange endpoint whose clock runs 40 s ahead. The exchange takes a
+    // nonce only within 5 s of its own clock and never the same one twice, so one nonce source
+    // (or one clock offset) shared by both accounts would have main's or side's requests refused.
+    const ahead = await startSandbox({ apiKey: KEY_SIDE, apiSecret: SECRET_SIDE, clock: { nowMs: () => Date.now() + 40_000 } });
+    try {
+      writeDca(dir, 'a1-main', 'main', '0.001', 'BTC_USDT');
+      writeDca(dir, 'b1-side', 'side', '0.002', 'BTC_USDT');
+      writeDca(dir, 'c1-main', 'main', '0.01', 'ETH_USDT');
+      const daemon = startDaemon(['--live', '--once', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_ACCOUNT_side_BASE_URL: ahead.url, STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '1000' }));
+      expect(await daemon.exited, daemon.output()).toBe(0);
+      expect(daemon.output()).not.toContain('E_NONCE');
+      expect((sandbox.accountOf(KEY_MAIN)?.orderHistory({}) ?? []).map((order) => order.market).sort()).toEqual(['BTC_USDT', 'ETH_USDT']);
+      expect((ahead.exchange.orderHistory({}) ?? []).map((order) => formatDecimal(order.amount))).toEqual(['0.002']);
+      // The side key was never used at the main endpoint.
+      expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
+    } finally {
+      await ahead.stop();
+    }
+  }, 60_000);
+
+  it("stops the whole daemon when one account's key is refused, naming the account, before any account trades", async () => {
+    oneInstanceOnEach();
+    const wrong = 'canary-wrong-side-secret-00112233445566778899aabb';
+    const daemon = startDaemon(['--live', '--once', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_ACCOUNT_side_API_SECRET: wrong }));
+    expect(await daemon.exited).not.toBe(0);
+    const output = daemon.output();
+    expect(output).toMatch(/"event":"trading-stopped","code":"E_AUTH","error":"account side: reading the order history: /);
+    expect(output).not.toContain(wrong);
+    expect(output).not.toContain(SECRET_MAIN);
+    // The history of every account is read before the first slot: main never traded either.
+    expect(sandbox.accountOf(KEY_MAIN)?.orderHistory({})).toEqual([]);
+    expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
+  }, 60_000);
+
+  it('dry-run: each account trades on its own paper wallet, so one account short of money never borrows from another', async () => {
+    writeDca(dir, 'a1-main', 'main', '0.001', 'BTC_USDT', { ALLOW_TRANSFER: 'true' });
+    writeDca(dir, 'b1-side', 'side', '0.001', 'BTC_USDT', { ALLOW_TRANSFER: 'true' });
+    const dryEnv = {
+      HOME: dir.root,
+      STACKER_BASE_URL: sandbox.url,
+      STACKER_DRY_RUN_WALLET: 'USDT=1000',
+      STACKER_ACCOUNT_side_DRY_RUN_WALLET: 'USDT=7',
+      STACKER_ACCOUNT_side_API_KEY: KEY_SIDE,
+      STACKER_ACCOUNT_side_API_SECRET: SECRET_SIDE,
+      STACKER_ACCOUNT_main_API_KEY: KEY_MAIN,
+      STACKER_ACCOUNT_main_API_SECRET: SECRET_MAIN,
+    };
+    const daemon = startDaemon(['--once', '--strategies', dir.strategies, '--data-dir', dir.data], dryEnv);
+    await daemon.exited;
+    expect(daemon.output()).not.toContain(SECRET_SIDE);
+    // Nothing reaches the exchange's accounts in dry-run.
+    expect(sandbox.accountOf(KEY_MAIN)?.orderHistory({})).toEqual([]);
+    expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
+    const journal = new SqliteJournal({ path: join(dir.data, 'stacker-dry-run.db'), readOnly: true });
+    await journal.open();
+    try {
+      const main = (await journal.listIntents({ instance: 'a1-main', limit: 10 })).filter((intent) => intent.intent.kind === 'buy-stock-market');
+      const side = await journal.listIntents({ instance: 'b1-side', limit: 10 });
+      expect(main.map((intent) => [intent.account, intent.status])).toEqual([['main', 'done']]);
+      // 0.001 BTC at 65000 needs about 65 USDT: side's 7 cannot pay, whatever main holds.
+      expect(side.every((intent) => intent.status === 'refused')).toBe(true);
+      expect(side.map((intent) => intent.error?.code)).toContain('insufficient-funds');
+      expect(await journal.accountState('side')).toContain('"7"');
+      expect(await journal.accountState('main')).not.toBeNull();
+    } finally {
+      await journal.close();
+    }
+  }, 60_000);
+
+  it("takes every account key's lock: a second daemon on any one of them is refused, naming the holder", async () => {
+    oneInstanceOnEach();
+    const first = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_METRICS_PORT: '0' }));
+    try {
+      await first.waitFor('"event":"scheduled"');
+      // The status API names each instance's account and each account's cap, never a key or secret.
+      const url = /"event":"metrics","url":"(http:\/\/[^"]+)"/.exec(first.output())?.[1];
+      const statusText = await (await fetch(`${url ?? ''}/api/status`)).text();
+      const status = JSON.parse(statusText) as { instances: Array<{ name: string; account: string }>; accounts: Array<{ name: string; instances: string[]; cap: { asset: string; periods: Array<{ period: string; limit: string; spent: string }> } | null }> };
+      expect(status.instances.map((i) => [i.name, i.account])).toEqual([
+        ['a1-main', 'main'],
+        ['b1-side', 'side'],
+      ]);
+      expect(status.accounts).toEqual([
+        { name: 'main', instances: ['a1-main'], cap: { asset: 'USDT', periods: [expect.objectContaining({ period: 'day', limit: '100', spent: '0' })] } },
+        { name: 'side', instances: ['b1-side'], cap: null },
+      ]);
+      for (const secret of [KEY_MAIN, KEY_SIDE, SECRET_MAIN, SECRET_SIDE]) expect(statusText).not.toContain(secret);
+      const metrics = await (await fetch(`${url ?? ''}/metrics`)).text();
+      expect(metrics).toMatch(/stacker_api_requests_total\{account="side",path="[^"]+",outcome="ok"\} [1-9]/);
+      const other = daemonDir();
+      try {
+        writeDca(other, 'only-side', 'side', '0.001', 'BTC_USDT');
+        const sideOnly = { HOME: dir.root, STACKER_MODE: 'live', STACKER_BASE_URL: sandbox.url, STACKER_ACCOUNT_side_API_KEY: KEY_SIDE, STACKER_ACCOUNT_side_API_SECRET: SECRET_SIDE };
+        const second = startDaemon(['--live', '--strategies', other.strategies, '--data-dir', other.data], sideOnly);
+        expect(await second.exited).not.toBe(0);
+        expect(second.output()).toContain('E_LOCKED (LockedError): the API key is in use by stacker pid');
+        expect(second.output()).toContain(`data dir ${dir.data}`);
+        expect(second.output()).not.toContain(SECRET_SIDE);
+        // Nothing of the refused daemon reached the exchange.
+        expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
+      } finally {
+        other.remove();
+      }
+    } finally {
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+    }
+  }, 60_000);
+});

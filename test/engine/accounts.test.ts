@@ -1,0 +1,109 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
+import { Engine } from '../../src/engine/engine.ts';
+import type { AccountRouting } from '../../src/engine/runtime.ts';
+import { LiveExchange } from '../../src/exchange/live.ts';
+import { ApiClient } from '../../src/api/client.ts';
+import { dca } from '../../strategies/dca.ts';
+import { ENGINE_JOURNALS, type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf } from './harness.ts';
+
+// The engine with two accounts against the sandbox serving two keys, on each journal the daemon
+// uses: sends go to the instance's account, the account cap is reserved before the send, given
+// back when the exchange refuses, settled at what a filled order spent, and refuses the buy that
+// would cross it.
+
+const SIDE = { apiKey: 'key-side-engine-test', apiSecret: 'secret-side-engine-test-0123456789' };
+const DAY = Date.UTC(2026, 2, 2, 9);
+
+let world: EngineWorld | null = null;
+afterEach(async () => {
+  await world?.close();
+  world = null;
+});
+
+const instance = (name: string, amount: string) => runtimeOf({ instance: name, strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: amount } });
+
+/** An engine whose instances trade on `main` (the harness's key, capped at 100 USDT a day) and `side` (the sandbox's second key). */
+function routedEngine(w: EngineWorld, sideClient: ApiClient, instances: readonly ReturnType<typeof instance>[], ledger: boolean): Engine {
+  const base = w.deps();
+  const exchanges = new Map([
+    ['main', base.exchange],
+    ['side', new LiveExchange(sideClient)],
+  ]);
+  const routing: AccountRouting = {
+    accountOf: (name) => (name.endsWith('-side') ? 'side' : 'main'),
+    exchangeOf: (account) => exchanges.get(account),
+    capOf: (account) => (account === 'main' ? { limits: { day: new Decimal('100') }, asset: 'USDT' } : null),
+    names: ['main', 'side'],
+  };
+  const ledgerOptions = ledger
+    ? {
+        ledger: {
+          adoptBeforeMs: Date.now(),
+          firstLookBackMs: 86_400_000,
+          acknowledgeAdoptions: false,
+          intervalMs: 3_600_000,
+          instances: instances.map((i) => ({ instance: i.instance, timezone: i.timezone, budgetAsset: i.budgetAsset, orderSettleWindowMs: i.orderSettleWindowMs })),
+        },
+      }
+    : {};
+  return new Engine({ ...base, accounts: routing }, instances, { runId: null, ...ledgerOptions });
+}
+
+describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => {
+  it('routes each instance to its account and keeps the account cap by the money rule', async () => {
+    const w = await engineWorld({ moreAccounts: [SIDE] }, kind);
+    world = w;
+    const sideClient = new ApiClient({ baseUrl: w.sandbox.url, credentials: SIDE });
+    const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('a2-main', '0.001'), instance('b1-side', '0.002')], false);
+    try {
+      // The exchange refuses a1's first buy: the cap's reservation is given back.
+      w.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 422, body: { code: 32, message: 'Validation failed', errors: { amount: ['Amount is invalid.'] } }, times: 1 });
+      expect(await engine.runSlot('a1-main', DAY - 86_400_000)).toBe('done');
+      const refused = (await w.journal.listIntents({ instance: 'a1-main' }))[0];
+      expect(refused).toMatchObject({ account: 'main', status: 'refused', attempts: 1 });
+      expect(await w.journal.heldBudgetReservations()).toEqual([]);
+      expect(formatDecimal((await w.journal.budgetSpent({ instance: 'account:main', asset: 'USDT', timeZone: 'UTC' }, DAY - 86_400_000)).day)).toBe('0');
+
+      // a1 buys on main; a2 would cross main's cap; b1 buys on side, which has none.
+      expect(await engine.runSlot('a1-main', DAY)).toBe('done');
+      expect(await engine.runSlot('a2-main', DAY)).toBe('done');
+      expect(await engine.runSlot('b1-side', DAY)).toBe('done');
+      const mainOrders = w.sandbox.accountOf(w.sandbox.apiKey)?.orderHistory({}) ?? [];
+      const sideOrders = w.sandbox.accountOf(SIDE.apiKey)?.orderHistory({}) ?? [];
+      expect(mainOrders.map((order) => formatDecimal(order.amount))).toEqual(['0.001']);
+      expect(sideOrders.map((order) => formatDecimal(order.amount))).toEqual(['0.002']);
+      const spent = await w.journal.budgetSpent({ instance: 'account:main', asset: 'USDT', timeZone: 'UTC' }, DAY);
+      expect(formatDecimal(spent.day)).toBe(formatDecimal(mainOrders[0]?.filledQuote ?? new Decimal(-1)));
+      const a2 = (await w.journal.listIntents({ instance: 'a2-main' }))[0];
+      expect(a2).toMatchObject({ account: 'main', status: 'refused', attempts: 0 });
+      expect(a2?.error?.code).toBe('over-budget');
+      expect((await w.journal.listIntents({ instance: 'b1-side' })).map((intent) => [intent.account, intent.status])).toEqual([['side', 'done']]);
+      expect(await w.journal.heldBudgetReservations()).toEqual([]);
+    } finally {
+      await sideClient.close();
+    }
+  }, 60_000);
+
+  it("gives the cap back for a buy that was never placed, once the history shows no such order (an instance without a budget of its own)", async () => {
+    const w = await engineWorld({ moreAccounts: [SIDE] }, kind);
+    world = w;
+    const sideClient = new ApiClient({ baseUrl: w.sandbox.url, credentials: SIDE });
+    try {
+      const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001')], true);
+      w.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'reset' });
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('a1-main', slot)).toBe('failed');
+      // The answer was lost: the cap stays reserved while the order may exist.
+      expect((await w.journal.heldBudgetReservations()).map((reservation) => reservation.instance)).toEqual(['account:main']);
+      w.advance(TEST_SETTLE_WINDOW_MS);
+      await engine.track();
+      expect((await w.journal.listIntents({ instance: 'a1-main' }))[0]).toMatchObject({ account: 'main', status: 'not-found' });
+      expect((await engine.checkLedger())?.cleared).toHaveLength(1);
+      expect(await w.journal.heldBudgetReservations()).toEqual([]);
+      expect(formatDecimal((await w.journal.budgetSpent({ instance: 'account:main', asset: 'USDT', timeZone: 'UTC' }, slot)).day)).toBe('0');
+    } finally {
+      await sideClient.close();
+    }
+  }, 60_000);
+});
