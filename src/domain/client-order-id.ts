@@ -40,18 +40,24 @@ export function deriveClientOrderId(instance: string, slotTimeMs: number, intent
   return `${head}-${instanceHash(instance)}-${slotTimeMs}-${intentIndex}`;
 }
 
-/** The instance name as a readable prefix: letters, digits and single dashes, at most 24 characters. */
-export function instancePrefix(instance: string): string {
-  let prefix = PREFIXES.get(instance);
-  if (prefix === undefined) {
-    prefix = cleanPrefix(instance);
-    // As with the hashes: a handful of instances, an id for every slot of a backtest.
-    if (PREFIXES.size < 1024) PREFIXES.set(instance, prefix);
-  }
-  return prefix;
+/**
+ * A function of an instance's name, worked out once per name: a process runs a handful of
+ * instances, and a backtest derives ids for each of its slots (bounded, should names be many).
+ */
+function perInstance(work: (instance: string) => string): (instance: string) => string {
+  const known = new Map<string, string>();
+  return (instance) => {
+    let value = known.get(instance);
+    if (value === undefined) {
+      value = work(instance);
+      if (known.size < 1024) known.set(instance, value);
+    }
+    return value;
+  };
 }
 
-const PREFIXES = new Map<string, string>();
+/** The instance name as a readable prefix: letters, digits and single dashes, at most 24 characters. */
+export const instancePrefix = perInstance(cleanPrefix);
 
 function cleanPrefix(instance: string): string {
   const cleaned = instance
@@ -88,17 +94,7 @@ export function parseClientOrderId(clientOrderId: string): ClientOrderIdParts | 
  * Hash the UTF-16 code units in big-endian order, not a UTF-8 encoding (UTF-8 folds lone
  * surrogates into U+FFFD) nor the platform's byte order (the id must not change with the machine).
  */
-export function instanceHash(instance: string): string {
-  let hash = HASHES.get(instance);
-  if (hash === undefined) {
-    hash = hashInstance(instance);
-    // A process runs a handful of instances; a backtest derives ids for each of its slots.
-    if (HASHES.size < 1024) HASHES.set(instance, hash);
-  }
-  return hash;
-}
-
-const HASHES = new Map<string, string>();
+export const instanceHash = perInstance(hashInstance);
 
 function hashInstance(instance: string): string {
   const units = Buffer.alloc(instance.length * 2);

@@ -86,31 +86,10 @@ export class SimAccount {
   }
 }
 
-/**
- * The domain order, without the sim's bookkeeping fields. Field by field (every buy of a backtest
- * passes here, and a rest spread copies slowly); the compiler names any field Order gains.
- */
+/** The domain order, without the sim's bookkeeping fields. */
 function plain(order: SimOrder): Order {
-  return {
-    orderId: order.orderId,
-    clientOrderId: order.clientOrderId,
-    market: order.market,
-    side: order.side,
-    type: order.type,
-    createdAtSec: order.createdAtSec,
-    amount: order.amount,
-    left: order.left,
-    filledBase: order.filledBase,
-    filledQuote: order.filledQuote,
-    fee: order.fee,
-    feeAsset: order.feeAsset,
-    price: order.price,
-    status: order.status,
-    statusDerived: order.statusDerived,
-    stp: order.stp,
-    stopActivated: order.stopActivated,
-    ...(order.unrecognized === undefined ? {} : { unrecognized: order.unrecognized }),
-  };
+  const { finishedAtSec: _finished, ...rest } = order;
+  return rest;
 }
 
 /** A flex investment an account starts with; with `aprPct` it earns interest daily (Flex.accrueTo). */
