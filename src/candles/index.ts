@@ -1,6 +1,7 @@
 import type { Candle } from '../domain/candle.ts';
 import { readFileSync } from 'node:fs';
 import { Decimal } from '../domain/money.ts';
+import { firstAtLeast } from '../domain/sorted.ts';
 import { CANDLE_CSV_HEADER, CandleCsvError, type CandleCsvProblem } from './csv-errors.ts';
 import { checkRow, scanRow, scannedTime } from './scan.ts';
 
@@ -285,15 +286,9 @@ class ColumnarCandles implements CandleSeries {
     const hint = this.#hint;
     if (hint < this.length && (times[hint] as number) >= sec && (hint === 0 || (times[hint - 1] as number) < sec)) return hint;
     if (hint + 1 < this.length && (times[hint + 1] as number) >= sec && (times[hint] as number) < sec) return (this.#hint = hint + 1);
-    let lo = 0;
-    let hi = this.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((times[mid] as number) >= sec) hi = mid;
-      else lo = mid + 1;
-    }
-    if (lo < this.length) this.#hint = lo;
-    return lo;
+    const found = firstAtLeast(times, sec, this.length);
+    if (found < this.length) this.#hint = found;
+    return found;
   }
 
   priceAtOrAfter(timeMs: number): { readonly index: number; readonly open: Decimal } | null {

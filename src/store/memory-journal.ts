@@ -70,6 +70,7 @@ import {
   operationMoney,
   snapshotMoved,
 } from './journal-rules.ts';
+import { firstAtLeast } from '../domain/sorted.ts';
 
 export interface MemoryJournalOptions {
   /** Unix ms for every recorded time; Date.now by default. */
@@ -1061,26 +1062,14 @@ class SlotTimes {
       times.push(timeMs);
       return;
     }
-    const at = this.#firstAtOrAfter(timeMs);
+    const at = firstAtLeast(times, timeMs);
     if (times[at] !== timeMs) times.splice(at, 0, timeMs);
   }
 
   has(timeMs: number): boolean {
     const times = this.#times;
     if (times.length === 0 || timeMs > (times[times.length - 1] as number)) return false;
-    return times[this.#firstAtOrAfter(timeMs)] === timeMs;
-  }
-
-  #firstAtOrAfter(timeMs: number): number {
-    const times = this.#times;
-    let lo = 0;
-    let hi = times.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((times[mid] as number) < timeMs) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return times[firstAtLeast(times, timeMs)] === timeMs;
   }
 }
 
