@@ -71,7 +71,7 @@ function runCli(workload: Workload, env: string): Omit<Measured, 'bare'> {
   const child = spawnSync(
     process.execPath,
     // The Node flag every entry point gives a command (package.json's start script, bin/stacker.js, bin/daemon.sh).
-    ['--max-semi-space-size=8', new URL('./measured-cli.ts', import.meta.url).pathname, 'backtest', '--json', '--data', workload.file, '--market', 'BTC_USDT', '--strategy', env, '--wallet', 'USDT=100000000000'],
+    ['--max-semi-space-size=8', new URL('./measured-cli.mjs', import.meta.url).pathname, 'backtest', '--json', '--data', workload.file, '--market', 'BTC_USDT', '--strategy', env, '--wallet', 'USDT=100000000000'],
     { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
   if (child.status !== 0) throw new Error(`backtest bench (${workload.label}) failed: ${child.stderr}`);

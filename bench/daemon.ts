@@ -59,7 +59,7 @@ export async function benchResidents(options: { warmupS: number; measureS: numbe
   try {
     return [
       await measure('stacker run --live, as the Docker image runs it', imageEntry(app), 'stacker', options),
-      await measure('stacker run --live, from the sources (npm start -- run)', [node, join(ROOT, 'src/cli.ts')], 'stacker', options),
+      await measure('stacker run --live, from the sources (npm start -- run)', [node, join(ROOT, 'bin/stacker.js')], 'stacker', options),
       await measure('peer: bare undici bot (setInterval, signed POST)', [node, join(ROOT, 'bench/peers/undici-bot.mjs')], 'peer', options),
       await measure('peer: undici + node-cron bot (signed POST)', [node, join(ROOT, 'bench/peers/undici-cron-bot.mjs')], 'peer-cron', options),
     ];

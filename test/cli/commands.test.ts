@@ -302,8 +302,9 @@ describe('bad input is refused before anything is sent (exit 2)', () => {
     const folder = mkdtempSync(join(tmpdir(), 'stacker-cli-envdir-'));
     const pinnedFirst = { STACKER_BASE_URL: proxy.url, PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` };
     const ways: Array<[string, (args: string[]) => Promise<CliResult>]> = [
+      ['node -- src/cli.ts (the sources, as the tests start them)', (args) => finished(spawn(process.execPath, ['--', fileURLToPath(new URL('../../src/cli.ts', import.meta.url)), ...args], { env: cleanEnv(pinnedFirst), stdio: ['ignore', 'pipe', 'pipe'] }))],
       ['bin/stacker.js run by its shebang (npx, an installed stacker)', (args) => finished(spawn(BIN, args, { env: cleanEnv(pinnedFirst), stdio: ['ignore', 'pipe', 'pipe'] }))],
-      ['node -- src/cli.ts (npm start --)', (args) => finished(spawn(process.execPath, ['--', fileURLToPath(new URL('../../src/cli.ts', import.meta.url)), ...args], { env: cleanEnv(pinnedFirst), stdio: ['ignore', 'pipe', 'pipe'] }))],
+      ['node -- bin/stacker.js (npm start --)', (args) => finished(spawn(process.execPath, ['--', fileURLToPath(new URL('../../bin/stacker.js', import.meta.url)), ...args], { env: cleanEnv(pinnedFirst), stdio: ['ignore', 'pipe', 'pipe'] }))],
       ['a leading -- (npx stacker -- …)', (args) => runCli(['--', ...args], { STACKER_BASE_URL: proxy.url }, ['--'])],
     ];
     try {
