@@ -122,6 +122,22 @@ describe('a backtest over real candles', () => {
     expect(JSON.parse(first.stdout)).toMatchObject({ schema: 'stacker.backtest-report/1', market: 'BTC_USDT' });
   });
 
+  it("prints, for the README's backtest example, the very output the README shows", async () => {
+    // The README's command as written (its `\` line breaks joined), without --report; run from
+    // the repository, so its relative paths are the README's own.
+    const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    const command = /\*\*Backtest:\*\*\n\n```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const shown = /```text\n(Backtest [\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const words = command.replace(/#.*$/gm, '').replace(/\\\n/g, ' ').trim().split(/\s+/);
+    expect(words.slice(0, 4)).toEqual(['npm', 'start', '--', 'backtest']);
+    const flags = words.slice(4);
+    const report = flags.indexOf('--report');
+    if (report !== -1) flags.splice(report, 2);
+    const { stdout } = await run(process.execPath, [CLI, 'backtest', ...flags], { cwd: resolve(import.meta.dirname, '../..') });
+    expect(shown.length).toBeGreaterThan(500);
+    expect(stdout.trimEnd()).toBe(shown.trimEnd());
+  });
+
   it('names the flag and the rule for bad input, and exits 2', async () => {
     const result = await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', 'nope.env', '--wallet', 'usdt=abc', '--from', 'yesterday']).catch((error: { code: number; stderr: string }) => error);
     expect('code' in result ? result.code : 0).toBe(2);
