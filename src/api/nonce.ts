@@ -25,4 +25,15 @@ export class NonceSource {
     this.#last = nonce;
     return String(nonce);
   }
+
+  /**
+   * Make the next nonce land more than `ms` past both the last one and now. For a nonce the
+   * exchange refused as already seen: another process on the key drew it, and concurrent
+   * requests there took the values right after it too, so the next value would be refused
+   * again.
+   */
+  skip(ms: number): void {
+    const now = Math.floor(this.#clock.nowMs());
+    this.#last = Math.max(this.#last, Number.isFinite(now) ? now : 0) + ms;
+  }
 }

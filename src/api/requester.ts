@@ -52,6 +52,15 @@ export type Query = Readonly<Record<string, string | number | undefined>>;
 export type Params = Readonly<Record<string, unknown>>;
 
 const REDACTED = '[redacted]';
+/**
+ * A nonce refused as already seen (window mode) is signed again up to twice, each time a random
+ * 1–250 ms past the refused run: two stacker processes on one key draw their nonces from two
+ * estimates of the exchange's clock, up to a second apart, so one can walk into the other's
+ * recent values, several of them consecutive. A quarter second past them, at most half a
+ * second ahead in all, stays well inside the exchange's ±5 s window.
+ */
+const REUSED_NONCE_ATTEMPTS = 3;
+const REUSED_NONCE_SKIP_MS = 250;
 /** Shorter strings would match ordinary text; keys and signatures are far longer. */
 const MIN_SECRET_LENGTH = 8;
 
@@ -81,9 +90,11 @@ export class Requester {
    * even an order — is signed afresh and sent once more:
    * - outside the window: after measuring the clock again; a second refusal means the skew
    *   cannot be corrected, and the error says so;
-   * - a nonce already seen ("Too many requests."): with the next nonce. Another process on this
-   *   machine may have drawn the same millisecond (each measures the exchange's clock to within
-   *   half a second); a refusal that comes back is another client on the key, for the caller.
+   * - a nonce already seen ("Too many requests."): another process on the key may have drawn
+   *   the same millisecond (each measures the exchange's clock to within about half a second).
+   *   With nonceWindow, signed again up to twice, each time a random stretch past the refused
+   *   nonce (REUSED_NONCE_SKIP_MS); without it the rule is "greater than the key's last", so
+   *   once, with the next nonce. A refusal that still comes back is for the caller.
    */
   async post<T>(path: string, params: Params, parse: (value: unknown) => T, options: CallOptions): Promise<T> {
     const credentials = this.#deps.credentials;
@@ -106,7 +117,7 @@ export class Requester {
     try {
       return await send();
     } catch (error) {
-      if (error instanceof NonceReusedError) return send();
+      if (error instanceof NonceReusedError) return this.#pastReusedNonce(send, error);
       if (!(error instanceof NonceWindowError) || clock === undefined) throw error;
       try {
         await clock.measure();
@@ -120,6 +131,21 @@ export class Requester {
         throw clockSkew(again, `even after correcting for the ${((clock.offsetMs ?? 0) / 1000).toFixed(1)} s measured between this machine's clock and the exchange's`);
       }
     }
+  }
+
+  async #pastReusedNonce<T>(send: () => Promise<T>, refused: NonceReusedError): Promise<T> {
+    if (!this.#deps.nonceWindow) return send();
+    let last = refused;
+    for (let attempt = 1; attempt < REUSED_NONCE_ATTEMPTS; attempt += 1) {
+      this.#deps.nonces.skip(1 + Math.floor(this.#deps.random() * REUSED_NONCE_SKIP_MS));
+      try {
+        return await send();
+      } catch (again) {
+        if (!(again instanceof NonceReusedError)) throw again;
+        last = again;
+      }
+    }
+    throw last;
   }
 
   async #call<T>(

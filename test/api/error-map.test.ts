@@ -13,7 +13,12 @@ import {
 import { Decimal } from '../../src/domain/money.ts';
 import { mapErrorResponse } from '../../src/api/error-map.ts';
 import { decodeBody } from '../../src/api/json.ts';
-import { failure, harness, type Harness } from './helpers.ts';
+import { failure, harness, jsonBody, type Harness } from './helpers.ts';
+
+/** The nonces of the signed requests sent so far, in order. */
+function sentNonces(h: Harness): number[] {
+  return (h.agent.getCallHistory()?.calls() ?? []).map((call) => Number(jsonBody(call.body).nonce));
+}
 
 const FLEX = '/api/v4/main-account/smart-flex/investments/withdraw';
 const PLAN = '8c1a6e0e-3d1a-4b59-9d7c-0b2b3f1e9a11';
@@ -96,11 +101,19 @@ describe('error mapping through the client', () => {
 
   it('reads a JSON 429 "Too many requests." on a signed request as a nonce error, not a rate limit', async () => {
     h = harness();
-    reply('POST', '/api/v4/trade-account/balance', 429, { code: 0, errors: {}, message: 'Too many requests.' });
-    reply('POST', '/api/v4/trade-account/balance', 429, { code: 0, errors: {}, message: 'Too many requests.' });
+    for (let i = 0; i < 3; i += 1) reply('POST', '/api/v4/trade-account/balance', 429, { code: 0, errors: {}, message: 'Too many requests.' });
     expectError(await failure(h.client.tradeBalances()), { cls: NonceError, code: 'E_NONCE', retryable: false, httpStatus: 429, exchangeCode: 0 });
-    // Signed once more with a fresh nonce (a refusal at the door), never as a rate-limit retry.
-    expect(h.calls()).toBe(2);
+    // A refusal at the door, for a nonce another process on the key drew: signed twice more,
+    // each time a random 1–250 ms past the refused one (random() is 0.5 here: 126 ms), never
+    // as a rate-limit retry. The clock stands still, so the gaps are the skips alone.
+    expect(sentNonces(h)).toEqual([0, 127, 254].map((gap) => 1_760_000_000_000 + gap));
+  });
+
+  it('without nonceWindow ("greater than the last"), signs a refused nonce again once, with the next one', async () => {
+    h = harness({ nonceWindow: false });
+    for (let i = 0; i < 2; i += 1) reply('POST', '/api/v4/trade-account/balance', 429, { code: 0, errors: {}, message: 'Too many requests.' });
+    expectError(await failure(h.client.tradeBalances()), { cls: NonceError, code: 'E_NONCE', retryable: false, httpStatus: 429, exchangeCode: 0 });
+    expect(sentNonces(h)).toEqual([1_760_000_000_000, 1_760_000_000_001]);
   });
 
   it('reads a non-JSON 429 from the gateway as a rate limit', async () => {

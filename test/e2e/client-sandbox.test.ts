@@ -167,6 +167,39 @@ describe('auth, nonce, rate limit and faults', () => {
     expect(error).toMatchObject({ httpStatus: 429, retryable: false });
   });
 
+  it('gets through when another process on the key drew the same milliseconds (window mode): signed again past its run of nonces', async () => {
+    // Two processes' estimates of the exchange's clock can be a second apart, so one draws the
+    // values the other used a moment ago; concurrent requests there took consecutive values.
+    // Both clients here sign with the same standing clock: the first takes T … T+5 at once.
+    const at = Date.now();
+    const attempts: string[] = [];
+    const clientOf = (name: string, random: () => number): ApiClient =>
+      new ApiClient({
+        baseUrl: sandbox.url,
+        credentials: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret },
+        serverTime: false,
+        clock: { nowMs: () => at },
+        random,
+        retry: noRetry,
+        onRequest: (event) => {
+          if (event.path === '/api/v4/main-account/balance') attempts.push(`${name} ${event.status ?? event.errorCode}`);
+        },
+      });
+    const first = clientOf('first', Math.random);
+    const second = clientOf('second', () => 0.5);
+    const tooShort = clientOf('too-short', () => 0);
+    try {
+      await Promise.all(Array.from({ length: 6 }, () => first.mainBalances()));
+      // Skips of 1 ms land on T+2 and T+4, still inside the run: refused three times, as the exchange would.
+      expect(await tooShort.mainBalances().catch((e: unknown) => e)).toBeInstanceOf(NonceError);
+      // 126 ms past the refused nonce is past the run.
+      expect((await second.mainBalances()).has('USDT')).toBe(true);
+      expect(attempts.filter((a) => !a.startsWith('first'))).toEqual(['too-short 429', 'too-short 429', 'too-short 429', 'second 429', 'second 200']);
+    } finally {
+      await Promise.all([first.close(), second.close(), tooShort.close()]);
+    }
+  });
+
   it('classifies the gateway 429 as a rate limit', async () => {
     sandbox.faults.inject({ path: '/api/v4/public/ticker', kind: 'status', status: 429, body: 'Too Many Requests', times: 1 });
     await expect(client.tickers()).rejects.toBeInstanceOf(RateLimitError);

@@ -196,8 +196,8 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(engine.fatal).toBeNull();
     });
 
-    it('a nonce 429 ("Too many requests.") that comes back after a fresh nonce stops trading, naming another client on the key', async () => {
-      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' }, times: 2 });
+    it('a nonce 429 ("Too many requests.") that comes back on all three signings stops trading, naming another client on the key', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' }, times: 3 });
       const engine = world.engine([dcaBtc()]);
       await engine.runSlot('dca-btc', SLOT);
       expect(world.fatal).toHaveLength(1);
