@@ -1,5 +1,5 @@
 import type { ApiClient, RequestEvent } from '../api/client.ts';
-import { type Settings, loadSettings, requireCredentials } from '../config/settings.ts';
+import { type Settings, readEnvLayers, requireCredentials, settingsFromLayers } from '../config/settings.ts';
 import type { Io } from './output.ts';
 
 /** The global flags every command accepts (commander's `optsWithGlobals()`). */
@@ -8,6 +8,8 @@ export interface GlobalFlags {
   readonly region?: string;
   readonly envFile?: string;
   readonly json?: boolean;
+  /** The one-off commands' `--account NAME`: run on that account's key and endpoint. */
+  readonly account?: string;
 }
 
 /** What a failed run needs to report itself; filled in as the command runs. */
@@ -54,11 +56,20 @@ export class CommandContext {
   }
 
   settings(): Promise<Settings> {
-    this.#settings ??= loadSettings({ baseUrl: this.#flags.baseUrl, region: this.#flags.region, envFile: this.#flags.envFile }).then((settings) => {
+    this.#settings ??= this.#loadSettings().then((settings) => {
       this.#state.verbose = settings.logLevel === 'debug' || settings.logLevel === 'trace';
       return settings;
     });
     return this.#settings;
+  }
+
+  async #loadSettings(): Promise<Settings> {
+    const flags = { baseUrl: this.#flags.baseUrl, region: this.#flags.region };
+    const layers = await readEnvLayers(this.#flags.envFile);
+    const settings = settingsFromLayers(flags, layers);
+    if (this.#flags.account === undefined) return settings;
+    const { settingsOnAccount } = await import('../config/accounts.ts');
+    return settingsOnAccount(settings, layers, this.#flags.account, flags);
   }
 
   /** A client for public endpoints; credentials are passed when configured but not required. */

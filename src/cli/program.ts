@@ -15,6 +15,9 @@ import { MARKET_RULE_INPUTS as RULE_FLAGS } from '../domain/market-rule-inputs.t
  * request, so every message has one shape: `error: --flag: rule (got "value")`.
  */
 
+/** The one-off private commands run on the default account (STACKER_API_KEY) unless told another. */
+const ACCOUNT_HELP = "the account to use, as the daemon's ACCOUNT=NAME names it: its key STACKER_ACCOUNT_<NAME>_API_KEY / _API_SECRET and endpoint (default: STACKER_API_KEY)";
+
 /** A fixed default keeps the printed URL (and a .env that holds it) valid across restarts. */
 export const DEFAULT_SANDBOX_PORT = 8787;
 
@@ -248,6 +251,7 @@ says where the rules came from.`,
     .description('show the main balance, or with --trade the spot (trade) balance')
     .option('--ticker <ticker>', 'only this asset, e.g. BTC')
     .option('--trade', 'the trade (spot) balance that orders spend, instead of the main balance')
+    .option('--account <name>', ACCOUNT_HELP)
     .action(action(async () => (await import('./commands/balance.ts')).balance));
 
   program
@@ -257,6 +261,7 @@ says where the rules came from.`,
     .option('--offset <n>', 'index of the first code, 0 to 10000')
     .option('--all', 'fetch every page')
     .option('--reveal', 'print code values in full (they redeem money: mind your terminal and logs)')
+    .option('--account <name>', ACCOUNT_HELP)
     .action(action(async () => (await import('./commands/codes.ts')).codes));
 
   const flex = program.command('flex').description('flexible lending (Smart Flex): plans, investments, withdrawals');
@@ -264,18 +269,21 @@ says where the rules came from.`,
     .command('plans')
     .description('list flex plans')
     .option('--ticker <ticker>', 'only plans for this asset')
+    .option('--account <name>', ACCOUNT_HELP)
     .action(action(async () => (await import('./commands/flex.ts')).flexPlans));
   flex
     .command('investments')
     .description('list your flex investments')
     .option('--ticker <ticker>', 'only investments in this asset')
     .option('--plan <id>', 'only investments in this plan')
+    .option('--account <name>', ACCOUNT_HELP)
     .action(action(async () => (await import('./commands/flex.ts')).flexInvestments));
   flex
     .command('withdraw')
     .description('withdraw an amount from a flex investment back to the main balance (never retried)')
     .requiredOption('--plan <id>', 'the plan to withdraw from')
     .requiredOption('--amount <decimal>', 'amount to withdraw, e.g. 10.5')
+    .option('--account <name>', ACCOUNT_HELP)
     .action(action(async () => (await import('./commands/flex.ts')).flexWithdraw));
 
   program
@@ -285,6 +293,7 @@ says where the rules came from.`,
     .requiredOption('--amount <decimal>', 'base quantity to buy, e.g. 0.0005 BTC')
     .option('--client-order-id <id>', 'your id for the order: letters, digits, - . _ (default: generated, printed)')
     .option('--stp <mode>', 'self-trade prevention: no, cb (cancel both), cn (cancel new) or co (cancel old); the long forms cancel_both/cancel_new/cancel_old are read too and sent short (default: the exchange default, no)')
+    .option('--account <name>', ACCOUNT_HELP)
     .action(action(async () => (await import('./commands/trade.ts')).buy));
 
   program
@@ -292,6 +301,7 @@ says where the rules came from.`,
     .description('look an order up by client order id in the order history and active orders')
     .requiredOption('--client-order-id <id>', 'the client order id')
     .option('--market <market>', 'only this market')
+    .option('--account <name>', ACCOUNT_HELP)
     .action(action(async () => (await import('./commands/trade.ts')).order));
 
   return program;

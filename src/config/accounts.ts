@@ -1,4 +1,4 @@
-import type { InputProblem } from '../domain/errors.ts';
+import { ConfigError, type InputProblem } from '../domain/errors.ts';
 import { Decimal } from '../domain/money.ts';
 import { type Credentials, type EnvLayers, type EnvValue, type Settings, credentialsFromEnv, endpointFromEnv } from './settings.ts';
 import { parseWallet } from './wallet.ts';
@@ -83,6 +83,39 @@ export interface AccountUser {
   readonly account: string;
   /** The asset its orders spend (strategy.budgetAsset); null when it places none. */
   readonly budgetAsset: string | null;
+}
+
+/**
+ * The settings of a one-off command (`stacker balance --account NAME`, …) run on one account:
+ * its key and endpoint in place of the global ones, read by the daemon's rules. `--base-url`
+ * and `--region` still win over the account's endpoint, as they win over the global one. The
+ * default account is the global settings as they are. A name no key of the env sets up is a
+ * ConfigError (a typo would otherwise fall back to no key, or to another account's).
+ */
+export function settingsOnAccount(settings: Settings, layers: EnvLayers, name: string, flags: { readonly baseUrl?: string | undefined; readonly region?: string | undefined }): Settings {
+  if (!ACCOUNT_NAME.test(name)) throw new ConfigError([{ field: '--account', rule: `must be ${ACCOUNT_NAME_RULE} (got ${JSON.stringify(name)})` }]);
+  if (name === DEFAULT_ACCOUNT) return settings;
+  const setUp = new Set<string>();
+  for (const key of layers.keysStartingWith(ACCOUNT_ENV_PREFIX)) {
+    const parsed = parseAccountKey(key);
+    if (parsed !== null) setUp.add(parsed.name);
+  }
+  if (!setUp.has(name)) {
+    const near = [...setUp].find((other) => other.toLowerCase() === name.toLowerCase());
+    const known = setUp.size === 0 ? 'the env sets up none' : `the env sets up ${[...setUp].sort().join(', ')}`;
+    const hint = near === undefined ? '' : ` (account names are case-sensitive: did you mean ${near}?)`;
+    throw new ConfigError([{ field: '--account', rule: `no account ${name} is set up: its key is ${accountKey(name, 'API_KEY')} / ${accountKey(name, 'API_SECRET')}, and ${known}${hint}` }]);
+  }
+  const lookup = (key: string): EnvValue | null => layers.lookup(key);
+  const problems: InputProblem[] = [];
+  const keys = { apiKey: accountKey(name, 'API_KEY'), apiSecret: accountKey(name, 'API_SECRET') };
+  const credentials = credentialsFromEnv(lookup, keys, problems);
+  const flagged = flags.baseUrl !== undefined || flags.region !== undefined;
+  const global = { value: settings.endpoint, source: settings.endpointSource };
+  const endpointProblems: InputProblem[] = [];
+  const endpoint = flagged ? global : endpointFromEnv(lookup, { baseUrl: accountKey(name, 'BASE_URL'), region: accountKey(name, 'REGION') }, global, endpointProblems);
+  if (endpointProblems.length > 0) throw new ConfigError(endpointProblems);
+  return Object.freeze({ ...settings, endpoint: endpoint.value, endpointSource: endpoint.source, credentials, credentialProblems: Object.freeze(problems), credentialKeys: keys });
 }
 
 /**

@@ -41,6 +41,11 @@ export interface Settings {
   readonly credentialProblems: readonly InputProblem[];
   readonly logLevel: LogLevel;
   readonly envFile: string | null;
+  /**
+   * The env keys the credentials come from, for messages: STACKER_API_KEY / _SECRET, or an
+   * account's STACKER_ACCOUNT_<NAME>_API_KEY / _SECRET when a command runs on it (`--account`).
+   */
+  readonly credentialKeys?: { readonly apiKey: string; readonly apiSecret: string };
 }
 
 /** The global flags that feed settings; undefined means "not given". */
@@ -140,10 +145,11 @@ export function settingsFromLayers(flags: Pick<SettingsFlags, 'baseUrl' | 'regio
 export function requireCredentials(settings: Settings, command: string): Credentials {
   if (settings.credentials !== null) return settings.credentials;
   if (settings.credentialProblems.length > 0) throw new ConfigError(settings.credentialProblems);
-  const how = 'set it in the environment (export STACKER_API_KEY=... STACKER_API_SECRET=...) or in a dotenv file passed with --env-file FILE';
+  const keys = settings.credentialKeys ?? ENV_KEYS;
+  const how = `set it in the environment (export ${keys.apiKey}=... ${keys.apiSecret}=...) or in a dotenv file passed with --env-file FILE`;
   throw new ConfigError([
-    { field: ENV_KEYS.apiKey, rule: `is not set; \`stacker ${command}\` is a private command and needs an API key: ${how}` },
-    { field: ENV_KEYS.apiSecret, rule: 'is not set; it is the secret that belongs to STACKER_API_KEY' },
+    { field: keys.apiKey, rule: `is not set; \`stacker ${command}\` is a private command and needs an API key: ${how}` },
+    { field: keys.apiSecret, rule: `is not set; it is the secret that belongs to ${keys.apiKey}` },
   ]);
 }
 

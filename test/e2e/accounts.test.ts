@@ -231,3 +231,56 @@ describe('several accounts in one daemon, against the sandbox', () => {
     }
   }, 60_000);
 });
+
+describe('one-off commands on an account (--account NAME)', () => {
+  // The default account is the main key here; `side` is set up by its STACKER_ACCOUNT_side_* keys.
+  const oneOff = (extra: Record<string, string> = {}): Record<string, string> => ({
+    HOME: dir.root,
+    STACKER_BASE_URL: sandbox.url,
+    STACKER_API_KEY: KEY_MAIN,
+    STACKER_API_SECRET: SECRET_MAIN,
+    STACKER_ACCOUNT_side_API_KEY: KEY_SIDE,
+    STACKER_ACCOUNT_side_API_SECRET: SECRET_SIDE,
+    ...extra,
+  });
+
+  it("buys, reads balances and looks orders up on the account named, with its own key; without --account on the default one", async () => {
+    const bought = await runCli(['buy', '--account', 'side', '--market', 'BTC_USDT', '--amount', '0.001', '--client-order-id', 'side-by-hand-1', '--json'], oneOff());
+    expect(bought.code, bought.stderr).toBe(0);
+    expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({}).map((order) => order.clientOrderId)).toEqual(['side-by-hand-1']);
+    expect(sandbox.accountOf(KEY_MAIN)?.orderHistory({})).toEqual([]);
+
+    const side = await runCli(['balance', '--trade', '--ticker', 'BTC', '--account', 'side', '--json'], oneOff());
+    const main = await runCli(['balance', '--trade', '--ticker', 'BTC', '--json'], oneOff());
+    expect([side.code, main.code]).toEqual([0, 0]);
+    expect((JSON.parse(side.stdout) as { balances: Record<string, { available: string }> }).balances['BTC']?.available).toBe('0.001');
+    expect((JSON.parse(main.stdout) as { balances: Record<string, { available: string }> }).balances['BTC']?.available).toBe('0');
+
+    const found = await runCli(['order', '--account', 'side', '--client-order-id', 'side-by-hand-1', '--json'], oneOff());
+    const notThere = await runCli(['order', '--client-order-id', 'side-by-hand-1', '--json'], oneOff());
+    expect([found.code, notThere.code]).toEqual([0, 0]);
+    const orders = (result: { stdout: string }): Array<{ clientOrderId: string; status: string }> => (JSON.parse(result.stdout) as { orders: Array<{ clientOrderId: string; status: string }> }).orders;
+    expect(orders(found).map((o) => [o.clientOrderId, o.status])).toEqual([['side-by-hand-1', 'FILLED']]);
+    expect(orders(notThere)).toEqual([]);
+    for (const result of [bought, side, main, found, notThere]) expect(result.stdout + result.stderr).not.toContain(SECRET_SIDE);
+  });
+
+  it('refuses an account the env does not set up, a half-set key and a bad name: exit 2, the key named, nothing sent', async () => {
+    const before = (sandbox.accountOf(KEY_MAIN)?.orderHistory({}).length ?? 0) + (sandbox.accountOf(KEY_SIDE)?.orderHistory({}).length ?? 0);
+    const typo = await runCli(['buy', '--account', 'Side', '--market', 'BTC_USDT', '--amount', '0.001'], oneOff());
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('--account: no account Side is set up: its key is STACKER_ACCOUNT_Side_API_KEY / STACKER_ACCOUNT_Side_API_SECRET');
+    expect(typo.stderr).toContain('did you mean side?');
+
+    const half = await runCli(['balance', '--account', 'side'], oneOff({ STACKER_ACCOUNT_side_API_SECRET: '' }));
+    expect(half.code).toBe(2);
+    expect(half.stderr).toContain('STACKER_ACCOUNT_side_API_SECRET: is not set, but STACKER_ACCOUNT_side_API_KEY is');
+
+    const bad = await runCli(['balance', '--account', 'side account'], oneOff());
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--account: must be 1 to 32 letters/);
+    const after = (sandbox.accountOf(KEY_MAIN)?.orderHistory({}).length ?? 0) + (sandbox.accountOf(KEY_SIDE)?.orderHistory({}).length ?? 0);
+    expect(after).toBe(before);
+    for (const result of [typo, half, bad]) expect(result.stderr).not.toContain(SECRET_SIDE);
+  });
+});
