@@ -229,6 +229,9 @@ export class ExchangeLedger {
     const deps = this.#deps;
     const asset = owner.budgetAsset ?? order.market.split('_')[1] ?? order.market;
     const reason = `found in the exchange's order history; the journal had no record of it (lost with the journal, or with a crash)`;
+    // The account cap counts the order too, in the adoption's own transaction: a crash between
+    // the two would leave an adopted order the cap never counts, and the account could overspend.
+    const cap = deps.accounts?.capOf(account) ?? null;
     const adopted = await deps.journal.adoptOrder({
       instance: owner.instance,
       slotTimeMs,
@@ -239,8 +242,8 @@ export class ExchangeLedger {
       reason,
       acknowledged: this.#options.acknowledgeAdoptions,
       ...(deps.accounts === undefined ? {} : { account }),
+      ...(cap === null ? {} : { accountCap: { scope: accountBudgetScope(account), asset: cap.asset, timeZone: ACCOUNT_CAP_TIME_ZONE } }),
     });
-    await this.#countOnAccountCap(account, adopted.intent.intentId, slotTimeMs, order);
     if (adopted.transition !== null) deps.metrics.orderTransition(owner.instance, adopted.transition.toStatus);
     deps.logger.warn(
       {
@@ -256,16 +259,6 @@ export class ExchangeLedger {
       },
       `adopted order ${order.clientOrderId} (${order.status}) from the exchange's history: the journal did not have it; it now counts against ${owner.instance}'s budgets`,
     );
-  }
-
-  /** An adopted order spent money of its account too: counted on the account's cap (held while it still fills, like a sent order). */
-  async #countOnAccountCap(account: string, intentId: string, slotTimeMs: number, order: Order): Promise<void> {
-    const cap = this.#deps.accounts?.capOf(account) ?? null;
-    if (cap === null || order.filledQuote.lte(0)) return;
-    const reservationId = accountReservationId(intentId);
-    const journal = this.#deps.journal;
-    await journal.reserveBudget({ reservationId, instance: accountBudgetScope(account), asset: cap.asset, timeZone: ACCOUNT_CAP_TIME_ZONE, atMs: slotTimeMs, amountQuote: order.filledQuote, limits: {} });
-    if (isTerminalStatus(order.status)) await journal.settleBudget(reservationId, order.filledQuote);
   }
 
   async #heldNotFound(): Promise<IntentRecord[]> {

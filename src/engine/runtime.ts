@@ -58,10 +58,8 @@ export const ACCOUNT_CAP_TIME_ZONE = 'UTC';
 export function accountBudgetScope(account: string): string {
   return `account:${account}`;
 }
-/** The reservation an account cap holds for an intent (its instance's reservation is the intent's id). */
-export function accountReservationId(intentId: string): string {
-  return `${intentId}#account`;
-}
+/** The journal names an account cap's reservations (adopting an order writes one itself). */
+export { accountReservationId } from '../store/journal.ts';
 
 /** Whether some account of the run has a cap (only then are account reservations looked for). */
 export function hasAccountCaps(deps: EngineDeps): boolean {

@@ -1,7 +1,7 @@
 import { deriveClientOrderId } from '../domain/client-order-id.ts';
 import type { BuyStockMarketIntent, Intent } from '../domain/intent.ts';
 import { isMoneyIntent } from '../domain/intent.ts';
-import { type Decimal, formatDecimal, isDecimal } from '../domain/money.ts';
+import { type Decimal, formatDecimal, isAboveZero, isDecimal } from '../domain/money.ts';
 import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 import { checkTextMap } from './intent-codec.ts';
@@ -28,6 +28,7 @@ import {
   type SlotSkip,
   type SlotFinish,
   type StoredOrder,
+  accountReservationId,
 } from './journal.ts';
 
 /**
@@ -172,16 +173,19 @@ export function adoptedFinding(adoption: OrderAdoption): NewLedgerFinding {
 }
 
 /** What an adopted order counts against the budgets: settled at what it spent, or held while it still fills (the tracker settles it). */
-export function adoptedSpend(adoption: OrderAdoption, reservationId: string): BudgetScope & { reservationId: string; atMs: number; amountQuote: Decimal; state: 'held' | 'settled' } {
-  return {
-    reservationId,
-    instance: adoption.instance,
-    asset: adoption.asset,
-    timeZone: adoption.timeZone,
-    atMs: adoption.slotTimeMs,
-    amountQuote: adoption.order.filledQuote,
-    state: isTerminalStatus(adoption.order.status) ? 'settled' : 'held',
-  };
+type AdoptedSpend = BudgetScope & { reservationId: string; atMs: number; amountQuote: Decimal; state: 'held' | 'settled' };
+
+/**
+ * What an adopted order spent, as the budget records its adoption writes: the instance's (under
+ * the intent's id), and its account cap's when it has one and the order spent anything.
+ */
+export function adoptedSpends(adoption: OrderAdoption, intentId: string): AdoptedSpend[] {
+  const { order } = adoption;
+  const common = { atMs: adoption.slotTimeMs, amountQuote: order.filledQuote, state: isTerminalStatus(order.status) ? 'settled' : 'held' } as const;
+  const spends: AdoptedSpend[] = [{ reservationId: intentId, instance: adoption.instance, asset: adoption.asset, timeZone: adoption.timeZone, ...common }];
+  const cap = adoption.accountCap;
+  if (cap !== undefined && isAboveZero(order.filledQuote)) spends.push({ reservationId: accountReservationId(intentId), instance: cap.scope, asset: cap.asset, timeZone: cap.timeZone, ...common });
+  return spends;
 }
 
 // Orders.

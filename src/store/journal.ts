@@ -447,6 +447,17 @@ export interface OrderAdoption {
   readonly acknowledged?: boolean;
   /** The account whose history showed it. */
   readonly account?: string;
+  /**
+   * The account's cap, when it has one: the order's spend is counted there too, in the same
+   * transaction as the adoption (under accountReservationId of the intent, held while the
+   * order still fills), so a crash can never leave an adopted order the cap does not count.
+   */
+  readonly accountCap?: { readonly scope: string; readonly asset: string; readonly timeZone: string };
+}
+
+/** The reservation an account cap holds for an intent (its instance's reservation is the intent's id). */
+export function accountReservationId(intentId: string): string {
+  return `${intentId}#account`;
 }
 
 export interface AdoptedOrder {

@@ -47,6 +47,7 @@ import {
 import {
   adoptedFinding,
   adoptedIntent,
+  adoptedSpends,
   budgetExcesses,
   transitionOf,
   applyIntentUpdate,
@@ -481,12 +482,12 @@ export class MemoryJournal implements Journal {
       };
       this.#addIntent(record);
       const transition = this.#recordOrder(order, { intentId }, now);
-      const state = isTerminalStatus(order.status) ? 'settled' : 'held';
-      const spend = { reservationId: intentId, instance, asset: adoption.asset, timeZone: adoption.timeZone, atMs: slotTimeMs, amountQuote: order.filledQuote, state } as const;
-      checkScope(spend);
-      checkSpentAmount(spend.amountQuote, 'amountQuote');
-      if (this.#reservations.has(intentId)) throw new StoreError('conflict', `budget reservation ${intentId} already exists`);
-      this.#recordSpend(spend, periodStarts(slotTimeMs, adoption.timeZone));
+      for (const spend of adoptedSpends(adoption, intentId)) {
+        checkScope(spend);
+        checkSpentAmount(spend.amountQuote, 'amountQuote');
+        if (this.#reservations.has(spend.reservationId)) throw new StoreError('conflict', `budget reservation ${spend.reservationId} already exists`);
+        this.#recordSpend(spend, periodStarts(slotTimeMs, spend.timeZone));
+      }
       const finding = this.#insertFinding(adoptedFinding(adoption));
       return { intent: record, transition, finding };
     });

@@ -2,7 +2,7 @@ import { StoreError } from './errors.ts';
 import { encodeIntentParams } from './intent-codec.ts';
 import type { AdoptedOrder, LedgerFinding, NewLedgerFinding, OrderAdoption } from './journal.ts';
 import { findingFromRow } from './journal-rows.ts';
-import { adoptedFinding, adoptedIntent, adoptedSpend, checkFinding, checkLedgerTime } from './journal-rules.ts';
+import { adoptedFinding, adoptedIntent, adoptedSpends, checkFinding, checkLedgerTime } from './journal-rules.ts';
 import { recordSpend } from './pg-budgets.ts';
 import type { Tx } from './pg-db.ts';
 import { requireIntent } from './pg-intents.ts';
@@ -27,7 +27,7 @@ export async function adoptOrder(tx: Tx, adoption: OrderAdoption, nowMs: number)
     [intentId, instance, slotTimeMs, index, encodeIntentParams(intent), order.clientOrderId, JSON.stringify(result), nowMs, Math.round(order.createdAtSec * 1000), adoption.account ?? null],
   );
   const transition = await recordOrderSnapshot(tx, order, { intentId }, nowMs);
-  await recordSpend(tx, adoptedSpend(adoption, intentId), nowMs);
+  for (const spend of adoptedSpends(adoption, intentId)) await recordSpend(tx, spend, nowMs);
   const finding = await insertFinding(tx, adoptedFinding(adoption), nowMs);
   return { intent: await requireIntent(tx, intentId), transition, finding };
 }

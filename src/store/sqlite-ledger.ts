@@ -2,7 +2,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { StoreError } from './errors.ts';
 import { encodeIntentParams } from './intent-codec.ts';
 import type { AdoptedOrder, LedgerFinding, NewLedgerFinding, OrderAdoption } from './journal.ts';
-import { adoptedFinding, adoptedIntent, adoptedSpend, checkFinding, checkLedgerTime } from './journal-rules.ts';
+import { adoptedFinding, adoptedIntent, adoptedSpends, checkFinding, checkLedgerTime } from './journal-rules.ts';
 import { recordSpendIn } from './sqlite-budgets.ts';
 import { transaction } from './sqlite-db.ts';
 import { recordOrderSnapshotIn } from './sqlite-orders.ts';
@@ -44,7 +44,7 @@ export function adoptOrder(db: DatabaseSync, adoption: OrderAdoption, nowMs: num
       adoption.account ?? null,
     );
     const transition = recordOrderSnapshotIn(db, order, { intentId }, nowMs);
-    recordSpendIn(db, adoptedSpend(adoption, intentId), nowMs);
+    for (const spend of adoptedSpends(adoption, intentId)) recordSpendIn(db, spend, nowMs);
     const finding = insertFinding(db, adoptedFinding(adoption), nowMs);
     const row = db.prepare('SELECT * FROM intents WHERE intent_id = ?').get(intentId);
     if (row === undefined) throw new StoreError('not-found', `adopted intent ${intentId} vanished`);

@@ -55,6 +55,38 @@ describe.each(JOURNAL_KINDS)('adopting an order the journal never sent (%s journ
     expect(await journal.listFindings({ unacknowledged: true })).toMatchObject([{ kind: 'adopted', orderId: '701', instance: SLOT.instance }]);
   });
 
+  it("counts the order on its account's cap in the same transaction: both scopes or, when the adoption fails, neither", async () => {
+    const journal = await world.openJournal();
+    const capScope = { instance: 'account:kids', asset: 'USDT', timeZone: 'UTC' };
+    const onCap = { accountCap: { scope: capScope.instance, asset: 'USDT', timeZone: 'UTC' } };
+    const adopted = await journal.adoptOrder({ ...adoption(1, '30'), ...onCap });
+    expect(formatDecimal((await journal.budgetSpent({ instance: SLOT.instance, asset: 'USDT', timeZone: 'UTC' }, SLOT.slotTimeMs)).day)).toBe('30');
+    expect(formatDecimal((await journal.budgetSpent(capScope, SLOT.slotTimeMs)).day)).toBe('30');
+    expect(await journal.heldBudgetReservations()).toEqual([]);
+    expect(adopted.intent.intentId).not.toBe('');
+
+    // A second adoption into the same slot is refused whole: no spend on either scope.
+    await expect(journal.adoptOrder({ ...adoption(2, '40'), ...onCap })).rejects.toMatchObject({ reason: 'conflict' });
+    expect(formatDecimal((await journal.budgetSpent(capScope, SLOT.slotTimeMs)).day)).toBe('30');
+    expect(formatDecimal((await journal.budgetSpent({ instance: SLOT.instance, asset: 'USDT', timeZone: 'UTC' }, SLOT.slotTimeMs)).day)).toBe('30');
+  });
+
+  it('holds the account cap while an adopted order still fills, and counts nothing on it for an order that filled nothing', async () => {
+    const journal = await world.openJournal();
+    const capScope = { instance: 'account:kids', asset: 'USDT', timeZone: 'UTC' };
+    const onCap = { accountCap: { scope: capScope.instance, asset: 'USDT', timeZone: 'UTC' } };
+    const partial = { ...adoption(1, '12'), order: { ...filled(1, '12'), status: 'PARTIAL_FILLED' as const } };
+    const adopted = await journal.adoptOrder({ ...partial, ...onCap });
+    const held = (await journal.heldBudgetReservations()).map((r) => r.reservationId).sort();
+    expect(held).toEqual([adopted.intent.intentId, `${adopted.intent.intentId}#account`].sort());
+    expect(formatDecimal((await journal.budgetSpent(capScope, SLOT.slotTimeMs)).day)).toBe('12');
+
+    const other = { ...SLOT, slotTimeMs: SLOT.slotTimeMs + 86_400_000 };
+    const empty = order({ orderId: '799', clientOrderId: deriveClientOrderId(other.instance, other.slotTimeMs, 0), status: 'CANCELED', filledBase: new Decimal('0'), filledQuote: new Decimal('0'), fee: new Decimal('0') });
+    await journal.adoptOrder({ ...adoption(0, '0'), slotTimeMs: other.slotTimeMs, order: empty, ...onCap });
+    expect(formatDecimal((await journal.budgetSpent(capScope, other.slotTimeMs)).day)).toBe('0');
+  });
+
   it('refuses to adopt into a slot the journal already has: that order was sent by someone else', async () => {
     const journal = await world.openJournal();
     await journal.claimSlot({ ...SLOT, runId: null });
