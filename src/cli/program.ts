@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import { INTENT_STATUSES } from '../store/journal.ts';
 import { ORDER_STATUSES } from '../domain/order.ts';
@@ -23,8 +23,34 @@ export const DEFAULT_SANDBOX_PORT = 8787;
 
 type Run<F> = (ctx: CommandContext, flags: F) => Promise<void>;
 
+/**
+ * Required options, checked after the unknown ones: commander checks its own required options
+ * first, so a misspelt one (`--dta`) was reported as missing (`--data` not specified) rather than
+ * as unknown with its suggestion (`Did you mean --data?`).
+ */
+const REQUIRED = new WeakSet<Option>();
+class StackerCommand extends Command {
+  override createCommand(name?: string): StackerCommand {
+    return new StackerCommand(name);
+  }
+
+  override requiredOption(flags: string, description?: string): this {
+    const option = new Option(flags, description);
+    REQUIRED.add(option);
+    return this.addOption(option);
+  }
+}
+
+function checkRequired(command: Command): void {
+  for (const option of command.options) {
+    if (REQUIRED.has(option) && command.getOptionValue(option.attributeName()) === undefined) {
+      command.error(`error: required option '${option.flags}' not specified`, { code: 'commander.missingMandatoryOptionValue' });
+    }
+  }
+}
+
 export function buildProgram(io: Io, state: RunState): Command {
-  const program = new Command('stacker');
+  const program = new StackerCommand('stacker');
   const action =
     <F>(load: () => Promise<Run<F>>) =>
     async (flags: F, command: Command): Promise<void> => {
@@ -51,6 +77,7 @@ export function buildProgram(io: Io, state: RunState): Command {
     .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
+    .hook('preAction', (_program, command) => checkRequired(command))
     .addHelpText(
       'after',
       `

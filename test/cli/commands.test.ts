@@ -265,6 +265,13 @@ describe('bad input is refused before anything is sent (exit 2)', () => {
     expect((await refusedLocally(['balance', '--tikcer', 'BTC'])).stderr).toContain("error: unknown option '--tikcer'");
   });
 
+  it('a misspelt required flag is reported as unknown, with the flag meant, not as the required one missing', async () => {
+    const misspelt = await refusedLocally(['buy', '--markte', 'BTC_USDT', '--amount', '0.001']);
+    expect(misspelt.stderr).toBe("error: unknown option '--markte'\n(Did you mean --market?)\n(run with --help for usage)\n");
+    const missing = await refusedLocally(['buy', '--amount', '0.001']);
+    expect(missing.stderr).toBe("error: required option '--market <market>' not specified\n(run with --help for usage)\n");
+  });
+
   it('a flag without its value', async () => {
     expect((await refusedLocally(['buy', '--market', 'BTC_USDT', '--amount'])).stderr).toContain("error: option '--amount <decimal>' argument missing");
   });
