@@ -2,6 +2,7 @@ import { ConfigError, type InputProblem } from '../domain/errors.ts';
 import { Decimal } from '../domain/money.ts';
 import { type Credentials, type EnvLayers, type EnvValue, type Settings, credentialsFromEnv, endpointFromEnv } from './settings.ts';
 import { parseWallet } from './wallet.ts';
+import { isValidTimezone } from '../domain/zone.ts';
 
 /**
  * Accounts: one API key each. An instance file may say `ACCOUNT=NAME`; the account's key,
@@ -19,6 +20,9 @@ export const ACCOUNT_NAME_RULE = '1 to 32 letters, digits, underscores or dashes
 
 export const ACCOUNT_ENV_PREFIX = 'STACKER_ACCOUNT_';
 
+/** The calendar an account's caps count in when the env names none. */
+export const ACCOUNT_CAP_DEFAULT_TIME_ZONE = 'UTC';
+
 /** What may follow `STACKER_ACCOUNT_<NAME>_`. */
 export const ACCOUNT_KEY_SUFFIXES = {
   apiKey: 'API_KEY',
@@ -29,6 +33,7 @@ export const ACCOUNT_KEY_SUFFIXES = {
   budgetDay: 'BUDGET_QUOTE_PER_DAY',
   budgetWeek: 'BUDGET_QUOTE_PER_WEEK',
   budgetMonth: 'BUDGET_QUOTE_PER_MONTH',
+  budgetTimeZone: 'BUDGET_TIMEZONE',
 } as const;
 type Suffix = (typeof ACCOUNT_KEY_SUFFIXES)[keyof typeof ACCOUNT_KEY_SUFFIXES];
 
@@ -72,6 +77,8 @@ export interface AccountConfig {
   readonly budgets: AccountBudgets;
   /** The quote asset its caps count (its instances' budget asset); null without caps. */
   readonly budgetAsset: string | null;
+  /** The IANA zone whose days, ISO weeks and months its caps count (default UTC). */
+  readonly budgetTimeZone: string;
   /** The instances that trade on it, sorted. */
   readonly instances: readonly string[];
 }
@@ -201,6 +208,7 @@ function readAccount(name: string, members: readonly AccountUser[], context: Rea
   const wallet = readAccountWallet(name, lookup, context.defaultWallet, problems);
   const budgets = readAccountBudgets(name, lookup, problems);
   const budgetAsset = accountBudgetAsset(name, budgets, members, problems);
+  const budgetTimeZone = readAccountBudgetTimeZone(name, lookup, budgets, problems);
   if (problems.length > before) return null;
   return Object.freeze({
     name,
@@ -210,6 +218,7 @@ function readAccount(name: string, members: readonly AccountUser[], context: Rea
     dryRunWallet: wallet,
     budgets: Object.freeze(budgets),
     budgetAsset,
+    budgetTimeZone,
     instances: Object.freeze(members.map((member) => member.instance).sort()),
   });
 }
@@ -235,6 +244,26 @@ function readAccountBudgets(name: string, lookup: (key: string) => EnvValue | nu
     return null;
   };
   return { day: read('BUDGET_QUOTE_PER_DAY'), week: read('BUDGET_QUOTE_PER_WEEK'), month: read('BUDGET_QUOTE_PER_MONTH') };
+}
+
+/**
+ * The zone whose calendar an account's caps count in: one for the account, whatever the
+ * TIMEZONE of each of its instances (UTC unless `STACKER_ACCOUNT_<NAME>_BUDGET_TIMEZONE` says).
+ * A zone without a cap to count is refused, like any key that would change nothing.
+ */
+function readAccountBudgetTimeZone(name: string, lookup: (key: string) => EnvValue | null, budgets: AccountBudgets, problems: InputProblem[]): string {
+  const key = accountKey(name, 'BUDGET_TIMEZONE');
+  const found = lookup(key);
+  if (found === null) return ACCOUNT_CAP_DEFAULT_TIME_ZONE;
+  const zone = found.value.trim();
+  if (!isValidTimezone(zone)) {
+    problems.push({ source: found.source, field: key, rule: `must be an IANA time zone such as Europe/Berlin or UTC (got ${JSON.stringify(found.value)})` });
+    return ACCOUNT_CAP_DEFAULT_TIME_ZONE;
+  }
+  if (budgets.day === null && budgets.week === null && budgets.month === null) {
+    problems.push({ source: found.source, field: key, rule: `account ${name} has no cap (${accountKey(name, 'BUDGET_QUOTE_PER_DAY')}, _WEEK or _MONTH) for it to count; remove it or set a cap` });
+  }
+  return zone;
 }
 
 /** A cap is one number in one asset: the instances it counts must all spend that asset. */

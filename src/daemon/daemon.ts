@@ -428,7 +428,7 @@ function accountRouting(config: DaemonConfig, exchanges: ReadonlyMap<string, Exc
       if (account.budgetAsset === null) return [];
       const { day, week, month } = account.budgets;
       const limits = { ...(day === null ? {} : { day }), ...(week === null ? {} : { week }), ...(month === null ? {} : { month }) };
-      return [[account.name, { limits, asset: account.budgetAsset }] as const];
+      return [[account.name, { limits, asset: account.budgetAsset, timeZone: account.budgetTimeZone }] as const];
     }),
   );
   return {

@@ -1,6 +1,6 @@
 import type { AccountConfig } from '../config/accounts.ts';
 import type { InstanceConfig } from '../config/instance-config.ts';
-import { ACCOUNT_CAP_TIME_ZONE, accountBudgetScope } from '../engine/runtime.ts';
+import { accountBudgetScope } from '../engine/runtime.ts';
 import { type Decimal, formatDecimal } from '../domain/money.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Exchange } from '../exchange/port.ts';
@@ -101,7 +101,7 @@ export interface StatusSources {
   readonly startedAtMs: number;
   readonly instances: readonly InstanceConfig[];
   /** Never their keys: the status document names accounts and their caps only. */
-  readonly accounts?: readonly Pick<AccountConfig, 'name' | 'instances' | 'budgets' | 'budgetAsset'>[];
+  readonly accounts?: readonly Pick<AccountConfig, 'name' | 'instances' | 'budgets' | 'budgetAsset' | 'budgetTimeZone'>[];
   readonly journal: Journal;
   readonly exchange: Pick<Exchange, 'prices'>;
   readonly engine: () => Engine | null;
@@ -155,7 +155,7 @@ export class StatusBuilder {
           cap:
             account.budgetAsset === null
               ? null
-              : await budgetStatus(sources.journal, { instance: accountBudgetScope(account.name), asset: account.budgetAsset, timeZone: ACCOUNT_CAP_TIME_ZONE }, account.budgets, nowMs),
+              : await budgetStatus(sources.journal, { instance: accountBudgetScope(account.name), asset: account.budgetAsset, timeZone: account.budgetTimeZone }, account.budgets, nowMs),
         })),
       ),
       markets: positions(orders, priced.prices),

@@ -6,7 +6,7 @@ import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts
 import { orderResult } from './executor.ts';
 import { recordOrder } from './order-log.ts';
 import { isTerminalStatus } from '../domain/order.ts';
-import { ACCOUNT_CAP_TIME_ZONE, type EngineDeps, accountBudgetScope, accountOfInstance, accountPrefix, accountReservationId, onAccount } from './runtime.ts';
+import { type EngineDeps, accountBudgetScope, accountOfInstance, accountPrefix, accountReservationId, onAccount } from './runtime.ts';
 
 /** An instance whose id scheme is recognised in the exchange's history (enabled or not). */
 export interface LedgerInstance {
@@ -242,7 +242,7 @@ export class ExchangeLedger {
       reason,
       acknowledged: this.#options.acknowledgeAdoptions,
       ...(deps.accounts === undefined ? {} : { account }),
-      ...(cap === null ? {} : { accountCap: { scope: accountBudgetScope(account), asset: cap.asset, timeZone: ACCOUNT_CAP_TIME_ZONE } }),
+      ...(cap === null ? {} : { accountCap: { scope: accountBudgetScope(account), asset: cap.asset, timeZone: cap.timeZone } }),
     });
     if (adopted.transition !== null) deps.metrics.orderTransition(owner.instance, adopted.transition.toStatus);
     deps.logger.warn(

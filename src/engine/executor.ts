@@ -10,7 +10,6 @@ import { estimatedQuote } from './guards.ts';
 import { tellRefused, tellUnknown } from './intent-events.ts';
 import { recordOrder } from './order-log.ts';
 import {
-  ACCOUNT_CAP_TIME_ZONE,
   DEFAULT_ACCOUNT,
   type EngineDeps,
   type InstanceLimits,
@@ -147,7 +146,7 @@ async function reserveBudget(deps: EngineDeps, limits: InstanceLimits, view: Slo
     reservationId: accountReservationId(record.intentId),
     instance: accountBudgetScope(account),
     asset: cap.asset,
-    timeZone: ACCOUNT_CAP_TIME_ZONE,
+    timeZone: cap.timeZone,
     atMs: record.slotTimeMs,
     amountQuote: estimate,
     limits: cap.limits,
@@ -155,7 +154,7 @@ async function reserveBudget(deps: EngineDeps, limits: InstanceLimits, view: Slo
   if (decision.ok) return null;
   await releaseReservation(deps, record);
   const excess = decision.exceeded.map(
-    (e) => `${e.period} (UTC): ${formatDecimal(e.spentQuote)} spent by its instances + ${formatDecimal(e.requestedQuote)} > ${formatDecimal(e.limitQuote)} ${cap.asset}`,
+    (e) => `${e.period} (${cap.timeZone}): ${formatDecimal(e.spentQuote)} spent by its instances + ${formatDecimal(e.requestedQuote)} > ${formatDecimal(e.limitQuote)} ${cap.asset}`,
   );
   return { code: 'over-budget', message: `estimated value ${formatDecimal(estimate)} ${cap.asset} is over the cap of account ${account} (${excess.join('; ')})` };
 }

@@ -47,14 +47,17 @@ export interface AccountCap {
   readonly limits: BudgetLimits;
   /** The quote asset the cap counts. */
   readonly asset: string;
+  /**
+   * The zone of the calendar periods it counts (UTC unless the account names one): an account's
+   * instances may each have their own TIMEZONE, the account's day is one.
+   */
+  readonly timeZone: string;
 }
 
 /**
  * The account caps' counters live beside the instances' in the budget tables, under a scope no
- * instance can have (instance names hold no colon), in UTC calendar periods: an account's
- * instances may each have their own TIMEZONE, the account's day is one.
+ * instance can have (instance names hold no colon).
  */
-export const ACCOUNT_CAP_TIME_ZONE = 'UTC';
 export function accountBudgetScope(account: string): string {
   return `account:${account}`;
 }
@@ -174,7 +177,7 @@ export async function budgetLeft(journal: Journal, instance: InstanceLimits & { 
 /** The smallest of an account cap's periods left at `atMs` (never below zero); null without a cap. */
 export async function accountCapLeft(journal: Journal, account: string, cap: AccountCap | null, atMs: number): Promise<Decimal | null> {
   if (cap === null) return null;
-  return leftOf(journal, { instance: accountBudgetScope(account), asset: cap.asset, timeZone: ACCOUNT_CAP_TIME_ZONE }, cap.limits, atMs);
+  return leftOf(journal, { instance: accountBudgetScope(account), asset: cap.asset, timeZone: cap.timeZone }, cap.limits, atMs);
 }
 
 async function leftOf(journal: Journal, scope: BudgetScope, limits: BudgetLimits, atMs: number): Promise<Decimal | null> {

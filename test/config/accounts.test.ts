@@ -149,12 +149,26 @@ describe('accounts: ACCOUNT= in an instance file, keys in the global env', () =>
     expect(text).toContain('STACKER_ACCOUNT_rep_BUDGET_QUOTE_PER_DAY: account rep has a budget cap, but none of its instances places orders a cap could count');
   });
 
+  it("counts an account's caps in UTC, or in the zone it names; refuses a bad zone and a zone without a cap", async () => {
+    world.instance('a-dca', `${DCA}\nACCOUNT=main`);
+    world.instance('b-dca', `${DCA}\nACCOUNT=side`);
+    const utc = await load({ STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '50' });
+    expect(utc.accounts.get('main')?.budgetTimeZone).toBe('UTC');
+    const berlin = await load({ STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '50', STACKER_ACCOUNT_main_BUDGET_TIMEZONE: 'Europe/Berlin' });
+    expect(berlin.accounts.get('main')?.budgetTimeZone).toBe('Europe/Berlin');
+
+    const error = await configErrorOf(load({ STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '50', STACKER_ACCOUNT_main_BUDGET_TIMEZONE: 'Europe/Berlinn', STACKER_ACCOUNT_side_BUDGET_TIMEZONE: 'UTC' }));
+    const text = lines(error.problems).join('\n');
+    expect(text).toContain('STACKER_ACCOUNT_main_BUDGET_TIMEZONE: must be an IANA time zone such as Europe/Berlin or UTC (got "Europe/Berlinn")');
+    expect(text).toContain('STACKER_ACCOUNT_side_BUDGET_TIMEZONE: account side has no cap (STACKER_ACCOUNT_side_BUDGET_QUOTE_PER_DAY, _WEEK or _MONTH) for it to count');
+  });
+
   it('the env file accepts account keys and names a misspelt one', async () => {
     world.instance('a-dca', `${DCA}\nACCOUNT=main`);
     const envFile = world.file('global.env', ['STACKER_ACCOUNT_main_API_KEY=ka', `STACKER_ACCOUNT_main_API_SECRET=${SECRET_A}`, 'STACKER_ACCOUNT_main_API_KYE=x'].join('\n'));
     const error = await configErrorOf(load({}, { envFile }));
     expect(lines(error.problems)).toEqual([
-      `env file ${envFile}: STACKER_ACCOUNT_main_API_KYE: is not an account setting: write STACKER_ACCOUNT_<NAME>_<SETTING>, NAME being 1 to 32 letters, digits, underscores or dashes (case-sensitive: it is written the same way in STACKER_ACCOUNT_<NAME>_API_KEY), SETTING one of API_KEY, API_SECRET, REGION, BASE_URL, DRY_RUN_WALLET, BUDGET_QUOTE_PER_DAY, BUDGET_QUOTE_PER_WEEK, BUDGET_QUOTE_PER_MONTH`,
+      `env file ${envFile}: STACKER_ACCOUNT_main_API_KYE: is not an account setting: write STACKER_ACCOUNT_<NAME>_<SETTING>, NAME being 1 to 32 letters, digits, underscores or dashes (case-sensitive: it is written the same way in STACKER_ACCOUNT_<NAME>_API_KEY), SETTING one of API_KEY, API_SECRET, REGION, BASE_URL, DRY_RUN_WALLET, BUDGET_QUOTE_PER_DAY, BUDGET_QUOTE_PER_WEEK, BUDGET_QUOTE_PER_MONTH, BUDGET_TIMEZONE`,
     ]);
   });
 

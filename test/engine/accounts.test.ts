@@ -24,7 +24,7 @@ afterEach(async () => {
 const instance = (name: string, amount: string) => runtimeOf({ instance: name, strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: amount } });
 
 /** An engine whose instances trade on `main` (the harness's key, capped at 100 USDT a day) and `side` (the sandbox's second key). */
-function routedEngine(w: EngineWorld, sideClient: ApiClient, instances: readonly ReturnType<typeof instance>[], ledger: boolean): Engine {
+function routedEngine(w: EngineWorld, sideClient: ApiClient, instances: readonly ReturnType<typeof instance>[], ledger: boolean, capTimeZone = 'UTC'): Engine {
   const base = w.deps();
   const exchanges = new Map([
     ['main', base.exchange],
@@ -33,7 +33,7 @@ function routedEngine(w: EngineWorld, sideClient: ApiClient, instances: readonly
   const routing: AccountRouting = {
     accountOf: (name) => (name.endsWith('-side') ? 'side' : 'main'),
     exchangeOf: (account) => exchanges.get(account),
-    capOf: (account) => (account === 'main' ? { limits: { day: new Decimal('100') }, asset: 'USDT' } : null),
+    capOf: (account) => (account === 'main' ? { limits: { day: new Decimal('100') }, asset: 'USDT', timeZone: capTimeZone } : null),
     names: ['main', 'side'],
   };
   const ledgerOptions = ledger
@@ -80,6 +80,36 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       expect(a2?.error?.code).toBe('over-budget');
       expect((await w.journal.listIntents({ instance: 'b1-side' })).map((intent) => [intent.account, intent.status])).toEqual([['side', 'done']]);
       expect(await w.journal.heldBudgetReservations()).toEqual([]);
+    } finally {
+      await sideClient.close();
+    }
+  }, 60_000);
+
+  it("counts the cap's days in the account's time zone: 22:30 and 23:30 UTC are one day in UTC, two in Berlin", async () => {
+    const w = await engineWorld({ moreAccounts: [SIDE] }, kind);
+    world = w;
+    const sideClient = new ApiClient({ baseUrl: w.sandbox.url, credentials: SIDE });
+    // 2 March 2026, winter time: 22:30 UTC is 23:30 in Berlin, 23:30 UTC is 00:30 on the 3rd.
+    const late = Date.UTC(2026, 2, 2, 22, 30);
+    const later = Date.UTC(2026, 2, 2, 23, 30);
+    try {
+      const berlin = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('a2-main', '0.001')], false, 'Europe/Berlin');
+      expect(await berlin.runSlot('a1-main', late)).toBe('done');
+      expect(await berlin.runSlot('a2-main', later)).toBe('done');
+      expect((await w.journal.listIntents({})).map((intent) => [intent.instance, intent.status])).toEqual([
+        ['a2-main', 'done'],
+        ['a1-main', 'done'],
+      ]);
+      const berlinDays = await Promise.all([late, later].map((at) => w.journal.budgetSpent({ instance: 'account:main', asset: 'USDT', timeZone: 'Europe/Berlin' }, at)));
+      expect(berlinDays.map((spent) => spent.day.gt(50) && spent.day.lt(100))).toEqual([true, true]);
+
+      // The same two slots, a day on, against a cap counted in UTC: the second crosses it.
+      const utc = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('a2-main', '0.001')], false, 'UTC');
+      expect(await utc.runSlot('a1-main', late + 86_400_000)).toBe('done');
+      expect(await utc.runSlot('a2-main', later + 86_400_000)).toBe('done');
+      const [second] = await w.journal.listIntents({ instance: 'a2-main', slotTimeMs: later + 86_400_000 });
+      expect(second?.error?.code).toBe('over-budget');
+      expect(second?.error?.message).toContain('is above the budget left for this slot, 35 USDT');
     } finally {
       await sideClient.close();
     }

@@ -165,6 +165,8 @@ export interface AccountSummary {
   readonly credentials: 'set' | 'not set';
   readonly budgets: AccountConfig['budgets'];
   readonly budgetAsset: string | null;
+  /** The zone whose days, weeks and months the caps count. */
+  readonly budgetTimeZone: string;
   readonly wallet: ReadonlyMap<string, Decimal>;
   readonly instances: readonly string[];
 }
@@ -225,6 +227,7 @@ function describeAccount(account: AccountConfig): AccountSummary {
     credentials: account.credentials === null ? 'not set' : 'set',
     budgets: account.budgets,
     budgetAsset: account.budgetAsset,
+    budgetTimeZone: account.budgetTimeZone,
     wallet: account.dryRunWallet,
     instances: account.instances,
   };
@@ -282,7 +285,7 @@ export function renderConfig(summary: ConfigSummary): string {
   // Said only when some instance names an account: a configuration of one key reads as before.
   if (summary.accounts.some((account) => account.name !== 'default')) {
     for (const account of summary.accounts) {
-      const cap = (['day', 'week', 'month'] as const).filter((period) => account.budgets[period] !== null).map((period) => `${text(account.budgets[period])} ${account.budgetAsset ?? ''} per ${period} (UTC)`);
+      const cap = (['day', 'week', 'month'] as const).filter((period) => account.budgets[period] !== null).map((period) => `${text(account.budgets[period])} ${account.budgetAsset ?? ''} per ${period} (${account.budgetTimeZone})`);
       const wallet = [...account.wallet].map(([ticker, amount]) => `${ticker}=${text(amount)}`).join(', ');
       blocks.push(
         `account ${account.name}\n` +
