@@ -352,7 +352,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           `${instance.instance}: ${instance.strategy.name} on "${instance.schedule.expression}" (${instance.timezone})`,
         );
       }
-      notifications.startSummaries(journal, runtimes, config.mode, clock);
+      notifications.startSummaries(journal, runtimes, config.mode, clock, routing);
       options.onReady?.({ metricsUrl: server?.url ?? null });
       await new Promise<void>((resolve) => {
         if (stopping.signal.aborted) resolve();

@@ -1,5 +1,6 @@
-import type { NotifyEvent } from '../domain/notification.ts';
+import type { AccountCapDay, NotifyEvent } from '../domain/notification.ts';
 import type { RunMode } from '../domain/run-mode.ts';
+import { type AccountRouting, accountCapLeft } from '../engine/runtime.ts';
 import type { Clock } from '../engine/schedule/clock.ts';
 import { type SummaryInstance, summariseDay } from '../report/day-summary.ts';
 import type { Journal } from '../store/journal.ts';
@@ -13,8 +14,21 @@ export interface DailySummaryDeps {
   readonly mode: RunMode;
   readonly clock: Clock;
   readonly budgetLeft: (instance: string, atMs: number) => Promise<Decimal | null>;
+  /** Each account with a cap, and what its cap leaves at a moment. */
+  readonly accountCaps?: (atMs: number) => Promise<readonly AccountCapDay[]>;
   readonly notify: (event: NotifyEvent) => void;
   readonly onError: (error: unknown) => void;
+}
+
+/** What each capped account's cap leaves at `atMs`, in the order of the run's accounts. */
+export async function accountCapsLeft(journal: Journal, accounts: Pick<AccountRouting, 'names' | 'capOf'>, atMs: number): Promise<AccountCapDay[]> {
+  const out: AccountCapDay[] = [];
+  for (const account of accounts.names) {
+    const cap = accounts.capOf(account);
+    const left = await accountCapLeft(journal, account, cap, atMs);
+    if (cap !== null && left !== null) out.push({ account, capLeft: left, capAsset: cap.asset, timeZone: cap.timeZone });
+  }
+  return out;
 }
 
 /** The UTC midnight after `nowMs` (a summary sent at 00:00:00 sums up the day that just ended). */
@@ -27,7 +41,8 @@ export async function dailySummary(deps: Omit<DailySummaryDeps, 'notify' | 'onEr
   const fromMs = dayEndMs - DAY_MS;
   const nowMs = deps.clock.nowMs();
   const instances = await summariseDay(deps.journal, deps.instances, { fromMs, toMs: dayEndMs }, (instance) => deps.budgetLeft(instance, nowMs));
-  return { kind: 'daily-summary', atMs: nowMs, mode: deps.mode, day: new Date(fromMs).toISOString().slice(0, 10), instances };
+  const accountCaps = (await deps.accountCaps?.(nowMs)) ?? [];
+  return { kind: 'daily-summary', atMs: nowMs, mode: deps.mode, day: new Date(fromMs).toISOString().slice(0, 10), instances, accountCaps };
 }
 
 /**

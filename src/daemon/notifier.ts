@@ -3,7 +3,7 @@ import { hasChannels } from '../config/notify-settings.ts';
 import { StackerError } from '../domain/errors.ts';
 import type { RunMode } from '../domain/run-mode.ts';
 import { type EngineNotifier, noNotifier } from '../engine/observer.ts';
-import { budgetLeft } from '../engine/runtime.ts';
+import { type AccountRouting, budgetLeft } from '../engine/runtime.ts';
 import type { Clock } from '../engine/schedule/clock.ts';
 import type { InstanceRuntime } from '../engine/slot-runner.ts';
 import type { NotifyLogger, NotifyMetrics } from '../notify/dispatcher.ts';
@@ -19,7 +19,7 @@ export interface DaemonNotifications {
   /** The daemon could not start or went down with an error of its own (not the engine's stop, which it tells itself). */
   failed(error: unknown, mode: RunMode, atMs: number): void;
   /** The daily summary of these instances, from now on. */
-  startSummaries(journal: Journal, runtimes: readonly InstanceRuntime[], mode: RunMode, clock: Clock): void;
+  startSummaries(journal: Journal, runtimes: readonly InstanceRuntime[], mode: RunMode, clock: Clock, accounts?: AccountRouting): void;
   /** Stop the summary and send what is queued, for NOTIFY_FLUSH_MS at most. */
   close(): Promise<void>;
 }
@@ -37,7 +37,7 @@ const SILENT: DaemonNotifications = {
  */
 export async function openNotifications(settings: NotifySettings, logger: NotifyLogger & { info(fields: Record<string, unknown>, message: string): void }, metrics: NotifyMetrics): Promise<DaemonNotifications> {
   if (!hasChannels(settings)) return SILENT;
-  const [{ NotifyDispatcher }, { webhookChannel }, { telegramChannel }, { ntfyChannel }, { scheduleDailySummary }] = await Promise.all([
+  const [{ NotifyDispatcher }, { webhookChannel }, { telegramChannel }, { ntfyChannel }, { scheduleDailySummary, accountCapsLeft }] = await Promise.all([
     import('../notify/dispatcher.ts'),
     import('../notify/webhook.ts'),
     import('../notify/telegram.ts'),
@@ -59,7 +59,7 @@ export async function openNotifications(settings: NotifySettings, logger: Notify
       const reason = error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
       dispatcher.notify({ kind: 'trading-stopped', atMs, mode, code, reason: `stacker stopped: ${reason}` });
     },
-    startSummaries(journal, runtimes, mode, clock) {
+    startSummaries(journal, runtimes, mode, clock, accounts) {
       const byName = new Map(runtimes.map((runtime) => [runtime.instance, runtime]));
       summaries = scheduleDailySummary({
         journal,
@@ -70,6 +70,7 @@ export async function openNotifications(settings: NotifySettings, logger: Notify
           const runtime = byName.get(instance);
           return runtime === undefined ? null : budgetLeft(journal, runtime, atMs);
         },
+        ...(accounts === undefined ? {} : { accountCaps: (atMs: number) => accountCapsLeft(journal, accounts, atMs) }),
         notify: (event) => dispatcher.notify(event),
         onError: (error) => logger.warn({ event: 'daily-summary-failed', error: error instanceof Error ? error.message : String(error) }, 'could not read the daily summary from the journal'),
       });

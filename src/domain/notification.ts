@@ -82,11 +82,22 @@ export interface InstanceDay {
   readonly budgetAsset: string | null;
 }
 
+/** An account with a cap on what its instances spend together: what the cap leaves now. */
+export interface AccountCapDay {
+  readonly account: string;
+  /** The least any of its periods (day, week, month, in `timeZone`) leaves. */
+  readonly capLeft: Decimal;
+  readonly capAsset: string;
+  readonly timeZone: string;
+}
+
 export interface DailySummaryEvent extends EventBase {
   readonly kind: 'daily-summary';
   /** The day summed up, YYYY-MM-DD (UTC). */
   readonly day: string;
   readonly instances: readonly InstanceDay[];
+  /** The accounts that have a cap (none without several accounts or caps). */
+  readonly accountCaps: readonly AccountCapDay[];
 }
 
 export type NotifyEvent = OrderFilledEvent | OrderRefusedEvent | IntentUnknownEvent | TradingStoppedEvent | DailySummaryEvent;

@@ -1,5 +1,5 @@
 import { formatDecimal } from '../domain/money.ts';
-import type { InstanceDay, NotifyEvent } from '../domain/notification.ts';
+import type { AccountCapDay, InstanceDay, NotifyEvent } from '../domain/notification.ts';
 import { priceText } from './payload.ts';
 
 /**
@@ -46,7 +46,7 @@ export function messageOf(event: NotifyEvent): Message {
     case 'daily-summary':
       return {
         title: `Daily summary ${event.day}${mode}`,
-        body: event.instances.length === 0 ? 'No instance is configured.' : event.instances.map(dayLines).join('\n\n'),
+        body: [event.instances.length === 0 ? 'No instance is configured.' : event.instances.map(dayLines).join('\n\n'), ...event.accountCaps.map(capLine)].join('\n\n'),
       };
   }
 }
@@ -67,6 +67,10 @@ function dayLines(day: InstanceDay): string {
   }
   if (day.budgetLeft !== null) out.push(`Budget left ${formatDecimal(day.budgetLeft)} ${day.budgetAsset ?? quote}`.trim());
   return out.join('\n');
+}
+
+function capLine(cap: AccountCapDay): string {
+  return `Account ${cap.account}: cap left ${formatDecimal(cap.capLeft)} ${cap.capAsset} (all its instances together; ${cap.timeZone} calendar)`;
 }
 
 function assetsOf(market: string): [string, string] {

@@ -34,7 +34,12 @@ export function payloadOf(event: NotifyEvent): Payload {
     case 'trading-stopped':
       return { ...head, code: event.code, reason: event.reason };
     case 'daily-summary':
-      return { ...head, day: event.day, instances: event.instances.map(instanceDayPayload) };
+      return {
+        ...head,
+        day: event.day,
+        instances: event.instances.map(instanceDayPayload),
+        accountCaps: event.accountCaps.map((cap) => ({ account: cap.account, capLeft: formatDecimal(cap.capLeft), capAsset: cap.capAsset, timeZone: cap.timeZone })),
+      };
   }
 }
 

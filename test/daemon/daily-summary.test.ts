@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dailySummary, nextUtcMidnightMs, scheduleDailySummary } from '../../src/daemon/daily-summary.ts';
+import { accountCapsLeft, dailySummary, nextUtcMidnightMs, scheduleDailySummary } from '../../src/daemon/daily-summary.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import type { NotifyEvent } from '../../src/domain/notification.ts';
 import { budgetLeft } from '../../src/engine/runtime.ts';
@@ -53,6 +53,22 @@ describe('the daily summary', () => {
 
     const dayBefore = await dailySummary(deps, dayEndMs - DAY_MS);
     expect(dayBefore.kind === 'daily-summary' && dayBefore.instances.map((day) => day.orders)).toEqual([0, 0]);
+  });
+
+  it("ends with what each capped account's cap leaves, counted in its own calendar", async () => {
+    // Kids spent 65.13 USDT (fee in) on its 100-a-day cap at 23:30 UTC on 2 March: the 3rd in
+    // Berlin, so a summary read at 23:45 UTC sees the cap of that Berlin day.
+    const spentAt = Date.UTC(2026, 2, 2, 23, 30);
+    await world.journal.reserveBudget({ reservationId: 'r1#account', instance: 'account:kids', asset: 'USDT', timeZone: 'Europe/Berlin', atMs: spentAt, amountQuote: new Decimal('65.13'), limits: {} });
+    const accounts = {
+      names: ['default', 'kids'],
+      capOf: (account: string) => (account === 'kids' ? { limits: { day: new Decimal('100') }, asset: 'USDT', timeZone: 'Europe/Berlin' } : null),
+    };
+    expect(await accountCapsLeft(world.journal, accounts, Date.UTC(2026, 2, 2, 23, 45))).toEqual([{ account: 'kids', capLeft: new Decimal('34.87'), capAsset: 'USDT', timeZone: 'Europe/Berlin' }]);
+    // 22:45 UTC is still the 2nd in Berlin: nothing spent that day.
+    expect((await accountCapsLeft(world.journal, accounts, Date.UTC(2026, 2, 2, 22, 45)))[0]?.capLeft.toFixed()).toBe('100');
+    const event = await dailySummary({ journal: world.journal, instances: [], mode: 'live', clock: { nowMs: () => Date.UTC(2026, 2, 2, 23, 45) }, budgetLeft: async () => null, accountCaps: (atMs) => accountCapsLeft(world.journal, accounts, atMs) }, Date.UTC(2026, 2, 3));
+    expect(event.kind === 'daily-summary' && event.accountCaps.map((cap) => [cap.account, cap.capLeft.toFixed()])).toEqual([['kids', '34.87']]);
   });
 
   it('is sent once at 00:00 UTC and the timer re-arms for the next day', async () => {

@@ -46,7 +46,11 @@ const summary: DailySummaryEvent = {
     },
     { instance: 'sweep', market: null, orders: 0, bought: new Decimal(0), spent: new Decimal(0), fees: new Map(), averageCost: null, budgetLeft: null, budgetAsset: null },
   ],
+  accountCaps: [],
 };
+
+/** The same day on a daemon with an account whose instances share a cap. */
+const withCap: DailySummaryEvent = { ...summary, accountCaps: [{ account: 'kids', capLeft: new Decimal('34.87'), capAsset: 'USDT', timeZone: 'Europe/Berlin' }] };
 
 describe('the JSON payload', () => {
   it('is {event, at, mode, ...fields} with every amount a decimal string', () => {
@@ -77,7 +81,9 @@ describe('the JSON payload', () => {
         { instance: 'dca-btc', market: 'BTC_USDT', orders: 2, bought: '0.002', spent: '130', fees: { USDT: '0.13' }, averageCost: '65065', budgetLeft: '20', budgetAsset: 'USDT' },
         { instance: 'sweep', market: null, orders: 0, bought: '0', spent: '0', fees: {}, averageCost: null, budgetLeft: null, budgetAsset: null },
       ],
+      accountCaps: [],
     });
+    expect(payloadOf(withCap)['accountCaps']).toEqual([{ account: 'kids', capLeft: '34.87', capAsset: 'USDT', timeZone: 'Europe/Berlin' }]);
   });
 });
 
@@ -119,6 +125,10 @@ describe('the phone-readable message', () => {
         'Bought nothing',
       ].join('\n'),
     );
+  });
+
+  it("a daily summary on a daemon with account caps ends with what each cap leaves", () => {
+    expect(textOf(messageOf(withCap)).split('\n\n').at(-1)).toBe('Account kids: cap left 34.87 USDT (all its instances together; Europe/Berlin calendar)');
   });
 
   it('keeps every title plain ASCII (ntfy sends it as a header)', () => {
