@@ -17,6 +17,7 @@ import {
   type IntentStatus,
   OPERATION_STATUSES,
   type OperationStatus,
+  type OperatorControlChange,
   type OperatorControls,
   type OrderTransition,
   type RunMode,
@@ -90,12 +91,20 @@ const RESERVATION_STATES: readonly BudgetReservationState[] = ['held', 'released
 /** The operator_controls table's rows (control, target, since_ms) as the controls they hold. */
 export function controlsFromRows(rows: Iterable<Row>): OperatorControls {
   const paused = new Map<string, number>();
+  const accountKillSwitches = new Map<string, number>();
   let killSwitchSinceMs: number | null = null;
   for (const row of rows) {
-    if (row['control'] === 'pause') paused.set(String(row['target']), Number(row['since_ms']));
-    else killSwitchSinceMs = Number(row['since_ms']);
+    const target = String(row['target']);
+    if (row['control'] === 'pause') paused.set(target, Number(row['since_ms']));
+    else if (target === '') killSwitchSinceMs = Number(row['since_ms']);
+    else accountKillSwitches.set(target, Number(row['since_ms']));
   }
-  return { paused, killSwitchSinceMs };
+  return { paused, killSwitchSinceMs, accountKillSwitches };
+}
+
+/** The operator_controls row a change is about: (control, target). */
+export function controlTarget(change: OperatorControlChange): string {
+  return change.control === 'pause' ? change.instance : (change.account ?? '');
 }
 
 export function runFromRow(row: Row): RunRecord {

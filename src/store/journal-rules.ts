@@ -304,7 +304,10 @@ export function compareText(a: string, b: string): number {
 
 export function checkOperatorControl(change: OperatorControlChange): void {
   if (typeof change.on !== 'boolean') throw new StoreError('invalid-argument', 'an operator control is turned on (true) or off (false)');
-  if (change.control === 'kill-switch') return;
+  if (change.control === 'kill-switch') {
+    if (change.account !== undefined && (typeof change.account !== 'string' || change.account === '')) throw new StoreError('invalid-argument', 'an account kill switch needs an account name');
+    return;
+  }
   if (change.control !== 'pause') throw new StoreError('invalid-argument', `unknown operator control ${JSON.stringify((change as { control: unknown }).control)}`);
   if (typeof change.instance !== 'string' || change.instance === '') throw new StoreError('invalid-argument', 'a pause needs an instance name');
 }

@@ -153,13 +153,16 @@ export interface Journal {
 export interface OperatorControls {
   /** Paused instances → since when (Unix ms). */
   readonly paused: ReadonlyMap<string, number>;
-  /** Since when the operator's kill switch is on; null while off. */
+  /** Since when the operator's kill switch for every account is on; null while off. */
   readonly killSwitchSinceMs: number | null;
+  /** Accounts whose own kill switch is on → since when (Unix ms). */
+  readonly accountKillSwitches: ReadonlyMap<string, number>;
 }
 
 export type OperatorControlChange =
   | { readonly control: 'pause'; readonly instance: string; readonly on: boolean }
-  | { readonly control: 'kill-switch'; readonly on: boolean };
+  /** Without `account`: the kill switch of every account; with it, that account's own. */
+  | { readonly control: 'kill-switch'; readonly on: boolean; readonly account?: string };
 
 export interface JournalWriteFailure {
   readonly atMs: number;

@@ -555,7 +555,7 @@ export class MemoryJournal implements Journal {
   setOperatorControl(change: OperatorControlChange): Promise<OperatorControls> {
     return this.#op(() => `turning ${change.control} ${change.on ? 'on' : 'off'}`, () => {
       checkOperatorControl(change);
-      const key = change.control === 'pause' ? `pause:${change.instance}` : KILL_SWITCH_KEY;
+      const key = change.control === 'pause' ? `pause:${change.instance}` : change.account === undefined ? KILL_SWITCH_KEY : `${KILL_SWITCH_KEY}:${change.account}`;
       if (!change.on) this.#delete(this.#operatorControls, key);
       else if (!this.#operatorControls.has(key)) this.#set(this.#operatorControls, key, this.#now());
       return this.#controls();
@@ -564,10 +564,12 @@ export class MemoryJournal implements Journal {
 
   #controls(): OperatorControls {
     const paused = new Map<string, number>();
+    const accountKillSwitches = new Map<string, number>();
     for (const [key, sinceMs] of [...this.#operatorControls].sort(([a], [b]) => compareText(a, b))) {
       if (key.startsWith('pause:')) paused.set(key.slice('pause:'.length), sinceMs);
+      else if (key.startsWith(`${KILL_SWITCH_KEY}:`)) accountKillSwitches.set(key.slice(KILL_SWITCH_KEY.length + 1), sinceMs);
     }
-    return { paused, killSwitchSinceMs: this.#operatorControls.get(KILL_SWITCH_KEY) ?? null };
+    return { paused, killSwitchSinceMs: this.#operatorControls.get(KILL_SWITCH_KEY) ?? null, accountKillSwitches };
   }
 
   /** Memory cannot be deleted or replaced under the process. */

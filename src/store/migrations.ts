@@ -280,12 +280,30 @@ const V5_ACCOUNTS = `
 ALTER TABLE intents ADD COLUMN account TEXT CHECK (account IS NULL OR account <> '');
 `;
 
+/**
+ * v6, a kill switch per account: the operator's kill switch may name an account (`target` its
+ * name) beside the one for every account (`target` ''). SQLite cannot change a CHECK, so the
+ * table is rebuilt with its rows; nothing refers to it.
+ */
+const V6_ACCOUNT_KILL_SWITCH = `
+CREATE TABLE operator_controls_v6 (
+  control TEXT NOT NULL CHECK (control IN ('pause', 'kill-switch')),
+  target TEXT NOT NULL CHECK (control = 'kill-switch' OR target <> ''),
+  since_ms INTEGER NOT NULL,
+  PRIMARY KEY (control, target)
+);
+INSERT INTO operator_controls_v6 (control, target, since_ms) SELECT control, target, since_ms FROM operator_controls;
+DROP TABLE operator_controls;
+ALTER TABLE operator_controls_v6 RENAME TO operator_controls;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial journal', sql: V1_INITIAL },
   { version: 2, name: 'stop activation transitions', sql: V2_STOP_ACTIVATION },
   { version: 3, name: 'exactly once against a real exchange', sql: V3_EXACTLY_ONCE, rebuildsReferencedTable: true },
   { version: 4, name: 'operator controls', sql: V4_OPERATOR_CONTROLS },
   { version: 5, name: 'accounts', sql: V5_ACCOUNTS },
+  { version: 6, name: 'account kill switch', sql: V6_ACCOUNT_KILL_SWITCH },
 ];
 
 /** The schema version this code writes. */

@@ -38,7 +38,7 @@ import type {
   TransferInput,
   TransferRecord,
 } from './journal.ts';
-import { controlsFromRows, runFromRow, slotFromRow } from './journal-rows.ts';
+import { controlTarget, controlsFromRows, runFromRow, slotFromRow } from './journal-rows.ts';
 import { accountStateKey, checkAccountState, checkFinishStatus, checkOperatorControl, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
 import * as budgets from './pg-budgets.ts';
 import { type PgPool, type Tx, asStoreError, describeLocation, inTransaction, isMissingJournal, openPool } from './pg-db.ts';
@@ -387,7 +387,7 @@ export class PgJournal implements Journal {
   setOperatorControl(change: OperatorControlChange): Promise<OperatorControls> {
     return this.#write(`turning ${change.control} ${change.on ? 'on' : 'off'}`, async (tx) => {
       checkOperatorControl(change);
-      const target = change.control === 'pause' ? change.instance : '';
+      const target = controlTarget(change);
       if (change.on) await tx.run('INSERT INTO operator_controls (control, target, since_ms) VALUES ($1, $2, $3) ON CONFLICT (control, target) DO NOTHING', [change.control, target, this.#now()]);
       else await tx.run('DELETE FROM operator_controls WHERE control = $1 AND target = $2', [change.control, target]);
       return readControls(tx);

@@ -215,12 +215,19 @@ const V5_ACCOUNTS = `
 ALTER TABLE intents ADD COLUMN account ${TEXT} CHECK (account IS NULL OR account <> '');
 `;
 
+/** The kill switch may name an account (migrations.ts v6). v4's check of two columns is named after the table by PostgreSQL. */
+const V6_ACCOUNT_KILL_SWITCH = `
+ALTER TABLE operator_controls DROP CONSTRAINT operator_controls_check;
+ALTER TABLE operator_controls ADD CONSTRAINT operator_controls_target_check CHECK (control = 'kill-switch' OR target <> '');
+`;
+
 export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 1, name: 'initial journal', sql: V1_INITIAL },
   { version: 2, name: 'stop activation transitions', sql: V2_STOP_ACTIVATION },
   { version: 3, name: 'exactly once against a real exchange', sql: V3_EXACTLY_ONCE },
   { version: 4, name: 'operator controls', sql: V4_OPERATOR_CONTROLS },
   { version: 5, name: 'accounts', sql: V5_ACCOUNTS },
+  { version: 6, name: 'account kill switch', sql: V6_ACCOUNT_KILL_SWITCH },
 ];
 
 /** The versions and names both stores must share (tested). */

@@ -48,7 +48,7 @@ import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
 import * as intents from './sqlite-intents.ts';
 import * as ledger from './sqlite-ledger.ts';
 import * as orders from './sqlite-orders.ts';
-import { controlsFromRows, runFromRow, slotFromRow } from './journal-rows.ts';
+import { controlTarget, controlsFromRows, runFromRow, slotFromRow } from './journal-rows.ts';
 
 export interface SqliteJournalOptions {
   /** The database file (created when missing), or ':memory:'. */
@@ -411,7 +411,7 @@ export class SqliteJournal implements Journal {
     return this.#write(`turning ${change.control} ${change.on ? 'on' : 'off'}`, (db) =>
       transaction(db, () => {
         checkOperatorControl(change);
-        const target = change.control === 'pause' ? change.instance : '';
+        const target = controlTarget(change);
         if (change.on) db.prepare('INSERT OR IGNORE INTO operator_controls (control, target, since_ms) VALUES (?, ?, ?)').run(change.control, target, this.#now());
         else db.prepare('DELETE FROM operator_controls WHERE control = ? AND target = ?').run(change.control, target);
         return readControls(db);

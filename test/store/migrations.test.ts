@@ -246,13 +246,31 @@ describe('migration 5 (accounts)', () => {
         if (account !== null) db.prepare('UPDATE intents SET account = ? WHERE intent_id = ?').run(account, id);
       };
       insert('old', 0, null);
-      expect(migrate(db, path, () => 5)).toEqual([5]);
+      expect(migrate(db, path, () => 5, MIGRATIONS.filter((m) => m.version <= 5))).toEqual([5]);
       insert('new', 1, 'main');
       expect(db.prepare('SELECT intent_id, account FROM intents ORDER BY idx').all()).toEqual([
         { intent_id: 'old', account: null },
         { intent_id: 'new', account: 'main' },
       ]);
       expect(() => db.prepare("UPDATE intents SET account = '' WHERE intent_id = 'new'").run()).toThrow(/CHECK/);
+    });
+  });
+});
+
+describe('migration 6 (account kill switch)', () => {
+  it("lets the kill switch name an account, keeping a version-5 journal's controls and the other rules", async () => {
+    await withJournalAt(5, (db, path) => {
+      db.exec(`INSERT INTO operator_controls (control, target, since_ms) VALUES ('pause', 'dca', 5), ('kill-switch', '', 6)`);
+      expect(() => db.exec(`INSERT INTO operator_controls (control, target, since_ms) VALUES ('kill-switch', 'main', 7)`)).toThrow(/CHECK/);
+      expect(migrate(db, path, () => 6, MIGRATIONS.filter((m) => m.version <= 6))).toEqual([6]);
+      expect(db.prepare('SELECT control, target, since_ms FROM operator_controls ORDER BY control, target').all()).toEqual([
+        { control: 'kill-switch', target: '', since_ms: 6 },
+        { control: 'pause', target: 'dca', since_ms: 5 },
+      ]);
+      db.exec(`INSERT INTO operator_controls (control, target, since_ms) VALUES ('kill-switch', 'main', 7)`);
+      expect(() => db.exec(`INSERT INTO operator_controls (control, target, since_ms) VALUES ('kill-switch', 'main', 8)`)).toThrow(/UNIQUE/);
+      expect(() => db.exec(`INSERT INTO operator_controls (control, target, since_ms) VALUES ('pause', '', 8)`)).toThrow(/CHECK/);
+      expect(() => db.exec(`INSERT INTO operator_controls (control, target, since_ms) VALUES ('halt', 'dca', 8)`)).toThrow(/CHECK/);
     });
   });
 });

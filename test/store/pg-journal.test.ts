@@ -3,8 +3,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { SchemaTooNewError, StoreError } from '../../src/store/errors.ts';
 import type { BudgetReserveRequest } from '../../src/store/journal.ts';
-import { PG_MIGRATIONS, SHARED_SCHEMA_HISTORY } from '../../src/store/pg-migrations.ts';
+import { PG_MIGRATIONS, SHARED_SCHEMA_HISTORY, migratePg } from '../../src/store/pg-migrations.ts';
 import { PgJournal } from '../../src/store/pg-journal.ts';
+import { openPool } from '../../src/store/pg-db.ts';
 import { failure } from '../support/thrown.ts';
 import { pgCluster } from '../support/pg-databases.ts';
 import { SLOT, TempWorld, buy, order } from './helpers.ts';
@@ -51,6 +52,25 @@ describe.skipIf(pgCluster() === null)('the PostgreSQL journal', () => {
     await (await journal()).close();
     const applied = await sql(`SELECT version, name, applied_at_ms FROM ${SCHEMA}.schema_migrations ORDER BY version`);
     expect(applied).toEqual(PG_MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied_at_ms: '111' })));
+  });
+
+  it("migration 6 lets the kill switch name an account, keeping a version-5 journal's controls", async () => {
+    const pool = openPool({ url: await world.pgUrl(), schema: SCHEMA });
+    try {
+      expect(await migratePg(pool, SCHEMA, 'test', () => 1, PG_MIGRATIONS.filter((m) => m.version <= 5))).toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      await pool.end();
+    }
+    await sql(`INSERT INTO ${SCHEMA}.operator_controls (control, target, since_ms) VALUES ('pause', 'dca', 5), ('kill-switch', '', 6)`);
+    const opened = await journal();
+    try {
+      expect(await opened.operatorControls()).toEqual({ paused: new Map([['dca', 5]]), killSwitchSinceMs: 6, accountKillSwitches: new Map() });
+      world.nowMs = 7;
+      expect((await opened.setOperatorControl({ control: 'kill-switch', account: 'kids', on: true })).accountKillSwitches).toEqual(new Map([['kids', 7]]));
+    } finally {
+      await opened.close();
+    }
+    await expect(sql(`INSERT INTO ${SCHEMA}.operator_controls (control, target, since_ms) VALUES ('pause', '', 8)`)).rejects.toThrow(/check constraint/);
   });
 
   it('refuses a schema written by a newer stacker, and changes nothing', async () => {
