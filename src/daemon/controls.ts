@@ -5,6 +5,10 @@ import type { SlotOutcome } from '../engine/slot-runner.ts';
 import type { Journal, OperatorControls as JournalledControls } from '../store/journal.ts';
 import type { ControlAction, ControlAnswer, Controls } from '../observability/control-api.ts';
 
+function accountReason(account: string, sinceMs: number): string {
+  return `the kill switch of account ${account} was turned on from the status API at ${new Date(sinceMs).toISOString()}`;
+}
+
 export interface ControlledInstance {
   readonly instance: string;
   /** ENABLED in its file: a disabled instance can be paused and resumed, not run. */
@@ -15,6 +19,8 @@ export interface OperatorControlsOptions {
   readonly journal: Journal;
   /** Every configured instance. */
   readonly instances: readonly ControlledInstance[];
+  /** Every account the daemon trades on (the default one when no instance names another). */
+  readonly accounts: readonly string[];
   /** null until the daemon has built its engine (controls answer 503 until then). */
   readonly engine: () => Engine | null;
   /** The daemon is stopping: no slot is started any more. */
@@ -34,6 +40,7 @@ export interface OperatorControlsOptions {
  *   claimed, guarded and journalled like any slot; refused while paused, disabled, stopping or
  *   while a slot of the instance runs;
  * - kill switch: journalled, so a restart keeps trading stopped until an operator turns it off.
+ *   One stops every account; an account's own stops what its instances send, the others trade.
  *   The journal rather than the kill-switch file: the file is optional and may not be writable
  *   by the daemon (a read-only mount), and a journal write is durable and atomic when it
  *   returns. The file and STACKER_KILL_SWITCH keep working beside it.
@@ -71,16 +78,35 @@ export class OperatorControls implements Controls {
     return this.#journalled.killSwitchSinceMs;
   }
 
-  /** The operator's kill switch, for the engine beside the file and the environment. */
+  accountKillSwitchSinceMs(account: string): number | null {
+    return this.#journalled.accountKillSwitches.get(account) ?? null;
+  }
+
+  /** Why each of the operator's kill switches that is on is on (every account's first), for health. */
+  killSwitchReasons(): string[] {
+    const reasons: string[] = [];
+    const all = this.killSwitch.active();
+    if (all !== null) reasons.push(all);
+    for (const account of this.#journalled.accountKillSwitches.keys()) reasons.push(accountReason(account, this.#journalled.accountKillSwitches.get(account) as number));
+    return reasons;
+  }
+
+  /** The operator's kill switches, for the engine beside the file and the environment. */
   readonly killSwitch: KillSwitch = {
-    active: () => {
+    active: (account) => {
       const since = this.#journalled.killSwitchSinceMs;
-      return since === null ? null : `the kill switch was turned on from the status API at ${new Date(since).toISOString()}`;
+      if (since !== null) return `the kill switch was turned on from the status API at ${new Date(since).toISOString()}`;
+      const accountSince = account === undefined ? undefined : this.#journalled.accountKillSwitches.get(account);
+      return account === undefined || accountSince === undefined ? null : accountReason(account, accountSince);
     },
   };
 
   async act(action: ControlAction): Promise<ControlAnswer> {
-    if (action.kind === 'kill-switch') return this.#setKillSwitch(action.on);
+    if (action.kind === 'kill-switch') {
+      if (action.account === undefined) return this.#setKillSwitch(action.on);
+      if (!this.#options.accounts.includes(action.account)) return { outcome: 'unknown-account', message: `no account ${JSON.stringify(action.account)}; accounts: ${this.#options.accounts.join(', ')}` };
+      return this.#setAccountKillSwitch(action.account, action.on);
+    }
     const instance = this.#known.get(action.instance);
     if (instance === undefined) return { outcome: 'unknown-instance', message: `no instance ${JSON.stringify(action.instance)}; instances: ${[...this.#known.keys()].join(', ')}` };
     if (action.kind === 'run') return this.#run(instance);
@@ -104,6 +130,16 @@ export class OperatorControls implements Controls {
     const since = this.#journalled.killSwitchSinceMs;
     this.#options.logger.warn({ event: 'control', control: 'kill-switch', on }, on ? 'kill switch turned on from the status API: nothing that moves money is sent' : 'kill switch turned off from the status API');
     return { outcome: 'ok', body: { killSwitch: { on, since: since === null ? null : new Date(since).toISOString() } } };
+  }
+
+  async #setAccountKillSwitch(account: string, on: boolean): Promise<ControlAnswer> {
+    this.#journalled = await this.#options.journal.setOperatorControl({ control: 'kill-switch', account, on });
+    const since = this.accountKillSwitchSinceMs(account);
+    this.#options.logger.warn(
+      { event: 'control', control: 'kill-switch', account, on },
+      on ? `kill switch of account ${account} turned on from the status API: nothing of its instances that moves money is sent` : `kill switch of account ${account} turned off from the status API`,
+    );
+    return { outcome: 'ok', body: { account, killSwitch: { on, since: since === null ? null : new Date(since).toISOString() } } };
   }
 
   async #run(instance: ControlledInstance): Promise<ControlAnswer> {

@@ -130,13 +130,13 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   let controls: OperatorControls | null = null;
   const configuredKillSwitch = killSwitch({ file: config.killSwitchFile, env: config.killSwitchEnv });
   // The operator's switch (status API, journalled) and the configured ones (file, environment): either stops trading.
-  const tradingKillSwitch: KillSwitch = { active: () => controls?.killSwitch.active() ?? configuredKillSwitch.active() };
+  const tradingKillSwitch: KillSwitch = { active: (account) => controls?.killSwitch.active(account) ?? configuredKillSwitch.active() };
   const health = new DaemonHealth({
     journal,
     engine: () => engine?.health() ?? null,
     sink: options.metrics,
     // The operator's switch only: the file and STACKER_KILL_SWITCH keep their meaning of a planned stop that /healthz does not flag.
-    killSwitch: () => controls?.killSwitch.active() ?? null,
+    killSwitches: () => controls?.killSwitchReasons() ?? [],
   });
   let exitCode: number = EXIT.ok;
   let fatal: FatalEngineError | null = null;
@@ -186,6 +186,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     const operator = await OperatorControls.load({
       journal,
       instances: config.instances,
+      accounts: routing.names,
       engine: () => engine,
       stopping: () => stopping.signal.aborted,
       nowMs: () => clock.nowMs(),

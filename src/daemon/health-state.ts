@@ -23,13 +23,13 @@ export class DaemonHealth {
   readonly #journal: Journal;
   readonly #engine: () => EngineHealth | null;
   readonly #sink: JournalStateSink | null;
-  readonly #killSwitch: () => string | null;
+  readonly #killSwitches: () => readonly string[];
   readonly #stopped: string[] = [];
   #findings: readonly LedgerFinding[] = [];
 
-  constructor(options: { readonly journal: Journal; readonly engine: () => EngineHealth | null; readonly sink?: JournalStateSink; readonly killSwitch?: () => string | null }) {
+  constructor(options: { readonly journal: Journal; readonly engine: () => EngineHealth | null; readonly sink?: JournalStateSink; readonly killSwitches?: () => readonly string[] }) {
     this.#journal = options.journal;
-    this.#killSwitch = options.killSwitch ?? (() => null);
+    this.#killSwitches = options.killSwitches ?? (() => []);
     this.#engine = options.engine;
     this.#sink = options.sink ?? null;
   }
@@ -63,8 +63,7 @@ export class DaemonHealth {
     if (failure !== null) {
       problems.push(`the journal cannot be written since ${new Date(failure.atMs).toISOString()} (${failure.message}); nothing is sent until it can`);
     }
-    const killed = this.#killSwitch();
-    if (killed !== null) problems.push(`the kill switch is on (${killed}): nothing that moves money is sent until it is turned off`);
+    for (const killed of this.#killSwitches()) problems.push(`the kill switch is on (${killed}): nothing that moves money is sent until it is turned off`);
     const engine = this.#engine();
     const stuck = engine?.unresolved.pastWindow ?? [];
     if (stuck.length > 0) {

@@ -32,7 +32,7 @@ export interface StatusDocument {
   /** Whether STACKER_CONTROL_TOKEN is set: without it every control answers 403. */
   readonly controls: { readonly enabled: boolean };
   readonly instances: readonly InstanceStatus[];
-  /** The accounts the instances trade on, each with its cap used and left (UTC periods). */
+  /** The accounts the instances trade on, each with its cap used and left, and its own kill switch. */
   readonly accounts: readonly AccountStatus[];
   /** Cost basis per market from every order in the journal (src/report/cost-basis.ts), valued at the exchange's price. */
   readonly markets: readonly MarketPosition[];
@@ -67,6 +67,10 @@ export interface AccountStatus {
   readonly instances: readonly string[];
   /** STACKER_ACCOUNT_<NAME>_BUDGET_QUOTE_PER_*: what all its instances spent; null without a cap. */
   readonly cap: BudgetStatus | null;
+  /** The zone of the cap's days, weeks and months; null without a cap. */
+  readonly capTimeZone: string | null;
+  /** Its own kill switch, turned on from the status API (the one for every account is `killSwitch`). */
+  readonly killSwitch: { readonly on: boolean; readonly since: string | null };
 }
 
 export interface SlotStatus {
@@ -149,14 +153,19 @@ export class StatusBuilder {
       controls: { enabled: sources.controlsEnabled },
       instances: await Promise.all(sources.instances.map((instance) => this.#instance(instance, nowMs))),
       accounts: await Promise.all(
-        (sources.accounts ?? []).map(async (account) => ({
-          name: account.name,
-          instances: account.instances,
-          cap:
-            account.budgetAsset === null
-              ? null
-              : await budgetStatus(sources.journal, { instance: accountBudgetScope(account.name), asset: account.budgetAsset, timeZone: account.budgetTimeZone }, account.budgets, nowMs),
-        })),
+        (sources.accounts ?? []).map(async (account) => {
+          const killedSince = sources.controls.accountKillSwitchSinceMs(account.name);
+          return {
+            name: account.name,
+            instances: account.instances,
+            cap:
+              account.budgetAsset === null
+                ? null
+                : await budgetStatus(sources.journal, { instance: accountBudgetScope(account.name), asset: account.budgetAsset, timeZone: account.budgetTimeZone }, account.budgets, nowMs),
+            capTimeZone: account.budgetAsset === null ? null : account.budgetTimeZone,
+            killSwitch: { on: killedSince !== null, since: killedSince === null ? null : iso(killedSince) },
+          };
+        }),
       ),
       markets: positions(orders, priced.prices),
       pricesNote: priced.note,

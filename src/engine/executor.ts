@@ -37,7 +37,7 @@ export type MoneyOutcome =
  */
 export async function executeMoneyIntent(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord): Promise<MoneyOutcome> {
   const intent = record.intent as MoneyIntent;
-  const killed = deps.killSwitch.active();
+  const killed = deps.killSwitch.active(record.account ?? DEFAULT_ACCOUNT);
   deps.metrics.killSwitch(killed !== null);
   if (killed !== null) {
     return refuse(deps, record, { code: 'kill-switch', message: `not sent: ${killed}` });

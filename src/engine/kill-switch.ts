@@ -5,8 +5,11 @@ import { existsSync } from 'node:fs';
  * send (not once per slot), so touching the file stops the very next order, within one tick.
  */
 export interface KillSwitch {
-  /** null when off; otherwise why it is on, for the refusal message. */
-  active(): string | null;
+  /**
+   * null when off; otherwise why it is on, for the refusal message. With `account`: whether
+   * anything of that account may be sent (its own switch, or the one for every account).
+   */
+  active(account?: string): string | null;
 }
 
 export const neverKilled: KillSwitch = { active: () => null };

@@ -76,7 +76,8 @@ export async function runSlot(run: EngineDeps, books: SnapshotBooks, instance: I
     return 'disabled';
   }
 
-  const planned = plan(intents, view, instance, deps.killSwitch.active(), deps.accounts === undefined ? null : accountOfInstance(deps, instance.instance));
+  const account = accountOfInstance(deps, instance.instance);
+  const planned = plan(intents, view, instance, deps.killSwitch.active(account), deps.accounts === undefined ? null : account);
   if (!(await deps.journal.claimSlot({ ...key, runId, intents: planned }))) {
     deps.logger.debug(log(), 'slot claimed elsewhere meanwhile; not running it');
     return 'already';

@@ -16,11 +16,12 @@ import type { IncomingMessage } from 'node:http';
 
 export type ControlAction =
   | { readonly kind: 'pause' | 'resume' | 'run'; readonly instance: string }
-  | { readonly kind: 'kill-switch'; readonly on: boolean };
+  /** Without `account`: the kill switch of every account; with it, that account's own. */
+  | { readonly kind: 'kill-switch'; readonly on: boolean; readonly account?: string };
 
 export type ControlAnswer =
   | { readonly outcome: 'ok'; readonly body: Readonly<Record<string, unknown>> }
-  | { readonly outcome: 'unknown-instance' | 'conflict' | 'unavailable'; readonly message: string };
+  | { readonly outcome: 'unknown-instance' | 'unknown-account' | 'conflict' | 'unavailable'; readonly message: string };
 
 /** What the daemon does for a control that passed the token check. */
 export interface Controls {
@@ -44,9 +45,10 @@ export const MAX_CONTROL_BODY_BYTES = 1024;
 
 const INSTANCE_ROUTE = /^\/api\/instances\/([^/]+)\/(pause|resume|run)$/;
 const KILL_SWITCH_ROUTE = '/api/kill-switch';
+const ACCOUNT_KILL_SWITCH_ROUTE = /^\/api\/accounts\/([^/]+)\/kill-switch$/;
 
 export function isControlPath(path: string): boolean {
-  return path === KILL_SWITCH_ROUTE || INSTANCE_ROUTE.test(path);
+  return path === KILL_SWITCH_ROUTE || INSTANCE_ROUTE.test(path) || ACCOUNT_KILL_SWITCH_ROUTE.test(path);
 }
 
 const answer = (statusCode: number, body: Record<string, unknown>, headers: Record<string, string> = {}): ControlResponse => ({ statusCode, headers, body });
@@ -75,6 +77,7 @@ export async function controlRequest(req: IncomingMessage, path: string, access:
     case 'ok':
       return answer(200, result.body);
     case 'unknown-instance':
+    case 'unknown-account':
       return answer(404, { error: result.message });
     case 'conflict':
       return answer(409, { error: result.message });
@@ -94,6 +97,15 @@ function actionOf(path: string, body: string): ControlAction | { readonly status
     }
     return { kind: match[2] as 'pause' | 'resume' | 'run', instance };
   }
+  let account: string | undefined;
+  const accountMatch = ACCOUNT_KILL_SWITCH_ROUTE.exec(path);
+  if (accountMatch !== null) {
+    try {
+      account = decodeURIComponent(accountMatch[1] as string);
+    } catch {
+      return { status: 404, problem: 'no such account' };
+    }
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -102,7 +114,7 @@ function actionOf(path: string, body: string): ControlAction | { readonly status
   }
   const on = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as { on?: unknown }).on : undefined;
   if (typeof on !== 'boolean') return { status: 400, problem: 'on: must be true (stop sending anything that moves money) or false (trade again)' };
-  return { kind: 'kill-switch', on };
+  return account === undefined ? { kind: 'kill-switch', on } : { kind: 'kill-switch', on, account };
 }
 
 /** The token of `Authorization: Bearer TOKEN` (scheme case-insensitive); null when absent or another scheme. */

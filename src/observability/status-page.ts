@@ -157,11 +157,21 @@ function render() {
   }
   sections.push(el('section', { id: 'kill-switch' }, killParts));
   sections.push(el('div', { id: 'instances' }, doc.instances.map(function (i) { return renderInstance(i, canControl); })));
-  if (doc.accounts.length > 1 || doc.accounts.some(function (a) { return a.cap; })) {
-    sections.push(el('section', { id: 'accounts' }, [el('h2', { text: 'Accounts' }), table(['account', 'instances', 'cap (UTC): spent / limit, left'], doc.accounts.map(function (a) {
-      var cap = a.cap ? a.cap.periods.map(function (p) { return p.period + ': ' + p.spent + ' / ' + p.limit + ' ' + a.cap.asset + ', ' + p.left + ' left'; }).join('; ') : 'none';
-      return [a.name, a.instances.join(', '), cap];
-    }), [false, false, false])]));
+  if (doc.accounts.length > 1 || doc.accounts.some(function (a) { return a.cap || a.killSwitch.on; })) {
+    var accountParts = [el('h2', { text: 'Accounts' }), table(['account', 'instances', 'kill switch', 'cap: spent / limit, left'], doc.accounts.map(function (a) {
+      var cap = a.cap ? a.cap.periods.map(function (p) { return p.period + ': ' + p.spent + ' / ' + p.limit + ' ' + a.cap.asset + ', ' + p.left + ' left'; }).join('; ') + ' (' + a.capTimeZone + ')' : 'none';
+      return [a.name, a.instances.join(', '), a.killSwitch.on ? 'on since ' + when(a.killSwitch.since) : 'off', cap];
+    }), [false, false, false, false])];
+    if (canControl) {
+      accountParts.push(el('div', null, doc.accounts.map(function (a) {
+        var path = '/api/accounts/' + encodeURIComponent(a.name) + '/kill-switch';
+        if (a.killSwitch.on) return el('button', { 'data-action': 'account-kill-switch-off', 'data-account': a.name, text: 'Let ' + a.name + ' trade again', onclick: function () { control(path, { on: false }); } });
+        return el('button', { class: 'danger', 'data-action': 'account-kill-switch-on', 'data-account': a.name, text: 'Stop trading on ' + a.name, onclick: function () {
+          if (confirm('Stop trading on account ' + a.name + '? Nothing of its instances that moves money is sent until it is turned off; the other accounts trade on.')) control(path, { on: true });
+        } });
+      })));
+    }
+    sections.push(el('section', { id: 'accounts' }, accountParts));
   }
   var marketParts = [el('h2', { text: 'Cost basis and P&L' })];
   if (doc.markets.length === 0) marketParts.push(el('div', { class: 'muted', text: 'nothing bought yet' }));

@@ -24,6 +24,7 @@ async function controls(overrides: Partial<OperatorControlsOptions> = {}): Promi
       { instance: 'dca-btc', enabled: true },
       { instance: 'off', enabled: false },
     ],
+    accounts: ['default'],
     engine: () => engine,
     stopping: () => false,
     nowMs: () => NOW,

@@ -31,10 +31,13 @@ describe('the daemon health', () => {
 
   it('reports the kill switch turned on from the status API while it is on, with why, and nothing once it is off', async () => {
     const journal = await world.opened();
-    let killed: string | null = 'the kill switch was turned on from the status API at 2026-01-01T00:00:00.000Z';
-    const health = new DaemonHealth({ journal, engine: () => quiet, killSwitch: () => killed });
-    expect(health.problems()).toEqual(['the kill switch is on (the kill switch was turned on from the status API at 2026-01-01T00:00:00.000Z): nothing that moves money is sent until it is turned off']);
-    killed = null;
+    let killed: string[] = ['the kill switch was turned on from the status API at 2026-01-01T00:00:00.000Z', 'the kill switch of account kids was turned on from the status API at 2026-01-02T00:00:00.000Z'];
+    const health = new DaemonHealth({ journal, engine: () => quiet, killSwitches: () => killed });
+    expect(health.problems()).toEqual([
+      'the kill switch is on (the kill switch was turned on from the status API at 2026-01-01T00:00:00.000Z): nothing that moves money is sent until it is turned off',
+      'the kill switch is on (the kill switch of account kids was turned on from the status API at 2026-01-02T00:00:00.000Z): nothing that moves money is sent until it is turned off',
+    ]);
+    killed = [];
     expect(health.problems()).toEqual([]);
   });
 

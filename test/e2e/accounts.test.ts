@@ -6,6 +6,7 @@ import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { runCli } from '../cli/run-cli.ts';
 import { expectedPosition } from './report-expect.ts';
 import { type DaemonDir, daemonDir, startDaemon } from './daemon-process.ts';
+import { CONTROL_TOKEN, postControl, readStatus, statusUrl, withLiveJournal } from './status-daemon.ts';
 
 // Two accounts in one daemon, against the sandbox serving two keys (two accounts of one
 // exchange, order ids unique across them): each instance's orders land on its own account,
@@ -283,4 +284,56 @@ describe('one-off commands on an account (--account NAME)', () => {
     expect(after).toBe(before);
     for (const result of [typo, half, bad]) expect(result.stderr).not.toContain(SECRET_SIDE);
   });
+});
+
+describe("one account's own kill switch, from the status API", () => {
+  it('stops what that account sends while the other trades on; survives a restart; shows in /healthz and /api/status; unknown accounts are 404', async () => {
+    writeDca(dir, 'a1-main', 'main', '0.001', 'BTC_USDT');
+    writeDca(dir, 'b1-side', 'side', '0.001', 'BTC_USDT');
+    const daemonEnv = env({ STACKER_METRICS_PORT: '0', STACKER_CONTROL_TOKEN: CONTROL_TOKEN });
+    const first = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], daemonEnv);
+    try {
+      const url = await statusUrl(first);
+      expect((await postControl(url, '/api/accounts/nope/kill-switch', CONTROL_TOKEN, { on: true })).status).toBe(404);
+      const on = await postControl(url, '/api/accounts/side/kill-switch', CONTROL_TOKEN, { on: true });
+      expect(on.status).toBe(200);
+      expect(on.json).toMatchObject({ account: 'side', killSwitch: { on: true } });
+      const health = await fetch(`${url}/healthz`);
+      expect(health.status).toBe(503);
+      expect(JSON.stringify(await health.json())).toContain('the kill switch of account side was turned on from the status API');
+      const status = (await readStatus(url)) as unknown as { killSwitch: { on: boolean }; accounts: Array<{ name: string; killSwitch: { on: boolean } }> };
+      expect(status.killSwitch.on).toBe(false);
+      expect(status.accounts.map((a) => [a.name, a.killSwitch.on])).toEqual([
+        ['main', false],
+        ['side', true],
+      ]);
+      expect((await postControl(url, '/api/instances/b1-side/run', CONTROL_TOKEN)).json).toMatchObject({ outcome: 'done' });
+      expect((await postControl(url, '/api/instances/a1-main/run', CONTROL_TOKEN)).json).toMatchObject({ outcome: 'done' });
+      expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
+      expect(sandbox.accountOf(KEY_MAIN)?.orderHistory({})).toHaveLength(1);
+    } finally {
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+    }
+    const refused = await withLiveJournal(dir.data, (journal) => journal.listIntents({ instance: 'b1-side' }));
+    expect(refused.map((intent) => [intent.status, intent.error?.code])).toEqual([['refused', 'kill-switch']]);
+    expect(refused[0]?.error?.message).toContain('the kill switch of account side was turned on from the status API');
+
+    // A restart keeps it on; turned off, the account trades again.
+    const second = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], daemonEnv);
+    try {
+      const url = await statusUrl(second);
+      const status = (await readStatus(url)) as unknown as { accounts: Array<{ name: string; killSwitch: { on: boolean } }> };
+      expect(status.accounts.find((a) => a.name === 'side')?.killSwitch.on).toBe(true);
+      expect((await postControl(url, '/api/accounts/side/kill-switch', CONTROL_TOKEN, { on: false })).json).toMatchObject({ account: 'side', killSwitch: { on: false, since: null } });
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
+      expect((await postControl(url, '/api/instances/b1-side/run', CONTROL_TOKEN)).json).toMatchObject({ outcome: 'done' });
+      expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toHaveLength(1);
+    } finally {
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    }
+    expect(first.output() + second.output()).not.toContain(SECRET_SIDE);
+  }, 60_000);
 });

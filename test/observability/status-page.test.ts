@@ -36,8 +36,8 @@ const document = {
     },
   ],
   accounts: [
-    { name: HOSTILE, instances: [HOSTILE], cap: { asset: HOSTILE, periods: [{ period: 'day', periodStart: '2026-01-01T00:00:00.000Z', limit: HOSTILE, spent: HOSTILE, left: HOSTILE }] } },
-    { name: 'side', instances: ['dca-eth'], cap: null },
+    { name: HOSTILE, instances: [HOSTILE], cap: { asset: HOSTILE, periods: [{ period: 'day', periodStart: '2026-01-01T00:00:00.000Z', limit: HOSTILE, spent: HOSTILE, left: HOSTILE }] }, capTimeZone: HOSTILE, killSwitch: { on: true, since: '2026-01-01T00:00:00.000Z' } },
+    { name: 'side', instances: ['dca-eth'], cap: null, capTimeZone: null, killSwitch: { on: false, since: null } },
   ],
   markets: [{ market: HOSTILE, orders: 1, baseBought: '1', quoteSpent: '2', fees: {}, averageCost: '2', price: null, value: null, pnl: null, pnlPct: null }],
   pricesNote: HOSTILE,
@@ -99,9 +99,13 @@ describe('the health server as a router', () => {
     expect((await post('/api/kill-switch', '{"on":false}')).status).toBe(200);
     expect((await post('/api/instances/dca%2Dbtc/pause', '')).status).toBe(200);
     expect((await post('/api/instances/%E0%A4%A/run', '')).status).toBe(404);
+    expect((await post('/api/accounts/kids/kill-switch', '{"on":true}')).status).toBe(200);
+    expect((await post('/api/accounts/kids/kill-switch', '{"on":"yes"}')).status).toBe(400);
+    expect((await post('/api/accounts/%E0%A4%A/kill-switch', '{"on":true}')).status).toBe(404);
     expect(acted).toEqual([
       { kind: 'kill-switch', on: false },
       { kind: 'pause', instance: 'dca-btc' },
+      { kind: 'kill-switch', on: true, account: 'kids' },
     ]);
   });
 
@@ -135,6 +139,31 @@ describe('the status page escapes what it shows', () => {
       expect(await page.locator('#health li').first().textContent()).toBe(HOSTILE);
       expect(await page.locator('[data-instance="dca-btc"] [data-field="last-slot"]').textContent()).toContain(HOSTILE);
       expect(await page.locator('#summary').textContent()).toContain(HOSTILE);
+      expect(await page.locator('#accounts tbody tr').first().textContent()).toContain(HOSTILE);
+    } finally {
+      await context.close();
+    }
+  }, 20_000);
+
+  it.skipIf(executablePath === null)("offers each account's own kill switch once the token is typed, and sends the account it names", async () => {
+    const { url } = await start();
+    const context = await browser!.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${url}/`, { waitUntil: 'load' });
+      await page.locator('#accounts').waitFor();
+      expect(await page.locator('#accounts button').count()).toBe(0);
+      await page.fill('#token', TOKEN);
+      await page.click('#token-form button[type="submit"]');
+      await page.locator('#accounts button[data-account="side"]').waitFor();
+      expect(await page.locator('#accounts button[data-action="account-kill-switch-off"]').getAttribute('data-account')).toBe(HOSTILE);
+      page.once('dialog', (dialog) => void dialog.accept());
+      await page.click('#accounts button[data-action="account-kill-switch-on"][data-account="side"]');
+      await page.locator('#message:has-text("/api/accounts/side/kill-switch: done")').waitFor();
+      expect(acted).toEqual([{ kind: 'kill-switch', on: true, account: 'side' }]);
+      await page.click(`#accounts button[data-action="account-kill-switch-off"]`);
+      await page.locator('#message:has-text("/kill-switch: done")').first().waitFor();
+      expect(acted[1]).toEqual({ kind: 'kill-switch', on: false, account: HOSTILE });
     } finally {
       await context.close();
     }
