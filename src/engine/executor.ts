@@ -37,8 +37,9 @@ export type MoneyOutcome =
  */
 export async function executeMoneyIntent(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord): Promise<MoneyOutcome> {
   const intent = record.intent as MoneyIntent;
+  // The gauge is the switch of every account; an account's own shows on its refusals and in /healthz.
+  deps.metrics.killSwitch(deps.killSwitch.active() !== null);
   const killed = deps.killSwitch.active(record.account ?? DEFAULT_ACCOUNT);
-  deps.metrics.killSwitch(killed !== null);
   if (killed !== null) {
     return refuse(deps, record, { code: 'kill-switch', message: `not sent: ${killed}` });
   }
