@@ -247,6 +247,32 @@ describe('stacker check', () => {
     expect(calls[0]).toBe('createExchange live');
   });
 
+  it("shows what the status API switched, read from the journal: the kill switch, an account's own, a paused instance", async () => {
+    world.instance('a-dca', `${DCA}\nACCOUNT=main`);
+    world.instance('b-dca', `${DCA}\nACCOUNT=kids`);
+    const { SqliteJournal } = await import('../../src/store/sqlite-journal.ts');
+    const { journalPath } = await import('../../src/store/open-store.ts');
+    const at = Date.UTC(2025, 0, 1, 6);
+    const journal = new SqliteJournal({ path: journalPath(world.dir, 'dry-run'), clock: () => at });
+    await journal.open();
+    await journal.setOperatorControl({ control: 'kill-switch', account: 'kids', on: true });
+    await journal.setOperatorControl({ control: 'pause', instance: 'a-dca', on: true });
+    await journal.close();
+    const env = { STACKER_DRY_RUN_WALLET: 'USDT=1000' };
+    await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, { ...fakes(allOk, env), configOnly: true });
+    expect(stdout()).toContain("kill switch:     off; account kids's own is ON (turned on from the status API at 2025-01-01T06:00:00.000Z)\n");
+    expect(stdout()).toContain('  paused:     since 2025-01-01T06:00:00.000Z (from the status API; its slots are skipped until resumed)\n');
+
+    const again = new SqliteJournal({ path: journalPath(world.dir, 'dry-run'), clock: () => at });
+    await again.open();
+    await again.setOperatorControl({ control: 'kill-switch', on: true });
+    await again.close();
+    await check(context(true), { strategies: world.strategiesDir, dataDir: world.dir }, { ...fakes(allOk, env), configOnly: true });
+    expect(JSON.parse(stdout()).operator).toEqual({ killSwitchSince: '2025-01-01T06:00:00.000Z', accountKillSwitches: { kids: '2025-01-01T06:00:00.000Z' }, paused: { 'a-dca': '2025-01-01T06:00:00.000Z' } });
+    await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, { ...fakes(allOk, env), configOnly: true });
+    expect(stdout()).toContain('kill switch:     ON: nothing that moves money would be sent (turned on from the status API at 2025-01-01T06:00:00.000Z); account kids');
+  });
+
   it('shows a kill-switch file that exists as ON', async () => {
     world.instance('dca-btc', DCA);
     const stop = world.file('STOP', '');

@@ -9,6 +9,7 @@ import type { Exchange } from '../../exchange/port.ts';
 import type { CommandContext } from '../context.ts';
 import { journalPath } from '../../store/open-store.ts';
 import { JOURNAL_SCHEMAS } from '../../store/pg-schemas.ts';
+import { StoreError } from '../../store/errors.ts';
 import { fields, json } from '../output.ts';
 
 /**
@@ -49,7 +50,7 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
     { ...(overrides.env === undefined ? {} : { env: overrides.env }), ...(overrides.strategies === undefined ? {} : { strategies: overrides.strategies }) },
   );
   const nowMs = (overrides.nowMs ?? Date.now)();
-  const summary = describeConfig(config, nowMs);
+  const summary: ConfigSummary = { ...describeConfig(config, nowMs), operator: await readOperatorControls(config) };
   if (!ctx.json) ctx.io.out(renderConfig(summary));
 
   let outcome: PreflightOutcome | null = null;
@@ -65,6 +66,32 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
 
   if (outcome !== null && !ok) {
     throw new ConfigError([...outcome.startup, ...outcome.reports.flatMap((report) => preflightProblems(report, config))]);
+  }
+}
+
+/**
+ * What an operator switched from the status API, as the journal keeps it: a kill switch (for
+ * every account or one) and paused instances stop trading as surely as the file does, so a
+ * check that left them out would say "off" while nothing is sent. Read-only, beside a running
+ * daemon too; no journal yet means nothing was switched.
+ */
+async function readOperatorControls(config: DaemonConfig): Promise<OperatorSummary> {
+  const { openStoreForReading } = await import('../../store/open-store.ts');
+  let journal: Awaited<ReturnType<typeof openStoreForReading>> | null = null;
+  try {
+    journal = await openStoreForReading({ dataDir: config.dataDir, mode: config.mode, ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url }) });
+    const controls = await journal.operatorControls();
+    const iso = (ms: number): string => new Date(ms).toISOString();
+    return {
+      killSwitchSince: controls.killSwitchSinceMs === null ? null : iso(controls.killSwitchSinceMs),
+      accountKillSwitches: Object.fromEntries([...controls.accountKillSwitches].map(([account, ms]) => [account, iso(ms)])),
+      paused: Object.fromEntries([...controls.paused].map(([instance, ms]) => [instance, iso(ms)])),
+    };
+  } catch (error) {
+    if (error instanceof StoreError && error.reason === 'not-found') return { killSwitchSince: null, accountKillSwitches: {}, paused: {} };
+    return { unread: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await journal?.close();
   }
 }
 
@@ -157,7 +184,14 @@ export interface ConfigSummary {
   /** The accounts the instances trade on: endpoint, whether a key is set (never the key), cap, paper wallet. */
   readonly accounts: readonly AccountSummary[];
   readonly instances: readonly InstanceSummary[];
+  /** What the status API switched, read from the journal; absent when not read (describeConfig alone). */
+  readonly operator?: OperatorSummary;
 }
+
+/** Times are ISO 8601 UTC; `unread` when the journal could not be read (and why). */
+export type OperatorSummary =
+  | { readonly killSwitchSince: string | null; readonly accountKillSwitches: Readonly<Record<string, string>>; readonly paused: Readonly<Record<string, string>> }
+  | { readonly unread: string };
 
 export interface AccountSummary {
   readonly name: string;
@@ -261,11 +295,21 @@ function nextSlot(instance: InstanceConfig, nowMs: number): number | null {
 }
 
 export function renderConfig(summary: ConfigSummary): string {
-  const killSwitch = summary.killSwitch.active
-    ? `ON: nothing that moves money would be sent (${summary.killSwitch.env ? 'STACKER_KILL_SWITCH is set' : `${summary.killSwitch.file} exists`})`
-    : summary.killSwitch.file === null
-      ? 'off'
-      : `off (trading stops while ${summary.killSwitch.file} exists)`;
+  const operator = summary.operator !== undefined && !('unread' in summary.operator) ? summary.operator : null;
+  const onBecause = [
+    ...(summary.killSwitch.active ? [summary.killSwitch.env ? 'STACKER_KILL_SWITCH is set' : `${summary.killSwitch.file} exists`] : []),
+    ...(operator?.killSwitchSince == null ? [] : [`turned on from the status API at ${operator.killSwitchSince}`]),
+  ];
+  const accountsOn = Object.entries(operator?.accountKillSwitches ?? {}).map(([account, since]) => `account ${account}'s own is ON (turned on from the status API at ${since})`);
+  const killSwitch = [
+    onBecause.length > 0
+      ? `ON: nothing that moves money would be sent (${onBecause.join('; ')})`
+      : summary.killSwitch.file === null
+        ? 'off'
+        : `off (trading stops while ${summary.killSwitch.file} exists)`,
+    ...accountsOn,
+    ...(summary.operator !== undefined && 'unread' in summary.operator ? [`the status API's switches could not be read from the journal (${summary.operator.unread})`] : []),
+  ].join('; ');
   const head: Array<[string, string]> = [
     ['mode', summary.modeNote === null ? summary.mode : `${summary.mode} (${summary.modeNote})`],
     ['exchange', `${summary.endpoint}, ${summary.endpointSource === 'default' ? 'the default' : `set by ${summary.endpointSource}`}${summary.mode === 'live' ? `; credentials ${summary.credentials}` : ''}`],
@@ -310,6 +354,7 @@ export function renderConfig(summary: ConfigSummary): string {
             ['strategy', instance.strategy],
             ['account', instance.account],
             ['enabled', instance.enabled ? 'yes' : 'no (ENABLED=false: checked, never scheduled)'],
+            ...(operator?.paused[instance.instance] === undefined ? [] : [['paused', `since ${operator.paused[instance.instance]} (from the status API; its slots are skipped until resumed)`] as [string, string]]),
             ['schedule', `${instance.schedule} (${instance.timezone})`],
             ['next slot', instance.nextSlot ?? (instance.enabled ? 'never (the schedule has no future time)' : '-')],
             ['catch-up', instance.catchUp],
