@@ -102,27 +102,49 @@ export interface AccountUser {
 export function settingsOnAccount(settings: Settings, layers: EnvLayers, name: string, flags: { readonly baseUrl?: string | undefined; readonly region?: string | undefined }): Settings {
   if (!ACCOUNT_NAME.test(name)) throw new ConfigError([{ field: '--account', rule: `must be ${ACCOUNT_NAME_RULE} (got ${JSON.stringify(name)})` }]);
   if (name === DEFAULT_ACCOUNT) return settings;
-  const setUp = new Set<string>();
-  for (const key of layers.keysStartingWith(ACCOUNT_ENV_PREFIX)) {
-    const parsed = parseAccountKey(key);
-    if (parsed !== null) setUp.add(parsed.name);
-  }
-  if (!setUp.has(name)) {
-    const near = [...setUp].find((other) => other.toLowerCase() === name.toLowerCase());
-    const known = setUp.size === 0 ? 'the env sets up none' : `the env sets up ${[...setUp].sort().join(', ')}`;
+  const setUp = [...accountsSetUp(layers).keys()];
+  if (!setUp.includes(name)) {
+    const near = otherCase(name, setUp);
+    const known = setUp.length === 0 ? 'the env sets up none' : `the env sets up ${setUp.sort().join(', ')}`;
     const hint = near === undefined ? '' : ` (account names are case-sensitive: did you mean ${near}?)`;
     throw new ConfigError([{ field: '--account', rule: `no account ${name} is set up: its key is ${accountKey(name, 'API_KEY')} / ${accountKey(name, 'API_SECRET')}, and ${known}${hint}` }]);
   }
   const lookup = (key: string): EnvValue | null => layers.lookup(key);
   const problems: InputProblem[] = [];
-  const keys = { apiKey: accountKey(name, 'API_KEY'), apiSecret: accountKey(name, 'API_SECRET') };
-  const credentials = credentialsFromEnv(lookup, keys, problems);
+  const credentials = accountCredentials(name, lookup, problems);
   const flagged = flags.baseUrl !== undefined || flags.region !== undefined;
   const global = { value: settings.endpoint, source: settings.endpointSource };
   const endpointProblems: InputProblem[] = [];
-  const endpoint = flagged ? global : endpointFromEnv(lookup, { baseUrl: accountKey(name, 'BASE_URL'), region: accountKey(name, 'REGION') }, global, endpointProblems);
+  const endpoint = flagged ? global : accountEndpoint(name, lookup, global, endpointProblems);
   if (endpointProblems.length > 0) throw new ConfigError(endpointProblems);
-  return Object.freeze({ ...settings, endpoint: endpoint.value, endpointSource: endpoint.source, credentials, credentialProblems: Object.freeze(problems), credentialKeys: keys });
+  const credentialKeys = { apiKey: accountKey(name, 'API_KEY'), apiSecret: accountKey(name, 'API_SECRET') };
+  return Object.freeze({ ...settings, endpoint: endpoint.value, endpointSource: endpoint.source, credentials, credentialProblems: Object.freeze(problems), credentialKeys });
+}
+
+/** Each account some STACKER_ACCOUNT_<NAME>_* key sets up, with the first such key. */
+function accountsSetUp(layers: EnvLayers): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const key of layers.keysStartingWith(ACCOUNT_ENV_PREFIX)) {
+    const parsed = parseAccountKey(key);
+    if (parsed !== null && !names.has(parsed.name)) names.set(parsed.name, key);
+  }
+  return names;
+}
+
+/** Another of `names` that differs from `name` in capitals only (a likely typo): account names are case-sensitive. */
+function otherCase(name: string, names: Iterable<string>): string | undefined {
+  for (const other of names) if (other !== name && other.toLowerCase() === name.toLowerCase()) return other;
+  return undefined;
+}
+
+/** An account's key and secret (STACKER_ACCOUNT_<NAME>_API_KEY / _API_SECRET); problems appended. */
+function accountCredentials(name: string, lookup: (key: string) => EnvValue | null, problems: InputProblem[]): Credentials | null {
+  return credentialsFromEnv(lookup, { apiKey: accountKey(name, 'API_KEY'), apiSecret: accountKey(name, 'API_SECRET') }, problems);
+}
+
+/** An account's endpoint (its BASE_URL, else its REGION, else `fallback`); problems appended. */
+function accountEndpoint(name: string, lookup: (key: string) => EnvValue | null, fallback: EnvValue, problems: InputProblem[]): EnvValue {
+  return endpointFromEnv(lookup, { baseUrl: accountKey(name, 'BASE_URL'), region: accountKey(name, 'REGION') }, fallback, problems);
 }
 
 /**
@@ -143,12 +165,10 @@ export function readAccounts(
   for (const user of users) used.set(user.account, [...(used.get(user.account) ?? []), user]);
   if (users.length === 0) used.set(DEFAULT_ACCOUNT, []);
 
-  const setNames = new Map<string, string>();
+  const setNames = accountsSetUp(layers);
   for (const key of layers.keysStartingWith(ACCOUNT_ENV_PREFIX)) {
     const parsed = parseAccountKey(key);
-    if (parsed === null) continue;
-    if (!setNames.has(parsed.name)) setNames.set(parsed.name, key);
-    if (parsed.name === DEFAULT_ACCOUNT && GLOBAL_FOR_DEFAULT.has(parsed.suffix)) {
+    if (parsed !== null && parsed.name === DEFAULT_ACCOUNT && GLOBAL_FOR_DEFAULT.has(parsed.suffix)) {
       problems.push({ ...sourced(lookup(key)), field: key, rule: `the default account (instances without ACCOUNT) takes its ${parsed.suffix} from STACKER_${parsed.suffix}; set that instead` });
     }
   }
@@ -156,7 +176,7 @@ export function readAccounts(
   // would silently ignore: most often a typo in the name, here or in an instance's ACCOUNT.
   for (const [name, key] of setNames) {
     if (used.has(name)) continue;
-    const near = [...used.keys()].find((other) => other.toLowerCase() === name.toLowerCase());
+    const near = otherCase(name, used.keys());
     const hint = near === undefined ? '' : ` (an instance names ${near}: account names are case-sensitive)`;
     problems.push({ ...sourced(lookup(key)), field: key, rule: `account ${name} is set up here but no instance file says ACCOUNT=${name}${hint}; remove its STACKER_ACCOUNT_${name}_* keys or name it in an instance` });
   }
@@ -190,12 +210,11 @@ function readAccount(name: string, members: readonly AccountUser[], context: Rea
     credentials = settings?.credentials ?? null;
     endpoint = { value: settings?.endpoint ?? 'global', source: settings?.endpointSource ?? 'default' };
   } else {
-    credentials = credentialsFromEnv(lookup, { apiKey: accountKey(name, 'API_KEY'), apiSecret: accountKey(name, 'API_SECRET') }, problems);
-    const fallback = { value: settings?.endpoint ?? 'global', source: settings?.endpointSource ?? 'default' };
-    endpoint = endpointFromEnv(lookup, { baseUrl: accountKey(name, 'BASE_URL'), region: accountKey(name, 'REGION') }, fallback, problems);
+    credentials = accountCredentials(name, lookup, problems);
+    endpoint = accountEndpoint(name, lookup, { value: settings?.endpoint ?? 'global', source: settings?.endpointSource ?? 'default' }, problems);
   }
   if (mode === 'live' && credentials === null && problems.length === before && !isDefault) {
-    const near = [...context.setNames.keys()].find((other) => other !== name && other.toLowerCase() === name.toLowerCase());
+    const near = otherCase(name, context.setNames.keys());
     const hint = near === undefined ? '' : ` (the env sets account ${near}: account names are case-sensitive)`;
     for (const member of members) {
       problems.push({

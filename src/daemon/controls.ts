@@ -87,7 +87,7 @@ export class OperatorControls implements Controls {
     const reasons: string[] = [];
     const all = this.killSwitch.active();
     if (all !== null) reasons.push(all);
-    for (const account of this.#journalled.accountKillSwitches.keys()) reasons.push(accountReason(account, this.#journalled.accountKillSwitches.get(account) as number));
+    for (const [account, sinceMs] of this.#journalled.accountKillSwitches) reasons.push(accountReason(account, sinceMs));
     return reasons;
   }
 

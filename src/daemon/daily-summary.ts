@@ -25,8 +25,9 @@ export async function accountCapsLeft(journal: Journal, accounts: Pick<AccountRo
   const out: AccountCapDay[] = [];
   for (const account of accounts.names) {
     const cap = accounts.capOf(account);
+    if (cap === null) continue;
     const left = await accountCapLeft(journal, account, cap, atMs);
-    if (cap !== null && left !== null) out.push({ account, capLeft: left, capAsset: cap.asset, timeZone: cap.timeZone });
+    if (left !== null) out.push({ account, capLeft: left, capAsset: cap.asset, timeZone: cap.timeZone });
   }
   return out;
 }

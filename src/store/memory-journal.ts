@@ -72,6 +72,7 @@ import {
   snapshotMoved,
 } from './journal-rules.ts';
 import { firstAtLeast } from '../domain/sorted.ts';
+import { controlTarget, controlsFromRows } from './journal-rows.ts';
 
 export interface MemoryJournalOptions {
   /** Unix ms for every recorded time; Date.now by default. */
@@ -84,7 +85,8 @@ const UNRESOLVED: readonly IntentStatus[] = ['pending', 'sent', 'unknown'];
 const MODE_KEY = 'mode';
 const CHECKED_THROUGH_KEY = 'ledger_checked_through_ms';
 const ALIVE_KEY = 'alive_at_ms';
-const KILL_SWITCH_KEY = 'kill-switch';
+/** Between a control and its target in #operatorControls' keys: below every character, so keys sort as (control, target). */
+const CONTROL_KEY_SEPARATOR = '\u0000';
 
 /**
  * The Journal kept in the process's memory, for backtests: the same rules as SqliteJournal
@@ -131,7 +133,7 @@ export class MemoryJournal implements Journal {
   readonly #retired = new Map<string, SlotTimes>();
   /** Finished slots not yet retired, oldest first. */
   readonly #finished: string[] = [];
-  /** `pause:INSTANCE` or KILL_SWITCH_KEY → since when. */
+  /** `CONTROL␀TARGET` (an operator_controls row's key) → since when. */
   readonly #operatorControls = new Map<string, number>();
 
   constructor(options: MemoryJournalOptions = {}) {
@@ -555,21 +557,20 @@ export class MemoryJournal implements Journal {
   setOperatorControl(change: OperatorControlChange): Promise<OperatorControls> {
     return this.#op(() => `turning ${change.control} ${change.on ? 'on' : 'off'}`, () => {
       checkOperatorControl(change);
-      const key = change.control === 'pause' ? `pause:${change.instance}` : change.account === undefined ? KILL_SWITCH_KEY : `${KILL_SWITCH_KEY}:${change.account}`;
+      const key = `${change.control}${CONTROL_KEY_SEPARATOR}${controlTarget(change)}`;
       if (!change.on) this.#delete(this.#operatorControls, key);
       else if (!this.#operatorControls.has(key)) this.#set(this.#operatorControls, key, this.#now());
       return this.#controls();
     });
   }
 
+  /** The kept controls as the SQL tables' rows, in their order (control, target), read by the same rule. */
   #controls(): OperatorControls {
-    const paused = new Map<string, number>();
-    const accountKillSwitches = new Map<string, number>();
-    for (const [key, sinceMs] of [...this.#operatorControls].sort(([a], [b]) => compareText(a, b))) {
-      if (key.startsWith('pause:')) paused.set(key.slice('pause:'.length), sinceMs);
-      else if (key.startsWith(`${KILL_SWITCH_KEY}:`)) accountKillSwitches.set(key.slice(KILL_SWITCH_KEY.length + 1), sinceMs);
-    }
-    return { paused, killSwitchSinceMs: this.#operatorControls.get(KILL_SWITCH_KEY) ?? null, accountKillSwitches };
+    const rows = [...this.#operatorControls].sort(([a], [b]) => compareText(a, b)).map(([key, sinceMs]) => {
+      const [control, target] = key.split(CONTROL_KEY_SEPARATOR) as [string, string];
+      return { control, target, since_ms: sinceMs };
+    });
+    return controlsFromRows(rows);
   }
 
   /** Memory cannot be deleted or replaced under the process. */
