@@ -158,13 +158,16 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
   const journalLoad = <F>(name: 'orders' | 'journal' | 'acknowledge' | 'resolveIntent' | 'migrate') =>
     withGlobals(action<F>(async () => (await import('./commands/journal.ts'))[name] as Run<F>));
 
-  journalWhere(program.command('orders').description('list the orders the daemon placed, newest first, with fills, fee and logged transitions (read-only; safe beside a running daemon)'))
+  // A journal named by its path (the file `stacker backtest --journal` keeps) instead of a data dir's.
+  const journalFile = (command: Command): Command =>
+    command.option('--journal <file.db>', "read this SQLite journal file instead of the data dir's (e.g. one kept by `stacker backtest --journal`); not with --data-dir or --mode");
+  journalFile(journalWhere(program.command('orders').description('list the orders the daemon placed, newest first, with fills, fee and logged transitions (read-only; safe beside a running daemon)')))
     .option('--instance <name>', 'only this strategy instance (its env file name without .env)')
     .option('--status <status>', `only orders in this status: ${ORDER_STATUSES.join(', ')}`)
     .option('--limit <n>', `at most this many orders, ${LIST_LIMIT.min} to ${LIST_LIMIT.max} (default: ${LIST_DEFAULT})`)
     .action(journalLoad('orders'));
 
-  const journalCommand = journalWhere(program.command('journal').description('show recent intents (buys, transfers, flex withdrawals, notes, refusals) and what became of each (read-only)'))
+  const journalCommand = journalFile(journalWhere(program.command('journal').description('show recent intents (buys, transfers, flex withdrawals, notes, refusals) and what became of each (read-only)')))
     .option('--instance <name>', 'only this strategy instance (its env file name without .env)')
     .option('--status <status>', `only intents in these statuses, comma-separated: ${INTENT_STATUSES.join(', ')}`)
     .option('--limit <n>', `at most this many intents, ${LIST_LIMIT.min} to ${LIST_LIMIT.max} (default: ${LIST_DEFAULT})`)
@@ -207,7 +210,7 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
     .option('--flex <pair>', 'a flex investment to start with, e.g. USDT=1000 (sweepable with flex-sweep TICKER=USDT)')
     .option('--flex-apr <pct>', 'yearly interest of --flex, credited daily (percent)', '5')
     .option('--report <file.html>', 'also write a self-contained HTML report with charts')
-    .option('--journal <file.db>', 'keep the backtest journal in this SQLite file (default: in memory)')
+    .option('--journal <file.db>', 'keep the backtest journal in this new SQLite file, refused if it exists (default: in memory); `stacker orders --journal FILE` and `stacker journal --journal FILE` read it')
     .option('--rules <exchange|file.json>', "the market's rules: exchange (fetch the exchange's markets, cached in the data dir) or a file printed by `stacker markets --json` (default: the flags below, else demo rules, BTC_USDT and ETH_USDT only)")
     .option('--data-dir <dir>', 'where --rules exchange caches the markets list (default: $STACKER_DATA_DIR, else ./data)');
   for (const rule of RULE_FLAGS) backtestCommand.option(`${rule.flag} <${rule.arg}>`, `market rule: ${rule.help}`);
@@ -231,11 +234,13 @@ says where the rules came from.`,
     )
     .action(action(async () => (await import('./commands/backtest.ts')).backtest));
 
-  program
-    .command('report')
-    .description('what the journal says was bought, per market: average cost (fees in), value at the last price now, P&L; --csv every filled order')
-    .option('--data-dir <dir>', 'the data dir the daemon uses (default: $STACKER_DATA_DIR, else ./data)')
-    .option('--mode <mode>', 'which journal: live, dry-run or backtest (default: $STACKER_MODE, else dry-run)')
+  journalFile(
+    program
+      .command('report')
+      .description('what the journal says was bought, per market: average cost (fees in), value at the last price now, P&L; --csv every filled order')
+      .option('--data-dir <dir>', 'the data dir the daemon uses (default: $STACKER_DATA_DIR, else ./data)')
+      .option('--mode <mode>', 'which journal: live, dry-run or backtest (default: $STACKER_MODE, else dry-run)'),
+  )
     .option('--instance <name>', 'only this strategy instance')
     .option('--account <name>', 'only the orders sent on this account (as journalled with each order: ACCOUNT= of its instance then; default for instances without one)')
     .option('--csv', 'one line per filled order (time, market, side, base, quote, price, fee, fee asset, order id, clientOrderId), for a tax tool')

@@ -153,7 +153,8 @@ export async function readInstanceFile(
     if (paramsOk) found.push(...budgetProblems(strategy, params, env, file));
   }
 
-  problems.push(...found);
+  // A value the file does not hold is not the file's fault: say where it came from.
+  problems.push(...found.map((problem) => (Object.hasOwn(overrides, problem.field) && problem.source === file ? { ...problem, source: `${file} (${problem.field} from --sweep)` } : problem)));
   if (found.length > 0 || strategy === undefined || schedule === null || catchUp === null) return null;
   // Shallow where the value belongs to another module: the strategy object is the shared
   // registry entry and the compiled schedule is the scheduler's.

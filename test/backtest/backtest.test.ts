@@ -147,6 +147,59 @@ describe('a backtest over real candles', () => {
   });
 });
 
+describe('a backtest that keeps its journal (--journal FILE)', () => {
+  const fail = (error: { code: number; stderr: string }) => error;
+  const dca = () => strategyFile('kept', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n');
+
+  it('writes a new file that `stacker orders` and `stacker journal --journal FILE` read, with the same orders as the report', async () => {
+    const journal = join(dir, 'kept.db');
+    const { stdout } = await run(process.execPath, [CLI, 'backtest', '--json', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', dca(), '--journal', journal]);
+    const report = JSON.parse(stdout) as { orders: { total: number } };
+    expect(report.orders.total).toBeGreaterThan(5);
+    const orders = JSON.parse((await run(process.execPath, [CLI, 'orders', '--json', '--journal', journal])).stdout) as { mode: string; orders: Array<{ status: string }> };
+    expect(orders.mode).toBe('backtest');
+    expect(orders.orders).toHaveLength(report.orders.total);
+    expect(orders.orders.every((order) => order.status === 'FILLED')).toBe(true);
+    const intents = JSON.parse((await run(process.execPath, [CLI, 'journal', '--json', '--journal', journal])).stdout) as { entries: unknown[] };
+    expect(intents.entries).toHaveLength(report.orders.total);
+  });
+
+  it('refuses a file that already exists, before running anything: its slots would not run again and the report would mix two runs', async () => {
+    const journal = join(dir, 'twice.db');
+    const args = [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', dca(), '--journal', journal];
+    await run(process.execPath, args);
+    const before = readFileSync(journal);
+    const second = await run(process.execPath, args).catch(fail);
+    expect('code' in second ? second.code : 0).toBe(2);
+    expect(second.stderr).toMatch(/--journal: .*twice\.db already exists: a backtest journal starts empty/);
+    expect(readFileSync(journal).equals(before)).toBe(true);
+  });
+
+  it('refuses, at once and with exit 2, a --report or --journal in a folder that does not exist, and a folder given as the file', async () => {
+    const missing = join(dir, 'no-such-folder');
+    const result = await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', dca(), '--report', join(missing, 'r.html'), '--journal', dir]).catch(fail);
+    expect('code' in result ? result.code : 0).toBe(2);
+    expect(result.stderr).toMatch(/--report: the folder .*no-such-folder does not exist/);
+    expect(result.stderr).toMatch(/--journal: .* is a folder: give a file to write/);
+    expect(result.stderr).not.toMatch(/unexpected/);
+  });
+
+  it('reading: --journal names an existing journal file, not with --data-dir or --mode; anything else is exit 2 naming the flag', async () => {
+    const notJournal = join(dir, 'not-a-journal.db');
+    writeFileSync(notJournal, 'just text\n');
+    for (const [args, message] of [
+      [['orders', '--journal', join(dir, 'absent.db')], /--journal: file not found/],
+      [['orders', '--journal', notJournal], /--journal: .*not-a-journal\.db is not a stacker journal/],
+      [['journal', '--journal', notJournal, '--mode', 'live'], /--journal: names the journal file itself .*not with --mode/],
+      [['report', '--journal', notJournal, '--data-dir', dir], /--journal: names the journal file itself: not with --data-dir/],
+    ] as const) {
+      const result = await run(process.execPath, [CLI, ...args]).catch(fail);
+      expect('code' in result ? result.code : 0).toBe(2);
+      expect(result.stderr).toMatch(message);
+    }
+  });
+});
+
 describe('a backtest given bad candle input', () => {
   const strategy = (): string => strategyFile('input', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n');
   const header = 'time,open,high,low,close,volume';

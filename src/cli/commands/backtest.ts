@@ -3,6 +3,7 @@ import { type RuleFlags, parseRuleFlags } from '../../backtest/rules/rule-flags.
 import { Decimal } from '../../domain/money.ts';
 import { InputError } from '../../domain/errors.ts';
 import { checkAll, marketName, optional } from '../args.ts';
+import { newFile, outputFile } from '../file-args.ts';
 import type { CommandContext } from '../context.ts';
 
 export interface BacktestFlags extends RuleFlags {
@@ -60,6 +61,8 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     flexApr: () => percent(flags.flexApr, '--flex-apr', 1000),
     rules: () => optional(flags.rules, rulesArgument),
     ruleOverrides: () => parseRuleFlags(flags),
+    report: () => optional(flags.report, (text) => outputFile(text, '--report')),
+    journal: () => optional(flags.journal, (text) => newFile(text, '--journal', 'a backtest journal starts empty (the slots already in one would not run again, and the report would mix two runs)')),
     strategies: () => {
       if (flags.strategy.length === 0) throw InputError.one('--strategy', 'give at least one strategy instance file, e.g. --strategy config/backtest/dca-btc-daily.env');
       return flags.strategy;
@@ -108,6 +111,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   else {
     ctx.io.out(renderSummary(report, { color: process.stdout.isTTY === true }));
     if (flags.report !== undefined) ctx.io.out(`\nreport: ${flags.report}\n`);
+    if (flags.journal !== undefined) ctx.io.out(`journal: ${flags.journal} (read it with: stacker journal --journal ${flags.journal}, stacker orders --journal ${flags.journal})\n`);
   }
 }
 

@@ -24,6 +24,8 @@ export interface GlobalPart {
 export interface OrdersFlags extends GlobalPart {
   readonly dataDir?: string;
   readonly mode?: string;
+  /** A journal file named by its path, instead of the data dir's (withJournal). */
+  readonly journal?: string;
   readonly instance?: string;
   readonly status?: string;
   readonly limit?: string;
@@ -32,6 +34,8 @@ export interface OrdersFlags extends GlobalPart {
 export interface JournalFlags extends GlobalPart {
   readonly dataDir?: string;
   readonly mode?: string;
+  /** A journal file named by its path, instead of the data dir's (withJournal). */
+  readonly journal?: string;
   readonly instance?: string;
   readonly status?: string;
   readonly limit?: string;
@@ -121,6 +125,7 @@ export interface MigrateFlags extends GlobalPart {
  * URL comes from --to or STACKER_DATABASE_URL and is printed without its password.
  */
 export async function migrate(ctx: CommandContext, flags: MigrateFlags, deps: ReadDeps = {}): Promise<void> {
+  if ((flags as { readonly journal?: string }).journal !== undefined) throw InputError.one('--journal', "migrate copies a data dir's journal: give --data-dir and --mode, not --journal");
   const { loadJournalLocation } = await import('../../config/journal-location.ts');
   const { makeDatabaseUrl } = await import('../../config/daemon-env.ts');
   const { databaseUrlProblem } = await import('../../store/pg-url.ts');
@@ -284,11 +289,15 @@ interface JournalLabel {
 
 /** Open the chosen journal read-only, run `work`, close it. A journal that does not exist yet is bad input (exit 2), not a failure. */
 export async function withJournal(
-  flags: GlobalPart & { readonly dataDir?: string; readonly mode?: string },
+  flags: GlobalPart & { readonly dataDir?: string; readonly mode?: string; readonly journal?: string },
   deps: ReadDeps,
   work: (store: StoredJournal, label: JournalLabel) => Promise<void>,
   options: { readonly write?: boolean } = {},
 ): Promise<void> {
+  if (flags.journal !== undefined) {
+    await withJournalFile(flags, work, options);
+    return;
+  }
   const { loadJournalLocation } = await import('../../config/journal-location.ts');
   const location = await loadJournalLocation({ envFile: flags.envFile, dataDir: flags.dataDir, mode: flags.mode }, deps.env === undefined ? {} : { env: deps.env });
   const { JOURNAL_FILES, journalPath, openStoreForReading } = await import('../../store/open-store.ts');
@@ -314,6 +323,46 @@ export async function withJournal(
   }
   try {
     await work(store, { path: store.path, mode: location.mode });
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * `--journal FILE`: a SQLite journal named by its path instead of found in a data dir, such as
+ * the one `stacker backtest --journal FILE` kept. Its mode is the one its runs recorded.
+ */
+async function withJournalFile(
+  flags: { readonly dataDir?: string; readonly mode?: string; readonly journal?: string },
+  work: (store: StoredJournal, label: JournalLabel) => Promise<void>,
+  options: { readonly write?: boolean },
+): Promise<void> {
+  const { existingFile } = await import('../file-args.ts');
+  const path = checkAll({
+    journal: () => existingFile(flags.journal as string, '--journal'),
+    dataDir: () => {
+      if (flags.dataDir !== undefined) throw InputError.one('--journal', 'names the journal file itself: not with --data-dir');
+    },
+    mode: () => {
+      if (flags.mode !== undefined) throw InputError.one('--journal', "names the journal file itself (its mode is the one it recorded): not with --mode");
+    },
+  }).journal;
+  const { SqliteJournal } = await import('../../store/sqlite-journal.ts');
+  const { StoreError } = await import('../../store/errors.ts');
+  const store = new SqliteJournal({ path, readOnly: options.write !== true });
+  let mode: string;
+  try {
+    await store.open();
+    mode = (await store.listRuns(1))[0]?.mode ?? 'unused';
+  } catch (error) {
+    await store.close();
+    if (error instanceof StoreError || (error instanceof Error && /database|SQLITE/i.test(error.message))) {
+      throw InputError.one('--journal', `${path} is not a stacker journal this version reads: ${error.message}`);
+    }
+    throw error;
+  }
+  try {
+    await work(store, { path: store.path, mode });
   } finally {
     await store.close();
   }

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { InputError } from '../../domain/errors.ts';
 import type { Decimal } from '../../domain/money.ts';
 import { checkAll, nonEmpty, optional } from '../args.ts';
+import { outputFile } from '../file-args.ts';
 import type { CommandContext } from '../context.ts';
 import { json, table } from '../output.ts';
 import { withJournal } from './journal.ts';
@@ -12,6 +13,8 @@ import type { IntentRecord, StoredOrder } from '../../store/journal.ts';
 export interface ReportFlags {
   readonly dataDir?: string;
   readonly mode?: string;
+  /** A journal file named by its path, instead of the data dir's. */
+  readonly journal?: string;
   readonly instance?: string;
   readonly account?: string;
   readonly csv?: boolean;
@@ -37,7 +40,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     },
     html: () => {
       if (flags.html !== undefined && flags.csv === true) throw InputError.one('--html', 'is written beside the table, not with --csv');
-      return optional(flags.html, (text) => nonEmpty(text, '--html', 'a file to write the page to'));
+      return optional(flags.html, (text) => outputFile(text, '--html'));
     },
   });
   const { fillsCsv, instanceAccounts, positions, positionsByAccount } = await import('../../report/cost-basis.ts');

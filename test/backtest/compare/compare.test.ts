@@ -90,7 +90,8 @@ describe('stacker backtest with several strategies or --sweep', () => {
     expect(unknown.stderr).toContain('AMOUNT_QUOTA: is not a key of strategy dca or of the engine; did you mean AMOUNT_QUOTE?');
     const bad = await runCli([...base, '--strategy', DCA, '--sweep', 'AMOUNT_QUOTE=10,lots']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/AMOUNT_QUOTE: .*"lots"/);
+    // The value is the sweep's, not the file's: the message says so.
+    expect(bad.stderr).toMatch(/\(AMOUNT_QUOTE from --sweep\): AMOUNT_QUOTE: .*"lots"/);
     expect(bad.stdout).toBe('');
   });
 
