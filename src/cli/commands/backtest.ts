@@ -1,8 +1,9 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { type RuleFlags, parseRuleFlags } from '../../backtest/rules/rule-flags.ts';
 import { Decimal } from '../../domain/money.ts';
 import { InputError } from '../../domain/errors.ts';
 import { checkAll, marketName, optional } from '../args.ts';
+import { outputFile, writeOutputFile } from '../output-file.ts';
 import type { CommandContext } from '../context.ts';
 
 export interface BacktestFlags extends RuleFlags {
@@ -59,6 +60,8 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
       }),
     flexApr: () => percent(flags.flexApr, '--flex-apr', 1000),
     rules: () => optional(flags.rules, rulesArgument),
+    report: () => optional(flags.report, (path) => outputFile(path, '--report')),
+    journal: () => optional(flags.journal, (path) => outputFile(path, '--journal')),
     ruleOverrides: () => parseRuleFlags(flags),
     strategies: () => {
       if (flags.strategy.length === 0) throw InputError.one('--strategy', 'give at least one strategy instance file, e.g. --strategy config/backtest/dca-btc-daily.env');
@@ -102,7 +105,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   const report = buildReport(run);
   if (flags.report !== undefined) {
     const { renderHtml } = await import('../../backtest/report/html.ts');
-    writeFileSync(flags.report, renderHtml(report, run));
+    writeOutputFile(flags.report, renderHtml(report, run), '--report');
   }
   if (ctx.json) ctx.io.out(reportToJson(report));
   else {
@@ -166,7 +169,7 @@ async function compare(
   );
   if (flags.report !== undefined) {
     const { renderComparisonHtml } = await import('../../backtest/report/html.ts');
-    writeFileSync(flags.report, renderComparisonHtml(results));
+    writeOutputFile(flags.report, renderComparisonHtml(results), '--report');
   }
   if (ctx.json) ctx.io.out(comparisonToJson(results));
   else {

@@ -1,9 +1,9 @@
-import { writeFileSync } from 'node:fs';
 import { InputError } from '../../domain/errors.ts';
 import type { Decimal } from '../../domain/money.ts';
 import { checkAll, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { json, table } from '../output.ts';
+import { outputFile, writeOutputFile } from '../output-file.ts';
 import { withJournal } from './journal.ts';
 import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
 import type { OrderAccounts } from '../../report/cost-basis.ts';
@@ -37,7 +37,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     },
     html: () => {
       if (flags.html !== undefined && flags.csv === true) throw InputError.one('--html', 'is written beside the table, not with --csv');
-      return optional(flags.html, (text) => nonEmpty(text, '--html', 'a file to write the page to'));
+      return optional(flags.html, (text) => outputFile(text, '--html'));
     },
   });
   const { fillsCsv, instanceAccounts, positions, positionsByAccount } = await import('../../report/cost-basis.ts');
@@ -61,11 +61,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     if (args.html !== undefined) {
       const { renderLiveReportHtml } = await import('./report-html.ts');
       const page = renderLiveReportHtml({ journalPath: label.path, mode: label.mode, instance: args.instance, positions: rows, orders, prices, generatedAtMs: Date.now() });
-      try {
-        writeFileSync(args.html, page);
-      } catch (error) {
-        throw InputError.one('--html', `cannot write ${args.html}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-      }
+      writeOutputFile(args.html, page, '--html');
     }
     if (ctx.json) {
       ctx.io.out(
