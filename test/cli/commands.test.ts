@@ -424,6 +424,23 @@ describe('transient failures exit 4', () => {
     expect(found.orders).toEqual([expect.objectContaining({ clientOrderId: 'lost-on-kids', status: 'FILLED' })]);
   });
 
+  it('a flex withdrawal on --account whose answer is lost prints a check on that same account', async () => {
+    const env = { STACKER_BASE_URL: proxy.url, STACKER_API_KEY: 'someone-else', STACKER_API_SECRET: 'someone-elses-secret', STACKER_ACCOUNT_kids_API_KEY: API_KEY, STACKER_ACCOUNT_kids_API_SECRET: API_SECRET };
+    sandbox.faults.inject({ path: '/api/v4/main-account/smart-flex/investments/withdraw', kind: 'drop-after-commit' });
+    let result: CliResult;
+    try {
+      result = await stacker(['flex', 'withdraw', '--account', 'kids', '--plan', DEMO_FLEX_PLAN_ID, '--amount', '1'], env);
+    } finally {
+      sandbox.faults.clear();
+    }
+    expect(result.code).toBe(4);
+    const printed = /check before repeating it: (stacker .*)$/m.exec(result.stderr)?.[1] ?? '';
+    expect(printed).toBe(`stacker flex investments --plan ${DEMO_FLEX_PLAN_ID} --account kids`);
+    const check = await stacker(printed.split(' ').slice(1), env);
+    expect([check.code, check.stderr]).toEqual([0, '']);
+    expect(check.stdout).toContain(DEMO_FLEX_PLAN_ID);
+  });
+
   it('a lost buy\'s lookup names the --base-url and --env-file it was given, quoted for the shell', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'stacker lookup '));
     const envFile = join(folder, 'my keys.env');

@@ -4,7 +4,7 @@ import type { Order } from '../../domain/order.ts';
 import { checkAll, clientOrderId, marketName, optional, positiveAmount, stpMode } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { fields, json, table, utcTime } from '../output.ts';
-import { shellWord } from '../shell-word.ts';
+import { lookupCommand } from '../lookup-command.ts';
 
 export interface BuyFlags {
   readonly market: string;
@@ -27,7 +27,7 @@ export async function buy(ctx: CommandContext, flags: BuyFlags): Promise<void> {
   });
   const client = await ctx.privateClient();
   const id = args.clientOrderId ?? generatedClientOrderId();
-  ctx.setLookupHint(lookupCommand(ctx, id, args.market));
+  ctx.setLookupHint(lookupCommand(['order', '--client-order-id', id, '--market', args.market], ctx.globalFlags));
   const order = await client.buyStockMarket({
     market: args.market,
     baseAmount: args.amount,
@@ -36,21 +36,6 @@ export async function buy(ctx: CommandContext, flags: BuyFlags): Promise<void> {
   });
   if (ctx.json) ctx.io.out(json(order));
   else ctx.io.out(orderFields(order));
-}
-
-/**
- * The `stacker order` that finds this buy if its answer is lost. It must ask the same account on
- * the same exchange the buy went to: the default key's history would answer "no order" for an
- * order placed with --account's key, and whoever reads that would buy again.
- */
-function lookupCommand(ctx: CommandContext, clientOrderId: string, market: string): string {
-  const given = ctx.globalFlags;
-  const words = ['stacker', 'order', '--client-order-id', clientOrderId, '--market', market];
-  if (given.account !== undefined) words.push('--account', given.account);
-  if (given.baseUrl !== undefined) words.push('--base-url', given.baseUrl);
-  if (given.region !== undefined) words.push('--region', given.region);
-  if (given.envFile !== undefined) words.push('--env-file', given.envFile);
-  return words.map(shellWord).join(' ');
 }
 
 /** `cli-<ms in base 36>-<8 hex>`: unique enough for one person's command line, 22 characters. */
