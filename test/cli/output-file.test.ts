@@ -73,6 +73,24 @@ describe('stacker report --html', () => {
     expect([nowhere.code, nowhere.stderr]).toEqual([2, `error: --html: folder not found: ${missing} (create it first, or give a path in an existing folder)\n`]);
   });
 
+  it('says where the page is when the journal bought nothing, as when it did', async () => {
+    const data = join(dir, 'journal that bought nothing');
+    mkdirSync(data);
+    const broke = ['backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', strategy, '--wallet', 'USDT=0'];
+    expect((await runCli(['--', ...broke, '--journal', join(data, 'stacker-backtest.db')])).code).toBe(0);
+    const page = join(data, 'empty.html');
+    const sandbox = await startSandbox();
+    try {
+      const result = await runCli(['--', 'report', '--mode', 'backtest', '--data-dir', data, '--html', page], { STACKER_BASE_URL: sandbox.url });
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe(`nothing bought in the backtest journal ${join(data, 'stacker-backtest.db')}\n`);
+      expect(result.stdout).toBe(`report: ${page}\n`);
+      expect(existsSync(page)).toBe(true);
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
   it('writes the page to a path with spaces in it (a file name, not a token)', async () => {
     const data = join(dir, 'journal with a page');
     mkdirSync(data);

@@ -81,6 +81,8 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     if (rows.length === 0) {
       const who = [args.instance === undefined ? '' : ` by ${args.instance}`, args.account === undefined ? '' : ` on account ${args.account}`].join('');
       ctx.io.err(`nothing bought${who} in the ${label.mode} journal ${label.path}\n`);
+      // The page was written all the same (it says so too): the user asked for it and looks for this line.
+      if (args.html !== undefined) ctx.io.out(`report: ${args.html}\n`);
       return;
     }
     const dash = (value: string | null): string => value ?? '-';
