@@ -32,7 +32,7 @@ export function reportError(error: unknown, io: Io, context: ReportContext): num
   const exitCode = exitCodeFor(error);
   const unknown = outcomeUnknown(error);
   if (context.json) {
-    io.err(`${JSON.stringify({ error: describeForJson(error, unknown) })}\n`);
+    io.err(`${JSON.stringify({ error: withLookup(describeForJson(error, unknown), unknown, context) })}\n`);
   } else {
     io.err(describeForHumans(error, unknown, context));
   }
@@ -89,6 +89,15 @@ function describeForHumans(error: unknown, unknown: boolean, context: ReportCont
     if (context.lookupHint) lines.push(`  check before repeating it: ${context.lookupHint}`);
   }
   return lines.map((line) => `${line}\n`).join('');
+}
+
+/**
+ * A script reading --json has the same need as a person: a buy whose answer was lost may have
+ * happened, and the client order id it was sent with (generated when none was given) is only
+ * known here, so the command that looks it up travels with the error.
+ */
+function withLookup(described: Record<string, unknown>, unknown: boolean, context: ReportContext): Record<string, unknown> {
+  return unknown && context.lookupHint !== undefined ? { ...described, lookup: context.lookupHint } : described;
 }
 
 function describeForJson(error: unknown, unknown: boolean): Record<string, unknown> {

@@ -179,8 +179,8 @@ describe('a backtest that keeps its journal (--journal FILE)', () => {
     const missing = join(dir, 'no-such-folder');
     const result = await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', dca(), '--report', join(missing, 'r.html'), '--journal', dir]).catch(fail);
     expect('code' in result ? result.code : 0).toBe(2);
-    expect(result.stderr).toMatch(/--report: the folder .*no-such-folder does not exist/);
-    expect(result.stderr).toMatch(/--journal: .* is a folder: give a file to write/);
+    expect(result.stderr).toMatch(/--report: folder not found: .*no-such-folder/);
+    expect(result.stderr).toMatch(/--journal: is a folder: give the path of a file to write/);
     expect(result.stderr).not.toMatch(/unexpected/);
   });
 

@@ -388,6 +388,74 @@ describe('transient failures exit 4', () => {
     expect(found.orders).toEqual([expect.objectContaining({ source: 'history', status: 'FILLED', filledBase: '0.01' })]);
   });
 
+  it('a buy whose answer is lost, with --json, carries the lookup command in its error (the generated id is known nowhere else)', async () => {
+    sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'drop-after-commit' });
+    let lookup = '';
+    try {
+      const result = await stacker(['buy', '--market', 'ETH_USDT', '--amount', '0.01', '--json']);
+      expect(result.code).toBe(4);
+      expect(result.stdout).toBe('');
+      const error = (JSON.parse(result.stderr) as { error: { outcomeUnknown: boolean; lookup: string } }).error;
+      expect(error.outcomeUnknown).toBe(true);
+      expect(error.lookup).toMatch(/^stacker order --client-order-id cli-[0-9a-z]+-[0-9a-f]{8} --market ETH_USDT$/);
+      lookup = error.lookup;
+    } finally {
+      sandbox.faults.clear();
+    }
+    const found = parseJson(await stacker([...lookup.split(' ').slice(1), '--json'])) as { orders: Array<{ status: string }> };
+    expect(found.orders).toEqual([expect.objectContaining({ status: 'FILLED' })]);
+  });
+
+  it('a buy on --account whose answer is lost prints a lookup on that same account, which finds the order', async () => {
+    // The default key is another account's (unknown to this exchange): a lookup without
+    // --account would ask it, not the account the order was placed on.
+    const env = { STACKER_BASE_URL: proxy.url, STACKER_API_KEY: 'someone-else', STACKER_API_SECRET: 'someone-elses-secret', STACKER_ACCOUNT_kids_API_KEY: API_KEY, STACKER_ACCOUNT_kids_API_SECRET: API_SECRET };
+    sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'drop-after-commit' });
+    let result: CliResult;
+    try {
+      result = await stacker(['buy', '--account', 'kids', '--market', 'ETH_USDT', '--amount', '0.01', '--client-order-id', 'lost-on-kids'], env);
+    } finally {
+      sandbox.faults.clear();
+    }
+    expect(result.code).toBe(4);
+    const printed = /check before repeating it: (stacker order .*)$/m.exec(result.stderr)?.[1] ?? '';
+    expect(printed).toBe('stacker order --client-order-id lost-on-kids --market ETH_USDT --account kids');
+    const found = parseJson(await stacker([...printed.split(' ').slice(1), '--json'], env)) as { orders: Array<{ clientOrderId: string; status: string }> };
+    expect(found.orders).toEqual([expect.objectContaining({ clientOrderId: 'lost-on-kids', status: 'FILLED' })]);
+  });
+
+  it('a flex withdrawal on --account whose answer is lost prints a check on that same account', async () => {
+    const env = { STACKER_BASE_URL: proxy.url, STACKER_API_KEY: 'someone-else', STACKER_API_SECRET: 'someone-elses-secret', STACKER_ACCOUNT_kids_API_KEY: API_KEY, STACKER_ACCOUNT_kids_API_SECRET: API_SECRET };
+    sandbox.faults.inject({ path: '/api/v4/main-account/smart-flex/investments/withdraw', kind: 'drop-after-commit' });
+    let result: CliResult;
+    try {
+      result = await stacker(['flex', 'withdraw', '--account', 'kids', '--plan', DEMO_FLEX_PLAN_ID, '--amount', '1'], env);
+    } finally {
+      sandbox.faults.clear();
+    }
+    expect(result.code).toBe(4);
+    const printed = /check before repeating it: (stacker .*)$/m.exec(result.stderr)?.[1] ?? '';
+    expect(printed).toBe(`stacker flex investments --plan ${DEMO_FLEX_PLAN_ID} --account kids`);
+    const check = await stacker(printed.split(' ').slice(1), env);
+    expect([check.code, check.stderr]).toEqual([0, '']);
+    expect(check.stdout).toContain(DEMO_FLEX_PLAN_ID);
+  });
+
+  it('a lost buy\'s lookup names the --base-url and --env-file it was given, quoted for the shell', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'stacker lookup '));
+    const envFile = join(folder, 'my keys.env');
+    writeFileSync(envFile, `STACKER_API_KEY=${API_KEY}\nSTACKER_API_SECRET=${API_SECRET}\n`);
+    sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'drop-after-commit' });
+    try {
+      const result = await stacker(['buy', '--market', 'ETH_USDT', '--amount', '0.01', '--client-order-id', 'lost-flags', '--base-url', proxy.url, '--env-file', envFile], {});
+      expect(result.code).toBe(4);
+      expect(result.stderr).toContain(`check before repeating it: stacker order --client-order-id lost-flags --market ETH_USDT --base-url ${proxy.url} --env-file '${envFile}'\n`);
+    } finally {
+      sandbox.faults.clear();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('a base URL where nothing listens', async () => {
     const port = await closedPort();
     const result = await stacker(['ping', '--base-url', `http://127.0.0.1:${port}`]);

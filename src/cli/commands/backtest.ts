@@ -1,9 +1,9 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { type RuleFlags, parseRuleFlags } from '../../backtest/rules/rule-flags.ts';
 import { Decimal } from '../../domain/money.ts';
 import { InputError } from '../../domain/errors.ts';
 import { checkAll, marketName, optional } from '../args.ts';
-import { newFile, outputFile } from '../file-args.ts';
+import { newFile, outputFile, writeOutputFile } from '../output-file.ts';
 import type { CommandContext } from '../context.ts';
 
 export interface BacktestFlags extends RuleFlags {
@@ -105,7 +105,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   const report = buildReport(run);
   if (flags.report !== undefined) {
     const { renderHtml } = await import('../../backtest/report/html.ts');
-    writeFileSync(flags.report, renderHtml(report, run));
+    writeOutputFile(flags.report, renderHtml(report, run), '--report');
   }
   if (ctx.json) ctx.io.out(reportToJson(report));
   else {
@@ -170,7 +170,7 @@ async function compare(
   );
   if (flags.report !== undefined) {
     const { renderComparisonHtml } = await import('../../backtest/report/html.ts');
-    writeFileSync(flags.report, renderComparisonHtml(results));
+    writeOutputFile(flags.report, renderComparisonHtml(results), '--report');
   }
   if (ctx.json) ctx.io.out(comparisonToJson(results));
   else {

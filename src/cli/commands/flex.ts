@@ -2,6 +2,7 @@ import { formatDecimal } from '../../domain/money.ts';
 import { checkAll, optional, planId, positiveAmount, tickerName } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { fields, json, table, utcTime, yesNo } from '../output.ts';
+import { lookupCommand } from '../lookup-command.ts';
 
 export async function flexPlans(ctx: CommandContext, flags: { ticker?: string }): Promise<void> {
   const args = checkAll({ ticker: () => optional(flags.ticker, (t) => tickerName(t)) });
@@ -45,7 +46,7 @@ export async function flexInvestments(ctx: CommandContext, flags: { ticker?: str
 export async function flexWithdraw(ctx: CommandContext, flags: { plan: string; amount: string }): Promise<void> {
   const args = checkAll({ plan: () => planId(flags.plan), amount: () => positiveAmount(flags.amount, '--amount') });
   const client = await ctx.privateClient();
-  ctx.setLookupHint(`stacker flex investments --plan ${args.plan}`);
+  ctx.setLookupHint(lookupCommand(['flex', 'investments', '--plan', args.plan], ctx.globalFlags));
   const result = await client.flexWithdraw({ plan: args.plan, amount: args.amount });
   if (ctx.json) {
     ctx.io.out(json({ plan: args.plan, amount: args.amount, transactionId: result.transactionId }));

@@ -1,10 +1,9 @@
-import { writeFileSync } from 'node:fs';
 import { InputError } from '../../domain/errors.ts';
 import type { Decimal } from '../../domain/money.ts';
 import { checkAll, nonEmpty, optional } from '../args.ts';
-import { outputFile } from '../file-args.ts';
 import type { CommandContext } from '../context.ts';
 import { json, table } from '../output.ts';
+import { outputFile, writeOutputFile } from '../output-file.ts';
 import { withJournal } from './journal.ts';
 import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
 import type { OrderAccounts } from '../../report/cost-basis.ts';
@@ -64,11 +63,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     if (args.html !== undefined) {
       const { renderLiveReportHtml } = await import('./report-html.ts');
       const page = renderLiveReportHtml({ journalPath: label.path, mode: label.mode, instance: args.instance, positions: rows, orders, prices, generatedAtMs: Date.now() });
-      try {
-        writeFileSync(args.html, page);
-      } catch (error) {
-        throw InputError.one('--html', `cannot write ${args.html}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-      }
+      writeOutputFile(args.html, page, '--html');
     }
     if (ctx.json) {
       ctx.io.out(
@@ -88,6 +83,8 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     if (rows.length === 0) {
       const who = [args.instance === undefined ? '' : ` by ${args.instance}`, args.account === undefined ? '' : ` on account ${args.account}`].join('');
       ctx.io.err(`nothing bought${who} in the ${label.mode} journal ${label.path}\n`);
+      // The page was written all the same (it says so too): the user asked for it and looks for this line.
+      if (args.html !== undefined) ctx.io.out(`report: ${args.html}\n`);
       return;
     }
     const dash = (value: string | null): string => value ?? '-';

@@ -4,6 +4,7 @@ import { checkAll, integerIn, marketName, nonEmpty, optional } from '../args.ts'
 import type { CommandContext } from '../context.ts';
 import { describeFaults, parseFaultSpecs } from '../../sandbox/fault-spec.ts';
 import { watchServedRequests } from './request-log.ts';
+import { shellWord } from '../shell-word.ts';
 
 export interface SandboxFlags {
   /** Commander fills in the defaults (program.ts). */
@@ -164,11 +165,6 @@ function banner(url: string, apiKey: string, apiSecret: string, prices: string, 
     'Requests are logged to stderr. Stop with Ctrl-C.',
     '',
   ].join('\n');
-}
-
-/** Quote a value for a POSIX shell only when it needs it. */
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 function listenError(error: unknown, host: string, port: number): unknown {

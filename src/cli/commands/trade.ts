@@ -4,6 +4,7 @@ import type { Order } from '../../domain/order.ts';
 import { checkAll, clientOrderId, marketName, optional, positiveAmount, stpMode } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { fields, json, table, utcTime } from '../output.ts';
+import { lookupCommand } from '../lookup-command.ts';
 
 export interface BuyFlags {
   readonly market: string;
@@ -26,7 +27,7 @@ export async function buy(ctx: CommandContext, flags: BuyFlags): Promise<void> {
   });
   const client = await ctx.privateClient();
   const id = args.clientOrderId ?? generatedClientOrderId();
-  ctx.setLookupHint(`stacker order --client-order-id ${id} --market ${args.market}`);
+  ctx.setLookupHint(lookupCommand(['order', '--client-order-id', id, '--market', args.market], ctx.globalFlags));
   const order = await client.buyStockMarket({
     market: args.market,
     baseAmount: args.amount,

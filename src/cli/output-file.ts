@@ -1,0 +1,53 @@
+import { type Stats, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { InputError } from '../domain/errors.ts';
+
+/**
+ * A file the user named for stacker to write (`backtest --report`, `backtest --journal`, `report
+ * --html`). Checked before the work that fills it: a typo in the path is bad input (exit 2) found
+ * at once, not an unexpected failure after a long backtest whose result is then lost.
+ */
+export function outputFile(path: string, flag: string): string {
+  if (path.trim() === '') throw InputError.one(flag, 'must be the path of a file to write');
+  const target = statOf(path);
+  if (target?.isDirectory() === true) throw InputError.one(flag, `is a folder: give the path of a file to write (got ${JSON.stringify(path)})`);
+  const folder = dirname(path);
+  const parent = statOf(folder);
+  if (parent === null) throw InputError.one(flag, `folder not found: ${folder} (create it first, or give a path in an existing folder)`);
+  if (!parent.isDirectory()) throw InputError.one(flag, `is not in a folder: ${folder} is a file`);
+  return path;
+}
+
+/** Writes a checked output file; what can still go wrong (no permission, a full disk) is named with the flag. */
+export function writeOutputFile(path: string, text: string, flag: string): void {
+  try {
+    writeFileSync(path, text);
+  } catch (error) {
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : String(error);
+    throw InputError.one(flag, `cannot write ${path}: ${code}`);
+  }
+}
+
+/** A file the command creates and fills from nothing: as outputFile, and it must not exist yet (`why` says why). */
+export function newFile(path: string, flag: string, why: string): string {
+  outputFile(path, flag);
+  if (statOf(path) !== null) throw InputError.one(flag, `${path} already exists: ${why}; remove it or name a new file`);
+  return path;
+}
+
+/** A file the command reads: it exists and is not a folder. */
+export function existingFile(path: string, flag: string): string {
+  if (path.trim() === '') throw InputError.one(flag, 'must be the path of a file');
+  const found = statOf(path);
+  if (found === null) throw InputError.one(flag, `file not found: ${path}`);
+  if (found.isDirectory()) throw InputError.one(flag, `is a folder: give the path of a file (got ${JSON.stringify(path)})`);
+  return path;
+}
+
+function statOf(path: string): Stats | null {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}

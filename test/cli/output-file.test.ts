@@ -1,0 +1,109 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/server.ts';
+import { runCli } from './run-cli.ts';
+
+// The files a user names for stacker to write: a path that cannot be written is bad input,
+// named with its flag and found before any work is done (exit 2), never an unexpected failure
+// (exit 1) after the run it was meant to keep.
+
+const FIXTURE = new URL('../fixtures/candles/btc-1h-2021-03-01_14.csv', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'stacker-output-file-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const strategy = join(dir, 'dca.env');
+writeFileSync(strategy, 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n');
+const backtest = ['backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', strategy, '--wallet', 'USDT=1000'];
+const missing = join(dir, 'no-such-folder');
+
+describe('stacker backtest --report and --journal', () => {
+  it('refuses a --report in a folder that does not exist, naming the flag and the folder; no page and no summary', async () => {
+    const result = await runCli(['--', ...backtest, '--report', join(missing, 'report.html')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`error: --report: folder not found: ${missing} (create it first, or give a path in an existing folder)\n`);
+    expect(result.stdout).toBe('');
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it('refuses a --report that is a folder, with --json as E_INPUT too', async () => {
+    const result = await runCli(['--', ...backtest, '--json', '--report', dir]);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: { code: 'E_INPUT', problems: [{ field: '--report', rule: `is a folder: give the path of a file to write (got ${JSON.stringify(dir)})` }] },
+    });
+    expect(result.stdout).toBe('');
+  });
+
+  it('refuses a --report of a comparison (--sweep) the same way, before any run', async () => {
+    const result = await runCli(['--', ...backtest, '--sweep', 'AMOUNT=0.0005,0.001', '--report', join(missing, 'compare.html')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^error: --report: folder not found: /);
+  });
+
+  it('refuses a --journal in a folder that does not exist as bad input, not as a store failure', async () => {
+    const result = await runCli(['--', ...backtest, '--journal', join(missing, 'backtest.db')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`error: --journal: folder not found: ${missing} (create it first, or give a path in an existing folder)\n`);
+  });
+
+  it('reports every unwritable path at once, beside the other bad flags', async () => {
+    const result = await runCli(['--', ...backtest, '--slippage-pct', 'x', '--report', dir, '--journal', join(missing, 'j.db')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr.split('\n').filter(Boolean).map((line) => line.split(':')[1]?.trim())).toEqual(['--slippage-pct', '--report', '--journal']);
+  });
+
+  it('writes the page to a path with spaces in it', async () => {
+    const folder = join(dir, 'my reports');
+    mkdirSync(folder);
+    const page = join(folder, 'dca report.html');
+    const result = await runCli(['--', ...backtest, '--report', page]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`report: ${page}`);
+    expect(readFileSync(page, 'utf8')).toMatch(/^<!doctype html>/i);
+  });
+});
+
+describe('stacker report --html', () => {
+  it('refuses a page path that is a folder or in a missing folder before reading the journal (exit 2)', async () => {
+    const folder = await runCli(['--', 'report', '--data-dir', dir, '--html', dir]);
+    expect([folder.code, folder.stderr]).toEqual([2, `error: --html: is a folder: give the path of a file to write (got ${JSON.stringify(dir)})\n`]);
+    const nowhere = await runCli(['--', 'report', '--data-dir', dir, '--html', join(missing, 'r.html')]);
+    expect([nowhere.code, nowhere.stderr]).toEqual([2, `error: --html: folder not found: ${missing} (create it first, or give a path in an existing folder)\n`]);
+  });
+
+  it('says where the page is when the journal bought nothing, as when it did', async () => {
+    const data = join(dir, 'journal that bought nothing');
+    mkdirSync(data);
+    const broke = ['backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', strategy, '--wallet', 'USDT=0'];
+    expect((await runCli(['--', ...broke, '--journal', join(data, 'stacker-backtest.db')])).code).toBe(0);
+    const page = join(data, 'empty.html');
+    const sandbox = await startSandbox();
+    try {
+      const result = await runCli(['--', 'report', '--mode', 'backtest', '--data-dir', data, '--html', page], { STACKER_BASE_URL: sandbox.url });
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe(`nothing bought in the backtest journal ${join(data, 'stacker-backtest.db')}\n`);
+      expect(result.stdout).toBe(`report: ${page}\n`);
+      expect(existsSync(page)).toBe(true);
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
+  it('writes the page to a path with spaces in it (a file name, not a token)', async () => {
+    const data = join(dir, 'journal with a page');
+    mkdirSync(data);
+    expect((await runCli(['--', ...backtest, '--journal', join(data, 'stacker-backtest.db')])).code).toBe(0);
+    const page = join(data, 'live report.html');
+    const sandbox = await startSandbox();
+    try {
+      const result = await runCli(['--', 'report', '--mode', 'backtest', '--data-dir', data, '--html', page], { STACKER_BASE_URL: sandbox.url });
+      expect([result.code, result.stderr]).toEqual([0, '']);
+      expect(result.stdout).toContain(`report: ${page}`);
+      expect(readFileSync(page, 'utf8')).toContain('BTC_USDT');
+    } finally {
+      await sandbox.stop();
+    }
+  });
+});
