@@ -13,7 +13,7 @@ import type { Io } from './output.ts';
 
 /**
  * Turn a failure into stderr text (or one JSON line with `--json`) and an exit code
- * (domain/errors.ts `exitCodeFor`: 2 bad input, 3 refused by the exchange, 4 transient).
+ * (domain/errors.ts `exitCodeFor`: 2 bad input, 3 refused by the exchange or a safety check, 4 transient).
  *
  * Only the error's own documented fields are printed, never the error object as a whole nor any
  * options object: those are the places a secret could hide. The ApiClient already keeps the
