@@ -6,6 +6,7 @@ import {
   DAEMON_ENV_KEYS,
   checkDirectory,
   envFileKeyProblems,
+  environmentKeyProblems,
   locate,
   readControlToken,
   readKillSwitchEnv,
@@ -98,7 +99,7 @@ export interface DaemonSources {
 export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSources = {}): Promise<DaemonConfig> {
   const problems: InputProblem[] = [];
   const layers = await readLayers(flags.envFile, sources, problems);
-  problems.push(...envFileKeyProblems(layers));
+  problems.push(...envFileKeyProblems(layers), ...environmentKeyProblems(layers));
 
   let settings: Settings | null = null;
   try {

@@ -227,9 +227,9 @@ export function readKillSwitchFile(layers: EnvLayers): string | null {
  * Keys of the global env file that stacker would silently ignore: an unprefixed setting
  * (`LOG_LEVEL` where STACKER_LOG_LEVEL was meant: every setting is STACKER_*), a misspelt STACKER_* key,
  * or a strategy instance key that belongs in config/strategies/. Other keys are left alone: one
- * file may also feed `docker run --env-file` with TZ or NODE_OPTIONS. Only the env file is
- * checked; the process environment holds many variables that are none of our business. Values
- * are never quoted (the file holds the API secret).
+ * file may also feed `docker run --env-file` with TZ or NODE_OPTIONS. The process environment
+ * holds many variables that are none of our business: environmentKeyProblems looks only at
+ * near misses there. Values are never quoted (the file holds the API secret).
  */
 export function envFileKeyProblems(layers: EnvLayers): InputProblem[] {
   if (layers.envFile === null) return [];
@@ -259,6 +259,29 @@ export function envFileKeyProblems(layers: EnvLayers): InputProblem[] {
   }
   for (const line of layers.fileBadLines) {
     problems.push({ source, field: `line ${line}`, rule: 'is not KEY=value, a comment or blank, so dotenv skips it (a missing "="?)' });
+  }
+  return problems;
+}
+
+/**
+ * STACKER_* variables of the process environment that look like a stacker setting mistyped
+ * (`STACKER_KILL_SWICH=1` under `docker run -e`, `stacker_mode=live`): without this check the
+ * daemon would trade as if the operator had set nothing. Only near misses (at most two letters
+ * off, or another case) and malformed account keys are refused; any other STACKER_ variable
+ * may belong to a tool around stacker (the bench's own STACKER_BENCH_*) and is left alone.
+ */
+export function environmentKeyProblems(layers: EnvLayers): InputProblem[] {
+  const problems: InputProblem[] = [];
+  const known = new Set(KNOWN_ENV_KEYS);
+  for (const key of layers.environmentKeys) {
+    if (known.has(key) || parseAccountKey(key) !== null) continue;
+    if (key.startsWith(ACCOUNT_ENV_PREFIX)) {
+      const endings = Object.values(ACCOUNT_KEY_SUFFIXES).join(', ');
+      problems.push({ source: 'environment', field: key, rule: `is not an account setting: write STACKER_ACCOUNT_<NAME>_<SETTING>, NAME being ${ACCOUNT_NAME_RULE}, SETTING one of ${endings}` });
+      continue;
+    }
+    const guess = closestName(key, KNOWN_ENV_KEYS);
+    if (guess !== undefined) problems.push({ source: 'environment', field: key, rule: `is not a stacker setting, and so close to one that it is taken for a typo: did you mean ${guess}?` });
   }
   return problems;
 }

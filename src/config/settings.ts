@@ -83,6 +83,8 @@ export interface EnvLayers {
   lookup(key: string): EnvValue | null;
   /** Keys set (non-empty) in the environment or the env file that start with `prefix`, sorted; never the values. */
   keysStartingWith(prefix: string): readonly string[];
+  /** Keys of the process environment (non-empty) that start with STACKER_ in any case, sorted; never the values. */
+  readonly environmentKeys: readonly string[];
 }
 
 /** Read the env file (when given) and pair it with the environment. An unreadable file is a ConfigError naming it. */
@@ -96,6 +98,12 @@ export async function readEnvLayers(envFile: string | undefined | null, sources:
     envFile: file,
     fileKeys: Object.freeze(Object.keys(fileValues)),
     fileBadLines: Object.freeze([...read.badLines]),
+    environmentKeys: Object.freeze(
+      Object.entries(env)
+        .filter(([key, value]) => key.toUpperCase().startsWith('STACKER_') && typeof value === 'string' && value !== '')
+        .map(([key]) => key)
+        .sort(),
+    ),
     lookup(key: string): EnvValue | null {
       // Own keys only: `constructor` or `toString` must not come back from Object.prototype.
       const real = Object.hasOwn(env, key) ? env[key] : undefined;

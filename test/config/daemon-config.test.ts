@@ -188,6 +188,19 @@ describe('loadDaemonConfig: the global env file', () => {
     expect(config.mode).toBe('dry-run');
   });
 
+  it('refuses a STACKER_ variable of the process environment that is a setting mistyped: the daemon would trade as if it were unset', async () => {
+    world.instance('dca-btc', DCA);
+    const error = await configErrorOf(
+      loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_KILL_SWICH: '1', stacker_mode: 'live', STACKER_ACCOUNT_kids_API_SECRT: SECRET, STACKER_BENCH_MINUTE_CSV: '/x.csv', STACKER_BOGUS: '1' } }),
+    );
+    expect(lines(error.problems)).toEqual([
+      expect.stringMatching(/^environment: STACKER_ACCOUNT_kids_API_SECRT: is not an account setting: write STACKER_ACCOUNT_<NAME>_<SETTING>, .*SETTING one of API_KEY, API_SECRET, /),
+      'environment: STACKER_KILL_SWICH: is not a stacker setting, and so close to one that it is taken for a typo: did you mean STACKER_KILL_SWITCH?',
+      'environment: stacker_mode: is not a stacker setting, and so close to one that it is taken for a typo: did you mean STACKER_MODE?',
+    ]);
+    expect(error.message).not.toContain(SECRET);
+  });
+
   it('reports a line of the env file dotenv would skip, by number only (the file holds the secret)', async () => {
     world.instance('dca-btc', DCA);
     const envFile = world.file('.env', `STACKER_API_KEY=key\nSTACKER_API_SECRET ${SECRET}\n`);
