@@ -3,7 +3,7 @@ import { type RuleFlags, parseRuleFlags } from '../../backtest/rules/rule-flags.
 import { Decimal } from '../../domain/money.ts';
 import { InputError } from '../../domain/errors.ts';
 import { checkAll, marketName, optional } from '../args.ts';
-import { newFile, outputFile, writeOutputFile } from '../output-file.ts';
+import { newFile, outputFile, writeOutputFile } from '../file-flags.ts';
 import type { CommandContext } from '../context.ts';
 
 export interface BacktestFlags extends RuleFlags {

@@ -337,7 +337,7 @@ async function withJournalFile(
   work: (store: StoredJournal, label: JournalLabel) => Promise<void>,
   options: { readonly write?: boolean },
 ): Promise<void> {
-  const { existingFile } = await import('../output-file.ts');
+  const { existingFile } = await import('../file-flags.ts');
   const path = checkAll({
     journal: () => existingFile(flags.journal as string, '--journal'),
     dataDir: () => {

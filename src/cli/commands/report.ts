@@ -3,7 +3,7 @@ import type { Decimal } from '../../domain/money.ts';
 import { checkAll, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { json, table } from '../output.ts';
-import { outputFile, writeOutputFile } from '../output-file.ts';
+import { outputFile, writeOutputFile } from '../file-flags.ts';
 import { withJournal } from './journal.ts';
 import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
 import type { OrderAccounts } from '../../report/cost-basis.ts';

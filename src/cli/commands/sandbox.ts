@@ -1,10 +1,10 @@
-import { existsSync } from 'node:fs';
 import { InputError } from '../../domain/errors.ts';
 import { checkAll, integerIn, marketName, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { describeFaults, parseFaultSpecs } from '../../sandbox/fault-spec.ts';
 import { watchServedRequests } from './request-log.ts';
 import { shellWord } from '../shell-word.ts';
+import { existingFile } from '../file-flags.ts';
 
 export interface SandboxFlags {
   /** Commander fills in the defaults (program.ts). */
@@ -36,9 +36,7 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
     apiKey: () => optional(flags.apiKey, (key) => nonEmpty(key, '--api-key', 'a key')),
     apiSecret: () => optional(flags.apiSecret, (secret) => nonEmpty(secret, '--api-secret', 'a secret')),
     prices: () => {
-      if (flags.prices === undefined) return undefined;
-      if (!existsSync(flags.prices)) throw InputError.one('--prices', `file not found: ${flags.prices}`);
-      return flags.prices;
+      return optional(flags.prices, (text) => existingFile(text, '--prices'));
     },
     market: () => {
       if (flags.prices !== undefined && flags.market === undefined) throw InputError.one('--market', 'is required with --prices (the market the candles belong to, e.g. BTC_USDT)');

@@ -10,7 +10,7 @@ import { runCli } from './run-cli.ts';
 // (exit 1) after the run it was meant to keep.
 
 const FIXTURE = new URL('../fixtures/candles/btc-1h-2021-03-01_14.csv', import.meta.url).pathname;
-const dir = mkdtempSync(join(tmpdir(), 'stacker-output-file-'));
+const dir = mkdtempSync(join(tmpdir(), 'stacker-file-flags-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const strategy = join(dir, 'dca.env');

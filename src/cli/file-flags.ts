@@ -2,11 +2,13 @@ import { type Stats, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { InputError } from '../domain/errors.ts';
 
-/**
- * A file the user named for stacker to write (`backtest --report`, `backtest --journal`, `report
- * --html`). Checked before the work that fills it: a typo in the path is bad input (exit 2) found
- * at once, not an unexpected failure after a long backtest whose result is then lost.
+/*
+ * Flags that name a file, checked with the other flags before any work: a typo in a path is bad
+ * input (exit 2) found at once, not an unexpected failure after a long backtest whose result is
+ * then lost, nor a raw EISDIR.
  */
+
+/** A file the user named for stacker to write (`backtest --report`, `backtest --journal`, `report --html`). */
 export function outputFile(path: string, flag: string): string {
   if (path.trim() === '') throw InputError.one(flag, 'must be the path of a file to write');
   const target = statOf(path);
