@@ -237,15 +237,14 @@ export function envFileKeyProblems(layers: EnvLayers): InputProblem[] {
   const problems: InputProblem[] = [];
   const known = new Set(KNOWN_ENV_KEYS);
   for (const key of layers.fileKeys) {
-    if (known.has(key) || parseAccountKey(key) !== null) continue;
-    if (key.startsWith(ACCOUNT_ENV_PREFIX)) {
-      const endings = Object.values(ACCOUNT_KEY_SUFFIXES).join(', ');
-      problems.push({ source, field: key, rule: `is not an account setting: write STACKER_ACCOUNT_<NAME>_<SETTING>, NAME being ${ACCOUNT_NAME_RULE}, SETTING one of ${endings}` });
+    const stackerKey = readStackerKey(key, known);
+    if (stackerKey.kind === 'setting') continue;
+    if (stackerKey.kind === 'bad-account') {
+      problems.push({ source, field: key, rule: stackerKey.rule });
       continue;
     }
-    if (key.toUpperCase().startsWith('STACKER_')) {
-      const guess = closestName(key, KNOWN_ENV_KEYS);
-      const hint = guess === undefined ? `; the settings are ${KNOWN_ENV_KEYS.join(', ')}` : `; did you mean ${guess}?`;
+    if (stackerKey.kind === 'unknown') {
+      const hint = stackerKey.guess === undefined ? `; the settings are ${KNOWN_ENV_KEYS.join(', ')}` : `; did you mean ${stackerKey.guess}?`;
       problems.push({ source, field: key, rule: `is not a stacker setting${hint}` });
       continue;
     }
@@ -274,14 +273,28 @@ export function environmentKeyProblems(layers: EnvLayers): InputProblem[] {
   const problems: InputProblem[] = [];
   const known = new Set(KNOWN_ENV_KEYS);
   for (const key of layers.environmentKeys) {
-    if (known.has(key) || parseAccountKey(key) !== null) continue;
-    if (key.startsWith(ACCOUNT_ENV_PREFIX)) {
-      const endings = Object.values(ACCOUNT_KEY_SUFFIXES).join(', ');
-      problems.push({ source: 'environment', field: key, rule: `is not an account setting: write STACKER_ACCOUNT_<NAME>_<SETTING>, NAME being ${ACCOUNT_NAME_RULE}, SETTING one of ${endings}` });
-      continue;
+    const stackerKey = readStackerKey(key, known);
+    if (stackerKey.kind === 'bad-account') problems.push({ source: 'environment', field: key, rule: stackerKey.rule });
+    else if (stackerKey.kind === 'unknown' && stackerKey.guess !== undefined) {
+      problems.push({ source: 'environment', field: key, rule: `is not a stacker setting, and so close to one that it is taken for a typo: did you mean ${stackerKey.guess}?` });
     }
-    const guess = closestName(key, KNOWN_ENV_KEYS);
-    if (guess !== undefined) problems.push({ source: 'environment', field: key, rule: `is not a stacker setting, and so close to one that it is taken for a typo: did you mean ${guess}?` });
   }
   return problems;
+}
+
+type StackerKey =
+  | { readonly kind: 'setting' }
+  | { readonly kind: 'bad-account'; readonly rule: string }
+  | { readonly kind: 'unknown'; readonly guess: string | undefined }
+  | { readonly kind: 'not-stacker' };
+
+/** What a variable's name is to stacker: one of its settings, a malformed account key, an unknown STACKER_ name (and the setting it is nearest), or none of its business. */
+function readStackerKey(key: string, known: ReadonlySet<string>): StackerKey {
+  if (known.has(key) || parseAccountKey(key) !== null) return { kind: 'setting' };
+  if (key.startsWith(ACCOUNT_ENV_PREFIX)) {
+    const endings = Object.values(ACCOUNT_KEY_SUFFIXES).join(', ');
+    return { kind: 'bad-account', rule: `is not an account setting: write STACKER_ACCOUNT_<NAME>_<SETTING>, NAME being ${ACCOUNT_NAME_RULE}, SETTING one of ${endings}` };
+  }
+  if (key.toUpperCase().startsWith('STACKER_')) return { kind: 'unknown', guess: closestName(key, KNOWN_ENV_KEYS) };
+  return { kind: 'not-stacker' };
 }
