@@ -128,6 +128,17 @@ export class ApiClient {
   async clockOffsetMs(): Promise<number | null> {
     return this.#serverClock === undefined ? null : this.#serverClock.measure();
   }
+  /**
+   * What a time of this machine is on the exchange's clock, minus that time, in ms: the
+   * correction signed requests use (measured again when stale). 0 when nonces need no clock.
+   * The exchange stamps orders with its own clock, so a window of this machine's times is moved
+   * by this much before its history is asked for it.
+   */
+  async clockCorrectionMs(): Promise<number> {
+    if (this.#serverClock === undefined) return 0;
+    await this.#serverClock.ensureFresh();
+    return this.#serverClock.correctionMs;
+  }
   markets(): Promise<MarketRules[]> {
     return publicApi.markets(this.#http);
   }

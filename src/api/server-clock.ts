@@ -53,8 +53,13 @@ export class ServerClock implements Clock {
   }
 
   nowMs(): number {
+    return this.#local.nowMs() + this.correctionMs;
+  }
+
+  /** What nowMs() adds to local time: the measured offset, or 0 while it is unknown or too small to trust. */
+  get correctionMs(): number {
     const offset = this.#offsetMs ?? 0;
-    return this.#local.nowMs() + (Math.abs(offset) >= SERVER_CLOCK_MIN_CORRECTION_MS ? offset : 0);
+    return Math.abs(offset) >= SERVER_CLOCK_MIN_CORRECTION_MS ? offset : 0;
   }
 
   /** The exchange's clock minus this machine's, in ms; null before a first successful reading. */

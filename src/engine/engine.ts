@@ -177,7 +177,7 @@ export class Engine {
     if (this.#ledger !== null) {
       await this.checkLedger();
       if (this.#fatal !== null) return 'skipped';
-      if (this.#ledger.lastCheckedAtMs === null) return this.#skipUnchecked(instanceName, slotTimeMs);
+      if (this.#ledger.accountCheckedAtMs(accountOfInstance(this.#deps, instanceName)) === null) return this.#skipUnchecked(instanceName, slotTimeMs);
     }
     const key = `${instanceName}@${slotTimeMs}`;
     this.#running.set(key, (this.#running.get(key) ?? 0) + 1);

@@ -6,7 +6,8 @@ import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts
 import { orderResult } from './executor.ts';
 import { recordOrder } from './order-log.ts';
 import { isTerminalStatus } from '../domain/order.ts';
-import { type EngineDeps, accountBudgetScope, accountOfInstance, accountPrefix, accountReservationId, onAccount } from './runtime.ts';
+import { HistoryUnreadableError } from './history-unreadable.ts';
+import { DEFAULT_ACCOUNT, type EngineDeps, accountBudgetScope, accountOfInstance, accountPrefix, accountReservationId, onAccount } from './runtime.ts';
 
 /** An instance whose id scheme is recognised in the exchange's history (enabled or not). */
 export interface LedgerInstance {
@@ -66,6 +67,8 @@ export class ExchangeLedger {
   readonly #overlapMs: number;
   #running: Promise<LedgerReport> | null = null;
   #lastCheckedAtMs: number | null = null;
+  /** Per account, when its history was last read and compared, though another account's failed. */
+  readonly #accountCheckedAtMs = new Map<string, number>();
 
   constructor(deps: EngineDeps, instances: readonly LedgerInstance[], options: LedgerOptions) {
     this.#deps = deps;
@@ -86,6 +89,14 @@ export class ExchangeLedger {
     return this.#lastCheckedAtMs;
   }
 
+  /**
+   * When this account's history was last read and compared; null before the first time. An
+   * account whose exchange fails must not keep the others' slots waiting.
+   */
+  accountCheckedAtMs(account: string): number | null {
+    return this.#accountCheckedAtMs.get(account) ?? null;
+  }
+
   /** One check at a time: callers arriving while one runs share its result. */
   check(): Promise<LedgerReport> {
     this.#running ??= this.#check().finally(() => {
@@ -104,19 +115,25 @@ export class ExchangeLedger {
     for (const intent of notFound) fromMs = Math.min(fromMs, (intent.sentAtMs ?? intent.createdAtMs) - MINUTE_MS);
     fromMs = Math.max(fromMs, startedAtMs - HISTORY_KEPT_MS);
 
-    // Every account's history is read before anything is concluded: the check counts as done
-    // (checked-through moves on) only when none failed.
+    // The accounts whose history was read are compared; the check counts as done (checked-through
+    // moves on) only when none failed, so a failed account's orders are read again next time.
     const history: { readonly order: Order; readonly account: string }[] = [];
+    const read = new Set<string>();
+    const unreadable: HistoryUnreadableError[] = [];
     for (const account of this.#byAccount.keys()) {
       const own = onAccount(deps, account);
-      if (own === null) continue;
+      if (own === null) {
+        read.add(account);
+        continue;
+      }
       try {
         // An hour past now: the exchange's clock may run ahead of this one, and its orders carry its times.
         const orders = await own.exchange.orderHistory({ sinceSec: Math.floor(fromMs / 1000), untilSec: Math.ceil((startedAtMs + 3_600_000) / 1000) });
         for (const order of orders) history.push({ order, account });
+        read.add(account);
       } catch (error) {
         if (classifyError(error) === 'fatal') throw new FatalEngineError(`${accountPrefix(own)}reading the order history: ${errorMessage(error)}`, error);
-        throw error;
+        unreadable.push(new HistoryUnreadableError(account, accountPrefix(own), error));
       }
     }
 
@@ -166,6 +183,8 @@ export class ExchangeLedger {
     const cleared: string[] = [];
     for (const intent of notFound) {
       if (intent.clientOrderId === null || seen.has(intent.clientOrderId)) continue;
+      // Absent from a history that was not read proves nothing.
+      if (!read.has(intent.account ?? DEFAULT_ACCOUNT)) continue;
       const sentAtMs = intent.sentAtMs ?? intent.createdAtMs;
       if (fromMs > sentAtMs - MINUTE_MS) continue;
       // Its instance's budget, its account's cap, or both, held it.
@@ -188,6 +207,9 @@ export class ExchangeLedger {
       cleared.push(intent.clientOrderId);
     }
 
+    for (const account of read) this.#accountCheckedAtMs.set(account, startedAtMs);
+    const [failed] = unreadable;
+    if (failed !== undefined) throw failed;
     await deps.journal.setLedgerCheckedThrough(startedAtMs);
     this.#lastCheckedAtMs = startedAtMs;
     if (adopted.length + linked.length + cleared.length > 0) {

@@ -87,18 +87,23 @@ export class LiveExchange implements Exchange {
   }
 
   async orderHistory(request: { readonly sinceSec: number; readonly untilSec: number }): Promise<readonly Order[]> {
+    // The window is in this machine's time and the exchange filters by its own: a host clock
+    // half an hour fast would otherwise ask for orders that do not exist yet and miss every one.
+    const correctionMs = await this.#client.clockCorrectionMs();
+    const sinceSec = Math.floor((request.sinceSec * 1000 + correctionMs) / 1000);
+    const untilSec = Math.ceil((request.untilSec * 1000 + correctionMs) / 1000);
     const all: Order[] = [];
     // The history endpoint answers at most 31 days per request, a page at a time. Consecutive
     // windows share their boundary second: order times have fractions of a second, and a window
     // ending at second S with the next starting at S + 1 would miss an order at S.5.
-    for (let from = request.sinceSec; ; ) {
-      const to = Math.min(request.untilSec, from + HISTORY_SPAN_SEC);
+    for (let from = sinceSec; ; ) {
+      const to = Math.min(untilSec, from + HISTORY_SPAN_SEC);
       for (let offset = 0; ; offset += HISTORY_PAGE) {
         const page = await this.#client.orderHistory({ startDate: from, endDate: to, limit: HISTORY_PAGE, offset });
         all.push(...page);
         if (page.length < HISTORY_PAGE) break;
       }
-      if (to >= request.untilSec) break;
+      if (to >= untilSec) break;
       from = to;
     }
     const unique = new Map(all.map((order) => [order.orderId, order]));

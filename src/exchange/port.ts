@@ -61,9 +61,9 @@ export interface Exchange {
    */
   findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null>;
   /**
-   * Finished orders of every market created from `sinceSec` to `untilSec` (Unix seconds), all
-   * pages, oldest first: the exchange's own record, read as a second ledger. The exchange keeps
-   * about six months of history.
+   * Finished orders of every market created from `sinceSec` to `untilSec` (Unix seconds of this
+   * machine's clock, which the adapter maps onto the exchange's), all pages, oldest first: the
+   * exchange's own record, read as a second ledger. The exchange keeps about six months of history.
    */
   orderHistory(request: { readonly sinceSec: number; readonly untilSec: number }): Promise<readonly Order[]>;
   /** The current state of an order the engine placed (history, then active orders); null when unknown. */

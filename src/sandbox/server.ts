@@ -201,6 +201,9 @@ class SandboxServer implements Sandbox {
       return;
     }
     const latency = this.faults.takeLatency(url.pathname);
+    // A gateway checks the signature and the nonce as the request arrives; only the work is
+    // late. Checked after the delay, any delay past the ±5 s nonce window would be refused.
+    const early = latency ? this.#admit(match, req, raw) : null;
     if (latency) await this.#sleep(latency.latencyMs ?? 0);
     if (this.#stopped) {
       req.socket.destroy();
@@ -217,7 +220,7 @@ class SandboxServer implements Sandbox {
     }
     if (fault?.kind === 'commit-late') {
       // Checked now (signature, nonce) as the gateway would; performed later by the "backend".
-      const admitted = this.#admit(match, req, raw);
+      const admitted = early ?? this.#admit(match, req, raw);
       writeAnswer(res, 'answer' in admitted ? admitted.answer : faultAnswer(fault));
       if ('body' in admitted) {
         void this.#sleep(fault.latencyMs ?? 0).then(() => {
@@ -226,19 +229,14 @@ class SandboxServer implements Sandbox {
       }
       return;
     }
-    let answer = this.#perform(match, req, raw, url.searchParams);
+    const admitted = early ?? this.#admit(match, req, raw);
+    let answer = 'answer' in admitted ? admitted.answer : this.#handleRoute(match, admitted, url.searchParams);
     if (fault?.kind === 'drop-after-commit') {
       req.socket.resetAndDestroy();
       return;
     }
     if (fault?.kind === 'status') answer = faultAnswer(fault);
     writeAnswer(res, answer);
-  }
-
-  /** Authenticate (private routes) and run the handler; refusals become the exchange's bodies. */
-  #perform(match: RouteMatch, req: IncomingMessage, raw: Buffer, query: URLSearchParams): Answer {
-    const admitted = this.#admit(match, req, raw);
-    return 'answer' in admitted ? admitted.answer : this.#handleRoute(match, admitted, query);
   }
 
   /** A private route's signature and nonce: the body and the key's account when they hold, the refusal otherwise. */

@@ -337,3 +337,54 @@ describe("one account's own kill switch, from the status API", () => {
     expect(first.output() + second.output()).not.toContain(SECRET_SIDE);
   }, 60_000);
 });
+
+describe('kill switches turned on from the status API, then kill -9', () => {
+  it("hold after the restart: the journal had them on disk when the API answered 200, so the restarted daemon refuses side's order and main trades once the global switch is off", async () => {
+    oneInstanceOnEach();
+    const daemonEnv = env({ STACKER_METRICS_PORT: '0', STACKER_CONTROL_TOKEN: CONTROL_TOKEN });
+    const args = ['--live', '--strategies', dir.strategies, '--data-dir', dir.data];
+    const first = startDaemon(args, daemonEnv);
+    const firstUrl = await statusUrl(first);
+    expect((await postControl(firstUrl, '/api/accounts/side/kill-switch', CONTROL_TOKEN, { on: true })).status).toBe(200);
+    expect((await postControl(firstUrl, '/api/kill-switch', CONTROL_TOKEN, { on: true })).status).toBe(200);
+    // No SIGTERM, no close: whatever the daemon still held in memory is lost.
+    first.child.kill('SIGKILL');
+    expect(await first.exited).toBe('SIGKILL');
+
+    // The kernel lock died with the process: the restart takes the journal at once.
+    const second = startDaemon(args, daemonEnv);
+    try {
+      const url = await statusUrl(second);
+      const status = (await readStatus(url)) as unknown as { killSwitch: { on: boolean }; accounts: Array<{ name: string; killSwitch: { on: boolean } }> };
+      expect(status.killSwitch.on).toBe(true);
+      expect(status.accounts.map((a) => [a.name, a.killSwitch.on])).toEqual([
+        ['main', false],
+        ['side', true],
+      ]);
+      expect((await postControl(url, '/api/instances/a1-main/run', CONTROL_TOKEN)).status).toBe(200);
+      expect(sandbox.accountOf(KEY_MAIN)?.orderHistory({})).toEqual([]);
+
+      expect((await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: false })).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
+      expect((await postControl(url, '/api/instances/b1-side/run', CONTROL_TOKEN)).json).toMatchObject({ outcome: 'done' });
+      expect((await postControl(url, '/api/instances/a1-main/run', CONTROL_TOKEN)).json).toMatchObject({ outcome: 'done' });
+      expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
+      expect(sandbox.accountOf(KEY_MAIN)?.orderHistory({})).toHaveLength(1);
+    } finally {
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    }
+    await withLiveJournal(dir.data, async (journal) => {
+      const side = await journal.listIntents({ instance: 'b1-side' });
+      expect(side.map((intent) => [intent.status, intent.error?.code])).toEqual([['refused', 'kill-switch']]);
+      const main = await journal.listIntents({ instance: 'a1-main' });
+      expect(main.map((intent) => [intent.status, intent.error?.code ?? null]).sort()).toEqual([
+        ['done', null],
+        ['refused', 'kill-switch'],
+      ]);
+      const [order] = await journal.listOrders({ limit: 10 });
+      expect((await journal.orderTransitions(order?.orderId ?? '')).map((t) => [t.seq, t.fromStatus, t.toStatus])).toEqual([[1, null, 'FILLED']]);
+      expect((await journal.operatorControls()).killSwitchSinceMs).toBeNull();
+    });
+  }, 60_000);
+});

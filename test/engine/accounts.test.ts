@@ -4,6 +4,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import type { AccountRouting } from '../../src/engine/runtime.ts';
 import { LiveExchange } from '../../src/exchange/live.ts';
 import { ApiClient } from '../../src/api/client.ts';
+import { startSandbox } from '../../src/sandbox/server.ts';
 import { dca } from '../../strategies/dca.ts';
 import { ENGINE_JOURNALS, type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf } from './harness.ts';
 
@@ -134,6 +135,34 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       expect(formatDecimal((await w.journal.budgetSpent({ instance: 'account:main', asset: 'USDT', timeZone: 'UTC' }, slot)).day)).toBe('0');
     } finally {
       await sideClient.close();
+    }
+  }, 60_000);
+
+  it("keeps only the instances of an account whose history cannot be read waiting: the other account's slots run, and its own run once it can be read", async () => {
+    const w = await engineWorld({}, kind);
+    world = w;
+    // side's exchange is another server, down for history reads while main's answers.
+    const sideExchange = await startSandbox({ ...SIDE });
+    const sideClient = new ApiClient({ baseUrl: sideExchange.url, credentials: SIDE });
+    try {
+      sideExchange.faults.inject({ path: '/api/v4/trade-account/order/history', kind: 'status', status: 503, body: 'maintenance', times: Number.POSITIVE_INFINITY });
+      const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('b1-side', '0.002')], true);
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('a1-main', slot)).toBe('done');
+      expect(await engine.runSlot('b1-side', slot)).toBe('skipped');
+      expect(w.sandbox.exchange.orderHistory({}).map((order) => formatDecimal(order.amount))).toEqual(['0.001']);
+      expect(sideExchange.exchange.orderHistory({})).toEqual([]);
+      const skipped = await w.journal.getSlot({ instance: 'b1-side', slotTimeMs: slot });
+      expect(skipped?.reason).toMatch(/^not run: the exchange's order history could not be read since stacker started \(.*account side: .*503/);
+      expect(engine.health()).toMatchObject({ ledgerCheckedAtMs: null, ledgerProblem: expect.stringContaining('account side: ') });
+
+      sideExchange.faults.clear();
+      expect(await engine.runSlot('b1-side', slot + 1000)).toBe('done');
+      expect(sideExchange.exchange.orderHistory({}).map((order) => formatDecimal(order.amount))).toEqual(['0.002']);
+      expect(engine.health()).toMatchObject({ ledgerCheckedAtMs: expect.any(Number), ledgerProblem: null });
+    } finally {
+      await sideClient.close();
+      await sideExchange.stop();
     }
   }, 60_000);
 });

@@ -36,3 +36,27 @@ describe('reading the order history over months', () => {
     expect(read.map((o) => o.orderId)).toEqual(placed.map((o) => o.orderId));
   });
 });
+
+describe('reading the order history when this machine’s clock is off the exchange’s', () => {
+  // The window asked for is in this machine's time; the exchange stamps and filters orders by its
+  // own clock. The ledger reads the last minutes this way before every slot: a window that is not
+  // moved onto the exchange's clock misses every recent order.
+  for (const [what, offsetMs] of [
+    ['half an hour behind', -30 * 60_000],
+    ['two hours ahead', 2 * 3_600_000],
+  ] as const) {
+    it(`finds an order placed a moment ago when the exchange's clock runs ${what}`, async () => {
+      const skewed = await startSandbox({ clock: { nowMs: () => Date.now() + offsetMs } });
+      const client = new LiveExchange(new ApiClient({ baseUrl: skewed.url, credentials: { apiKey: skewed.apiKey, apiSecret: skewed.apiSecret } }));
+      try {
+        const placed = skewed.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'skewed-1' });
+        const nowSec = Date.now() / 1000;
+        const read = await client.orderHistory({ sinceSec: Math.floor(nowSec - 60), untilSec: Math.ceil(nowSec + 60) });
+        expect(read.map((o) => o.orderId)).toEqual([placed.orderId]);
+      } finally {
+        await client.close();
+        await skewed.stop();
+      }
+    });
+  }
+});

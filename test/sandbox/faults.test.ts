@@ -75,6 +75,18 @@ describe('fault injection', () => {
     expect(ordersWith(h, 'slow-reply')).toBe(1);
   });
 
+  it('latency: the nonce is checked when the request arrives, so an order performed 8 s late is still taken', async () => {
+    let elapsedMs = 0;
+    const h = (harness = await Harness.start({ clock: { nowMs: () => Date.now() + elapsedMs } }));
+    h.sandbox.faults.inject({ path: PATHS.stockMarket, kind: 'latency', latencyMs: 200 });
+    const pending = h.post(PATHS.stockMarket, order('late-but-signed-in-time'));
+    await until(() => h.sandbox.faults.pending().length === 0);
+    // While the exchange sits on it, its clock moves past the ±5 s window of the nonce.
+    elapsedMs = 8_000;
+    expect((await pending).status).toBe(200);
+    expect(ordersWith(h, 'late-but-signed-in-time')).toBe(1);
+  });
+
   it('latency: stopping the sandbox during the delay performs nothing', async () => {
     const h = (harness = await Harness.start());
     h.sandbox.faults.inject({ path: PATHS.stockMarket, kind: 'latency', latencyMs: 60_000 });
