@@ -45,8 +45,9 @@ export const PAUSED_REASON = 'paused';
 export interface EngineHealth {
   readonly fatal: FatalEngineError | null;
   readonly unresolved: UnresolvedState;
-  /** null until the exchange's history was read once this run (slots wait for it). */
+  /** null until every account's history was read once this run (an account's slots wait for its own). */
   readonly ledgerCheckedAtMs: number | null;
+  /** Why the history of one or more accounts could not be read the last time it was asked for; null when it was. */
   readonly ledgerProblem: string | null;
 }
 
@@ -67,7 +68,8 @@ export class Engine {
   readonly #ledger: ExchangeLedger | null;
   /** Slots this process is running now (instance@slot time): reconciliation leaves their intents alone. */
   readonly #running = new Map<string, number>();
-  #ledgerProblem: string | null = null;
+  /** Per account, why its history could not be read the last time; absent once it is read again. */
+  readonly #ledgerProblems = new Map<string, string>();
   #fatal: FatalEngineError | null = null;
 
   constructor(deps: EngineDeps, instances: readonly ScheduledRuntime[], options: EngineOptions) {
@@ -89,7 +91,7 @@ export class Engine {
       fatal: this.#fatal,
       unresolved: this.#reconciler.state,
       ledgerCheckedAtMs: this.#ledger?.lastCheckedAtMs ?? null,
-      ledgerProblem: this.#ledgerProblem,
+      ledgerProblem: this.#ledgerProblems.size === 0 ? null : [...this.#ledgerProblems.values()].join('; '),
     };
   }
 
@@ -109,24 +111,23 @@ export class Engine {
   }
 
   /**
-   * Read the exchange's order history against the journal (ExchangeLedger). Run at start after
-   * reconcile() and before catchUp(): an adopted order journals its slot, so catch-up cannot
-   * run that slot again. null when there is no ledger, it failed (slots wait), or trading stopped.
+   * Read the exchange's order history against the journal (ExchangeLedger): every account's, or
+   * one account's (before a slot of its instances). Run at start after reconcile() and before
+   * catchUp(): an adopted order journals its slot, so catch-up cannot run that slot again. An
+   * account that cannot be read is logged and its slots wait; null when there is no ledger, or
+   * trading stopped.
    */
-  async checkLedger(): Promise<LedgerReport | null> {
+  async checkLedger(account?: string): Promise<LedgerReport | null> {
     const ledger = this.#ledger;
     if (ledger === null || this.#fatal !== null) return null;
     return this.#guard(async () => {
-      try {
-        const report = await ledger.check();
-        this.#ledgerProblem = null;
-        return report;
-      } catch (error) {
-        if (error instanceof FatalEngineError || classifyError(error) === 'fatal') throw error;
-        this.#ledgerProblem = `reading the exchange's order history failed (${errorCode(error)}): ${errorMessage(error)}`;
-        this.#deps.logger.warn({ event: 'ledger-check-failed', code: errorCode(error), error: errorMessage(error) }, this.#ledgerProblem);
-        return null;
+      const report = account === undefined ? await ledger.check() : await ledger.checkAccount(account);
+      for (const read of report.accounts) this.#ledgerProblems.delete(read);
+      for (const failed of report.unreadable) {
+        this.#ledgerProblems.set(failed.account, failed.message);
+        this.#deps.logger.warn({ event: 'ledger-check-failed', ...(this.#deps.accounts === undefined ? {} : { account: failed.account }), code: failed.code, error: errorMessage(failed.cause) }, failed.message);
       }
+      return report;
     }, null);
   }
 
@@ -175,9 +176,11 @@ export class Engine {
     if (this.#fatal !== null) return 'skipped';
     if (this.#options.paused?.(instanceName) === true) return this.#skipPaused(instanceName, slotTimeMs);
     if (this.#ledger !== null) {
-      await this.checkLedger();
+      // Its own account's history only: another account's exchange failing or hanging must not hold this slot.
+      const account = accountOfInstance(this.#deps, instanceName);
+      await this.checkLedger(account);
       if (this.#fatal !== null) return 'skipped';
-      if (this.#ledger.accountCheckedAtMs(accountOfInstance(this.#deps, instanceName)) === null) return this.#skipUnchecked(instanceName, slotTimeMs);
+      if (this.#ledger.accountCheckedAtMs(account) === null) return this.#skipUnchecked(instanceName, slotTimeMs);
     }
     const key = `${instanceName}@${slotTimeMs}`;
     this.#running.set(key, (this.#running.get(key) ?? 0) + 1);
@@ -233,7 +236,8 @@ export class Engine {
   }
 
   async #skipUnchecked(instance: string, slotTimeMs: number): Promise<SlotOutcome> {
-    const reason = `not run: the exchange's order history could not be read since stacker started (${this.#ledgerProblem ?? 'not read yet'}), so orders lost by the journal or placed by another client could not be ruled out`;
+    const problem = this.#ledgerProblems.get(accountOfInstance(this.#deps, instance)) ?? 'not read yet';
+    const reason = `not run: the exchange's order history could not be read since stacker started (${problem}), so orders lost by the journal or placed by another client could not be ruled out`;
     await this.#guard(async () => {
       if (await this.#deps.journal.skipSlot({ instance, slotTimeMs, runId: this.#options.runId, status: 'skipped', reason })) {
         this.#deps.metrics.slotFinished(instance, 'skipped', 0, slotTimeMs);

@@ -34,6 +34,10 @@ export interface LedgerOptions {
 export interface LedgerReport {
   readonly fromMs: number;
   readonly toMs: number;
+  /** The accounts whose history was read and compared. */
+  readonly accounts: readonly string[];
+  /** The accounts whose history could not be read this time (the exchange or the network failed). */
+  readonly unreadable: readonly HistoryUnreadableError[];
   /** Orders read that carry a known instance's id scheme. */
   readonly ours: number;
   readonly adopted: readonly Order[];
@@ -65,10 +69,12 @@ export class ExchangeLedger {
   readonly #byAccount: ReadonlyMap<string, ReadonlyMap<string, LedgerInstance>>;
   readonly #options: LedgerOptions;
   readonly #overlapMs: number;
-  #running: Promise<LedgerReport> | null = null;
-  #lastCheckedAtMs: number | null = null;
-  /** Per account, when its history was last read and compared, though another account's failed. */
-  readonly #accountCheckedAtMs = new Map<string, number>();
+  /** Per account, the check under way: callers arriving meanwhile share it. */
+  readonly #running = new Map<string, Promise<LedgerReport>>();
+  /** Per account, when its last complete check (read and compared) started, in this run. */
+  readonly #checkedAtMs = new Map<string, number>();
+  /** Comparisons write the journal: one account's at a time, though their reads overlap. */
+  #comparing: Promise<unknown> = Promise.resolve();
 
   constructor(deps: EngineDeps, instances: readonly LedgerInstance[], options: LedgerOptions) {
     this.#deps = deps;
@@ -84,59 +90,101 @@ export class ExchangeLedger {
     this.#overlapMs = Math.max(10 * MINUTE_MS, ...instances.map((instance) => instance.orderSettleWindowMs));
   }
 
-  /** When the last complete check started; null before the first. */
+  /** When the oldest of the accounts' last checks started; null while one has not been checked in this run. */
   get lastCheckedAtMs(): number | null {
-    return this.#lastCheckedAtMs;
+    let oldest: number | null = null;
+    for (const account of this.#byAccount.keys()) {
+      const at = this.#checkedAtMs.get(account);
+      if (at === undefined) return null;
+      oldest = oldest === null ? at : Math.min(oldest, at);
+    }
+    return oldest;
   }
 
   /**
-   * When this account's history was last read and compared; null before the first time. An
-   * account whose exchange fails must not keep the others' slots waiting.
+   * When this account's history was last read and compared in this run; null before the first
+   * time. Each account's history is its own ledger: one whose exchange fails or hangs keeps only
+   * its own instances waiting.
    */
   accountCheckedAtMs(account: string): number | null {
-    return this.#accountCheckedAtMs.get(account) ?? null;
+    return this.#checkedAtMs.get(account) ?? null;
   }
 
-  /** One check at a time: callers arriving while one runs share its result. */
-  check(): Promise<LedgerReport> {
-    this.#running ??= this.#check().finally(() => {
-      this.#running = null;
-    });
-    return this.#running;
+  /**
+   * Every account's history (at start, hourly): the reads go together, and an account that
+   * cannot be read is reported in `unreadable`, not thrown, so the others are compared. Throws
+   * only what stops trading (a refused key, another client's orders).
+   */
+  async check(): Promise<LedgerReport> {
+    const settled = await Promise.allSettled([...this.#byAccount.keys()].map((account) => this.checkAccount(account)));
+    const reports: LedgerReport[] = [];
+    for (const result of settled) {
+      if (result.status === 'rejected') throw result.reason;
+      reports.push(result.value);
+    }
+    return {
+      fromMs: Math.min(...reports.map((report) => report.fromMs)),
+      toMs: Math.max(...reports.map((report) => report.toMs)),
+      accounts: reports.flatMap((report) => report.accounts),
+      unreadable: reports.flatMap((report) => report.unreadable),
+      ours: reports.reduce((sum, report) => sum + report.ours, 0),
+      adopted: reports.flatMap((report) => report.adopted),
+      linked: reports.flatMap((report) => report.linked),
+      cleared: reports.flatMap((report) => report.cleared),
+    };
   }
 
-  async #check(): Promise<LedgerReport> {
+  /** One account's history (before each of its instances' slots). */
+  checkAccount(account: string): Promise<LedgerReport> {
+    let running = this.#running.get(account);
+    if (running === undefined) {
+      running = this.#checkAccount(account).finally(() => {
+        this.#running.delete(account);
+      });
+      this.#running.set(account, running);
+    }
+    return running;
+  }
+
+  async #checkAccount(account: string): Promise<LedgerReport> {
     const deps = this.#deps;
     const startedAtMs = deps.clock.nowMs();
-    const notFound = await this.#heldNotFound();
-    const through = await deps.journal.ledgerCheckedThrough();
-    let fromMs = through === null ? startedAtMs - this.#options.firstLookBackMs : through - this.#overlapMs;
+    const own = onAccount(deps, account);
+    // An account this run has no exchange for has no history to read.
+    if (own === null || !this.#byAccount.has(account)) return this.#compared(account, startedAtMs, startedAtMs, [], []);
+    const notFound = (await this.#heldNotFound()).filter((intent) => (intent.account ?? DEFAULT_ACCOUNT) === account);
+    const fromMs = await this.#readFrom(account, startedAtMs, notFound);
+    let orders: readonly Order[];
+    try {
+      // An hour past now: the exchange's clock may run ahead of this one, and its orders carry its times.
+      orders = await own.exchange.orderHistory({ sinceSec: Math.floor(fromMs / 1000), untilSec: Math.ceil((startedAtMs + 3_600_000) / 1000) });
+    } catch (error) {
+      if (classifyError(error) === 'fatal') throw new FatalEngineError(`${accountPrefix(own)}reading the order history: ${errorMessage(error)}`, error);
+      return { fromMs, toMs: startedAtMs, accounts: [], unreadable: [new HistoryUnreadableError(account, accountPrefix(own), error)], ours: 0, adopted: [], linked: [], cleared: [] };
+    }
+    const comparison = this.#comparing.then(() => this.#compared(account, fromMs, startedAtMs, orders, notFound));
+    this.#comparing = comparison.catch(() => undefined);
+    return comparison;
+  }
+
+  /**
+   * Where an account's read starts: where its last complete check started (in this run, or for
+   * every account in the journal), less the longest settle window, as the history may show an
+   * order late; back to the send of a not-found buy still held; never before what the exchange keeps.
+   */
+  async #readFrom(account: string, startedAtMs: number, notFound: readonly IntentRecord[]): Promise<number> {
+    const through = await this.#deps.journal.ledgerCheckedThrough();
+    const since = Math.max(through ?? Number.NEGATIVE_INFINITY, this.#checkedAtMs.get(account) ?? Number.NEGATIVE_INFINITY);
+    let fromMs = since === Number.NEGATIVE_INFINITY ? startedAtMs - this.#options.firstLookBackMs : since - this.#overlapMs;
     // A not-found buy is cleared only by a read that covers its send.
     for (const intent of notFound) fromMs = Math.min(fromMs, (intent.sentAtMs ?? intent.createdAtMs) - MINUTE_MS);
-    fromMs = Math.max(fromMs, startedAtMs - HISTORY_KEPT_MS);
+    return Math.max(fromMs, startedAtMs - HISTORY_KEPT_MS);
+  }
 
-    // The accounts whose history was read are compared; the check counts as done (checked-through
-    // moves on) only when none failed, so a failed account's orders are read again next time.
-    const history: { readonly order: Order; readonly account: string }[] = [];
-    const read = new Set<string>();
-    const unreadable: HistoryUnreadableError[] = [];
-    for (const account of this.#byAccount.keys()) {
-      const own = onAccount(deps, account);
-      if (own === null) {
-        read.add(account);
-        continue;
-      }
-      try {
-        // An hour past now: the exchange's clock may run ahead of this one, and its orders carry its times.
-        const orders = await own.exchange.orderHistory({ sinceSec: Math.floor(fromMs / 1000), untilSec: Math.ceil((startedAtMs + 3_600_000) / 1000) });
-        for (const order of orders) history.push({ order, account });
-        read.add(account);
-      } catch (error) {
-        if (classifyError(error) === 'fatal') throw new FatalEngineError(`${accountPrefix(own)}reading the order history: ${errorMessage(error)}`, error);
-        unreadable.push(new HistoryUnreadableError(account, accountPrefix(own), error));
-      }
-    }
-
+  /** Compare one account's history with the journal, and count the account as checked. */
+  async #compared(account: string, fromMs: number, startedAtMs: number, orders: readonly Order[], notFound: readonly IntentRecord[]): Promise<LedgerReport> {
+    const deps = this.#deps;
+    const instances = this.#byAccount.get(account);
     const adopted: Order[] = [];
     const linked: Order[] = [];
     const foreign: ForeignOrder[] = [];
@@ -144,9 +192,9 @@ export class ExchangeLedger {
     // Orders already reported as foreign are known: reported once, acknowledged by a human, not held against the next start.
     const reported = new Set((await deps.journal.listFindings()).flatMap((finding) => (finding.kind === 'foreign' && finding.orderId !== null ? [finding.orderId] : [])));
     let ours = 0;
-    for (const { order, account } of history) {
+    for (const order of orders) {
       const parts = parseClientOrderId(order.clientOrderId);
-      const owner = parts === null ? undefined : this.#byAccount.get(account)?.get(parts.instanceHash);
+      const owner = parts === null ? undefined : instances?.get(parts.instanceHash);
       if (parts === null || owner === undefined) continue;
       ours += 1;
       seen.add(order.clientOrderId);
@@ -183,8 +231,6 @@ export class ExchangeLedger {
     const cleared: string[] = [];
     for (const intent of notFound) {
       if (intent.clientOrderId === null || seen.has(intent.clientOrderId)) continue;
-      // Absent from a history that was not read proves nothing.
-      if (!read.has(intent.account ?? DEFAULT_ACCOUNT)) continue;
       const sentAtMs = intent.sentAtMs ?? intent.createdAtMs;
       if (fromMs > sentAtMs - MINUTE_MS) continue;
       // Its instance's budget, its account's cap, or both, held it.
@@ -207,18 +253,17 @@ export class ExchangeLedger {
       cleared.push(intent.clientOrderId);
     }
 
-    for (const account of read) this.#accountCheckedAtMs.set(account, startedAtMs);
-    const [failed] = unreadable;
-    if (failed !== undefined) throw failed;
-    await deps.journal.setLedgerCheckedThrough(startedAtMs);
-    this.#lastCheckedAtMs = startedAtMs;
+    this.#checkedAtMs.set(account, startedAtMs);
+    // The journal's mark is where every account has been checked through: the next start reads from there.
+    const checkedThrough = this.lastCheckedAtMs;
+    if (checkedThrough !== null && checkedThrough > ((await deps.journal.ledgerCheckedThrough()) ?? Number.NEGATIVE_INFINITY)) await deps.journal.setLedgerCheckedThrough(checkedThrough);
     if (adopted.length + linked.length + cleared.length > 0) {
       deps.logger.info(
-        { event: 'ledger-checked', ours, adopted: adopted.length, linked: linked.length, cleared: cleared.length, from: new Date(fromMs).toISOString() },
-        `exchange history read from ${new Date(fromMs).toISOString()}: ${ours} orders of ours, ${adopted.length} adopted, ${linked.length} lost answers found, ${cleared.length} cleared`,
+        { event: 'ledger-checked', ...(deps.accounts === undefined ? {} : { account }), ours, adopted: adopted.length, linked: linked.length, cleared: cleared.length, from: new Date(fromMs).toISOString() },
+        `${accountPrefix(onAccount(deps, account) ?? deps)}exchange history read from ${new Date(fromMs).toISOString()}: ${ours} orders of ours, ${adopted.length} adopted, ${linked.length} lost answers found, ${cleared.length} cleared`,
       );
     }
-    return { fromMs, toMs: startedAtMs, ours, adopted, linked, cleared };
+    return { fromMs, toMs: startedAtMs, accounts: [account], unreadable: [], ours, adopted, linked, cleared };
   }
 
   /** An order whose intent the journal has, under another order id or none. */

@@ -12,10 +12,11 @@ export class HistoryUnreadableError extends StackerError {
   override readonly cause: unknown;
   /** `prefix`: "account NAME: " when the daemon trades several accounts, else empty. */
   constructor(account: string, prefix: string, cause: unknown) {
-    super(`${prefix}${cause instanceof Error ? cause.message : String(cause)}`);
+    const code: ErrorCode = cause instanceof StackerError ? cause.code : 'E_UNEXPECTED';
+    super(`${prefix}reading the exchange's order history failed (${code}): ${cause instanceof Error ? cause.message : String(cause)}`);
     this.name = 'HistoryUnreadableError';
     this.account = account;
     this.cause = cause;
-    this.code = cause instanceof StackerError ? cause.code : 'E_UNEXPECTED';
+    this.code = code;
   }
 }

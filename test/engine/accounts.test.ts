@@ -165,4 +165,37 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       await sideExchange.stop();
     }
   }, 60_000);
+
+  it("does not hold a slot for another account's history read: one account's exchange hanging delays only its own instances", async () => {
+    const w = await engineWorld({}, kind);
+    world = w;
+    const sideExchange = await startSandbox({ ...SIDE });
+    const sideClient = new ApiClient({ baseUrl: sideExchange.url, credentials: SIDE });
+    try {
+      const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('b1-side', '0.002')], true);
+      // Both accounts read once: from here on a slot reads its own account's history only.
+      expect((await engine.checkLedger())?.accounts).toEqual(['main', 'side']);
+      sideExchange.faults.inject({ path: '/api/v4/trade-account/order/history', kind: 'latency', latencyMs: 60_000, times: Number.POSITIVE_INFINITY });
+      const slot = Date.now() + 60_000;
+      let sideEnded = false;
+      const sideSlot = engine.runSlot('b1-side', slot).finally(() => {
+        sideEnded = true;
+      });
+      // The hourly check of every account is under way too, stuck on side's history.
+      const everyAccount = engine.checkLedger();
+      expect(await engine.runSlot('a1-main', slot)).toBe('done');
+      expect(sideEnded).toBe(false);
+      expect(w.sandbox.exchange.orderHistory({}).map((order) => formatDecimal(order.amount))).toEqual(['0.001']);
+      // The hung exchange goes away: side's read fails; its slot goes on (side's history was read
+      // this run) and is skipped only because its snapshot cannot be read either.
+      await sideExchange.stop();
+      expect(await sideSlot).toBe('skipped');
+      expect((await w.journal.getSlot({ instance: 'b1-side', slotTimeMs: slot }))?.reason).toMatch(/^snapshot failed/);
+      expect((await everyAccount)?.unreadable.map((failure) => failure.account)).toEqual(['side']);
+      expect(engine.health().ledgerProblem).toMatch(/^account side: reading the exchange's order history failed/);
+    } finally {
+      await sideClient.close();
+      await sideExchange.stop();
+    }
+  }, 60_000);
 });
