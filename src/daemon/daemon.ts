@@ -162,7 +162,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping.signal.aborted) {
       logger.warn({ event: 'forced-exit', signal }, `${signal} again: leaving now; the journal resolves the in-flight slot at the next start`);
-      process.exit(130);
+      // The shell's code for a process ended by that signal: 130 for SIGINT, 143 for SIGTERM.
+      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
     }
     logger.info({ event: 'stopping', signal }, `${signal}: no new slots; finishing the slot in flight (send ${signal} again to leave at once)`);
     requestStop(signal);

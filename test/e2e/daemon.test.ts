@@ -133,6 +133,19 @@ describe('stacker run against the sandbox', () => {
     }
   }, 20_000);
 
+  it("a second SIGTERM while a slow slot finishes leaves at once, with the shell's code for SIGTERM (143)", async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 30_000, times: 1 });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+    // The order is on its way and the exchange sits on it: the slot is in flight.
+    await daemon.waitFor('"event":"order-send"');
+    daemon.child.kill('SIGTERM');
+    await daemon.waitFor('"event":"stopping"');
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(143);
+    expect(daemon.output()).toContain('"event":"forced-exit"');
+  }, 60_000);
+
   it('exits non-zero and stops trading when the exchange refuses the key', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
     const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...live(), STACKER_API_SECRET: 'wrong-secret-value' });
