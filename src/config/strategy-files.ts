@@ -24,8 +24,14 @@ export function listStrategyFiles(folder: Located, problems: InputProblem[]): st
     problems.push(problemAt(folder.origin, rule));
     return [];
   }
-  const files = entries
-    .filter((entry) => entry.name.endsWith('.env') && !entry.name.startsWith('.') && isFile(folder.value, entry))
+  const named = entries.filter((entry) => entry.name.endsWith('.env') && !entry.name.startsWith('.'));
+  // A folder named like an instance file is a mistake (a volume mounted at the file's path, an
+  // unpacked archive): said, not skipped, or an instance the operator expects would never run.
+  for (const entry of named) {
+    if (!isFile(folder.value, entry)) problems.push(problemAt(folder.origin, `${join(folder.value, entry.name)} is not a file (a folder, or a link to one): an instance is a NAME.env file`));
+  }
+  const files = named
+    .filter((entry) => isFile(folder.value, entry))
     .map((entry) => entry.name)
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     .map((name) => join(folder.value, name));

@@ -1,4 +1,4 @@
-import { symlinkSync } from 'node:fs';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadDaemonConfig, loadStrategyFiles } from '../../src/config/daemon-config.ts';
@@ -151,6 +151,13 @@ describe('loadDaemonConfig: every problem at once', () => {
     const file = world.instance('dca btc', DCA);
     const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} }));
     expect(about(error, file, 'file name')).toHaveLength(1);
+  });
+
+  it('refuses a folder named like an instance file instead of skipping it: the instance the operator expects would never run', async () => {
+    world.instance('dca-btc', DCA);
+    mkdirSync(join(world.strategiesDir, 'dca-eth.env'));
+    const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} }));
+    expect(lines(error.problems)).toEqual([`--strategies: ${join(world.strategiesDir, 'dca-eth.env')} is not a file (a folder, or a link to one): an instance is a NAME.env file`]);
   });
 
   it('refuses an empty strategies folder and a missing one, naming where the folder came from', async () => {
