@@ -288,6 +288,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           contentType: metrics.contentType,
           render: async () => {
             await health.refresh();
+            // The engine sets the gauge only when it is about to send, and a switched-off slot never gets there:
+            // without this a switch turned on from the API or the file showed 0 for as long as it stopped trading.
+            metrics.killSwitch(tradingKillSwitch.active() !== null);
             return metrics.render();
           },
         },

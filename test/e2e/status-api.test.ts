@@ -1,3 +1,5 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningDaemon, sandboxPerTest, startDaemon } from './daemon-process.ts';
 import { CONTROL_TOKEN, eventually, instanceOf, postControl, readStatus, statusUrl, withLiveJournal } from './status-daemon.ts';
@@ -181,6 +183,27 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
       expect((await journal.operatorControls()).killSwitchSinceMs).toBeNull();
     });
   }, 45_000);
+
+  it('stacker_kill_switch is 1 while a kill switch (the API\'s or the file) is on, from the moment it is turned on, not from the next slot; 0 once off', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const killFile = join(t.dir.root, 'stop-trading');
+    const daemon = start({ ...withToken, STACKER_KILL_SWITCH_FILE: killFile });
+    const url = await statusUrl(daemon);
+    const gauge = async (): Promise<string | undefined> => (await (await fetch(`${url}/metrics`)).text()).split('\n').find((line) => line.startsWith('stacker_kill_switch '));
+
+    expect(await gauge()).toBe('stacker_kill_switch 0');
+    expect((await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: true })).status).toBe(200);
+    expect(await gauge()).toBe('stacker_kill_switch 1');
+    expect((await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: false })).status).toBe(200);
+    expect(await gauge()).toBe('stacker_kill_switch 0');
+
+    writeFileSync(killFile, '');
+    expect(await gauge()).toBe('stacker_kill_switch 1');
+    rmSync(killFile);
+    expect(await gauge()).toBe('stacker_kill_switch 0');
+    expect(orders()).toBe(0);
+    await stop(daemon);
+  }, 30_000);
 
   it("pauses an instance's scheduled slots (journalled as skipped: paused, nothing sent), keeps the pause across a restart, and resumes", async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
