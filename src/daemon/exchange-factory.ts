@@ -4,6 +4,7 @@ import type { AccountConfig, DaemonConfig } from '../config/daemon-config.ts';
 import { ConfigError } from '../domain/errors.ts';
 import { formatDecimal } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
+import type { SequentialIds } from '../sim/ids.ts';
 
 export interface ExchangeFactoryOptions {
   /** Every HTTP request made (metrics); never carries secrets or bodies. */
@@ -20,7 +21,9 @@ export interface ExchangeFactoryOptions {
  */
 export async function createExchanges(config: DaemonConfig, logger: Logger, options: ExchangeFactoryOptions = {}): Promise<ReadonlyMap<string, Exchange>> {
   const exchanges = new Map<string, Exchange>();
-  for (const account of config.accounts.values()) exchanges.set(account.name, await accountExchange(config, account, logger, options));
+  // One id source for every paper account: each resumes its saved counters into it (they only grow), so no two accounts' orders share an id in the journal.
+  const paperIds = config.mode === 'live' ? undefined : (await import('../sim/ids.ts')).sequentialIds();
+  for (const account of config.accounts.values()) exchanges.set(account.name, await accountExchange(config, account, logger, { ...options, ...(paperIds === undefined ? {} : { paperIds }) }));
   return exchanges;
 }
 
@@ -31,7 +34,7 @@ export async function createExchange(config: DaemonConfig, logger: Logger, optio
   return accountExchange(config, account, logger, options);
 }
 
-async function accountExchange(config: DaemonConfig, account: AccountConfig, logger: Logger, options: ExchangeFactoryOptions): Promise<Exchange> {
+async function accountExchange(config: DaemonConfig, account: AccountConfig, logger: Logger, options: ExchangeFactoryOptions & { readonly paperIds?: SequentialIds }): Promise<Exchange> {
   const [{ ApiClient, resolveBaseUrl }] = await Promise.all([import('../api/client.ts')]);
   const baseUrl = resolveBaseUrl(account.endpoint);
   const report = options.onRequest;
@@ -52,5 +55,6 @@ async function accountExchange(config: DaemonConfig, account: AccountConfig, log
     marketData: new ApiMarketData(new ApiClient({ baseUrl, ...onRequest })),
     wallet: account.dryRunWallet,
     slippagePct: config.dryRunSlippagePct,
+    ...(options.paperIds === undefined ? {} : { ids: options.paperIds }),
   });
 }

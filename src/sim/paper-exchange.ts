@@ -37,6 +37,12 @@ export interface PaperExchangeOptions {
   readonly clock?: Clock;
   /** Ask levels fetched for a buy (default 100, the exchange's maximum). */
   readonly bookDepth?: number;
+  /**
+   * The id source; default one of its own. The paper accounts of one daemon share one: the
+   * journal keys orders by order id alone, so two accounts counting from the same start would
+   * hand out the same ids, and the second account's order would be taken for the first's.
+   */
+  readonly ids?: SequentialIds;
 }
 
 const DEFAULT_BOOK_DEPTH = 100;
@@ -77,7 +83,7 @@ export class PaperExchange extends SimAccount implements Exchange {
   constructor(options: PaperExchangeOptions) {
     const placing: { current: OrderBookView | null } = { current: null };
     const view = (market: string): OrderBookView | null => (placing.current?.market === market ? placing.current : null);
-    const ids = sequentialIds();
+    const ids = options.ids ?? sequentialIds();
     const sim = new SimCore({
       ids,
       ...(options.clock === undefined ? {} : { clock: options.clock }),

@@ -192,6 +192,29 @@ describe('several accounts in one daemon, against the sandbox', () => {
     }
   }, 60_000);
 
+  it("dry-run: both accounts' buys are journalled as orders of their own, with ids no other account's order has, across a restart", async () => {
+    oneInstanceOnEach();
+    const dryEnv = { HOME: dir.root, STACKER_BASE_URL: sandbox.url, STACKER_DRY_RUN_WALLET: 'USDT=1000' };
+    for (let run = 0; run < 2; run += 1) {
+      // `--once` runs the current second's slot: a second run in the same second would be the same slot.
+      if (run > 0) await new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
+      const daemon = startDaemon(['--once', '--strategies', dir.strategies, '--data-dir', dir.data], dryEnv);
+      expect(await daemon.exited).toBe(0);
+    }
+    const journal = new SqliteJournal({ path: join(dir.data, 'stacker-dry-run.db'), readOnly: true });
+    await journal.open();
+    try {
+      const main = await journal.listOrders({ instance: 'a1-main', limit: 10 });
+      const side = await journal.listOrders({ instance: 'b1-side', limit: 10 });
+      expect(main.map((order) => [order.status, order.filledBase.toFixed()])).toEqual([['FILLED', '0.001'], ['FILLED', '0.001']]);
+      expect(side.map((order) => [order.status, order.filledBase.toFixed()])).toEqual([['FILLED', '0.001'], ['FILLED', '0.001']]);
+      expect(new Set([...main, ...side].map((order) => order.orderId)).size).toBe(4);
+      expect(side.every((order) => order.clientOrderId.startsWith('b1-side-'))).toBe(true);
+    } finally {
+      await journal.close();
+    }
+  }, 60_000);
+
   it("takes every account key's lock: a second daemon on any one of them is refused, naming the holder", async () => {
     oneInstanceOnEach();
     const first = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_METRICS_PORT: '0' }));
