@@ -1,6 +1,6 @@
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type ControlAccess, controlRequest, isControlPath } from './control-api.ts';
+import { type ControlAccess, type Controls, controlRequest, isControlPath } from './control-api.ts';
 import { STATUS_PAGE_HEADERS, statusPage } from './status-page.ts';
 
 /**
@@ -65,8 +65,9 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 export function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
+  const answering = new AnswersInFlight();
   const server = createServer({ requestTimeout: HEALTH_SERVER_DEFAULTS.requestTimeoutMs, headersTimeout: HEALTH_SERVER_DEFAULTS.headersTimeoutMs }, (req, res) => {
-    handle(req, res, options).catch(() => {
+    handle(req, res, options, answering).catch(() => {
       if (!res.headersSent) send(res, req, 500, TEXT_TYPE, 'internal error\n');
       else res.destroy();
     });
@@ -83,10 +84,15 @@ export function startHealthServer(options: HealthServerOptions): Promise<HealthS
         url: `http://${urlHost(options.host)}:${port}`,
         port,
         stop() {
-          stopped ??= new Promise<void>((done) => {
-            server.close(() => done());
+          stopped ??= (async () => {
+            const closed = new Promise<void>((done) => server.close(() => done()));
+            server.closeIdleConnections();
+            // A control already being acted on (a slot asked for runs to its end) gets its answer:
+            // cut off, the operator would not know that it happened, and might ask again.
+            await answering.settled();
             server.closeAllConnections();
-          });
+            await closed;
+          })();
           return stopped;
         },
       });
@@ -94,12 +100,25 @@ export function startHealthServer(options: HealthServerOptions): Promise<HealthS
   });
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, options: HealthServerOptions): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, options: HealthServerOptions, answering: AnswersInFlight): Promise<void> {
   const path = (req.url ?? '/').split('?')[0] ?? '/';
-  if (options.controls !== undefined && isControlPath(path)) {
-    const answer = await controlRequest(req, path, options.controls);
-    for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
-    send(res, req, answer.statusCode, JSON_TYPE, `${JSON.stringify(answer.body)}\n`);
+  const access = options.controls;
+  if (access !== undefined && isControlPath(path)) {
+    let answered = (): void => undefined;
+    const controls: Controls = {
+      act: (action) => {
+        // From here on the request was read in full and changes something: its answer must reach the client.
+        answered = answering.add(res);
+        return access.controls.act(action);
+      },
+    };
+    try {
+      const answer = await controlRequest(req, path, { token: access.token, controls });
+      for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+      send(res, req, answer.statusCode, JSON_TYPE, `${JSON.stringify(answer.body)}\n`);
+    } finally {
+      answered();
+    }
     return;
   }
   // Other bodies are never read; draining keeps a client that sent one from stalling the socket.
@@ -170,4 +189,35 @@ function urlHost(host: string): string {
   if (host === '0.0.0.0' || host === '') return '127.0.0.1';
   if (host === '::') return '[::1]';
   return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Control answers the server owes: each from the moment its control is acted on until its
+ * response has been handed to the operating system (or its connection is gone).
+ */
+class AnswersInFlight {
+  readonly #pending = new Set<Promise<void>>();
+
+  /** Owe the answer on `res`; call the returned function once the handler is done with it. */
+  add(res: ServerResponse): () => void {
+    let handled!: () => void;
+    const done = new Promise<void>((resolve) => {
+      handled = resolve;
+    });
+    const delivered = done.then(
+      () =>
+        new Promise<void>((resolve) => {
+          if (res.writableFinished || res.destroyed) return resolve();
+          res.once('finish', () => resolve());
+          res.once('close', () => resolve());
+        }),
+    );
+    this.#pending.add(delivered);
+    void delivered.then(() => this.#pending.delete(delivered));
+    return handled;
+  }
+
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#pending]);
+  }
 }

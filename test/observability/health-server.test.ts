@@ -154,6 +154,44 @@ describe('the health and metrics server', () => {
     await socketClosed;
   });
 
+  it('on stop, a control already being acted on still gets its answer; new connections are refused meanwhile', async () => {
+    let finishSlot = (): void => undefined;
+    const acting = new Promise<void>((resolve) => {
+      finishSlot = resolve;
+    });
+    let started = (): void => undefined;
+    const actStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const server = await startHealthServer({
+      host: '127.0.0.1',
+      port: 0,
+      metrics: new Metrics({ mode: 'dry-run' }),
+      health: { status: () => healthy() },
+      controls: {
+        token: { matches: (presented) => presented === 'stop-test-token-0123456789' },
+        controls: {
+          // A slot asked for from the API, still running when the daemon is told to stop.
+          act: async () => {
+            started();
+            await acting;
+            return { outcome: 'ok', body: { instance: 'dca-btc', outcome: 'done' } };
+          },
+        },
+      },
+    });
+    servers.push(server);
+    const answer = fetch(`${server.url}/api/instances/dca-btc/run`, { method: 'POST', headers: { authorization: 'Bearer stop-test-token-0123456789' } });
+    await actStarted;
+    const stopped = server.stop();
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    finishSlot();
+    const response = await answer;
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ instance: 'dca-btc', outcome: 'done' });
+    await stopped;
+  });
+
   it('fails to start with the system error when the port is taken', async () => {
     const first = await start();
     await expect(startHealthServer({ host: '127.0.0.1', port: first.port, metrics: new Metrics({ mode: 'dry-run' }), health: { status: () => healthy() } })).rejects.toMatchObject({ code: 'EADDRINUSE' });
