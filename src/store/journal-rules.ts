@@ -235,6 +235,21 @@ function statusRank(status: OrderStatus): number {
   return 2;
 }
 
+/**
+ * The journal keys an order by the exchange's order id. A snapshot under a stored id but with
+ * another clientOrderId or market is another order (two paper accounts counting ids alike, two
+ * exchanges whose ids meet): taken for the stored one, it would be dropped without a word, and
+ * its fill never counted. Refused instead, naming both.
+ */
+export function checkSameOrder(order: Order, stored: StoredOrder): void {
+  const otherClientId = order.clientOrderId !== '' && stored.clientOrderId !== '' && order.clientOrderId !== stored.clientOrderId;
+  if (!otherClientId && order.market === stored.market) return;
+  throw new StoreError(
+    'conflict',
+    `order id ${order.orderId} is journalled for ${stored.market} ${JSON.stringify(stored.clientOrderId)}, and an order of ${order.market} ${JSON.stringify(order.clientOrderId)} came with the same id: two orders cannot share one id in the journal`,
+  );
+}
+
 /** A snapshot older than what is stored (a lagging history endpoint): fills never shrink, status never goes back. */
 export function isOlderSnapshot(order: Order, stored: StoredOrder): boolean {
   return (

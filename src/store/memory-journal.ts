@@ -66,6 +66,7 @@ import {
   checkSpentAmount,
   checkStateChange,
   compareText,
+  checkSameOrder,
   isOlderSnapshot,
   newIntentFields,
   operationMoney,
@@ -893,6 +894,7 @@ export class MemoryJournal implements Journal {
       }
       return this.#insertTransition(order, null, 1, now);
     }
+    checkSameOrder(order, stored);
     if (isTerminalStatus(stored.status) || isOlderSnapshot(order, stored)) return null;
     const moved = snapshotMoved(order, stored);
     const intentId = stored.intentId ?? this.#resolveIntent(order, link);

@@ -3,7 +3,7 @@ import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '
 import { StoreError } from './errors.ts';
 import type { OrderLink, OrderQuery, OrderTransition, StoredOrder } from './journal.ts';
 import { ORDER_COLUMNS, orderColumns, orderFromRow, transitionFromRow } from './journal-rows.ts';
-import { isOlderSnapshot, snapshotMoved, transitionOf } from './journal-rules.ts';
+import { checkSameOrder, isOlderSnapshot, snapshotMoved, transitionOf } from './journal-rules.ts';
 import { limitOrAll } from './pg-intents.ts';
 import type { Tx } from './pg-db.ts';
 
@@ -28,6 +28,7 @@ export async function recordOrderSnapshot(tx: Tx, order: Order, link: OrderLink 
     return insertTransition(tx, order, null, 1, nowMs);
   }
   const stored = orderFromRow(row);
+  checkSameOrder(order, stored);
   if (isTerminalStatus(stored.status) || isOlderSnapshot(order, stored)) return null;
   const moved = snapshotMoved(order, stored);
   const intentId = stored.intentId ?? (await resolveIntent(tx, order, link));

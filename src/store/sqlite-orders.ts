@@ -3,7 +3,7 @@ import { formatDecimal } from '../domain/money.ts';
 import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 import type { OrderLink, OrderQuery, OrderTransition, StoredOrder } from './journal.ts';
-import { isOlderSnapshot, snapshotMoved, transitionOf } from './journal-rules.ts';
+import { checkSameOrder, isOlderSnapshot, snapshotMoved, transitionOf } from './journal-rules.ts';
 import { ORDER_COLUMNS, type Row, orderColumns, orderFromRow, transitionFromRow } from './journal-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
@@ -41,6 +41,7 @@ export function recordOrderSnapshotIn(db: DatabaseSync, order: Order, link: Orde
       return insertTransition(db, order, null, 1, nowMs);
     }
     const stored = orderFromRow(row);
+    checkSameOrder(order, stored);
     if (isTerminalStatus(stored.status) || isOlderSnapshot(order, stored)) return null;
     const moved = snapshotMoved(order, stored);
     const intentId = stored.intentId ?? resolveIntent(db, order, link);

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
+import { startOtherExchange } from '../support/other-exchange.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { runCli } from '../cli/run-cli.ts';
 import { expectedPosition } from './report-expect.ts';
@@ -126,7 +127,7 @@ describe('several accounts in one daemon, against the sandbox', () => {
     // The side account on an exchange endpoint whose clock runs 40 s ahead. The exchange takes a
     // nonce only within 5 s of its own clock and never the same one twice, so one nonce source
     // (or one clock offset) shared by both accounts would have main's or side's requests refused.
-    const ahead = await startSandbox({ apiKey: KEY_SIDE, apiSecret: SECRET_SIDE, clock: { nowMs: () => Date.now() + 40_000 } });
+    const ahead = await startOtherExchange({ apiKey: KEY_SIDE, apiSecret: SECRET_SIDE, clock: { nowMs: () => Date.now() + 40_000 } });
     try {
       writeDca(dir, 'a1-main', 'main', '0.001', 'BTC_USDT');
       writeDca(dir, 'b1-side', 'side', '0.002', 'BTC_USDT');

@@ -4,7 +4,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import type { AccountRouting } from '../../src/engine/runtime.ts';
 import { LiveExchange } from '../../src/exchange/live.ts';
 import { ApiClient } from '../../src/api/client.ts';
-import { startSandbox } from '../../src/sandbox/server.ts';
+import { startOtherExchange } from '../support/other-exchange.ts';
 import { dca } from '../../strategies/dca.ts';
 import { ENGINE_JOURNALS, type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf } from './harness.ts';
 
@@ -17,6 +17,7 @@ const SIDE = { apiKey: 'key-side-engine-test', apiSecret: 'secret-side-engine-te
 const DAY = Date.UTC(2026, 2, 2, 9);
 
 let world: EngineWorld | null = null;
+
 afterEach(async () => {
   await world?.close();
   world = null;
@@ -142,7 +143,7 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
     const w = await engineWorld({}, kind);
     world = w;
     // side's exchange is another server, down for history reads while main's answers.
-    const sideExchange = await startSandbox({ ...SIDE });
+    const sideExchange = await startOtherExchange({ ...SIDE });
     const sideClient = new ApiClient({ baseUrl: sideExchange.url, credentials: SIDE });
     try {
       sideExchange.faults.inject({ path: '/api/v4/trade-account/order/history', kind: 'status', status: 503, body: 'maintenance', times: Number.POSITIVE_INFINITY });
@@ -169,7 +170,7 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
   it("does not hold a slot for another account's history read: one account's exchange hanging delays only its own instances", async () => {
     const w = await engineWorld({}, kind);
     world = w;
-    const sideExchange = await startSandbox({ ...SIDE });
+    const sideExchange = await startOtherExchange({ ...SIDE });
     const sideClient = new ApiClient({ baseUrl: sideExchange.url, credentials: SIDE });
     try {
       const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('b1-side', '0.002')], true);

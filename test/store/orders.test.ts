@@ -45,6 +45,17 @@ describe.each(JOURNAL_KINDS)('order tracking (%s journal)', (kind) => {
     world.kind = kind;
   });
 
+  it('refuses a snapshot of another order under a journalled order id (another clientOrderId or market), naming both, and keeps the stored one', async () => {
+    const journal = await world.openJournal();
+    await claimWithBuy(journal);
+    await journal.recordOrderSnapshot(snapshots.filled);
+    const other = order({ ...snapshots.filled, clientOrderId: deriveClientOrderId('other-instance', SLOT.slotTimeMs, 0) });
+    await expect(journal.recordOrderSnapshot(other)).rejects.toMatchObject({ code: 'E_STORE', reason: 'conflict', message: expect.stringContaining(`order id ${snapshots.filled.orderId} is journalled for`) });
+    await expect(journal.recordOrderSnapshot({ ...snapshots.filled, market: 'ETH_USDT' })).rejects.toMatchObject({ reason: 'conflict' });
+    expect((await journal.getOrder(snapshots.filled.orderId))?.clientOrderId).toBe(CLIENT_ID);
+    expect(await journal.orderTransitions(snapshots.filled.orderId)).toHaveLength(1);
+  });
+
   it('logs each transition once with from, to, filled base and quote and fee', async () => {
     const journal = await world.openJournal();
     await claimWithBuy(journal);
