@@ -10,8 +10,9 @@ import { expectAgreementAfterKills } from './kill-agreement.ts';
 /**
  * The real daemon trading every second while its PostgreSQL server stops and starts again
  * under it (a restart, a failover): while the database is down `/healthz` says so, nothing
- * leaves that the journal does not hold, and once it is back the daemon trades on. A cluster
- * of this file's own, since it is stopped.
+ * leaves that the journal does not hold, and once it is back the daemon trades on, still the
+ * journal's only owner (the advisory lock, lost with its session, is taken again). A cluster of
+ * this file's own, since it is stopped.
  */
 const binDir = findBinDir();
 let cluster: PgCluster;
@@ -52,7 +53,7 @@ async function healthStatus(base: string): Promise<number> {
 }
 
 describe.skipIf(binDir === null)('the daemon while its PostgreSQL server restarts', () => {
-  it('answers 503 while the database is down, sends nothing unjournalled, then trades on', async () => {
+  it('answers 503 while the database is down, sends nothing unjournalled, then trades on and still refuses a second daemon', async () => {
     dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.0001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
     const owner = daemonOn('host-a');
     await owner.waitFor('"event":"slot-finished"', 20_000);
@@ -68,9 +69,15 @@ describe.skipIf(binDir === null)('the daemon while its PostgreSQL server restart
       await back;
     }
 
+    await owner.waitFor('"event":"journal-lock-retaken"', 10_000);
     await expect.poll(() => healthStatus(health), { timeout: 10_000, interval: 200 }).toBe(200);
     const finishedBefore = owner.output().split('"event":"slot-finished"').length;
     await expect.poll(() => owner.output().split('"event":"slot-finished"').length, { timeout: 10_000 }).toBeGreaterThan(finishedBefore);
+
+    // The owner's lock ended with the server's sessions; a daemon started now is refused as before the restart.
+    const second = daemonOn('host-b');
+    expect(await second.exited).toBe(3);
+    expect(second.output()).toMatch(/E_LOCKED.*the journal is in use by stacker pid \d+/);
 
     owner.child.kill('SIGTERM');
     expect(await owner.exited).toBe(0);
