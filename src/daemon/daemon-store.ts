@@ -40,7 +40,16 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
       // One lock per account key, all taken before anything is opened or sent.
       ...(config.mode === 'live' ? { apiKeys: [...config.accounts.values()].flatMap((account) => (account.credentials === null ? [] : [account.credentials.apiKey])) } : {}),
       onLostJournal: options.rebuildJournal ? 'rebuild' : 'refuse',
-      ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url }),
+      ...(config.databaseUrl === null
+        ? {}
+        : {
+            databaseUrl: config.databaseUrl.url,
+            keep: {
+              onLost: () =>
+                logger.warn({ event: 'journal-lock-lost' }, "the journal's lock was lost with its database session (a restart, a failover, a terminated session): taking it again; should another daemon take the journal over first, this one stops"),
+              onRetaken: () => logger.info({ event: 'journal-lock-retaken' }, "took the journal's lock again"),
+            },
+          }),
       ...(options.standby
         ? {
             standby: {

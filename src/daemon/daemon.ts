@@ -145,9 +145,15 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   let server: { stop(): Promise<void>; url: string } | null = null;
   const scheduler = options.scheduler ?? new CronScheduler({
     onMissed: (instance, slotTimeMs, reason) => {
-      void journal.skipSlot({ instance, slotTimeMs, runId, status: 'missed', reason }).then((added) => {
-        if (added) options.metrics.slotFinished(instance, 'missed', 0, slotTimeMs);
-      });
+      void journal.skipSlot({ instance, slotTimeMs, runId, status: 'missed', reason }).then(
+        (added) => {
+          if (added) options.metrics.slotFinished(instance, 'missed', 0, slotTimeMs);
+        },
+        // Unhandled, a journal that cannot be written (a database that stopped answering, so the
+        // slot overlapped) crashed the daemon; the journal keeps the failure for /healthz, and a
+        // missed slot left unjournalled is never run anyway.
+        (error: unknown) => logger.warn({ event: 'slot-missed-unjournalled', instance, slot: new Date(slotTimeMs).toISOString(), error: error instanceof Error ? error.message : String(error) }, 'a missed slot could not be journalled'),
+      );
       logger.warn({ event: 'slot-missed', instance, slot: new Date(slotTimeMs).toISOString(), reason }, `slot missed: ${reason}`);
     },
   });

@@ -130,7 +130,7 @@ export interface Journal {
    * before every send: a money journal that is written nowhere must stop trading.
    */
   assertIntact(): Promise<void>;
-  /** The last write failure (disk full, read-only file system) when no write has succeeded since; null when writes succeed. */
+  /** The last write failure (disk full, read-only file system; a database that cannot be reached, even by a read) when no write has succeeded since; null when writes succeed. */
   writeFailure(): JournalWriteFailure | null;
   /** A small write, so a full or read-only disk shows in writeFailure() even while no slot runs. */
   recordHeartbeat(): Promise<void>;

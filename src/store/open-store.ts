@@ -5,7 +5,7 @@ import type { RunMode } from './journal.ts';
 import { inspectJournalFile, lostJournalProblem, moveAside, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir } from './lock.ts';
 import { type OpenedStore, type StoredJournal, openedStore } from './opened-store.ts';
-import type { LockWait } from './pg-lock.ts';
+import type { LockKeep, LockWait } from './pg-lock.ts';
 import { SqliteJournal } from './sqlite-journal.ts';
 
 export type { OpenedStore, StoredJournal };
@@ -43,6 +43,8 @@ export interface OpenStoreOptions extends Omit<LockOptions, 'dataDir'> {
   readonly databaseUrl?: string;
   /** PostgreSQL only: wait as a hot standby while another daemon holds the journal (PgStoreOptions.standby). */
   readonly standby?: LockWait;
+  /** PostgreSQL only: told when the journal's lock is lost under the daemon and taken again (PgStoreOptions.keep). */
+  readonly keep?: LockKeep;
 }
 
 /**
@@ -75,6 +77,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       ...(options.pid === undefined ? {} : { pid: options.pid }),
       ...(options.hostname === undefined ? {} : { hostname: options.hostname }),
       ...(options.standby === undefined ? {} : { standby: options.standby }),
+      ...(options.keep === undefined ? {} : { keep: options.keep }),
     });
   }
   if (options.standby !== undefined) throw new StoreError('invalid-argument', 'a hot standby needs the journal in PostgreSQL (STACKER_DATABASE_URL): a SQLite file serves one host');

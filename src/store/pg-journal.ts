@@ -73,6 +73,13 @@ export class PgJournal implements Journal {
   #pool: PgPool | null = null;
   #journalId: string | null = null;
   #writeFailure: JournalWriteFailure | null = null;
+  /**
+   * A read that could not reach the database. Slots and the daemon's checks read before they
+   * write, so an outage would otherwise show only at the next write (the heartbeat, a minute
+   * away) while /healthz says all is well. Kept apart from #writeFailure because a read
+   * succeeding again proves the database is back, but not that it accepts writes.
+   */
+  #readFailure: JournalWriteFailure | null = null;
   /** Set once this journal owns the database (takeOwnership): every write checks it is still the owner's. */
   #ownerToken: number | null = null;
 
@@ -436,7 +443,7 @@ export class PgJournal implements Journal {
   }
 
   writeFailure(): JournalWriteFailure | null {
-    return this.#writeFailure;
+    return this.#writeFailure ?? this.#readFailure;
   }
 
   /** A write transaction: a database that refuses it (unreachable, disk full) is remembered until a write succeeds. */
@@ -447,6 +454,7 @@ export class PgJournal implements Journal {
         return work(tx);
       });
       this.#writeFailure = null;
+      this.#readFailure = null;
       return result;
     } catch (error) {
       if (error instanceof StoreError && error.reason === 'unwritable') this.#writeFailure = { atMs: this.#now(), message: error.message };
@@ -464,8 +472,15 @@ export class PgJournal implements Journal {
     );
   }
 
-  #read<T>(doing: string, work: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.#transaction(doing, 'read', work);
+  async #read<T>(doing: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+    try {
+      const result = await this.#transaction(doing, 'read', work);
+      this.#readFailure = null;
+      return result;
+    } catch (error) {
+      if (error instanceof StoreError && error.reason === 'unwritable') this.#readFailure = { atMs: this.#now(), message: error.message };
+      throw error;
+    }
   }
 
   async #transaction<T>(doing: string, kind: 'write' | 'read', work: (tx: Tx) => Promise<T>): Promise<T> {

@@ -20,14 +20,18 @@ export class PgAdvisoryLock {
   readonly #url: string;
   readonly #key: bigint;
   readonly #name: string;
+  readonly #keep: LockKeep | null;
   #client: pg.Client | null = null;
+  /** Set while the lock is held or being taken again; aborted by release(). */
+  #held: AbortController | null = null;
 
-  constructor(url: string, scope: LockScope, subject: string, options: { readonly pid?: number; readonly hostname?: string } = {}) {
+  constructor(url: string, scope: LockScope, subject: string, options: { readonly pid?: number; readonly hostname?: string; readonly keep?: LockKeep } = {}) {
     this.scope = scope;
     this.#url = url;
     this.#key = lockKey(subject);
     this.label = `PostgreSQL advisory lock ${this.#key} (${scope}) on ${redactDatabaseUrl(url)}`;
     this.#name = `stacker pid ${options.pid ?? process.pid} on ${options.hostname ?? osHostname()}`.slice(0, 63);
+    this.#keep = options.keep ?? null;
   }
 
   /** How the holder is named (pid and host), in pg_stat_activity and the journal's lease. */
@@ -44,7 +48,7 @@ export class PgAdvisoryLock {
    * to take over must not be the one that dies when the database blips.
    */
   async acquire(wait?: LockWait): Promise<void> {
-    if (this.#client !== null) return;
+    if (this.#held !== null) return;
     let told = false;
     let unreachable = false;
     for (;;) {
@@ -56,7 +60,8 @@ export class PgAdvisoryLock {
         for (;;) {
           const taken = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS taken', [this.#key.toString()]);
           if (taken.rows[0]?.['taken'] === true) {
-            this.#client = client;
+            this.#held = new AbortController();
+            this.#hold(client, this.#held.signal);
             return;
           }
           const refused = new LockedError(this.scope, this.label, await holderOf(client, this.#key), 'stop it first (PostgreSQL releases this lock the moment that daemon\'s session ends: there is nothing to delete)');
@@ -97,7 +102,48 @@ export class PgAdvisoryLock {
     return client;
   }
 
+  /**
+   * Keep `client` as the lock's session. When the server ends it while the lock is held (a
+   * restart, a failover, pg_terminate_backend), the lock is gone with it and nothing would keep
+   * a second daemon out: with `keep`, take it again on a new session, every `pollMs`, until
+   * release(). Should a standby get it first, it also takes the journal's lease, which stops
+   * this daemon at its next write; the lease, not this lock, is what fences writes.
+   */
+  #hold(client: pg.Client, held: AbortSignal): void {
+    this.#client = client;
+    const keep = this.#keep;
+    if (keep === null) return;
+    client.once('end', () => {
+      if (this.#client !== client || held.aborted) return;
+      this.#client = null;
+      keep.onLost?.();
+      void this.#takeAgain(keep, held);
+    });
+  }
+
+  async #takeAgain(keep: LockKeep, held: AbortSignal): Promise<void> {
+    while (!held.aborted) {
+      await pause(keep.pollMs ?? 2_000, held);
+      if (held.aborted) return;
+      const client = this.#session();
+      try {
+        await client.connect();
+        const taken = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS taken', [this.#key.toString()]);
+        if (taken.rows[0]?.['taken'] === true && !held.aborted) {
+          this.#hold(client, held);
+          keep.onRetaken?.();
+          return;
+        }
+      } catch {
+        // Still unreachable: try again.
+      }
+      await client.end().catch(() => undefined);
+    }
+  }
+
   async release(): Promise<void> {
+    this.#held?.abort();
+    this.#held = null;
     const client = this.#client;
     if (client === null) return;
     this.#client = null;
@@ -105,6 +151,17 @@ export class PgAdvisoryLock {
     await client.query('SELECT pg_advisory_unlock($1::bigint)', [this.#key.toString()]).catch(() => undefined);
     await client.end().catch(() => undefined);
   }
+}
+
+/** A daemon's lock kept through the end of its session (PgAdvisoryLock's `keep`), and what it is told. */
+export interface LockKeep {
+  /**
+   * How often to try to take the lock again: 2 s by default, twice a standby's wait, so that a
+   * standby that can reach the database gets the freed lock first, as it is there to.
+   */
+  readonly pollMs?: number;
+  readonly onLost?: () => void;
+  readonly onRetaken?: () => void;
 }
 
 /** How a standby waits for a lock (PgAdvisoryLock.acquire). */

@@ -8,7 +8,7 @@ import { type FileLock, apiKeyLock, defaultUserLockDir } from './lock.ts';
 import { asStoreError, checkSchemaName, describeLocation } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
 import { JOURNAL_SCHEMAS } from './pg-schemas.ts';
-import { type LockWait, PgAdvisoryLock } from './pg-lock.ts';
+import { type LockKeep, type LockWait, PgAdvisoryLock } from './pg-lock.ts';
 import { type OpenedStore, openedStore } from './opened-store.ts';
 
 /**
@@ -36,6 +36,8 @@ export interface PgStoreOptions {
    * was replaced can then journal nothing and send nothing (PgJournal.takeOwnership).
    */
   readonly standby?: LockWait;
+  /** Told when the journal's lock is lost under the daemon (its session ended) and when it is taken again. */
+  readonly keep?: LockKeep;
 }
 
 export type OpenedPgStore = OpenedStore & { readonly journal: PgJournal };
@@ -54,7 +56,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
   const schema = JOURNAL_SCHEMAS[options.mode];
   const where = describeLocation(options.url, schema);
   const who = { ...(options.pid === undefined ? {} : { pid: options.pid }), ...(options.hostname === undefined ? {} : { hostname: options.hostname }) };
-  const advisory = [new PgAdvisoryLock(options.url, 'journal', `journal:${schema}`, who)];
+  const advisory = [new PgAdvisoryLock(options.url, 'journal', `journal:${schema}`, { ...who, ...(options.keep === undefined ? {} : { keep: options.keep }) })];
   // Advisory locks are per database, and daemons sharing this database already meet at the
   // journal's lock; the key's file lock keeps out a daemon of this host on another journal.
   const files: FileLock[] = (options.apiKeys ?? []).map((apiKey) => apiKeyLock(apiKey, options.userLockDir ?? defaultUserLockDir(), { ...who, dataDir: where }));

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LockedError } from '../../src/store/errors.ts';
 import { type OpenedStore, openStore, openStoreForReading } from '../../src/store/open-store.ts';
-import type { LockWait } from '../../src/store/pg-lock.ts';
+import type { LockKeep, LockWait } from '../../src/store/pg-lock.ts';
 import { failure } from '../support/thrown.ts';
 import { pgCluster } from '../support/pg-databases.ts';
 import { SLOT, TempWorld } from './helpers.ts';
@@ -27,7 +27,7 @@ afterEach(async () => {
 const dataDir = (name = 'data'): string => join(world.dir, name);
 
 async function open(
-  options: { mode?: 'live' | 'dry-run'; dir?: string; pid?: number; onLostJournal?: 'refuse' | 'rebuild'; standby?: LockWait } = {},
+  options: { mode?: 'live' | 'dry-run'; dir?: string; pid?: number; onLostJournal?: 'refuse' | 'rebuild'; standby?: LockWait; keep?: LockKeep } = {},
 ): Promise<OpenedStore> {
   const store = await openStore({
     dataDir: options.dir ?? dataDir(),
@@ -37,6 +37,7 @@ async function open(
     ...(options.pid === undefined ? {} : { pid: options.pid, hostname: 'host-a' }),
     ...(options.onLostJournal === undefined ? {} : { onLostJournal: options.onLostJournal }),
     ...(options.standby === undefined ? {} : { standby: options.standby }),
+    ...(options.keep === undefined ? {} : { keep: options.keep }),
   });
   opened.push(store);
   return store;
@@ -162,6 +163,17 @@ describe.skipIf(pgCluster() === null)('a daemon journal in PostgreSQL', () => {
     await expect(owner.journal.claimSlot({ ...SLOT, slotTimeMs: SLOT.slotTimeMs + 120_000, runId: null })).rejects.toMatchObject({ reason: 'not-owner', message: expect.stringMatching(/taken over by stacker pid 2222 on host-a/) });
     await expect(owner.journal.assertIntact()).rejects.toMatchObject({ reason: 'not-owner' });
     expect(await successor.journal.getSlot({ ...SLOT, slotTimeMs: SLOT.slotTimeMs + 120_000 })).toBeNull();
+  });
+
+  it("keeps its lock when the server ends the lock's session under a running daemon: taken again, a second daemon is still refused", async () => {
+    const told: string[] = [];
+    const owner = await open({ pid: 1111, keep: { pollMs: 100, onLost: () => told.push('lost'), onRetaken: () => told.push('retaken') } });
+    await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'stacker pid 1111 %'");
+    await expect.poll(() => told).toEqual(['lost', 'retaken']);
+    const second = await failure(open({ dir: dataDir('elsewhere') }));
+    expect((second as LockedError).message).toMatch(/the journal is in use by stacker pid 1111 on host-a/);
+    // Still the journal's owner: nobody took the lease in between.
+    expect(await owner.journal.claimSlot({ ...SLOT, runId: null })).toBe(true);
   });
 
   it('a standby told to stop while waiting gives up, naming the holder', async () => {
