@@ -151,7 +151,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         },
         // Unhandled, a journal that cannot be written (a database that stopped answering, so the
         // slot overlapped) crashed the daemon; the journal keeps the failure for /healthz, and a
-        // missed slot left unjournalled is never run anyway.
+        // missed slot left unjournalled is one missed while stopped to the next start (CATCH_UP decides).
         (error: unknown) => logger.warn({ event: 'slot-missed-unjournalled', instance, slot: new Date(slotTimeMs).toISOString(), error: error instanceof Error ? error.message : String(error) }, 'a missed slot could not be journalled'),
       );
       logger.warn({ event: 'slot-missed', instance, slot: new Date(slotTimeMs).toISOString(), reason }, `slot missed: ${reason}`);
