@@ -385,6 +385,10 @@ describe('kill switches turned on from the status API, then kill -9', () => {
         ['main', false],
         ['side', true],
       ]);
+      // The start says so, for each switch: the log is where an operator looks after a restart.
+      const atStart = second.output();
+      expect(atStart).toMatch(/"event":"kill-switch".*the kill switch was turned on from the status API/);
+      expect(atStart).toMatch(/"event":"kill-switch".*the kill switch of account side was turned on/);
       expect((await postControl(url, '/api/instances/a1-main/run', CONTROL_TOKEN)).status).toBe(200);
       expect(sandbox.accountOf(KEY_MAIN)?.orderHistory({})).toEqual([]);
 
