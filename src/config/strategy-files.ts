@@ -25,8 +25,8 @@ export function listStrategyFiles(folder: Located, problems: InputProblem[]): st
     return [];
   }
   const named = entries.filter((entry) => entry.name.endsWith('.env') && !entry.name.startsWith('.'));
-  // A folder named like an instance file is a mistake (a volume mounted at the file's path, an
-  // unpacked archive): said, not skipped, or an instance the operator expects would never run.
+  // A folder named like an instance file is a mistake (Docker makes one when the file bind-mounted
+  // there is missing on the host): said, not skipped, or an instance the operator expects would never run.
   for (const entry of named) {
     if (!isFile(folder.value, entry)) problems.push(problemAt(folder.origin, `${join(folder.value, entry.name)} is not a file (a folder, or a link to one): an instance is a NAME.env file`));
   }

@@ -118,12 +118,13 @@ describe('loadDaemonConfig: a valid configuration', () => {
     expect(config.instances.map((i) => i.instance)).toEqual(['dca-btc']);
   });
 
-  it('ignores hidden files, files not ending in .env and folders, and follows symbolic links to files', async () => {
+  // A folder named NAME.env is refused instead (instance-files.test.ts): Docker makes one when a bind-mounted file is missing.
+  it('ignores hidden files, files not ending in .env and other folders, and follows symbolic links to files', async () => {
     world.instance('dca-btc', DCA);
     world.file('strategies/.hidden.env', 'STRATEGY=nonsense');
     world.file('strategies/notes.txt', 'STRATEGY=nonsense');
     world.file('strategies/dca.env.example', 'STRATEGY=nonsense');
-    world.file('strategies/sub.env/inner.env', 'STRATEGY=nonsense');
+    world.file('strategies/sub/inner.env', 'STRATEGY=nonsense');
     const target = world.file('elsewhere/report.env', REPORT);
     symlinkSync(target, join(world.strategiesDir, 'linked-report.env'));
     const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} });
