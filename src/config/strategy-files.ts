@@ -24,15 +24,15 @@ export function listStrategyFiles(folder: Located, problems: InputProblem[]): st
     problems.push(problemAt(folder.origin, rule));
     return [];
   }
-  const named = entries.filter((entry) => entry.name.endsWith('.env') && !entry.name.startsWith('.'));
-  // A folder named like an instance file is a mistake (Docker makes one when the file bind-mounted
-  // there is missing on the host): said, not skipped, or an instance the operator expects would never run.
-  for (const entry of named) {
-    if (!isFile(folder.value, entry)) problems.push(problemAt(folder.origin, `${join(folder.value, entry.name)} is not a file (a folder, or a link to one): an instance is a NAME.env file`));
+  const names: string[] = [];
+  for (const entry of entries) {
+    if (!entry.name.endsWith('.env') || entry.name.startsWith('.')) continue;
+    if (isFile(folder.value, entry)) names.push(entry.name);
+    // A folder named like an instance file is a mistake (Docker makes one when the file bind-mounted
+    // there is missing on the host): said, not skipped, or an instance the operator expects would never run.
+    else problems.push(problemAt(folder.origin, `${join(folder.value, entry.name)} is not a file (a folder, or a link to one): an instance is a NAME.env file`));
   }
-  const files = named
-    .filter((entry) => isFile(folder.value, entry))
-    .map((entry) => entry.name)
+  const files = names
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     .map((name) => join(folder.value, name));
   if (files.length === 0) {

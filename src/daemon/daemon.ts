@@ -1,10 +1,11 @@
+import { constants as osConstants } from 'node:os';
 import type { Logger } from 'pino';
 import pkg from '../../package.json' with { type: 'json' };
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import { ConfigError, EXIT, ForeignOrderError, type InputProblem } from '../domain/errors.ts';
 import { Engine } from '../engine/engine.ts';
 import type { SlotOutcome } from '../engine/slot-runner.ts';
-import { FatalEngineError } from '../engine/error-policy.ts';
+import { FatalEngineError, errorMessage } from '../engine/error-policy.ts';
 import { type KillSwitch, killSwitch } from '../engine/kill-switch.ts';
 import type { EngineMetrics } from '../engine/observer.ts';
 import { type AccountRouting, DEFAULT_ACCOUNT, LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
@@ -152,7 +153,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         // Unhandled, a journal that cannot be written (a database that stopped answering, so the
         // slot overlapped) crashed the daemon; the journal keeps the failure for /healthz, and a
         // missed slot left unjournalled is one missed while stopped to the next start (CATCH_UP decides).
-        (error: unknown) => logger.warn({ event: 'slot-missed-unjournalled', instance, slot: new Date(slotTimeMs).toISOString(), error: error instanceof Error ? error.message : String(error) }, 'a missed slot could not be journalled'),
+        (error: unknown) => logger.warn({ event: 'slot-missed-unjournalled', instance, slot: new Date(slotTimeMs).toISOString(), error: errorMessage(error) }, 'a missed slot could not be journalled'),
       );
       logger.warn({ event: 'slot-missed', instance, slot: new Date(slotTimeMs).toISOString(), reason }, `slot missed: ${reason}`);
     },
@@ -169,7 +170,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     if (stopping.signal.aborted) {
       logger.warn({ event: 'forced-exit', signal }, `${signal} again: leaving now; the journal resolves the in-flight slot at the next start`);
       // The shell's code for a process ended by that signal: 130 for SIGINT, 143 for SIGTERM.
-      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+      process.exit(128 + osConstants.signals[signal]);
     }
     logger.info({ event: 'stopping', signal }, `${signal}: no new slots; finishing the slot in flight (send ${signal} again to leave at once)`);
     requestStop(signal);

@@ -156,6 +156,15 @@ export async function openStoreForReading(options: {
   }
   const path = journalPath(resolve(options.dataDir), options.mode);
   if (!existsSync(path)) throw new StoreError('not-found', `no ${options.mode} journal at ${path} yet: stacker has not run in this data dir`);
+  return openJournalFile(path, options);
+}
+
+/**
+ * A SQLite journal file named by its path (the one `stacker backtest --journal FILE` kept), opened
+ * as openStoreForReading opens a data dir's: read-only unless `write`. A file that is not a
+ * journal is a StoreError (`open-failed`).
+ */
+export async function openJournalFile(path: string, options: { readonly busyTimeoutMs?: number; readonly write?: boolean } = {}): Promise<StoredJournal> {
   const journal = new SqliteJournal({ path, readOnly: options.write !== true, ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }) });
   await journal.open();
   return journal;

@@ -4,6 +4,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import type { AccountRouting } from '../../src/engine/runtime.ts';
 import { LiveExchange } from '../../src/exchange/live.ts';
 import { ApiClient } from '../../src/api/client.ts';
+import type { Sandbox } from '../../src/sandbox/server.ts';
 import { startOtherExchange } from '../support/other-exchange.ts';
 import { dca } from '../../strategies/dca.ts';
 import { ENGINE_JOURNALS, type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf } from './harness.ts';
@@ -50,6 +51,18 @@ function routedEngine(w: EngineWorld, sideClient: ApiClient, instances: readonly
       }
     : {};
   return new Engine({ ...base, accounts: routing }, instances, { runId: null, ...ledgerOptions });
+}
+
+/** side's account on an exchange of its own (another server), with a client on it; both stopped after `work`. */
+async function onOtherExchange(work: (sideExchange: Sandbox, sideClient: ApiClient) => Promise<void>): Promise<void> {
+  const sideExchange = await startOtherExchange({ ...SIDE });
+  const sideClient = new ApiClient({ baseUrl: sideExchange.url, credentials: SIDE });
+  try {
+    await work(sideExchange, sideClient);
+  } finally {
+    await sideClient.close();
+    await sideExchange.stop();
+  }
 }
 
 describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => {
@@ -143,9 +156,7 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
     const w = await engineWorld({}, kind);
     world = w;
     // side's exchange is another server, down for history reads while main's answers.
-    const sideExchange = await startOtherExchange({ ...SIDE });
-    const sideClient = new ApiClient({ baseUrl: sideExchange.url, credentials: SIDE });
-    try {
+    await onOtherExchange(async (sideExchange, sideClient) => {
       sideExchange.faults.inject({ path: '/api/v4/trade-account/order/history', kind: 'status', status: 503, body: 'maintenance', times: Number.POSITIVE_INFINITY });
       const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('b1-side', '0.002')], true);
       const slot = Date.now() + 60_000;
@@ -161,18 +172,13 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       expect(await engine.runSlot('b1-side', slot + 1000)).toBe('done');
       expect(sideExchange.exchange.orderHistory({}).map((order) => formatDecimal(order.amount))).toEqual(['0.002']);
       expect(engine.health()).toMatchObject({ ledgerCheckedAtMs: expect.any(Number), ledgerProblem: null });
-    } finally {
-      await sideClient.close();
-      await sideExchange.stop();
-    }
+    });
   }, 60_000);
 
   it("does not hold a slot for another account's history read: one account's exchange hanging delays only its own instances", async () => {
     const w = await engineWorld({}, kind);
     world = w;
-    const sideExchange = await startOtherExchange({ ...SIDE });
-    const sideClient = new ApiClient({ baseUrl: sideExchange.url, credentials: SIDE });
-    try {
+    await onOtherExchange(async (sideExchange, sideClient) => {
       const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('b1-side', '0.002')], true);
       // Both accounts read once: from here on a slot reads its own account's history only.
       expect((await engine.checkLedger())?.accounts).toEqual(['main', 'side']);
@@ -194,9 +200,6 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       expect((await w.journal.getSlot({ instance: 'b1-side', slotTimeMs: slot }))?.reason).toMatch(/^snapshot failed/);
       expect((await everyAccount)?.unreadable.map((failure) => failure.account)).toEqual(['side']);
       expect(engine.health().ledgerProblem).toMatch(/^account side: reading the exchange's order history failed/);
-    } finally {
-      await sideClient.close();
-      await sideExchange.stop();
-    }
+    });
   }, 60_000);
 });

@@ -116,6 +116,8 @@ export async function resolveIntent(ctx: CommandContext, flags: ResolveFlags, de
 export interface MigrateFlags extends GlobalPart {
   readonly dataDir?: string;
   readonly mode?: string;
+  /** The parent command's (`journal --journal FILE`): refused, migrate copies a data dir's journal. */
+  readonly journal?: string;
   readonly to?: string;
 }
 
@@ -125,7 +127,7 @@ export interface MigrateFlags extends GlobalPart {
  * URL comes from --to or STACKER_DATABASE_URL and is printed without its password.
  */
 export async function migrate(ctx: CommandContext, flags: MigrateFlags, deps: ReadDeps = {}): Promise<void> {
-  if ((flags as { readonly journal?: string }).journal !== undefined) throw InputError.one('--journal', "migrate copies a data dir's journal: give --data-dir and --mode, not --journal");
+  if (flags.journal !== undefined) throw InputError.one('--journal', "migrate copies a data dir's journal: give --data-dir and --mode, not --journal");
   const { loadJournalLocation } = await import('../../config/journal-location.ts');
   const { makeDatabaseUrl } = await import('../../config/daemon-env.ts');
   const { databaseUrlProblem } = await import('../../store/pg-url.ts');
@@ -347,22 +349,17 @@ async function withJournalFile(
       if (flags.mode !== undefined) throw InputError.one('--journal', "names the journal file itself (its mode is the one it recorded): not with --mode");
     },
   }).journal;
-  const { SqliteJournal } = await import('../../store/sqlite-journal.ts');
+  const { openJournalFile } = await import('../../store/open-store.ts');
   const { StoreError } = await import('../../store/errors.ts');
-  const store = new SqliteJournal({ path, readOnly: options.write !== true });
-  let mode: string;
+  let store: StoredJournal;
   try {
-    await store.open();
-    mode = (await store.listRuns(1))[0]?.mode ?? 'unused';
+    store = await openJournalFile(path, options);
   } catch (error) {
-    await store.close();
-    if (error instanceof StoreError || (error instanceof Error && /database|SQLITE/i.test(error.message))) {
-      throw InputError.one('--journal', `${path} is not a stacker journal this version reads: ${error.message}`);
-    }
+    if (error instanceof StoreError) throw InputError.one('--journal', `${path} is not a stacker journal this version reads: ${error.message}`);
     throw error;
   }
   try {
-    await work(store, { path: store.path, mode });
+    await work(store, { path: store.path, mode: (await store.listRuns(1))[0]?.mode ?? 'unused' });
   } finally {
     await store.close();
   }
