@@ -386,8 +386,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       process.off('SIGTERM', onSignal);
     }
     await server?.stop().catch(() => undefined);
-    // A slot asked for from the status API finishes before the journal closes under it.
+    // A slot asked for from the status API, and a history check started by tracking, finish before the journal closes under them.
     await controls?.idle();
+    await engine?.idle();
     // A trading-stopped notice is queued by now; a dead receiver costs at most NOTIFY_FLUSH_MS.
     await notifications.close();
     if (runId !== null) await journal.finishRun(runId, exitReason).catch(() => undefined);

@@ -38,6 +38,9 @@ export interface EngineOptions {
   };
 }
 
+/** How often track() asks again for the history of an account that could not be read. */
+const UNREADABLE_RETRY_MS = 60_000;
+
 /** The reason journalled for the slots of a paused instance. */
 export const PAUSED_REASON = 'paused';
 
@@ -70,6 +73,10 @@ export class Engine {
   readonly #running = new Map<string, number>();
   /** Per account, why its history could not be read the last time; absent once it is read again. */
   readonly #ledgerProblems = new Map<string, string>();
+  /** Per account, when track() last started a check of its history. */
+  readonly #triedAtMs = new Map<string, number>();
+  /** The checks track() started and nobody awaits yet (checkLedger never rejects). */
+  readonly #background = new Set<Promise<unknown>>();
   #fatal: FatalEngineError | null = null;
 
   constructor(deps: EngineDeps, instances: readonly ScheduledRuntime[], options: EngineOptions) {
@@ -207,10 +214,34 @@ export class Engine {
       await trackOpenOrders(this.#deps);
       await this.#reconciler.pass();
     }, undefined);
+    this.#startDueChecks();
+  }
+
+  /** The history checks track() started in the background, settled: await before the journal closes. */
+  async idle(): Promise<void> {
+    while (this.#background.size > 0) await Promise.allSettled([...this.#background]);
+  }
+
+  /**
+   * The periodic history check, per account and in the background: an account's history is read
+   * again once its last read is `intervalMs` old, or, while it cannot be read, once a minute
+   * (not at every pass, and without reading the accounts that can be read again each time). The
+   * tracking pass does not wait for it: one account's exchange hanging would otherwise hold
+   * every account's order tracking, the heartbeat and the health refresh for its timeouts.
+   */
+  #startDueChecks(): void {
     const ledger = this.#ledger;
-    if (ledger !== null && this.#options.ledger !== undefined) {
-      const last = ledger.lastCheckedAtMs;
-      if (last === null || this.#deps.clock.nowMs() - last >= this.#options.ledger.intervalMs) await this.checkLedger();
+    const every = this.#options.ledger?.intervalMs;
+    if (ledger === null || every === undefined || this.#fatal !== null) return;
+    const now = this.#deps.clock.nowMs();
+    for (const account of ledger.accounts) {
+      const checked = ledger.accountCheckedAtMs(account);
+      if (checked !== null && now - checked < every) continue;
+      const tried = this.#triedAtMs.get(account);
+      if (tried !== undefined && now - tried < Math.min(every, UNREADABLE_RETRY_MS)) continue;
+      this.#triedAtMs.set(account, now);
+      const check: Promise<unknown> = this.checkLedger(account).finally(() => this.#background.delete(check));
+      this.#background.add(check);
     }
   }
 

@@ -90,6 +90,11 @@ export class ExchangeLedger {
     this.#overlapMs = Math.max(10 * MINUTE_MS, ...instances.map((instance) => instance.orderSettleWindowMs));
   }
 
+  /** The accounts whose history this ledger reads. */
+  get accounts(): readonly string[] {
+    return [...this.#byAccount.keys()];
+  }
+
   /** When the oldest of the accounts' last checks started; null while one has not been checked in this run. */
   get lastCheckedAtMs(): number | null {
     let oldest: number | null = null;

@@ -202,4 +202,52 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       expect(engine.health().ledgerProblem).toMatch(/^account side: reading the exchange's order history failed/);
     });
   }, 60_000);
+  it("keeps tracking while another account's history hangs: the periodic check runs beside the tracking pass, not in it", async () => {
+    const w = await engineWorld({}, kind);
+    world = w;
+    await onOtherExchange(async (sideExchange, sideClient) => {
+      const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('b1-side', '0.002')], true);
+      expect((await engine.checkLedger())?.accounts).toEqual(['main', 'side']);
+      sideExchange.faults.inject({ path: '/api/v4/trade-account/order/history', kind: 'latency', latencyMs: 60_000, times: Number.POSITIVE_INFINITY });
+      // An hour on: both accounts' histories are due again.
+      w.advance(3_600_000);
+      await engine.track();
+      // The pass is over while side's read still hangs: nothing has failed yet.
+      expect(engine.health().ledgerProblem).toBeNull();
+      // The hung exchange goes away; the check it held ends, and says which account failed.
+      await sideExchange.stop();
+      await engine.idle();
+      expect(engine.health().ledgerProblem).toMatch(/^account side: reading the exchange's order history failed/);
+    });
+  }, 60_000);
+
+  it("asks again for a failing account's history once a minute, and leaves a readable account's until its hour is up", async () => {
+    let mainReads = 0;
+    const w = await engineWorld({ onRequest: (request) => void (request.path.endsWith('/order/history') && (mainReads += 1)) }, kind);
+    world = w;
+    await onOtherExchange(async (sideExchange, sideClient) => {
+      const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('b1-side', '0.002')], true);
+      sideExchange.faults.inject({ path: '/api/v4/trade-account/order/history', kind: 'status', status: 503, body: 'maintenance', times: Number.POSITIVE_INFINITY });
+      const sideFailures = (): number => w.logs.filter((line) => line.fields['event'] === 'ledger-check-failed' && line.fields['account'] === 'side').length;
+      expect((await engine.checkLedger())?.unreadable.map((failure) => failure.account)).toEqual(['side']);
+      expect([mainReads, sideFailures()]).toEqual([1, 1]);
+      // Three passes within a minute: side is asked once, main (read just now) not at all.
+      for (let pass = 0; pass < 3; pass += 1) {
+        await engine.track();
+        await engine.idle();
+      }
+      expect([mainReads, sideFailures()]).toEqual([1, 2]);
+      w.advance(61_000);
+      await engine.track();
+      await engine.idle();
+      expect([mainReads, sideFailures()]).toEqual([1, 3]);
+      // main's hour is up: its history is read again; side's, back, is read and its problem cleared.
+      sideExchange.faults.clear();
+      w.advance(3_600_000);
+      await engine.track();
+      await engine.idle();
+      expect([mainReads, sideFailures()]).toEqual([2, 3]);
+      expect(engine.health().ledgerProblem).toBeNull();
+    });
+  }, 60_000);
 });
