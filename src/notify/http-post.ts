@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { NotifyDeliveryError } from './delivery-error.ts';
+import { httpDateMs, retryAfterMs } from './retry-after.ts';
 
 /**
  * One POST to a notification receiver with node's own http/https: a few small messages a day
@@ -87,13 +88,16 @@ export function checkAnswer(channel: string, answer: PostAnswer, reading: Answer
   throw new NotifyDeliveryError(channel, `the receiver answered HTTP ${answer.status}${why === '' ? '' : `: ${why}`}`, {
     retryable: answer.status === 429 || answer.status >= 500,
     httpStatus: answer.status,
-    retryAfterMs: reading.retryAfterMs?.(answer) ?? retryAfterHeaderMs(answer.headers['retry-after']),
+    retryAfterMs: reading.retryAfterMs?.(answer) ?? retryAfterMs(answer.headers['retry-after'], receiverNowMs(answer)),
   });
 }
 
-/** Retry-After in seconds (the HTTP-date form is not worth parsing for a notification). */
-function retryAfterHeaderMs(header: string | string[] | undefined): number | null {
-  const text = Array.isArray(header) ? header[0] : header;
-  if (text === undefined || !/^\d{1,6}$/.test(text.trim())) return null;
-  return Number(text.trim()) * 1000;
+/**
+ * The receiver's clock when it answered: its own Date header, else ours. A Retry-After date is
+ * the receiver's time, so counting it from the receiver's Date keeps a skewed clock on either
+ * side from turning it into no wait at all, or into hours.
+ */
+function receiverNowMs(answer: PostAnswer): number {
+  const date = answer.headers.date;
+  return (date === undefined ? null : httpDateMs(date.trim())) ?? Date.now();
 }

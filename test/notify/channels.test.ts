@@ -70,6 +70,28 @@ describe('the webhook channel', () => {
     expect(await failure(channel.send(stopped, never))).toMatchObject({ retryable: true, httpStatus: 429, retryAfterMs: 12_000 });
   });
 
+  it('honours Retry-After given as an HTTP date, counted from the receiver\'s own Date (its clock, not ours)', async () => {
+    // A receiver whose clock is a day behind ours: only its own Date makes the wait 30 s.
+    const receiverNow = Date.now() - 86_400_000;
+    let retryAfter = new Date(receiverNow + 30_000).toUTCString();
+    let date: string | null = new Date(receiverNow).toUTCString();
+    const hook = await receiver((_, res) => res.writeHead(429, { 'retry-after': retryAfter, ...(date === null ? {} : { date }) }).end());
+    const channel = keep(webhookChannel({ url: new URL(hook.url), secret: null }));
+    expect(await failure(channel.send(stopped, never))).toMatchObject({ retryable: true, httpStatus: 429, retryAfterMs: 30_000 });
+    // A date already past: try again now.
+    retryAfter = new Date(receiverNow - 5_000).toUTCString();
+    expect(await failure(channel.send(stopped, never))).toMatchObject({ retryAfterMs: 0 });
+    // Without a Date of its own (or with one that is not a date), our clock is the reference.
+    retryAfter = new Date(Date.now() + 600_000).toUTCString();
+    date = 'yesterday';
+    const ours = (await failure(channel.send(stopped, never))).retryAfterMs;
+    expect(ours).toBeGreaterThan(590_000);
+    expect(ours).toBeLessThanOrEqual(600_000);
+    // Neither seconds nor a date: ignored, the dispatcher's own backoff decides.
+    retryAfter = 'in a minute';
+    expect(await failure(channel.send(stopped, never))).toMatchObject({ retryAfterMs: null });
+  });
+
   it('gives up on a receiver that does not answer in time, and on a refused connection; never naming the URL', async () => {
     const hung = await receiver(() => undefined);
     const slow = await failure(keep(webhookChannel({ url: new URL(`${hung.url}/t0ken-in-path`), secret: null, timeoutMs: 200 })).send(stopped, never));
@@ -97,13 +119,23 @@ describe('the Telegram channel', () => {
 
   it("explains a refusal with Telegram's description, honours retry_after, and never names the token", async () => {
     let answer = { status: 400, body: { ok: false, error_code: 400, description: 'Bad Request: chat not found' } as Record<string, unknown> };
-    const api = await receiver((_, res) => res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body)));
+    let retryAfterDate: string | null = null;
+    const api = await receiver((_, res) =>
+      res.writeHead(answer.status, { 'content-type': 'application/json', ...(retryAfterDate === null ? {} : { 'retry-after': retryAfterDate }) }).end(JSON.stringify(answer.body)),
+    );
     const channel = keep(telegramChannel({ apiUrl: new URL(api.url), botToken: TOKEN, chatId: '1' }));
     const refused = await failure(channel.send(stopped, never));
     expect(refused.message).toBe('telegram: the receiver answered HTTP 400: Bad Request: chat not found');
     expect(refused.retryable).toBe(false);
     answer = { status: 429, body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 3', parameters: { retry_after: 3 } } };
     expect(await failure(channel.send(stopped, never))).toMatchObject({ retryable: true, retryAfterMs: 3000 });
+    // A proxy in front of the Bot API answers 429 in its own words: its Retry-After date is honoured.
+    answer = { status: 429, body: { error: 'slow down' } };
+    retryAfterDate = new Date(Date.now() + 3_600_000).toUTCString();
+    const proxied = (await failure(channel.send(stopped, never))).retryAfterMs;
+    expect(proxied).toBeGreaterThan(3_590_000);
+    expect(proxied).toBeLessThanOrEqual(3_600_000);
+    retryAfterDate = null;
     answer = { status: 401, body: { ok: false, description: `Unauthorized for ${TOKEN}` } };
     const echoed = await failure(channel.send(stopped, never));
     expect(echoed.message).not.toContain(TOKEN.split(':')[1]);
@@ -112,6 +144,16 @@ describe('the Telegram channel', () => {
 });
 
 describe('the ntfy channel', () => {
+  it('honours a Retry-After date on 429, as ntfy.sh and proxies in front of it may send', async () => {
+    const server = await receiver((_, res) => {
+      const now = Date.now();
+      res.writeHead(429, { date: new Date(now).toUTCString(), 'retry-after': new Date(now + 42_000).toUTCString() }).end();
+    });
+    const refused = await failure(keep(ntfyChannel({ url: new URL(`${server.url}/stacker-topic`) })).send(stopped, never));
+    expect(refused).toMatchObject({ retryable: true, httpStatus: 429, retryAfterMs: 42_000 });
+  });
+
+
   it('POSTs the body to the topic with an ASCII title, a priority and tags', async () => {
     const server = await receiver();
     await keep(ntfyChannel({ url: new URL(`${server.url}/stacker-topic`) })).send(stopped, never);
