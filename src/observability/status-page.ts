@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
  *
  * The controls appear once a control token is typed in. The token is kept in sessionStorage
  * (this tab only, gone when it closes; never a cookie) and sent as `Authorization: Bearer` by
- * the script. The Content-Security-Policy allows this one inline script by its hash, requests
+ * the script; a token the daemon refuses (401) is forgotten and asked for again. The Content-Security-Policy allows this one inline script by its hash, requests
  * to this origin only, and no framing.
  */
 
@@ -78,10 +78,22 @@ function control(path, body) {
   }).then(function (response) {
     return response.json().catch(function () { return {}; }).then(function (answer) {
       if (response.ok) say(path + ': done' + (answer.outcome ? ' (' + answer.outcome + ')' : ''), false);
+      else if (response.status === 401) {
+        // Kept, a refused token would fail every later control until a reload: forget it and ask again.
+        forgetToken();
+        say(path + ': 401 ' + (answer.error || response.statusText) + ': the token was forgotten; type it again', true);
+        document.getElementById('token').focus();
+      }
       else say(path + ': ' + response.status + ' ' + (answer.error || response.statusText), true);
       return refresh();
     });
   }).catch(function (error) { say(path + ': ' + error.message, true); });
+}
+
+function forgetToken() {
+  state.token = '';
+  sessionStorage.removeItem(TOKEN_KEY);
+  render();
 }
 
 function instancePath(name, action) { return '/api/instances/' + encodeURIComponent(name) + '/' + action; }
@@ -212,10 +224,8 @@ document.getElementById('token-form').addEventListener('submit', function (event
   render();
 });
 document.getElementById('forget').addEventListener('click', function () {
-  state.token = '';
-  sessionStorage.removeItem(TOKEN_KEY);
+  forgetToken();
   say('token forgotten', false);
-  render();
 });
 refresh();
 setInterval(refresh, ${STATUS_REFRESH_MS});

@@ -94,6 +94,36 @@ describe('the status page in headless Chromium', () => {
     }
   }, 30_000);
 
+  it.skipIf(executablePath === null)('forgets a token the daemon refused (401) and asks for it again, so the right one works without a reload', async () => {
+    const daemon = start({ STACKER_CONTROL_TOKEN: CONTROL_TOKEN });
+    const url = await statusUrl(daemon);
+    const { page, context, pageErrors } = await openPage(url);
+    try {
+      await page.locator('[data-instance="dca-btc"]').waitFor();
+      await page.fill('#token', 'a-mistyped-control-token-0123');
+      await page.click('#token-form button[type="submit"]');
+      await page.click('[data-instance="dca-btc"] button[data-action="pause"]');
+      await page.locator('#message:has-text("401")').waitFor();
+      expect(await page.locator('#message').textContent()).toBe('/api/instances/dca-btc/pause: 401 wrong token: the token was forgotten; type it again');
+      expect((await instanceOf(url, 'dca-btc')).paused).toBeNull();
+      // Forgotten in memory and in the tab's storage: no control is offered until a token is typed again.
+      expect(await page.evaluate("sessionStorage.getItem('stacker-control-token')")).toBeNull();
+      await page.locator('button[data-action]').first().waitFor({ state: 'detached' });
+      expect(await page.locator('button[data-action]').count()).toBe(0);
+      expect(await page.locator('#token-form').isVisible()).toBe(true);
+      expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('token');
+
+      await page.fill('#token', CONTROL_TOKEN);
+      await page.click('#token-form button[type="submit"]');
+      await page.click('[data-instance="dca-btc"] button[data-action="pause"]');
+      await eventually(async () => expect((await instanceOf(url, 'dca-btc')).paused).not.toBeNull());
+      expect(await page.evaluate("sessionStorage.getItem('stacker-control-token')")).toBe(CONTROL_TOKEN);
+      expect(pageErrors.filter((error) => !error.includes('401'))).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 30_000);
+
   it.skipIf(executablePath === null)('fits a phone screen, and says the controls are off without STACKER_CONTROL_TOKEN', async () => {
     const daemon = start({});
     const url = await statusUrl(daemon);
