@@ -37,8 +37,9 @@ export interface OperatorControlsOptions {
  *   and a paused instance's slots are journalled as skipped ("paused") and send nothing. A slot
  *   already running when the pause arrives finishes (the kill switch is what stops a send);
  * - run: a slot now (this second), through `Engine.runSlot` like `stacker run --once`, so it is
- *   claimed, guarded and journalled like any slot; refused while paused, disabled, stopping or
- *   while a slot of the instance runs;
+ *   claimed, guarded and journalled like any slot; refused while paused, disabled, or while a
+ *   slot of the instance runs;
+ * - while the daemon stops, every control but turning a kill switch on is refused (#refusedWhileStopping);
  * - kill switch: journalled, so a restart keeps trading stopped until an operator turns it off.
  *   One stops every account; an account's own stops what its instances send, the others trade.
  *   The journal rather than the kill-switch file: the file is optional and may not be writable
@@ -103,14 +104,41 @@ export class OperatorControls implements Controls {
 
   async act(action: ControlAction): Promise<ControlAnswer> {
     if (action.kind === 'kill-switch') {
-      if (action.account === undefined) return this.#setKillSwitch(action.on);
-      if (!this.#options.accounts.includes(action.account)) return { outcome: 'unknown-account', message: `no account ${JSON.stringify(action.account)}; accounts: ${this.#options.accounts.join(', ')}` };
-      return this.#setAccountKillSwitch(action.account, action.on);
+      if (action.account !== undefined && !this.#options.accounts.includes(action.account)) {
+        return { outcome: 'unknown-account', message: `no account ${JSON.stringify(action.account)}; accounts: ${this.#options.accounts.join(', ')}` };
+      }
+      const refused = this.#refusedWhileStopping(action);
+      if (refused !== null) return refused;
+      return action.account === undefined ? this.#setKillSwitch(action.on) : this.#setAccountKillSwitch(action.account, action.on);
     }
     const instance = this.#known.get(action.instance);
     if (instance === undefined) return { outcome: 'unknown-instance', message: `no instance ${JSON.stringify(action.instance)}; instances: ${[...this.#known.keys()].join(', ')}` };
+    const refused = this.#refusedWhileStopping(action);
+    if (refused !== null) return refused;
     if (action.kind === 'run') return this.#run(instance);
     return this.#setPaused(instance.instance, action.kind === 'pause');
+  }
+
+  /**
+   * While the daemon stops, a control that changes state is refused (503), and the operator
+   * asks again once it has started: no new slot starts, so a run, pause or resume would act on
+   * nothing in this run, and turning a kill switch off could only let the slot still finishing
+   * send. Turning a kill switch ON is the exception, on purpose: it is the one control that
+   * stops a send (the engine asks it before every order, transfer and withdrawal), the slot
+   * still finishing may yet send, and the next start may catch a missed slot up; an operator
+   * who reaches for it must never be told to wait.
+   */
+  #refusedWhileStopping(action: ControlAction): ControlAnswer | null {
+    if (!this.#options.stopping()) return null;
+    switch (action.kind) {
+      case 'kill-switch':
+        return action.on ? null : { outcome: 'unavailable', message: 'stacker is stopping; a kill switch is not turned off while it stops (turning one on is): turn it off once stacker has started again' };
+      case 'run':
+        return { outcome: 'unavailable', message: 'stacker is stopping; no new slot is started' };
+      case 'pause':
+      case 'resume':
+        return { outcome: 'unavailable', message: `stacker is stopping; ${action.kind} is not taken while it stops (no new slot starts anyway): ask again once it has started` };
+    }
   }
 
   /** Resolves once no slot asked for here is running. */
@@ -146,7 +174,6 @@ export class OperatorControls implements Controls {
     const name = instance.instance;
     const engine = this.#options.engine();
     if (engine === null) return { outcome: 'unavailable', message: 'stacker is still starting; try again in a moment' };
-    if (this.#options.stopping()) return { outcome: 'unavailable', message: 'stacker is stopping; no new slot is started' };
     if (!instance.enabled) return { outcome: 'conflict', message: `${name} is disabled (ENABLED=false in its file)` };
     if (!engine.isEnabled(name)) return { outcome: 'conflict', message: `${name} was disabled in this run (its strategy failed); fix it and restart` };
     if (this.isPaused(name)) return { outcome: 'conflict', message: `${name} is paused; resume it first` };

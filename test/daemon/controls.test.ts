@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OperatorControls, type OperatorControlsOptions } from '../../src/daemon/controls.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { silentLogger } from '../../src/engine/observer.ts';
+import { type HealthServer, startHealthServer } from '../../src/observability/health-server.ts';
+import { Metrics } from '../../src/observability/metrics.ts';
 import { type EngineWorld, dcaBtc, engineWorld } from '../engine/harness.ts';
 
 // The daemon's side of the controls, on a real engine against the real sandbox and a real journal.
@@ -84,5 +86,50 @@ describe('operator controls', () => {
     await again.act({ kind: 'kill-switch', on: false });
     expect(again.killSwitch.active()).toBeNull();
     expect(engine.isRunning('dca-btc')).toBe(false);
+  });
+
+  it('while the daemon stops, refuses pause, resume and turning a kill switch off (503, nothing journalled), and still turns a kill switch on', async () => {
+    let stopping = false;
+    const { controls: c } = await controls({ stopping: () => stopping });
+    await c.act({ kind: 'pause', instance: 'off' });
+    stopping = true;
+    expect(await c.act({ kind: 'pause', instance: 'dca-btc' })).toEqual({ outcome: 'unavailable', message: 'stacker is stopping; pause is not taken while it stops (no new slot starts anyway): ask again once it has started' });
+    expect(await c.act({ kind: 'resume', instance: 'off' })).toEqual({ outcome: 'unavailable', message: 'stacker is stopping; resume is not taken while it stops (no new slot starts anyway): ask again once it has started' });
+    // Unknown names are still told apart from a daemon that is stopping.
+    expect(await c.act({ kind: 'pause', instance: 'nope' })).toMatchObject({ outcome: 'unknown-instance' });
+    expect(await c.act({ kind: 'kill-switch', on: true, account: 'nope' })).toMatchObject({ outcome: 'unknown-account' });
+
+    // On: the slot still finishing may yet send, and the next start may catch a slot up; this stops both.
+    expect(await c.act({ kind: 'kill-switch', on: true })).toMatchObject({ outcome: 'ok', body: { killSwitch: { on: true } } });
+    expect(await c.act({ kind: 'kill-switch', on: true, account: 'default' })).toMatchObject({ outcome: 'ok', body: { account: 'default', killSwitch: { on: true } } });
+    const offMessage = 'stacker is stopping; a kill switch is not turned off while it stops (turning one on is): turn it off once stacker has started again';
+    expect(await c.act({ kind: 'kill-switch', on: false })).toEqual({ outcome: 'unavailable', message: offMessage });
+    expect(await c.act({ kind: 'kill-switch', on: false, account: 'default' })).toEqual({ outcome: 'unavailable', message: offMessage });
+
+    const journalled = await world.journal.operatorControls();
+    expect([...journalled.paused.keys()]).toEqual(['off']);
+    expect(journalled.killSwitchSinceMs).not.toBeNull();
+    expect([...journalled.accountKillSwitches.keys()]).toEqual(['default']);
+
+    // Over HTTP: 503 with the reason, as `run` is answered while stopping.
+    let server: HealthServer | null = null;
+    try {
+      server = await startHealthServer({
+        host: '127.0.0.1',
+        port: 0,
+        metrics: new Metrics({ mode: 'live' }),
+        health: { status: () => ({ ok: true, mode: 'live', startedAtMs: 0, lastSlot: {}, stopping: true, problems: [] }) },
+        controls: { token: { matches: (presented) => presented === 'controls-test-token-0123' }, controls: c },
+      });
+      const post = (path: string, body = '{}') => fetch(`${server?.url}${path}`, { method: 'POST', headers: { authorization: 'Bearer controls-test-token-0123' }, body });
+      const paused = await post('/api/instances/dca-btc/pause');
+      expect([paused.status, await paused.json()]).toEqual([503, { error: 'stacker is stopping; pause is not taken while it stops (no new slot starts anyway): ask again once it has started' }]);
+      expect((await post('/api/instances/dca-btc/run')).status).toBe(503);
+      expect((await post('/api/kill-switch', '{"on":false}')).status).toBe(503);
+      expect((await post('/api/kill-switch', '{"on":true}')).status).toBe(200);
+    } finally {
+      await server?.stop();
+    }
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
   });
 });
