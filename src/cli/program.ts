@@ -41,6 +41,33 @@ class StackerCommand extends Command {
   }
 }
 
+/**
+ * An option of a command that has subcommands (`journal --limit`) given to one of them: commander
+ * reads a parent's options before and after the subcommand's name alike and hands them to the
+ * parent, where the subcommand never looks, so `journal acknowledge --limit 5` used to pass in
+ * silence. Refused as unknown unless the subcommand declares the option itself (then it reads
+ * the parent's value: `journal --data-dir D acknowledge`). The program's own options are global.
+ */
+function checkInherited(command: Command): void {
+  for (let parent = command.parent; parent?.parent; parent = parent.parent) {
+    for (const option of parent.options) {
+      if (parent.getOptionValueSource(option.attributeName()) !== 'cli') continue;
+      if (command.options.some((own) => own.long === option.long)) continue;
+      const name = `stacker ${commandPath(command)}`;
+      command.error(`error: unknown option '${option.long}' for '${name}': it is an option of 'stacker ${commandPath(parent)}' (see ${name} --help)`, {
+        code: 'commander.unknownOption',
+      });
+    }
+  }
+}
+
+/** Help's "Global Options": the program's own, the only options every command takes (see checkInherited). */
+function programOptions(command: Command): Option[] {
+  let root = command;
+  while (root.parent !== null) root = root.parent;
+  return root === command ? [] : root.options.filter((option) => !option.hidden);
+}
+
 function checkRequired(command: Command): void {
   for (const option of command.options) {
     if (REQUIRED.has(option) && command.getOptionValue(option.attributeName()) === undefined) {
@@ -73,11 +100,14 @@ export function buildProgram(io: Io, state: RunState): Command {
     .option('--region <region>', 'global or eu (default: $STACKER_REGION, else global)')
     .option('--env-file <file>', 'read STACKER_* settings from a dotenv file (the real environment wins over it)')
     .option('--json', 'print machine-readable JSON on stdout (decimals as strings)')
-    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false, visibleGlobalOptions: programOptions })
     .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .hook('preAction', (_program, command) => checkRequired(command))
+    .hook('preAction', (_program, command) => {
+      checkInherited(command);
+      checkRequired(command);
+    })
     .addHelpText(
       'after',
       `
@@ -160,7 +190,7 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
 
   // A journal named by its path (the file `stacker backtest --journal` keeps) instead of a data dir's.
   const journalFile = (command: Command): Command =>
-    command.option('--journal <file.db>', "read this SQLite journal file instead of the data dir's (e.g. one kept by `stacker backtest --journal`); not with --data-dir or --mode");
+    command.option('--journal <file.db>', "use this SQLite journal file instead of the data dir's (e.g. one kept by `stacker backtest --journal`); not with --data-dir or --mode");
   journalFile(journalWhere(program.command('orders').description('list the orders the daemon placed, newest first, with fills, fee and logged transitions (read-only; safe beside a running daemon)')))
     .option('--instance <name>', 'only this strategy instance (its env file name without .env)')
     .option('--status <status>', `only orders in this status: ${ORDER_STATUSES.join(', ')}`)
@@ -172,19 +202,25 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
     .option('--status <status>', `only intents in these statuses, comma-separated: ${INTENT_STATUSES.join(', ')}`)
     .option('--limit <n>', `at most this many intents, ${LIST_LIMIT.min} to ${LIST_LIMIT.max} (default: ${LIST_DEFAULT})`)
     .action(journalLoad('journal'));
-  journalWhere(
-    journalCommand
-      .command('acknowledge')
-      .description(
-        "mark what reconciliation found at the exchange (orders adopted into the journal, orders another client placed with this stacker's ids) as seen by a human: /healthz is healthy again, and a daemon stopped by foreign orders may start",
-      ),
+  // Each subcommand declares every option it takes, those it shares with `journal` too: the
+  // listing's filters (--instance, --status, --limit) are not among them (checkInherited).
+  journalFile(
+    journalWhere(
+      journalCommand
+        .command('acknowledge')
+        .description(
+          "mark what reconciliation found at the exchange (orders adopted into the journal, orders another client placed with this stacker's ids) as seen by a human: /healthz is healthy again, and a daemon stopped by foreign orders may start",
+        ),
+    ),
   ).action(journalLoad('acknowledge'));
-  journalWhere(
-    journalCommand
-      .command('resolve')
-      .description('settle by hand a transfer or flex withdrawal whose answer was lost (no lookup by id exists): after checking the balances at the exchange, say whether it happened')
-      .requiredOption('--intent <id>', 'the intent id (`stacker journal --status unknown` lists them)')
-      .requiredOption('--as <outcome>', 'done (it happened) or failed (it did not)'),
+  journalFile(
+    journalWhere(
+      journalCommand
+        .command('resolve')
+        .description('settle by hand a transfer or flex withdrawal whose answer was lost (no lookup by id exists): after checking the balances at the exchange, say whether it happened')
+        .requiredOption('--intent <id>', 'the intent id (`stacker journal --status unknown` lists them)')
+        .requiredOption('--as <outcome>', 'done (it happened) or failed (it did not)'),
+    ),
   ).action(journalLoad('resolveIntent'));
   journalWhere(
     journalCommand

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { journal, orders } from '../../src/cli/commands/journal.ts';
 import { CommandContext, type GlobalFlags, type RunState } from '../../src/cli/context.ts';
 import type { Io } from '../../src/cli/output.ts';
+import { runCli } from '../../src/cli/main.ts';
 import { buildProgram } from '../../src/cli/program.ts';
 import { ConfigError, EXIT, InputError, exitCodeFor } from '../../src/domain/errors.ts';
 import { Decimal } from '../../src/domain/money.ts';
@@ -250,5 +251,58 @@ describe('registration', () => {
   it('refuses an unknown flag through commander', async () => {
     const io: Io = { out: () => undefined, err: () => undefined };
     await expect(program(io).parseAsync(['orders', '--colour'], { from: 'user' })).rejects.toBeInstanceOf(CommanderError);
+  });
+});
+
+describe('the subcommands of `stacker journal`', () => {
+  /** The real CLI in this process: its exit code, stdout and stderr. */
+  async function stacker(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(args, { out: (text) => void out.push(text), err: (text) => void err.push(text) });
+    return { code, stdout: out.join(''), stderr: err.join('') };
+  }
+
+  /** Every long flag a help text lists, sorted. */
+  const flagsOf = (help: string): string[] => [...help.matchAll(/^ {2}(?:-\w, )?(--[\w-]+)/gm)].map((m) => m[1] as string).sort();
+  const GLOBALS = ['--base-url', '--env-file', '--help', '--json', '--region', '--version'];
+
+  it('list in --help only the options each takes, beside the global ones', async () => {
+    const expected: Record<string, readonly string[]> = {
+      acknowledge: ['--data-dir', '--journal', '--mode'],
+      resolve: ['--as', '--data-dir', '--intent', '--journal', '--mode'],
+      migrate: ['--data-dir', '--mode', '--to'],
+    };
+    for (const [sub, own] of Object.entries(expected)) {
+      const help = await stacker(['journal', sub, '--help']);
+      expect(help.code).toBe(0);
+      expect(flagsOf(help.stdout), sub).toEqual([...own, ...GLOBALS].sort());
+    }
+    // The listing itself keeps its filters.
+    expect(flagsOf((await stacker(['journal', '--help'])).stdout)).toEqual(['--data-dir', '--instance', '--journal', '--limit', '--mode', '--status', ...GLOBALS].sort());
+  });
+
+  it("refuse an option of the listing they do not take, before or after their name: exit 2, naming it, nothing done", async () => {
+    const given = { '--instance': 'dca-btc', '--status': 'unknown', '--limit': '5' };
+    const subcommands: Record<string, readonly string[]> = {
+      acknowledge: ['--data-dir', dataDir],
+      resolve: ['--data-dir', dataDir, '--intent', 'x', '--as', 'done'],
+      migrate: ['--data-dir', dataDir, '--to', 'postgres://nobody@127.0.0.1:1/none'],
+    };
+    for (const [sub, rest] of Object.entries(subcommands)) {
+      for (const [flag, value] of Object.entries(given)) {
+        const message = `error: unknown option '${flag}' for 'stacker journal ${sub}': it is an option of 'stacker journal' (see stacker journal ${sub} --help)\n(run with --help for usage)\n`;
+        for (const args of [['journal', sub, ...rest, flag, value], ['journal', flag, value, sub, ...rest]]) {
+          const result = await stacker(args);
+          expect([result.code, result.stderr, result.stdout], args.join(' ')).toEqual([2, message, '']);
+        }
+      }
+    }
+  });
+
+  it('still take the data dir and mode given before their name', async () => {
+    const result = await stacker(['journal', '--data-dir', dataDir, '--mode', 'dry-run', 'acknowledge']);
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    expect(result.stdout).toBe(`nothing to acknowledge in the dry-run journal ${join(dataDir, 'stacker-dry-run.db')}\n`);
   });
 });
