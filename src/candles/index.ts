@@ -29,7 +29,11 @@ export interface CandleSeries {
   timeSec(index: number): number;
   /** The price exactly as the file writes it. */
   openText(index: number): string;
+  highText(index: number): string;
+  lowText(index: number): string;
   closeText(index: number): string;
+  /** The volume (base traded) exactly as the file writes it. */
+  volumeText(index: number): string;
   openDecimal(index: number): Decimal;
   closeDecimal(index: number): Decimal;
   /** The close as the nearest float: for chart coordinates only, never for money. */
@@ -60,6 +64,8 @@ export interface LoadOptions {
 }
 
 const MAX_PROBLEMS = 20;
+/** time,open,high,low,close,volume: the volume is field 5, the last. */
+const LAST_FIELD = 5;
 const CR = 13;
 const LF = 10;
 const COMMA = 44;
@@ -256,8 +262,20 @@ class ColumnarCandles implements CandleSeries {
     return this.#field(index, 1);
   }
 
+  highText(index: number): string {
+    return this.#field(index, 2);
+  }
+
+  lowText(index: number): string {
+    return this.#field(index, 3);
+  }
+
   closeText(index: number): string {
     return this.#field(index, 4);
+  }
+
+  volumeText(index: number): string {
+    return this.#field(index, 5);
   }
 
   openDecimal(index: number): Decimal {
@@ -314,8 +332,8 @@ class ColumnarCandles implements CandleSeries {
     };
     for (let i = this.firstAtOrAfter(fromSec * 1000); i < this.length && this.timeSec(i) < toSec; i += 1) {
       const start = Math.floor(this.timeSec(i) / 3600) * 3600;
-      const h = new Decimal(this.#field(i, 2));
-      const l = new Decimal(this.#field(i, 3));
+      const h = new Decimal(this.highText(i));
+      const l = new Decimal(this.lowText(i));
       if (start !== hour) {
         flush();
         hour = start;
@@ -338,6 +356,11 @@ class ColumnarCandles implements CandleSeries {
     const bytes = this.#bytes;
     let start = this.#rowStarts[index % this.#rowStarts.length] as number;
     for (let i = 0; i < k; i += 1) start = bytes.indexOf(COMMA, start) + 1;
-    return bytes.toString('latin1', start, bytes.indexOf(COMMA, start));
+    if (k < LAST_FIELD) return bytes.toString('latin1', start, bytes.indexOf(COMMA, start));
+    // The last field ends the row: at its line end (CR LF or LF) or the file's end.
+    let end = bytes.indexOf(LF, start);
+    if (end === -1) end = bytes.length;
+    if (end > start && bytes[end - 1] === CR) end -= 1;
+    return bytes.toString('latin1', start, end);
   }
 }

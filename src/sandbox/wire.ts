@@ -2,6 +2,7 @@ import type { CodePage, FlexInvestment, FlexPlan, TradeBalance } from '../domain
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, formatDecimal } from '../domain/money.ts';
 import type { BookLevel } from '../sim/fills.ts';
+import type { TradedVolume } from '../sim/prices.ts';
 import type { SimDeal, SimOrder } from '../sim/orders.ts';
 
 /**
@@ -40,13 +41,14 @@ export function marketWire(m: MarketRules): Record<string, unknown> {
 /** CoinMarketCap ids the exchange reports as base_id / quote_id; 0 when unknown. */
 const CMC_IDS: Readonly<Record<string, number>> = { BTC: 1, ETH: 1027, USDT: 825 };
 
-export function tickerWire(m: MarketRules, lastPrice: Decimal): Record<string, unknown> {
+/** A market's ticker record; with no trades known (fixed prices) its 24 h volumes are "0". */
+export function tickerWire(m: MarketRules, lastPrice: Decimal, traded: TradedVolume | null): Record<string, unknown> {
   return {
     base_id: CMC_IDS[m.base] ?? 0,
     quote_id: CMC_IDS[m.quote] ?? 0,
     last_price: f(lastPrice),
-    quote_volume: '0',
-    base_volume: '0',
+    quote_volume: traded === null ? '0' : f(traded.quote),
+    base_volume: traded === null ? '0' : f(traded.base),
     isFrozen: !m.tradesEnabled,
     change: '0',
   };

@@ -17,7 +17,7 @@ import {
   parseClientOrderId,
 } from './order-rules.ts';
 import { type OrderFilter, Orders, type SettlementOptions, type SimDeal, type SimOrder } from './orders.ts';
-import { type PriceSource, fixedPrices } from './prices.ts';
+import { type PriceSource, type TradedVolume, fixedPrices } from './prices.ts';
 import { SimRejection } from './rejection.ts';
 
 
@@ -174,6 +174,11 @@ export class SimCore {
   /** The source price of a market now, null when unknown. */
   price(market: string): Decimal | null {
     return this.priceAt(market, this.nowMs());
+  }
+
+  /** What a market traded in the 24 h up to now, as its price source knows it; null when it knows of no trades (fixed prices). */
+  volume24h(market: string): TradedVolume | null {
+    return this.#markets.has(market) ? (this.#prices.volume24hAt?.(market, this.nowMs()) ?? null) : null;
   }
 
   /** The price source's price of a market at a time (null for a market not listed or not priced then). */

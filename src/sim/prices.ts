@@ -1,11 +1,19 @@
 import type { Clock } from '../domain/clock.ts';
 import { readFileSync } from 'node:fs';
-import { type Decimal, isDecimal, parseDecimalStrict } from '../domain/money.ts';
+import { Decimal, ZERO, isDecimal, parseDecimalStrict } from '../domain/money.ts';
 import { type CandleSeries, parseCandles } from '../candles/index.ts';
+
+/** What a market traded over the 24 h up to a moment: the ticker's base_volume and quote_volume. */
+export interface TradedVolume {
+  readonly base: Decimal;
+  readonly quote: Decimal;
+}
 
 /** Where the sim takes the price an order fills at. `null`: no price known for that market. */
 export interface PriceSource {
   priceAt(market: string, timeMs: number): Decimal | null;
+  /** What the market traded in the 24 h up to `timeMs`; absent or null: nothing is known to have traded (fixed prices). */
+  volume24hAt?(market: string, timeMs: number): TradedVolume | null;
 }
 
 export interface FixedPrices extends PriceSource {
@@ -65,6 +73,7 @@ export function candleReplay(options: CandleReplayOptions): CandleReplay {
   const firstMs = candles.timeSec(0) * 1000;
   const startAtMs = options.startAtMs ?? (options.clock ?? { nowMs: () => Date.now() }).nowMs();
   const virtualTimeMs = (wallMs: number): number => firstMs + (wallMs - startAtMs) * options.speed;
+  const traded = closedVolumes(candles);
   return {
     market: options.market,
     candles,
@@ -73,6 +82,42 @@ export function candleReplay(options: CandleReplayOptions): CandleReplay {
       if (market !== options.market) return null;
       return candles.priceAt(virtualTimeMs(timeMs));
     },
+    volume24hAt(market, timeMs) {
+      return market === options.market ? traded(virtualTimeMs(timeMs)) : null;
+    },
+  };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The volume of the candles that closed in the 24 h up to a replayed moment (a candle closes one
+ * interval after its open): the replay never counts a candle still trading, whose volume is the
+ * future. Base is the sum of the file's volumes; quote prices each candle's volume at its
+ * average, (open + high + low + close) / 4, the nearest a candle comes to what was paid (exact in
+ * decimals: a quarter always terminates). The answer changes only when a candle closes, so the
+ * last one is kept for the ticker requests in between.
+ */
+function closedVolumes(candles: CandleSeries): (nowMs: number) => TradedVolume {
+  const intervalMs = candles.intervalSec * 1000;
+  let last: { first: number; end: number; volume: TradedVolume } | null = null;
+  return (nowMs) => {
+    const closeMs = (index: number): number => candles.timeSec(index) * 1000 + intervalMs;
+    let first = candles.firstAtOrAfter(nowMs - DAY_MS - intervalMs);
+    while (first < candles.length && closeMs(first) <= nowMs - DAY_MS) first += 1;
+    let end = first;
+    while (end < candles.length && closeMs(end) <= nowMs) end += 1;
+    if (last?.first === first && last.end === end) return last.volume;
+    let base = ZERO;
+    let quote = ZERO;
+    for (let i = first; i < end; i += 1) {
+      const volume = new Decimal(candles.volumeText(i));
+      const average = candles.openDecimal(i).plus(candles.highText(i)).plus(candles.lowText(i)).plus(candles.closeDecimal(i)).div(4);
+      base = base.plus(volume);
+      quote = quote.plus(volume.times(average));
+    }
+    last = { first, end, volume: { base, quote } };
+    return last.volume;
   };
 }
 
@@ -85,6 +130,11 @@ export function firstOf(...sources: readonly PriceSource[]): PriceSource {
         if (price !== null) return price;
       }
       return null;
+    },
+    // The source that prices the market says what it traded: a replay's volume never comes with another source's price.
+    volume24hAt(market, timeMs) {
+      const pricing = sources.find((source) => source.priceAt(market, timeMs) !== null);
+      return pricing?.volume24hAt?.(market, timeMs) ?? null;
     },
   };
 }

@@ -58,6 +58,16 @@ describe('loading a candle file into columns', () => {
     ]);
   });
 
+  it('reads high, low and the volume (the last field of a row) as the file writes them, whatever ends the row', () => {
+    const fields = (series: CandleSeries, i: number): string[] => [series.highText(i), series.lowText(i), series.volumeText(i)];
+    const series = parseCandles(`${HEADER}\r\n3600,10,12,9,11,0.5\r\n7200,11,13,10,12.5,1.25\n10800,12,14,11,13,2`, { market: 'X_Y' });
+    expect([0, 1, 2].map((i) => fields(series, i))).toEqual([
+      ['12', '9', '0.5'],
+      ['13', '10', '1.25'],
+      ['14', '11', '2'],
+    ]);
+  });
+
   it('refuses an index outside the series instead of reading another row', () => {
     const series = parseCandles(csv('3600,10,12,9,11,1'), { market: 'X_Y' });
     expect(() => series.openDecimal(1)).toThrow(RangeError);

@@ -97,6 +97,41 @@ describe('a candle replay behind the sandbox', () => {
   });
 });
 
+describe('the 24 h volume of a candle replay', () => {
+  // Hourly candles from T0, one virtual hour per wall second: candle i trades around 100 + i
+  // (open and close, a unit either side), 0.1 BTC in even hours and 0.2 in odd ones.
+  const T0 = 1_699_999_200;
+  const rows = Array.from({ length: 30 }, (_, i) => `${T0 + i * 3600},${100 + i},${101 + i},${99 + i},${100 + i},${i % 2 === 0 ? '0.1' : '0.2'}`);
+  const csvText = ['time,open,high,low,close,volume', ...rows, ''].join('\n');
+
+  it('sums, in exact decimals, the volumes of the candles that closed in the 24 h up to the replay\'s now; quote at each candle\'s average price', async () => {
+    const clock = manualClock(0);
+    const prices = firstOf(candleReplay({ market: 'BTC_USDT', csvText, speed: 3600, clock }), fixedPrices({ ETH_USDT: '3000' }));
+    const h = await Harness.start({ clock, prices });
+    try {
+      const ticker = async (market: string): Promise<unknown> => {
+        const record = ((await h.get('/api/v4/public/ticker')).json as Record<string, { base_volume: string; quote_volume: string }>)[market];
+        return { base: record?.base_volume, quote: record?.quote_volume };
+      };
+      // The replay has just begun: no candle has closed yet.
+      expect(await ticker('BTC_USDT')).toEqual({ base: '0', quote: '0' });
+      // Two hours in: candles 0 and 1 have closed (0.1 + 0.2 is 0.3 here, never 0.30000000000000004).
+      clock.advance(2_000);
+      expect(await ticker('BTC_USDT')).toEqual({ base: '0.3', quote: '30.2' });
+      // 26 h in: the candles that closed after 2 h, 2 to 25 (twelve of 0.1, twelve of 0.2); 0 and 1 have left the window.
+      clock.advance(24_000);
+      expect(await ticker('BTC_USDT')).toEqual({ base: '3.6', quote: '409.2' });
+      // Half an hour later candle 26 has not closed yet: the same 24 candles.
+      clock.advance(500);
+      expect(await ticker('BTC_USDT')).toEqual({ base: '3.6', quote: '409.2' });
+      // A market at fixed prices has no trades to count.
+      expect(await ticker('ETH_USDT')).toEqual({ base: '0', quote: '0' });
+    } finally {
+      await h.stop();
+    }
+  });
+});
+
 describe('request size', () => {
   it('answers 413 to a body above the limit', async () => {
     const h = await Harness.start({ maxBodyBytes: 256 });
