@@ -1,11 +1,12 @@
 import { type Stats, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { InputError } from '../domain/errors.ts';
+import { InputError, OutputFileError } from '../domain/errors.ts';
 
 /*
  * Flags that name a file, checked with the other flags before any work: a typo in a path is bad
- * input (exit 2) found at once, not an unexpected failure after a long backtest whose result is
- * then lost, nor a raw EISDIR.
+ * input (exit 2) found at once, not a failure after a long backtest whose result is then lost,
+ * nor a raw EISDIR. What the checks cannot foresee (a disk that fills meanwhile) fails the write
+ * itself, after the work: an I/O failure (OutputFileError, exit 1), not bad input.
  */
 
 /** A file the user named for stacker to write (`backtest --report`, `backtest --journal`, `report --html`). */
@@ -20,13 +21,16 @@ export function outputFile(path: string, flag: string): string {
   return path;
 }
 
-/** Writes a checked output file; what can still go wrong (no permission, a full disk) is named with the flag. */
+/**
+ * Writes a checked output file. What can still go wrong (no permission, a full disk) happens
+ * after the work, to input that was good: an I/O failure (exit 1), named with the flag.
+ */
 export function writeOutputFile(path: string, text: string, flag: string): void {
   try {
     writeFileSync(path, text);
   } catch (error) {
     const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : String(error);
-    throw InputError.one(flag, `cannot write ${path}: ${code}`);
+    throw new OutputFileError(flag, path, code);
   }
 }
 

@@ -115,9 +115,9 @@ Credentials for private commands come from STACKER_API_KEY and
 STACKER_API_SECRET (environment or --env-file), never from flags.
 Amounts are plain decimals (0.0005, not 1e-4).
 
-Exit codes: 0 ok, 1 unexpected error, 2 bad input or configuration,
-3 refused by the exchange, 4 temporary failure (network, timeout, 5xx,
-rate limit).
+Exit codes: 0 ok, 1 unexpected error (or an output file that could not
+be written after the work), 2 bad input or configuration, 3 refused by
+the exchange, 4 temporary failure (network, timeout, 5xx, rate limit).
 
 Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
     );

@@ -3,6 +3,7 @@ import {
   ExchangeError,
   InputError,
   NetworkError,
+  OutputFileError,
   StackerError,
   TimeoutError,
   exitCodeFor,
@@ -119,6 +120,9 @@ function describeForJson(error: unknown, unknown: boolean): Record<string, unkno
       exchangeMessage: error.exchangeMessage,
       fieldErrors: error.fieldErrors,
     };
+  }
+  if (error instanceof OutputFileError) {
+    return { code: error.code, name: error.name, retryable: error.retryable, outcomeUnknown: unknown, message: error.message, flag: error.flag, path: error.path, osCode: error.osCode };
   }
   if (error instanceof StackerError) {
     return { code: error.code, name: error.name, retryable: error.retryable, outcomeUnknown: unknown, message: error.message };

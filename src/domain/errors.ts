@@ -27,6 +27,7 @@ export type ErrorCode =
   | 'E_LOCKED'
   | 'E_FOREIGN_ORDER'
   | 'E_NOTIFY'
+  | 'E_OUTPUT'
   | 'E_UNEXPECTED';
 
 export abstract class StackerError extends Error {
@@ -222,6 +223,29 @@ export class ConfigError extends StackerError {
 }
 
 /**
+ * A file the user named for stacker to write (`backtest --report`, `report --html`) could not be
+ * written once the work was done. The path passed every check up front (an existing folder, not
+ * a folder itself), so this is the file system failing (no space, no permission, an I/O error),
+ * not bad input: exit 1 (README "Exit codes"), and the message names the flag, the path and the
+ * operating system's code.
+ */
+export class OutputFileError extends StackerError {
+  readonly code = 'E_OUTPUT' as const;
+  readonly retryable = false;
+  readonly flag: string;
+  readonly path: string;
+  /** The operating system's error code: ENOSPC, EACCES, EIO… */
+  readonly osCode: string;
+  constructor(flag: string, path: string, osCode: string) {
+    super(`${flag}: cannot write ${path}: ${osCode}`);
+    this.name = 'OutputFileError';
+    this.flag = flag;
+    this.path = path;
+    this.osCode = osCode;
+  }
+}
+
+/**
  * Whether a failed write may have taken effect at the exchange. The money rule depends on it:
  * when true, look the operation up before any resend.
  */
@@ -237,6 +261,7 @@ export const EXIT = { ok: 0, failure: 1, badInput: 2, refused: 3, transient: 4 }
 
 export function exitCodeFor(error: unknown): number {
   if (error instanceof InputError || error instanceof ConfigError) return EXIT.badInput;
+  if (error instanceof OutputFileError) return EXIT.failure;
   if (error instanceof StackerError) return error.retryable ? EXIT.transient : EXIT.refused;
   return EXIT.failure;
 }

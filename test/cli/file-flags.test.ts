@@ -6,8 +6,8 @@ import { startSandbox } from '../../src/sandbox/server.ts';
 import { runCli } from './run-cli.ts';
 
 // The files a user names for stacker to write: a path that cannot be written is bad input,
-// named with its flag and found before any work is done (exit 2), never an unexpected failure
-// (exit 1) after the run it was meant to keep.
+// named with its flag and found before any work is done (exit 2), not a failure after the run it
+// was meant to keep. A write that still fails after the work is an I/O failure (exit 1).
 
 const FIXTURE = new URL('../fixtures/candles/btc-1h-2021-03-01_14.csv', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'stacker-file-flags-'));
@@ -62,6 +62,37 @@ describe('stacker backtest --report and --journal', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`report: ${page}`);
     expect(readFileSync(page, 'utf8')).toMatch(/^<!doctype html>/i);
+  });
+});
+
+// A file that takes no byte (Linux's /dev/full: ENOSPC on every write) passes every check made
+// up front, as a real file on a disk that fills during a long backtest would.
+const FULL = '/dev/full';
+const noFullDevice = !existsSync(FULL);
+
+describe('an output file that cannot be written once the work is done', () => {
+  it.skipIf(noFullDevice)('backtest --report: exit 1 (an I/O failure, not bad input), naming the flag, the path and the OS error', async () => {
+    const result = await runCli(['--', ...backtest, '--report', FULL]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`error: E_OUTPUT (OutputFileError): --report: cannot write ${FULL}: ENOSPC\n`);
+    const json = await runCli(['--', ...backtest, '--json', '--report', FULL]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stderr)).toEqual({
+      error: { code: 'E_OUTPUT', name: 'OutputFileError', retryable: false, outcomeUnknown: false, message: `--report: cannot write ${FULL}: ENOSPC`, flag: '--report', path: FULL, osCode: 'ENOSPC' },
+    });
+  });
+
+  it.skipIf(noFullDevice)('report --html: the same', async () => {
+    const data = join(dir, 'journal for a page that cannot be written');
+    mkdirSync(data);
+    expect((await runCli(['--', ...backtest, '--journal', join(data, 'stacker-backtest.db')])).code).toBe(0);
+    const sandbox = await startSandbox();
+    try {
+      const result = await runCli(['--', 'report', '--mode', 'backtest', '--data-dir', data, '--html', FULL], { STACKER_BASE_URL: sandbox.url });
+      expect([result.code, result.stderr]).toEqual([1, `error: E_OUTPUT (OutputFileError): --html: cannot write ${FULL}: ENOSPC\n`]);
+    } finally {
+      await sandbox.stop();
+    }
   });
 });
 
