@@ -11,7 +11,7 @@ import * as flex from './endpoints/flex.ts';
 import * as mainAccount from './endpoints/main-account.ts';
 import * as publicApi from './endpoints/public.ts';
 import * as trade from './endpoints/trade.ts';
-import { NonceSource } from './nonce.ts';
+import { NONCE_WINDOW_MS, NonceSource } from './nonce.ts';
 import { ServerClock } from './server-clock.ts';
 import type { OrderBook } from './parse.ts';
 import type { RateScope } from './paths.ts';
@@ -97,7 +97,7 @@ export class ApiClient {
     this.#http = new Requester({
       transport: this.#transport,
       limiters: new RateLimiters(options.rateLimits, { nowMs, sleep }),
-      nonces: new NonceSource(this.#serverClock ?? clock),
+      nonces: new NonceSource(this.#serverClock ?? clock, nonceWindow ? { windowMs: NONCE_WINDOW_MS } : {}),
       serverClock: this.#serverClock,
       credentials: options.credentials,
       nonceWindow,

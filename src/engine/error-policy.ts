@@ -38,7 +38,7 @@ export function errorMessage(error: unknown): string {
 }
 
 /**
- * What a human should do about a nonce refusal. stacker's nonces only ever increase within a
+ * What a human should do about a nonce refusal. stacker's nonces never repeat within a
  * process, so a refusal that is not about the exchange's time window can only come from another
  * client signing with the same key (the exchange keeps one nonce sequence per key).
  */
@@ -46,7 +46,7 @@ export function nonceAdvice(error: NonceError): string {
   if (error instanceof NonceWindowError) {
     return "the nonce is outside the exchange's time window: this machine's clock is off the exchange's; fix the clock (NTP) and start again";
   }
-  return "stacker's own nonces only increase, so another client is using this API key at the same time (another stacker, a bot, a script): give each client its own key";
+  return "stacker's own nonces never repeat, so another client is using this API key at the same time (another stacker, a bot, a script): give each client its own key";
 }
 
 /** Raised by the engine to stop the daemon: auth or nonce refused, a lost journal, foreign orders. */

@@ -6,7 +6,7 @@
  *   must never have been seen before (replay protection; order no longer matters).
  * The two modes keep separate state: the exchange does not document how they interact.
  */
-export const NONCE_WINDOW_MS = 5_000;
+import { NONCE_WINDOW_MS } from '../api/nonce.ts';
 
 export type NonceVerdict =
   | { readonly ok: true }

@@ -52,6 +52,31 @@ describe('nonce source', () => {
   });
 });
 
+describe('nonce source within the exchange\'s window', () => {
+  it('counts on past a clock that stalls or steps back a little, and starts again from the clock once the last nonce is further ahead than the window', () => {
+    const clock = fixedClock(100_000);
+    const nonces = new NonceSource(clock, { windowMs: 5_000 });
+    expect(nonces.next()).toBe('100000');
+    clock.set(99_000);
+    // One second back: still inside the window, so strictly increasing as before.
+    expect(nonces.next()).toBe('100001');
+    clock.set(160_000);
+    expect(nonces.next()).toBe('160000');
+    // The clock's correction drops by a minute: counting on from 160000 would be refused forever.
+    clock.set(100_000);
+    expect(nonces.next()).toBe('100000');
+    expect(nonces.next()).toBe('100001');
+  });
+
+  it('without the window stays strictly increasing however far the clock steps back', () => {
+    const clock = fixedClock(160_000);
+    const nonces = new NonceSource(clock);
+    expect(nonces.next()).toBe('160000');
+    clock.set(100_000);
+    expect(nonces.next()).toBe('160001');
+  });
+});
+
 describe('nonces through the client', () => {
   let h: Harness;
   afterEach(async () => {

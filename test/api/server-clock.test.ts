@@ -63,6 +63,20 @@ describe("signing against the exchange's clock", () => {
     expect(Math.abs(((await c.clockOffsetMs()) ?? 0) - 60_000)).toBeLessThan(1000);
   });
 
+  it("keeps trading when this machine's clock, behind the exchange's, is stepped forward (NTP after a VM resumed): the next order is placed once", async () => {
+    // The host runs a minute behind: the client measures it and signs a minute ahead of local time.
+    const skew = { ms: 60_000 };
+    const s = await skewedSandbox(skew);
+    const c = clientOf(s);
+    expect((await c.tradeBalance('USDT')).available.toFixed()).toBe('1000');
+    // NTP steps the host clock forward by that minute, inside the ten minutes a measure is trusted.
+    skew.ms = 0;
+    const order = await c.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'after-step-1' });
+    expect(order.clientOrderId).toBe('after-step-1');
+    expect(s.exchange.orderHistory({ clientOrderId: 'after-step-1' })).toHaveLength(1);
+    expect((await c.tradeBalance('USDT')).available.lt('1000')).toBe(true);
+  });
+
   it('says the clock cannot be corrected when the refusal comes back after re-measuring', async () => {
     const s = await skewedSandbox({ ms: 0 });
     const c = clientOf(s);
