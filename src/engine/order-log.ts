@@ -16,7 +16,7 @@ export async function recordOrder(deps: EngineDeps, instance: string, order: Ord
   if (transition === null) return null;
   deps.metrics.orderTransition(instance, transition.toStatus);
   if (deps.logger.isLevelEnabled('info')) logTransition(deps, instance, order, transition);
-  if (intentId !== null && isTerminalStatus(transition.toStatus)) await settleReservation(deps, instance, intentId, order);
+  if (intentId !== null && isTerminalStatus(transition.toStatus)) await settleReservation(deps, intentId, order);
   // Told where the journal says it reached its end: once per order, like the log line above.
   if (isTerminalStatus(transition.toStatus) && transition.fromStatus !== transition.toStatus && isAboveZero(transition.filledBase)) {
     tell(deps, () => ({
@@ -38,13 +38,20 @@ export async function recordOrder(deps: EngineDeps, instance: string, order: Ord
   return transition;
 }
 
-/** A final order settles what its intent reserved, at what it really spent: its instance's budget and its account's cap. */
-async function settleReservation(deps: EngineDeps, instance: string, intentId: string, order: Order): Promise<void> {
-  const held = await deps.journal.heldBudgetReservations(instance);
-  if (held.some((reservation) => reservation.reservationId === intentId)) await deps.journal.settleBudget(intentId, order.filledQuote);
-  if (!hasAccountCaps(deps)) return;
-  const id = accountReservationId(intentId);
-  if ((await deps.journal.heldBudgetReservations()).some((reservation) => reservation.reservationId === id)) await deps.journal.settleBudget(id, order.filledQuote);
+/**
+ * A final order settles what its intent reserved, at what it really spent: its instance's budget
+ * and its account's cap. A reservation given back meanwhile settles too: a not-found buy whose
+ * history read showed nothing had its budget released, and an order that lands after that read
+ * (its backend took it later still) was spent all the same.
+ */
+async function settleReservation(deps: EngineDeps, intentId: string, order: Order): Promise<void> {
+  await settleIfReserved(deps, intentId, order);
+  if (hasAccountCaps(deps)) await settleIfReserved(deps, accountReservationId(intentId), order);
+}
+
+async function settleIfReserved(deps: EngineDeps, reservationId: string, order: Order): Promise<void> {
+  const reservation = await deps.journal.budgetReservation(reservationId);
+  if (reservation !== null && reservation.state !== 'settled') await deps.journal.settleBudget(reservationId, order.filledQuote);
 }
 
 /** The transition's log line (only built when info lines are written: decimal text costs a backtest time). */

@@ -118,6 +118,8 @@ export interface Journal {
   budgetSpent(scope: BudgetScope, atMs: number): Promise<BudgetSpent>;
   /** Reservations neither settled nor released, oldest first: reconcile them on start. */
   heldBudgetReservations(instance?: string): Promise<BudgetReservation[]>;
+  /** One reservation in whatever state it is; null when none was made under that id. */
+  budgetReservation(reservationId: string): Promise<BudgetReservation | null>;
 
   // Reading for `stacker journal`.
   /** Intents newest first, each with its orders, flex operation and transfer. */

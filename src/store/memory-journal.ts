@@ -445,6 +445,10 @@ export class MemoryJournal implements Journal {
     );
   }
 
+  budgetReservation(reservationId: string): Promise<BudgetReservation | null> {
+    return this.#read(`reading budget reservation ${reservationId}`, () => this.#reservations.get(reservationId) ?? null);
+  }
+
   recentJournal(query: IntentQuery = {}): Promise<JournalEntry[]> {
     return this.#read('reading the journal', () =>
       this.#listIntents({ limit: 50, ...query }).map((intent) => ({

@@ -126,7 +126,7 @@ async function insertReservation(
   );
 }
 
-async function findReservation(tx: Tx, reservationId: string): Promise<BudgetReservation | null> {
+export async function findReservation(tx: Tx, reservationId: string): Promise<BudgetReservation | null> {
   const row = await tx.one('SELECT * FROM budget_reservations WHERE reservation_id = $1', [reservationId]);
   return row === null ? null : reservationFromRow(row);
 }

@@ -348,6 +348,10 @@ export class PgJournal implements Journal {
     return this.#read('listing held budget reservations', (tx) => budgets.heldBudgetReservations(tx, instance));
   }
 
+  budgetReservation(reservationId: string): Promise<BudgetReservation | null> {
+    return this.#read(`reading budget reservation ${reservationId}`, (tx) => budgets.findReservation(tx, reservationId));
+  }
+
   recentJournal(query: IntentQuery = {}): Promise<JournalEntry[]> {
     return this.#read('reading the journal', async (tx) => {
       const entries: JournalEntry[] = [];

@@ -139,7 +139,7 @@ function addToPeriods(db: DatabaseSync, scope: BudgetScope, starts: PeriodStarts
   }
 }
 
-function findReservation(db: DatabaseSync, reservationId: string): BudgetReservation | null {
+export function findReservation(db: DatabaseSync, reservationId: string): BudgetReservation | null {
   const row = db.prepare('SELECT * FROM budget_reservations WHERE reservation_id = ?').get(reservationId);
   return row === undefined ? null : reservationFromRow(row);
 }

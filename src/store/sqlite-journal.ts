@@ -343,6 +343,10 @@ export class SqliteJournal implements Journal {
     return this.#run('listing held budget reservations', (db) => budgets.heldBudgetReservations(db, instance));
   }
 
+  budgetReservation(reservationId: string): Promise<BudgetReservation | null> {
+    return this.#run(`reading budget reservation ${reservationId}`, (db) => budgets.findReservation(db, reservationId));
+  }
+
   recentJournal(query: IntentQuery = {}): Promise<JournalEntry[]> {
     return this.#run('reading the journal', (db) =>
       intents.listIntents(db, { limit: 50, ...query }).map((intent) => ({

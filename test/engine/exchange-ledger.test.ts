@@ -78,6 +78,23 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect((await world.journal.listFindings()).map((f) => [f.kind, f.acknowledgedAtMs !== null])).toEqual([['cleared', true]]);
     });
 
+    it('counts against the budget an order that lands after its not-found buy was given its budget back (its backend took it later still)', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('dca-btc', slot)).toBe('failed');
+      world.advance(TEST_SETTLE_WINDOW_MS);
+      await engine.track();
+      expect((await engine.checkLedger())?.cleared).toHaveLength(1);
+      const scope = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' };
+      expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe('0');
+      // The exchange performs the order now, after the read that cleared it.
+      const late = placeAtExchange(slot);
+      expect((await engine.checkLedger())?.linked.map((order) => order.orderId)).toEqual([late.orderId]);
+      expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe(formatDecimal(late.filledQuote));
+      expect(world.fatal).toEqual([]);
+    });
+
     it('stops trading on an order of this run that the journal did not send: another client uses the key', async () => {
       const engine = world.engine([dcaBtc()], { ledger: {} });
       await engine.checkLedger();

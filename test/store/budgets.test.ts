@@ -123,6 +123,17 @@ describe.each(JOURNAL_KINDS)('budgets (%s journal)', (kind) => {
     expect(await spentText(journal)).toEqual(['39.5', '39.5', '39.5']);
   });
 
+  it('reads one reservation in whatever state it is in, and none under an id never reserved', async () => {
+    const journal = await world.openJournal();
+    await journal.reserveBudget(request('40', { reservationId: 'one' }));
+    expect(await journal.budgetReservation('one')).toMatchObject({ reservationId: 'one', state: 'held', instance: 'dca-btc' });
+    await journal.releaseBudget('one');
+    expect(await journal.budgetReservation('one')).toMatchObject({ state: 'released' });
+    await journal.settleBudget('one', new Decimal('41'));
+    expect(formatDecimal((await journal.budgetReservation('one'))?.amountQuote ?? new Decimal(0))).toBe('41');
+    expect(await journal.budgetReservation('never-reserved')).toBeNull();
+  });
+
   it('keeps instances and quote assets apart', async () => {
     const journal = await world.openJournal();
     await journal.reserveBudget(request('100'));
