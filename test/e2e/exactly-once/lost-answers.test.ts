@@ -1,7 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { formatDecimal } from '../../../src/domain/money.ts';
 import { startSandbox } from '../../../src/sandbox/server.ts';
+import { SqliteJournal } from '../../../src/store/sqlite-journal.ts';
 import { liveEnv, sandboxPerTest, startDaemon } from '../daemon-process.ts';
 import { agreement, eventually, report } from './agreement.ts';
 
@@ -34,6 +36,33 @@ describe('a lagging exchange', () => {
     expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
     expect(daemon.output()).toContain('"event":"order-answer-lost"');
     expect(daemon.output()).not.toContain('"event":"order-not-found"');
+  }, 120_000);
+
+  it("answers 504 at once and performs the order after its settle window, after the history read that gave its budget back: the order is journalled and counted in the day's budget", async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '100000' });
+    // The gateway gives up at once; its backend takes the order 36 s later, past the 30 s window.
+    t.sandbox.faults.inject({ path: ORDER_PATH, kind: 'commit-late', status: 504, body: 'Gateway Time-out', latencyMs: 36_000, times: 1 });
+    const daemon = startDaemon(args(), env());
+    // One order is enough (the wallet must still pay for it when the backend gets to it); the
+    // slots after it still read the history before each send.
+    await daemon.waitFor('"event":"order-answer-lost"', 20_000);
+    stopTrading();
+    await daemon.waitFor('"event":"not-found-cleared"', 60_000);
+    await daemon.waitFor('"was":"not-found"', 30_000);
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(0);
+    const result = await agreement(t.sandbox, [journalPath()]);
+    report('504 at once, performed after the settle window × order', result);
+    expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+    const journal = new SqliteJournal({ path: journalPath(), readOnly: true });
+    await journal.open();
+    try {
+      const today = result.spentPerDay[new Date().toISOString().slice(0, 10)];
+      const counted = await journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, Date.now());
+      expect(formatDecimal(counted.day)).toBe(today);
+    } finally {
+      await journal.close();
+    }
   }, 120_000);
 
   it('processes an order 4 s late while the daemon is killed -9 right after sending and restarted: each late order is found and journalled', async () => {
