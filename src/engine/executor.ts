@@ -233,12 +233,21 @@ async function tradeAvailable(deps: EngineDeps, ticker: string): Promise<Decimal
   }
 }
 
-async function waitForTradeBalance(deps: EngineDeps, ticker: string, atLeast: Decimal): Promise<boolean> {
+function waitForTradeBalance(deps: EngineDeps, ticker: string, atLeast: Decimal): Promise<boolean> {
+  return settlesWithin(deps, () => tradeAvailable(deps, ticker), (available) => available.gte(atLeast));
+}
+
+/**
+ * Whether an amount the exchange books a moment after it answers (a transfer, a withdrawal:
+ * the backend may take one after its gateway gave up) reaches what `holds` wants within the
+ * settle time. A read that fails counts as not yet.
+ */
+async function settlesWithin(deps: EngineDeps, read: () => Promise<Decimal | null>, holds: (value: Decimal) => boolean): Promise<boolean> {
   // Counted in polls, not read off the clock: a virtual clock does not move while we wait.
   const polls = deps.timing.pollMs <= 0 ? 0 : Math.ceil(deps.timing.transferSettleMs / deps.timing.pollMs);
   for (let poll = 0; ; poll += 1) {
-    const now = await tradeAvailable(deps, ticker);
-    if (now !== null && now.gte(atLeast)) return true;
+    const now = await read();
+    if (now !== null && holds(now)) return true;
     if (poll >= polls) return false;
     await deps.sleep(deps.timing.pollMs);
   }
@@ -246,7 +255,7 @@ async function waitForTradeBalance(deps: EngineDeps, ticker: string, atLeast: De
 
 // ---- flex withdraw ------------------------------------------------------------------------
 
-/** Like a transfer, a withdraw has no lookup by id: a lost answer is resolved by the investment shrinking. */
+/** Like a transfer, a withdraw has no lookup by id: a lost answer is resolved by the investment shrinking within the settle time. */
 async function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, intent: FlexWithdrawIntent): Promise<MoneyOutcome> {
   const before = await invested(deps, intent.plan);
   await markSent(deps, record);
@@ -266,8 +275,7 @@ async function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, inten
       const race = flexRaceRefusal(error);
       return race === null ? failSend(deps, record, error) : refuse(deps, record, race);
     }
-    const after = await invested(deps, intent.plan);
-    const shrank = before !== null && after !== null && before.sub(after).gte(intent.amount);
+    const shrank = before !== null && (await settlesWithin(deps, () => invested(deps, intent.plan), (after) => before.sub(after).gte(intent.amount)));
     if (!shrank) {
       const lost: IntentError = { code: errorCode(error), message: `answer lost (${errorMessage(error)}); the investment does not show the withdrawal; not resent` };
       await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'unknown' });

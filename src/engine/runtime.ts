@@ -121,7 +121,7 @@ export interface EngineTiming {
   readonly lookupDelaysMs: readonly number[];
   /** Spacing of the settle-window lookups: half the intent's age, within these bounds. */
   readonly lookupSpacingMs: { readonly min: number; readonly max: number };
-  /** How long to wait for a transfer to show on the trade balance, and how often to look. */
+  /** How long to wait for a transfer to show on the trade balance (or a withdrawal whose answer was lost, on its investment), and how often to look. */
   readonly transferSettleMs: number;
   readonly pollMs: number;
 }

@@ -255,6 +255,16 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(intent?.status).toBe('done');
     });
 
+    it('a withdraw answered 504 at once and performed a moment later is confirmed by the investment shrinking within the settle time, never resent', async () => {
+      world.sandbox.faults.inject({ path: WITHDRAW_PATH, kind: 'commit-late', status: 504, body: 'Gateway Time-out', latencyMs: 150 });
+      const sweep = runtimeOf({ instance: 'sweep', strategy: flexSweep, env: { STRATEGY: 'flex-sweep', SCHEDULE: '0 9 * * *', PLAN: DEMO_FLEX_PLAN_ID, MODE: 'all' } });
+      expect(await world.engine([sweep]).runSlot('sweep', SLOT)).toBe('done');
+      const withdrawals = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'flex-withdraw' && entry.account === 'main');
+      expect(withdrawals).toHaveLength(1);
+      const [intent] = await world.journal.listIntents({ instance: 'sweep' });
+      expect([intent?.status, intent?.result?.['confirmedBy']]).toEqual(['done', 'investment']);
+    });
+
     it('a withdraw raced by the investment closing is a refusal with its reason, not a crash', async () => {
       const racing = defineStrategy({
         name: 'racing',
