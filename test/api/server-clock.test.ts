@@ -25,6 +25,23 @@ function clientOf(s: Sandbox): ApiClient {
   return client;
 }
 
+/**
+ * The client measures the exchange's clock `fromMs` ahead of this machine's, then (within the ten
+ * minutes it trusts a measure) the two move apart to `toMs`, and an order goes out: it must be
+ * placed exactly once.
+ */
+async function orderAcrossClockJump(fromMs: number, toMs: number, clientOrderId: string): Promise<ApiClient> {
+  const skew = { ms: fromMs };
+  const s = await skewedSandbox(skew);
+  const c = clientOf(s);
+  expect((await c.tradeBalance('USDT')).available.toFixed()).toBe('1000');
+  skew.ms = toMs;
+  const order = await c.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId });
+  expect(order.clientOrderId).toBe(clientOrderId);
+  expect(s.exchange.orderHistory({ clientOrderId })).toHaveLength(1);
+  return c;
+}
+
 describe("signing against the exchange's clock", () => {
   it('measures how far the exchange runs ahead or behind, to within a second, and signs so private calls pass', async () => {
     for (const ms of [30_000, -45_000]) {
@@ -51,29 +68,15 @@ describe("signing against the exchange's clock", () => {
   });
 
   it('re-measures after a window refusal and sends an order once more, exactly once placed', async () => {
-    const skew = { ms: 0 };
-    const s = await skewedSandbox(skew);
-    const c = clientOf(s);
-    expect((await c.tradeBalance('USDT')).available.toFixed()).toBe('1000');
-    // The exchange's clock jumps after the client measured it (within the ten minutes it trusts a measure).
-    skew.ms = 60_000;
-    const order = await c.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'after-skew-1' });
-    expect(order.clientOrderId).toBe('after-skew-1');
-    expect(s.exchange.orderHistory({ clientOrderId: 'after-skew-1' })).toHaveLength(1);
+    // The exchange's clock jumps a minute ahead after the client measured it.
+    const c = await orderAcrossClockJump(0, 60_000, 'after-skew-1');
     expect(Math.abs(((await c.clockOffsetMs()) ?? 0) - 60_000)).toBeLessThan(1000);
   });
 
   it("keeps trading when this machine's clock, behind the exchange's, is stepped forward (NTP after a VM resumed): the next order is placed once", async () => {
-    // The host runs a minute behind: the client measures it and signs a minute ahead of local time.
-    const skew = { ms: 60_000 };
-    const s = await skewedSandbox(skew);
-    const c = clientOf(s);
-    expect((await c.tradeBalance('USDT')).available.toFixed()).toBe('1000');
-    // NTP steps the host clock forward by that minute, inside the ten minutes a measure is trusted.
-    skew.ms = 0;
-    const order = await c.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'after-step-1' });
-    expect(order.clientOrderId).toBe('after-step-1');
-    expect(s.exchange.orderHistory({ clientOrderId: 'after-step-1' })).toHaveLength(1);
+    // The host runs a minute behind (the client signs a minute ahead of local time), then NTP
+    // steps the host clock forward by that minute.
+    const c = await orderAcrossClockJump(60_000, 0, 'after-step-1');
     expect((await c.tradeBalance('USDT')).available.lt('1000')).toBe(true);
   });
 

@@ -29,6 +29,19 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
   const placeAtExchange = (slotTimeMs: number, index = 0, instance = 'dca-btc') =>
     world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: deriveClientOrderId(instance, slotTimeMs, index) });
 
+  /** A buy whose answer was lost (a reset) and whose lookups found nothing over its settle window: not-found, its budget held. */
+  const notFoundBuy = async () => {
+    world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
+    const engine = world.engine([dcaBtc()], { ledger: {} });
+    const slot = Date.now() + 60_000;
+    expect(await engine.runSlot('dca-btc', slot)).toBe('failed');
+    expect(await world.journal.heldBudgetReservations('dca-btc')).toHaveLength(1);
+    world.advance(TEST_SETTLE_WINDOW_MS);
+    await engine.track();
+    expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('not-found');
+    return { engine, slot };
+  };
+
   describe('the exchange as the second ledger', () => {
     it('adopts an order of an earlier run that the journal lost: its slot, intent, order, transition and spend, with a finding', async () => {
       const lost = placeAtExchange(PAST_SLOT);
@@ -50,13 +63,7 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
     });
 
     it('records the order of a not-found buy that turns up after its window, and counts it', async () => {
-      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
-      const engine = world.engine([dcaBtc()], { ledger: {} });
-      const slot = Date.now() + 60_000;
-      expect(await engine.runSlot('dca-btc', slot)).toBe('failed');
-      world.advance(TEST_SETTLE_WINDOW_MS);
-      await engine.track();
-      expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('not-found');
+      const { engine, slot } = await notFoundBuy();
       const late = placeAtExchange(slot);
       await engine.checkLedger();
       const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
@@ -66,12 +73,7 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
     });
 
     it('gives a not-found buy its budget back once the history, read from before its send, shows no such order', async () => {
-      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
-      const engine = world.engine([dcaBtc()], { ledger: {} });
-      expect(await engine.runSlot('dca-btc', Date.now() + 60_000)).toBe('failed');
-      expect(await world.journal.heldBudgetReservations('dca-btc')).toHaveLength(1);
-      world.advance(TEST_SETTLE_WINDOW_MS);
-      await engine.track();
+      const { engine } = await notFoundBuy();
       const report = await engine.checkLedger();
       expect(report?.cleared).toHaveLength(1);
       expect(await world.journal.heldBudgetReservations('dca-btc')).toEqual([]);
@@ -79,12 +81,7 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
     });
 
     it('counts against the budget an order that lands after its not-found buy was given its budget back (its backend took it later still)', async () => {
-      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
-      const engine = world.engine([dcaBtc()], { ledger: {} });
-      const slot = Date.now() + 60_000;
-      expect(await engine.runSlot('dca-btc', slot)).toBe('failed');
-      world.advance(TEST_SETTLE_WINDOW_MS);
-      await engine.track();
+      const { engine, slot } = await notFoundBuy();
       expect((await engine.checkLedger())?.cleared).toHaveLength(1);
       const scope = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' };
       expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe('0');
