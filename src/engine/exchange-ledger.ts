@@ -50,6 +50,8 @@ export interface LedgerReport {
 /** The exchange keeps about six months of order history; a day is kept in hand. */
 const HISTORY_KEPT_MS = 179 * 24 * 3_600_000;
 const MINUTE_MS = 60_000;
+/** How long after its send the reads keep reaching back to a not-found buy given its budget back (see #notFoundBuys). */
+const LATE_ORDER_WATCH_MS = 24 * 3_600_000;
 
 /**
  * The exchange is the second ledger (docs/exactly-once.md). Reading its order history and
@@ -157,7 +159,7 @@ export class ExchangeLedger {
     const own = onAccount(deps, account);
     // An account this run has no exchange for has no history to read.
     if (own === null || !this.#byAccount.has(account)) return this.#compared(account, startedAtMs, startedAtMs, [], []);
-    const notFound = (await this.#heldNotFound()).filter((intent) => (intent.account ?? DEFAULT_ACCOUNT) === account);
+    const notFound = (await this.#notFoundBuys(startedAtMs)).filter((intent) => (intent.account ?? DEFAULT_ACCOUNT) === account);
     const fromMs = await this.#readFrom(account, startedAtMs, notFound);
     let orders: readonly Order[];
     try {
@@ -175,13 +177,14 @@ export class ExchangeLedger {
   /**
    * Where an account's read starts: where its last complete check started (in this run, or for
    * every account in the journal), less the longest settle window, as the history may show an
-   * order late; back to the send of a not-found buy still held; never before what the exchange keeps.
+   * order late; back to the send of a not-found buy (to clear it, or to find it late); never
+   * before what the exchange keeps.
    */
   async #readFrom(account: string, startedAtMs: number, notFound: readonly IntentRecord[]): Promise<number> {
     const through = await this.#deps.journal.ledgerCheckedThrough();
     const since = Math.max(through ?? Number.NEGATIVE_INFINITY, this.#checkedAtMs.get(account) ?? Number.NEGATIVE_INFINITY);
     let fromMs = since === Number.NEGATIVE_INFINITY ? startedAtMs - this.#options.firstLookBackMs : since - this.#overlapMs;
-    // A not-found buy is cleared only by a read that covers its send.
+    // A not-found buy is cleared only by a read that covers its send, and found late only by one too.
     for (const intent of notFound) fromMs = Math.min(fromMs, (intent.sentAtMs ?? intent.createdAtMs) - MINUTE_MS);
     return Math.max(fromMs, startedAtMs - HISTORY_KEPT_MS);
   }
@@ -333,11 +336,18 @@ export class ExchangeLedger {
     );
   }
 
-  async #heldNotFound(): Promise<IntentRecord[]> {
+  /**
+   * The not-found buys a read must reach back to: those whose budget is still held (a read that
+   * shows nothing clears them), and those given back within LATE_ORDER_WATCH_MS of their send.
+   * An exchange's backend may take an order after its gateway gave up, and its history may show
+   * it later still; once the next reads started past its send, an order landing after its budget
+   * was given back would never be seen, recorded or counted.
+   */
+  async #notFoundBuys(nowMs: number): Promise<IntentRecord[]> {
     const intents = await this.#deps.journal.listIntents({ statuses: ['not-found'] });
     if (intents.length === 0) return [];
     const held = new Set((await this.#deps.journal.heldBudgetReservations()).map((reservation) => reservation.reservationId));
-    return intents.filter((intent) => held.has(intent.intentId) || held.has(accountReservationId(intent.intentId)));
+    return intents.filter((intent) => held.has(intent.intentId) || held.has(accountReservationId(intent.intentId)) || nowMs - (intent.sentAtMs ?? intent.createdAtMs) < LATE_ORDER_WATCH_MS);
   }
 }
 

@@ -92,6 +92,27 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(world.fatal).toEqual([]);
     });
 
+    it('still finds, hours later, an order that shows in the history only after its budget was given back and later reads had moved on', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'reset' });
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('dca-btc', slot)).toBe('failed');
+      world.advance(TEST_SETTLE_WINDOW_MS);
+      await engine.track();
+      expect((await engine.checkLedger())?.cleared).toHaveLength(1);
+      // Two hourly reads come and go before the exchange's history shows the order.
+      for (let read = 0; read < 2; read += 1) {
+        world.advance(2 * 3_600_000);
+        expect((await engine.checkLedger())?.linked).toEqual([]);
+      }
+      const late = placeAtExchange(slot);
+      world.advance(2 * 3_600_000);
+      expect((await engine.checkLedger())?.linked.map((order) => order.orderId)).toEqual([late.orderId]);
+      const scope = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' };
+      expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe(formatDecimal(late.filledQuote));
+      expect(world.fatal).toEqual([]);
+    });
+
     it('stops trading on an order of this run that the journal did not send: another client uses the key', async () => {
       const engine = world.engine([dcaBtc()], { ledger: {} });
       await engine.checkLedger();
