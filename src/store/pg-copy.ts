@@ -77,6 +77,8 @@ export interface CopyOptions {
   readonly mode: RunMode;
   readonly url: string;
   readonly clock?: () => number;
+  /** STACKER_DATABASE_TIMEOUT: how long connecting, or any one query, may go unanswered (pg-session.ts). */
+  readonly timeoutMs?: number;
 }
 
 export async function copySqliteJournalToPg(options: CopyOptions): Promise<JournalCopy> {
@@ -85,19 +87,20 @@ export async function copySqliteJournalToPg(options: CopyOptions): Promise<Journ
   const schema = JOURNAL_SCHEMAS[options.mode];
   const to = describeLocation(options.url, schema);
   const sourceLock = dataDirLock(options.dataDir, { name: JOURNAL_FILES[options.mode] });
-  const targetLock = new PgAdvisoryLock(options.url, 'journal', `journal:${schema}`);
+  const bound = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
+  const targetLock = new PgAdvisoryLock(options.url, 'journal', `journal:${schema}`, bound);
   sourceLock.acquire();
   try {
     await targetLock.acquire();
     try {
       // Creates or migrates the target schema to this stacker's version, the version verifySchema requires of the source.
-      const target = new PgJournal({ url: options.url, schema, ...(options.clock === undefined ? {} : { clock: options.clock }) });
+      const target = new PgJournal({ url: options.url, schema, ...bound, ...(options.clock === undefined ? {} : { clock: options.clock }) });
       await target.open();
       await target.close();
       const db = openDatabase({ path: from, readOnly: true });
       try {
         verifySchema(db, from);
-        return await copyInto(db, options.url, schema, from, to);
+        return await copyInto(db, { url: options.url, schema, ...bound }, from, to);
       } finally {
         db.close();
       }
@@ -109,11 +112,11 @@ export async function copySqliteJournalToPg(options: CopyOptions): Promise<Journ
   }
 }
 
-async function copyInto(db: DatabaseSync, url: string, schema: string, from: string, to: string): Promise<JournalCopy> {
+async function copyInto(db: DatabaseSync, target: { readonly url: string; readonly schema: string; readonly timeoutMs?: number }, from: string, to: string): Promise<JournalCopy> {
   const meta = new Map(db.prepare('SELECT key, value FROM journal_meta').all().map((row) => [String(row['key']), String(row['value'])]));
   const journalId = meta.get('journal_id');
   if (journalId === undefined) throw new StoreError('corrupt', `${from} has no journal id`);
-  const pool = openPool({ url, schema, applicationName: 'stacker journal migrate' });
+  const pool = openPool({ ...target, applicationName: 'stacker journal migrate' });
   try {
     return await inTransaction(pool, 'write', async (tx) => {
       await adoptIdentity(tx, meta, journalId, to);

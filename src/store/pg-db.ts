@@ -2,6 +2,8 @@ import pg from 'pg';
 import { StackerError } from '../domain/errors.ts';
 import { StoreError } from './errors.ts';
 import type { Row } from './journal-rows.ts';
+import { clientBounds, serverBounds } from './pg-session.ts';
+import { DATABASE_TIMEOUT } from './pg-timeout.ts';
 import { redactDatabaseUrl } from './pg-url.ts';
 
 /**
@@ -36,6 +38,8 @@ export interface PgOpenOptions {
   /** Shown in pg_stat_activity, and so in a refused lock's message. */
   readonly applicationName?: string;
   readonly maxConnections?: number;
+  /** How long connecting, or any one query, may go unanswered (pg-session.ts); DATABASE_TIMEOUT.defaultMs when absent. */
+  readonly timeoutMs?: number;
 }
 
 const INT8_OID = 20;
@@ -62,11 +66,13 @@ export function checkSchemaName(schema: string): string {
 
 export function openPool(options: PgOpenOptions): PgPool {
   const schema = checkSchemaName(options.schema);
+  const timeoutMs = options.timeoutMs ?? DATABASE_TIMEOUT.defaultMs;
   const settings = [
     `-c search_path=${schema}`,
     // A commit is durable when it returns, whatever the server's default says.
     '-c synchronous_commit=on',
     ...(options.readOnly === true ? ['-c default_transaction_read_only=on'] : []),
+    ...serverBounds(timeoutMs),
   ];
   const pool = new pg.Pool({
     connectionString: options.url,
@@ -74,7 +80,8 @@ export function openPool(options: PgOpenOptions): PgPool {
     application_name: options.applicationName ?? 'stacker',
     options: settings.join(' '),
     types: TYPES,
-    connectionTimeoutMillis: 10_000,
+    // Also how long an operation waits for a pooled connection when every one is busy.
+    ...clientBounds(timeoutMs),
     idleTimeoutMillis: 30_000,
   });
   // An idle connection the server closed must not crash the process: the next query reconnects.
@@ -99,9 +106,7 @@ export async function inTransaction<T>(pool: PgPool, kind: 'write' | 'read', wor
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      });
+      broken = await rollBack(client, error);
       if (attempt < MAX_ATTEMPTS && RETRY.has(sqlState(error))) {
         await sleep(Math.floor(Math.random() * 5 * attempt));
         continue;
@@ -110,6 +115,23 @@ export async function inTransaction<T>(pool: PgPool, kind: 'write' | 'read', wor
     } finally {
       client.release(broken);
     }
+  }
+}
+
+/**
+ * After a failed statement: roll the transaction back, and say why the connection must not go
+ * back to the pool (release it with that), or undefined when it may. A query that ran out may
+ * still be running on the connection, or the server is frozen: a ROLLBACK would only wait behind
+ * it for another timeout, so the connection is dropped instead, and the server rolls back when it
+ * sees it close.
+ */
+export async function rollBack(client: pg.PoolClient, failure: unknown): Promise<Error | undefined> {
+  if (isTimeout(failure)) return asError(failure);
+  try {
+    await client.query('ROLLBACK');
+    return undefined;
+  } catch (error) {
+    return asError(error);
   }
 }
 
@@ -131,12 +153,22 @@ export function asStoreError(error: unknown, doing: string): StackerError {
   if (error instanceof StackerError) return error;
   const state = sqlState(error);
   const message = messageOf(error);
+  if (isTimeout(error)) {
+    return new StoreError('unwritable', `${doing}: the journal's database did not answer in time (${message}): it may be stopped, overloaded or cut off`, { retryable: true, cause: error });
+  }
   if (state.startsWith('23')) return new StoreError('conflict', `${doing}: ${message}`, { cause: error });
   if (state === '3D000' || state.startsWith('28')) return new StoreError('open-failed', `${doing}: ${message}`, { cause: error });
-  if (UNWRITABLE_STATES.has(state) || state.startsWith('08') || UNREACHABLE.has(state) || /Connection terminated|timeout exceeded when trying to connect/i.test(message)) {
+  if (UNWRITABLE_STATES.has(state) || state.startsWith('08') || UNREACHABLE.has(state) || /Connection terminated/i.test(message)) {
     return new StoreError('unwritable', `${doing}: the journal's database cannot be written: ${message}`, { retryable: true, cause: error });
   }
   return new StoreError('postgres', `${doing}: ${message}`, { retryable: RETRY.has(state), cause: error });
+}
+
+/** A bound of pg-session.ts ran out: node-postgres' own (a query, a connect, a wait for a pooled connection) or the server's statement_timeout. */
+export function isTimeout(error: unknown): boolean {
+  // 57014 is query_canceled: the server's statement_timeout (or an operator's pg_cancel_backend).
+  if (sqlState(error) === '57014') return true;
+  return /^Query read timeout$|^timeout expired$|timeout exceeded when trying to connect|due to connection timeout/.test(messageOf(error));
 }
 
 /** The journal's tables or schema are gone (dropped under a running daemon): PostgreSQL's undefined_table or invalid_schema_name. */
@@ -152,6 +184,10 @@ export function describeLocation(url: string, schema: string): string {
 
 function sqlState(error: unknown): string {
   return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : '';
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 function messageOf(error: unknown): string {

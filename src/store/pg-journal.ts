@@ -55,6 +55,8 @@ export interface PgJournalOptions {
   /** Readers such as `stacker orders` beside a running daemon: no migration, no writes. */
   readonly readOnly?: boolean;
   readonly applicationName?: string;
+  /** How long connecting, or any one query, may go unanswered before the operation fails as unwritable (pg-session.ts). */
+  readonly timeoutMs?: number;
   readonly clock?: () => number;
   readonly newId?: () => string;
 }
@@ -102,6 +104,7 @@ export class PgJournal implements Journal {
       schema: this.#options.schema,
       ...(this.#options.readOnly === undefined ? {} : { readOnly: this.#options.readOnly }),
       ...(this.#options.applicationName === undefined ? {} : { applicationName: this.#options.applicationName }),
+      ...(this.#options.timeoutMs === undefined ? {} : { timeoutMs: this.#options.timeoutMs }),
     });
     try {
       if (this.#options.readOnly === true) await verifyPgSchema(pool, this.#options.schema, this.where);

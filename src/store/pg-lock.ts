@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import { type LockOwner, type LockScope, LockedError, StoreError } from './errors.ts';
 import { asStoreError } from './pg-db.ts';
+import { boundedClient, endSession } from './pg-session.ts';
+import { DATABASE_TIMEOUT } from './pg-timeout.ts';
 import { redactDatabaseUrl } from './pg-url.ts';
 
 /**
@@ -21,17 +23,24 @@ export class PgAdvisoryLock {
   readonly #key: bigint;
   readonly #name: string;
   readonly #keep: LockKeep | null;
+  readonly #timeoutMs: number;
   #client: pg.Client | null = null;
   /** Set while the lock is held or being taken again; aborted by release(). */
   #held: AbortController | null = null;
 
-  constructor(url: string, scope: LockScope, subject: string, options: { readonly pid?: number; readonly hostname?: string; readonly keep?: LockKeep } = {}) {
+  constructor(
+    url: string,
+    scope: LockScope,
+    subject: string,
+    options: { readonly pid?: number; readonly hostname?: string; readonly keep?: LockKeep; readonly timeoutMs?: number } = {},
+  ) {
     this.scope = scope;
     this.#url = url;
     this.#key = lockKey(subject);
     this.label = `PostgreSQL advisory lock ${this.#key} (${scope}) on ${redactDatabaseUrl(url)}`;
     this.#name = `stacker pid ${options.pid ?? process.pid} on ${options.hostname ?? osHostname()}`.slice(0, 63);
     this.#keep = options.keep ?? null;
+    this.#timeoutMs = options.timeoutMs ?? DATABASE_TIMEOUT.defaultMs;
   }
 
   /** How the holder is named (pid and host), in pg_stat_activity and the journal's lease. */
@@ -72,7 +81,7 @@ export class PgAdvisoryLock {
           if (isAborted(wait.signal)) throw refused;
         }
       } catch (error) {
-        await client.end().catch(() => undefined);
+        await endSession(client, this.#timeoutMs);
         if (error instanceof LockedError) throw error;
         const problem = asStoreError(error, `taking the ${this.label}`);
         const retryable = problem instanceof StoreError && problem.retryable;
@@ -85,21 +94,19 @@ export class PgAdvisoryLock {
     }
   }
 
-  /** A new session for the lock. */
+  /**
+   * A new session for the lock, bounded like the journal's (pg-session.ts): taking the lock from
+   * a frozen server fails in time (a standby waits it out) instead of hanging. A held lock's
+   * session sends nothing: a frozen server does not end it, and the lock is still held when the
+   * server runs again. Nor does this daemon ask the server: a question left unanswered would
+   * prove neither that the lock is held nor that it is lost, and dropping the session over it
+   * would free a lock the server still holds. A holder whose host vanished is noticed by the
+   * server's keepalives within seconds and its lock frees; what fences that holder is the lease.
+   */
   #session(): pg.Client {
-    const client = new pg.Client({
-      connectionString: this.#url,
-      application_name: this.#name,
-      connectionTimeoutMillis: 10_000,
-      // A holder whose host vanished is noticed by the server within seconds, not hours: its lock then frees.
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 5_000,
-      options: '-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3',
-    });
-    // A session the server ended (the lock lost with it) must not crash the process: the
-    // journal's lease tells this daemon it was replaced, at its next write.
-    client.on('error', () => undefined);
-    return client;
+    // A session the server ends (the lock lost with it) is told by its `end` event (#hold); the
+    // journal's lease tells this daemon whether it was replaced meanwhile, at its next write.
+    return boundedClient(this.#url, this.#name, this.#timeoutMs);
   }
 
   /**
@@ -135,9 +142,9 @@ export class PgAdvisoryLock {
           return;
         }
       } catch {
-        // Still unreachable: try again.
+        // Still unreachable, or not answering: try again.
       }
-      await client.end().catch(() => undefined);
+      await endSession(client, this.#timeoutMs);
     }
   }
 
@@ -149,7 +156,7 @@ export class PgAdvisoryLock {
     this.#client = null;
     // Ending the session releases the lock whether or not the unlock got through.
     await client.query('SELECT pg_advisory_unlock($1::bigint)', [this.#key.toString()]).catch(() => undefined);
-    await client.end().catch(() => undefined);
+    await endSession(client, this.#timeoutMs);
   }
 }
 

@@ -1,6 +1,6 @@
 import { SchemaTooNewError, StoreError } from './errors.ts';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from './migrations.ts';
-import { type PgPool, asStoreError } from './pg-db.ts';
+import { type PgPool, asStoreError, rollBack } from './pg-db.ts';
 
 /**
  * The PostgreSQL journal's schema, numbered and named as the SQLite journal's (migrations.ts):
@@ -264,6 +264,7 @@ interface Applied {
 export async function migratePg(pool: PgPool, schema: string, where: string, nowMs: () => number, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
   const client = await pool.connect();
   const applied: number[] = [];
+  let broken: Error | undefined;
   try {
     for (const migration of [null, ...[...migrations].sort((a, b) => a.version - b.version)]) {
       await client.query('BEGIN');
@@ -285,14 +286,14 @@ export async function migratePg(pool: PgPool, schema: string, where: string, now
         }
         await client.query('COMMIT');
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        broken = await rollBack(client, error);
         throw error;
       }
     }
   } catch (error) {
     throw asStoreError(error, `migrating the journal ${where}`);
   } finally {
-    client.release();
+    client.release(broken);
   }
   return applied;
 }

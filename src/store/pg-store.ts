@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
 import { type JournalFileState, lostJournalProblem, readMarker, writeMarker } from './journal-identity.ts';
@@ -9,6 +9,8 @@ import { asStoreError, checkSchemaName, describeLocation } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
 import { JOURNAL_SCHEMAS } from './pg-schemas.ts';
 import { type LockKeep, type LockWait, PgAdvisoryLock } from './pg-lock.ts';
+import { boundedClient, endSession } from './pg-session.ts';
+import { DATABASE_TIMEOUT } from './pg-timeout.ts';
 import { type OpenedStore, openedStore } from './opened-store.ts';
 
 /**
@@ -38,6 +40,8 @@ export interface PgStoreOptions {
   readonly standby?: LockWait;
   /** Told when the journal's lock is lost under the daemon (its session ended) and when it is taken again. */
   readonly keep?: LockKeep;
+  /** STACKER_DATABASE_TIMEOUT: how long connecting, or any one query, may go unanswered (pg-session.ts). */
+  readonly timeoutMs?: number;
 }
 
 export type OpenedPgStore = OpenedStore & { readonly journal: PgJournal };
@@ -56,7 +60,8 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
   const schema = JOURNAL_SCHEMAS[options.mode];
   const where = describeLocation(options.url, schema);
   const who = { ...(options.pid === undefined ? {} : { pid: options.pid }), ...(options.hostname === undefined ? {} : { hostname: options.hostname }) };
-  const advisory = [new PgAdvisoryLock(options.url, 'journal', `journal:${schema}`, { ...who, ...(options.keep === undefined ? {} : { keep: options.keep }) })];
+  const bound = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
+  const advisory = [new PgAdvisoryLock(options.url, 'journal', `journal:${schema}`, { ...who, ...bound, ...(options.keep === undefined ? {} : { keep: options.keep }) })];
   // Advisory locks are per database, and daemons sharing this database already meet at the
   // journal's lock; the key's file lock keeps out a daemon of this host on another journal.
   const files: FileLock[] = (options.apiKeys ?? []).map((apiKey) => apiKeyLock(apiKey, options.userLockDir ?? defaultUserLockDir(), { ...who, dataDir: where }));
@@ -68,6 +73,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
     url: options.url,
     schema,
     applicationName: 'stacker journal',
+    ...bound,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.newId === undefined ? {} : { newId: options.newId }),
   });
@@ -79,7 +85,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
     for (const lock of advisory) await lock.acquire(options.standby);
     for (const lock of files) lock.acquire();
     const marker = readMarker(base);
-    const problem = lostJournalProblem(base, marker, await inspectPgJournal(options.url, schema), where);
+    const problem = lostJournalProblem(base, marker, await inspectPgJournal(options.url, schema, options.timeoutMs), where);
     if (problem !== null && options.onLostJournal !== 'rebuild') {
       throw new StoreError(
         'journal-lost',
@@ -90,7 +96,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
     if (problem === null && options.onLostJournal === 'rebuild') {
       throw new StoreError('conflict', `the journal ${where} is intact: there is nothing to rebuild (drop --rebuild-journal)`);
     }
-    if (problem !== null) rebuilt = { reason: problem, movedAside: await moveSchemaAside(options.url, schema, now()) };
+    if (problem !== null) rebuilt = { reason: problem, movedAside: await moveSchemaAside(options.url, schema, now(), options.timeoutMs) };
     await journal.open();
     await journal.takeOwnership(advisory[0]?.holder ?? 'stacker');
     const journalId = await journal.journalId();
@@ -104,19 +110,25 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
 }
 
 /** A mode's PostgreSQL journal beside a running daemon, without its lock: read-only, or with `write` for a human's small verdicts. */
-export async function openPgStoreForReading(options: { readonly url: string; readonly mode: RunMode; readonly write?: boolean }): Promise<PgJournal> {
+export async function openPgStoreForReading(options: { readonly url: string; readonly mode: RunMode; readonly write?: boolean; readonly timeoutMs?: number }): Promise<PgJournal> {
   const schema = JOURNAL_SCHEMAS[options.mode];
-  const found = await inspectPgJournal(options.url, schema);
+  const found = await inspectPgJournal(options.url, schema, options.timeoutMs);
   if (found.state !== 'journal') throw new StoreError('not-found', `no ${options.mode} journal in ${describeLocation(options.url, schema)} yet: stacker has not run on this database in that mode`);
-  const journal = new PgJournal({ url: options.url, schema, readOnly: options.write !== true, applicationName: 'stacker reader' });
+  const journal = new PgJournal({
+    url: options.url,
+    schema,
+    readOnly: options.write !== true,
+    applicationName: 'stacker reader',
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  });
   await journal.open();
   return journal;
 }
 
 /** What the schema holds, without creating anything: nothing, an empty schema, or a journal and its id. */
-export async function inspectPgJournal(url: string, schema: string): Promise<JournalFileState> {
+export async function inspectPgJournal(url: string, schema: string, timeoutMs: number = DATABASE_TIMEOUT.defaultMs): Promise<JournalFileState> {
   checkSchemaName(schema);
-  return withClient(url, `looking for the journal ${describeLocation(url, schema)}`, async (client) => {
+  return withClient(url, timeoutMs, `looking for the journal ${describeLocation(url, schema)}`, async (client) => {
     const present = await client.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema]);
     if (present.rows.length === 0) return { state: 'missing' };
     const meta = await client.query('SELECT to_regclass($1) IS NOT NULL AS found', [`${schema}.journal_meta`]);
@@ -128,9 +140,9 @@ export async function inspectPgJournal(url: string, schema: string): Promise<Jou
 }
 
 /** Keep a lost or foreign journal's schema under a dated name instead of dropping it. */
-async function moveSchemaAside(url: string, schema: string, nowMs: number): Promise<string[]> {
+async function moveSchemaAside(url: string, schema: string, nowMs: number, timeoutMs: number = DATABASE_TIMEOUT.defaultMs): Promise<string[]> {
   const aside = `${schema}_lost_${new Date(nowMs).toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;
-  return withClient(url, `keeping the lost journal ${schema} as ${aside}`, async (client) => {
+  return withClient(url, timeoutMs, `keeping the lost journal ${schema} as ${aside}`, async (client) => {
     const present = await client.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema]);
     if (present.rows.length === 0) return [];
     await client.query(`ALTER SCHEMA ${schema} RENAME TO ${checkSchemaName(aside)}`);
@@ -138,15 +150,14 @@ async function moveSchemaAside(url: string, schema: string, nowMs: number): Prom
   });
 }
 
-async function withClient<T>(url: string, doing: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: 'stacker' });
-  client.on('error', () => undefined);
+async function withClient<T>(url: string, timeoutMs: number, doing: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = boundedClient(url, 'stacker', timeoutMs);
   try {
     await client.connect();
     return await work(client);
   } catch (error) {
     throw asStoreError(error, doing);
   } finally {
-    await client.end().catch(() => undefined);
+    await endSession(client, timeoutMs);
   }
 }

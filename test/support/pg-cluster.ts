@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,14 @@ export interface PgCluster extends PgClusterInfo {
   stop(): void;
   /** Stop the server at once (every session ends) and start it again on the same port after `downMs`. */
   restart(downMs: number): Promise<void>;
+  /**
+   * SIGSTOP the server and every backend: connections stay open and the kernel still accepts
+   * new ones, but nothing answers, as when its VM pauses or a partition drops packets without
+   * a reset. Always `thaw` it (in `finally`/afterAll): a stopped server outlives the test.
+   */
+  freeze(): void;
+  /** SIGCONT what `freeze` stopped; harmless when nothing is frozen. */
+  thaw(): void;
 }
 
 /**
@@ -63,6 +71,11 @@ export async function startCluster(binDir: string): Promise<PgCluster> {
   const start = (): void => run('pg_ctl', ['-D', data, '-l', join(root, 'server.log'), '-w', '-o', `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200`, 'start']);
   start();
   let stopped = false;
+  let frozen: number[] = [];
+  const thaw = (): void => {
+    for (const pid of frozen) signal(pid, 'SIGCONT');
+    frozen = [];
+  };
   return {
     host: '127.0.0.1',
     port,
@@ -72,9 +85,21 @@ export async function startCluster(binDir: string): Promise<PgCluster> {
       await new Promise((resolve) => setTimeout(resolve, downMs));
       start();
     },
+    freeze() {
+      // The postmaster first, so that it forks no backend while its children are being stopped.
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      signal(postmaster, 'SIGSTOP');
+      frozen.push(postmaster);
+      for (const pid of childrenOf(postmaster)) {
+        signal(pid, 'SIGSTOP');
+        frozen.push(pid);
+      }
+    },
+    thaw,
     stop() {
       if (stopped) return;
       stopped = true;
+      thaw();
       try {
         run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
       } finally {
@@ -82,6 +107,30 @@ export async function startCluster(binDir: string): Promise<PgCluster> {
       }
     },
   };
+}
+
+/** The processes whose parent is `pid` (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        // Fields after the command, which may hold spaces and parentheses: state, then the parent's pid.
+        const stat = readFileSync(join('/proc', name, 'stat'), 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false; // ended meanwhile
+      }
+    })
+    .map(Number);
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
 }
 
 export function clusterUrl(info: PgClusterInfo, database: string): string {
