@@ -12,6 +12,7 @@ import {
   readKillSwitchEnv,
   readKillSwitchFile,
   readDatabaseUrl,
+  readDatabaseTimeout,
   type DatabaseUrl,
   readOrderSettleWindow,
   readMetricsHost,
@@ -72,6 +73,8 @@ export interface DaemonConfig {
   readonly killSwitchFile: string | null;
   /** STACKER_DATABASE_URL: the journal is in PostgreSQL (null: the data dir's SQLite file). */
   readonly databaseUrl: DatabaseUrl | null;
+  /** STACKER_DATABASE_TIMEOUT (default 10 s): how long that database may take to connect or to answer one query. */
+  readonly databaseTimeoutMs: number;
   /** STACKER_KILL_SWITCH=1|true: start with trading stopped. */
   readonly killSwitchEnv: boolean;
   /** STACKER_ORDER_SETTLE_WINDOW (default 10 min): the settle window of instances that set none. */
@@ -124,6 +127,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
   const killSwitchEnv = readKillSwitchEnv(layers, problems);
   const killSwitchFile = readKillSwitchFile(layers);
   const databaseUrl = readDatabaseUrl(layers, problems);
+  const databaseTimeoutMs = readDatabaseTimeout(layers, problems);
   const orderSettleWindowMs = readOrderSettleWindow(layers, problems);
   const controlToken = readControlToken(layers, problems);
   const notify = readNotifySettings(layers, problems);
@@ -149,6 +153,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
     dryRunSlippagePct,
     killSwitchFile,
     databaseUrl,
+    databaseTimeoutMs,
     killSwitchEnv,
     orderSettleWindowMs,
     controlToken,

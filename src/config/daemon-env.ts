@@ -6,6 +6,8 @@ import { COMMON_KEYS } from '../engine/contract.ts';
 import { closestName } from '../engine/params.ts';
 import { NOTIFY_ENV_KEYS } from './notify-settings.ts';
 import { databaseUrlProblem, redactDatabaseUrl } from '../store/pg-url.ts';
+import { DATABASE_TIMEOUT } from '../store/pg-timeout.ts';
+import { parseDuration } from '../engine/schedule/catch-up.ts';
 import { ENV_KEYS, type EnvLayers, type EnvValue } from './settings.ts';
 import { ORDER_SETTLE_WINDOW } from '../engine/runtime.ts';
 import { CONTROL_TOKEN_MIN_LENGTH, type ControlToken, makeControlToken } from './control-token.ts';
@@ -32,6 +34,7 @@ export const DAEMON_ENV_KEYS = {
   orderSettleWindow: 'STACKER_ORDER_SETTLE_WINDOW',
   controlToken: 'STACKER_CONTROL_TOKEN',
   databaseUrl: 'STACKER_DATABASE_URL',
+  databaseTimeout: 'STACKER_DATABASE_TIMEOUT',
 } as const;
 
 /** Every STACKER_* key stacker reads. */
@@ -217,6 +220,26 @@ export function readDatabaseUrl(layers: EnvLayers, problems: InputProblem[]): Da
   if (problem === null) return makeDatabaseUrl(found.value);
   problems.push({ source: found.source, field: DAEMON_ENV_KEYS.databaseUrl, rule: problem });
   return null;
+}
+
+/**
+ * STACKER_DATABASE_TIMEOUT: how long the PostgreSQL journal's server may take to connect or to
+ * answer one query before the journal counts as unwritable (10 s when unset). Read whether or not
+ * STACKER_DATABASE_URL is set, as the URL may come from `--to` (journal migrate).
+ */
+export function readDatabaseTimeout(layers: EnvLayers, problems: InputProblem[]): number {
+  const found = layers.lookup(DAEMON_ENV_KEYS.databaseTimeout);
+  if (found === null) return DATABASE_TIMEOUT.defaultMs;
+  const ms = parseDuration(found.value);
+  if (ms !== null && ms >= DATABASE_TIMEOUT.floorMs && ms <= DATABASE_TIMEOUT.ceilingMs) return ms;
+  problems.push({
+    source: found.source,
+    field: DAEMON_ENV_KEYS.databaseTimeout,
+    rule:
+      `must be a duration from ${DATABASE_TIMEOUT.floorMs / 1000}s to ${DATABASE_TIMEOUT.ceilingMs / 60_000}m, such as 10s (got ${JSON.stringify(found.value)}); ` +
+      'a shorter one would count an ordinary commit as an outage, a longer one holds a slot past its moment',
+  });
+  return DATABASE_TIMEOUT.defaultMs;
 }
 
 export function readKillSwitchFile(layers: EnvLayers): string | null {

@@ -1,5 +1,5 @@
 import { ConfigError, type InputProblem } from '../domain/errors.ts';
-import { DAEMON_DEFAULTS, DAEMON_ENV_KEYS, type DatabaseUrl, type Located, checkDirectory, locate, readDatabaseUrl, readModeSetting } from './daemon-env.ts';
+import { DAEMON_DEFAULTS, DAEMON_ENV_KEYS, type DatabaseUrl, type Located, checkDirectory, locate, readDatabaseTimeout, readDatabaseUrl, readModeSetting } from './daemon-env.ts';
 import { readEnvLayers } from './settings.ts';
 
 /**
@@ -26,6 +26,8 @@ export interface JournalLocation {
   readonly modeSource: string;
   /** STACKER_DATABASE_URL: the journal is in PostgreSQL; null for the data dir's SQLite file. */
   readonly databaseUrl: DatabaseUrl | null;
+  /** STACKER_DATABASE_TIMEOUT: how long that database (or migrate's --to) may take to connect or to answer one query. */
+  readonly databaseTimeoutMs: number;
 }
 
 export async function loadJournalLocation(flags: JournalLocationFlags, sources: { readonly env?: Readonly<Record<string, string | undefined>> } = {}): Promise<JournalLocation> {
@@ -48,8 +50,9 @@ export async function loadJournalLocation(flags: JournalLocationFlags, sources: 
   }
   const dataDir: Located = locate(layers, DAEMON_ENV_KEYS.dataDir, { name: '--data-dir', value: flags.dataDir }, DAEMON_DEFAULTS.dataDir);
   const databaseUrl = readDatabaseUrl(layers, problems);
+  const databaseTimeoutMs = readDatabaseTimeout(layers, problems);
   // The data dir must hold a journal only when the journal is a file.
   checkDirectory(dataDir, problems, databaseUrl === null);
   if (problems.length > 0) throw new ConfigError(problems);
-  return Object.freeze({ dataDir: dataDir.value, mode, modeSource, databaseUrl });
+  return Object.freeze({ dataDir: dataDir.value, mode, modeSource, databaseUrl, databaseTimeoutMs });
 }

@@ -44,6 +44,7 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
         ? {}
         : {
             databaseUrl: config.databaseUrl.url,
+            databaseTimeoutMs: config.databaseTimeoutMs,
             keep: {
               onLost: () =>
                 logger.warn({ event: 'journal-lock-lost' }, "the journal's lock was lost with its database session (a restart, a failover, a terminated session): taking it again; should another daemon take the journal over first, this one stops"),

@@ -41,6 +41,8 @@ export interface OpenStoreOptions extends Omit<LockOptions, 'dataDir'> {
   readonly onLostJournal?: 'refuse' | 'rebuild';
   /** STACKER_DATABASE_URL: the journal is in this PostgreSQL database (pg-store.ts), locked by advisory locks. */
   readonly databaseUrl?: string;
+  /** PostgreSQL only, STACKER_DATABASE_TIMEOUT: how long connecting, or any one query, may go unanswered (pg-session.ts). */
+  readonly databaseTimeoutMs?: number;
   /** PostgreSQL only: wait as a hot standby while another daemon holds the journal (PgStoreOptions.standby). */
   readonly standby?: LockWait;
   /** PostgreSQL only: told when the journal's lock is lost under the daemon and taken again (PgStoreOptions.keep). */
@@ -78,6 +80,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       ...(options.hostname === undefined ? {} : { hostname: options.hostname }),
       ...(options.standby === undefined ? {} : { standby: options.standby }),
       ...(options.keep === undefined ? {} : { keep: options.keep }),
+      ...(options.databaseTimeoutMs === undefined ? {} : { timeoutMs: options.databaseTimeoutMs }),
     });
   }
   if (options.standby !== undefined) throw new StoreError('invalid-argument', 'a hot standby needs the journal in PostgreSQL (STACKER_DATABASE_URL): a SQLite file serves one host');
@@ -149,10 +152,16 @@ export async function openStoreForReading(options: {
   readonly busyTimeoutMs?: number;
   readonly write?: boolean;
   readonly databaseUrl?: string;
+  readonly databaseTimeoutMs?: number;
 }): Promise<StoredJournal> {
   if (options.databaseUrl !== undefined) {
     const { openPgStoreForReading } = await import('./pg-store.ts');
-    return openPgStoreForReading({ url: options.databaseUrl, mode: options.mode, ...(options.write === undefined ? {} : { write: options.write }) });
+    return openPgStoreForReading({
+      url: options.databaseUrl,
+      mode: options.mode,
+      ...(options.write === undefined ? {} : { write: options.write }),
+      ...(options.databaseTimeoutMs === undefined ? {} : { timeoutMs: options.databaseTimeoutMs }),
+    });
   }
   const path = journalPath(resolve(options.dataDir), options.mode);
   if (!existsSync(path)) throw new StoreError('not-found', `no ${options.mode} journal at ${path} yet: stacker has not run in this data dir`);

@@ -315,4 +315,17 @@ describe('loadDaemonConfig: STACKER_DATABASE_URL puts the journal in PostgreSQL'
       expect(error.message).not.toContain(PASSWORD);
     }
   });
+
+  it('STACKER_DATABASE_TIMEOUT bounds how long the database may take to answer: 10 s when unset, a duration from 1s to 5m when set', async () => {
+    world.instance('dca-btc', DCA);
+    expect((await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} })).databaseTimeoutMs).toBe(10_000);
+    expect((await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_DATABASE_TIMEOUT: '30s' } })).databaseTimeoutMs).toBe(30_000);
+    expect((await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_DATABASE_TIMEOUT: '5m' } })).databaseTimeoutMs).toBe(300_000);
+    for (const text of ['0s', '500ms', '6m', '10']) {
+      const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_DATABASE_TIMEOUT: text } }));
+      expect(lines(error.problems)).toEqual([
+        `environment: STACKER_DATABASE_TIMEOUT: must be a duration from 1s to 5m, such as 10s (got ${JSON.stringify(text)}); a shorter one would count an ordinary commit as an outage, a longer one holds a slot past its moment`,
+      ]);
+    }
+  });
 });

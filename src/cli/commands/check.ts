@@ -79,7 +79,11 @@ async function readOperatorControls(config: DaemonConfig): Promise<OperatorSumma
   const { openStoreForReading } = await import('../../store/open-store.ts');
   let journal: Awaited<ReturnType<typeof openStoreForReading>> | null = null;
   try {
-    journal = await openStoreForReading({ dataDir: config.dataDir, mode: config.mode, ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url }) });
+    journal = await openStoreForReading({
+      dataDir: config.dataDir,
+      mode: config.mode,
+      ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url, databaseTimeoutMs: config.databaseTimeoutMs }),
+    });
     const controls = await journal.operatorControls();
     const iso = (ms: number): string => new Date(ms).toISOString();
     return {

@@ -140,7 +140,7 @@ export async function migrate(ctx: CommandContext, flags: MigrateFlags, deps: Re
   }
   if (target === null) throw InputError.one('--to', 'name the PostgreSQL database to copy into: --to postgres://user@host/database, or set STACKER_DATABASE_URL (which keeps a password out of the shell history)');
   const { copySqliteJournalToPg } = await import('../../store/pg-copy.ts');
-  const copy = await copySqliteJournalToPg({ dataDir: location.dataDir, mode: location.mode, url: target.url });
+  const copy = await copySqliteJournalToPg({ dataDir: location.dataDir, mode: location.mode, url: target.url, timeoutMs: location.databaseTimeoutMs });
   if (ctx.json) {
     ctx.io.out(json({ from: copy.from, to: copy.to, journalId: copy.journalId, copied: copy.copied, tables: copy.tables, sums: copy.sums.map((s) => ({ column: s.column, sqlite: s.source, postgres: s.target })) }));
     return;
@@ -312,7 +312,7 @@ export async function withJournal(
       dataDir: location.dataDir,
       mode: location.mode,
       ...(options.write === true ? { write: true } : {}),
-      ...(location.databaseUrl === null ? {} : { databaseUrl: location.databaseUrl.url }),
+      ...(location.databaseUrl === null ? {} : { databaseUrl: location.databaseUrl.url, databaseTimeoutMs: location.databaseTimeoutMs }),
     });
   } catch (error) {
     if (!(error instanceof StoreError) || error.reason !== 'not-found') throw error;
