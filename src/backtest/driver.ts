@@ -19,6 +19,7 @@ import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import { MemoryJournal } from '../store/memory-journal.ts';
 import { HeapCeiling } from './heap-ceiling.ts';
+import { monthEndCandles } from './month-ends.ts';
 import { SqliteJournal } from '../store/sqlite-journal.ts';
 
 export interface BacktestInput {
@@ -139,9 +140,12 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       if (end <= cursor) return;
       for (let i = Math.ceil(cursor / step) * step; i < end; i += step) samplePoint(i);
       if (last >= cursor && last < end && last % step !== 0) samplePoint(last);
+      // A month's value at its end is at its last close, which a chart point rarely is.
+      for (const i of monthEndCandles(candles.times, candles.length, cursor, end)) facts.priceSeen(closeMs(i) - 1, candles.closeDecimal(i));
       if (input.onProgress !== undefined) for (let done = (Math.floor(cursor / 65_536) + 1) * 65_536; done <= end; done += 65_536) input.onProgress(done, candles.length);
       cursor = end;
     };
+    const closeMs = (index: number): number => (candles.timeSec(index) + candles.intervalSec) * 1000;
     const samplePoint = (index: number): void => {
       const close = candles.closeDecimal(index);
       const timeSec = candles.timeSec(index);

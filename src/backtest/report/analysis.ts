@@ -45,7 +45,7 @@ export interface PeriodRow {
   fees: string;
   /** (invested + fees) / base bought, in the period; null when nothing was bought. */
   averageCost: string | null;
-  /** Base bought up to the period's end × the last price of the period. */
+  /** Base bought up to the period's end × the close of the period's last candle. */
   valueAtEnd: string;
   /** (valueAtEnd − everything invested up to then, fees in) / that × 100; null when nothing was invested yet. */
   returnPct: string | null;

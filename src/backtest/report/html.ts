@@ -222,7 +222,7 @@ function periodsTable(report: BacktestReport, rows: BacktestReport['periods']['y
   return `${table(
     [txt('Period'), num(`Invested (${report.quote})`), num(`Bought (${report.base})`), num(`Fees (${report.quote})`), num('Average cost (fees in)'), num(`Value at the end (${report.quote})`), num('Return %')],
     rows.map((r) => [txt(r.period), num(r.invested), num(r.baseBought), num(r.fees), num(orDash(r.averageCost)), num(r.valueAtEnd), num(orDash(r.returnPct))]),
-  )}\n<p>Average cost counts the fees: (quote paid + fees) ÷ base bought. Value at the end is all the ${escapeHtml(report.base)} bought so far at the period's last price; the return is against everything invested so far, fees in.</p>`;
+  )}\n<p>Average cost counts the fees: (quote paid + fees) ÷ base bought. Periods are UTC. Value at the end is all the ${escapeHtml(report.base)} bought so far at the close of the period's last candle; the return is against everything invested so far, fees in.</p>`;
 }
 
 function runTable(report: BacktestReport): string {

@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Decimal, roundUp } from '../../src/domain/money.ts';
+
+const run = promisify(execFile);
+const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
+const DATA = resolve(import.meta.dirname, '../../data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv');
+const dir = mkdtempSync(join(tmpdir(), 'stacker-periods-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface PeriodRow {
+  period: string;
+  invested: string;
+  baseBought: string;
+  fees: string;
+  averageCost: string | null;
+  valueAtEnd: string;
+  returnPct: string | null;
+}
+
+/** The committed candles opening in [fromMs, toMs], read from the CSV text alone. */
+function candlesBetween(fromMs: number, toMs: number): Array<{ timeMs: number; open: Decimal; close: Decimal }> {
+  return readFileSync(DATA, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((line) => line.split(','))
+    .map((r) => ({ timeMs: Number(r[0]) * 1000, open: new Decimal(r[1] as string), close: new Decimal(r[4] as string) }))
+    .filter((c) => c.timeMs >= fromMs && c.timeMs <= toMs);
+}
+
+const round = (x: Decimal, places: number): string => {
+  const rounded = x.toDecimalPlaces(places, Decimal.ROUND_HALF_EVEN);
+  return rounded.isZero() ? '0' : rounded.toFixed();
+};
+
+describe('the per-month and per-year rows of a backtest report', () => {
+  it('value every period at the close of its last candle (UTC), months without buys and a last month cut mid-way included', async () => {
+    // 0.01 BTC at 09:00 UTC on 1 January and 1 June: most months buy nothing, and the run
+    // stops mid-December, mid-candle.
+    const strategy = join(dir, 'twice-a-year.env');
+    writeFileSync(strategy, 'STRATEGY=dca\nSCHEDULE="0 9 1 1,6 *"\nTIMEZONE=UTC\nMARKET=BTC_USDT\nAMOUNT=0.01\n');
+    const from = '2021-01-01';
+    const to = '2021-12-15T12:30:00Z';
+    const { stdout } = await run(process.execPath, [CLI, 'backtest', '--json', '--data', DATA, '--market', 'BTC_USDT', '--strategy', strategy, '--from', from, '--to', to, '--wallet', 'USDT=5000']);
+    const report = JSON.parse(stdout) as { periods: { monthly: PeriodRow[]; yearly: PeriodRow[] } };
+
+    // Expected from the CSV and the documented rules: a buy fills at the open of the 09:00 candle,
+    // pays the demo taker fee (0.1 %, rounded up to 8 decimals); a period is worth the BTC held
+    // then at the close of its last candle, against everything paid so far, fees in.
+    const candles = candlesBetween(Date.parse(`${from}T00:00:00Z`), Date.parse(to));
+    const keyOf = (ms: number, unit: 'month' | 'year'): string => new Date(ms).toISOString().slice(0, unit === 'month' ? 7 : 4);
+    const expected = (unit: 'month' | 'year'): PeriodRow[] => {
+      let held = new Decimal(0);
+      let paid = new Decimal(0);
+      const keys = [...new Set(candles.map((c) => keyOf(c.timeMs, unit)))];
+      return keys.map((key) => {
+        const inPeriod = candles.filter((c) => keyOf(c.timeMs, unit) === key);
+        const buys = inPeriod.filter((c) => /-(01|06)-01T09:00/.test(new Date(c.timeMs).toISOString()));
+        const quote = buys.reduce((sum, c) => sum.add(c.open.mul('0.01')), new Decimal(0));
+        const fees = buys.reduce((sum, c) => sum.add(roundUp(c.open.mul('0.01').mul('0.001'), 8)), new Decimal(0));
+        const base = new Decimal('0.01').mul(buys.length);
+        held = held.add(base);
+        paid = paid.add(quote).add(fees);
+        const value = held.mul((inPeriod.at(-1) as { close: Decimal }).close);
+        return {
+          period: key,
+          invested: round(quote, 8),
+          baseBought: round(base, 8),
+          fees: round(fees, 8),
+          averageCost: base.isZero() ? null : round(quote.add(fees).div(base), 8),
+          valueAtEnd: round(value, 8),
+          returnPct: paid.isZero() ? null : round(value.sub(paid).div(paid).mul(100), 4),
+        };
+      });
+    };
+    expect(report.periods.monthly).toEqual(expected('month'));
+    expect(report.periods.yearly).toEqual(expected('year'));
+    // The last, partial month ends at the last candle the run read (12:00, opened before --to).
+    expect(report.periods.monthly.at(-1)?.valueAtEnd).toBe(round(new Decimal('0.02').mul((candles.at(-1) as { close: Decimal }).close), 8));
+  });
+});
