@@ -164,7 +164,8 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       enabled.map((instance) => ({ instance: instance.instance, schedule: instance.schedule })),
       async (instance: string, slotTimeMs: number) => {
         if (firstSlot === null) {
-          const price = exchange.priceAt(input.market, slotTimeMs);
+          // The lump sum buys as the strategy's buys do: slippage and price precision in, or it would look better than it could be.
+          const price = exchange.sim.bestAskAt(input.market, slotTimeMs);
           if (price !== null) firstSlot = { timeMs: slotTimeMs, price };
         }
         await engine.runSlot(instance, slotTimeMs);

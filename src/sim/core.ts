@@ -186,6 +186,18 @@ export class SimCore {
     return this.#markets.has(market) ? this.#prices.priceAt(market, timeMs) : null;
   }
 
+  /**
+   * What a market buy placed at `timeMs` pays for its first base: the best ask of the book it would
+   * walk (slippage and the market's price precision in), as the buy itself works it out. Null for
+   * an unknown or unpriced market.
+   */
+  bestAskAt(market: string, timeMs: number): Decimal | null {
+    const rules = this.#markets.get(market);
+    const price = this.priceAt(market, timeMs);
+    if (!rules || price === null) return null;
+    return bestAsk(rules, this.#fills, price, this.#asks?.asksAt(market, timeMs) ?? null);
+  }
+
   /** The synthetic order book around the current price; null for an unknown or unpriced market. */
   orderBook(market: string, depth: number): { asks: BookLevel[]; bids: BookLevel[] } | null {
     const rules = this.#markets.get(market);

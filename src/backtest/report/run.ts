@@ -39,7 +39,7 @@ export interface BacktestRun {
   /** Orders, refusals, flex operations and the account's value (sampled at every slot and chart point), folded. */
   facts: RunFacts;
   slots: number;
-  /** The first slot of the run and the market's price then (the lump-sum benchmark buys there); null without a slot. */
+  /** The first slot of the run and what a market buy then pays (fill rule, slippage in: the lump-sum benchmark buys there); null without a slot. */
   firstSlot?: { timeMs: number; price: Decimal } | null;
   settings: { slippagePct: Decimal; flexAprPct: Decimal | null };
   /** The market rules traded on, and where they came from. */

@@ -1,0 +1,48 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Decimal, roundUp } from '../../src/domain/money.ts';
+
+const run = promisify(execFile);
+const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
+const DATA = resolve(import.meta.dirname, '../../data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv');
+const dir = mkdtempSync(join(tmpdir(), 'stacker-benchmarks-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The open of the committed candle opening at `iso`, read from the CSV text alone. */
+function openAt(iso: string): Decimal {
+  const sec = String(Date.parse(iso) / 1000);
+  const row = readFileSync(DATA, 'utf8').split('\n').find((line) => line.startsWith(`${sec},`));
+  if (row === undefined) throw new Error(`no candle at ${iso}`);
+  return new Decimal(row.split(',')[1] as string);
+}
+
+describe('the lump-sum benchmark of a backtest report', () => {
+  it('buys at the price the strategy\'s own buys would pay then: slippage in, rounded up to the price precision', async () => {
+    const strategy = join(dir, 'daily.env');
+    writeFileSync(strategy, 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nTIMEZONE=UTC\nMARKET=BTC_USDT\nAMOUNT_QUOTE=10\n');
+    const { stdout } = await run(process.execPath, [CLI, 'backtest', '--json', '--data', DATA, '--market', 'BTC_USDT', '--strategy', strategy, '--from', '2021-01-01', '--to', '2021-03-31', '--wallet', 'USDT=2000', '--slippage-pct', '1']);
+    const report = JSON.parse(stdout) as {
+      totals: { fees: Record<string, string> };
+      data: { lastClose: string };
+      benchmarks: { strategy: { invested: string }; lumpSum: { timeMs: number; price: string; invested: string; base: string; valueAtEnd: string; returnPct: string } };
+    };
+    // The first slot is 1 January 09:00: its candle's open, 1 % up, to the demo market's 2 decimals.
+    const price = roundUp(openAt('2021-01-01T09:00:00Z').mul('1.01'), 2);
+    const invested = new Decimal(report.benchmarks.strategy.invested);
+    // The same money, paying the same fees (documented): what is left of it buys base at that price.
+    const base = invested.sub(report.totals.fees['USDT'] as string).div(price);
+    const value = base.mul(report.data.lastClose);
+    expect(report.benchmarks.lumpSum).toEqual({
+      timeMs: Date.parse('2021-01-01T09:00:00Z'),
+      price: price.toFixed(),
+      invested: invested.toFixed(),
+      base: base.toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN).toFixed(),
+      valueAtEnd: value.toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN).toFixed(),
+      returnPct: value.sub(invested).div(invested).mul(100).toDecimalPlaces(4, Decimal.ROUND_HALF_EVEN).toFixed(),
+    });
+  });
+});
