@@ -127,25 +127,30 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
     const step = Math.max(1, Math.ceil(candles.length / CHART_POINTS));
     const intervalMs = candles.intervalSec * 1000;
     let cursor = 0;
-    // Pass the candles closed by a moment, in order: chart points (every `step`-th candle and the
-    // last) sample the account at their close (balances only change at slots, and a candle is
-    // sampled only once the slots before its close have run, so this is exact and in time order).
-    // The candles between chart points are skipped, not visited: a binary search finds where
-    // the closed ones end, so a slot costs the same on 1-minute data as on daily.
+    // Pass the candles closed by a moment, in order, valuing the account at each close (balances
+    // only change at slots, and a candle is passed only once the slots before its close have run,
+    // so this is exact and in time order). Chart points (every `step`-th candle and the last) are
+    // drawn; every close is walked for the drawdown, whose peak and trough can be any candle, as a
+    // float unless it could be a new peak or a deeper drawdown.
     const last = candles.length - 1;
     const advanceTo = async (timeMs: number): Promise<void> => {
       let end = Number.isFinite(timeMs) ? firstAtLeast(candles.times, (timeMs - intervalMs) / 1000, candles.length) : candles.length;
       // Times are distinct: at most the one candle closing exactly at `timeMs` is left to pass.
       if (end < candles.length && candles.timeSec(end) * 1000 + intervalMs <= timeMs) end += 1;
       if (end <= cursor) return;
-      for (let i = Math.ceil(cursor / step) * step; i < end; i += step) samplePoint(i);
-      if (last >= cursor && last < end && last % step !== 0) samplePoint(last);
+      const quoteF = exchange.sim.holding(rules.quote).toNumber();
+      const baseF = exchange.sim.holding(rules.base).toNumber();
+      for (let i = cursor; i < end; i += 1) {
+        if (i % step === 0 || i === last) samplePoint(i);
+        else facts.offerClose(closeMs(i), quoteF + baseF * candles.closeEstimate(i), i, closeSample);
+      }
       // A month's value at its end is at its last close, which a chart point rarely is.
       for (const i of monthEndCandles(candles.times, candles.length, cursor, end)) facts.priceSeen(closeMs(i) - 1, candles.closeDecimal(i));
       if (input.onProgress !== undefined) for (let done = (Math.floor(cursor / 65_536) + 1) * 65_536; done <= end; done += 65_536) input.onProgress(done, candles.length);
       cursor = end;
     };
     const closeMs = (index: number): number => (candles.timeSec(index) + candles.intervalSec) * 1000;
+    const closeSample = (index: number): EquityPoint => sampleAt(exchange, rules, closeMs(index), candles.closeDecimal(index));
     const samplePoint = (index: number): void => {
       const close = candles.closeDecimal(index);
       const timeSec = candles.timeSec(index);

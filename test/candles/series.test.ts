@@ -42,6 +42,16 @@ describe('loading a candle file into columns', () => {
     expect(series.closeNumber(0)).toBe(0.2);
   });
 
+  it('estimates a close from its digits within a part in 10^15, long ones too (what a backtest rules drawdown samples out by)', () => {
+    const text = readFileSync(fixture('btc-1m-2025-05-20.csv'), 'utf8');
+    const series = parseCandles(text, { market: 'BTC_USDT' });
+    for (let i = 0; i < series.length; i += 1) expect(Math.abs(series.closeEstimate(i) - series.closeNumber(i))).toBeLessThanOrEqual(series.closeNumber(i) * 1e-15);
+    // 17 digits: too many to read digit by digit, so read as the nearest float.
+    const long = parseCandles(csv('3600,1,2,0.5,1.2345678901234567,1', '7200,1,8,0.5,7,1'), { market: 'X_Y' });
+    expect(long.closeEstimate(0)).toBe(1.2345678901234567);
+    expect(long.closeEstimate(1)).toBe(7);
+  });
+
   it('reads a file given as text as it reads the same file from disk', () => {
     const text = readFileSync(fixture('btc-1h-2024-04-19_20.csv'), 'utf8');
     const fromText = loadCandles({ text }, { market: 'BTC_USDT' });

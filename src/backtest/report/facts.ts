@@ -342,23 +342,62 @@ export class RunFacts {
   }
 
   /**
-   * What the account was worth at a moment; samples come in time order. The drawdown walk is
-   * build.ts's rule: the running peak is the highest value so far, and the deepest episode by
-   * amount and by share of its peak (compared as a cross product: no division per sample).
-   * Most samples below the peak are nowhere near the deepest episode: floats (each within a few
-   * parts in 10^16 of the exact value) rule those out with a margin of a part in 10^12, and only
-   * the samples left are compared exactly. The decision stays the exact one.
+   * What the account was worth at a moment; samples come in time order. It is drawn (equity
+   * chart, the period's price) and walked for the drawdown.
    */
   addSample(point: EquityPoint): void {
-    const dd = this.drawdown;
-    if (point.timeMs < this.#lastSampleMs) throw new RangeError(`account samples must come in time order (${point.timeMs} after ${this.#lastSampleMs})`);
-    this.#lastSampleMs = point.timeMs;
-    dd.samples += 1;
+    this.#inOrder(point.timeMs);
     // For drawing (which sample of a bucket is lowest, a drawdown's pixel) and for ruling out: one float a sample.
     const rank = point.value.toNumber();
-    const drawn: SketchedPoint = { timeMs: point.timeMs, price: point.price, value: point.value, rank };
-    this.equity.add(drawn);
+    this.equity.add({ timeMs: point.timeMs, price: point.price, value: point.value, rank });
     this.#priceSeen(point.timeMs, point.price);
+    this.#walk(point, rank);
+  }
+
+  /**
+   * A candle's close between the drawn samples, for the drawdown only: the account valued at it
+   * as a float (holdings × close), and how to value it exactly (`exact(index)`). A drawdown's peak and trough are
+   * closes like any other, so every one is walked; only a close the float cannot rule out (a new
+   * peak, a deeper drawdown, by addSample's own margin) is valued exactly. The decision stays
+   * the exact one, at the cost of a float per candle.
+   */
+  offerClose(timeMs: number, valueF: number, index: number, exact: (index: number) => EquityPoint): void {
+    this.#inOrder(timeMs);
+    if (this.#mayDeepen(valueF)) {
+      const point = exact(index);
+      this.#walk(point, point.value.toNumber());
+      return;
+    }
+    // Walked, and ruled out: it is drawn only if it is a chart point (an object per candle would cost more than the walk).
+    this.drawdown.samples += 1;
+  }
+
+  #inOrder(timeMs: number): void {
+    if (timeMs < this.#lastSampleMs) throw new RangeError(`account samples must come in time order (${timeMs} after ${this.#lastSampleMs})`);
+    this.#lastSampleMs = timeMs;
+  }
+
+  /** Whether a value (a float) could be a new peak or a deeper drawdown than the deepest so far; when unsure, yes. */
+  #mayDeepen(valueF: number): boolean {
+    const dd = this.drawdown;
+    const peakRank = this.#peakRank;
+    if (dd.peak === null || dd.maxPct === null || !(peakRank > 0)) return true;
+    const slack = Math.abs(peakRank) * 1e-12;
+    const amountF = peakRank - valueF;
+    if (amountF <= slack || amountF >= this.#maxAmountF - slack) return true;
+    return dd.maxPct.amount.isZero() || amountF / peakRank >= this.#maxShareF - 1e-12;
+  }
+
+  /**
+   * The drawdown walk, build.ts's rule: the running peak is the highest value so far, and the
+   * deepest episode by amount and by share of its peak (compared as a cross product: no division
+   * per sample). Most samples below the peak are nowhere near the deepest episode: floats (each
+   * within a few parts in 10^16 of the exact value) rule those out with a margin of a part in
+   * 10^12, and only the samples left are compared exactly. The decision stays the exact one.
+   */
+  #walk(point: EquityPoint, rank: number): void {
+    const dd = this.drawdown;
+    dd.samples += 1;
     if (dd.peak === null) {
       dd.peak = point;
       this.#peakRank = rank;

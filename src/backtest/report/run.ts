@@ -36,7 +36,7 @@ export interface BacktestRun {
   /** main + trade + flex per asset. */
   finalBalances: Record<string, Decimal>;
   instances: Array<{ instance: string; strategy: string; schedule: string; timezone: string }>;
-  /** Orders, refusals, flex operations and the account's value (sampled at every slot and chart point), folded. */
+  /** Orders, refusals, flex operations and the account's value (at every slot and every candle's close for the drawdown; drawn at slots and chart points), folded. */
   facts: RunFacts;
   slots: number;
   /** The first slot of the run and what a market buy then pays (fill rule, slippage in: the lump-sum benchmark buys there); null without a slot. */
