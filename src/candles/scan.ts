@@ -156,23 +156,6 @@ export function scannedTime(): number {
 export function closeOfRow(bytes: Uint8Array, start: number): number {
   let pos = start;
   for (let commas = 0; commas < 4; pos += 1) if (bytes[pos] === COMMA) commas += 1;
-  let c = bytes[pos] as number;
-  let whole = 0;
-  let digits = 0;
-  while (c >= ZERO_CODE && c <= NINE_CODE) {
-    whole = whole * 10 + (c - ZERO_CODE);
-    digits += 1;
-    c = bytes[++pos] as number;
-  }
-  if (c !== DOT) return digits > 0 && digits <= FLOAT_SAFE_DIGITS && c === COMMA ? whole : Number.NaN;
-  let fraction = 0;
-  let scale = 1;
-  c = bytes[++pos] as number;
-  while (c >= ZERO_CODE && c <= NINE_CODE) {
-    fraction = fraction * 10 + (c - ZERO_CODE);
-    scale *= 10;
-    digits += 1;
-    c = bytes[++pos] as number;
-  }
-  return digits > 0 && digits <= FLOAT_SAFE_DIGITS && c === COMMA && scale > 1 ? whole + fraction / scale : Number.NaN;
+  const end = scanNumber(bytes, pos, bytes.length);
+  return end >= 0 && bytes[end] === COMMA && scannedDigits <= FLOAT_SAFE_DIGITS ? (scanned[VALUE] as number) : Number.NaN;
 }

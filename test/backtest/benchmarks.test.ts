@@ -1,23 +1,22 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Decimal, roundUp } from '../../src/domain/money.ts';
+import { DATA, candlesBetween, written } from './committed-candles.ts';
 
 const run = promisify(execFile);
 const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
-const DATA = resolve(import.meta.dirname, '../../data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv');
 const dir = mkdtempSync(join(tmpdir(), 'stacker-benchmarks-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The open of the committed candle opening at `iso`, read from the CSV text alone. */
+/** The open of the committed candle opening at `iso`. */
 function openAt(iso: string): Decimal {
-  const sec = String(Date.parse(iso) / 1000);
-  const row = readFileSync(DATA, 'utf8').split('\n').find((line) => line.startsWith(`${sec},`));
-  if (row === undefined) throw new Error(`no candle at ${iso}`);
-  return new Decimal(row.split(',')[1] as string);
+  const [candle] = candlesBetween(Date.parse(iso), Date.parse(iso));
+  if (candle === undefined) throw new Error(`no candle at ${iso}`);
+  return candle.open;
 }
 
 describe('the lump-sum benchmark of a backtest report', () => {
@@ -40,9 +39,9 @@ describe('the lump-sum benchmark of a backtest report', () => {
       timeMs: Date.parse('2021-01-01T09:00:00Z'),
       price: price.toFixed(),
       invested: invested.toFixed(),
-      base: base.toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN).toFixed(),
-      valueAtEnd: value.toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN).toFixed(),
-      returnPct: value.sub(invested).div(invested).mul(100).toDecimalPlaces(4, Decimal.ROUND_HALF_EVEN).toFixed(),
+      base: written(base, 8),
+      valueAtEnd: written(value, 8),
+      returnPct: written(value.sub(invested).div(invested).mul(100), 4),
     });
   });
 });

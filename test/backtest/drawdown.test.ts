@@ -1,30 +1,17 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Decimal, roundUp } from '../../src/domain/money.ts';
+import type { DrawdownEpisode as Episode } from '../../src/backtest/report/build.ts';
+import { DATA, candlesBetween, written as round } from './committed-candles.ts';
 
 const run = promisify(execFile);
 const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
-const DATA = resolve(import.meta.dirname, '../../data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv');
 const dir = mkdtempSync(join(tmpdir(), 'stacker-drawdown-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-interface Episode {
-  amount: string;
-  pct: string | null;
-  peakTimeMs: number;
-  peakValue: string;
-  troughTimeMs: number;
-  troughValue: string;
-}
-
-const round = (x: Decimal, places: number): string => {
-  const rounded = x.toDecimalPlaces(places, Decimal.ROUND_HALF_EVEN);
-  return rounded.isZero() ? '0' : rounded.toFixed();
-};
 
 describe('the max drawdown of a backtest report', () => {
   it('is the deepest fall over every candle close and every slot, found by a brute-force walk over the CSV', async () => {
@@ -36,13 +23,7 @@ describe('the max drawdown of a backtest report', () => {
     const report = JSON.parse(stdout) as { slots: number; data: { candles: number }; drawdown: { samples: number; max: Episode; maxPct: Episode } };
 
     const hour = 3_600_000;
-    const candles = readFileSync(DATA, 'utf8')
-      .trim()
-      .split('\n')
-      .slice(1)
-      .map((line) => line.split(','))
-      .map((r) => ({ timeMs: Number(r[0]) * 1000, open: new Decimal(r[1] as string), close: new Decimal(r[4] as string) }))
-      .filter((c) => c.timeMs >= Date.parse('2022-01-01T00:00:00Z') && c.timeMs <= Date.parse('2022-12-31T23:59:59.999Z'));
+    const candles = candlesBetween(Date.parse('2022-01-01T00:00:00Z'), Date.parse('2022-12-31T23:59:59.999Z'));
     const slotMs = Date.parse('2022-01-01T09:00:00Z');
     const buyPrice = (candles.find((c) => c.timeMs === slotMs) as { open: Decimal }).open;
     const quote = buyPrice.mul('0.01');

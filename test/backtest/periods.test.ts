@@ -1,42 +1,17 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Decimal, roundUp } from '../../src/domain/money.ts';
+import type { PeriodRow } from '../../src/backtest/report/analysis.ts';
+import { DATA, candlesBetween, written as round } from './committed-candles.ts';
 
 const run = promisify(execFile);
 const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
-const DATA = resolve(import.meta.dirname, '../../data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv');
 const dir = mkdtempSync(join(tmpdir(), 'stacker-periods-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-interface PeriodRow {
-  period: string;
-  invested: string;
-  baseBought: string;
-  fees: string;
-  averageCost: string | null;
-  valueAtEnd: string;
-  returnPct: string | null;
-}
-
-/** The committed candles opening in [fromMs, toMs], read from the CSV text alone. */
-function candlesBetween(fromMs: number, toMs: number): Array<{ timeMs: number; open: Decimal; close: Decimal }> {
-  return readFileSync(DATA, 'utf8')
-    .trim()
-    .split('\n')
-    .slice(1)
-    .map((line) => line.split(','))
-    .map((r) => ({ timeMs: Number(r[0]) * 1000, open: new Decimal(r[1] as string), close: new Decimal(r[4] as string) }))
-    .filter((c) => c.timeMs >= fromMs && c.timeMs <= toMs);
-}
-
-const round = (x: Decimal, places: number): string => {
-  const rounded = x.toDecimalPlaces(places, Decimal.ROUND_HALF_EVEN);
-  return rounded.isZero() ? '0' : rounded.toFixed();
-};
 
 describe('the per-month and per-year rows of a backtest report', () => {
   it('value every period at the close of its last candle (UTC), months without buys and a last month cut mid-way included', async () => {
