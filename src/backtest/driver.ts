@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import type { InstanceConfig } from '../config/instance-config.ts';
-import { type Decimal, ZERO } from '../domain/money.ts';
+import { type Decimal, ZERO, roughNumber } from '../domain/money.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { Engine } from '../engine/engine.ts';
 import { neverKilled } from '../engine/kill-switch.ts';
@@ -138,8 +138,8 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       // Times are distinct: at most the one candle closing exactly at `timeMs` is left to pass.
       if (end < candles.length && candles.timeSec(end) * 1000 + intervalMs <= timeMs) end += 1;
       if (end <= cursor) return;
-      const quoteF = exchange.sim.holding(rules.quote).toNumber();
-      const baseF = exchange.sim.holding(rules.base).toNumber();
+      const quoteF = roughNumber(exchange.sim.holding(rules.quote));
+      const baseF = roughNumber(exchange.sim.holding(rules.base));
       for (let i = cursor; i < end; i += 1) {
         if (i % step === 0 || i === last) samplePoint(i);
         else facts.offerClose(closeMs(i), quoteF + baseF * candles.closeEstimate(i), i, closeSample);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Decimal } from '../domain/money.ts';
 import { firstAtLeast } from '../domain/sorted.ts';
 import { CANDLE_CSV_HEADER, CandleCsvError, type CandleCsvProblem } from './csv-errors.ts';
-import { checkRow, closeOfRow, scanRow, scannedTime } from './scan.ts';
+import { checkRow, scanRow, scannedClose, scannedTime } from './scan.ts';
 
 /** Missing candles between two present ones: `missing` intervals after the candle at `afterTimeSec`. */
 export interface CandleGap {
@@ -38,7 +38,7 @@ export interface CandleSeries {
   closeDecimal(index: number): Decimal;
   /** The close as the nearest float: for chart coordinates only, never for money. */
   closeNumber(index: number): number;
-  /** The close as a float within a few parts in 10^16, read without making a string: for ruling candles out, never for money. */
+  /** The close as a float within a few parts in 10^16, as the parse read it (no string made): for ruling candles out, never for money. */
   closeEstimate(index: number): number;
   /** Index of the first candle opening at or after `timeMs`; `length` when none does. */
   firstAtOrAfter(timeMs: number): number;
@@ -110,6 +110,8 @@ export function parseCandleBytes(bytes: Buffer, options: LoadOptions): CandleSer
   let capacity = Math.max(16, Math.ceil(n / 40));
   let times = new Float64Array(capacity);
   let rowStarts = new Uint32Array(capacity);
+  // The closes as floats, kept while the scanner has them anyway: a backtest's drawdown walks every close.
+  let closes = new Float64Array(capacity);
   const steps = new StepCounter();
   const problems: CandleCsvProblem[] = [];
   let pos = firstNewline === -1 ? n : firstNewline + 1;
@@ -121,9 +123,11 @@ export function parseCandleBytes(bytes: Buffer, options: LoadOptions): CandleSer
     line += 1;
     const rowStart = pos;
     let time: number;
+    let close = Number.NaN;
     const end = scanRow(bytes, pos, n);
     if (end >= 0) {
       time = scannedTime();
+      close = scannedClose();
       pos = end + 1;
     } else {
       let lineEnd = bytes.indexOf(LF, pos);
@@ -148,14 +152,16 @@ export function parseCandleBytes(bytes: Buffer, options: LoadOptions): CandleSer
       capacity *= 2;
       times = grown(times, capacity);
       rowStarts = grown(rowStarts, capacity);
+      closes = grown(closes, capacity);
     }
     times[count] = time;
     rowStarts[count] = rowStart;
+    closes[count] = close;
     count += 1;
   }
   if (problems.length > 0) throw new CandleCsvError(source, problems);
   if (rows === 0) throw new CandleCsvError(source, [{ line: 2, reason: 'no candles after the header' }]);
-  return new ColumnarCandles(options.market, bytes, rowStarts.slice(0, count), times.slice(0, count), steps.mostCommon());
+  return new ColumnarCandles(options.market, bytes, rowStarts.slice(0, count), times.slice(0, count), closes.slice(0, count), steps.mostCommon());
 }
 
 /**
@@ -229,6 +235,8 @@ class ColumnarCandles implements CandleSeries {
   readonly times: Float64Array;
   readonly #bytes: Buffer;
   readonly #rowStarts: Uint32Array;
+  /** Per row (indexed like rowStarts), the close as the scanner read it; NaN for a row it left to the exact check. */
+  readonly #closes: Float64Array;
   /** The last index answered: backtests ask in time order, so the next answer is usually here or next. */
   #hint = 0;
   /** The last open and close read as Decimals: a slot asks for the same candle's price several times. Decimals are immutable, so sharing one is safe. */
@@ -237,7 +245,7 @@ class ColumnarCandles implements CandleSeries {
   #closeAt = -1;
   #close: Decimal | null = null;
 
-  constructor(market: string, bytes: Buffer, rowStarts: Uint32Array, times: Float64Array, intervalSec: number) {
+  constructor(market: string, bytes: Buffer, rowStarts: Uint32Array, times: Float64Array, closes: Float64Array, intervalSec: number) {
     this.market = market;
     this.length = times.length;
     this.intervalSec = intervalSec;
@@ -245,6 +253,7 @@ class ColumnarCandles implements CandleSeries {
     this.gaps = findGaps(times, intervalSec);
     this.#bytes = bytes;
     this.#rowStarts = rowStarts;
+    this.#closes = closes;
   }
 
   repeated(copies: number): ColumnarCandles {
@@ -253,7 +262,7 @@ class ColumnarCandles implements CandleSeries {
     const span = (this.times[n - 1] as number) - (this.times[0] as number) + this.intervalSec;
     const times = new Float64Array(n * copies);
     for (let copy = 0; copy < copies; copy += 1) for (let i = 0; i < n; i += 1) times[copy * n + i] = (this.times[i] as number) + copy * span;
-    return new ColumnarCandles(this.market, this.#bytes, this.#rowStarts, times, this.intervalSec);
+    return new ColumnarCandles(this.market, this.#bytes, this.#rowStarts, times, this.#closes, this.intervalSec);
   }
 
   timeSec(index: number): number {
@@ -302,7 +311,7 @@ class ColumnarCandles implements CandleSeries {
 
   closeEstimate(index: number): number {
     if (!(index >= 0 && index < this.length)) throw new RangeError(`candle ${index} is outside 0..${this.length - 1}`);
-    const read = closeOfRow(this.#bytes, this.#rowStarts[index % this.#rowStarts.length] as number);
+    const read = this.#closes[index % this.#closes.length] as number;
     return Number.isNaN(read) ? this.closeNumber(index) : read;
   }
 

@@ -88,3 +88,25 @@ export function decimalPlaces(value: Decimal): number {
 export function isDecimal(value: unknown): value is Decimal {
   return value instanceof Decimal || DecimalJs.isDecimal(value);
 }
+
+/**
+ * A Decimal as a float within a few parts in 10^16, read from its digits (decimal.js documents
+ * `d`, base-10^7 words, `e`, the exponent of the first digit, and `s`, the sign, as its instances'
+ * read-only properties) rather than through its text as `toNumber()` reads it, which costs a
+ * backtest a string a sample. For ranking and pixels, never for money.
+ */
+export function roughNumber(x: Decimal): number {
+  const words = x.d;
+  // NaN and ±Infinity carry no digits; zero's only word is 0.
+  if (words === null || words === undefined) return x.toNumber();
+  const first = words[0] as number;
+  if (first === 0) return 0;
+  // Three words are 15 to 21 digits: more than a float holds.
+  const used = Math.min(words.length, 3);
+  let digits = first;
+  for (let i = 1; i < used; i += 1) digits = digits * 1e7 + (words[i] as number);
+  let firstDigits = 1;
+  for (let rest = first; rest >= 10; rest = Math.floor(rest / 10)) firstDigits += 1;
+  const exponent = x.e - (firstDigits - 1) - 7 * (used - 1);
+  return x.s * (exponent >= 0 ? digits * 10 ** exponent : digits / 10 ** -exponent);
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Decimal, DecimalFormatError, formatDecimal, isAboveZero, parseDecimalStrict, parseWireDecimal, roundDown } from '../../src/domain/money.ts';
+import { Decimal, DecimalFormatError, formatDecimal, isAboveZero, parseDecimalStrict, parseWireDecimal, roughNumber, roundDown } from '../../src/domain/money.ts';
 
 describe('money', () => {
   it('parses user decimals strictly and names the field on refusal', () => {
@@ -65,3 +65,28 @@ describe('money', () => {
     );
   });
 });
+
+describe('roughNumber: a Decimal as a float for ranking, read from its digits', () => {
+  it('is within a few parts in 10^16 of the correctly rounded float, for any size and sign', () => {
+    const decimal = fc
+      .tuple(fc.boolean(), fc.stringMatching(/^[1-9]\d{0,29}$/), fc.integer({ min: -40, max: 40 }))
+      .map(([negative, digits, shift]) => new Decimal(`${negative ? '-' : ''}${digits}e${shift}`));
+    fc.assert(
+      fc.property(decimal, (x) => {
+        const exact = x.toNumber();
+        expect(Math.abs(roughNumber(x) - exact)).toBeLessThanOrEqual(Math.abs(exact) * 4e-16);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('reads zero, prices and amounts as they are written, and NaN and infinities as toNumber does', () => {
+    expect(roughNumber(new Decimal(0))).toBe(0);
+    expect(roughNumber(new Decimal('123.45'))).toBe(123.45);
+    expect(roughNumber(new Decimal('0.001'))).toBe(0.001);
+    expect(roughNumber(new Decimal('-105554.32'))).toBe(-105554.32);
+    expect(roughNumber(new Decimal(NaN))).toBeNaN();
+    expect(roughNumber(new Decimal(-Infinity))).toBe(-Infinity);
+  });
+});
+

@@ -1,4 +1,4 @@
-import { type Decimal, ZERO, isAboveZero } from '../../domain/money.ts';
+import { type Decimal, ZERO, isAboveZero, roughNumber } from '../../domain/money.ts';
 
 /**
  * The facts of a backtest folded as they happen: every figure the report writes is a sum, a
@@ -301,7 +301,7 @@ export class RunFacts {
     if (order.feeAsset === this.base) row.baseFees = row.baseFees.add(order.fee);
     // The sketch picks a bucket's cheapest and dearest buys by a float (a pixel's worth); the
     // exact average price is worked out only for the buys it keeps.
-    const buy: SketchedBuy = { timeMs, rank: order.filledQuote.toNumber() / order.filledBase.toNumber(), base: order.filledBase, quote: order.filledQuote, instance: order.instance, clientOrderId: order.clientOrderId };
+    const buy: SketchedBuy = { timeMs, rank: roughNumber(order.filledQuote) / roughNumber(order.filledBase), base: order.filledBase, quote: order.filledQuote, instance: order.instance, clientOrderId: order.clientOrderId };
     this.#buys.add(buy);
     this.basis.add(buy);
   }
@@ -348,7 +348,7 @@ export class RunFacts {
   addSample(point: EquityPoint): void {
     this.#inOrder(point.timeMs);
     // For drawing (which sample of a bucket is lowest, a drawdown's pixel) and for ruling out: one float a sample.
-    const rank = point.value.toNumber();
+    const rank = roughNumber(point.value);
     this.equity.add({ timeMs: point.timeMs, price: point.price, value: point.value, rank });
     this.#priceSeen(point.timeMs, point.price);
     this.#walk(point, rank);
@@ -365,7 +365,7 @@ export class RunFacts {
     this.#inOrder(timeMs);
     if (this.#mayDeepen(valueF)) {
       const point = exact(index);
-      this.#walk(point, point.value.toNumber());
+      this.#walk(point, roughNumber(point.value));
       return;
     }
     // Walked, and ruled out: it is drawn only if it is a chart point (an object per candle would cost more than the walk).
@@ -424,7 +424,7 @@ export class RunFacts {
       amount = peak.value.sub(point.value);
       if (amount.gt((dd.max as NonNullable<DrawdownFacts['max']>).amount)) {
         dd.max = { peak, trough: point, amount };
-        this.#maxAmountF = amount.toNumber();
+        this.#maxAmountF = roughNumber(amount);
       }
     }
     const maxPct = dd.maxPct as NonNullable<DrawdownFacts['maxPct']>;
@@ -432,7 +432,7 @@ export class RunFacts {
       amount ??= peak.value.sub(point.value);
       if (maxPct.amount.isZero() || amount.mul(maxPct.peak.value).gt(maxPct.amount.mul(peak.value))) {
         dd.maxPct = { peak, trough: point, amount };
-        this.#maxShareF = amount.toNumber() / peakRank;
+        this.#maxShareF = roughNumber(amount) / peakRank;
       }
     }
     this.drawdownCurve.add({ timeMs: point.timeMs, pct: peakRank > 0 ? (-100 * amountF) / peakRank : 0 });
