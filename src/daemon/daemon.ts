@@ -255,6 +255,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       {
         runId,
         paused: (instance) => operator.isPaused(instance),
+        stop: stopping.signal,
         onFatal: stopTrading,
         ledger: {
           adoptBeforeMs: run.startedAtMs,
@@ -353,7 +354,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         enabled.map((instance) => ({ instance: instance.instance, schedule: instance.schedule })),
         async (instance, slotTimeMs) => {
           if (stopping.signal.aborted) return;
-          const outcome = await running.runSlot(instance, slotTimeMs);
+          const outcome = await running.runScheduledSlot(instance, slotTimeMs);
+          // Stopped while it waited to be tried again: the slot never ended, and /healthz must not say it did.
+          if (outcome === 'stopped') return;
           lastSlots[instance] = { slotTimeMs, outcome };
           await health.refresh();
         },

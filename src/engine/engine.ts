@@ -7,7 +7,8 @@ import { type ReconcileSummary, Reconciler, type UnresolvedState } from './recon
 import { tell } from './observer.ts';
 import { type EngineDeps, accountOfInstance, onInstanceAccount } from './runtime.ts';
 import { type SnapshotBooks, snapshotBooks } from './snapshot.ts';
-import { type InstanceRuntime, type SlotOutcome, runSlot } from './slot-runner.ts';
+import { type InstanceRuntime, type SlotOutcome, type SnapshotRetry, attemptSlot } from './slot-runner.ts';
+import { LIVE_SNAPSHOT_RETRY, nextAttemptAt, retryWindowMs, waitUnlessStopped } from './slot-retry.ts';
 import { trackOpenOrders } from './tracker.ts';
 
 /** An instance with its schedule: what the scheduler fires and the catch-up policy reads. */
@@ -25,6 +26,11 @@ export interface EngineOptions {
    * skipped with reason `paused`, so the history shows them, and send nothing.
    */
   readonly paused?: (instance: string) => boolean;
+  /**
+   * The daemon stopping: a scheduled slot waiting to be tried again gives up at once, unjournalled
+   * (runScheduledSlot).
+   */
+  readonly stop?: AbortSignal;
   /** Called once when trading must stop (auth or nonce refused, a lost journal, foreign orders); the daemon exits non-zero. */
   readonly onFatal?: (error: FatalEngineError) => void;
   /**
@@ -40,6 +46,9 @@ export interface EngineOptions {
 
 /** How often track() asks again for the history of an account that could not be read. */
 const UNREADABLE_RETRY_MS = 60_000;
+
+/** How a scheduled slot ended; `stopped`: the daemon stopped while it waited to be tried again, and it is left unjournalled. */
+export type ScheduledOutcome = SlotOutcome | 'stopped';
 
 /** The reason journalled for the slots of a paused instance. */
 export const PAUSED_REASON = 'paused';
@@ -177,7 +186,58 @@ export class Engine {
    * placed with our ids stop trading before this slot buys again; a slot is skipped while the
    * history has not been read once this run.
    */
-  async runSlot(instanceName: string, slotTimeMs: number): Promise<SlotOutcome> {
+  runSlot(instanceName: string, slotTimeMs: number): Promise<SlotOutcome> {
+    return this.#runSlot(instanceName, slotTimeMs, null) as Promise<SlotOutcome>;
+  }
+
+  /**
+   * runSlot for a slot the scheduler fired: a snapshot that failed for now (transient) is tried
+   * again with backoff, within the retry window (CATCH_UP_WINDOW with CATCH_UP=last, a few
+   * minutes with skip) and before the instance's next slot; only then is the slot journalled as
+   * skipped. Each attempt is a whole runSlot (paused, disabled, trading stopped, the journal's
+   * claim: all asked again). Catch-up, `run --once` and the API's run now try once: their
+   * caller waits for the answer. The slot counts as running meanwhile (isRunning).
+   */
+  async runScheduledSlot(instanceName: string, slotTimeMs: number): Promise<ScheduledOutcome> {
+    const instance = this.#instances.get(instanceName);
+    if (instance === undefined) return 'disabled';
+    const timing = this.#deps.timing.snapshotRetry ?? LIVE_SNAPSHOT_RETRY;
+    const key = `${instanceName}@${slotTimeMs}`;
+    this.#running.set(key, (this.#running.get(key) ?? 0) + 1);
+    try {
+      for (let failed = 0; ; failed += 1) {
+        let next = null as { readonly atMs: number; readonly error: unknown } | null;
+        const retry: SnapshotRetry = {
+          failedBefore: failed,
+          again: (error) => {
+            const atMs = nextAttemptAt({ slotTimeMs, nextSlotMs: instance.schedule.next(slotTimeMs), windowMs: retryWindowMs(instance.catchUp), failed: failed + 1, nowMs: this.#deps.clock.nowMs(), timing });
+            if (atMs !== null && this.#options.stop?.aborted !== true) next = { atMs, error };
+            return next !== null;
+          },
+        };
+        const outcome = await this.#runSlot(instanceName, slotTimeMs, retry);
+        if (outcome !== 'retry' || next === null) return outcome === 'retry' ? 'skipped' : outcome;
+        const { atMs, error } = next;
+        const code = errorCode(error);
+        this.#deps.metrics.slotRetried?.(instanceName, code);
+        this.#deps.logger.warn(
+          { event: 'slot-retry', instance: instanceName, slot: new Date(slotTimeMs).toISOString(), attempt: failed + 1, nextTry: new Date(atMs).toISOString(), code, error: errorMessage(error) },
+          `snapshot failed (${code}): ${errorMessage(error)}; nothing sent, trying the slot again at ${new Date(atMs).toISOString()}`,
+        );
+        if (!(await waitUnlessStopped(atMs - this.#deps.clock.nowMs(), this.#options.stop))) {
+          this.#deps.logger.info(
+            { event: 'slot-retry-abandoned', instance: instanceName, slot: new Date(slotTimeMs).toISOString(), attempts: failed + 1 },
+            'stopping: the slot waiting to be tried again is left unjournalled, for the next start to catch up (CATCH_UP) or journal as missed',
+          );
+          return 'stopped';
+        }
+      }
+    } finally {
+      this.#release(key);
+    }
+  }
+
+  async #runSlot(instanceName: string, slotTimeMs: number, retry: SnapshotRetry | null): Promise<SlotOutcome | 'retry'> {
     const instance = this.#instances.get(instanceName);
     if (instance === undefined || this.#disabled.has(instanceName)) return 'disabled';
     if (this.#fatal !== null) return 'skipped';
@@ -192,14 +252,18 @@ export class Engine {
     const key = `${instanceName}@${slotTimeMs}`;
     this.#running.set(key, (this.#running.get(key) ?? 0) + 1);
     try {
-      const outcome = await this.#guard(() => runSlot(this.#deps, this.#booksOf(instanceName), instance, slotTimeMs, this.#options.runId), 'failed' as SlotOutcome);
+      const outcome = await this.#guard(() => attemptSlot(this.#deps, this.#booksOf(instanceName), instance, slotTimeMs, this.#options.runId, retry), 'failed' as SlotOutcome | 'retry');
       if (outcome === 'disabled') this.#disabled.add(instanceName);
       return outcome;
     } finally {
-      const left = (this.#running.get(key) ?? 1) - 1;
-      if (left > 0) this.#running.set(key, left);
-      else this.#running.delete(key);
+      this.#release(key);
     }
+  }
+
+  #release(key: string): void {
+    const left = (this.#running.get(key) ?? 1) - 1;
+    if (left > 0) this.#running.set(key, left);
+    else this.#running.delete(key);
   }
 
   /** One round of order tracking, of lookups of lost answers, and (when due) of the history check. */

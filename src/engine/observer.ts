@@ -23,6 +23,8 @@ export interface EngineMetrics {
   slotFinished(instance: string, outcome: 'done' | 'failed' | 'skipped' | 'missed', durationMs: number, slotTimeMs: number): void;
   strategyDisabled(instance: string): void;
   killSwitch(active: boolean): void;
+  /** A scheduled slot's snapshot failed for now and the slot will be tried again (`code`: why). */
+  slotRetried?(instance: string, code: string): void;
 }
 
 export const silentLogger: EngineLogger = {

@@ -4,6 +4,7 @@ import type { Exchange } from '../exchange/port.ts';
 import type { BudgetLimits, BudgetScope, Journal } from '../store/journal.ts';
 import type { RunMode } from './contract.ts';
 import type { KillSwitch } from './kill-switch.ts';
+import { LIVE_SNAPSHOT_RETRY, type SnapshotRetryTiming } from './slot-retry.ts';
 import type { EngineLogger, EngineMetrics, EngineNotifier } from './observer.ts';
 
 /** What every part of the engine shares for one run: the world it acts on and how it reports. */
@@ -124,6 +125,8 @@ export interface EngineTiming {
   /** How long to wait for a transfer to show on the trade balance (or a withdrawal whose answer was lost, on its investment), and how often to look. */
   readonly transferSettleMs: number;
   readonly pollMs: number;
+  /** Backoff of a scheduled slot whose snapshot failed for now; LIVE_SNAPSHOT_RETRY when absent. */
+  readonly snapshotRetry?: SnapshotRetryTiming;
 }
 
 export const LIVE_TIMING: EngineTiming = {
@@ -131,6 +134,7 @@ export const LIVE_TIMING: EngineTiming = {
   lookupSpacingMs: { min: 2_000, max: 60_000 },
   transferSettleMs: 5000,
   pollMs: 250,
+  snapshotRetry: LIVE_SNAPSHOT_RETRY,
 };
 
 export const INSTANT_TIMING: EngineTiming = {

@@ -33,7 +33,30 @@ export type SlotOutcome = 'done' | 'failed' | 'skipped' | 'already' | 'disabled'
  * leaves either nothing (the slot runs when due again, if catch-up allows) or a claimed slot
  * whose intents reconciliation resolves; it never leaves a request the journal does not know.
  */
-export async function runSlot(run: EngineDeps, books: SnapshotBooks, instance: InstanceRuntime, slotTimeMs: number, runId: string | null): Promise<SlotOutcome> {
+export function runSlot(run: EngineDeps, books: SnapshotBooks, instance: InstanceRuntime, slotTimeMs: number, runId: string | null): Promise<SlotOutcome> {
+  // Without a retry the attempt never answers 'retry'.
+  return attemptSlot(run, books, instance, slotTimeMs, runId, null) as Promise<SlotOutcome>;
+}
+
+/**
+ * A scheduled slot's attempt that may be put off: asked on a transient snapshot failure, `again`
+ * says whether the slot will be tried later (then nothing is journalled now: it ends 'retry').
+ */
+export interface SnapshotRetry {
+  /** Attempts of this slot that failed before this one. */
+  readonly failedBefore: number;
+  again(error: unknown): boolean;
+}
+
+/** runSlot, with a transient snapshot failure left unjournalled when `retry` says it is tried again. */
+export async function attemptSlot(
+  run: EngineDeps,
+  books: SnapshotBooks,
+  instance: InstanceRuntime,
+  slotTimeMs: number,
+  runId: string | null,
+  retry: SnapshotRetry | null,
+): Promise<SlotOutcome | 'retry'> {
   // Everything this slot reads and sends goes to its instance's account; `books` are that account's too.
   const deps = onInstanceAccount(run, instance.instance);
   const started = deps.clock.nowMs();
@@ -53,11 +76,13 @@ export async function runSlot(run: EngineDeps, books: SnapshotBooks, instance: I
   } catch (error) {
     const kind = classifyError(error);
     if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}reading the account: ${errorMessage(error)}`, error);
-    const reason = `snapshot failed (${errorCode(error)}): ${errorMessage(error)}`;
+    if (kind === 'transient' && retry !== null && retry.again(error)) return 'retry';
+    const attempts = retry === null ? '' : ` (${retry.failedBefore + 1} attempt${retry.failedBefore === 0 ? '' : 's'})`;
+    const reason = `snapshot failed (${errorCode(error)}): ${errorMessage(error)}${attempts}`;
     if (await deps.journal.skipSlot({ ...key, runId, status: 'skipped', reason })) {
       deps.metrics.slotFinished(instance.instance, 'skipped', deps.clock.nowMs() - started, slotTimeMs);
     }
-    deps.logger.warn({ ...log(), event: 'slot-skipped', code: errorCode(error), error: errorMessage(error) }, `skipping this slot: ${reason}`);
+    deps.logger.warn({ ...log(), event: 'slot-skipped', code: errorCode(error), error: errorMessage(error), ...(retry === null ? {} : { attempts: retry.failedBefore + 1 }) }, `skipping this slot: ${reason}`);
     return 'skipped';
   }
 

@@ -19,6 +19,7 @@ export interface EngineMetrics {
   slotFinished(instance: string, outcome: FinishedSlotStatus, durationMs: number, slotTimeMs: number): void;
   strategyDisabled(instance: string): void;
   killSwitch(active: boolean): void;
+  slotRetried?(instance: string, code: string): void;
 }
 
 /** How a slot ended (or was journalled as not run), as the slot metrics count it. */
@@ -104,6 +105,7 @@ export class Metrics implements EngineMetrics {
   readonly #apiDuration: Histogram;
   readonly #slotDuration: Histogram;
   readonly #slots: Counter;
+  readonly #slotRetries: Counter;
   readonly #lastSuccessfulSlot: Gauge;
   readonly #strategyEnabled: Gauge;
   readonly #killSwitch: Gauge;
@@ -142,6 +144,9 @@ export class Metrics implements EngineMetrics {
 
     this.#slotDuration = r.register(new Histogram({ name: 'stacker_slot_duration_seconds', help: 'Time to run one scheduled slot (snapshot, decision, guards, orders).', labelNames: ['instance'], buckets: METRICS_DEFAULTS.slotBucketsSec }));
     this.#slots = r.register(new Counter({ name: 'stacker_slots_total', help: 'Scheduled slots by outcome: done, failed, skipped, missed (never ran).', labelNames: ['instance', 'outcome'] }));
+    this.#slotRetries = r.register(
+      new Counter({ name: 'stacker_slot_retries_total', help: 'Scheduled slots put off for another attempt because their snapshot failed for now, by the error code.', labelNames: ['instance', 'code'] }),
+    );
     this.#lastSuccessfulSlot = r.register(new Gauge({ name: 'stacker_last_successful_slot_timestamp_seconds', help: 'Scheduled time of the latest slot that finished done (Unix seconds).', labelNames: ['instance'] }));
     this.#strategyEnabled = r.register(new Gauge({ name: 'stacker_strategy_enabled', help: '1 while a strategy instance trades; 0 once it was disabled after failing.', labelNames: ['instance'] }));
     this.#killSwitch = r.register(new Gauge({ name: 'stacker_kill_switch', help: '1 while the kill switch stops new orders.' }));
@@ -201,6 +206,11 @@ export class Metrics implements EngineMetrics {
     if (outcome !== 'missed') this.#slotDuration.observe({ instance }, Math.max(0, durationMs) / 1000);
     // Catch-up may finish an older slot after a newer one: the gauge keeps the latest slot time.
     if (outcome === 'done') this.#lastSuccessfulSlot.setMax({ instance }, slotTimeMs / 1000);
+  }
+
+  slotRetried(instance: string, code: string): void {
+    this.#seen(instance);
+    this.#slotRetries.inc({ instance, code });
   }
 
   strategyDisabled(instance: string): void {

@@ -34,7 +34,7 @@ export function captureLogger(lines: CapturedLog[]): EngineLogger {
 }
 
 /** Short waits: the sandbox answers in milliseconds; the rule (look up, never resend) is the same. */
-export const TEST_TIMING: EngineTiming = { lookupDelaysMs: [0, 20], lookupSpacingMs: { min: 0, max: 0 }, transferSettleMs: 500, pollMs: 20 };
+export const TEST_TIMING: EngineTiming = { lookupDelaysMs: [0, 20], lookupSpacingMs: { min: 0, max: 0 }, transferSettleMs: 500, pollMs: 20, snapshotRetry: { firstDelayMs: 50, maxDelayMs: 200 } };
 
 /** The settle window the harness's instances use: what a test moves the clock past. */
 export const TEST_SETTLE_WINDOW_MS = 60_000;
@@ -83,7 +83,7 @@ export interface EngineWorld {
   readonly dir: string;
   engine(
     instances: readonly ScheduledRuntime[],
-    options?: { killSwitch?: KillSwitch; credentials?: { apiKey: string; apiSecret: string }; ledger?: Partial<NonNullable<EngineOptions['ledger']>>; paused?: EngineOptions['paused'] },
+    options?: { killSwitch?: KillSwitch; credentials?: { apiKey: string; apiSecret: string }; ledger?: Partial<NonNullable<EngineOptions['ledger']>>; paused?: EngineOptions['paused']; stop?: AbortSignal },
   ): Engine;
   deps(options?: { killSwitch?: KillSwitch }): EngineDeps;
   /** Move the engine's clock (not the journal's, not the sandbox's) forward: past a settle window, say. */
@@ -155,6 +155,7 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}, kind: Eng
         onFatal: (error) => fatal.push(error),
         ...ledger,
         ...(options.paused === undefined ? {} : { paused: options.paused }),
+        ...(options.stop === undefined ? {} : { stop: options.stop }),
       });
     },
     advance(ms) {
