@@ -241,7 +241,7 @@ export const COMMON_PARAMS: readonly ParamSpec[] = [
   { key: 'TIMEZONE', required: false, rule: 'an IANA time zone', default: 'UTC', description: 'Time zone the SCHEDULE is read in.', example: 'Europe/Berlin' },
   { key: 'ENABLED', required: false, rule: 'true or false', default: 'true', description: 'false keeps the file valid but schedules nothing.' },
   { key: 'CATCH_UP', required: false, rule: 'skip or last', default: 'skip', description: 'Slots missed while stopped: skip them, or run the last one missed if it is within CATCH_UP_WINDOW.' },
-  { key: 'CATCH_UP_WINDOW', required: false, rule: 'a duration such as 30m, 6h, 1d', default: '1h', description: 'How late a missed slot may still run with CATCH_UP=last.' },
+  { key: 'CATCH_UP_WINDOW', required: false, rule: 'a duration such as 30m, 6h, 1d', default: '1h', description: 'How late a slot may still run with CATCH_UP=last: a slot missed while stopped, or one whose snapshot failed for now (tried again until then; with CATCH_UP=skip, for 5 minutes).' },
   { key: 'BUDGET_QUOTE_PER_DAY', required: false, rule: 'decimal > 0', description: 'Most quote spent per calendar day (in TIMEZONE), counted across restarts.' },
   { key: 'BUDGET_QUOTE_PER_WEEK', required: false, rule: 'decimal > 0', description: 'Most quote spent per ISO week (Monday first, in TIMEZONE).', example: '100' },
   { key: 'BUDGET_QUOTE_PER_MONTH', required: false, rule: 'decimal > 0', description: 'Most quote spent per calendar month (in TIMEZONE).' },

@@ -5,8 +5,9 @@ import { StoreError } from '../store/errors.ts';
  * What the engine does about an error, decided in one place:
  *
  * - `transient`: the exchange or the network failed for now (5xx, timeouts, resets, rate
- *   limits), or the disk refused a journal write (full, read-only): nothing was sent. Skip this
- *   tick with a warning; the next slot tries again.
+ *   limits), or the disk refused a journal write (full, read-only): nothing was sent. A scheduled
+ *   slot whose snapshot failed so is tried again within its window (Engine.runScheduledSlot);
+ *   otherwise skip this tick with a warning; the next slot tries again.
  * - `refused`: the exchange understood and said no (422, validation). Log it with its context
  *   and carry on: retrying the same request gets the same answer.
  * - `fatal`: the key, the signature or the nonce was refused (every further request would be
