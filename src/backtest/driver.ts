@@ -140,9 +140,24 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       if (end <= cursor) return;
       const quoteF = roughNumber(exchange.sim.holding(rules.quote));
       const baseF = roughNumber(exchange.sim.holding(rules.base));
-      for (let i = cursor; i < end; i += 1) {
-        if (i % step === 0 || i === last) samplePoint(i);
-        else facts.offerClose(closeMs(i), quoteF + baseF * candles.closeEstimate(i), i, closeSample);
+      for (let i = cursor; i < end; ) {
+        if (i % step === 0 || i === last) {
+          samplePoint(i);
+          i += 1;
+          continue;
+        }
+        // The run of closes before the next chart point: ruled out together when its lowest and
+        // highest cannot deepen the drawdown (holdings are fixed between slots), else one by one.
+        const stop = Math.min(end, last, (Math.floor(i / step) + 1) * step);
+        const range = candles.closeEstimateRange(i, stop);
+        if (range !== null) {
+          const [lowF, highF] = baseF >= 0 ? [quoteF + baseF * range.low, quoteF + baseF * range.high] : [quoteF + baseF * range.high, quoteF + baseF * range.low];
+          if (facts.offerCloses(stop - i, lowF, highF, closeMs(stop - 1))) {
+            i = stop;
+            continue;
+          }
+        }
+        for (; i < stop; i += 1) facts.offerClose(closeMs(i), quoteF + baseF * candles.closeEstimate(i), i, closeSample);
       }
       // A month's value at its end is at its last close, which a chart point rarely is.
       for (const i of monthEndCandles(candles.times, candles.length, cursor, end)) facts.priceSeen(closeMs(i) - 1, candles.closeDecimal(i));

@@ -40,6 +40,12 @@ export interface CandleSeries {
   closeNumber(index: number): number;
   /** The close as a float within a few parts in 10^16, as the parse read it (no string made): for ruling candles out, never for money. */
   closeEstimate(index: number): number;
+  /**
+   * The lowest and highest closeEstimate of candles [from, to), read straight from the column (a
+   * backtest rules whole runs of candles out at once); null when a close there was not read as a
+   * float by the parse (then ask closeEstimate one by one).
+   */
+  closeEstimateRange(from: number, to: number): { readonly low: number; readonly high: number } | null;
   /** Index of the first candle opening at or after `timeMs`; `length` when none does. */
   firstAtOrAfter(timeMs: number): number;
   /**
@@ -313,6 +319,22 @@ class ColumnarCandles implements CandleSeries {
     if (!(index >= 0 && index < this.length)) throw new RangeError(`candle ${index} is outside 0..${this.length - 1}`);
     const read = this.#closes[index % this.#closes.length] as number;
     return Number.isNaN(read) ? this.closeNumber(index) : read;
+  }
+
+  closeEstimateRange(from: number, to: number): { readonly low: number; readonly high: number } | null {
+    if (!(from >= 0 && from < to && to <= this.length)) throw new RangeError(`candles ${from}..${to} are not a range within 0..${this.length}`);
+    const closes = this.#closes;
+    const rows = closes.length;
+    let low = Number.POSITIVE_INFINITY;
+    let high = Number.NEGATIVE_INFINITY;
+    for (let i = from; i < to; i += 1) {
+      const close = closes[i % rows] as number;
+      // NaN fails both comparisons: found by the check below.
+      if (close < low) low = close;
+      if (close > high) high = close;
+      if (close !== close) return null;
+    }
+    return { low, high };
   }
 
   firstAtOrAfter(timeMs: number): number {

@@ -52,6 +52,24 @@ describe('loading a candle file into columns', () => {
     expect(long.closeEstimate(1)).toBe(7);
   });
 
+  it('gives the lowest and highest close estimate of a run of candles, of a repeated series too, and null where a close needs the exact reading', () => {
+    const text = readFileSync(fixture('btc-1m-2025-05-20.csv'), 'utf8');
+    const series = parseCandles(text, { market: 'BTC_USDT' });
+    const estimates = Array.from({ length: series.length }, (_, i) => series.closeEstimate(i));
+    for (const [from, to] of [[0, 1], [0, series.length], [17, 230], [series.length - 5, series.length]] as const) {
+      expect(series.closeEstimateRange(from, to)).toEqual({ low: Math.min(...estimates.slice(from, to)), high: Math.max(...estimates.slice(from, to)) });
+    }
+    const twice = repeatSeries(series, 2);
+    expect(twice.closeEstimateRange(series.length - 3, series.length + 3)).toEqual({
+      low: Math.min(...estimates.slice(-3), ...estimates.slice(0, 3)),
+      high: Math.max(...estimates.slice(-3), ...estimates.slice(0, 3)),
+    });
+    const long = parseCandles(csv('3600,1,2,0.5,1.2345678901234567,1', '7200,1,8,0.5,7,1'), { market: 'X_Y' });
+    expect(long.closeEstimateRange(1, 2)).toEqual({ low: 7, high: 7 });
+    expect(long.closeEstimateRange(0, 2)).toBeNull();
+    expect(() => series.closeEstimateRange(3, 3)).toThrow(RangeError);
+  });
+
   it('reads a file given as text as it reads the same file from disk', () => {
     const text = readFileSync(fixture('btc-1h-2024-04-19_20.csv'), 'utf8');
     const fromText = loadCandles({ text }, { market: 'BTC_USDT' });

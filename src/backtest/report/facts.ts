@@ -372,6 +372,20 @@ export class RunFacts {
     this.drawdown.samples += 1;
   }
 
+  /**
+   * `count` closes between drawn samples, at the same holdings, whose values as floats lie
+   * within [lowF, highF], the last at `lastTimeMs`: walked at once when neither end could be a
+   * new peak or a deeper drawdown (at fixed holdings a value moves with the close, so no close
+   * between could either), and then true; false, with nothing walked, when the caller must
+   * offer them one by one (offerClose).
+   */
+  offerCloses(count: number, lowF: number, highF: number, lastTimeMs: number): boolean {
+    if (this.#mayDeepen(lowF) || this.#mayDeepen(highF)) return false;
+    this.#inOrder(lastTimeMs);
+    this.drawdown.samples += count;
+    return true;
+  }
+
   #inOrder(timeMs: number): void {
     if (timeMs < this.#lastSampleMs) throw new RangeError(`account samples must come in time order (${timeMs} after ${this.#lastSampleMs})`);
     this.#lastSampleMs = timeMs;
