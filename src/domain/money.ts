@@ -101,12 +101,20 @@ export function roughNumber(x: Decimal): number {
   if (words === null || words === undefined) return x.toNumber();
   const first = words[0] as number;
   if (first === 0) return 0;
-  // Three words are 15 to 21 digits: more than a float holds.
-  const used = Math.min(words.length, 3);
-  let digits = first;
-  for (let i = 1; i < used; i += 1) digits = digits * 1e7 + (words[i] as number);
   let firstDigits = 1;
   for (let rest = first; rest >= 10; rest = Math.floor(rest / 10)) firstDigits += 1;
-  const exponent = x.e - (firstDigits - 1) - 7 * (used - 1);
-  return x.s * (exponent >= 0 ? digits * 10 ** exponent : digits / 10 ** -exponent);
+  // The first word holds 1 to 7 digits, the others 7: the first two words (at most 14 digits, an
+  // integer a float holds exactly) and the next two (14 more) give at least 16 + 1 digits
+  // whatever the first word's length; three words alone are only 15 when it holds one.
+  const n = words.length;
+  const high = n > 1 ? first * 1e7 + (words[1] as number) : first;
+  const low = n > 2 ? (words[2] as number) * 1e7 + (n > 3 ? (words[3] as number) : 0) : 0;
+  // The exponent of high's last digit; low's last digit is 14 places further down.
+  const exponent = x.e - (firstDigits - 1) - 7 * (Math.min(n, 2) - 1);
+  return x.s * (low === 0 ? scaled(high, exponent) : scaled(high, exponent) + scaled(low, exponent - 14));
+}
+
+/** digits × 10^exponent, one rounding while the power is exact (|exponent| ≤ 22). */
+function scaled(digits: number, exponent: number): number {
+  return exponent >= 0 ? digits * 10 ** exponent : digits / 10 ** -exponent;
 }

@@ -80,6 +80,24 @@ describe('roughNumber: a Decimal as a float for ranking, read from its digits', 
     );
   });
 
+  it('holds that bound for every word layout: a first word of one or two digits followed by many more', () => {
+    // decimal.js keeps digits in words of seven, the first holding one to seven of them: with a short
+    // first word, three words are only 15 or 16 digits, fewer than a float's 17.
+    for (const text of ['9999999999999999999999.99999999999999999999999999999999999999', '1.0000000000000099', '-12.345678901234567890123', '0.0000000000000000000010000000000000099']) {
+      const x = new Decimal(text);
+      expect(Math.abs(roughNumber(x) - x.toNumber()), text).toBeLessThanOrEqual(Math.abs(x.toNumber()) * 4e-16);
+    }
+    const long = fc
+      .tuple(fc.boolean(), fc.stringMatching(/^[1-9]\d{15,39}$/), fc.integer({ min: -40, max: 40 }))
+      .map(([negative, digits, shift]) => new Decimal(`${negative ? '-' : ''}${digits}e${shift}`));
+    fc.assert(
+      fc.property(long, (x) => {
+        expect(Math.abs(roughNumber(x) - x.toNumber())).toBeLessThanOrEqual(Math.abs(x.toNumber()) * 4e-16);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
   it('reads zero, prices and amounts as they are written, and NaN and infinities as toNumber does', () => {
     expect(roughNumber(new Decimal(0))).toBe(0);
     expect(roughNumber(new Decimal('123.45'))).toBe(123.45);
