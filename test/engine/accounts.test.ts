@@ -175,14 +175,21 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
     });
   }, 60_000);
 
-  it("does not hold a slot for another account's history read: one account's exchange hanging delays only its own instances", async () => {
+  /** Both accounts' histories read once, then side's exchange hangs on its history (a minute per read). */
+  async function whileSideHistoryHangs(work: (w: EngineWorld, engine: Engine, sideExchange: Sandbox) => Promise<void>): Promise<void> {
     const w = await engineWorld({}, kind);
     world = w;
     await onOtherExchange(async (sideExchange, sideClient) => {
       const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('b1-side', '0.002')], true);
-      // Both accounts read once: from here on a slot reads its own account's history only.
       expect((await engine.checkLedger())?.accounts).toEqual(['main', 'side']);
       sideExchange.faults.inject({ path: '/api/v4/trade-account/order/history', kind: 'latency', latencyMs: 60_000, times: Number.POSITIVE_INFINITY });
+      await work(w, engine, sideExchange);
+    });
+  }
+
+  it("does not hold a slot for another account's history read: one account's exchange hanging delays only its own instances", async () => {
+    // Both accounts were read once: from here on a slot reads its own account's history only.
+    await whileSideHistoryHangs(async (w, engine, sideExchange) => {
       const slot = Date.now() + 60_000;
       let sideEnded = false;
       const sideSlot = engine.runSlot('b1-side', slot).finally(() => {
@@ -202,13 +209,9 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       expect(engine.health().ledgerProblem).toMatch(/^account side: reading the exchange's order history failed/);
     });
   }, 60_000);
+
   it("keeps tracking while another account's history hangs: the periodic check runs beside the tracking pass, not in it", async () => {
-    const w = await engineWorld({}, kind);
-    world = w;
-    await onOtherExchange(async (sideExchange, sideClient) => {
-      const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('b1-side', '0.002')], true);
-      expect((await engine.checkLedger())?.accounts).toEqual(['main', 'side']);
-      sideExchange.faults.inject({ path: '/api/v4/trade-account/order/history', kind: 'latency', latencyMs: 60_000, times: Number.POSITIVE_INFINITY });
+    await whileSideHistoryHangs(async (w, engine, sideExchange) => {
       // An hour on: both accounts' histories are due again.
       w.advance(3_600_000);
       await engine.track();
