@@ -211,20 +211,25 @@ export class Engine {
           failedBefore: failed,
           again: (error) => {
             const atMs = nextAttemptAt({ slotTimeMs, nextSlotMs: instance.schedule.next(slotTimeMs), windowMs: retryWindowMs(instance.catchUp), failed: failed + 1, nowMs: this.#deps.clock.nowMs(), timing });
-            if (atMs !== null && this.#options.stop?.aborted !== true) next = { atMs, error };
+            // A stop that came during this attempt leaves a slot that would be tried again
+            // unjournalled, as a stop during the backoff does (the wait below ends at once).
+            if (atMs !== null) next = { atMs, error };
             return next !== null;
           },
         };
         const outcome = await this.#runSlot(instanceName, slotTimeMs, retry);
         if (outcome !== 'retry' || next === null) return outcome === 'retry' ? 'skipped' : outcome;
         const { atMs, error } = next;
-        const code = errorCode(error);
-        this.#deps.metrics.slotRetried?.(instanceName, code);
-        this.#deps.logger.warn(
-          { event: 'slot-retry', instance: instanceName, slot: new Date(slotTimeMs).toISOString(), attempt: failed + 1, nextTry: new Date(atMs).toISOString(), code, error: errorMessage(error) },
-          `snapshot failed (${code}): ${errorMessage(error)}; nothing sent, trying the slot again at ${new Date(atMs).toISOString()}`,
-        );
-        if (!(await waitUnlessStopped(atMs - this.#deps.clock.nowMs(), this.#options.stop))) {
+        const stopping = this.#options.stop?.aborted === true;
+        if (!stopping) {
+          const code = errorCode(error);
+          this.#deps.metrics.slotRetried?.(instanceName, code);
+          this.#deps.logger.warn(
+            { event: 'slot-retry', instance: instanceName, slot: new Date(slotTimeMs).toISOString(), attempt: failed + 1, nextTry: new Date(atMs).toISOString(), code, error: errorMessage(error) },
+            `snapshot failed (${code}): ${errorMessage(error)}; nothing sent, trying the slot again at ${new Date(atMs).toISOString()}`,
+          );
+        }
+        if (stopping || !(await waitUnlessStopped(atMs - this.#deps.clock.nowMs(), this.#options.stop))) {
           this.#deps.logger.info(
             { event: 'slot-retry-abandoned', instance: instanceName, slot: new Date(slotTimeMs).toISOString(), attempts: failed + 1 },
             'stopping: the slot waiting to be tried again is left unjournalled, for the next start to catch up (CATCH_UP) or journal as missed',

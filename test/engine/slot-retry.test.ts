@@ -118,6 +118,41 @@ describe('a scheduled slot whose snapshot fails for now', () => {
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
   });
 
+  it('leaves the slot unjournalled, for the next start, when the stop comes while an attempt is under way', async () => {
+    // The exchange answers each read late (and 503): the stop arrives while the first attempt still waits for it.
+    world.sandbox.faults.inject({ ...MAINTENANCE, times: Number.POSITIVE_INFINITY });
+    world.sandbox.faults.inject({ path: BALANCE_PATH, kind: 'latency', latencyMs: 300, times: Number.POSITIVE_INFINITY });
+    const stop = new AbortController();
+    const engine = world.engine([dcaAt(YEARLY, { policy: 'last', windowMs: 3_600_000 })], { stop: stop.signal });
+    const slot = nowSlot();
+
+    const running = engine.runScheduledSlot('dca-btc', slot);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    stop.abort();
+    expect(await running).toBe('stopped');
+    // Not journalled skipped: the slot would have been tried again, so the next start decides it by CATCH_UP.
+    expect(await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: slot })).toBeNull();
+    expect(retries()).toEqual([]);
+    expect(world.logs.filter((line) => line.fields.event === 'slot-retry-abandoned')).toHaveLength(1);
+    expect(engine.isRunning('dca-btc')).toBe(false);
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  });
+
+  it('is journalled skipped when the stop comes during its last attempt (it would not have been tried again)', async () => {
+    world.sandbox.faults.inject({ ...MAINTENANCE, times: Number.POSITIVE_INFINITY });
+    world.sandbox.faults.inject({ path: BALANCE_PATH, kind: 'latency', latencyMs: 300, times: Number.POSITIVE_INFINITY });
+    const stop = new AbortController();
+    // A window shorter than the first delay: the first attempt is the last.
+    const engine = world.engine([dcaAt(YEARLY, { policy: 'last', windowMs: 10 })], { stop: stop.signal });
+    const slot = nowSlot();
+
+    const running = engine.runScheduledSlot('dca-btc', slot);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    stop.abort();
+    expect(await running).toBe('skipped');
+    expect(await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: slot })).toMatchObject({ status: 'skipped' });
+  });
+
   it('is journalled paused, not tried again, when the instance is paused meanwhile', async () => {
     world.sandbox.faults.inject({ ...MAINTENANCE, times: Number.POSITIVE_INFINITY });
     const paused = new Set<string>();
