@@ -82,7 +82,9 @@ export function parseCron(expression: string, timezone: string): CronSchedule {
       return found;
     },
     previous: (atMs) => findPrevious(parsed, atMs),
-    matches: (timeMs) => timeMs % 1000 === 0 && parsed.matcher.match(new Date(timeMs)),
+    // node-cron's matcher accepts both occurrences of a wall time the autumn change repeats; a
+    // slot is only the first (the one next() and previous() name), so the second is asked of them.
+    matches: (timeMs) => timeMs % 1000 === 0 && parsed.matcher.match(new Date(timeMs)) && findPrevious(parsed, timeMs) === timeMs,
   };
 }
 
