@@ -168,10 +168,9 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
     const closeSample = (index: number): EquityPoint => sampleAt(exchange, rules, closeMs(index), candles.closeDecimal(index));
     const samplePoint = (index: number): void => {
       const close = candles.closeDecimal(index);
-      const timeSec = candles.timeSec(index);
-      chartCandles.push({ timeSec, close });
-      facts.priceSeen((timeSec + candles.intervalSec) * 1000 - 1, close);
-      facts.addSample(sampleAt(exchange, rules, (timeSec + candles.intervalSec) * 1000, close));
+      chartCandles.push({ timeSec: candles.timeSec(index), close });
+      facts.priceSeen(closeMs(index) - 1, close);
+      facts.addSample(closeSample(index));
     };
 
     const scheduler = new VirtualScheduler({

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CatchUpPolicy } from './schedule/catch-up.ts';
 
 /**
@@ -51,18 +52,15 @@ export function nextAttemptAt(plan: RetryPlan): number | null {
   return at;
 }
 
-/** Waits `ms`; resolves false at once when `signal` aborts (a stop must not wait out a backoff). */
-export function waitUnlessStopped(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal?.aborted === true) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, Math.max(0, ms));
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/**
+ * Waits `ms`; false at once when `signal` aborts (a stop must not wait out a backoff). The timer
+ * and its abort listener go with the wait, as the tracking loop's do (timers/promises).
+ */
+export async function waitUnlessStopped(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  try {
+    await sleep(Math.max(0, ms), undefined, signal === undefined ? {} : { signal });
+    return true;
+  } catch {
+    return false;
+  }
 }

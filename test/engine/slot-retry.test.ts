@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ScheduledRuntime } from '../../src/engine/engine.ts';
+import type { Engine, ScheduledRuntime } from '../../src/engine/engine.ts';
 import type { CatchUpPolicy } from '../../src/engine/schedule/catch-up.ts';
 import { nextAttemptAt } from '../../src/engine/slot-retry.ts';
 import { dca } from '../../strategies/dca.ts';
@@ -118,18 +118,25 @@ describe('a scheduled slot whose snapshot fails for now', () => {
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
   });
 
-  it('leaves the slot unjournalled, for the next start, when the stop comes while an attempt is under way', async () => {
-    // The exchange answers each read late (and 503): the stop arrives while the first attempt still waits for it.
+  /**
+   * The exchange answers each read late (and 503), and the stop arrives while the first attempt
+   * still waits for it: how the slot ended, with the engine and the slot's time.
+   */
+  async function stopDuringFirstAttempt(windowMs: number): Promise<{ outcome: string; engine: Engine; slot: number }> {
     world.sandbox.faults.inject({ ...MAINTENANCE, times: Number.POSITIVE_INFINITY });
     world.sandbox.faults.inject({ path: BALANCE_PATH, kind: 'latency', latencyMs: 300, times: Number.POSITIVE_INFINITY });
     const stop = new AbortController();
-    const engine = world.engine([dcaAt(YEARLY, { policy: 'last', windowMs: 3_600_000 })], { stop: stop.signal });
+    const engine = world.engine([dcaAt(YEARLY, { policy: 'last', windowMs })], { stop: stop.signal });
     const slot = nowSlot();
-
     const running = engine.runScheduledSlot('dca-btc', slot);
     await new Promise((resolve) => setTimeout(resolve, 100));
     stop.abort();
-    expect(await running).toBe('stopped');
+    return { outcome: await running, engine, slot };
+  }
+
+  it('leaves the slot unjournalled, for the next start, when the stop comes while an attempt is under way', async () => {
+    const { outcome, engine, slot } = await stopDuringFirstAttempt(3_600_000);
+    expect(outcome).toBe('stopped');
     // Not journalled skipped: the slot would have been tried again, so the next start decides it by CATCH_UP.
     expect(await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: slot })).toBeNull();
     expect(retries()).toEqual([]);
@@ -139,17 +146,9 @@ describe('a scheduled slot whose snapshot fails for now', () => {
   });
 
   it('is journalled skipped when the stop comes during its last attempt (it would not have been tried again)', async () => {
-    world.sandbox.faults.inject({ ...MAINTENANCE, times: Number.POSITIVE_INFINITY });
-    world.sandbox.faults.inject({ path: BALANCE_PATH, kind: 'latency', latencyMs: 300, times: Number.POSITIVE_INFINITY });
-    const stop = new AbortController();
     // A window shorter than the first delay: the first attempt is the last.
-    const engine = world.engine([dcaAt(YEARLY, { policy: 'last', windowMs: 10 })], { stop: stop.signal });
-    const slot = nowSlot();
-
-    const running = engine.runScheduledSlot('dca-btc', slot);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    stop.abort();
-    expect(await running).toBe('skipped');
+    const { outcome, slot } = await stopDuringFirstAttempt(10);
+    expect(outcome).toBe('skipped');
     expect(await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: slot })).toMatchObject({ status: 'skipped' });
   });
 

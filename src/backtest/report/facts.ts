@@ -438,6 +438,7 @@ export class RunFacts {
       amount = peak.value.sub(point.value);
       if (amount.gt((dd.max as NonNullable<DrawdownFacts['max']>).amount)) {
         dd.max = { peak, trough: point, amount };
+        // A float to rank later samples by, not a figure: the Decimal comparison above decided.
         this.#maxAmountF = roughNumber(amount);
       }
     }
@@ -446,6 +447,7 @@ export class RunFacts {
       amount ??= peak.value.sub(point.value);
       if (maxPct.amount.isZero() || amount.mul(maxPct.peak.value).gt(maxPct.amount.mul(peak.value))) {
         dd.maxPct = { peak, trough: point, amount };
+        // As #maxAmountF: a ranking float; what the report prints is `amount`, a Decimal.
         this.#maxShareF = roughNumber(amount) / peakRank;
       }
     }
