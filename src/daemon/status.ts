@@ -2,7 +2,7 @@ import type { AccountConfig } from '../config/accounts.ts';
 import type { InstanceConfig } from '../config/instance-config.ts';
 import { accountBudgetScope } from '../engine/runtime.ts';
 import { type Decimal, formatDecimal } from '../domain/money.ts';
-import type { Engine } from '../engine/engine.ts';
+import type { Engine, SlotRetryState } from '../engine/engine.ts';
 import type { Exchange } from '../exchange/port.ts';
 import { type MarketPosition, positions } from '../report/cost-basis.ts';
 import { BUDGET_PERIODS, type BudgetPeriod, type BudgetScope, type Journal, type SlotRecord, type StoredOrder } from '../store/journal.ts';
@@ -48,8 +48,13 @@ export interface InstanceStatus {
   /** ENABLED in its file, and not disabled by a failing strategy in this run. */
   readonly enabled: boolean;
   readonly paused: { readonly since: string } | null;
-  /** A slot of it is being run now. */
+  /** A slot of it is being run now (or waits to be tried again: `retrying`). */
   readonly running: boolean;
+  /**
+   * A scheduled slot whose snapshot failed for now (a 5xx, a timeout, a rate limit) and that
+   * waits to be tried again: nothing was sent for it; null when none waits.
+   */
+  readonly retrying: RetryStatus | null;
   readonly schedule: string;
   readonly timezone: string;
   /** When the scheduler fires next; null when the instance does not run. */
@@ -71,6 +76,16 @@ export interface AccountStatus {
   readonly capTimeZone: string | null;
   /** Its own kill switch, turned on from the status API (the one for every account is `killSwitch`). */
   readonly killSwitch: { readonly on: boolean; readonly since: string | null };
+}
+
+export interface RetryStatus {
+  readonly slotTime: string;
+  /** Attempts that failed so far. */
+  readonly attempts: number;
+  readonly nextTry: string;
+  /** The last failure, as the log says it. */
+  readonly code: string;
+  readonly error: string;
 }
 
 export interface SlotStatus {
@@ -187,6 +202,7 @@ export class StatusBuilder {
       enabled,
       paused: pausedSince === null ? null : { since: iso(pausedSince) },
       running: engine?.isRunning(name) ?? false,
+      retrying: retryStatus(engine?.retryingSlot(name) ?? null),
       schedule: config.schedule.expression,
       timezone: config.timezone,
       nextSlot: enabled ? iso(config.schedule.next(nowMs)) : null,
@@ -268,4 +284,9 @@ async function budgetStatus(journal: Journal, scope: BudgetScope, budgets: Reado
       return { period, periodStart: iso(spent.periodStarts[period]), limit: formatDecimal(limit), spent: formatDecimal(spent[period]), left: formatDecimal(left.isNegative() ? left.mul(0) : left) };
     }),
   };
+}
+
+function retryStatus(state: SlotRetryState | null): RetryStatus | null {
+  if (state === null) return null;
+  return { slotTime: iso(state.slotTimeMs), attempts: state.attempts, nextTry: iso(state.nextTryMs), code: state.code, error: state.error };
 }

@@ -50,6 +50,18 @@ const UNREADABLE_RETRY_MS = 60_000;
 /** How a scheduled slot ended; `stopped`: the daemon stopped while it waited to be tried again, and it is left unjournalled. */
 export type ScheduledOutcome = SlotOutcome | 'stopped';
 
+/** A scheduled slot whose snapshot failed for now, between its attempts (Engine.retryingSlot). */
+export interface SlotRetryState {
+  readonly instance: string;
+  readonly slotTimeMs: number;
+  /** Attempts that failed so far. */
+  readonly attempts: number;
+  readonly nextTryMs: number;
+  /** The last failure's code and message (as logged: no secret). */
+  readonly code: string;
+  readonly error: string;
+}
+
 /** The reason journalled for the slots of a paused instance. */
 export const PAUSED_REASON = 'paused';
 
@@ -80,6 +92,8 @@ export class Engine {
   readonly #ledger: ExchangeLedger | null;
   /** Slots this process is running now (instance@slot time): reconciliation leaves their intents alone. */
   readonly #running = new Map<string, number>();
+  /** Scheduled slots waiting to be tried again (instance@slot time): the operator asks why a slot has not bought yet. */
+  readonly #retrying = new Map<string, SlotRetryState>();
   /** Per account, why its history could not be read the last time; absent once it is read again. */
   readonly #ledgerProblems = new Map<string, string>();
   /** Per account, when track() last started a check of its history. */
@@ -119,6 +133,13 @@ export class Engine {
   isRunning(instance: string): boolean {
     for (const key of this.#running.keys()) if (key.startsWith(`${instance}@`)) return true;
     return false;
+  }
+
+  /** The instance's slot that waits to be tried again after a transient failure (the newest, if several); null when none does. */
+  retryingSlot(instance: string): SlotRetryState | null {
+    let found: SlotRetryState | null = null;
+    for (const state of this.#retrying.values()) if (state.instance === instance && (found === null || state.slotTimeMs > found.slotTimeMs)) found = state;
+    return found;
   }
 
   /** Resolve what an earlier run left open. Run it before any slot. */
@@ -229,7 +250,14 @@ export class Engine {
             `snapshot failed (${code}): ${errorMessage(error)}; nothing sent, trying the slot again at ${new Date(atMs).toISOString()}`,
           );
         }
-        if (stopping || !(await waitUnlessStopped(atMs - this.#deps.clock.nowMs(), this.#options.stop))) {
+        this.#retrying.set(key, { instance: instanceName, slotTimeMs, attempts: failed + 1, nextTryMs: atMs, code: errorCode(error), error: errorMessage(error) });
+        let waited = false;
+        try {
+          waited = !stopping && (await waitUnlessStopped(atMs - this.#deps.clock.nowMs(), this.#options.stop));
+        } finally {
+          this.#retrying.delete(key);
+        }
+        if (!waited) {
           this.#deps.logger.info(
             { event: 'slot-retry-abandoned', instance: instanceName, slot: new Date(slotTimeMs).toISOString(), attempts: failed + 1 },
             'stopping: the slot waiting to be tried again is left unjournalled, for the next start to catch up (CATCH_UP) or journal as missed',

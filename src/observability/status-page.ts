@@ -103,7 +103,8 @@ function renderInstance(instance, canControl) {
   if (!instance.enabled) badges.push(el('span', { class: 'badge warn', text: 'disabled' }));
   else if (instance.paused) badges.push(el('span', { class: 'badge warn', text: 'paused' }));
   else badges.push(el('span', { class: 'badge ok', text: 'active' }));
-  if (instance.running) badges.push(el('span', { class: 'badge', text: 'slot running' }));
+  if (instance.retrying) badges.push(el('span', { class: 'badge warn', text: 'slot retrying' }));
+  else if (instance.running) badges.push(el('span', { class: 'badge', text: 'slot running' }));
   var last = instance.lastSlot;
   var parts = [
     el('h2', null, [instance.name + ' ', el('span', { class: 'muted', text: instance.strategy })]),
@@ -113,6 +114,12 @@ function renderInstance(instance, canControl) {
     el('div', { 'data-field': 'next-slot' }, ['next slot: ' + when(instance.nextSlot) + (instance.paused && instance.nextSlot ? ' (skipped while paused)' : '')]),
     el('div', { 'data-field': 'last-slot' }, ['last slot: ' + (last ? when(last.slotTime) + ': ' + last.status + (last.reason ? ' (' + last.reason + ')' : '') : 'none yet')]),
   ];
+  var retry = instance.retrying;
+  if (retry) {
+    parts.push(el('div', { 'data-field': 'retrying' }, [
+      'slot ' + when(retry.slotTime) + ': nothing sent yet; ' + retry.attempts + ' attempt' + (retry.attempts === 1 ? '' : 's') + ' failed (' + retry.code + ': ' + retry.error + '); next try ' + when(retry.nextTry),
+    ]));
+  }
   if (instance.paused) parts.push(el('div', { class: 'muted', text: 'paused since ' + when(instance.paused.since) }));
   if (canControl) {
     var buttons = [];

@@ -205,6 +205,33 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
     await stop(daemon);
   }, 30_000);
 
+  it('shows a scheduled slot that waits to be tried again after a failed read: which slot, how many attempts, the next try, why', async () => {
+    // A slot a few seconds ahead, once a day: the daemon tries it again 30 s after the failure.
+    const at = new Date(Date.now() + 8_000);
+    const schedule = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: schedule, MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    t.sandbox.faults.inject({ path: '/api/v4/trade-account/balance', kind: 'status', status: 503, body: '<html>maintenance</html>', times: Number.POSITIVE_INFINITY });
+    const daemon = start();
+    const url = await statusUrl(daemon);
+    expect((await instanceOf(url, 'dca-btc')).retrying).toBeNull();
+
+    const shown = await eventually(async () => {
+      const instance = await instanceOf(url, 'dca-btc');
+      expect(instance.retrying).not.toBeNull();
+      return instance;
+    }, 15_000);
+    const slotTime = new Date(Math.floor(at.getTime() / 1000) * 1000).toISOString();
+    expect(shown).toMatchObject({ running: true, lastSlot: null, retrying: { slotTime, attempts: 1, code: 'E_UNAVAILABLE', error: expect.stringContaining('503') } });
+    const nextTry = Date.parse((shown.retrying as { nextTry: string }).nextTry);
+    expect(nextTry - Date.parse(slotTime)).toBeGreaterThanOrEqual(30_000);
+    expect(orders()).toBe(0);
+
+    // Stopped while it waits: the slot is left to the next start's catch-up, nothing was sent.
+    await stop(daemon);
+    expect(daemon.output()).toContain('slot-retry-abandoned');
+    expect(orders()).toBe(0);
+  }, 30_000);
+
   it("pauses an instance's scheduled slots (journalled as skipped: paused, nothing sent), keeps the pause across a restart, and resumes", async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
     let daemon = start(withToken);

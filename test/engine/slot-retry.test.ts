@@ -47,6 +47,32 @@ describe('a scheduled slot whose snapshot fails for now', () => {
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
   });
 
+  it('is shown as retrying (slot, attempts, next try, the failure) while it waits, and no longer once it ran', async () => {
+    world.sandbox.faults.inject({ ...MAINTENANCE, times: 4 });
+    const engine = world.engine([dcaAt(YEARLY, { policy: 'last', windowMs: 60_000 })]);
+    const slot = nowSlot();
+    expect(engine.retryingSlot('dca-btc')).toBeNull();
+
+    const ran = engine.runScheduledSlot('dca-btc', slot);
+    const seen: NonNullable<ReturnType<Engine['retryingSlot']>>[] = [];
+    let outcome: string | null = null;
+    void ran.then((result) => (outcome = result));
+    while (outcome === null) {
+      const state = engine.retryingSlot('dca-btc');
+      if (state !== null && seen.at(-1)?.attempts !== state.attempts) seen.push(state);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+
+    expect(outcome).toBe('done');
+    expect(seen).toEqual([
+      { instance: 'dca-btc', slotTimeMs: slot, attempts: 1, nextTryMs: expect.any(Number), code: 'E_UNAVAILABLE', error: expect.stringContaining('503') },
+      { instance: 'dca-btc', slotTimeMs: slot, attempts: 2, nextTryMs: expect.any(Number), code: 'E_UNAVAILABLE', error: expect.stringContaining('503') },
+    ]);
+    expect((seen[1] as { nextTryMs: number }).nextTryMs).toBeGreaterThan((seen[0] as { nextTryMs: number }).nextTryMs);
+    expect(engine.retryingSlot('dca-btc')).toBeNull();
+    expect(engine.retryingSlot('another')).toBeNull();
+  });
+
   it('is journalled skipped with its attempts once the outage outlasts the window, nothing sent', async () => {
     world.sandbox.faults.inject({ ...MAINTENANCE, times: Number.POSITIVE_INFINITY });
     const engine = world.engine([dcaAt(YEARLY, { policy: 'last', windowMs: 2_000 })]);

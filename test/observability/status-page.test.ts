@@ -25,7 +25,8 @@ const document = {
       account: HOSTILE,
       enabled: true,
       paused: null,
-      running: false,
+      running: true,
+      retrying: { slotTime: '2026-01-02T09:00:00.000Z', attempts: 2, nextTry: '2026-01-02T09:01:30.000Z', code: HOSTILE, error: HOSTILE },
       schedule: HOSTILE,
       timezone: 'UTC',
       nextSlot: '2026-01-02T09:00:00.000Z',
@@ -140,6 +141,12 @@ describe('the status page escapes what it shows', () => {
       expect(await page.locator('[data-instance="dca-btc"] [data-field="last-slot"]').textContent()).toContain(HOSTILE);
       expect(await page.locator('#summary').textContent()).toContain(HOSTILE);
       expect(await page.locator('#accounts tbody tr').first().textContent()).toContain(HOSTILE);
+      // A slot waiting to be tried again says so, with the failure as text.
+      const retrying = await page.locator('[data-instance="dca-btc"] [data-field="retrying"]').textContent();
+      expect(retrying).toContain('nothing sent yet; 2 attempts failed');
+      expect(retrying).toContain(HOSTILE);
+      expect(await page.locator('[data-instance="dca-btc"] .badge', { hasText: 'slot retrying' }).count()).toBe(1);
+      expect(await page.locator('[data-instance="dca-btc"] .badge', { hasText: 'slot running' }).count()).toBe(0);
     } finally {
       await context.close();
     }
