@@ -39,8 +39,8 @@ export function parseOrder(value: unknown, at: string, context: OrderContext = {
   const wireStp = r.optionalString('stp');
   const market = r.optionalString('market') ?? context.market;
   if (market === undefined) throw new WireShapeError(r.field('market'), 'expected a string, got undefined');
-  const derived = (): OrderStatus => deriveStatus({ type, left, filledBase, stopActivated, finished: context.finished === true });
-  const status = wireStatus === null ? null : readStatus(wireStatus, { type, filledBase, finished: context.finished === true });
+  const fills: Fills = { type, left, filledBase, stopActivated, finished: context.finished === true };
+  const status = wireStatus === null ? null : readStatus(wireStatus, fills);
   const stp = wireStp === null ? 'no' : readStp(wireStp);
   const unrecognized = {
     ...(wireStatus !== null && status === null ? { status: wireStatus.slice(0, 64) } : {}),
@@ -60,7 +60,7 @@ export function parseOrder(value: unknown, at: string, context: OrderContext = {
     fee: r.decimal('dealFee'),
     feeAsset: r.optionalString('feeAsset'),
     price: price === null || price.isZero() ? null : price,
-    status: status ?? derived(),
+    status: status ?? (wireStatus === null ? deriveStatus(fills) : deriveUnknownStatus(fills)),
     statusDerived: status === null,
     stp: stp ?? 'no',
     stopActivated,
@@ -117,7 +117,7 @@ function parseSide(text: string, field: string): OrderSide {
  * the status from the fills and keeps the word). Order history has no partial status: a market
  * order cut short after filling in part reads CANCELED there, with fills (docs/exchange-api.md).
  */
-function readStatus(text: string, order: { readonly type: string; readonly filledBase: Decimal; readonly finished: boolean }): OrderStatus | null {
+function readStatus(text: string, order: Fills): OrderStatus | null {
   const upper = text.toUpperCase();
   const known = (ORDER_STATUSES as readonly string[]).includes(upper) ? (upper as OrderStatus) : STATUS_SPELLINGS[upper];
   // History folds the AUTO_CANCELED_* family into CANCELED; do the same for new members.
@@ -152,6 +152,22 @@ interface Fills {
   readonly filledBase: Decimal;
   readonly stopActivated: 0 | 1 | null;
   readonly finished: boolean;
+}
+
+/**
+ * A status word this version does not know says nothing about whether the order is over: an
+ * exchange adds statuses, such as one for an order it accepted and has not matched yet. Read as
+ * final, an order it may still fill would no longer be followed and its budget would be settled
+ * at what it had spent so far, so later slots could spend that money again and the fill would
+ * never be journalled. It is final only on evidence: everything filled, or a history row (the
+ * history lists finished orders only). Otherwise it is open by its fills, NEW or PARTIAL_FILLED,
+ * and followed until the exchange names a status this version knows or lists it as finished.
+ */
+function deriveUnknownStatus(fills: Fills): OrderStatus {
+  if (fills.finished) return deriveStatus(fills);
+  const filled = fills.filledBase.gt(0);
+  if (fills.left.isZero() && filled) return 'FILLED';
+  return filled ? 'PARTIAL_FILLED' : 'NEW';
 }
 
 /**

@@ -10,6 +10,9 @@ export const FAULT_HELP = `Faults (--fault, repeatable), to rehearse what a real
   slow=DURATION              perform the request DURATION late, then answer
   commit-late=DURATION       answer 504 at once (status=NNN to change), perform DURATION later
   history-lag=DURATION       orders appear in the order history and active orders DURATION late
+  unknown-status[=WORD]      perform the request, answer its orders with status WORD (default
+                             ACCEPTED), a status stacker does not know; path= an order endpoint,
+                             /api/v4/orders or the order history
 Options after a comma: path=/api/v4/... (default /api/v4/order/stock_market), every=N (every
 N-th request), times=N (firings; default unlimited), status=NNN. DURATION: 8, 1.5s or 500ms.
 Example: --fault accept-then-5xx,every=3 --fault history-lag=8s`;

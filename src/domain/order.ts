@@ -82,7 +82,7 @@ export interface Order {
   /** null for market orders. */
   readonly price: Decimal | null;
   readonly status: OrderStatus;
-  /** true when the exchange did not send a status and it was derived from the fills. */
+  /** true when the status was derived from the fills: the exchange sent none, or one this version does not know. */
   readonly statusDerived: boolean;
   readonly stp: Stp;
   /** Stop orders only: 0 not triggered, 1 triggered (the exchange may say when: any non-zero time is 1). */
@@ -90,7 +90,9 @@ export interface Order {
   /**
    * Values the exchange sent that stacker does not know (a status or STP mode added after this
    * version), kept as sent. `status` / `stp` above are then derived from the fills / `no`:
-   * an order with a new status is still an order, never an unreadable answer.
+   * an order with a new status is still an order, never an unreadable answer. Such an order is
+   * terminal only when everything is filled or it is a history row; otherwise it is NEW or
+   * PARTIAL_FILLED and followed like any open order.
    */
   readonly unrecognized?: { readonly status?: string; readonly stp?: string };
 }

@@ -12,7 +12,9 @@ import { type EngineDeps, accountReservationId, hasAccountCaps } from './runtime
  * reservation of its intent at what was really spent.
  */
 export async function recordOrder(deps: EngineDeps, instance: string, order: Order, intentId: string | null): Promise<OrderTransition | null> {
+  const unread = await newlyUnread(deps, order);
   const transition = await deps.journal.recordOrderSnapshot(order, intentId === null ? {} : { intentId });
+  if (unread !== null) warnUnread(deps, instance, order, unread);
   if (transition === null) return null;
   deps.metrics.orderTransition(instance, transition.toStatus);
   if (deps.logger.isLevelEnabled('info')) logTransition(deps, instance, order, transition);
@@ -36,6 +38,29 @@ export async function recordOrder(deps: EngineDeps, instance: string, order: Ord
     }));
   }
   return transition;
+}
+
+/**
+ * The status word of an order the journal is about to hold as open on a status derived from
+ * its fills, because this version does not know the word (parseOrder): it stays open, counted
+ * against its budget and followed until the exchange names a known status or lists it in its
+ * history, and the operator hears of it once, when the journal starts holding it so. null when
+ * there is nothing to tell: a known status, a final one, or an order already held so (every
+ * poll of it would tell again). Asked before the snapshot is stored, which overwrites that.
+ */
+async function newlyUnread(deps: EngineDeps, order: Order): Promise<string | null> {
+  const word = order.unrecognized?.status;
+  if (word === undefined || isTerminalStatus(order.status)) return null;
+  const stored = await deps.journal.getOrder(order.orderId);
+  if (stored !== null && (stored.statusDerived || isTerminalStatus(stored.status))) return null;
+  return word;
+}
+
+function warnUnread(deps: EngineDeps, instance: string, order: Order, word: string): void {
+  deps.logger.warn(
+    { event: 'order-status-unrecognized', instance, orderId: order.orderId, clientOrderId: order.clientOrderId, market: order.market, status: word, derived: order.status },
+    `order ${order.clientOrderId} (${order.orderId}) has status ${JSON.stringify(word)}, which this stacker does not know: it is taken as ${order.status} by its fills, its budget stays counted, and it is followed until the exchange shows it finished`,
+  );
 }
 
 /**

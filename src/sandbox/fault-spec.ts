@@ -12,6 +12,8 @@ import type { FaultSpec } from './faults.ts';
  *   commit-late=DURATION       answer 504 at once (status=… to change), perform DURATION later
  *   history-lag=DURATION       orders show in the order history and active orders only DURATION
  *                              after they were placed (applies to every lookup; no path)
+ *   unknown-status[=WORD]      perform the request, answer its order records with status WORD
+ *                              (default ACCEPTED), one stacker does not know; order paths only
  *
  * Options: path=/api/v4/… (default the market order endpoint), every=N (every N-th request of
  * the path; default each), times=N (how many firings; default unlimited), status=NNN.
@@ -42,7 +44,11 @@ export function parseFaultSpecs(specs: readonly string[]): { readonly ok: Parsed
 
 type One = { readonly fault: FaultSpec } | { readonly historyLagMs: number } | { readonly problem: string };
 
-const KINDS = ['accept-then-5xx', '5xx', 'drop-answer', 'reset', 'slow', 'commit-late', 'history-lag'] as const;
+const KINDS = ['accept-then-5xx', '5xx', 'drop-answer', 'reset', 'slow', 'commit-late', 'history-lag', 'unknown-status'] as const;
+
+/** The answers that carry order records: the two market order endpoints, active orders, order history. */
+const ORDER_RECORD_PATHS = ['/api/v4/order/stock_market', '/api/v4/order/market', '/api/v4/orders', '/api/v4/trade-account/order/history'] as const;
+const DEFAULT_STATUS_WORD = 'ACCEPTED';
 const OPTIONS = ['path', 'every', 'times', 'status'] as const;
 
 function parseOne(spec: string): One {
@@ -95,6 +101,13 @@ function parseOne(spec: string): One {
       if (code === null) return { problem: 'status must be an HTTP status from 400 to 599' };
       return { fault: { ...base, kind: 'commit-late', status: code, body: 'Gateway Time-out', latencyMs: ms } };
     }
+    case 'unknown-status': {
+      const word = value ?? DEFAULT_STATUS_WORD;
+      if (!/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(word)) return { problem: 'the status word must be a letter then letters, digits or _ (at most 64), such as ACCEPTED' };
+      if (!(ORDER_RECORD_PATHS as readonly string[]).includes(path)) return { problem: `unknown-status applies to the answers that carry orders: path must be one of ${ORDER_RECORD_PATHS.join(', ')}` };
+      if (options['status'] !== undefined) return { problem: 'unknown-status answers 200 as usual: status=… does not apply' };
+      return { fault: { ...base, kind: 'status-word', statusWord: word } };
+    }
     default: {
       const ms = duration();
       if (ms === null) return { problem: 'history-lag needs a duration, such as history-lag=8s' };
@@ -131,6 +144,8 @@ export function describeFaults(parsed: ParsedFaults): string[] {
         return `${f.path}: performed ${f.latencyMs} ms late (${when})`;
       case 'commit-late':
         return `${f.path}: answered ${f.status} at once, performed ${f.latencyMs} ms later (${when})`;
+      case 'status-word':
+        return `${f.path}: performed, its orders answered with status ${f.statusWord ?? ''} (${when})`;
     }
   });
   if (parsed.historyLagMs > 0) lines.push(`order history and active orders lag ${parsed.historyLagMs} ms behind each order`);

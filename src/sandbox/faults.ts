@@ -8,14 +8,16 @@
  *   (the client sees a reset, the ledger shows the operation);
  * - `status`: answer `status`/`body` without performing, or after performing with `commit`;
  * - `commit-late`: answer `status` (a gateway's 504, say) at once and perform the operation
- *   `latencyMs` later, as an exchange whose backend took the request after its gateway gave up.
+ *   `latencyMs` later, as an exchange whose backend took the request after its gateway gave up;
+ * - `status-word`: perform the request and answer as usual, but with `statusWord` as the status
+ *   of every order record in the answer, as an exchange that added a status stacker does not know.
  * Each fault fires `times` times (default 1; Infinity allowed), on every `every`-th matching
  * request (default 1: each one), first injected first.
  *
  * Apart from per-request faults, `historyLagMs` makes orders show in the order history and the
  * active orders only that long after they were placed, as the real history may lag an order.
  */
-export type FaultKind = 'drop-after-commit' | 'reset' | 'status' | 'latency' | 'commit-late';
+export type FaultKind = 'drop-after-commit' | 'reset' | 'status' | 'latency' | 'commit-late' | 'status-word';
 
 export interface FaultSpec {
   readonly path: string;
@@ -29,6 +31,8 @@ export interface FaultSpec {
   readonly times?: number;
   /** `status` faults: perform the operation first, then answer the injected status. */
   readonly commit?: boolean;
+  /** `status-word` faults: the status the answer's order records carry instead of their own. */
+  readonly statusWord?: string;
   /** Fire on every n-th request of the path (1: each one). */
   readonly every?: number;
 }
@@ -64,6 +68,7 @@ export class FaultInjector {
     if ((spec.kind === 'latency' || spec.kind === 'commit-late') && (spec.latencyMs === undefined || !(spec.latencyMs >= 0))) {
       throw new RangeError(`a ${spec.kind} fault needs latencyMs >= 0`);
     }
+    if (spec.kind === 'status-word' && (typeof spec.statusWord !== 'string' || spec.statusWord === '')) throw new RangeError('a status-word fault needs a statusWord');
     if (spec.every !== undefined && (!Number.isSafeInteger(spec.every) || spec.every < 1)) throw new RangeError('fault every must be a whole number >= 1');
     this.#faults.push({ spec, remaining: times, seen: 0 });
   }
@@ -85,7 +90,7 @@ export class FaultInjector {
 
   /**
    * Use up one firing of the first armed outcome fault (reset, status, drop-after-commit,
-   * commit-late) on this path: one request meets at most one of them, in the order they were injected.
+   * commit-late, status-word) on this path: one request meets at most one of them, in the order they were injected.
    */
   takeOutcome(path: string): FaultSpec | null {
     return this.#take(path, (kind) => kind !== 'latency');

@@ -86,6 +86,24 @@ function faultAnswer(spec: FaultSpec): Answer {
   return json(status, spec.body);
 }
 
+/**
+ * A successful answer with `word` as the status of each order record in it: the record of a
+ * create answer, the list of active orders, the history's rows under their markets. Refusals
+ * are left as they are: they carry no order.
+ */
+function withStatusWord(answer: Answer, word: string): Answer {
+  if (!('json' in answer) || answer.status !== 200) return answer;
+  const restatus = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(restatus);
+    if (value === null || typeof value !== 'object') return value;
+    const record = value as Record<string, unknown>;
+    // An order record (`orderId`, or `id` with `ctime` in the history); a history answer is a map of such lists.
+    if ('status' in record && ('orderId' in record || 'ctime' in record)) return { ...record, status: word };
+    return Object.fromEntries(Object.entries(record).map(([key, inner]) => [key, restatus(inner)]));
+  };
+  return json(answer.status, restatus(answer.json));
+}
+
 class SandboxServer implements Sandbox {
   readonly exchange: SimCore;
   readonly faults = new FaultInjector();
@@ -236,6 +254,7 @@ class SandboxServer implements Sandbox {
       return;
     }
     if (fault?.kind === 'status') answer = faultAnswer(fault);
+    if (fault?.kind === 'status-word') answer = withStatusWord(answer, fault.statusWord ?? '');
     writeAnswer(res, answer);
   }
 

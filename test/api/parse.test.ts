@@ -102,6 +102,37 @@ describe('order parsing', () => {
     expect(() => parseOrder({ ...FILLED_STOCK_MARKET, status: 'SETTLED_SOMEHOW', dealMoney: 6.3 }, 'order')).toThrow(/dealMoney/);
   });
 
+  describe('a status word it does not know', () => {
+    const accepted = { ...FILLED_STOCK_MARKET, status: 'ACCEPTED', dealStock: '0', dealMoney: '0', dealFee: '0', left: '0.002' };
+
+    it('is not final on a market order that filled nothing yet: NEW, followed, the word kept', () => {
+      const order = parseOrder(accepted, 'order');
+      expect(order).toMatchObject({ status: 'NEW', statusDerived: true, unrecognized: { status: 'ACCEPTED' } });
+      expect(parseOrder({ ...LEGACY_MARKET_BUY, status: 'ACCEPTED', dealStock: '0', dealMoney: '0', dealFee: '0', left: '7.09' }, 'order').status).toBe('NEW');
+    });
+
+    it('is PARTIAL_FILLED, not cut short, on a market order with fills and something left; FILLED only once nothing is left', () => {
+      expect(parseOrder({ ...LEGACY_MARKET_BUY, status: 'MATCHING' }, 'order')).toMatchObject({ status: 'PARTIAL_FILLED', unrecognized: { status: 'MATCHING' } });
+      expect(parseOrder({ ...accepted, dealStock: '0.001', dealMoney: '3.15042', left: '0.001' }, 'order').status).toBe('PARTIAL_FILLED');
+      expect(parseOrder({ ...FILLED_STOCK_MARKET, status: 'ACCEPTED' }, 'order')).toMatchObject({ status: 'FILLED', statusDerived: true, unrecognized: { status: 'ACCEPTED' } });
+    });
+
+    it('is final on a history row, which lists finished orders only, where the same order in an answer is open', () => {
+      const row = { id: 5123456789, clientOrderId: 'bot-eth-0001', side: 'buy', type: 'stock market', amount: '0.002', price: '0', ctime: 1760001234.12, dealStock: '0', dealMoney: '0', dealFee: '0', status: 'ACCEPTED' };
+      const [nothing, part] = parseOrderHistory({ ETH_USDT: [row, { ...row, id: 5123456790, dealStock: '0.001', dealMoney: '3.15042' }] }, 'history');
+      expect(nothing).toMatchObject({ status: 'CANCELED', statusDerived: true, unrecognized: { status: 'ACCEPTED' } });
+      expect(part).toMatchObject({ status: 'CANCELED_TAKER_BAND', statusDerived: true, unrecognized: { status: 'ACCEPTED' } });
+      expect(parseOrder({ ...row, market: 'ETH_USDT' }, 'order').status).toBe('NEW');
+    });
+
+    it('is read apart from a missing status, which older answers leave out and which still derives a cancelled market order', () => {
+      const { status: _, ...noStatus } = accepted;
+      expect(parseOrder(noStatus, 'order')).toMatchObject({ status: 'CANCELED', statusDerived: true });
+      expect(parseOrder(noStatus, 'order').unrecognized).toBeUndefined();
+      expect(parseOrder(accepted, 'order').status).toBe('NEW');
+    });
+  });
+
   it('reads activated as 0/1 on live orders and as the trigger time in the order history', () => {
     const stop = { ...FILLED_STOCK_MARKET, type: 'stop market' };
     expect(parseOrder({ ...stop, activated: 0 }, 'order').stopActivated).toBe(0);

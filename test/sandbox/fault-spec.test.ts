@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FAULT_PATH, parseFaultSpecs } from '../../src/sandbox/fault-spec.ts';
+import { DEFAULT_FAULT_PATH, describeFaults, parseFaultSpecs } from '../../src/sandbox/fault-spec.ts';
 
 describe('--fault specs', () => {
   it('reads each kind with its defaults: the order endpoint, every request, unlimited', () => {
@@ -17,10 +17,31 @@ describe('--fault specs', () => {
     });
   });
 
+  it('reads unknown-status: a status word for the order records of an order path (ACCEPTED by default)', () => {
+    const parsed = parseFaultSpecs(['unknown-status', 'unknown-status=PENDING_MATCH,path=/api/v4/orders,times=2']);
+    expect('ok' in parsed && parsed.ok).toEqual({
+      historyLagMs: 0,
+      faults: [
+        { path: DEFAULT_FAULT_PATH, times: Infinity, kind: 'status-word', statusWord: 'ACCEPTED' },
+        { path: '/api/v4/orders', times: 2, kind: 'status-word', statusWord: 'PENDING_MATCH' },
+      ],
+    });
+    expect('ok' in parsed && describeFaults(parsed.ok)).toEqual([
+      '/api/v4/order/stock_market: performed, its orders answered with status ACCEPTED (every request)',
+      '/api/v4/orders: performed, its orders answered with status PENDING_MATCH (every request, 2 times)',
+    ]);
+    const bad = parseFaultSpecs(['unknown-status=not a word', 'unknown-status,path=/api/v4/main-account/transfer', 'unknown-status,status=502']);
+    expect('problems' in bad && bad.problems).toEqual([
+      '"unknown-status=not a word": the status word must be a letter then letters, digits or _ (at most 64), such as ACCEPTED',
+      '"unknown-status,path=/api/v4/main-account/transfer": unknown-status applies to the answers that carry orders: path must be one of /api/v4/order/stock_market, /api/v4/order/market, /api/v4/orders, /api/v4/trade-account/order/history',
+      '"unknown-status,status=502": unknown-status answers 200 as usual: status=… does not apply',
+    ]);
+  });
+
   it('names the spec and the rule for every bad one, all at once', () => {
     const parsed = parseFaultSpecs(['nope', 'slow', '5xx=200', 'reset=1', 'drop-answer,every=0', 'history-lag=1s,path=/x', 'slow=2s,color=red']);
     expect('problems' in parsed && parsed.problems).toEqual([
-      '"nope": unknown fault "nope"; the faults are accept-then-5xx, 5xx, drop-answer, reset, slow, commit-late, history-lag',
+      '"nope": unknown fault "nope"; the faults are accept-then-5xx, 5xx, drop-answer, reset, slow, commit-late, history-lag, unknown-status',
       '"slow": slow needs a duration, such as slow=4s',
       '"5xx=200": the status must be an HTTP status from 400 to 599, such as 502',
       '"reset=1": reset takes no value',

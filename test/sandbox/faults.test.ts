@@ -97,6 +97,31 @@ describe('fault injection', () => {
     expect(ordersWith(h, 'stopped-while-waiting')).toBe(0);
   });
 
+  it('status-word: performs the request and answers its order records with a status stacker does not know', async () => {
+    const h = (harness = await Harness.start({ settlement: { steps: 1, stepMs: 60_000 } }));
+    h.sandbox.faults.inject({ path: PATHS.stockMarket, kind: 'status-word', statusWord: 'ACCEPTED' });
+    h.sandbox.faults.inject({ path: PATHS.activeOrders, kind: 'status-word', statusWord: 'ACCEPTED' });
+    const placed = await h.post(PATHS.stockMarket, order('not-matched-yet'));
+    expect(placed.json).toMatchObject({ clientOrderId: 'not-matched-yet', status: 'ACCEPTED', dealStock: '0' });
+    expect(h.sandbox.exchange.activeOrders({ clientOrderId: 'not-matched-yet' })).toHaveLength(1);
+    const active = await h.post(PATHS.activeOrders, { market: 'BTC_USDT' });
+    expect(active.json).toMatchObject([{ clientOrderId: 'not-matched-yet', status: 'ACCEPTED' }]);
+    // Fired once each: the sandbox's own word again after that.
+    expect((await h.post(PATHS.activeOrders, { market: 'BTC_USDT' })).json).toMatchObject([{ status: 'NEW' }]);
+    // A refusal carries no order and is left alone.
+    h.sandbox.faults.inject({ path: PATHS.stockMarket, kind: 'status-word', statusWord: 'ACCEPTED' });
+    const refused = await h.post(PATHS.stockMarket, { ...order('refused'), amount: 'x' });
+    expect(refused.status).toBe(422);
+    expect(refused.json).not.toHaveProperty('status');
+  });
+
+  it('status-word on the order history: each row under its market carries the word', async () => {
+    const h = (harness = await Harness.start());
+    await h.post(PATHS.stockMarket, order('finished'));
+    h.sandbox.faults.inject({ path: PATHS.history, kind: 'status-word', statusWord: 'SETTLED' });
+    expect((await h.post(PATHS.history, { clientOrderId: 'finished' })).json).toMatchObject({ BTC_USDT: [{ clientOrderId: 'finished', status: 'SETTLED' }] });
+  });
+
   it('fires `times` times (Infinity allowed) on its path only, and clear() disarms everything', async () => {
     const h = (harness = await Harness.start());
     h.sandbox.faults.inject({ path: '/api/v4/public/ping', kind: 'status', status: 502, times: Infinity });
@@ -113,5 +138,6 @@ describe('fault injection', () => {
     expect(() => h.sandbox.faults.inject({ path: PATHS.stockMarket, kind: 'latency' })).toThrow(/latencyMs/);
     expect(() => h.sandbox.faults.inject({ path: 'api/v4', kind: 'reset' })).toThrow(/path/);
     expect(() => h.sandbox.faults.inject({ path: PATHS.stockMarket, kind: 'reset', times: 0 })).toThrow(/times/);
+    expect(() => h.sandbox.faults.inject({ path: PATHS.stockMarket, kind: 'status-word' })).toThrow(/statusWord/);
   });
 });
