@@ -86,7 +86,8 @@ const FIRST_LOOK_BACK_MS = 30 * 24 * 3_600_000;
  * open the journal (refusing one that was lost, unless told to rebuild it), refuse while foreign
  * orders are unacknowledged, check every instance against the exchange, reconcile what an
  * earlier run left open, read the exchange's history against the journal (adopting what it
- * lost), journal the slots missed while down, and only then start the scheduler. Stopping
+ * lost), journal the slots missed while down (anchoring each instance that has no slot yet, so
+ * a first slot a kill cuts off is caught up too), and only then start the scheduler. Stopping
  * reverses it: no new slot, the in-flight slot finishes, the journal closes. Resolves with the
  * process exit code.
  */

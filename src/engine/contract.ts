@@ -240,7 +240,7 @@ export const COMMON_PARAMS: readonly ParamSpec[] = [
   { key: 'SCHEDULE', required: true, rule: 'a 5-field cron expression (minute hour day-of-month month day-of-week)', description: 'When the slots fall.', example: '"0 9 * * *"' },
   { key: 'TIMEZONE', required: false, rule: 'an IANA time zone', default: 'UTC', description: 'Time zone the SCHEDULE is read in. Across daylight saving, a wall time that does not exist that day has no slot, and one that happens twice is one slot, at the first.', example: 'Europe/Berlin' },
   { key: 'ENABLED', required: false, rule: 'true or false', default: 'true', description: 'false keeps the file valid but schedules nothing.' },
-  { key: 'CATCH_UP', required: false, rule: 'skip or last', default: 'skip', description: 'Slots missed while stopped: skip them, or run the last one missed if it is within CATCH_UP_WINDOW.' },
+  { key: 'CATCH_UP', required: false, rule: 'skip or last', default: 'skip', description: 'Slots missed while stopped (a new instance\'s from its first start on): skip them, or run the last one missed if it is within CATCH_UP_WINDOW.' },
   { key: 'CATCH_UP_WINDOW', required: false, rule: 'a duration such as 30m, 6h, 1d', default: '1h', description: 'How late a slot may still run with CATCH_UP=last: a slot missed while stopped, or one whose snapshot failed for now (tried again until then; with CATCH_UP=skip, for 5 minutes).' },
   { key: 'BUDGET_QUOTE_PER_DAY', required: false, rule: 'decimal > 0', description: 'Most quote spent per calendar day (in TIMEZONE), counted across restarts.' },
   { key: 'BUDGET_QUOTE_PER_WEEK', required: false, rule: 'decimal > 0', description: 'Most quote spent per ISO week (Monday first, in TIMEZONE).', example: '100' },

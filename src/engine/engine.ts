@@ -171,15 +171,25 @@ export class Engine {
   /**
    * Slots missed while stacker was stopped: journalled as missed (CATCH_UP=skip), or the latest
    * run late when within the window (CATCH_UP=last). Journalling them is what keeps a second
-   * restart from catching the same slot up again.
+   * restart from catching the same slot up again. Run it before the scheduler starts: it also
+   * anchors each instance that has no journalled slot yet at `nowMs` (Journal.markScheduled), so
+   * a first slot a kill leaves unjournalled counts as missed at the next start, while the slots
+   * before an instance was first scheduled never do.
    */
   async catchUp(nowMs: number): Promise<void> {
     for (const instance of this.#instances.values()) {
       if (!this.isEnabled(instance.instance) || this.#fatal !== null) continue;
-      const last = await this.#deps.journal.lastSlot(instance.instance);
-      const plan = planCatchUp(instance.schedule, last?.slotTimeMs ?? null, nowMs, instance.catchUp);
+      const journal = this.#deps.journal;
+      const last = await journal.lastSlot(instance.instance);
+      // Once written the anchor is only read: moving it to a later start would drop a first slot
+      // that fell while stacker was stopped in between.
+      const since = last === null ? await journal.markScheduled(instance.instance, nowMs) : await journal.scheduledSince(instance.instance);
+      // The later of the two: a slot journalled from before the anchor (an order adopted from the
+      // exchange's history) must not make the slots before the instance was scheduled count as missed.
+      const from = last === null ? since : since === null ? last.slotTimeMs : Math.max(last.slotTimeMs, since);
+      const plan = planCatchUp(instance.schedule, from, nowMs, instance.catchUp);
       for (const slotTimeMs of plan.skip) {
-        await this.#deps.journal.skipSlot({
+        await journal.skipSlot({
           instance: instance.instance,
           slotTimeMs,
           runId: this.#options.runId,

@@ -44,6 +44,11 @@ export function checkSlotKey(key: SlotKey): void {
   }
 }
 
+export function checkScheduled(instance: string, sinceMs: number): void {
+  if (typeof instance !== 'string' || instance === '') throw new StoreError('invalid-argument', 'an instance needs a name');
+  if (!Number.isSafeInteger(sinceMs) || sinceMs < 0) throw new StoreError('invalid-argument', `a scheduled-since time must be non-negative integer milliseconds (got ${sinceMs})`);
+}
+
 export function checkSkipStatus(skip: SlotSkip): void {
   if (skip.status !== 'skipped' && skip.status !== 'missed') throw new StoreError('invalid-argument', `a slot is skipped or missed, not ${String(skip.status)}`);
 }

@@ -34,10 +34,22 @@ export interface Journal {
   /** Close a claimed slot. A slot is finished once; finishing it again is `illegal-transition`. */
   finishSlot(finish: SlotFinish): Promise<SlotRecord>;
   getSlot(key: SlotKey): Promise<SlotRecord | null>;
-  /** The latest journalled slot of an instance (any status): where catch-up starts counting. */
+  /** The latest journalled slot of an instance (any status): where catch-up starts counting (scheduledSince until there is one). */
   lastSlot(instance: string): Promise<SlotRecord | null>;
   /** Newest first. `status: 'claimed'` lists slots a crash left open. */
   listSlots(query?: SlotQuery): Promise<SlotRecord[]>;
+  /**
+   * When the daemon first scheduled the instance (markScheduled); null when it never did. Catch-up
+   * counts an instance's missed slots from here while it has no journalled slot: a first slot a
+   * kill -9 left unjournalled (the claim comes after the snapshot) is missed, not never due.
+   */
+  scheduledSince(instance: string): Promise<number | null>;
+  /**
+   * Remember that the instance is scheduled from `sinceMs` on, unless the journal already holds a
+   * time for it: the first one stays, since a later start must not move the anchor past a slot
+   * that fell in between. Returns the time kept.
+   */
+  markScheduled(instance: string, sinceMs: number): Promise<number>;
 
   // Intents.
   /**

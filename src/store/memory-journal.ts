@@ -60,6 +60,7 @@ import {
   checkOperatorControl,
   checkOrder,
   checkReserveRequest,
+  checkScheduled,
   checkScope,
   checkSkipStatus,
   checkSlotKey,
@@ -134,6 +135,8 @@ export class MemoryJournal implements Journal {
   readonly #retired = new Map<string, SlotTimes>();
   /** Finished slots not yet retired, oldest first. */
   readonly #finished: string[] = [];
+  /** Instance → when it was first scheduled (the scheduled_instances table). */
+  readonly #scheduledSince = new Map<string, number>();
   /** `CONTROL␀TARGET` (an operator_controls row's key) → since when. */
   readonly #operatorControls = new Map<string, number>();
 
@@ -226,6 +229,20 @@ export class MemoryJournal implements Journal {
       const times = this.#slotTimes.get(instance);
       const last = times?.[times.length - 1];
       return last === undefined ? null : (this.#slots.get(slotKey({ instance, slotTimeMs: last })) ?? null);
+    });
+  }
+
+  scheduledSince(instance: string): Promise<number | null> {
+    return this.#read('reading when the instance was first scheduled', () => this.#scheduledSince.get(instance) ?? null);
+  }
+
+  markScheduled(instance: string, sinceMs: number): Promise<number> {
+    return this.#op(() => `recording that ${instance} is scheduled`, () => {
+      checkScheduled(instance, sinceMs);
+      const kept = this.#scheduledSince.get(instance);
+      if (kept !== undefined) return kept;
+      this.#set(this.#scheduledSince, instance, sinceMs);
+      return sinceMs;
     });
   }
 

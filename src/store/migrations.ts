@@ -297,6 +297,20 @@ DROP TABLE operator_controls;
 ALTER TABLE operator_controls_v6 RENAME TO operator_controls;
 `;
 
+/**
+ * v7, catch-up for a new instance: when the daemon first scheduled each instance. Catch-up counts
+ * missed slots from an instance's last journalled slot; one that has none yet counts from here,
+ * so its first slot, killed before it was journalled, is caught up or journalled missed instead
+ * of lost. Empty after the migration: the instances a journal already had are anchored by their
+ * slots, and which instances a config held before cannot be known from the journal.
+ */
+const V7_SCHEDULED_INSTANCES = `
+CREATE TABLE scheduled_instances (
+  instance TEXT PRIMARY KEY CHECK (instance <> ''),
+  since_ms INTEGER NOT NULL CHECK (since_ms >= 0)
+);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial journal', sql: V1_INITIAL },
   { version: 2, name: 'stop activation transitions', sql: V2_STOP_ACTIVATION },
@@ -304,6 +318,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: 'operator controls', sql: V4_OPERATOR_CONTROLS },
   { version: 5, name: 'accounts', sql: V5_ACCOUNTS },
   { version: 6, name: 'account kill switch', sql: V6_ACCOUNT_KILL_SWITCH },
+  { version: 7, name: 'scheduled instances', sql: V7_SCHEDULED_INSTANCES },
 ];
 
 /** The schema version this code writes. */

@@ -41,6 +41,7 @@ const TABLES: readonly TableSpec[] = [
   { table: 'budget_reservations', money: ['amount_quote'] },
   { table: 'ledger_findings', money: [] },
   { table: 'operator_controls', money: [] },
+  { table: 'scheduled_instances', money: [] },
 ];
 
 export interface CopiedTable {

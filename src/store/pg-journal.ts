@@ -39,7 +39,7 @@ import type {
   TransferRecord,
 } from './journal.ts';
 import { controlTarget, controlsFromRows, runFromRow, slotFromRow } from './journal-rows.ts';
-import { accountStateKey, checkAccountState, checkFinishStatus, checkOperatorControl, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
+import { accountStateKey, checkAccountState, checkFinishStatus, checkOperatorControl, checkScheduled, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
 import * as budgets from './pg-budgets.ts';
 import { type PgPool, type Tx, asStoreError, describeLocation, inTransaction, isMissingJournal, openPool } from './pg-db.ts';
 import * as intents from './pg-intents.ts';
@@ -242,6 +242,20 @@ export class PgJournal implements Journal {
     return this.#read('reading the last slot', async (tx) => {
       const row = await tx.one('SELECT * FROM slots WHERE instance = $1 ORDER BY slot_time_ms DESC LIMIT 1', [instance]);
       return row === null ? null : slotFromRow(row);
+    });
+  }
+
+  scheduledSince(instance: string): Promise<number | null> {
+    return this.#read('reading when the instance was first scheduled', (tx) => readScheduledSince(tx, instance));
+  }
+
+  markScheduled(instance: string, sinceMs: number): Promise<number> {
+    return this.#write(`recording that ${instance} is scheduled`, async (tx) => {
+      checkScheduled(instance, sinceMs);
+      await tx.run('INSERT INTO scheduled_instances (instance, since_ms) VALUES ($1, $2) ON CONFLICT (instance) DO NOTHING', [instance, sinceMs]);
+      const kept = await readScheduledSince(tx, instance);
+      if (kept === null) throw new StoreError('not-found', `${instance}'s scheduled-since time vanished`);
+      return kept;
     });
   }
 
@@ -514,6 +528,11 @@ async function requireRun(tx: Tx, runId: string): Promise<RunRecord> {
   const row = await tx.one('SELECT * FROM runs WHERE run_id = $1', [runId]);
   if (row === null) throw new StoreError('not-found', `no run ${runId}`);
   return runFromRow(row);
+}
+
+async function readScheduledSince(tx: Tx, instance: string): Promise<number | null> {
+  const row = await tx.one('SELECT since_ms FROM scheduled_instances WHERE instance = $1', [instance]);
+  return row === null ? null : Number(row['since_ms']);
 }
 
 async function readControls(tx: Tx): Promise<OperatorControls> {

@@ -221,6 +221,14 @@ ALTER TABLE operator_controls DROP CONSTRAINT operator_controls_check;
 ALTER TABLE operator_controls ADD CONSTRAINT operator_controls_target_check CHECK (control = 'kill-switch' OR target <> '');
 `;
 
+/** When the daemon first scheduled each instance: catch-up's anchor before its first journalled slot (migrations.ts v7). */
+const V7_SCHEDULED_INSTANCES = `
+CREATE TABLE scheduled_instances (
+  instance ${TEXT} PRIMARY KEY CHECK (instance <> ''),
+  since_ms bigint NOT NULL CHECK (since_ms >= 0)
+);
+`;
+
 export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 1, name: 'initial journal', sql: V1_INITIAL },
   { version: 2, name: 'stop activation transitions', sql: V2_STOP_ACTIVATION },
@@ -228,6 +236,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 4, name: 'operator controls', sql: V4_OPERATOR_CONTROLS },
   { version: 5, name: 'accounts', sql: V5_ACCOUNTS },
   { version: 6, name: 'account kill switch', sql: V6_ACCOUNT_KILL_SWITCH },
+  { version: 7, name: 'scheduled instances', sql: V7_SCHEDULED_INSTANCES },
 ];
 
 /** The versions and names both stores must share (tested). */

@@ -41,7 +41,7 @@ import type {
   TransferInput,
   TransferRecord,
 } from './journal.ts';
-import { accountStateKey, checkAccountState, checkFinishStatus, checkOperatorControl, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
+import { accountStateKey, checkAccountState, checkFinishStatus, checkOperatorControl, checkScheduled, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
 import { migrate, verifySchema } from './migrations.ts';
 import * as budgets from './sqlite-budgets.ts';
 import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
@@ -230,6 +230,22 @@ export class SqliteJournal implements Journal {
       const row = db.prepare('SELECT * FROM slots WHERE instance = ? ORDER BY slot_time_ms DESC LIMIT 1').get(instance);
       return row === undefined ? null : slotFromRow(row);
     });
+  }
+
+  scheduledSince(instance: string): Promise<number | null> {
+    return this.#run('reading when the instance was first scheduled', (db) => readScheduledSince(db, instance));
+  }
+
+  markScheduled(instance: string, sinceMs: number): Promise<number> {
+    return this.#write(`recording that ${instance} is scheduled`, (db) =>
+      transaction(db, () => {
+        checkScheduled(instance, sinceMs);
+        db.prepare('INSERT OR IGNORE INTO scheduled_instances (instance, since_ms) VALUES (?, ?)').run(instance, sinceMs);
+        const kept = readScheduledSince(db, instance);
+        if (kept === null) throw new StoreError('not-found', `${instance}'s scheduled-since time vanished`);
+        return kept;
+      }),
+    );
   }
 
   listSlots(query: SlotQuery = {}): Promise<SlotRecord[]> {
@@ -485,6 +501,11 @@ function identityOf(path: string): FileIdentity[] {
   }
 }
 
+
+function readScheduledSince(db: DatabaseSync, instance: string): number | null {
+  const row = db.prepare('SELECT since_ms FROM scheduled_instances WHERE instance = ?').get(instance);
+  return row === undefined ? null : Number(row['since_ms']);
+}
 
 function readControls(db: DatabaseSync): OperatorControls {
   return controlsFromRows(db.prepare('SELECT control, target, since_ms FROM operator_controls ORDER BY control, target').all());

@@ -77,6 +77,8 @@ async function writeSqliteJournal(): Promise<void> {
     reason: 'found in the history',
   });
   await j.setLedgerCheckedThrough(SLOT_2);
+  // An instance scheduled whose first slot is still to come: its catch-up counts from this time.
+  await j.markScheduled('dca-eth', SLOT_2 + 1000);
   await j.finishRun(run.runId, 'stopped');
   await store.close();
 }
@@ -94,6 +96,7 @@ async function readBack(j: Journal): Promise<unknown> {
     held: await j.heldBudgetReservations(),
     findings: await j.listFindings(),
     checked: await j.ledgerCheckedThrough(),
+    scheduledSince: [await j.scheduledSince('dca-eth'), await j.scheduledSince('dca-btc')],
   };
 }
 
@@ -104,6 +107,7 @@ describe.skipIf(pgCluster() === null)('stacker journal migrate --to postgres://â
     const out = captured.join('');
     expect(out).toMatch(/stacker\.db â†’ postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/t_[0-9a-f]+ \(schema stacker_live\)/);
     expect(out).toMatch(/order_transitions\s+3\s+3\s+3/);
+    expect(out).toMatch(/scheduled_instances\s+1\s+1\s+1/);
     expect(out).toMatch(/budgets\.spent_quote\s+217\.86900003\s+217\.86900003/);
     expect(out).toMatch(/rows and sums verified/);
     expect(out).not.toContain(PASSWORD);

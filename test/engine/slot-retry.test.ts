@@ -144,6 +144,29 @@ describe('a scheduled slot whose snapshot fails for now', () => {
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
   });
 
+  it("catches up a new instance's first slot that a stop during the backoff left unjournalled", async () => {
+    world.sandbox.faults.inject({ ...MAINTENANCE, times: Number.POSITIVE_INFINITY });
+    const stop = new AbortController();
+    const slot = nowSlot();
+    const instance = dcaAt(YEARLY, { policy: 'last', windowMs: 3_600_000 });
+    // The schedule's one slot is this one: nothing journalled before it, the instance is new.
+    const timed = { ...instance, schedule: { ...instance.schedule, next: (after: number) => (after < slot ? slot : slot + 86_400_000) } };
+    const engine = world.engine([timed], { stop: stop.signal });
+    // The daemon's start before the slot: nothing to catch up, the instance anchored.
+    await engine.catchUp(slot - 1000);
+
+    const running = engine.runScheduledSlot('dca-btc', slot);
+    while (retries().length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    stop.abort();
+    expect(await running).toBe('stopped');
+    expect(await world.journal.listSlots({ instance: 'dca-btc' })).toEqual([]);
+
+    world.sandbox.faults.clear();
+    await world.engine([timed]).catchUp(Date.now());
+    expect(await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: slot })).toMatchObject({ status: 'done' });
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+  });
+
   /**
    * The exchange answers each read late (and 503), and the stop arrives while the first attempt
    * still waits for it: how the slot ended, with the engine and the slot's time.

@@ -275,6 +275,36 @@ describe('migration 6 (account kill switch)', () => {
   });
 });
 
+describe('migration 7 (scheduled instances)', () => {
+  it('adds an empty table of when each instance was first scheduled to a version-6 journal, keeping its slots', async () => {
+    await withJournalAt(6, (db, path) => {
+      db.exec(`INSERT INTO slots (instance, slot_time_ms, status, reason, run_id, claimed_at_ms, finished_at_ms) VALUES ('dca', 1000, 'done', NULL, NULL, 1000, 1001)`);
+      expect(migrate(db, path, () => 7, MIGRATIONS.filter((m) => m.version <= 7))).toEqual([7]);
+      expect(db.prepare('SELECT instance, status FROM slots').all()).toEqual([{ instance: 'dca', status: 'done' }]);
+      // Nothing is guessed for the instances the journal had: their slots anchor their catch-up.
+      expect(db.prepare('SELECT * FROM scheduled_instances').all()).toEqual([]);
+      db.exec(`INSERT INTO scheduled_instances (instance, since_ms) VALUES ('new', 5)`);
+      expect(() => db.exec(`INSERT INTO scheduled_instances (instance, since_ms) VALUES ('new', 6)`)).toThrow(/UNIQUE/);
+      expect(() => db.exec(`INSERT INTO scheduled_instances (instance, since_ms) VALUES ('', 6)`)).toThrow(/CHECK/);
+    });
+  });
+
+  it('is applied when a version-6 file is opened, and the anchor written then survives reopen', async () => {
+    const db = openDatabase({ path: world.path() });
+    try {
+      migrate(db, world.path(), () => 1, MIGRATIONS.filter((m) => m.version <= 6));
+    } finally {
+      db.close();
+    }
+    const journal = await world.opened();
+    expect(await journal.scheduledSince('dca')).toBeNull();
+    expect(await journal.markScheduled('dca', 42)).toBe(42);
+    await journal.close();
+    const again = await world.opened();
+    expect(await again.scheduledSince('dca')).toBe(42);
+  });
+});
+
 /** A journal file migrated up to `version`, handed to `body`, removed afterwards. */
 async function withJournalAt(version: number, body: (db: import('node:sqlite').DatabaseSync, path: string) => void): Promise<void> {
   const { DatabaseSync } = await import('node:sqlite');

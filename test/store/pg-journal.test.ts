@@ -73,6 +73,26 @@ describe.skipIf(pgCluster() === null)('the PostgreSQL journal', () => {
     await expect(sql(`INSERT INTO ${SCHEMA}.operator_controls (control, target, since_ms) VALUES ('pause', '', 8)`)).rejects.toThrow(/check constraint/);
   });
 
+  it('migration 7 adds when each instance was first scheduled to a version-6 journal, empty, its slots kept', async () => {
+    const pool = openPool({ url: await world.pgUrl(), schema: SCHEMA });
+    try {
+      expect(await migratePg(pool, SCHEMA, 'test', () => 1, PG_MIGRATIONS.filter((m) => m.version <= 6))).toEqual([1, 2, 3, 4, 5, 6]);
+    } finally {
+      await pool.end();
+    }
+    await sql(`INSERT INTO ${SCHEMA}.slots (instance, slot_time_ms, status, reason, run_id, claimed_at_ms, finished_at_ms) VALUES ('dca', 1000, 'done', NULL, NULL, 1000, 1001)`);
+    const opened = await journal();
+    try {
+      expect(await opened.lastSlot('dca')).toMatchObject({ slotTimeMs: 1000, status: 'done' });
+      expect(await opened.scheduledSince('dca')).toBeNull();
+      expect(await opened.markScheduled('new', 42)).toBe(42);
+    } finally {
+      await opened.close();
+    }
+    expect(await sql(`SELECT instance, since_ms FROM ${SCHEMA}.scheduled_instances`)).toEqual([{ instance: 'new', since_ms: '42' }]);
+    await expect(sql(`INSERT INTO ${SCHEMA}.scheduled_instances (instance, since_ms) VALUES ('', 1)`)).rejects.toThrow(/check constraint/);
+  });
+
   it('refuses a schema written by a newer stacker, and changes nothing', async () => {
     await (await journal()).close();
     await sql(`INSERT INTO ${SCHEMA}.schema_migrations (version, name, applied_at_ms) VALUES (99, 'from the future', 1)`);

@@ -104,6 +104,26 @@ describe.each(JOURNAL_KINDS)('slots: a journalled slot never runs twice (%s jour
     expect(await journal.listSlots({ instance: SLOT.instance, sinceMs: SLOT.slotTimeMs, untilMs: next.slotTimeMs })).toHaveLength(1);
   });
 
+  it('keeps when an instance was first scheduled, across reopen: a later time never moves it', async () => {
+    const first = await world.openJournal();
+    expect(await first.scheduledSince(SLOT.instance)).toBeNull();
+    expect(await first.markScheduled(SLOT.instance, SLOT.slotTimeMs - 60_000)).toBe(SLOT.slotTimeMs - 60_000);
+    expect(await first.markScheduled(SLOT.instance, SLOT.slotTimeMs + 60_000)).toBe(SLOT.slotTimeMs - 60_000);
+    expect(await first.markScheduled('dca-eth', 5)).toBe(5);
+    await first.close();
+    const second = await world.openJournal();
+    expect(await second.scheduledSince(SLOT.instance)).toBe(SLOT.slotTimeMs - 60_000);
+    expect(await second.scheduledSince('dca-eth')).toBe(5);
+    expect(await second.scheduledSince('never')).toBeNull();
+    expect(await second.markScheduled(SLOT.instance, SLOT.slotTimeMs + 120_000)).toBe(SLOT.slotTimeMs - 60_000);
+    // Not a slot: the instance still has none for lastSlot, and nothing is left open.
+    expect(await second.lastSlot(SLOT.instance)).toBeNull();
+    expect(await second.hasOpenWork()).toBe(false);
+    await expect(second.markScheduled('', 1)).rejects.toMatchObject({ reason: 'invalid-argument' });
+    await expect(second.markScheduled('x', 1.5)).rejects.toMatchObject({ reason: 'invalid-argument' });
+    expect(await second.scheduledSince('x')).toBeNull();
+  });
+
   it('refuses a slot time that is not a whole number of milliseconds', async () => {
     const journal = await world.openJournal();
     await expect(journal.claimSlot({ instance: 'x', slotTimeMs: 1.5, runId: null })).rejects.toMatchObject({ reason: 'invalid-argument' });

@@ -15,17 +15,18 @@ export interface CatchUpPlan {
 const COUNT_LIMIT = 100_000;
 
 /**
- * The slots strictly after the last journalled one and at or before now. A new instance (no
- * journalled slot) has missed nothing: it starts with the next slot. With `last`, the newest
+ * The slots strictly after `fromMs` and at or before now. `fromMs` is the last journalled slot,
+ * or for an instance with none yet, when the daemon first scheduled it (Engine.catchUp); null
+ * (never scheduled) has missed nothing: it starts with the next slot. With `last`, the newest
  * missed slot runs if it is within the window; everything else is journalled as missed, so a
  * second restart never catches the same slot up again. Only the newest `maxListed` are
  * journalled one by one (a schedule every second, down for a week, misses 600 000).
  */
-export function planCatchUp(schedule: CronSchedule, lastJournalledMs: number | null, nowMs: number, policy: CatchUpPolicy, maxListed = 100): CatchUpPlan {
-  if (lastJournalledMs === null) return { run: null, skip: [], skippedTotal: 0 };
+export function planCatchUp(schedule: CronSchedule, fromMs: number | null, nowMs: number, policy: CatchUpPolicy, maxListed = 100): CatchUpPlan {
+  if (fromMs === null) return { run: null, skip: [], skippedTotal: 0 };
   const missed: number[] = [];
   let total = 0;
-  for (let slot = schedule.next(lastJournalledMs); slot <= nowMs && total < COUNT_LIMIT; slot = schedule.next(slot)) {
+  for (let slot = schedule.next(fromMs); slot <= nowMs && total < COUNT_LIMIT; slot = schedule.next(slot)) {
     total += 1;
     missed.push(slot);
     if (missed.length > maxListed + 1) missed.shift();

@@ -1,0 +1,98 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ScheduledRuntime } from '../../src/engine/engine.ts';
+import type { CatchUpPolicy } from '../../src/engine/schedule/catch-up.ts';
+import { dca } from '../../strategies/dca.ts';
+import { type EngineWorld, engineWorld, runtimeOf } from './harness.ts';
+
+// Catch-up of a new instance, against the real sandbox and a real journal: its first slot, cut
+// off before it was journalled (kill -9, OOM during the snapshot, or a stop during the retry
+// backoff), is due at the next start like any missed slot, and the slots from before the
+// instance was first scheduled never are. Each start is a new engine on the same journal with
+// the `now` it starts at; the kill is the slot never being journalled between two starts.
+
+let world: EngineWorld;
+beforeEach(async () => {
+  world = await engineWorld();
+});
+afterEach(async () => {
+  await world.close();
+});
+
+const INSTANCE = 'dca-btc';
+
+function dcaEvery10s(catchUp: CatchUpPolicy): ScheduledRuntime {
+  const schedule = '*/10 * * * * *';
+  return { ...runtimeOf({ instance: INSTANCE, strategy: dca, schedule, env: { STRATEGY: 'dca', SCHEDULE: schedule, MARKET: 'BTC_USDT', AMOUNT: '0.001' } }), catchUp };
+}
+
+/** Two slots of the schedule a minute ago and 50 s ago: every start's `now` is then chosen, not waited for. */
+function pastSlots(): { s1: number; s2: number } {
+  const s1 = Math.floor(Date.now() / 10_000) * 10_000 - 60_000;
+  return { s1, s2: s1 + 10_000 };
+}
+
+const LAST: CatchUpPolicy = { policy: 'last', windowMs: 3_600_000 };
+const slotsJournalled = async (): Promise<string[]> => (await world.journal.listSlots({ instance: INSTANCE })).map((slot) => `${slot.slotTimeMs}:${slot.status}`);
+
+describe('catch-up of an instance whose first slot was never journalled', () => {
+  it('runs the first slot late with CATCH_UP=last, once, and a later start does not move the anchor', async () => {
+    const { s1 } = pastSlots();
+    const instance = dcaEvery10s(LAST);
+
+    // First start, 5 s before the first slot: nothing missed yet, the instance anchored.
+    await world.engine([instance]).catchUp(s1 - 5_000);
+    expect(await world.journal.scheduledSince(INSTANCE)).toBe(s1 - 5_000);
+    expect(await slotsJournalled()).toEqual([]);
+    // Killed and started again before the slot: the anchor stays where it was first written.
+    await world.engine([instance]).catchUp(s1 - 2_000);
+    expect(await world.journal.scheduledSince(INSTANCE)).toBe(s1 - 5_000);
+
+    // Killed during the slot's snapshot (nothing journalled, nothing sent), started 3 s after it.
+    await world.engine([instance]).catchUp(s1 + 3_000);
+    expect(await slotsJournalled()).toEqual([`${s1}:done`]);
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    expect(world.logs.filter((line) => line.fields.event === 'catch-up')).toHaveLength(1);
+
+    // Once journalled, the slot anchors the next start: it is not run again.
+    await world.engine([instance]).catchUp(s1 + 6_000);
+    expect(await slotsJournalled()).toEqual([`${s1}:done`]);
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+  });
+
+  it('journals the first slot missed with CATCH_UP=skip, nothing sent', async () => {
+    const { s1 } = pastSlots();
+    const instance = dcaEvery10s({ policy: 'skip' });
+    await world.engine([instance]).catchUp(s1 - 5_000);
+    await world.engine([instance]).catchUp(s1 + 3_000);
+    const slot = await world.journal.getSlot({ instance: INSTANCE, slotTimeMs: s1 });
+    expect(slot).toMatchObject({ status: 'missed' });
+    expect(slot?.reason).toMatch(/CATCH_UP=skip/);
+    expect(await slotsJournalled()).toEqual([`${s1}:missed`]);
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  });
+
+  it('never runs or journals a slot from before the instance was first started, and still catches up the first one after', async () => {
+    const { s1, s2 } = pastSlots();
+    const instance = dcaEvery10s(LAST);
+    // Added to the config and first started 5 s after s1: s1 is history, not a missed slot.
+    await world.engine([instance]).catchUp(s1 + 5_000);
+    expect(await slotsJournalled()).toEqual([]);
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
+
+    // Its first slot (s2) killed before it was journalled; started again 3 s after it.
+    await world.engine([instance]).catchUp(s2 + 3_000);
+    expect(await slotsJournalled()).toEqual([`${s2}:done`]);
+    expect(await world.journal.getSlot({ instance: INSTANCE, slotTimeMs: s1 })).toBeNull();
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+  });
+
+  it('counts from the anchor when a slot older than it was journalled later (an order adopted from the history)', async () => {
+    const { s1, s2 } = pastSlots();
+    const instance = dcaEvery10s({ policy: 'skip' });
+    await world.engine([instance]).catchUp(s1 + 5_000);
+    // Journalled after the anchor, for a time before it: the slots between are not this instance's to miss.
+    await world.journal.skipSlot({ instance: INSTANCE, slotTimeMs: s1 - 30_000, runId: null, status: 'skipped', reason: 'adopted' });
+    await world.engine([instance]).catchUp(s2 + 3_000);
+    expect(await slotsJournalled()).toEqual([`${s2}:missed`, `${s1 - 30_000}:skipped`]);
+  });
+});
