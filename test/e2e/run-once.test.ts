@@ -45,6 +45,26 @@ describe('stacker run --once', () => {
     expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
   }, 30_000);
 
+  it('names under its instance what of the slot did not happen: a buy refused (the kill switch, the balance) is not just "done"', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    t.dir.writeStrategy('sweep', { STRATEGY: 'flex-sweep', SCHEDULE: '0 9 * * 1', TICKER: 'BTC', MODE: 'all' });
+    const killed = startDaemon(args('--live', '--once'), { ...t.live(), STACKER_KILL_SWITCH: '1' });
+    expect(await killed.exited).toBe(0);
+    expect(killed.output()).toMatch(/^dca-btc: done\n {2}buy 0\.001 BTC_USDT stp=no: refused \(kill-switch: not sent: STACKER_KILL_SWITCH is set\)$/m);
+    expect(killed.output()).toMatch(/^sweep: done\n {2}declined by the strategy: .* \(no-active-investment\)$/m);
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+
+    // An empty paper wallet, as a new user's first dry-run has: refused for the balance, said so.
+    const broke = startDaemon(['--strategies', t.dir.strategies, '--data-dir', join(t.dir.root, 'dry'), '--once', '--instance', 'dca-btc'], { HOME: t.dir.root, STACKER_BASE_URL: t.sandbox.url });
+    expect(await broke.exited).toBe(0);
+    expect(broke.output()).toMatch(/^dca-btc: done\n {2}buy 0\.001 BTC_USDT stp=no: refused \(insufficient-funds: .*\)$/m);
+
+    // A slot that bought has nothing under it.
+    const bought = startDaemon(args('--live', '--once', '--instance', 'dca-btc'), t.live());
+    expect(await bought.exited).toBe(0);
+    expect(bought.output()).toMatch(/^dca-btc: done\n\(what each slot did/m);
+  }, 30_000);
+
   it('prints the journal command that reads what it did: with the --data-dir and --env-file it was given, as stacker journal finds its journal', async () => {
     t.dir.writeStrategy('dca-eth', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'ETH_USDT', AMOUNT: '0.01' });
     // A data dir given by flag, and one given by the env file: each must travel with the command.

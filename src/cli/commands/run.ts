@@ -46,7 +46,15 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
   // Trading stopped (credentials, nonce, a lost journal, foreign orders): leave with that error's exit code and message.
   if (result.fatal !== null) throw result.fatal.cause;
   if (once !== undefined) {
-    const lines = Object.entries(result.slots).map(([instance, outcome]) => `${instance}: ${outcome}`);
+    const { intentSummary } = await import('./journal.ts');
+    const lines = Object.entries(result.slots).flatMap(([instance, outcome]) => [
+      `${instance}: ${outcome}`,
+      ...(result.onceNotDone?.[instance] ?? []).map((record) =>
+        record.intent.kind === 'refusal'
+          ? `  declined by the strategy: ${record.intent.message} (${record.intent.reason})`
+          : `  ${intentSummary(record.intent)}: ${record.status}${record.error === null ? '' : ` (${record.error.code}: ${record.error.message})`}`,
+      ),
+    ]);
     ctx.io.out(`${lines.join('\n')}\n(what each slot did: ${journalCommand(config.mode, flags.dataDir, globals.envFile)})\n`);
     const bad = Object.values(result.slots).filter((outcome) => outcome !== 'done' && outcome !== 'already');
     if (bad.length > 0) ctx.setExitCode(EXIT.failure);
