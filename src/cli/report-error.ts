@@ -31,7 +31,10 @@ export interface ReportContext {
 
 export function reportError(error: unknown, io: Io, context: ReportContext): number {
   const exitCode = exitCodeFor(error);
-  const unknown = outcomeUnknown(error);
+  // Only a write can have happened unseen, and every write sets its lookup before it is sent: a
+  // read (a balance, the codes, a 503 on the markets at a daemon's start) whose answer was lost
+  // changed nothing, and is simply tried again.
+  const unknown = outcomeUnknown(error) && context.lookupHint !== undefined;
   if (context.json) {
     io.err(`${JSON.stringify({ error: withLookup(describeForJson(error, unknown), unknown, context) })}\n`);
   } else {
@@ -84,10 +87,12 @@ function describeForHumans(error: unknown, unknown: boolean, context: ReportCont
     lines.push(`error: unexpected failure: ${message}`);
     if (context.verbose && error instanceof Error && error.stack) lines.push(error.stack);
   }
-  if (error instanceof StackerError && error.retryable) lines.push('  this is usually temporary; try again later');
   if (unknown) {
+    // Never "try again" here: the write may have happened, and a second buy is a second buy.
     lines.push('  the request may have reached the exchange: the operation may or may not have happened');
-    if (context.lookupHint) lines.push(`  check before repeating it: ${context.lookupHint}`);
+    lines.push(`  check before repeating it: ${context.lookupHint}`);
+  } else if (error instanceof StackerError && error.retryable) {
+    lines.push('  this is usually temporary; try again later');
   }
   return lines.map((line) => `${line}\n`).join('');
 }
@@ -98,7 +103,7 @@ function describeForHumans(error: unknown, unknown: boolean, context: ReportCont
  * known here, so the command that looks it up travels with the error.
  */
 function withLookup(described: Record<string, unknown>, unknown: boolean, context: ReportContext): Record<string, unknown> {
-  return unknown && context.lookupHint !== undefined ? { ...described, lookup: context.lookupHint } : described;
+  return unknown ? { ...described, lookup: context.lookupHint } : described;
 }
 
 function describeForJson(error: unknown, unknown: boolean): Record<string, unknown> {

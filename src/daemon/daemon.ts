@@ -15,7 +15,7 @@ import { CronScheduler } from '../engine/schedule/cron-scheduler.ts';
 import type { Scheduler } from '../engine/schedule/scheduler.ts';
 import type { Exchange } from '../exchange/port.ts';
 import { StoreError } from '../store/errors.ts';
-import type { Journal } from '../store/journal.ts';
+import type { IntentRecord, Journal } from '../store/journal.ts';
 import { openDaemonStore } from './daemon-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
@@ -70,6 +70,13 @@ export interface DaemonResult {
   readonly exitCode: number;
   /** `once`: how each instance's slot ended. */
   readonly slots: Readonly<Record<string, SlotOutcome>>;
+  /**
+   * `once`: what of each slot did not happen: its money intents refused, failed or left unknown,
+   * and the strategy's own refusals. A slot is `done` when its guards refused every buy (the kill
+   * switch, a budget, the balance): that is the engine's normal course, but not what someone who
+   * ran one slot to see it work expects to be told as "done" and nothing more.
+   */
+  readonly onceNotDone?: Readonly<Record<string, readonly IntentRecord[]>>;
   /** Why trading stopped when the exchange refused the credentials or the nonce; null otherwise. */
   readonly fatal: FatalEngineError | null;
 }
@@ -183,6 +190,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
 
   const lastSlots: Record<string, { slotTimeMs: number; outcome: string }> = {};
   const onceSlots: Record<string, SlotOutcome> = {};
+  const onceNotDone: Record<string, IntentRecord[]> = {};
   try {
     const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: pkg.version });
     runId = run.runId;
@@ -324,9 +332,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     if (!stopping.signal.aborted) await running.checkLedger();
     await health.refresh();
     if (options.once !== undefined) {
-      if (!stopping.signal.aborted) await runOnce(running, options.once.instances, clock, journal, onceSlots, lastSlots);
+      if (!stopping.signal.aborted) await runOnce(running, options.once.instances, clock, journal, onceSlots, lastSlots, onceNotDone);
       exitReason = 'once';
-      return { exitCode, fatal, slots: onceSlots };
+      return { exitCode, fatal, slots: onceSlots, onceNotDone };
     }
     if (!stopping.signal.aborted) await running.catchUp(clock.nowMs());
 
@@ -400,16 +408,17 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     for (const own of new Set(exchanges.values())) await own.close().catch(() => undefined);
     logger.info({ event: 'stopped', reason: exitReason }, `stopped (${exitReason})`);
   }
-  return { exitCode, fatal, slots: onceSlots };
+  return { exitCode, fatal, slots: onceSlots, onceNotDone };
 }
 
 async function runOnce(
   engine: Engine,
   instances: readonly string[],
   clock: Clock,
-  journal: { openOrders(): Promise<readonly unknown[]> },
+  journal: Pick<Journal, 'openOrders' | 'listIntents'>,
   slots: Record<string, SlotOutcome>,
   lastSlots: Record<string, { slotTimeMs: number; outcome: string }>,
+  notDone: Record<string, IntentRecord[]>,
 ): Promise<void> {
   const slotTimeMs = Math.floor(clock.nowMs() / 1000) * 1000;
   for (const instance of instances) {
@@ -421,6 +430,12 @@ async function runOnce(
   for (let poll = 0; poll < 30 && (await journal.openOrders()).length > 0; poll += 1) {
     await sleep(500);
     await engine.track();
+  }
+  for (const instance of instances) {
+    if (slots[instance] === 'already') continue;
+    const intents = await journal.listIntents({ instance, slotTimeMs });
+    const missed = intents.filter((record) => record.intent.kind === 'refusal' || (record.intent.kind !== 'note' && record.intent.kind !== 'set-state' && record.status !== 'done' && record.status !== 'sent'));
+    if (missed.length > 0) notDone[instance] = missed.sort((a, b) => a.index - b.index);
   }
 }
 

@@ -71,7 +71,8 @@ export class PaperExchange extends SimAccount implements Exchange {
   readonly kind = 'dry-run' as const;
   readonly keptAccount: KeptAccount;
   readonly #ids: SequentialIds;
-  readonly #seed: string;
+  /** The wallet this account started from: the configured one for a new account, the saved one for an account resumed. */
+  #seed: string;
   #save: ((state: string) => Promise<void>) | null = null;
   readonly #data: PaperMarketData;
   readonly #slippagePct: Decimal;
@@ -174,7 +175,11 @@ export class PaperExchange extends SimAccount implements Exchange {
       }
     }
     this.#ids.continueFrom(state.ids);
-    return { note: state.seed === this.#seed ? null : `the configured wallet (${this.#seed || 'empty'}) differs from the one this paper account started from (${state.seed || 'empty'})` };
+    const configured = this.#seed;
+    // The account continues, so its origin does too: saved back as the configured wallet, the next
+    // start would name a seed this account never had (or, given that one, say nothing at all).
+    this.#seed = state.seed;
+    return { note: state.seed === configured ? null : `the configured wallet (${configured || 'empty'}) differs from the one this paper account started from (${state.seed || 'empty'})` };
   }
 
   async #changed(): Promise<void> {

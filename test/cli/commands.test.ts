@@ -367,6 +367,8 @@ describe('transient failures exit 4', () => {
       expect(result.code).toBe(4);
       expect(result.stderr).toMatch(/^error: E_UNAVAILABLE \(ServiceUnavailableError\): the exchange answered HTTP 503/m);
       expect(result.stderr).toContain('this is usually temporary');
+      // A read changes nothing at the exchange: there is no "operation" that may have happened.
+      expect(result.stderr).not.toContain('may or may not have happened');
     } finally {
       sandbox.faults.clear();
     }
@@ -380,6 +382,8 @@ describe('transient failures exit 4', () => {
       expect(result.stdout).toBe('');
       expect(result.stderr).toContain('the request may have reached the exchange: the operation may or may not have happened');
       expect(result.stderr).toContain('check before repeating it: stacker order --client-order-id lost-answer-1 --market ETH_USDT');
+      // A buy that may have filled is never to be "tried again later": that would be the second buy.
+      expect(result.stderr).not.toMatch(/try again/);
     } finally {
       sandbox.faults.clear();
     }

@@ -184,6 +184,29 @@ describe('stacker journal', () => {
     expect(text).toMatch(/dca-btc\s+default\s+1\s+done\s+note \(info\): bought the dip/);
   });
 
+  it('prints, beside a transfer or flex withdrawal left unknown, the journal resolve command with its intent id, which settles it', async () => {
+    const run = await daemon.journal.startRun({ mode: 'dry-run', pid: 4243, version: 'test' });
+    const slot = { instance: 'sweep', slotTimeMs: SLOT_2 + 86_400_000 };
+    const plan = '3f1c9a52-7d4e-4b8a-9e61-2c5d8f0a7b13';
+    await daemon.journal.claimSlot({ ...slot, runId: run.runId, intents: [{ index: 0, intent: { kind: 'flex-withdraw', plan, amount: new Decimal('100') } }] });
+    const [lost] = await daemon.journal.listIntents(slot);
+    if (lost === undefined) throw new Error('no intent');
+    await daemon.journal.updateIntent(lost.intentId, { status: 'sent' });
+    await daemon.journal.updateIntent(lost.intentId, { status: 'unknown', error: { code: 'E_NETWORK', message: 'connection reset' } });
+
+    await journal(context(false), { dataDir, mode: 'dry-run' }, { env: {} });
+    const line = stdout().split('\n').find((text) => text.includes('flex withdraw 100')) ?? '';
+    const printed = /check the balances, then: (stacker journal resolve .*) --as done\|failed$/.exec(line)?.[1] ?? '';
+    expect(printed).toBe(`stacker journal resolve --mode dry-run --data-dir ${dataDir} --intent ${lost.intentId}`);
+    // Only what a human must settle carries it: not the buy still open, not the transfer done.
+    expect(stdout().match(/journal resolve/g)).toHaveLength(1);
+
+    const out: string[] = [];
+    const code = await runCli([...printed.split(' ').slice(1), '--as', 'done'], { out: (text) => void out.push(text), err: (text) => void out.push(text) });
+    expect([code, out.join('')]).toEqual([0, `${lost.intentId} (flex withdraw 100 from plan ${plan}) is now done\n`]);
+    expect((await daemon.journal.getIntent(lost.intentId))?.status).toBe('done');
+  });
+
   it('filters by intent status, several at once', async () => {
     await journal(context(true), { dataDir, mode: 'dry-run', status: 'refused,sent' }, { env: {} });
     expect((JSON.parse(stdout()) as { entries: Array<{ status: string }> }).entries.map((e) => e.status)).toEqual(['sent', 'refused']);

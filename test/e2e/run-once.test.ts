@@ -1,6 +1,8 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
+import { runCli } from '../cli/run-cli.ts';
 import { sandboxPerTest, startDaemon } from './daemon-process.ts';
 
 // `stacker run --once`: a new user's first slot now, instead of hours later.
@@ -41,6 +43,42 @@ describe('stacker run --once', () => {
     expect(daemon.output()).not.toMatch(/^dca-btc:/m);
     expect(daemon.output()).toContain('stacker journal --mode dry-run');
     expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  }, 30_000);
+
+  it('names under its instance what of the slot did not happen: a buy refused (the kill switch, the balance) is not just "done"', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    t.dir.writeStrategy('sweep', { STRATEGY: 'flex-sweep', SCHEDULE: '0 9 * * 1', TICKER: 'BTC', MODE: 'all' });
+    const killed = startDaemon(args('--live', '--once'), { ...t.live(), STACKER_KILL_SWITCH: '1' });
+    expect(await killed.exited).toBe(0);
+    expect(killed.output()).toMatch(/^dca-btc: done\n {2}buy 0\.001 BTC_USDT stp=no: refused \(kill-switch: not sent: STACKER_KILL_SWITCH is set\)$/m);
+    expect(killed.output()).toMatch(/^sweep: done\n {2}declined by the strategy: .* \(no-active-investment\)$/m);
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+
+    // An empty paper wallet, as a new user's first dry-run has: refused for the balance, said so.
+    const broke = startDaemon(['--strategies', t.dir.strategies, '--data-dir', join(t.dir.root, 'dry'), '--once', '--instance', 'dca-btc'], { HOME: t.dir.root, STACKER_BASE_URL: t.sandbox.url });
+    expect(await broke.exited).toBe(0);
+    expect(broke.output()).toMatch(/^dca-btc: done\n {2}buy 0\.001 BTC_USDT stp=no: refused \(insufficient-funds: .*\)$/m);
+
+    // A slot that bought has nothing under it.
+    const bought = startDaemon(args('--live', '--once', '--instance', 'dca-btc'), t.live());
+    expect(await bought.exited).toBe(0);
+    expect(bought.output()).toMatch(/^dca-btc: done\n\(what each slot did/m);
+  }, 30_000);
+
+  it('prints the journal command that reads what it did: with the --data-dir and --env-file it was given, as stacker journal finds its journal', async () => {
+    t.dir.writeStrategy('dca-eth', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'ETH_USDT', AMOUNT: '0.01' });
+    // A data dir given by flag, and one given by the env file: each must travel with the command.
+    const envFile = join(t.dir.root, 'dry.env');
+    writeFileSync(envFile, `STACKER_DATA_DIR=${join(t.dir.root, 'from-env-file')}\nSTACKER_DRY_RUN_WALLET=USDT=100\n`);
+    for (const more of [['--data-dir', t.dir.data], ['--env-file', envFile]]) {
+      const daemon = startDaemon(['--strategies', t.dir.strategies, '--once', ...more], { HOME: t.dir.root, STACKER_BASE_URL: t.sandbox.url, STACKER_DRY_RUN_WALLET: 'USDT=100' });
+      expect(await daemon.exited).toBe(0);
+      const printed = /^\(what each slot did: (stacker journal .*)\)$/m.exec(daemon.output())?.[1] ?? '';
+      expect(printed).toBe(['stacker journal --mode dry-run', ...more].join(' '));
+      const read = await runCli(printed.split(' ').slice(1), { HOME: t.dir.root });
+      expect([read.code, read.stderr]).toEqual([0, '']);
+      expect(read.stdout).toMatch(/dca-eth .* done +buy 0\.01 ETH_USDT/);
+    }
   }, 30_000);
 
   it('refuses an unknown or disabled --instance, --instance without --once, and --standby without PostgreSQL, with exit 2 and nothing sent', async () => {

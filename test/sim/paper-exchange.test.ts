@@ -195,6 +195,22 @@ describe('the paper account', () => {
     expect(closed).toBe(true);
   });
 
+  it('keeps the wallet it started from across restarts whatever the wallet setting says meanwhile, so each start names the real one', async () => {
+    const start = (wallet: string): PaperExchange =>
+      new PaperExchange({ marketData: marketData(), wallet: new Map([['USDT', d(wallet)]]), slippagePct: d('0'), clock: manualClock(1_760_000_000_000) });
+    const first = start('300');
+    await buy(first, '0.001');
+    // Started again with another setting: told so, and the account continues (65.065 USDT spent).
+    const second = start('5000');
+    expect(second.keptAccount.resume(first.keptAccount.state()).note).toBe('the configured wallet (USDT=5000) differs from the one this paper account started from (USDT=300)');
+    expect(text((await second.tradeBalances()).get('USDT')?.available ?? d('0'))).toBe('234.935');
+    // What it saves still says USDT=300: the next start with 5000 is told again, one with 300 is not.
+    const saved = second.keptAccount.state();
+    expect(JSON.parse(saved)).toMatchObject({ seed: 'USDT=300' });
+    expect(start('5000').keptAccount.resume(saved).note).toBe('the configured wallet (USDT=5000) differs from the one this paper account started from (USDT=300)');
+    expect(start('300').keptAccount.resume(saved).note).toBeNull();
+  });
+
   it('refuses a book depth that is not a positive integer', () => {
     expect(() => new PaperExchange({ marketData: marketData(), wallet: USDT_10000, slippagePct: new Decimal(0), bookDepth: 0 })).toThrow(RangeError);
   });

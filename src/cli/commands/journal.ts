@@ -8,6 +8,7 @@ import type { StoredJournal } from '../../store/open-store.ts';
 import { LIST_DEFAULT, LIST_LIMIT, checkAll, integerIn, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { json, table } from '../output.ts';
+import { shellWord } from '../shell-word.ts';
 
 /**
  * `stacker orders` and `stacker journal`: read the SQLite journal a daemon writes, without the
@@ -255,7 +256,7 @@ export async function journal(ctx: CommandContext, flags: JournalFlags, deps: Re
           String(entry.intent.index),
           entry.intent.status,
           intentSummary(entry.intent.intent),
-          outcome(entry),
+          outcome(entry, flags),
         ]),
       ),
     );
@@ -414,7 +415,23 @@ export function intentSummary(intent: Intent): string {
   }
 }
 
-function outcome(entry: JournalEntry): string {
+/**
+ * What settles an intent only a human can settle: a transfer or flex withdrawal whose answer was
+ * lost (no lookup by id exists) and that the balances did not settle. Its id is printed nowhere
+ * else in this table, and `journal resolve` needs it, on the journal this listing read.
+ */
+function resolveHint(intent: IntentRecord, flags: JournalFlags): string | null {
+  if (intent.status !== 'unknown' || (intent.intent.kind !== 'transfer' && intent.intent.kind !== 'flex-withdraw')) return null;
+  const words = ['stacker', 'journal', 'resolve'];
+  if (flags.journal !== undefined) words.push('--journal', flags.journal);
+  if (flags.mode !== undefined) words.push('--mode', flags.mode);
+  if (flags.dataDir !== undefined) words.push('--data-dir', flags.dataDir);
+  if (flags.envFile !== undefined) words.push('--env-file', flags.envFile);
+  words.push('--intent', intent.intentId);
+  return `check the balances, then: ${words.map(shellWord).join(' ')} --as done|failed`;
+}
+
+function outcome(entry: JournalEntry, flags: JournalFlags): string {
   const parts: string[] = [];
   for (const order of entry.orders) {
     parts.push(`order ${order.orderId} ${order.status}: ${formatDecimal(order.filledBase)} for ${formatDecimal(order.filledQuote)}, fee ${withAsset(order.fee, order.feeAsset)}`);
@@ -428,6 +445,8 @@ function outcome(entry: JournalEntry): string {
   if (intent.error !== null && intent.intent.kind !== 'refusal') parts.push(`${intent.error.code}: ${intent.error.message}`);
   if (parts.length === 0 && intent.result !== null) parts.push(Object.entries(intent.result).map(([key, value]) => `${key}=${value}`).join(' '));
   if (intent.attempts > 1) parts.push(`sent ${intent.attempts} times`);
+  const resolve = resolveHint(intent, flags);
+  if (resolve !== null) parts.push(resolve);
   return parts.join('; ') || '-';
 }
 

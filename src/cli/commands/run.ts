@@ -1,6 +1,7 @@
 import type { InstanceConfig } from '../../config/instance-config.ts';
 import { EXIT, InputError } from '../../domain/errors.ts';
 import type { CommandContext } from '../context.ts';
+import { shellWord } from '../shell-word.ts';
 
 export interface RunFlags {
   readonly strategies?: string;
@@ -45,11 +46,32 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
   // Trading stopped (credentials, nonce, a lost journal, foreign orders): leave with that error's exit code and message.
   if (result.fatal !== null) throw result.fatal.cause;
   if (once !== undefined) {
-    const lines = Object.entries(result.slots).map(([instance, outcome]) => `${instance}: ${outcome}`);
-    ctx.io.out(`${lines.join('\n')}\n(what each slot did: stacker journal --mode ${config.mode})\n`);
+    const { intentSummary } = await import('./journal.ts');
+    const lines = Object.entries(result.slots).flatMap(([instance, outcome]) => [
+      `${instance}: ${outcome}`,
+      ...(result.onceNotDone?.[instance] ?? []).map((record) =>
+        record.intent.kind === 'refusal'
+          ? `  declined by the strategy: ${record.intent.message} (${record.intent.reason})`
+          : `  ${intentSummary(record.intent)}: ${record.status}${record.error === null ? '' : ` (${record.error.code}: ${record.error.message})`}`,
+      ),
+    ]);
+    ctx.io.out(`${lines.join('\n')}\n(what each slot did: ${journalCommand(config.mode, flags.dataDir, globals.envFile)})\n`);
     const bad = Object.values(result.slots).filter((outcome) => outcome !== 'done' && outcome !== 'already');
     if (bad.length > 0) ctx.setExitCode(EXIT.failure);
   }
+}
+
+/**
+ * The command that reads the journal this run wrote. `stacker journal` finds it as `run` did
+ * (--data-dir, else STACKER_DATA_DIR or STACKER_DATABASE_URL from the environment or the env
+ * file, else ./data), so the flags that chose it go with it: without them it reads another
+ * journal, or says that stacker never ran here.
+ */
+function journalCommand(mode: string, dataDir: string | undefined, envFile: string | undefined): string {
+  const words = ['stacker', 'journal', '--mode', mode];
+  if (dataDir !== undefined) words.push('--data-dir', dataDir);
+  if (envFile !== undefined) words.push('--env-file', envFile);
+  return words.map(shellWord).join(' ');
 }
 
 /** The instances `--once` runs: the one named, or every enabled one. */
