@@ -4,6 +4,7 @@ import type { EngineLogger } from '../engine/observer.ts';
 import type { SlotOutcome } from '../engine/slot-runner.ts';
 import type { Journal, OperatorControls as JournalledControls } from '../store/journal.ts';
 import type { ControlAction, ControlAnswer, Controls } from '../observability/control-api.ts';
+import { shortfallItem, slotShortfall } from './slot-shortfall.ts';
 
 function accountReason(account: string, sinceMs: number): string {
   return `the kill switch of account ${account} was turned on from the status API at ${new Date(sinceMs).toISOString()}`;
@@ -189,7 +190,9 @@ export class OperatorControls implements Controls {
     this.#runs.set(name, running);
     try {
       const outcome = await running;
-      return { outcome: 'ok', body: { instance: name, slotTime: new Date(slotTimeMs).toISOString(), outcome } };
+      // A slot whose guards refused the buy ends `done` too: the answer says what did not happen.
+      const notDone = (await slotShortfall(this.#options.journal, name, slotTimeMs)).map(shortfallItem);
+      return { outcome: 'ok', body: { instance: name, slotTime: new Date(slotTimeMs).toISOString(), outcome, notDone } };
     } finally {
       this.#runs.delete(name);
     }

@@ -18,6 +18,7 @@ import { StoreError } from '../store/errors.ts';
 import type { IntentRecord, Journal } from '../store/journal.ts';
 import { openDaemonStore } from './daemon-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
+import { slotShortfall } from './slot-shortfall.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
 import { OperatorControls } from './controls.ts';
 import { StatusBuilder } from './status.ts';
@@ -433,9 +434,8 @@ async function runOnce(
   }
   for (const instance of instances) {
     if (slots[instance] === 'already') continue;
-    const intents = await journal.listIntents({ instance, slotTimeMs });
-    const missed = intents.filter((record) => record.intent.kind === 'refusal' || (record.intent.kind !== 'note' && record.intent.kind !== 'set-state' && record.status !== 'done' && record.status !== 'sent'));
-    if (missed.length > 0) notDone[instance] = missed.sort((a, b) => a.index - b.index);
+    const missed = await slotShortfall(journal, instance, slotTimeMs);
+    if (missed.length > 0) notDone[instance] = missed;
   }
 }
 

@@ -77,7 +77,14 @@ function control(path, body) {
     cache: 'no-store',
   }).then(function (response) {
     return response.json().catch(function () { return {}; }).then(function (answer) {
-      if (response.ok) say(path + ': done' + (answer.outcome ? ' (' + answer.outcome + ')' : ''), false);
+      var notDone = Array.isArray(answer.notDone) ? answer.notDone : [];
+      if (response.ok && notDone.length > 0) {
+        // The slot ran, but a buy was refused or the strategy declined: not a plain "done".
+        say(path + ': ' + (answer.outcome || 'done') + ', but ' + notDone.map(function (item) {
+          return item.kind + ' ' + item.status + (item.code ? ' (' + item.code + (item.message ? ': ' + item.message : '') + ')' : '');
+        }).join('; '), true);
+      }
+      else if (response.ok) say(path + ': done' + (answer.outcome ? ' (' + answer.outcome + ')' : ''), false);
       else if (response.status === 401) {
         // Kept, a refused token would fail every later control until a reload: forget it and ask again.
         forgetToken();

@@ -331,8 +331,12 @@ describe("one account's own kill switch, from the status API", () => {
         ['main', false],
         ['side', true],
       ]);
-      expect((await postControl(url, '/api/instances/b1-side/run', CONTROL_TOKEN)).json).toMatchObject({ outcome: 'done' });
-      expect((await postControl(url, '/api/instances/a1-main/run', CONTROL_TOKEN)).json).toMatchObject({ outcome: 'done' });
+      // The slot ran (journalled done), and the answer says what it did not do: the buy the switch refused.
+      expect((await postControl(url, '/api/instances/b1-side/run', CONTROL_TOKEN)).json).toMatchObject({
+        outcome: 'done',
+        notDone: [{ index: 0, kind: 'buy-stock-market', status: 'refused', code: 'kill-switch', message: expect.stringContaining('the kill switch of account side was turned on') }],
+      });
+      expect((await postControl(url, '/api/instances/a1-main/run', CONTROL_TOKEN)).json).toMatchObject({ outcome: 'done', notDone: [] });
       expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
       expect(sandbox.accountOf(KEY_MAIN)?.orderHistory({})).toHaveLength(1);
     } finally {
@@ -394,8 +398,12 @@ describe('kill switches turned on from the status API, then kill -9', () => {
 
       expect((await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: false })).status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
-      expect((await postControl(url, '/api/instances/b1-side/run', CONTROL_TOKEN)).json).toMatchObject({ outcome: 'done' });
-      expect((await postControl(url, '/api/instances/a1-main/run', CONTROL_TOKEN)).json).toMatchObject({ outcome: 'done' });
+      // The slot ran (journalled done), and the answer says what it did not do: the buy the switch refused.
+      expect((await postControl(url, '/api/instances/b1-side/run', CONTROL_TOKEN)).json).toMatchObject({
+        outcome: 'done',
+        notDone: [{ index: 0, kind: 'buy-stock-market', status: 'refused', code: 'kill-switch', message: expect.stringContaining('the kill switch of account side was turned on') }],
+      });
+      expect((await postControl(url, '/api/instances/a1-main/run', CONTROL_TOKEN)).json).toMatchObject({ outcome: 'done', notDone: [] });
       expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
       expect(sandbox.accountOf(KEY_MAIN)?.orderHistory({})).toHaveLength(1);
     } finally {

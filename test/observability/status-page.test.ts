@@ -67,6 +67,9 @@ async function start(options: { status?: boolean; token?: string | null } = {}):
             controls: {
               act: async (action) => {
                 acted.push(action);
+                if (action.kind === 'run') {
+                  return { outcome: 'ok', body: { instance: action.instance, outcome: 'done', notDone: [{ index: 0, kind: 'buy-stock-market', status: 'refused', code: 'insufficient-funds', message: HOSTILE }] } };
+                }
                 return { outcome: 'ok', body: { done: true } };
               },
             },
@@ -171,6 +174,27 @@ describe('the status page escapes what it shows', () => {
       await page.click(`#accounts button[data-action="account-kill-switch-off"]`);
       await page.locator('#message:has-text("/kill-switch: done")').first().waitFor();
       expect(acted[1]).toEqual({ kind: 'kill-switch', on: false, account: HOSTILE });
+    } finally {
+      await context.close();
+    }
+  }, 20_000);
+
+  it.skipIf(executablePath === null)('says what a slot asked for did not do: a refused buy is not a plain "done"', async () => {
+    const { url } = await start();
+    const context = await browser!.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${url}/`, { waitUntil: 'load' });
+      await page.fill('#token', TOKEN);
+      await page.click('#token-form button[type="submit"]');
+      page.once('dialog', (dialog) => void dialog.accept());
+      await page.click('[data-instance="dca-btc"] button[data-action="run"]');
+      const message = page.locator('#message');
+      await page.locator('#message:has-text("/api/instances/dca-btc/run")').waitFor();
+      expect(await message.textContent()).toBe(`/api/instances/dca-btc/run: done, but buy-stock-market refused (insufficient-funds: ${HOSTILE})`);
+      expect(await message.getAttribute('class')).toBe('bad');
+      expect(await page.evaluate('window.pwned === undefined')).toBe(true);
+      expect(acted).toEqual([{ kind: 'run', instance: 'dca-btc' }]);
     } finally {
       await context.close();
     }
