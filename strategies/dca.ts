@@ -5,7 +5,6 @@ import {
   type Candle,
   type MarketRules,
   TRANSFER_DECIMALS,
-  closestName,
   defineStrategy,
   formatDecimal,
   intent,
@@ -72,8 +71,7 @@ export const dca = defineStrategy({
     const problems: InputProblem[] = [];
     const rules = context.market(params.MARKET);
     if (rules === undefined) {
-      const guess = closestName(params.MARKET, context.marketNames());
-      problems.push({ source, field: 'MARKET', rule: `the exchange does not list ${params.MARKET}${guess === undefined ? '' : `; did you mean ${guess}?`}` });
+      problems.push({ source, field: 'MARKET', rule: context.unlisted(params.MARKET) });
       return problems;
     }
     if (params.AMOUNT !== null) {

@@ -82,7 +82,10 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
     ...(input.flex === null ? {} : { flex: [input.flex] }),
   });
   const markets = await exchange.markets();
-  const problems = startupProblems(input.instances, markets);
+  // Its exchange lists the one market of the candles: a file for another market is the wrong pairing, not a typo.
+  const unlisted = (name: string): string =>
+    `is ${name}, but this backtest trades ${input.market} only (--market, the market of its --data candles): give --market ${name} with ${name} candles, or an instance file for ${input.market}`;
+  const problems = startupProblems(input.instances, markets, { unlisted });
   if (problems.length > 0) throw new ConfigError(problems);
   const rules = markets.find((m) => m.name === input.market);
   if (rules === undefined) throw new ConfigError([{ field: '--market', rule: `the backtest exchange has no rules for ${input.market}` }]);

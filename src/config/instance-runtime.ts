@@ -1,7 +1,8 @@
 import type { InstanceConfig } from './daemon-config.ts';
 import { type InputProblem } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
-import { readsOf } from '../engine/contract.ts';
+import { type StartupContext, readsOf } from '../engine/contract.ts';
+import { closestName } from '../engine/params.ts';
 import type { ScheduledRuntime } from '../engine/engine.ts';
 import type { LedgerInstance } from '../engine/exchange-ledger.ts';
 import { ORDER_SETTLE_WINDOW } from '../engine/runtime.ts';
@@ -46,10 +47,11 @@ export function toLedgerInstance(config: InstanceConfig, defaultSettleWindowMs: 
  * Start-time checks that need the exchange's markets: each strategy's own checkParams, and a
  * budget on a strategy that places nothing a budget could count. Every problem, all at once.
  */
-export function startupProblems(instances: readonly InstanceConfig[], markets: readonly MarketRules[]): InputProblem[] {
+export function startupProblems(instances: readonly InstanceConfig[], markets: readonly MarketRules[], options: { readonly unlisted?: (name: string) => string } = {}): InputProblem[] {
   const byName = new Map(markets.map((rules) => [rules.name, rules]));
   const names = markets.map((rules) => rules.name);
-  const context = { market: (name: string) => byName.get(name), marketNames: () => names };
+  const unlisted = options.unlisted ?? ((name: string) => notListed(name, names));
+  const context: StartupContext = { market: (name) => byName.get(name), marketNames: () => names, unlisted };
   const problems: InputProblem[] = [];
   for (const instance of instances) {
     problems.push(...(instance.strategy.checkParams?.(instance.params, context, instance.file) ?? []));
@@ -59,4 +61,10 @@ export function startupProblems(instances: readonly InstanceConfig[], markets: r
     }
   }
   return problems;
+}
+
+/** The exchange does not list a market: with the nearest name it does, a typo's likely fix. */
+export function notListed(name: string, names: readonly string[]): string {
+  const guess = closestName(name, names);
+  return `the exchange does not list ${name}${guess === undefined ? '' : `; did you mean ${guess}?`}`;
 }

@@ -171,6 +171,11 @@ export interface StartupContext {
   market(name: string): MarketRules | undefined;
   /** Every market name the exchange lists, for "did you mean" messages. */
   marketNames(): readonly string[];
+  /**
+   * The rule to report for a market `market()` does not know: that the exchange does not list
+   * it (with the nearest name it does), or, in a backtest, that its candles are another market's.
+   */
+  unlisted(name: string): string;
 }
 
 /**

@@ -6,6 +6,7 @@ import { loadStrategyFiles } from '../../src/config/daemon-config.ts';
 import { DEMO_MARKETS } from '../../src/sim/seed.ts';
 import { STRATEGIES } from '../../strategies/index.ts';
 import { runCli } from './run-cli.ts';
+import { notListed } from '../../src/config/instance-runtime.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'stacker-strategies-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,7 +31,8 @@ describe('stacker strategies', () => {
     const [instance] = await loadStrategyFiles([file]);
     const strategy = STRATEGIES.get(name);
     if (instance === undefined || strategy === undefined) throw new Error(`${name} did not load`);
-    const context = { market: (m: string) => DEMO_MARKETS.find((r) => r.name === m), marketNames: () => DEMO_MARKETS.map((r) => r.name) };
+    const names = DEMO_MARKETS.map((r) => r.name);
+    const context = { market: (m: string) => DEMO_MARKETS.find((r) => r.name === m), marketNames: () => names, unlisted: (m: string) => notListed(m, names) };
     expect(strategy.checkParams?.(instance.params, context, file) ?? []).toEqual([]);
     for (const spec of strategy.params) expect(result.stdout).toMatch(new RegExp(`^(# )?${spec.key}[ =(]`, 'm'));
   });

@@ -7,6 +7,7 @@ import { parseInstanceParams } from '../../src/engine/params.ts';
 import { dca } from '../../strategies/dca.ts';
 import { judgeWith } from '../../strategies/sdk-testing.ts';
 import { type ViewSpec, btcUsdt, slotView } from './view.ts';
+import { notListed } from '../../src/config/instance-runtime.ts';
 
 const SOURCE = 'config/strategies/dca-btc.env';
 const BASE_ENV = { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.0005' };
@@ -142,14 +143,14 @@ describe('dca', () => {
 
   it('reports at start a market the exchange does not list, with a suggestion', () => {
     const params = parseInstanceParams(dca, { ...BASE_ENV, MARKET: 'BTC_USDX' }, SOURCE);
-    const problems = dca.checkParams?.(params, { market: () => undefined, marketNames: () => ['BTC_USDT', 'ETH_USDT'] }, SOURCE);
+    const problems = dca.checkParams?.(params, { market: () => undefined, marketNames: () => ['BTC_USDT', 'ETH_USDT'], unlisted: (name) => notListed(name, ['BTC_USDT', 'ETH_USDT']) }, SOURCE);
     expect(problems).toEqual([{ source: SOURCE, field: 'MARKET', rule: expect.stringContaining('did you mean BTC_USDT?') }]);
   });
 
   it('reports at start an AMOUNT that rounds below the market minimum', () => {
     const params = parseInstanceParams(dca, { ...BASE_ENV, AMOUNT: '0.00009999' }, SOURCE);
     const rules = btcUsdt();
-    const problems = dca.checkParams?.(params, { market: () => rules, marketNames: () => ['BTC_USDT'] }, SOURCE);
+    const problems = dca.checkParams?.(params, { market: () => rules, marketNames: () => ['BTC_USDT'], unlisted: (name) => notListed(name, ['BTC_USDT']) }, SOURCE);
     expect(problems).toEqual([{ source: SOURCE, field: 'AMOUNT', rule: expect.stringContaining('rounds down to 0.000099') }]);
   });
 
@@ -171,7 +172,7 @@ describe('dca', () => {
 
   it('reports at start an AMOUNT_QUOTE below the market minimum total', () => {
     const params = parseInstanceParams(dca, { ...BASE_ENV, AMOUNT: '', AMOUNT_QUOTE: '4.99' }, SOURCE);
-    const problems = dca.checkParams?.(params, { market: () => btcUsdt(), marketNames: () => ['BTC_USDT'] }, SOURCE);
+    const problems = dca.checkParams?.(params, { market: () => btcUsdt(), marketNames: () => ['BTC_USDT'], unlisted: (name) => notListed(name, ['BTC_USDT']) }, SOURCE);
     expect(problems).toEqual([{ source: SOURCE, field: 'AMOUNT_QUOTE', rule: expect.stringContaining('below BTC_USDT\'s minimum order total 5') }]);
   });
 

@@ -176,6 +176,19 @@ describe('a backtest whose market rules are missing or wrong', () => {
   });
 });
 
+describe('a backtest whose instance file trades another market than its candles', () => {
+  it('says the file and --market disagree, and the two ways out (exit 2), not that the exchange lacks the market', async () => {
+    const btc = join(dir, 'dca-btc-other.env');
+    writeFileSync(btc, 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
+    // Candles of ETH_USDT (the demo rules know it) for a file that trades BTC_USDT.
+    const result = await runCli(['backtest', '--data', CANDLES, '--market', 'ETH_USDT', '--strategy', btc]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `error: ${btc}: MARKET: is BTC_USDT, but this backtest trades ETH_USDT only (--market, the market of its --data candles): give --market BTC_USDT with BTC_USDT candles, or an instance file for ETH_USDT\n`,
+    );
+  });
+});
+
 describe('a backtest of BTC_USDT without --rules', () => {
   it('keeps the demo rules and says they are made up', async () => {
     const btc = join(dir, 'dca-btc.env');
