@@ -200,6 +200,15 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       `stacker ${pkg.version} starting in ${config.mode} mode`,
     );
 
+    // Each instance is checked against the markets of its own account's endpoint, before a paper
+    // account is created: a start refused for a wrong MARKET must not fix the wallet it was given.
+    const startProblems: InputProblem[] = [];
+    for (const [account, own] of exchanges) {
+      const markets = await own.markets();
+      startProblems.push(...startupProblems(config.instances.filter((instance) => instance.account === account), markets));
+    }
+    if (startProblems.length > 0) throw new ConfigError(startProblems);
+
     for (const [account, own] of exchanges) await keepAccount(own, account, journal, logger);
     const operator = await OperatorControls.load({
       journal,
@@ -227,14 +236,6 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         foreign.map((f) => ({ instance: f.instance ?? '', clientOrderId: f.clientOrderId, orderId: f.orderId ?? '?', market: f.market ?? '?', createdAtSec: f.foundAtMs / 1000, why: f.detail })),
       );
     }
-
-    // Each instance is checked against the markets of its own account's endpoint.
-    const startProblems: InputProblem[] = [];
-    for (const [account, own] of exchanges) {
-      const markets = await own.markets();
-      startProblems.push(...startupProblems(config.instances.filter((instance) => instance.account === account), markets));
-    }
-    if (startProblems.length > 0) throw new ConfigError(startProblems);
 
     const enabled = config.instances.filter((instance) => instance.enabled);
     for (const instance of enabled) options.metrics.strategyEnabled(instance.instance);

@@ -52,4 +52,28 @@ describe('a dry-run stopped and started again', () => {
     expect(third.output()).toMatch(/the configured wallet \(USDT=5000\) differs from the one this paper account started from \(USDT=300\).*STACKER_DRY_RUN_WALLET seeds a new paper account only/);
     expect(await ordersOf(t.dir.data)).toHaveLength(4);
   }, 60_000);
+
+  it('is not created by a start refused for its configuration: the wallet of the next start is the one it begins with', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 1 1 *', MARKET: 'BTC_USDX', AMOUNT: '0.001' });
+    const env = { STACKER_BASE_URL: t.sandbox.url, HOME: t.dir.root };
+    const args = ['--strategies', t.dir.strategies, '--data-dir', t.dir.data];
+    const refused = startDaemon(args, { ...env, STACKER_DRY_RUN_WALLET: 'USDT=300' });
+    expect(await refused.exited).toBe(2);
+    expect(refused.output()).toContain('MARKET: the exchange does not list BTC_USDX; did you mean BTC_USDT?');
+
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 1 1 *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const fixed = startDaemon(args, { ...env, STACKER_DRY_RUN_WALLET: 'USDT=5000' });
+    await fixed.waitFor('"event":"scheduled"');
+    fixed.child.kill('SIGTERM');
+    expect(await fixed.exited).toBe(0);
+    expect(fixed.output()).not.toContain('paper-account-continues');
+    expect(fixed.output()).not.toContain('differs from the one this paper account started from');
+    const journal = new SqliteJournal({ path: join(t.dir.data, 'stacker-dry-run.db'), readOnly: true });
+    await journal.open();
+    try {
+      expect(await journal.accountState()).toContain('USDT=5000');
+    } finally {
+      await journal.close();
+    }
+  }, 30_000);
 });
