@@ -42,7 +42,7 @@ describe('operator controls', () => {
     const { controls: c } = await controls({ onSlot: (instance, slotTimeMs, outcome) => void slots.push(`${instance}@${slotTimeMs}:${outcome}`) });
     const first = c.act({ kind: 'run', instance: 'dca-btc' });
     expect(await c.act({ kind: 'run', instance: 'dca-btc' })).toMatchObject({ outcome: 'conflict', message: expect.stringContaining('running') });
-    expect(await first).toEqual({ outcome: 'ok', body: { instance: 'dca-btc', slotTime: '2026-11-22T09:00:00.000Z', outcome: 'done' } });
+    expect(await first).toEqual({ outcome: 'ok', body: { instance: 'dca-btc', slotTime: '2026-11-22T09:00:00.000Z', outcome: 'done', notDone: [] } });
     expect(slots).toEqual([`dca-btc@${NOW - 400}:done`]);
     expect(await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: NOW - 400 })).toMatchObject({ status: 'done' });
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
