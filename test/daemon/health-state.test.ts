@@ -14,7 +14,7 @@ afterEach(async () => {
   await world.cleanup();
 });
 
-const quiet: EngineHealth = { fatal: null, unresolved: { count: 0, oldestSentAtMs: null, pastWindow: [] }, ledgerCheckedAtMs: 1, ledgerProblem: null };
+const quiet: EngineHealth = { fatal: null, unresolved: { count: 0, oldestSentAtMs: null, pastWindow: [] }, ledgerCheckedAtMs: 1, ledgerProblem: null, stuckOrders: [] };
 
 describe('the daemon health', () => {
   it('is healthy with nothing to report, and says so in the metrics', async () => {
