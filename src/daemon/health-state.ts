@@ -3,7 +3,13 @@ import type { Journal, LedgerFinding } from '../store/journal.ts';
 
 /** What the metrics registry shows of the journal's state (Metrics fits). */
 export interface JournalStateSink {
-  journalState(state: { readonly unresolved: number; readonly oldestUnresolvedSentAtMs: number | null; readonly writable: boolean; readonly findings: Readonly<Record<string, number>> }): void;
+  journalState(state: {
+    readonly unresolved: number;
+    readonly oldestUnresolvedSentAtMs: number | null;
+    readonly writable: boolean;
+    readonly findings: Readonly<Record<string, number>>;
+    readonly stuckOrders: number;
+  }): void;
 }
 
 /**
@@ -15,6 +21,9 @@ export interface JournalStateSink {
  *   lookup that keeps failing): a human checks the balances and resolves it;
  * - reconciliation found orders at the exchange the journal did not know (adopted) or could not
  *   have sent (foreign): reported until `stacker journal acknowledge`;
+ * - a market order still open long after it should have ended (the exchange keeps answering it
+ *   open, does not find it, or cannot be read): a human checks it at the exchange; it is listed
+ *   until it turns final;
  * - the exchange's order history could not be read since start: slots wait for it;
  * - the kill switch was turned on from the status API: nothing that moves money is sent until
  *   an operator turns it off (the file and STACKER_KILL_SWITCH are planned stops, not reported).
@@ -54,6 +63,7 @@ export class DaemonHealth {
       oldestUnresolvedSentAtMs: engine?.unresolved.oldestSentAtMs ?? null,
       writable: this.#journal.writeFailure() === null,
       findings: counts,
+      stuckOrders: engine?.stuckOrders.length ?? 0,
     });
   }
 
@@ -71,6 +81,18 @@ export class DaemonHealth {
       problems.push(
         `${stuck.length} intent(s) still unknown past their settle window: ${shown.join('; ')}${stuck.length > 3 ? '; …' : ''}. ` +
           'Check the exchange balances, then `stacker journal resolve --intent ID --as done|failed`',
+      );
+    }
+    const orders = engine?.stuckOrders ?? [];
+    if (orders.length > 0) {
+      const shown = orders
+        .slice(0, 3)
+        .map((o) => `${o.clientOrderId} (order ${o.orderId}${o.instance === null ? '' : ` of ${o.instance}`}, ${o.market}) ${o.status} since ${new Date(o.sinceMs).toISOString()}: ${o.why}`);
+      // Tracking stops with trading: the order is not read again before a restart.
+      const followed = engine?.fatal === null ? 'stacker keeps following it' : 'it is not read while trading is stopped';
+      problems.push(
+        `${orders.length} market order(s) still open long after a market order ends: ${shown.join('; ')}${orders.length > 3 ? '; …' : ''}. ` +
+          `Check each at the exchange; ${followed}; nothing is cancelled or sent again, and its budget stays counted`,
       );
     }
     const foreign = this.#findings.filter((f) => f.kind === 'foreign');

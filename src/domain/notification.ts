@@ -3,11 +3,11 @@ import type { RunMode } from './run-mode.ts';
 
 /**
  * What stacker tells its operator while it works, as typed events. The engine emits the first
- * four where it logs the same moments; the daemon composes `daily-summary` from the journal.
+ * five where it logs the same moments; the daemon composes `daily-summary` from the journal.
  * They live in the domain so the engine (which emits) and src/notify/ (which delivers) share one
  * definition without knowing each other. Money stays Decimal here; a channel writes it as text.
  */
-export const NOTIFY_EVENTS = ['order-filled', 'order-refused', 'intent-unknown', 'trading-stopped', 'daily-summary'] as const;
+export const NOTIFY_EVENTS = ['order-filled', 'order-refused', 'intent-unknown', 'order-stuck', 'trading-stopped', 'daily-summary'] as const;
 export type NotifyEventName = (typeof NOTIFY_EVENTS)[number];
 
 interface EventBase {
@@ -52,6 +52,26 @@ export interface IntentUnknownEvent extends EventBase {
   readonly clientOrderId: string | null;
   readonly code: string;
   readonly message: string;
+}
+
+/**
+ * A market order is still open long after it should have ended (the exchange keeps answering it
+ * open, does not find it, or cannot be read): a person checks it at the exchange. stacker keeps
+ * following it, cancels and resends nothing, and its budget stays counted. Once per order.
+ */
+export interface OrderStuckEvent extends EventBase {
+  readonly kind: 'order-stuck';
+  /** null for an order the journal holds without an intent. */
+  readonly instance: string | null;
+  readonly orderId: string;
+  readonly clientOrderId: string;
+  readonly market: string;
+  /** The status the exchange last gave (NEW, PARTIAL_FILLED). */
+  readonly status: string;
+  /** When it was sent (ms since epoch). */
+  readonly sinceMs: number;
+  /** Why it is still open, from the last read. */
+  readonly why: string;
 }
 
 /** Trading stopped for the rest of the run (credentials, nonce, a lost journal, foreign orders). */
@@ -100,7 +120,7 @@ export interface DailySummaryEvent extends EventBase {
   readonly accountCaps: readonly AccountCapDay[];
 }
 
-export type NotifyEvent = OrderFilledEvent | OrderRefusedEvent | IntentUnknownEvent | TradingStoppedEvent | DailySummaryEvent;
+export type NotifyEvent = OrderFilledEvent | OrderRefusedEvent | IntentUnknownEvent | OrderStuckEvent | TradingStoppedEvent | DailySummaryEvent;
 
 export function isNotifyEventName(name: string): name is NotifyEventName {
   return (NOTIFY_EVENTS as readonly string[]).includes(name);

@@ -9,6 +9,7 @@ import { type EngineDeps, accountOfInstance, onInstanceAccount } from './runtime
 import { type SnapshotBooks, snapshotBooks } from './snapshot.ts';
 import { type InstanceRuntime, type SlotOutcome, type SnapshotRetry, attemptSlot } from './slot-runner.ts';
 import { LIVE_SNAPSHOT_RETRY, nextAttemptAt, retryWindowMs, waitUnlessStopped } from './slot-retry.ts';
+import { type StuckOrder, StuckOrders } from './stuck-orders.ts';
 import { trackOpenOrders } from './tracker.ts';
 
 /** An instance with its schedule: what the scheduler fires and the catch-up policy reads. */
@@ -73,6 +74,8 @@ export interface EngineHealth {
   readonly ledgerCheckedAtMs: number | null;
   /** Why the history of one or more accounts could not be read the last time it was asked for; null when it was. */
   readonly ledgerProblem: string | null;
+  /** Market orders still open long past when they should have ended (StuckOrders), as the last tracking pass found them. */
+  readonly stuckOrders: readonly StuckOrder[];
 }
 
 /**
@@ -89,6 +92,7 @@ export class Engine {
   readonly #books = new Map<string, SnapshotBooks>();
   readonly #options: EngineOptions;
   readonly #reconciler: Reconciler;
+  readonly #stuck: StuckOrders;
   readonly #ledger: ExchangeLedger | null;
   /** Slots this process is running now (instance@slot time): reconciliation leaves their intents alone. */
   readonly #running = new Map<string, number>();
@@ -110,6 +114,7 @@ export class Engine {
     const longest = Math.max(0, ...windows.values());
     this.#reconciler = new Reconciler(deps, (instance) => windows.get(instance) ?? longest, (instance, slotTimeMs) => (this.#running.get(`${instance}@${slotTimeMs}`) ?? 0) > 0);
     this.#ledger = options.ledger === undefined ? null : new ExchangeLedger(deps, options.ledger.instances, options.ledger);
+    this.#stuck = new StuckOrders(deps);
   }
 
   get fatal(): FatalEngineError | null {
@@ -122,6 +127,7 @@ export class Engine {
       unresolved: this.#reconciler.state,
       ledgerCheckedAtMs: this.#ledger?.lastCheckedAtMs ?? null,
       ledgerProblem: this.#ledgerProblems.size === 0 ? null : [...this.#ledgerProblems.values()].join('; '),
+      stuckOrders: this.#stuck.list,
     };
   }
 
@@ -316,9 +322,10 @@ export class Engine {
       // Between slots there is nearly always nothing to follow: one question, not three lists.
       if (!(await this.#deps.journal.hasOpenWork())) {
         this.#reconciler.nothingOpen();
+        this.#stuck.nothingOpen();
         return;
       }
-      await trackOpenOrders(this.#deps);
+      await trackOpenOrders(this.#deps, this.#stuck);
       await this.#reconciler.pass();
     }, undefined);
     this.#startDueChecks();

@@ -5,6 +5,7 @@ import type { BudgetLimits, BudgetScope, Journal } from '../store/journal.ts';
 import type { RunMode } from './contract.ts';
 import type { KillSwitch } from './kill-switch.ts';
 import { LIVE_SNAPSHOT_RETRY, type SnapshotRetryTiming } from './slot-retry.ts';
+import { LIVE_STUCK_ORDER_MS } from './stuck-orders.ts';
 import type { EngineLogger, EngineMetrics, EngineNotifier } from './observer.ts';
 
 /** What every part of the engine shares for one run: the world it acts on and how it reports. */
@@ -127,6 +128,8 @@ export interface EngineTiming {
   readonly pollMs: number;
   /** Backoff of a scheduled slot whose snapshot failed for now; LIVE_SNAPSHOT_RETRY when absent. */
   readonly snapshotRetry?: SnapshotRetryTiming;
+  /** How long a market order may stay open, counted from its send, before the operator is told it is stuck; LIVE_STUCK_ORDER_MS when absent. */
+  readonly stuckOrderMs?: number;
 }
 
 export const LIVE_TIMING: EngineTiming = {
@@ -135,6 +138,7 @@ export const LIVE_TIMING: EngineTiming = {
   transferSettleMs: 5000,
   pollMs: 250,
   snapshotRetry: LIVE_SNAPSHOT_RETRY,
+  stuckOrderMs: LIVE_STUCK_ORDER_MS,
 };
 
 export const INSTANT_TIMING: EngineTiming = {

@@ -38,6 +38,17 @@ export function messageOf(event: NotifyEvent): Message {
           `${event.code}: ${event.message}`,
         ),
       };
+    case 'order-stuck': {
+      const who = event.instance === null ? event.market : `${event.instance} · ${event.market}`;
+      return {
+        title: `Order stuck: ${event.instance ?? event.market} - check the exchange${mode}`,
+        body: lines(
+          `${who}: order ${event.orderId} (${event.clientOrderId}) still ${event.status} since ${new Date(event.sinceMs).toISOString()}; a market order ends in seconds.`,
+          event.why,
+          'Check it at the exchange. stacker keeps following it, cancels and resends nothing; its budget stays counted.',
+        ),
+      };
+    }
     case 'trading-stopped':
       return {
         title: `Trading stopped (${event.code})${mode}`,

@@ -14,6 +14,7 @@ const PRIORITY: Readonly<Record<NotifyEvent['kind'], string>> = {
   'order-filled': 'default',
   'order-refused': 'default',
   'intent-unknown': 'high',
+  'order-stuck': 'high',
   'trading-stopped': 'urgent',
   'daily-summary': 'low',
 };
@@ -22,6 +23,7 @@ const TAGS: Readonly<Record<NotifyEvent['kind'], string>> = {
   'order-filled': 'moneybag',
   'order-refused': 'no_entry',
   'intent-unknown': 'warning',
+  'order-stuck': 'hourglass',
   'trading-stopped': 'rotating_light',
   'daily-summary': 'bar_chart',
 };

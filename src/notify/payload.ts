@@ -31,6 +31,17 @@ export function payloadOf(event: NotifyEvent): Payload {
       return { ...head, instance: event.instance, intent: event.intent, clientOrderId: event.clientOrderId, reason: event.reason, message: event.message };
     case 'intent-unknown':
       return { ...head, instance: event.instance, intent: event.intent, clientOrderId: event.clientOrderId, code: event.code, message: event.message };
+    case 'order-stuck':
+      return {
+        ...head,
+        instance: event.instance,
+        clientOrderId: event.clientOrderId,
+        orderId: event.orderId,
+        market: event.market,
+        status: event.status,
+        since: new Date(event.sinceMs).toISOString(),
+        why: event.why,
+      };
     case 'trading-stopped':
       return { ...head, code: event.code, reason: event.reason };
     case 'daily-summary':

@@ -113,6 +113,7 @@ export class Metrics implements EngineMetrics {
   readonly #oldestUnresolvedAge: Gauge;
   readonly #journalWritable: Gauge;
   readonly #findings: Gauge;
+  readonly #stuckOrders: Gauge;
   readonly #notifications: Counter;
   #oldestUnresolvedSentAtMs: number | null = null;
   readonly #uptime: Gauge;
@@ -160,6 +161,10 @@ export class Metrics implements EngineMetrics {
     this.#journalWritable.set({}, 1);
     this.#findings = r.register(new Gauge({ name: 'stacker_unacknowledged_findings', help: 'Orders reconciliation found at the exchange that a human has not acknowledged, by kind (adopted, foreign).', labelNames: ['kind'] }));
     for (const kind of ['adopted', 'foreign']) this.#findings.set({ kind }, 0);
+    this.#stuckOrders = r.register(
+      new Gauge({ name: 'stacker_stuck_orders', help: 'Market orders still open long after a market order ends (the exchange keeps answering them open, does not find them, or cannot be read): check them at the exchange.' }),
+    );
+    this.#stuckOrders.set({}, 0);
 
     this.#notifications = r.register(
       new Counter({ name: 'stacker_notifications_total', help: 'Notifications by channel and outcome: sent, failed (after its retries), dropped (queue full, or still queued at stop).', labelNames: ['channel', 'outcome'] }),
@@ -241,11 +246,18 @@ export class Metrics implements EngineMetrics {
   }
 
   /** The journal's state, as the daemon's health sees it (DaemonHealth.refresh). */
-  journalState(state: { readonly unresolved: number; readonly oldestUnresolvedSentAtMs: number | null; readonly writable: boolean; readonly findings: Readonly<Record<string, number>> }): void {
+  journalState(state: {
+    readonly unresolved: number;
+    readonly oldestUnresolvedSentAtMs: number | null;
+    readonly writable: boolean;
+    readonly findings: Readonly<Record<string, number>>;
+    readonly stuckOrders: number;
+  }): void {
     this.#unresolved.set({}, state.unresolved);
     this.#oldestUnresolvedSentAtMs = state.oldestUnresolvedSentAtMs;
     this.#journalWritable.set({}, state.writable ? 1 : 0);
     for (const [kind, count] of Object.entries(state.findings)) this.#findings.set({ kind }, count);
+    this.#stuckOrders.set({}, state.stuckOrders);
   }
 
   async render(): Promise<string> {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DaemonHealth } from '../../src/daemon/health-state.ts';
 import type { EngineHealth } from '../../src/engine/engine.ts';
 import { FatalEngineError } from '../../src/engine/error-policy.ts';
+import type { StuckOrder } from '../../src/engine/stuck-orders.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { TempWorld } from '../store/helpers.ts';
 
@@ -14,7 +15,7 @@ afterEach(async () => {
   await world.cleanup();
 });
 
-const quiet: EngineHealth = { fatal: null, unresolved: { count: 0, oldestSentAtMs: null, pastWindow: [] }, ledgerCheckedAtMs: 1, ledgerProblem: null };
+const quiet: EngineHealth = { fatal: null, unresolved: { count: 0, oldestSentAtMs: null, pastWindow: [] }, ledgerCheckedAtMs: 1, ledgerProblem: null, stuckOrders: [] };
 
 describe('the daemon health', () => {
   it('is healthy with nothing to report, and says so in the metrics', async () => {
@@ -27,6 +28,7 @@ describe('the daemon health', () => {
     expect(text).toMatch(/^stacker_unresolved_intents 0$/m);
     expect(text).toMatch(/^stacker_journal_writable 1$/m);
     expect(text).toMatch(/^stacker_unacknowledged_findings\{kind="foreign"\} 0$/m);
+    expect(text).toMatch(/^stacker_stuck_orders 0$/m);
   });
 
   it('reports the kill switch turned on from the status API while it is on, with why, and nothing once it is off', async () => {
@@ -52,6 +54,38 @@ describe('the daemon health', () => {
     await health.refresh();
     expect(health.problems()).toEqual([expect.stringMatching(/^1 intent\(s\) still unknown past their settle window: transfer of dca-btc .*stacker journal resolve --intent ID --as done\|failed/)]);
     expect(await metrics.render()).toMatch(/^stacker_oldest_unresolved_intent_age_seconds 600$/m);
+  });
+
+  it('names a market order open long after it should have ended and what to do, until it is final; metrics count it', async () => {
+    const journal = await world.opened();
+    const metrics = new Metrics({ mode: 'live', nowMs: () => 10_000 });
+    const order: StuckOrder = {
+      orderId: '4180284841',
+      clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
+      instance: 'dca-btc',
+      market: 'BTC_USDT',
+      status: 'NEW',
+      sinceMs: Date.UTC(2026, 0, 2, 9),
+      why: 'the exchange finds it neither in its order history nor among the active orders',
+    };
+    let engine: EngineHealth = { ...quiet, stuckOrders: [order] };
+    const health = new DaemonHealth({ journal, engine: () => engine, sink: metrics });
+    await health.refresh();
+    expect(health.problems()).toEqual([
+      '1 market order(s) still open long after a market order ends: dca-btc-7d16a56a1027-1767344400000-0 (order 4180284841 of dca-btc, BTC_USDT) NEW since 2026-01-02T09:00:00.000Z: ' +
+        'the exchange finds it neither in its order history nor among the active orders. ' +
+        'Check each at the exchange; stacker keeps following it; nothing is cancelled or sent again, and its budget stays counted',
+    ]);
+    expect(await metrics.render()).toMatch(/^stacker_stuck_orders 1$/m);
+
+    // Trading stopped: tracking stops with it, and the sentence does not promise otherwise.
+    engine = { ...engine, fatal: new FatalEngineError('x', null) };
+    expect(health.problems()).toEqual([expect.stringContaining('it is not read while trading is stopped')]);
+
+    engine = quiet;
+    await health.refresh();
+    expect(health.problems()).toEqual([]);
+    expect(await metrics.render()).toMatch(/^stacker_stuck_orders 0$/m);
   });
 
   it('reports foreign and adopted orders until they are acknowledged', async () => {

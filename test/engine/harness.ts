@@ -14,6 +14,7 @@ import { LiveExchange } from '../../src/exchange/live.ts';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.ts';
 import type { Journal } from '../../src/store/journal.ts';
 import { PgJournal } from '../../src/store/pg-journal.ts';
+import { MemoryJournal } from '../../src/store/memory-journal.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import { dca } from '../../strategies/dca.ts';
@@ -34,7 +35,15 @@ export function captureLogger(lines: CapturedLog[]): EngineLogger {
 }
 
 /** Short waits: the sandbox answers in milliseconds; the rule (look up, never resend) is the same. */
-export const TEST_TIMING: EngineTiming = { lookupDelaysMs: [0, 20], lookupSpacingMs: { min: 0, max: 0 }, transferSettleMs: 500, pollMs: 20, snapshotRetry: { firstDelayMs: 50, maxDelayMs: 200 } };
+export const TEST_TIMING: EngineTiming = {
+  lookupDelaysMs: [0, 20],
+  lookupSpacingMs: { min: 0, max: 0 },
+  transferSettleMs: 500,
+  pollMs: 20,
+  snapshotRetry: { firstDelayMs: 50, maxDelayMs: 200 },
+  // Past the settle window the suites move the clock by, so an order looked up late is not called stuck too.
+  stuckOrderMs: 5 * 60_000,
+};
 
 /** The settle window the harness's instances use: what a test moves the clock past. */
 export const TEST_SETTLE_WINDOW_MS = 60_000;
@@ -68,8 +77,12 @@ export function runtimeOf<P>(spec: InstanceSpec<P>): ScheduledRuntime {
   };
 }
 
-/** The journals the engine's suites run on: SQLite always, PostgreSQL when the test run started a cluster. */
-export type EngineJournalKind = 'sqlite' | 'pg';
+/**
+ * The journals the engine's suites run on: SQLite always, PostgreSQL when the test run started a
+ * cluster. `memory` (a backtest's journal) on asking: a suite whose rule reads only what every
+ * journal stores runs on it too.
+ */
+export type EngineJournalKind = 'sqlite' | 'pg' | 'memory';
 export const ENGINE_JOURNALS: readonly EngineJournalKind[] = pgCluster() === null ? ['sqlite'] : ['sqlite', 'pg'];
 
 export interface EngineWorld {
@@ -101,7 +114,7 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}, kind: Eng
   const cluster = kind === 'pg' ? pgCluster() : null;
   if (kind === 'pg' && cluster === null) throw new Error('no PostgreSQL cluster in this test run');
   const pgUrl = cluster === null ? null : await createDatabase(cluster);
-  const journal = pgUrl === null ? new SqliteJournal({ path: join(dir, 'stacker.db') }) : new PgJournal({ url: pgUrl, schema: 'stacker_live' });
+  const journal = kind === 'memory' ? new MemoryJournal() : pgUrl === null ? new SqliteJournal({ path: join(dir, 'stacker.db') }) : new PgJournal({ url: pgUrl, schema: 'stacker_live' });
   await journal.open();
   const logs: CapturedLog[] = [];
   const notifications: NotifyEvent[] = [];

@@ -6,7 +6,7 @@ import { telegramChannel } from '../../src/notify/telegram.ts';
 import { webhookChannel } from '../../src/notify/webhook.ts';
 import type { Channel } from '../../src/notify/channel.ts';
 import { type Receiver, startFakeTelegram, startReceiver } from '../support/notify-receivers.ts';
-import { filled, stopped } from './events.ts';
+import { filled, stopped, stuck } from './events.ts';
 
 const TOKEN = '123456789:AAHsecretPartOfTheTokenabcdefghij';
 const receivers: Receiver[] = [];
@@ -162,5 +162,14 @@ describe('the ntfy channel', () => {
     expect(request?.headers['title']).toBe('Trading stopped (E_AUTH)');
     expect(request?.headers['priority']).toBe('urgent');
     expect(request?.body).toContain('the exchange refused the key');
+  });
+
+  it('rings a stuck order high: a person should look at the exchange soon', async () => {
+    const server = await receiver();
+    await keep(ntfyChannel({ url: new URL(`${server.url}/stacker-topic`) })).send(stuck(), never);
+    const [request] = server.received;
+    expect(request?.headers['title']).toBe('Order stuck: dca-btc - check the exchange');
+    expect(request?.headers['priority']).toBe('high');
+    expect(request?.headers['tags']).toBe('hourglass');
   });
 });

@@ -1,5 +1,5 @@
 import { Decimal } from '../../src/domain/money.ts';
-import type { NotifyEvent, OrderFilledEvent } from '../../src/domain/notification.ts';
+import type { NotifyEvent, OrderFilledEvent, OrderStuckEvent } from '../../src/domain/notification.ts';
 
 /** Events as the engine emits them, for the notify tests. */
 export const AT_MS = Date.UTC(2026, 0, 2, 9, 0, 0);
@@ -24,3 +24,20 @@ export function filled(overrides: Partial<OrderFilledEvent> = {}): OrderFilledEv
 }
 
 export const stopped: NotifyEvent = { kind: 'trading-stopped', atMs: AT_MS, mode: 'live', code: 'E_AUTH', reason: 'the exchange refused the key' };
+
+/** A market order the exchange has kept answering open for 20 minutes. */
+export function stuck(overrides: Partial<OrderStuckEvent> = {}): OrderStuckEvent {
+  return {
+    kind: 'order-stuck',
+    atMs: AT_MS,
+    mode: 'live',
+    instance: 'dca-btc',
+    orderId: '4180284841',
+    clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
+    market: 'BTC_USDT',
+    status: 'NEW',
+    sinceMs: AT_MS - 20 * 60_000,
+    why: 'the exchange answers status "ACCEPTED", which this stacker does not know (taken as NEW)',
+    ...overrides,
+  };
+}

@@ -3,7 +3,7 @@ import { Decimal } from '../../src/domain/money.ts';
 import type { DailySummaryEvent, NotifyEvent } from '../../src/domain/notification.ts';
 import { messageOf, textOf } from '../../src/notify/format.ts';
 import { payloadOf } from '../../src/notify/payload.ts';
-import { AT_MS, filled, stopped } from './events.ts';
+import { AT_MS, filled, stopped, stuck } from './events.ts';
 
 const refused: NotifyEvent = {
   kind: 'order-refused',
@@ -71,6 +71,22 @@ describe('the JSON payload', () => {
     });
   });
 
+  it('a stuck order: which order, since when and why, the time as ISO-8601', () => {
+    expect(payloadOf(stuck())).toEqual({
+      event: 'order-stuck',
+      at: '2026-01-02T09:00:00.000Z',
+      mode: 'live',
+      instance: 'dca-btc',
+      clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
+      orderId: '4180284841',
+      market: 'BTC_USDT',
+      status: 'NEW',
+      since: '2026-01-02T08:40:00.000Z',
+      why: 'the exchange answers status "ACCEPTED", which this stacker does not know (taken as NEW)',
+    });
+    expect(payloadOf(stuck({ instance: null }))['instance']).toBeNull();
+  });
+
   it('sums a day up per instance, fees per asset, average cost with fees in', () => {
     expect(payloadOf(summary)).toEqual({
       event: 'daily-summary',
@@ -108,6 +124,18 @@ describe('the phone-readable message', () => {
     expect(message.body).toContain('never sends it again');
   });
 
+  it('a stuck order asks for a look at the exchange, names the order, since when and why, and says nothing is cancelled or resent', () => {
+    expect(textOf(messageOf(stuck()))).toBe(
+      [
+        'Order stuck: dca-btc - check the exchange',
+        'dca-btc · BTC_USDT: order 4180284841 (dca-btc-7d16a56a1027-1767344400000-0) still NEW since 2026-01-02T08:40:00.000Z; a market order ends in seconds.',
+        'the exchange answers status "ACCEPTED", which this stacker does not know (taken as NEW)',
+        'Check it at the exchange. stacker keeps following it, cancels and resends nothing; its budget stays counted.',
+      ].join('\n'),
+    );
+    expect(messageOf(stuck({ instance: null, mode: 'dry-run' })).title).toBe('Order stuck: BTC_USDT - check the exchange [dry-run]');
+  });
+
   it('a stop names the code and what it takes to resume', () => {
     expect(messageOf(stopped)).toEqual({ title: 'Trading stopped (E_AUTH)', body: 'the exchange refused the key\nNo order is sent until a person fixes this and restarts stacker.' });
   });
@@ -132,6 +160,6 @@ describe('the phone-readable message', () => {
   });
 
   it('keeps every title plain ASCII (ntfy sends it as a header)', () => {
-    for (const event of [filled(), refused, unknown, stopped, summary]) expect(messageOf(event).title).toMatch(/^[\x20-\x7e]+$/);
+    for (const event of [filled(), refused, unknown, stuck(), stopped, summary]) expect(messageOf(event).title).toMatch(/^[\x20-\x7e]+$/);
   });
 });

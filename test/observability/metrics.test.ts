@@ -178,6 +178,18 @@ describe('Metrics', () => {
     expect(valueOf((await scrape(metrics)).samples, 'stacker_kill_switch')).toBe(0);
   });
 
+  it('shows the stuck market orders as a gauge, 0 from the start, following the health refresh both ways', async () => {
+    const metrics = metricsAt();
+    const { samples, types } = await scrape(metrics);
+    expect(valueOf(samples, 'stacker_stuck_orders')).toBe(0);
+    expect(types.get('stacker_stuck_orders')).toBe('gauge');
+    const state = { unresolved: 0, oldestUnresolvedSentAtMs: null, writable: true, findings: {} };
+    metrics.journalState({ ...state, stuckOrders: 2 });
+    expect(valueOf((await scrape(metrics)).samples, 'stacker_stuck_orders')).toBe(2);
+    metrics.journalState({ ...state, stuckOrders: 0 });
+    expect(valueOf((await scrape(metrics)).samples, 'stacker_stuck_orders')).toBe(0);
+  });
+
   it('renders a document a strict exposition reader accepts, every metric named stacker_, process_ or nodejs_', async () => {
     const metrics = metricsAt();
     metrics.orderPlaced('a');
