@@ -16,11 +16,7 @@ export function payloadOf(event: NotifyEvent): Payload {
     case 'order-filled':
       return {
         ...head,
-        instance: event.instance,
-        clientOrderId: event.clientOrderId,
-        orderId: event.orderId,
-        market: event.market,
-        status: event.status,
+        ...orderFields(event),
         filledBase: formatDecimal(event.filledBase),
         filledQuote: formatDecimal(event.filledQuote),
         fee: formatDecimal(event.fee),
@@ -34,11 +30,7 @@ export function payloadOf(event: NotifyEvent): Payload {
     case 'order-stuck':
       return {
         ...head,
-        instance: event.instance,
-        clientOrderId: event.clientOrderId,
-        orderId: event.orderId,
-        market: event.market,
-        status: event.status,
+        ...orderFields(event),
         since: new Date(event.sinceMs).toISOString(),
         why: event.why,
       };
@@ -52,6 +44,11 @@ export function payloadOf(event: NotifyEvent): Payload {
         accountCaps: event.accountCaps.map((cap) => ({ account: cap.account, capLeft: formatDecimal(cap.capLeft), capAsset: cap.capAsset, timeZone: cap.timeZone })),
       };
   }
+}
+
+/** Which order an order event is about, and its status. */
+function orderFields(event: Extract<NotifyEvent, { kind: 'order-filled' | 'order-stuck' }>): Payload {
+  return { instance: event.instance, clientOrderId: event.clientOrderId, orderId: event.orderId, market: event.market, status: event.status };
 }
 
 function instanceDayPayload(day: InstanceDay): Payload {

@@ -1,5 +1,6 @@
 import pkg from '../../package.json' with { type: 'json' };
 import { Counter, EXPOSITION_CONTENT_TYPE, Gauge, Histogram, Registry } from './exposition.ts';
+import type { JournalState } from '../daemon/health-state.ts';
 
 /**
  * The daemon's Prometheus metrics behind a typed facade: the engine reports events
@@ -246,13 +247,7 @@ export class Metrics implements EngineMetrics {
   }
 
   /** The journal's state, as the daemon's health sees it (DaemonHealth.refresh). */
-  journalState(state: {
-    readonly unresolved: number;
-    readonly oldestUnresolvedSentAtMs: number | null;
-    readonly writable: boolean;
-    readonly findings: Readonly<Record<string, number>>;
-    readonly stuckOrders: number;
-  }): void {
+  journalState(state: JournalState): void {
     this.#unresolved.set({}, state.unresolved);
     this.#oldestUnresolvedSentAtMs = state.oldestUnresolvedSentAtMs;
     this.#journalWritable.set({}, state.writable ? 1 : 0);
