@@ -1,14 +1,6 @@
 import type { EngineHealth } from '../engine/engine.ts';
+import type { JournalState } from '../observability/metrics.ts';
 import type { Journal, LedgerFinding } from '../store/journal.ts';
-
-/** The journal's state as /metrics shows it. */
-export interface JournalState {
-  readonly unresolved: number;
-  readonly oldestUnresolvedSentAtMs: number | null;
-  readonly writable: boolean;
-  readonly findings: Readonly<Record<string, number>>;
-  readonly stuckOrders: number;
-}
 
 /** What the metrics registry shows of the journal's state (Metrics fits). */
 export interface JournalStateSink {

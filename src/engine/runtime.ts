@@ -5,7 +5,6 @@ import type { BudgetLimits, BudgetScope, Journal } from '../store/journal.ts';
 import type { RunMode } from './contract.ts';
 import type { KillSwitch } from './kill-switch.ts';
 import { LIVE_SNAPSHOT_RETRY, type SnapshotRetryTiming } from './slot-retry.ts';
-import { LIVE_STUCK_ORDER_MS } from './stuck-orders.ts';
 import type { EngineLogger, EngineMetrics, EngineNotifier } from './observer.ts';
 
 /** What every part of the engine shares for one run: the world it acts on and how it reports. */
@@ -131,6 +130,17 @@ export interface EngineTiming {
   /** How long a market order may stay open, counted from its send, before the operator is told it is stuck; LIVE_STUCK_ORDER_MS when absent. */
   readonly stuckOrderMs?: number;
 }
+
+/**
+ * How long a market order may stay open before its operator is told. The exchange matches a
+ * market order against the book or cancels what the taker band leaves within a second or two;
+ * what can keep one open longer and still end by itself (its history lagging by seconds, a
+ * matching engine paused for a short maintenance, a lost answer looked up over the default
+ * 10-minute settle window) is over well within 15 minutes. An order open past that is not going
+ * to settle by itself soon, and its operator still hears of it within the hour, long before a
+ * daily slot spends again beside the budget it holds.
+ */
+export const LIVE_STUCK_ORDER_MS = 15 * 60_000;
 
 export const LIVE_TIMING: EngineTiming = {
   lookupDelaysMs: [500, 1500],

@@ -1,18 +1,7 @@
 import { type Order, type OrderStatus, isTerminalStatus } from '../domain/order.ts';
 import type { StoredOrder } from '../store/journal.ts';
 import { tell } from './observer.ts';
-import type { EngineDeps } from './runtime.ts';
-
-/**
- * How long a market order may stay open before its operator is told. The exchange matches a
- * market order against the book or cancels what the taker band leaves within a second or two;
- * what can keep one open longer and still end by itself (its history lagging by seconds, a
- * matching engine paused for a short maintenance, a lost answer looked up over the default
- * 10-minute settle window) is over well within 15 minutes. An order open past that is not going
- * to settle by itself soon, and its operator still hears of it within the hour, long before a
- * daily slot spends again beside the budget it holds.
- */
-export const LIVE_STUCK_ORDER_MS = 15 * 60_000;
+import { type EngineDeps, LIVE_STUCK_ORDER_MS } from './runtime.ts';
 
 /** How the tracker's read of an open order went in this pass. */
 export type OrderRead =

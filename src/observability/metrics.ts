@@ -1,6 +1,5 @@
 import pkg from '../../package.json' with { type: 'json' };
 import { Counter, EXPOSITION_CONTENT_TYPE, Gauge, Histogram, Registry } from './exposition.ts';
-import type { JournalState } from '../daemon/health-state.ts';
 
 /**
  * The daemon's Prometheus metrics behind a typed facade: the engine reports events
@@ -87,6 +86,15 @@ function readProcessStats(): ProcessStats {
   const memory = process.memoryUsage();
   const cpu = process.cpuUsage();
   return { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, heapTotalBytes: memory.heapTotal, externalBytes: memory.external, cpuUserMicros: cpu.user, cpuSystemMicros: cpu.system };
+}
+
+/** The journal's state as /metrics shows it (the daemon's health publishes it). */
+export interface JournalState {
+  readonly unresolved: number;
+  readonly oldestUnresolvedSentAtMs: number | null;
+  readonly writable: boolean;
+  readonly findings: Readonly<Record<string, number>>;
+  readonly stuckOrders: number;
 }
 
 export class Metrics implements EngineMetrics {
