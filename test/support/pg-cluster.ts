@@ -47,6 +47,18 @@ export function findBinDir(): string | null {
   return versions.map((version) => join(debian, version, 'bin')).find(hasServer) ?? null;
 }
 
+/**
+ * runuser, which lives in an sbin folder: a root shell whose PATH leaves those out (a minimal
+ * container's, a `PATH=/usr/bin:/bin` given on purpose) still finds it.
+ */
+function findRunuser(): string {
+  const onPath = spawnSync('runuser', ['--version'], { encoding: 'utf8' });
+  if (onPath.error === undefined) return 'runuser';
+  const known = ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser', '/bin/runuser'].find((path) => existsSync(path));
+  if (known === undefined) throw new Error('as root, the PostgreSQL tests run initdb as the postgres user through runuser (util-linux), which was not found');
+  return known;
+}
+
 export const PG_SKIP_NOTICE = 'PostgreSQL not found: the PostgreSQL journal tests are skipped (install Debian\'s postgresql package to run them)';
 
 export async function startCluster(binDir: string): Promise<PgCluster> {
@@ -58,10 +70,12 @@ export async function startCluster(binDir: string): Promise<PgCluster> {
     chownSync(root, owner, group);
   }
   chmodSync(root, 0o700);
+  const runuser = owner === null ? null : findRunuser();
   const run = (tool: string, args: readonly string[]): void => {
-    const command = owner === null ? join(binDir, tool) : 'runuser';
-    const fullArgs = owner === null ? args : ['-u', 'postgres', '--', join(binDir, tool), ...args];
+    const command = runuser ?? join(binDir, tool);
+    const fullArgs = runuser === null ? args : ['-u', 'postgres', '--', join(binDir, tool), ...args];
     const done = spawnSync(command, fullArgs, { encoding: 'utf8', cwd: root });
+    if (done.error !== undefined) throw new Error(`${tool} could not be started (${command}): ${done.error.message}`);
     if (done.status !== 0) throw new Error(`${tool} failed (${done.status}): ${done.stderr || done.stdout}`);
   };
   const data = join(root, 'data');
