@@ -1,16 +1,6 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Decimal, roundUp } from '../../src/domain/money.ts';
-import { DATA, candlesBetween, written } from './committed-candles.ts';
-
-const run = promisify(execFile);
-const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
-const dir = mkdtempSync(join(tmpdir(), 'stacker-benchmarks-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+import { candlesBetween, reportOver, written } from './committed-candles.ts';
 
 /** The open of the committed candle opening at `iso`. */
 function openAt(iso: string): Decimal {
@@ -21,10 +11,7 @@ function openAt(iso: string): Decimal {
 
 describe('the lump-sum benchmark of a backtest report', () => {
   it('buys at the price the strategy\'s own buys would pay then: slippage in, rounded up to the price precision', async () => {
-    const strategy = join(dir, 'daily.env');
-    writeFileSync(strategy, 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nTIMEZONE=UTC\nMARKET=BTC_USDT\nAMOUNT_QUOTE=10\n');
-    const { stdout } = await run(process.execPath, [CLI, 'backtest', '--json', '--data', DATA, '--market', 'BTC_USDT', '--strategy', strategy, '--from', '2021-01-01', '--to', '2021-03-31', '--wallet', 'USDT=2000', '--slippage-pct', '1']);
-    const report = JSON.parse(stdout) as {
+    const report = (await reportOver('STRATEGY=dca\nSCHEDULE="0 9 * * *"\nTIMEZONE=UTC\nMARKET=BTC_USDT\nAMOUNT_QUOTE=10\n', ['--from', '2021-01-01', '--to', '2021-03-31', '--wallet', 'USDT=2000', '--slippage-pct', '1'])) as {
       totals: { fees: Record<string, string> };
       data: { lastClose: string };
       benchmarks: { strategy: { invested: string }; lumpSum: { timeMs: number; price: string; invested: string; base: string; valueAtEnd: string; returnPct: string } };

@@ -1,10 +1,14 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { Decimal } from '../../src/domain/money.ts';
 
 /**
  * What the report tests check figures against: the committed 7-year hourly file, read from its
- * text alone (never through stacker's candle code), and the report's own rounding rule.
+ * text alone (never through stacker's candle code), the report's own rounding rule, and the
+ * report itself, from the CLI over that file (reportOver).
  */
 export const DATA = resolve(import.meta.dirname, '../../data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv');
 
@@ -29,4 +33,23 @@ export function candlesBetween(fromMs: number, toMs: number): CsvCandle[] {
 export function written(x: Decimal, places: number): string {
   const rounded = x.toDecimalPlaces(places, Decimal.ROUND_HALF_EVEN);
   return rounded.isZero() ? '0' : rounded.toFixed();
+}
+
+const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
+
+/**
+ * The JSON report of `stacker backtest` over the committed file, run as a user runs it (the
+ * real CLI in a child process): one instance file with `env` as its text, and `flags` after
+ * `--data` and `--market BTC_USDT`.
+ */
+export async function reportOver(env: string, flags: readonly string[]): Promise<unknown> {
+  const dir = mkdtempSync(join(tmpdir(), 'stacker-report-'));
+  try {
+    const strategy = join(dir, 'instance.env');
+    writeFileSync(strategy, env);
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'backtest', '--json', '--data', DATA, '--market', 'BTC_USDT', '--strategy', strategy, ...flags]);
+    return JSON.parse(stdout);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -1,26 +1,13 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Decimal, roundUp } from '../../src/domain/money.ts';
 import type { DrawdownEpisode as Episode } from '../../src/backtest/report/build.ts';
-import { DATA, candlesBetween, written as round } from './committed-candles.ts';
-
-const run = promisify(execFile);
-const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
-const dir = mkdtempSync(join(tmpdir(), 'stacker-drawdown-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+import { candlesBetween, reportOver, written as round } from './committed-candles.ts';
 
 describe('the max drawdown of a backtest report', () => {
   it('is the deepest fall over every candle close and every slot, found by a brute-force walk over the CSV', async () => {
     // One buy of 0.01 BTC at 09:00 UTC on 1 January 2022, then the 2022 fall: the account is
     // 1000 USDT less the buy, plus 0.01 BTC at each price.
-    const strategy = join(dir, 'once.env');
-    writeFileSync(strategy, 'STRATEGY=dca\nSCHEDULE="0 9 1 1 *"\nTIMEZONE=UTC\nMARKET=BTC_USDT\nAMOUNT=0.01\n');
-    const { stdout } = await run(process.execPath, [CLI, 'backtest', '--json', '--data', DATA, '--market', 'BTC_USDT', '--strategy', strategy, '--from', '2022-01-01', '--to', '2022-12-31', '--wallet', 'USDT=1000']);
-    const report = JSON.parse(stdout) as { slots: number; data: { candles: number }; drawdown: { samples: number; max: Episode; maxPct: Episode } };
+    const report = (await reportOver('STRATEGY=dca\nSCHEDULE="0 9 1 1 *"\nTIMEZONE=UTC\nMARKET=BTC_USDT\nAMOUNT=0.01\n', ['--from', '2022-01-01', '--to', '2022-12-31', '--wallet', 'USDT=1000'])) as { slots: number; data: { candles: number }; drawdown: { samples: number; max: Episode; maxPct: Episode } };
 
     const hour = 3_600_000;
     const candles = candlesBetween(Date.parse('2022-01-01T00:00:00Z'), Date.parse('2022-12-31T23:59:59.999Z'));

@@ -1,28 +1,15 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Decimal, roundUp } from '../../src/domain/money.ts';
 import type { PeriodRow } from '../../src/backtest/report/analysis.ts';
-import { DATA, candlesBetween, written as round } from './committed-candles.ts';
-
-const run = promisify(execFile);
-const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
-const dir = mkdtempSync(join(tmpdir(), 'stacker-periods-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+import { candlesBetween, reportOver, written as round } from './committed-candles.ts';
 
 describe('the per-month and per-year rows of a backtest report', () => {
   it('value every period at the close of its last candle (UTC), months without buys and a last month cut mid-way included', async () => {
     // 0.01 BTC at 09:00 UTC on 1 January and 1 June: most months buy nothing, and the run
     // stops mid-December, mid-candle.
-    const strategy = join(dir, 'twice-a-year.env');
-    writeFileSync(strategy, 'STRATEGY=dca\nSCHEDULE="0 9 1 1,6 *"\nTIMEZONE=UTC\nMARKET=BTC_USDT\nAMOUNT=0.01\n');
     const from = '2021-01-01';
     const to = '2021-12-15T12:30:00Z';
-    const { stdout } = await run(process.execPath, [CLI, 'backtest', '--json', '--data', DATA, '--market', 'BTC_USDT', '--strategy', strategy, '--from', from, '--to', to, '--wallet', 'USDT=5000']);
-    const report = JSON.parse(stdout) as { periods: { monthly: PeriodRow[]; yearly: PeriodRow[] } };
+    const report = (await reportOver('STRATEGY=dca\nSCHEDULE="0 9 1 1,6 *"\nTIMEZONE=UTC\nMARKET=BTC_USDT\nAMOUNT=0.01\n', ['--from', from, '--to', to, '--wallet', 'USDT=5000'])) as { periods: { monthly: PeriodRow[]; yearly: PeriodRow[] } };
 
     // Expected from the CSV and the documented rules: a buy fills at the open of the 09:00 candle,
     // pays the demo taker fee (0.1 %, rounded up to 8 decimals); a period is worth the BTC held
