@@ -1,5 +1,5 @@
 import type { Candle } from '../domain/candle.ts';
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { Decimal } from '../domain/money.ts';
 import { firstAtLeast } from '../domain/sorted.ts';
 import { CANDLE_CSV_HEADER, CandleCsvError, type CandleCsvProblem } from './csv-errors.ts';
@@ -69,6 +69,11 @@ export interface LoadOptions {
   readonly toMs?: number;
   /** Shown in errors: the file path. */
   readonly source?: string;
+  /**
+   * Keep the file's bytes and the columns in shared memory, so that worker threads read the
+   * series (shareCandles) instead of each reading and parsing the file again.
+   */
+  readonly shared?: boolean;
 }
 
 const MAX_PROBLEMS = 20;
@@ -87,7 +92,7 @@ export type CandleInput = string | { readonly text: string };
  * line number, the whole file refused), gaps are tolerated and reported.
  */
 export function loadCandles(input: CandleInput, options: LoadOptions): CandleSeries {
-  if (typeof input === 'string') return parseCandleBytes(readFileSync(input), { ...options, source: options.source ?? input });
+  if (typeof input === 'string') return parseCandleBytes(options.shared === true ? readShared(input) : readFileSync(input), { ...options, source: options.source ?? input });
   return parseCandles(input.text, options);
 }
 
@@ -167,7 +172,67 @@ export function parseCandleBytes(bytes: Buffer, options: LoadOptions): CandleSer
   }
   if (problems.length > 0) throw new CandleCsvError(source, problems);
   if (rows === 0) throw new CandleCsvError(source, [{ line: 2, reason: 'no candles after the header' }]);
-  return new ColumnarCandles(options.market, bytes, rowStarts.slice(0, count), times.slice(0, count), closes.slice(0, count), steps.mostCommon());
+  const column = options.shared === true ? sharedCopy : <T extends Float64Array | Uint32Array>(c: T, n: number): T => c.slice(0, n) as T;
+  return new ColumnarCandles(options.market, bytes, column(rowStarts, count), column(times, count), column(closes, count), steps.mostCommon());
+}
+
+/**
+ * A parsed series as its parts in shared memory: what a worker thread makes the same series of
+ * (sharedCandles) without reading the file (a sweep over a million candles parsed it once per
+ * run before). Plain data: it goes through postMessage, and the memory is shared, not copied.
+ */
+export interface SharedCandleColumns {
+  readonly market: string;
+  readonly intervalSec: number;
+  readonly bytes: { readonly buffer: SharedArrayBuffer; readonly byteOffset: number; readonly byteLength: number };
+  readonly rowStarts: SharedArrayBuffer;
+  readonly times: SharedArrayBuffer;
+  readonly closes: SharedArrayBuffer;
+}
+
+/** The series' parts in shared memory: as they are when it was loaded with `shared`, else copied there once. */
+export function shareCandles(series: CandleSeries): SharedCandleColumns {
+  if (!(series instanceof ColumnarCandles)) throw new TypeError('shareCandles takes a series from parseCandles or loadCandles');
+  return series.shared();
+}
+
+/** The series whose parts shareCandles gave (in a worker thread: the same candles, nothing parsed). */
+export function sharedCandles(columns: SharedCandleColumns): CandleSeries {
+  const { bytes } = columns;
+  return new ColumnarCandles(
+    columns.market,
+    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    new Uint32Array(columns.rowStarts),
+    new Float64Array(columns.times),
+    new Float64Array(columns.closes),
+    columns.intervalSec,
+  );
+}
+
+/** A file's bytes read straight into shared memory (readFileSync's buffer cannot be shared). */
+function readShared(path: string): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const bytes = Buffer.from(new SharedArrayBuffer(size));
+    let at = 0;
+    while (at < size) {
+      const read = readSync(fd, bytes, at, size - at, at);
+      if (read === 0) break;
+      at += read;
+    }
+    return at === size ? bytes : bytes.subarray(0, at);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The first `n` values of a column, in shared memory (kept as they are when they already are). */
+function sharedCopy<T extends Float64Array | Uint32Array>(column: T, n: number): T {
+  if (column.buffer instanceof SharedArrayBuffer && column.byteOffset === 0 && column.length === n) return column;
+  const shared = (column instanceof Float64Array ? new Float64Array(new SharedArrayBuffer(n * 8)) : new Uint32Array(new SharedArrayBuffer(n * 4))) as T;
+  shared.set(column.subarray(0, n));
+  return shared;
 }
 
 /**
@@ -260,6 +325,22 @@ class ColumnarCandles implements CandleSeries {
     this.#bytes = bytes;
     this.#rowStarts = rowStarts;
     this.#closes = closes;
+  }
+
+  shared(): SharedCandleColumns {
+    let sharedBytes = this.#bytes;
+    if (!(sharedBytes.buffer instanceof SharedArrayBuffer)) {
+      sharedBytes = Buffer.from(new SharedArrayBuffer(this.#bytes.length));
+      this.#bytes.copy(sharedBytes);
+    }
+    return {
+      market: this.market,
+      intervalSec: this.intervalSec,
+      bytes: { buffer: sharedBytes.buffer as SharedArrayBuffer, byteOffset: sharedBytes.byteOffset, byteLength: sharedBytes.byteLength },
+      rowStarts: sharedCopy(this.#rowStarts, this.#rowStarts.length).buffer as SharedArrayBuffer,
+      times: sharedCopy(this.times, this.times.length).buffer as SharedArrayBuffer,
+      closes: sharedCopy(this.#closes, this.#closes.length).buffer as SharedArrayBuffer,
+    };
   }
 
   repeated(copies: number): ColumnarCandles {

@@ -27,15 +27,16 @@ const STARTS: Readonly<Record<SimIdKind, number>> = {
  */
 export class SequentialIds implements SimIds {
   readonly #prefix: string;
-  readonly #counters = new Map<SimIdKind, number>();
+  /** The next value of each kind: a record, not a map, since a backtest asks for three ids a fill. */
+  readonly #counters: Record<SimIdKind, number> = { ...STARTS };
 
   constructor(prefix = '5e1d0000') {
     this.#prefix = prefix;
   }
 
   next(kind: SimIdKind): string {
-    const value = this.#counters.get(kind) ?? STARTS[kind];
-    this.#counters.set(kind, value + 1);
+    const value = this.#counters[kind];
+    this.#counters[kind] = value + 1;
     if (kind === 'order' || kind === 'deal' || kind === 'counter-order') return String(value);
     const tag = kind === 'transaction' ? '7a00' : '1b00';
     return `${this.#prefix}-${tag}-4000-8000-${value.toString(16).padStart(12, '0')}`;
@@ -43,7 +44,7 @@ export class SequentialIds implements SimIds {
 
   /** The next value of each kind. */
   counters(): Record<SimIdKind, number> {
-    return Object.fromEntries(SIM_ID_KINDS.map((kind) => [kind, this.#counters.get(kind) ?? STARTS[kind]])) as Record<SimIdKind, number>;
+    return { ...this.#counters };
   }
 
   /** Go on from counters read earlier (never backwards: a counter only grows). */
@@ -52,7 +53,7 @@ export class SequentialIds implements SimIds {
       const value = counters[kind];
       if (value === undefined) continue;
       if (!Number.isSafeInteger(value) || value < STARTS[kind]) throw new RangeError(`id counter ${kind} must be an integer >= ${STARTS[kind]} (got ${value})`);
-      this.#counters.set(kind, Math.max(value, this.#counters.get(kind) ?? STARTS[kind]));
+      this.#counters[kind] = Math.max(value, this.#counters[kind]);
     }
   }
 }

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CandleSeries, loadCandles, parseCandles, repeatSeries } from '../../src/candles/index.ts';
+import { Worker } from 'node:worker_threads';
+import { type CandleSeries, type SharedCandleColumns, loadCandles, parseCandles, repeatSeries, shareCandles, sharedCandles } from '../../src/candles/index.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { CandleCsvError } from '../../src/candles/csv-errors.ts';
 import { candlePriceAt, parseCandleCsv } from './reference-parser.ts';
@@ -129,6 +130,59 @@ describe('intervals and gaps', () => {
     const at = hour('2021-03-02T05:00') * 1000;
     const series = loadCandles(fixture('btc-1h-2021-03-01_14.csv'), { market: 'BTC_USDT', fromMs: at, toMs: at });
     expect([series.length, series.intervalSec, series.gaps]).toEqual([1, 3600, []]);
+  });
+});
+
+/** Everything a backtest reads of a series: every column, every price as text, the gaps. */
+function everything(series: CandleSeries): unknown {
+  const rows = Array.from({ length: series.length }, (_, i) => [series.timeSec(i), series.openText(i), series.highText(i), series.lowText(i), series.closeText(i), series.volumeText(i), series.closeEstimate(i)]);
+  return { market: series.market, length: series.length, intervalSec: series.intervalSec, gaps: series.gaps, rows };
+}
+
+describe('one parse shared with worker threads (a sweep parses its candles once)', () => {
+  it('gives a series equal to the one parsed, whether it was loaded into shared memory or copied there', () => {
+    const file = fixture('btc-1h-2021-03-01_14.csv');
+    const cut = { market: 'BTC_USDT', fromMs: hour('2021-03-03T07:00') * 1000, toMs: hour('2021-03-09T12:00') * 1000 };
+    const plain = loadCandles(file, cut);
+    const loadedShared = loadCandles(file, { ...cut, shared: true });
+    expect(loadedShared.times.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(everything(loadedShared)).toEqual(everything(plain));
+    for (const source of [plain, loadedShared]) expect(everything(sharedCandles(shareCandles(source)))).toEqual(everything(plain));
+    // Shared, not copied again: the parts of a series loaded into shared memory are its own.
+    expect(shareCandles(loadedShared).times).toBe(loadedShared.times.buffer);
+  });
+
+  it('reaches a worker thread through postMessage without copying the bytes, and reads the same there', async () => {
+    const file = fixture('btc-1m-2025-05-20.csv');
+    const series = loadCandles(file, { market: 'BTC_USDT', shared: true });
+    const columns = shareCandles(series);
+    const source = `
+      const { parentPort } = require('node:worker_threads');
+      parentPort.once('message', (columns) => {
+        const bytes = Buffer.from(columns.bytes.buffer, columns.bytes.byteOffset, columns.bytes.byteLength);
+        const times = new Float64Array(columns.times);
+        const first = bytes.toString('latin1', 0, 31);
+        // Written here, seen by the main thread: the memory is the same, not a copy.
+        bytes[0] = 0x54;
+        parentPort.postMessage({ shared: columns.times instanceof SharedArrayBuffer, rows: times.length, first });
+      });`;
+    const worker = new Worker(source, { eval: true });
+    try {
+      const answer = await new Promise<{ shared: boolean; rows: number; first: string }>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+        worker.postMessage(columns satisfies SharedCandleColumns);
+      });
+      expect(answer).toEqual({ shared: true, rows: 1440, first: 'time,open,high,low,close,volume' });
+      expect(new Uint8Array(columns.bytes.buffer)[columns.bytes.byteOffset]).toBe(0x54);
+    } finally {
+      await worker.terminate();
+    }
+  });
+
+  it('refuses a series it did not parse', () => {
+    const fake = { ...parseCandles(csv('3600,1,2,0.5,1,1'), { market: 'X_Y' }) } as CandleSeries;
+    expect(() => shareCandles(fake)).toThrow(TypeError);
   });
 });
 

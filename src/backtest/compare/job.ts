@@ -1,11 +1,14 @@
 import { Decimal, formatDecimal } from '../../domain/money.ts';
 import { type BacktestReport, buildReport } from '../report/build.ts';
+import type { SharedCandleColumns } from '../../candles/index.ts';
 import type { RulesOrigin } from '../rules/origin.ts';
 import type { RunSpec } from './plan.ts';
 
 /** What every run of a comparison shares: the candles, the period, the wallet and the fill settings (plain data, so a worker thread can take it). */
 export interface CommonInput {
   readonly data: string;
+  /** The candles of `data` over the period, parsed once by the caller; each run reads the file again when absent. */
+  readonly candles?: SharedCandleColumns;
   readonly market: string;
   readonly fromMs?: number;
   readonly toMs?: number;
@@ -26,20 +29,23 @@ export interface RunResult {
   readonly equity: ReadonlyArray<readonly [number, string]>;
 }
 
+/** The modules a run needs, loaded once (a worker thread loads them as it starts). */
+export function loadJobModules() {
+  return Promise.all([import('../../candles/index.ts'), import('../driver.ts'), import('../../config/daemon-config.ts'), import('../rules/rules-file.ts')]);
+}
+
 /** One backtest of a comparison, from plain inputs: what a worker thread runs, and the main thread when it runs alone. */
 export async function runJob(common: CommonInput, spec: RunSpec): Promise<RunResult> {
-  const [{ loadCandles }, { runBacktest }, { loadStrategyFiles }, { parseRulesList }] = await Promise.all([
-    import('../../candles/index.ts'),
-    import('../driver.ts'),
-    import('../../config/daemon-config.ts'),
-    import('../rules/rules-file.ts'),
-  ]);
+  const [{ loadCandles, sharedCandles }, { runBacktest }, { loadStrategyFiles }, { parseRulesList }] = await loadJobModules();
   const rules = common.rules === undefined ? undefined : parseRulesList([common.rules.json], 'the comparison\'s rules')[0];
-  const candles = loadCandles(common.data, {
-    market: common.market,
-    ...(common.fromMs === undefined ? {} : { fromMs: common.fromMs }),
-    ...(common.toMs === undefined ? {} : { toMs: common.toMs }),
-  });
+  const candles =
+    common.candles !== undefined
+      ? sharedCandles(common.candles)
+      : loadCandles(common.data, {
+          market: common.market,
+          ...(common.fromMs === undefined ? {} : { fromMs: common.fromMs }),
+          ...(common.toMs === undefined ? {} : { toMs: common.toMs }),
+        });
   const instances = await loadStrategyFiles(spec.files, { overrides: spec.overrides });
   const run = await runBacktest({
     candles,

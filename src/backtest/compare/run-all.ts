@@ -11,40 +11,70 @@ import type { RunSpec } from './plan.ts';
  * same bytes.
  */
 export async function runAll(common: CommonInput, specs: readonly RunSpec[], workers = availableParallelism()): Promise<RunResult[]> {
-  const threads = Math.min(workers, specs.length);
+  const runs = startRuns(specs.length, workers);
+  try {
+    return await runs.run(common, specs);
+  } finally {
+    await runs.close();
+  }
+}
+
+/** Runs whose threads are already starting: see startRuns. */
+export interface Runs {
+  /** Every run, results in the order of the runs. */
+  run(common: CommonInput, specs: readonly RunSpec[]): Promise<RunResult[]>;
+  /** Ends the threads; always call it, whether `run` was called or not. */
+  close(): Promise<void>;
+}
+
+/**
+ * runAll in two steps, so that the worker threads start (and load the backtest's modules, a few
+ * hundred milliseconds each) while the caller still reads the candles and the rules: the threads
+ * for `count` runs, at most `workers` of them; none when that is one.
+ */
+export function startRuns(count: number, workers = availableParallelism()): Runs {
+  const threads = Math.min(workers, count);
   if (threads <= 1) {
-    const results: RunResult[] = [];
-    for (const spec of specs) results.push(await runJob(common, spec));
-    return results;
+    return {
+      async run(common, specs) {
+        const results: RunResult[] = [];
+        for (const spec of specs) results.push(await runJob(common, spec));
+        return results;
+      },
+      async close() {},
+    };
   }
   // The worker is a sibling module: worker.ts from the sources, worker.js from the compiled build.
   const script = new URL(`./worker${extname(new URL(import.meta.url).pathname)}`, import.meta.url);
-  const results: Array<RunResult | undefined> = new Array(specs.length);
-  let next = 0;
   // The young generation the command's own Node gets (--max-semi-space-size=8: three semi-spaces' worth).
   const pool = Array.from({ length: threads }, () => new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 24 } }));
-  try {
-    await Promise.all(
-      pool.map(
-        (worker) =>
-          new Promise<void>((resolve, reject) => {
-            const send = (): void => {
-              if (next >= specs.length) return resolve();
-              const index = next++;
-              worker.postMessage({ index, common, spec: specs[index] });
-            };
-            worker.on('message', (message: { index: number; result?: RunResult; error?: string }) => {
-              if (message.error !== undefined) return reject(new Error(`backtest ${specs[message.index]?.label ?? message.index}: ${message.error}`));
-              results[message.index] = message.result;
+  return {
+    async run(common, specs) {
+      const results: Array<RunResult | undefined> = new Array(specs.length);
+      let next = 0;
+      await Promise.all(
+        pool.map(
+          (worker) =>
+            new Promise<void>((resolve, reject) => {
+              const send = (): void => {
+                if (next >= specs.length) return resolve();
+                const index = next++;
+                worker.postMessage({ index, common, spec: specs[index] });
+              };
+              worker.on('message', (message: { index: number; result?: RunResult; error?: string }) => {
+                if (message.error !== undefined) return reject(new Error(`backtest ${specs[message.index]?.label ?? message.index}: ${message.error}`));
+                results[message.index] = message.result;
+                send();
+              });
+              worker.on('error', reject);
               send();
-            });
-            worker.on('error', reject);
-            send();
-          }),
-      ),
-    );
-  } finally {
-    await Promise.all(pool.map((worker) => worker.terminate()));
-  }
-  return results as RunResult[];
+            }),
+        ),
+      );
+      return results as RunResult[];
+    },
+    async close() {
+      await Promise.all(pool.map((worker) => worker.terminate()));
+    },
+  };
 }

@@ -1,11 +1,16 @@
 // A worker thread of a comparison: runs the backtests it is sent, one at a time, and answers
 // each with its index, so the results keep the order of the runs whatever finishes first.
+import { enableCompileCache } from 'node:module';
 import { parentPort } from 'node:worker_threads';
-import { type CommonInput, runJob } from './job.ts';
+import { type CommonInput, loadJobModules, runJob } from './job.ts';
 import type { RunSpec } from './plan.ts';
 
 if (parentPort === null) throw new Error('compare/worker.ts runs as a worker thread');
 const port = parentPort;
+// Loaded now, while the main thread still reads the candles, and from the compile cache the
+// command's own thread uses (a worker has its own, off unless asked): the first run does not wait.
+enableCompileCache();
+void loadJobModules().catch(() => {});
 port.on('message', (message: { index: number; common: CommonInput; spec: RunSpec }) => {
   runJob(message.common, message.spec).then(
     (result) => port.postMessage({ index: message.index, result }),

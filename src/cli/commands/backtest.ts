@@ -138,7 +138,7 @@ async function compare(
   },
   sweeps: readonly string[],
 ): Promise<void> {
-  const [{ sweepRuns, sideBySideRuns }, { loadStrategyFiles }, { instanceNameOf }, { runAll }, { comparisonToJson }, { renderComparison }] = await Promise.all([
+  const [{ sweepRuns, sideBySideRuns }, { loadStrategyFiles }, { instanceNameOf }, { startRuns }, { comparisonToJson }, { renderComparison }] = await Promise.all([
     import('../../backtest/compare/plan.ts'),
     import('../../config/daemon-config.ts'),
     import('../../config/instance-config.ts'),
@@ -151,23 +151,31 @@ async function compare(
   if (sweeps.length > 0 && flags.together === true) throw InputError.one('--together', 'is for several strategy files on one wallet; a --sweep runs one file');
   const specs = sweeps.length > 0 ? sweepRuns(args.strategies[0] as string, sweeps) : sideBySideRuns(args.strategies, instanceNameOf);
   for (const spec of specs) await loadStrategyFiles(spec.files, { overrides: spec.overrides });
-  // Read here once, so a bad file is reported before any run starts (each run reads it again).
-  await periodCandles(args, flags.data);
-  const [{ backtestRules }, { rulesToJson }] = await Promise.all([import('./backtest-rules.ts'), import('../../backtest/rules/rules-file.ts')]);
-  const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
-  const results = await runAll(
-    {
-      data: args.data,
-      market: args.market,
-      ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
-      ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
-      wallet: Object.fromEntries([...args.wallet].map(([asset, amount]) => [asset, amount.toFixed()])),
-      slippagePct: args.slippagePct.toFixed(),
-      flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount.toFixed(), aprPct: args.flexApr.toFixed() },
-      rules: { json: rulesToJson(rules.rules), origin: rules.origin },
-    },
-    specs,
-  );
+  const runs = startRuns(specs.length);
+  let results: Awaited<ReturnType<typeof runs.run>>;
+  try {
+    // Read here once, so a bad file is reported before any run starts; the runs (worker threads) share what it parsed.
+    const { shareCandles } = await import('../../candles/index.ts');
+    const candles = shareCandles(await periodCandles(args, flags.data, { shared: true }));
+    const [{ backtestRules }, { rulesToJson }] = await Promise.all([import('./backtest-rules.ts'), import('../../backtest/rules/rules-file.ts')]);
+    const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
+    results = await runs.run(
+      {
+        data: args.data,
+        candles,
+        market: args.market,
+        ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
+        ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
+        wallet: Object.fromEntries([...args.wallet].map(([asset, amount]) => [asset, amount.toFixed()])),
+        slippagePct: args.slippagePct.toFixed(),
+        flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount.toFixed(), aprPct: args.flexApr.toFixed() },
+        rules: { json: rulesToJson(rules.rules), origin: rules.origin },
+      },
+      specs,
+    );
+  } finally {
+    await runs.close();
+  }
   if (flags.report !== undefined) {
     const { renderComparisonHtml } = await import('../../backtest/report/html.ts');
     writeOutputFile(flags.report, renderComparisonHtml(results), '--report');
@@ -219,11 +227,16 @@ function progressBar(): { update: (done: number, total: number) => void; done: (
 }
 
 /** The candles of the period asked, a bad file or an empty period being bad input. */
-async function periodCandles(args: { data: string; market: string; fromMs?: number | undefined; toMs?: number | undefined }, shown: string): Promise<import('../../candles/index.ts').CandleSeries> {
+async function periodCandles(
+  args: { data: string; market: string; fromMs?: number | undefined; toMs?: number | undefined },
+  shown: string,
+  options: { readonly shared?: boolean } = {},
+): Promise<import('../../candles/index.ts').CandleSeries> {
   const { loadCandles } = await import('../../candles/index.ts');
   const candles = await readCandleInput(() =>
     loadCandles(args.data, {
       market: args.market,
+      ...options,
       ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
       ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
     }),

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { comparisonToJson } from '../../../src/backtest/compare/json.ts';
 import { MAX_RUNS, sideBySideRuns, sweepRuns } from '../../../src/backtest/compare/plan.ts';
-import { runAll } from '../../../src/backtest/compare/run-all.ts';
+import { runAll, startRuns } from '../../../src/backtest/compare/run-all.ts';
+import { loadCandles, shareCandles } from '../../../src/candles/index.ts';
 import { renderComparisonHtml } from '../../../src/backtest/report/html.ts';
 import { InputError } from '../../../src/domain/errors.ts';
 import { runCli } from '../../cli/run-cli.ts';
@@ -59,6 +60,29 @@ describe('several backtests compared', () => {
     // Twice the quote per slot spends about twice as much.
     const invested = runs.map((r) => Number(r.report.benchmarks.strategy.invested));
     expect(invested[1]! / invested[0]!).toBeCloseTo(2, 1);
+  });
+
+  it('read the candles parsed once by the caller as they would read the file, in worker threads and alone', async () => {
+    const specs = sweepRuns(DCA, ['AMOUNT_QUOTE=10,20,40']);
+    const period = { fromMs: Date.UTC(2021, 2, 3), toMs: Date.UTC(2021, 2, 11, 5) };
+    const fromFile = comparisonToJson(await runAll({ ...COMMON, ...period }, specs, 1));
+    const candles = shareCandles(loadCandles(FIXTURE, { market: 'BTC_USDT', ...period, shared: true }));
+    // The file named is not read again: a path that does not exist proves it.
+    const given = { ...COMMON, ...period, data: join(dir, 'not-read.csv'), candles };
+    expect(comparisonToJson(await runAll(given, specs, 3)).replaceAll('not-read.csv', FIXTURE.split('/').pop() as string)).toBe(fromFile);
+    expect(comparisonToJson(await runAll(given, specs, 1)).replaceAll('not-read.csv', FIXTURE.split('/').pop() as string)).toBe(fromFile);
+  });
+
+  it('start their threads before the runs are given, and end them when none is', async () => {
+    const runs = startRuns(3, 2);
+    await runs.close();
+    const again = startRuns(3, 2);
+    try {
+      const results = await again.run(COMMON, sweepRuns(DCA, ['AMOUNT_QUOTE=10,20,40']));
+      expect(results.map((r) => r.label)).toEqual(['AMOUNT_QUOTE=10', 'AMOUNT_QUOTE=20', 'AMOUNT_QUOTE=40']);
+    } finally {
+      await again.close();
+    }
   });
 
   it('draw one account-value line per run on one chart', async () => {
