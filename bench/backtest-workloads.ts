@@ -24,6 +24,8 @@ export interface Workload {
   readonly schedule: 'minute' | 'hour' | 'day';
   readonly amount: string;
   readonly target: string;
+  /** AMOUNT values of a --sweep: the workload is one `stacker backtest --sweep` of that many runs. */
+  readonly sweep?: readonly string[];
 }
 
 export interface Measured {
@@ -53,6 +55,14 @@ export function benchBacktests(runs = 3): { measured: Measured[]; missing: strin
         { label: 'per-minute schedule, 130k 1m candles (one slot each)', file: MINUTE_90D, schedule: 'minute', amount: '0.0001', target: '<= 6 s' },
         { label: `hourly DCA, ${(rows / 1e6).toFixed(2)} M 1m candles (90 days replayed)`, file: replay, schedule: 'hour', amount: '0.001', target: '>= 2 M candles/s' },
         { label: `daily DCA, ${(rows / 1e6).toFixed(2)} M 1m candles (90 days replayed)`, file: replay, schedule: 'day', amount: '0.001', target: '>= 2 M candles/s' },
+        {
+          label: `--sweep of 6 daily DCA runs, the same ${(rows / 1e6).toFixed(2)} M candles`,
+          file: replay,
+          schedule: 'day',
+          amount: '0.001',
+          sweep: ['0.001', '0.002', '0.003', '0.004', '0.005', '0.006'],
+          target: 'one parse for all runs',
+        },
       );
     } else missing = `${MINUTE_90D} is absent: the 1-minute workloads were not run`;
     const measured = workloads.map((workload) => {
@@ -71,18 +81,41 @@ function runCli(workload: Workload, env: string): Omit<Measured, 'bare'> {
   const child = spawnSync(
     process.execPath,
     // The Node flag every entry point gives a command (package.json's start script, bin/stacker.js, bin/daemon.sh).
-    ['--max-semi-space-size=8', new URL('./measured-cli.mjs', import.meta.url).pathname, 'backtest', '--json', '--data', workload.file, '--market', 'BTC_USDT', '--strategy', env, '--wallet', 'USDT=100000000000'],
+    [
+      '--max-semi-space-size=8',
+      new URL('./measured-cli.mjs', import.meta.url).pathname,
+      'backtest',
+      '--json',
+      '--data',
+      workload.file,
+      '--market',
+      'BTC_USDT',
+      '--strategy',
+      env,
+      '--wallet',
+      'USDT=100000000000',
+      ...(workload.sweep === undefined ? [] : ['--sweep', `AMOUNT=${workload.sweep.join(',')}`]),
+    ],
     { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
   if (child.status !== 0) throw new Error(`backtest bench (${workload.label}) failed: ${child.stderr}`);
   const cost = JSON.parse(child.stderr.trim().split('\n').pop() ?? '{}') as { wallMs: number; peakRssMb: number };
-  const report = JSON.parse(child.stdout) as { slots: number; data: { candles: number } };
+  type Report = { slots: number; data: { candles: number } };
+  if (workload.sweep !== undefined) {
+    // A comparison: its runs' slots added up, and the candles each of them replayed.
+    const { runs } = JSON.parse(child.stdout) as { runs: Array<{ report: Report }> };
+    const candles = runs.reduce((sum, run) => sum + run.report.data.candles, 0);
+    return { workload, candles, slots: runs.reduce((sum, run) => sum + run.report.slots, 0), ...cost };
+  }
+  const report = JSON.parse(child.stdout) as Report;
   return { workload, candles: report.data.candles, slots: report.slots, ...cost };
 }
 
+/** The bare floor of one run (of a sweep: one parse, and the loop once per run). */
 function runBare(workload: Workload): { wallMs: number; peakRssMb: number } {
   const started = performance.now();
-  const child = spawnSync(process.execPath, [new URL('./peers/bare-dca.mjs', import.meta.url).pathname, workload.file, workload.schedule, '1', workload.amount], { encoding: 'utf8' });
+  const loops = String(workload.sweep?.length ?? 1);
+  const child = spawnSync(process.execPath, [new URL('./peers/bare-dca.mjs', import.meta.url).pathname, workload.file, workload.schedule, '1', workload.amount, loops], { encoding: 'utf8' });
   if (child.status !== 0) throw new Error(`bare DCA failed: ${child.stderr}`);
   const wallMs = performance.now() - started;
   return { wallMs, peakRssMb: (JSON.parse(child.stdout) as { peakRssMb: number }).peakRssMb };
