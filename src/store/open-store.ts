@@ -164,7 +164,17 @@ export async function openStoreForReading(options: {
     });
   }
   const path = journalPath(resolve(options.dataDir), options.mode);
-  if (!existsSync(path)) throw new StoreError('not-found', `no ${options.mode} journal at ${path} yet: stacker has not run in this data dir`);
+  if (!existsSync(path)) {
+    // Its identity file outlived it: the journal was here and is lost, which "not run yet" would hide.
+    const problem = lostJournalProblem(path, readMarker(path), { state: 'missing' });
+    if (problem !== null) {
+      throw new StoreError(
+        'journal-lost',
+        `${problem}. Restore ${path} from a backup, or rebuild it from the exchange's order history: \`stacker run --rebuild-journal\``,
+      );
+    }
+    throw new StoreError('not-found', `no ${options.mode} journal at ${path} yet: stacker has not run in this data dir`);
+  }
   return openJournalFile(path, options);
 }
 

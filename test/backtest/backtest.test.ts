@@ -235,4 +235,14 @@ describe('a backtest given bad candle input', () => {
     const morning = JSON.parse((await backtest(FIXTURE, '--json', '--from', '2021-03-01', '--to', '2021-03-01T09:00:00Z')).stdout) as { data: { candles: number } };
     expect(morning.data.candles).toBe(10);
   });
+
+  it('refuses a --from or --to that names a day its month does not have, instead of moving it into the next month', async () => {
+    for (const [flag, bad] of [['--from', '2021-02-30'], ['--to', '2021-04-31'], ['--from', '2021-02-29T09:00:00Z'], ['--to', '2021-13-01']] as const) {
+      const result = await backtest(FIXTURE, flag, bad);
+      expect([result.code, result.stderr]).toEqual([2, `error: ${flag}: must be a date (2024-01-31), a UTC time (2024-01-31T09:00:00Z) or Unix seconds (got "${bad}")\n`]);
+    }
+    // A leap day is a day.
+    const leap = await backtest(FIXTURE, '--json', '--from', '2020-02-29', '--to', '2021-03-01');
+    expect(leap.code).toBe(0);
+  });
 });

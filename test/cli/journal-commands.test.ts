@@ -240,6 +240,22 @@ describe('choosing the journal', () => {
     );
   });
 
+  it('answers a journal that was here and is lost (its identity file outlived it) as lost, exit 3, not as a data dir stacker never ran in', async () => {
+    const lost = join(dataDir, 'lost');
+    mkdirSync(lost);
+    const path = join(lost, 'stacker-dry-run.db');
+    writeFileSync(`${path}.id`, `${JSON.stringify({ journalId: 'j-1', createdAtMs: SLOT_1, file: 'stacker-dry-run.db' })}\n`);
+    for (const command of [journal, orders]) {
+      const error = await command(context(false), { dataDir: lost }, { env: {} }).catch((e: unknown) => e);
+      expect(exitCodeFor(error)).toBe(EXIT.refused);
+      expect(error).toMatchObject({ code: 'E_STORE', reason: 'journal-lost' });
+      expect((error as Error).message).toBe(
+        `the journal ${path} is missing, but ${path}.id says journal j-1 was created here on 2025-01-01T09:00:00.000Z. ` +
+          `Restore ${path} from a backup, or rebuild it from the exchange's order history: \`stacker run --rebuild-journal\``,
+      );
+    }
+  });
+
   it('answers a data dir that does not exist with exit 2', async () => {
     const missing = join(dataDir, 'missing');
     const error = await journal(context(false), { dataDir: missing }, { env: {} }).catch((e: unknown) => e);

@@ -191,11 +191,19 @@ async function compare(
 /** A date alone means the whole day (UTC): from its first moment for --from, through its last for --to. */
 function moment(text: string, flag: string, dateMeans: 'start' | 'end' = 'start'): number {
   if (/^\d{1,12}$/.test(text)) return Number(text) * 1000;
-  if (/^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))?$/.test(text)) {
+  const date = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))?$/.exec(text);
+  // Date.parse rolls a day the month does not have (2023-02-30) into the next month: a date is
+  // taken only when it names a real day.
+  if (date !== null && isCalendarDay(Number(date[1]), Number(date[2]), Number(date[3]))) {
     const ms = Date.parse(/T/.test(text) ? text : `${text}T${dateMeans === 'end' ? '23:59:59.999' : '00:00:00'}Z`);
     if (Number.isFinite(ms)) return ms;
   }
   throw InputError.one(flag, `must be a date (2024-01-31), a UTC time (2024-01-31T09:00:00Z) or Unix seconds (got ${JSON.stringify(text)})`);
+}
+
+function isCalendarDay(year: number, month: number, day: number): boolean {
+  const at = new Date(Date.UTC(year, month - 1, day));
+  return at.getUTCFullYear() === year && at.getUTCMonth() === month - 1 && at.getUTCDate() === day;
 }
 
 function rulesArgument(text: string): string {
