@@ -7,8 +7,8 @@
 # compiled files are the sources with the types erased (tsconfig.build.json), nothing else.
 #
 #   docker build -t stacker .
-#   docker run -d --name stacker --env-file .env \
-#     -v "$PWD/config:/app/config:ro" -v stacker-data:/data -p 9464:9464 stacker
+#   docker run -d --name stacker --env-file .env --stop-timeout 60 \
+#     -v "$PWD/config:/app/config:ro" -v stacker-data:/data -p 127.0.0.1:9464:9464 stacker
 #
 # Dry-run unless STACKER_MODE=live is in .env AND `--live` is given: `docker run … stacker run --live`.
 # Any other command works the same way: `docker run --rm --env-file .env stacker check`.
@@ -60,7 +60,8 @@ RUN mkdir -p /data && chown node:node /data
 VOLUME /data
 # The `node` user (uid 1000) comes with the base image.
 USER node
-# /healthz and /metrics (Prometheus). STACKER_METRICS_HOST=0.0.0.0 so `-p 9464:9464` reaches it.
+# /healthz and /metrics (Prometheus). STACKER_METRICS_HOST=0.0.0.0 so `-p 127.0.0.1:9464:9464` reaches it
+# (from this host only: the status page has controls).
 EXPOSE 9464
 # No curl in a slim image, and none needed: Node's own fetch probes /healthz (200 = healthy,
 # 503 = stopping or trading stopped). It asks 127.0.0.1, so keep STACKER_METRICS_HOST at 0.0.0.0

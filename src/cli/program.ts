@@ -117,7 +117,9 @@ Amounts are plain decimals (0.0005, not 1e-4).
 
 Exit codes: 0 ok, 1 unexpected error (or an output file that could not
 be written after the work), 2 bad input or configuration, 3 refused by
-the exchange, 4 temporary failure (network, timeout, 5xx, rate limit).
+the exchange or by a safety check of stacker's (a lost journal, another
+stacker on the journal or the key), 4 temporary failure (network,
+timeout, 5xx, rate limit).
 
 Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
     );

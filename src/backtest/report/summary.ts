@@ -75,7 +75,13 @@ export function alignDecimals(cells: readonly string[]): string[] {
 function yearTable(report: BacktestReport, bold: (text: string) => string): string[] {
   const header = ['Year', `Invested (${report.quote})`, `Bought (${report.base})`, 'Avg cost', 'Value at end', 'Return %'];
   const body = report.periods.yearly.map((y) => [y.period, y.invested, y.baseBought, orDash(y.averageCost), y.valueAtEnd, orDash(y.returnPct)]);
-  return columnsOf(header, body, bold);
+  // The first columns are the year's own buys, the last two everything so far: said, or a year
+  // whose value is above what it invested but whose return is negative reads as a contradiction.
+  return [
+    ...columnsOf(header, body, bold),
+    `  Invested, bought, avg cost: that year's buys (avg cost fees in). Value at end, return: all ${report.base} bought so far`,
+    `  at the year's last close, against all invested so far (fees in).`,
+  ];
 }
 
 function columnsOf(header: readonly string[], body: readonly (readonly string[])[], bold: (text: string) => string): string[] {
