@@ -172,9 +172,11 @@ function chooseEndpoint(flags: Pick<SettingsFlags, 'baseUrl' | 'region'>, lookup
 }
 
 /**
- * The endpoint named by a pair of env keys (a base URL wins over a region), or `fallback` when
- * neither is set. The global endpoint and each account's (STACKER_ACCOUNT_<name>_BASE_URL /
- * _REGION) are read by this one rule.
+ * The endpoint named by a pair of env keys, or `fallback` when neither is set. Set in the same
+ * layer, the base URL wins over the region; set in two, the higher layer wins, as every setting's
+ * does: `STACKER_REGION=eu stacker ping --env-file prod.env` goes to the eu exchange even when
+ * prod.env names a base URL. The global endpoint and each account's
+ * (STACKER_ACCOUNT_<name>_BASE_URL / _REGION) are read by this one rule.
  */
 export function endpointFromEnv(
   lookup: (key: string) => EnvValue | null,
@@ -183,8 +185,9 @@ export function endpointFromEnv(
   problems: InputProblem[],
 ): EnvValue {
   const url = lookup(keys.baseUrl);
-  if (url !== null) return checkedUrl(url, keys.baseUrl, problems);
   const region = lookup(keys.region);
+  const regionAbove = region !== null && url !== null && region.source === 'environment' && url.source !== 'environment';
+  if (url !== null && !regionAbove) return checkedUrl(url, keys.baseUrl, problems);
   if (region !== null) return checkedRegion(region, keys.region, problems);
   return fallback;
 }

@@ -48,6 +48,18 @@ describe('settings', () => {
     expect(settings.endpointSource).toBe('STACKER_BASE_URL (environment)');
   });
 
+  it('takes STACKER_REGION from the environment over a STACKER_BASE_URL in the env file: the higher layer wins, as for every setting', async () => {
+    const file = envFile('prod.env', 'STACKER_BASE_URL=http://127.0.0.1:9\n');
+    const settings = await loadSettings({ envFile: file }, { env: { STACKER_REGION: 'eu' } });
+    expect([settings.endpoint, settings.endpointSource]).toEqual(['eu', 'STACKER_REGION (environment)']);
+    // Both in the file: the base URL, as when both are in the environment.
+    const both = envFile('both.env', 'STACKER_BASE_URL=http://127.0.0.1:9\nSTACKER_REGION=eu\n');
+    expect((await loadSettings({ envFile: both }, { env: {} })).endpoint).toBe('http://127.0.0.1:9');
+    // A base URL in the environment over a region in the file.
+    const region = envFile('region.env', 'STACKER_REGION=eu\n');
+    expect((await loadSettings({ envFile: region }, { env: { STACKER_BASE_URL: 'http://127.0.0.1:9' } })).endpoint).toBe('http://127.0.0.1:9');
+  });
+
   it('refuses --base-url together with --region', async () => {
     expect(await problemsOf(loadSettings({ baseUrl: 'http://a.test', region: 'eu' }, { env: {} }))).toEqual([
       '--base-url: give either --base-url or --region, not both',
