@@ -10,7 +10,9 @@ import { reportError } from './report-error.ts';
  * the caller decides how to leave (src/cli.ts sets process.exitCode).
  */
 export async function runCli(argv: readonly string[], io: Io = processIo): Promise<number> {
-  const state: RunState = { json: false, verbose: false, lookupHint: undefined };
+  // --json before any `--`: known before commander parses, so that its usage errors come as JSON too.
+  const end = argv.indexOf('--');
+  const state: RunState = { json: (end === -1 ? argv : argv.slice(0, end)).includes('--json'), verbose: false, lookupHint: undefined };
   const program = buildProgram(io, state);
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -76,6 +76,16 @@ function checkRequired(command: Command): void {
   }
 }
 
+/**
+ * Commander's message for a usage error (`error: unknown option '--ammount'`) as the JSON error
+ * line of an InputError: code E_INPUT, the flag or command it names as the field.
+ */
+function usageErrorJson(text: string): string {
+  const rule = text.trim().replace(/^error:\s*/, '').replace(/\s*\n\s*/g, ' ');
+  const named = /'(-[^' ]+|[^' -][^' ]*)[^']*'/.exec(rule)?.[1];
+  return `${JSON.stringify({ error: { code: 'E_INPUT', message: rule, problems: [{ field: named ?? 'command line', rule }] } })}\n`;
+}
+
 export function buildProgram(io: Io, state: RunState): Command {
   const program = new StackerCommand('stacker');
   const action =
@@ -101,7 +111,15 @@ export function buildProgram(io: Io, state: RunState): Command {
     .option('--env-file <file>', 'read STACKER_* settings from a dotenv file (the real environment wins over it)')
     .option('--json', 'print machine-readable JSON on stdout (decimals as strings)')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false, visibleGlobalOptions: programOptions })
-    .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) })
+    .configureOutput({
+      writeOut: (text) => io.out(text),
+      // With --json a usage error is one JSON line on stderr, as every other error is; the help
+      // that follows it for a person is left out.
+      writeErr: (text) => {
+        if (!state.json) io.err(text);
+      },
+      outputError: (text) => io.err(state.json ? usageErrorJson(text) : text),
+    })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .hook('preAction', (_program, command) => {

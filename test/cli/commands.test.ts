@@ -272,6 +272,19 @@ describe('bad input is refused before anything is sent (exit 2)', () => {
     expect(missing.stderr).toBe("error: required option '--market <market>' not specified\n(run with --help for usage)\n");
   });
 
+  it('a usage error with --json: one JSON line on stderr naming the flag or command, as every other error with --json', async () => {
+    const lines = async (args: readonly string[]) => (await refusedLocally(args)).stderr.trimEnd().split('\n');
+    expect(await lines(['--json', 'buy', '--markte', 'BTC_USDT', '--amount', '0.001'])).toEqual([
+      JSON.stringify({ error: { code: 'E_INPUT', message: "unknown option '--markte' (Did you mean --market?)", problems: [{ field: '--markte', rule: "unknown option '--markte' (Did you mean --market?)" }] } }),
+    ]);
+    const missing = JSON.parse((await lines(['buy', '--json', '--amount', '0.001']))[0] as string) as { error: { problems: Array<{ field: string }> } };
+    expect(missing.error.problems[0]?.field).toBe('--market');
+    const command = JSON.parse((await lines(['--json', 'bye']))[0] as string) as { error: { code: string; problems: Array<{ field: string }> } };
+    expect([command.error.code, command.error.problems[0]?.field]).toEqual(['E_INPUT', 'bye']);
+    // After `--` it is an argument, not the flag: the error is for people.
+    expect((await refusedLocally(['buy', '--markte', 'x', '--', '--json'])).stderr).toMatch(/^error: unknown option '--markte'/);
+  });
+
   it('a flag without its value', async () => {
     expect((await refusedLocally(['buy', '--market', 'BTC_USDT', '--amount'])).stderr).toContain("error: option '--amount <decimal>' argument missing");
   });
