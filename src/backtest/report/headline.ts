@@ -82,6 +82,8 @@ function feeRows(fees: Record<string, string>): HeadlineRow[] {
 }
 
 function intervalText(sec: number): string {
+  // A file of one candle has no step between rows to read an interval from.
+  if (sec <= 0) return 'interval unknown (one candle)';
   if (sec % 86_400 === 0) return `${sec / 86_400}d candles`;
   if (sec % 3600 === 0) return `${sec / 3600}h candles`;
   if (sec % 60 === 0) return `${sec / 60}m candles`;

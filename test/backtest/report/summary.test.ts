@@ -21,6 +21,11 @@ describe('backtest terminal summary', () => {
     expect(text).toMatch(/Max drawdown +106\.75 +USDT \(9\.8756 %\), 2024-01-03 01:00Z → 2024-01-03 05:00Z/);
   });
 
+  it('says a file of one candle has no interval to read, rather than calling it 0d candles', () => {
+    const one = { ...report, data: { ...report.data, candles: 1, intervalSec: 0 } };
+    expect(renderSummary(one, { color: false })).toMatch(/Candles processed +1 +interval unknown \(one candle\), 2 gaps/);
+  });
+
   it('lines the values up on their decimal point', () => {
     const lines = renderSummary(report, { color: false }).split('\n');
     const dotColumn = (label: string): number => {
