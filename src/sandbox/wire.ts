@@ -1,6 +1,6 @@
 import type { CodePage, FlexInvestment, FlexPlan, TradeBalance } from '../domain/account.ts';
 import type { MarketRules } from '../domain/market.ts';
-import { type Decimal, formatDecimal } from '../domain/money.ts';
+import { Decimal, formatDecimal } from '../domain/money.ts';
 import type { BookLevel } from '../sim/fills.ts';
 import type { TradedVolume } from '../sim/prices.ts';
 import type { SimDeal, SimOrder } from '../sim/orders.ts';
@@ -41,8 +41,12 @@ export function marketWire(m: MarketRules): Record<string, unknown> {
 /** CoinMarketCap ids the exchange reports as base_id / quote_id; 0 when unknown. */
 const CMC_IDS: Readonly<Record<string, number>> = { BTC: 1, ETH: 1027, USDT: 825 };
 
-/** A market's ticker record; with no trades known (fixed prices) its 24 h volumes are "0". */
-export function tickerWire(m: MarketRules, lastPrice: Decimal, traded: TradedVolume | null): Record<string, unknown> {
+/**
+ * A market's ticker record; with no trades known (fixed prices) its 24 h volumes are "0", and
+ * without a price 24 h ago its change is "0". The change is in percent, to two decimals as the
+ * exchange writes it ("-1.25").
+ */
+export function tickerWire(m: MarketRules, lastPrice: Decimal, traded: TradedVolume | null, dayBefore: Decimal | null = null): Record<string, unknown> {
   return {
     base_id: CMC_IDS[m.base] ?? 0,
     quote_id: CMC_IDS[m.quote] ?? 0,
@@ -50,7 +54,7 @@ export function tickerWire(m: MarketRules, lastPrice: Decimal, traded: TradedVol
     quote_volume: traded === null ? '0' : f(traded.quote),
     base_volume: traded === null ? '0' : f(traded.base),
     isFrozen: !m.tradesEnabled,
-    change: '0',
+    change: dayBefore === null || dayBefore.isZero() ? '0' : f(lastPrice.minus(dayBefore).div(dayBefore).times(100).toDecimalPlaces(2, Decimal.ROUND_HALF_UP)),
   };
 }
 

@@ -181,6 +181,11 @@ export class SimCore {
     return this.#markets.has(market) ? (this.#prices.volume24hAt?.(market, this.nowMs()) ?? null) : null;
   }
 
+  /** A market's price 24 h ago, as its price source knows it; null when it never moves (fixed prices) or is not listed. */
+  priceDayBefore(market: string): Decimal | null {
+    return this.#markets.has(market) ? (this.#prices.priceDayBeforeAt?.(market, this.nowMs()) ?? null) : null;
+  }
+
   /** The price source's price of a market at a time (null for a market not listed or not priced then). */
   priceAt(market: string, timeMs: number): Decimal | null {
     return this.#markets.has(market) ? this.#prices.priceAt(market, timeMs) : null;

@@ -14,6 +14,8 @@ export interface PriceSource {
   priceAt(market: string, timeMs: number): Decimal | null;
   /** What the market traded in the 24 h up to `timeMs`; absent or null: nothing is known to have traded (fixed prices). */
   volume24hAt?(market: string, timeMs: number): TradedVolume | null;
+  /** The price 24 h before `timeMs`, which the ticker's change is measured from; absent or null: the price never moved (fixed prices). */
+  priceDayBeforeAt?(market: string, timeMs: number): Decimal | null;
 }
 
 export interface FixedPrices extends PriceSource {
@@ -85,6 +87,10 @@ export function candleReplay(options: CandleReplayOptions): CandleReplay {
     volume24hAt(market, timeMs) {
       return market === options.market ? traded(virtualTimeMs(timeMs)) : null;
     },
+    // The fill rule's price a day earlier: before the first candle, its open (the replay's first price).
+    priceDayBeforeAt(market, timeMs) {
+      return market === options.market ? candles.priceAt(virtualTimeMs(timeMs) - DAY_MS) : null;
+    },
   };
 }
 
@@ -123,6 +129,7 @@ function closedVolumes(candles: CandleSeries): (nowMs: number) => TradedVolume {
 
 /** Several sources, first answer wins: e.g. a BTC replay plus fixed prices for the rest. */
 export function firstOf(...sources: readonly PriceSource[]): PriceSource {
+  const pricingSource = (market: string, timeMs: number): PriceSource | undefined => sources.find((source) => source.priceAt(market, timeMs) !== null);
   return {
     priceAt(market, timeMs) {
       for (const source of sources) {
@@ -131,10 +138,13 @@ export function firstOf(...sources: readonly PriceSource[]): PriceSource {
       }
       return null;
     },
-    // The source that prices the market says what it traded: a replay's volume never comes with another source's price.
+    // The source that prices the market says what it traded and where its price stood a day
+    // before: a replay's figures never come with another source's price.
     volume24hAt(market, timeMs) {
-      const pricing = sources.find((source) => source.priceAt(market, timeMs) !== null);
-      return pricing?.volume24hAt?.(market, timeMs) ?? null;
+      return pricingSource(market, timeMs)?.volume24hAt?.(market, timeMs) ?? null;
+    },
+    priceDayBeforeAt(market, timeMs) {
+      return pricingSource(market, timeMs)?.priceDayBeforeAt?.(market, timeMs) ?? null;
     },
   };
 }

@@ -130,6 +130,26 @@ describe('the 24 h volume of a candle replay', () => {
       await h.stop();
     }
   });
+
+  it("gives the change in percent from the price 24 h before the replay's now, to two decimals as the exchange writes it", async () => {
+    const clock = manualClock(0);
+    const prices = firstOf(candleReplay({ market: 'BTC_USDT', csvText, speed: 3600, clock }), fixedPrices({ ETH_USDT: '3000' }));
+    const h = await Harness.start({ clock, prices });
+    try {
+      const change = async (market: string): Promise<unknown> => ((await h.get('/api/v4/public/ticker')).json as Record<string, { change: string }>)[market]?.change;
+      // At the first candle: nothing has moved.
+      expect(await change('BTC_USDT')).toBe('0');
+      // Two hours in the price is 102; a day before the replay's first price stood, 100.
+      clock.advance(2_000);
+      expect(await change('BTC_USDT')).toBe('2');
+      // 26 h in: 126 against 102 a day earlier, +23.5294… %.
+      clock.advance(24_000);
+      expect(await change('BTC_USDT')).toBe('23.53');
+      expect(await change('ETH_USDT')).toBe('0');
+    } finally {
+      await h.stop();
+    }
+  });
 });
 
 describe('request size', () => {

@@ -43,7 +43,7 @@ export const publicRoutes: readonly Route[] = [
       const out: Record<string, unknown> = {};
       for (const market of exchange.markets()) {
         const price = exchange.price(market.name);
-        if (price !== null) out[market.name] = tickerWire(market, price, exchange.volume24h(market.name));
+        if (price !== null) out[market.name] = tickerWire(market, price, exchange.volume24h(market.name), exchange.priceDayBefore(market.name));
       }
       return json(200, out);
     },
