@@ -273,6 +273,21 @@ describe('stacker check', () => {
     expect(stdout()).toContain('kill switch:     ON: nothing that moves money would be sent (turned on from the status API at 2025-01-01T06:00:00.000Z); account kids');
   });
 
+  it('refuses a journal that is lost as run would (E_STORE, exit 3), after showing the whole configuration and its pre-flight', async () => {
+    world.instance('dca-btc', DCA);
+    const { journalPath } = await import('../../src/store/open-store.ts');
+    const path = journalPath(world.dir, 'dry-run');
+    world.file('stacker-dry-run.db.id', `${JSON.stringify({ journalId: 'j-1', createdAtMs: NOW, file: 'stacker-dry-run.db' })}\n`);
+    const error = await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000' })).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'E_STORE', reason: 'journal-lost' });
+    expect(exitCodeFor(error)).toBe(EXIT.refused);
+    expect(stdout()).toContain(`journal:         ${path}: LOST, \`stacker run\` will not start: the journal ${path} is missing, but ${path}.id says journal j-1`);
+    expect(stdout()).toContain('kill switch:     off\n');
+    expect(stdout()).toContain('pre-flight');
+    await check(context(true), { strategies: world.strategiesDir, dataDir: world.dir }, fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000' })).catch(() => undefined);
+    expect(JSON.parse(stdout().slice(stdout().lastIndexOf('\n{') + 1)).journalLost).toMatch(/is missing, but/);
+  });
+
   it('shows a kill-switch file that exists as ON', async () => {
     world.instance('dca-btc', DCA);
     const stop = world.file('STOP', '');

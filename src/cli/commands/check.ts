@@ -50,7 +50,8 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
     { ...(overrides.env === undefined ? {} : { env: overrides.env }), ...(overrides.strategies === undefined ? {} : { strategies: overrides.strategies }) },
   );
   const nowMs = (overrides.nowMs ?? Date.now)();
-  const summary: ConfigSummary = { ...describeConfig(config, nowMs), operator: await readOperatorControls(config) };
+  const read = await readOperatorControls(config);
+  const summary: ConfigSummary = { ...describeConfig(config, nowMs), operator: read.summary, ...(read.lost === null ? {} : { journalLost: read.lost.message }) };
   if (!ctx.json) ctx.io.out(renderConfig(summary));
 
   let outcome: PreflightOutcome | null = null;
@@ -67,6 +68,8 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
   if (outcome !== null && !ok) {
     throw new ConfigError([...outcome.startup, ...outcome.reports.flatMap((report) => preflightProblems(report, config))]);
   }
+  // `stacker run` would refuse to start on it: so does the check, with run's own error (E_STORE, exit 3).
+  if (read.lost !== null) throw read.lost;
 }
 
 /**
@@ -75,7 +78,7 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
  * check that left them out would say "off" while nothing is sent. Read-only, beside a running
  * daemon too; no journal yet means nothing was switched.
  */
-async function readOperatorControls(config: DaemonConfig): Promise<OperatorSummary> {
+async function readOperatorControls(config: DaemonConfig): Promise<{ readonly summary: OperatorSummary; readonly lost: StoreError | null }> {
   const { openStoreForReading } = await import('../../store/open-store.ts');
   let journal: Awaited<ReturnType<typeof openStoreForReading>> | null = null;
   try {
@@ -86,14 +89,16 @@ async function readOperatorControls(config: DaemonConfig): Promise<OperatorSumma
     });
     const controls = await journal.operatorControls();
     const iso = (ms: number): string => new Date(ms).toISOString();
-    return {
+    const summary = {
       killSwitchSince: controls.killSwitchSinceMs === null ? null : iso(controls.killSwitchSinceMs),
       accountKillSwitches: Object.fromEntries([...controls.accountKillSwitches].map(([account, ms]) => [account, iso(ms)])),
       paused: Object.fromEntries([...controls.paused].map(([instance, ms]) => [instance, iso(ms)])),
     };
+    return { summary, lost: null };
   } catch (error) {
-    if (error instanceof StoreError && error.reason === 'not-found') return { killSwitchSince: null, accountKillSwitches: {}, paused: {} };
-    return { unread: error instanceof Error ? error.message : String(error) };
+    if (error instanceof StoreError && error.reason === 'not-found') return { summary: { killSwitchSince: null, accountKillSwitches: {}, paused: {} }, lost: null };
+    const lost = error instanceof StoreError && error.reason === 'journal-lost' ? error : null;
+    return { summary: { unread: error instanceof Error ? error.message : String(error) }, lost };
   } finally {
     await journal?.close();
   }
@@ -190,6 +195,8 @@ export interface ConfigSummary {
   readonly instances: readonly InstanceSummary[];
   /** What the status API switched, read from the journal; absent when not read (describeConfig alone). */
   readonly operator?: OperatorSummary;
+  /** Why the journal is lost (its identity file outlived it, or another journal took its place): `stacker run` refuses to start. */
+  readonly journalLost?: string;
 }
 
 /** Times are ISO 8601 UTC; `unread` when the journal could not be read (and why). */
@@ -312,13 +319,15 @@ export function renderConfig(summary: ConfigSummary): string {
         ? 'off'
         : `off (trading stops while ${summary.killSwitch.file} exists)`,
     ...accountsOn,
-    ...(summary.operator !== undefined && 'unread' in summary.operator ? [`the status API's switches could not be read from the journal (${summary.operator.unread})`] : []),
+    ...(summary.operator !== undefined && 'unread' in summary.operator && summary.journalLost === undefined
+      ? [`the status API's switches could not be read from the journal (${summary.operator.unread})`]
+      : []),
   ].join('; ');
   const head: Array<[string, string]> = [
     ['mode', summary.modeNote === null ? summary.mode : `${summary.mode} (${summary.modeNote})`],
     ['exchange', `${summary.endpoint}, ${summary.endpointSource === 'default' ? 'the default' : `set by ${summary.endpointSource}`}${summary.mode === 'live' ? `; credentials ${summary.credentials}` : ''}`],
     ['data dir', summary.dataDir],
-    ['journal', summary.journal],
+    ['journal', summary.journalLost === undefined ? summary.journal : `${summary.journal}: LOST, \`stacker run\` will not start: ${summary.journalLost}`],
     ['strategies', `${summary.strategiesDir} (${summary.instances.length} instance${summary.instances.length === 1 ? '' : 's'})`],
     ['kill switch', killSwitch],
     ['metrics', summary.metrics ?? 'off'],
