@@ -229,7 +229,8 @@ function readShared(path: string): Buffer {
 
 /** The first `n` values of a column, in shared memory (kept as they are when they already are). */
 function sharedCopy<T extends Float64Array | Uint32Array>(column: T, n: number): T {
-  if (column.buffer instanceof SharedArrayBuffer && column.byteOffset === 0 && column.length === n) return column;
+  // Kept only when it is the whole of its buffer: a worker makes the column of the whole buffer.
+  if (column.buffer instanceof SharedArrayBuffer && column.byteOffset === 0 && column.length === n && column.buffer.byteLength === column.byteLength) return column;
   const shared = (column instanceof Float64Array ? new Float64Array(new SharedArrayBuffer(n * 8)) : new Uint32Array(new SharedArrayBuffer(n * 4))) as T;
   shared.set(column.subarray(0, n));
   return shared;
