@@ -48,8 +48,13 @@ export function startRuns(count: number, workers = availableParallelism()): Runs
   const script = new URL(`./worker${extname(new URL(import.meta.url).pathname)}`, import.meta.url);
   // The young generation the command's own Node gets (--max-semi-space-size=8: three semi-spaces' worth).
   const pool = Array.from({ length: threads }, () => new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: 24 } }));
+  // A thread that fails before the runs are given (out of memory while loading) is told then:
+  // an 'error' nobody listens for would end the whole process.
+  let failed: unknown = null;
+  for (const worker of pool) worker.on('error', (error) => (failed ??= error));
   return {
     async run(common, specs) {
+      if (failed !== null) throw failed;
       const results: Array<RunResult | undefined> = new Array(specs.length);
       let next = 0;
       await Promise.all(
