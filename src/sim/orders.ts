@@ -153,9 +153,10 @@ export class Orders {
     const parts = whole ? s.plan.levels : slicePlan(s.plan, s.filledBase, target);
     for (let i = 0; i < parts.length; i += 1) {
       const part = parts[i] as (typeof parts)[number];
-      const filledQuote = s.filledQuote.add(part.quote);
+      // An order's first deal adds to zero: its own amounts, without the additions (a backtest fills one order a slot).
+      const filledQuote = s.filledQuote.isZero() ? part.quote : s.filledQuote.add(part.quote);
       const feeSoFar = whole && i === parts.length - 1 ? s.plan.fee : takerFee(s.rules, filledQuote);
-      const dealFee = feeSoFar.sub(s.fee);
+      const dealFee = s.fee.isZero() ? feeSoFar : feeSoFar.sub(s.fee);
       const deal: SimDeal = {
         dealId: this.#ids.next('deal'),
         orderId: s.orderId,
@@ -176,7 +177,7 @@ export class Orders {
       ];
       this.#books.post(timeMs, s.orderId, postings);
       if (!s.immediate) s.reserved = s.reserved.sub(part.quote).sub(dealFee);
-      s.filledBase = s.filledBase.add(part.base);
+      s.filledBase = s.filledBase.isZero() ? part.base : s.filledBase.add(part.base);
       s.filledQuote = filledQuote;
       s.fee = feeSoFar;
       s.deals.push(deal);
