@@ -272,6 +272,7 @@ svg .series { fill: none; stroke-width: 1.5; stroke-linejoin: round; }
 svg .price-line { stroke: #1c7ed6; }
 svg .basis-line { stroke: #2f9e44; stroke-width: 2; }
 svg .equity-line { stroke: #7048e8; }
+svg .drawdown-line { stroke: #e03131; }
 svg .initial-line { stroke: #868e96; stroke-dasharray: 5 4; }
 svg line.legend-swatch { stroke-width: 2.5; }
 svg .buy-marker, svg .buy-swatch { fill: #f76707; stroke: #fff; stroke-width: 1; }

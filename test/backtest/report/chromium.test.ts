@@ -79,6 +79,12 @@ describe('backtest HTML report in headless Chromium', () => {
     const pathLengths = await page.$$eval('svg.chart path.series', (paths) => paths.map((p) => (p as unknown as SvgPath).getTotalLength()));
     expect(pathLengths.length).toBeGreaterThanOrEqual(5);
     for (const length of pathLengths) expect(length).toBeGreaterThan(10);
+    // And every line is painted: a series without a stroke colour is drawn, and invisible.
+    const strokes = await page.$$eval('svg.chart path.series', (paths) => paths.map((p) => [p.getAttribute('class'), getComputedStyle(p).stroke, getComputedStyle(p).strokeWidth]));
+    for (const [cssClass, stroke, width] of strokes) {
+      expect(stroke, `${cssClass}`).not.toBe('none');
+      expect(Number.parseFloat(width ?? '0'), `${cssClass}`).toBeGreaterThan(0);
+    }
     expect(outsideRequests).toEqual([]);
   });
 
