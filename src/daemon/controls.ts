@@ -28,7 +28,7 @@ export interface OperatorControlsOptions {
   readonly stopping: () => boolean;
   readonly nowMs: () => number;
   readonly logger: EngineLogger;
-  /** Told when a slot asked for here ended (the daemon's last-slot record and health). */
+  /** Told when a slot asked for here ended (the daemon's last-slot record and health); not when the journal already had it, since nothing ran. */
   readonly onSlot?: (instance: string, slotTimeMs: number, outcome: SlotOutcome) => Promise<void> | void;
 }
 
@@ -184,7 +184,8 @@ export class OperatorControls implements Controls {
     this.#options.logger.info({ event: 'control', control: 'run', instance: name, slot: new Date(slotTimeMs).toISOString() }, `${name}: running a slot now, asked for from the status API`);
     const running = (async (): Promise<SlotOutcome> => {
       const outcome = await engine.runSlot(name, slotTimeMs);
-      await this.#options.onSlot?.(name, slotTimeMs, outcome);
+      // A second run in the same second is the slot already journalled: the last slot stays the one that ran.
+      if (outcome !== 'already') await this.#options.onSlot?.(name, slotTimeMs, outcome);
       return outcome;
     })();
     this.#runs.set(name, running);

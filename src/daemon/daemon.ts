@@ -366,8 +366,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         async (instance, slotTimeMs) => {
           if (stopping.signal.aborted) return;
           const outcome = await running.runScheduledSlot(instance, slotTimeMs);
-          // Stopped while it waited to be tried again: the slot never ended, and /healthz must not say it did.
-          if (outcome === 'stopped') return;
+          // Stopped while it waited to be tried again: the slot never ended, and /healthz must not say it did;
+          // one the journal already had (an overlap, a restart) did not run now.
+          if (outcome === 'stopped' || outcome === 'already') return;
           lastSlots[instance] = { slotTimeMs, outcome };
           await health.refresh();
         },
@@ -426,7 +427,7 @@ async function runOnce(
   for (const instance of instances) {
     const outcome = await engine.runSlot(instance, slotTimeMs);
     slots[instance] = outcome;
-    lastSlots[instance] = { slotTimeMs, outcome };
+    if (outcome !== 'already') lastSlots[instance] = { slotTimeMs, outcome };
   }
   // A market order is final on its answer; a partial fill is followed for a while, then left to the next start.
   for (let poll = 0; poll < 30 && (await journal.openOrders()).length > 0; poll += 1) {

@@ -46,9 +46,11 @@ describe('operator controls', () => {
     expect(slots).toEqual([`dca-btc@${NOW - 400}:done`]);
     expect(await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: NOW - 400 })).toMatchObject({ status: 'done' });
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
-    // The same second again is the same slot: the journal has it, nothing is sent twice.
+    // The same second again is the same slot: the journal has it, nothing is sent twice, and the
+    // daemon's last slot (what /healthz shows) stays the one that ran.
     expect(await c.act({ kind: 'run', instance: 'dca-btc' })).toMatchObject({ outcome: 'ok', body: { outcome: 'already' } });
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    expect(slots).toEqual([`dca-btc@${NOW - 400}:done`]);
   });
 
   it('waits for a slot asked for before the daemon closes the journal', async () => {
