@@ -80,7 +80,10 @@ describe('backtest HTML report in headless Chromium', () => {
     expect(pathLengths.length).toBeGreaterThanOrEqual(5);
     for (const length of pathLengths) expect(length).toBeGreaterThan(10);
     // And every line is painted: a series without a stroke colour is drawn, and invisible.
-    const strokes = await page.$$eval('svg.chart path.series', (paths) => paths.map((p) => [p.getAttribute('class'), getComputedStyle(p).stroke, getComputedStyle(p).strokeWidth]));
+    const strokes = await page.$$eval('svg.chart path.series', (paths) => {
+      const style = (element: unknown): { stroke: string; strokeWidth: string } => (globalThis as unknown as { getComputedStyle(element: unknown): { stroke: string; strokeWidth: string } }).getComputedStyle(element);
+      return paths.map((p) => [p.getAttribute('class'), style(p).stroke, style(p).strokeWidth]);
+    });
     for (const [cssClass, stroke, width] of strokes) {
       expect(stroke, `${cssClass}`).not.toBe('none');
       expect(Number.parseFloat(width ?? '0'), `${cssClass}`).toBeGreaterThan(0);
