@@ -13,7 +13,8 @@ import { StoreError } from '../store/errors.ts';
  * - `fatal`: the key, the signature or the nonce was refused (every further request would be
  *   refused too and may lock the key); the journal file is gone or replaced (what is journalled
  *   reaches nothing a restart would read), or another daemon took the journal over; another client places orders with our ids (every slot
- *   would be bought twice). Stop trading and exit non-zero, for a human to look.
+ *   would be bought twice); an order the journal cannot record, its id taken by another
+ *   account's order (its fill would go uncounted). Stop trading and exit non-zero, for a human to look.
  * - `bug`: anything else (a TypeError in a strategy, a broken invariant). The instance that
  *   hit it is disabled; the others keep running.
  */
@@ -21,7 +22,7 @@ export type ErrorClass = 'transient' | 'refused' | 'fatal' | 'bug';
 
 export function classifyError(error: unknown): ErrorClass {
   if (error instanceof AuthError || error instanceof NonceError || error instanceof ForeignOrderError) return 'fatal';
-  if (error instanceof StoreError && (error.reason === 'journal-lost' || error.reason === 'not-owner')) return 'fatal';
+  if (error instanceof StoreError && (error.reason === 'journal-lost' || error.reason === 'not-owner' || error.reason === 'order-id-clash')) return 'fatal';
   if (error instanceof ExchangeRefusedError || error instanceof ExchangeValidationError) return 'refused';
   if (error instanceof StackerError) return error.retryable ? 'transient' : 'refused';
   return 'bug';

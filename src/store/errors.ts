@@ -20,6 +20,9 @@ import { StackerError } from '../domain/errors.ts';
  * - `unwritable`: the file system refuses writes (disk full, read-only, I/O error): nothing can
  *   be journalled, so nothing is sent; retried at the next slot.
  * - `sqlite`: any other SQLite failure (busy beyond the timeout, …).
+ * - `order-id-clash`: an exchange answered an order under an id the journal already holds for
+ *   another order (accounts on two exchanges whose ids met): the journal keys orders by that id
+ *   and cannot keep both, so trading stops until a human splits the accounts.
  * - `not-owner`: a PostgreSQL journal another daemon has taken over (a standby, after this one
  *   lost its lock): this daemon journals and sends nothing more.
  * - `postgres`: any other PostgreSQL failure (a serialization conflict that kept failing after retries, …).
@@ -40,6 +43,7 @@ export type StoreErrorReason =
   | 'unwritable'
   | 'sqlite'
   | 'not-owner'
+  | 'order-id-clash'
   | 'postgres';
 
 /**

@@ -250,8 +250,9 @@ export function checkSameOrder(order: Order, stored: StoredOrder): void {
   const otherClientId = order.clientOrderId !== '' && stored.clientOrderId !== '' && order.clientOrderId !== stored.clientOrderId;
   if (!otherClientId && order.market === stored.market) return;
   throw new StoreError(
-    'conflict',
-    `order id ${order.orderId} is journalled for ${stored.market} ${JSON.stringify(stored.clientOrderId)}, and an order of ${order.market} ${JSON.stringify(order.clientOrderId)} came with the same id: two orders cannot share one id in the journal`,
+    'order-id-clash',
+    `order id ${order.orderId} is journalled for ${stored.market} ${JSON.stringify(stored.clientOrderId)}, and an order of ${order.market} ${JSON.stringify(order.clientOrderId)} came with the same id: ` +
+      'two orders cannot share one id in the journal, so the second is not recorded. Accounts on two exchanges whose order ids meet must run in daemons of their own (each its own data dir or database)',
   );
 }
 

@@ -6,6 +6,8 @@ import { LiveExchange } from '../../src/exchange/live.ts';
 import { ApiClient } from '../../src/api/client.ts';
 import type { Sandbox } from '../../src/sandbox/server.ts';
 import { startOtherExchange } from '../support/other-exchange.ts';
+import { startSandbox } from '../../src/sandbox/server.ts';
+import type { FatalEngineError } from '../../src/engine/error-policy.ts';
 import { dca } from '../../strategies/dca.ts';
 import { ENGINE_JOURNALS, type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf } from './harness.ts';
 
@@ -27,7 +29,7 @@ afterEach(async () => {
 const instance = (name: string, amount: string) => runtimeOf({ instance: name, strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: amount } });
 
 /** An engine whose instances trade on `main` (the harness's key, capped at 100 USDT a day) and `side` (the sandbox's second key). */
-function routedEngine(w: EngineWorld, sideClient: ApiClient, instances: readonly ReturnType<typeof instance>[], ledger: boolean, capTimeZone = 'UTC'): Engine {
+function routedEngine(w: EngineWorld, sideClient: ApiClient, instances: readonly ReturnType<typeof instance>[], ledger: boolean, capTimeZone = 'UTC', onFatal?: (error: FatalEngineError) => void): Engine {
   const base = w.deps();
   const exchanges = new Map([
     ['main', base.exchange],
@@ -50,7 +52,7 @@ function routedEngine(w: EngineWorld, sideClient: ApiClient, instances: readonly
         },
       }
     : {};
-  return new Engine({ ...base, accounts: routing }, instances, { runId: null, ...ledgerOptions });
+  return new Engine({ ...base, accounts: routing }, instances, { runId: null, ...ledgerOptions, ...(onFatal === undefined ? {} : { onFatal }) });
 }
 
 /** side's account on an exchange of its own (another server), with a client on it; both stopped after `work`. */
@@ -127,6 +129,33 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       expect(second?.error?.message).toContain('is above the budget left for this slot, 35 USDT');
     } finally {
       await sideClient.close();
+    }
+  }, 60_000);
+
+  it("stops trading, naming both orders, when another exchange answers an order under an id the journal holds for this one's: it could record neither its fill nor its budget", async () => {
+    const w = await engineWorld({}, kind);
+    world = w;
+    // A second exchange counting its order ids from where the first one does.
+    const sameIds = await startSandbox({ ...SIDE });
+    const sideClient = new ApiClient({ baseUrl: sameIds.url, credentials: SIDE });
+    const stopped: FatalEngineError[] = [];
+    try {
+      const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('b1-side', '0.002')], false, 'UTC', (error) => void stopped.push(error));
+      expect(await engine.runSlot('a1-main', DAY)).toBe('done');
+      const [mainOrder] = w.sandbox.exchange.orderHistory({});
+      expect(await engine.runSlot('b1-side', DAY)).toBe('failed');
+      const [sideOrder] = sameIds.exchange.orderHistory({});
+      expect(sideOrder?.orderId).toBe(mainOrder?.orderId);
+      expect(stopped).toHaveLength(1);
+      expect(stopped[0]).toMatchObject({ code: 'E_STORE', message: expect.stringContaining(`order id ${mainOrder?.orderId} is journalled for BTC_USDT`) });
+      expect(stopped[0]?.message).toContain('must run in daemons of their own');
+      expect(engine.fatal).toBe(stopped[0]);
+      // Nothing more is sent by either account.
+      expect(await engine.runSlot('a1-main', DAY + 86_400_000)).toBe('skipped');
+      expect(w.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    } finally {
+      await sideClient.close();
+      await sameIds.stop();
     }
   }, 60_000);
 

@@ -50,8 +50,8 @@ describe.each(JOURNAL_KINDS)('order tracking (%s journal)', (kind) => {
     await claimWithBuy(journal);
     await journal.recordOrderSnapshot(snapshots.filled);
     const other = order({ ...snapshots.filled, clientOrderId: deriveClientOrderId('other-instance', SLOT.slotTimeMs, 0) });
-    await expect(journal.recordOrderSnapshot(other)).rejects.toMatchObject({ code: 'E_STORE', reason: 'conflict', message: expect.stringContaining(`order id ${snapshots.filled.orderId} is journalled for`) });
-    await expect(journal.recordOrderSnapshot({ ...snapshots.filled, market: 'ETH_USDT' })).rejects.toMatchObject({ reason: 'conflict' });
+    await expect(journal.recordOrderSnapshot(other)).rejects.toMatchObject({ code: 'E_STORE', reason: 'order-id-clash', message: expect.stringContaining(`order id ${snapshots.filled.orderId} is journalled for`) });
+    await expect(journal.recordOrderSnapshot({ ...snapshots.filled, market: 'ETH_USDT' })).rejects.toMatchObject({ reason: 'order-id-clash' });
     expect((await journal.getOrder(snapshots.filled.orderId))?.clientOrderId).toBe(CLIENT_ID);
     expect(await journal.orderTransitions(snapshots.filled.orderId)).toHaveLength(1);
   });
