@@ -98,6 +98,14 @@ export function lostJournalProblem(journalPath: string, marker: JournalMarker | 
   return null;
 }
 
+/**
+ * What a command that only reads the journal (orders, journal, report, check) says of a lost one:
+ * the loss, and the way on that the daemon's own refusal gives. `restore` names what to restore.
+ */
+export function lostJournalForReading(problem: string, restore: string): StoreError {
+  return new StoreError('journal-lost', `${problem}. Restore ${restore} from a backup, or rebuild it from the exchange's order history: \`stacker run --rebuild-journal\``);
+}
+
 /** Keep a lost or foreign journal's files under a dated name instead of deleting them. */
 export function moveAside(journalPath: string, nowMs: number): string[] {
   const suffix = `.lost-${new Date(nowMs).toISOString().replace(/[:.]/g, '-')}`;

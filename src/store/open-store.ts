@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
-import { inspectJournalFile, lostJournalProblem, moveAside, readMarker, writeMarker } from './journal-identity.ts';
+import { inspectJournalFile, lostJournalForReading, lostJournalProblem, moveAside, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir } from './lock.ts';
 import { type OpenedStore, type StoredJournal, openedStore } from './opened-store.ts';
 import type { LockKeep, LockWait } from './pg-lock.ts';
@@ -159,6 +159,7 @@ export async function openStoreForReading(options: {
     return openPgStoreForReading({
       url: options.databaseUrl,
       mode: options.mode,
+      dataDir: options.dataDir,
       ...(options.write === undefined ? {} : { write: options.write }),
       ...(options.databaseTimeoutMs === undefined ? {} : { timeoutMs: options.databaseTimeoutMs }),
     });
@@ -167,12 +168,7 @@ export async function openStoreForReading(options: {
   if (!existsSync(path)) {
     // Its identity file outlived it: the journal was here and is lost, which "not run yet" would hide.
     const problem = lostJournalProblem(path, readMarker(path), { state: 'missing' });
-    if (problem !== null) {
-      throw new StoreError(
-        'journal-lost',
-        `${problem}. Restore ${path} from a backup, or rebuild it from the exchange's order history: \`stacker run --rebuild-journal\``,
-      );
-    }
+    if (problem !== null) throw lostJournalForReading(problem, path);
     throw new StoreError('not-found', `no ${options.mode} journal at ${path} yet: stacker has not run in this data dir`);
   }
   return openJournalFile(path, options);

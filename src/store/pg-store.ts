@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type pg from 'pg';
 import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
-import { type JournalFileState, lostJournalProblem, readMarker, writeMarker } from './journal-identity.ts';
+import { type JournalFileState, lostJournalForReading, lostJournalProblem, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, apiKeyLock, defaultUserLockDir } from './lock.ts';
 import { asStoreError, checkSchemaName, describeLocation } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
@@ -110,10 +110,22 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
 }
 
 /** A mode's PostgreSQL journal beside a running daemon, without its lock: read-only, or with `write` for a human's small verdicts. */
-export async function openPgStoreForReading(options: { readonly url: string; readonly mode: RunMode; readonly write?: boolean; readonly timeoutMs?: number }): Promise<PgJournal> {
+export async function openPgStoreForReading(options: {
+  readonly url: string;
+  readonly mode: RunMode;
+  readonly write?: boolean;
+  readonly timeoutMs?: number;
+  /** The data dir whose identity file says which journal its daemon used: a schema gone since is lost, not "not run yet". */
+  readonly dataDir?: string;
+}): Promise<PgJournal> {
   const schema = JOURNAL_SCHEMAS[options.mode];
+  const where = describeLocation(options.url, schema);
   const found = await inspectPgJournal(options.url, schema, options.timeoutMs);
-  if (found.state !== 'journal') throw new StoreError('not-found', `no ${options.mode} journal in ${describeLocation(options.url, schema)} yet: stacker has not run on this database in that mode`);
+  if (found.state !== 'journal') {
+    const problem = options.dataDir === undefined ? null : lostJournalProblem(markerBase(options.dataDir, options.mode), readMarker(markerBase(options.dataDir, options.mode)), found, where);
+    if (problem !== null) throw lostJournalForReading(problem, 'the database');
+    throw new StoreError('not-found', `no ${options.mode} journal in ${where} yet: stacker has not run on this database in that mode`);
+  }
   const journal = new PgJournal({
     url: options.url,
     schema,

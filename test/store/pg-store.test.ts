@@ -123,6 +123,10 @@ describe.skipIf(pgCluster() === null)('a daemon journal in PostgreSQL', () => {
     const error = await failure(open());
     expect(error).toMatchObject({ reason: 'journal-lost' });
     expect((error as Error).message).toMatch(/the journal postgres:\/\/.*\(schema stacker_live\) is missing, but .*stacker-pg-live\.id says journal/);
+    // The commands that only read it say it is lost too, not that stacker never ran on this database.
+    const reading = await failure(openStoreForReading({ dataDir: dataDir(), mode: 'live', databaseUrl: await world.pgUrl() }));
+    expect(reading).toMatchObject({ code: 'E_STORE', reason: 'journal-lost' });
+    expect((reading as Error).message).toMatch(/the journal postgres:\/\/.*\(schema stacker_live\) is missing, but .*stacker-pg-live\.id says journal .*Restore the database from a backup, or rebuild it/);
     await expect(open({ onLostJournal: 'rebuild' })).resolves.toMatchObject({ rebuilt: { movedAside: [] } });
   });
 
