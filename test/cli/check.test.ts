@@ -11,6 +11,7 @@ import { ConfigError, EXIT, exitCodeFor } from '../../src/domain/errors.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
 import type { Exchange } from '../../src/exchange/port.ts';
 import { ConfigWorld, DCA, REPORT } from '../config/helpers.ts';
+import { startSandbox } from '../../src/sandbox/server.ts';
 
 /**
  * `stacker check`: the configuration part runs for real (files in a temp folder); the exchange
@@ -132,6 +133,29 @@ describe('stacker check', () => {
     expect(text).not.toContain(secret);
     expect(accountsSeen).toEqual(['main', 'side']);
     expect(calls).toEqual(['createExchange dry-run', `preflight 1 true ${NOW}`, 'close', 'createExchange dry-run', `preflight 1 true ${NOW}`, 'close']);
+  });
+
+  it("reads the clock of each exchange the accounts trade on, never the default one no instance uses", async () => {
+    const ahead = await startSandbox({ clock: { nowMs: () => Date.now() + 120_000 } });
+    const behind = await startSandbox({ clock: { nowMs: () => Date.now() - 30_000 } });
+    try {
+      world.instance('a-dca', `${DCA}\nACCOUNT=main`);
+      world.instance('b-dca', `${DCA}\nACCOUNT=side`);
+      world.instance('c-dca', `${DCA}\nACCOUNT=kids`);
+      const env = { STACKER_DRY_RUN_WALLET: 'USDT=1000', STACKER_ACCOUNT_main_BASE_URL: ahead.url, STACKER_ACCOUNT_side_BASE_URL: behind.url, STACKER_ACCOUNT_kids_BASE_URL: ahead.url };
+      await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, fakes(allOk, env));
+      expect(stdout()).toMatch(/^exchange: +global, the default \(no instance trades on it: each names an account, below\)$/m);
+      const lines = stdout().split('\n').filter((line) => line.startsWith('clock:'));
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(new RegExp(`^clock: this machine is 1(19\\.[5-9]|20\\.[0-5]) s behind the exchange at ${ahead.url} \\(accounts kids, main\\)`));
+      expect(lines[1]).toMatch(new RegExp(`^clock: this machine is (29\\.[5-9]|30\\.[0-5]) s ahead of the exchange at ${behind.url} \\(account side\\)`));
+      await check(context(true), { strategies: world.strategiesDir, dataDir: world.dir }, fakes(allOk, env));
+      const report = JSON.parse(stdout().slice(stdout().lastIndexOf('\n{') + 1)) as { clocks: Array<{ endpoint: string; accounts: string[] }> };
+      expect(report.clocks.map((c) => [c.endpoint, c.accounts])).toEqual([[ahead.url, ['kids', 'main']], [behind.url, ['side']]]);
+    } finally {
+      await ahead.stop();
+      await behind.stop();
+    }
   });
 
   it('names the notification channels and their events, never a secret, a token or a URL path', async () => {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { AccountConfig, DaemonConfig, InstanceConfig } from '../../config/daemon-config.ts';
+import { DEFAULT_ACCOUNT } from '../../config/accounts.ts';
 import { ConfigError, type InputProblem } from '../../domain/errors.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import type { Strategy } from '../../engine/contract.ts';
@@ -55,15 +56,17 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
   if (!ctx.json) ctx.io.out(renderConfig(summary));
 
   let outcome: PreflightOutcome | null = null;
-  let clock: ClockReading | null = null;
+  let clocks: readonly EndpointClock[] = [];
   if (overrides.configOnly !== true) {
     if (!ctx.json) ctx.io.err(`pre-flight: reading markets and ${config.mode === 'live' ? 'balances' : 'prices'} (nothing is placed)...\n`);
-    clock = await readClock(config);
+    clocks = await readClocks(config);
     outcome = await runPreflight(config, nowMs, overrides);
   }
   const ok = outcome === null || (outcome.startup.length === 0 && outcome.reports.every(passes));
-  if (ctx.json) ctx.io.out(json({ ok, ...summary, clock, startupProblems: outcome?.startup ?? null, preflight: outcome?.reports ?? null }));
-  else if (outcome !== null) ctx.io.out(`${clock === null ? '' : `${renderClock(clock)}\n`}${renderPreflight(outcome, config)}`);
+  // `clock`: the one exchange's reading (the first one's, with accounts on several); `clocks`: each exchange's.
+  const clock = clocks[0]?.reading ?? null;
+  if (ctx.json) ctx.io.out(json({ ok, ...summary, clock, clocks, startupProblems: outcome?.startup ?? null, preflight: outcome?.reports ?? null }));
+  else if (outcome !== null) ctx.io.out(`${clocks.map((c) => `${renderClock(c.reading, clocks.length > 1 ? c : null)}\n`).join('')}${renderPreflight(outcome, config)}`);
 
   if (outcome !== null && !ok) {
     throw new ConfigError([...outcome.startup, ...outcome.reports.flatMap((report) => preflightProblems(report, config))]);
@@ -107,9 +110,24 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
 /** The exchange's clock against this machine's: what signed requests are corrected by. */
 type ClockReading = { readonly offsetMs: number } | { readonly unreadable: string };
 
-async function readClock(config: DaemonConfig): Promise<ClockReading> {
+/** One exchange's clock, and the accounts that trade there. */
+interface EndpointClock {
+  readonly endpoint: string;
+  readonly accounts: readonly string[];
+  readonly reading: ClockReading;
+}
+
+/** The clock of each exchange the instances trade on (their accounts' endpoints, each asked once): never one no instance uses. */
+async function readClocks(config: DaemonConfig): Promise<EndpointClock[]> {
+  const byEndpoint = new Map<string, string[]>();
+  for (const account of config.accounts.values()) byEndpoint.set(account.endpoint, [...(byEndpoint.get(account.endpoint) ?? []), account.name]);
+  if (byEndpoint.size === 0) byEndpoint.set(config.settings.endpoint, []);
+  return Promise.all([...byEndpoint].map(async ([endpoint, accounts]) => ({ endpoint, accounts, reading: await readClock(endpoint) })));
+}
+
+async function readClock(endpoint: string): Promise<ClockReading> {
   const { ApiClient, resolveBaseUrl } = await import('../../api/client.ts');
-  const client = new ApiClient({ baseUrl: resolveBaseUrl(config.settings.endpoint), retry: false });
+  const client = new ApiClient({ baseUrl: resolveBaseUrl(endpoint), retry: false });
   try {
     return { offsetMs: (await client.clockOffsetMs()) ?? 0 };
   } catch (error) {
@@ -119,11 +137,13 @@ async function readClock(config: DaemonConfig): Promise<ClockReading> {
   }
 }
 
-export function renderClock(clock: ClockReading): string {
-  if ('unreadable' in clock) return `clock: the exchange's time could not be read (${clock.unreadable}); signed requests use this machine's clock`;
+/** The clock line; `at` names the exchange and its accounts when the instances trade on several. */
+export function renderClock(clock: ClockReading, at: { readonly endpoint: string; readonly accounts: readonly string[] } | null = null): string {
+  const exchange = at === null ? 'the exchange' : `the exchange at ${at.endpoint} (account${at.accounts.length === 1 ? '' : 's'} ${at.accounts.join(', ')})`;
+  if ('unreadable' in clock) return `clock: ${exchange}'s time could not be read (${clock.unreadable}); signed requests use this machine's clock`;
   const seconds = Math.abs(clock.offsetMs) / 1000;
   const side = clock.offsetMs > 0 ? 'behind' : 'ahead of';
-  const measured = `clock: this machine is ${seconds.toFixed(1)} s ${side} the exchange (within half a second; signed requests are corrected by it)`;
+  const measured = `clock: this machine is ${seconds.toFixed(1)} s ${side} ${exchange} (within half a second; signed requests are corrected by it)`;
   if (seconds < 60) return measured;
   return `${measured}\n  warning: schedules, budgets and slot times use this machine's clock: set it right (NTP)`;
 }
@@ -325,7 +345,12 @@ export function renderConfig(summary: ConfigSummary): string {
   ].join('; ');
   const head: Array<[string, string]> = [
     ['mode', summary.modeNote === null ? summary.mode : `${summary.mode} (${summary.modeNote})`],
-    ['exchange', `${summary.endpoint}, ${summary.endpointSource === 'default' ? 'the default' : `set by ${summary.endpointSource}`}${summary.mode === 'live' ? `; credentials ${summary.credentials}` : ''}`],
+    [
+      'exchange',
+      `${summary.endpoint}, ${summary.endpointSource === 'default' ? 'the default' : `set by ${summary.endpointSource}`}${summary.mode === 'live' ? `; credentials ${summary.credentials}` : ''}` +
+        // Every instance names an account of its own: this endpoint and key trade nothing.
+        (summary.accounts.length > 0 && !summary.accounts.some((account) => account.name === DEFAULT_ACCOUNT) ? ' (no instance trades on it: each names an account, below)' : ''),
+    ],
     ['data dir', summary.dataDir],
     ['journal', summary.journalLost === undefined ? summary.journal : `${summary.journal}: LOST, \`stacker run\` will not start: ${summary.journalLost}`],
     ['strategies', `${summary.strategiesDir} (${summary.instances.length} instance${summary.instances.length === 1 ? '' : 's'})`],
