@@ -82,6 +82,35 @@ export class CommandContext {
     return this.#client(true);
   }
 
+  /**
+   * Where an account's orders were placed, for commands that read several accounts' journalled
+   * orders (`report` prices each at its own exchange): the account's endpoint by the daemon's
+   * rules (STACKER_ACCOUNT_<NAME>_BASE_URL / _REGION, else the global one; `--base-url` and
+   * `--region` win), resolved to an origin. An account the env no longer sets up is on the
+   * global endpoint, and said so with `unknown`.
+   */
+  async endpointOf(account: string): Promise<{ readonly origin: string; readonly unknown: boolean }> {
+    const { resolveBaseUrl } = await import('../api/client.ts');
+    const flags = { baseUrl: this.#flags.baseUrl, region: this.#flags.region };
+    const layers = await readEnvLayers(this.#flags.envFile);
+    const global = settingsFromLayers(flags, layers);
+    const { DEFAULT_ACCOUNT, settingsOnAccount } = await import('../config/accounts.ts');
+    if (account === DEFAULT_ACCOUNT) return { origin: resolveBaseUrl(global.endpoint), unknown: false };
+    try {
+      return { origin: resolveBaseUrl(settingsOnAccount(global, layers, account, flags).endpoint), unknown: false };
+    } catch {
+      return { origin: resolveBaseUrl(global.endpoint), unknown: true };
+    }
+  }
+
+  /** A client for the public endpoints of an origin endpointOf gave (closed with the others). */
+  async publicClientAt(origin: string): Promise<ApiClient> {
+    const { ApiClient } = await import('../api/client.ts');
+    const client = new ApiClient({ baseUrl: origin });
+    this.#clients.push(client);
+    return client;
+  }
+
   setLookupHint(hint: string): void {
     this.#state.lookupHint = hint;
   }

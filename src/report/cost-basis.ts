@@ -63,11 +63,16 @@ export interface OrderAccounts {
   instanceOf(order: StoredOrder): string | null;
 }
 
-/** Per account, its positions; accounts sorted by name. */
-export function positionsByAccount(orders: readonly StoredOrder[], accounts: OrderAccounts, prices: ReadonlyMap<string, Decimal> | null): { account: string; markets: MarketPosition[] }[] {
+/** Per account, its positions, each valued at its own prices (`prices`: one map for all, or the account's); accounts sorted by name. */
+export function positionsByAccount(
+  orders: readonly StoredOrder[],
+  accounts: OrderAccounts,
+  prices: ReadonlyMap<string, Decimal> | null | ((account: string) => ReadonlyMap<string, Decimal> | null),
+): { account: string; markets: MarketPosition[] }[] {
   const grouped = new Map<string, StoredOrder[]>();
   for (const order of orders) grouped.set(accounts.accountOf(order), [...(grouped.get(accounts.accountOf(order)) ?? []), order]);
-  return [...grouped.keys()].sort().map((account) => ({ account, markets: positions(grouped.get(account) ?? [], prices) })).filter((group) => group.markets.length > 0);
+  const pricesOf = typeof prices === 'function' ? prices : () => prices;
+  return [...grouped.keys()].sort().map((account) => ({ account, markets: positions(grouped.get(account) ?? [], pricesOf(account)) })).filter((group) => group.markets.length > 0);
 }
 
 /** Each instance with the account(s) its filled buys went to and how many. */

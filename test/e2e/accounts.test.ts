@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { startOtherExchange } from '../support/other-exchange.ts';
+import { fixedPrices } from '../../src/sim/prices.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { runCli } from '../cli/run-cli.ts';
 import { expectedPosition } from './report-expect.ts';
@@ -127,7 +128,8 @@ describe('several accounts in one daemon, against the sandbox', () => {
     // The side account on an exchange endpoint whose clock runs 40 s ahead. The exchange takes a
     // nonce only within 5 s of its own clock and never the same one twice, so one nonce source
     // (or one clock offset) shared by both accounts would have main's or side's requests refused.
-    const ahead = await startOtherExchange({ apiKey: KEY_SIDE, apiSecret: SECRET_SIDE, clock: { nowMs: () => Date.now() + 40_000 } });
+    // Its own prices too: the report values each account at its own exchange's.
+    const ahead = await startOtherExchange({ apiKey: KEY_SIDE, apiSecret: SECRET_SIDE, clock: { nowMs: () => Date.now() + 40_000 }, prices: fixedPrices({ BTC_USDT: '70000', ETH_USDT: '3000' }) });
     try {
       writeDca(dir, 'a1-main', 'main', '0.001', 'BTC_USDT');
       writeDca(dir, 'b1-side', 'side', '0.002', 'BTC_USDT');
@@ -139,6 +141,18 @@ describe('several accounts in one daemon, against the sandbox', () => {
       expect((ahead.exchange.orderHistory({}) ?? []).map((order) => formatDecimal(order.amount))).toEqual(['0.002']);
       // The side key was never used at the main endpoint.
       expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
+
+      // The report values each account's position at its own exchange's last price, and gives
+      // no one price to a position summed over two exchanges.
+      const sideEnv = env({ STACKER_ACCOUNT_side_BASE_URL: ahead.url, STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '1000' });
+      const report = await runCli(['report', '--mode', 'live', '--data-dir', dir.data, '--json'], sideEnv);
+      expect(report.code, report.stderr).toBe(0);
+      const json = JSON.parse(report.stdout) as { markets: Array<{ market: string; price: string | null }>; accounts: Array<{ account: string; markets: Array<{ market: string; price: string | null; value: string | null }> }>; note?: string };
+      const priceOf = (account: string, market: string) => json.accounts.find((a) => a.account === account)?.markets.find((m) => m.market === market);
+      expect(priceOf('main', 'BTC_USDT')).toMatchObject({ price: '65000', value: '65' });
+      expect(priceOf('side', 'BTC_USDT')).toMatchObject({ price: '70000', value: '140' });
+      expect(json.markets.find((m) => m.market === 'BTC_USDT')?.price).toBeNull();
+      expect(json.note).toContain('their orders went to different exchanges');
     } finally {
       await ahead.stop();
     }

@@ -51,14 +51,10 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
       ctx.io.out(fillsCsv(orders));
       return;
     }
-    let prices: ReadonlyMap<string, Decimal> | null = null;
-    let priceNote = '';
-    try {
-      const client = await ctx.publicClient();
-      prices = new Map([...(await client.tickers())].map(([market, ticker]) => [market, ticker.lastPrice]));
-    } catch (error) {
-      priceNote = `prices could not be read (${error instanceof Error ? error.message : String(error)}): values and P&L are left out`;
-    }
+    const priced = await accountPrices(ctx, [...new Set(orders.map((order) => accounts.accountOf(order)))]);
+    const priceNote = priced.notes.join('; ');
+    // All accounts together take one exchange's prices only when their orders all went to one.
+    const prices = priced.shared;
     const rows = positions(orders, prices);
     if (args.html !== undefined) {
       const { renderLiveReportHtml } = await import('./report-html.ts');
@@ -73,7 +69,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
           ...(args.instance === undefined ? {} : { instance: args.instance }),
           ...(args.account === undefined ? {} : { account: args.account }),
           markets: rows,
-          accounts: positionsByAccount(orders, accounts, prices),
+          accounts: positionsByAccount(orders, accounts, priced.of),
           instances: instanceAccounts(orders, accounts),
           ...(priceNote === '' ? {} : { note: priceNote }),
         }),
@@ -103,7 +99,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
           { header: 'P&L', align: 'right' },
           { header: 'P&L %', align: 'right' },
         ],
-        positionsByAccount(orders, accounts, prices).flatMap(({ account, markets }) => markets.map((r) => [
+        positionsByAccount(orders, accounts, priced.of).flatMap(({ account, markets }) => markets.map((r) => [
           account,
           r.market,
           String(r.orders),
@@ -126,6 +122,43 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     ctx.io.out(`\n${label.mode} journal ${label.path}; average cost counts the fees${priceNote === '' ? '' : `; ${priceNote}`}\n`);
     if (args.html !== undefined) ctx.io.out(`report: ${args.html}\n`);
   });
+}
+
+/**
+ * The last prices each account's orders are valued at: its own exchange's public tickers (its
+ * endpoint as the daemon reads it), each exchange asked once. `shared` is the one exchange's
+ * prices when every account is on it, else null (a position summed over two exchanges has no one
+ * price). What could not be read, or an account the env no longer sets up, is said in `notes`.
+ */
+async function accountPrices(
+  ctx: CommandContext,
+  accountNames: readonly string[],
+): Promise<{ of: (account: string) => ReadonlyMap<string, Decimal> | null; shared: ReadonlyMap<string, Decimal> | null; notes: string[] }> {
+  const notes: string[] = [];
+  const originOf = new Map<string, string>();
+  for (const account of accountNames) {
+    const { origin, unknown } = await ctx.endpointOf(account);
+    originOf.set(account, origin);
+    if (unknown) notes.push(`account ${account} is not set up in the env any more: valued at ${origin}'s prices`);
+  }
+  const byOrigin = new Map<string, ReadonlyMap<string, Decimal> | null>();
+  const origins = new Set(originOf.values());
+  for (const origin of origins) {
+    try {
+      const client = await ctx.publicClientAt(origin);
+      byOrigin.set(origin, new Map([...(await client.tickers())].map(([market, ticker]) => [market, ticker.lastPrice])));
+    } catch (error) {
+      byOrigin.set(origin, null);
+      const whose = origins.size > 1 ? ` at ${origin}` : '';
+      notes.push(`prices${whose} could not be read (${error instanceof Error ? error.message : String(error)}): values and P&L are left out`);
+    }
+  }
+  const [only] = origins;
+  return {
+    of: (account) => byOrigin.get(originOf.get(account) ?? '') ?? null,
+    shared: origins.size === 1 && only !== undefined ? (byOrigin.get(only) ?? null) : null,
+    notes: origins.size > 1 ? [...notes, 'all accounts together are not valued: their orders went to different exchanges (each account is, above)'] : notes,
+  };
 }
 
 /** The account and instance of each order, from its intent as journalled (never from today's config, which may have changed since). */
