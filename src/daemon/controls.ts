@@ -193,9 +193,24 @@ export class OperatorControls implements Controls {
       const outcome = await running;
       // A slot whose guards refused the buy ends `done` too: the answer says what did not happen.
       const notDone = (await slotShortfall(this.#options.journal, name, slotTimeMs)).map(shortfallItem);
-      return { outcome: 'ok', body: { instance: name, slotTime: new Date(slotTimeMs).toISOString(), outcome, notDone } };
+      const reason = await this.#whyNotDone(engine, name, slotTimeMs, outcome);
+      return { outcome: 'ok', body: { instance: name, slotTime: new Date(slotTimeMs).toISOString(), outcome, ...(reason === null ? {} : { reason }), notDone } };
     } finally {
       this.#runs.delete(name);
     }
+  }
+
+  /**
+   * Why a slot asked for ended other than done, for the operator who clicked Run: the journal's
+   * reason for it, else trading stopped (nothing is journalled then), else that the journal
+   * already had it. null for a slot that ran (notDone says what of it did not happen).
+   */
+  async #whyNotDone(engine: Engine, name: string, slotTimeMs: number, outcome: SlotOutcome): Promise<string | null> {
+    if (outcome === 'done') return null;
+    if (outcome === 'already') return 'the journal already has this slot (a run in the same second, or the scheduled slot): nothing was sent again';
+    const journalled = await this.#options.journal.getSlot({ instance: name, slotTimeMs });
+    if (journalled?.reason != null) return journalled.reason;
+    if (engine.fatal !== null) return `trading stopped: ${engine.fatal.message}`;
+    return outcome === 'disabled' ? `${name} is disabled: its strategy failed (see the log)` : null;
   }
 }

@@ -84,6 +84,7 @@ function control(path, body) {
           return item.kind + ' ' + item.status + (item.code ? ' (' + item.code + (item.message ? ': ' + item.message : '') + ')' : '');
         }).join('; '), true);
       }
+      else if (response.ok && answer.reason) say(path + ': ' + (answer.outcome || 'done') + ': ' + answer.reason, answer.outcome !== 'already');
       else if (response.ok) say(path + ': done' + (answer.outcome ? ' (' + answer.outcome + ')' : ''), false);
       else if (response.status === 401) {
         // Kept, a refused token would fail every later control until a reload: forget it and ask again.

@@ -48,9 +48,20 @@ describe('operator controls', () => {
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
     // The same second again is the same slot: the journal has it, nothing is sent twice, and the
     // daemon's last slot (what /healthz shows) stays the one that ran.
-    expect(await c.act({ kind: 'run', instance: 'dca-btc' })).toMatchObject({ outcome: 'ok', body: { outcome: 'already' } });
+    expect(await c.act({ kind: 'run', instance: 'dca-btc' })).toMatchObject({ outcome: 'ok', body: { outcome: 'already', reason: expect.stringContaining('nothing was sent again') } });
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
     expect(slots).toEqual([`dca-btc@${NOW - 400}:done`]);
+  });
+
+  it('says why a slot asked for did not run: trading stopped (nothing journalled says so), or what the journal says', async () => {
+    const refusedKey = world.engine([dcaBtc()], { credentials: { apiKey: world.sandbox.apiKey, apiSecret: 'not-the-secret' } });
+    const { controls: c } = await controls({ engine: () => refusedKey });
+    const first = await c.act({ kind: 'run', instance: 'dca-btc' });
+    expect(first).toMatchObject({ outcome: 'ok', body: { outcome: 'failed' } });
+    const second = await c.act({ kind: 'run', instance: 'dca-btc' });
+    expect(second).toMatchObject({ outcome: 'ok', body: { outcome: 'skipped', reason: expect.stringMatching(/^trading stopped: .*401/) } });
+    expect(JSON.stringify([first, second])).not.toContain('not-the-secret');
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
   });
 
   it('waits for a slot asked for before the daemon closes the journal', async () => {
