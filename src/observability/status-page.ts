@@ -57,7 +57,8 @@ function el(tag, attrs, children) {
   return node;
 }
 function text(value) { return value === null || value === undefined || value === '' ? '-' : String(value); }
-function when(iso) { return iso ? new Date(iso).toLocaleString() : '-'; }
+// The browser's own time, with its zone named: schedules and the journal read in UTC beside it.
+function when(iso) { return iso ? new Date(iso).toLocaleString(undefined, { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' }) : '-'; }
 function table(headers, rows, numeric) {
   var head = el('tr', null, headers.map(function (h, i) { return el('th', { text: h, class: numeric && numeric[i] ? 'num' : null }); }));
   var body = rows.map(function (row) { return el('tr', null, row.map(function (cell, i) { return el('td', { text: text(cell), class: numeric && numeric[i] ? 'num' : null }); })); });

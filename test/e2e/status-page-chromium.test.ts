@@ -36,7 +36,8 @@ function start(env: Record<string, string>): RunningDaemon {
 
 async function openPage(url: string, viewport = { width: 1100, height: 900 }) {
   if (browser === null) throw new Error('no browser');
-  const context = await browser.newContext({ viewport });
+  // A browser in another zone than the daemon's UTC: the page names the zone of the times it shows.
+  const context = await browser.newContext({ viewport, timezoneId: 'Europe/Berlin', locale: 'en-US' });
   const page = await context.newPage();
   const elsewhere: string[] = [];
   const pageErrors: string[] = [];
@@ -74,6 +75,7 @@ describe('the status page in headless Chromium', () => {
       const dca = await page.locator('[data-instance="dca-btc"]').textContent();
       expect(dca).toContain('Recent orders');
       expect(dca).toContain('new → FILLED');
+      expect(dca).toMatch(/\d{2}:\d{2}:\d{2} [AP]M GMT\+[12]/);
       expect(await page.locator('#markets tbody tr td').first().textContent()).toBe('BTC_USDT');
       expect(t.sandbox.exchange.orderHistory({})).toHaveLength(1);
 
