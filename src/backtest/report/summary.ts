@@ -79,8 +79,8 @@ function yearTable(report: BacktestReport, bold: (text: string) => string): stri
   // whose value is above what it invested but whose return is negative reads as a contradiction.
   return [
     ...columnsOf(header, body, bold),
-    `  Invested, bought, avg cost: that year's buys (avg cost fees in). Value at end, return: all ${report.base} bought so far`,
-    `  at the year's last close, against all invested so far (fees in).`,
+    `  Invested (fees out), bought, avg cost (fees in): that year's buys. Value at end, return: all ${report.base} bought so far`,
+    `  at the year's last close, against all paid so far, fees in.`,
   ];
 }
 
