@@ -18,7 +18,7 @@ import { StoreError } from '../store/errors.ts';
 import type { IntentRecord, Journal } from '../store/journal.ts';
 import { openDaemonStore } from './daemon-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
-import { slotShortfall } from './slot-shortfall.ts';
+import { settledSince, slotShortfall } from './slot-shortfall.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
 import { OperatorControls } from './controls.ts';
 import { StatusBuilder } from './status.ts';
@@ -189,7 +189,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     process.on('SIGTERM', onSignal);
   }
 
-  const lastSlots: Record<string, { slotTimeMs: number; outcome: string }> = {};
+  const lastSlots: Record<string, LastSlot> = {};
   const onceSlots: Record<string, SlotOutcome> = {};
   const onceNotDone: Record<string, IntentRecord[]> = {};
   try {
@@ -345,6 +345,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       {
         track: async () => {
           await running.track();
+          await settleLastSlots(journal, lastSlots);
           // A standby that took the journal over stops this daemon now, not at its next slot.
           await journal.assertIntact().catch((error: unknown) => {
             if (error instanceof StoreError && error.reason === 'not-owner') stopTrading(new FatalEngineError(`trading stopped: ${error.message}`, error));
@@ -420,7 +421,7 @@ async function runOnce(
   clock: Clock,
   journal: Pick<Journal, 'openOrders' | 'listIntents'>,
   slots: Record<string, SlotOutcome>,
-  lastSlots: Record<string, { slotTimeMs: number; outcome: string }>,
+  lastSlots: Record<string, LastSlot>,
   notDone: Record<string, IntentRecord[]>,
 ): Promise<void> {
   const slotTimeMs = Math.floor(clock.nowMs() / 1000) * 1000;
@@ -438,6 +439,22 @@ async function runOnce(
     if (slots[instance] === 'already') continue;
     const missed = await slotShortfall(journal, instance, slotTimeMs);
     if (missed.length > 0) notDone[instance] = missed;
+  }
+}
+
+/** An instance's last slot as /healthz shows it: how it ended, and for a failed one whose lost answer was found since, `settled`. */
+interface LastSlot {
+  slotTimeMs: number;
+  outcome: string;
+  settled?: 'done';
+}
+
+/** Marks the failed last slots whose orders reconciliation has found since (settledSince): /healthz says what became of them. */
+async function settleLastSlots(journal: Journal, lastSlots: Record<string, LastSlot>): Promise<void> {
+  for (const [instance, slot] of Object.entries(lastSlots)) {
+    if (slot.outcome !== 'failed' || slot.settled !== undefined) continue;
+    const settled = await settledSince(journal, instance, slot.slotTimeMs).catch(() => null);
+    if (settled !== null) lastSlots[instance] = { ...slot, settled };
   }
 }
 

@@ -33,3 +33,14 @@ export function shortfallItem(record: IntentRecord): ShortfallItem {
   if (intent.kind === 'refusal') return { index: record.index, kind: intent.kind, status: 'declined', code: intent.reason, message: intent.message };
   return { index: record.index, kind: intent.kind, status: record.status, code: record.error?.code ?? null, message: record.error?.message ?? null };
 }
+
+/**
+ * A slot that ended `failed` because an answer was lost, whose orders the journal has since found
+ * (reconciliation looked them up): 'done' once every intent that moves money is done, else null.
+ * The slot's own record stays as it ended (the journal never rewrites a finished slot); what the
+ * operator is shown beside it is what became of it.
+ */
+export async function settledSince(journal: Pick<Journal, 'listIntents'>, instance: string, slotTimeMs: number): Promise<'done' | null> {
+  const money = (await journal.listIntents({ instance, slotTimeMs })).filter((record) => record.intent.kind !== 'note' && record.intent.kind !== 'set-state' && record.intent.kind !== 'refusal');
+  return money.length > 0 && money.every((record) => record.status === 'done') ? 'done' : null;
+}

@@ -7,6 +7,7 @@ import type { Exchange } from '../exchange/port.ts';
 import { type MarketPosition, positions } from '../report/cost-basis.ts';
 import { BUDGET_PERIODS, type BudgetPeriod, type BudgetScope, type Journal, type SlotRecord, type StoredOrder } from '../store/journal.ts';
 import type { OperatorControls } from './controls.ts';
+import { settledSince } from './slot-shortfall.ts';
 
 /**
  * The status document behind `GET /api/status` and the status page: per instance its
@@ -92,6 +93,8 @@ export interface SlotStatus {
   readonly slotTime: string;
   readonly status: string;
   readonly reason: string | null;
+  /** A failed slot whose lost answers have since been found: what became of it ('done'); null otherwise. */
+  readonly settled: 'done' | null;
 }
 
 export interface BudgetStatus {
@@ -206,9 +209,9 @@ export class StatusBuilder {
       schedule: config.schedule.expression,
       timezone: config.timezone,
       nextSlot: enabled ? iso(config.schedule.next(nowMs)) : null,
-      lastSlot: slots[0] === undefined ? null : slotStatus(slots[0]),
+      lastSlot: slots[0] === undefined ? null : await slotStatus(journal, slots[0]),
       budget: await this.#budget(config, nowMs),
-      recentSlots: slots.map(slotStatus),
+      recentSlots: await Promise.all(slots.map((slot) => slotStatus(journal, slot))),
       recentOrders: await Promise.all(orders.map((order) => this.#order(order))),
     };
   }
@@ -261,8 +264,9 @@ export class StatusBuilder {
   }
 }
 
-function slotStatus(slot: SlotRecord): SlotStatus {
-  return { slotTime: iso(slot.slotTimeMs), status: slot.status, reason: slot.reason };
+async function slotStatus(journal: Journal, slot: SlotRecord): Promise<SlotStatus> {
+  const settled = slot.status === 'failed' ? await settledSince(journal, slot.instance, slot.slotTimeMs) : null;
+  return { slotTime: iso(slot.slotTimeMs), status: slot.status, reason: slot.reason, settled };
 }
 
 function iso(ms: number): string {

@@ -15,7 +15,8 @@ export interface HealthStatus {
   readonly ok: boolean;
   readonly mode: string;
   readonly startedAtMs: number;
-  readonly lastSlot: Readonly<Record<string, { readonly slotTimeMs: number; readonly outcome: string }>>;
+  /** `settled`: a failed slot whose lost answers were found since ('done'). */
+  readonly lastSlot: Readonly<Record<string, { readonly slotTimeMs: number; readonly outcome: string; readonly settled?: 'done' }>>;
   readonly stopping: boolean;
   readonly problems: readonly string[];
 }
@@ -161,8 +162,10 @@ function healthBody(health: HealthState): { healthy: boolean; json: Record<strin
     return { healthy: false, json: { status: 'unhealthy', problems: ['health state could not be read'] } };
   }
   const healthy = status.ok && !status.stopping && status.problems.length === 0;
-  const lastSlot: Record<string, { slotTime: string; outcome: string }> = {};
-  for (const [instance, slot] of Object.entries(status.lastSlot)) lastSlot[instance] = { slotTime: new Date(slot.slotTimeMs).toISOString(), outcome: slot.outcome };
+  const lastSlot: Record<string, { slotTime: string; outcome: string; settled?: 'done' }> = {};
+  for (const [instance, slot] of Object.entries(status.lastSlot)) {
+    lastSlot[instance] = { slotTime: new Date(slot.slotTimeMs).toISOString(), outcome: slot.outcome, ...(slot.settled === undefined ? {} : { settled: slot.settled }) };
+  }
   return {
     healthy,
     json: {

@@ -57,6 +57,8 @@ function el(tag, attrs, children) {
   return node;
 }
 function text(value) { return value === null || value === undefined || value === '' ? '-' : String(value); }
+// A failed slot whose lost answer was found later: what became of it.
+function settledText(slot) { return slot.settled ? '; since settled: ' + slot.settled + ' (its order was found after the answer was lost)' : ''; }
 // The browser's own time, with its zone named: schedules and the journal read in UTC beside it.
 function when(iso) { return iso ? new Date(iso).toLocaleString(undefined, { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' }) : '-'; }
 function table(headers, rows, numeric) {
@@ -121,7 +123,7 @@ function renderInstance(instance, canControl) {
     el('div', null, badges),
     el('div', null, ['schedule ', el('code', { text: instance.schedule }), ' (' + instance.timezone + ')']),
     el('div', { 'data-field': 'next-slot' }, ['next slot: ' + when(instance.nextSlot) + (instance.paused && instance.nextSlot ? ' (skipped while paused)' : '')]),
-    el('div', { 'data-field': 'last-slot' }, ['last slot: ' + (last ? when(last.slotTime) + ': ' + last.status + (last.reason ? ' (' + last.reason + ')' : '') : 'none yet')]),
+    el('div', { 'data-field': 'last-slot' }, ['last slot: ' + (last ? when(last.slotTime) + ': ' + last.status + (last.reason ? ' (' + last.reason + ')' : '') + settledText(last) : 'none yet')]),
   ];
   var retry = instance.retrying;
   if (retry) {
@@ -145,7 +147,7 @@ function renderInstance(instance, canControl) {
   }
   if (instance.recentSlots.length > 0) {
     parts.push(el('h3', { text: 'Recent slots' }));
-    parts.push(table(['slot', 'status', 'reason'], instance.recentSlots.map(function (s) { return [when(s.slotTime), s.status, s.reason]; })));
+    parts.push(table(['slot', 'status', 'reason'], instance.recentSlots.map(function (s) { return [when(s.slotTime), s.status + settledText(s), s.reason]; })));
   }
   if (instance.recentOrders.length > 0) {
     parts.push(el('h3', { text: 'Recent orders' }));

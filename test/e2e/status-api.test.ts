@@ -205,6 +205,26 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
     await stop(daemon);
   }, 30_000);
 
+  it('shows a slot that failed on a lost answer as settled once its order is found, in /api/status and /healthz', async () => {
+    // A schedule that never fires during the test: the slot is asked for from the API.
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 0 1 1 *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const daemon = start(withToken);
+    const url = await statusUrl(daemon);
+    // The exchange takes the order and the answer is lost; its history shows it 4 s late, after the slot's own lookups.
+    t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'drop-after-commit' });
+    t.sandbox.faults.historyLagMs = 4_000;
+    const ran = await postControl(url, '/api/instances/dca-btc/run', CONTROL_TOKEN);
+    expect(ran.json).toMatchObject({ outcome: 'failed' });
+    expect((await instanceOf(url, 'dca-btc')).lastSlot).toMatchObject({ status: 'failed', settled: null });
+    await eventually(async () => {
+      expect((await instanceOf(url, 'dca-btc')).lastSlot).toMatchObject({ status: 'failed', settled: 'done' });
+      const health = (await (await fetch(`${url}/healthz`)).json()) as { lastSlot: Record<string, unknown> };
+      expect(health.lastSlot['dca-btc']).toMatchObject({ outcome: 'failed', settled: 'done' });
+    }, 25_000);
+    expect(orders()).toBe(1);
+    await stop(daemon);
+  }, 45_000);
+
   it('shows a scheduled slot that waits to be tried again after a failed read: which slot, how many attempts, the next try, why', async () => {
     // A slot a few seconds ahead, once a day: the daemon tries it again 30 s after the failure.
     const at = new Date(Date.now() + 8_000);

@@ -20,7 +20,7 @@ export async function statusUrl(daemon: RunningDaemon): Promise<string> {
 export interface InstanceView {
   readonly name: string;
   readonly paused: { readonly since: string } | null;
-  readonly lastSlot: { readonly slotTime: string; readonly status: string; readonly reason: string | null } | null;
+  readonly lastSlot: { readonly slotTime: string; readonly status: string; readonly reason: string | null; readonly settled?: string | null } | null;
   readonly recentSlots: readonly { readonly slotTime: string; readonly status: string; readonly reason: string | null }[];
   readonly [key: string]: unknown;
 }
