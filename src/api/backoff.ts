@@ -13,6 +13,12 @@ export interface BackoffDeps {
   readonly sleep: (ms: number) => Promise<void>;
   /** [0, 1), like Math.random. */
   readonly random: () => number;
+  /**
+   * True once the process is stopping: a read that failed is then not tried again. A stopping
+   * daemon lets the slot in flight finish, and retries against a hanging exchange would hold the
+   * stop for every attempt's time limit (Docker kills a container 10 s after SIGTERM).
+   */
+  readonly stopped?: () => boolean;
 }
 
 /**
@@ -47,7 +53,7 @@ export async function withRetry<T>(
     try {
       return await attempt(n);
     } catch (error) {
-      if (policy === false || n >= maxAttempts || !isRetryable(error)) throw error;
+      if (policy === false || n >= maxAttempts || !isRetryable(error) || deps.stopped?.() === true) throw error;
       await deps.sleep(backoffDelayMs(n, policy, deps.random));
     }
   }

@@ -46,6 +46,8 @@ export interface ApiClientOptions {
   readonly connections?: number;
   /** Reads only. */
   readonly retry?: RetryPolicy | false;
+  /** Once aborted (the daemon is stopping), a failed read is not tried again: its caller hears the failure at once. */
+  readonly stop?: AbortSignal;
   readonly rateLimits?: Partial<Record<RateScope, RateLimit>> | false;
   readonly clock?: Clock;
   readonly sleep?: (ms: number) => Promise<void>;
@@ -102,6 +104,7 @@ export class ApiClient {
       credentials: options.credentials,
       nonceWindow,
       retry: settings.retry,
+      stopped: () => options.stop?.aborted === true,
       nowMs,
       sleep,
       random: options.random ?? Math.random,

@@ -35,6 +35,8 @@ export interface RequesterDeps {
   /** With nonceWindow: the exchange's clock, which the nonces are drawn from. */
   readonly serverClock: ServerClock | undefined;
   readonly retry: RetryPolicy | false;
+  /** No more retries once true (BackoffDeps.stopped). */
+  readonly stopped: () => boolean;
   readonly nowMs: () => number;
   readonly sleep: (ms: number) => Promise<void>;
   readonly random: () => number;
@@ -180,7 +182,7 @@ export class Requester {
         }
       },
       options.retry ? deps.retry : false,
-      { sleep: deps.sleep, random: deps.random },
+      { sleep: deps.sleep, random: deps.random, stopped: deps.stopped },
     );
   }
 

@@ -62,6 +62,8 @@ export interface DaemonOptions {
   readonly once?: { readonly instances: readonly string[] };
   /** Told once the daemon is scheduling (tests wait for it). */
   readonly onReady?: (info: { readonly metricsUrl: string | null }) => void;
+  /** Told once when the daemon starts to stop (a signal, `stop`, trading stopped): the CLI stops its clients' read retries. */
+  readonly onStopping?: () => void;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -173,6 +175,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     if (stopping.signal.aborted) return;
     exitReason = why;
     stopping.abort();
+    options.onStopping?.();
   };
   options.stop?.addEventListener('abort', () => requestStop('stop requested'), { once: true });
   const onSignal = (signal: NodeJS.Signals): void => {

@@ -9,6 +9,8 @@ import type { SequentialIds } from '../sim/ids.ts';
 export interface ExchangeFactoryOptions {
   /** Every HTTP request made (metrics); never carries secrets or bodies. */
   readonly onRequest?: (event: RequestEvent & { readonly account: string }) => void;
+  /** Aborted when the daemon stops: its clients then try a failed read no more (ApiClientOptions.stop). */
+  readonly stop?: AbortSignal;
 }
 
 /**
@@ -38,7 +40,10 @@ async function accountExchange(config: DaemonConfig, account: AccountConfig, log
   const [{ ApiClient, resolveBaseUrl }] = await Promise.all([import('../api/client.ts')]);
   const baseUrl = resolveBaseUrl(account.endpoint);
   const report = options.onRequest;
-  const onRequest = report === undefined ? {} : { onRequest: (event: RequestEvent) => report({ ...event, account: account.name }) };
+  const onRequest = {
+    ...(report === undefined ? {} : { onRequest: (event: RequestEvent) => report({ ...event, account: account.name }) }),
+    ...(options.stop === undefined ? {} : { stop: options.stop }),
+  };
   if (config.mode === 'live') {
     const credentials = account.credentials;
     // loadDaemonConfig refuses a live account without keys; this is the last line before a send.

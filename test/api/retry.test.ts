@@ -48,6 +48,21 @@ describe('retries of reads', () => {
     expect(h.calls()).toBe(2);
   });
 
+  it('tries a failed read no more once the stop signal is aborted (a stopping daemon finishes its slot sooner), and as often as allowed before', async () => {
+    const stop = new AbortController();
+    h = harness({ stop: stop.signal, retry: { maxAttempts: 4, baseDelayMs: 100, maxDelayMs: 1000 } });
+    h.pool.intercept({ path: '/api/v4/public/ping', method: 'GET' }).reply(503, 'down').times(5);
+    h.pool.intercept({ path: '/api/v4/public/ping', method: 'GET' }).reply(200, ['pong']);
+    expect(await failure(h.client.ping())).toBeInstanceOf(ServiceUnavailableError);
+    expect(h.calls()).toBe(4);
+    stop.abort();
+    expect(await failure(h.client.ping())).toBeInstanceOf(ServiceUnavailableError);
+    expect(h.calls()).toBe(5);
+    expect(h.sleeps).toHaveLength(3);
+    // A read that succeeds still does: only the retries end.
+    expect(await h.client.ping()).toBe('pong');
+  });
+
   it('gives up after maxAttempts and throws the last error', async () => {
     h = harness({ retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 1000 } });
     h.pool.intercept({ path: '/api/v4/orders', method: 'POST' }).reply(502, 'bad gateway').times(3);

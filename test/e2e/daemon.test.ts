@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
-import { sandboxPerTest, startDaemon } from './daemon-process.ts';
+import { startSandbox } from '../../src/sandbox/server.ts';
+import { daemonDir, liveEnv, sandboxPerTest, startDaemon } from './daemon-process.ts';
 
 // `stacker run` as a user starts it (the real CLI in a child process), trading live against the
 // sandbox on second-level schedules; afterwards the journal is compared with the sandbox's books.
@@ -144,6 +145,28 @@ describe('stacker run against the sandbox', () => {
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toBe(143);
     expect(daemon.output()).toContain('"event":"forced-exit"');
+  }, 60_000);
+
+  it('a SIGTERM while a read hangs is not held for the read to be tried again: the read in flight ends at its time limit, and the slot is left to the next start', async () => {
+    const BALANCE = '/api/v4/trade-account/balance';
+    const reads: number[] = [];
+    const sandbox = await startSandbox({ onRequest: (request) => void (request.path === BALANCE && reads.push(request.receivedAtMs)) });
+    const dir = daemonDir();
+    try {
+      dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+      // Each balance read waits past the client's 10 s time limit: unstopped, it is tried 4 times.
+      sandbox.faults.inject({ path: BALANCE, kind: 'latency', latencyMs: 12_000, times: 20 });
+      const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', dir.data], liveEnv(sandbox, dir));
+      await expect.poll(() => reads.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(1);
+      daemon.child.kill('SIGTERM');
+      expect(await daemon.exited, daemon.output()).toBe(0);
+      // The read in flight ran out; none followed it.
+      expect(reads).toHaveLength(1);
+      expect(sandbox.exchange.orderHistory({})).toHaveLength(0);
+    } finally {
+      await sandbox.stop();
+      dir.remove();
+    }
   }, 60_000);
 
   it('exits non-zero and stops trading when the exchange refuses the key', async () => {

@@ -41,8 +41,20 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
   if (flags.standby === true && once !== undefined) throw InputError.one('--standby', 'does not go with --once (a standby waits; --once runs now)');
   const logger = await createLogger({ level: config.settings.logLevel });
   const metrics = new Metrics({ mode: config.mode });
-  const exchanges = await createExchanges(config, logger, { onRequest: (event) => metrics.apiRequest(event) });
-  const result = await runDaemon({ config, logger, exchanges, metrics, handleSignals: true, rebuildJournal: flags.rebuildJournal === true, standby: flags.standby === true, ...(once === undefined ? {} : { once }) });
+  // Once the daemon stops, a read that fails is not tried again: the slot in flight ends sooner.
+  const stopping = new AbortController();
+  const exchanges = await createExchanges(config, logger, { onRequest: (event) => metrics.apiRequest(event), stop: stopping.signal });
+  const result = await runDaemon({
+    config,
+    logger,
+    exchanges,
+    metrics,
+    handleSignals: true,
+    rebuildJournal: flags.rebuildJournal === true,
+    standby: flags.standby === true,
+    onStopping: () => stopping.abort(),
+    ...(once === undefined ? {} : { once }),
+  });
   // Trading stopped (credentials, nonce, a lost journal, foreign orders): leave with that error's exit code and message.
   if (result.fatal !== null) throw result.fatal.cause;
   if (once !== undefined) {
