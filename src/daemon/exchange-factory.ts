@@ -40,7 +40,8 @@ async function accountExchange(config: DaemonConfig, account: AccountConfig, log
   const [{ ApiClient, resolveBaseUrl }] = await Promise.all([import('../api/client.ts')]);
   const baseUrl = resolveBaseUrl(account.endpoint);
   const report = options.onRequest;
-  const onRequest = {
+  // What every client of this account is given: the request hook (metrics) and the daemon's stop.
+  const clientOptions = {
     ...(report === undefined ? {} : { onRequest: (event: RequestEvent) => report({ ...event, account: account.name }) }),
     ...(options.stop === undefined ? {} : { stop: options.stop }),
   };
@@ -49,7 +50,7 @@ async function accountExchange(config: DaemonConfig, account: AccountConfig, log
     // loadDaemonConfig refuses a live account without keys; this is the last line before a send.
     if (credentials === null) throw new ConfigError([{ field: 'ACCOUNT', rule: `account ${account.name} has no API key; live mode needs one` }]);
     const { LiveExchange } = await import('../exchange/live.ts');
-    return new LiveExchange(new ApiClient({ baseUrl, credentials, ...onRequest }));
+    return new LiveExchange(new ApiClient({ baseUrl, credentials, ...clientOptions }));
   }
   const [{ ApiMarketData }, { PaperExchange }] = await Promise.all([import('../exchange/market-data.ts'), import('../sim/paper-exchange.ts')]);
   logger.child({ mode: config.mode }).info(
@@ -57,7 +58,7 @@ async function accountExchange(config: DaemonConfig, account: AccountConfig, log
     `dry-run: prices and market rules from the exchange, orders filled on a paper account (${account.name})`,
   );
   return new PaperExchange({
-    marketData: new ApiMarketData(new ApiClient({ baseUrl, ...onRequest })),
+    marketData: new ApiMarketData(new ApiClient({ baseUrl, ...clientOptions })),
     wallet: account.dryRunWallet,
     slippagePct: config.dryRunSlippagePct,
     ...(options.paperIds === undefined ? {} : { ids: options.paperIds }),
