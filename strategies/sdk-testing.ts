@@ -15,7 +15,7 @@ import { planMoney } from '../src/engine/money-plan.ts';
 import type { CodeRecord, FlexInvestment, TradeBalance } from '../src/domain/account.ts';
 import type { MarketRules } from '../src/domain/market.ts';
 import { Decimal, ZERO } from '../src/domain/money.ts';
-import { DEFAULT_READS, type SlotView, type SnapshotPart } from '../src/engine/contract.ts';
+import { DEFAULT_READS, type SlotView, type SnapshotPart, checkDecision } from '../src/engine/contract.ts';
 
 /** A plain-object SlotView for specification tests. Money is given as decimal text. */
 export interface ViewSpec {
@@ -120,7 +120,8 @@ export function marketRules(overrides: Partial<Record<keyof MarketRules, unknown
 export async function decideWith<P>(strategy: Strategy<P>, env: Readonly<Record<string, string>>, spec: ViewSpec = {}): Promise<readonly Intent[]> {
   const params = parseInstanceParams(strategy, { STRATEGY: strategy.name, SCHEDULE: '0 9 * * *', ...env }, `${strategy.name}.env`);
   const reads = strategy.reads === undefined ? undefined : strategy.reads(params);
-  return strategy.decide(slotView({ ...spec, ...(reads === undefined ? {} : { reads }) }), params);
+  // Checked as the engine checks it: an answer a live slot would reject throws here (a TypeError naming each bad intent).
+  return checkDecision(await strategy.decide(slotView({ ...spec, ...(reads === undefined ? {} : { reads }) }), params));
 }
 
 /**
@@ -136,7 +137,7 @@ export async function judgeWith<P>(
   const params = parseInstanceParams(strategy, { STRATEGY: strategy.name, SCHEDULE: '0 9 * * *', ...env }, `${strategy.name}.env`);
   const reads = strategy.reads === undefined ? undefined : strategy.reads(params);
   const view = slotView({ ...spec, ...(reads === undefined ? {} : { reads }) });
-  const intents = await strategy.decide(view, params);
+  const intents = checkDecision(await strategy.decide(view, params));
   const maxOrderQuote = spec.maxOrderQuote === undefined || spec.maxOrderQuote === null ? null : new Decimal(spec.maxOrderQuote);
   const refusals = planMoney(intents, view, { maxOrderQuote, killed: null });
   return intents.map((intent, i) => ({ intent, refused: refusals[i]?.code ?? null, message: refusals[i]?.message ?? null }));

@@ -273,6 +273,22 @@ export const COMMON_KEYS: ReadonlySet<string> = new Set(COMMON_PARAMS.map((spec)
 
 
 /**
+ * A strategy's answer as the engine takes it: an array of valid intents, or a TypeError saying
+ * what is wrong with it (each bad intent by its index and kind). The slot runner, the pre-flight
+ * of `stacker check` and the SDK's test helpers all judge an answer by this one rule, so a check
+ * or a test never passes what a live slot would reject.
+ */
+export function checkDecision(answer: unknown): readonly Intent[] {
+  if (!Array.isArray(answer)) throw new TypeError(`decide must return an array of intents (got ${answer === null ? 'null' : typeof answer})`);
+  const problems = answer.flatMap((intent: unknown, index) => {
+    if (intent === null || typeof intent !== 'object') return [`intent #${index} must be an object (got ${intent === null ? 'null' : typeof intent})`];
+    return intentProblems(intent as Intent).map((problem) => `intent #${index} (${String((intent as { kind?: unknown }).kind)}): ${problem}`);
+  });
+  if (problems.length > 0) throw new TypeError(problems.join('; '));
+  return answer as Intent[];
+}
+
+/**
  * What is wrong with one intent a strategy returned (empty when nothing). The engine checks
  * every intent before journalling: strategies are user code, and TypeScript types do not reach
  * a module loaded at run time.
@@ -281,7 +297,8 @@ export function intentProblems(intent: Intent): string[] {
   const found: string[] = [];
   const positive = (field: string, value: unknown): void => {
     if (!isDecimal(value)) found.push(`${field} must be a Decimal`);
-    else if (!value.isFinite() || value.lte(0)) found.push(`${field} must be greater than 0`);
+    else if (!value.isFinite()) found.push(`${field} must be a finite number (got ${value.toString()})`);
+    else if (value.lte(0)) found.push(`${field} must be greater than 0`);
   };
   const text = (field: string, value: unknown): void => {
     if (typeof value !== 'string' || value === '') found.push(`${field} must be non-empty text`);

@@ -2,7 +2,7 @@ import { isMoneyIntent, type Intent } from '../domain/intent.ts';
 import { formatDecimal } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
 import type { Decimal } from '../domain/money.ts';
-import { type RunMode, type Strategy, intentProblems, readsOf } from './contract.ts';
+import { type RunMode, type Strategy, checkDecision, readsOf } from './contract.ts';
 import { errorMessage } from './error-policy.ts';
 import { planMoney } from './money-plan.ts';
 import { snapshotBooks, takeSnapshot } from './snapshot.ts';
@@ -55,12 +55,8 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
         state: new Map(),
         budget: { remainingQuote: () => null, maxOrderQuote: () => instance.maxOrderQuote },
       });
-      const intents = await instance.strategy.decide(view, instance.params);
-      const valid = intents.filter((intent) => {
-        const broken = intentProblems(intent);
-        if (broken.length > 0) problems.push(`${intent.kind}: ${broken.join('; ')}`);
-        return broken.length === 0;
-      });
+      // Judged as a live slot judges it: one bad intent and the slot sends nothing.
+      const valid = checkDecision(await instance.strategy.decide(view, instance.params));
       const refusals = planMoney(valid, view, { maxOrderQuote: instance.maxOrderQuote, killed: null });
       for (const [index, intent] of valid.entries()) {
         if (intent.kind === 'refusal') judged.push({ kind: intent.kind, summary: intent.message, verdict: 'refused', reason: intent.reason });

@@ -1,7 +1,7 @@
 import type { CandleWindow } from './candle-book.ts';
 import { type Intent, isMoneyIntent } from '../domain/intent.ts';
 import type { NewIntent } from '../store/journal.ts';
-import { type BudgetView, type SlotView, type SnapshotPart, type Strategy, intentProblems } from './contract.ts';
+import { type BudgetView, type SlotView, type SnapshotPart, type Strategy, checkDecision } from './contract.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
 import { type MoneyOutcome, executeMoneyIntent } from './executor.ts';
 import { tellRefused } from './intent-events.ts';
@@ -88,10 +88,7 @@ export async function attemptSlot(
 
   let intents: readonly Intent[];
   try {
-    intents = await instance.strategy.decide(view, instance.params);
-    if (!Array.isArray(intents)) throw new TypeError('decide must return an array of intents');
-    const problems = intents.flatMap((intent, index) => intentProblems(intent).map((problem) => `intent #${index} (${intent.kind}): ${problem}`));
-    if (problems.length > 0) throw new TypeError(problems.join('; '));
+    intents = checkDecision(await instance.strategy.decide(view, instance.params));
   } catch (error) {
     const reason = `strategy ${instance.strategy.name} failed: ${errorMessage(error)}`;
     if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });

@@ -7,6 +7,12 @@ import type { Io } from '../../src/cli/output.ts';
 import { LiveExchange } from '../../src/exchange/live.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { type CountingProxy, countingProxy } from './run-cli.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '../../src/domain/errors.ts';
+import { STRATEGIES } from '../../strategies/index.ts';
+import { Decimal, defineStrategy, intent, param } from '../../strategies/sdk.ts';
 
 /**
  * `stacker check --live` with the shipped example instances against the sandbox's demo account,
@@ -62,6 +68,34 @@ describe('stacker check against the sandbox', () => {
     expect(dca?.intents.some((i) => i.kind === 'buy-stock-market' && i.verdict === 'would-send')).toBe(true);
     expect(proxy.requests.length).toBeGreaterThan(0);
     expect(proxy.requests.filter((request) => WRITES.some((path) => request.endsWith(path)))).toEqual([]);
+  });
+
+  it('judges a strategy answer as a live slot does: one bad intent and nothing would be sent, the bad one named by its index', async () => {
+    const goodAndBad = defineStrategy({
+      name: 'good-and-bad',
+      describe: 'A good buy and a bad one.',
+      params: { MARKET: param.market({ description: 'Where to buy.', example: 'BTC_USDT' }) },
+      reads: () => ['markets', 'prices', 'balances'],
+      async decide(_view, params) {
+        return [intent.buy(params.MARKET, new Decimal('0.0001')), intent.buy(params.MARKET, new Decimal('-1'))];
+      },
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'stacker-check-answer-'));
+    try {
+      writeFileSync(join(dir, 'mixed.env'), 'STRATEGY=good-and-bad\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\n');
+      const out: string[] = [];
+      const io: Io = { out: (text) => void out.push(text), err: () => undefined };
+      const ctx = new CommandContext('check', { json: true }, io, { json: true, verbose: false, lookupHint: undefined });
+      const error = await check(ctx, { strategies: dir, dataDir: dir }, {
+        env: { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: 'USDT=1000' },
+        strategies: new Map([...STRATEGIES, [goodAndBad.name, goodAndBad as never]]),
+      }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConfigError);
+      const result = JSON.parse(out.join('')) as { preflight: Array<{ instance: string; ok: boolean; intents: unknown[]; problems: string[] }> };
+      expect(result.preflight).toEqual([{ instance: 'mixed', ok: false, intents: [], problems: ['intent #1 (buy-stock-market): amount must be greater than 0'] }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('pre-flights in dry-run through the real exchange factory: public market data, the paper wallet, no key sent', async () => {

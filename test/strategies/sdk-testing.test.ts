@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { checkDecision } from '../../src/engine/contract.ts';
+import { Decimal, defineStrategy, intent, param } from '../../strategies/sdk.ts';
+import { decideWith, judgeWith, marketRules } from '../../strategies/sdk-testing.ts';
+
+// The SDK's test helpers judge a strategy's answer by the engine's own rule (checkDecision): an
+// answer a live slot would reject, and disable the instance for, fails the author's test too
+// instead of passing as an ordinary guard refusal.
+
+/** A strategy answering whatever `answer` gives for the slot. */
+function answering(answer: () => unknown) {
+  return defineStrategy({
+    name: 'answering',
+    describe: 'Answers what the test gives.',
+    params: { MARKET: param.market({ description: 'Where to buy.', example: 'BTC_USDT' }) },
+    reads: () => ['markets', 'prices', 'balances'],
+    async decide() {
+      return answer() as never;
+    },
+  });
+}
+
+const ENV = { MARKET: 'BTC_USDT' };
+
+describe('the SDK test helpers judge an answer as the engine does', () => {
+  it.each([
+    ['not an array', () => ({ kind: 'note' }), /decide must return an array of intents \(got object\)/],
+    ['undefined', () => undefined, /decide must return an array of intents \(got undefined\)/],
+    ['a null intent', () => [null], /intent #0 must be an object \(got null\)/],
+    ['a negative amount', () => [intent.buy('BTC_USDT', new Decimal('-1'))], /intent #0 \(buy-stock-market\): amount must be greater than 0/],
+    ['a NaN amount', () => [intent.buy('BTC_USDT', new Decimal(Number.NaN))], /intent #0 \(buy-stock-market\): amount must be a finite number \(got NaN\)/],
+    ['a number for an amount', () => [{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: 0.001 }], /intent #0 \(buy-stock-market\): amount must be a Decimal/],
+    ['a good buy beside a bad one', () => [intent.buy('BTC_USDT', new Decimal('0.001')), intent.buy('BTC_USDT', new Decimal('0'))], /intent #1 \(buy-stock-market\): amount must be greater than 0/],
+  ])('rejects %s in decideWith and judgeWith, naming the intent', async (_name, answer, message) => {
+    await expect(decideWith(answering(answer), ENV)).rejects.toThrow(message);
+    await expect(judgeWith(answering(answer), ENV)).rejects.toThrow(message);
+    expect(() => checkDecision(answer())).toThrow(TypeError);
+  });
+
+  it('passes a valid answer through, judged by the guards', async () => {
+    const funded = { markets: [marketRules()], prices: { BTC_USDT: '65000' }, trade: { USDT: { available: '1000' } } };
+    const buy = answering(() => [intent.buy('BTC_USDT', new Decimal('0.001'))]);
+    expect((await judgeWith(buy, ENV, funded)).map((j) => [j.intent.kind, j.refused])).toEqual([['buy-stock-market', null]]);
+    expect((await judgeWith(buy, ENV, { ...funded, trade: { USDT: { available: '1' } } })).map((j) => j.refused)).toEqual(['insufficient-funds']);
+  });
+});
