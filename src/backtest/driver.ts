@@ -36,6 +36,12 @@ export interface BacktestInput {
   readonly rules?: MarketRules;
   /** Where `rules` came from, for the report; required with `rules` (without both: the demo rules). */
   readonly rulesOrigin?: RulesOrigin;
+  /**
+   * The same market's candles from before the period (the file read from earlier than --from):
+   * what the strategies' candle windows read, so a window reaching back past the period's start
+   * is whole. The period itself (slots, fills, the report) stays `candles`.
+   */
+  readonly history?: CandleSeries;
   /** A file to keep the journal in, for `stacker journal --mode backtest` afterwards; in memory when absent. */
   readonly journalPath?: string;
   readonly logger?: EngineLogger;
@@ -80,6 +86,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
     slippagePct: input.slippagePct,
     ...(input.rules === undefined ? {} : { rules: input.rules }),
     ...(input.flex === null ? {} : { flex: [input.flex] }),
+    ...(input.history === undefined ? {} : { history: input.history }),
   });
   const markets = await exchange.markets();
   // Its exchange lists the one market of the candles: a file for another market is the wrong pairing, not a typo.

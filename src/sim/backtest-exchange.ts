@@ -36,6 +36,11 @@ export interface BacktestExchangeOptions {
   readonly rules?: MarketRules | readonly MarketRules[];
   /** Flex investments; one with `aprPct` earns it daily, paid at 00:00 UTC in virtual time. */
   readonly flex?: readonly FlexSeed[];
+  /**
+   * Longer series of the same markets, for the strategies' candle windows only: a period cut by
+   * --from still shows a 30-day window the 30 days before it. The fill rule never reads them.
+   */
+  readonly history?: CandlePrices | readonly CandlePrices[];
 }
 
 /**
@@ -56,6 +61,8 @@ export class BacktestExchange extends SimAccount implements Exchange {
   readonly kind = 'backtest' as const;
   readonly #clock: Clock;
   readonly #candles: ReadonlyMap<string, CandlePrices>;
+  /** What candles() reads: the history where given, else the candles. */
+  readonly #windows: ReadonlyMap<string, CandlePrices>;
   readonly #rules: readonly MarketRules[];
 
   constructor(options: BacktestExchangeOptions) {
@@ -83,6 +90,8 @@ export class BacktestExchange extends SimAccount implements Exchange {
     super(sim);
     this.#clock = options.clock;
     this.#candles = candles;
+    const history = options.history === undefined ? [] : Array.isArray(options.history) ? (options.history as readonly CandlePrices[]) : [options.history as CandlePrices];
+    this.#windows = new Map([...candles, ...history.map((s) => [s.market, s] as const)]);
     this.#rules = rules;
   }
 
@@ -97,7 +106,7 @@ export class BacktestExchange extends SimAccount implements Exchange {
 
   /** The data's own candles, as hourly ones, never past the clock: a strategy sees only closed hours. */
   async candles(request: { readonly market: string; readonly fromSec: number; readonly toSec: number }): Promise<readonly Candle[]> {
-    const series = this.#candles.get(request.market);
+    const series = this.#windows.get(request.market);
     const toSec = Math.min(request.toSec, Math.floor(this.#clock.nowMs() / 1000 / 3600) * 3600);
     return series?.hourly === undefined || toSec <= request.fromSec ? [] : series.hourly(request.fromSec, toSec);
   }

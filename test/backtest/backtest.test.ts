@@ -10,6 +10,7 @@ import { type RunObserver, runBacktest } from '../../src/backtest/driver.ts';
 import { buildReport } from '../../src/backtest/report/build.ts';
 import { loadStrategyFiles } from '../../src/config/daemon-config.ts';
 import { Decimal, formatDecimal, roundUp } from '../../src/domain/money.ts';
+import { defineStrategy, param } from '../../strategies/sdk.ts';
 
 const run = promisify(execFile);
 const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
@@ -111,6 +112,49 @@ describe('a backtest over real candles', () => {
       weekly.set(week, (weekly.get(week) ?? new Decimal(0)).add(order.filledQuote));
     }
     for (const spent of weekly.values()) expect(spent.lte(150)).toBe(true);
+  });
+
+  it("shows a strategy's candle window the hours before --from: a window reaching back past the period's start is whole", async () => {
+    const seen: number[] = [];
+    const probe = defineStrategy({
+      name: 'window-probe',
+      describe: 'Counts the candles of its window.',
+      params: { MARKET: param.market({ description: 'Where.', example: 'BTC_USDT' }) },
+      reads: () => ['candles'],
+      candleWindows: (params) => [{ market: params.MARKET, lookbackSec: 3 * 86_400 }],
+      async decide(view, params) {
+        seen.push(view.candles(params.MARKET).length);
+        return [];
+      },
+    });
+    const instances = await loadStrategyFiles([strategyFile('window-probe', 'STRATEGY=window-probe\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\n')], { strategies: new Map([[probe.name, probe as never]]) });
+    const fromMs = Date.UTC(2021, 2, 10);
+    const over = (history: boolean) =>
+      runBacktest({
+        candles: loadCandles(FIXTURE, { market: 'BTC_USDT', fromMs }),
+        ...(history ? { history: loadCandles(FIXTURE, { market: 'BTC_USDT', fromMs: fromMs - 3 * 86_400_000 - 3_600_000 }) } : {}),
+        market: 'BTC_USDT',
+        dataFile: FIXTURE,
+        instances,
+        wallet: new Map([['USDT', new Decimal('1000')]]),
+        slippagePct: new Decimal(0),
+        flex: null,
+      });
+    const whole = await over(true);
+    // Five slots, 2021-03-10 to 14 at 09:00, each with the 72 hours before it.
+    expect(seen).toEqual([72, 72, 72, 72, 72]);
+    expect(whole.fromMs).toBe(fromMs);
+    seen.length = 0;
+    await over(false);
+    expect(seen[0]).toBe(9);
+
+    // The CLI reads the file from before --from for them: dca's dip window on the first slot.
+    const dip = strategyFile('dip-window', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT_QUOTE=10\nDIP_PCT=1\nDIP_MULTIPLIER=2\nDIP_LOOKBACK=3d\n');
+    const journal = join(dir, 'dip-window.db');
+    await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', dip, '--from', '2021-03-05', '--journal', journal, '--json']);
+    const read = JSON.parse((await run(process.execPath, [CLI, 'journal', '--journal', journal, '--json'])).stdout) as { entries: Array<{ kind: string; slotTime: string; intent: { data?: Record<string, string> } }> };
+    const notes = read.entries.filter((e) => e.kind === 'note').map((e) => [e.slotTime, e.intent.data?.['candles']]);
+    expect(notes).toContainEqual(['2021-03-05T09:00:00.000Z', '72']);
   });
 
   it('gives a byte-identical JSON report for the same input (CLI, twice)', async () => {

@@ -9,6 +9,8 @@ export interface CommonInput {
   readonly data: string;
   /** The candles of `data` over the period, parsed once by the caller; each run reads the file again when absent. */
   readonly candles?: SharedCandleColumns;
+  /** The file from before the period, for the strategies' candle windows (BacktestInput.history). */
+  readonly history?: SharedCandleColumns;
   readonly market: string;
   readonly fromMs?: number;
   readonly toMs?: number;
@@ -49,6 +51,7 @@ export async function runJob(common: CommonInput, spec: RunSpec): Promise<RunRes
   const instances = await loadStrategyFiles(spec.files, { overrides: spec.overrides });
   const run = await runBacktest({
     candles,
+    ...(common.history === undefined ? {} : { history: sharedCandles(common.history) }),
     market: common.market,
     dataFile: common.data,
     instances,

@@ -83,6 +83,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   ]);
   const instances = await loadStrategyFiles(args.strategies);
   const candles = await periodCandles(args, flags.data);
+  const history = await windowHistory(args, flags.data, longestWindowMs(instances));
 
   const { backtestRules } = await import('./backtest-rules.ts');
   const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
@@ -100,6 +101,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount, aprPct: args.flexApr },
     ...(flags.journal === undefined ? {} : { journalPath: flags.journal }),
     ...(progress === undefined ? {} : { onProgress: progress.update }),
+    ...(history === null ? {} : { history }),
   });
   progress?.done();
   const report = buildReport(run);
@@ -150,19 +152,22 @@ async function compare(
   if (sweeps.length > 0 && args.strategies.length !== 1) throw InputError.one('--sweep', `sweeps one strategy file; give exactly one --strategy (got ${args.strategies.length})`);
   if (sweeps.length > 0 && flags.together === true) throw InputError.one('--together', 'is for several strategy files on one wallet; a --sweep runs one file');
   const specs = sweeps.length > 0 ? sweepRuns(args.strategies[0] as string, sweeps) : sideBySideRuns(args.strategies, instanceNameOf);
-  for (const spec of specs) await loadStrategyFiles(spec.files, { overrides: spec.overrides });
+  let windowMs = 0;
+  for (const spec of specs) windowMs = Math.max(windowMs, longestWindowMs(await loadStrategyFiles(spec.files, { overrides: spec.overrides })));
   const runs = startRuns(specs.length);
   let results: Awaited<ReturnType<typeof runs.run>>;
   try {
     // Read here once, so a bad file is reported before any run starts; the runs (worker threads) share what it parsed.
     const { shareCandles } = await import('../../candles/index.ts');
     const candles = shareCandles(await periodCandles(args, flags.data, { shared: true }));
+    const history = await windowHistory(args, flags.data, windowMs, { shared: true });
     const [{ backtestRules }, { rulesToJson }] = await Promise.all([import('./backtest-rules.ts'), import('../../backtest/rules/rules-file.ts')]);
     const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
     results = await runs.run(
       {
         data: args.data,
         candles,
+        ...(history === null ? {} : { history: shareCandles(history) }),
         market: args.market,
         ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
         ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
@@ -232,6 +237,28 @@ function progressBar(): { update: (done: number, total: number) => void; done: (
       process.stderr.write('\r\x1b[K');
     },
   };
+}
+
+/** The longest candle window the instances' strategies read, in ms; 0 when none reads candles. */
+function longestWindowMs(instances: readonly import('../../config/instance-config.ts').InstanceConfig[]): number {
+  let longest = 0;
+  for (const instance of instances) for (const window of instance.strategy.candleWindows?.(instance.params) ?? []) longest = Math.max(longest, window.lookbackSec * 1000);
+  return longest;
+}
+
+/**
+ * The file read from as far before --from as the longest window reaches (an hour more: the
+ * window's first hour), for the strategies' candle windows: without it a 30-day window on the
+ * period's first days saw only the hours since --from. null when there is no --from or no window.
+ */
+async function windowHistory(
+  args: { data: string; market: string; fromMs?: number | undefined; toMs?: number | undefined },
+  shown: string,
+  windowMs: number,
+  options: { readonly shared?: boolean } = {},
+): Promise<import('../../candles/index.ts').CandleSeries | null> {
+  if (args.fromMs === undefined || windowMs === 0) return null;
+  return periodCandles({ ...args, fromMs: args.fromMs - windowMs - 3_600_000 }, shown, options);
 }
 
 /** The candles of the period asked, a bad file or an empty period being bad input. */
