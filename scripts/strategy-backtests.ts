@@ -18,6 +18,8 @@ const TO_MS = Date.UTC(2024, 0, 1) - 1;
 const WALLET = '30000';
 
 const candles = loadCandles(DATA, { market: 'BTC_USDT', fromMs: FROM_MS, toMs: TO_MS });
+// The hours before FROM_MS too, for the strategies' candle windows (as `stacker backtest --from` reads them).
+const history = loadCandles(DATA, { market: 'BTC_USDT', toMs: TO_MS });
 const files = readdirSync(join(ROOT, 'config/backtest'))
   .filter((name) => name.endsWith('.env'))
   .sort()
@@ -30,7 +32,7 @@ for (const file of files) {
   const instances = await loadStrategyFiles([file]);
   const instance = instances[0];
   if (instance === undefined || instance.strategy.budgetAsset === undefined) continue;
-  const run = await runBacktest({ candles, market: 'BTC_USDT', dataFile: DATA, instances, wallet: new Map([['USDT', new Decimal(WALLET)]]), slippagePct: new Decimal(0), flex: null });
+  const run = await runBacktest({ candles, history, market: 'BTC_USDT', dataFile: DATA, instances, wallet: new Map([['USDT', new Decimal(WALLET)]]), slippagePct: new Decimal(0), flex: null });
   const report = buildReport(run);
   const invested = new Decimal(report.totals.quoteSpentWithFees);
   const held = new Decimal(report.totals.baseAcquired).sub(report.totals.fees[report.base] ?? '0');
