@@ -1,4 +1,5 @@
 import { enableCompileCache } from 'node:module';
+import { watchUnfinishedExit } from './cli/unfinished-exit.ts';
 
 /**
  * The `stacker` command (bin/stacker.js, which `npm start -- …` and `npx stacker` run, imports
@@ -11,9 +12,15 @@ import { enableCompileCache } from 'node:module';
  * The exit code is set, not forced, so stdout drains before the process ends; the unref'd
  * timer only fires if a stray handle would keep a finished command alive.
  */
+// A process whose work ran out while its command still waited is a failure, not exit 0.
+const watch = watchUnfinishedExit(process, process.stderr);
+
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   // `stacker codes | head`: the reader left; that is not our failure.
-  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  if (error.code === 'EPIPE') {
+    watch.finished();
+    process.exit(process.exitCode ?? 0);
+  }
   throw error;
 });
 
@@ -23,5 +30,6 @@ if (import.meta.url.endsWith('.ts')) enableCompileCache();
 const { runCli } = await import('./cli/main.ts');
 const argv = process.argv.slice(2);
 const exitCode = await runCli(argv[0] === '--' ? argv.slice(1) : argv);
+watch.finished();
 process.exitCode = exitCode;
 setTimeout(() => process.exit(exitCode), 2000).unref();

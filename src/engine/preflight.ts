@@ -5,6 +5,7 @@ import type { Decimal } from '../domain/money.ts';
 import { type RunMode, type Strategy, checkDecision, readsOf } from './contract.ts';
 import { errorMessage } from './error-policy.ts';
 import { planMoney } from './money-plan.ts';
+import { DECIDE_TIME_LIMIT_MS, withinTimeLimit } from './runtime.ts';
 import { snapshotBooks, takeSnapshot } from './snapshot.ts';
 
 export interface PreflightIntent {
@@ -56,7 +57,7 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
         budget: { remainingQuote: () => null, maxOrderQuote: () => instance.maxOrderQuote },
       });
       // Judged as a live slot judges it: one bad intent and the slot sends nothing.
-      const valid = checkDecision(await instance.strategy.decide(view, instance.params));
+      const valid = checkDecision(await withinTimeLimit(Promise.resolve(instance.strategy.decide(view, instance.params)), DECIDE_TIME_LIMIT_MS, 'decide'));
       const refusals = planMoney(valid, view, { maxOrderQuote: instance.maxOrderQuote, killed: null });
       for (const [index, intent] of valid.entries()) {
         if (intent.kind === 'refusal') judged.push({ kind: intent.kind, summary: intent.message, verdict: 'refused', reason: intent.reason });

@@ -129,6 +129,29 @@ export interface EngineTiming {
   readonly snapshotRetry?: SnapshotRetryTiming;
   /** How long a market order may stay open, counted from its send, before the operator is told it is stuck; LIVE_STUCK_ORDER_MS when absent. */
   readonly stuckOrderMs?: number;
+  /** How long a strategy's decide may take before it counts as failed; DECIDE_TIME_LIMIT_MS when absent. */
+  readonly decideTimeLimitMs?: number;
+}
+
+/**
+ * How long a strategy's decide may take. It decides on a snapshot already read, so it answers in
+ * milliseconds; one that has not answered in 30 s never will (a promise nothing settles), and
+ * waiting for it would keep its instance "running" for good, every later slot missed. It is a
+ * failed strategy like one that throws: the slot is journalled failed and the instance disabled.
+ */
+export const DECIDE_TIME_LIMIT_MS = 30_000;
+
+/** `work`, or a TypeError naming `what` when it has not settled within `limitMs`. */
+export async function withinTimeLimit<T>(work: Promise<T>, limitMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new TypeError(`${what} did not answer within ${limitMs / 1000} s`)), limitMs);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

@@ -6,7 +6,7 @@ import { FatalEngineError, classifyError, errorCode, errorMessage } from './erro
 import { type MoneyOutcome, executeMoneyIntent } from './executor.ts';
 import { tellRefused } from './intent-events.ts';
 import { groupOf, planMoney } from './money-plan.ts';
-import { type EngineDeps, type InstanceLimits, accountCapLeft, accountOfInstance, accountPrefix, budgetLeft, onInstanceAccount } from './runtime.ts';
+import { DECIDE_TIME_LIMIT_MS, type EngineDeps, type InstanceLimits, accountCapLeft, accountOfInstance, accountPrefix, budgetLeft, onInstanceAccount, withinTimeLimit } from './runtime.ts';
 import { type SnapshotBooks, takeSnapshot } from './snapshot.ts';
 
 /** A strategy instance ready to run: its module, parsed params and limits. */
@@ -88,7 +88,8 @@ export async function attemptSlot(
 
   let intents: readonly Intent[];
   try {
-    intents = checkDecision(await instance.strategy.decide(view, instance.params));
+    const decided = instance.strategy.decide(view, instance.params);
+    intents = checkDecision(await withinTimeLimit(Promise.resolve(decided), deps.timing.decideTimeLimitMs ?? DECIDE_TIME_LIMIT_MS, 'decide'));
   } catch (error) {
     const reason = `strategy ${instance.strategy.name} failed: ${errorMessage(error)}`;
     if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });

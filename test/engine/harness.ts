@@ -43,6 +43,8 @@ export const TEST_TIMING: EngineTiming = {
   snapshotRetry: { firstDelayMs: 50, maxDelayMs: 200 },
   // Past the settle window the suites move the clock by, so an order looked up late is not called stuck too.
   stuckOrderMs: 5 * 60_000,
+  // A decide that never answers is given up on in the time a test can wait.
+  decideTimeLimitMs: 1_000,
 };
 
 /** The settle window the harness's instances use: what a test moves the clock past. */

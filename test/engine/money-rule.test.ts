@@ -334,6 +334,23 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
       expect((await world.journal.getSlot({ instance: 'broken', slotTimeMs: SLOT }))?.status).toBe('failed');
     });
+
+    it('a strategy whose decide never answers is failed at the time limit and disabled, nothing sent; the others keep running', async () => {
+      const hung = defineStrategy({
+        name: 'hung',
+        describe: 'never answers',
+        params: {},
+        reads: () => [],
+        decide: () => new Promise<never>(() => {}),
+      });
+      const engine = world.engine([runtimeOf({ instance: 'hung', strategy: hung, env: {} }), dcaBtc()]);
+      expect(await engine.runSlot('hung', SLOT)).toBe('disabled');
+      expect(engine.isEnabled('hung')).toBe(false);
+      expect(engine.isRunning('hung')).toBe(false);
+      expect(await world.journal.getSlot({ instance: 'hung', slotTimeMs: SLOT })).toMatchObject({ status: 'failed', reason: expect.stringContaining('decide did not answer within 1 s') });
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
+      expect(sandboxOrders()).toHaveLength(1);
+    });
   });
 
   describe('reconciliation on start', () => {
