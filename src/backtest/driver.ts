@@ -15,7 +15,7 @@ import { BacktestExchange } from '../sim/backtest-exchange.ts';
 import type { CandleSeries } from '../candles/index.ts';
 import type { RulesOrigin } from './rules/origin.ts';
 import { type FactPlace, RunFacts } from './report/facts.ts';
-import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal } from './report/run.ts';
+import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal, StrategyFailure } from './report/run.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import { MemoryJournal } from '../store/memory-journal.ts';
 import { HeapCeiling } from './heap-ceiling.ts';
@@ -132,6 +132,17 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
     );
 
     const heap = input.heapCeiling ?? new HeapCeiling();
+    // A strategy that fails is disabled, as live; the report says so instead of showing a quiet run.
+    const failures = new Map<string, StrategyFailure>();
+    const noteDisabled = async (instance: string, slotTimeMs: number): Promise<void> => {
+      const known = failures.get(instance);
+      if (known !== undefined) {
+        known.slotsNotRun += 1;
+        return;
+      }
+      const slot = await journal.getSlot({ instance, slotTimeMs });
+      failures.set(instance, { instance, atMs: slotTimeMs, reason: slot?.reason ?? 'its strategy failed', slotsNotRun: 0 });
+    };
     let firstSlot: { timeMs: number; price: Decimal } | null = null;
     const chartCandles: Array<{ timeSec: number; close: Decimal }> = [];
     const step = Math.max(1, Math.ceil(candles.length / CHART_POINTS));
@@ -197,7 +208,8 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
           const price = exchange.sim.bestAskAt(input.market, slotTimeMs);
           if (price !== null) firstSlot = { timeMs: slotTimeMs, price };
         }
-        await engine.runSlot(instance, slotTimeMs);
+        const outcome = await engine.runSlot(instance, slotTimeMs);
+        if (outcome === 'disabled') await noteDisabled(instance, slotTimeMs);
         await engine.track();
         if (memory !== null) fold(await memory.retireSettled());
         const price = exchange.priceAt(input.market, slotTimeMs);
@@ -237,6 +249,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       firstSlot,
       settings: { slippagePct: input.slippagePct, flexAprPct: input.flex?.aprPct ?? null },
       rules: { values: rules, origin: input.rulesOrigin ?? { source: 'demo' } },
+      strategyFailures: [...failures.values()],
     };
   } finally {
     await journal.close();

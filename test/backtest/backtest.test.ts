@@ -114,6 +114,28 @@ describe('a backtest over real candles', () => {
     for (const spent of weekly.values()) expect(spent.lte(150)).toBe(true);
   });
 
+  it('reports a strategy that failed, when and why, and the slots it then did not run, instead of a quiet run', async () => {
+    let calls = 0;
+    const flaky = defineStrategy({
+      name: 'flaky',
+      describe: 'Fails on its third slot.',
+      params: {},
+      reads: () => [],
+      async decide() {
+        calls += 1;
+        if (calls === 3) throw new TypeError('the third call broke');
+        return [];
+      },
+    });
+    const [dcaInstance] = await loadStrategyFiles([strategyFile('steady', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n')]);
+    const [flakyInstance] = await loadStrategyFiles([strategyFile('flaky', 'STRATEGY=flaky\nSCHEDULE="0 9 * * *"\n')], { strategies: new Map([[flaky.name, flaky as never]]) });
+    const run = await backtestFixture([dcaInstance!, flakyInstance!]);
+    const report = buildReport(run);
+    // The fixture's 14 days: the third slot fails, the 11 after it do not run; the other instance buys on.
+    expect(report.strategyFailures).toEqual([{ instance: 'flaky', atMs: Date.UTC(2021, 2, 3, 9), at: '2021-03-03T09:00:00.000Z', reason: 'strategy flaky failed: the third call broke', slotsNotRun: 11 }]);
+    expect(report.orders.filled).toBe(14);
+  });
+
   it("shows a strategy's candle window the hours before --from: a window reaching back past the period's start is whole", async () => {
     const seen: number[] = [];
     const probe = defineStrategy({

@@ -96,6 +96,8 @@ export interface BacktestReport {
   periods: { yearly: PeriodRow[]; monthly: PeriodRow[] };
   flex: { total: number; byStatus: Record<string, number> };
   byInstance: InstanceTotals[];
+  /** Instances whose strategy failed and that were disabled, as live: when, why, and how many of their slots did not run. */
+  strategyFailures: Array<{ instance: string; atMs: number; at: string; reason: string; slotsNotRun: number }>;
 }
 
 const ROUND = { value: (x: Decimal) => roundValue(x), pct: (x: Decimal) => roundPct(x) };
@@ -198,6 +200,7 @@ export function buildReport(run: BacktestRun): BacktestReport {
     periods: { yearly: periods(run, 'year', ROUND), monthly: periods(run, 'month', ROUND) },
     flex: { total: facts.flexCount, byStatus: sortedRecord([...facts.flexByStatus]) },
     byInstance: instanceTotals(run),
+    strategyFailures: (run.strategyFailures ?? []).map((f) => ({ instance: f.instance, atMs: f.atMs, at: new Date(f.atMs).toISOString(), reason: f.reason, slotsNotRun: f.slotsNotRun })),
   };
 }
 

@@ -50,6 +50,9 @@ export function headlineRows(report: BacktestReport): HeadlineRow[] {
   if (ranOut !== null) {
     rows.push({ label: 'Ran out of money', value: '', note: `on ${utcMinute(ranOut.atMs)}: ${ranOut.refusedFromThen} buys refused for insufficient funds from then on` });
   }
+  for (const failure of report.strategyFailures) {
+    rows.push({ label: 'Strategy failed', value: '', note: `${failure.instance} on ${utcMinute(failure.atMs)}, disabled (${failure.slotsNotRun} later slots not run): ${failure.reason}`, tone: 'bad' });
+  }
   if (report.value.unvaluedAssets.length > 0) {
     rows.push({ label: 'Not valued', value: '', note: report.value.unvaluedAssets.join(', ') });
   }

@@ -44,4 +44,13 @@ export interface BacktestRun {
   settings: { slippagePct: Decimal; flexAprPct: Decimal | null };
   /** The market rules traded on, and where they came from. */
   rules: { values: MarketRules; origin: RulesOrigin };
+  /** Instances the engine disabled (their strategy threw, answered wrong or not at all): when, why, and how many of their slots did not run after. */
+  strategyFailures?: StrategyFailure[];
+}
+
+export interface StrategyFailure {
+  instance: string;
+  atMs: number;
+  reason: string;
+  slotsNotRun: number;
 }

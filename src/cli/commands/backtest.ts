@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { type RuleFlags, parseRuleFlags } from '../../backtest/rules/rule-flags.ts';
 import { Decimal } from '../../domain/money.ts';
-import { InputError } from '../../domain/errors.ts';
+import { EXIT, InputError } from '../../domain/errors.ts';
 import { checkAll, marketName, optional } from '../args.ts';
 import { newFile, outputFile, writeOutputFile } from '../file-flags.ts';
 import type { CommandContext } from '../context.ts';
@@ -115,6 +115,8 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     if (flags.report !== undefined) ctx.io.out(`\nreport: ${flags.report}\n`);
     if (flags.journal !== undefined) ctx.io.out(`journal: ${flags.journal} (read it with: stacker journal --journal ${flags.journal}, stacker orders --journal ${flags.journal})\n`);
   }
+  // The report is whole, but a strategy failed in it (it would have been disabled live): not a success.
+  if (report.strategyFailures.length > 0) ctx.setExitCode(EXIT.failure);
 }
 
 /**
@@ -189,7 +191,11 @@ async function compare(
   else {
     ctx.io.out(renderComparison(results, { color: process.stdout.isTTY === true }));
     if (flags.report !== undefined) ctx.io.out(`\nreport: ${flags.report}\n`);
+    for (const result of results) {
+      for (const failure of result.report.strategyFailures) ctx.io.err(`${result.label}: strategy failed: ${failure.instance} on ${failure.at}, disabled (${failure.slotsNotRun} later slots not run): ${failure.reason}\n`);
+    }
   }
+  if (results.some((result) => result.report.strategyFailures.length > 0)) ctx.setExitCode(EXIT.failure);
 }
 
 /** `2024-01-31`, `2024-01-31T09:00:00Z` or Unix seconds. */
