@@ -121,7 +121,23 @@ describe('decide', () => {
     const random = vi.spyOn(Math, 'random').mockImplementation(() => {
       throw new Error('a strategy read Math.random()');
     });
-    const second = await strategy.decide(view, params);
+    // `new Date()` reads the clock without Date.now: a Date made with no argument is refused too.
+    const RealDate = Date;
+    let readClock = false;
+    const NoClockDate = new Proxy(RealDate, {
+      construct(target, args: unknown[]) {
+        if (args.length === 0) readClock = true;
+        return Reflect.construct(target, args);
+      },
+    });
+    vi.stubGlobal('Date', NoClockDate);
+    let second: Awaited<ReturnType<typeof strategy.decide>>;
+    try {
+      second = await strategy.decide(view, params);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(readClock, 'a strategy made new Date() (the clock)').toBe(false);
     expect(now).not.toHaveBeenCalled();
     expect(random).not.toHaveBeenCalled();
     expect(JSON.stringify(second)).toBe(JSON.stringify(first));
