@@ -2,7 +2,7 @@ import type { InputProblem } from '../domain/errors.ts';
 import type { Intent } from '../domain/intent.ts';
 import type { CandleWindow } from './candle-book.ts';
 import { STRATEGY_API_VERSION, type SlotView, type SnapshotPart, type StartupContext, type Strategy } from './contract.ts';
-import { type ParamShape, type ParamsOf, parseDeclared, specsOf } from './param-spec.ts';
+import { type ParamShape, type ParamsOf, checkDefaults, parseDeclared, specsOf } from './param-spec.ts';
 
 /**
  * A strategy as its author writes it (contract 2): the params are declared once (`param.*`),
@@ -35,6 +35,7 @@ export interface StrategyDefinition<S extends ParamShape> {
 
 export function defineStrategy<S extends ParamShape>(definition: StrategyDefinition<S>): Strategy<ParamsOf<S>> {
   const { params: shape, check, ...rest } = definition;
+  checkDefaults(definition.name, shape);
   return {
     ...rest,
     version: STRATEGY_API_VERSION,

@@ -2,6 +2,7 @@ import type { Decimal } from '../domain/money.ts';
 import { STP_INPUT_HELP, type Stp, readStp } from '../domain/order.ts';
 import { CLIENT_ORDER_PREFIX_MAX, type ParamSpec } from './contract.ts';
 import { type DecimalRules, ParamReader } from './params.ts';
+import { ConfigError } from '../domain/errors.ts';
 
 /**
  * A strategy's parameters, declared once: each key's type, rule, default, description and
@@ -170,6 +171,26 @@ export function specsOf(shape: ParamShape): ParamSpec[] {
  * Parse an instance's env by its declaration, then the rules across keys: every problem of
  * every key in one ConfigError.
  */
+/**
+ * Each declared default, read as if an env file wrote it: a default its own rule refuses (a
+ * decimal above its max, an integer outside its bounds) is the author's mistake, refused when the
+ * strategy is defined, not reported against every user's env file that leaves the key out (or,
+ * for an integer, passed to decide unchecked).
+ */
+export function checkDefaults(strategy: string, shape: ParamShape): void {
+  for (const [key, declaration] of Object.entries(shape)) {
+    if (declaration.default === undefined) continue;
+    const reader = new ParamReader({ [key]: declaration.default }, `strategy ${strategy}`);
+    const value = declaration.read(reader, key);
+    try {
+      reader.done(value);
+    } catch (error) {
+      const rules = error instanceof ConfigError ? error.problems.map((p) => p.rule).join('; ') : String(error);
+      throw new TypeError(`strategy ${strategy}: the default of ${key} (${JSON.stringify(declaration.default)}) breaks its own rule: ${rules}`);
+    }
+  }
+}
+
 export function parseDeclared<S extends ParamShape>(
   shape: S,
   env: Readonly<Record<string, string>>,

@@ -44,3 +44,21 @@ describe('the SDK test helpers judge an answer as the engine does', () => {
     expect((await judgeWith(buy, ENV, { ...funded, trade: { USDT: { available: '1' } } })).map((j) => j.refused)).toEqual(['insufficient-funds']);
   });
 });
+
+describe('a strategy definition', () => {
+  const withParam = (params: Parameters<typeof defineStrategy>[0]['params']) => () =>
+    defineStrategy({ name: 'defaults', describe: 'Defaults.', params, reads: () => [], decide: async () => [] });
+
+  it.each([
+    ['a decimal above its max', { D: param.decimal({ description: 'd', max: '10', default: '50' }) }, /the default of D \("50"\) breaks its own rule: must be at most 10/],
+    ['an integer outside its bounds', { N: param.integer({ description: 'n', min: 1, max: 10, default: 50 }) }, /the default of N \("50"\) breaks its own rule: must be a whole number from 1 to 10/],
+    ['a duration outside its bounds', { W: param.duration({ description: 'w', min: '1h', max: '7d', default: '30d' }) }, /the default of W \("30d"\) breaks its own rule/],
+  ])('refuses %s when it is defined, naming the key: an author mistake is not blamed on the env file', (_name, params, message) => {
+    expect(withParam(params)).toThrow(TypeError);
+    expect(withParam(params)).toThrow(message);
+  });
+
+  it('takes defaults within their rules', () => {
+    expect(withParam({ D: param.decimal({ description: 'd', max: '10', default: '5' }), N: param.integer({ description: 'n', min: 1, max: 10, default: 3 }) })).not.toThrow();
+  });
+});
