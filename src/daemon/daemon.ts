@@ -23,6 +23,7 @@ import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance
 import { OperatorControls } from './controls.ts';
 import { StatusBuilder } from './status.ts';
 import { trackLoop } from './track-loop.ts';
+import { accountCapOf } from '../config/account-cap.ts';
 import { openNotifications } from './notifier.ts';
 
 export interface DaemonOptions {
@@ -479,10 +480,8 @@ function accountRouting(config: DaemonConfig, exchanges: ReadonlyMap<string, Exc
   const accountOf = new Map(config.instances.map((instance) => [instance.instance, instance.account]));
   const caps = new Map(
     [...config.accounts.values()].flatMap((account) => {
-      if (account.budgetAsset === null) return [];
-      const { day, week, month } = account.budgets;
-      const limits = { ...(day === null ? {} : { day }), ...(week === null ? {} : { week }), ...(month === null ? {} : { month }) };
-      return [[account.name, { limits, asset: account.budgetAsset, timeZone: account.budgetTimeZone }] as const];
+      const cap = accountCapOf(account);
+      return cap === null ? [] : [[account.name, cap] as const];
     }),
   );
   return {

@@ -26,6 +26,11 @@ export interface PreflightResult {
 /** What pre-flight reads of the configuration (a DaemonConfig fits: the engine does not import config). */
 export interface PreflightConfig {
   readonly mode: RunMode;
+  /**
+   * The budget an instance has left now (its own and its account's cap, the smaller), as the
+   * journal counts it: what a slot now would be judged against. Absent: judged as if unlimited.
+   */
+  readonly budgetLeft?: (instance: string) => Promise<Decimal | null>;
   readonly instances: ReadonlyArray<{
     readonly instance: string;
     readonly enabled: boolean;
@@ -37,8 +42,8 @@ export interface PreflightConfig {
 
 /**
  * "Would this order pass?": each enabled instance decides a slot at `nowMs` on a real snapshot,
- * and the engine's guards judge the answer, exactly as a slot would, except that nothing is
- * journalled or sent and budgets are not counted (they depend on the journal of the run).
+ * and the engine's guards judge the answer, exactly as a slot would, against the budget left now
+ * (`budgetLeft`), except that nothing is journalled or sent and nothing is counted against it.
  */
 export async function preflight(config: PreflightConfig, exchange: Exchange, nowMs: number): Promise<PreflightResult[]> {
   const books = snapshotBooks(exchange, { ttlMs: Number.POSITIVE_INFINITY, nowMs: () => nowMs });
@@ -47,6 +52,7 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
     const problems: string[] = [];
     const judged: PreflightIntent[] = [];
     try {
+      const left = (await config.budgetLeft?.(instance.instance)) ?? null;
       const view = await takeSnapshot(exchange, books, {
         instance: instance.instance,
         slotTimeMs: nowMs,
@@ -54,7 +60,7 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
         reads: readsOf(instance.strategy, instance.params),
         candles: instance.strategy.candleWindows?.(instance.params) ?? [],
         state: new Map(),
-        budget: { remainingQuote: () => null, maxOrderQuote: () => instance.maxOrderQuote },
+        budget: { remainingQuote: () => left, maxOrderQuote: () => instance.maxOrderQuote },
       });
       // Judged as a live slot judges it: one bad intent and the slot sends nothing.
       const valid = checkDecision(await withinTimeLimit(Promise.resolve(instance.strategy.decide(view, instance.params)), DECIDE_TIME_LIMIT_MS, 'decide'));

@@ -98,6 +98,24 @@ describe('stacker check against the sandbox', () => {
     }
   });
 
+  it('judges a buy against the budget left, as the slot would: over a fresh daily budget it would be refused, and check says so', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stacker-check-budget-'));
+    try {
+      // 0.01 BTC at the sandbox's 65000 is 650 USDT, over a budget of 100 a day.
+      writeFileSync(join(dir, 'big.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.01\nBUDGET_QUOTE_PER_DAY=100\n');
+      const out: string[] = [];
+      const io: Io = { out: (text) => void out.push(text), err: () => undefined };
+      const ctx = new CommandContext('check', { json: true }, io, { json: true, verbose: false, lookupHint: undefined });
+      const error = await check(ctx, { strategies: dir, dataDir: dir }, { env: { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: 'USDT=100000' } }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConfigError);
+      const result = JSON.parse(out.join('')) as { ok: boolean; preflight: Array<{ intents: Array<{ kind: string; verdict: string; reason?: string }> }> };
+      expect(result.ok).toBe(false);
+      expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^over-budget: .*budget left for this slot, 100 USDT/) }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('pre-flights in dry-run through the real exchange factory: public market data, the paper wallet, no key sent', async () => {
     const out: string[] = [];
     const io: Io = { out: (text) => void out.push(text), err: () => undefined };

@@ -107,6 +107,50 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
   }
 }
 
+/**
+ * The budget each instance has left now, its own and its account's cap, as `stacker run` would
+ * count it: from the journal when there is one (read-only, beside a running daemon too), else as
+ * fresh budgets. A journal that cannot be read leaves the budgets unjudged (the check says why elsewhere).
+ */
+async function budgetsNow(config: DaemonConfig, nowMs: number): Promise<{ leftOf(instance: string): Promise<Decimal | null>; close(): Promise<void> }> {
+  const [{ openStoreForReading }, { MemoryJournal }, { toRuntime }, { accountCapOf }, { accountCapLeft, budgetLeft }] = await Promise.all([
+    import('../../store/open-store.ts'),
+    import('../../store/memory-journal.ts'),
+    import('../../config/instance-runtime.ts'),
+    import('../../config/account-cap.ts'),
+    import('../../engine/runtime.ts'),
+  ]);
+  let journal: import('../../store/journal.ts').Journal | null = null;
+  try {
+    journal = await openStoreForReading({
+      dataDir: config.dataDir,
+      mode: config.mode,
+      ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url, databaseTimeoutMs: config.databaseTimeoutMs }),
+    });
+  } catch (error) {
+    if (error instanceof StoreError && error.reason === 'not-found') {
+      const empty = new MemoryJournal();
+      await empty.open();
+      journal = empty;
+    }
+  }
+  const reader = journal;
+  return {
+    async leftOf(name) {
+      const instance = config.instances.find((i) => i.instance === name);
+      if (instance === undefined || reader === null) return null;
+      const own = await budgetLeft(reader, toRuntime(instance), nowMs);
+      const account = config.accounts.get(instance.account);
+      const cap = account === undefined ? null : accountCapOf(account);
+      const capLeft = cap === null ? null : await accountCapLeft(reader, instance.account, cap, nowMs);
+      return own === null ? capLeft : capLeft === null || own.lte(capLeft) ? own : capLeft;
+    },
+    async close() {
+      await reader?.close();
+    },
+  };
+}
+
 /** The exchange's clock against this machine's: what signed requests are corrected by. */
 type ClockReading = { readonly offsetMs: number } | { readonly unreadable: string };
 
@@ -179,16 +223,21 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
   const { startupProblems } = await import('../../config/instance-runtime.ts');
   const startup: InputProblem[] = [];
   const reports: PreflightResult[] = [];
-  // Each account in turn: its instances are judged on its own markets and balances.
-  for (const account of config.accounts.keys()) {
-    const instances = config.instances.filter((instance) => instance.account === account);
-    const exchange = await createExchange(config, logger, { account });
-    try {
-      startup.push(...startupProblems(instances, await exchange.markets()));
-      reports.push(...(await preflight({ ...config, instances }, exchange, nowMs)));
-    } finally {
-      await exchange.close();
+  const budgets = await budgetsNow(config, nowMs);
+  try {
+    // Each account in turn: its instances are judged on its own markets and balances.
+    for (const account of config.accounts.keys()) {
+      const instances = config.instances.filter((instance) => instance.account === account);
+      const exchange = await createExchange(config, logger, { account });
+      try {
+        startup.push(...startupProblems(instances, await exchange.markets()));
+        reports.push(...(await preflight({ ...config, instances, budgetLeft: (name) => budgets.leftOf(name) }, exchange, nowMs)));
+      } finally {
+        await exchange.close();
+      }
     }
+  } finally {
+    await budgets.close();
   }
   const order = new Map(config.instances.map((instance, index) => [instance.instance, index]));
   return { startup, reports: reports.sort((a, b) => (order.get(a.instance) ?? 0) - (order.get(b.instance) ?? 0)) };
