@@ -90,6 +90,10 @@ export class DaemonHealth {
           `Check each at the exchange; ${followed}; nothing is cancelled or sent again, and its budget stays counted`,
       );
     }
+    // A strategy that failed stops its instance for good: a slot nobody runs is not healthy, and an alert on /healthz is how its operator hears of it.
+    for (const disabled of engine?.disabledInstances ?? []) {
+      problems.push(`${disabled.instance} is disabled since its slot of ${new Date(disabled.slotTimeMs).toISOString()}: ${disabled.reason}. Fix the strategy or its instance file and restart stacker`);
+    }
     const foreign = this.#findings.filter((f) => f.kind === 'foreign');
     if (foreign.length > 0) {
       problems.push(

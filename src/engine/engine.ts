@@ -76,6 +76,8 @@ export interface EngineHealth {
   readonly ledgerProblem: string | null;
   /** Market orders still open long past when they should have ended (StuckOrders), as the last tracking pass found them. */
   readonly stuckOrders: readonly StuckOrder[];
+  /** Instances a failed strategy disabled this run, since which slot and why. */
+  readonly disabledInstances?: ReadonlyArray<{ readonly instance: string; readonly slotTimeMs: number; readonly reason: string }>;
 }
 
 /**
@@ -88,6 +90,8 @@ export class Engine {
   readonly #deps: EngineDeps;
   readonly #instances: ReadonlyMap<string, ScheduledRuntime>;
   readonly #disabled = new Set<string>();
+  /** Why and since when each disabled instance is: its failed slot's journalled reason. */
+  readonly #disabledWhy = new Map<string, { readonly slotTimeMs: number; readonly reason: string }>();
   /** Per account: market rules and candles are read from the account's own endpoint. */
   readonly #books = new Map<string, SnapshotBooks>();
   readonly #options: EngineOptions;
@@ -128,7 +132,13 @@ export class Engine {
       ledgerCheckedAtMs: this.#ledger?.lastCheckedAtMs ?? null,
       ledgerProblem: this.#ledgerProblems.size === 0 ? null : [...this.#ledgerProblems.values()].join('; '),
       stuckOrders: this.#stuck.list,
+      disabledInstances: this.disabledInstances,
     };
+  }
+
+  /** The instances a failed strategy disabled this run: which, since which slot, and why. */
+  get disabledInstances(): ReadonlyArray<{ readonly instance: string; readonly slotTimeMs: number; readonly reason: string }> {
+    return [...this.#disabledWhy].map(([instance, why]) => ({ instance, ...why }));
   }
 
   isEnabled(instance: string): boolean {
@@ -302,7 +312,11 @@ export class Engine {
     this.#running.set(key, (this.#running.get(key) ?? 0) + 1);
     try {
       const outcome = await this.#guard(() => attemptSlot(this.#deps, this.#booksOf(instanceName), instance, slotTimeMs, this.#options.runId, retry), 'failed' as SlotOutcome | 'retry');
-      if (outcome === 'disabled') this.#disabled.add(instanceName);
+      if (outcome === 'disabled' && !this.#disabled.has(instanceName)) {
+        this.#disabled.add(instanceName);
+        const slot = await this.#deps.journal.getSlot({ instance: instanceName, slotTimeMs }).catch(() => null);
+        this.#disabledWhy.set(instanceName, { slotTimeMs, reason: slot?.reason ?? 'its strategy failed' });
+      }
       return outcome;
     } finally {
       this.#release(key);

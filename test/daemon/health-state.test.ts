@@ -43,6 +43,13 @@ describe('the daemon health', () => {
     expect(health.problems()).toEqual([]);
   });
 
+  it('names an instance a failed strategy disabled, since when and why: its slots no longer run, which is not healthy', async () => {
+    const journal = await world.opened();
+    const engine: EngineHealth = { ...quiet, disabledInstances: [{ instance: 'dca-btc', slotTimeMs: Date.UTC(2026, 0, 2, 9), reason: 'strategy dca failed: oops' }] };
+    const health = new DaemonHealth({ journal, engine: () => engine });
+    expect(health.problems()).toEqual(['dca-btc is disabled since its slot of 2026-01-02T09:00:00.000Z: strategy dca failed: oops. Fix the strategy or its instance file and restart stacker']);
+  });
+
   it('names an intent unknown past its settle window, with what to do; metrics show its age', async () => {
     const journal = await world.opened();
     const metrics = new Metrics({ mode: 'live', nowMs: () => 700_000 });

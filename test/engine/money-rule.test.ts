@@ -333,6 +333,8 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(await engine.runSlot('broken', SLOT + 60_000)).toBe('disabled');
       expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
       expect((await world.journal.getSlot({ instance: 'broken', slotTimeMs: SLOT }))?.status).toBe('failed');
+      // What /healthz names: which instance, since which slot, and the journal's reason.
+      expect(engine.health().disabledInstances).toEqual([{ instance: 'broken', slotTimeMs: SLOT, reason: 'strategy broken failed: oops' }]);
     });
 
     it('a strategy whose decide never answers is failed at the time limit and disabled, nothing sent; the others keep running', async () => {
