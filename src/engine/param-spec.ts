@@ -49,11 +49,20 @@ function declare<T>(base: Described, rule: string, required: boolean, read: (rea
   };
 }
 
+/** Every bound a decimal param checks, as `stacker strategies` shows it. */
 function decimalRule(rules: DecimalRules): string {
-  if (rules.min !== undefined && rules.max !== undefined) return `decimal from ${rules.min} to ${rules.max}`;
-  if (rules.positive === true) return rules.max === undefined ? 'decimal > 0' : `decimal > 0, at most ${rules.max}`;
-  if (rules.nonNegative === true) return rules.max === undefined ? 'decimal ≥ 0' : `decimal from 0 to ${rules.max}`;
-  return 'decimal';
+  const bounds: string[] = [];
+  if (rules.positive === true) bounds.push('> 0');
+  else if (rules.nonNegative === true) bounds.push('≥ 0');
+  if (rules.min !== undefined) bounds.push(`at least ${rules.min}`);
+  if (rules.max !== undefined) bounds.push(`at most ${rules.max}`);
+  if (rules.maxDecimals !== undefined) bounds.push(`at most ${rules.maxDecimals} decimals`);
+  if (rules.maxDecimals === undefined && rules.positive !== true && rules.max !== undefined) {
+    // Two bounds read best as a range.
+    if (rules.min !== undefined && rules.nonNegative !== true) return `decimal from ${rules.min} to ${rules.max}`;
+    if (rules.min === undefined && rules.nonNegative === true) return `decimal from 0 to ${rules.max}`;
+  }
+  return bounds.length === 0 ? 'decimal' : `decimal ${bounds.join(', ')}`;
 }
 
 export const param = {

@@ -62,3 +62,17 @@ describe('a strategy definition', () => {
     expect(withParam({ D: param.decimal({ description: 'd', max: '10', default: '5' }), N: param.integer({ description: 'n', min: 1, max: 10, default: 3 }) })).not.toThrow();
   });
 });
+
+describe('a decimal param as `stacker strategies` shows it', () => {
+  const ruleOf = (options: Parameters<typeof param.decimal>[0]) =>
+    defineStrategy({ name: 'rules', describe: 'Rules.', params: { D: param.decimal(options) }, reads: () => [], decide: async () => [] }).params.find((p) => p.key === 'D')?.rule;
+
+  it('names every bound it checks: a max alone, a min alone, the decimals allowed', () => {
+    expect(ruleOf({ description: 'd', max: '10' })).toBe('decimal at most 10');
+    expect(ruleOf({ description: 'd', min: '2' })).toBe('decimal at least 2');
+    expect(ruleOf({ description: 'd', positive: true, maxDecimals: 2 })).toBe('decimal > 0, at most 2 decimals');
+    expect(ruleOf({ description: 'd', min: '1', max: '10' })).toBe('decimal from 1 to 10');
+    expect(ruleOf({ description: 'd', nonNegative: true, max: '50' })).toBe('decimal from 0 to 50');
+    expect(ruleOf({ description: 'd' })).toBe('decimal');
+  });
+});
