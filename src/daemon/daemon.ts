@@ -81,6 +81,8 @@ export interface DaemonResult {
    * ran one slot to see it work expects to be told as "done" and nothing more.
    */
   readonly onceNotDone?: Readonly<Record<string, readonly IntentRecord[]>>;
+  /** `once`: why a slot ended other than done (the journal's reason, or trading stopped); absent for one that ran. */
+  readonly onceWhy?: Readonly<Record<string, string>>;
   /** Why trading stopped when the exchange refused the credentials or the nonce; null otherwise. */
   readonly fatal: FatalEngineError | null;
 }
@@ -196,6 +198,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const lastSlots: Record<string, LastSlot> = {};
   const onceSlots: Record<string, SlotOutcome> = {};
   const onceNotDone: Record<string, IntentRecord[]> = {};
+  const onceWhy: Record<string, string> = {};
   try {
     const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: pkg.version });
     runId = run.runId;
@@ -338,9 +341,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     if (!stopping.signal.aborted) await running.checkLedger();
     await health.refresh();
     if (options.once !== undefined) {
-      if (!stopping.signal.aborted) await runOnce(running, options.once.instances, clock, journal, onceSlots, lastSlots, onceNotDone);
+      if (!stopping.signal.aborted) await runOnce(running, options.once.instances, clock, journal, onceSlots, lastSlots, onceNotDone, onceWhy);
       exitReason = 'once';
-      return { exitCode, fatal, slots: onceSlots, onceNotDone };
+      return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy };
     }
     if (!stopping.signal.aborted) await running.catchUp(clock.nowMs());
 
@@ -416,17 +419,18 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     for (const own of new Set(exchanges.values())) await own.close().catch(() => undefined);
     logger.info({ event: 'stopped', reason: exitReason }, `stopped (${exitReason})`);
   }
-  return { exitCode, fatal, slots: onceSlots, onceNotDone };
+  return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy };
 }
 
 async function runOnce(
   engine: Engine,
   instances: readonly string[],
   clock: Clock,
-  journal: Pick<Journal, 'openOrders' | 'listIntents'>,
+  journal: Pick<Journal, 'openOrders' | 'listIntents' | 'getSlot'>,
   slots: Record<string, SlotOutcome>,
   lastSlots: Record<string, LastSlot>,
   notDone: Record<string, IntentRecord[]>,
+  why: Record<string, string>,
 ): Promise<void> {
   const slotTimeMs = Math.floor(clock.nowMs() / 1000) * 1000;
   for (const instance of instances) {
@@ -441,6 +445,11 @@ async function runOnce(
   }
   for (const instance of instances) {
     if (slots[instance] === 'already') continue;
+    if (slots[instance] !== 'done') {
+      // Printed beside the outcome: a disabled or failed slot has no intent to say why.
+      const reason = (await journal.getSlot({ instance, slotTimeMs }))?.reason ?? (engine.fatal === null ? null : `trading stopped: ${engine.fatal.message}`);
+      if (reason !== null) why[instance] = reason;
+    }
     const missed = await slotShortfall(journal, instance, slotTimeMs);
     if (missed.length > 0) notDone[instance] = missed;
   }

@@ -34,6 +34,16 @@ describe('stacker run --once', () => {
     }
   }, 30_000);
 
+  it('says on its line why a slot failed: the journal\'s reason, printed beside the outcome', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    // The exchange refuses every balance read for now: the snapshot fails, nothing is sent.
+    t.sandbox.faults.inject({ path: '/api/v4/trade-account/balance', kind: 'status', status: 503, body: 'maintenance', times: 20 });
+    const daemon = startDaemon(args('--live', '--once'), t.live());
+    expect(await daemon.exited).toBe(1);
+    expect(daemon.output()).toMatch(/^dca-btc: skipped \(snapshot failed \(E_UNAVAILABLE\): .*503.*\)$/m);
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  }, 30_000);
+
   it('with --instance runs that one only, in dry-run by default, and sends the exchange nothing', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
     t.dir.writeStrategy('dca-eth', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'ETH_USDT', AMOUNT: '0.01' });

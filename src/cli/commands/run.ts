@@ -60,7 +60,7 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
   if (once !== undefined) {
     const { intentSummary } = await import('./journal.ts');
     const lines = Object.entries(result.slots).flatMap(([instance, outcome]) => [
-      `${instance}: ${outcome}`,
+      `${instance}: ${outcome}${result.onceWhy?.[instance] === undefined ? '' : ` (${result.onceWhy[instance]})`}`,
       ...(result.onceNotDone?.[instance] ?? []).map((record) =>
         record.intent.kind === 'refusal'
           ? `  declined by the strategy: ${record.intent.message} (${record.intent.reason})`
