@@ -42,6 +42,11 @@ describe('stacker run --once', () => {
     expect(await daemon.exited).toBe(1);
     expect(daemon.output()).toMatch(/^dca-btc: skipped \(snapshot failed \(E_UNAVAILABLE\): .*503.*\)$/m);
     expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+    // The journal command it points to shows that slot too, though it has no intent.
+    const read = await runCli(['journal', '--mode', 'live', '--data-dir', t.dir.data], { HOME: t.dir.root });
+    expect(read.stdout).toMatch(/slots that did not end done \(newest first\):\n.*\n.*dca-btc +skipped +snapshot failed \(E_UNAVAILABLE\)/);
+    const asJson = JSON.parse((await runCli(['journal', '--mode', 'live', '--data-dir', t.dir.data, '--json'], { HOME: t.dir.root })).stdout) as { slotsNotDone: Array<{ instance: string; status: string; reason: string }> };
+    expect(asJson.slotsNotDone).toEqual([expect.objectContaining({ instance: 'dca-btc', status: 'skipped', reason: expect.stringContaining('snapshot failed') })]);
   }, 30_000);
 
   it('with --instance runs that one only, in dry-run by default, and sends the exchange nothing', async () => {

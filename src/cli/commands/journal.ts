@@ -3,7 +3,7 @@ import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
 import type { Intent } from '../../domain/intent.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order.ts';
-import { INTENT_STATUSES, type IntentRecord, type IntentStatus, type JournalEntry, type StoredOrder } from '../../store/journal.ts';
+import { INTENT_STATUSES, type IntentRecord, type IntentStatus, type JournalEntry, type SlotRecord, type StoredOrder } from '../../store/journal.ts';
 import type { StoredJournal } from '../../store/open-store.ts';
 import { LIST_DEFAULT, LIST_LIMIT, checkAll, integerIn, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
@@ -238,9 +238,15 @@ export async function journal(ctx: CommandContext, flags: JournalFlags, deps: Re
       ...(args.statuses === undefined ? {} : { statuses: args.statuses }),
       limit: args.limit,
     });
+    // Slots that did not end done: a strategy that failed, a snapshot that could not be read, a slot
+    // missed while stacker was down leave no intent to list, and `run --once` sends people here.
+    const notDone = args.statuses !== undefined ? [] : await slotsNotDone(store, args.instance, args.limit);
     if (ctx.json) {
-      ctx.io.out(json({ journal: label.path, mode: label.mode, entries: entries.map(plainEntry) }));
+      ctx.io.out(json({ journal: label.path, mode: label.mode, entries: entries.map(plainEntry), slotsNotDone: notDone.map((slot) => ({ instance: slot.instance, slotTimeMs: slot.slotTimeMs, slotTime: new Date(slot.slotTimeMs).toISOString(), status: slot.status, reason: slot.reason })) }));
       return;
+    }
+    if (notDone.length > 0) {
+      ctx.io.out(`slots that did not end done (newest first):\n${table([{ header: 'SLOT (UTC)' }, { header: 'INSTANCE' }, { header: 'STATUS' }, { header: 'REASON' }], notDone.map((slot) => [time(slot.slotTimeMs), slot.instance, slot.status, slot.reason ?? '']))}\n`);
     }
     if (entries.length === 0) {
       ctx.io.err(`no intents${args.instance === undefined ? '' : ` of ${args.instance}`} in the ${label.mode} journal ${label.path}\n`);
@@ -262,6 +268,12 @@ export async function journal(ctx: CommandContext, flags: JournalFlags, deps: Re
     );
     if (entries.length === args.limit) ctx.io.err(`(the ${args.limit} newest; --limit shows more)\n`);
   });
+}
+
+/** The newest slots that ended other than done (failed, skipped, missed), at most `limit`, among the last few hundred slots. */
+async function slotsNotDone(store: StoredJournal, instance: string | undefined, limit: number): Promise<SlotRecord[]> {
+  const recent = await store.listSlots({ ...(instance === undefined ? {} : { instance }), limit: 500 });
+  return recent.filter((slot) => slot.status !== 'done' && slot.status !== 'claimed').slice(0, limit);
 }
 
 interface OrderRow extends StoredOrder {
