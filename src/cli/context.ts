@@ -35,6 +35,8 @@ export class CommandContext {
   readonly #flags: GlobalFlags;
   readonly #state: RunState;
   #settings: Promise<Settings> | undefined;
+  /** The environment over the env file, read once for every question a command asks of it. */
+  #layers: ReturnType<typeof readEnvLayers> | undefined;
   readonly #clients: ApiClient[] = [];
 
   constructor(command: string, flags: GlobalFlags, io: Io, state: RunState) {
@@ -65,7 +67,7 @@ export class CommandContext {
 
   async #loadSettings(): Promise<Settings> {
     const flags = { baseUrl: this.#flags.baseUrl, region: this.#flags.region };
-    const layers = await readEnvLayers(this.#flags.envFile);
+    const layers = await this.#envLayers();
     const settings = settingsFromLayers(flags, layers);
     if (this.#flags.account === undefined) return settings;
     const { settingsOnAccount } = await import('../config/accounts.ts');
@@ -92,7 +94,7 @@ export class CommandContext {
   async endpointOf(account: string): Promise<{ readonly origin: string; readonly unknown: boolean }> {
     const { resolveBaseUrl } = await import('../api/client.ts');
     const flags = { baseUrl: this.#flags.baseUrl, region: this.#flags.region };
-    const layers = await readEnvLayers(this.#flags.envFile);
+    const layers = await this.#envLayers();
     const global = settingsFromLayers(flags, layers);
     const { DEFAULT_ACCOUNT, settingsOnAccount } = await import('../config/accounts.ts');
     if (account === DEFAULT_ACCOUNT) return { origin: resolveBaseUrl(global.endpoint), unknown: false };
@@ -101,6 +103,11 @@ export class CommandContext {
     } catch {
       return { origin: resolveBaseUrl(global.endpoint), unknown: true };
     }
+  }
+
+  #envLayers(): ReturnType<typeof readEnvLayers> {
+    this.#layers ??= readEnvLayers(this.#flags.envFile);
+    return this.#layers;
   }
 
   /** A client for the public endpoints of an origin endpointOf gave (closed with the others). */

@@ -1,3 +1,4 @@
+import { isMoneyIntent } from '../domain/intent.ts';
 import type { IntentRecord, Journal } from '../store/journal.ts';
 
 /**
@@ -41,6 +42,6 @@ export function shortfallItem(record: IntentRecord): ShortfallItem {
  * operator is shown beside it is what became of it.
  */
 export async function settledSince(journal: Pick<Journal, 'listIntents'>, instance: string, slotTimeMs: number): Promise<'done' | null> {
-  const money = (await journal.listIntents({ instance, slotTimeMs })).filter((record) => record.intent.kind !== 'note' && record.intent.kind !== 'set-state' && record.intent.kind !== 'refusal');
+  const money = (await journal.listIntents({ instance, slotTimeMs })).filter((record) => isMoneyIntent(record.intent));
   return money.length > 0 && money.every((record) => record.status === 'done') ? 'done' : null;
 }

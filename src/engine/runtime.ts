@@ -215,6 +215,17 @@ export async function budgetLeft(journal: Journal, instance: InstanceLimits & { 
   return leftOf(journal, { instance: instance.instance, asset: instance.budgetAsset, timeZone: instance.timezone }, instance.budgets, atMs);
 }
 
+/**
+ * What an instance may still spend at `atMs`: its own budget left, or its account's cap left when
+ * that is less; null when neither limits it. What a slot's guards judge a buy against, and
+ * `stacker check`'s pre-flight with them.
+ */
+export async function spendLeft(journal: Journal, instance: InstanceLimits & { readonly budgetAsset: string | null }, account: string, cap: AccountCap | null, atMs: number): Promise<Decimal | null> {
+  const own = await budgetLeft(journal, instance, atMs);
+  const capLeft = await accountCapLeft(journal, account, cap, atMs);
+  return own === null ? capLeft : capLeft === null || own.lte(capLeft) ? own : capLeft;
+}
+
 /** The smallest of an account cap's periods left at `atMs` (never below zero); null without a cap. */
 export async function accountCapLeft(journal: Journal, account: string, cap: AccountCap | null, atMs: number): Promise<Decimal | null> {
   if (cap === null) return null;

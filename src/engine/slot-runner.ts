@@ -6,7 +6,7 @@ import { FatalEngineError, classifyError, errorCode, errorMessage } from './erro
 import { type MoneyOutcome, executeMoneyIntent } from './executor.ts';
 import { tellRefused } from './intent-events.ts';
 import { groupOf, planMoney } from './money-plan.ts';
-import { DECIDE_TIME_LIMIT_MS, type EngineDeps, type InstanceLimits, accountCapLeft, accountOfInstance, accountPrefix, budgetLeft, onInstanceAccount, withinTimeLimit } from './runtime.ts';
+import { DECIDE_TIME_LIMIT_MS, type EngineDeps, type InstanceLimits, accountOfInstance, accountPrefix, onInstanceAccount, spendLeft, withinTimeLimit } from './runtime.ts';
 import { type SnapshotBooks, takeSnapshot } from './snapshot.ts';
 
 /** A strategy instance ready to run: its module, parsed params and limits. */
@@ -198,10 +198,8 @@ function slotLogFields(instance: string, slotTimeMs: number): SlotLogFields {
  * the instance's own, or its account's cap when that leaves less.
  */
 async function budgetView(deps: EngineDeps, instance: InstanceRuntime, slotTimeMs: number): Promise<BudgetView> {
-  const own = await budgetLeft(deps.journal, instance, slotTimeMs);
   const account = accountOfInstance(deps, instance.instance);
-  const capLeft = deps.accounts === undefined ? null : await accountCapLeft(deps.journal, account, deps.accounts.capOf(account), slotTimeMs);
-  const remaining = own === null ? capLeft : capLeft === null || own.lte(capLeft) ? own : capLeft;
+  const remaining = await spendLeft(deps.journal, instance, account, deps.accounts?.capOf(account) ?? null, slotTimeMs);
   const max = instance.maxOrderQuote;
   return { remainingQuote: () => remaining, maxOrderQuote: () => max };
 }

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
-import { check } from '../../src/cli/commands/check.ts';
+import { type CheckOverrides, check } from '../../src/cli/commands/check.ts';
 import { CommandContext, type RunState } from '../../src/cli/context.ts';
 import type { Io } from '../../src/cli/output.ts';
 import { LiveExchange } from '../../src/exchange/live.ts';
@@ -35,6 +35,22 @@ afterAll(async () => {
   await proxy.close();
   await sandbox.stop();
 });
+
+/** `stacker check --json` in dry-run on one instance file of its own (a data dir of its own), against the sandbox: the error it ended with and its JSON. */
+async function checkInstance(name: string, text: string, wallet: string, strategies?: CheckOverrides['strategies']): Promise<{ error: unknown; result: unknown }> {
+  const dir = mkdtempSync(join(tmpdir(), 'stacker-check-'));
+  try {
+    writeFileSync(join(dir, `${name}.env`), text);
+    const out: string[] = [];
+    const io: Io = { out: (chunk) => void out.push(chunk), err: () => undefined };
+    const ctx = new CommandContext('check', { json: true }, io, { json: true, verbose: false, lookupHint: undefined });
+    const overrides: CheckOverrides = { env: { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: wallet }, ...(strategies === undefined ? {} : { strategies }) };
+    const error = await check(ctx, { strategies: dir, dataDir: dir }, overrides).catch((e: unknown) => e);
+    return { error, result: JSON.parse(out.join('')) as unknown };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 describe('stacker check against the sandbox', () => {
   it('pre-flights the shipped examples against the demo account and places nothing', async () => {
@@ -80,40 +96,18 @@ describe('stacker check against the sandbox', () => {
         return [intent.buy(params.MARKET, new Decimal('0.0001')), intent.buy(params.MARKET, new Decimal('-1'))];
       },
     });
-    const dir = mkdtempSync(join(tmpdir(), 'stacker-check-answer-'));
-    try {
-      writeFileSync(join(dir, 'mixed.env'), 'STRATEGY=good-and-bad\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\n');
-      const out: string[] = [];
-      const io: Io = { out: (text) => void out.push(text), err: () => undefined };
-      const ctx = new CommandContext('check', { json: true }, io, { json: true, verbose: false, lookupHint: undefined });
-      const error = await check(ctx, { strategies: dir, dataDir: dir }, {
-        env: { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: 'USDT=1000' },
-        strategies: new Map([...STRATEGIES, [goodAndBad.name, goodAndBad as never]]),
-      }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(ConfigError);
-      const result = JSON.parse(out.join('')) as { preflight: Array<{ instance: string; ok: boolean; intents: unknown[]; problems: string[] }> };
-      expect(result.preflight).toEqual([{ instance: 'mixed', ok: false, intents: [], problems: ['intent #1 (buy-stock-market): amount must be greater than 0'] }]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const { error, result } = await checkInstance('mixed', 'STRATEGY=good-and-bad\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\n', 'USDT=1000', new Map([...STRATEGIES, [goodAndBad.name, goodAndBad as never]]));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((result as { preflight: unknown }).preflight).toEqual([{ instance: 'mixed', ok: false, intents: [], problems: ['intent #1 (buy-stock-market): amount must be greater than 0'] }]);
   });
 
   it('judges a buy against the budget left, as the slot would: over a fresh daily budget it would be refused, and check says so', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stacker-check-budget-'));
-    try {
-      // 0.01 BTC at the sandbox's 65000 is 650 USDT, over a budget of 100 a day.
-      writeFileSync(join(dir, 'big.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.01\nBUDGET_QUOTE_PER_DAY=100\n');
-      const out: string[] = [];
-      const io: Io = { out: (text) => void out.push(text), err: () => undefined };
-      const ctx = new CommandContext('check', { json: true }, io, { json: true, verbose: false, lookupHint: undefined });
-      const error = await check(ctx, { strategies: dir, dataDir: dir }, { env: { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: 'USDT=100000' } }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(ConfigError);
-      const result = JSON.parse(out.join('')) as { ok: boolean; preflight: Array<{ intents: Array<{ kind: string; verdict: string; reason?: string }> }> };
-      expect(result.ok).toBe(false);
-      expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^over-budget: .*budget left for this slot, 100 USDT/) }));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    // 0.01 BTC at the sandbox's 65000 is 650 USDT, over a budget of 100 a day.
+    const { error, result: json } = await checkInstance('big', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.01\nBUDGET_QUOTE_PER_DAY=100\n', 'USDT=100000');
+    expect(error).toBeInstanceOf(ConfigError);
+    const result = json as { ok: boolean; preflight: Array<{ intents: Array<{ kind: string; verdict: string; reason?: string }> }> };
+    expect(result.ok).toBe(false);
+    expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^over-budget: .*budget left for this slot, 100 USDT/) }));
   });
 
   it('pre-flights in dry-run through the real exchange factory: public market data, the paper wallet, no key sent', async () => {

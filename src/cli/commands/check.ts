@@ -113,7 +113,7 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
  * fresh budgets. A journal that cannot be read leaves the budgets unjudged (the check says why elsewhere).
  */
 async function budgetsNow(config: DaemonConfig, nowMs: number): Promise<{ leftOf(instance: string): Promise<Decimal | null>; close(): Promise<void> }> {
-  const [{ openStoreForReading }, { MemoryJournal }, { toRuntime }, { accountCapOf }, { accountCapLeft, budgetLeft }] = await Promise.all([
+  const [{ openStoreForReading }, { MemoryJournal }, { toRuntime }, { accountCapOf }, { spendLeft }] = await Promise.all([
     import('../../store/open-store.ts'),
     import('../../store/memory-journal.ts'),
     import('../../config/instance-runtime.ts'),
@@ -139,11 +139,8 @@ async function budgetsNow(config: DaemonConfig, nowMs: number): Promise<{ leftOf
     async leftOf(name) {
       const instance = config.instances.find((i) => i.instance === name);
       if (instance === undefined || reader === null) return null;
-      const own = await budgetLeft(reader, toRuntime(instance), nowMs);
       const account = config.accounts.get(instance.account);
-      const cap = account === undefined ? null : accountCapOf(account);
-      const capLeft = cap === null ? null : await accountCapLeft(reader, instance.account, cap, nowMs);
-      return own === null ? capLeft : capLeft === null || own.lte(capLeft) ? own : capLeft;
+      return spendLeft(reader, toRuntime(instance), instance.account, account === undefined ? null : accountCapOf(account), nowMs);
     },
     async close() {
       await reader?.close();
