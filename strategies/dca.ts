@@ -25,6 +25,7 @@ import {
  */
 
 const HUNDRED = new Decimal(100);
+const ONE = new Decimal(1);
 
 export const dca = defineStrategy({
   name: 'dca',
@@ -104,13 +105,14 @@ export const dca = defineStrategy({
     const intents: Intent[] = [];
     const dip = params.DIP_PCT === null ? null : dipOf(view.candles(params.MARKET), price, params.DIP_PCT);
     if (dip !== null && dip.note !== null) intents.push(intent.note(dip.note, dip.data));
-    const multiplier = dip?.isDip === true ? params.DIP_MULTIPLIER : new Decimal(1);
-    const wanted = (params.AMOUNT ?? (params.AMOUNT_QUOTE as Decimal).div(price)).mul(multiplier);
+    const normal = params.AMOUNT ?? (params.AMOUNT_QUOTE as Decimal).div(price);
+    const multiplied = dip?.isDip === true && !params.DIP_MULTIPLIER.eq(ONE);
+    const wanted = multiplied ? normal.mul(params.DIP_MULTIPLIER) : normal;
     const amount = roundBaseAmount(rules, wanted);
     if (amount.isZero()) {
       return [intent.refuse('below-min-amount', `${sized(params, rules)} is less than the smallest ${rules.base} amount ${rules.name} takes (${rules.basePrecision} decimals)`, { market: rules.name, price: formatDecimal(price) })];
     }
-    if (params.AMOUNT !== null && multiplier.eq(1) && !amount.eq(params.AMOUNT)) {
+    if (params.AMOUNT !== null && !multiplied && !amount.eq(params.AMOUNT)) {
       intents.push(intent.note(`AMOUNT ${formatDecimal(params.AMOUNT)} rounded down to ${formatDecimal(amount)} (${rules.name} takes ${rules.basePrecision} decimals)`, { requested: formatDecimal(params.AMOUNT), amount: formatDecimal(amount) }));
     }
 

@@ -66,11 +66,20 @@ export function formatDecimal(value: Decimal): string {
 
 /** Cut (never round up) to `places` decimals: an order never asks for more than the account holds. */
 export function roundDown(value: Decimal, places: number): Decimal {
-  return value.toDecimalPlaces(places, Decimal.ROUND_DOWN);
+  return fitsPlaces(value, places) ? value : value.toDecimalPlaces(places, Decimal.ROUND_DOWN);
 }
 
 export function roundUp(value: Decimal, places: number): Decimal {
-  return value.toDecimalPlaces(places, Decimal.ROUND_UP);
+  return fitsPlaces(value, places) ? value : value.toDecimalPlaces(places, Decimal.ROUND_UP);
+}
+
+/**
+ * Whether rounding to `places` would leave the value as it is. Most values on a slot's path
+ * (amounts, prices, fees) already fit, and toDecimalPlaces copies the value even then; Decimal
+ * is immutable, so the value itself is the answer. NaN and ±Infinity go through toDecimalPlaces.
+ */
+function fitsPlaces(value: Decimal, places: number): boolean {
+  return value.isFinite() && value.decimalPlaces() <= places;
 }
 
 /**

@@ -141,18 +141,7 @@ export interface EngineTiming {
  */
 export const DECIDE_TIME_LIMIT_MS = 30_000;
 
-/** `work`, or a TypeError naming `what` when it has not settled within `limitMs`. */
-export async function withinTimeLimit<T>(work: Promise<T>, limitMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new TypeError(`${what} did not answer within ${limitMs / 1000} s`)), limitMs);
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+export { withinTimeLimit } from './time-limit.ts';
 
 /**
  * How long a market order may stay open before its operator is told. The exchange matches a
