@@ -22,6 +22,8 @@ import { type StaticLimits, quoteAt, staticGuard } from './guards.ts';
 export interface SlotPlanLimits extends StaticLimits {
   /** The kill switch's reason when it is on. */
   readonly killed: string | null;
+  /** Which limit the view's budget left is (SpendLeft.limitedBy), for the refusal to name; null when not known. */
+  readonly budgetLimitedBy?: string | null;
 }
 
 /** One entry per intent, in order: the refusal of a money intent, or null (sent, or not money). */
@@ -66,7 +68,8 @@ function ownRefusals(intents: readonly Intent[], view: SlotView, limits: SlotPla
         const estimate = quoteAt(intent.amount, price);
         if (budgetLeft !== null) {
           if (estimate.gt(budgetLeft)) {
-            return { code: 'over-budget', message: `estimated value ${formatDecimal(estimate)} ${rules.quote} is above the budget left for this slot, ${formatDecimal(budgetLeft)} ${rules.quote}` };
+            const by = limits.budgetLimitedBy === undefined || limits.budgetLimitedBy === null ? '' : ` (what ${limits.budgetLimitedBy} leaves)`;
+            return { code: 'over-budget', message: `estimated value ${formatDecimal(estimate)} ${rules.quote} is above the budget left for this slot, ${formatDecimal(budgetLeft)} ${rules.quote}${by}` };
           }
           budgetLeft = budgetLeft.sub(estimate);
         }

@@ -5,7 +5,7 @@ import type { Decimal } from '../domain/money.ts';
 import { type RunMode, type Strategy, checkDecision, readsOf } from './contract.ts';
 import { errorMessage } from './error-policy.ts';
 import { planMoney } from './money-plan.ts';
-import { DECIDE_TIME_LIMIT_MS, withinTimeLimit } from './runtime.ts';
+import { DECIDE_TIME_LIMIT_MS, type SpendLeft, withinTimeLimit } from './runtime.ts';
 import { snapshotBooks, takeSnapshot } from './snapshot.ts';
 
 export interface PreflightIntent {
@@ -30,7 +30,7 @@ export interface PreflightConfig {
    * The budget an instance has left now (its own and its account's cap, the smaller), as the
    * journal counts it: what a slot now would be judged against. Absent: judged as if unlimited.
    */
-  readonly budgetLeft?: (instance: string) => Promise<Decimal | null>;
+  readonly budgetLeft?: (instance: string) => Promise<SpendLeft | null>;
   readonly instances: ReadonlyArray<{
     readonly instance: string;
     readonly enabled: boolean;
@@ -52,7 +52,8 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
     const problems: string[] = [];
     const judged: PreflightIntent[] = [];
     try {
-      const left = (await config.budgetLeft?.(instance.instance)) ?? null;
+      const spend = (await config.budgetLeft?.(instance.instance)) ?? null;
+      const left = spend?.amount ?? null;
       const view = await takeSnapshot(exchange, books, {
         instance: instance.instance,
         slotTimeMs: nowMs,
@@ -64,7 +65,7 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
       });
       // Judged as a live slot judges it: one bad intent and the slot sends nothing.
       const valid = checkDecision(await withinTimeLimit(Promise.resolve(instance.strategy.decide(view, instance.params)), DECIDE_TIME_LIMIT_MS, 'decide'));
-      const refusals = planMoney(valid, view, { maxOrderQuote: instance.maxOrderQuote, killed: null });
+      const refusals = planMoney(valid, view, { maxOrderQuote: instance.maxOrderQuote, killed: null, budgetLimitedBy: spend?.limitedBy ?? null });
       for (const [index, intent] of valid.entries()) {
         if (intent.kind === 'refusal') judged.push({ kind: intent.kind, summary: intent.message, verdict: 'refused', reason: intent.reason });
         if (!isMoneyIntent(intent)) continue;

@@ -204,15 +204,23 @@ export async function budgetLeft(journal: Journal, instance: InstanceLimits & { 
   return leftOf(journal, { instance: instance.instance, asset: instance.budgetAsset, timeZone: instance.timezone }, instance.budgets, atMs);
 }
 
+/** What an instance may still spend, and which limit leaves that little: a refusal names it. */
+export interface SpendLeft {
+  readonly amount: Decimal;
+  /** "the instance's own budget", or "the cap of account NAME" when the cap leaves less. */
+  readonly limitedBy: string;
+}
+
 /**
  * What an instance may still spend at `atMs`: its own budget left, or its account's cap left when
  * that is less; null when neither limits it. What a slot's guards judge a buy against, and
  * `stacker check`'s pre-flight with them.
  */
-export async function spendLeft(journal: Journal, instance: InstanceLimits & { readonly budgetAsset: string | null }, account: string, cap: AccountCap | null, atMs: number): Promise<Decimal | null> {
+export async function spendLeft(journal: Journal, instance: InstanceLimits & { readonly budgetAsset: string | null }, account: string, cap: AccountCap | null, atMs: number): Promise<SpendLeft | null> {
   const own = await budgetLeft(journal, instance, atMs);
   const capLeft = await accountCapLeft(journal, account, cap, atMs);
-  return own === null ? capLeft : capLeft === null || own.lte(capLeft) ? own : capLeft;
+  if (capLeft !== null && (own === null || capLeft.lt(own))) return { amount: capLeft, limitedBy: `the cap of account ${account}` };
+  return own === null ? null : { amount: own, limitedBy: "the instance's own budget" };
 }
 
 /** The smallest of an account cap's periods left at `atMs` (never below zero); null without a cap. */

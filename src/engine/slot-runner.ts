@@ -69,10 +69,12 @@ export async function attemptSlot(
   }
 
   let view: SlotView;
+  let budgetLimitedBy: string | null;
   try {
     const state = await deps.journal.getState(instance.instance);
     const budget = await budgetView(deps, instance, slotTimeMs);
-    view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget, candles: instance.candleWindows ?? [] });
+    budgetLimitedBy = budget.limitedBy;
+    view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget: budget.view, candles: instance.candleWindows ?? [] });
   } catch (error) {
     const kind = classifyError(error);
     if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}reading the account: ${errorMessage(error)}`, error);
@@ -100,7 +102,7 @@ export async function attemptSlot(
   }
 
   const account = accountOfInstance(deps, instance.instance);
-  const planned = plan(intents, view, instance, deps.killSwitch.active(account), deps.accounts === undefined ? null : account);
+  const planned = plan(intents, view, instance, { killed: deps.killSwitch.active(account), budgetLimitedBy }, deps.accounts === undefined ? null : account);
   if (!(await deps.journal.claimSlot({ ...key, runId, intents: planned }))) {
     deps.logger.debug(log(), 'slot claimed elsewhere meanwhile; not running it');
     return 'already';
@@ -172,8 +174,8 @@ export async function attemptSlot(
  * intent, before anything is sent, so the journal shows each refusal beside the intents and
  * which refusal stopped which (planMoney: all or nothing per group).
  */
-function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRuntime, killed: string | null, account: string | null): NewIntent[] {
-  const refusals = planMoney(intents, view, { maxOrderQuote: instance.maxOrderQuote, killed });
+function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRuntime, slot: { readonly killed: string | null; readonly budgetLimitedBy: string | null }, account: string | null): NewIntent[] {
+  const refusals = planMoney(intents, view, { maxOrderQuote: instance.maxOrderQuote, ...slot });
   return intents.map((intent, index) => {
     const base = {
       index,
@@ -197,9 +199,10 @@ function slotLogFields(instance: string, slotTimeMs: number): SlotLogFields {
  * Remaining budget as the journal counts it, at the slot's time, for the strategy's early check:
  * the instance's own, or its account's cap when that leaves less.
  */
-async function budgetView(deps: EngineDeps, instance: InstanceRuntime, slotTimeMs: number): Promise<BudgetView> {
+async function budgetView(deps: EngineDeps, instance: InstanceRuntime, slotTimeMs: number): Promise<{ view: BudgetView; limitedBy: string | null }> {
   const account = accountOfInstance(deps, instance.instance);
-  const remaining = await spendLeft(deps.journal, instance, account, deps.accounts?.capOf(account) ?? null, slotTimeMs);
+  const left = await spendLeft(deps.journal, instance, account, deps.accounts?.capOf(account) ?? null, slotTimeMs);
+  const remaining = left?.amount ?? null;
   const max = instance.maxOrderQuote;
-  return { remainingQuote: () => remaining, maxOrderQuote: () => max };
+  return { view: { remainingQuote: () => remaining, maxOrderQuote: () => max }, limitedBy: left?.limitedBy ?? null };
 }

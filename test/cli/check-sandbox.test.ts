@@ -107,7 +107,7 @@ describe('stacker check against the sandbox', () => {
     expect(error).toBeInstanceOf(ConfigError);
     const result = json as { ok: boolean; preflight: Array<{ intents: Array<{ kind: string; verdict: string; reason?: string }> }> };
     expect(result.ok).toBe(false);
-    expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^over-budget: .*budget left for this slot, 100 USDT/) }));
+    expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^over-budget: .*budget left for this slot, 100 USDT \(what the instance's own budget leaves\)$/) }));
   });
 
   it('pre-flights in dry-run through the real exchange factory: public market data, the paper wallet, no key sent', async () => {

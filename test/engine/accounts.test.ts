@@ -95,6 +95,8 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       const a2 = (await w.journal.listIntents({ instance: 'a2-main' }))[0];
       expect(a2).toMatchObject({ account: 'main', status: 'refused', attempts: 0 });
       expect(a2?.error?.code).toBe('over-budget');
+      // The cap, not a2's own budget (it has none), is what it crossed: the refusal says which.
+      expect(a2?.error?.message).toContain('(what the cap of account main leaves)');
       expect((await w.journal.listIntents({ instance: 'b1-side' })).map((intent) => [intent.account, intent.status])).toEqual([['side', 'done']]);
       expect(await w.journal.heldBudgetReservations()).toEqual([]);
     } finally {
@@ -126,7 +128,7 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       expect(await utc.runSlot('a2-main', later + 86_400_000)).toBe('done');
       const [second] = await w.journal.listIntents({ instance: 'a2-main', slotTimeMs: later + 86_400_000 });
       expect(second?.error?.code).toBe('over-budget');
-      expect(second?.error?.message).toContain('is above the budget left for this slot, 35 USDT');
+      expect(second?.error?.message).toContain('is above the budget left for this slot, 35 USDT (what the cap of account main leaves)');
     } finally {
       await sideClient.close();
     }

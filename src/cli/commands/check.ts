@@ -6,6 +6,7 @@ import { ConfigError, type InputProblem } from '../../domain/errors.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import type { Strategy } from '../../engine/contract.ts';
 import type { PreflightResult } from '../../engine/preflight.ts';
+import type { SpendLeft } from '../../engine/runtime.ts';
 import type { Exchange } from '../../exchange/port.ts';
 import type { CommandContext } from '../context.ts';
 import { journalPath } from '../../store/open-store.ts';
@@ -112,7 +113,7 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
  * count it: from the journal when there is one (read-only, beside a running daemon too), else as
  * fresh budgets. A journal that cannot be read leaves the budgets unjudged (the check says why elsewhere).
  */
-async function budgetsNow(config: DaemonConfig, nowMs: number): Promise<{ leftOf(instance: string): Promise<Decimal | null>; close(): Promise<void> }> {
+async function budgetsNow(config: DaemonConfig, nowMs: number): Promise<{ leftOf(instance: string): Promise<SpendLeft | null>; close(): Promise<void> }> {
   const [{ openStoreForReading }, { MemoryJournal }, { toRuntime }, { accountCapOf }, { spendLeft }] = await Promise.all([
     import('../../store/open-store.ts'),
     import('../../store/memory-journal.ts'),
