@@ -34,7 +34,9 @@ export interface DaemonOptions {
   /** A daemon of one account: its exchange (what `exchanges` holds otherwise). */
   readonly exchange?: Exchange;
   /** Metrics sink; the daemon serves it when the config names a port. */
-  readonly metrics: EngineMetrics & JournalStateSink & NotifyMetrics & { render(): Promise<string>; readonly contentType: string; strategyEnabled(instance: string): void };
+  readonly metrics: EngineMetrics &
+    JournalStateSink &
+    NotifyMetrics & { render(): Promise<string>; readonly contentType: string; strategyEnabled(instance: string): void; slotSettled(instance: string, slotTimeMs: number): void };
   readonly clock?: Clock;
   /** Default: node-cron. Tests and accelerated runs pass a virtual scheduler. */
   readonly scheduler?: Scheduler;
@@ -352,7 +354,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       {
         track: async () => {
           await running.track();
-          await settleLastSlots(journal, lastSlots);
+          await settleLastSlots(journal, lastSlots, options.metrics);
           // A standby that took the journal over stops this daemon now, not at its next slot.
           await journal.assertIntact().catch((error: unknown) => {
             if (error instanceof StoreError && error.reason === 'not-owner') stopTrading(new FatalEngineError(`trading stopped: ${error.message}`, error));
@@ -462,12 +464,18 @@ interface LastSlot {
   settled?: 'done';
 }
 
-/** Marks the failed last slots whose orders reconciliation has found since (settledSince): /healthz says what became of them. */
-async function settleLastSlots(journal: Journal, lastSlots: Record<string, LastSlot>): Promise<void> {
+/**
+ * Marks the failed last slots whose orders reconciliation has found since (settledSince): /healthz
+ * says what became of them, and the last-successful-slot gauge counts them, so an alert on it
+ * does not fire for a slot whose buy did happen.
+ */
+async function settleLastSlots(journal: Journal, lastSlots: Record<string, LastSlot>, metrics: { slotSettled(instance: string, slotTimeMs: number): void }): Promise<void> {
   for (const [instance, slot] of Object.entries(lastSlots)) {
     if (slot.outcome !== 'failed' || slot.settled !== undefined) continue;
     const settled = await settledSince(journal, instance, slot.slotTimeMs).catch(() => null);
-    if (settled !== null) lastSlots[instance] = { ...slot, settled };
+    if (settled === null) continue;
+    lastSlots[instance] = { ...slot, settled };
+    metrics.slotSettled(instance, slot.slotTimeMs);
   }
 }
 

@@ -157,7 +157,7 @@ export class Metrics implements EngineMetrics {
     this.#slotRetries = r.register(
       new Counter({ name: 'stacker_slot_retries_total', help: 'Scheduled slots put off for another attempt because their snapshot failed for now, by the error code.', labelNames: ['instance', 'code'] }),
     );
-    this.#lastSuccessfulSlot = r.register(new Gauge({ name: 'stacker_last_successful_slot_timestamp_seconds', help: 'Scheduled time of the latest slot that finished done (Unix seconds).', labelNames: ['instance'] }));
+    this.#lastSuccessfulSlot = r.register(new Gauge({ name: 'stacker_last_successful_slot_timestamp_seconds', help: 'Scheduled time of the latest slot that finished done, or that failed on a lost answer whose order was found since (Unix seconds).', labelNames: ['instance'] }));
     this.#strategyEnabled = r.register(new Gauge({ name: 'stacker_strategy_enabled', help: '1 while a strategy instance trades; 0 once it was disabled after failing.', labelNames: ['instance'] }));
     this.#killSwitch = r.register(new Gauge({ name: 'stacker_kill_switch', help: '1 while the kill switch stops new orders.' }));
     this.#killSwitch.set({}, 0);
@@ -220,6 +220,12 @@ export class Metrics implements EngineMetrics {
     if (outcome !== 'missed') this.#slotDuration.observe({ instance }, Math.max(0, durationMs) / 1000);
     // Catch-up may finish an older slot after a newer one: the gauge keeps the latest slot time.
     if (outcome === 'done') this.#lastSuccessfulSlot.setMax({ instance }, slotTimeMs / 1000);
+  }
+
+  /** A slot that failed on a lost answer turned out done (its order was found): it counts as successful. */
+  slotSettled(instance: string, slotTimeMs: number): void {
+    this.#seen(instance);
+    this.#lastSuccessfulSlot.setMax({ instance }, slotTimeMs / 1000);
   }
 
   slotRetried(instance: string, code: string): void {

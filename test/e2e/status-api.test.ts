@@ -205,7 +205,7 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
     await stop(daemon);
   }, 30_000);
 
-  it('shows a slot that failed on a lost answer as settled once its order is found, in /api/status and /healthz', async () => {
+  it('shows a slot that failed on a lost answer as settled once its order is found, in /api/status, /healthz and the last-successful-slot gauge', async () => {
     // A schedule that never fires during the test: the slot is asked for from the API.
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 0 1 1 *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
     const daemon = start(withToken);
@@ -215,12 +215,17 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
     t.sandbox.faults.historyLagMs = 4_000;
     const ran = await postControl(url, '/api/instances/dca-btc/run', CONTROL_TOKEN);
     expect(ran.json).toMatchObject({ outcome: 'failed' });
+    const slotSec = Date.parse((ran.json as { slotTime: string }).slotTime) / 1000;
+    const lastSuccessful = async (): Promise<string | undefined> =>
+      (await (await fetch(`${url}/metrics`)).text()).split('\n').find((line) => line.startsWith('stacker_last_successful_slot_timestamp_seconds{instance="dca-btc"}'));
     expect((await instanceOf(url, 'dca-btc')).lastSlot).toMatchObject({ status: 'failed', settled: null });
+    expect(await lastSuccessful()).toBeUndefined();
     await eventually(async () => {
       expect((await instanceOf(url, 'dca-btc')).lastSlot).toMatchObject({ status: 'failed', settled: 'done' });
       const health = (await (await fetch(`${url}/healthz`)).json()) as { lastSlot: Record<string, unknown> };
       expect(health.lastSlot['dca-btc']).toMatchObject({ outcome: 'failed', settled: 'done' });
     }, 25_000);
+    expect(await lastSuccessful()).toBe(`stacker_last_successful_slot_timestamp_seconds{instance="dca-btc"} ${slotSec}`);
     expect(orders()).toBe(1);
     await stop(daemon);
   }, 45_000);

@@ -155,6 +155,19 @@ describe('Metrics', () => {
     expect(valueOf(samples, 'stacker_last_successful_slot_timestamp_seconds', { instance: 'dca-btc' })).toBe(ten / 1000);
   });
 
+  it('counts a slot that failed on a lost answer as successful once its order is found (settled), never moving the gauge back', async () => {
+    const metrics = metricsAt();
+    const nine = Date.UTC(2025, 0, 2, 9);
+    const ten = Date.UTC(2025, 0, 2, 10);
+    metrics.slotFinished('dca-btc', 'done', 100, nine);
+    metrics.slotFinished('dca-btc', 'failed', 100, ten);
+    expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { instance: 'dca-btc' })).toBe(nine / 1000);
+    metrics.slotSettled('dca-btc', ten);
+    expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { instance: 'dca-btc' })).toBe(ten / 1000);
+    metrics.slotSettled('dca-btc', nine);
+    expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { instance: 'dca-btc' })).toBe(ten / 1000);
+  });
+
   it('shows a strategy as enabled from its first event and 0 once disabled, until explicitly enabled again', async () => {
     const metrics = metricsAt();
     metrics.strategyEnabled('report');
