@@ -153,8 +153,16 @@ export async function readInstanceFile(
     if (paramsOk) found.push(...budgetProblems(strategy, params, env, file));
   }
 
-  // A value the file does not hold is not the file's fault: say where it came from.
-  problems.push(...found.map((problem) => (Object.hasOwn(overrides, problem.field) && problem.source === file ? { ...problem, source: `${file} (${problem.field} from --sweep)` } : problem)));
+  // A value the file does not hold is not the file's fault: say where it came from. A swept
+  // STRATEGY reads the file's keys as another strategy's: every problem of the file comes from it.
+  const sweptStrategy = Object.hasOwn(overrides, 'STRATEGY') ? `STRATEGY=${overrides.STRATEGY} from --sweep` : null;
+  problems.push(
+    ...found.map((problem) => {
+      if (problem.source !== file) return problem;
+      if (Object.hasOwn(overrides, problem.field)) return { ...problem, source: `${file} (${problem.field} from --sweep)` };
+      return sweptStrategy === null ? problem : { ...problem, source: `${file} (${sweptStrategy})` };
+    }),
+  );
   if (found.length > 0 || strategy === undefined || schedule === null || catchUp === null) return null;
   // Shallow where the value belongs to another module: the strategy object is the shared
   // registry entry and the compiled schedule is the scheduler's.

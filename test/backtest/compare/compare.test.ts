@@ -117,6 +117,11 @@ describe('stacker backtest with several strategies or --sweep', () => {
     // The value is the sweep's, not the file's: the message says so.
     expect(bad.stderr).toMatch(/\(AMOUNT_QUOTE from --sweep\): AMOUNT_QUOTE: .*"lots"/);
     expect(bad.stdout).toBe('');
+    // A swept strategy reads the file's keys as its own: the file's keys are not the file's fault.
+    const other = await runCli([...base, '--strategy', DCA, '--sweep', 'STRATEGY=dca,value-avg']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('dca-quote.env (STRATEGY=value-avg from --sweep): AMOUNT_QUOTE: is not a key of strategy value-avg');
+    expect(other.stdout).toBe('');
   });
 
   it('refuses --sweep with two strategy files', async () => {
