@@ -218,6 +218,13 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       },
     );
     await advanceTo(Number.POSITIVE_INFINITY);
+    if (input.flex !== null) {
+      // Flex interest is paid as the sim reads its clock, which the slots do: the days after the
+      // last slot, up to the period's end, are paid now, and the account valued with them.
+      clock.set(Math.max(clock.nowMs(), toMs - 1));
+      exchange.sim.nowMs();
+      facts.addSample(sampleAt(exchange, rules, toMs, candles.closeDecimal(candles.length - 1)));
+    }
     facts.priceSeen(toMs - 1, candles.closeDecimal(candles.length - 1));
     input.onProgress?.(candles.length, candles.length);
     await journal.finishRun(run.runId, 'finished');

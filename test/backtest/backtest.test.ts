@@ -179,6 +179,18 @@ describe('a backtest over real candles', () => {
     expect(notes).toContainEqual(['2021-03-05T09:00:00.000Z', '72']);
   });
 
+  it('pays flex interest for every day of the period, not only up to the last slot that read the clock', async () => {
+    // One slot on the first day; 1000 USDT in flex at 36.5 % a year earns 1 USDT at each 00:00 UTC
+    // after the day it was seeded: 2 March to 14 March, the last candle's day, is 13 payments.
+    const instances = await loadStrategyFiles([strategyFile('once', 'STRATEGY=dca\nSCHEDULE="0 9 1 3 *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n')]);
+    const input = { candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }), market: 'BTC_USDT', dataFile: FIXTURE, instances, wallet: new Map([['USDT', new Decimal('100')]]), slippagePct: new Decimal(0) };
+    const without = await runBacktest({ ...input, flex: null });
+    const withFlex = await runBacktest({ ...input, flex: { planId: 'usdt-flex', ticker: 'USDT', amount: new Decimal('1000'), aprPct: new Decimal('36.5') } });
+    expect(formatDecimal((withFlex.finalBalances.USDT as Decimal).sub(without.finalBalances.USDT as Decimal))).toBe('1013');
+    const report = buildReport(withFlex) as unknown as { value: { final: string } };
+    expect(report.value.final).toBe(formatDecimal((without.finalBalances.USDT as Decimal).add(1013).add((without.finalBalances.BTC as Decimal).mul(withFlex.candles.lastClose))));
+  });
+
   it('gives a byte-identical JSON report for the same input (CLI, twice)', async () => {
     const file = strategyFile('same', 'STRATEGY=dca\nSCHEDULE="0 */6 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n');
     const args = [CLI, 'backtest', '--json', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', file, '--wallet', 'USDT=500', '--slippage-pct', '0.1'];
