@@ -56,6 +56,13 @@ export interface CandleSeries {
   /** The fill rule's price: priceAtOrAfter's open; past the last candle, the last close. null when empty. */
   priceAt(timeMs: number): Decimal | null;
   /**
+   * The last price known at `timeMs`, what a ticker shows then: the open of the candle opening
+   * at or last before it, or that candle's close once it has closed (a gap in the data, the end
+   * of the file). Never a later candle's price: a decision at 08:30 on hourly data does not see
+   * the 09:00 open its order will fill at. null before the first candle.
+   */
+  priceKnownAt(timeMs: number): Decimal | null;
+  /**
    * The candles opening in [fromSec, toSec) grouped by hour: open of the hour's first, close of its
    * last, high and low over all. An hour without data is absent. Hourly data is returned as is.
    */
@@ -439,6 +446,14 @@ class ColumnarCandles implements CandleSeries {
     if (this.length === 0) return null;
     const index = this.firstAtOrAfter(timeMs);
     return index < this.length ? this.openDecimal(index) : this.closeDecimal(this.length - 1);
+  }
+
+  priceKnownAt(timeMs: number): Decimal | null {
+    const next = this.firstAtOrAfter(timeMs);
+    if (next < this.length && this.timeSec(next) * 1000 === timeMs) return this.openDecimal(next);
+    const last = next - 1;
+    if (last < 0) return null;
+    return timeMs < (this.timeSec(last) + this.intervalSec) * 1000 ? this.openDecimal(last) : this.closeDecimal(last);
   }
 
   hourly(fromSec: number, toSec: number): Candle[] {

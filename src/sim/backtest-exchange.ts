@@ -12,6 +12,8 @@ export interface CandlePrices {
   readonly market: string;
   /** The fill rule: open of the first candle at or after the time; past the end, the last close. */
   priceAt(timeMs: number): Decimal | null;
+  /** The last price known at the time (CandleSeries.priceKnownAt): what the ticker shows, never a later candle's. */
+  priceKnownAt(timeMs: number): Decimal | null;
   /** The data as hourly candles opening in [fromSec, toSec) (what strategies reading candles get). */
   hourly?(fromSec: number, toSec: number): readonly Candle[];
 }
@@ -55,7 +57,9 @@ const BACKTEST_FINISHED_ORDERS = 64;
  * The exchange of a backtest: the sim core on a virtual clock, prices from candles. A market
  * buy at slot time t fills at the open of the first candle opening at or after t, plus
  * slippage, with the market's taker fee; precision and min/max rules as the sim enforces them
- * live. The ticker shows the same candle price (without slippage) at the clock's now.
+ * live. The ticker shows the last price known at the clock's now (the open of the candle
+ * opening at or last before it, or its close once closed), so a strategy decides on what it
+ * could have seen: on a slot between two candle opens, the order still fills at the next open.
  */
 export class BacktestExchange extends SimAccount implements Exchange {
   readonly kind = 'backtest' as const;
@@ -95,7 +99,7 @@ export class BacktestExchange extends SimAccount implements Exchange {
     this.#rules = rules;
   }
 
-  /** The candle price at a time (no slippage): what the ticker shows and the report values at. */
+  /** The fill rule's candle price at a time (no slippage): what the report values the account at after a slot's fill. */
   priceAt(market: string, timeMs: number): Decimal | null {
     return this.#candles.get(market)?.priceAt(timeMs) ?? null;
   }
@@ -115,7 +119,7 @@ export class BacktestExchange extends SimAccount implements Exchange {
     const now = this.#clock.nowMs();
     const out = new Map<string, Decimal>();
     for (const market of markets) {
-      const price = this.priceAt(market, now);
+      const price = this.#candles.get(market)?.priceKnownAt(now) ?? null;
       if (price !== null) out.set(market, price);
     }
     return out;

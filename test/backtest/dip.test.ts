@@ -49,6 +49,26 @@ describe('dca buying the dip in a backtest (candles from the data, one code path
   });
 });
 
+describe('a slot between two candle opens decides on what it could have seen', () => {
+  it('sees the open of the candle under way, not the next open its order fills at: a crash at 09:00 is no dip at 08:30', async () => {
+    // Hourly candles at 100 on 1 January 2024; the 08:00 hour closes at 1000, and 09:00 opens at 50.
+    const rows = ['time,open,high,low,close,volume'];
+    const midnight = Date.UTC(2024, 0, 1) / 1000;
+    for (let hour = 0; hour <= 10; hour += 1) {
+      const time = midnight + hour * 3600;
+      rows.push(hour === 8 ? `${time},100,1000,100,1000,1` : hour === 9 ? `${time},50,100,50,100,1` : `${time},100,100,100,100,1`);
+    }
+    const csv = join(dir, 'crash-at-nine.csv');
+    writeFileSync(csv, `${rows.join('\n')}\n`);
+    const file = join(dir, 'half-past.env');
+    writeFileSync(file, 'STRATEGY=dca\nSCHEDULE="30 8 * * *"\nMARKET=BTC_USDT\nAMOUNT=1\nDIP_PCT=10\nDIP_MULTIPLIER=3\nDIP_LOOKBACK=3h\n');
+    const watched = watchRun();
+    await runBacktest({ candles: loadCandles(csv, { market: 'BTC_USDT' }), market: 'BTC_USDT', dataFile: csv, instances: await loadStrategyFiles([file]), wallet: new Map([['USDT', new Decimal('1000')]]), slippagePct: new Decimal(0), flex: null, observer: watched.observer });
+    const orders = watched.orders();
+    expect(orders.map((o) => [formatDecimal(o.amount), formatDecimal(o.filledQuote)])).toEqual([['1', '50']]);
+  });
+});
+
 describe('dca by quote amount in a backtest', () => {
   it('never spends more than AMOUNT_QUOTE on a slot (the fill is at the price the slot saw), the fee on top', async () => {
     const run = await backtest('quote.env', 'STRATEGY=dca\nSCHEDULE="0 * * * *"\nMARKET=BTC_USDT\nAMOUNT_QUOTE=25\n');

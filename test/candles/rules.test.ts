@@ -87,6 +87,26 @@ describe('the fill price rule', () => {
     expect(candles.firstAtOrAfter(1_120_001)).toBe(3);
   });
 
+  it('is not what a strategy sees: the last price known then is the open of the candle under way, never a later one', () => {
+    expect(candles.priceKnownAt(999_999)).toBeNull();
+    expect(formatDecimal(candles.priceKnownAt(1_000_000)!)).toBe('100.5');
+    // Inside the first minute: its open, while an order fills at the next open (100.75).
+    expect(formatDecimal(candles.priceKnownAt(1_000_001)!)).toBe('100.5');
+    expect(formatDecimal(candles.priceKnownAt(1_059_999)!)).toBe('100.5');
+    expect(formatDecimal(candles.priceKnownAt(1_060_000)!)).toBe('100.75');
+    // Past the last candle's close: its close.
+    expect(formatDecimal(candles.priceKnownAt(1_179_999)!)).toBe('102.1');
+    expect(formatDecimal(candles.priceKnownAt(1_180_000)!)).toBe('102.2');
+  });
+
+  it('knows the close of the candle before a gap, in the gap, and not the open after it', () => {
+    const gapped = parse('time,open,high,low,close,volume\n1000,100,101,99,100.5,1\n1060,100.5,101,100,100.9,1\n1300,120,121,119,120.5,1\n');
+    expect(formatDecimal(gapped.priceKnownAt(1_100_000)!)).toBe('100.5');
+    expect(formatDecimal(gapped.priceKnownAt(1_200_000)!)).toBe('100.9');
+    expect(formatDecimal(gapped.priceAt(1_200_000)!)).toBe('120');
+    expect(formatDecimal(gapped.priceKnownAt(1_300_000)!)).toBe('120');
+  });
+
   it('agrees with a linear scan on a long series', () => {
     const rows = ['time,open,high,low,close,volume'];
     for (let i = 0; i < 500; i += 1) rows.push(`${i * 300},${i + 1},${i + 2},${i + 1},${i + 1.5},1`);

@@ -46,17 +46,22 @@ describe('the backtest exchange: fill rule', () => {
     expect([text(order.filledQuote), text(order.fee)]).toEqual(['371.8551', '0.3718551']);
   });
 
-  it('shows the same candle price, without slippage, as the ticker at the clock’s now', async () => {
-    const { clock, exchange } = world({ slippagePct: '0.5' });
+  it('shows the last price known at the clock’s now as the ticker, without slippage: never a later candle’s', async () => {
+    const { clock, exchange, buy } = world({ slippagePct: '0.5' });
     expect(text((await exchange.prices(['BTC_USDT'])).get('BTC_USDT') ?? d('0'))).toBe('37000.5');
+    // Inside the first hour: its open is the last price known, although an order fills at the next open.
     clock.advance(1);
     const prices = await exchange.prices(['BTC_USDT', 'ETH_USDT', 'DOGE_USDT']);
     expect([...prices].map(([m, p]) => [m, text(p)])).toEqual([
-      ['BTC_USDT', '37050'],
-      ['ETH_USDT', '2005'],
+      ['BTC_USDT', '37000.5'],
+      ['ETH_USDT', '2000.12'],
     ]);
-    // Past the last candle: the last close.
+    expect(text(exchange.priceAt('BTC_USDT', clock.nowMs()) ?? d('0'))).toBe('37050');
+    const order = await buy('0.001');
+    expect(text(order.filledQuote)).toBe(text(d('37050').mul('1.005').mul('0.001')));
+    // Past the last candle's close: its close, for the ticker and the fill rule alike.
     clock.advance(7200_000);
+    expect(text((await exchange.prices(['BTC_USDT'])).get('BTC_USDT') ?? d('0'))).toBe('37180.25');
     expect(text(exchange.priceAt('BTC_USDT', clock.nowMs()) ?? d('0'))).toBe('37180.25');
   });
 

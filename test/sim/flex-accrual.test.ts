@@ -107,7 +107,7 @@ describe('flex interest in a backtest (virtual time)', () => {
     const clock = manualClock(MIDNIGHT + 9 * 3600_000);
     const exchange = new BacktestExchange({
       clock,
-      candles: { market: 'BTC_USDT', priceAt: () => new Decimal('40000') },
+      candles: { market: 'BTC_USDT', priceAt: () => new Decimal('40000'), priceKnownAt: () => new Decimal('40000') },
       wallet: new Map(),
       flex: [{ planId: PLAN, ticker: 'USDT', amount: d('1000'), aprPct: d('3.65') }],
     });
@@ -120,7 +120,7 @@ describe('flex interest in a backtest (virtual time)', () => {
     const clock = manualClock(MIDNIGHT);
     const exchange = new BacktestExchange({
       clock,
-      candles: { market: 'BTC_USDT', priceAt: () => new Decimal('40000') },
+      candles: { market: 'BTC_USDT', priceAt: () => new Decimal('40000'), priceKnownAt: () => new Decimal('40000') },
       wallet: new Map(),
       flex: [{ planId: PLAN, ticker: 'USDT', amount: d('1000'), aprPct: d('3.65'), autoReinvest: true }],
     });
