@@ -1,4 +1,4 @@
-import { type Stats, statSync, writeFileSync } from 'node:fs';
+import { type Stats, closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { InputError, OutputFileError } from '../domain/errors.ts';
 
@@ -19,6 +19,32 @@ export function outputFile(path: string, flag: string): string {
   if (parent === null) throw InputError.one(flag, `folder not found: ${folder} (create it first, or give a path in an existing folder)`);
   if (!parent.isDirectory()) throw InputError.one(flag, `is not in a folder: ${folder} is a file`);
   return path;
+}
+
+/**
+ * An HTML report the user named for stacker to write (`backtest --report`, `report --html`): as
+ * outputFile, and a file already there is written over only when it is a report stacker wrote
+ * (its generator mark, `marker`) or empty. One slip of tab completion (`--report data/BTC….csv`,
+ * the strategy's .env) replaced the file with HTML.
+ */
+export function reportFile(path: string, flag: string, marker: string): string {
+  outputFile(path, flag);
+  const found = statOf(path);
+  if (found === null || found.size === 0) return path;
+  if (!headOf(path, 2048).includes(marker)) {
+    throw InputError.one(flag, `${path} already exists and is not a report stacker wrote: it is written over only then; name a new file, or remove it first`);
+  }
+  return path;
+}
+
+function headOf(path: string, bytes: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(bytes);
+    return buffer.toString('utf8', 0, readSync(fd, buffer, 0, bytes, 0));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -262,6 +262,24 @@ describe('a backtest that keeps its journal (--journal FILE)', () => {
     expect(result.stderr).not.toMatch(/unexpected/);
   });
 
+  it('writes --report over a report of its own only: a candle file or a strategy file named by a slip is refused (exit 2) and left as it was', async () => {
+    const candles = join(dir, 'victim.csv');
+    writeFileSync(candles, readFileSync(FIXTURE));
+    const strategy = dca();
+    const strategyText = readFileSync(strategy, 'utf8');
+    for (const target of [candles, strategy]) {
+      const result = await run(process.execPath, [CLI, 'backtest', '--data', candles, '--market', 'BTC_USDT', '--strategy', strategy, '--report', target]).catch(fail);
+      expect('code' in result ? result.code : 0).toBe(2);
+      expect(result.stderr).toContain(`--report: ${target} already exists and is not a report stacker wrote`);
+    }
+    expect(readFileSync(candles).equals(readFileSync(FIXTURE))).toBe(true);
+    expect(readFileSync(strategy, 'utf8')).toBe(strategyText);
+    // A report written before is the command's own: run again, it is replaced.
+    const page = join(dir, 'again.html');
+    for (let i = 0; i < 2; i += 1) await run(process.execPath, [CLI, 'backtest', '--data', candles, '--market', 'BTC_USDT', '--strategy', strategy, '--report', page]);
+    expect(readFileSync(page, 'utf8')).toContain('<meta name="generator" content="stacker">');
+  });
+
   it('reading: --journal names an existing journal file, not with --data-dir or --mode; anything else is exit 2 naming the flag', async () => {
     const notJournal = join(dir, 'not-a-journal.db');
     writeFileSync(notJournal, 'just text\n');

@@ -5,6 +5,7 @@ import { buysOf, comparisonChart, costBasisChart, drawdownChart, equityChart, pr
 import { headlineRows } from './headline.ts';
 import { rulesSourceText, rulesValuesText } from './rules.ts';
 import type { BacktestRun, ReportOrder } from './run.ts';
+import { PAGE_MARK } from './page-mark.ts';
 import { escapeHtml, orDash, utcMinute } from './text.ts';
 
 /**
@@ -88,6 +89,7 @@ export function page(title: string, body: readonly string[]): string {
     '<head>',
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    PAGE_MARK,
     `<title>${escapeHtml(title)}</title>`,
     `<style>${STYLE}</style>`,
     '</head>',

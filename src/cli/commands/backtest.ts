@@ -3,7 +3,8 @@ import { type RuleFlags, parseRuleFlags } from '../../backtest/rules/rule-flags.
 import { Decimal } from '../../domain/money.ts';
 import { EXIT, InputError } from '../../domain/errors.ts';
 import { checkAll, marketName, optional } from '../args.ts';
-import { newFile, outputFile, writeOutputFile } from '../file-flags.ts';
+import { PAGE_MARK } from '../../backtest/report/page-mark.ts';
+import { newFile, reportFile, writeOutputFile } from '../file-flags.ts';
 import type { CommandContext } from '../context.ts';
 
 export interface BacktestFlags extends RuleFlags {
@@ -61,7 +62,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     flexApr: () => percent(flags.flexApr, '--flex-apr', 1000),
     rules: () => optional(flags.rules, rulesArgument),
     ruleOverrides: () => parseRuleFlags(flags),
-    report: () => optional(flags.report, (text) => outputFile(text, '--report')),
+    report: () => optional(flags.report, (text) => reportFile(text, '--report', PAGE_MARK)),
     journal: () => optional(flags.journal, (text) => newFile(text, '--journal', 'a backtest journal starts empty (the slots already in one would not run again, and the report would mix two runs)')),
     strategies: () => {
       if (flags.strategy.length === 0) throw InputError.one('--strategy', 'give at least one strategy instance file, e.g. --strategy config/backtest/dca-btc-daily.env');

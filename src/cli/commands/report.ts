@@ -3,7 +3,8 @@ import type { Decimal } from '../../domain/money.ts';
 import { checkAll, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { json, table } from '../output.ts';
-import { outputFile, writeOutputFile } from '../file-flags.ts';
+import { PAGE_MARK } from '../../backtest/report/page-mark.ts';
+import { reportFile, writeOutputFile } from '../file-flags.ts';
 import { withJournal } from './journal.ts';
 import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
 import type { OrderAccounts } from '../../report/cost-basis.ts';
@@ -39,7 +40,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     },
     html: () => {
       if (flags.html !== undefined && flags.csv === true) throw InputError.one('--html', 'is written beside the table, not with --csv');
-      return optional(flags.html, (text) => outputFile(text, '--html'));
+      return optional(flags.html, (text) => reportFile(text, '--html', PAGE_MARK));
     },
   });
   const { fillsCsv, instanceAccounts, positions, positionsByAccount } = await import('../../report/cost-basis.ts');
