@@ -153,6 +153,11 @@ class EntryReader {
       tradesEnabled: this.#flag('tradesEnabled'),
       type: this.#optionalText('type') ?? 'spot',
     };
+    // A spot market is named BASE_QUOTE; a name naming other assets than base and quote is a slip
+    // that would trade, value and report in the wrong assets (futures names such as BTC_PERP differ by design).
+    if (rules.type === 'spot' && rules.name !== undefined && rules.base !== undefined && rules.quote !== undefined && rules.name !== `${rules.base}_${rules.quote}`) {
+      this.problem('name', `is ${rules.name}, but base ${rules.base} and quote ${rules.quote} make ${rules.base}_${rules.quote}: a spot market is named BASE_QUOTE`);
+    }
     return this.#problems.length > before ? null : (rules as MarketRules);
   }
 

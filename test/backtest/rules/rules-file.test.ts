@@ -73,6 +73,12 @@ describe('a rules file that is wrong', () => {
     expect(problemsOf(without('name'))).toEqual(['rules.json: entry 1, name: is missing: it must be a string']);
   });
 
+  it("names a spot market other than BASE_QUOTE of its own base and quote: it would trade and report in the wrong assets", () => {
+    expect(problemsOf(withSol({ base: 'ETH', quote: 'EUR' }))).toEqual(['rules.json: entry 1 (SOL_USDT), name: is SOL_USDT, but base ETH and quote EUR make ETH_EUR: a spot market is named BASE_QUOTE']);
+    // A futures market's name is its own (BTC_PERP holds BTC against USDT).
+    expect(problemsOf(withSol({ name: 'SOL_PERP', type: 'futures' }))).toEqual([]);
+  });
+
   it('has a bad decimal: exponent, words, a sign, a JSON number, out of range', () => {
     expect(problemsOf(withSol({ minBaseAmount: '1e-3' }))).toEqual(['rules.json: entry 1 (SOL_USDT), minBaseAmount: must be a decimal string of zero or more, such as "0.001" (got "1e-3")']);
     expect(problemsOf(withSol({ minQuoteTotal: 'five' }))).toEqual(['rules.json: entry 1 (SOL_USDT), minQuoteTotal: must be a decimal string of zero or more, such as "0.001" (got "five")']);
