@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { ConfigError, InputError, type InputProblem } from '../../domain/errors.ts';
 import { type CommonInput, type RunResult, runJob } from './job.ts';
 import type { RunSpec } from './plan.ts';
 
@@ -66,8 +67,8 @@ export function startRuns(count: number, workers = availableParallelism()): Runs
                 const index = next++;
                 worker.postMessage({ index, common, spec: specs[index] });
               };
-              worker.on('message', (message: { index: number; result?: RunResult; error?: string }) => {
-                if (message.error !== undefined) return reject(new Error(`backtest ${specs[message.index]?.label ?? message.index}: ${message.error}`));
+              worker.on('message', (message: RunAnswer) => {
+                if (message.error !== undefined) return reject(runError(message, specs[message.index]?.label ?? String(message.index)));
                 results[message.index] = message.result;
                 send();
               });
@@ -82,4 +83,21 @@ export function startRuns(count: number, workers = availableParallelism()): Runs
       await Promise.all(pool.map((worker) => worker.terminate()));
     },
   };
+}
+
+/** What a worker answers for one run. */
+interface RunAnswer {
+  readonly index: number;
+  readonly result?: RunResult;
+  readonly error?: string;
+  /** Set when the run refused its input: the problems, and which error said so. */
+  readonly problems?: readonly InputProblem[];
+  readonly kind?: 'config' | 'input';
+}
+
+/** The error of a run that failed in a thread: its input refused is still bad input, each problem naming the run. */
+function runError(answer: RunAnswer, label: string): Error {
+  if (answer.problems === undefined) return new Error(`backtest ${label}: ${answer.error ?? 'failed'}`);
+  const problems = answer.problems.map((problem) => ({ ...problem, source: problem.source === undefined ? `run ${label}` : `${problem.source} (run ${label})` }));
+  return answer.kind === 'input' ? new InputError(problems) : new ConfigError(problems);
 }

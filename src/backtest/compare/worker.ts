@@ -2,6 +2,7 @@
 // each with its index, so the results keep the order of the runs whatever finishes first.
 import { enableCompileCache } from 'node:module';
 import { parentPort } from 'node:worker_threads';
+import { ConfigError, InputError } from '../../domain/errors.ts';
 import { type CommonInput, loadJobModules, runJob } from './job.ts';
 import type { RunSpec } from './plan.ts';
 
@@ -14,6 +15,12 @@ void loadJobModules().catch(() => {});
 port.on('message', (message: { index: number; common: CommonInput; spec: RunSpec }) => {
   runJob(message.common, message.spec).then(
     (result) => port.postMessage({ index: message.index, result }),
-    (error: unknown) => port.postMessage({ index: message.index, error: error instanceof Error ? error.message : String(error) }),
+    // Bad input stays bad input across the thread (exit 2, every problem named), not an unexpected failure.
+    (error: unknown) =>
+      port.postMessage({
+        index: message.index,
+        error: error instanceof Error ? error.message : String(error),
+        ...(error instanceof ConfigError || error instanceof InputError ? { problems: error.problems, kind: error instanceof ConfigError ? 'config' : 'input' } : {}),
+      }),
   );
 });

@@ -124,6 +124,15 @@ describe('stacker backtest with several strategies or --sweep', () => {
     expect(other.stdout).toBe('');
   });
 
+  it('refuses a swept value only a run can judge (another market than the candles) as bad input, exit 2, naming the run', async () => {
+    const result = await runCli([...base, '--strategy', DCA, '--sweep', 'MARKET=ETH_USDT,BTC_USDT']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/MARKET: is ETH_USDT, but this backtest trades BTC_USDT only/);
+    expect(result.stderr).toContain('(run MARKET=ETH_USDT)');
+    expect(result.stderr).not.toMatch(/unexpected/);
+    expect(result.stdout).toBe('');
+  });
+
   it('refuses --sweep with two strategy files', async () => {
     const result = await runCli([...base, '--strategy', DCA, '--strategy', DCA, '--sweep', 'AMOUNT_QUOTE=10,20']);
     expect(result.code).toBe(2);
