@@ -43,7 +43,10 @@ RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
 # ---- runtime -------------------------------------------------------------------------------
 FROM node:24.21-slim
 # /app/bin first: `stacker` is a command in the image (`docker exec <container> stacker orders`).
+# The API-key locks in the volume too: a `--user` without a home (HOME=/) could not create
+# ~/.stacker, and two containers sharing the volume then see each other's key.
 ENV STACKER_DATA_DIR=/data \
+    STACKER_LOCK_DIR=/data/locks \
     STACKER_METRICS_PORT=9464 \
     STACKER_METRICS_HOST=0.0.0.0 \
     PATH=/app/bin:$PATH
@@ -55,7 +58,7 @@ COPY --from=build /app/dist ./dist/
 COPY bin/daemon.sh bin/stacker ./bin/
 COPY config/ ./config/
 COPY README.md ./
-# The one folder the daemon writes: the journal, its lock, the kill-switch file if you put it there.
+# The one folder the daemon writes: the journal, its locks, the kill-switch file if you put it there.
 RUN mkdir -p /data && chown node:node /data
 VOLUME /data
 # The `node` user (uid 1000) comes with the base image.

@@ -59,6 +59,8 @@ export interface DaemonConfig {
   readonly settings: Settings;
   /** --data-dir > STACKER_DATA_DIR > ./data, as given (not resolved). */
   readonly dataDir: string;
+  /** STACKER_LOCK_DIR: where live mode keeps its API-key locks; null: ~/.stacker/locks. */
+  readonly lockDir?: string | null;
   /** --strategies > STACKER_STRATEGIES_DIR > config/strategies, as given. */
   readonly strategiesDir: string;
   /** STACKER_METRICS_PORT; null = no metrics server; 0 = a free port. */
@@ -117,6 +119,8 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
 
   const dataDir = locate(layers, DAEMON_ENV_KEYS.dataDir, { name: '--data-dir', value: flags.dataDir }, DAEMON_DEFAULTS.dataDir);
   checkDirectory(dataDir, problems, false);
+  const lockDirSetting = layers.lookup(DAEMON_ENV_KEYS.lockDir);
+  if (lockDirSetting !== null) checkDirectory({ value: lockDirSetting.value, origin: { field: DAEMON_ENV_KEYS.lockDir, source: lockDirSetting.source } }, problems, false);
   const strategiesDir = locate(layers, DAEMON_ENV_KEYS.strategiesDir, { name: '--strategies', value: flags.strategiesDir }, DAEMON_DEFAULTS.strategiesDir);
   const files = listStrategyFiles(strategiesDir, problems);
 
@@ -146,6 +150,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
     modeNote,
     settings: mode === 'live' ? settings : withoutCredentials(settings),
     dataDir: dataDir.value,
+    lockDir: lockDirSetting?.value ?? null,
     strategiesDir: strategiesDir.value,
     metricsPort,
     metricsHost,

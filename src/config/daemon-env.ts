@@ -24,6 +24,7 @@ import { ACCOUNT_ENV_PREFIX, ACCOUNT_KEY_SUFFIXES, ACCOUNT_NAME_RULE, parseAccou
 export const DAEMON_ENV_KEYS = {
   mode: 'STACKER_MODE',
   dataDir: 'STACKER_DATA_DIR',
+  lockDir: 'STACKER_LOCK_DIR',
   strategiesDir: 'STACKER_STRATEGIES_DIR',
   metricsPort: 'STACKER_METRICS_PORT',
   metricsHost: 'STACKER_METRICS_HOST',

@@ -39,6 +39,7 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
       mode: config.mode,
       // One lock per account key, all taken before anything is opened or sent.
       ...(config.mode === 'live' ? { apiKeys: [...config.accounts.values()].flatMap((account) => (account.credentials === null ? [] : [account.credentials.apiKey])) } : {}),
+      ...(config.lockDir === undefined || config.lockDir === null ? {} : { userLockDir: config.lockDir }),
       onLostJournal: options.rebuildJournal ? 'rebuild' : 'refuse',
       ...(config.databaseUrl === null
         ? {}

@@ -75,7 +75,13 @@ export class FileLock {
   /** Take the lock or throw LockedError. Acquiring a lock already held by this object does nothing. */
   acquire(): void {
     if (this.#db !== null) return;
-    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    try {
+      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    } catch (error) {
+      // An API-key lock lives in the user's home by default: a container user without one (HOME=/) cannot create it.
+      const where = this.scope === 'api-key' ? '; set STACKER_LOCK_DIR to a folder this user can write (the Docker image uses /data/locks)' : '';
+      throw new StoreError('open-failed', `cannot create the lock's folder ${dirname(this.path)}: ${messageOf(error)}${where}`, { cause: error });
+    }
     this.#checkLegacy();
     let db: DatabaseSync;
     try {
@@ -169,7 +175,7 @@ export function apiKeyLock(apiKey: string, lockDir: string, options: LockOptions
   return new FileLock(join(lockDir, `${name}.run-lock`), 'api-key', { ...options, legacyPath: join(lockDir, `${name}.lock`) });
 }
 
-/** Where per-user locks live by default: ~/.stacker/locks. */
+/** Where per-user locks live by default (STACKER_LOCK_DIR sets another): ~/.stacker/locks. */
 export function defaultUserLockDir(): string {
   return join(homedir(), '.stacker', 'locks');
 }

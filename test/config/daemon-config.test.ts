@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadDaemonConfig } from '../../src/config/daemon-config.ts';
+import { ConfigError } from '../../src/domain/errors.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import { STRATEGIES } from '../../strategies/index.ts';
 import { ConfigWorld, DCA, REPORT, SWEEP, configErrorOf, lines } from './helpers.ts';
@@ -68,6 +69,7 @@ describe('loadDaemonConfig: a valid configuration', () => {
       [
         `STACKER_STRATEGIES_DIR=${world.strategiesDir}`,
         'STACKER_DATA_DIR=/var/lib/stacker',
+        'STACKER_LOCK_DIR=/var/lib/stacker/locks',
         'STACKER_METRICS_PORT=9464',
         'STACKER_METRICS_HOST=0.0.0.0',
         'STACKER_DRY_RUN_WALLET= USDT=1000.5 , BTC=0 ',
@@ -83,6 +85,7 @@ describe('loadDaemonConfig: a valid configuration', () => {
       mode: 'dry-run',
       modeNote: null,
       dataDir: '/var/lib/stacker',
+      lockDir: '/var/lib/stacker/locks',
       strategiesDir: world.strategiesDir,
       metricsPort: 9464,
       metricsHost: '0.0.0.0',
@@ -94,10 +97,18 @@ describe('loadDaemonConfig: a valid configuration', () => {
     expect(config.dryRunSlippagePct.toString()).toBe('0.1');
   });
 
+  it('refuses a STACKER_LOCK_DIR that is a file, naming it', async () => {
+    world.instance('dca-btc', DCA);
+    const file = world.file('not-a-folder', '');
+    const error = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_LOCK_DIR: file } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toContainEqual({ source: 'environment', field: 'STACKER_LOCK_DIR', rule: `is not a folder: ${file}` });
+  });
+
   it('uses the defaults: ./data, config/strategies, no metrics on 127.0.0.1, an empty wallet, no kill switch', async () => {
     world.instance('dca-btc', DCA);
     const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} });
-    expect(config).toMatchObject({ dataDir: './data', metricsPort: null, metricsHost: '127.0.0.1', killSwitchFile: null, killSwitchEnv: false });
+    expect(config).toMatchObject({ dataDir: './data', lockDir: null, metricsPort: null, metricsHost: '127.0.0.1', killSwitchFile: null, killSwitchEnv: false });
     expect(config.dryRunWallet.size).toBe(0);
     expect(config.dryRunSlippagePct.isZero()).toBe(true);
   });

@@ -85,6 +85,8 @@ describe('the compiled daemon (the Docker image\'s dist/ and entrypoint)', () =>
     const env: Record<string, string> = { ...image.env, ...dotEnv };
     // The README's .env leaves the data dir to the image: the journal goes to the volume.
     expect(env['STACKER_DATA_DIR']).toBe('/data');
+    // The API-key locks in the volume too: a --user without a home could not make ~/.stacker.
+    expect(env['STACKER_LOCK_DIR']).toBe('/data/locks');
     const volume = join(t.dir.root, 'volume');
     mkdirSync(volume);
     const port = await freePort();
@@ -102,6 +104,7 @@ describe('the compiled daemon (the Docker image\'s dist/ and entrypoint)', () =>
         HOME: t.dir.root,
         // What the test moves: the volume's place, the port, and the exchange the dry-run reads prices from.
         STACKER_DATA_DIR: volume,
+        STACKER_LOCK_DIR: join(volume, 'locks'),
         STACKER_METRICS_PORT: String(port),
         STACKER_BASE_URL: t.sandbox.url,
       },

@@ -74,6 +74,40 @@ describe('a daemon in a container', () => {
   }, 90_000);
 });
 
+describe('one API key, two daemons with their own HOME and data dir, one lock folder (STACKER_LOCK_DIR, the Docker volume)', () => {
+  it('refuses the second at start, naming the key lock and its holder: nothing of it is sent', async () => {
+    const other = daemonDir();
+    const locks = join(t.dir.root, 'shared-locks');
+    try {
+      for (const dir of [t.dir, other]) dir.writeStrategy('dca-btc', dca);
+      const a = startDaemon(args(t.dir), { ...t.live(), STACKER_LOCK_DIR: locks });
+      await a.waitFor('"to":"FILLED"', 20_000);
+      const b = startDaemon(args(other), { ...t.live(), HOME: other.root, STACKER_LOCK_DIR: locks });
+      expect(await b.exited).toBe(3);
+      expect(b.output()).toMatch(/E_LOCKED/);
+      expect(b.output()).toMatch(/api-key/i);
+      a.child.kill('SIGTERM');
+      expect(await a.exited).toBe(0);
+      const result = await agreement(t.sandbox, [journalOf(t.dir), journalOf(other)]);
+      expect(result).toMatchObject({ placedTwice: [], notJournalled: [] });
+    } finally {
+      other.remove();
+    }
+  }, 60_000);
+
+  it('names STACKER_LOCK_DIR when the home it defaults to cannot hold the lock (a container user whose HOME is no folder of its own)', async () => {
+    t.dir.writeStrategy('dca-btc', dca);
+    // A file where the home should be: no user, root included, can make ~/.stacker in it.
+    const home = join(t.dir.root, 'not-a-home');
+    writeFileSync(home, '');
+    const daemon = startDaemon(args(t.dir), { ...t.live(), HOME: home });
+    expect(await daemon.exited).toBe(3);
+    expect(daemon.output()).toMatch(/cannot create the lock's folder .*not-a-home.*set STACKER_LOCK_DIR to a folder this user can write/);
+    expect(daemon.output()).not.toMatch(/unexpected/);
+    expect(t.sandbox.exchange.orderHistory({})).toEqual([]);
+  }, 30_000);
+});
+
 describe('one API key, two daemons with their own HOME and data dir', () => {
   it('with the same instance: whoever sees the other stops within a slot, naming it, and at most one slot is bought twice', async () => {
     const other = daemonDir();
