@@ -8,7 +8,7 @@ if (version[0] < REQUIRED[0] || (version[0] === REQUIRED[0] && version[1] < REQU
   process.stderr.write(
     'stacker needs Node.js ' + REQUIRED.join('.') + ' or newer; this is Node.js ' + process.versions.node + '.\n' +
       'Inside the stacker repository, `npm start -- <command>` and `npx stacker <command>` use the\n' +
-      'Node 24 that the repository pins (run `npm install` first). Elsewhere, install Node 24.\n',
+      'Node 24 that the repository pins (run `npm ci` first). Elsewhere, install Node 24.\n',
   );
   process.exit(1);
 } else {
