@@ -225,7 +225,7 @@ function readSchedule(p: ParamReader): { schedule: CronSchedule; timezone: strin
   const expression = p.raw('SCHEDULE');
   const timezone = p.raw('TIMEZONE') ?? INSTANCE_DEFAULTS.timezone;
   if (expression === undefined) {
-    p.problem('SCHEDULE', 'is required: a 5-field cron expression (minute hour day-of-month month day-of-week) such as "0 9 * * *"');
+    p.problem('SCHEDULE', 'is required: a cron expression of 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, such as "0 9 * * *"');
   }
   const cron = cronProblems(expression ?? ANY_VALID_CRON, timezone).filter((problem: { readonly field: string }) => expression !== undefined || problem.field === 'TIMEZONE');
   for (const problem of cron) p.problem(problem.field, problem.rule);

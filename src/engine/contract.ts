@@ -242,7 +242,7 @@ export function readsOf<P>(strategy: Strategy<P>, params: P): readonly SnapshotP
  */
 export const COMMON_PARAMS: readonly ParamSpec[] = [
   { key: 'STRATEGY', required: true, rule: 'a registered strategy name', description: 'Which strategy this instance runs.', example: 'dca' },
-  { key: 'SCHEDULE', required: true, rule: 'a 5-field cron expression (minute hour day-of-month month day-of-week)', description: 'When the slots fall.', example: '"0 9 * * *"' },
+  { key: 'SCHEDULE', required: true, rule: 'a cron expression of 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first', description: 'When the slots fall.', example: '"0 9 * * *"' },
   { key: 'TIMEZONE', required: false, rule: 'an IANA time zone', default: 'UTC', description: 'Time zone the SCHEDULE is read in. Across daylight saving, a wall time that does not exist that day has no slot, and one that happens twice is one slot, at the first.', example: 'Europe/Berlin' },
   { key: 'ENABLED', required: false, rule: 'true or false', default: 'true', description: 'false keeps the file valid but schedules nothing.' },
   { key: 'CATCH_UP', required: false, rule: 'skip or last', default: 'skip', description: 'Slots missed while stopped (a new instance\'s from its first start on): skip them, or run the last one missed if it is within CATCH_UP_WINDOW.' },

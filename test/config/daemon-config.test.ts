@@ -163,7 +163,7 @@ describe('loadDaemonConfig: a valid configuration', () => {
     const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env }));
     const file = join(world.strategiesDir, 'dca-btc.env');
     expect(lines(error.problems)).toEqual([
-      `${file}: SCHEDULE: is required: a 5-field cron expression (minute hour day-of-month month day-of-week) such as "0 9 * * *"`,
+      `${file}: SCHEDULE: is required: a cron expression of 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, such as "0 9 * * *"`,
       `${file}: AMOUNT: is required unless AMOUNT_QUOTE is given: AMOUNT=0.0005 buys 0.0005 base per slot, AMOUNT_QUOTE=50 spends about 50 quote per slot`,
     ]);
   });
