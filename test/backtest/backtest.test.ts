@@ -341,4 +341,12 @@ describe('a backtest given bad candle input', () => {
     const leap = await backtest(FIXTURE, '--json', '--from', '2020-02-29', '--to', '2021-03-01');
     expect(leap.code).toBe(0);
   });
+
+  it('refuses a date typed without dashes, which would read as Unix seconds in 1970 and start at the first candle', async () => {
+    const result = await backtest(FIXTURE, '--from', '20210305');
+    expect([result.code, result.stderr]).toEqual([2, 'error: --from: 20210305 reads as Unix seconds in 1970: write the date with dashes, 2021-03-05\n']);
+    // Unix seconds are still Unix seconds.
+    const seconds = await backtest(FIXTURE, '--json', '--from', '1614934800');
+    expect(seconds.code).toBe(0);
+  });
 });

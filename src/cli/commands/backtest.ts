@@ -202,6 +202,11 @@ async function compare(
 /** `2024-01-31`, `2024-01-31T09:00:00Z` or Unix seconds. */
 /** A date alone means the whole day (UTC): from its first moment for --from, through its last for --to. */
 function moment(text: string, flag: string, dateMeans: 'start' | 'end' = 'start'): number {
+  // 20230101 is Unix seconds of August 1970, and what a date typed without dashes looks like.
+  const compact = /^(\d{4})(\d{2})(\d{2})$/.exec(text);
+  if (compact !== null && Number(compact[1]) >= 1970 && isCalendarDay(Number(compact[1]), Number(compact[2]), Number(compact[3]))) {
+    throw InputError.one(flag, `${text} reads as Unix seconds in 1970: write the date with dashes, ${compact[1]}-${compact[2]}-${compact[3]}`);
+  }
   if (/^\d{1,12}$/.test(text)) return Number(text) * 1000;
   const date = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))?$/.exec(text);
   // Date.parse rolls a day the month does not have (2023-02-30) into the next month: a date is
