@@ -1,5 +1,7 @@
 import { watchRun } from './observed.ts';
 import { execFile } from 'node:child_process';
+import { type AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -240,6 +242,28 @@ describe('a backtest that keeps its journal (--journal FILE)', () => {
     expect(orders.orders.every((order) => order.status === 'FILLED')).toBe(true);
     const intents = JSON.parse((await run(process.execPath, [CLI, 'journal', '--json', '--journal', journal])).stdout) as { entries: unknown[] };
     expect(intents.entries).toHaveLength(report.orders.total);
+  });
+
+  it("reports a backtest journal's positions without today's prices, and asks no exchange for them", async () => {
+    const journal = join(dir, 'priced.db');
+    await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', dca(), '--journal', journal]);
+    const asked: string[] = [];
+    const exchange = createServer((request, response) => {
+      asked.push(request.url ?? '');
+      response.writeHead(500).end();
+    });
+    await new Promise<void>((ready) => exchange.listen(0, '127.0.0.1', ready));
+    try {
+      const url = `http://127.0.0.1:${(exchange.address() as AddressInfo).port}`;
+      const { stdout } = await run(process.execPath, [CLI, 'report', '--json', '--journal', journal], { env: { ...process.env, STACKER_BASE_URL: url } });
+      const report = JSON.parse(stdout) as { mode: string; markets: Array<{ market: string; value: string | null; price: string | null }>; note?: string };
+      expect(report.mode).toBe('backtest');
+      expect(report.markets.map((m) => [m.market, m.price, m.value])).toEqual([['BTC_USDT', null, null]]);
+      expect(report.note).toContain("a backtest's journal is not valued at today's prices");
+      expect(asked).toEqual([]);
+    } finally {
+      await new Promise((closed) => exchange.close(closed));
+    }
   });
 
   it('refuses a file that already exists, before running anything: its slots would not run again and the report would mix two runs', async () => {

@@ -52,7 +52,11 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
       ctx.io.out(fillsCsv(orders));
       return;
     }
-    const priced = await accountPrices(ctx, [...new Set(orders.map((order) => accounts.accountOf(order)))]);
+    // A backtest's orders are history replayed: today's prices would value them at a moment the run never reached, and ask the live exchange for it.
+    const priced =
+      label.mode === 'backtest'
+        ? { of: () => null, shared: null, notes: ["a backtest's journal is not valued at today's prices: its own report (stacker backtest --json or --report) values it at the period's end"] }
+        : await accountPrices(ctx, [...new Set(orders.map((order) => accounts.accountOf(order)))]);
     const priceNote = priced.notes.join('; ');
     // All accounts together take one exchange's prices only when their orders all went to one.
     const prices = priced.shared;
