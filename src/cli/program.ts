@@ -264,7 +264,7 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
     .option('--wallet <pairs>', 'starting trade balance, TICKER=amount pairs', 'USDT=10000')
     .option('--slippage-pct <pct>', 'added to the fill price (percent)', '0')
     .option('--flex <pair>', 'a flex investment to start with, e.g. USDT=1000 (sweepable with flex-sweep TICKER=USDT)')
-    .option('--flex-apr <pct>', 'yearly interest of --flex, credited daily (percent)', '5')
+    .option('--flex-apr <pct>', 'yearly interest of --flex, credited daily (percent; default 5)')
     .option('--report <file.html>', 'also write a self-contained HTML report with charts')
     .option('--journal <file.db>', 'keep the backtest journal in this new SQLite file, refused if it exists (default: in memory); `stacker orders --journal FILE` and `stacker journal --journal FILE` read it')
     .option('--rules <exchange|file.json>', "the market's rules: exchange (fetch the exchange's markets, cached in the data dir) or a file printed by `stacker markets --json` (default: the flags below, else demo rules, BTC_USDT and ETH_USDT only)")

@@ -225,6 +225,19 @@ describe('a backtest over real candles', () => {
     expect(text).toMatch(/--wallet/);
     expect(text).toMatch(/--from/);
   });
+
+  it('says what is wrong with a --flex pair, and refuses --flex-apr without --flex instead of ignoring it', async () => {
+    const strategy = strategyFile('flexed', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
+    const fail = (error: { code: number; stderr: string }) => error;
+    const negative = await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', strategy, '--flex', 'USDT=-1']).catch(fail);
+    expect('code' in negative ? negative.code : 0).toBe(2);
+    expect(negative.stderr).toContain('--flex: pair "USDT=-1": the amount must be a plain decimal ≥ 0');
+    const alone = await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', strategy, '--flex-apr', '7']).catch(fail);
+    expect('code' in alone ? alone.code : 0).toBe(2);
+    expect(alone.stderr).toContain('--flex-apr: is the interest of a --flex investment, and no --flex is given');
+    const seeded = JSON.parse((await run(process.execPath, [CLI, 'backtest', '--json', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', strategy, '--flex', 'USDT=100'])).stdout) as { settings: { flexAprPct: string } };
+    expect(seeded.settings.flexAprPct).toBe('5');
+  });
 });
 
 describe('a backtest that keeps its journal (--journal FILE)', () => {

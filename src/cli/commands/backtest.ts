@@ -16,7 +16,8 @@ export interface BacktestFlags extends RuleFlags {
   readonly wallet: string;
   readonly slippagePct: string;
   readonly flex?: string;
-  readonly flexApr: string;
+  /** Absent: 5, and only with --flex. */
+  readonly flexApr?: string;
   readonly report?: string;
   readonly journal?: string;
   readonly together?: boolean;
@@ -25,6 +26,9 @@ export interface BacktestFlags extends RuleFlags {
   readonly rules?: string;
   readonly dataDir?: string;
 }
+
+/** What a --flex investment earns a year (percent) unless --flex-apr says otherwise. */
+const DEFAULT_FLEX_APR_PCT = '5';
 
 /** The plan id a backtest's seeded flex investment gets (flex-sweep finds it by TICKER). */
 export const BACKTEST_FLEX_PLAN = '00000000-0000-4000-8000-00000000f1e0';
@@ -54,12 +58,16 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     flex: () =>
       optional(flags.flex, (text) => {
         const parsed = parseWallet(text);
-        if (!parsed.ok || parsed.wallet.size !== 1) throw InputError.one('--flex', 'must be one TICKER=amount pair, e.g. USDT=1000');
+        if (!parsed.ok) throw InputError.one('--flex', parsed.rules.join('; '));
+        if (parsed.wallet.size !== 1) throw InputError.one('--flex', 'must be one TICKER=amount pair, e.g. USDT=1000');
         const [ticker, amount] = [...parsed.wallet][0] as [string, Decimal];
         if (amount.lte(0)) throw InputError.one('--flex', 'the amount must be greater than 0');
         return { ticker, amount };
       }),
-    flexApr: () => percent(flags.flexApr, '--flex-apr', 1000),
+    flexApr: () => {
+      if (flags.flexApr !== undefined && flags.flex === undefined) throw InputError.one('--flex-apr', 'is the interest of a --flex investment, and no --flex is given');
+      return percent(flags.flexApr ?? DEFAULT_FLEX_APR_PCT, '--flex-apr', 1000);
+    },
     rules: () => optional(flags.rules, rulesArgument),
     ruleOverrides: () => parseRuleFlags(flags),
     report: () => optional(flags.report, (text) => reportFile(text, '--report', PAGE_MARK)),
