@@ -226,6 +226,20 @@ describe('a backtest over real candles', () => {
     expect(text).toMatch(/--from/);
   });
 
+  it('refuses an instance file with ENABLED=false, alone or side by side: it would run no slot, and the run said nothing', async () => {
+    const off = strategyFile('off', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\nENABLED=false\n');
+    const on = strategyFile('on', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
+    const fail = (error: { code: number; stderr: string }) => error;
+    for (const files of [[off], [on, off]]) {
+      const result = await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', ...files.flatMap((file) => ['--strategy', file])]).catch(fail);
+      expect('code' in result ? result.code : 0).toBe(2);
+      expect(result.stderr).toContain(`${off}: ENABLED: is false: the daemon would not run this instance`);
+    }
+    // Together on one wallet, as the daemon runs them: the disabled one sits out, as it would live.
+    const together = await run(process.execPath, [CLI, 'backtest', '--json', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', on, '--strategy', off, '--together']);
+    expect((JSON.parse(together.stdout) as { slots: number }).slots).toBeGreaterThan(0);
+  });
+
   it('says what is wrong with a --flex pair, and refuses --flex-apr without --flex instead of ignoring it', async () => {
     const strategy = strategyFile('flexed', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
     const fail = (error: { code: number; stderr: string }) => error;

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { type RuleFlags, parseRuleFlags } from '../../backtest/rules/rule-flags.ts';
 import { Decimal } from '../../domain/money.ts';
-import { EXIT, InputError } from '../../domain/errors.ts';
+import { ConfigError, EXIT, InputError } from '../../domain/errors.ts';
 import { checkAll, marketName, optional } from '../args.ts';
 import { PAGE_MARK } from '../../backtest/report/page-mark.ts';
 import { newFile, reportFile, writeOutputFile } from '../file-flags.ts';
@@ -25,6 +25,17 @@ export interface BacktestFlags extends RuleFlags {
   /** `exchange` or a file: where the market rules come from (src/backtest/rules/resolve.ts). */
   readonly rules?: string;
   readonly dataDir?: string;
+}
+
+/**
+ * The instances of one run, when one of them runs at all: with every one ENABLED=false the
+ * daemon would run none, and the backtest showed a quiet run of 0 slots without saying why.
+ */
+function runnable<T extends { readonly enabled: boolean; readonly file: string }>(instances: readonly T[]): readonly T[] {
+  if (instances.some((instance) => instance.enabled)) return instances;
+  throw new ConfigError(
+    instances.map((instance) => ({ source: instance.file, field: 'ENABLED', rule: 'is false: the daemon would not run this instance, so a backtest of it has no slot; set ENABLED=true (or remove the line) to backtest it' })),
+  );
 }
 
 /** What a --flex investment earns a year (percent) unless --flex-apr says otherwise. */
@@ -90,7 +101,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     import('../../backtest/report/build.ts'),
     import('../../backtest/report/summary.ts'),
   ]);
-  const instances = await loadStrategyFiles(args.strategies);
+  const instances = runnable(await loadStrategyFiles(args.strategies));
   const candles = await periodCandles(args, flags.data);
   const history = await windowHistory(args, flags.data, longestWindowMs(instances));
 
@@ -164,7 +175,7 @@ async function compare(
   if (sweeps.length > 0 && flags.together === true) throw InputError.one('--together', 'is for several strategy files on one wallet; a --sweep runs one file');
   const specs = sweeps.length > 0 ? sweepRuns(args.strategies[0] as string, sweeps) : sideBySideRuns(args.strategies, instanceNameOf);
   let windowMs = 0;
-  for (const spec of specs) windowMs = Math.max(windowMs, longestWindowMs(await loadStrategyFiles(spec.files, { overrides: spec.overrides })));
+  for (const spec of specs) windowMs = Math.max(windowMs, longestWindowMs(runnable(await loadStrategyFiles(spec.files, { overrides: spec.overrides }))));
   const runs = startRuns(specs.length);
   let results: Awaited<ReturnType<typeof runs.run>>;
   try {
