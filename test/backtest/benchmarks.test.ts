@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Decimal, roundUp } from '../../src/domain/money.ts';
+import { Decimal, roundDown, roundUp } from '../../src/domain/money.ts';
 import { candlesBetween, reportOver, written } from './committed-candles.ts';
 
 /** The open of the committed candle opening at `iso`. */
@@ -19,8 +19,9 @@ describe('the lump-sum benchmark of a backtest report', () => {
     // The first slot is 1 January 09:00: its candle's open, 1 % up, to the demo market's 2 decimals.
     const price = roundUp(openAt('2021-01-01T09:00:00Z').mul('1.01'), 2);
     const invested = new Decimal(report.benchmarks.strategy.invested);
-    // The same money, paying the same fees (documented): what is left of it buys base at that price.
-    const base = invested.sub(report.totals.fees['USDT'] as string).div(price);
+    // The same money, paying the same fees (documented): what is left of it buys base at that
+    // price, cut to the demo market's 6 amount decimals as one order would be.
+    const base = roundDown(invested.sub(report.totals.fees['USDT'] as string).div(price), 6);
     const value = base.mul(report.data.lastClose);
     expect(report.benchmarks.lumpSum).toEqual({
       timeMs: Date.parse('2021-01-01T09:00:00Z'),

@@ -1,4 +1,4 @@
-import { type Decimal, ZERO, formatDecimal } from '../../domain/money.ts';
+import { type Decimal, ZERO, formatDecimal, roundDown } from '../../domain/money.ts';
 import type { PeriodFacts } from './facts.ts';
 import type { BacktestRun } from './run.ts';
 
@@ -68,8 +68,9 @@ export function benchmarks(run: BacktestRun, round: Rounding): Benchmarks {
   const finalHold = valueOf(run.initialWallet, run, lastClose);
   let lumpSum: Benchmarks['lumpSum'] = null;
   if (first !== null && fill.withFees.gt(0) && first.price.gt(0)) {
-    // The same money in one buy: what the buys paid besides fees buys base at the first slot's price.
-    const base = fill.withFees.sub(fill.quoteFees).div(first.price);
+    // The same money in one buy: what the buys paid besides fees buys base at the first slot's
+    // price, cut to the market's amount decimals as an order is (the dust stays unspent).
+    const base = roundDown(fill.withFees.sub(fill.quoteFees).div(first.price), run.rules.values.basePrecision);
     lumpSum = { timeMs: first.timeMs, price: formatDecimal(first.price), ...outcome(fill.withFees, base, lastClose, round) };
   }
   return {
