@@ -393,6 +393,23 @@ describe('a backtest given bad candle input', () => {
     expect(leap.code).toBe(0);
   });
 
+  it("refuses a file whose name says it holds another asset's candles, naming both; the same base on another quote is a fair stand-in", async () => {
+    const eth = join(dir, 'ETHUSDT_1h_somewhere.csv');
+    writeFileSync(eth, readFileSync(FIXTURE));
+    const wrong = await backtest(eth);
+    expect([wrong.code, wrong.stderr]).toEqual([2, "error: --data: the file's name says it holds ETHUSDT candles, but --market is BTC_USDT: give --market ETH_USDT, or the BTC_USDT file (rename a file whose name is wrong)\n"]);
+    const usd = join(dir, 'BTCUSD_1h.csv');
+    writeFileSync(usd, readFileSync(FIXTURE));
+    expect((await backtest(usd, '--json')).code).toBe(0);
+  });
+
+  it('says what the file holds when the period asked for has no candle, naming the flags given', async () => {
+    const before = await backtest(FIXTURE, '--to', '2010-01-01');
+    expect([before.code, before.stderr]).toEqual([2, `error: --to: no candle of ${FIXTURE} falls in the period asked for: the file holds 2021-03-01T00:00Z to 2021-03-14T23:00Z\n`]);
+    const both = await backtest(FIXTURE, '--from', '2022-01-01', '--to', '2022-02-01');
+    expect(both.stderr).toMatch(/^error: --from\/--to: no candle/);
+  });
+
   it('refuses a date typed without dashes, which would read as Unix seconds in 1970 and start at the first candle', async () => {
     const result = await backtest(FIXTURE, '--from', '20210305');
     expect([result.code, result.stderr]).toEqual([2, 'error: --from: 20210305 reads as Unix seconds in 1970: write the date with dashes, 2021-03-05\n']);

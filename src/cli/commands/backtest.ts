@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { type RuleFlags, parseRuleFlags } from '../../backtest/rules/rule-flags.ts';
 import { Decimal } from '../../domain/money.ts';
 import { ConfigError, EXIT, InputError } from '../../domain/errors.ts';
+import { marketInFileName } from '../../candles/file-market.ts';
 import { checkAll, marketName, optional } from '../args.ts';
 import { PAGE_MARK } from '../../backtest/report/page-mark.ts';
 import { newFile, reportFile, writeOutputFile } from '../file-flags.ts';
@@ -36,6 +37,18 @@ function runnable<T extends { readonly enabled: boolean; readonly file: string }
   throw new ConfigError(
     instances.map((instance) => ({ source: instance.file, field: 'ENABLED', rule: 'is false: the daemon would not run this instance, so a backtest of it has no slot; set ENABLED=true (or remove the line) to backtest it' })),
   );
+}
+
+/**
+ * A file whose name says it holds another asset's candles is the wrong file for --market (an
+ * ETHUSDT file priced BTC at 2000 USDT, exit 0). Only the base is compared: a BTCUSD file is a
+ * fair stand-in for BTC_USDT. A name that names no market is not judged.
+ */
+function checkFileMarket(data: string, market: string): void {
+  const named = marketInFileName(data);
+  const base = market.slice(0, market.indexOf('_'));
+  if (named === null || named.base === base) return;
+  throw InputError.one('--data', `the file's name says it holds ${named.base}${named.quote} candles, but --market is ${market}: give --market ${named.base}_${named.quote}, or the ${market} file (rename a file whose name is wrong)`);
 }
 
 /** What a --flex investment earns a year (percent) unless --flex-apr says otherwise. */
@@ -90,6 +103,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   });
   if (args.fromMs !== undefined && args.toMs !== undefined && args.fromMs > args.toMs) throw InputError.one('--from', 'must not be after --to');
   const sweeps = flags.sweep ?? [];
+  checkFileMarket(args.data, args.market);
   if (sweeps.length > 0 || (args.strategies.length > 1 && flags.together !== true)) {
     await compare(ctx, flags, args, sweeps);
     return;
@@ -307,7 +321,13 @@ async function periodCandles(
       ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
     }),
   );
-  if (candles.length === 0) throw InputError.one('--from', `no candle of ${shown} falls between --from and --to`);
+  if (candles.length === 0) {
+    // Read again whole (only on this error) to say what the file does hold.
+    const all = await readCandleInput(() => loadCandles(args.data, { market: args.market }));
+    const flag = args.fromMs !== undefined && args.toMs !== undefined ? '--from/--to' : args.fromMs !== undefined ? '--from' : '--to';
+    const at = (sec: number): string => new Date(sec * 1000).toISOString().replace(':00.000Z', 'Z');
+    throw InputError.one(flag, `no candle of ${shown} falls in the period asked for: the file holds ${at(all.timeSec(0))} to ${at(all.timeSec(all.length - 1))}`);
+  }
   return candles;
 }
 

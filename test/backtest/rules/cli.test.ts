@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -181,7 +181,9 @@ describe('a backtest whose instance file trades another market than its candles'
     const btc = join(dir, 'dca-btc-other.env');
     writeFileSync(btc, 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
     // Candles of ETH_USDT (the demo rules know it) for a file that trades BTC_USDT.
-    const result = await runCli(['backtest', '--data', CANDLES, '--market', 'ETH_USDT', '--strategy', btc]);
+    const eth = join(dir, 'ETH_USDT_1h.csv');
+    copyFileSync(CANDLES, eth);
+    const result = await runCli(['backtest', '--data', eth, '--market', 'ETH_USDT', '--strategy', btc]);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
       `error: ${btc}: MARKET: is BTC_USDT, but this backtest trades ETH_USDT only (--market, the market of its --data candles): give --market BTC_USDT with BTC_USDT candles, or an instance file for ETH_USDT\n`,
