@@ -15,10 +15,14 @@ export class CandleCsvError extends StackerError {
   readonly retryable = false;
   readonly source: string;
   readonly problems: readonly CandleCsvProblem[];
-  constructor(source: string, problems: readonly CandleCsvProblem[]) {
-    super(`${source}: ${problems.map((p) => `line ${p.line}: ${p.reason}`).join('; ')}`);
+  /** The file was not read to its end: the problems are the first ones, and there may be more. */
+  readonly stoppedEarly: boolean;
+  constructor(source: string, problems: readonly CandleCsvProblem[], stoppedEarly = false) {
+    const more = stoppedEarly ? `; stopped after ${problems.length} problems, there may be more` : '';
+    super(`${source}: ${problems.map((p) => `line ${p.line}: ${p.reason}`).join('; ')}${more}`);
     this.name = 'CandleCsvError';
     this.source = source;
     this.problems = problems;
+    this.stoppedEarly = stoppedEarly;
   }
 }

@@ -135,6 +135,7 @@ export function parseCandleBytes(bytes: Buffer, options: LoadOptions): CandleSer
   let pos = firstNewline === -1 ? n : firstNewline + 1;
   let line = 1;
   let previous = -1;
+  let previousLine = 0;
   let rows = 0;
   let count = 0;
   while (pos < n && problems.length < MAX_PROBLEMS) {
@@ -159,11 +160,13 @@ export function parseCandleBytes(bytes: Buffer, options: LoadOptions): CandleSer
       time = checked;
     }
     if (time <= previous) {
-      problems.push({ line, reason: `time ${time} is not after the previous row's ${previous}` });
+      // Against the last row taken, which the row just above may not be (refused itself).
+      problems.push({ line, reason: outOfOrder(time, previous, previousLine) });
       continue;
     }
     if (rows > 0) steps.add(time - previous);
     previous = time;
+    previousLine = line;
     rows += 1;
     if (time < fromSec || time > toSec) continue;
     if (count === capacity) {
@@ -177,7 +180,7 @@ export function parseCandleBytes(bytes: Buffer, options: LoadOptions): CandleSer
     closes[count] = close;
     count += 1;
   }
-  if (problems.length > 0) throw new CandleCsvError(source, problems);
+  if (problems.length > 0) throw new CandleCsvError(source, problems, pos < n);
   if (rows === 0) throw new CandleCsvError(source, [{ line: 2, reason: 'no candles after the header' }]);
   const column = options.shared === true ? sharedCopy : <T extends Float64Array | Uint32Array>(c: T, n: number): T => c.slice(0, n) as T;
   return new ColumnarCandles(options.market, bytes, column(rowStarts, count), column(times, count), column(closes, count), steps.mostCommon());
@@ -499,4 +502,9 @@ class ColumnarCandles implements CandleSeries {
     if (end > start && bytes[end - 1] === CR) end -= 1;
     return bytes.toString('latin1', start, end);
   }
+}
+
+/** A row whose time does not follow the last row taken (its line given): the rows must be in time order, each time once. */
+export function outOfOrder(time: number, previous: number, previousLine: number): string {
+  return time === previous ? `time ${time} is line ${previousLine}'s time again` : `time ${time} is before ${previous}, the time of line ${previousLine}: rows must be in time order`;
 }

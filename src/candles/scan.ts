@@ -131,7 +131,7 @@ export function checkRow(row: string): number | string {
   const fields = row.split(',');
   if (fields.length !== 6) return `expected 6 fields, got ${fields.length}`;
   const timeText = fields[0] as string;
-  if (!TIME_TEXT.test(timeText)) return `time ${JSON.stringify(timeText)} is not Unix seconds`;
+  if (!TIME_TEXT.test(timeText)) return `time ${JSON.stringify(timeText)} is not Unix seconds${/^\d{13}$/.test(timeText) ? ' (13 digits: milliseconds? divide by 1000)' : ''}`;
   const values: Decimal[] = [];
   for (let i = 0; i < FIELD_NAMES.length; i += 1) {
     const value = fields[i + 1] as string;

@@ -359,8 +359,8 @@ describe('a backtest given bad candle input', () => {
   it('is bad input (exit 2, E_INPUT) naming the file and each line: a bad row, rows out of order or repeated, an empty file, a folder', async () => {
     const files: Array<[string, string, RegExp]> = [
       ['bad-row.csv', `${header}\n1614556800,1,1,1,1,1\nbad,row\n`, /bad-row\.csv: line 3: expected 6 fields, got 2/],
-      ['unsorted.csv', `${header}\n1614560400,1,1,1,1,1\n1614556800,1,1,1,1,1\n`, /unsorted\.csv: line 3: time 1614556800 is not after the previous row's 1614560400/],
-      ['repeated.csv', `${header}\n1614556800,1,1,1,1,1\n1614556800,1,1,1,1,1\n`, /repeated\.csv: line 3: time 1614556800 is not after/],
+      ['unsorted.csv', `${header}\n1614560400,1,1,1,1,1\n1614556800,1,1,1,1,1\n`, /unsorted\.csv: line 3: time 1614556800 is before 1614560400, the time of line 2: rows must be in time order/],
+      ['repeated.csv', `${header}\n1614556800,1,1,1,1,1\n1614556800,1,1,1,1,1\n`, /repeated\.csv: line 3: time 1614556800 is line 2's time again/],
       ['empty.csv', '', /empty\.csv: line 1: header must be/],
     ];
     for (const [name, text, message] of files) {
@@ -374,6 +374,16 @@ describe('a backtest given bad candle input', () => {
     }
     const folder = await backtest(dir);
     expect([folder.code, folder.stderr]).toEqual([2, 'error: --data: is a folder: give a candle file (time,open,high,low,close,volume)\n']);
+  });
+
+  it('says when it stopped at 20 problems, and that times of 13 digits look like milliseconds', async () => {
+    const rows = Array.from({ length: 30 }, (_, i) => `${1614556800000 + i * 3_600_000},1,1,1,1,1`);
+    const path = join(dir, 'millis.csv');
+    writeFileSync(path, `${header}\n${rows.join('\n')}\n`);
+    const result = await backtest(path);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('line 2: time "1614556800000" is not Unix seconds (13 digits: milliseconds? divide by 1000)');
+    expect(result.stderr).toContain('more: reading stopped after 20 problems: there may be more');
   });
 
   it('reads --to given as a date as the whole of that day (UTC), and a time as that moment', async () => {

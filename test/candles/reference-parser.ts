@@ -35,6 +35,7 @@ export function parseCandleCsv(text: string, source = 'candles'): Candle[] {
   }
   const candles: Candle[] = [];
   let previousTime = -1;
+  let previousLine = 0;
   for (let i = 1; i < lines.length && problems.length < MAX_REPORTED_PROBLEMS; i += 1) {
     const lineNo = i + 1;
     const row = stripCr(lines[i] ?? '');
@@ -44,10 +45,11 @@ export function parseCandleCsv(text: string, source = 'candles'): Candle[] {
       continue;
     }
     if (result.timeSec <= previousTime) {
-      problems.push({ line: lineNo, reason: `time ${result.timeSec} is not after the previous row's ${previousTime}` });
+      problems.push({ line: lineNo, reason: result.timeSec === previousTime ? `time ${result.timeSec} is line ${previousLine}'s time again` : `time ${result.timeSec} is before ${previousTime}, the time of line ${previousLine}: rows must be in time order` });
       continue;
     }
     previousTime = result.timeSec;
+    previousLine = lineNo;
     candles.push(result);
   }
   if (problems.length > 0) throw new CandleCsvError(source, problems);
@@ -64,7 +66,7 @@ function parseRow(row: string): Candle | string {
   const fields = row.split(',');
   if (fields.length !== 6) return `expected 6 fields, got ${fields.length}`;
   const [timeText, ...numberTexts] = fields as [string, string, string, string, string, string];
-  if (!TIME_TEXT.test(timeText)) return `time ${JSON.stringify(timeText)} is not Unix seconds`;
+  if (!TIME_TEXT.test(timeText)) return `time ${JSON.stringify(timeText)} is not Unix seconds${/^\d{13}$/.test(timeText) ? ' (13 digits: milliseconds? divide by 1000)' : ''}`;
   const names = ['open', 'high', 'low', 'close', 'volume'] as const;
   const values: Decimal[] = [];
   for (let j = 0; j < names.length; j += 1) {

@@ -57,7 +57,8 @@ describe('candle CSV', () => {
     expect(problems.map((p) => p.line)).toEqual([3, 4, 5, 6, 7, 8]);
     expect(problems[0]?.reason).toMatch(/open "1e2" is not a plain decimal/);
     expect(problems[1]?.reason).toMatch(/expected 6 fields, got 4/);
-    expect(problems[2]?.reason).toMatch(/not after the previous row's 1000/);
+    // Against line 2, the last row taken (lines 3 and 4 were refused themselves).
+    expect(problems[2]?.reason).toBe('time 900 is before 1000, the time of line 2: rows must be in time order');
     expect((caught as CandleCsvError).message).toMatch(/^fixture\.csv: line 3: /);
   });
 

@@ -340,7 +340,10 @@ async function readCandleInput<T>(load: () => T): Promise<T> {
   try {
     return load();
   } catch (error) {
-    if (error instanceof CandleCsvError) throw new InputError(error.problems.map((p) => ({ source: error.source, field: `line ${p.line}`, rule: p.reason })));
+    if (error instanceof CandleCsvError) {
+      const lines = error.problems.map((p) => ({ source: error.source, field: `line ${p.line}`, rule: p.reason }));
+      throw new InputError(error.stoppedEarly ? [...lines, { source: error.source, field: 'more', rule: `reading stopped after ${lines.length} problems: there may be more` }] : lines);
+    }
     const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
     if (code === 'EISDIR') throw InputError.one('--data', 'is a folder: give a candle file (time,open,high,low,close,volume)');
     if (code !== '') throw InputError.one('--data', `cannot be read (${code})`);
