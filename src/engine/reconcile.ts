@@ -62,7 +62,25 @@ export class Reconciler {
 
   /** Before any slot of a run: everything open is looked at now, and claimed slots are closed. */
   async atStart(): Promise<ReconcileSummary> {
+    await this.#releaseOrphanedHolds();
     return this.#pass(true);
+  }
+
+  /**
+   * A budget held for a buy that ended failed or refused without being sent spent nothing: it is
+   * given back. Every path that ends a buy so gives it back itself; a stop at the wrong moment (the
+   * journal taken away between the reservation and the send) once left it held for good, every
+   * later buy judged against a budget that much smaller.
+   */
+  async #releaseOrphanedHolds(): Promise<void> {
+    const deps = this.#deps;
+    const intentIds = new Set((await deps.journal.heldBudgetReservations()).map((held) => held.reservationId.replace(/#account$/, '')));
+    for (const intentId of intentIds) {
+      const record = await deps.journal.getIntent(intentId);
+      if (record === null || record.sentAtMs !== null || (record.status !== 'failed' && record.status !== 'refused')) continue;
+      await releaseReservation(deps, record);
+      deps.logger.warn({ event: 'budget-released', instance: record.instance, intentId }, `the budget held for ${intentId}, ${record.status} without being sent, is given back`);
+    }
   }
 
   /**

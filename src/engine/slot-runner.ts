@@ -3,7 +3,7 @@ import { type Intent, isMoneyIntent } from '../domain/intent.ts';
 import type { NewIntent } from '../store/journal.ts';
 import { type BudgetView, type SlotView, type SnapshotPart, type Strategy, checkDecision } from './contract.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
-import { type MoneyOutcome, executeMoneyIntent } from './executor.ts';
+import { type MoneyOutcome, executeMoneyIntent, releaseReservation } from './executor.ts';
 import { tellRefused } from './intent-events.ts';
 import { groupOf, planMoney } from './money-plan.ts';
 import { DECIDE_TIME_LIMIT_MS, type EngineDeps, type InstanceLimits, accountOfInstance, accountPrefix, onInstanceAccount, spendLeft, withinTimeLimit } from './runtime.ts';
@@ -154,6 +154,8 @@ export async function attemptSlot(
     for (const record of await deps.journal.listIntents({ instance: instance.instance, slotTimeMs })) {
       if (record.status === 'pending') {
         await deps.journal.updateIntent(record.intentId, { status: 'failed', error: { code: 'E_STOPPED', message: `not sent: ${errorMessage(error)}` } });
+        // A buy stopped between its reservation and its send spent nothing: its budget is given back.
+        await releaseReservation(deps, record);
       }
     }
     await deps.journal.finishSlot({ ...key, status: 'failed', reason: errorMessage(error) });

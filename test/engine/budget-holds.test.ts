@@ -1,0 +1,70 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/engine.ts';
+import { Decimal } from '../../src/domain/money.ts';
+import type { IntentUpdate, Journal } from '../../src/store/journal.ts';
+import { StoreError } from '../../src/store/errors.ts';
+import { dca } from '../../strategies/dca.ts';
+import { ENGINE_JOURNALS, type EngineWorld, engineWorld, runtimeOf } from './harness.ts';
+
+const SLOT = Date.UTC(2026, 10, 22, 9, 0, 0);
+
+/**
+ * The real journal, except that the write marking a buy sent fails as a journal taken away under
+ * a running daemon fails (and, with `releaseFails`, so does giving a budget back: the state an
+ * older stacker left such a stop in).
+ */
+function journalLostAtSend(journal: Journal, options: { releaseFails?: boolean } = {}): Journal {
+  return new Proxy(journal, {
+    get(target, property) {
+      if (property === 'updateIntent') {
+        return async (intentId: string, patch: IntentUpdate) => {
+          if (patch.status === 'sent') throw new StoreError('journal-lost', 'the journal file was deleted while stacker was running');
+          return target.updateIntent(intentId, patch);
+        };
+      }
+      if (property === 'releaseBudget' && options.releaseFails === true) return async () => false;
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+describe.each(ENGINE_JOURNALS)('a budget held for a buy that was never sent (%s journal)', (kind) => {
+  let world: EngineWorld;
+  beforeEach(async () => {
+    world = await engineWorld({}, kind);
+  });
+  afterEach(async () => {
+    await world.close();
+  });
+
+  const budgeted = () =>
+    runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' }, budgets: { day: new Decimal('1000') } });
+
+  it('is given back when trading stops between the reservation and the send: nothing was spent', async () => {
+    const engine = new Engine({ ...world.deps(), journal: journalLostAtSend(world.journal) }, [budgeted()], { runId: null, onFatal: () => undefined });
+    await engine.runSlot('dca-btc', SLOT).catch(() => undefined);
+    expect(world.sandbox.exchange.orderHistory({})).toEqual([]);
+    // It was reserved (65 USDT at the sandbox's price), then given back.
+    const spent = await world.journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, SLOT);
+    expect(spent.day.toFixed()).toBe('0');
+    expect(world.logs.some((line) => line.fields['event'] === 'trading-stopped')).toBe(true);
+    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+    expect(intent).toMatchObject({ status: 'failed', sentAtMs: null, error: { code: 'E_STOPPED' } });
+    expect(await world.journal.heldBudgetReservations()).toEqual([]);
+  });
+
+  it('left held by an older stop, is given back at the next start, and the next buy is judged against the whole budget', async () => {
+    const stopped = new Engine({ ...world.deps(), journal: journalLostAtSend(world.journal, { releaseFails: true }) }, [budgeted()], { runId: null, onFatal: () => undefined });
+    await stopped.runSlot('dca-btc', SLOT).catch(() => undefined);
+    expect((await world.journal.heldBudgetReservations()).map((held) => held.instance)).toEqual(['dca-btc']);
+
+    const next = world.engine([budgeted()]);
+    await next.reconcile();
+    expect(await world.journal.heldBudgetReservations()).toEqual([]);
+    expect(world.logs.some((line) => line.fields['event'] === 'budget-released')).toBe(true);
+    expect(await next.runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
+    const spent = await world.journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, SLOT + 3_600_000);
+    expect(spent.day.toFixed()).toBe('65');
+  });
+});
