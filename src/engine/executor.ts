@@ -188,6 +188,14 @@ async function reserveInstanceBudget(deps: EngineDeps, limits: InstanceLimits, v
  * costs one slot; moving twice would put money where the user did not ask.
  */
 async function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: TransferIntent): Promise<MoneyOutcome> {
+  const earlier = await unresolvedTransfer(deps, record, intent.ticker);
+  if (earlier !== null) {
+    const since = new Date(earlier.sentAtMs ?? earlier.createdAtMs).toISOString();
+    return refuse(deps, record, {
+      code: 'transfer-unresolved',
+      message: `not sent: the transfer of ${intent.ticker} journalled as ${earlier.intentId} (${earlier.instance}, sent ${since}) is unknown: its answer was lost and the balance has not shown it. A second transfer now could move the money twice; once you know what became of it, \`stacker journal resolve --intent ${earlier.intentId} --as done\` (or failed)`,
+    });
+  }
   const before = await tradeAvailable(deps, intent.ticker);
   await markSent(deps, record);
   await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'sent' });
@@ -218,6 +226,27 @@ async function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: T
   if (before !== null) await waitForTradeBalance(deps, intent.ticker, before.add(intent.amount));
   await finishTransfer(deps, record, intent, 'answer');
   return { status: 'done' };
+}
+
+/**
+ * Another transfer of the same asset on the same account whose fate is not known (`unknown`: its
+ * answer lost, the balance not showing it): a transfer has no lookup by id, and a balance that
+ * rises later cannot say which of two it was. While one is unknown, no other is sent.
+ */
+async function unresolvedTransfer(deps: EngineDeps, record: IntentRecord, ticker: string): Promise<IntentRecord | null> {
+  const account = record.account ?? DEFAULT_ACCOUNT;
+  const open = await deps.journal.unresolvedIntents();
+  return (
+    open.find(
+      (other) =>
+        other.intentId !== record.intentId &&
+        other.intent.kind === 'transfer' &&
+        other.intent.ticker === ticker &&
+        // `sent` is another slot's transfer in flight (its answer not in yet), or one a restart turns `unknown`.
+        other.status === 'unknown' &&
+        (other.account ?? DEFAULT_ACCOUNT) === account,
+    ) ?? null
+  );
 }
 
 async function finishTransfer(deps: EngineDeps, record: IntentRecord, intent: TransferIntent, confirmedBy: string): Promise<void> {

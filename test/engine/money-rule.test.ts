@@ -244,6 +244,28 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(sandboxOrders()).toHaveLength(0);
     });
 
+    it('sends no second transfer of an asset while one is unknown (answer lost, the balance not showing it): the buy it was to fund waits with it', async () => {
+      world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('1000'), from: 'spot', to: 'main' });
+      // Answered 504 at once, booked 2 s later: past the engine's settle time, so `unknown`.
+      world.sandbox.faults.inject({ path: TRANSFER_PATH, kind: 'commit-late', status: 504, body: 'Gateway Time-out', latencyMs: 2_000 });
+      const engine = world.engine([dcaBtc({ ALLOW_TRANSFER: 'true' })]);
+      await engine.runSlot('dca-btc', SLOT);
+      const [first] = (await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT })).filter((i) => i.intent.kind === 'transfer');
+      expect(first?.status).toBe('unknown');
+      expect(await engine.runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
+      const next = await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT + 3_600_000 });
+      expect(next.map((i) => [i.intent.kind, i.status, i.error?.code])).toEqual([
+        ['transfer', 'refused', 'transfer-unresolved'],
+        ['buy-stock-market', 'refused', 'earlier-intent-stopped'],
+      ]);
+      expect(next[0]?.error?.message).toContain(`stacker journal resolve --intent ${first?.intentId ?? ''}`);
+      await new Promise((resolve) => setTimeout(resolve, 2_200));
+      // One transfer reached spot (the late one), none after it; nothing was bought.
+      const transfers = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'transfer' && entry.account === 'spot' && entry.delta.isPositive());
+      expect(transfers).toHaveLength(1);
+      expect(sandboxOrders()).toHaveLength(0);
+    });
+
     it('sweeps a flex investment; a lost answer is confirmed by the investment shrinking, never resent', async () => {
       world.sandbox.faults.inject({ path: WITHDRAW_PATH, kind: 'drop-after-commit' });
       const sweep = runtimeOf({ instance: 'sweep', strategy: flexSweep, env: { STRATEGY: 'flex-sweep', SCHEDULE: '0 9 * * *', PLAN: DEMO_FLEX_PLAN_ID, MODE: 'all' } });
