@@ -229,6 +229,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       logger,
       onSlot: async (instance, slotTimeMs, outcome) => {
         lastSlots[instance] = { slotTimeMs, outcome };
+        health.slotEnded(instance, slotTimeMs, outcome);
         await health.refresh();
       },
     });
@@ -354,7 +355,10 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       {
         track: async () => {
           await running.track();
-          await settleLastSlots(journal, lastSlots, options.metrics);
+          await settleLastSlots(journal, lastSlots, { slotSettled: (instance, slotTimeMs) => {
+            options.metrics.slotSettled(instance, slotTimeMs);
+            health.slotEnded(instance, slotTimeMs, 'failed', true);
+          } });
           // A standby that took the journal over stops this daemon now, not at its next slot.
           await journal.assertIntact().catch((error: unknown) => {
             if (error instanceof StoreError && error.reason === 'not-owner') stopTrading(new FatalEngineError(`trading stopped: ${error.message}`, error));
@@ -380,6 +384,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           // one the journal already had (an overlap, a restart) did not run now.
           if (outcome === 'stopped' || outcome === 'already') return;
           lastSlots[instance] = { slotTimeMs, outcome };
+          health.slotEnded(instance, slotTimeMs, outcome);
           await health.refresh();
         },
       );

@@ -21,8 +21,13 @@ export interface JournalStateSink {
  *   until it turns final;
  * - the exchange's order history could not be read since start: slots wait for it;
  * - the kill switch was turned on from the status API: nothing that moves money is sent until
- *   an operator turns it off (the file and STACKER_KILL_SWITCH are planned stops, not reported).
+ *   an operator turns it off (the file and STACKER_KILL_SWITCH are planned stops, not reported);
+ * - an instance's last FAILED_SLOTS_UNHEALTHY slots all failed (an exchange failing every order,
+ *   a transfer that never goes through): one failure is a bad moment, several in a row are not.
  */
+/** Slots of one instance failed in a row before /healthz calls it a problem. */
+export const FAILED_SLOTS_UNHEALTHY = 3;
+
 export class DaemonHealth {
   readonly #journal: Journal;
   readonly #engine: () => EngineHealth | null;
@@ -30,12 +35,26 @@ export class DaemonHealth {
   readonly #killSwitches: () => readonly string[];
   readonly #stopped: string[] = [];
   #findings: readonly LedgerFinding[] = [];
+  /** Per instance: its slots that failed in a row, up to the latest, and when the latest was. */
+  readonly #failedInARow = new Map<string, { count: number; latestMs: number }>();
 
   constructor(options: { readonly journal: Journal; readonly engine: () => EngineHealth | null; readonly sink?: JournalStateSink; readonly killSwitches?: () => readonly string[] }) {
     this.#journal = options.journal;
     this.#killSwitches = options.killSwitches ?? (() => []);
     this.#engine = options.engine;
     this.#sink = options.sink ?? null;
+  }
+
+  /**
+   * A slot of an instance ended (`settled`: a failed one whose lost answer was found done since).
+   * A slot that did not fail ends the run of failures; one that ran no exchange call (paused,
+   * skipped) leaves it as it is.
+   */
+  slotEnded(instance: string, slotTimeMs: number, outcome: string, settled = false): void {
+    if (outcome === 'failed' && !settled) {
+      const run = this.#failedInARow.get(instance);
+      this.#failedInARow.set(instance, { count: (run?.count ?? 0) + 1, latestMs: Math.max(run?.latestMs ?? slotTimeMs, slotTimeMs) });
+    } else if (outcome === 'done' || settled) this.#failedInARow.delete(instance);
   }
 
   /** Trading stopped for this reason (kept for the rest of the run). */
@@ -89,6 +108,10 @@ export class DaemonHealth {
         `${orders.length} market order(s) still open long after a market order ends: ${shown.join('; ')}${orders.length > 3 ? '; …' : ''}. ` +
           `Check each at the exchange; ${followed}; nothing is cancelled or sent again, and its budget stays counted`,
       );
+    }
+    for (const [instance, run] of this.#failedInARow) {
+      if (run.count < FAILED_SLOTS_UNHEALTHY) continue;
+      problems.push(`${instance}: its last ${run.count} slots failed, the latest at ${new Date(run.latestMs).toISOString()}; \`stacker journal --instance ${instance}\` says why`);
     }
     // A strategy that failed stops its instance for good: a slot nobody runs is not healthy, and an alert on /healthz is how its operator hears of it.
     for (const disabled of engine?.disabledInstances ?? []) {

@@ -50,6 +50,24 @@ describe('the daemon health', () => {
     expect(health.problems()).toEqual(['dca-btc is disabled since its slot of 2026-01-02T09:00:00.000Z: strategy dca failed: oops. Fix the strategy or its instance file and restart stacker']);
   });
 
+  it('names an instance whose last 3 slots failed in a row; a slot done, or a failed one found done since, ends the run', async () => {
+    const journal = await world.opened();
+    const health = new DaemonHealth({ journal, engine: () => quiet });
+    const hour = (h: number): number => Date.UTC(2026, 0, 2, h);
+    health.slotEnded('dca-btc', hour(9), 'failed');
+    health.slotEnded('dca-btc', hour(10), 'failed');
+    // A paused or skipped slot sent nothing: it neither ends the run nor adds to it.
+    health.slotEnded('dca-btc', hour(11), 'skipped');
+    expect(health.problems()).toEqual([]);
+    health.slotEnded('dca-btc', hour(12), 'failed');
+    expect(health.problems()).toEqual(['dca-btc: its last 3 slots failed, the latest at 2026-01-02T12:00:00.000Z; `stacker journal --instance dca-btc` says why']);
+    health.slotEnded('dca-btc', hour(12), 'failed', true);
+    expect(health.problems()).toEqual([]);
+    for (const h of [13, 14, 15]) health.slotEnded('dca-btc', hour(h), 'failed');
+    health.slotEnded('dca-btc', hour(16), 'done');
+    expect(health.problems()).toEqual([]);
+  });
+
   it('names an intent unknown past its settle window, with what to do; metrics show its age', async () => {
     const journal = await world.opened();
     const metrics = new Metrics({ mode: 'live', nowMs: () => 700_000 });

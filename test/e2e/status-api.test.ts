@@ -230,6 +230,20 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
     await stop(daemon);
   }, 45_000);
 
+  it('turns /healthz 503 once an instance has failed 3 slots in a row (an exchange failing every order), naming it', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', ORDER_SETTLE_WINDOW: '30s' });
+    t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 500, body: 'Internal Server Error', times: Number.POSITIVE_INFINITY });
+    const daemon = start();
+    const url = await statusUrl(daemon);
+    await eventually(async () => {
+      const health = await fetch(`${url}/healthz`);
+      expect(health.status).toBe(503);
+      const body = (await health.json()) as { problems: string[] };
+      expect(body.problems.some((problem) => /^dca-btc: its last \d+ slots failed, the latest at .*`stacker journal --instance dca-btc` says why$/.test(problem))).toBe(true);
+    }, 20_000);
+    await stop(daemon);
+  }, 40_000);
+
   it('shows a scheduled slot that waits to be tried again after a failed read: which slot, how many attempts, the next try, why', async () => {
     // A slot a few seconds ahead, once a day: the daemon tries it again 30 s after the failure.
     const at = new Date(Date.now() + 8_000);
