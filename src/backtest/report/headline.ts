@@ -1,5 +1,5 @@
 import type { BacktestReport, DrawdownEpisode } from './build.ts';
-import { countsText, orDash, signed, utcMinute } from './text.ts';
+import { counted, countsText, orDash, signed, utcMinute } from './text.ts';
 
 /**
  * The headline figures as label / value / note rows: one list shared by the terminal summary
@@ -20,13 +20,13 @@ export function headlineRows(report: BacktestReport): HeadlineRow[] {
   const maxDrawdown = report.drawdown.max;
   const gaps = report.data.gaps;
   const rows: HeadlineRow[] = [
-    { label: 'Candles processed', value: String(report.data.candles), note: `${intervalText(report.data.intervalSec)}, ${gaps.count} gaps, ${gaps.missingCandles} missing` },
+    { label: 'Candles processed', value: String(report.data.candles), note: `${intervalText(report.data.intervalSec)}, ${counted(gaps.count, 'gap')}, ${gaps.missingCandles} missing` },
     { label: 'Slots', value: String(report.slots), note: '' },
     { label: 'Orders', value: String(report.orders.total), note: countsText(report.orders.byStatus) },
     { label: 'Refusals', value: String(report.refusals.total), note: countsText(report.refusals.byReason) },
     { label: 'Base acquired', value: report.totals.baseAcquired, note: base },
     { label: 'Quote spent', value: report.totals.quoteSpent, note: `${quote} (fees not included)` },
-    ...feeRows(report.totals.fees),
+    ...feeRows(report.totals.fees, report.quote),
     { label: 'Average price', value: orDash(report.totals.averagePrice), note: `${quote} per ${base}` },
     { label: 'Average cost', value: orDash(report.totals.averagePriceWithFees), note: `${quote} per ${base}, fees in` },
     withTone(
@@ -48,7 +48,7 @@ export function headlineRows(report: BacktestReport): HeadlineRow[] {
   }
   const ranOut = report.refusals.ranOut;
   if (ranOut !== null) {
-    rows.push({ label: 'Ran out of money', value: '', note: `on ${utcMinute(ranOut.atMs)}: ${ranOut.refusedFromThen} buys refused for insufficient funds from then on` });
+    rows.push({ label: 'Ran out of money', value: '', note: `on ${utcMinute(ranOut.atMs)}: ${counted(ranOut.refusedFromThen, 'buy')} refused for insufficient funds from then on` });
   }
   for (const failure of report.strategyFailures) {
     rows.push({ label: 'Strategy failed', value: '', note: `${failure.instance} on ${utcMinute(failure.atMs)}, disabled (${failure.slotsNotRun} later slots not run): ${failure.reason}`, tone: 'bad' });
@@ -78,9 +78,9 @@ function withTone(row: HeadlineRow, tone: HeadlineRow['tone']): HeadlineRow {
   return tone === undefined ? row : { ...row, tone };
 }
 
-function feeRows(fees: Record<string, string>): HeadlineRow[] {
+function feeRows(fees: Record<string, string>, quote: string): HeadlineRow[] {
   const entries = Object.entries(fees);
-  if (entries.length === 0) return [{ label: 'Fees', value: '0', note: '' }];
+  if (entries.length === 0) return [{ label: 'Fees', value: '0', note: quote }];
   return entries.map(([asset, amount], i) => ({ label: i === 0 ? 'Fees' : '', value: amount, note: asset }));
 }
 

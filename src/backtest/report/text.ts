@@ -45,3 +45,8 @@ export function signed(value: string): string {
 export function terminalSafe(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
+
+/** `1 gap`, `7 gaps`: a count with its noun, in the singular for one. */
+export function counted(count: number, noun: string, plural = `${noun}s`): string {
+  return `${count} ${count === 1 ? noun : plural}`;
+}

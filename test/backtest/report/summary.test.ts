@@ -26,6 +26,14 @@ describe('backtest terminal summary', () => {
     expect(renderSummary(one, { color: false })).toMatch(/Candles processed +1 +interval unknown \(one candle\), 2 gaps/);
   });
 
+  it('counts one gap and one refused buy in the singular, and gives a fee of 0 its unit', () => {
+    const one = { ...report, data: { ...report.data, gaps: { ...report.data.gaps, count: 1 } }, refusals: { ...report.refusals, ranOut: { atMs: Date.UTC(2024, 0, 2), at: '2024-01-02T00:00:00.000Z', refusedFromThen: 1 } }, totals: { ...report.totals, fees: {} } };
+    const text = renderSummary(one, { color: false });
+    expect(text).toMatch(/1h candles, 1 gap, 5 missing/);
+    expect(text).toMatch(/Ran out of money +on 2024-01-02 00:00Z: 1 buy refused for insufficient funds/);
+    expect(text).toMatch(/Fees +0 +USDT/);
+  });
+
   it('lines the values up on their decimal point', () => {
     const lines = renderSummary(report, { color: false }).split('\n');
     const dotColumn = (label: string): number => {
