@@ -41,5 +41,9 @@ export function sweepRuns(file: string, sweeps: readonly string[]): RunSpec[] {
 /** Several strategy files side by side: one run each, on its own copy of the wallet. */
 export function sideBySideRuns(files: readonly string[], labelOf: (file: string) => string): RunSpec[] {
   if (files.length > MAX_RUNS) throw InputError.one('--strategy', `${files.length} files; at most ${MAX_RUNS} side by side`);
-  return files.map((file) => ({ label: labelOf(file), files: [file], overrides: {} }));
+  const twice = files.find((file, index) => files.indexOf(file) !== index);
+  if (twice !== undefined) throw InputError.one('--strategy', `${twice} is given twice: each file is one run of the comparison`);
+  const labels = files.map(labelOf);
+  // Two files of one instance name (a/dca.env, b/dca.env) are told apart by their paths: two rows named alike say nothing.
+  return files.map((file, index) => ({ label: labels.filter((label) => label === labels[index]).length > 1 ? file : (labels[index] as string), files: [file], overrides: {} }));
 }

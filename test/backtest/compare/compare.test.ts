@@ -49,6 +49,15 @@ describe('sweeps', () => {
   });
 });
 
+describe('side-by-side runs', () => {
+  it('are one per file, labelled by the instance, or by the path when two files name one instance; a file given twice is refused', () => {
+    const label = (file: string): string => (file.split('/').pop() ?? file).replace(/\.env$/, '');
+    expect(sideBySideRuns(['a/dca.env', 'b/weekly.env'], label).map((run) => run.label)).toEqual(['dca', 'weekly']);
+    expect(sideBySideRuns(['a/dca.env', 'b/dca.env'], label).map((run) => run.label)).toEqual(['a/dca.env', 'b/dca.env']);
+    expect(() => sideBySideRuns(['a/dca.env', 'a/dca.env'], label)).toThrow('--strategy: a/dca.env is given twice: each file is one run of the comparison');
+  });
+});
+
 describe('several backtests compared', () => {
   it('give the same bytes in worker threads as one after another, in the order asked', async () => {
     const specs = sweepRuns(DCA, ['AMOUNT_QUOTE=10,20,40']);
