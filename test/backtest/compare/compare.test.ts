@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -50,6 +50,20 @@ describe('sweeps', () => {
 });
 
 describe('side-by-side runs', () => {
+  it('print, with --json, the comparison document SCHEMA.md describes, field for field', async () => {
+    const json = JSON.parse(comparisonToJson(await runAll(COMMON, sweepRuns(DCA, ['AMOUNT_QUOTE=10,20']), 1))) as Record<string, unknown> & { runs: Array<Record<string, unknown>> };
+    const schema = readFileSync(new URL('../../../src/backtest/report/SCHEMA.md', import.meta.url), 'utf8');
+    const section = schema.slice(schema.indexOf('## Comparisons'), schema.indexOf('## Worked example'));
+    const documented = [...section.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
+    const found = [...Object.keys(json), ...Object.keys(json.runs[0] ?? {}).map((key) => `runs[].${key}`)];
+    expect(found.sort()).toEqual([...documented].sort());
+    expect(json.schema).toBe('stacker.backtest-comparison/1');
+    expect(json.runs.map((run) => [run.label, run.overrides])).toEqual([
+      ['AMOUNT_QUOTE=10', { AMOUNT_QUOTE: '10' }],
+      ['AMOUNT_QUOTE=20', { AMOUNT_QUOTE: '20' }],
+    ]);
+  });
+
   it('are one per file, labelled by the instance, or by the path when two files name one instance; a file given twice is refused', () => {
     const label = (file: string): string => (file.split('/').pop() ?? file).replace(/\.env$/, '');
     expect(sideBySideRuns(['a/dca.env', 'b/weekly.env'], label).map((run) => run.label)).toEqual(['dca', 'weekly']);
