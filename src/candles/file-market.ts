@@ -1,13 +1,14 @@
 import { basename } from 'node:path';
 
-/**
- * The market a candle file's name says it holds (`BTCUSDT_1h_binance_….csv`, `eth-usdt-5m.csv`):
- * a CSV of candles has no market column, and its name is the one word on it. null when the name
- * names none. Quotes tried longest first, so BTCUSDT is BTC/USDT, not BTCUSD/T.
- */
+/** Quote assets a market name ends with, longest first, so BTCUSDT is BTC/USDT, not BTCUSD/T. */
 const QUOTES = ['FDUSD', 'USDT', 'USDC', 'BUSD', 'TUSD', 'DAI', 'USD', 'EUR', 'GBP', 'TRY', 'UAH', 'BTC', 'ETH', 'BNB'];
 const ASSET = /^[A-Z][A-Z0-9]{1,9}$/;
 
+/**
+ * The market a candle file's name says it holds (`BTCUSDT_1h_binance_….csv`, `eth-usdt-5m.csv`):
+ * a CSV of candles has no market column, and its name is the one word on it. null when the name
+ * names none.
+ */
 export function marketInFileName(path: string): { readonly base: string; readonly quote: string } | null {
   const tokens = basename(path)
     .replace(/\.[^.]*$/, '')

@@ -505,6 +505,6 @@ class ColumnarCandles implements CandleSeries {
 }
 
 /** A row whose time does not follow the last row taken (its line given): the rows must be in time order, each time once. */
-export function outOfOrder(time: number, previous: number, previousLine: number): string {
+function outOfOrder(time: number, previous: number, previousLine: number): string {
   return time === previous ? `time ${time} is line ${previousLine}'s time again` : `time ${time} is before ${previous}, the time of line ${previousLine}: rows must be in time order`;
 }

@@ -350,15 +350,17 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     }
     if (!stopping.signal.aborted) await running.catchUp(clock.nowMs());
 
+    // A failed slot found done since counts as a success for the gauge and ends its run of failures for /healthz.
+    const onSettled = (instance: string, slotTimeMs: number): void => {
+      options.metrics.slotSettled(instance, slotTimeMs);
+      health.slotEnded(instance, slotTimeMs, 'failed', true);
+    };
     let lastHeartbeatMs = clock.nowMs();
     const tracking = trackLoop(
       {
         track: async () => {
           await running.track();
-          await settleLastSlots(journal, lastSlots, { slotSettled: (instance, slotTimeMs) => {
-            options.metrics.slotSettled(instance, slotTimeMs);
-            health.slotEnded(instance, slotTimeMs, 'failed', true);
-          } });
+          await settleLastSlots(journal, lastSlots, onSettled);
           // A standby that took the journal over stops this daemon now, not at its next slot.
           await journal.assertIntact().catch((error: unknown) => {
             if (error instanceof StoreError && error.reason === 'not-owner') stopTrading(new FatalEngineError(`trading stopped: ${error.message}`, error));
@@ -471,16 +473,16 @@ interface LastSlot {
 
 /**
  * Marks the failed last slots whose orders reconciliation has found since (settledSince): /healthz
- * says what became of them, and the last-successful-slot gauge counts them, so an alert on it
- * does not fire for a slot whose buy did happen.
+ * says what became of them, and `onSettled` hears of each (the last-successful-slot gauge counts
+ * it, so an alert on it does not fire for a slot whose buy did happen).
  */
-async function settleLastSlots(journal: Journal, lastSlots: Record<string, LastSlot>, metrics: { slotSettled(instance: string, slotTimeMs: number): void }): Promise<void> {
+async function settleLastSlots(journal: Journal, lastSlots: Record<string, LastSlot>, onSettled: (instance: string, slotTimeMs: number) => void): Promise<void> {
   for (const [instance, slot] of Object.entries(lastSlots)) {
     if (slot.outcome !== 'failed' || slot.settled !== undefined) continue;
     const settled = await settledSince(journal, instance, slot.slotTimeMs).catch(() => null);
     if (settled === null) continue;
     lastSlots[instance] = { ...slot, settled };
-    metrics.slotSettled(instance, slot.slotTimeMs);
+    onSettled(instance, slot.slotTimeMs);
   }
 }
 

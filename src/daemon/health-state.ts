@@ -7,6 +7,9 @@ export interface JournalStateSink {
   journalState(state: JournalState): void;
 }
 
+/** Slots of one instance failed in a row before /healthz calls it a problem. */
+export const FAILED_SLOTS_UNHEALTHY = 3;
+
 /**
  * The daemon's health, as /healthz reports it: healthy only while stacker can keep its promise.
  * Each problem is a sentence a human can act on:
@@ -25,9 +28,6 @@ export interface JournalStateSink {
  * - an instance's last FAILED_SLOTS_UNHEALTHY slots all failed (an exchange failing every order,
  *   a transfer that never goes through): one failure is a bad moment, several in a row are not.
  */
-/** Slots of one instance failed in a row before /healthz calls it a problem. */
-export const FAILED_SLOTS_UNHEALTHY = 3;
-
 export class DaemonHealth {
   readonly #journal: Journal;
   readonly #engine: () => EngineHealth | null;

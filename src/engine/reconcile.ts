@@ -1,4 +1,4 @@
-import type { IntentRecord } from '../store/journal.ts';
+import { type IntentRecord, reservationIntentId } from '../store/journal.ts';
 import { isMoneyIntent } from '../domain/intent.ts';
 import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts';
 import { orderResult, releaseReservation } from './executor.ts';
@@ -74,7 +74,7 @@ export class Reconciler {
    */
   async #releaseOrphanedHolds(): Promise<void> {
     const deps = this.#deps;
-    const intentIds = new Set((await deps.journal.heldBudgetReservations()).map((held) => held.reservationId.replace(/#account$/, '')));
+    const intentIds = new Set((await deps.journal.heldBudgetReservations()).map((held) => reservationIntentId(held.reservationId)));
     for (const intentId of intentIds) {
       const record = await deps.journal.getIntent(intentId);
       if (record === null || record.sentAtMs !== null || (record.status !== 'failed' && record.status !== 'refused')) continue;

@@ -472,9 +472,16 @@ export interface OrderAdoption {
   readonly accountCap?: { readonly scope: string; readonly asset: string; readonly timeZone: string };
 }
 
+const ACCOUNT_RESERVATION_SUFFIX = '#account';
+
 /** The reservation an account cap holds for an intent (its instance's reservation is the intent's id). */
 export function accountReservationId(intentId: string): string {
-  return `${intentId}#account`;
+  return `${intentId}${ACCOUNT_RESERVATION_SUFFIX}`;
+}
+
+/** The intent a reservation is held for: its own id, or the one its account cap's reservation names. */
+export function reservationIntentId(reservationId: string): string {
+  return reservationId.endsWith(ACCOUNT_RESERVATION_SUFFIX) ? reservationId.slice(0, -ACCOUNT_RESERVATION_SUFFIX.length) : reservationId;
 }
 
 export interface AdoptedOrder {
