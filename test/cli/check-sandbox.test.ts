@@ -6,7 +6,7 @@ import { CommandContext, type RunState } from '../../src/cli/context.ts';
 import type { Io } from '../../src/cli/output.ts';
 import { LiveExchange } from '../../src/exchange/live.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
-import { type CountingProxy, countingProxy } from './run-cli.ts';
+import { type CountingProxy, countingProxy, runCli } from './run-cli.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -108,6 +108,25 @@ describe('stacker check against the sandbox', () => {
     const result = json as { ok: boolean; preflight: Array<{ intents: Array<{ kind: string; verdict: string; reason?: string }> }> };
     expect(result.ok).toBe(false);
     expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^over-budget: .*budget left for this slot, 100 USDT \(what the instance's own budget leaves\)$/) }));
+  });
+
+  it('pre-flights a dry-run against the paper account as the last run left it, not as the wallet setting would seed a new one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stacker-check-paper-'));
+    try {
+      // 0.0005 BTC at the sandbox's 65000 is 32.5 USDT (+ fee): a 40 USDT wallet buys it once.
+      writeFileSync(join(dir, 'dca.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n');
+      const env = { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: 'USDT=40', STACKER_LOG_LEVEL: 'silent' };
+      const once = await runCli(['run', '--once', '--strategies', dir, '--data-dir', dir], env);
+      expect(once.code).toBe(0);
+      const out: string[] = [];
+      const ctx = new CommandContext('check', { json: true }, { out: (chunk) => void out.push(chunk), err: () => undefined }, { json: true, verbose: false, lookupHint: undefined });
+      const error = await check(ctx, { strategies: dir, dataDir: dir }, { env }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConfigError);
+      const result = JSON.parse(out.join('')) as { preflight: Array<{ intents: Array<{ kind: string; verdict: string; reason?: string }> }> };
+      expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^insufficient-funds: .*the trade balance has 7\.4675 USDT/) }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('pre-flights in dry-run through the real exchange factory: public market data, the paper wallet, no key sent', async () => {

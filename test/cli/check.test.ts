@@ -108,7 +108,7 @@ describe('stacker check', () => {
     expect(text).toMatch(/ {2}next slot: {2}2025-01-01 09:00 Europe\/Berlin \(UTC\+01:00\)\n/);
     expect(text).toContain('  catch-up:   last, within 2h\n  budgets:    250 per week; max 50 per order\n');
     expect(text).toContain('  enabled:    no (ENABLED=false: checked, never scheduled)\n');
-    expect(text).toContain('pre-flight against the paper wallet (nothing was placed):\ndca-btc: ok\n  would-send  buy-stock-market  buy 0.0005 BTC_USDT (≈ 32.5 USDT)\nreport: ok\n  nothing that moves money now (notes only, or nothing to do)\n');
+    expect(text).toContain('pre-flight against the paper account (as the last run left it, else as the wallet seeds it) (nothing was placed):\ndca-btc: ok\n  would-send  buy-stock-market  buy 0.0005 BTC_USDT (≈ 32.5 USDT)\nreport: ok\n  nothing that moves money now (notes only, or nothing to do)\n');
     expect(calls).toEqual(['createExchange dry-run', `preflight 2 true ${NOW}`, 'close']);
   });
 

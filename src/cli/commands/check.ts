@@ -113,7 +113,10 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
  * count it: from the journal when there is one (read-only, beside a running daemon too), else as
  * fresh budgets. A journal that cannot be read leaves the budgets unjudged (the check says why elsewhere).
  */
-async function budgetsNow(config: DaemonConfig, nowMs: number): Promise<{ leftOf(instance: string): Promise<SpendLeft | null>; close(): Promise<void> }> {
+async function budgetsNow(
+  config: DaemonConfig,
+  nowMs: number,
+): Promise<{ leftOf(instance: string): Promise<SpendLeft | null>; accountState(account: string): Promise<string | null>; close(): Promise<void> }> {
   const [{ openStoreForReading }, { MemoryJournal }, { toRuntime }, { accountCapOf }, { spendLeft }] = await Promise.all([
     import('../../store/open-store.ts'),
     import('../../store/memory-journal.ts'),
@@ -142,6 +145,9 @@ async function budgetsNow(config: DaemonConfig, nowMs: number): Promise<{ leftOf
       if (instance === undefined || reader === null) return null;
       const account = config.accounts.get(instance.account);
       return spendLeft(reader, toRuntime(instance), instance.account, account === undefined ? null : accountCapOf(account), nowMs);
+    },
+    async accountState(account) {
+      return reader === null ? null : reader.accountState(account);
     },
     async close() {
       await reader?.close();
@@ -228,6 +234,9 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
       const instances = config.instances.filter((instance) => instance.account === account);
       const exchange = await createExchange(config, logger, { account });
       try {
+        // A paper account continues across runs: judged as the daemon would resume it, not as the wallet setting seeds a new one.
+        const saved = exchange.keptAccount === undefined ? null : await budgets.accountState(account);
+        if (saved !== null) exchange.keptAccount?.resume(saved);
         startup.push(...startupProblems(instances, await exchange.markets()));
         reports.push(...(await preflight({ ...config, instances, budgetLeft: (name) => budgets.leftOf(name) }, exchange, nowMs)));
       } finally {
@@ -457,7 +466,7 @@ export function renderPreflight(outcome: PreflightOutcome, config: Pick<DaemonCo
     lines.push('start-up checks against the exchange (stacker run would refuse to start):');
     for (const problem of outcome.startup) lines.push(`  ${problem.source === undefined ? '' : `${problem.source}: `}${problem.field}: ${problem.rule}`);
   }
-  lines.push(`pre-flight against ${config.mode === 'live' ? 'the account' : 'the paper wallet'} (nothing was placed):`);
+  lines.push(`pre-flight against ${config.mode === 'live' ? 'the account' : 'the paper account (as the last run left it, else as the wallet seeds it)'} (nothing was placed):`);
   for (const report of outcome.reports) {
     const declines = report.intents.some((intent) => intent.kind === 'refusal');
     lines.push(`${report.instance}: ${!passes(report) ? 'PROBLEMS' : declines ? 'ok (the strategy declines to act now)' : 'ok'}`);
