@@ -534,7 +534,7 @@ async function keepAccount(exchange: Exchange, account: string, journal: Journal
   if (resumed.note !== null) {
     logger.warn(
       { event: 'paper-account-continues', account },
-      `${resumed.note}: STACKER_DRY_RUN_WALLET seeds a new paper account only, and this one continues where the last run left it. To start over, use another data dir or delete ${journal.path}`,
+      `${resumed.note}: STACKER_DRY_RUN_WALLET seeds a new paper account only, and this one continues where the last run left it. To start over, use another data dir, or delete ${journal.path} together with its .id file beside it (the journal alone deleted reads as a journal lost)`,
     );
   } else if (saved !== null) {
     logger.info({ event: 'paper-account-continues', account }, `the paper account${account === DEFAULT_ACCOUNT ? '' : ` ${account}`} continues where the last run left it`);

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatDecimal } from '../../src/domain/money.ts';
@@ -51,7 +52,22 @@ describe('a dry-run stopped and started again', () => {
     expect(await third.exited).toBe(0);
     expect(third.output()).toMatch(/the configured wallet \(USDT=5000\) differs from the one this paper account started from \(USDT=300\).*STACKER_DRY_RUN_WALLET seeds a new paper account only/);
     expect(await ordersOf(t.dir.data)).toHaveLength(4);
-  }, 60_000);
+
+    // Starting over as the warning says: the journal with its .id file. The journal alone reads as one lost.
+    const journalFile = join(t.dir.data, 'stacker-dry-run.db');
+    expect(third.output()).toContain(`delete ${journalFile} together with its .id file`);
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${journalFile}${suffix}`, { force: true });
+    const lost = startDaemon(args, { ...env, STACKER_DRY_RUN_WALLET: 'USDT=5000' });
+    expect(await lost.exited).toBe(3);
+    rmSync(`${journalFile}.id`);
+    const fresh = startDaemon(args, { ...env, STACKER_DRY_RUN_WALLET: 'USDT=200' });
+    await fresh.waitFor('"to":"FILLED"');
+    fresh.child.kill('SIGTERM');
+    expect(await fresh.exited).toBe(0);
+    expect(fresh.output()).not.toContain('paper-account-continues');
+    // A new account of 200 USDT: its orders alone, 65 USDT each.
+    expect((await ordersOf(t.dir.data)).length).toBeLessThanOrEqual(3);
+  }, 90_000);
 
   it('is not created by a start refused for its configuration: the wallet of the next start is the one it begins with', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 1 1 *', MARKET: 'BTC_USDX', AMOUNT: '0.001' });
