@@ -231,8 +231,21 @@ interface PaperAccountState {
   readonly ids: Readonly<Partial<Record<SimIdKind, number>>>;
 }
 
+/** What a saved paper account holds (its journal's state): trade and main balances, and the wallet it started from. */
+export interface PaperBalances {
+  readonly trade: Readonly<Record<string, string>>;
+  readonly main: Readonly<Record<string, string>>;
+  readonly startedFrom: string;
+}
+
+/** The balances of a paper account as its journal keeps them (`Journal.accountState`), read without an exchange. */
+export function paperBalances(saved: string): PaperBalances {
+  const state = readPaperAccountState(saved);
+  return { trade: state.spot, main: state.main, startedFrom: state.seed };
+}
+
 function readPaperAccountState(text: string): PaperAccountState {
-  const bad = (why: string): Error => new Error(`the saved paper account cannot be read (${why}); delete the dry-run journal to start over`);
+  const bad = (why: string): Error => new Error(`the saved paper account cannot be read (${why}); delete the dry-run journal and its .id file to start over`);
   let value: unknown;
   try {
     value = JSON.parse(text);

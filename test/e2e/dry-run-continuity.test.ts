@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatDecimal } from '../../src/domain/money.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
+import { runCli } from '../cli/run-cli.ts';
 import { sandboxPerTest, startDaemon } from './daemon-process.ts';
 
 // Dry-run as a user runs it (the real CLI, prices from the sandbox's public endpoints), stopped
@@ -68,6 +69,18 @@ describe('a dry-run stopped and started again', () => {
     // A new account of 200 USDT: its orders alone, 65 USDT each.
     expect((await ordersOf(t.dir.data)).length).toBeLessThanOrEqual(3);
   }, 90_000);
+
+  it('shows the paper account in `stacker report`: its cash and coins as the daemon left them, and the wallet it started from', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 1 1 *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const env = { STACKER_BASE_URL: t.sandbox.url, STACKER_DRY_RUN_WALLET: 'USDT=100', HOME: t.dir.root, STACKER_LOG_LEVEL: 'silent' };
+    const once = await runCli(['run', '--once', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], env);
+    expect(once.code).toBe(0);
+    const report = await runCli(['report', '--mode', 'dry-run', '--data-dir', t.dir.data, '--json'], env);
+    // 0.001 BTC at the sandbox's 65000 is 65 USDT, and 0.065 USDT of fee.
+    expect((JSON.parse(report.stdout) as { paperAccounts: unknown }).paperAccounts).toEqual([{ account: 'default', trade: { BTC: '0.001', USDT: '34.935' }, main: {}, startedFrom: 'USDT=100' }]);
+    const text = await runCli(['report', '--mode', 'dry-run', '--data-dir', t.dir.data], env);
+    expect(text.stdout).toContain('paper account: trade 0.001 BTC, 34.935 USDT; main nothing (started from USDT=100)');
+  }, 30_000);
 
   it('is not created by a start refused for its configuration: the wallet of the next start is the one it begins with', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 1 1 *', MARKET: 'BTC_USDX', AMOUNT: '0.001' });

@@ -7,6 +7,7 @@ import { PAGE_MARK } from '../../backtest/report/page-mark.ts';
 import { reportFile, writeOutputFile } from '../file-flags.ts';
 import { withJournal } from './journal.ts';
 import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
+import { type PaperBalances, paperBalances } from '../../sim/paper-exchange.ts';
 import type { OrderAccounts } from '../../report/cost-basis.ts';
 import type { IntentRecord, StoredOrder } from '../../store/journal.ts';
 
@@ -58,6 +59,8 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
         ? { of: () => null, shared: null, notes: ["a backtest's journal is not valued at today's prices: its own report (stacker backtest --json or --report) values it at the period's end"] }
         : await accountPrices(ctx, [...new Set(orders.map((order) => accounts.accountOf(order)))]);
     const priceNote = priced.notes.join('; ');
+    // A paper account's cash and coins live in its journal: what no exchange can be asked for.
+    const paper = label.mode === 'dry-run' ? await paperAccounts(store, args.account === undefined ? [...new Set([DEFAULT_ACCOUNT, ...orders.map((order) => accounts.accountOf(order))])] : [args.account]) : [];
     // All accounts together take one exchange's prices only when their orders all went to one.
     const prices = priced.shared;
     const rows = positions(orders, prices);
@@ -76,6 +79,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
           markets: rows,
           accounts: positionsByAccount(orders, accounts, priced.of),
           instances: instanceAccounts(orders, accounts),
+          ...(paper.length === 0 ? {} : { paperAccounts: paper }),
           ...(priceNote === '' ? {} : { note: priceNote }),
         }),
       );
@@ -84,6 +88,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     if (rows.length === 0) {
       const who = [args.instance === undefined ? '' : ` by ${args.instance}`, args.account === undefined ? '' : ` on account ${args.account}`].join('');
       ctx.io.err(`nothing bought${who} in the ${label.mode} journal ${label.path}\n`);
+      for (const line of paperLines(paper)) ctx.io.out(line);
       // The page was written all the same (it says so too): the user asked for it and looks for this line.
       if (args.html !== undefined) ctx.io.out(`report: ${args.html}\n`);
       return;
@@ -124,6 +129,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
       ctx.io.out(table([{ header: 'MARKET' }, { header: 'ORDERS', align: 'right' }, { header: 'BOUGHT', align: 'right' }, { header: 'SPENT', align: 'right' }, { header: 'VALUE', align: 'right' }, { header: 'P&L', align: 'right' }], rows.map((r) => [r.market, String(r.orders), r.baseBought, r.quoteSpent, dash(r.value), dash(r.pnl)])));
     }
     ctx.io.out(`\n${table([{ header: 'INSTANCE' }, { header: 'ACCOUNT' }, { header: 'ORDERS', align: 'right' }], instanceAccounts(orders, accounts).map((r) => [r.instance, r.account, String(r.orders)]))}`);
+    for (const line of paperLines(paper)) ctx.io.out(line);
     ctx.io.out(`\n${label.mode} journal ${label.path}; average cost counts the fees${priceNote === '' ? '' : `; ${priceNote}`}\n`);
     if (args.html !== undefined) ctx.io.out(`report: ${args.html}\n`);
   });
@@ -175,4 +181,23 @@ async function orderAccounts(store: { getIntent(intentId: string): Promise<Inten
     accountOf: (order) => intentOf(order)?.account ?? DEFAULT_ACCOUNT,
     instanceOf: (order) => intentOf(order)?.instance ?? null,
   };
+}
+
+/** A dry-run journal's paper accounts, as the daemon left them: each named account that has one. */
+async function paperAccounts(store: { accountState(account?: string): Promise<string | null> }, names: readonly string[]): Promise<Array<{ account: string } & PaperBalances>> {
+  const out: Array<{ account: string } & PaperBalances> = [];
+  for (const account of names) {
+    const saved = await store.accountState(account);
+    if (saved !== null) out.push({ account, ...paperBalances(saved) });
+  }
+  return out;
+}
+
+function paperLines(paper: ReadonlyArray<{ account: string } & PaperBalances>): string[] {
+  const amounts = (balances: Readonly<Record<string, string>>): string =>
+    Object.entries(balances)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([asset, amount]) => `${amount} ${asset}`)
+      .join(', ') || 'nothing';
+  return paper.map(({ account, trade, main, startedFrom }) => `\npaper account${account === DEFAULT_ACCOUNT ? '' : ` ${account}`}: trade ${amounts(trade)}; main ${amounts(main)} (started from ${startedFrom || 'an empty wallet'})\n`);
 }
