@@ -252,6 +252,8 @@ export class OutputFileError extends StackerError {
 export function outcomeUnknown(error: unknown): boolean {
   if (error instanceof NetworkError || error instanceof TimeoutError) return error.requestSent;
   if (error instanceof ServiceUnavailableError) return true;
+  // A gateway's 429 may come after its backend took the request (a nonce refusal is E_NONCE, not this).
+  if (error instanceof RateLimitError) return true;
   if (error instanceof ProtocolError) return error.httpStatus !== null && error.httpStatus >= 200 && error.httpStatus < 300;
   return false;
 }

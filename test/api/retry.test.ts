@@ -132,7 +132,10 @@ describe('writes are tried exactly once', () => {
     h.pool.intercept({ path: '/api/v4/main-account/transfer', method: 'POST' }).replyWithError(reset());
     h.pool.intercept({ path: '/api/v4/main-account/transfer', method: 'POST' }).reply(429, 'slow down');
     expect(await failure(h.client.transferToSpot({ ticker: 'USDT', amount: new Decimal('1') }))).toBeInstanceOf(NetworkError);
-    expect(await failure(h.client.transferToSpot({ ticker: 'USDT', amount: new Decimal('1') }))).toBeInstanceOf(RateLimitError);
+    const limited = await failure(h.client.transferToSpot({ ticker: 'USDT', amount: new Decimal('1') }));
+    expect(limited).toBeInstanceOf(RateLimitError);
+    // A gateway's 429 may come after its backend took the transfer: looked for, never resent.
+    expect(outcomeUnknown(limited)).toBe(true);
     expect(h.calls()).toBe(2);
   });
 

@@ -223,6 +223,18 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
     });
   });
 
+  describe('a 429 that came after the exchange took the order', () => {
+    it('is a lost answer: the order is looked up, found, recorded and counted, never called not sent nor foreign', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: 'Too Many Requests', commit: true });
+      const engine = world.engine([dcaBtc({ AMOUNT: '0.001' })]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
+      expect(sandboxOrders()).toHaveLength(1);
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect(intent?.status).toBe('done');
+      expect(await world.journal.getOrder(sandboxOrders()[0]?.orderId ?? '')).not.toBeNull();
+    });
+  });
+
   describe('transfers and flex withdrawals', () => {
     it('a transfer whose answer was lost is confirmed by the trade balance, and the buy goes ahead', async () => {
       world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('1000'), from: 'spot', to: 'main' });
