@@ -52,6 +52,13 @@ const HISTORY_KEPT_MS = 179 * 24 * 3_600_000;
 const MINUTE_MS = 60_000;
 /** How long after its send the reads keep reaching back to a not-found buy given its budget back (see #notFoundBuys). */
 const LATE_ORDER_WATCH_MS = 24 * 3_600_000;
+/**
+ * How long a not-found buy stays missing from the history before its budget is given back. The
+ * settle window bounds the lookups, not the history: an exchange whose history lags more than
+ * the window showed the order after its budget was freed and spent again. Keeping the budget
+ * counted an hour longer only ever buys less.
+ */
+const CLEAR_AFTER_MS = 3_600_000;
 
 /**
  * The exchange is the second ledger (docs/exactly-once.md). Reading its order history and
@@ -241,6 +248,7 @@ export class ExchangeLedger {
       if (intent.clientOrderId === null || seen.has(intent.clientOrderId)) continue;
       const sentAtMs = intent.sentAtMs ?? intent.createdAtMs;
       if (fromMs > sentAtMs - MINUTE_MS) continue;
+      if (startedAtMs - sentAtMs < CLEAR_AFTER_MS) continue;
       // Its instance's budget, its account's cap, or both, held it.
       const releasedOwn = await deps.journal.releaseBudget(intent.intentId);
       const releasedCap = await deps.journal.releaseBudget(accountReservationId(intent.intentId));

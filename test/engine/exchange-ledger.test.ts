@@ -72,8 +72,20 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(world.fatal).toEqual([]);
     });
 
-    it('gives a not-found buy its budget back once the history, read from before its send, shows no such order', async () => {
+    it('keeps a not-found buy counted for an hour after its send although the history shows nothing: a history may lag more than the settle window', async () => {
+      const { engine, slot } = await notFoundBuy();
+      expect((await engine.checkLedger())?.cleared).toEqual([]);
+      expect(await world.journal.heldBudgetReservations('dca-btc')).toHaveLength(1);
+      // The history shows the order now, 90 s late and past the window: it was never given back, so never spent twice.
+      const late = placeAtExchange(slot);
+      expect((await engine.checkLedger())?.linked.map((order) => order.orderId)).toEqual([late.orderId]);
+      const scope = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' };
+      expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe(formatDecimal(late.filledQuote));
+    });
+
+    it('gives a not-found buy its budget back once the history, read from before its send, shows no such order an hour on', async () => {
       const { engine } = await notFoundBuy();
+      world.advance(3_600_000);
       const report = await engine.checkLedger();
       expect(report?.cleared).toHaveLength(1);
       expect(await world.journal.heldBudgetReservations('dca-btc')).toEqual([]);
@@ -82,6 +94,7 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
 
     it('counts against the budget an order that lands after its not-found buy was given its budget back (its backend took it later still)', async () => {
       const { engine, slot } = await notFoundBuy();
+      world.advance(3_600_000);
       expect((await engine.checkLedger())?.cleared).toHaveLength(1);
       const scope = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' };
       expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe('0');
@@ -99,6 +112,7 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(await engine.runSlot('dca-btc', slot)).toBe('failed');
       world.advance(TEST_SETTLE_WINDOW_MS);
       await engine.track();
+      world.advance(3_600_000);
       expect((await engine.checkLedger())?.cleared).toHaveLength(1);
       // Two hourly reads come and go before the exchange's history shows the order.
       for (let read = 0; read < 2; read += 1) {

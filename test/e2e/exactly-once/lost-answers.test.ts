@@ -38,7 +38,7 @@ describe('a lagging exchange', () => {
     expect(daemon.output()).not.toContain('"event":"order-not-found"');
   }, 120_000);
 
-  it("answers 504 at once and performs the order after its settle window, after the history read that gave its budget back: the order is journalled and counted in the day's budget", async () => {
+  it("answers 504 at once and performs the order after its settle window: the order is found late, journalled and counted in the day's budget, which was never given back meanwhile", async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '100000' });
     // The gateway gives up at once; its backend takes the order 36 s later, past the 30 s window.
     t.sandbox.faults.inject({ path: ORDER_PATH, kind: 'commit-late', status: 504, body: 'Gateway Time-out', latencyMs: 36_000, times: 1 });
@@ -47,10 +47,11 @@ describe('a lagging exchange', () => {
     // slots after it still read the history before each send.
     await daemon.waitFor('"event":"order-answer-lost"', 20_000);
     stopTrading();
-    await daemon.waitFor('"event":"not-found-cleared"', 60_000);
-    await daemon.waitFor('"was":"not-found"', 30_000);
+    await daemon.waitFor('"was":"not-found"', 60_000);
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toBe(0);
+    // Past its window but within the hour: its budget stayed counted, so no later buy could spend it again.
+    expect(daemon.output()).not.toContain('"event":"not-found-cleared"');
     const result = await agreement(t.sandbox, [journalPath()]);
     report('504 at once, performed after the settle window × order', result);
     expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
