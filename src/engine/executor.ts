@@ -1,4 +1,4 @@
-import type { FlexWithdrawIntent, TransferIntent } from '../domain/intent.ts';
+import type { FlexWithdrawIntent, Intent, TransferIntent } from '../domain/intent.ts';
 import { type BuyStockMarketIntent, type MoneyIntent } from '../domain/intent.ts';
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
@@ -188,7 +188,7 @@ async function reserveInstanceBudget(deps: EngineDeps, limits: InstanceLimits, v
  * costs one slot; moving twice would put money where the user did not ask.
  */
 async function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: TransferIntent): Promise<MoneyOutcome> {
-  const earlier = await unresolvedTransfer(deps, record, intent.ticker);
+  const earlier = await unknownMove(deps, record, (other) => other.kind === 'transfer' && other.ticker === intent.ticker);
   if (earlier !== null) {
     const since = new Date(earlier.sentAtMs ?? earlier.createdAtMs).toISOString();
     return refuse(deps, record, {
@@ -229,20 +229,20 @@ async function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: T
 }
 
 /**
- * Another transfer of the same asset on the same account whose fate is not known (`unknown`: its
- * answer lost, the balance not showing it): a transfer has no lookup by id, and a balance that
- * rises later cannot say which of two it was. While one is unknown, no other is sent.
+ * Another move of the same money on the same account whose fate is not known (`unknown`: its
+ * answer lost, the balance not showing it): a transfer or a flex withdrawal, matched by `same`.
+ * Neither has a lookup by id, and a balance that moves later cannot say which of two it was.
+ * While one is unknown, no other is sent.
  */
-async function unresolvedTransfer(deps: EngineDeps, record: IntentRecord, ticker: string): Promise<IntentRecord | null> {
+async function unknownMove(deps: EngineDeps, record: IntentRecord, same: (intent: Intent) => boolean): Promise<IntentRecord | null> {
   const account = record.account ?? DEFAULT_ACCOUNT;
   const open = await deps.journal.unresolvedIntents();
   return (
     open.find(
       (other) =>
         other.intentId !== record.intentId &&
-        other.intent.kind === 'transfer' &&
-        other.intent.ticker === ticker &&
-        // `sent` is another slot's transfer in flight (its answer not in yet), or one a restart turns `unknown`.
+        same(other.intent) &&
+        // `sent` is another slot's move in flight (its answer not in yet), or one a restart turns `unknown`.
         other.status === 'unknown' &&
         (other.account ?? DEFAULT_ACCOUNT) === account,
     ) ?? null
@@ -286,6 +286,15 @@ async function settlesWithin(deps: EngineDeps, read: () => Promise<Decimal | nul
 
 /** Like a transfer, a withdraw has no lookup by id: a lost answer is resolved by the investment shrinking within the settle time. */
 async function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, intent: FlexWithdrawIntent): Promise<MoneyOutcome> {
+  const plan = intent.plan.toLowerCase();
+  const earlier = await unknownMove(deps, record, (other) => other.kind === 'flex-withdraw' && other.plan.toLowerCase() === plan);
+  if (earlier !== null) {
+    const since = new Date(earlier.sentAtMs ?? earlier.createdAtMs).toISOString();
+    return refuse(deps, record, {
+      code: 'withdraw-unresolved',
+      message: `not sent: the withdrawal from flex plan ${intent.plan} journalled as ${earlier.intentId} (${earlier.instance}, sent ${since}) is unknown: its answer was lost and the investment has not shown it. A second one now could withdraw twice; once you know what became of it, \`stacker journal resolve --intent ${earlier.intentId} --as done\` (or failed)`,
+    });
+  }
   const before = await invested(deps, intent.plan);
   await markSent(deps, record);
   await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'sent' });

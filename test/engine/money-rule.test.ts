@@ -278,6 +278,23 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(sandboxOrders()).toHaveLength(0);
     });
 
+    it('sends no second withdrawal from a flex plan while one is unknown: one shortfall is not withdrawn twice', async () => {
+      const main = world.sandbox.exchange.mainBalances().get('USDT') ?? new Decimal(0);
+      // Answered 504 at once, booked 2 s later: past the engine's settle time, so `unknown`.
+      world.sandbox.faults.inject({ path: WITHDRAW_PATH, kind: 'commit-late', status: 504, body: 'Gateway Time-out', latencyMs: 2_000 });
+      const sweep = runtimeOf({ instance: 'sweep', strategy: flexSweep, env: { STRATEGY: 'flex-sweep', SCHEDULE: '0 9 * * *', PLAN: DEMO_FLEX_PLAN_ID, MODE: 'reserve', RESERVE: formatDecimal(main.add(100)) } });
+      const engine = world.engine([sweep]);
+      await engine.runSlot('sweep', SLOT);
+      const [first] = await world.journal.listIntents({ instance: 'sweep', slotTimeMs: SLOT });
+      expect(first?.status).toBe('unknown');
+      await engine.runSlot('sweep', SLOT + 3_600_000);
+      const [second] = await world.journal.listIntents({ instance: 'sweep', slotTimeMs: SLOT + 3_600_000 });
+      expect([second?.status, second?.error?.code]).toEqual(['refused', 'withdraw-unresolved']);
+      await new Promise((resolve) => setTimeout(resolve, 2_200));
+      const withdrawals = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'flex-withdraw' && entry.account === 'main');
+      expect(withdrawals.map((entry) => formatDecimal(entry.delta))).toEqual(['100']);
+    });
+
     it('sweeps a flex investment; a lost answer is confirmed by the investment shrinking, never resent', async () => {
       world.sandbox.faults.inject({ path: WITHDRAW_PATH, kind: 'drop-after-commit' });
       const sweep = runtimeOf({ instance: 'sweep', strategy: flexSweep, env: { STRATEGY: 'flex-sweep', SCHEDULE: '0 9 * * *', PLAN: DEMO_FLEX_PLAN_ID, MODE: 'all' } });
