@@ -187,7 +187,11 @@ async function reserveInstanceBudget(deps: EngineDeps, limits: InstanceLimits, v
  * (and stops the buy it was funding) when the balance does not show it. Moving too little
  * costs one slot; moving twice would put money where the user did not ask.
  */
-async function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: TransferIntent): Promise<MoneyOutcome> {
+function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: TransferIntent): Promise<MoneyOutcome> {
+  return oneMoveAtATime(deps, `transfer ${intent.ticker}`, () => transferNow(deps, record, intent));
+}
+
+async function transferNow(deps: EngineDeps, record: IntentRecord, intent: TransferIntent): Promise<MoneyOutcome> {
   const earlier = await unknownMove(deps, record, (other) => other.kind === 'transfer' && other.ticker === intent.ticker);
   if (earlier !== null) {
     const since = new Date(earlier.sentAtMs ?? earlier.createdAtMs).toISOString();
@@ -226,6 +230,35 @@ async function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: T
   if (before !== null) await waitForTradeBalance(deps, intent.ticker, before.add(intent.amount));
   await finishTransfer(deps, record, intent, 'answer');
   return { status: 'done' };
+}
+
+/**
+ * Moves of the same money on one exchange account, one at a time. A transfer or withdrawal is
+ * confirmed by its balance moving (there is no lookup by id), so two at once (two instances'
+ * slots in the same second) could each take the other's arrival for its own: one sent into a
+ * 503 was marked done because the other's money arrived. The second waits for the first's
+ * verdict, and is refused if that verdict is `unknown`.
+ */
+const moving = new WeakMap<object, Map<string, Promise<unknown>>>();
+
+async function oneMoveAtATime<T>(deps: EngineDeps, what: string, move: () => Promise<T>): Promise<T> {
+  let byMove = moving.get(deps.exchange);
+  if (byMove === undefined) {
+    byMove = new Map();
+    moving.set(deps.exchange, byMove);
+  }
+  const queue = byMove;
+  const run = (queue.get(what) ?? Promise.resolve()).then(move);
+  const settled = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  queue.set(what, settled);
+  try {
+    return await run;
+  } finally {
+    if (queue.get(what) === settled) queue.delete(what);
+  }
 }
 
 /**
@@ -285,7 +318,11 @@ async function settlesWithin(deps: EngineDeps, read: () => Promise<Decimal | nul
 // ---- flex withdraw ------------------------------------------------------------------------
 
 /** Like a transfer, a withdraw has no lookup by id: a lost answer is resolved by the investment shrinking within the settle time. */
-async function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, intent: FlexWithdrawIntent): Promise<MoneyOutcome> {
+function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, intent: FlexWithdrawIntent): Promise<MoneyOutcome> {
+  return oneMoveAtATime(deps, `flex-withdraw ${intent.plan.toLowerCase()}`, () => withdrawNow(deps, record, intent));
+}
+
+async function withdrawNow(deps: EngineDeps, record: IntentRecord, intent: FlexWithdrawIntent): Promise<MoneyOutcome> {
   const plan = intent.plan.toLowerCase();
   const earlier = await unknownMove(deps, record, (other) => other.kind === 'flex-withdraw' && other.plan.toLowerCase() === plan);
   if (earlier !== null) {

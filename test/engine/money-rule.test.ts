@@ -278,6 +278,19 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(sandboxOrders()).toHaveLength(0);
     });
 
+    it("moves one transfer of an asset at a time: a transfer refused unperformed is not confirmed by another instance's arriving in the same second", async () => {
+      // The second transfer request is answered 503 and not performed.
+      world.sandbox.faults.inject({ path: TRANSFER_PATH, kind: 'status', status: 503, body: 'Service Unavailable', every: 2 });
+      const engine = world.engine([runtimeOf({ instance: 'a', strategy: transferThenBuy, env: {} }), runtimeOf({ instance: 'b', strategy: transferThenBuy, env: {} })]);
+      await Promise.all([engine.runSlot('a', SLOT), engine.runSlot('b', SLOT)]);
+      const transfers = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'transfer' && entry.account === 'spot' && entry.delta.isPositive());
+      expect(transfers).toHaveLength(1);
+      const outcomes = (await world.journal.listIntents({})).filter((i) => i.intent.kind === 'transfer').map((i) => i.status).sort();
+      expect(outcomes).toEqual(['done', 'unknown']);
+      // Only the instance whose transfer arrived bought.
+      expect(sandboxOrders()).toHaveLength(1);
+    });
+
     it('sends no second withdrawal from a flex plan while one is unknown: one shortfall is not withdrawn twice', async () => {
       const main = world.sandbox.exchange.mainBalances().get('USDT') ?? new Decimal(0);
       // Answered 504 at once, booked 2 s later: past the engine's settle time, so `unknown`.
