@@ -53,6 +53,24 @@ export async function executeMoneyIntent(deps: EngineDeps, limits: InstanceLimit
   }
 }
 
+/**
+ * The budgets of the buys a transfer or withdrawal funds, reserved before it is sent: a buy that
+ * its budget or its account's cap refuses is refused now, and the money is not moved for it.
+ * Several instances of one account in the same second each passed the plan against the same cap
+ * left, moved money, and then had their buys refused by the cap. The reservations are the buys'
+ * own (reserving again when the buy is sent finds them). The first refusal, with its buy, or null.
+ */
+export async function reserveFundedBuys(deps: EngineDeps, limits: InstanceLimits, view: SlotView, buys: readonly IntentRecord[]): Promise<{ readonly record: IntentRecord; readonly error: IntentError } | null> {
+  for (const buy of buys) {
+    if (buy.intent.kind !== 'buy-stock-market') continue;
+    const refused = await reserveBudget(deps, limits, view, buy, buy.intent);
+    if (refused === null) continue;
+    await refuse(deps, buy, refused);
+    return { record: buy, error: refused };
+  }
+  return null;
+}
+
 /** The last step before a request leaves: the journal must still reach its file, and says `sent`. */
 async function markSent(deps: EngineDeps, record: IntentRecord): Promise<void> {
   await deps.journal.assertIntact();

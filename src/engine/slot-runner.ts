@@ -3,7 +3,7 @@ import { type Intent, isMoneyIntent } from '../domain/intent.ts';
 import type { NewIntent } from '../store/journal.ts';
 import { type BudgetView, type SlotView, type SnapshotPart, type Strategy, checkDecision } from './contract.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
-import { type MoneyOutcome, executeMoneyIntent, releaseReservation } from './executor.ts';
+import { type MoneyOutcome, executeMoneyIntent, releaseReservation, reserveFundedBuys } from './executor.ts';
 import { tellRefused } from './intent-events.ts';
 import { groupOf, planMoney } from './money-plan.ts';
 import { DECIDE_TIME_LIMIT_MS, type EngineDeps, type InstanceLimits, accountOfInstance, accountPrefix, onInstanceAccount, spendLeft, withinTimeLimit } from './runtime.ts';
@@ -112,9 +112,12 @@ export async function attemptSlot(
   records.sort((a, b) => a.index - b.index);
   // A refused or failed money intent stops the rest of its group (planMoney groups them).
   const stoppedBy = new Map<string, string>();
+  /** Intents already ended ahead of their turn (a funded buy refused before its transfer was sent). */
+  const ended = new Set<string>();
   let failed = false;
   try {
     for (const record of records) {
+      if (ended.has(record.intentId)) continue;
       const intent = record.intent;
       if (intent.kind === 'note') {
         const fields = { ...log(), event: 'note', ...(intent.data ?? {}) };
@@ -141,7 +144,20 @@ export async function attemptSlot(
       const stopped = stoppedBy.get(group);
       if (stopped !== undefined) {
         await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'earlier-intent-stopped', message: `not sent: ${stopped}` } });
+        // A buy whose budget was reserved ahead of its transfer spent nothing.
+        await releaseReservation(deps, record);
         continue;
+      }
+      if (intent.kind === 'transfer' || intent.kind === 'flex-withdraw') {
+        const funded = records.filter((other) => other.index > record.index && other.status === 'pending' && isMoneyIntent(other.intent) && groupOf(other.intent) === group);
+        const refused = await reserveFundedBuys(deps, instance, view, funded);
+        if (refused !== null) {
+          ended.add(refused.record.intentId);
+          const why = `intent #${refused.record.index} (buy-stock-market) it funds was refused (${refused.error.code}: ${refused.error.message})`;
+          await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'group-refused', message: `not sent: ${why}` } });
+          stoppedBy.set(group, `intent #${refused.record.index} (buy-stock-market) was refused`);
+          continue;
+        }
       }
       const outcome: MoneyOutcome = await executeMoneyIntent(deps, instance, view, record);
       if (outcome.status !== 'done') {

@@ -104,6 +104,30 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
     }
   }, 60_000);
 
+  it('reserves the cap for a buy before the transfer that funds it: instances in the same second move money only for the buy the cap lets through', async () => {
+    const w = await engineWorld({ moreAccounts: [SIDE] }, kind);
+    world = w;
+    const sideClient = new ApiClient({ baseUrl: w.sandbox.url, credentials: SIDE });
+    try {
+      // The trade balance empty: each buy (0.001 BTC, 65 USDT) needs a transfer; the cap (100 a day) lets one through.
+      const spot = w.sandbox.accountOf(w.sandbox.apiKey)?.tradeBalances().get('USDT')?.available ?? new Decimal(0);
+      w.sandbox.exchange.transfer({ ticker: 'USDT', amount: spot, from: 'spot', to: 'main' });
+      const funded = (name: string) => runtimeOf({ instance: name, strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', ALLOW_TRANSFER: 'true' } });
+      const engine = routedEngine(w, sideClient, [funded('a1-main'), funded('a2-main'), funded('a3-main')], false);
+      await Promise.all(['a1-main', 'a2-main', 'a3-main'].map((name) => engine.runSlot(name, DAY)));
+      const transfers = w.sandbox.exchange.ledger().filter((entry) => entry.reason === 'transfer' && entry.account === 'spot' && entry.delta.isPositive());
+      expect(transfers).toHaveLength(1);
+      expect(w.sandbox.accountOf(w.sandbox.apiKey)?.orderHistory({})).toHaveLength(1);
+      const intents = await w.journal.listIntents({});
+      const refusedTransfers = intents.filter((i) => i.intent.kind === 'transfer' && i.status === 'refused');
+      expect(refusedTransfers.map((i) => i.error?.code)).toEqual(['group-refused', 'group-refused']);
+      expect(intents.filter((i) => i.intent.kind === 'buy-stock-market' && i.status === 'refused').map((i) => i.error?.code)).toEqual(['over-budget', 'over-budget']);
+      expect(await w.journal.heldBudgetReservations()).toEqual([]);
+    } finally {
+      await sideClient.close();
+    }
+  }, 60_000);
+
   it("counts the cap's days in the account's time zone: 22:30 and 23:30 UTC are one day in UTC, two in Berlin", async () => {
     const w = await engineWorld({ moreAccounts: [SIDE] }, kind);
     world = w;
