@@ -161,6 +161,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   let runId: string | null = null;
   let server: { stop(): Promise<void>; url: string } | null = null;
   const scheduler = options.scheduler ?? new CronScheduler({
+    // Its overlap and missed warnings are onMissed's (journalled and logged as slot-missed): kept at debug.
+    onCronLog: (level, message) => logger[level === 'error' ? 'error' : 'debug']({ event: 'node-cron', level }, message),
     onMissed: (instance, slotTimeMs, reason) => {
       void journal.skipSlot({ instance, slotTimeMs, runId, status: 'missed', reason }).then(
         (added) => {

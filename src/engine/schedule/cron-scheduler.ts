@@ -4,6 +4,11 @@ import type { ScheduledInstance, Scheduler, SlotHandler } from './scheduler.ts';
 export interface CronSchedulerOptions {
   /** node-cron skipped a slot (the process was blocked past its tolerance, or the last one still ran). */
   readonly onMissed?: (instance: string, slotTimeMs: number, reason: string) => void;
+  /**
+   * node-cron's own log lines. It writes them to the console, coloured, which broke the daemon's
+   * JSON log; what they say (a slot skipped by overlap, or missed) is reported by onMissed.
+   */
+  readonly onCronLog?: (level: 'info' | 'warn' | 'error' | 'debug', message: string) => void;
 }
 
 /**
@@ -37,7 +42,7 @@ export class CronScheduler implements Scheduler {
           this.#inFlight.add(run);
           return run.finally(() => this.#inFlight.delete(run));
         },
-        { timezone: schedule.timezone, name: instance, noOverlap: true, suppressMissedWarning: true },
+        { timezone: schedule.timezone, name: instance, noOverlap: true, suppressMissedWarning: true, logger: this.#cronLogger() },
       );
       const missed = (reason: string) => (context: { date: Date }) => {
         this.#options.onMissed?.(instance, slotOf(schedule, context.date.getTime()), reason);
@@ -47,6 +52,17 @@ export class CronScheduler implements Scheduler {
       void task.start();
       this.#tasks.push(task);
     }
+  }
+
+  #cronLogger(): { info(message: string): void; warn(message: string): void; error(message: string | Error): void; debug(message: string | Error): void } {
+    const tell = this.#options.onCronLog ?? (() => undefined);
+    const text = (message: string | Error): string => (message instanceof Error ? message.message : message);
+    return {
+      info: (message) => tell('info', message),
+      warn: (message) => tell('warn', message),
+      error: (message) => tell('error', text(message)),
+      debug: (message) => tell('debug', text(message)),
+    };
   }
 
   async stop(): Promise<void> {
