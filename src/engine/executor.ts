@@ -206,18 +206,22 @@ async function reserveInstanceBudget(deps: EngineDeps, limits: InstanceLimits, v
  * costs one slot; moving twice would put money where the user did not ask.
  */
 function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: TransferIntent): Promise<MoneyOutcome> {
-  return oneMoveAtATime(deps, `transfer ${intent.ticker}`, () => transferNow(deps, record, intent));
+  return guardedMove(
+    deps,
+    record,
+    {
+      key: `transfer ${intent.ticker}`,
+      same: (other) => other.kind === 'transfer' && other.ticker === intent.ticker,
+      code: 'transfer-unresolved',
+      what: `the transfer of ${intent.ticker}`,
+      shownBy: 'the balance',
+      risk: 'A second transfer now could move the money twice',
+    },
+    () => transferNow(deps, record, intent),
+  );
 }
 
 async function transferNow(deps: EngineDeps, record: IntentRecord, intent: TransferIntent): Promise<MoneyOutcome> {
-  const earlier = await unknownMove(deps, record, (other) => other.kind === 'transfer' && other.ticker === intent.ticker);
-  if (earlier !== null) {
-    const since = new Date(earlier.sentAtMs ?? earlier.createdAtMs).toISOString();
-    return refuse(deps, record, {
-      code: 'transfer-unresolved',
-      message: `not sent: the transfer of ${intent.ticker} journalled as ${earlier.intentId} (${earlier.instance}, sent ${since}) is unknown: its answer was lost and the balance has not shown it. A second transfer now could move the money twice; once you know what became of it, \`stacker journal resolve --intent ${earlier.intentId} --as done\` (or failed)`,
-    });
-  }
   const before = await tradeAvailable(deps, intent.ticker);
   await markSent(deps, record);
   await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'sent' });
@@ -248,6 +252,31 @@ async function transferNow(deps: EngineDeps, record: IntentRecord, intent: Trans
   if (before !== null) await waitForTradeBalance(deps, intent.ticker, before.add(intent.amount));
   await finishTransfer(deps, record, intent, 'answer');
   return { status: 'done' };
+}
+
+/** A move (transfer, flex withdrawal) as guardedMove queues and judges it. */
+interface MoveGuard {
+  /** What moves the same money: one at a time per account. */
+  readonly key: string;
+  readonly same: (intent: Intent) => boolean;
+  readonly code: string;
+  /** The refusal's words: what the earlier move was, what would have shown it, what a second risks. */
+  readonly what: string;
+  readonly shownBy: string;
+  readonly risk: string;
+}
+
+/** `send`, once the moves of the same money before it have their verdict, unless one of them is `unknown` (then refused). */
+function guardedMove(deps: EngineDeps, record: IntentRecord, move: MoveGuard, send: () => Promise<MoneyOutcome>): Promise<MoneyOutcome> {
+  return oneMoveAtATime(deps, move.key, async () => {
+    const earlier = await unknownMove(deps, record, move.same);
+    if (earlier === null) return send();
+    const since = new Date(earlier.sentAtMs ?? earlier.createdAtMs).toISOString();
+    return refuse(deps, record, {
+      code: move.code,
+      message: `not sent: ${move.what} journalled as ${earlier.intentId} (${earlier.instance}, sent ${since}) is unknown: its answer was lost and ${move.shownBy} has not shown it. ${move.risk}; once you know what became of it, \`stacker journal resolve --intent ${earlier.intentId} --as done\` (or failed)`,
+    });
+  });
 }
 
 /**
@@ -337,19 +366,23 @@ async function settlesWithin(deps: EngineDeps, read: () => Promise<Decimal | nul
 
 /** Like a transfer, a withdraw has no lookup by id: a lost answer is resolved by the investment shrinking within the settle time. */
 function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, intent: FlexWithdrawIntent): Promise<MoneyOutcome> {
-  return oneMoveAtATime(deps, `flex-withdraw ${intent.plan.toLowerCase()}`, () => withdrawNow(deps, record, intent));
+  const plan = intent.plan.toLowerCase();
+  return guardedMove(
+    deps,
+    record,
+    {
+      key: `flex-withdraw ${plan}`,
+      same: (other) => other.kind === 'flex-withdraw' && other.plan.toLowerCase() === plan,
+      code: 'withdraw-unresolved',
+      what: `the withdrawal from flex plan ${intent.plan}`,
+      shownBy: 'the investment',
+      risk: 'A second one now could withdraw twice',
+    },
+    () => withdrawNow(deps, record, intent),
+  );
 }
 
 async function withdrawNow(deps: EngineDeps, record: IntentRecord, intent: FlexWithdrawIntent): Promise<MoneyOutcome> {
-  const plan = intent.plan.toLowerCase();
-  const earlier = await unknownMove(deps, record, (other) => other.kind === 'flex-withdraw' && other.plan.toLowerCase() === plan);
-  if (earlier !== null) {
-    const since = new Date(earlier.sentAtMs ?? earlier.createdAtMs).toISOString();
-    return refuse(deps, record, {
-      code: 'withdraw-unresolved',
-      message: `not sent: the withdrawal from flex plan ${intent.plan} journalled as ${earlier.intentId} (${earlier.instance}, sent ${since}) is unknown: its answer was lost and the investment has not shown it. A second one now could withdraw twice; once you know what became of it, \`stacker journal resolve --intent ${earlier.intentId} --as done\` (or failed)`,
-    });
-  }
   const before = await invested(deps, intent.plan);
   await markSent(deps, record);
   await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'sent' });

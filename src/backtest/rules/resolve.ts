@@ -1,6 +1,7 @@
 import { ConfigError, InputError, StackerError } from '../../domain/errors.ts';
 import type { MarketRules } from '../../domain/market.ts';
 import { DEMO_MARKETS } from '../../sim/seed.ts';
+import { counted } from '../report/text.ts';
 import { readMarketsCache, writeMarketsCache } from './markets-cache.ts';
 import type { ResolvedRules, RulesOrigin } from './origin.ts';
 import { RULE_FLAGS, type RuleOverrides, applyOverrides, missingRuleFlags, overriddenFields, rulesFromFlags } from './rule-flags.ts';
@@ -115,9 +116,8 @@ function noRules(request: RulesRequest): InputError {
 /** "3 days", "5 hours", "12 minutes", "less than a minute". */
 export function age(ms: number): string {
   const minutes = Math.floor(Math.max(0, ms) / 60_000);
-  const unit = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-  if (minutes >= 2 * 24 * 60) return unit(Math.floor(minutes / (24 * 60)), 'day');
-  if (minutes >= 2 * 60) return unit(Math.floor(minutes / 60), 'hour');
-  if (minutes >= 1) return unit(minutes, 'minute');
+  if (minutes >= 2 * 24 * 60) return counted(Math.floor(minutes / (24 * 60)), 'day');
+  if (minutes >= 2 * 60) return counted(Math.floor(minutes / 60), 'hour');
+  if (minutes >= 1) return counted(minutes, 'minute');
   return 'less than a minute';
 }

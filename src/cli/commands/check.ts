@@ -109,11 +109,13 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
 }
 
 /**
- * The budget each instance has left now, its own and its account's cap, as `stacker run` would
- * count it: from the journal when there is one (read-only, beside a running daemon too), else as
- * fresh budgets. A journal that cannot be read leaves the budgets unjudged (the check says why elsewhere).
+ * What a slot now would be judged against that only the journal knows, as `stacker run` would
+ * read it: the budget each instance has left (its own and its account's cap), and a paper
+ * account as the last run left it. From the journal when there is one (read-only, beside a
+ * running daemon too), else fresh budgets and new paper accounts. A journal that cannot be read
+ * leaves the budgets unjudged (the check says why elsewhere).
  */
-async function budgetsNow(
+async function journalNow(
   config: DaemonConfig,
   nowMs: number,
 ): Promise<{ leftOf(instance: string): Promise<SpendLeft | null>; accountState(account: string): Promise<string | null>; close(): Promise<void> }> {
@@ -227,7 +229,7 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
   const { startupProblems } = await import('../../config/instance-runtime.ts');
   const startup: InputProblem[] = [];
   const reports: PreflightResult[] = [];
-  const budgets = await budgetsNow(config, nowMs);
+  const journal = await journalNow(config, nowMs);
   try {
     // Each account in turn: its instances are judged on its own markets and balances.
     for (const account of config.accounts.keys()) {
@@ -235,16 +237,16 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
       const exchange = await createExchange(config, logger, { account });
       try {
         // A paper account continues across runs: judged as the daemon would resume it, not as the wallet setting seeds a new one.
-        const saved = exchange.keptAccount === undefined ? null : await budgets.accountState(account);
+        const saved = exchange.keptAccount === undefined ? null : await journal.accountState(account);
         if (saved !== null) exchange.keptAccount?.resume(saved);
         startup.push(...startupProblems(instances, await exchange.markets()));
-        reports.push(...(await preflight({ ...config, instances, budgetLeft: (name) => budgets.leftOf(name) }, exchange, nowMs)));
+        reports.push(...(await preflight({ ...config, instances, budgetLeft: (name) => journal.leftOf(name) }, exchange, nowMs)));
       } finally {
         await exchange.close();
       }
     }
   } finally {
-    await budgets.close();
+    await journal.close();
   }
   const order = new Map(config.instances.map((instance, index) => [instance.instance, index]));
   return { startup, reports: reports.sort((a, b) => (order.get(a.instance) ?? 0) - (order.get(b.instance) ?? 0)) };
