@@ -10,20 +10,42 @@ import type { PeriodStarts } from './journal.ts';
  *
  * Where a DST change skips midnight (spring forward at 00:00), the day starts at the first
  * instant that exists; where midnight happens twice (fall back across it), at the first one.
- * Changing the time zone of an instance starts new periods: spending recorded under the old
- * zone's periods is not carried over.
+ * Changing the time zone of an instance does not start its spending over: the new zone's
+ * periods count every reservation whose instant falls in them, whichever zone it was made under
+ * (see periodWindows and the journals' budget reads).
  */
 export function periodStarts(atMs: number, timeZone: string): PeriodStarts {
+  const { year, month, day, monday } = periodDates(atMs, timeZone);
+  return { day: dayStart(year, month, day, timeZone), week: dayStart(year, month, monday, timeZone), month: dayStart(year, month, 1, timeZone) };
+}
+
+/** A period's instants: from `starts` (inclusive) to `ends` (exclusive, the next period's start). */
+export interface PeriodWindows {
+  readonly starts: PeriodStarts;
+  readonly ends: PeriodStarts;
+}
+
+/** The day, week and month around `atMs` in `timeZone`, with where each ends. */
+export function periodWindows(atMs: number, timeZone: string): PeriodWindows {
+  const { year, month, day, monday } = periodDates(atMs, timeZone);
+  return {
+    starts: periodStarts(atMs, timeZone),
+    ends: { day: dayStart(year, month, day + 1, timeZone), week: dayStart(year, month, monday + 7, timeZone), month: dayStart(year, month + 1, 1, timeZone) },
+  };
+}
+
+/** The local date at `atMs`, and the day of that month its week's Monday falls on (0 or less: in the month before). */
+function periodDates(atMs: number, timeZone: string): { year: number; month: number; day: number; monday: number } {
   if (!Number.isSafeInteger(atMs)) throw new StoreError('invalid-argument', `atMs must be an integer of milliseconds (got ${atMs})`);
   const local = civilAt(atMs, timeZone);
   const weekday = new Date(Date.UTC(local.year, local.month - 1, local.day)).getUTCDay();
-  const daysSinceMonday = (weekday + 6) % 7;
-  const monday = new Date(Date.UTC(local.year, local.month - 1, local.day - daysSinceMonday));
-  return {
-    day: startOfLocalDay(local.year, local.month, local.day, timeZone),
-    week: startOfLocalDay(monday.getUTCFullYear(), monday.getUTCMonth() + 1, monday.getUTCDate(), timeZone),
-    month: startOfLocalDay(local.year, local.month, 1, timeZone),
-  };
+  return { year: local.year, month: local.month, day: local.day, monday: local.day - ((weekday + 6) % 7) };
+}
+
+/** The first instant of a local date given with day or month out of range (the 0th, the 32nd, month 13): Date.UTC carries them over. */
+function dayStart(year: number, month: number, day: number, timeZone: string): number {
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return startOfLocalDay(date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate(), timeZone);
 }
 
 /** Throws StoreError('invalid-argument') unless the runtime knows the zone. */

@@ -1,8 +1,9 @@
 import { deriveClientOrderId } from '../domain/client-order-id.ts';
 import type { BuyStockMarketIntent, Intent } from '../domain/intent.ts';
 import { isMoneyIntent } from '../domain/intent.ts';
-import { type Decimal, formatDecimal, isAboveZero, isDecimal } from '../domain/money.ts';
+import { type Decimal, ZERO, formatDecimal, isAboveZero, isDecimal } from '../domain/money.ts';
 import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '../domain/order.ts';
+import type { PeriodWindows } from './budget-periods.ts';
 import { StoreError } from './errors.ts';
 import { checkTextMap } from './intent-codec.ts';
 import {
@@ -10,6 +11,7 @@ import {
   INTENT_TRANSITIONS,
   type BudgetExcess,
   type BudgetPeriod,
+  type BudgetReservation,
   type OrderTransition,
   type PeriodStarts,
   type BudgetReserveRequest,
@@ -311,6 +313,31 @@ export function budgetExcesses(request: BudgetReserveRequest, starts: PeriodStar
     if (spent.plus(amount).gt(limit)) exceeded.push({ period, periodStartMs: starts[period], limitQuote: limit, spentQuote: spent, requestedQuote: amount });
   }
   return exceeded;
+}
+
+/** The span of instants the day, week and month of `windows` cover together: where a budget read looks for reservations. */
+export function budgetSpan(windows: PeriodWindows): { readonly fromMs: number; readonly toMs: number } {
+  return { fromMs: Math.min(windows.starts.week, windows.starts.month), toMs: Math.max(windows.ends.week, windows.ends.month) };
+}
+
+/**
+ * Spending per period counted from the reservations themselves, for when some of them were made
+ * under another time zone than the one asked for (the instance's TIMEZONE changed): each counts
+ * in the periods its instant falls in, a held one at what it holds, a settled one at what was
+ * spent, a released one not at all. The same sums the counters keep for one zone.
+ */
+export function spentFromReservations(
+  reservations: Iterable<Pick<BudgetReservation, 'atMs' | 'amountQuote' | 'state'>>,
+  windows: PeriodWindows,
+): Record<BudgetPeriod, Decimal> {
+  const spent: Record<BudgetPeriod, Decimal> = { day: ZERO, week: ZERO, month: ZERO };
+  for (const reservation of reservations) {
+    if (reservation.state === 'released') continue;
+    for (const period of BUDGET_PERIODS) {
+      if (reservation.atMs >= windows.starts[period] && reservation.atMs < windows.ends[period]) spent[period] = spent[period].plus(reservation.amountQuote);
+    }
+  }
+  return spent;
 }
 
 /** An amount really spent (settling, or counting an adopted order): finite and not negative. */

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
-import { periodStarts } from './budget-periods.ts';
+import { periodStarts, periodWindows } from './budget-periods.ts';
 import { StoreError } from './errors.ts';
 import { canonicalIntent } from './intent-codec.ts';
 import {
   BUDGET_PERIODS,
+  type BudgetPeriod,
   type AdoptedOrder,
   type BudgetDecision,
   type BudgetReservation,
@@ -49,6 +50,7 @@ import {
   adoptedIntent,
   adoptedSpends,
   budgetExcesses,
+  spentFromReservations,
   transitionOf,
   applyIntentUpdate,
   accountStateKey,
@@ -129,6 +131,10 @@ export class MemoryJournal implements Journal {
   readonly #state = new Map<string, Map<string, string>>();
   readonly #spent = new Map<string, Decimal>();
   readonly #reservations = new Map<string, BudgetReservation>();
+  /** Per budget scope (instance and asset), the time zones its reservations were made under: more than one, and its counters are not enough. */
+  readonly #zones = new Map<string, Set<string>>();
+  /** Budget scopes some of whose reservations retireSettled forgot. */
+  readonly #retiredScopes = new Set<string>();
   readonly #held = new Set<string>();
   readonly #findings: LedgerFinding[] = [];
   /** Slots retired by retireSettled(), by instance: only their times stay, so they can never be claimed again. */
@@ -407,7 +413,8 @@ export class MemoryJournal implements Journal {
         }
         return { ok: true, reservation: existing, repeated: true };
       }
-      const exceeded = budgetExcesses(request, starts, amount, (period, startMs) => this.#readSpent(request, period, startMs));
+      const spent = this.#spentAround(request, request.atMs);
+      const exceeded = budgetExcesses(request, starts, amount, (period) => spent[period]);
       if (exceeded.length > 0) return { ok: false, exceeded };
       const reservation = this.#recordSpend({ ...request, amountQuote: amount, state: 'held' }, starts);
       return { ok: true, reservation, repeated: false };
@@ -443,13 +450,7 @@ export class MemoryJournal implements Journal {
   budgetSpent(scope: BudgetScope, atMs: number): Promise<BudgetSpent> {
     return this.#read('reading budget spending', () => {
       checkScope(scope);
-      const starts = periodStarts(atMs, scope.timeZone);
-      return {
-        day: this.#readSpent(scope, 'day', starts.day),
-        week: this.#readSpent(scope, 'week', starts.week),
-        month: this.#readSpent(scope, 'month', starts.month),
-        periodStarts: starts,
-      };
+      return { ...this.#spentAround(scope, atMs), periodStarts: periodStarts(atMs, scope.timeZone) };
     });
   }
 
@@ -667,6 +668,8 @@ export class MemoryJournal implements Journal {
       this.#intentOrders.delete(intent.intentId);
       this.#flex.delete(intent.intentId);
       this.#transfers.delete(intent.intentId);
+      const reservation = this.#reservations.get(intent.intentId);
+      if (reservation !== undefined) this.#retiredScopes.add(scopeKey(reservation));
       this.#reservations.delete(intent.intentId);
       for (const order of orders) {
         this.#orders.delete(order.orderId);
@@ -974,6 +977,25 @@ export class MemoryJournal implements Journal {
 
   // Budgets.
 
+  /**
+   * What was spent in the day, week and month around `atMs` in the scope's zone: the counters
+   * while every reservation of the scope was made under that zone; after a zone change, summed
+   * from the reservations, each counted where its instant falls (as the SQL journals do).
+   */
+  #spentAround(scope: BudgetScope, atMs: number): Record<BudgetPeriod, Decimal> {
+    const key = scopeKey(scope);
+    const zones = this.#zones.get(key);
+    if (zones === undefined || (zones.size === 1 && zones.has(scope.timeZone))) {
+      const starts = periodStarts(atMs, scope.timeZone);
+      return { day: this.#readSpent(scope, 'day', starts.day), week: this.#readSpent(scope, 'week', starts.week), month: this.#readSpent(scope, 'month', starts.month) };
+    }
+    if (this.#retiredScopes.has(key)) {
+      throw new StoreError('invalid-argument', `budget ${scope.instance}/${scope.asset}: its time zone changed to ${scope.timeZone} after settled slots were retired, so its spending cannot be recounted (a backtest keeps one zone per instance)`);
+    }
+    const reservations = [...this.#reservations.values()].filter((r) => r.instance === scope.instance && r.asset === scope.asset);
+    return spentFromReservations(reservations, periodWindows(atMs, scope.timeZone));
+  }
+
   #readSpent(scope: BudgetScope, period: string, startMs: number): Decimal {
     return this.#spent.get(budgetKey(scope, period, startMs)) ?? ZERO;
   }
@@ -992,6 +1014,13 @@ export class MemoryJournal implements Journal {
     starts: PeriodStarts,
   ): BudgetReservation {
     this.#addToPeriods(spend, starts, spend.amountQuote);
+    const key = scopeKey(spend);
+    let zones = this.#zones.get(key);
+    if (zones === undefined) {
+      zones = new Set();
+      this.#set(this.#zones, key, zones);
+    }
+    this.#add(zones, spend.timeZone);
     const now = this.#now();
     return this.#putReservation({
       reservationId: spend.reservationId,
@@ -1105,6 +1134,10 @@ function slotKey(key: SlotKey): string {
     lastKey = { instance: key.instance, slotTimeMs: key.slotTimeMs, key: `${key.instance}\u0000${key.slotTimeMs}` };
   }
   return lastKey.key;
+}
+
+function scopeKey(scope: BudgetScope): string {
+  return `${scope.instance}\u0000${scope.asset}`;
 }
 
 function budgetKey(scope: BudgetScope, period: string, startMs: number): string {

@@ -311,6 +311,15 @@ CREATE TABLE scheduled_instances (
 );
 `;
 
+/**
+ * v8, budgets across a time-zone change: a budget read looks for reservations made under another
+ * zone within the periods it counts (an instance whose TIMEZONE changed), by instant. The index
+ * keeps that look a range read of the periods, not a scan of the instance's history.
+ */
+const V8_BUDGETS_BY_TIME = `
+CREATE INDEX budget_reservations_by_time ON budget_reservations (instance, asset, at_ms, time_zone);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial journal', sql: V1_INITIAL },
   { version: 2, name: 'stop activation transitions', sql: V2_STOP_ACTIVATION },
@@ -319,6 +328,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: 'accounts', sql: V5_ACCOUNTS },
   { version: 6, name: 'account kill switch', sql: V6_ACCOUNT_KILL_SWITCH },
   { version: 7, name: 'scheduled instances', sql: V7_SCHEDULED_INSTANCES },
+  { version: 8, name: 'budgets by time', sql: V8_BUDGETS_BY_TIME },
 ];
 
 /** The schema version this code writes. */

@@ -1,5 +1,5 @@
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
-import { periodStarts } from './budget-periods.ts';
+import { periodStarts, periodWindows } from './budget-periods.ts';
 import { StoreError } from './errors.ts';
 import {
   BUDGET_PERIODS,
@@ -12,7 +12,7 @@ import {
   type PeriodStarts,
 } from './journal.ts';
 import { RowReader, reservationFromRow } from './journal-rows.ts';
-import { budgetExcesses, checkReserveRequest, checkScope, checkSpentAmount } from './journal-rules.ts';
+import { budgetExcesses, budgetSpan, checkReserveRequest, checkScope, checkSpentAmount, spentFromReservations } from './journal-rules.ts';
 import type { Tx } from './pg-db.ts';
 
 /**
@@ -32,7 +32,7 @@ export async function reserveBudget(tx: Tx, request: BudgetReserveRequest, nowMs
     }
     return { ok: true, reservation: existing, repeated: true };
   }
-  const spent = await readPeriods(tx, request, starts);
+  const spent = await spentAround(tx, request, request.atMs);
   const exceeded = budgetExcesses(request, starts, amount, (period) => spent[period]);
   if (exceeded.length > 0) return { ok: false, exceeded };
   await addToPeriods(tx, request, starts, amount, nowMs);
@@ -80,8 +80,27 @@ export async function releaseBudget(tx: Tx, reservationId: string, nowMs: number
 
 export async function budgetSpent(tx: Tx, scope: BudgetScope, atMs: number): Promise<BudgetSpent> {
   checkScope(scope);
-  const starts = periodStarts(atMs, scope.timeZone);
-  return { ...(await readPeriods(tx, scope, starts)), periodStarts: starts };
+  return { ...(await spentAround(tx, scope, atMs)), periodStarts: periodStarts(atMs, scope.timeZone) };
+}
+
+/**
+ * What was spent in the day, week and month around `atMs` in the scope's zone: the counters, when
+ * every reservation in those periods was made under that zone (always, unless the zone changed);
+ * otherwise summed from the reservations, each counted where its instant falls (sqlite-budgets.ts).
+ */
+async function spentAround(tx: Tx, scope: BudgetScope, atMs: number): Promise<Record<BudgetPeriod, Decimal>> {
+  const windows = periodWindows(atMs, scope.timeZone);
+  const { fromMs, toMs } = budgetSpan(windows);
+  const otherZone = await tx.one('SELECT 1 AS found FROM budget_reservations WHERE instance = $1 AND asset = $2 AND at_ms >= $3 AND at_ms < $4 AND time_zone <> $5 LIMIT 1', [
+    scope.instance,
+    scope.asset,
+    fromMs,
+    toMs,
+    scope.timeZone,
+  ]);
+  if (otherZone === null) return readPeriods(tx, scope, windows.starts);
+  const rows = await tx.rows("SELECT * FROM budget_reservations WHERE instance = $1 AND asset = $2 AND at_ms >= $3 AND at_ms < $4 AND state <> 'released'", [scope.instance, scope.asset, fromMs, toMs]);
+  return spentFromReservations(rows.map(reservationFromRow), windows);
 }
 
 export async function heldBudgetReservations(tx: Tx, instance: string | undefined): Promise<BudgetReservation[]> {

@@ -229,6 +229,11 @@ CREATE TABLE scheduled_instances (
 );
 `;
 
+/** Reservations by instant, for budget reads across a time-zone change (migrations.ts v8). */
+const V8_BUDGETS_BY_TIME = `
+CREATE INDEX budget_reservations_by_time ON budget_reservations (instance, asset, at_ms, time_zone);
+`;
+
 export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 1, name: 'initial journal', sql: V1_INITIAL },
   { version: 2, name: 'stop activation transitions', sql: V2_STOP_ACTIVATION },
@@ -237,6 +242,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 5, name: 'accounts', sql: V5_ACCOUNTS },
   { version: 6, name: 'account kill switch', sql: V6_ACCOUNT_KILL_SWITCH },
   { version: 7, name: 'scheduled instances', sql: V7_SCHEDULED_INSTANCES },
+  { version: 8, name: 'budgets by time', sql: V8_BUDGETS_BY_TIME },
 ];
 
 /** The versions and names both stores must share (tested). */

@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
-import { periodStarts } from './budget-periods.ts';
+import { periodStarts, periodWindows } from './budget-periods.ts';
 import { StoreError } from './errors.ts';
 import {
   BUDGET_PERIODS,
@@ -12,7 +12,7 @@ import {
   type BudgetSpent,
   type PeriodStarts,
 } from './journal.ts';
-import { budgetExcesses, checkReserveRequest, checkScope, checkSpentAmount } from './journal-rules.ts';
+import { budgetExcesses, budgetSpan, checkReserveRequest, checkScope, checkSpentAmount, spentFromReservations } from './journal-rules.ts';
 import { RowReader, reservationFromRow } from './journal-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
@@ -31,7 +31,8 @@ export function reserveBudget(db: DatabaseSync, request: BudgetReserveRequest, n
       }
       return { ok: true, reservation: existing, repeated: true };
     }
-    const exceeded = budgetExcesses(request, starts, amount, (period, startMs) => readSpent(db, request, period, startMs));
+    const spent = spentAround(db, request, request.atMs);
+    const exceeded = budgetExcesses(request, starts, amount, (period) => spent[period]);
     if (exceeded.length > 0) return { ok: false, exceeded };
     addToPeriods(db, request, starts, amount, nowMs);
     db.prepare(
@@ -100,13 +101,7 @@ export function releaseBudget(db: DatabaseSync, reservationId: string, nowMs: nu
 
 export function budgetSpent(db: DatabaseSync, scope: BudgetScope, atMs: number): BudgetSpent {
   checkScope(scope);
-  const starts = periodStarts(atMs, scope.timeZone);
-  return {
-    day: readSpent(db, scope, 'day', starts.day),
-    week: readSpent(db, scope, 'week', starts.week),
-    month: readSpent(db, scope, 'month', starts.month),
-    periodStarts: starts,
-  };
+  return { ...spentAround(db, scope, atMs), periodStarts: periodStarts(atMs, scope.timeZone) };
 }
 
 export function heldBudgetReservations(db: DatabaseSync, instance: string | undefined): BudgetReservation[] {
@@ -114,6 +109,27 @@ export function heldBudgetReservations(db: DatabaseSync, instance: string | unde
     .prepare("SELECT * FROM budget_reservations WHERE state = 'held' AND (:instance IS NULL OR instance = :instance) ORDER BY created_at_ms, reservation_id")
     .all({ instance: instance ?? null })
     .map(reservationFromRow);
+}
+
+/**
+ * What was spent in the day, week and month around `atMs` in the scope's zone. The counters hold
+ * it when every reservation in those periods was made under that zone (always, unless the zone
+ * changed); otherwise it is summed from the reservations, each counted where its instant falls.
+ */
+function spentAround(db: DatabaseSync, scope: BudgetScope, atMs: number): Record<BudgetPeriod, Decimal> {
+  const windows = periodWindows(atMs, scope.timeZone);
+  const { fromMs, toMs } = budgetSpan(windows);
+  const otherZone = db
+    .prepare('SELECT 1 FROM budget_reservations WHERE instance = ? AND asset = ? AND at_ms >= ? AND at_ms < ? AND time_zone <> ? LIMIT 1')
+    .get(scope.instance, scope.asset, fromMs, toMs, scope.timeZone);
+  if (otherZone === undefined) {
+    const { starts } = windows;
+    return { day: readSpent(db, scope, 'day', starts.day), week: readSpent(db, scope, 'week', starts.week), month: readSpent(db, scope, 'month', starts.month) };
+  }
+  const rows = db
+    .prepare("SELECT * FROM budget_reservations WHERE instance = ? AND asset = ? AND at_ms >= ? AND at_ms < ? AND state <> 'released'")
+    .all(scope.instance, scope.asset, fromMs, toMs);
+  return spentFromReservations(rows.map(reservationFromRow), windows);
 }
 
 function readSpent(db: DatabaseSync, scope: BudgetScope, period: BudgetPeriod, startMs: number): Decimal {

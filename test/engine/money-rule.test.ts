@@ -366,6 +366,16 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(sandboxOrders()).toHaveLength(1);
     });
 
+    it('a budget holds across a TIMEZONE change between restarts: the day that began in the new zone still counts the earlier buy', async () => {
+      const withBudget = (timezone: string) => ({ ...dcaBtc(), timezone, budgets: { day: new Decimal('100') } });
+      expect(await world.engine([withBudget('UTC')]).runSlot('dca-btc', SLOT)).toBe('done'); // 65 of 100, at 09:00 UTC
+      // 10:00 UTC is 19:00 in Tokyo, whose day began at 15:00 UTC the day before: the 09:00 buy is in it.
+      expect(await world.engine([withBudget('Asia/Tokyo')]).runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
+      const refusals = (await world.journal.listIntents({ instance: 'dca-btc' })).filter((i) => i.status === 'refused' || i.intent.kind === 'refusal');
+      expect(refusals.map((i) => i.error?.code ?? (i.intent.kind === 'refusal' ? i.intent.code : null))).toEqual(['over-budget']);
+      expect(sandboxOrders()).toHaveLength(1);
+    });
+
     it('MAX_ORDER_QUOTE is enforced by the engine even when a strategy ignores it', async () => {
       const reckless = defineStrategy({
         name: 'reckless',

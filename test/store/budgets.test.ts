@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
-import { periodStarts } from '../../src/store/budget-periods.ts';
+import { periodStarts, periodWindows } from '../../src/store/budget-periods.ts';
 import type { BudgetReserveRequest, Journal } from '../../src/store/journal.ts';
 import { JOURNAL_KINDS, TempWorld } from './helpers.ts';
 
@@ -75,6 +75,33 @@ describe.each(JOURNAL_KINDS)('budgets (%s journal)', (kind) => {
     await journal.reserveBudget(request('10', { atMs: lateUtc, timeZone: 'Europe/Berlin' }));
     expect(await spentText(journal, Date.UTC(2025, 0, 1, 12), 'Europe/Berlin')).toEqual(['10', '10', '10']);
     expect(await spentText(journal, Date.UTC(2024, 11, 31, 12), 'Europe/Berlin')).toEqual(['0', '10', '0']);
+  });
+
+  it('keeps what was spent when the time zone changes mid-period: each reservation counts in the periods its instant falls in', async () => {
+    const journal = await world.openJournal();
+    const limits = { day: new Decimal('100'), week: new Decimal('300'), month: new Decimal('1000') };
+    // Under UTC on Wednesday Jan 1: 07:00 reserved 35 and settled at 30, 09:00 holds 20, 09:30 was given back.
+    await journal.reserveBudget(request('35', { reservationId: 'utc-7h', atMs: Date.UTC(2025, 0, 1, 7), limits }));
+    await journal.settleBudget('utc-7h', new Decimal('30'));
+    await journal.reserveBudget(request('20', { reservationId: 'utc-9h', atMs: Date.UTC(2025, 0, 1, 9), limits }));
+    await journal.reserveBudget(request('40', { reservationId: 'utc-9h30', atMs: Date.UTC(2025, 0, 1, 9, 30), limits }));
+    await journal.releaseBudget('utc-9h30');
+
+    // Berlin's Jan 1 began at 23:00 UTC the day before: all of it is in Berlin's day, week and month.
+    const noon = Date.UTC(2025, 0, 1, 12);
+    expect(await spentText(journal, noon, 'Europe/Berlin')).toEqual(['50', '50', '50']);
+    const refused = await journal.reserveBudget(request('51', { atMs: noon, timeZone: 'Europe/Berlin', limits }));
+    expect(refused).toMatchObject({ ok: false, exceeded: [{ period: 'day', periodStartMs: Date.UTC(2024, 11, 31, 23) }] });
+    if (!refused.ok) expect(formatDecimal(refused.exceeded[0]?.spentQuote ?? new Decimal(-1))).toBe('50');
+    expect(await journal.reserveBudget(request('50', { reservationId: 'berlin-12h', atMs: noon, timeZone: 'Europe/Berlin', limits }))).toMatchObject({ ok: true });
+
+    // Los Angeles' Jan 1 began at 08:00 UTC: the 07:00 buy was its Dec 31, in its week but not its day or month.
+    expect(await spentText(journal, Date.UTC(2025, 0, 1, 20), 'America/Los_Angeles')).toEqual(['70', '100', '70']);
+    // Back on UTC, the buy made on Berlin time counts too.
+    expect(await spentText(journal, Date.UTC(2025, 0, 1, 13))).toEqual(['100', '100', '100']);
+    expect(await journal.reserveBudget(request('1', { atMs: Date.UTC(2025, 0, 1, 13), limits }))).toMatchObject({ ok: false, exceeded: [{ period: 'day' }] });
+    // The next UTC day starts fresh; the week still counts all of it.
+    expect(await spentText(journal, Date.UTC(2025, 0, 2, 1))).toEqual(['0', '100', '100']);
   });
 
   it('holds across close and reopen', async () => {
@@ -190,6 +217,22 @@ describe('budget periods', () => {
         expect(localDate(starts.month, zone).slice(8)).toBe('01');
         expect(localWeekday(starts.week, zone)).toBe('Mon');
         expect(atMs - starts.week).toBeLessThan(7 * 86_400_000 + 3_600_000);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('ends each period where the next one starts, so the periods around any instant tile time', () => {
+    const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'America/Sao_Paulo', 'Pacific/Chatham'];
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2040, 0, 1) }), fc.constantFrom(...zones), (atMs, zone) => {
+        const { starts, ends } = periodWindows(atMs, zone);
+        expect(starts).toEqual(periodStarts(atMs, zone));
+        for (const period of ['day', 'week', 'month'] as const) {
+          expect(ends[period]).toBeGreaterThan(atMs);
+          expect(periodStarts(ends[period], zone)[period]).toBe(ends[period]);
+          expect(periodStarts(ends[period] - 1, zone)[period]).toBe(starts[period]);
+        }
       }),
       { numRuns: 300 },
     );

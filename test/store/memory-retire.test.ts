@@ -88,6 +88,20 @@ describe('the journal in memory forgetting the slots that are over (backtests)',
     expect(refused.ok).toBe(false);
   });
 
+  it('refuses to count a budget in another time zone once it forgot reservations it would have to recount', async () => {
+    await filledSlot(T0, '60');
+    await filledSlot(T0 + HOUR, '30');
+    await journal.retireSettled();
+    // The same zone still reads its counters.
+    expect(formatDecimal((await journal.budgetSpent({ instance: INSTANCE, asset: 'USDT', timeZone: 'UTC' }, T0 + HOUR)).day)).toBe('90');
+    now = T0 + 2 * HOUR;
+    await journal.claimSlot({ instance: INSTANCE, slotTimeMs: now, runId });
+    const berlin = { reservationId: 'berlin', instance: INSTANCE, asset: 'USDT', timeZone: 'Europe/Berlin', atMs: now, amountQuote: new Decimal('1'), limits: LIMITS };
+    const refusal = { reason: 'invalid-argument', message: expect.stringMatching(/time zone changed to Europe\/Berlin after settled slots were retired/) };
+    await expect(journal.reserveBudget(berlin)).rejects.toMatchObject(refusal);
+    await expect(journal.budgetSpent({ instance: INSTANCE, asset: 'USDT', timeZone: 'Europe/Berlin' }, now)).rejects.toMatchObject(refusal);
+  });
+
   it('keeps a slot whose answer is still unresolved, whose order is open or whose budget is held', async () => {
     // Sent, never answered: unresolved.
     now = T0;
