@@ -25,6 +25,7 @@ import { StatusBuilder } from './status.ts';
 import { trackLoop } from './track-loop.ts';
 import { accountCapOf } from '../config/account-cap.ts';
 import { openNotifications } from './notifier.ts';
+import { marketsAtStart } from './start-markets.ts';
 
 export interface DaemonOptions {
   readonly config: DaemonConfig;
@@ -63,6 +64,8 @@ export interface DaemonOptions {
    * scheduler, no catch-up (a missed slot run late beside this one would buy twice).
    */
   readonly once?: { readonly instances: readonly string[] };
+  /** Waits between start-up reads of an exchange that does not answer (START_RETRY_MS when absent). */
+  readonly startRetryMs?: readonly number[];
   /** Told once the daemon is scheduling (tests wait for it). */
   readonly onReady?: (info: { readonly metricsUrl: string | null }) => void;
   /** Told once when the daemon starts to stop (a signal, `stop`, trading stopped): the CLI stops its clients' read retries. */
@@ -213,11 +216,10 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
 
     // Each instance is checked against the markets of its own account's endpoint, before a paper
     // account is created: a start refused for a wrong MARKET must not fix the wallet it was given.
+    const marketLists = await marketsAtStart(exchanges, { logger, stop: stopping.signal, wait: options.once === undefined, ...(options.startRetryMs === undefined ? {} : { retryMs: options.startRetryMs }) });
+    if (marketLists === null) return { exitCode, fatal, slots: {} };
     const startProblems: InputProblem[] = [];
-    for (const [account, own] of exchanges) {
-      const markets = await own.markets();
-      startProblems.push(...startupProblems(config.instances.filter((instance) => instance.account === account), markets));
-    }
+    for (const [account, markets] of marketLists) startProblems.push(...startupProblems(config.instances.filter((instance) => instance.account === account), markets));
     if (startProblems.length > 0) throw new ConfigError(startProblems);
 
     for (const [account, own] of exchanges) await keepAccount(own, account, journal, logger);

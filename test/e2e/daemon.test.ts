@@ -169,6 +169,37 @@ describe('stacker run against the sandbox', () => {
     }
   }, 60_000);
 
+  it('waits out an exchange that answers 503 at start, logging each try, then schedules and buys; a SIGTERM while it waits exits 0 with nothing sent', async () => {
+    const MARKETS = '/api/v4/public/markets';
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    // Enough 503s to outlast the client's own retries of the first read: the start itself must wait.
+    t.sandbox.faults.inject({ path: MARKETS, kind: 'status', status: 503, body: 'maintenance', times: 6 });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+    await daemon.waitFor('"event":"exchange-waiting"');
+    await daemon.waitFor('"event":"exchange-back"', 20_000);
+    await daemon.waitFor('"to":"FILLED"');
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited, daemon.output()).toBe(0);
+    const waiting = jsonLines(daemon.output()).find((line) => line.event === 'exchange-waiting');
+    expect(waiting).toMatchObject({ account: 'default', code: 'E_UNAVAILABLE', attempt: 1, retryInMs: 2000 });
+
+    // An exchange that stays down: the daemon waits until told to stop, and sends nothing.
+    const other = daemonDir();
+    try {
+      other.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+      t.sandbox.faults.inject({ path: MARKETS, kind: 'status', status: 503, body: 'maintenance', times: Number.POSITIVE_INFINITY });
+      const before = t.sandbox.exchange.orderHistory({}).length;
+      const stuck = startDaemon(['--live', '--strategies', other.strategies, '--data-dir', other.data], liveEnv(t.sandbox, other));
+      await stuck.waitFor('"event":"exchange-waiting"');
+      stuck.child.kill('SIGTERM');
+      expect(await stuck.exited, stuck.output()).toBe(0);
+      expect(stuck.output()).not.toContain('"event":"scheduled"');
+      expect(t.sandbox.exchange.orderHistory({})).toHaveLength(before);
+    } finally {
+      other.remove();
+    }
+  }, 60_000);
+
   it('exits non-zero and stops trading when the exchange refuses the key', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
     const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...live(), STACKER_API_SECRET: 'wrong-secret-value' });

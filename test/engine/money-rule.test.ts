@@ -372,7 +372,7 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       // 10:00 UTC is 19:00 in Tokyo, whose day began at 15:00 UTC the day before: the 09:00 buy is in it.
       expect(await world.engine([withBudget('Asia/Tokyo')]).runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
       const refusals = (await world.journal.listIntents({ instance: 'dca-btc' })).filter((i) => i.status === 'refused' || i.intent.kind === 'refusal');
-      expect(refusals.map((i) => i.error?.code ?? (i.intent.kind === 'refusal' ? i.intent.code : null))).toEqual(['over-budget']);
+      expect(refusals.map((i) => i.error?.code ?? (i.intent.kind === 'refusal' ? i.intent.reason : null))).toEqual(['over-budget']);
       expect(sandboxOrders()).toHaveLength(1);
     });
 

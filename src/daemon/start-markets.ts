@@ -1,0 +1,76 @@
+import { StackerError } from '../domain/errors.ts';
+import type { MarketRules } from '../domain/market.ts';
+import type { Logger } from 'pino';
+import type { Exchange } from '../exchange/port.ts';
+
+/**
+ * Waits between start-up reads of an exchange that is down: short at first (a blip, a deploy),
+ * then once a minute for as long as it takes (a maintenance window).
+ */
+export const START_RETRY_MS: readonly number[] = [2_000, 5_000, 15_000, 30_000, 60_000];
+
+export interface StartMarketsOptions {
+  readonly logger: Logger;
+  /** Aborted when the daemon is told to stop: the wait ends at once. */
+  readonly stop: AbortSignal;
+  /** false (`run --once`): one try, its failure is the run's. */
+  readonly wait: boolean;
+  readonly retryMs?: readonly number[];
+}
+
+/**
+ * Every account's market list, which the start checks each instance against. A daemon is
+ * started next to an exchange that can be in maintenance or unreachable for a while; stopping
+ * on that (exit 4) left a bare-Node daemon dead and a container restarting in a loop, so a
+ * failure that may pass (5xx, 429, a network error or timeout) is waited out, each account on
+ * its own, a warning logged at each try. Anything else (a refused key, an answer that cannot be
+ * read) ends the start as before. null when the daemon was told to stop while it waited.
+ */
+export async function marketsAtStart(exchanges: ReadonlyMap<string, Exchange>, options: StartMarketsOptions): Promise<Map<string, readonly MarketRules[]> | null> {
+  const retryMs = options.retryMs ?? START_RETRY_MS;
+  // One account's lasting failure stops the others' waits too: the start has failed.
+  const giveUp = new AbortController();
+  const stop = AbortSignal.any([options.stop, giveUp.signal]);
+  const read = async (account: string, exchange: Exchange): Promise<readonly MarketRules[] | null> => {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const markets = await exchange.markets();
+        if (attempt > 0) options.logger.info({ event: 'exchange-back', account, attempts: attempt + 1 }, `account ${account}: the exchange answered; starting`);
+        return markets;
+      } catch (error) {
+        // Told to stop, or another account's start failed: this one's failure no longer matters.
+        if (stop.aborted) return null;
+        if (!options.wait || !(error instanceof StackerError) || !error.retryable) {
+          giveUp.abort();
+          throw error;
+        }
+        const delayMs = retryMs[Math.min(attempt, retryMs.length - 1)] ?? 60_000;
+        options.logger.warn(
+          { event: 'exchange-waiting', account, code: error.code, attempt: attempt + 1, retryInMs: delayMs },
+          `account ${account}: the exchange's market list could not be read at start (${error.code}: ${error.message}); nothing is scheduled until it answers; trying again in ${Math.round(delayMs / 1000)} s`,
+        );
+        if (!(await pause(delayMs, stop))) return null;
+      }
+    }
+  };
+  const entries = [...exchanges];
+  const lists = await Promise.all(entries.map(([account, exchange]) => read(account, exchange)));
+  if (lists.some((list) => list === null)) return null;
+  return new Map(entries.map(([account], i) => [account, lists[i] as readonly MarketRules[]]));
+}
+
+/** Sleeps `ms`; false when `stop` ended it first. */
+function pause(ms: number, stop: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (stop.aborted) return resolve(false);
+    const timer = setTimeout(() => {
+      stop.removeEventListener('abort', onStop);
+      resolve(true);
+    }, ms);
+    function onStop(): void {
+      clearTimeout(timer);
+      resolve(false);
+    }
+    stop.addEventListener('abort', onStop, { once: true });
+  });
+}

@@ -1,0 +1,69 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { DEMO_MARKETS } from '../../src/sim/seed.ts';
+import { marketsAtStart } from '../../src/daemon/start-markets.ts';
+import { AuthError, ServiceUnavailableError } from '../../src/domain/errors.ts';
+import type { MarketRules } from '../../src/domain/market.ts';
+import type { Exchange } from '../../src/exchange/port.ts';
+
+// The start's market reads, one account at a time or several at once (the daemon's own test,
+// test/e2e/daemon.test.ts, runs it against the sandbox answering 503).
+
+const down = (): ServiceUnavailableError => new ServiceUnavailableError({ httpStatus: 503, path: '/api/v4/public/markets', exchangeMessage: 'maintenance' });
+
+/** An exchange whose market list fails with each of `failures` in turn, then answers. */
+function exchangeFailing(failures: readonly Error[]): Exchange & { readonly calls: number } {
+  let calls = 0;
+  return {
+    get calls() {
+      return calls;
+    },
+    markets: async (): Promise<readonly MarketRules[]> => {
+      const failure = failures[calls];
+      calls += 1;
+      if (failure !== undefined) throw failure;
+      return DEMO_MARKETS;
+    },
+  } as unknown as Exchange & { readonly calls: number };
+}
+
+function logs(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  return { logger, lines };
+}
+
+describe('reading every account’s markets at start', () => {
+  it('waits out each account on its own, trying again after the given delays, and names the account at each try', async () => {
+    const { logger, lines } = logs();
+    const main = exchangeFailing([down(), down(), down()]);
+    const side = exchangeFailing([down()]);
+    const found = await marketsAtStart(new Map([['main', main], ['side', side]]), { logger, stop: new AbortController().signal, wait: true, retryMs: [5, 10] });
+    expect([...(found?.keys() ?? [])]).toEqual(['main', 'side']);
+    expect([main.calls, side.calls]).toEqual([4, 2]);
+    expect(lines.filter((l) => l['event'] === 'exchange-waiting').map((l) => [l['account'], l['attempt'], l['retryInMs']])).toEqual([
+      ['main', 1, 5],
+      ['side', 1, 5],
+      ['main', 2, 10],
+      ['main', 3, 10],
+    ]);
+  });
+
+  it('ends the start on a failure that waiting cannot mend, for every account', async () => {
+    const { logger } = logs();
+    const refused = new AuthError({ httpStatus: 401, path: '/api/v4/public/markets', exchangeMessage: 'refused' });
+    const main = exchangeFailing([refused]);
+    const side = exchangeFailing(Array.from({ length: 100 }, down));
+    await expect(marketsAtStart(new Map([['main', main], ['side', side]]), { logger, stop: new AbortController().signal, wait: true, retryMs: [5] })).rejects.toBe(refused);
+  });
+
+  it('tries once for `run --once`, and answers null when told to stop while it waits', async () => {
+    const { logger } = logs();
+    const failure = down();
+    await expect(marketsAtStart(new Map([['main', exchangeFailing([failure])]]), { logger, stop: new AbortController().signal, wait: false })).rejects.toBe(failure);
+    const stop = new AbortController();
+    const waiting = marketsAtStart(new Map([['main', exchangeFailing(Array.from({ length: 100 }, down))]]), { logger, stop: stop.signal, wait: true, retryMs: [60_000] });
+    setTimeout(() => stop.abort(), 20);
+    expect(await waiting).toBeNull();
+  });
+});
