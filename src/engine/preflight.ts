@@ -2,7 +2,8 @@ import { isMoneyIntent, type Intent } from '../domain/intent.ts';
 import { formatDecimal } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
 import type { Decimal } from '../domain/money.ts';
-import { type RunMode, type Strategy, checkDecision, readsOf } from './contract.ts';
+import { type RunMode, type SlotView, type Strategy, checkDecision, readsOf } from './contract.ts';
+import { quoteAt } from './guards.ts';
 import { errorMessage } from './error-policy.ts';
 import { planMoney } from './money-plan.ts';
 import { DECIDE_TIME_LIMIT_MS, type SpendLeft, withinTimeLimit } from './runtime.ts';
@@ -11,7 +12,11 @@ import { snapshotBooks, takeSnapshot } from './snapshot.ts';
 export interface PreflightIntent {
   readonly kind: string;
   readonly summary: string;
-  readonly verdict: 'would-send' | 'refused';
+  /**
+   * `waits`: refused now only because this period's budget is used up, and within the smallest
+   * limit, so it goes once the period resets: the state of the budget, not a fault of the configuration.
+   */
+  readonly verdict: 'would-send' | 'refused' | 'waits';
   readonly reason?: string;
 }
 
@@ -70,18 +75,35 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
         if (intent.kind === 'refusal') judged.push({ kind: intent.kind, summary: intent.message, verdict: 'refused', reason: intent.reason });
         if (!isMoneyIntent(intent)) continue;
         const refusal = refusals[index] ?? null;
-        judged.push({
-          kind: intent.kind,
-          summary: describe(intent),
-          ...(refusal === null ? { verdict: 'would-send' as const } : { verdict: 'refused' as const, reason: `${refusal.code}: ${refusal.message}` }),
-        });
+        const waits = refusal?.code === 'over-budget' && spend !== null && intent.kind === 'buy-stock-market' && fitsCeiling(intent.amount, intent.market, view, spend.ceiling);
+        const reason = refusal === null ? '' : `${refusal.code}: ${refusal.message}${waits ? `; it fits the smallest limit, ${formatDecimal(spend.ceiling)} ${quoteOf(intent.market, view)}, so it waits for the period to reset` : ''}`;
+        judged.push({ kind: intent.kind, summary: describe(intent), ...(refusal === null ? { verdict: 'would-send' as const } : { verdict: waits ? ('waits' as const) : ('refused' as const), reason }) });
       }
     } catch (error) {
       problems.push(errorMessage(error));
     }
-    results.push({ instance: instance.instance, ok: problems.length === 0 && judged.every((i) => i.verdict === 'would-send'), intents: judged, problems });
+    results.push({ instance: instance.instance, ok: problems.length === 0 && judged.every((i) => i.verdict !== 'refused'), intents: judged, problems });
   }
   return results;
+}
+
+/** A buy of `amount` at the price the slot reads is within `ceiling` (false when the price was not read). */
+function fitsCeiling(amount: Decimal, market: string, view: SlotView, ceiling: Decimal): boolean {
+  try {
+    const price = view.price(market);
+    return price !== undefined && !quoteAt(amount, price).gt(ceiling);
+  } catch {
+    return false;
+  }
+}
+
+/** The market's quote asset, as the view's rules name it ('' when not read). */
+function quoteOf(market: string, view: SlotView): string {
+  try {
+    return view.market(market)?.quote ?? '';
+  } catch {
+    return '';
+  }
 }
 
 function describe(intent: Intent): string {

@@ -209,6 +209,11 @@ export interface SpendLeft {
   readonly amount: Decimal;
   /** "the instance's own budget", or "the cap of account NAME" when the cap leaves less. */
   readonly limitedBy: string;
+  /**
+   * The most a fresh period allows: the smallest limit configured, of the instance's budgets and
+   * its account's cap. A buy above it is never sent; one within it waits for the period to reset.
+   */
+  readonly ceiling: Decimal;
 }
 
 /**
@@ -219,8 +224,10 @@ export interface SpendLeft {
 export async function spendLeft(journal: Journal, instance: InstanceLimits & { readonly budgetAsset: string | null }, account: string, cap: AccountCap | null, atMs: number): Promise<SpendLeft | null> {
   const own = await budgetLeft(journal, instance, atMs);
   const capLeft = await accountCapLeft(journal, account, cap, atMs);
-  if (capLeft !== null && (own === null || capLeft.lt(own))) return { amount: capLeft, limitedBy: `the cap of account ${account}` };
-  return own === null ? null : { amount: own, limitedBy: "the instance's own budget" };
+  const limits = [...(own === null ? [] : Object.values(instance.budgets)), ...(capLeft === null || cap === null ? [] : Object.values(cap.limits))].filter((limit) => limit !== undefined);
+  const ceiling = limits.reduce((smallest, limit) => (limit.lt(smallest) ? limit : smallest), limits[0] as Decimal);
+  if (capLeft !== null && (own === null || capLeft.lt(own))) return { amount: capLeft, limitedBy: `the cap of account ${account}`, ceiling };
+  return own === null ? null : { amount: own, limitedBy: "the instance's own budget", ceiling };
 }
 
 /** The smallest of an account cap's periods left at `atMs` (never below zero); null without a cap. */

@@ -110,6 +110,28 @@ describe('stacker check against the sandbox', () => {
     expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^over-budget: .*budget left for this slot, 100 USDT \(what the instance's own budget leaves\)$/) }));
   });
 
+  it("passes a buy that only waits for this period's budget to reset, and says so; one above the smallest limit still fails", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stacker-check-budget-'));
+    try {
+      // 0.0005 BTC at the sandbox's 65000 is 32.5 USDT: the day's 40 takes one, the second waits for tomorrow.
+      writeFileSync(join(dir, 'dca.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\nBUDGET_QUOTE_PER_DAY=40\nBUDGET_QUOTE_PER_WEEK=1000\n');
+      const env = { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: 'USDT=1000', STACKER_LOG_LEVEL: 'silent' };
+      expect((await runCli(['run', '--once', '--strategies', dir, '--data-dir', dir], env)).code).toBe(0);
+      const checked = await runCli(['check', '--strategies', dir, '--data-dir', dir], env);
+      expect(checked.code, checked.stderr).toBe(0);
+      expect(checked.stdout).toContain("dca: ok (this period's budget is used up: the buy waits for it to reset)\n");
+      expect(checked.stdout).toMatch(/ {2}waits {7}buy-stock-market {2}buy 0\.0005 BTC_USDT at market \(stp no\) \(over-budget: .*budget left for this slot, 7\.5 USDT .*; it fits the smallest limit, 40 USDT, so it waits for the period to reset\)/);
+
+      // The same buy against a day's budget it can never fit: a fault of the configuration.
+      writeFileSync(join(dir, 'dca.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\nBUDGET_QUOTE_PER_DAY=30\n');
+      const never = await runCli(['check', '--strategies', dir, '--data-dir', dir], env);
+      expect(never.code).toBe(2);
+      expect(never.stdout).toContain('dca: PROBLEMS\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('pre-flights a dry-run against the paper account as the last run left it, not as the wallet setting would seed a new one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'stacker-check-paper-'));
     try {

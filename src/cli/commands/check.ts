@@ -202,7 +202,9 @@ export function renderClock(clock: ClockReading, at: { readonly endpoint: string
  * What fails the check: a problem on the way (the strategy threw, an invalid intent, a read that
  * failed) or an order, transfer or withdrawal the guards would refuse. A refusal the strategy
  * returns itself ("no active investment", "main already holds the reserve") is a decision about
- * this moment, not a fault of the configuration: it is shown, and does not fail the check.
+ * this moment, not a fault of the configuration: it is shown, and does not fail the check. Nor
+ * does a buy that only waits for this period's budget to reset (`waits`): one above the smallest
+ * limit, which no period would ever let through, does.
  */
 function blockers(report: PreflightResult): string[] {
   const refused = report.intents.filter((intent) => intent.verdict === 'refused' && intent.kind !== 'refusal');
@@ -471,7 +473,8 @@ export function renderPreflight(outcome: PreflightOutcome, config: Pick<DaemonCo
   lines.push(`pre-flight against ${config.mode === 'live' ? 'the account' : 'the paper account (as the last run left it, else as the wallet seeds it)'} (nothing was placed):`);
   for (const report of outcome.reports) {
     const declines = report.intents.some((intent) => intent.kind === 'refusal');
-    lines.push(`${report.instance}: ${!passes(report) ? 'PROBLEMS' : declines ? 'ok (the strategy declines to act now)' : 'ok'}`);
+    const waits = report.intents.some((intent) => intent.verdict === 'waits');
+    lines.push(`${report.instance}: ${!passes(report) ? 'PROBLEMS' : waits ? "ok (this period's budget is used up: the buy waits for it to reset)" : declines ? 'ok (the strategy declines to act now)' : 'ok'}`);
     if (report.intents.length === 0 && report.problems.length === 0) lines.push('  nothing that moves money now (notes only, or nothing to do)');
     const kindWidth = Math.max(0, ...report.intents.map((intent) => intent.kind.length));
     for (const intent of report.intents) {
