@@ -264,7 +264,7 @@ export const COMMON_PARAMS: readonly ParamSpec[] = [
     required: false,
     rule: 'a duration from 30s to 24h',
     default: 'STACKER_ORDER_SETTLE_WINDOW, else 10m',
-    description: 'How long an order whose answer was lost is looked up before it is called not-found (it is never sent again; its budget stays counted).',
+    description: 'How long an order whose answer was lost is looked up before it is called not-found (it is never sent again; its budget stays counted until the order history has not shown it for an hour).',
     example: '10m',
   },
 ];
