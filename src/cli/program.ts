@@ -154,6 +154,12 @@ Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
     .option('--speed <x>', 'replay speed with --prices: one candle interval passes in interval/x (default: 1)')
     .option('--clock-offset <seconds>', "run the exchange's clock this many seconds ahead of this machine's (negative: behind): rehearse a skewed host clock")
     .option('--fault <spec>', 'misbehave like a real exchange on a bad day; repeatable (see below)', (value: string, all: string[]) => [...all, value], [] as string[])
+    .option(
+      '--extra-account <name>',
+      "serve another account of the same exchange under this name, with made-up credentials of its own: rehearse a daemon's several accounts (README \"Several accounts\"); repeatable",
+      (value: string, all: string[]) => [...all, value],
+      [] as string[],
+    )
     .addHelpText('after', `\n${FAULT_HELP}`)
     .action(action(async () => (await import('./commands/sandbox.ts')).sandbox));
 

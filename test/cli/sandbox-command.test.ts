@@ -49,6 +49,43 @@ describe('stacker sandbox --fault', () => {
   });
 });
 
+describe('stacker sandbox --extra-account', () => {
+  it('serves more accounts of one exchange, each with the credentials it prints for the daemon, its own balances and ids no other account has', async () => {
+    const child = sandboxChild(['--api-key', 'main-key', '--api-secret', 'main-secret', '--extra-account', 'kids', '--json']);
+    const done = finished(child);
+    const [line] = await waitForOutput(child, /^\{.*\}\n/m);
+    const printed = JSON.parse(line as string) as { url: string; accounts: Record<string, { apiKey: string; apiSecret: string }>; env: Record<string, string> };
+    const kids = printed.accounts['kids'];
+    expect(kids?.apiKey).toMatch(/^[0-9a-f]{32}$/);
+    expect(printed.env).toMatchObject({ STACKER_API_KEY: 'main-key', STACKER_ACCOUNT_kids_API_KEY: kids?.apiKey, STACKER_ACCOUNT_kids_API_SECRET: kids?.apiSecret });
+
+    // One-off commands on either account, with the env the sandbox printed.
+    const env = printed.env;
+    const onMain = await runCli(['buy', '--market', 'BTC_USDT', '--amount', '0.001', '--json'], env);
+    const onKids = await runCli(['buy', '--account', 'kids', '--market', 'BTC_USDT', '--amount', '0.002', '--json'], env);
+    expect([onMain.code, onKids.code], `${onMain.stderr}${onKids.stderr}`).toEqual([0, 0]);
+    const orderId = (text: string): string => (JSON.parse(text) as { orderId: string }).orderId;
+    expect(orderId(onKids.stdout)).not.toBe(orderId(onMain.stdout));
+    const btc = async (args: string[]): Promise<string> => (await runCli(['balance', '--trade', '--ticker', 'BTC', ...args], env)).stdout;
+    expect(await btc([])).not.toBe(await btc(['--account', 'kids']));
+
+    child.kill('SIGTERM');
+    expect((await done).code).toBe(0);
+  });
+
+  it('refuses a name the daemon could not use, the default account and a name given twice: exit 2, naming the flag', async () => {
+    for (const [args, rule] of [
+      [['--extra-account', 'a b'], 'must be 1 to 32 letters, digits, underscores or dashes'],
+      [['--extra-account', 'default'], '"default" is the sandbox\'s first account'],
+      [['--extra-account', 'kids', '--extra-account', 'kids'], '"kids" is given twice'],
+    ] as const) {
+      const result = await runCli(['sandbox', '--port', '0', ...args]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`--extra-account: ${rule}`);
+    }
+  });
+});
+
 describe('stacker sandbox', () => {
   it('prints its URL, credentials and an env snippet, answers another stacker, logs the request, and exits 0 on SIGTERM', async () => {
     const child = sandboxChild(['--api-key', 'demo-key', '--api-secret', 'demo-secret-123']);

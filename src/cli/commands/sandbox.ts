@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { InputError } from '../../domain/errors.ts';
 import { checkAll, integerIn, marketName, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
@@ -5,6 +6,7 @@ import { describeFaults, parseFaultSpecs } from '../../sandbox/fault-spec.ts';
 import { watchServedRequests } from './request-log.ts';
 import { shellWord } from '../shell-word.ts';
 import { existingFile } from '../file-flags.ts';
+import { ACCOUNT_NAME, ACCOUNT_NAME_RULE, DEFAULT_ACCOUNT } from '../../config/accounts.ts';
 
 export interface SandboxFlags {
   /** Commander fills in the defaults (program.ts). */
@@ -18,6 +20,8 @@ export interface SandboxFlags {
   /** Commander collects repeated --fault flags (program.ts). */
   readonly fault?: readonly string[];
   readonly clockOffset?: string;
+  /** Commander collects repeated --extra-account flags (program.ts). */
+  readonly extraAccount?: readonly string[];
 }
 
 const SPEED = /^(?:0|[1-9]\d*)(?:\.\d+)?$/;
@@ -53,6 +57,16 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
       const parsed = parseFaultSpecs(flags.fault ?? []);
       if ('problems' in parsed) throw new InputError(parsed.problems.map((rule) => ({ field: '--fault', rule })));
       return parsed.ok;
+    },
+    accounts: () => {
+      const names = flags.extraAccount ?? [];
+      for (const name of names) {
+        if (!ACCOUNT_NAME.test(name)) throw InputError.one('--extra-account', `must be ${ACCOUNT_NAME_RULE} (got ${JSON.stringify(name)})`);
+        if (name === DEFAULT_ACCOUNT) throw InputError.one('--extra-account', `"${DEFAULT_ACCOUNT}" is the sandbox's first account (--api-key, --api-secret); name another`);
+      }
+      const twice = names.find((name, i) => names.indexOf(name) !== i);
+      if (twice !== undefined) throw InputError.one('--extra-account', `${JSON.stringify(twice)} is given twice`);
+      return names.map((name) => ({ name, apiKey: randomBytes(16).toString('hex'), apiSecret: randomBytes(32).toString('hex') }));
     },
     speed: () => {
       if (flags.speed === undefined) return 1;
@@ -99,6 +113,7 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
       port: args.port,
       ...(args.apiKey === undefined ? {} : { apiKey: args.apiKey }),
       ...(args.apiSecret === undefined ? {} : { apiSecret: args.apiSecret }),
+      ...(args.accounts.length === 0 ? {} : { moreAccounts: args.accounts }),
       ...(prices === undefined ? {} : { prices }),
       // The exchange's clock, off this machine's by --clock-offset: nonces, order times and /public/time follow it.
       ...(args.clockOffsetMs === 0 ? {} : { clock: { nowMs: () => Date.now() + args.clockOffsetMs } }),
@@ -123,12 +138,13 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
         prices: priceText,
         faults: faultLines,
         clockOffsetMs: args.clockOffsetMs,
-        env: { STACKER_BASE_URL: running.url, STACKER_API_KEY: running.apiKey, STACKER_API_SECRET: running.apiSecret },
+        accounts: Object.fromEntries(args.accounts.map((account) => [account.name, { apiKey: account.apiKey, apiSecret: account.apiSecret }])),
+        env: { STACKER_BASE_URL: running.url, STACKER_API_KEY: running.apiKey, STACKER_API_SECRET: running.apiSecret, ...accountEnv(args.accounts) },
       }) + '\n',
     );
   } else {
     const clockLines = args.clockOffsetMs === 0 ? [] : [`its clock is ${args.clockOffsetMs / 1000} s off this machine's (--clock-offset)`];
-    ctx.io.out(banner(running.url, running.apiKey, running.apiSecret, priceText, example, [...clockLines, ...faultLines]));
+    ctx.io.out(banner(running.url, running.apiKey, running.apiSecret, priceText, example, [...clockLines, ...faultLines], args.accounts));
   }
 
   const signal = await waitForSignal();
@@ -138,7 +154,19 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
   logger.info('sandbox stopped');
 }
 
-function banner(url: string, apiKey: string, apiSecret: string, prices: string, market: string, faults: readonly string[]): string {
+interface MoreAccount {
+  readonly name: string;
+  readonly apiKey: string;
+  readonly apiSecret: string;
+}
+
+/** The daemon's settings of the accounts beside the first: `STACKER_ACCOUNT_<NAME>_API_KEY` and its secret (README "Several accounts"). */
+function accountEnv(accounts: readonly MoreAccount[]): Record<string, string> {
+  return Object.fromEntries(accounts.flatMap((a) => [[`STACKER_ACCOUNT_${a.name}_API_KEY`, a.apiKey], [`STACKER_ACCOUNT_${a.name}_API_SECRET`, a.apiSecret]]));
+}
+
+function banner(url: string, apiKey: string, apiSecret: string, prices: string, market: string, faults: readonly string[], accounts: readonly MoreAccount[]): string {
+  const more = accounts.length === 0 ? [] : ['', `More accounts of this exchange (an instance names one with ACCOUNT=NAME; the settings for the daemon's .env):`, '', ...Object.entries(accountEnv(accounts)).map(([key, value]) => `  ${key}=${shellWord(value)}`)];
   return [
     `stacker sandbox: a simulated exchange on ${url}`,
     '(made-up money and made-up credentials: nothing here touches a real account)',
@@ -159,6 +187,7 @@ function banner(url: string, apiKey: string, apiSecret: string, prices: string, 
     `  npx stacker buy --market ${market} --amount 0.001`,
     '  npx stacker codes',
     '  npx stacker flex investments',
+    ...more,
     '',
     'Requests are logged to stderr. Stop with Ctrl-C.',
     '',
