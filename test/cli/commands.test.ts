@@ -238,10 +238,10 @@ describe('stacker buy and order', () => {
     expect(found.stderr).toContain('give --market to search its active orders too');
   });
 
-  it('order says so when no order has the client order id', async () => {
+  it('order says so when no order has the client order id, and that a lagging history may still show it', async () => {
     const result = await stacker(['order', '--client-order-id', 'never-sent']);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toContain('no order with client order id never-sent');
+    expect(result.stderr).toContain('no order with client order id never-sent in the order history yet: the history can show an order minutes late, so look again in a few minutes before buying again');
     expect(parseJson(await stacker(['order', '--client-order-id', 'never-sent', '--json']))).toEqual({ clientOrderId: 'never-sent', orders: [] });
   });
 });

@@ -96,7 +96,10 @@ export async function order(ctx: CommandContext, flags: OrderFlags): Promise<voi
     return;
   }
   if (found.length === 0) {
-    ctx.io.err(`no order with client order id ${args.clientOrderId}${args.market === undefined ? ' in the order history' : ` on ${args.market} in the order history or among active orders`}\n`);
+    // The history can list an order minutes after it was taken: "not there" is not "never placed".
+    ctx.io.err(
+      `no order with client order id ${args.clientOrderId}${args.market === undefined ? ' in the order history' : ` on ${args.market} in the order history or among active orders`} yet: the history can show an order minutes late, so look again in a few minutes before buying again\n`,
+    );
     return;
   }
   ctx.io.out(
