@@ -5,6 +5,7 @@ import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import type { IntentError } from '../store/journal.ts';
 import type { SlotView } from './contract.ts';
 import { type StaticLimits, quoteAt, staticGuard } from './guards.ts';
+import type { SpendLeft } from './runtime.ts';
 
 /**
  * All or nothing, before anything is sent: every guard runs on every money intent of the slot
@@ -22,8 +23,8 @@ import { type StaticLimits, quoteAt, staticGuard } from './guards.ts';
 export interface SlotPlanLimits extends StaticLimits {
   /** The kill switch's reason when it is on. */
   readonly killed: string | null;
-  /** Which limit the view's budget left is (SpendLeft.limitedBy), for the refusal to name; null when not known. */
-  readonly budgetLimitedBy?: string | null;
+  /** Which limit the view's budget left is, and the smallest limit configured (SpendLeft), for the refusal to name; null when not known. */
+  readonly budgetLimit?: Pick<SpendLeft, 'limitedBy' | 'ceiling'> | null;
 }
 
 /** One entry per intent, in order: the refusal of a money intent, or null (sent, or not money). */
@@ -68,8 +69,11 @@ function ownRefusals(intents: readonly Intent[], view: SlotView, limits: SlotPla
         const estimate = quoteAt(intent.amount, price);
         if (budgetLeft !== null) {
           if (estimate.gt(budgetLeft)) {
-            const by = limits.budgetLimitedBy === undefined || limits.budgetLimitedBy === null ? '' : ` (what ${limits.budgetLimitedBy} leaves)`;
-            return { code: 'over-budget', message: `estimated value ${formatDecimal(estimate)} ${rules.quote} is above the budget left for this slot, ${formatDecimal(budgetLeft)} ${rules.quote}${by}` };
+            const limit = limits.budgetLimit ?? null;
+            const by = limit === null ? '' : ` (what ${limit.limitedBy} leaves)`;
+            // Not a budget used up for now but one that never lets the buy through: say what to change.
+            const never = limit !== null && estimate.gt(limit.ceiling) ? `; that is above ${formatDecimal(limit.ceiling)} ${rules.quote}, the smallest limit configured, so no period lets it through: raise the budget or buy less` : '';
+            return { code: 'over-budget', message: `estimated value ${formatDecimal(estimate)} ${rules.quote} is above the budget left for this slot, ${formatDecimal(budgetLeft)} ${rules.quote}${by}${never}` };
           }
           budgetLeft = budgetLeft.sub(estimate);
         }

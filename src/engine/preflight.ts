@@ -70,7 +70,7 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
       });
       // Judged as a live slot judges it: one bad intent and the slot sends nothing.
       const valid = checkDecision(await withinTimeLimit(Promise.resolve(instance.strategy.decide(view, instance.params)), DECIDE_TIME_LIMIT_MS, 'decide'));
-      const refusals = planMoney(valid, view, { maxOrderQuote: instance.maxOrderQuote, killed: null, budgetLimitedBy: spend?.limitedBy ?? null });
+      const refusals = planMoney(valid, view, { maxOrderQuote: instance.maxOrderQuote, killed: null, budgetLimit: spend });
       for (const [index, intent] of valid.entries()) {
         if (intent.kind === 'refusal') judged.push({ kind: intent.kind, summary: intent.message, verdict: 'refused', reason: intent.reason });
         if (!isMoneyIntent(intent)) continue;

@@ -6,7 +6,7 @@ import { FatalEngineError, classifyError, errorCode, errorMessage } from './erro
 import { type MoneyOutcome, executeMoneyIntent, releaseReservation, reserveFundedBuys } from './executor.ts';
 import { tellRefused } from './intent-events.ts';
 import { groupOf, planMoney } from './money-plan.ts';
-import { DECIDE_TIME_LIMIT_MS, type EngineDeps, type InstanceLimits, accountOfInstance, accountPrefix, onInstanceAccount, spendLeft, withinTimeLimit } from './runtime.ts';
+import { DECIDE_TIME_LIMIT_MS, type EngineDeps, type InstanceLimits, type SpendLeft, accountOfInstance, accountPrefix, onInstanceAccount, spendLeft, withinTimeLimit } from './runtime.ts';
 import { type SnapshotBooks, takeSnapshot } from './snapshot.ts';
 
 /** A strategy instance ready to run: its module, parsed params and limits. */
@@ -69,11 +69,11 @@ export async function attemptSlot(
   }
 
   let view: SlotView;
-  let budgetLimitedBy: string | null;
+  let budgetLimit: SpendLeft | null;
   try {
     const state = await deps.journal.getState(instance.instance);
     const budget = await budgetView(deps, instance, slotTimeMs);
-    budgetLimitedBy = budget.limitedBy;
+    budgetLimit = budget.left;
     view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget: budget.view, candles: instance.candleWindows ?? [] });
   } catch (error) {
     const kind = classifyError(error);
@@ -102,7 +102,7 @@ export async function attemptSlot(
   }
 
   const account = accountOfInstance(deps, instance.instance);
-  const planned = plan(intents, view, instance, { killed: deps.killSwitch.active(account), budgetLimitedBy }, deps.accounts === undefined ? null : account);
+  const planned = plan(intents, view, instance, { killed: deps.killSwitch.active(account), budgetLimit }, deps.accounts === undefined ? null : account);
   if (!(await deps.journal.claimSlot({ ...key, runId, intents: planned }))) {
     deps.logger.debug(log(), 'slot claimed elsewhere meanwhile; not running it');
     return 'already';
@@ -192,7 +192,7 @@ export async function attemptSlot(
  * intent, before anything is sent, so the journal shows each refusal beside the intents and
  * which refusal stopped which (planMoney: all or nothing per group).
  */
-function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRuntime, slot: { readonly killed: string | null; readonly budgetLimitedBy: string | null }, account: string | null): NewIntent[] {
+function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRuntime, slot: { readonly killed: string | null; readonly budgetLimit: SpendLeft | null }, account: string | null): NewIntent[] {
   const refusals = planMoney(intents, view, { maxOrderQuote: instance.maxOrderQuote, ...slot });
   return intents.map((intent, index) => {
     const base = {
@@ -217,10 +217,10 @@ function slotLogFields(instance: string, slotTimeMs: number): SlotLogFields {
  * Remaining budget as the journal counts it, at the slot's time, for the strategy's early check:
  * the instance's own, or its account's cap when that leaves less.
  */
-async function budgetView(deps: EngineDeps, instance: InstanceRuntime, slotTimeMs: number): Promise<{ view: BudgetView; limitedBy: string | null }> {
+async function budgetView(deps: EngineDeps, instance: InstanceRuntime, slotTimeMs: number): Promise<{ view: BudgetView; left: SpendLeft | null }> {
   const account = accountOfInstance(deps, instance.instance);
   const left = await spendLeft(deps.journal, instance, account, deps.accounts?.capOf(account) ?? null, slotTimeMs);
   const remaining = left?.amount ?? null;
   const max = instance.maxOrderQuote;
-  return { view: { remainingQuote: () => remaining, maxOrderQuote: () => max }, limitedBy: left?.limitedBy ?? null };
+  return { view: { remainingQuote: () => remaining, maxOrderQuote: () => max }, left };
 }

@@ -107,7 +107,7 @@ describe('stacker check against the sandbox', () => {
     expect(error).toBeInstanceOf(ConfigError);
     const result = json as { ok: boolean; preflight: Array<{ intents: Array<{ kind: string; verdict: string; reason?: string }> }> };
     expect(result.ok).toBe(false);
-    expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^over-budget: .*budget left for this slot, 100 USDT \(what the instance's own budget leaves\)$/) }));
+    expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^over-budget: .*budget left for this slot, 100 USDT \(what the instance's own budget leaves\); that is above 100 USDT, the smallest limit configured, so no period lets it through: raise the budget or buy less$/) }));
   });
 
   it("passes a buy that only waits for this period's budget to reset, and says so; one above the smallest limit still fails", async () => {

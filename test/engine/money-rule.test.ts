@@ -376,6 +376,21 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(sandboxOrders()).toHaveLength(1);
     });
 
+    it('a buy above the smallest budget limit is refused saying no period will let it through, unlike a budget used up for now', async () => {
+      const tooSmall = { ...dcaBtc(), budgets: { day: new Decimal('50'), week: new Decimal('1000') } }; // a buy is 65
+      expect(await world.engine([tooSmall]).runSlot('dca-btc', SLOT)).toBe('done');
+      const [never] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect(never?.error?.message).toBe(
+        "estimated value 65 USDT is above the budget left for this slot, 50 USDT (what the instance's own budget leaves); that is above 50 USDT, the smallest limit configured, so no period lets it through: raise the budget or buy less",
+      );
+      const roomy = { ...dcaBtc(), budgets: { day: new Decimal('100') } };
+      expect(await world.engine([roomy]).runSlot('dca-btc', SLOT + 3_600_000)).toBe('done'); // 65 of 100
+      expect(await world.engine([roomy]).runSlot('dca-btc', SLOT + 7_200_000)).toBe('done');
+      const latest = (await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT + 7_200_000 }))[0];
+      expect(latest?.error?.message).toBe("estimated value 65 USDT is above the budget left for this slot, 35 USDT (what the instance's own budget leaves)");
+      expect(sandboxOrders()).toHaveLength(1);
+    });
+
     it('MAX_ORDER_QUOTE is enforced by the engine even when a strategy ignores it', async () => {
       const reckless = defineStrategy({
         name: 'reckless',
