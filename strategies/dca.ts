@@ -140,7 +140,7 @@ function dipOf(candles: readonly Candle[], price: Decimal, pct: Decimal): { isDi
   const below = average.sub(price).div(average).mul(HUNDRED);
   const data = { average: formatDecimal(average.toDecimalPlaces(8)), price: formatDecimal(price), belowPct: formatDecimal(below.toDecimalPlaces(2)), candles: String(candles.length) };
   if (below.lt(pct)) return { isDip: false, note: null, data };
-  return { isDip: true, note: `dip: the price is ${data.belowPct} % below its ${candles.length}-hour average ${data.average}`, data };
+  return { isDip: true, note: `dip: the price is ${data.belowPct} % below the average close of its last ${candles.length} candles, ${data.average}`, data };
 }
 
 function sized(params: { readonly AMOUNT: Decimal | null; readonly AMOUNT_QUOTE: Decimal | null }, rules: MarketRules): string {

@@ -27,16 +27,27 @@ export class CandleBook {
     let held = this.#markets.get(window.market);
     if (held === undefined || fromSec < held.fromSec || toSec < held.toSec) {
       // First use, a longer window, or time going back (a test, a catch-up): read it whole.
-      held = { candles: [...(await this.#exchange.candles({ market: window.market, fromSec, toSec }))], fromSec, toSec };
+      const candles = [...(await this.#exchange.candles({ market: window.market, fromSec, toSec }))];
+      held = { candles, fromSec, toSec: heldThrough(candles, fromSec) };
       this.#markets.set(window.market, held);
     } else if (toSec > held.toSec) {
       const fresh = await this.#exchange.candles({ market: window.market, fromSec: held.toSec, toSec });
       held.candles.push(...fresh);
-      held.toSec = toSec;
+      held.toSec = heldThrough(fresh, held.toSec);
       const keep = held.candles.findIndex((c) => c.timeSec >= fromSec);
       held.candles.splice(0, keep === -1 ? held.candles.length : keep);
       held.fromSec = fromSec;
     }
     return held.candles.filter((c) => c.timeSec >= fromSec && c.timeSec < toSec);
   }
+}
+
+/**
+ * Where the next read starts: after the last candle read. An exchange answers closed candles
+ * only, and one that is still open when asked (a daily candle at 09:00) must be read again once
+ * it has closed, so the book never counts a range as held beyond what it was given.
+ */
+function heldThrough(candles: readonly Candle[], askedFromSec: number): number {
+  const last = candles[candles.length - 1];
+  return last === undefined ? askedFromSec : last.timeSec + 1;
 }

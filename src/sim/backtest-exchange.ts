@@ -14,8 +14,10 @@ export interface CandlePrices {
   priceAt(timeMs: number): Decimal | null;
   /** The last price known at the time (CandleSeries.priceKnownAt): what the ticker shows, never a later candle's. */
   priceKnownAt(timeMs: number): Decimal | null;
-  /** The data as hourly candles opening in [fromSec, toSec) (what strategies reading candles get). */
+  /** The data as hourly candles opening in [fromSec, toSec) (what strategies reading candles get); coarser data as it is. */
   hourly?(fromSec: number, toSec: number): readonly Candle[];
+  /** The data's own step between candles, in seconds: how long after its open a candle coarser than an hour closes. */
+  readonly intervalSec?: number;
 }
 
 export interface BacktestExchangeOptions {
@@ -52,6 +54,8 @@ export interface BacktestExchangeOptions {
  * is old-generation garbage later, which is what made a long backtest's memory grow.
  */
 const BACKTEST_FINISHED_ORDERS = 64;
+
+const HOUR_SEC = 3600;
 
 /**
  * The exchange of a backtest: the sim core on a virtual clock, prices from candles. A market
@@ -108,10 +112,17 @@ export class BacktestExchange extends SimAccount implements Exchange {
     return this.#rules;
   }
 
-  /** The data's own candles, as hourly ones, never past the clock: a strategy sees only closed hours. */
+  /**
+   * The data's own candles, as hourly ones, never past the clock: a strategy sees only candles
+   * that have closed. An hour of finer data closes on the hour; a candle coarser than an hour
+   * (daily data) closes its interval after its open, so at 09:00 today's daily candle, whose
+   * close is tonight's price, is not seen.
+   */
   async candles(request: { readonly market: string; readonly fromSec: number; readonly toSec: number }): Promise<readonly Candle[]> {
     const series = this.#windows.get(request.market);
-    const toSec = Math.min(request.toSec, Math.floor(this.#clock.nowMs() / 1000 / 3600) * 3600);
+    const nowSec = Math.floor(this.#clock.nowMs() / 1000);
+    const span = Math.max(HOUR_SEC, series?.intervalSec ?? HOUR_SEC);
+    const toSec = Math.min(request.toSec, Math.floor(nowSec / HOUR_SEC) * HOUR_SEC, nowSec - span + 1);
     return series?.hourly === undefined || toSec <= request.fromSec ? [] : series.hourly(request.fromSec, toSec);
   }
 

@@ -69,6 +69,24 @@ describe('a slot between two candle opens decides on what it could have seen', (
   });
 });
 
+describe('on candles coarser than an hour, a slot sees only the candles that have closed', () => {
+  it("does not average in today's daily candle at 09:00: its close is tonight's price", async () => {
+    // Daily candles at 100; 11 January opens at 100 and closes at 1000 (known only at midnight).
+    const rows = ['time,open,high,low,close,volume'];
+    const first = Date.UTC(2024, 0, 1) / 1000;
+    for (let day = 0; day < 14; day += 1) rows.push(day === 10 ? `${first + day * 86_400},100,1000,100,1000,1` : `${first + day * 86_400},100,100,100,100,1`);
+    const csv = join(dir, 'daily-spike.csv');
+    writeFileSync(csv, `${rows.join('\n')}\n`);
+    const file = join(dir, 'daily-dip.env');
+    writeFileSync(file, 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=1\nDIP_PCT=10\nDIP_MULTIPLIER=3\nDIP_LOOKBACK=2d\n');
+    const watched = watchRun();
+    await runBacktest({ candles: loadCandles(csv, { market: 'BTC_USDT' }), market: 'BTC_USDT', dataFile: csv, instances: await loadStrategyFiles([file]), wallet: new Map([['USDT', new Decimal('10000')]]), slippagePct: new Decimal(0), flex: null, observer: watched.observer });
+    const bought = watched.orders().map((o) => [new Date(o.slotTimeMs).toISOString().slice(5, 10), formatDecimal(o.amount)]);
+    // At 09:00 on the 11th the two days' window holds the 10th's close (100): no dip. On the 12th it holds the 11th's 1000.
+    expect(bought.filter(([, amount]) => amount !== '1')).toEqual([['01-12', '3']]);
+  });
+});
+
 describe('dca by quote amount in a backtest', () => {
   it('never spends more than AMOUNT_QUOTE on a slot (the fill is at the price the slot saw), the fee on top', async () => {
     const run = await backtest('quote.env', 'STRATEGY=dca\nSCHEDULE="0 * * * *"\nMARKET=BTC_USDT\nAMOUNT_QUOTE=25\n');

@@ -14,7 +14,7 @@ function countingExchange(): { exchange: Exchange; asked: Array<[number, number]
   const candles = async ({ fromSec, toSec }: { fromSec: number; toSec: number }): Promise<Candle[]> => {
     asked.push([fromSec, toSec]);
     const out: Candle[] = [];
-    for (let t = fromSec; t < toSec; t += HOUR) {
+    for (let t = Math.ceil(fromSec / HOUR) * HOUR; t < toSec; t += HOUR) {
       const price = new Decimal((t - T0) / HOUR);
       out.push({ timeSec: t, open: price, high: price, low: price, close: price });
     }
@@ -32,10 +32,35 @@ describe('the candle book', () => {
     expect([first.length, first[0]?.timeSec, first.at(-1)?.timeSec]).toEqual([24, T0 + 24 * HOUR, T0 + 47 * HOUR]);
     const next = await book.window(window, (T0 + 49 * HOUR) * 1000);
     expect([next.length, next[0]?.timeSec, next.at(-1)?.timeSec]).toEqual([24, T0 + 25 * HOUR, T0 + 48 * HOUR]);
+    // The second read starts just after the last candle it holds.
     expect(asked).toEqual([
       [T0 + 24 * HOUR, T0 + 48 * HOUR],
-      [T0 + 48 * HOUR, T0 + 49 * HOUR],
+      [T0 + 47 * HOUR + 1, T0 + 49 * HOUR],
     ]);
+  });
+
+  it('reads a candle again once it has closed when the exchange held it back as still open (daily data)', async () => {
+    const DAY = 24 * HOUR;
+    // Daily candles, each answered only once its day is over, as the backtest's exchange answers them.
+    let nowSec = T0 + 10 * DAY + 9 * HOUR;
+    const candles = async ({ fromSec, toSec }: { fromSec: number; toSec: number }): Promise<Candle[]> => {
+      const out: Candle[] = [];
+      for (let t = Math.ceil(fromSec / DAY) * DAY; t < toSec && t + DAY <= nowSec; t += DAY) {
+        const price = new Decimal((t - T0) / DAY);
+        out.push({ timeSec: t, open: price, high: price, low: price, close: price });
+      }
+      return out;
+    };
+    const book = new CandleBook({ candles } as unknown as Exchange);
+    const window = { market: 'BTC_USDT', lookbackSec: 3 * DAY };
+    const days = async (): Promise<number[]> => (await book.window(window, nowSec * 1000)).map((c) => (c.timeSec - T0) / DAY);
+    // At 09:00 on day 10 the window opens at 09:00 on day 7: days 8 and 9 have closed, day 10 has not.
+    expect(await days()).toEqual([8, 9]);
+    nowSec += DAY;
+    // Day 10 opened before yesterday's slot, when it was still open: it is read now that it has closed.
+    expect(await days()).toEqual([9, 10]);
+    nowSec += DAY;
+    expect(await days()).toEqual([10, 11]);
   });
 
   it('reads again whole when a longer window is asked, or time goes back', async () => {

@@ -22,7 +22,7 @@ describe('dca: buy the dip', () => {
   it('buys DIP_MULTIPLIER (default 2) times the amount at 10 % below the average: 63000 <= 70000 x 0.9', async () => {
     expect(await buys(ENV, view('63000'))).toEqual(['0.001']);
     const intents = await decideWith(dca, ENV, view('63000'));
-    expect(intents[0]).toMatchObject({ kind: 'note', message: expect.stringContaining('10 % below its 3-hour average 70000') });
+    expect(intents[0]).toMatchObject({ kind: 'note', message: expect.stringContaining('10 % below the average close of its last 3 candles, 70000') });
   });
 
   it('buys the normal amount when the price is less far below the average (64000: 8.57 %)', async () => {
