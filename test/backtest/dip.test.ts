@@ -31,6 +31,17 @@ async function backtest(name: string, text: string): Promise<{ orders: ReportOrd
   return { orders: watched.orders() };
 }
 
+/** Candle rows (header first) and one instance file, backtested from `usdt` USDT: its orders. */
+async function backtestRows(name: string, rows: readonly string[], text: string, usdt: string): Promise<ReportOrder[]> {
+  const csv = join(dir, `${name}.csv`);
+  writeFileSync(csv, `${rows.join('\n')}\n`);
+  const file = join(dir, `${name}.env`);
+  writeFileSync(file, text);
+  const watched = watchRun();
+  await runBacktest({ candles: loadCandles(csv, { market: 'BTC_USDT' }), market: 'BTC_USDT', dataFile: csv, instances: await loadStrategyFiles([file]), wallet: new Map([['USDT', new Decimal(usdt)]]), slippagePct: new Decimal(0), flex: null, observer: watched.observer });
+  return watched.orders();
+}
+
 describe('dca buying the dip in a backtest (candles from the data, one code path with live)', () => {
   it('buys twice the amount exactly at the slots whose price is 3 % or more below the 24-hour average of the closes before it', async () => {
     const run = await backtest('dip.env', 'STRATEGY=dca\nSCHEDULE="0 */4 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\nDIP_PCT=3\nDIP_LOOKBACK=24h\n');
@@ -58,13 +69,7 @@ describe('a slot between two candle opens decides on what it could have seen', (
       const time = midnight + hour * 3600;
       rows.push(hour === 8 ? `${time},100,1000,100,1000,1` : hour === 9 ? `${time},50,100,50,100,1` : `${time},100,100,100,100,1`);
     }
-    const csv = join(dir, 'crash-at-nine.csv');
-    writeFileSync(csv, `${rows.join('\n')}\n`);
-    const file = join(dir, 'half-past.env');
-    writeFileSync(file, 'STRATEGY=dca\nSCHEDULE="30 8 * * *"\nMARKET=BTC_USDT\nAMOUNT=1\nDIP_PCT=10\nDIP_MULTIPLIER=3\nDIP_LOOKBACK=3h\n');
-    const watched = watchRun();
-    await runBacktest({ candles: loadCandles(csv, { market: 'BTC_USDT' }), market: 'BTC_USDT', dataFile: csv, instances: await loadStrategyFiles([file]), wallet: new Map([['USDT', new Decimal('1000')]]), slippagePct: new Decimal(0), flex: null, observer: watched.observer });
-    const orders = watched.orders();
+    const orders = await backtestRows('crash-at-nine', rows, 'STRATEGY=dca\nSCHEDULE="30 8 * * *"\nMARKET=BTC_USDT\nAMOUNT=1\nDIP_PCT=10\nDIP_MULTIPLIER=3\nDIP_LOOKBACK=3h\n', '1000');
     expect(orders.map((o) => [formatDecimal(o.amount), formatDecimal(o.filledQuote)])).toEqual([['1', '50']]);
   });
 });
@@ -75,13 +80,8 @@ describe('on candles coarser than an hour, a slot sees only the candles that hav
     const rows = ['time,open,high,low,close,volume'];
     const first = Date.UTC(2024, 0, 1) / 1000;
     for (let day = 0; day < 14; day += 1) rows.push(day === 10 ? `${first + day * 86_400},100,1000,100,1000,1` : `${first + day * 86_400},100,100,100,100,1`);
-    const csv = join(dir, 'daily-spike.csv');
-    writeFileSync(csv, `${rows.join('\n')}\n`);
-    const file = join(dir, 'daily-dip.env');
-    writeFileSync(file, 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=1\nDIP_PCT=10\nDIP_MULTIPLIER=3\nDIP_LOOKBACK=2d\n');
-    const watched = watchRun();
-    await runBacktest({ candles: loadCandles(csv, { market: 'BTC_USDT' }), market: 'BTC_USDT', dataFile: csv, instances: await loadStrategyFiles([file]), wallet: new Map([['USDT', new Decimal('10000')]]), slippagePct: new Decimal(0), flex: null, observer: watched.observer });
-    const bought = watched.orders().map((o) => [new Date(o.slotTimeMs).toISOString().slice(5, 10), formatDecimal(o.amount)]);
+    const orders = await backtestRows('daily-spike', rows, 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=1\nDIP_PCT=10\nDIP_MULTIPLIER=3\nDIP_LOOKBACK=2d\n', '10000');
+    const bought = orders.map((o) => [new Date(o.slotTimeMs).toISOString().slice(5, 10), formatDecimal(o.amount)]);
     // At 09:00 on the 11th the two days' window holds the 10th's close (100): no dip. On the 12th it holds the 11th's 1000.
     expect(bought.filter(([, amount]) => amount !== '1')).toEqual([['01-12', '3']]);
   });
