@@ -2,7 +2,7 @@ import { watchRun } from './observed.ts';
 import { execFile } from 'node:child_process';
 import { type AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -311,6 +311,15 @@ describe('a backtest that keeps its journal (--journal FILE)', () => {
     expect(result.stderr).toMatch(/--report: folder not found: .*no-such-folder/);
     expect(result.stderr).toMatch(/--journal: is a folder: give the path of a file to write/);
     expect(result.stderr).not.toMatch(/unexpected/);
+  });
+
+  it('refuses one path for --report and --journal before any work: the page would be written over the journal just kept', async () => {
+    const same = join(dir, 'same.db');
+    // Given as two spellings of one file.
+    const result = await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', dca(), '--journal', same, '--report', join(dir, '.', 'same.db')]).catch(fail);
+    expect('code' in result ? result.code : 0).toBe(2);
+    expect(result.stderr).toContain('is also the --journal path: the page would be written over the journal; name two files');
+    expect(existsSync(same)).toBe(false);
   });
 
   it('writes --report over a report of its own only: a candle file or a strategy file named by a slip is refused (exit 2) and left as it was', async () => {

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { type RuleFlags, parseRuleFlags } from '../../backtest/rules/rule-flags.ts';
 import { Decimal } from '../../domain/money.ts';
@@ -102,6 +103,10 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     },
   });
   if (args.fromMs !== undefined && args.toMs !== undefined && args.fromMs > args.toMs) throw InputError.one('--from', 'must not be after --to');
+  // Neither exists yet, so each passed its own check: the page would be written over the journal just kept.
+  if (args.report !== undefined && args.journal !== undefined && resolve(args.report) === resolve(args.journal)) {
+    throw InputError.one('--report', `${args.report} is also the --journal path: the page would be written over the journal; name two files`);
+  }
   const sweeps = flags.sweep ?? [];
   checkFileMarket(args.data, args.market);
   if (sweeps.length > 0 || (args.strategies.length > 1 && flags.together !== true)) {
