@@ -1,5 +1,5 @@
 import type { BacktestReport, DrawdownEpisode } from './build.ts';
-import { counted, countsText, orDash, signed, utcMinute } from './text.ts';
+import { counted, countsText, failureNote, orDash, signed, utcMinute } from './text.ts';
 
 /**
  * The headline figures as label / value / note rows: one list shared by the terminal summary
@@ -51,7 +51,7 @@ export function headlineRows(report: BacktestReport): HeadlineRow[] {
     rows.push({ label: 'Ran out of money', value: '', note: `on ${utcMinute(ranOut.atMs)}: ${counted(ranOut.refusedFromThen, 'buy')} refused for insufficient funds from then on` });
   }
   for (const failure of report.strategyFailures) {
-    rows.push({ label: 'Strategy failed', value: '', note: `${failure.instance} on ${utcMinute(failure.atMs)}, disabled (${failure.slotsNotRun} later slots not run): ${failure.reason}`, tone: 'bad' });
+    rows.push({ label: 'Strategy failed', value: '', note: failureNote(failure), tone: 'bad' });
   }
   if (report.value.unvaluedAssets.length > 0) {
     rows.push({ label: 'Not valued', value: '', note: report.value.unvaluedAssets.join(', ') });

@@ -6,7 +6,7 @@ import { headlineRows } from './headline.ts';
 import { rulesSourceText, rulesValuesText } from './rules.ts';
 import type { BacktestRun, ReportOrder } from './run.ts';
 import { PAGE_MARK } from './page-mark.ts';
-import { counted, escapeHtml, orDash, utcMinute } from './text.ts';
+import { counted, escapeHtml, failureNote, orDash, utcMinute } from './text.ts';
 
 /**
  * The HTML report: one self-contained page (inline CSS and SVG, no script, no external
@@ -41,7 +41,7 @@ export function renderComparisonHtml(runs: ReadonlyArray<{ readonly label: strin
 function comparisonTable(runs: ReadonlyArray<{ readonly label: string; readonly report: BacktestReport }>): string {
   const q = runs[0]?.report.quote ?? '';
   return table(
-    [txt('Run'), num('Orders'), num('Refusals'), num(`Invested (${q})`), num('Average cost'), num('Return %'), num('Lump sum %'), num('Max drawdown %'), txt('Ran out')],
+    [txt('Run'), num('Orders'), num('Refusals'), num(`Invested (${q})`), num('Average cost'), num('Return %'), num('Lump sum %'), num('Max drawdown %'), txt('Ran out'), txt('Strategy failed')],
     runs.map(({ label, report }) => [
       txt(label),
       num(String(report.orders.filled)),
@@ -52,6 +52,7 @@ function comparisonTable(runs: ReadonlyArray<{ readonly label: string; readonly 
       num(orDash(report.benchmarks.lumpSum?.returnPct ?? null)),
       num(orDash(report.drawdown.maxPct?.pct ?? null)),
       txt(report.refusals.ranOut === null ? '' : utcMinute(report.refusals.ranOut.atMs)),
+      txt(report.strategyFailures.map(failureNote).join('; ')),
     ]),
   );
 }

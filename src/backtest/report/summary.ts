@@ -1,7 +1,7 @@
 import type { BacktestReport } from './build.ts';
 import { headlineRows } from './headline.ts';
 import { rulesSourceText, rulesValuesText } from './rules.ts';
-import { orDash, terminalSafe, utcMinute } from './text.ts';
+import { failureNote, orDash, terminalSafe, utcMinute } from './text.ts';
 
 /**
  * The terminal summary: headline figures in one aligned table (numbers lined up on the decimal
@@ -43,7 +43,7 @@ export function renderComparison(runs: ReadonlyArray<{ readonly label: string; r
   if (first === undefined) return '';
   const bold = (text: string): string => (options.color ? `${ANSI.bold}${text}${ANSI.reset}` : text);
   const title = `Backtests compared: ${first.market}  ${utcMinute(first.period.fromMs)} → ${utcMinute(first.period.toMs)}  (${first.data.file}), each run on its own copy of the wallet`;
-  const header = ['Run', 'Orders', 'Refusals', `Invested (${first.quote})`, 'Avg cost', 'Return %', 'Lump sum %', 'Max DD %', 'Ran out'];
+  const header = ['Run', 'Orders', 'Refusals', `Invested (${first.quote})`, 'Avg cost', 'Return %', 'Lump sum %', 'Max DD %', 'Ran out', 'Strategy failed'];
   const body = runs.map(({ label, report }) => [
     terminalSafe(label),
     String(report.orders.filled),
@@ -54,8 +54,12 @@ export function renderComparison(runs: ReadonlyArray<{ readonly label: string; r
     orDash(report.benchmarks.lumpSum?.returnPct ?? null),
     orDash(report.drawdown.maxPct?.pct ?? null),
     report.refusals.ranOut === null ? '' : utcMinute(report.refusals.ranOut.atMs).slice(0, 10),
+    report.strategyFailures[0] === undefined ? '' : utcMinute(report.strategyFailures[0].atMs).slice(0, 10),
   ]);
-  return `${[bold(terminalSafe(title)), '', ...columnsOf(header, body, bold)].join('\n')}\n`;
+  // A run whose strategy failed stopped trading part way: its figures are not the strategy's, and say so under the table.
+  const failures = runs.flatMap(({ label, report }) => report.strategyFailures.map((f) => `${terminalSafe(label)}: strategy failed: ${terminalSafe(failureNote(f))}`));
+  const notes = failures.length === 0 ? [] : ['', ...failures];
+  return `${[bold(terminalSafe(title)), '', ...columnsOf(header, body, bold), ...notes].join('\n')}\n`;
 }
 
 /**

@@ -50,3 +50,8 @@ export function terminalSafe(text: string): string {
 export function counted(count: number, noun: string, plural = `${noun}s`): string {
   return `${count} ${count === 1 ? noun : plural}`;
 }
+
+/** A disabled instance, as the headline and a comparison say it: which, when, how many slots it missed, why. */
+export function failureNote(failure: { readonly instance: string; readonly atMs: number; readonly slotsNotRun: number; readonly reason: string }): string {
+  return `${failure.instance} on ${utcMinute(failure.atMs)}, disabled (${failure.slotsNotRun} later slots not run): ${failure.reason}`;
+}

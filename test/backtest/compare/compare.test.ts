@@ -7,6 +7,7 @@ import { MAX_RUNS, sideBySideRuns, sweepRuns } from '../../../src/backtest/compa
 import { runAll, startRuns } from '../../../src/backtest/compare/run-all.ts';
 import { loadCandles, shareCandles } from '../../../src/candles/index.ts';
 import { renderComparisonHtml } from '../../../src/backtest/report/html.ts';
+import { renderComparison } from '../../../src/backtest/report/summary.ts';
 import { InputError } from '../../../src/domain/errors.ts';
 import { runCli } from '../../cli/run-cli.ts';
 
@@ -115,6 +116,24 @@ describe('several backtests compared', () => {
     expect(page.match(/<svg class="chart"/g)).toHaveLength(1);
     expect(page.match(/class="series run-line run-\d"/g)).toHaveLength(2);
     expect(page).toContain('dca-weekly.env');
+  });
+});
+
+describe('a comparison with a run whose strategy failed part way', () => {
+  it('marks that run in the table, in the terminal and on the page, and says under the table when, why and how many slots it missed', async () => {
+    const weekly = file('dca-weekly3.env', 'STRATEGY=dca\nSCHEDULE="0 9 * * 1"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
+    const [fine, other] = await runAll(COMMON, sideBySideRuns([DCA, weekly], (f) => f.split('/').pop() ?? f), 1);
+    if (fine === undefined || other === undefined) throw new Error('two runs expected');
+    const failure = { instance: 'dca-weekly3', atMs: Date.UTC(2021, 2, 8, 9), at: '2021-03-08T09:00:00.000Z', reason: 'strategy threw: TypeError: boom', slotsNotRun: 1 };
+    const failed = { ...other, report: { ...other.report, strategyFailures: [failure] } };
+    const text = renderComparison([fine, failed], { color: false });
+    const rows = text.split('\n').map((row) => row.trimStart());
+    expect(rows.find((row) => row.startsWith('dca-weekly3.env'))).toMatch(/2021-03-08\s*$/);
+    expect(rows.find((row) => row.startsWith('dca-quote.env'))).not.toMatch(/2021-03-08/);
+    expect(text).toContain('dca-weekly3.env: strategy failed: dca-weekly3 on 2021-03-08 09:00Z, disabled (1 later slots not run): strategy threw: TypeError: boom\n');
+    const page = renderComparisonHtml([fine, failed]);
+    expect(page).toContain('<th>Strategy failed</th>');
+    expect(page).toContain('dca-weekly3 on 2021-03-08 09:00Z, disabled (1 later slots not run): strategy threw: TypeError: boom');
   });
 });
 
