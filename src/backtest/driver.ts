@@ -106,8 +106,14 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
   const toMs = lastMs + candles.intervalSec * 1000;
   // The report's figures folded as the run goes: memory stays flat however many slots it has.
   const facts = new RunFacts({ base: rules.base, quote: rules.quote, fromMs: firstMs, toMs });
+  // The fill rule's candle: an order fills at the open of the first candle opening at or after it,
+  // and belongs to that candle's period (a slot in a gap fills, and counts, when the data resumes).
+  const fillTimeOf = (createdMs: number): number => {
+    const index = candles.firstAtOrAfter(createdMs);
+    return index < candles.length ? candles.timeSec(index) * 1000 : createdMs;
+  };
   const fold = (entries: readonly JournalEntry[]): void => {
-    for (let i = entries.length - 1; i >= 0; i -= 1) foldEntry(facts, entries[i] as JournalEntry, flexTicker, input.observer);
+    for (let i = entries.length - 1; i >= 0; i -= 1) foldEntry(facts, entries[i] as JournalEntry, flexTicker, fillTimeOf, input.observer);
   };
   await journal.open();
   try {
@@ -212,7 +218,9 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
         if (outcome === 'disabled') await noteDisabled(instance, slotTimeMs);
         await engine.track();
         if (memory !== null) fold(await memory.retireSettled());
-        const price = exchange.priceAt(input.market, slotTimeMs);
+        // Valued at the last price known at the slot, as the strategy saw it: a fill at the next
+        // open (a slot between two opens, or in a gap) shows in the samples from that open on.
+        const price = candles.priceKnownAt(slotTimeMs);
         if (price !== null) facts.addSample(sampleAt(exchange, rules, slotTimeMs, price));
         heap.slotRan();
       },
@@ -288,7 +296,7 @@ function sampleAt(exchange: BacktestExchange, rules: MarketRules, timeMs: number
 }
 
 /** What the report reads of one journalled intent: its orders, the refusal it was, the flex operation it made. */
-function foldEntry(facts: RunFacts, entry: JournalEntry, flexTicker: string, observer: RunObserver | undefined): void {
+function foldEntry(facts: RunFacts, entry: JournalEntry, flexTicker: string, fillTimeOf: (createdMs: number) => number, observer: RunObserver | undefined): void {
   const { intent } = entry;
   const place: FactPlace = { slotTimeMs: intent.slotTimeMs, instance: intent.instance, index: intent.index };
   let refusal: ReportRefusal | null = null;
@@ -313,7 +321,7 @@ function foldEntry(facts: RunFacts, entry: JournalEntry, flexTicker: string, obs
       filledQuote: order.filledQuote,
       fee: order.fee,
       feeAsset: order.feeAsset,
-      fillTimeMs: order.createdAtSec * 1000,
+      fillTimeMs: fillTimeOf(order.createdAtSec * 1000),
     };
     facts.addOrder(fact, place);
     observer?.order?.(fact, place);

@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../cli/run-cli.ts';
 import { Decimal, roundUp } from '../../src/domain/money.ts';
 import type { PeriodRow } from '../../src/backtest/report/analysis.ts';
 import { candlesBetween, reportOver, written as round } from './committed-candles.ts';
@@ -44,5 +48,37 @@ describe('the per-month and per-year rows of a backtest report', () => {
     expect(report.periods.yearly).toEqual(expected('year'));
     // The last, partial month ends at the last candle the run read (12:00, opened before --to).
     expect(report.periods.monthly.at(-1)?.valueAtEnd).toBe(round(new Decimal('0.02').mul((candles.at(-1) as { close: Decimal }).close), 8));
+  });
+});
+
+describe('a buy whose slot falls in a gap of the data', () => {
+  it('counts in the period of the candle it fills on, and the gap is valued at the last price known by its end', async () => {
+    // Hourly candles at 100 through January 2023, none in February, 50 from 1 March to the 3rd.
+    const rows = ['time,open,high,low,close,volume'];
+    const hours = (fromMs: number, days: number, price: number): void => {
+      for (let h = 0; h < days * 24; h += 1) rows.push(`${fromMs / 1000 + h * 3600},${price},${price},${price},${price},1`);
+    };
+    hours(Date.UTC(2023, 0, 1), 31, 100);
+    hours(Date.UTC(2023, 2, 1), 3, 50);
+    const dir = mkdtempSync(join(tmpdir(), 'stacker-gap-periods-'));
+    try {
+      const csv = join(dir, 'BTCUSDT_1h_gap.csv');
+      writeFileSync(csv, `${rows.join('\n')}\n`);
+      const env = join(dir, 'daily.env');
+      writeFileSync(env, 'STRATEGY=dca\nSCHEDULE="0 0 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.1\n');
+      const result = await runCli(['backtest', '--data', csv, '--market', 'BTC_USDT', '--strategy', env, '--wallet', 'USDT=100000', '--json']);
+      expect(result.code, result.stderr).toBe(0);
+      const monthly = (JSON.parse(result.stdout) as { periods: { monthly: PeriodRow[] } }).periods.monthly;
+      const row = (period: string): Pick<PeriodRow, 'invested' | 'baseBought' | 'valueAtEnd'> | undefined => {
+        const found = monthly.find((r) => r.period === period);
+        return found === undefined ? undefined : { invested: found.invested, baseBought: found.baseBought, valueAtEnd: found.valueAtEnd };
+      };
+      // 31 January buys of 0.1 at 100. February's 28 slots fill at the 1 March open (50), with March's own 3.
+      expect(row('2023-01')).toEqual({ invested: '310', baseBought: '3.1', valueAtEnd: '310' });
+      expect(row('2023-02')).toEqual({ invested: '0', baseBought: '0', valueAtEnd: '310' });
+      expect(row('2023-03')).toEqual({ invested: '155', baseBought: '3.1', valueAtEnd: '310' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
