@@ -116,9 +116,9 @@ export function refusalSummary(run: BacktestRun): RefusalSummary[] {
 }
 
 /** When the money ran out: the first buy refused for insufficient funds, and how many were refused so from then on; null when none was. */
-export function ranOut(run: BacktestRun): { atMs: number; refusedFromThen: number } | null {
+export function ranOut(run: BacktestRun): { atMs: number; lastAtMs: number; refusedFromThen: number; filledAfter: number } | null {
   const found = run.facts.ranOut;
-  return found === null ? null : { atMs: found.atMs, refusedFromThen: found.count };
+  return found === null ? null : { atMs: found.atMs, lastAtMs: found.lastAtMs, refusedFromThen: found.count, filledAfter: found.filledAfter };
 }
 
 /** Quote spent with the fees paid in it, and the base bought less the fees paid in base. */

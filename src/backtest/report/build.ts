@@ -88,7 +88,7 @@ export interface BacktestReport {
     /** By reason, most first: how many, first and last time, per year. */
     summary: RefusalSummary[];
     /** The first buy refused for insufficient funds (the wallet ran out), and how many were from then on; null when none was. */
-    ranOut: { atMs: number; at: string; refusedFromThen: number } | null;
+    ranOut: { atMs: number; at: string; refusedFromThen: number; lastAtMs: number; last: string; filledAfter: number } | null;
   };
   /** The strategy beside one lump sum of the same money at the first slot, and beside holding the starting wallet. */
   benchmarks: Benchmarks;
@@ -104,7 +104,7 @@ const ROUND = { value: (x: Decimal) => roundValue(x), pct: (x: Decimal) => round
 
 function ranOutAt(run: BacktestRun): BacktestReport['refusals']['ranOut'] {
   const found = ranOut(run);
-  return found === null ? null : { atMs: found.atMs, at: isoTime(found.atMs), refusedFromThen: found.refusedFromThen };
+  return found === null ? null : { atMs: found.atMs, at: isoTime(found.atMs), refusedFromThen: found.refusedFromThen, lastAtMs: found.lastAtMs, last: isoTime(found.lastAtMs), filledAfter: found.filledAfter };
 }
 
 export function roundValue(value: Decimal): string {

@@ -256,8 +256,8 @@ export class RunFacts {
 
   refusalCount = 0;
   readonly byReason = new Map<string, ReasonFacts>();
-  /** The first buy refused for insufficient funds, and how many were. */
-  ranOut: { atMs: number; count: number } | null = null;
+  /** The first and last buys refused for insufficient funds, how many were, and how many buys still filled after the first. */
+  ranOut: { atMs: number; lastAtMs: number; count: number; filledAfter: number } | null = null;
 
   flexCount = 0;
   readonly flexByStatus = new Map<string, number>();
@@ -293,6 +293,8 @@ export class RunFacts {
     }
     this.#keepForTable({ order, place });
     if (!filled) return;
+    // Money came back (a transfer, a cheaper price, a new period's budget): the run did not end there.
+    if (this.ranOut !== null && order.slotTimeMs > this.ranOut.atMs) this.ranOut.filledAfter += 1;
     const timeMs = order.fillTimeMs ?? order.slotTimeMs;
     const row = this.#period(this.months, monthOf(timeMs));
     row.quote = row.quote.add(order.filledQuote);
@@ -332,7 +334,13 @@ export class RunFacts {
       }
     }
     if (refusal.reason === 'insufficient-funds') {
-      this.ranOut = { atMs: Math.min(this.ranOut?.atMs ?? refusal.slotTimeMs, refusal.slotTimeMs), count: (this.ranOut?.count ?? 0) + 1 };
+      const was = this.ranOut;
+      this.ranOut = {
+        atMs: Math.min(was?.atMs ?? refusal.slotTimeMs, refusal.slotTimeMs),
+        lastAtMs: Math.max(was?.lastAtMs ?? refusal.slotTimeMs, refusal.slotTimeMs),
+        count: (was?.count ?? 0) + 1,
+        filledAfter: was?.filledAfter ?? 0,
+      };
     }
   }
 

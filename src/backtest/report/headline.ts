@@ -1,5 +1,5 @@
 import type { BacktestReport, DrawdownEpisode } from './build.ts';
-import { counted, countsText, failureNote, orDash, signed, utcMinute } from './text.ts';
+import { counted, countsText, failureNote, orDash, ranOutNote, signed, utcMinute } from './text.ts';
 
 /**
  * The headline figures as label / value / note rows: one list shared by the terminal summary
@@ -48,7 +48,7 @@ export function headlineRows(report: BacktestReport): HeadlineRow[] {
   }
   const ranOut = report.refusals.ranOut;
   if (ranOut !== null) {
-    rows.push({ label: 'Ran out of money', value: '', note: `on ${utcMinute(ranOut.atMs)}: ${counted(ranOut.refusedFromThen, 'buy')} refused for insufficient funds from then on` });
+    rows.push({ label: 'Ran out of money', value: '', note: ranOutNote(ranOut) });
   }
   for (const failure of report.strategyFailures) {
     rows.push({ label: 'Strategy failed', value: '', note: failureNote(failure), tone: 'bad' });

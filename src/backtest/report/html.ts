@@ -6,7 +6,7 @@ import { headlineRows } from './headline.ts';
 import { rulesSourceText, rulesValuesText } from './rules.ts';
 import type { BacktestRun, ReportOrder } from './run.ts';
 import { PAGE_MARK } from './page-mark.ts';
-import { counted, escapeHtml, failureNote, orDash, utcMinute } from './text.ts';
+import { counted, escapeHtml, failureNote, orDash, ranOutNote, utcMinute } from './text.ts';
 
 /**
  * The HTML report: one self-contained page (inline CSS and SVG, no script, no external
@@ -197,7 +197,7 @@ function ordersTable(run: BacktestRun): string {
 function refusalsSection(report: BacktestReport, run: BacktestRun): string {
   if (report.refusals.total === 0) return '<p>No refusals.</p>';
   const ranOut = report.refusals.ranOut;
-  const warning = ranOut === null ? '' : `<p class="ran-out"><strong>The money ran out on ${escapeHtml(utcMinute(ranOut.atMs))}</strong>: ${ranOut.refusedFromThen} buys were refused for insufficient funds from then on.</p>`;
+  const warning = ranOut === null ? '' : `<p class="ran-out"><strong>The money ran out</strong> ${escapeHtml(ranOutNote(ranOut))}.</p>`;
   const years = [...new Set(report.refusals.summary.flatMap((s) => Object.keys(s.byYear)))].sort();
   const summary = table(
     [txt('Reason'), num('Count'), txt('First'), txt('Last'), ...years.map((y) => num(y))],

@@ -55,3 +55,10 @@ export function counted(count: number, noun: string, plural = `${noun}s`): strin
 export function failureNote(failure: { readonly instance: string; readonly atMs: number; readonly slotsNotRun: number; readonly reason: string }): string {
   return `${failure.instance} on ${utcMinute(failure.atMs)}, disabled (${failure.slotsNotRun} later slots not run): ${failure.reason}`;
 }
+
+/** When the money ran out, as the headline and the refusals section say it: the first and last refused buy, and the buys that still filled between. */
+export function ranOutNote(ranOut: { readonly atMs: number; readonly lastAtMs: number; readonly refusedFromThen: number; readonly filledAfter: number }): string {
+  const last = ranOut.refusedFromThen > 1 ? `, the last on ${utcMinute(ranOut.lastAtMs)}` : '';
+  const after = ranOut.filledAfter > 0 ? `; ${counted(ranOut.filledAfter, 'buy')} still filled after it, when there was money again` : '';
+  return `on ${utcMinute(ranOut.atMs)}: ${counted(ranOut.refusedFromThen, 'buy')} refused for insufficient funds from then on${last}${after}`;
+}

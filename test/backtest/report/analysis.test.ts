@@ -50,7 +50,7 @@ describe('the analysis a DCA user asks for', () => {
       { reason: 'insufficient-funds', count: 2, firstTimeMs: T0 + 2 * DAY, lastTimeMs: T0 + 366 * DAY, byYear: { '2024': 1, '2025': 1 } },
       { reason: 'E_MIN_AMOUNT', count: 1, firstTimeMs: T0 + 3 * DAY, lastTimeMs: T0 + 3 * DAY, byYear: { '2024': 1 } },
     ]);
-    expect(report.refusals.ranOut).toEqual({ atMs: T0 + 2 * DAY, at: '2024-01-03T00:00:00.000Z', refusedFromThen: 2 });
+    expect(report.refusals.ranOut).toEqual({ atMs: T0 + 2 * DAY, at: '2024-01-03T00:00:00.000Z', refusedFromThen: 2, lastAtMs: T0 + 366 * DAY, last: '2025-01-01T00:00:00.000Z', filledAfter: 0 });
     expect(buildReport(run).refusals.ranOut).toBeNull();
   });
 });
