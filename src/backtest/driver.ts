@@ -228,8 +228,9 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
     await advanceTo(Number.POSITIVE_INFINITY);
     if (input.flex !== null) {
       // Flex interest is paid as the sim reads its clock, which the slots do: the days after the
-      // last slot, up to the period's end, are paid now, and the account valued with them.
-      clock.set(Math.max(clock.nowMs(), toMs - 1));
+      // last slot, up to and including the period's end (money held to midnight earns that day),
+      // are paid now, and the account valued with them.
+      clock.set(Math.max(clock.nowMs(), toMs));
       exchange.sim.nowMs();
       facts.addSample(sampleAt(exchange, rules, toMs, candles.closeDecimal(candles.length - 1)));
     }

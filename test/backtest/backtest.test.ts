@@ -183,14 +183,15 @@ describe('a backtest over real candles', () => {
 
   it('pays flex interest for every day of the period, not only up to the last slot that read the clock', async () => {
     // One slot on the first day; 1000 USDT in flex at 36.5 % a year earns 1 USDT at each 00:00 UTC
-    // after the day it was seeded: 2 March to 14 March, the last candle's day, is 13 payments.
+    // after the day it was seeded: 2 March to 15 March, where the last candle (14 March, 23:00)
+    // closes and the period ends, is 14 payments: 14 whole days held, 14 days paid.
     const instances = await loadStrategyFiles([strategyFile('once', 'STRATEGY=dca\nSCHEDULE="0 9 1 3 *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n')]);
     const input = { candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }), market: 'BTC_USDT', dataFile: FIXTURE, instances, wallet: new Map([['USDT', new Decimal('100')]]), slippagePct: new Decimal(0) };
     const without = await runBacktest({ ...input, flex: null });
     const withFlex = await runBacktest({ ...input, flex: { planId: 'usdt-flex', ticker: 'USDT', amount: new Decimal('1000'), aprPct: new Decimal('36.5') } });
-    expect(formatDecimal((withFlex.finalBalances.USDT as Decimal).sub(without.finalBalances.USDT as Decimal))).toBe('1013');
+    expect(formatDecimal((withFlex.finalBalances.USDT as Decimal).sub(without.finalBalances.USDT as Decimal))).toBe('1014');
     const report = buildReport(withFlex) as unknown as { value: { final: string } };
-    expect(report.value.final).toBe(formatDecimal((without.finalBalances.USDT as Decimal).add(1013).add((without.finalBalances.BTC as Decimal).mul(withFlex.candles.lastClose))));
+    expect(report.value.final).toBe(formatDecimal((without.finalBalances.USDT as Decimal).add(1014).add((without.finalBalances.BTC as Decimal).mul(withFlex.candles.lastClose))));
   });
 
   it('gives a byte-identical JSON report for the same input (CLI, twice)', async () => {
