@@ -255,6 +255,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
         firstOpen: candles.openDecimal(0),
         lastClose: candles.closeDecimal(candles.length - 1),
         gaps: candles.gaps.map((gap) => ({ afterTimeSec: gap.afterTimeSec, missing: gap.missing })),
+        offGrid: candles.offGrid === null ? null : { count: candles.offGrid.count, firstTimeSec: candles.offGrid.firstTimeSec },
       },
       chartCandles,
       initialWallet: startingHoldings(input),

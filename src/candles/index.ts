@@ -24,6 +24,12 @@ export interface CandleSeries {
   readonly intervalSec: number;
   /** Runs of missing candles within the series, given `intervalSec`. */
   readonly gaps: readonly CandleGap[];
+  /**
+   * Rows whose step from the row before is not a whole number of intervals (a 09:05 row in an
+   * hourly file, two rows 5 minutes apart): how many, and the first one's time; null when none.
+   * Such a file is read, but its interval is not what every candle spans.
+   */
+  readonly offGrid: { readonly count: number; readonly firstTimeSec: number } | null;
   /** Open times in Unix seconds, ascending. Shared with the series: read it, never write it. */
   readonly times: Float64Array;
   timeSec(index: number): number;
@@ -295,14 +301,19 @@ class StepCounter {
   }
 }
 
-function findGaps(times: Float64Array, intervalSec: number): CandleGap[] {
+/** The gaps (whole intervals missing) and the steps that are no whole number of intervals. */
+function gridOf(times: Float64Array, intervalSec: number): { gaps: CandleGap[]; offGrid: CandleSeries['offGrid'] } {
   const gaps: CandleGap[] = [];
-  if (intervalSec <= 0) return gaps;
+  let offGrid: { count: number; firstTimeSec: number } | null = null;
+  if (intervalSec <= 0) return { gaps, offGrid };
   for (let i = 1; i < times.length; i += 1) {
     const step = (times[i] as number) - (times[i - 1] as number);
-    if (step > intervalSec) gaps.push({ afterTimeSec: times[i - 1] as number, missing: Math.round(step / intervalSec) - 1 });
+    if (step % intervalSec !== 0) offGrid = offGrid === null ? { count: 1, firstTimeSec: times[i] as number } : { count: offGrid.count + 1, firstTimeSec: offGrid.firstTimeSec };
+    // A step a little over one interval (10:05 after 09:00) is off the grid, not a gap: no candle is missing.
+    const missing = Math.round(step / intervalSec) - 1;
+    if (missing > 0) gaps.push({ afterTimeSec: times[i - 1] as number, missing });
   }
-  return gaps;
+  return { gaps, offGrid };
 }
 
 /**
@@ -314,6 +325,7 @@ class ColumnarCandles implements CandleSeries {
   readonly length: number;
   readonly intervalSec: number;
   readonly gaps: readonly CandleGap[];
+  readonly offGrid: CandleSeries['offGrid'];
   readonly times: Float64Array;
   readonly #bytes: Buffer;
   readonly #rowStarts: Uint32Array;
@@ -332,7 +344,9 @@ class ColumnarCandles implements CandleSeries {
     this.length = times.length;
     this.intervalSec = intervalSec;
     this.times = times;
-    this.gaps = findGaps(times, intervalSec);
+    const grid = gridOf(times, intervalSec);
+    this.gaps = grid.gaps;
+    this.offGrid = grid.offGrid;
     this.#bytes = bytes;
     this.#rowStarts = rowStarts;
     this.#closes = closes;

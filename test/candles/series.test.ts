@@ -126,6 +126,17 @@ describe('intervals and gaps', () => {
     expect(series.gaps[2]).toEqual({ afterTimeSec: hour('2018-02-08T00:00'), missing: 33 });
   });
 
+  it('counts the rows off the interval grid (a 09:05 row, two rows 5 minutes apart), with the first one, and none in a clean file', () => {
+    const rows = ['0,10,12,9,11,1', '3600,10,12,9,11,1', '7200,10,12,9,11,1', '7500,10,12,9,11,1', '10800,10,12,9,11,1', '14400,10,12,9,11,1'];
+    const series = parseCandles(csv(...rows), { market: 'X_Y' });
+    expect(series.intervalSec).toBe(3600);
+    // 7200 → 7500 and 7500 → 10800 are no whole hours.
+    expect(series.offGrid).toEqual({ count: 2, firstTimeSec: 7500 });
+    // 7200 → 7500 → 10800: nothing is missing, so no gap either.
+    expect(series.gaps).toEqual([]);
+    expect(loadCandles(fixture('btc-1h-2021-03-01_14.csv'), { market: 'BTC_USDT' }).offGrid).toBeNull();
+  });
+
   it('takes the interval from the whole file, so a short period cut from it still knows its step', () => {
     const at = hour('2021-03-02T05:00') * 1000;
     const series = loadCandles(fixture('btc-1h-2021-03-01_14.csv'), { market: 'BTC_USDT', fromMs: at, toMs: at });

@@ -57,6 +57,7 @@ export interface BacktestReport {
     firstOpen: string;
     lastClose: string;
     gaps: { count: number; missingCandles: number; largest: { afterTimeSec: number; missing: number } | null };
+    offGrid: { count: number; firstTimeSec: number } | null;
   };
   slots: number;
   instances: Array<{ instance: string; strategy: string; schedule: string; timezone: string }>;
@@ -160,6 +161,7 @@ export function buildReport(run: BacktestRun): BacktestReport {
         missingCandles: run.candles.gaps.reduce((total, gap) => total + gap.missing, 0),
         largest: largestGap,
       },
+      offGrid: run.candles.offGrid === null ? null : { count: run.candles.offGrid.count, firstTimeSec: run.candles.offGrid.firstTimeSec },
     },
     slots: run.slots,
     instances: [...run.instances]

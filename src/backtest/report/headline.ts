@@ -1,5 +1,5 @@
 import type { BacktestReport, DrawdownEpisode } from './build.ts';
-import { counted, countsText, failureNote, orDash, ranOutNote, signed, utcMinute } from './text.ts';
+import { counted, countsText, failureNote, offGridText, orDash, ranOutNote, signed, utcMinute } from './text.ts';
 
 /**
  * The headline figures as label / value / note rows: one list shared by the terminal summary
@@ -20,7 +20,7 @@ export function headlineRows(report: BacktestReport): HeadlineRow[] {
   const maxDrawdown = report.drawdown.max;
   const gaps = report.data.gaps;
   const rows: HeadlineRow[] = [
-    { label: 'Candles processed', value: String(report.data.candles), note: `${intervalText(report.data.intervalSec)}, ${counted(gaps.count, 'gap')}, ${gaps.missingCandles} missing` },
+    { label: 'Candles processed', value: String(report.data.candles), note: `${intervalText(report.data.intervalSec)}, ${counted(gaps.count, 'gap')}, ${gaps.missingCandles} missing${offGridText(report.data.offGrid)}` },
     { label: 'Slots', value: String(report.slots), note: '' },
     { label: 'Orders', value: String(report.orders.total), note: countsText(report.orders.byStatus) },
     { label: 'Refusals', value: String(report.refusals.total), note: countsText(report.refusals.byReason) },

@@ -6,7 +6,7 @@ import { headlineRows } from './headline.ts';
 import { rulesSourceText, rulesValuesText } from './rules.ts';
 import type { BacktestRun, ReportOrder } from './run.ts';
 import { PAGE_MARK } from './page-mark.ts';
-import { counted, escapeHtml, failureNote, orDash, ranOutNote, utcMinute } from './text.ts';
+import { counted, escapeHtml, failureNote, offGridText, orDash, ranOutNote, utcMinute } from './text.ts';
 
 /**
  * The HTML report: one self-contained page (inline CSS and SVG, no script, no external
@@ -236,7 +236,7 @@ function runTable(report: BacktestReport): string {
     ['Market', `${report.market} (${report.base} / ${report.quote})`],
     ['Period', `${utcMinute(report.period.fromMs)} → ${utcMinute(report.period.toMs)}`],
     ['Candles', `${report.data.candles} of ${report.data.intervalSec} s, ${utcMinute(report.data.firstTimeSec * 1000)} → ${utcMinute(report.data.lastTimeSec * 1000)}`],
-    ['Gaps', `${counted(gaps.count, 'gap')}, ${counted(gaps.missingCandles, 'candle')} missing${largest}`],
+    ['Gaps', `${counted(gaps.count, 'gap')}, ${counted(gaps.missingCandles, 'candle')} missing${largest}${offGridText(report.data.offGrid)}`],
     ['Slippage', `${report.settings.slippagePct} %`],
     ['Flex APR', report.settings.flexAprPct === null ? 'off' : `${report.settings.flexAprPct} %`],
     ['Market rules', `${rulesSourceText(report.rules)}: ${rulesValuesText(report.rules, report.base, report.quote)}`],

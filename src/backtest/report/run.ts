@@ -29,6 +29,8 @@ export interface BacktestRun {
     firstOpen: Decimal;
     lastClose: Decimal;
     gaps: Array<{ afterTimeSec: number; missing: number }>;
+    /** Rows whose step is no whole number of intervals: how many, and the first one's open time; null when none. */
+    offGrid: { count: number; firstTimeSec: number } | null;
   };
   /** Downsampled by the driver (≤ 2000 points), time-ascending. */
   chartCandles: Array<{ timeSec: number; close: Decimal }>;

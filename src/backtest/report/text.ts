@@ -62,3 +62,8 @@ export function ranOutNote(ranOut: { readonly atMs: number; readonly lastAtMs: n
   const after = ranOut.filledAfter > 0 ? `; ${counted(ranOut.filledAfter, 'buy')} still filled after it, when there was money again` : '';
   return `on ${utcMinute(ranOut.atMs)}: ${counted(ranOut.refusedFromThen, 'buy')} refused for insufficient funds from then on${last}${after}`;
 }
+
+/** `, 3 rows off the interval's grid (the first at …)`: the file's rows are not all one interval apart; '' when they are. */
+export function offGridText(offGrid: { readonly count: number; readonly firstTimeSec: number } | null): string {
+  return offGrid === null ? '' : `; ${counted(offGrid.count, 'row')} off the interval's grid (the first at ${utcMinute(offGrid.firstTimeSec * 1000)}): not every candle spans the interval`;
+}

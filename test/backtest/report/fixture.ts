@@ -133,6 +133,7 @@ export function syntheticRun(overrides: SyntheticRunOverrides = {}): BacktestRun
         { afterTimeSec: (T0 + 5 * HOUR) / 1000, missing: 2 },
         { afterTimeSec: (T0 + 30 * HOUR) / 1000, missing: 3 },
       ],
+      offGrid: null,
     },
     chartCandles: closes(),
     initialWallet: { USDT: d('1000'), BTC: d('0') },

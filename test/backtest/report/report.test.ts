@@ -225,7 +225,8 @@ describe('backtest report: SCHEMA.md', () => {
       firstSlot: { timeMs: T0 + HOUR, price: d('100') },
       refusals: [...base.refusals, { instance: 'dca-btc', slotTimeMs: T0 + 2 * HOUR, reason: 'insufficient-funds', message: 'short' }],
     });
-    const found = paths(buildReport({ ...run, strategyFailures: [{ instance: 'flaky', atMs: T0 + 3 * HOUR, reason: 'strategy flaky failed: boom', slotsNotRun: 2 }] }), '', new Set());
+    const offGrid = { count: 1, firstTimeSec: (T0 + 5 * HOUR) / 1000 + 300 };
+    const found = paths(buildReport({ ...run, candles: { ...run.candles, offGrid }, strategyFailures: [{ instance: 'flaky', atMs: T0 + 3 * HOUR, reason: 'strategy flaky failed: boom', slotsNotRun: 2 }] }), '', new Set());
     expect([...found].filter((p) => !documented.has(p))).toEqual([]);
     expect([...documented].filter((p) => !found.has(p))).toEqual([]);
   });

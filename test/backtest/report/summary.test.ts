@@ -40,6 +40,12 @@ describe('backtest terminal summary', () => {
     expect(text).toMatch(/Ran out of money +on 2021-03-22 00:00Z: 92 buys refused for insufficient funds from then on, the last on 2022-12-26 00:00Z; 1 buy still filled after it, when there was money again/);
   });
 
+  it('says when rows of the data are off its interval grid, and where the first one is', () => {
+    const off = { ...report, data: { ...report.data, offGrid: { count: 2, firstTimeSec: Date.UTC(2024, 0, 2, 9, 5) / 1000 } } };
+    expect(renderSummary(off, { color: false })).toContain("; 2 rows off the interval's grid (the first at 2024-01-02 09:05Z): not every candle spans the interval");
+    expect(renderSummary(report, { color: false })).not.toContain('off the interval');
+  });
+
   it('lines the values up on their decimal point', () => {
     const lines = renderSummary(report, { color: false }).split('\n');
     const dotColumn = (label: string): number => {
