@@ -352,7 +352,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       exitReason = 'once';
       return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy };
     }
-    if (!stopping.signal.aborted) await running.catchUp(clock.nowMs());
+    // From the run's start: a start that waited for an exchange journals the slots of the wait as such.
+    if (!stopping.signal.aborted) await running.catchUp(clock.nowMs(), run.startedAtMs);
 
     // A failed slot found done since counts as a success for the gauge and ends its run of failures for /healthz.
     const onSettled = (instance: string, slotTimeMs: number): void => {

@@ -191,33 +191,36 @@ export class Engine {
    * anchors each instance that has no journalled slot yet at `nowMs` (Journal.markScheduled), so
    * a first slot a kill leaves unjournalled counts as missed at the next start, while the slots
    * before an instance was first scheduled never do.
+   *
+   * `startedAtMs`: when this run started, when that was before `nowMs` (its start waited for an
+   * exchange): the slots since fell while stacker was starting, not while it was stopped, and are
+   * journalled saying so; an instance without a slot is anchored there, so they count for it too.
    */
-  async catchUp(nowMs: number): Promise<void> {
+  async catchUp(nowMs: number, startedAtMs: number = nowMs): Promise<void> {
+    const startedMs = Math.min(startedAtMs, nowMs);
     for (const instance of this.#instances.values()) {
       if (!this.isEnabled(instance.instance) || this.#fatal !== null) continue;
       const journal = this.#deps.journal;
       const last = await journal.lastSlot(instance.instance);
       // Once written the anchor is only read: moving it to a later start would drop a first slot
       // that fell while stacker was stopped in between.
-      const since = last === null ? await journal.markScheduled(instance.instance, nowMs) : await journal.scheduledSince(instance.instance);
+      const since = last === null ? await journal.markScheduled(instance.instance, startedMs) : await journal.scheduledSince(instance.instance);
       // The later of the two: a slot journalled from before the anchor (an order adopted from the
       // exchange's history) must not make the slots before the instance was scheduled count as missed.
       const from = last === null ? since : since === null ? last.slotTimeMs : Math.max(last.slotTimeMs, since);
       const plan = planCatchUp(instance.schedule, from, nowMs, instance.catchUp);
+      const rule = instance.catchUp.policy === 'skip' ? 'CATCH_UP=skip' : 'older than the newest missed slot or CATCH_UP_WINDOW';
       for (const slotTimeMs of plan.skip) {
-        await journal.skipSlot({
-          instance: instance.instance,
-          slotTimeMs,
-          runId: this.#options.runId,
-          status: 'missed',
-          reason: instance.catchUp.policy === 'skip' ? 'stacker was not running; CATCH_UP=skip' : 'stacker was not running; older than the newest missed slot or CATCH_UP_WINDOW',
-        });
+        const why = slotTimeMs < startedMs ? 'stacker was not running' : 'stacker was starting (waiting for the exchange to check the configuration against)';
+        await journal.skipSlot({ instance: instance.instance, slotTimeMs, runId: this.#options.runId, status: 'missed', reason: `${why}; ${rule}` });
         this.#deps.metrics.slotFinished(instance.instance, 'missed', 0, slotTimeMs);
       }
       if (plan.skippedTotal > 0) {
+        const starting = plan.skip.filter((slotTimeMs) => slotTimeMs >= startedMs).length;
+        const when = starting === 0 ? 'while stacker was not running' : starting === plan.skippedTotal ? 'while stacker was starting' : 'while stacker was not running or was starting';
         this.#deps.logger.warn(
           { event: 'slots-missed', instance: instance.instance, missed: plan.skippedTotal, catchUp: instance.catchUp.policy },
-          `${plan.skippedTotal} slot(s) of ${instance.instance} fell while stacker was not running; journalled as missed`,
+          `${plan.skippedTotal} slot(s) of ${instance.instance} fell ${when}; journalled as missed`,
         );
       }
       if (plan.run !== null) {

@@ -96,3 +96,24 @@ describe('catch-up of an instance whose first slot was never journalled', () => 
     expect(await slotsJournalled()).toEqual([`${s2}:missed`, `${s1 - 30_000}:skipped`]);
   });
 });
+
+describe('catch-up after a start that waited for the exchange', () => {
+  it('journals the slots that fell during the wait as missed while stacker was starting, for an instance with slots and a new one alike', async () => {
+    const { s1, s2 } = pastSlots();
+    const old = dcaEvery10s({ policy: 'skip' });
+    const added = { ...dcaEvery10s({ policy: 'skip' }), instance: 'dca-new' };
+    // The older instance ran s1 - 10 s; the daemon stopped, then started again at s1 - 5 s and
+    // waited for the exchange until 3 s after s2.
+    await world.journal.skipSlot({ instance: INSTANCE, slotTimeMs: s1 - 10_000, runId: null, status: 'skipped', reason: 'an earlier run' });
+    await world.engine([old, added]).catchUp(s2 + 3_000, s1 - 5_000);
+    for (const name of [INSTANCE, 'dca-new']) {
+      const reasons = (await world.journal.listSlots({ instance: name })).filter((slot) => slot.status === 'missed').map((slot) => [slot.slotTimeMs, slot.reason]);
+      expect(reasons).toEqual([
+        [s2, 'stacker was starting (waiting for the exchange to check the configuration against); CATCH_UP=skip'],
+        [s1, 'stacker was starting (waiting for the exchange to check the configuration against); CATCH_UP=skip'],
+      ]);
+    }
+    expect(world.logs.find((line) => line.fields.event === 'slots-missed')?.message).toBe('2 slot(s) of dca-btc fell while stacker was starting; journalled as missed');
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  });
+});
