@@ -42,7 +42,7 @@ export async function marketsAtStart(exchanges: ReadonlyMap<string, Exchange>, o
         if (stop.aborted) return null;
         if (!options.wait || !(error instanceof StackerError) || !error.retryable) {
           giveUp.abort();
-          throw error;
+          throw exchanges.size > 1 ? ofAccount(error, account) : error;
         }
         const delayMs = retryMs[Math.min(attempt, retryMs.length - 1)] ?? 60_000;
         options.logger.warn(
@@ -57,6 +57,15 @@ export async function marketsAtStart(exchanges: ReadonlyMap<string, Exchange>, o
   const lists = await Promise.all(entries.map(([account, exchange]) => read(account, exchange)));
   if (lists.some((list) => list === null)) return null;
   return new Map(entries.map(([account], i) => [account, lists[i] as readonly MarketRules[]]));
+}
+
+/**
+ * The error, its message naming the account whose exchange answered it: with several accounts
+ * "connection refused" alone does not say which endpoint to look at. Same class and code.
+ */
+export function ofAccount(error: unknown, account: string): unknown {
+  if (error instanceof Error && !error.message.startsWith(`account ${account}: `)) error.message = `account ${account}: ${error.message}`;
+  return error;
 }
 
 /** Sleeps `ms`; false when `stop` ended it first. */

@@ -57,6 +57,18 @@ describe('reading every account’s markets at start', () => {
     await expect(marketsAtStart(new Map([['main', main], ['side', side]]), { logger, stop: new AbortController().signal, wait: true, retryMs: [5] })).rejects.toBe(refused);
   });
 
+  it('names the account in the error that ends the start when there are several, keeping its class and code', async () => {
+    const { logger } = logs();
+    const failure = down();
+    const error = await marketsAtStart(new Map([['main', exchangeFailing([])], ['kids', exchangeFailing([failure])]]), { logger, stop: new AbortController().signal, wait: false }).catch((e: unknown) => e);
+    expect(error).toBe(failure);
+    expect(error).toMatchObject({ code: 'E_UNAVAILABLE', message: expect.stringMatching(/^account kids: /) });
+    // One account: the message is the exchange's own.
+    const alone = down();
+    await expect(marketsAtStart(new Map([['main', exchangeFailing([alone])]]), { logger, stop: new AbortController().signal, wait: false })).rejects.toBe(alone);
+    expect(alone.message).not.toMatch(/^account /);
+  });
+
   it('tries once for `run --once`, and answers null when told to stop while it waits', async () => {
     const { logger } = logs();
     const failure = down();

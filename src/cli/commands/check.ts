@@ -229,6 +229,7 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
   const createExchange = overrides.createExchange ?? (await import('../../daemon/exchange-factory.ts')).createExchange;
   const preflight = overrides.preflight ?? (await import('../../engine/preflight.ts')).preflight;
   const { startupProblems } = await import('../../config/instance-runtime.ts');
+  const { ofAccount } = await import('../../daemon/start-markets.ts');
   const startup: InputProblem[] = [];
   const reports: PreflightResult[] = [];
   const journal = await journalNow(config, nowMs);
@@ -243,6 +244,8 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
         if (saved !== null) exchange.keptAccount?.resume(saved);
         startup.push(...startupProblems(instances, await exchange.markets()));
         reports.push(...(await preflight({ ...config, instances, budgetLeft: (name) => journal.leftOf(name) }, exchange, nowMs)));
+      } catch (error) {
+        throw config.accounts.size > 1 ? ofAccount(error, account) : error;
       } finally {
         await exchange.close();
       }
