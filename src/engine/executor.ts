@@ -107,7 +107,8 @@ async function executeBuy(deps: EngineDeps, limits: InstanceLimits, view: SlotVi
       const why = found.kind === 'none' ? 'not in the order history yet' : `lookup failed: ${found.message}`;
       const lost: IntentError = {
         code: errorCode(error),
-        message: `answer lost (${errorMessage(error)}); ${why}; looked up again over ${window} s, never sent again; its budget stays counted meanwhile`,
+        // A stop (run --once, a signal) before the window ends leaves the lookups to the next start: said, not promised as done.
+        message: `answer lost (${errorMessage(error)}); ${why}; to be looked up again for ${window} s from the send (by the next start if stacker stops first), never sent again; its budget stays counted meanwhile`,
       };
       await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
       tellUnknown(deps, record, lost);
