@@ -1,5 +1,5 @@
 import type { Dispatcher, Pool as UndiciPool } from 'undici';
-import { NetworkError, ProtocolError, TimeoutError } from '../domain/errors.ts';
+import { NetworkError, ProtocolError, TimeoutError, isTlsFailureCode } from '../domain/errors.ts';
 import { decodeBody, type ResponseBody } from './json.ts';
 import { Pool, request as undiciRequest } from './undici-core.ts';
 
@@ -51,7 +51,6 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'UND_MOCK_ERR_MOCK_NOT_MATCHED', // MockAgent with net connect disabled: nothing left the process
 ]);
 
-const TLS_HANDSHAKE_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|HOSTNAME_MISMATCH$)/;
 
 const DESCRIPTIONS: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'connection refused',
@@ -148,7 +147,7 @@ export class Transport {
     if (code === 'UND_ERR_CONNECT_TIMEOUT') return new TimeoutError(path, 'connect', connectTimeoutMs);
     if (code === 'UND_ERR_HEADERS_TIMEOUT') return new TimeoutError(path, 'headers', responseTimeoutMs);
     if (code === 'UND_ERR_BODY_TIMEOUT') return new TimeoutError(path, 'body', responseTimeoutMs);
-    const notSent = !responseStarted && (NOT_SENT_CODES.has(code) || TLS_HANDSHAKE_CODE.test(code));
+    const notSent = !responseStarted && (NOT_SENT_CODES.has(code) || isTlsFailureCode(code));
     return new NetworkError(path, code, !notSent, describe(code, error));
   }
 }
@@ -164,7 +163,7 @@ function errorCode(error: unknown): string {
 function describe(code: string, error: unknown): string {
   const known = DESCRIPTIONS[code];
   if (known !== undefined) return known;
-  if (TLS_HANDSHAKE_CODE.test(code)) return 'TLS handshake failed';
+  if (isTlsFailureCode(code)) return 'TLS handshake failed';
   const message = error instanceof Error ? error.message : String(error);
   return `transport failure: ${message.replace(/\s+/g, ' ').slice(0, 160)}`;
 }

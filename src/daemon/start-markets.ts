@@ -1,4 +1,4 @@
-import { StackerError } from '../domain/errors.ts';
+import { NetworkError, StackerError, isTlsFailureCode } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import type { Logger } from 'pino';
 import type { Exchange } from '../exchange/port.ts';
@@ -16,7 +16,15 @@ export interface StartMarketsOptions {
   /** false (`run --once`): one try, its failure is the run's. */
   readonly wait: boolean;
   readonly retryMs?: readonly number[];
+  /** How long a read may go unanswered before a warning says so (SLOW_NOTICE_MS when absent). */
+  readonly slowNoticeMs?: number;
 }
+
+/**
+ * A hanging exchange takes a try four time limits (the client's own retries) to fail: say that
+ * it is being waited for long before that, rather than nothing for 40 s.
+ */
+export const SLOW_NOTICE_MS = 5_000;
 
 /**
  * Every account's market list, which the start checks each instance against. A daemon is
@@ -33,21 +41,29 @@ export async function marketsAtStart(exchanges: ReadonlyMap<string, Exchange>, o
   const stop = AbortSignal.any([options.stop, giveUp.signal]);
   const read = async (account: string, exchange: Exchange): Promise<readonly MarketRules[] | null> => {
     for (let attempt = 0; ; attempt += 1) {
+      const slowMs = options.slowNoticeMs ?? SLOW_NOTICE_MS;
+      const slow = setTimeout(
+        () => options.logger.warn({ event: 'exchange-slow', account, attempt: attempt + 1 }, `account ${account}: the exchange has not answered the market list for ${Math.round(slowMs / 1000)} s; still waiting for it`),
+        slowMs,
+      );
       try {
-        const markets = await exchange.markets();
+        const markets = await exchange.markets().finally(() => clearTimeout(slow));
         if (attempt > 0) options.logger.info({ event: 'exchange-back', account, attempts: attempt + 1 }, `account ${account}: the exchange answered; starting`);
         return markets;
       } catch (error) {
         // Told to stop, or another account's start failed: this one's failure no longer matters.
         if (stop.aborted) return null;
-        if (!options.wait || !(error instanceof StackerError) || !error.retryable) {
+        // A TLS handshake that fails (https:// on a plain-HTTP port, a certificate refused) is a setting, not an outage.
+        const tls = error instanceof NetworkError && isTlsFailureCode(error.causeCode);
+        if (tls) error.message = `${error.message}; waiting does not mend a TLS failure: check the endpoint (https:// on a plain-HTTP port?) and its certificate`;
+        if (!options.wait || !(error instanceof StackerError) || !error.retryable || tls) {
           giveUp.abort();
           throw exchanges.size > 1 ? ofAccount(error, account) : error;
         }
         const delayMs = retryMs[Math.min(attempt, retryMs.length - 1)] ?? 60_000;
         options.logger.warn(
           { event: 'exchange-waiting', account, code: error.code, attempt: attempt + 1, retryInMs: delayMs },
-          `account ${account}: the exchange's market list could not be read at start (${error.code}: ${error.message}); nothing is scheduled until it answers; trying again in ${Math.round(delayMs / 1000)} s`,
+          `account ${account}: the exchange's market list could not be read at start (${error.code}: ${error.message})${hintFor(error)}; nothing is scheduled until it answers; trying again in ${Math.round(delayMs / 1000)} s`,
         );
         if (!(await pause(delayMs, stop))) return null;
       }
@@ -66,6 +82,11 @@ export async function marketsAtStart(exchanges: ReadonlyMap<string, Exchange>, o
 export function ofAccount(error: unknown, account: string): unknown {
   if (error instanceof Error && !error.message.startsWith(`account ${account}: `)) error.message = `account ${account}: ${error.message}`;
   return error;
+}
+
+/** What to check when a failure lasts that may also be a setting: a host name that does not resolve may be a typo. */
+function hintFor(error: StackerError): string {
+  return error instanceof NetworkError && error.causeCode === 'ENOTFOUND' ? ' (if this lasts, check the host name in STACKER_BASE_URL, or the account\'s BASE_URL)' : '';
 }
 
 /** Sleeps `ms`; false when `stop` ended it first. */

@@ -195,6 +195,13 @@ export class NetworkError extends StackerError {
   }
 }
 
+const TLS_FAILURE_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|HOSTNAME_MISMATCH$)/;
+
+/** A transport code of a failed TLS handshake (a protocol mismatch, a certificate refused): nothing of the request left. */
+export function isTlsFailureCode(code: string): boolean {
+  return TLS_FAILURE_CODE.test(code);
+}
+
 export class TimeoutError extends StackerError {
   readonly code = 'E_TIMEOUT' as const;
   readonly retryable = true;

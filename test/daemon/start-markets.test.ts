@@ -2,7 +2,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { DEMO_MARKETS } from '../../src/sim/seed.ts';
 import { marketsAtStart } from '../../src/daemon/start-markets.ts';
-import { AuthError, ServiceUnavailableError } from '../../src/domain/errors.ts';
+import { AuthError, NetworkError, ServiceUnavailableError } from '../../src/domain/errors.ts';
 import type { MarketRules } from '../../src/domain/market.ts';
 import type { Exchange } from '../../src/exchange/port.ts';
 
@@ -67,6 +67,33 @@ describe('reading every account’s markets at start', () => {
     const alone = down();
     await expect(marketsAtStart(new Map([['main', exchangeFailing([alone])]]), { logger, stop: new AbortController().signal, wait: false })).rejects.toBe(alone);
     expect(alone.message).not.toMatch(/^account /);
+  });
+
+  it('ends the start on a TLS failure, which waiting does not mend, and hints at a host name not found while it waits', async () => {
+    const { logger, lines } = logs();
+    const tls = new NetworkError('/api/v4/public/markets', 'ERR_SSL_WRONG_VERSION_NUMBER', false, 'TLS handshake failed');
+    await expect(marketsAtStart(new Map([['main', exchangeFailing([tls])]]), { logger, stop: new AbortController().signal, wait: true, retryMs: [5] })).rejects.toBe(tls);
+    expect(tls.message).toMatch(/waiting does not mend a TLS failure: check the endpoint/);
+    const typo = new NetworkError('/api/v4/public/markets', 'ENOTFOUND', false, 'host name not found');
+    expect(await marketsAtStart(new Map([['main', exchangeFailing([typo])]]), { logger, stop: new AbortController().signal, wait: true, retryMs: [5] })).not.toBeNull();
+    expect(lines.find((l) => l['event'] === 'exchange-waiting')?.['msg']).toMatch(/if this lasts, check the host name in STACKER_BASE_URL/);
+  });
+
+  it('says so when the exchange does not answer for a while, before the try fails, and not while it waits between tries', async () => {
+    const { logger, lines } = logs();
+    let calls = 0;
+    const slowThenDown = {
+      markets: async (): Promise<readonly MarketRules[]> => {
+        calls += 1;
+        if (calls === 1) {
+          await new Promise((resolve) => setTimeout(resolve, 60));
+          throw down();
+        }
+        return DEMO_MARKETS;
+      },
+    } as unknown as Exchange;
+    await marketsAtStart(new Map([['main', slowThenDown]]), { logger, stop: new AbortController().signal, wait: true, retryMs: [100], slowNoticeMs: 20 });
+    expect(lines.map((l) => l['event']).filter((e) => e !== undefined)).toEqual(['exchange-slow', 'exchange-waiting', 'exchange-back']);
   });
 
   it('tries once for `run --once`, and answers null when told to stop while it waits', async () => {
