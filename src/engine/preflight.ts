@@ -26,6 +26,8 @@ export interface PreflightResult {
   readonly ok: boolean;
   readonly intents: readonly PreflightIntent[];
   readonly problems: readonly string[];
+  /** What the instance may still spend now (its own budget, or its account's cap when that leaves less); absent without a budget. */
+  readonly budgetLeft?: { readonly amount: string; readonly asset: string; readonly limitedBy: string };
 }
 
 /** What pre-flight reads of the configuration (a DaemonConfig fits: the engine does not import config). */
@@ -56,8 +58,10 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
   for (const instance of config.instances.filter((i) => i.enabled)) {
     const problems: string[] = [];
     const judged: PreflightIntent[] = [];
+    let shown: PreflightResult['budgetLeft'];
     try {
       const spend = (await config.budgetLeft?.(instance.instance)) ?? null;
+      if (spend !== null) shown = { amount: formatDecimal(spend.amount), asset: spend.asset, limitedBy: spend.limitedBy };
       const left = spend?.amount ?? null;
       const view = await takeSnapshot(exchange, books, {
         instance: instance.instance,
@@ -82,7 +86,7 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
     } catch (error) {
       problems.push(errorMessage(error));
     }
-    results.push({ instance: instance.instance, ok: problems.length === 0 && judged.every((i) => i.verdict !== 'refused'), intents: judged, problems });
+    results.push({ instance: instance.instance, ok: problems.length === 0 && judged.every((i) => i.verdict !== 'refused'), intents: judged, problems, ...(shown === undefined ? {} : { budgetLeft: shown }) });
   }
   return results;
 }

@@ -207,6 +207,8 @@ export async function budgetLeft(journal: Journal, instance: InstanceLimits & { 
 /** What an instance may still spend, and which limit leaves that little: a refusal names it. */
 export interface SpendLeft {
   readonly amount: Decimal;
+  /** The asset budgets count (the instance's quote). */
+  readonly asset: string;
   /** "the instance's own budget", or "the cap of account NAME" when the cap leaves less. */
   readonly limitedBy: string;
   /**
@@ -226,8 +228,9 @@ export async function spendLeft(journal: Journal, instance: InstanceLimits & { r
   const capLeft = await accountCapLeft(journal, account, cap, atMs);
   const limits = [...(own === null ? [] : Object.values(instance.budgets)), ...(capLeft === null || cap === null ? [] : Object.values(cap.limits))].filter((limit) => limit !== undefined);
   const ceiling = limits.reduce((smallest, limit) => (limit.lt(smallest) ? limit : smallest), limits[0] as Decimal);
-  if (capLeft !== null && (own === null || capLeft.lt(own))) return { amount: capLeft, limitedBy: `the cap of account ${account}`, ceiling };
-  return own === null ? null : { amount: own, limitedBy: "the instance's own budget", ceiling };
+  const asset = cap?.asset ?? instance.budgetAsset ?? '';
+  if (capLeft !== null && (own === null || capLeft.lt(own))) return { amount: capLeft, asset, limitedBy: `the cap of account ${account}`, ceiling };
+  return own === null ? null : { amount: own, asset, limitedBy: "the instance's own budget", ceiling };
 }
 
 /** The smallest of an account cap's periods left at `atMs` (never below zero); null without a cap. */

@@ -119,7 +119,7 @@ describe('stacker check against the sandbox', () => {
       expect((await runCli(['run', '--once', '--strategies', dir, '--data-dir', dir], env)).code).toBe(0);
       const checked = await runCli(['check', '--strategies', dir, '--data-dir', dir], env);
       expect(checked.code, checked.stderr).toBe(0);
-      expect(checked.stdout).toContain("dca: ok (this period's budget is used up: the buy waits for it to reset)\n");
+      expect(checked.stdout).toContain("dca: ok (this period's budget is used up: the buy waits for it to reset)\n  budget left now: 7.5 USDT (what the instance's own budget leaves)\n");
       expect(checked.stdout).toMatch(/ {2}waits {7}buy-stock-market {2}buy 0\.0005 BTC_USDT at market \(stp no\) \(over-budget: .*budget left for this slot, 7\.5 USDT .*; it fits the smallest limit, 40 USDT, so it waits for the period to reset\)/);
 
       // The same buy against a day's budget it can never fit: a fault of the configuration.

@@ -478,6 +478,7 @@ export function renderPreflight(outcome: PreflightOutcome, config: Pick<DaemonCo
     const declines = report.intents.some((intent) => intent.kind === 'refusal');
     const waits = report.intents.some((intent) => intent.verdict === 'waits');
     lines.push(`${report.instance}: ${!passes(report) ? 'PROBLEMS' : waits ? "ok (this period's budget is used up: the buy waits for it to reset)" : declines ? 'ok (the strategy declines to act now)' : 'ok'}`);
+    if (report.budgetLeft !== undefined) lines.push(`  budget left now: ${report.budgetLeft.amount} ${report.budgetLeft.asset} (what ${report.budgetLeft.limitedBy} leaves)`);
     if (report.intents.length === 0 && report.problems.length === 0) lines.push('  nothing that moves money now (notes only, or nothing to do)');
     const kindWidth = Math.max(0, ...report.intents.map((intent) => intent.kind.length));
     for (const intent of report.intents) {
