@@ -422,10 +422,11 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }
-    await server?.stop().catch(() => undefined);
-    // A slot asked for from the status API, and a history check started by tracking, finish before the journal closes under them.
+    // A slot asked for from the status API, and a history check started by tracking, finish before the journal closes under them,
+    // and before the status server closes: while they finish, /healthz says stopping and a kill switch can still be turned on.
     await controls?.idle();
     await engine?.idle();
+    await server?.stop().catch(() => undefined);
     // A trading-stopped notice is queued by now; a dead receiver costs at most NOTIFY_FLUSH_MS.
     await notifications.close();
     if (runId !== null) await journal.finishRun(runId, exitReason).catch(() => undefined);

@@ -184,6 +184,25 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
     });
   }, 45_000);
 
+  it('keeps answering while it stops with a slot asked for from the API still running: /healthz says stopping, and a kill switch can still be turned on', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    // The exchange sits on the order for 4 s: the slot the API asked for is in flight.
+    t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 4000, times: 1 });
+    const daemon = start(withToken);
+    const url = await statusUrl(daemon);
+    const ran = postControl(url, '/api/instances/dca-btc/run', CONTROL_TOKEN);
+    await daemon.waitFor('"event":"order-send"');
+    daemon.child.kill('SIGTERM');
+    await daemon.waitFor('"event":"stopping"');
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({ stopping: true });
+    expect((await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: true })).status).toBe(200);
+    expect((await ran).json).toMatchObject({ instance: 'dca-btc', outcome: 'done' });
+    expect(await daemon.exited).toBe(0);
+    expect(orders()).toBe(1);
+  });
+
   it('stacker_kill_switch is 1 while a kill switch (the API\'s or the file) is on, from the moment it is turned on, not from the next slot; 0 once off', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001' });
     const killFile = join(t.dir.root, 'stop-trading');
