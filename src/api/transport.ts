@@ -163,7 +163,7 @@ function errorCode(error: unknown): string {
 function describe(code: string, error: unknown): string {
   const known = DESCRIPTIONS[code];
   if (known !== undefined) return known;
-  if (isTlsFailureCode(code)) return 'TLS handshake failed';
+  if (isTlsFailureCode(code)) return 'TLS handshake failed: check the endpoint (https:// on a plain-HTTP port?) and its certificate; trying again does not mend it';
   const message = error instanceof Error ? error.message : String(error);
   return `transport failure: ${message.replace(/\s+/g, ' ').slice(0, 160)}`;
 }

@@ -1,4 +1,4 @@
-import { NetworkError, StackerError, isTlsFailureCode } from '../domain/errors.ts';
+import { NetworkError, StackerError } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import type { Logger } from 'pino';
 import type { Exchange } from '../exchange/port.ts';
@@ -53,10 +53,8 @@ export async function marketsAtStart(exchanges: ReadonlyMap<string, Exchange>, o
       } catch (error) {
         // Told to stop, or another account's start failed: this one's failure no longer matters.
         if (stop.aborted) return null;
-        // A TLS handshake that fails (https:// on a plain-HTTP port, a certificate refused) is a setting, not an outage.
-        const tls = error instanceof NetworkError && isTlsFailureCode(error.causeCode);
-        if (tls) error.message = `${error.message}; waiting does not mend a TLS failure: check the endpoint (https:// on a plain-HTTP port?) and its certificate`;
-        if (!options.wait || !(error instanceof StackerError) || !error.retryable || tls) {
+        // Not retryable: a refused key, an answer that cannot be read, a TLS handshake that fails (a setting, not an outage).
+        if (!options.wait || !(error instanceof StackerError) || !error.retryable) {
           giveUp.abort();
           throw exchanges.size > 1 ? ofAccount(error, account) : error;
         }

@@ -175,6 +175,13 @@ export class ProtocolError extends ExchangeError {
   override readonly name = 'ProtocolError';
 }
 
+const TLS_FAILURE_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|HOSTNAME_MISMATCH$)/;
+
+/** A transport code of a failed TLS handshake (a protocol mismatch, a certificate refused): nothing of the request left. */
+export function isTlsFailureCode(code: string): boolean {
+  return TLS_FAILURE_CODE.test(code);
+}
+
 /**
  * Transport failures. `requestSent` tells whether any byte of the request may have reached the
  * server: false for a refused connection (the operation surely did not happen), true for a reset
@@ -182,7 +189,8 @@ export class ProtocolError extends ExchangeError {
  */
 export class NetworkError extends StackerError {
   readonly code = 'E_NETWORK' as const;
-  readonly retryable = true;
+  /** False for a failed TLS handshake (https:// on a plain-HTTP port, a refused certificate): a setting that trying again does not mend. */
+  readonly retryable: boolean;
   readonly path: string;
   readonly requestSent: boolean;
   readonly causeCode: string;
@@ -191,15 +199,9 @@ export class NetworkError extends StackerError {
     this.name = 'NetworkError';
     this.path = path;
     this.causeCode = causeCode;
+    this.retryable = !isTlsFailureCode(causeCode);
     this.requestSent = requestSent;
   }
-}
-
-const TLS_FAILURE_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|HOSTNAME_MISMATCH$)/;
-
-/** A transport code of a failed TLS handshake (a protocol mismatch, a certificate refused): nothing of the request left. */
-export function isTlsFailureCode(code: string): boolean {
-  return TLS_FAILURE_CODE.test(code);
 }
 
 export class TimeoutError extends StackerError {

@@ -75,6 +75,14 @@ describe('stacker public commands', () => {
     expect(result.stdout).toContain(`pong from ${sandbox.url}`);
   });
 
+  it('ping over https:// to a plain-HTTP port fails as a setting, not an outage: exit 3, the endpoint to check, no "try again later"', async () => {
+    const result = await stacker(['ping', '--base-url', sandbox.url.replace('http://', 'https://')], {});
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('E_NETWORK');
+    expect(result.stderr).toContain('TLS handshake failed: check the endpoint (https:// on a plain-HTTP port?) and its certificate; trying again does not mend it');
+    expect(result.stderr).not.toMatch(/temporary|try again later/);
+  });
+
   it('markets lists every market with its rules in aligned columns, decimals as formatDecimal prints them', async () => {
     const result = await stacker(['markets']);
     expect(result.code, result.stderr).toBe(0);
