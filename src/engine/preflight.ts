@@ -1,3 +1,4 @@
+import { ExchangeError, NetworkError, TimeoutError } from '../domain/errors.ts';
 import { isMoneyIntent, type Intent } from '../domain/intent.ts';
 import { formatDecimal } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
@@ -84,6 +85,9 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
         judged.push({ kind: intent.kind, summary: describe(intent), ...(refusal === null ? { verdict: 'would-send' as const } : { verdict: waits ? ('waits' as const) : ('refused' as const), reason }) });
       }
     } catch (error) {
+      // The exchange refusing the key, or not answering, is not this instance's fault: it is the
+      // check's failure, with its own code and exit (E_AUTH 3, E_UNAVAILABLE 4), not a problem of the file.
+      if (error instanceof ExchangeError || error instanceof NetworkError || error instanceof TimeoutError) throw error;
       problems.push(errorMessage(error));
     }
     results.push({ instance: instance.instance, ok: problems.length === 0 && judged.every((i) => i.verdict !== 'refused'), intents: judged, problems, ...(shown === undefined ? {} : { budgetLeft: shown }) });

@@ -110,6 +110,21 @@ describe('stacker check against the sandbox', () => {
     expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^over-budget: .*budget left for this slot, 100 USDT \(what the instance's own budget leaves\); that is above 100 USDT, the smallest limit configured, so no period lets it through: raise the budget or buy less$/) }));
   });
 
+  it('fails with the exchange\'s own code when it refuses the key (E_AUTH, exit 3), not as a problem of the strategy file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stacker-check-auth-'));
+    try {
+      writeFileSync(join(dir, 'dca.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n');
+      const env = { STACKER_MODE: 'live', STACKER_BASE_URL: proxy.url, STACKER_API_KEY: sandbox.apiKey, STACKER_API_SECRET: 'not-the-secret-0123456789', STACKER_LOCK_DIR: join(dir, 'locks') };
+      const checked = await runCli(['check', '--live', '--strategies', dir, '--data-dir', dir], env);
+      expect(checked.code, checked.stderr).toBe(3);
+      expect(checked.stderr).toContain('E_AUTH');
+      expect(checked.stderr).not.toContain('dca.env');
+      expect(checked.stderr).not.toContain('not-the-secret');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("passes a buy that only waits for this period's budget to reset, and says so; one above the smallest limit still fails", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'stacker-check-budget-'));
     try {

@@ -199,8 +199,9 @@ export function renderClock(clock: ClockReading, at: { readonly endpoint: string
 }
 
 /**
- * What fails the check: a problem on the way (the strategy threw, an invalid intent, a read that
- * failed) or an order, transfer or withdrawal the guards would refuse. A refusal the strategy
+ * What fails the check: a problem on the way (the strategy threw, an invalid intent) or an order,
+ * transfer or withdrawal the guards would refuse. A read the exchange refused or did not answer
+ * fails the whole check with its own code instead (E_AUTH, E_UNAVAILABLE…). A refusal the strategy
  * returns itself ("no active investment", "main already holds the reserve") is a decision about
  * this moment, not a fault of the configuration: it is shown, and does not fail the check. Nor
  * does a buy that only waits for this period's budget to reset (`waits`): one above the smallest
