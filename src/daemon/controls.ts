@@ -84,12 +84,17 @@ export class OperatorControls implements Controls {
     return this.#journalled.accountKillSwitches.get(account) ?? null;
   }
 
-  /** Why each of the operator's kill switches that is on is on (every account's first), for health. */
+  /**
+   * Each of the operator's kill switches that is on, as health and the start-up log say it: since
+   * when, and what it stops (everything, or one account's sending: the others trade on).
+   */
   killSwitchReasons(): string[] {
     const reasons: string[] = [];
     const all = this.killSwitch.active();
-    if (all !== null) reasons.push(all);
-    for (const [account, sinceMs] of this.#journalled.accountKillSwitches) reasons.push(accountReason(account, sinceMs));
+    if (all !== null) reasons.push(`the kill switch is on (${all}): nothing that moves money is sent until it is turned off`);
+    for (const [account, sinceMs] of this.#journalled.accountKillSwitches) {
+      reasons.push(`${accountReason(account, sinceMs)}: nothing that moves money is sent on account ${account} until it is turned off; the other accounts trade on`);
+    }
     return reasons;
   }
 

@@ -242,7 +242,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       logger.warn({ event: 'paused', instance: instance.instance }, `${instance.instance} is paused (from the status API): its slots are skipped until it is resumed`);
     }
     // Every switch the operator left on, the accounts' too: a restart must not hide why an account does not trade.
-    for (const operatorKill of operator.killSwitchReasons()) logger.warn({ event: 'kill-switch' }, `${operatorKill}: nothing that moves money is sent until it is turned off`);
+    for (const operatorKill of operator.killSwitchReasons()) logger.warn({ event: 'kill-switch' }, operatorKill);
 
     const foreign = (await journal.listFindings({ unacknowledged: true })).filter((finding) => finding.kind === 'foreign');
     if (foreign.length > 0) {

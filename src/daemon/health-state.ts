@@ -87,7 +87,7 @@ export class DaemonHealth {
     if (failure !== null) {
       problems.push(`the journal cannot be written since ${new Date(failure.atMs).toISOString()} (${failure.message}); nothing is sent until it can`);
     }
-    for (const killed of this.#killSwitches()) problems.push(`the kill switch is on (${killed}): nothing that moves money is sent until it is turned off`);
+    problems.push(...this.#killSwitches());
     const engine = this.#engine();
     const stuck = engine?.unresolved.pastWindow ?? [];
     if (stuck.length > 0) {

@@ -31,14 +31,11 @@ describe('the daemon health', () => {
     expect(text).toMatch(/^stacker_stuck_orders 0$/m);
   });
 
-  it('reports the kill switch turned on from the status API while it is on, with why, and nothing once it is off', async () => {
+  it('reports each kill switch turned on from the status API while it is on, as the controls say it, and nothing once it is off', async () => {
     const journal = await world.opened();
-    let killed: string[] = ['the kill switch was turned on from the status API at 2026-01-01T00:00:00.000Z', 'the kill switch of account kids was turned on from the status API at 2026-01-02T00:00:00.000Z'];
+    let killed: string[] = ['the kill switch is on (…): nothing that moves money is sent until it is turned off', 'the kill switch of account kids was turned on …: nothing that moves money is sent on account kids until it is turned off; the other accounts trade on'];
     const health = new DaemonHealth({ journal, engine: () => quiet, killSwitches: () => killed });
-    expect(health.problems()).toEqual([
-      'the kill switch is on (the kill switch was turned on from the status API at 2026-01-01T00:00:00.000Z): nothing that moves money is sent until it is turned off',
-      'the kill switch is on (the kill switch of account kids was turned on from the status API at 2026-01-02T00:00:00.000Z): nothing that moves money is sent until it is turned off',
-    ]);
+    expect(health.problems()).toEqual(killed);
     killed = [];
     expect(health.problems()).toEqual([]);
   });
