@@ -98,12 +98,15 @@ export function lostJournalProblem(journalPath: string, marker: JournalMarker | 
   return null;
 }
 
+/** How to rebuild a lost journal, for both modes: run as printed without the live switches, the dry-run journal would be rebuilt. */
+export const REBUILD_COMMAND = '`stacker run --rebuild-journal` (the live journal: `STACKER_MODE=live stacker run --live --rebuild-journal`)';
+
 /**
  * What a command that only reads the journal (orders, journal, report, check) says of a lost one:
  * the loss, and the way on that the daemon's own refusal gives. `restore` names what to restore.
  */
 export function lostJournalForReading(problem: string, restore: string): StoreError {
-  return new StoreError('journal-lost', `${problem}. Restore ${restore} from a backup, or rebuild it from the exchange's order history: \`stacker run --rebuild-journal\``);
+  return new StoreError('journal-lost', `${problem}. Restore ${restore} from a backup, or rebuild it from the exchange's order history: ${REBUILD_COMMAND}`);
 }
 
 /** Keep a lost or foreign journal's files under a dated name instead of deleting them. */

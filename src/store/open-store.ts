@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
-import { inspectJournalFile, lostJournalForReading, lostJournalProblem, moveAside, readMarker, writeMarker } from './journal-identity.ts';
+import { REBUILD_COMMAND, inspectJournalFile, lostJournalForReading, lostJournalProblem, moveAside, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir } from './lock.ts';
 import { type OpenedStore, type StoredJournal, openedStore } from './opened-store.ts';
 import type { LockKeep, LockWait } from './pg-lock.ts';
@@ -116,7 +116,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       throw new StoreError(
         'journal-lost',
         `${problem}. Starting on an empty journal would forget every budget spent and every order in flight, so stacker does not start. ` +
-          `Restore ${path} from a backup, or rebuild it from the exchange's order history: \`stacker run --rebuild-journal\` (the lost files are kept under a dated name).`,
+          `Restore ${path} from a backup, or rebuild it from the exchange's order history: ${REBUILD_COMMAND} (the lost files are kept under a dated name).`,
       );
     }
     if (problem === null && options.onLostJournal === 'rebuild') {

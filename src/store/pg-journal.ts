@@ -1,3 +1,4 @@
+import { REBUILD_COMMAND } from './journal-identity.ts';
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from '../domain/money.ts';
 import type { Order } from '../domain/order.ts';
@@ -459,7 +460,7 @@ export class PgJournal implements Journal {
     throw new StoreError(
       'journal-lost',
       `the journal ${this.where} ${now === null ? 'was dropped' : `now holds another journal (${now}, not ${opened})`} while stacker was running: what it journals now reaches no journal a restart would read, so nothing more is sent. ` +
-        "Stop stacker, restore the database from a backup, or rebuild the journal from the exchange's order history (`stacker run --rebuild-journal`).",
+        `Stop stacker, restore the database from a backup, or rebuild the journal from the exchange's order history: ${REBUILD_COMMAND}.`,
     );
   }
 

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type pg from 'pg';
 import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
-import { type JournalFileState, lostJournalForReading, lostJournalProblem, readMarker, writeMarker } from './journal-identity.ts';
+import { type JournalFileState, REBUILD_COMMAND, lostJournalForReading, lostJournalProblem, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, apiKeyLock, defaultUserLockDir } from './lock.ts';
 import { asStoreError, checkSchemaName, describeLocation } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
@@ -90,7 +90,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
       throw new StoreError(
         'journal-lost',
         `${problem}. Starting on an empty journal would forget every budget spent and every order in flight, so stacker does not start. ` +
-          "Restore the database from a backup, or rebuild the journal from the exchange's order history: `stacker run --rebuild-journal` (the lost schema is kept under a dated name).",
+          `Restore the database from a backup, or rebuild the journal from the exchange's order history: ${REBUILD_COMMAND} (the lost schema is kept under a dated name).`,
       );
     }
     if (problem === null && options.onLostJournal === 'rebuild') {

@@ -1,3 +1,4 @@
+import { REBUILD_COMMAND } from './journal-identity.ts';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import type { DatabaseSync } from 'node:sqlite';
@@ -447,7 +448,7 @@ export class SqliteJournal implements Journal {
       throw new StoreError(
         'journal-lost',
         `the journal file ${opened.path} ${what} while stacker was running: what it journals now reaches no file a restart would read, so nothing more is sent. ` +
-          'Stop stacker, restore the file from a backup, or rebuild the journal from the exchange\'s order history (`stacker run --rebuild-journal`).',
+          `Stop stacker, restore the file from a backup, or rebuild the journal from the exchange's order history: ${REBUILD_COMMAND}.`,
       );
     }
   }

@@ -251,7 +251,7 @@ describe('choosing the journal', () => {
       expect(error).toMatchObject({ code: 'E_STORE', reason: 'journal-lost' });
       expect((error as Error).message).toBe(
         `the journal ${path} is missing, but ${path}.id says journal j-1 was created here on 2025-01-01T09:00:00.000Z. ` +
-          `Restore ${path} from a backup, or rebuild it from the exchange's order history: \`stacker run --rebuild-journal\``,
+          `Restore ${path} from a backup, or rebuild it from the exchange's order history: \`stacker run --rebuild-journal\` (the live journal: \`STACKER_MODE=live stacker run --live --rebuild-journal\`)`,
       );
     }
   });
