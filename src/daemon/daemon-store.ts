@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { HealthServer, MetricsSource } from '../observability/health-server.ts';
@@ -33,6 +34,14 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
     process.once('SIGTERM', stopWaiting);
   }
   const probe = options.standby ? await serveWhileWaiting(options) : null;
+  // A data dir that is not there is made, and a journal starts in it: said, since a typo in the
+  // path starts the same way (the readers, orders or journal, refuse a folder that is not there).
+  if (config.databaseUrl === null && !existsSync(config.dataDir)) {
+    logger.warn(
+      { event: 'data-dir-created', dataDir: config.dataDir },
+      `the data dir ${config.dataDir} did not exist: created it, and a new journal starts there (a first run; if you meant another folder, stop stacker and give it with --data-dir or STACKER_DATA_DIR)`,
+    );
+  }
   try {
     const store = await openStore({
       dataDir: config.dataDir,

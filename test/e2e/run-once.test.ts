@@ -34,6 +34,17 @@ describe('stacker run --once', () => {
     }
   }, 30_000);
 
+  it('says when it makes the data dir and starts a new journal there (a first run, or a typo in the path), and only then', async () => {
+    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
+    const first = startDaemon(args('--live', '--once'), t.live());
+    expect(await first.exited).toBe(0);
+    expect(first.output()).toContain(`"event":"data-dir-created"`);
+    expect(first.output()).toContain(`the data dir ${t.dir.data} did not exist: created it, and a new journal starts there`);
+    const again = startDaemon(args('--live', '--once'), t.live());
+    expect(await again.exited).toBe(0);
+    expect(again.output()).not.toContain('data-dir-created');
+  }, 30_000);
+
   it('says on its line why a slot failed: the journal\'s reason, printed beside the outcome', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
     // The exchange refuses every balance read for now: the snapshot fails, nothing is sent.
