@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import pkg from '../../package.json' with { type: 'json' };
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import { ConfigError, EXIT, ForeignOrderError, type InputProblem } from '../domain/errors.ts';
-import { Engine } from '../engine/engine.ts';
+import { Engine, PAUSED_REASON } from '../engine/engine.ts';
 import type { SlotOutcome } from '../engine/slot-runner.ts';
 import { FatalEngineError, errorMessage } from '../engine/error-policy.ts';
 import { type KillSwitch, killSwitch } from '../engine/kill-switch.ts';
@@ -463,7 +463,9 @@ async function runOnce(
     if (slots[instance] !== 'done') {
       // Printed beside the outcome: a disabled or failed slot has no intent to say why.
       const reason = (await journal.getSlot({ instance, slotTimeMs }))?.reason ?? (engine.fatal === null ? null : `trading stopped: ${engine.fatal.message}`);
-      if (reason !== null) why[instance] = reason;
+      // A pause is the journal's to keep across runs: say where it is lifted, since --once has no status API of its own.
+      if (reason === PAUSED_REASON) why[instance] = `paused from the status API: resume it there (the status page, or POST /api/instances/${instance}/resume) on a running daemon`;
+      else if (reason !== null) why[instance] = reason;
     }
     const missed = await slotShortfall(journal, instance, slotTimeMs);
     if (missed.length > 0) notDone[instance] = missed;

@@ -45,6 +45,24 @@ describe('stacker run --once', () => {
     expect(again.output()).not.toContain('data-dir-created');
   }, 30_000);
 
+  it('says where a paused instance is resumed when its slot is skipped (--once has no status API of its own)', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const first = startDaemon(args('--live', '--once'), t.live());
+    expect(await first.exited).toBe(0);
+    const journal = new SqliteJournal({ path: join(t.dir.data, 'stacker.db') });
+    await journal.open();
+    try {
+      await journal.setOperatorControl({ control: 'pause', instance: 'dca-btc', on: true });
+    } finally {
+      await journal.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const paused = startDaemon(args('--live', '--once'), t.live());
+    await paused.exited;
+    expect(paused.output()).toMatch(/^dca-btc: skipped \(paused from the status API: resume it there \(the status page, or POST \/api\/instances\/dca-btc\/resume\) on a running daemon\)$/m);
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(1);
+  }, 30_000);
+
   it('says on its line why a slot failed: the journal\'s reason, printed beside the outcome', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
     // The exchange refuses every balance read for now: the snapshot fails, nothing is sent.
