@@ -15,8 +15,7 @@ import type { PeriodStarts } from './journal.ts';
  * (see periodWindows and the journals' budget reads).
  */
 export function periodStarts(atMs: number, timeZone: string): PeriodStarts {
-  const { year, month, day, monday } = periodDates(atMs, timeZone);
-  return { day: dayStart(year, month, day, timeZone), week: dayStart(year, month, monday, timeZone), month: dayStart(year, month, 1, timeZone) };
+  return periodWindows(atMs, timeZone).starts;
 }
 
 /** A period's instants: from `starts` (inclusive) to `ends` (exclusive, the next period's start). */
@@ -25,13 +24,27 @@ export interface PeriodWindows {
   readonly ends: PeriodStarts;
 }
 
+/**
+ * The windows of each local day already worked out, by zone and date: finding a local midnight
+ * asks the zone database a few dozen times (hundreds of µs outside UTC), and a budget is read
+ * several times a slot, always on the same few days. Zone rules do not change while stacker runs.
+ */
+const windowsByDay = new Map<string, PeriodWindows>();
+const MAX_CACHED_DAYS = 4096;
+
 /** The day, week and month around `atMs` in `timeZone`, with where each ends. */
 export function periodWindows(atMs: number, timeZone: string): PeriodWindows {
   const { year, month, day, monday } = periodDates(atMs, timeZone);
-  return {
-    starts: periodStarts(atMs, timeZone),
+  const key = `${timeZone}\u0000${year}-${month}-${day}`;
+  const known = windowsByDay.get(key);
+  if (known !== undefined) return known;
+  const windows: PeriodWindows = {
+    starts: { day: dayStart(year, month, day, timeZone), week: dayStart(year, month, monday, timeZone), month: dayStart(year, month, 1, timeZone) },
     ends: { day: dayStart(year, month, day + 1, timeZone), week: dayStart(year, month, monday + 7, timeZone), month: dayStart(year, month + 1, 1, timeZone) },
   };
+  if (windowsByDay.size >= MAX_CACHED_DAYS) windowsByDay.clear();
+  windowsByDay.set(key, windows);
+  return windows;
 }
 
 /** The local date at `atMs`, and the day of that month its week's Monday falls on (0 or less: in the month before). */

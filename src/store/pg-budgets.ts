@@ -91,16 +91,25 @@ export async function budgetSpent(tx: Tx, scope: BudgetScope, atMs: number): Pro
 async function spentAround(tx: Tx, scope: BudgetScope, atMs: number): Promise<Record<BudgetPeriod, Decimal>> {
   const windows = periodWindows(atMs, scope.timeZone);
   const { fromMs, toMs } = budgetSpan(windows);
-  const otherZone = await tx.one('SELECT 1 AS found FROM budget_reservations WHERE instance = $1 AND asset = $2 AND at_ms >= $3 AND at_ms < $4 AND time_zone <> $5 LIMIT 1', [
-    scope.instance,
-    scope.asset,
-    fromMs,
-    toMs,
-    scope.timeZone,
-  ]);
-  if (otherZone === null) return readPeriods(tx, scope, windows.starts);
-  const rows = await tx.rows("SELECT * FROM budget_reservations WHERE instance = $1 AND asset = $2 AND at_ms >= $3 AND at_ms < $4 AND state <> 'released'", [scope.instance, scope.asset, fromMs, toMs]);
-  return spentFromReservations(rows.map(reservationFromRow), windows);
+  const { starts } = windows;
+  // One round trip: the three counters, each beside whether another zone's reservation falls in the periods.
+  const rows = await tx.rows(
+    `SELECT p.period, b.spent_quote,
+            EXISTS (SELECT 1 FROM budget_reservations r WHERE r.instance = $1 AND r.asset = $2 AND r.at_ms >= $6 AND r.at_ms < $7 AND r.time_zone <> $8) AS other_zone
+       FROM (VALUES ('day', $3::bigint), ('week', $4::bigint), ('month', $5::bigint)) AS p(period, start_ms)
+       LEFT JOIN budgets b ON b.instance = $1 AND b.asset = $2 AND b.period = p.period AND b.period_start_ms = p.start_ms`,
+    [scope.instance, scope.asset, starts.day, starts.week, starts.month, fromMs, toMs, scope.timeZone],
+  );
+  if (rows.some((row) => row['other_zone'] === true)) {
+    const reservations = await tx.rows("SELECT * FROM budget_reservations WHERE instance = $1 AND asset = $2 AND at_ms >= $3 AND at_ms < $4 AND state <> 'released'", [scope.instance, scope.asset, fromMs, toMs]);
+    return spentFromReservations(reservations.map(reservationFromRow), windows);
+  }
+  const spent: Record<BudgetPeriod, Decimal> = { day: ZERO, week: ZERO, month: ZERO };
+  for (const row of rows) {
+    const period = row['period'] as BudgetPeriod;
+    if (row['spent_quote'] !== null) spent[period] = new RowReader(row, `budgets row ${scope.instance}/${scope.asset}/${period}@${starts[period]}`).decimal('spent_quote');
+  }
+  return spent;
 }
 
 export async function heldBudgetReservations(tx: Tx, instance: string | undefined): Promise<BudgetReservation[]> {
