@@ -160,7 +160,8 @@ export function adoptedIntent(adoption: OrderAdoption): { intentId: string; inte
   const base = order.type === 'stock market' || order.filledBase.isZero() ? order.amount : order.filledBase;
   return {
     intentId,
-    intent: { kind: 'buy-stock-market', market: order.market, amount: base, stp: order.stp },
+    // The order history carries no STP mode (it reads as `no`): only a mode an answer did carry is journalled as the order's.
+    intent: { kind: 'buy-stock-market', market: order.market, amount: base, ...(order.stp === 'no' ? {} : { stp: order.stp }) },
     result: textMap({ orderId: order.orderId, status: order.status, adopted: adoption.reason }, 'result'),
   };
 }

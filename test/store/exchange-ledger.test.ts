@@ -55,6 +55,15 @@ describe.each(JOURNAL_KINDS)('adopting an order the journal never sent (%s journ
     expect(await journal.listFindings({ unacknowledged: true })).toMatchObject([{ kind: 'adopted', orderId: '701', instance: SLOT.instance }]);
   });
 
+  it('journals the STP mode of an adopted order only when the exchange said it: a history row says none, and is not written as `no`', async () => {
+    const journal = await world.openJournal();
+    const fromHistory = await journal.adoptOrder(adoption(1, '30'));
+    expect(fromHistory.intent.intent).toEqual({ kind: 'buy-stock-market', market: 'BTC_USDT', amount: filled(1, '30').amount });
+    const nextDay = SLOT.slotTimeMs + 86_400_000;
+    const answered = await journal.adoptOrder({ ...adoption(0, '30'), slotTimeMs: nextDay, order: { ...filled(0, '30'), orderId: '798', clientOrderId: deriveClientOrderId(SLOT.instance, nextDay, 0), stp: 'cn' } });
+    expect(answered.intent.intent).toMatchObject({ stp: 'cn' });
+  });
+
   it("counts the order on its account's cap in the same transaction: both scopes or, when the adoption fails, neither", async () => {
     const journal = await world.openJournal();
     const capScope = { instance: 'account:kids', asset: 'USDT', timeZone: 'UTC' };
