@@ -52,6 +52,17 @@ async function checkInstance(name: string, text: string, wallet: string, strateg
   }
 }
 
+/** A temporary strategies-and-data folder holding `dca.env` with `text`, for `work`; removed after. */
+async function withDcaFile(text: string, work: (dir: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'stacker-check-dir-'));
+  try {
+    writeFileSync(join(dir, 'dca.env'), text);
+    await work(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('stacker check against the sandbox', () => {
   it('pre-flights the shipped examples against the demo account and places nothing', async () => {
     const out: string[] = [];
@@ -111,25 +122,19 @@ describe('stacker check against the sandbox', () => {
   });
 
   it('fails with the exchange\'s own code when it refuses the key (E_AUTH, exit 3), not as a problem of the strategy file', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stacker-check-auth-'));
-    try {
-      writeFileSync(join(dir, 'dca.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n');
+    await withDcaFile('STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n', async (dir) => {
       const env = { STACKER_MODE: 'live', STACKER_BASE_URL: proxy.url, STACKER_API_KEY: sandbox.apiKey, STACKER_API_SECRET: 'not-the-secret-0123456789', STACKER_LOCK_DIR: join(dir, 'locks') };
       const checked = await runCli(['check', '--live', '--strategies', dir, '--data-dir', dir], env);
       expect(checked.code, checked.stderr).toBe(3);
       expect(checked.stderr).toContain('E_AUTH');
       expect(checked.stderr).not.toContain('dca.env');
       expect(checked.stderr).not.toContain('not-the-secret');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it("passes a buy that only waits for this period's budget to reset, and says so; one above the smallest limit still fails", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stacker-check-budget-'));
-    try {
-      // 0.0005 BTC at the sandbox's 65000 is 32.5 USDT: the day's 40 takes one, the second waits for tomorrow.
-      writeFileSync(join(dir, 'dca.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\nBUDGET_QUOTE_PER_DAY=40\nBUDGET_QUOTE_PER_WEEK=1000\n');
+    // 0.0005 BTC at the sandbox's 65000 is 32.5 USDT: the day's 40 takes one, the second waits for tomorrow.
+    await withDcaFile('STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\nBUDGET_QUOTE_PER_DAY=40\nBUDGET_QUOTE_PER_WEEK=1000\n', async (dir) => {
       const env = { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: 'USDT=1000', STACKER_LOG_LEVEL: 'silent' };
       expect((await runCli(['run', '--once', '--strategies', dir, '--data-dir', dir], env)).code).toBe(0);
       const checked = await runCli(['check', '--strategies', dir, '--data-dir', dir], env);
@@ -142,16 +147,12 @@ describe('stacker check against the sandbox', () => {
       const never = await runCli(['check', '--strategies', dir, '--data-dir', dir], env);
       expect(never.code).toBe(2);
       expect(never.stdout).toContain('dca: PROBLEMS\n');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('pre-flights a dry-run against the paper account as the last run left it, not as the wallet setting would seed a new one', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stacker-check-paper-'));
-    try {
-      // 0.0005 BTC at the sandbox's 65000 is 32.5 USDT (+ fee): a 40 USDT wallet buys it once.
-      writeFileSync(join(dir, 'dca.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n');
+    // 0.0005 BTC at the sandbox's 65000 is 32.5 USDT (+ fee): a 40 USDT wallet buys it once.
+    await withDcaFile('STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n', async (dir) => {
       const env = { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: 'USDT=40', STACKER_LOG_LEVEL: 'silent' };
       const once = await runCli(['run', '--once', '--strategies', dir, '--data-dir', dir], env);
       expect(once.code).toBe(0);
@@ -161,9 +162,7 @@ describe('stacker check against the sandbox', () => {
       expect(error).toBeInstanceOf(ConfigError);
       const result = JSON.parse(out.join('')) as { preflight: Array<{ intents: Array<{ kind: string; verdict: string; reason?: string }> }> };
       expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^insufficient-funds: .*the trade balance has 7\.4675 USDT/) }));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('pre-flights in dry-run through the real exchange factory: public market data, the paper wallet, no key sent', async () => {
