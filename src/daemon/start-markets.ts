@@ -1,3 +1,4 @@
+import { abortableSleep } from '../domain/abortable-sleep.ts';
 import { NetworkError, StackerError } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import type { Logger } from 'pino';
@@ -63,7 +64,8 @@ export async function marketsAtStart(exchanges: ReadonlyMap<string, Exchange>, o
           { event: 'exchange-waiting', account, code: error.code, attempt: attempt + 1, retryInMs: delayMs },
           `account ${account}: the exchange's market list could not be read at start (${error.code}: ${error.message})${hintFor(error)}; nothing is scheduled until it answers; trying again in ${Math.round(delayMs / 1000)} s`,
         );
-        if (!(await pause(delayMs, stop))) return null;
+        await abortableSleep(delayMs, stop);
+        if (stop.aborted) return null;
       }
     }
   };
@@ -87,18 +89,3 @@ function hintFor(error: StackerError): string {
   return error instanceof NetworkError && error.causeCode === 'ENOTFOUND' ? ' (if this lasts, check the host name in STACKER_BASE_URL, or the account\'s BASE_URL)' : '';
 }
 
-/** Sleeps `ms`; false when `stop` ended it first. */
-function pause(ms: number, stop: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (stop.aborted) return resolve(false);
-    const timer = setTimeout(() => {
-      stop.removeEventListener('abort', onStop);
-      resolve(true);
-    }, ms);
-    function onStop(): void {
-      clearTimeout(timer);
-      resolve(false);
-    }
-    stop.addEventListener('abort', onStop, { once: true });
-  });
-}

@@ -1,3 +1,4 @@
+import { abortableSleep } from '../domain/abortable-sleep.ts';
 import type { NotifyEvent, NotifyEventName } from '../domain/notification.ts';
 import type { Channel } from './channel.ts';
 import { NotifyDeliveryError } from './delivery-error.ts';
@@ -202,15 +203,4 @@ interface Lane {
   dropping: boolean;
 }
 
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
+

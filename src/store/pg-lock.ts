@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { abortableSleep } from '../domain/abortable-sleep.ts';
 import { hostname as osHostname } from 'node:os';
 import type pg from 'pg';
 import { type LockOwner, type LockScope, LockedError, StoreError } from './errors.ts';
@@ -77,7 +78,7 @@ export class PgAdvisoryLock {
           if (wait === undefined || isAborted(wait.signal)) throw refused;
           if (!told) wait.onWaiting?.(refused);
           told = true;
-          await pause(wait.pollMs ?? 1_000, wait.signal);
+          await abortableSleep(wait.pollMs ?? 1_000, wait.signal);
           if (isAborted(wait.signal)) throw refused;
         }
       } catch (error) {
@@ -88,7 +89,7 @@ export class PgAdvisoryLock {
         if (wait === undefined || isAborted(wait.signal) || !retryable) throw problem;
         if (!unreachable) wait.onUnreachable?.(problem);
         unreachable = true;
-        await pause(wait.pollMs ?? 1_000, wait.signal);
+        await abortableSleep(wait.pollMs ?? 1_000, wait.signal);
         if (isAborted(wait.signal)) throw problem;
       }
     }
@@ -130,7 +131,7 @@ export class PgAdvisoryLock {
 
   async #takeAgain(keep: LockKeep, held: AbortSignal): Promise<void> {
     while (!held.aborted) {
-      await pause(keep.pollMs ?? 2_000, held);
+      await abortableSleep(keep.pollMs ?? 2_000, held);
       if (held.aborted) return;
       const client = this.#session();
       try {
@@ -186,18 +187,6 @@ export interface LockWait {
 }
 
 const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
 
 /** A positive 63-bit key from the subject's SHA-256: the same on every host and PostgreSQL version. */
 export function lockKey(subject: string): bigint {
