@@ -148,6 +148,9 @@ function txOf(client: pg.PoolClient): Tx {
 const UNWRITABLE_STATES = new Set(['53100', '53200', '53300', '58030', '25006', '57P01', '57P02', '57P03']);
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
+/** node-postgres' words for a session whose connection ended (a restart can end it between a connect and its first query). */
+const LOST_SESSION = /Connection terminated|is not queryable/i;
+
 /** Our errors pass through; a PostgreSQL or connection failure becomes a StoreError that says what was being done. */
 export function asStoreError(error: unknown, doing: string): StackerError {
   if (error instanceof StackerError) return error;
@@ -158,7 +161,7 @@ export function asStoreError(error: unknown, doing: string): StackerError {
   }
   if (state.startsWith('23')) return new StoreError('conflict', `${doing}: ${message}`, { cause: error });
   if (state === '3D000' || state.startsWith('28')) return new StoreError('open-failed', `${doing}: ${message}`, { cause: error });
-  if (UNWRITABLE_STATES.has(state) || state.startsWith('08') || UNREACHABLE.has(state) || /Connection terminated/i.test(message)) {
+  if (UNWRITABLE_STATES.has(state) || state.startsWith('08') || UNREACHABLE.has(state) || LOST_SESSION.test(message)) {
     return new StoreError('unwritable', `${doing}: the journal's database cannot be written: ${message}`, { retryable: true, cause: error });
   }
   return new StoreError('postgres', `${doing}: ${message}`, { retryable: RETRY.has(state), cause: error });
