@@ -1,3 +1,4 @@
+import { Turns } from '../domain/turns.ts';
 import type { CatchUpPolicy } from './schedule/catch-up.ts';
 import { planCatchUp } from './schedule/catch-up.ts';
 import type { CronSchedule } from './schedule/cron.ts';
@@ -108,6 +109,8 @@ export class Engine {
   readonly #triedAtMs = new Map<string, number>();
   /** The checks track() started and nobody awaits yet (checkLedger never rejects). */
   readonly #background = new Set<Promise<unknown>>();
+  /** Each account's slots, one at a time (#runSlot). */
+  readonly #accountTurns = new Turns();
   #fatal: FatalEngineError | null = null;
 
   constructor(deps: EngineDeps, instances: readonly ScheduledRuntime[], options: EngineOptions) {
@@ -304,9 +307,9 @@ export class Engine {
     if (instance === undefined || this.#disabled.has(instanceName)) return 'disabled';
     if (this.#fatal !== null) return 'skipped';
     if (this.#options.paused?.(instanceName) === true) return this.#skipPaused(instanceName, slotTimeMs);
+    const account = accountOfInstance(this.#deps, instanceName);
     if (this.#ledger !== null) {
       // Its own account's history only: another account's exchange failing or hanging must not hold this slot.
-      const account = accountOfInstance(this.#deps, instanceName);
       await this.checkLedger(account);
       if (this.#fatal !== null) return 'skipped';
       if (this.#ledger.accountCheckedAtMs(account) === null) return this.#skipUnchecked(instanceName, slotTimeMs);
@@ -314,7 +317,15 @@ export class Engine {
     const key = `${instanceName}@${slotTimeMs}`;
     this.#running.set(key, (this.#running.get(key) ?? 0) + 1);
     try {
-      const outcome = await this.#guard(() => attemptSlot(this.#deps, this.#booksOf(instanceName), instance, slotTimeMs, this.#options.runId, retry), 'failed' as SlotOutcome | 'retry');
+      // One slot of an account at a time, snapshot to last send: a strategy sizes its transfer
+      // from the trade balance it reads, so two instances firing in the same second each moved
+      // only their own shortfall from the same balance, and the exchange refused the second buy
+      // for funds. What a slot waited behind (a stop, a kill switch) is asked again in its turn.
+      const outcome = await this.#accountTurns.take(account, () => {
+        if (this.#disabled.has(instanceName)) return Promise.resolve('disabled' as const);
+        if (this.#fatal !== null) return Promise.resolve('skipped' as const);
+        return this.#guard(() => attemptSlot(this.#deps, this.#booksOf(instanceName), instance, slotTimeMs, this.#options.runId, retry), 'failed' as SlotOutcome | 'retry');
+      });
       if (outcome === 'disabled' && !this.#disabled.has(instanceName)) {
         this.#disabled.add(instanceName);
         const slot = await this.#deps.journal.getSlot({ instance: instanceName, slotTimeMs }).catch(() => null);

@@ -3,6 +3,7 @@ import { type BuyStockMarketIntent, type MoneyIntent } from '../domain/intent.ts
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
 import { ExchangeError, outcomeUnknown } from '../domain/errors.ts';
+import { Turns } from '../domain/turns.ts';
 import type { IntentError, IntentRecord } from '../store/journal.ts';
 import type { SlotView } from './contract.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
@@ -287,26 +288,15 @@ function guardedMove(deps: EngineDeps, record: IntentRecord, move: MoveGuard, se
  * 503 was marked done because the other's money arrived. The second waits for the first's
  * verdict, and is refused if that verdict is `unknown`.
  */
-const moving = new WeakMap<object, Map<string, Promise<unknown>>>();
+const moving = new WeakMap<object, Turns>();
 
-async function oneMoveAtATime<T>(deps: EngineDeps, what: string, move: () => Promise<T>): Promise<T> {
-  let byMove = moving.get(deps.exchange);
-  if (byMove === undefined) {
-    byMove = new Map();
-    moving.set(deps.exchange, byMove);
+function oneMoveAtATime<T>(deps: EngineDeps, what: string, move: () => Promise<T>): Promise<T> {
+  let turns = moving.get(deps.exchange);
+  if (turns === undefined) {
+    turns = new Turns();
+    moving.set(deps.exchange, turns);
   }
-  const queue = byMove;
-  const run = (queue.get(what) ?? Promise.resolve()).then(move);
-  const settled = run.then(
-    () => undefined,
-    () => undefined,
-  );
-  queue.set(what, settled);
-  try {
-    return await run;
-  } finally {
-    if (queue.get(what) === settled) queue.delete(what);
-  }
+  return turns.take(what, move);
 }
 
 /**

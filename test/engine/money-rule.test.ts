@@ -293,6 +293,20 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(sandboxOrders()).toHaveLength(1);
     });
 
+    it("sizes a transfer after the buys of the account's other instances in the same second: each sees the trade balance the one before it left, and both buy", async () => {
+      // 100 USDT on the trade balance, two buys of 65 USDT each at 09:00: enough for one, not both.
+      const spot = world.sandbox.exchange.tradeBalances().get('USDT')?.available ?? new Decimal(0);
+      world.sandbox.exchange.transfer({ ticker: 'USDT', amount: spot.sub(100), from: 'spot', to: 'main' });
+      const funded = (instance: string) =>
+        runtimeOf({ instance, strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', ALLOW_TRANSFER: 'true' } });
+      const engine = world.engine([funded('a'), funded('b')]);
+      expect(await Promise.all([engine.runSlot('a', SLOT), engine.runSlot('b', SLOT)])).toEqual(['done', 'done']);
+      expect(sandboxOrders()).toHaveLength(2);
+      // The second moved only its shortfall from what the first left: 65 USDT and its 0.13 taker fee, less 35.
+      const transfers = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'transfer' && entry.account === 'spot' && entry.delta.isPositive());
+      expect(transfers.map((entry) => formatDecimal(entry.delta))).toEqual(['30.13']);
+    });
+
     it('sends no second withdrawal from a flex plan while one is unknown: one shortfall is not withdrawn twice', async () => {
       const main = world.sandbox.exchange.mainBalances().get('USDT') ?? new Decimal(0);
       // Answered 504 at once, booked 2 s later: past the engine's settle time, so `unknown`.
