@@ -207,6 +207,26 @@ describe('stacker journal', () => {
     expect((await daemon.journal.getIntent(lost.intentId))?.status).toBe('done');
   });
 
+  it('says beside a slot that failed on a lost answer that its order was found since, as the status page does', async () => {
+    const j = daemon.journal;
+    const slot = SLOT_2 + 86_400_000;
+    await j.claimSlot({ instance: 'dca-btc', slotTimeMs: slot, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0005'), stp: 'cn' } }] });
+    const [buy] = await j.listIntents({ instance: 'dca-btc', slotTimeMs: slot });
+    if (buy === undefined) throw new Error('no intent');
+    await j.updateIntent(buy.intentId, { status: 'sent' });
+    await j.updateIntent(buy.intentId, { status: 'unknown', error: { code: 'E_NETWORK', message: 'answer lost' } });
+    await j.finishSlot({ instance: 'dca-btc', slotTimeMs: slot, status: 'failed', reason: 'the answer to the order was lost' });
+    // Reconciliation found it a minute later.
+    await j.recordOrderSnapshot(order({ orderId: '1003', status: 'FILLED', left: new Decimal('0'), filledBase: new Decimal('0.0005'), filledQuote: new Decimal('32.5') }), { intentId: buy.intentId });
+    await j.updateIntent(buy.intentId, { status: 'done', result: { orderId: '1003' } });
+
+    await journal(context(true), { dataDir, mode: 'dry-run' }, { env: {} });
+    const listed = (JSON.parse(stdout()) as { slotsNotDone: Array<Record<string, unknown>> }).slotsNotDone;
+    expect(listed).toEqual([expect.objectContaining({ slotTimeMs: slot, status: 'failed', settled: 'done' })]);
+    await journal(context(false), { dataDir, mode: 'dry-run' }, { env: {} });
+    expect(stdout()).toMatch(/dca-btc\s+failed, settled since \(every order found\)\s+the answer to the order was lost/);
+  });
+
   it('filters by intent status, several at once', async () => {
     await journal(context(true), { dataDir, mode: 'dry-run', status: 'refused,sent' }, { env: {} });
     expect((JSON.parse(stdout()) as { entries: Array<{ status: string }> }).entries.map((e) => e.status)).toEqual(['sent', 'refused']);

@@ -1,4 +1,5 @@
 import { ConfigError, InputError } from '../../domain/errors.ts';
+import { settledSince } from '../../daemon/slot-shortfall.ts';
 import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
 import type { Intent } from '../../domain/intent.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
@@ -242,11 +243,21 @@ export async function journal(ctx: CommandContext, flags: JournalFlags, deps: Re
     // missed while stacker was down leave no intent to list, and `run --once` sends people here.
     const notDone = args.statuses !== undefined ? [] : await slotsNotDone(store, args.instance, args.limit);
     if (ctx.json) {
-      ctx.io.out(json({ journal: label.path, mode: label.mode, entries: entries.map(plainEntry), slotsNotDone: notDone.map((slot) => ({ instance: slot.instance, slotTimeMs: slot.slotTimeMs, slotTime: new Date(slot.slotTimeMs).toISOString(), status: slot.status, reason: slot.reason })) }));
+      ctx.io.out(
+        json({
+          journal: label.path,
+          mode: label.mode,
+          entries: entries.map(plainEntry),
+          slotsNotDone: notDone.map(({ slot, settled }) => ({ instance: slot.instance, slotTimeMs: slot.slotTimeMs, slotTime: new Date(slot.slotTimeMs).toISOString(), status: slot.status, reason: slot.reason, settled })),
+        }),
+      );
       return;
     }
     if (notDone.length > 0) {
-      ctx.io.out(`slots that did not end done (newest first):\n${table([{ header: 'SLOT (UTC)' }, { header: 'INSTANCE' }, { header: 'STATUS' }, { header: 'REASON' }], notDone.map((slot) => [time(slot.slotTimeMs), slot.instance, slot.status, slot.reason ?? '']))}\n`);
+      const status = ({ slot, settled }: SlotNotDone): string => (settled === 'done' ? `${slot.status}, settled since (every order found)` : slot.status);
+      ctx.io.out(
+        `slots that did not end done (newest first):\n${table([{ header: 'SLOT (UTC)' }, { header: 'INSTANCE' }, { header: 'STATUS' }, { header: 'REASON' }], notDone.map((row) => [time(row.slot.slotTimeMs), row.slot.instance, status(row), row.slot.reason ?? '']))}\n`,
+      );
     }
     if (entries.length === 0) {
       ctx.io.err(`no intents${args.instance === undefined ? '' : ` of ${args.instance}`} in the ${label.mode} journal ${label.path}\n`);
@@ -270,10 +281,22 @@ export async function journal(ctx: CommandContext, flags: JournalFlags, deps: Re
   });
 }
 
-/** The newest slots that ended other than done (failed, skipped, missed), at most `limit`, among the last few hundred slots. */
-async function slotsNotDone(store: StoredJournal, instance: string | undefined, limit: number): Promise<SlotRecord[]> {
+/** A slot that ended other than done, and whether its money intents have all been done since (a lost answer's order found). */
+interface SlotNotDone {
+  readonly slot: SlotRecord;
+  readonly settled: 'done' | null;
+}
+
+/**
+ * The newest slots that ended other than done (failed, skipped, missed), at most `limit`, among
+ * the last few hundred slots. A finished slot's record is never rewritten, so a slot that failed
+ * on a lost answer stays `failed` after reconciliation found its order: said beside it, as the
+ * status page says it.
+ */
+async function slotsNotDone(store: StoredJournal, instance: string | undefined, limit: number): Promise<SlotNotDone[]> {
   const recent = await store.listSlots({ ...(instance === undefined ? {} : { instance }), limit: 500 });
-  return recent.filter((slot) => slot.status !== 'done' && slot.status !== 'claimed').slice(0, limit);
+  const chosen = recent.filter((slot) => slot.status !== 'done' && slot.status !== 'claimed').slice(0, limit);
+  return Promise.all(chosen.map(async (slot) => ({ slot, settled: slot.status === 'failed' ? await settledSince(store, slot.instance, slot.slotTimeMs) : null })));
 }
 
 interface OrderRow extends StoredOrder {
