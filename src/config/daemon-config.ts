@@ -187,7 +187,7 @@ export async function loadStrategyFiles(
 async function readLayers(envFile: string | undefined, sources: DaemonSources, problems: InputProblem[]): Promise<EnvLayers> {
   const envSources = sources.env === undefined ? {} : { env: sources.env };
   try {
-    return await readEnvLayers(envFile, envSources);
+    return await readEnvLayers(envFile, envSources, 'keep');
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     // Keep going with the environment alone, so the instance files are checked in the same run.

@@ -8,6 +8,7 @@ import { NOTIFY_ENV_KEYS } from './notify-settings.ts';
 import { databaseUrlProblem, redactDatabaseUrl } from '../store/pg-url.ts';
 import { DATABASE_TIMEOUT } from '../store/pg-timeout.ts';
 import { parseDuration } from '../engine/schedule/catch-up.ts';
+import { duplicateProblems } from './env-file.ts';
 import { ENV_KEYS, type EnvLayers, type EnvValue } from './settings.ts';
 import { ORDER_SETTLE_WINDOW } from '../engine/runtime.ts';
 import { CONTROL_TOKEN_MIN_LENGTH, type ControlToken, makeControlToken } from './control-token.ts';
@@ -258,7 +259,7 @@ export function readKillSwitchFile(layers: EnvLayers): string | null {
 export function envFileKeyProblems(layers: EnvLayers): InputProblem[] {
   if (layers.envFile === null) return [];
   const source = `env file ${layers.envFile}`;
-  const problems: InputProblem[] = [];
+  const problems: InputProblem[] = duplicateProblems(layers.envFile, layers.fileDuplicates);
   const known = new Set(KNOWN_ENV_KEYS);
   for (const key of layers.fileKeys) {
     const stackerKey = readStackerKey(key, known);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../domain/errors.ts';
+import { ConfigError, type InputProblem } from '../domain/errors.ts';
 
 /**
  * Read a dotenv-format file into key → value. Loaded only when `--env-file` is given, so the
@@ -84,8 +84,12 @@ function skippedLines(text: string): number[] {
   return bad;
 }
 
-/** readEnvFile, also naming the lines dotenv skipped; a key set twice is refused (ConfigError naming the file, the key and its lines). */
-export async function readEnvFileChecked(path: string): Promise<ParsedEnvText> {
+/**
+ * readEnvFile, also naming the lines dotenv skipped and the keys set twice. A key set twice is
+ * refused (ConfigError naming the file, the key and its lines) unless `duplicates` is 'keep':
+ * then the caller reports them with the file's other problems (duplicateProblems).
+ */
+export async function readEnvFileChecked(path: string, duplicates: 'refuse' | 'keep' = 'refuse'): Promise<ParsedEnvText> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -93,10 +97,13 @@ export async function readEnvFileChecked(path: string): Promise<ParsedEnvText> {
     throw new ConfigError([{ field: '--env-file', rule: `${unreadable(error)}: ${path}` }]);
   }
   const parsed = await parseEnvText(text);
-  if (parsed.duplicates.length > 0) {
-    throw new ConfigError(parsed.duplicates.map((duplicate) => ({ source: path, field: duplicate.key, rule: duplicateRule(duplicate) })));
-  }
+  if (duplicates === 'refuse' && parsed.duplicates.length > 0) throw new ConfigError(duplicateProblems(path, parsed.duplicates));
   return parsed;
+}
+
+/** The keys of an env file set more than once, as problems naming the file, the key and its lines. */
+export function duplicateProblems(path: string, duplicates: readonly DuplicateKey[]): InputProblem[] {
+  return duplicates.map((duplicate) => ({ source: path, field: duplicate.key, rule: duplicateRule(duplicate) }));
 }
 
 /** Why a file could not be read, without its contents. */

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { ConfigError, type InputProblem } from '../domain/errors.ts';
-import { readEnvFileChecked } from './env-file.ts';
+import { type DuplicateKey, readEnvFileChecked } from './env-file.ts';
 
 /**
  * The one reader of `process.env` (docs/design.md, Conventions). Settings come from three layers, highest
@@ -80,6 +80,8 @@ export interface EnvLayers {
   readonly fileKeys: readonly string[];
   /** 1-based numbers of env-file lines that are neither blank, a comment nor KEY=value (dotenv skips them silently). */
   readonly fileBadLines: readonly number[];
+  /** Keys the env file sets on more than one line: empty unless read with duplicates 'keep' (readEnvLayers refuses them otherwise). */
+  readonly fileDuplicates: readonly DuplicateKey[];
   lookup(key: string): EnvValue | null;
   /** Keys set (non-empty) in the environment or the env file that start with `prefix`, sorted; never the values. */
   keysStartingWith(prefix: string): readonly string[];
@@ -87,17 +89,22 @@ export interface EnvLayers {
   readonly environmentKeys: readonly string[];
 }
 
-/** Read the env file (when given) and pair it with the environment. An unreadable file is a ConfigError naming it. */
-export async function readEnvLayers(envFile: string | undefined | null, sources: SettingsSources = {}): Promise<EnvLayers> {
+/**
+ * Read the env file (when given) and pair it with the environment. An unreadable file is a
+ * ConfigError naming it; so is a key set twice, unless `duplicates` is 'keep' (the daemon's
+ * config reports them with every other problem of its files, in one error).
+ */
+export async function readEnvLayers(envFile: string | undefined | null, sources: SettingsSources = {}, duplicates: 'refuse' | 'keep' = 'refuse'): Promise<EnvLayers> {
   const env = sources.env ?? process.env;
   const file = envFile === undefined ? null : envFile;
   if (file === '') throw new ConfigError([{ field: '--env-file', rule: 'must name a file' }]);
-  const read = file === null ? { values: {}, badLines: [] as number[] } : await readEnvFileChecked(file);
+  const read = file === null ? { values: {}, badLines: [] as number[], duplicates: [] as DuplicateKey[] } : await readEnvFileChecked(file, duplicates);
   const fileValues: Readonly<Record<string, string>> = read.values;
   return Object.freeze({
     envFile: file,
     fileKeys: Object.freeze(Object.keys(fileValues)),
     fileBadLines: Object.freeze([...read.badLines]),
+    fileDuplicates: Object.freeze([...read.duplicates]),
     environmentKeys: Object.freeze(
       Object.entries(env)
         .filter(([key, value]) => key.toUpperCase().startsWith('STACKER_') && typeof value === 'string' && value !== '')

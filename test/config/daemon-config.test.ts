@@ -222,6 +222,20 @@ describe('loadDaemonConfig: the global env file', () => {
   });
 });
 
+describe('loadDaemonConfig: every problem of the env file at once', () => {
+  it('reports a key set twice together with the file\'s other problems and the instance files\', each once: one fix-and-retry, not three', async () => {
+    world.instance('dca-btc', DCA.replace('AMOUNT=0.0005', 'AMOUNT=-1'));
+    const envFile = world.file('.env', 'STACKER_LOG_LEVEL=info\nSTACKER_DATADIR=/data\nSTACKER_LOG_LEVEL=debug\nSTACKER_API_SECRET oops\n');
+    const error = await configErrorOf(loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir }, { env: {} }));
+    expect(lines(error.problems)).toEqual([
+      `${envFile}: STACKER_LOG_LEVEL: is set on lines 1 and 3; dotenv would keep the last one without a word, so say it once`,
+      `env file ${envFile}: STACKER_DATADIR: is not a stacker setting; did you mean STACKER_DATA_DIR?`,
+      `env file ${envFile}: line 4: is not KEY=value, a comment or blank, so dotenv skips it (a missing "="?)`,
+      expect.stringMatching(/dca-btc\.env: AMOUNT: /),
+    ]);
+  });
+});
+
 describe('loadDaemonConfig: live needs two switches and the keys', () => {
   const keys = { STACKER_API_KEY: 'key-123', STACKER_API_SECRET: SECRET };
 
