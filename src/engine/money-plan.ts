@@ -24,7 +24,7 @@ export interface SlotPlanLimits extends StaticLimits {
   /** The kill switch's reason when it is on. */
   readonly killed: string | null;
   /** Which limit the view's budget left is, and the smallest limit configured (SpendLeft), for the refusal to name; null when not known. */
-  readonly budgetLimit?: Pick<SpendLeft, 'limitedBy' | 'ceiling'> | null;
+  readonly budgetLimit?: Pick<SpendLeft, 'limitedBy' | 'ceiling' | 'ceilingSetting'> | null;
 }
 
 /** One entry per intent, in order: the refusal of a money intent, or null (sent, or not money). */
@@ -72,7 +72,7 @@ function ownRefusals(intents: readonly Intent[], view: SlotView, limits: SlotPla
             const limit = limits.budgetLimit ?? null;
             const by = limit === null ? '' : ` (what ${limit.limitedBy} leaves)`;
             // Not a budget used up for now but one that never lets the buy through: say what to change.
-            const never = limit !== null && estimate.gt(limit.ceiling) ? `; that is above ${formatDecimal(limit.ceiling)} ${rules.quote}, the smallest limit configured, so no period lets it through: raise the budget or buy less` : '';
+            const never = limit !== null && estimate.gt(limit.ceiling) ? `; that is above ${formatDecimal(limit.ceiling)} ${rules.quote}, the smallest limit configured (${limit.ceilingSetting}), so no period lets it through: raise it or buy less` : '';
             return { code: 'over-budget', message: `estimated value ${formatDecimal(estimate)} ${rules.quote} is above the budget left for this slot, ${formatDecimal(budgetLeft)} ${rules.quote}${by}${never}` };
           }
           budgetLeft = budgetLeft.sub(estimate);

@@ -216,6 +216,8 @@ export interface SpendLeft {
    * its account's cap. A buy above it is never sent; one within it waits for the period to reset.
    */
   readonly ceiling: Decimal;
+  /** The setting that is the ceiling, for the refusal to say what to raise: `BUDGET_QUOTE_PER_DAY` (the instance file's) or the account's `STACKER_ACCOUNT_<NAME>_…`. */
+  readonly ceilingSetting: string;
 }
 
 /**
@@ -226,11 +228,22 @@ export interface SpendLeft {
 export async function spendLeft(journal: Journal, instance: InstanceLimits & { readonly budgetAsset: string | null }, account: string, cap: AccountCap | null, atMs: number): Promise<SpendLeft | null> {
   const own = await budgetLeft(journal, instance, atMs);
   const capLeft = await accountCapLeft(journal, account, cap, atMs);
-  const limits = [...(own === null ? [] : Object.values(instance.budgets)), ...(capLeft === null || cap === null ? [] : Object.values(cap.limits))].filter((limit) => limit !== undefined);
-  const ceiling = limits.reduce((smallest, limit) => (limit.lt(smallest) ? limit : smallest), limits[0] as Decimal);
+  // The env keys of the limits (config/accounts.ts writes the account's): what a refusal tells to raise.
+  const limits = [
+    ...(own === null ? [] : settingsOf(instance.budgets, "the instance file's ")),
+    ...(capLeft === null || cap === null ? [] : settingsOf(cap.limits, `STACKER_ACCOUNT_${account}_`)),
+  ];
+  const smallest = limits.reduce((least, limit) => (limit.value.lt(least.value) ? limit : least), limits[0] as { value: Decimal; setting: string });
+  const ceiling = { ceiling: smallest?.value as Decimal, ceilingSetting: smallest?.setting as string };
   const asset = cap?.asset ?? instance.budgetAsset ?? '';
-  if (capLeft !== null && (own === null || capLeft.lt(own))) return { amount: capLeft, asset, limitedBy: `the cap of account ${account}`, ceiling };
-  return own === null ? null : { amount: own, asset, limitedBy: "the instance's own budget", ceiling };
+  if (capLeft !== null && (own === null || capLeft.lt(own))) return { amount: capLeft, asset, limitedBy: `the cap of account ${account}`, ...ceiling };
+  return own === null ? null : { amount: own, asset, limitedBy: "the instance's own budget", ...ceiling };
+}
+
+function settingsOf(limits: BudgetLimits, prefix: string): Array<{ readonly value: Decimal; readonly setting: string }> {
+  return Object.entries(limits)
+    .filter((entry): entry is [string, Decimal] => entry[1] !== undefined)
+    .map(([period, value]) => ({ value, setting: `${prefix}BUDGET_QUOTE_PER_${period.toUpperCase()}` }));
 }
 
 /** The smallest of an account cap's periods left at `atMs` (never below zero); null without a cap. */

@@ -72,7 +72,7 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
     const w = await engineWorld({ moreAccounts: [SIDE] }, kind);
     world = w;
     const sideClient = new ApiClient({ baseUrl: w.sandbox.url, credentials: SIDE });
-    const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('a2-main', '0.001'), instance('b1-side', '0.002')], false);
+    const engine = routedEngine(w, sideClient, [instance('a1-main', '0.001'), instance('a2-main', '0.001'), instance('a3-main', '0.002'), instance('b1-side', '0.002')], false);
     try {
       // The exchange refuses a1's first buy: the cap's reservation is given back.
       w.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 422, body: { code: 32, message: 'Validation failed', errors: { amount: ['Amount is invalid.'] } }, times: 1 });
@@ -97,6 +97,12 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       expect(a2?.error?.code).toBe('over-budget');
       // The cap, not a2's own budget (it has none), is what it crossed: the refusal says which.
       expect(a2?.error?.message).toContain('(what the cap of account main leaves)');
+      // A buy above the cap itself can never pass: the refusal names the env key to raise, not the instance file.
+      expect(await engine.runSlot('a1-main', DAY + 86_400_000)).toBe('done');
+      expect(await engine.runSlot('a3-main', DAY + 86_400_000)).toBe('done');
+      expect((await w.journal.listIntents({ instance: 'a3-main' }))[0]?.error?.message).toContain(
+        'that is above 100 USDT, the smallest limit configured (STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY), so no period lets it through: raise it or buy less',
+      );
       expect((await w.journal.listIntents({ instance: 'b1-side' })).map((intent) => [intent.account, intent.status])).toEqual([['side', 'done']]);
       expect(await w.journal.heldBudgetReservations()).toEqual([]);
     } finally {

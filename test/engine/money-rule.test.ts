@@ -397,7 +397,7 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(await world.engine([tooSmall]).runSlot('dca-btc', SLOT)).toBe('done');
       const [never] = await world.journal.listIntents({ instance: 'dca-btc' });
       expect(never?.error?.message).toBe(
-        "estimated value 65 USDT is above the budget left for this slot, 50 USDT (what the instance's own budget leaves); that is above 50 USDT, the smallest limit configured, so no period lets it through: raise the budget or buy less",
+        "estimated value 65 USDT is above the budget left for this slot, 50 USDT (what the instance's own budget leaves); that is above 50 USDT, the smallest limit configured (the instance file's BUDGET_QUOTE_PER_DAY), so no period lets it through: raise it or buy less",
       );
       const roomy = { ...dcaBtc(), budgets: { day: new Decimal('100') } };
       expect(await world.engine([roomy]).runSlot('dca-btc', SLOT + 3_600_000)).toBe('done'); // 65 of 100
