@@ -7,7 +7,9 @@ export class Turns {
   readonly #last = new Map<string, Promise<unknown>>();
 
   async take<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const run = (this.#last.get(key) ?? Promise.resolve()).then(work);
+    const before = this.#last.get(key);
+    // Nothing ahead: started at once (a backtest asks for thousands of turns, always free).
+    const run = before === undefined ? work() : before.then(work);
     const ended = run.then(
       () => undefined,
       () => undefined,

@@ -8,7 +8,7 @@ import { type ReconcileSummary, Reconciler, type UnresolvedState } from './recon
 import { tell } from './observer.ts';
 import { type EngineDeps, accountOfInstance, onInstanceAccount } from './runtime.ts';
 import { type SnapshotBooks, snapshotBooks } from './snapshot.ts';
-import { type InstanceRuntime, type SlotOutcome, type SnapshotRetry, attemptSlot } from './slot-runner.ts';
+import { type AccountTurn, type InstanceRuntime, type SlotOutcome, type SnapshotRetry, attemptSlot } from './slot-runner.ts';
 import { LIVE_SNAPSHOT_RETRY, nextAttemptAt, retryWindowMs, waitUnlessStopped } from './slot-retry.ts';
 import { type StuckOrder, StuckOrders } from './stuck-orders.ts';
 import { trackOpenOrders } from './tracker.ts';
@@ -109,8 +109,10 @@ export class Engine {
   readonly #triedAtMs = new Map<string, number>();
   /** The checks track() started and nobody awaits yet (checkLedger never rejects). */
   readonly #background = new Set<Promise<unknown>>();
-  /** Each account's slots, one at a time (#runSlot). */
+  /** Each account's slots, one at a time from their plan to their last send (AccountTurn). */
   readonly #accountTurns = new Turns();
+  /** Per account, how many times its slots have sent money (AccountTurn.moves). */
+  readonly #accountMoves = new Map<string, number>();
   #fatal: FatalEngineError | null = null;
 
   constructor(deps: EngineDeps, instances: readonly ScheduledRuntime[], options: EngineOptions) {
@@ -317,15 +319,7 @@ export class Engine {
     const key = `${instanceName}@${slotTimeMs}`;
     this.#running.set(key, (this.#running.get(key) ?? 0) + 1);
     try {
-      // One slot of an account at a time, snapshot to last send: a strategy sizes its transfer
-      // from the trade balance it reads, so two instances firing in the same second each moved
-      // only their own shortfall from the same balance, and the exchange refused the second buy
-      // for funds. What a slot waited behind (a stop, a kill switch) is asked again in its turn.
-      const outcome = await this.#accountTurns.take(account, () => {
-        if (this.#disabled.has(instanceName)) return Promise.resolve('disabled' as const);
-        if (this.#fatal !== null) return Promise.resolve('skipped' as const);
-        return this.#guard(() => attemptSlot(this.#deps, this.#booksOf(instanceName), instance, slotTimeMs, this.#options.runId, retry), 'failed' as SlotOutcome | 'retry');
-      });
+      const outcome = await this.#guard(() => attemptSlot(this.#deps, this.#booksOf(instanceName), instance, slotTimeMs, this.#options.runId, retry, this.#turnOf(account)), 'failed' as SlotOutcome | 'retry');
       if (outcome === 'disabled' && !this.#disabled.has(instanceName)) {
         this.#disabled.add(instanceName);
         const slot = await this.#deps.journal.getSlot({ instance: instanceName, slotTimeMs }).catch(() => null);
@@ -335,6 +329,15 @@ export class Engine {
     } finally {
       this.#release(key);
     }
+  }
+
+  /** The account's turn for its slots (AccountTurn); trading stopped while a slot waited for it sends nothing. */
+  #turnOf(account: string): AccountTurn {
+    return {
+      moves: () => this.#accountMoves.get(account) ?? 0,
+      moved: () => void this.#accountMoves.set(account, (this.#accountMoves.get(account) ?? 0) + 1),
+      take: (work) => this.#accountTurns.take(account, () => (this.#fatal === null ? work() : Promise.resolve('skipped' as const))),
+    };
   }
 
   #release(key: string): void {

@@ -48,6 +48,32 @@ export interface SnapshotRetry {
   again(error: unknown): boolean;
 }
 
+/**
+ * The slots of one account, one at a time from their plan to their last send, and whether any
+ * sent money since a slot read the account. A strategy sizes a transfer from the trade balance it
+ * read: two instances firing together each moved their own shortfall from the same balance and
+ * the exchange refused the second buy for funds. Reading and deciding stay outside the turn (a
+ * strategy that hangs holds up no other instance); a slot whose reads went stale while it
+ * waited reads and decides again, in its turn.
+ */
+export interface AccountTurn {
+  /** How many times the account's slots have sent money (only compared: changed or not). */
+  moves(): number;
+  /** Told before each send. */
+  moved(): void;
+  take(work: () => Promise<SlotOutcome | 'retry'>): Promise<SlotOutcome | 'retry'>;
+}
+
+/** One slot with nothing to wait for: a caller with no engine around it. */
+const ALONE: AccountTurn = { moves: () => 0, moved: () => undefined, take: (work) => work() };
+
+/** What a slot read and its strategy answered. */
+interface Decided {
+  readonly view: SlotView;
+  readonly budgetLimit: SpendLeft | null;
+  readonly intents: readonly Intent[];
+}
+
 /** runSlot, with a transient snapshot failure left unjournalled when `retry` says it is tried again. */
 export async function attemptSlot(
   run: EngineDeps,
@@ -56,6 +82,7 @@ export async function attemptSlot(
   slotTimeMs: number,
   runId: string | null,
   retry: SnapshotRetry | null,
+  turn: AccountTurn = ALONE,
 ): Promise<SlotOutcome | 'retry'> {
   // Everything this slot reads and sends goes to its instance's account; `books` are that account's too.
   const deps = onInstanceAccount(run, instance.instance);
@@ -68,123 +95,143 @@ export async function attemptSlot(
     return 'already';
   }
 
-  let view: SlotView;
-  let budgetLimit: SpendLeft | null;
-  try {
-    const state = await deps.journal.getState(instance.instance);
-    const budget = await budgetView(deps, instance, slotTimeMs);
-    budgetLimit = budget.left;
-    view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget: budget.view, candles: instance.candleWindows ?? [] });
-  } catch (error) {
-    const kind = classifyError(error);
-    if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}reading the account: ${errorMessage(error)}`, error);
-    if (kind === 'transient' && retry !== null && retry.again(error)) return 'retry';
-    const attempts = retry === null ? '' : ` (${retry.failedBefore + 1} attempt${retry.failedBefore === 0 ? '' : 's'})`;
-    const reason = `snapshot failed (${errorCode(error)}): ${errorMessage(error)}${attempts}`;
-    if (await deps.journal.skipSlot({ ...key, runId, status: 'skipped', reason })) {
-      deps.metrics.slotFinished(instance.instance, 'skipped', deps.clock.nowMs() - started, slotTimeMs);
+  /** The slot's reads and its strategy's answer; an outcome when the slot ends there. */
+  const readAndDecide = async (): Promise<Decided | SlotOutcome | 'retry'> => {
+    let view: SlotView;
+    let budgetLimit: SpendLeft | null;
+    try {
+      const state = await deps.journal.getState(instance.instance);
+      const budget = await budgetView(deps, instance, slotTimeMs);
+      budgetLimit = budget.left;
+      view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget: budget.view, candles: instance.candleWindows ?? [] });
+    } catch (error) {
+      const kind = classifyError(error);
+      if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}reading the account: ${errorMessage(error)}`, error);
+      if (kind === 'transient' && retry !== null && retry.again(error)) return 'retry';
+      const attempts = retry === null ? '' : ` (${retry.failedBefore + 1} attempt${retry.failedBefore === 0 ? '' : 's'})`;
+      const reason = `snapshot failed (${errorCode(error)}): ${errorMessage(error)}${attempts}`;
+      if (await deps.journal.skipSlot({ ...key, runId, status: 'skipped', reason })) {
+        deps.metrics.slotFinished(instance.instance, 'skipped', deps.clock.nowMs() - started, slotTimeMs);
+      }
+      deps.logger.warn({ ...log(), event: 'slot-skipped', code: errorCode(error), error: errorMessage(error), ...(retry === null ? {} : { attempts: retry.failedBefore + 1 }) }, `skipping this slot: ${reason}`);
+      return 'skipped';
     }
-    deps.logger.warn({ ...log(), event: 'slot-skipped', code: errorCode(error), error: errorMessage(error), ...(retry === null ? {} : { attempts: retry.failedBefore + 1 }) }, `skipping this slot: ${reason}`);
-    return 'skipped';
-  }
 
-  let intents: readonly Intent[];
-  try {
-    const decided = instance.strategy.decide(view, instance.params);
-    intents = checkDecision(await withinTimeLimit(Promise.resolve(decided), deps.timing.decideTimeLimitMs ?? DECIDE_TIME_LIMIT_MS, 'decide'));
-  } catch (error) {
-    const reason = `strategy ${instance.strategy.name} failed: ${errorMessage(error)}`;
-    if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });
-    deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
-    deps.metrics.strategyDisabled(instance.instance);
-    deps.logger.error({ ...log(), event: 'strategy-disabled', error: errorMessage(error) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
-    return 'disabled';
-  }
+    let intents: readonly Intent[];
+    try {
+      const decided = instance.strategy.decide(view, instance.params);
+      intents = checkDecision(await withinTimeLimit(Promise.resolve(decided), deps.timing.decideTimeLimitMs ?? DECIDE_TIME_LIMIT_MS, 'decide'));
+    } catch (error) {
+      const reason = `strategy ${instance.strategy.name} failed: ${errorMessage(error)}`;
+      if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });
+      deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
+      deps.metrics.strategyDisabled(instance.instance);
+      deps.logger.error({ ...log(), event: 'strategy-disabled', error: errorMessage(error) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
+      return 'disabled';
+    }
+    return { view, budgetLimit, intents };
+  };
 
-  const account = accountOfInstance(deps, instance.instance);
-  const planned = plan(intents, view, instance, { killed: deps.killSwitch.active(account), budgetLimit }, deps.accounts === undefined ? null : account);
-  if (!(await deps.journal.claimSlot({ ...key, runId, intents: planned }))) {
-    deps.logger.debug(log(), 'slot claimed elsewhere meanwhile; not running it');
-    return 'already';
-  }
+  const readAt = turn.moves();
+  const first = await readAndDecide();
+  if (typeof first === 'string') return first;
+  return turn.take(async () => {
+    let decided = first;
+    // Another slot of this account sent money since this one read: what it read is stale (a
+    // transfer sized from the trade balance a buy has since spent). Read and decide again, in turn.
+    if (turn.moves() !== readAt) {
+      const again = await readAndDecide();
+      if (typeof again === 'string') return again;
+      decided = again;
+    }
+    const { view, budgetLimit, intents } = decided;
+    const account = accountOfInstance(deps, instance.instance);
+    const planned = plan(intents, view, instance, { killed: deps.killSwitch.active(account), budgetLimit }, deps.accounts === undefined ? null : account);
+    if (!(await deps.journal.claimSlot({ ...key, runId, intents: planned }))) {
+      deps.logger.debug(log(), 'slot claimed elsewhere meanwhile; not running it');
+      return 'already';
+    }
 
-  const records = await deps.journal.listIntents({ instance: instance.instance, slotTimeMs });
-  records.sort((a, b) => a.index - b.index);
-  // A refused or failed money intent stops the rest of its group (planMoney groups them).
-  const stoppedBy = new Map<string, string>();
-  /** Intents already ended ahead of their turn (a funded buy refused before its transfer was sent). */
-  const ended = new Set<string>();
-  let failed = false;
-  try {
-    for (const record of records) {
-      if (ended.has(record.intentId)) continue;
-      const intent = record.intent;
-      if (intent.kind === 'note') {
-        const fields = { ...log(), event: 'note', ...(intent.data ?? {}) };
-        if (intent.level === 'warn') deps.logger.warn(fields, intent.message);
-        else deps.logger.info(fields, intent.message);
-        continue;
-      }
-      if (intent.kind === 'refusal') {
-        deps.metrics.refusal(instance.instance, intent.reason);
-        deps.logger.info({ ...log(), event: 'refusal', reason: intent.reason, ...(intent.data ?? {}) }, `refused by the strategy: ${intent.message}`);
-        continue;
-      }
-      if (!isMoneyIntent(intent)) continue;
-      const group = groupOf(intent);
-      if (record.status === 'refused') {
-        const reason = record.error?.code ?? 'refused';
-        deps.metrics.refusal(instance.instance, reason);
-        deps.logger.warn({ ...log(), event: 'refusal', reason, intent: intent.kind, index: record.index }, `refused: ${record.error?.message ?? reason}`);
-        // The intent that refused its group is told; the others of the group only follow it.
-        if (reason !== 'group-refused') tellRefused(deps, record, record.error ?? { code: reason, message: reason });
-        if (!stoppedBy.has(group)) stoppedBy.set(group, `intent #${record.index} (${intent.kind}) was refused`);
-        continue;
-      }
-      const stopped = stoppedBy.get(group);
-      if (stopped !== undefined) {
-        await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'earlier-intent-stopped', message: `not sent: ${stopped}` } });
-        // A buy whose budget was reserved ahead of its transfer spent nothing.
-        await releaseReservation(deps, record);
-        continue;
-      }
-      if (intent.kind === 'transfer' || intent.kind === 'flex-withdraw') {
-        const funded = records.filter((other) => other.index > record.index && other.status === 'pending' && isMoneyIntent(other.intent) && groupOf(other.intent) === group);
-        const refused = await reserveFundedBuys(deps, instance, view, funded);
-        if (refused !== null) {
-          ended.add(refused.record.intentId);
-          const why = `intent #${refused.record.index} (buy-stock-market) it funds was refused (${refused.error.code}: ${refused.error.message})`;
-          await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'group-refused', message: `not sent: ${why}` } });
-          stoppedBy.set(group, `intent #${refused.record.index} (buy-stock-market) was refused`);
+    const records = await deps.journal.listIntents({ instance: instance.instance, slotTimeMs });
+    records.sort((a, b) => a.index - b.index);
+    // A refused or failed money intent stops the rest of its group (planMoney groups them).
+    const stoppedBy = new Map<string, string>();
+    /** Intents already ended ahead of their turn (a funded buy refused before its transfer was sent). */
+    const ended = new Set<string>();
+    let failed = false;
+    try {
+      for (const record of records) {
+        if (ended.has(record.intentId)) continue;
+        const intent = record.intent;
+        if (intent.kind === 'note') {
+          const fields = { ...log(), event: 'note', ...(intent.data ?? {}) };
+          if (intent.level === 'warn') deps.logger.warn(fields, intent.message);
+          else deps.logger.info(fields, intent.message);
           continue;
         }
+        if (intent.kind === 'refusal') {
+          deps.metrics.refusal(instance.instance, intent.reason);
+          deps.logger.info({ ...log(), event: 'refusal', reason: intent.reason, ...(intent.data ?? {}) }, `refused by the strategy: ${intent.message}`);
+          continue;
+        }
+        if (!isMoneyIntent(intent)) continue;
+        const group = groupOf(intent);
+        if (record.status === 'refused') {
+          const reason = record.error?.code ?? 'refused';
+          deps.metrics.refusal(instance.instance, reason);
+          deps.logger.warn({ ...log(), event: 'refusal', reason, intent: intent.kind, index: record.index }, `refused: ${record.error?.message ?? reason}`);
+          // The intent that refused its group is told; the others of the group only follow it.
+          if (reason !== 'group-refused') tellRefused(deps, record, record.error ?? { code: reason, message: reason });
+          if (!stoppedBy.has(group)) stoppedBy.set(group, `intent #${record.index} (${intent.kind}) was refused`);
+          continue;
+        }
+        const stopped = stoppedBy.get(group);
+        if (stopped !== undefined) {
+          await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'earlier-intent-stopped', message: `not sent: ${stopped}` } });
+          // A buy whose budget was reserved ahead of its transfer spent nothing.
+          await releaseReservation(deps, record);
+          continue;
+        }
+        if (intent.kind === 'transfer' || intent.kind === 'flex-withdraw') {
+          const funded = records.filter((other) => other.index > record.index && other.status === 'pending' && isMoneyIntent(other.intent) && groupOf(other.intent) === group);
+          const refused = await reserveFundedBuys(deps, instance, view, funded);
+          if (refused !== null) {
+            ended.add(refused.record.intentId);
+            const why = `intent #${refused.record.index} (buy-stock-market) it funds was refused (${refused.error.code}: ${refused.error.message})`;
+            await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'group-refused', message: `not sent: ${why}` } });
+            stoppedBy.set(group, `intent #${refused.record.index} (buy-stock-market) was refused`);
+            continue;
+          }
+        }
+        // Reads taken before this by the account's other slots no longer show its balances.
+        turn.moved();
+        const outcome: MoneyOutcome = await executeMoneyIntent(deps, instance, view, record);
+        if (outcome.status !== 'done') {
+          stoppedBy.set(group, `intent #${record.index} (${intent.kind}) ended ${outcome.status}: ${outcome.error.message}`);
+          if (outcome.status !== 'refused') failed = true;
+        }
       }
-      const outcome: MoneyOutcome = await executeMoneyIntent(deps, instance, view, record);
-      if (outcome.status !== 'done') {
-        stoppedBy.set(group, `intent #${record.index} (${intent.kind}) ended ${outcome.status}: ${outcome.error.message}`);
-        if (outcome.status !== 'refused') failed = true;
+    } catch (error) {
+      // Trading stopped mid-slot (auth, nonce) or a bug: what was not sent yet never will be.
+      for (const record of await deps.journal.listIntents({ instance: instance.instance, slotTimeMs })) {
+        if (record.status === 'pending') {
+          await deps.journal.updateIntent(record.intentId, { status: 'failed', error: { code: 'E_STOPPED', message: `not sent: ${errorMessage(error)}` } });
+          // A buy stopped between its reservation and its send spent nothing: its budget is given back.
+          await releaseReservation(deps, record);
+        }
       }
+      await deps.journal.finishSlot({ ...key, status: 'failed', reason: errorMessage(error) });
+      deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
+      throw error;
     }
-  } catch (error) {
-    // Trading stopped mid-slot (auth, nonce) or a bug: what was not sent yet never will be.
-    for (const record of await deps.journal.listIntents({ instance: instance.instance, slotTimeMs })) {
-      if (record.status === 'pending') {
-        await deps.journal.updateIntent(record.intentId, { status: 'failed', error: { code: 'E_STOPPED', message: `not sent: ${errorMessage(error)}` } });
-        // A buy stopped between its reservation and its send spent nothing: its budget is given back.
-        await releaseReservation(deps, record);
-      }
-    }
-    await deps.journal.finishSlot({ ...key, status: 'failed', reason: errorMessage(error) });
-    deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
-    throw error;
-  }
 
-  const status = failed ? 'failed' : 'done';
-  const reason = [...stoppedBy.values()].join('; ');
-  await deps.journal.finishSlot({ ...key, status, ...(reason === '' ? {} : { reason }) });
-  deps.metrics.slotFinished(instance.instance, status, deps.clock.nowMs() - started, slotTimeMs);
-  if (deps.logger.isLevelEnabled('info')) deps.logger.info({ ...log(), event: 'slot-finished', status, intents: records.length }, `slot ${status}`);
-  return status;
+    const status = failed ? 'failed' : 'done';
+    const reason = [...stoppedBy.values()].join('; ');
+    await deps.journal.finishSlot({ ...key, status, ...(reason === '' ? {} : { reason }) });
+    deps.metrics.slotFinished(instance.instance, status, deps.clock.nowMs() - started, slotTimeMs);
+    if (deps.logger.isLevelEnabled('info')) deps.logger.info({ ...log(), event: 'slot-finished', status, intents: records.length }, `slot ${status}`);
+    return status;
+  });
 }
 
 /**

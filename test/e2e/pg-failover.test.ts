@@ -131,7 +131,9 @@ describe.skipIf(cluster === null)('two daemons on one PostgreSQL journal, the ow
             `takeover after kill -9: ${takeoverMs.join(', ')} ms (max ${Math.max(...takeoverMs)}); ` +
             `kills mid-slot ${leftOpen.filter((open) => open.slots > 0).length}, with an intent open ${leftOpen.filter((open) => open.intents > 0).length}`,
         );
-        expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+        // Unresolved is left to expectAgreementAfterKills: a kill between `sent` and the request
+        // leaving leaves an intent unknown, never sent, looked up until its settle window ends.
+        expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [] });
         for (const ms of takeoverMs) expect(ms).toBeLessThan(TAKEOVER_LIMIT_MS);
         await expectAgreementAfterKills(t.sandbox, journal, KILLS);
       });

@@ -72,6 +72,8 @@ describe('the status page in headless Chromium', () => {
       page.once('dialog', (dialog) => void dialog.accept());
       await page.click('[data-instance="dca-btc"] button[data-action="run"]');
       await page.locator('#message:has-text("/api/instances/dca-btc/run: done (done)")').waitFor();
+      // The answer is said at once; the instance's card follows with the page's next read of /api/status.
+      await page.locator('[data-instance="dca-btc"]:has-text("Recent orders")').waitFor();
       const dca = await page.locator('[data-instance="dca-btc"]').textContent();
       expect(dca).toContain('Recent orders');
       expect(dca).toContain('new → FILLED');

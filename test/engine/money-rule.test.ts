@@ -307,6 +307,34 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(transfers.map((entry) => formatDecimal(entry.delta))).toEqual(['30.13']);
     });
 
+    it("holds up no other instance of the account while a strategy takes its time to decide; one whose reads went stale meanwhile reads and decides again before it sends", async () => {
+      let answer: (() => void) | null = null;
+      let decisions = 0;
+      const slow = defineStrategy({
+        name: 'slow-buy',
+        describe: 'buys 0.001 BTC once told to',
+        params: {},
+        reads: () => ['balances', 'markets', 'prices'],
+        budgetAsset: () => 'USDT',
+        decide: async () => {
+          decisions += 1;
+          if (decisions === 1) await new Promise<void>((resolve) => (answer = resolve));
+          return [{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001') }];
+        },
+      });
+      const engine = world.engine([dcaBtc(), runtimeOf({ instance: 'slow', strategy: slow, env: {} })]);
+      const slowSlot = engine.runSlot('slow', SLOT);
+      await expect.poll(() => answer).not.toBeNull();
+      // dca-btc buys while slow is still deciding.
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
+      expect(sandboxOrders()).toHaveLength(1);
+      (answer as unknown as () => void)();
+      expect(await slowSlot).toBe('done');
+      // Its first reads were from before dca-btc's buy: it read and decided again, then bought.
+      expect(decisions).toBe(2);
+      expect(sandboxOrders()).toHaveLength(2);
+    });
+
     it('sends no second withdrawal from a flex plan while one is unknown: one shortfall is not withdrawn twice', async () => {
       const main = world.sandbox.exchange.mainBalances().get('USDT') ?? new Decimal(0);
       // Answered 504 at once, booked 2 s later: past the engine's settle time, so `unknown`.
