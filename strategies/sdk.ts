@@ -9,6 +9,8 @@
  *     name: 'weekly',
  *     describe: 'Buy a fixed amount of one market.',
  *     params: { MARKET: param.market({ description: 'Where to buy.', example: 'BTC_USDT' }) },
+ *     // What budgets and MAX_ORDER_QUOTE count in: the quote of the market it buys.
+ *     budgetAsset: (params) => params.MARKET.split('_')[1] ?? null,
  *     reads: () => ['markets', 'prices'],
  *     async decide(view, params) {
  *       return [intent.buy(params.MARKET, new Decimal('0.001'))];

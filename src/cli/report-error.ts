@@ -82,6 +82,10 @@ function describeForHumans(error: unknown, unknown: boolean, context: ReportCont
     lines.push(`error: ${error.code} (${error.name}): ${error.message}`);
   } else if (error instanceof StackerError) {
     lines.push(`error: ${error.code} (${error.name}): ${error.message}`);
+  } else if (unloadable(error) !== null) {
+    const module = unloadable(error) as UnloadableModule;
+    lines.push(`error: a module could not be loaded: ${module.where}: ${module.message}`, ...module.excerpt.map((line) => `  ${line}`));
+    if (module.stripOnly) lines.push('  Node runs the .ts files by stripping their types, which cannot strip enum, namespace or constructor parameter properties: `npm run typecheck` names each one');
   } else {
     const message = error instanceof Error ? error.message : String(error);
     lines.push(`error: unexpected failure: ${message}`);
@@ -132,5 +136,35 @@ function describeForJson(error: unknown, unknown: boolean): Record<string, unkno
   if (error instanceof StackerError) {
     return { code: error.code, name: error.name, retryable: error.retryable, outcomeUnknown: unknown, message: error.message };
   }
+  const module = unloadable(error);
+  if (module !== null) return { code: 'E_UNEXPECTED', message: module.message, module: module.where };
   return { code: 'E_UNEXPECTED', message: error instanceof Error ? error.message : String(error) };
+}
+
+interface UnloadableModule {
+  /** `file:line` of the syntax Node refused. */
+  readonly where: string;
+  readonly message: string;
+  /** The source line and Node's marker under it. */
+  readonly excerpt: readonly string[];
+  /** TypeScript that type stripping cannot remove (an enum, a namespace). */
+  readonly stripOnly: boolean;
+}
+
+/**
+ * A module Node refused to load (a syntax error in a strategy module someone wrote): its message
+ * alone ("Expected ',', got 'ident'") names no file, but the stack begins with `file:line`, the
+ * line and a marker, as Node prints them.
+ */
+function unloadable(error: unknown): UnloadableModule | null {
+  if (!(error instanceof SyntaxError) || typeof error.stack !== 'string') return null;
+  const [where, ...rest] = error.stack.split('\n');
+  if (where === undefined || !/^(?:file:\/\/|\/|[A-Za-z]:\\).*:\d+$/.test(where)) return null;
+  const excerpt: string[] = [];
+  for (const line of rest) {
+    if (line.trim() === '' || excerpt.length === 2) break;
+    excerpt.push(line);
+  }
+  const code = (error as { code?: unknown }).code;
+  return { where, message: error.message, excerpt, stripOnly: code === 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX' };
 }

@@ -293,7 +293,7 @@ function accountBudgetAsset(name: string, budgets: AccountBudgets, members: read
   const assets = [...new Set(spenders.map((member) => member.budgetAsset as string))].sort();
   if (assets.length === 1) return assets[0] as string;
   if (assets.length === 0) {
-    problems.push({ field, rule: `account ${name} has a budget cap, but none of its instances places orders a cap could count; remove the cap` });
+    problems.push({ field, rule: `account ${name} has a budget cap, but none of its instances' strategies declares a budgetAsset (they place no orders, or their authors left it out), so the cap has nothing to count; remove the cap` });
     return null;
   }
   const who = assets.map((asset) => `${asset} (${spenders.filter((m) => m.budgetAsset === asset).map((m) => m.instance).join(', ')})`).join(', ');

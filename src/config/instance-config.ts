@@ -260,6 +260,6 @@ function budgetProblems(strategy: Strategy<unknown>, params: unknown, env: Reado
   return set.map((key) => ({
     source: file,
     field: key,
-    rule: `strategy ${strategy.name} places no orders a budget or order limit could count; remove the key`,
+    rule: `strategy ${strategy.name} declares no budgetAsset (it places no orders, or its author left budgetAsset out), so a budget or order limit has nothing to count in; remove the key`,
   }));
 }

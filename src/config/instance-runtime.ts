@@ -57,7 +57,7 @@ export function startupProblems(instances: readonly InstanceConfig[], markets: r
     problems.push(...(instance.strategy.checkParams?.(instance.params, context, instance.file) ?? []));
     const hasBudget = instance.budgets.day !== null || instance.budgets.week !== null || instance.budgets.month !== null;
     if (hasBudget && instance.strategy.budgetAsset === undefined) {
-      problems.push({ source: instance.file, field: 'BUDGET_QUOTE_PER_*', rule: `strategy ${instance.strategy.name} places no orders a budget could count; remove the budget keys` });
+      problems.push({ source: instance.file, field: 'BUDGET_QUOTE_PER_*', rule: `strategy ${instance.strategy.name} declares no budgetAsset (it places no orders, or its author left budgetAsset out), so a budget has nothing to count in; remove the budget keys` });
     }
   }
   return problems;

@@ -2,7 +2,7 @@ import type { InputProblem } from '../domain/errors.ts';
 import type { Intent } from '../domain/intent.ts';
 import type { CandleWindow } from './candle-book.ts';
 import { STRATEGY_API_VERSION, type SlotView, type SnapshotPart, type StartupContext, type Strategy } from './contract.ts';
-import { type ParamShape, type ParamsOf, checkDefaults, parseDeclared, specsOf } from './param-spec.ts';
+import { type ParamShape, type ParamsOf, checkDefaults, marketKeysOf, parseDeclared, specsOf } from './param-spec.ts';
 
 /**
  * A strategy as its author writes it (contract 2): the params are declared once (`param.*`),
@@ -21,7 +21,11 @@ export interface StrategyDefinition<S extends ParamShape> {
    * placeholder, and `given` tells a key set in the file from one absent.
    */
   check?(params: ParamsOf<S>, problem: (key: keyof S & string, rule: string) => void, given: (key: keyof S & string) => boolean): void;
-  /** Start-time checks against the exchange's markets; every problem, field = the key. */
+  /**
+   * Start-time checks against the exchange's markets; every problem, field = the key. That the
+   * exchange lists each param.market value is checked first, for every strategy: this runs only
+   * once they all are, so it may read their rules without looking.
+   */
   checkParams?(params: ParamsOf<S>, context: StartupContext, source: string): readonly InputProblem[];
   /** The asset budgets and MAX_ORDER_QUOTE count in (the quote of the market it buys); absent: it places no orders. */
   budgetAsset?(params: ParamsOf<S>): string | null;
@@ -34,12 +38,24 @@ export interface StrategyDefinition<S extends ParamShape> {
 }
 
 export function defineStrategy<S extends ParamShape>(definition: StrategyDefinition<S>): Strategy<ParamsOf<S>> {
-  const { params: shape, check, ...rest } = definition;
+  const { params: shape, check, checkParams, ...rest } = definition;
   checkDefaults(definition.name, shape);
+  const marketKeys = marketKeysOf(shape);
   return {
     ...rest,
     version: STRATEGY_API_VERSION,
     params: specsOf(shape),
     parseParams: (env, source) => parseDeclared(shape, env, source, check),
+    // The rule param.market shows ("that the exchange lists") holds whether or not the author
+    // wrote a check: a market the exchange does not list would run every slot and buy nothing.
+    checkParams: (params, context, source) => {
+      const unlisted: InputProblem[] = [];
+      for (const key of marketKeys) {
+        const name = (params as Readonly<Record<string, unknown>>)[key];
+        if (typeof name === 'string' && context.market(name) === undefined) unlisted.push({ source, field: key, rule: context.unlisted(name) });
+      }
+      if (unlisted.length > 0) return unlisted;
+      return checkParams?.(params, context, source) ?? [];
+    },
   };
 }

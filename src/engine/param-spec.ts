@@ -65,13 +65,25 @@ function decimalRule(rules: DecimalRules): string {
   return bounds.length === 0 ? 'decimal' : `decimal ${bounds.join(', ')}`;
 }
 
+/** The declarations made by param.market: defineStrategy checks at start that the exchange lists their values. */
+const MARKET_PARAMS = new WeakSet<ParamDeclaration<unknown>>();
+
+/** The keys of a shape declared with param.market. */
+export function marketKeysOf(shape: ParamShape): string[] {
+  return Object.entries(shape)
+    .filter(([, declaration]) => MARKET_PARAMS.has(declaration))
+    .map(([key]) => key);
+}
+
 export const param = {
-  /** A market BASE_QUOTE in capitals; whether the exchange lists it is a start-time check. */
+  /** A market BASE_QUOTE in capitals; that the exchange lists it is checked at start, for every strategy (defineStrategy). */
   market<O extends Described & { readonly optional?: boolean }>(options: O): ParamDeclaration<Optional<string, O>> {
     const optional = options.optional === true;
-    return declare(options, 'a market BASE_QUOTE in capitals that the exchange lists', !optional, (r, key) =>
+    const declaration = declare(options, 'a market BASE_QUOTE in capitals that the exchange lists', !optional, (r, key) =>
       (optional && !r.has(key) ? null : r.market(key)) as Optional<string, O>,
     );
+    MARKET_PARAMS.add(declaration as ParamDeclaration<unknown>);
+    return declaration;
   },
 
   /** A plain decimal (no exponent). With `default` it is never null; with `optional` it is null when absent. */

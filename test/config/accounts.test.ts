@@ -146,7 +146,7 @@ describe('accounts: ACCOUNT= in an instance file, keys in the global env', () =>
     const text = lines(error.problems).join('\n');
     expect(text).toContain('STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_WEEK: must be a plain decimal > 0');
     expect(text).toContain('STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: a cap counts one quote asset, but the instances of account main spend EUR (c-dca), USDT (a-dca, b-dca)');
-    expect(text).toContain('STACKER_ACCOUNT_rep_BUDGET_QUOTE_PER_DAY: account rep has a budget cap, but none of its instances places orders a cap could count');
+    expect(text).toContain('STACKER_ACCOUNT_rep_BUDGET_QUOTE_PER_DAY: account rep has a budget cap, but none of its instances\' strategies declares a budgetAsset (they place no orders, or their authors left it out), so the cap has nothing to count');
   });
 
   it("counts an account's caps in UTC, or in the zone it names; refuses a bad zone and a zone without a cap", async () => {

@@ -103,8 +103,8 @@ describe('loadDaemonConfig: every problem at once', () => {
     const file = world.instance('report', `${REPORT}\nBUDGET_QUOTE_PER_WEEK=100\nMAX_ORDER_QUOTE=10`);
     const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} }));
     expect(lines(error.problems)).toEqual([
-      `${file}: BUDGET_QUOTE_PER_WEEK: strategy balance-report places no orders a budget or order limit could count; remove the key`,
-      `${file}: MAX_ORDER_QUOTE: strategy balance-report places no orders a budget or order limit could count; remove the key`,
+      `${file}: BUDGET_QUOTE_PER_WEEK: strategy balance-report declares no budgetAsset (it places no orders, or its author left budgetAsset out), so a budget or order limit has nothing to count in; remove the key`,
+      `${file}: MAX_ORDER_QUOTE: strategy balance-report declares no budgetAsset (it places no orders, or its author left budgetAsset out), so a budget or order limit has nothing to count in; remove the key`,
     ]);
   });
 

@@ -5,6 +5,7 @@ import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { ParamReader, closestName, parseInstanceParams, unknownKeyProblems } from '../../src/engine/params.ts';
 import { dca } from '../../strategies/dca.ts';
 import { flexSweep } from '../../strategies/flex-sweep.ts';
+import { defineStrategy, param } from '../../strategies/sdk.ts';
 
 const SOURCE = 'config/strategies/dca-btc.env';
 const COMMON = { STRATEGY: 'dca', SCHEDULE: '0 9 * * *' };
@@ -166,5 +167,49 @@ describe('ParamReader', () => {
   it('suggests the nearest name within two edits, or nothing', () => {
     expect(closestName('BTC_USDX', ['BTC_USDT', 'ETH_USDT'])).toBe('BTC_USDT');
     expect(closestName('DOGE_EUR', ['BTC_USDT', 'ETH_USDT'])).toBeUndefined();
+  });
+});
+
+describe('a market param, checked at start for every strategy', () => {
+  const buyer = defineStrategy({
+    name: 'own-buyer',
+    describe: 'An author\'s strategy with two markets and no start-time check of its own.',
+    params: {
+      MARKET: param.market({ description: 'Where to buy.', example: 'BTC_USDT' }),
+      HEDGE: param.market({ description: 'Where else.', example: 'ETH_USDT', optional: true }),
+    },
+    async decide() {
+      return [];
+    },
+  });
+  const context = (listed: readonly string[]) => ({
+    market: (name: string) => (listed.includes(name) ? ({ name } as never) : undefined),
+    marketNames: () => listed,
+    unlisted: (name: string) => `the exchange does not list ${name}`,
+  });
+
+  it('is refused when the exchange does not list it, naming the key, though the author wrote no check', () => {
+    const params = buyer.parseParams({ MARKET: 'ETH_USDT', HEDGE: 'DOGE_USDT' }, 'own.env');
+    expect(buyer.checkParams?.(params, context(['BTC_USDT', 'ETH_USDT']), 'own.env')).toEqual([{ source: 'own.env', field: 'HEDGE', rule: 'the exchange does not list DOGE_USDT' }]);
+    expect(buyer.checkParams?.(buyer.parseParams({ MARKET: 'BTC_USDT' }, 'own.env'), context(['BTC_USDT']), 'own.env')).toEqual([]);
+  });
+
+  it("leaves the author's own start-time check for when every market is listed (it may read their rules without looking)", () => {
+    const seen: string[] = [];
+    const checked = defineStrategy({
+      name: 'checked-buyer',
+      describe: 'Checks its own market.',
+      params: { MARKET: param.market({ description: 'Where to buy.', example: 'BTC_USDT' }) },
+      checkParams(params) {
+        seen.push(params.MARKET);
+        return [];
+      },
+      async decide() {
+        return [];
+      },
+    });
+    expect(checked.checkParams?.(checked.parseParams({ MARKET: 'SOL_USDT' }, 'c.env'), context(['BTC_USDT']), 'c.env')).toHaveLength(1);
+    expect(checked.checkParams?.(checked.parseParams({ MARKET: 'BTC_USDT' }, 'c.env'), context(['BTC_USDT']), 'c.env')).toEqual([]);
+    expect(seen).toEqual(['BTC_USDT']);
   });
 });
