@@ -256,8 +256,14 @@ export class RunFacts {
 
   refusalCount = 0;
   readonly byReason = new Map<string, ReasonFacts>();
-  /** The first and last buys refused for insufficient funds, how many were, and how many buys still filled after the first. */
+  /**
+   * The first and last slots refused for insufficient funds, how many were (a slot counts once:
+   * a transfer refused for main's funds and the buy it was to fund are one slot that ran out),
+   * and how many buys still filled after the first.
+   */
   ranOut: { atMs: number; lastAtMs: number; count: number; filledAfter: number } | null = null;
+  /** The slot the last insufficient-funds refusal was of: a slot's refusals are folded together. */
+  #ranOutSlot: string | null = null;
 
   flexCount = 0;
   readonly flexByStatus = new Map<string, number>();
@@ -333,7 +339,9 @@ export class RunFacts {
         seen.firstPlace = place;
       }
     }
-    if (refusal.reason === 'insufficient-funds') {
+    const slot = `${refusal.slotTimeMs} ${refusal.instance}`;
+    if (refusal.reason === 'insufficient-funds' && slot !== this.#ranOutSlot) {
+      this.#ranOutSlot = slot;
       const was = this.ranOut;
       this.ranOut = {
         atMs: Math.min(was?.atMs ?? refusal.slotTimeMs, refusal.slotTimeMs),

@@ -60,7 +60,7 @@ export function failureNote(failure: { readonly instance: string; readonly atMs:
 export function ranOutNote(ranOut: { readonly atMs: number; readonly lastAtMs: number; readonly refusedFromThen: number; readonly filledAfter: number }): string {
   const last = ranOut.refusedFromThen > 1 ? `, the last on ${utcMinute(ranOut.lastAtMs)}` : '';
   const after = ranOut.filledAfter > 0 ? `; ${counted(ranOut.filledAfter, 'buy')} still filled after it, when there was money again` : '';
-  return `on ${utcMinute(ranOut.atMs)}: ${counted(ranOut.refusedFromThen, 'buy')} refused for insufficient funds from then on${last}${after}`;
+  return `on ${utcMinute(ranOut.atMs)}: the buys of ${counted(ranOut.refusedFromThen, 'slot')} refused for insufficient funds from then on${last}${after}`;
 }
 
 /** `, 3 rows off the interval's grid (the first at …)`: the file's rows are not all one interval apart; '' when they are. */

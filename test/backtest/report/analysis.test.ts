@@ -53,4 +53,12 @@ describe('the analysis a DCA user asks for', () => {
     expect(report.refusals.ranOut).toEqual({ atMs: T0 + 2 * DAY, at: '2024-01-03T00:00:00.000Z', refusedFromThen: 2, lastAtMs: T0 + 366 * DAY, last: '2025-01-01T00:00:00.000Z', filledAfter: 0 });
     expect(buildReport(run).refusals.ranOut).toBeNull();
   });
+
+  it('counts a slot that ran out once, though its transfer and the buy it was to fund were both refused for funds', () => {
+    const short = (ms: number, message: string) => ({ instance: 'dca-btc', slotTimeMs: ms, reason: 'insufficient-funds', message });
+    const slot = (ms: number) => [short(ms, 'the transfer moves 40 USDT; main has 1'), short(ms, 'the buy needs about 65.13 USDT; spot has 25')];
+    const report = buildReport(syntheticRun({ refusals: [...slot(T0 + 2 * DAY), ...slot(T0 + 3 * DAY)] }));
+    expect(report.refusals.summary.find((row) => row.reason === 'insufficient-funds')?.count).toBe(4);
+    expect(report.refusals.ranOut).toMatchObject({ atMs: T0 + 2 * DAY, refusedFromThen: 2, lastAtMs: T0 + 3 * DAY });
+  });
 });

@@ -26,18 +26,18 @@ describe('backtest terminal summary', () => {
     expect(renderSummary(one, { color: false })).toMatch(/Candles processed +1 +interval unknown \(one candle\), 2 gaps/);
   });
 
-  it('counts one gap and one refused buy in the singular, and gives a fee of 0 its unit', () => {
+  it('counts one gap and one slot that ran out in the singular, and gives a fee of 0 its unit', () => {
     const one = { ...report, data: { ...report.data, gaps: { ...report.data.gaps, count: 1 } }, refusals: { ...report.refusals, ranOut: { atMs: Date.UTC(2024, 0, 2), at: '2024-01-02T00:00:00.000Z', refusedFromThen: 1, lastAtMs: Date.UTC(2024, 0, 2), last: '2024-01-02T00:00:00.000Z', filledAfter: 0 } }, totals: { ...report.totals, fees: {} } };
     const text = renderSummary(one, { color: false });
     expect(text).toMatch(/1h candles, 1 gap, 5 missing/);
-    expect(text).toMatch(/Ran out of money +on 2024-01-02 00:00Z: 1 buy refused for insufficient funds/);
+    expect(text).toMatch(/Ran out of money +on 2024-01-02 00:00Z: the buys of 1 slot refused for insufficient funds/);
     expect(text).toMatch(/Fees +0 +USDT/);
   });
 
   it('says when the money ran out first and last, and that buys still filled after it when there was money again', () => {
     const ranOut = { atMs: Date.UTC(2021, 2, 22), at: '2021-03-22T00:00:00.000Z', refusedFromThen: 92, lastAtMs: Date.UTC(2022, 11, 26), last: '2022-12-26T00:00:00.000Z', filledAfter: 1 };
     const text = renderSummary({ ...report, refusals: { ...report.refusals, ranOut } }, { color: false });
-    expect(text).toMatch(/Ran out of money +on 2021-03-22 00:00Z: 92 buys refused for insufficient funds from then on, the last on 2022-12-26 00:00Z; 1 buy still filled after it, when there was money again/);
+    expect(text).toMatch(/Ran out of money +on 2021-03-22 00:00Z: the buys of 92 slots refused for insufficient funds from then on, the last on 2022-12-26 00:00Z; 1 buy still filled after it, when there was money again/);
   });
 
   it('says when rows of the data are off its interval grid, and where the first one is', () => {
