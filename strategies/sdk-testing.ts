@@ -69,7 +69,13 @@ export function slotView(spec: ViewSpec = {}): SlotView {
     tradeBalances: () => (need('balances'), trade),
     flexInvestments: () => (need('flex'), spec.flex ?? []),
     codes: () => (need('codes'), spec.codes ?? []),
-    candles: (market) => (need('candles'), candles.get(market) ?? []),
+    // As the engine's view: a market without candles given is one the strategy declared no window for.
+    candles: (market) => {
+      need('candles');
+      const list = candles.get(market);
+      if (list === undefined) throw new Error(`the view has no candles of ${market}: the strategy declared no candleWindows entry for it`);
+      return list;
+    },
   };
 }
 

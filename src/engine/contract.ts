@@ -108,7 +108,7 @@ export interface SlotView {
   flexInvestments(): readonly FlexInvestment[];
   /** `codes`: every code of the account. `code` is secret-like: show it only through maskCode. */
   codes(): readonly CodeRecord[];
-  /** `candles`: the closed hourly candles of a market's window (candleWindows), oldest first; empty when the exchange has none. */
+  /** `candles`: the closed hourly candles of a market's window (candleWindows), oldest first; empty when the exchange has none. A market without a window throws. */
   candles(market: string): readonly Candle[];
 }
 

@@ -125,7 +125,12 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
     tradeBalances: () => need('balances', trade),
     flexInvestments: () => need('flex', flexList),
     codes: () => need('codes', codeList),
-    candles: (market) => need('candles', candles).get(market) ?? [],
+    candles: (market) => {
+      const list = need('candles', candles).get(market);
+      // An empty list would read as "the exchange keeps no candles": a window never declared is the strategy's mistake, said as such.
+      if (list === undefined) throw new Error(`strategy of ${request.instance} read the candles of ${market} without a window for it; add { market: '${market}', lookbackSec } to its candleWindows`);
+      return list;
+    },
   };
   return Object.freeze(view);
 }

@@ -138,6 +138,25 @@ describe('a backtest over real candles', () => {
     expect(report.orders.filled).toBe(14);
   });
 
+  it('fails a strategy that reads the candles of a market it declared no window for, saying so, rather than handing it no candles', async () => {
+    const stray = defineStrategy({
+      name: 'stray-candles',
+      describe: 'Reads a window it never declared.',
+      params: {},
+      reads: () => ['candles'],
+      candleWindows: () => [{ market: 'BTC_USDT', lookbackSec: 86_400 }],
+      async decide(view) {
+        view.candles('ETH_USDT');
+        return [];
+      },
+    });
+    const [instance] = await loadStrategyFiles([strategyFile('stray', 'STRATEGY=stray-candles\nSCHEDULE="0 9 * * *"\n')], { strategies: new Map([[stray.name, stray as never]]) });
+    const report = buildReport(await backtestFixture([instance!]));
+    expect(report.strategyFailures[0]?.reason).toBe(
+      "strategy stray-candles failed: strategy of stray read the candles of ETH_USDT without a window for it; add { market: 'ETH_USDT', lookbackSec } to its candleWindows",
+    );
+  });
+
   it("shows a strategy's candle window the hours before --from: a window reaching back past the period's start is whole", async () => {
     const seen: number[] = [];
     const probe = defineStrategy({
