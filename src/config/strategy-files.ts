@@ -26,6 +26,13 @@ export function listStrategyFiles(folder: Located, problems: InputProblem[]): st
   }
   const names: string[] = [];
   for (const entry of entries) {
+    // Backups (NAME.env.bak, NAME.env~), hidden files and notes are left alone; NAME.ENV is an
+    // instance file by intent that would silently never run.
+    if (!entry.name.startsWith('.') && !entry.name.endsWith('.env') && entry.name.toLowerCase().endsWith('.env')) {
+      const meant = `${entry.name.slice(0, -'.env'.length)}.env`;
+      problems.push(problemAt(folder.origin, `${join(folder.value, entry.name)} is not read: instance files end in .env in lower case; rename it ${meant}`));
+      continue;
+    }
     if (!entry.name.endsWith('.env') || entry.name.startsWith('.')) continue;
     if (isFile(folder.value, entry)) names.push(entry.name);
     // A folder named like an instance file is a mistake (Docker makes one when the file bind-mounted

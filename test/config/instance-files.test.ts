@@ -1,4 +1,4 @@
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadDaemonConfig, loadStrategyFiles } from '../../src/config/daemon-config.ts';
@@ -158,6 +158,13 @@ describe('loadDaemonConfig: every problem at once', () => {
     mkdirSync(join(world.strategiesDir, 'dca-eth.env'));
     const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} }));
     expect(lines(error.problems)).toEqual([`--strategies: ${join(world.strategiesDir, 'dca-eth.env')} is not a file (a folder, or a link to one): an instance is a NAME.env file`]);
+  });
+
+  it('refuses an instance file whose .env is in capitals, and leaves backups, hidden files and notes alone', async () => {
+    world.instance('dca-btc', DCA);
+    for (const name of ['dca-eth.ENV', 'dca-btc.env.bak', 'dca-btc.env~', '.hidden.env', 'notes.txt']) writeFileSync(join(world.strategiesDir, name), DCA);
+    const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} }));
+    expect(lines(error.problems)).toEqual([`--strategies: ${join(world.strategiesDir, 'dca-eth.ENV')} is not read: instance files end in .env in lower case; rename it dca-eth.env`]);
   });
 
   it('refuses an empty strategies folder and a missing one, naming where the folder came from', async () => {
