@@ -4,7 +4,7 @@ import type { EngineLogger } from '../engine/observer.ts';
 import type { SlotOutcome } from '../engine/slot-runner.ts';
 import type { Journal, OperatorControls as JournalledControls } from '../store/journal.ts';
 import type { ControlAction, ControlAnswer, Controls } from '../observability/control-api.ts';
-import { shortfallItem, slotShortfall } from './slot-shortfall.ts';
+import { ALREADY_JOURNALLED, shortfallItem, slotShortfall } from './slot-shortfall.ts';
 
 function accountReason(account: string, sinceMs: number): string {
   return `the kill switch of account ${account} was turned on from the status API at ${new Date(sinceMs).toISOString()}`;
@@ -212,7 +212,7 @@ export class OperatorControls implements Controls {
    */
   async #whyNotDone(engine: Engine, name: string, slotTimeMs: number, outcome: SlotOutcome): Promise<string | null> {
     if (outcome === 'done') return null;
-    if (outcome === 'already') return 'the journal already has this slot (a run in the same second, or the scheduled slot): nothing was sent again';
+    if (outcome === 'already') return ALREADY_JOURNALLED;
     const journalled = await this.#options.journal.getSlot({ instance: name, slotTimeMs });
     if (journalled?.reason != null) return journalled.reason;
     if (engine.fatal !== null) return `trading stopped: ${engine.fatal.message}`;

@@ -18,7 +18,7 @@ import { StoreError } from '../store/errors.ts';
 import type { IntentRecord, Journal } from '../store/journal.ts';
 import { openDaemonStore } from './daemon-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
-import { settledSince, slotShortfall } from './slot-shortfall.ts';
+import { ALREADY_JOURNALLED, settledSince, slotShortfall } from './slot-shortfall.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
 import { OperatorControls } from './controls.ts';
 import { StatusBuilder } from './status.ts';
@@ -459,7 +459,10 @@ async function runOnce(
     await engine.track();
   }
   for (const instance of instances) {
-    if (slots[instance] === 'already') continue;
+    if (slots[instance] === 'already') {
+      why[instance] = ALREADY_JOURNALLED;
+      continue;
+    }
     if (slots[instance] !== 'done') {
       // Printed beside the outcome: a disabled or failed slot has no intent to say why.
       const reason = (await journal.getSlot({ instance, slotTimeMs }))?.reason ?? (engine.fatal === null ? null : `trading stopped: ${engine.fatal.message}`);

@@ -1,6 +1,9 @@
 import { isMoneyIntent } from '../domain/intent.ts';
 import type { IntentRecord, Journal } from '../store/journal.ts';
 
+/** Why a slot asked for (`run --once`, the status API's run now) did not run: the journal had it. */
+export const ALREADY_JOURNALLED = 'the journal already has this slot (a run in the same second, or the scheduled slot): nothing was sent again';
+
 /**
  * What of a slot did not happen: its money intents that were refused, failed or left unknown,
  * and the strategy's own refusals. The engine finishes a slot `done` when its guards refused
