@@ -74,6 +74,20 @@ interface Decided {
   readonly intents: readonly Intent[];
 }
 
+/** One slot, as the steps of attemptSlot share it. */
+interface SlotContext {
+  /** The engine's deps on the instance's account: everything the slot reads and sends goes there. */
+  readonly deps: EngineDeps;
+  readonly books: SnapshotBooks;
+  readonly instance: InstanceRuntime;
+  readonly key: { readonly instance: string; readonly slotTimeMs: number };
+  readonly runId: string | null;
+  readonly retry: SnapshotRetry | null;
+  readonly startedMs: number;
+  /** The slot's fields (its time as text), made only when a line is written: a backtest's slots write none. */
+  readonly log: () => SlotLogFields;
+}
+
 /** runSlot, with a transient snapshot failure left unjournalled when `retry` says it is tried again. */
 export async function attemptSlot(
   run: EngineDeps,
@@ -86,152 +100,155 @@ export async function attemptSlot(
 ): Promise<SlotOutcome | 'retry'> {
   // Everything this slot reads and sends goes to its instance's account; `books` are that account's too.
   const deps = onInstanceAccount(run, instance.instance);
-  const started = deps.clock.nowMs();
-  const key = { instance: instance.instance, slotTimeMs };
-  // The slot's fields (its time as text) only when a line is written: a backtest's slots write none.
-  const log = (): SlotLogFields => slotLogFields(instance.instance, slotTimeMs);
-  if ((await deps.journal.getSlot(key)) !== null) {
-    deps.logger.debug(log(), 'slot already journalled; not running it again');
+  const slot: SlotContext = { deps, books, instance, key: { instance: instance.instance, slotTimeMs }, runId, retry, startedMs: deps.clock.nowMs(), log: () => slotLogFields(instance.instance, slotTimeMs) };
+  if ((await deps.journal.getSlot(slot.key)) !== null) {
+    deps.logger.debug(slot.log(), 'slot already journalled; not running it again');
+    return 'already';
+  }
+  const readAt = turn.moves();
+  const first = await readAndDecide(slot);
+  if (typeof first === 'string') return first;
+  return turn.take(async () => {
+    // Another slot of this account sent money since this one read: what it read is stale (a
+    // transfer sized from the trade balance a buy has since spent). Read and decide again, in turn.
+    const decided = turn.moves() === readAt ? first : await readAndDecide(slot);
+    if (typeof decided === 'string') return decided;
+    return planAndSend(slot, decided, turn);
+  });
+}
+
+/** The slot's reads and its strategy's answer; an outcome when the slot ends there (journalled as skipped or failed). */
+async function readAndDecide(slot: SlotContext): Promise<Decided | SlotOutcome | 'retry'> {
+  const { deps, books, instance, key, runId, retry, log } = slot;
+  const started = slot.startedMs;
+  const { slotTimeMs } = key;
+  let view: SlotView;
+  let budgetLimit: SpendLeft | null;
+  try {
+    const state = await deps.journal.getState(instance.instance);
+    const budget = await budgetView(deps, instance, slotTimeMs);
+    budgetLimit = budget.left;
+    view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget: budget.view, candles: instance.candleWindows ?? [] });
+  } catch (error) {
+    const kind = classifyError(error);
+    if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}reading the account: ${errorMessage(error)}`, error);
+    if (kind === 'transient' && retry !== null && retry.again(error)) return 'retry';
+    const attempts = retry === null ? '' : ` (${retry.failedBefore + 1} attempt${retry.failedBefore === 0 ? '' : 's'})`;
+    const reason = `snapshot failed (${errorCode(error)}): ${errorMessage(error)}${attempts}`;
+    if (await deps.journal.skipSlot({ ...key, runId, status: 'skipped', reason })) {
+      deps.metrics.slotFinished(instance.instance, 'skipped', deps.clock.nowMs() - started, slotTimeMs);
+    }
+    deps.logger.warn({ ...log(), event: 'slot-skipped', code: errorCode(error), error: errorMessage(error), ...(retry === null ? {} : { attempts: retry.failedBefore + 1 }) }, `skipping this slot: ${reason}`);
+    return 'skipped';
+  }
+
+  let intents: readonly Intent[];
+  try {
+    const decided = instance.strategy.decide(view, instance.params);
+    intents = checkDecision(await withinTimeLimit(Promise.resolve(decided), deps.timing.decideTimeLimitMs ?? DECIDE_TIME_LIMIT_MS, 'decide'));
+  } catch (error) {
+    const reason = `strategy ${instance.strategy.name} failed: ${errorMessage(error)}`;
+    if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });
+    deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
+    deps.metrics.strategyDisabled(instance.instance);
+    deps.logger.error({ ...log(), event: 'strategy-disabled', error: errorMessage(error) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
+    return 'disabled';
+  }
+  return { view, budgetLimit, intents };
+}
+
+/** Guards, journal, then each money intent in order: the slot's part that runs in its account's turn. */
+async function planAndSend(slot: SlotContext, decided: Decided, turn: AccountTurn): Promise<SlotOutcome> {
+  const { deps, instance, key, runId, log } = slot;
+  const started = slot.startedMs;
+  const { slotTimeMs } = key;
+  const { view, budgetLimit, intents } = decided;
+  const account = accountOfInstance(deps, instance.instance);
+  const planned = plan(intents, view, instance, { killed: deps.killSwitch.active(account), budgetLimit }, deps.accounts === undefined ? null : account);
+  if (!(await deps.journal.claimSlot({ ...key, runId, intents: planned }))) {
+    deps.logger.debug(log(), 'slot claimed elsewhere meanwhile; not running it');
     return 'already';
   }
 
-  /** The slot's reads and its strategy's answer; an outcome when the slot ends there. */
-  const readAndDecide = async (): Promise<Decided | SlotOutcome | 'retry'> => {
-    let view: SlotView;
-    let budgetLimit: SpendLeft | null;
-    try {
-      const state = await deps.journal.getState(instance.instance);
-      const budget = await budgetView(deps, instance, slotTimeMs);
-      budgetLimit = budget.left;
-      view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget: budget.view, candles: instance.candleWindows ?? [] });
-    } catch (error) {
-      const kind = classifyError(error);
-      if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}reading the account: ${errorMessage(error)}`, error);
-      if (kind === 'transient' && retry !== null && retry.again(error)) return 'retry';
-      const attempts = retry === null ? '' : ` (${retry.failedBefore + 1} attempt${retry.failedBefore === 0 ? '' : 's'})`;
-      const reason = `snapshot failed (${errorCode(error)}): ${errorMessage(error)}${attempts}`;
-      if (await deps.journal.skipSlot({ ...key, runId, status: 'skipped', reason })) {
-        deps.metrics.slotFinished(instance.instance, 'skipped', deps.clock.nowMs() - started, slotTimeMs);
+  const records = await deps.journal.listIntents({ instance: instance.instance, slotTimeMs });
+  records.sort((a, b) => a.index - b.index);
+  // A refused or failed money intent stops the rest of its group (planMoney groups them).
+  const stoppedBy = new Map<string, string>();
+  /** Intents already ended ahead of their turn (a funded buy refused before its transfer was sent). */
+  const ended = new Set<string>();
+  let failed = false;
+  try {
+    for (const record of records) {
+      if (ended.has(record.intentId)) continue;
+      const intent = record.intent;
+      if (intent.kind === 'note') {
+        const fields = { ...log(), event: 'note', ...(intent.data ?? {}) };
+        if (intent.level === 'warn') deps.logger.warn(fields, intent.message);
+        else deps.logger.info(fields, intent.message);
+        continue;
       }
-      deps.logger.warn({ ...log(), event: 'slot-skipped', code: errorCode(error), error: errorMessage(error), ...(retry === null ? {} : { attempts: retry.failedBefore + 1 }) }, `skipping this slot: ${reason}`);
-      return 'skipped';
-    }
-
-    let intents: readonly Intent[];
-    try {
-      const decided = instance.strategy.decide(view, instance.params);
-      intents = checkDecision(await withinTimeLimit(Promise.resolve(decided), deps.timing.decideTimeLimitMs ?? DECIDE_TIME_LIMIT_MS, 'decide'));
-    } catch (error) {
-      const reason = `strategy ${instance.strategy.name} failed: ${errorMessage(error)}`;
-      if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });
-      deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
-      deps.metrics.strategyDisabled(instance.instance);
-      deps.logger.error({ ...log(), event: 'strategy-disabled', error: errorMessage(error) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
-      return 'disabled';
-    }
-    return { view, budgetLimit, intents };
-  };
-
-  const readAt = turn.moves();
-  const first = await readAndDecide();
-  if (typeof first === 'string') return first;
-  return turn.take(async () => {
-    let decided = first;
-    // Another slot of this account sent money since this one read: what it read is stale (a
-    // transfer sized from the trade balance a buy has since spent). Read and decide again, in turn.
-    if (turn.moves() !== readAt) {
-      const again = await readAndDecide();
-      if (typeof again === 'string') return again;
-      decided = again;
-    }
-    const { view, budgetLimit, intents } = decided;
-    const account = accountOfInstance(deps, instance.instance);
-    const planned = plan(intents, view, instance, { killed: deps.killSwitch.active(account), budgetLimit }, deps.accounts === undefined ? null : account);
-    if (!(await deps.journal.claimSlot({ ...key, runId, intents: planned }))) {
-      deps.logger.debug(log(), 'slot claimed elsewhere meanwhile; not running it');
-      return 'already';
-    }
-
-    const records = await deps.journal.listIntents({ instance: instance.instance, slotTimeMs });
-    records.sort((a, b) => a.index - b.index);
-    // A refused or failed money intent stops the rest of its group (planMoney groups them).
-    const stoppedBy = new Map<string, string>();
-    /** Intents already ended ahead of their turn (a funded buy refused before its transfer was sent). */
-    const ended = new Set<string>();
-    let failed = false;
-    try {
-      for (const record of records) {
-        if (ended.has(record.intentId)) continue;
-        const intent = record.intent;
-        if (intent.kind === 'note') {
-          const fields = { ...log(), event: 'note', ...(intent.data ?? {}) };
-          if (intent.level === 'warn') deps.logger.warn(fields, intent.message);
-          else deps.logger.info(fields, intent.message);
+      if (intent.kind === 'refusal') {
+        deps.metrics.refusal(instance.instance, intent.reason);
+        deps.logger.info({ ...log(), event: 'refusal', reason: intent.reason, ...(intent.data ?? {}) }, `refused by the strategy: ${intent.message}`);
+        continue;
+      }
+      if (!isMoneyIntent(intent)) continue;
+      const group = groupOf(intent);
+      if (record.status === 'refused') {
+        const reason = record.error?.code ?? 'refused';
+        deps.metrics.refusal(instance.instance, reason);
+        deps.logger.warn({ ...log(), event: 'refusal', reason, intent: intent.kind, index: record.index }, `refused: ${record.error?.message ?? reason}`);
+        // The intent that refused its group is told; the others of the group only follow it.
+        if (reason !== 'group-refused') tellRefused(deps, record, record.error ?? { code: reason, message: reason });
+        if (!stoppedBy.has(group)) stoppedBy.set(group, `intent #${record.index} (${intent.kind}) was refused`);
+        continue;
+      }
+      const stopped = stoppedBy.get(group);
+      if (stopped !== undefined) {
+        await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'earlier-intent-stopped', message: `not sent: ${stopped}` } });
+        // A buy whose budget was reserved ahead of its transfer spent nothing.
+        await releaseReservation(deps, record);
+        continue;
+      }
+      if (intent.kind === 'transfer' || intent.kind === 'flex-withdraw') {
+        const funded = records.filter((other) => other.index > record.index && other.status === 'pending' && isMoneyIntent(other.intent) && groupOf(other.intent) === group);
+        const refused = await reserveFundedBuys(deps, instance, view, funded);
+        if (refused !== null) {
+          ended.add(refused.record.intentId);
+          const why = `intent #${refused.record.index} (buy-stock-market) it funds was refused (${refused.error.code}: ${refused.error.message})`;
+          await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'group-refused', message: `not sent: ${why}` } });
+          stoppedBy.set(group, `intent #${refused.record.index} (buy-stock-market) was refused`);
           continue;
-        }
-        if (intent.kind === 'refusal') {
-          deps.metrics.refusal(instance.instance, intent.reason);
-          deps.logger.info({ ...log(), event: 'refusal', reason: intent.reason, ...(intent.data ?? {}) }, `refused by the strategy: ${intent.message}`);
-          continue;
-        }
-        if (!isMoneyIntent(intent)) continue;
-        const group = groupOf(intent);
-        if (record.status === 'refused') {
-          const reason = record.error?.code ?? 'refused';
-          deps.metrics.refusal(instance.instance, reason);
-          deps.logger.warn({ ...log(), event: 'refusal', reason, intent: intent.kind, index: record.index }, `refused: ${record.error?.message ?? reason}`);
-          // The intent that refused its group is told; the others of the group only follow it.
-          if (reason !== 'group-refused') tellRefused(deps, record, record.error ?? { code: reason, message: reason });
-          if (!stoppedBy.has(group)) stoppedBy.set(group, `intent #${record.index} (${intent.kind}) was refused`);
-          continue;
-        }
-        const stopped = stoppedBy.get(group);
-        if (stopped !== undefined) {
-          await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'earlier-intent-stopped', message: `not sent: ${stopped}` } });
-          // A buy whose budget was reserved ahead of its transfer spent nothing.
-          await releaseReservation(deps, record);
-          continue;
-        }
-        if (intent.kind === 'transfer' || intent.kind === 'flex-withdraw') {
-          const funded = records.filter((other) => other.index > record.index && other.status === 'pending' && isMoneyIntent(other.intent) && groupOf(other.intent) === group);
-          const refused = await reserveFundedBuys(deps, instance, view, funded);
-          if (refused !== null) {
-            ended.add(refused.record.intentId);
-            const why = `intent #${refused.record.index} (buy-stock-market) it funds was refused (${refused.error.code}: ${refused.error.message})`;
-            await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'group-refused', message: `not sent: ${why}` } });
-            stoppedBy.set(group, `intent #${refused.record.index} (buy-stock-market) was refused`);
-            continue;
-          }
-        }
-        // Reads taken before this by the account's other slots no longer show its balances.
-        turn.moved();
-        const outcome: MoneyOutcome = await executeMoneyIntent(deps, instance, view, record);
-        if (outcome.status !== 'done') {
-          stoppedBy.set(group, `intent #${record.index} (${intent.kind}) ended ${outcome.status}: ${outcome.error.message}`);
-          if (outcome.status !== 'refused') failed = true;
         }
       }
-    } catch (error) {
-      // Trading stopped mid-slot (auth, nonce) or a bug: what was not sent yet never will be.
-      for (const record of await deps.journal.listIntents({ instance: instance.instance, slotTimeMs })) {
-        if (record.status === 'pending') {
-          await deps.journal.updateIntent(record.intentId, { status: 'failed', error: { code: 'E_STOPPED', message: `not sent: ${errorMessage(error)}` } });
-          // A buy stopped between its reservation and its send spent nothing: its budget is given back.
-          await releaseReservation(deps, record);
-        }
+      // Reads taken before this by the account's other slots no longer show its balances.
+      turn.moved();
+      const outcome: MoneyOutcome = await executeMoneyIntent(deps, instance, view, record);
+      if (outcome.status !== 'done') {
+        stoppedBy.set(group, `intent #${record.index} (${intent.kind}) ended ${outcome.status}: ${outcome.error.message}`);
+        if (outcome.status !== 'refused') failed = true;
       }
-      await deps.journal.finishSlot({ ...key, status: 'failed', reason: errorMessage(error) });
-      deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
-      throw error;
     }
+  } catch (error) {
+    // Trading stopped mid-slot (auth, nonce) or a bug: what was not sent yet never will be.
+    for (const record of await deps.journal.listIntents({ instance: instance.instance, slotTimeMs })) {
+      if (record.status === 'pending') {
+        await deps.journal.updateIntent(record.intentId, { status: 'failed', error: { code: 'E_STOPPED', message: `not sent: ${errorMessage(error)}` } });
+        // A buy stopped between its reservation and its send spent nothing: its budget is given back.
+        await releaseReservation(deps, record);
+      }
+    }
+    await deps.journal.finishSlot({ ...key, status: 'failed', reason: errorMessage(error) });
+    deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
+    throw error;
+  }
 
-    const status = failed ? 'failed' : 'done';
-    const reason = [...stoppedBy.values()].join('; ');
-    await deps.journal.finishSlot({ ...key, status, ...(reason === '' ? {} : { reason }) });
-    deps.metrics.slotFinished(instance.instance, status, deps.clock.nowMs() - started, slotTimeMs);
-    if (deps.logger.isLevelEnabled('info')) deps.logger.info({ ...log(), event: 'slot-finished', status, intents: records.length }, `slot ${status}`);
-    return status;
-  });
+  const status = failed ? 'failed' : 'done';
+  const reason = [...stoppedBy.values()].join('; ');
+  await deps.journal.finishSlot({ ...key, status, ...(reason === '' ? {} : { reason }) });
+  deps.metrics.slotFinished(instance.instance, status, deps.clock.nowMs() - started, slotTimeMs);
+  if (deps.logger.isLevelEnabled('info')) deps.logger.info({ ...log(), event: 'slot-finished', status, intents: records.length }, `slot ${status}`);
+  return status;
 }
 
 /**
