@@ -108,6 +108,8 @@ export async function attemptSlot(
   const readAt = turn.moves();
   const first = await readAndDecide(slot);
   if (typeof first === 'string') return first;
+  // A slot that sends nothing (notes, a report, the strategy declining) has no balance to go stale.
+  if (!first.intents.some(isMoneyIntent)) return planAndSend(slot, first, turn);
   return turn.take(async () => {
     // Another slot of this account sent money since this one read: what it read is stale (a
     // transfer sized from the trade balance a buy has since spent). Read and decide again, in turn.

@@ -8,6 +8,7 @@ import { killSwitch } from '../../src/engine/kill-switch.ts';
 import { DEMO_EMPTY_FLEX_PLAN_ID, DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { dca } from '../../strategies/dca.ts';
 import { flexSweep } from '../../strategies/flex-sweep.ts';
+import { balanceReport } from '../../strategies/balance-report.ts';
 import { ENGINE_JOURNALS, type EngineWorld, TEST_SETTLE_WINDOW_MS, engineWorld, runtimeOf, transferThenBuy } from './harness.ts';
 
 // The engine against the real sandbox over HTTP with a real journal (SQLite, and PostgreSQL when
@@ -333,6 +334,18 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       // Its first reads were from before dca-btc's buy: it read and decided again, then bought.
       expect(decisions).toBe(2);
       expect(sandboxOrders()).toHaveLength(2);
+    });
+
+    it("lets a slot that sends nothing (a balance report) finish while another instance of the account waits on its order's answer", async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'latency', latencyMs: 1_500, times: 1 });
+      const report = runtimeOf({ instance: 'report', strategy: balanceReport, env: { STRATEGY: 'balance-report', SCHEDULE: '0 9 * * *' } });
+      const engine = world.engine([dcaBtc(), report]);
+      const ended: string[] = [];
+      const buying = engine.runSlot('dca-btc', SLOT).then((outcome) => ended.push(`dca-btc ${outcome}`));
+      await expect.poll(() => world.sandbox.exchange.orderHistory({}).length + world.logs.filter((line) => line.fields['event'] === 'order-send').length).toBeGreaterThan(0);
+      await engine.runSlot('report', SLOT).then((outcome) => ended.push(`report ${outcome}`));
+      await buying;
+      expect(ended).toEqual(['report done', 'dca-btc done']);
     });
 
     it('sends no second withdrawal from a flex plan while one is unknown: one shortfall is not withdrawn twice', async () => {
