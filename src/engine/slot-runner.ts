@@ -6,8 +6,8 @@ import { FatalEngineError, classifyError, errorCode, errorMessage } from './erro
 import { type MoneyOutcome, executeMoneyIntent, releaseReservation, reserveFundedBuys } from './executor.ts';
 import { tellRefused } from './intent-events.ts';
 import { groupOf, planMoney } from './money-plan.ts';
-import { DECIDE_TIME_LIMIT_MS, type EngineDeps, type InstanceLimits, type SpendLeft, accountOfInstance, accountPrefix, onInstanceAccount, spendLeft, withinTimeLimit } from './runtime.ts';
-import { type SnapshotBooks, takeSnapshot } from './snapshot.ts';
+import { DECIDE_TIME_LIMIT_MS, DEFAULT_ACCOUNT, type EngineDeps, type InstanceLimits, type SpendLeft, accountOfInstance, accountPrefix, onInstanceAccount, spendLeft, withinTimeLimit } from './runtime.ts';
+import { type HeldBuy, type SnapshotBooks, takeSnapshot } from './snapshot.ts';
 
 /** A strategy instance ready to run: its module, parsed params and limits. */
 export interface InstanceRuntime extends InstanceLimits {
@@ -130,7 +130,8 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | SlotOutcome |
     const state = await deps.journal.getState(instance.instance);
     const budget = await budgetView(deps, instance, slotTimeMs);
     budgetLimit = budget.left;
-    view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget: budget.view, candles: instance.candleWindows ?? [] });
+    const heldBuys = instance.reads.includes('balances') ? await buysInDoubt(deps, instance.instance) : [];
+    view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget: budget.view, candles: instance.candleWindows ?? [], heldBuys });
   } catch (error) {
     const kind = classifyError(error);
     if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}reading the account: ${errorMessage(error)}`, error);
@@ -251,6 +252,22 @@ async function planAndSend(slot: SlotContext, decided: Decided, turn: AccountTur
   deps.metrics.slotFinished(instance.instance, status, deps.clock.nowMs() - started, slotTimeMs);
   if (deps.logger.isLevelEnabled('info')) deps.logger.info({ ...log(), event: 'slot-finished', status, intents: records.length }, `slot ${status}`);
   return status;
+}
+
+/**
+ * The buys of the instance's account sent and not known to have happened or not (their answers
+ * lost, their orders not found yet): the snapshot holds their cost back from the trade balance
+ * until reconciliation finds them or their settle window ends, as the budget holds their estimate.
+ */
+async function buysInDoubt(deps: EngineDeps, instance: string): Promise<HeldBuy[]> {
+  const account = accountOfInstance(deps, instance);
+  const held: HeldBuy[] = [];
+  for (const record of await deps.journal.unresolvedIntents()) {
+    const intent = record.intent;
+    if (intent.kind !== 'buy-stock-market' || record.status === 'pending' || (record.account ?? DEFAULT_ACCOUNT) !== account) continue;
+    held.push({ market: intent.market, amount: intent.amount });
+  }
+  return held;
 }
 
 /**

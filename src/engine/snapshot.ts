@@ -1,8 +1,8 @@
 import { CandleBook, type CandleWindow } from './candle-book.ts';
 import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
 import type { Candle } from '../domain/candle.ts';
-import type { MarketRules } from '../domain/market.ts';
-import { type Decimal, ZERO } from '../domain/money.ts';
+import { Decimal, ZERO } from '../domain/money.ts';
+import { type MarketRules, takerFee } from '../domain/market.ts';
 import type { Exchange } from '../exchange/port.ts';
 import type { BudgetView, RunMode, SlotView, SnapshotPart } from './contract.ts';
 
@@ -55,6 +55,17 @@ export interface SnapshotRequest {
   readonly budget: BudgetView;
   /** The candle windows of the strategy (read when `candles` is in reads). */
   readonly candles?: readonly CandleWindow[];
+  /**
+   * Buys of the account whose answers were lost and whose orders are not found yet (HeldBuy):
+   * the trade balance the view shows holds their cost back, as the exchange will once it takes them.
+   */
+  readonly heldBuys?: readonly HeldBuy[];
+}
+
+/** A buy sent and not known to have happened or not: its market and base amount. */
+export interface HeldBuy {
+  readonly market: string;
+  readonly amount: Decimal;
 }
 
 const NO_CANDLES: readonly (readonly Candle[])[] = [];
@@ -101,6 +112,8 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
   const candleLists = part<readonly (readonly Candle[])[]>(at.candles) ?? NO_CANDLES;
   const candles = wants.has('candles') ? new Map(windows.map((window, i) => [window.market, Object.freeze([...(candleLists[i] ?? [])])])) : null;
   const prices = wants.has('prices') && rules !== null ? await exchange.prices([...rules.keys()]) : null;
+  const heldBuys = request.heldBuys ?? [];
+  const tradeShown = trade !== null && heldBuys.length > 0 ? await holdBack(exchange, books, trade, heldBuys, rules, prices) : trade;
 
   const need = <T>(part: SnapshotPart, value: T | null): T => {
     if (value === null || !wants.has(part)) {
@@ -120,9 +133,9 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
     market: (name) => need('markets', rules).get(name),
     price: (market) => need('prices', prices).get(market),
     mainBalance: (ticker) => need('balances', main).get(ticker) ?? ZERO,
-    tradeBalance: (ticker) => need('balances', trade).get(ticker) ?? ZERO_TRADE,
+    tradeBalance: (ticker) => need('balances', tradeShown).get(ticker) ?? ZERO_TRADE,
     mainBalances: () => need('balances', main),
-    tradeBalances: () => need('balances', trade),
+    tradeBalances: () => need('balances', tradeShown),
     flexInvestments: () => need('flex', flexList),
     codes: () => need('codes', codeList),
     candles: (market) => {
@@ -133,6 +146,43 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
     },
   };
   return Object.freeze(view);
+}
+
+/**
+ * The trade balances with the cost of the held buys (their amount at the price now, and the taker
+ * fee) moved from `available` to `freeze`, at most what is available: an exchange that takes a
+ * late order takes its money from there, and a strategy sizing a transfer from the balance it
+ * reads must not count it twice (one instance's transfer spent on another's buy, and the late
+ * order then refused for funds). Overstated for a moment when a late order has landed and is not
+ * yet found: a transfer a little larger than needed, never a buy paid twice. A buy whose market
+ * is not listed or has no price holds nothing back.
+ */
+async function holdBack(
+  exchange: Exchange,
+  books: SnapshotBooks,
+  trade: ReadonlyMap<string, TradeBalance>,
+  heldBuys: readonly HeldBuy[],
+  rulesRead: ReadonlyMap<string, MarketRules> | null,
+  pricesRead: ReadonlyMap<string, Decimal> | null,
+): Promise<ReadonlyMap<string, TradeBalance>> {
+  const rules = rulesRead ?? (await books.markets.rules());
+  const markets = [...new Set(heldBuys.map((buy) => buy.market))];
+  const prices = pricesRead ?? (await exchange.prices(markets));
+  const held = new Map<string, Decimal>();
+  for (const buy of heldBuys) {
+    const market = rules.get(buy.market);
+    const price = prices.get(buy.market);
+    if (market === undefined || price === undefined) continue;
+    const quote = buy.amount.mul(price);
+    held.set(market.quote, (held.get(market.quote) ?? ZERO).add(quote).add(takerFee(market, quote)));
+  }
+  const shown = new Map(trade);
+  for (const [asset, amount] of held) {
+    const balance = trade.get(asset) ?? ZERO_TRADE;
+    const moved = Decimal.min(balance.available, amount);
+    shown.set(asset, Object.freeze({ available: balance.available.sub(moved), freeze: balance.freeze.add(moved) }));
+  }
+  return shown;
 }
 
 /** The books of one engine (or one check): rules refreshed after `ttlMs`, candles kept between slots. */

@@ -308,6 +308,24 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(transfers.map((entry) => formatDecimal(entry.delta))).toEqual(['30.13']);
     });
 
+    it("holds back the funds of a buy whose answer was lost: the account's next slot moves its own shortfall instead of spending them, and both buys are paid when the first lands late", async () => {
+      // The trade balance empty; the BTC buy's gateway answers 504 at once and its backend takes the order 1.5 s later.
+      const spot = world.sandbox.exchange.tradeBalances().get('USDT')?.available ?? new Decimal(0);
+      world.sandbox.exchange.transfer({ ticker: 'USDT', amount: spot, from: 'spot', to: 'main' });
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'commit-late', status: 504, body: 'Gateway Time-out', latencyMs: 1_500, times: 1 });
+      const funded = (instance: string, market: string, amount: string) =>
+        runtimeOf({ instance, strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: market, AMOUNT: amount, ALLOW_TRANSFER: 'true' } });
+      const engine = world.engine([funded('dca-btc', 'BTC_USDT', '0.001'), funded('dca-eth', 'ETH_USDT', '0.01')]);
+      await engine.runSlot('dca-btc', SLOT);
+      expect((await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT })).map((i) => i.status)).toEqual(['done', 'unknown']);
+      await engine.runSlot('dca-eth', SLOT);
+      // dca-eth saw the 65.07 USDT dca-btc had moved as held, and moved its own 31.54 (0.01 ETH and its fee).
+      const moved = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'transfer' && entry.account === 'spot' && entry.delta.isPositive());
+      expect(moved.map((entry) => formatDecimal(entry.delta))).toEqual(['65.07', '31.54']);
+      await new Promise((resolve) => setTimeout(resolve, 1_800));
+      expect(world.sandbox.exchange.orderHistory({}).map((order) => order.market).sort()).toEqual(['BTC_USDT', 'ETH_USDT']);
+    });
+
     it("holds up no other instance of the account while a strategy takes its time to decide; one whose reads went stale meanwhile reads and decides again before it sends", async () => {
       let answer: (() => void) | null = null;
       let decisions = 0;
