@@ -80,6 +80,8 @@ export class PaperExchange extends SimAccount implements Exchange {
   #rules: ReadonlyMap<string, MarketRules> = new Map();
   /** Set only while one order is being placed (synchronously), so no price outlives its order. */
   readonly #placing: { current: OrderBookView | null };
+  /** The newest orders of the runs before this one (the saved state's), oldest first: lookups still find them. */
+  #earlier: readonly Order[] = [];
 
   constructor(options: PaperExchangeOptions) {
     const placing: { current: OrderBookView | null } = { current: null };
@@ -154,11 +156,33 @@ export class PaperExchange extends SimAccount implements Exchange {
     return result;
   }
 
-  /** The account as text: spot and main balances (decimals as strings), id counters, and the seed it started from. */
+  /** History first, then active orders (SimAccount), then the orders of the runs before this one. */
+  override async findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null> {
+    const found = await super.findOrder(request);
+    if (found !== null) return found;
+    return this.#earlier.findLast((order) => order.market === request.market && order.clientOrderId === request.clientOrderId) ?? null;
+  }
+
+  override async orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null> {
+    return (await super.orderStatus(request)) ?? this.#earlier.find((order) => order.orderId === request.orderId && order.market === request.market) ?? null;
+  }
+
+  override async orderHistory(request: { readonly sinceSec: number; readonly untilSec: number }): Promise<readonly Order[]> {
+    const earlier = this.#earlier.filter((order) => order.createdAtSec >= request.sinceSec && order.createdAtSec <= request.untilSec);
+    return [...earlier, ...(await super.orderHistory(request))];
+  }
+
+  /**
+   * The account as text: spot and main balances (decimals as strings), id counters, the seed it
+   * started from, and its newest orders. A kill between a paper fill and its journal record
+   * leaves the fill in the balances saved with it: the restart's lookup of that lost answer must
+   * find the order too, or it calls not-found a buy the wallet shows as made.
+   */
   #state(): string {
     const spot = Object.fromEntries([...this.sim.tradeBalances()].filter(([, b]) => !b.available.isZero()).map(([asset, b]) => [asset, formatDecimal(b.available)]));
     const main = Object.fromEntries([...this.sim.mainBalances()].filter(([, amount]) => !amount.isZero()).map(([asset, amount]) => [asset, formatDecimal(amount)]));
-    const saved: PaperAccountState = { version: 1, seed: this.#seed, spot, main, ids: this.#ids.counters() };
+    const newest = [...this.#earlier, ...[...this.sim.orderHistory({})].reverse()].slice(-ORDERS_KEPT);
+    const saved: PaperAccountState = { version: 1, seed: this.#seed, spot, main, ids: this.#ids.counters(), orders: newest.map(savedOrder) };
     return JSON.stringify(saved);
   }
 
@@ -175,6 +199,7 @@ export class PaperExchange extends SimAccount implements Exchange {
       }
     }
     this.#ids.continueFrom(state.ids);
+    this.#earlier = (state.orders ?? []).map(restoredOrder);
     const configured = this.#seed;
     // The account continues, so its origin does too: saved back as the configured wallet, the next
     // start would name a seed this account never had (or, given that one, say nothing at all).
@@ -229,6 +254,58 @@ interface PaperAccountState {
   readonly spot: Readonly<Record<string, string>>;
   readonly main: Readonly<Record<string, string>>;
   readonly ids: Readonly<Partial<Record<SimIdKind, number>>>;
+  /** Its newest orders (ORDERS_KEPT), oldest first; absent in a state saved before they were kept. */
+  readonly orders?: readonly SavedOrder[];
+}
+
+/**
+ * How many of the newest orders a paper account keeps across restarts: the ones a kill can have
+ * left unjournalled are the last few, and the state is written after every fill.
+ */
+const ORDERS_KEPT = 50;
+
+/** An order as the saved state holds it: decimals as strings (a paper order has no unrecognized values). */
+type SavedOrder = Omit<Order, 'amount' | 'left' | 'filledBase' | 'filledQuote' | 'fee' | 'price' | 'unrecognized'> & {
+  readonly amount: string;
+  readonly left: string;
+  readonly filledBase: string;
+  readonly filledQuote: string;
+  readonly fee: string;
+  readonly price: string | null;
+};
+
+function savedOrder(order: Order): SavedOrder {
+  return {
+    orderId: order.orderId,
+    clientOrderId: order.clientOrderId,
+    market: order.market,
+    side: order.side,
+    type: order.type,
+    createdAtSec: order.createdAtSec,
+    feeAsset: order.feeAsset,
+    status: order.status,
+    statusDerived: order.statusDerived,
+    stp: order.stp,
+    stopActivated: order.stopActivated,
+    amount: formatDecimal(order.amount),
+    left: formatDecimal(order.left),
+    filledBase: formatDecimal(order.filledBase),
+    filledQuote: formatDecimal(order.filledQuote),
+    fee: formatDecimal(order.fee),
+    price: order.price === null ? null : formatDecimal(order.price),
+  };
+}
+
+function restoredOrder(saved: SavedOrder): Order {
+  return {
+    ...saved,
+    amount: new Decimal(saved.amount),
+    left: new Decimal(saved.left),
+    filledBase: new Decimal(saved.filledBase),
+    filledQuote: new Decimal(saved.filledQuote),
+    fee: new Decimal(saved.fee),
+    price: saved.price === null ? null : new Decimal(saved.price),
+  };
 }
 
 /** What a saved paper account holds (its journal's state): trade and main balances, and the wallet it started from. */
@@ -265,7 +342,24 @@ function readPaperAccountState(text: string): PaperAccountState {
     }
   }
   if (typeof o.ids !== 'object' || o.ids === null) throw bad('id counters missing');
+  if (o.orders !== undefined) {
+    if (!Array.isArray(o.orders)) throw bad('orders are not a list');
+    for (const order of o.orders as unknown[]) {
+      const saved = order as Partial<SavedOrder> | null;
+      const amounts = [saved?.amount, saved?.left, saved?.filledBase, saved?.filledQuote, saved?.fee];
+      if (typeof saved?.orderId !== 'string' || typeof saved.market !== 'string' || !amounts.every((amount) => typeof amount === 'string' && isPlainDecimal(amount))) throw bad('an order cannot be read');
+    }
+  }
   return o as PaperAccountState;
+}
+
+function isPlainDecimal(text: string): boolean {
+  try {
+    parseDecimalStrict(text, 'amount');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function describeWallet(wallet: ReadonlyMap<string, Decimal>): string {

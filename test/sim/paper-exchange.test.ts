@@ -211,6 +211,21 @@ describe('the paper account', () => {
     expect(start('300').keptAccount.resume(saved).note).toBeNull();
   });
 
+  it('still finds, after a restart, an order it filled just before a kill: a lost answer is looked up, not called not-found while the wallet shows the fill', async () => {
+    const start = (): PaperExchange => new PaperExchange({ marketData: marketData(), wallet: USDT_10000, slippagePct: d('0'), clock: manualClock(1_760_000_000_000) });
+    const before = start();
+    const order = await buy(before, '0.001');
+    const after = start();
+    after.keptAccount.resume(before.keptAccount.state());
+    expect(await after.findOrder({ market: 'BTC_USDT', clientOrderId: 'p-0.001' })).toEqual(order);
+    expect(await after.orderStatus({ market: 'BTC_USDT', orderId: order.orderId, clientOrderId: 'p-0.001' })).toEqual(order);
+    expect(await after.orderHistory({ sinceSec: 0, untilSec: 2_000_000_000 })).toEqual([order]);
+    // Its ids go on from there, and the next order is found beside it.
+    const next = await buy(after, '0.002');
+    expect(next.orderId).not.toBe(order.orderId);
+    expect((await after.orderHistory({ sinceSec: 0, untilSec: 2_000_000_000 })).map((o) => o.orderId)).toEqual([order.orderId, next.orderId]);
+  });
+
   it('refuses a book depth that is not a positive integer', () => {
     expect(() => new PaperExchange({ marketData: marketData(), wallet: USDT_10000, slippagePct: new Decimal(0), bookDepth: 0 })).toThrow(RangeError);
   });
