@@ -6,7 +6,7 @@ import type { Decimal } from '../domain/money.ts';
 import { type RunMode, type SlotView, type Strategy, checkDecision, readsOf } from './contract.ts';
 import { quoteAt } from './guards.ts';
 import { errorMessage } from './error-policy.ts';
-import { planMoney } from './money-plan.ts';
+import { groupOf, planMoney } from './money-plan.ts';
 import { DECIDE_TIME_LIMIT_MS, type SpendLeft, withinTimeLimit } from './runtime.ts';
 import { snapshotBooks, takeSnapshot } from './snapshot.ts';
 
@@ -76,12 +76,18 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
       // Judged as a live slot judges it: one bad intent and the slot sends nothing.
       const valid = checkDecision(await withinTimeLimit(Promise.resolve(instance.strategy.decide(view, instance.params)), DECIDE_TIME_LIMIT_MS, 'decide'));
       const refusals = planMoney(valid, view, { maxOrderQuote: instance.maxOrderQuote, killed: null, budgetLimit: spend });
+      const waitsAlone = valid.map((intent, index) => refusals[index]?.code === 'over-budget' && spend !== null && intent.kind === 'buy-stock-market' && fitsCeiling(intent.amount, intent.market, view, spend.ceiling));
+      // An intent refused with its group (the transfer funding a buy) waits when what refused the group only waits.
+      const causeWaits = (group: string): boolean =>
+        valid.some((other, index) => isMoneyIntent(other) && groupOf(other) === group && refusals[index] !== null && refusals[index]?.code !== 'group-refused' && waitsAlone[index] === true);
       for (const [index, intent] of valid.entries()) {
         if (intent.kind === 'refusal') judged.push({ kind: intent.kind, summary: intent.message, verdict: 'refused', reason: intent.reason });
         if (!isMoneyIntent(intent)) continue;
         const refusal = refusals[index] ?? null;
-        const waits = refusal?.code === 'over-budget' && spend !== null && intent.kind === 'buy-stock-market' && fitsCeiling(intent.amount, intent.market, view, spend.ceiling);
-        const reason = refusal === null ? '' : `${refusal.code}: ${refusal.message}${waits ? `; it fits the smallest limit, ${formatDecimal(spend.ceiling)} ${quoteOf(intent.market, view)}, so it waits for the period to reset` : ''}`;
+        const waits = waitsAlone[index] === true || (refusal?.code === 'group-refused' && causeWaits(groupOf(intent)));
+        const waitsWhy =
+          !waits || spend === null ? '' : intent.kind === 'buy-stock-market' && waitsAlone[index] === true ? `; it fits the smallest limit, ${formatDecimal(spend.ceiling)} ${quoteOf(intent.market, view)}, so it waits for the period to reset` : '; it waits with the buy it funds, for the period to reset';
+        const reason = refusal === null ? '' : `${refusal.code}: ${refusal.message}${waitsWhy}`;
         judged.push({ kind: intent.kind, summary: describe(intent), ...(refusal === null ? { verdict: 'would-send' as const } : { verdict: waits ? ('waits' as const) : ('refused' as const), reason }) });
       }
     } catch (error) {

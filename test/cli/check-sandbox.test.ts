@@ -132,6 +132,20 @@ describe('stacker check against the sandbox', () => {
     });
   });
 
+  it("passes the transfer funding a buy that waits for the budget: it waits with the buy, not a fault of the configuration", async () => {
+    // The trade balance empty: each slot moves the buy's cost from main first.
+    const spot = sandbox.exchange.tradeBalances().get('USDT')?.available ?? new Decimal(0);
+    sandbox.exchange.transfer({ ticker: 'USDT', amount: spot, from: 'spot', to: 'main' });
+    await withDcaFile('STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\nALLOW_TRANSFER=true\nBUDGET_QUOTE_PER_DAY=40\n', async (dir) => {
+      const env = { STACKER_MODE: 'live', STACKER_BASE_URL: proxy.url, STACKER_API_KEY: sandbox.apiKey, STACKER_API_SECRET: sandbox.apiSecret, STACKER_LOCK_DIR: join(dir, 'locks'), STACKER_LOG_LEVEL: 'silent' };
+      expect((await runCli(['run', '--live', '--once', '--strategies', dir, '--data-dir', dir], env)).code).toBe(0);
+      const checked = await runCli(['check', '--live', '--strategies', dir, '--data-dir', dir], env);
+      expect(checked.code, checked.stdout).toBe(0);
+      expect(checked.stdout).toMatch(/ {2}waits {7}transfer .*\(group-refused: .*; it waits with the buy it funds, for the period to reset\)/);
+      expect(checked.stdout).toMatch(/ {2}waits {7}buy-stock-market /);
+    });
+  });
+
   it("passes a buy that only waits for this period's budget to reset, and says so; one above the smallest limit still fails", async () => {
     // 0.0005 BTC at the sandbox's 65000 is 32.5 USDT: the day's 40 takes one, the second waits for tomorrow.
     await withDcaFile('STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\nBUDGET_QUOTE_PER_DAY=40\nBUDGET_QUOTE_PER_WEEK=1000\n', async (dir) => {
