@@ -224,6 +224,7 @@ export class ExchangeLedger {
       if (verdict.kind === 'link' && intent !== null) {
         await recordOrder(deps, owner.instance, order, intent.intentId);
         await deps.journal.updateIntent(intent.intentId, { status: 'done', result: orderResult(order) });
+        deps.metrics.orderPlaced(owner.instance);
         deps.logger.warn(
           { event: 'order-found-late', instance: owner.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, was: intent.status },
           `order ${order.clientOrderId} of a lost answer (${intent.status}) turned up in the exchange's history; recorded and counted`,

@@ -5,6 +5,8 @@ import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { defineStrategy } from '../../strategies/sdk.ts';
 import { killSwitch } from '../../src/engine/kill-switch.ts';
+import { Engine } from '../../src/engine/engine.ts';
+import { noEngineMetrics } from '../../src/engine/observer.ts';
 import { DEMO_EMPTY_FLEX_PLAN_ID, DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { dca } from '../../strategies/dca.ts';
 import { flexSweep } from '../../strategies/flex-sweep.ts';
@@ -156,14 +158,18 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect((await world.journal.listOrders())[0]?.orderId).toBe(sandboxOrders()[0]?.orderId);
     });
 
-    it('an answer committed late (504 now, the order a moment later) is found, not sent again', async () => {
+    it('an answer committed late (504 now, the order a moment later) is found, not sent again, and counted as placed when found', async () => {
       world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'commit-late', status: 504, body: 'Gateway Time-out', latencyMs: 300 });
-      const engine = world.engine([dcaBtc()]);
+      const placed: string[] = [];
+      const engine = new Engine({ ...world.deps(), metrics: { ...noEngineMetrics, orderPlaced: (instance) => void placed.push(instance) } }, [dcaBtc()], { runId: null });
       expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
+      expect(placed).toEqual([]);
       await new Promise((resolve) => setTimeout(resolve, 400));
       await engine.track();
       expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.status).toBe('done');
       expect(sandboxOrders()).toHaveLength(1);
+      // stacker_orders_placed_total counts the order the lookup found, as it counts one answered.
+      expect(placed).toEqual(['dca-btc']);
     });
 
     it('a reset before anything happened stays unknown over the window, then is not-found, never resent', async () => {
