@@ -8,8 +8,11 @@ export interface SummaryInstance {
   readonly budgetAsset: string | null;
 }
 
-/** Orders read per instance, newest first: a day of even a busy instance fits. */
-const ORDERS_READ = 2000;
+/**
+ * How long before the day an order of it may have been first journalled: the exchange's clock and
+ * this machine's differ by seconds at most (the order's time is the exchange's).
+ */
+const CLOCK_MARGIN_MS = 3_600_000;
 
 /**
  * What each instance bought in [fromMs, toMs) by the exchange's order times, one entry per
@@ -24,7 +27,8 @@ export async function summariseDay(
 ): Promise<InstanceDay[]> {
   const days: InstanceDay[] = [];
   for (const { instance, budgetAsset } of instances) {
-    const orders = (await journal.listOrders({ instance, limit: ORDERS_READ })).filter(
+    // Every order first journalled from the day on (an instance buying every few seconds makes thousands).
+    const orders = (await journal.listOrders({ instance, firstSeenFromMs: range.fromMs - CLOCK_MARGIN_MS, limit: -1 })).filter(
       (order) => order.side === 'buy' && order.filledBase.gt(0) && order.createdAtSec * 1000 >= range.fromMs && order.createdAtSec * 1000 < range.toMs,
     );
     const left = await budgetLeft(instance);

@@ -364,6 +364,9 @@ export interface OrderTransition {
 export interface OrderQuery {
   readonly instance?: string;
   readonly market?: string;
+  /** Orders the journal first saw at or after this time only. */
+  readonly firstSeenFromMs?: number;
+  /** At most this many, newest first (50 when absent; a negative number: all). */
   readonly limit?: number;
 }
 

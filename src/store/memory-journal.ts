@@ -340,7 +340,8 @@ export class MemoryJournal implements Journal {
       const found = [...this.#orders.values()].filter(
         (order) =>
           (query.instance === undefined || (order.intentId !== null && this.#intents.get(order.intentId)?.instance === query.instance)) &&
-          (query.market === undefined || order.market === query.market),
+          (query.market === undefined || order.market === query.market) &&
+          (query.firstSeenFromMs === undefined || order.firstSeenAtMs >= query.firstSeenFromMs),
       );
       return take(found.sort((a, b) => oldestOrderFirst(b, a)), query.limit ?? 50);
     });

@@ -78,10 +78,10 @@ export function listOrders(db: DatabaseSync, query: OrderQuery): StoredOrder[] {
   return db
     .prepare(
       `SELECT o.* FROM orders o LEFT JOIN intents i ON i.intent_id = o.intent_id
-       WHERE (:instance IS NULL OR i.instance = :instance) AND (:market IS NULL OR o.market = :market)
+       WHERE (:instance IS NULL OR i.instance = :instance) AND (:market IS NULL OR o.market = :market) AND (:from IS NULL OR o.first_seen_at_ms >= :from)
        ORDER BY o.first_seen_at_ms DESC, o.order_id DESC LIMIT :limit`,
     )
-    .all({ instance: query.instance ?? null, market: query.market ?? null, limit: query.limit ?? 50 })
+    .all({ instance: query.instance ?? null, market: query.market ?? null, from: query.firstSeenFromMs ?? null, limit: query.limit ?? 50 })
     .map(orderFromRow);
 }
 
