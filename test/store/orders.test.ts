@@ -134,6 +134,17 @@ describe.each(JOURNAL_KINDS)('order tracking (%s journal)', (kind) => {
     expect((await journal.listOrders({ market: 'ETH_USDT' }))).toEqual([]);
   });
 
+  it('lists the orders first seen from a moment on, all of them when asked', async () => {
+    const journal = await world.openJournal();
+    await journal.recordOrderSnapshot(order({ orderId: '81', clientOrderId: 'a' }));
+    world.nowMs += 1_000;
+    const from = world.nowMs;
+    await journal.recordOrderSnapshot(order({ orderId: '82', clientOrderId: 'b' }));
+    await journal.recordOrderSnapshot(order({ orderId: '83', clientOrderId: 'c' }));
+    expect((await journal.listOrders({ firstSeenFromMs: from, limit: -1 })).map((o) => o.orderId)).toEqual(['83', '82']);
+    expect((await journal.listOrders({ firstSeenFromMs: from - 1_000 })).map((o) => o.orderId)).toEqual(['83', '82', '81']);
+  });
+
   it('reads back every field of the order exactly', async () => {
     const journal = await world.openJournal();
     const full = order({
