@@ -1,7 +1,7 @@
 import type { AccountConfig } from '../config/accounts.ts';
 import type { InstanceConfig } from '../config/instance-config.ts';
 import { accountBudgetScope } from '../engine/runtime.ts';
-import { type Decimal, formatDecimal } from '../domain/money.ts';
+import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import type { Engine, SlotRetryState } from '../engine/engine.ts';
 import type { Exchange } from '../exchange/port.ts';
 import { type MarketPosition, positions } from '../report/cost-basis.ts';
@@ -99,7 +99,8 @@ export interface SlotStatus {
 
 export interface BudgetStatus {
   readonly asset: string;
-  readonly periods: readonly { readonly period: string; readonly periodStart: string; readonly limit: string; readonly spent: string; readonly left: string }[];
+  /** `over`: what the period spent above its limit (a buy is reserved at its estimate and counts at its fill), "0" when nothing. */
+  readonly periods: readonly { readonly period: string; readonly periodStart: string; readonly limit: string; readonly spent: string; readonly left: string; readonly over: string }[];
 }
 
 export interface OrderStatus {
@@ -283,11 +284,18 @@ async function budgetStatus(journal: Journal, scope: BudgetScope, budgets: Reado
   const spent = await journal.budgetSpent(scope, nowMs);
   return {
     asset: scope.asset,
-    periods: limits.map(({ period, limit }) => {
-      const left = limit.sub(spent[period]);
-      return { period, periodStart: iso(spent.periodStarts[period]), limit: formatDecimal(limit), spent: formatDecimal(spent[period]), left: formatDecimal(left.isNegative() ? left.mul(0) : left) };
-    }),
+    periods: limits.map(({ period, limit }) => ({ period, periodStart: iso(spent.periodStarts[period]), ...spentOf(limit, spent[period]) })),
   };
+}
+
+/**
+ * A period's limit, spent, left and over, as text. A buy is reserved at its estimate and counts
+ * at its fill, so a market order filling above its estimate can take a period past its limit by
+ * that slippage: said as `over`, never hidden in a `left` of 0.
+ */
+export function spentOf(limit: Decimal, spent: Decimal): { readonly limit: string; readonly spent: string; readonly left: string; readonly over: string } {
+  const left = limit.sub(spent);
+  return { limit: formatDecimal(limit), spent: formatDecimal(spent), left: formatDecimal(left.isNegative() ? ZERO : left), over: formatDecimal(left.isNegative() ? left.neg() : ZERO) };
 }
 
 function retryStatus(state: SlotRetryState | null): RetryStatus | null {

@@ -143,7 +143,7 @@ function renderInstance(instance, canControl) {
   }
   if (instance.budget) {
     parts.push(el('h3', { text: 'Budget (' + instance.budget.asset + ')' }));
-    parts.push(table(['period', 'since', 'limit', 'used', 'left'], instance.budget.periods.map(function (p) { return [p.period, when(p.periodStart), p.limit, p.spent, p.left]; }), [false, false, true, true, true]));
+    parts.push(table(['period', 'since', 'limit', 'used', 'left'], instance.budget.periods.map(function (p) { return [p.period, when(p.periodStart), p.limit, p.spent, leftText(p)]; }), [false, false, true, true, true]));
   }
   if (instance.recentSlots.length > 0) {
     parts.push(el('h3', { text: 'Recent slots' }));
@@ -189,7 +189,7 @@ function render() {
   sections.push(el('div', { id: 'instances' }, doc.instances.map(function (i) { return renderInstance(i, canControl); })));
   if (doc.accounts.length > 1 || doc.accounts.some(function (a) { return a.cap || a.killSwitch.on; })) {
     var accountParts = [el('h2', { text: 'Accounts' }), table(['account', 'instances', 'kill switch', 'cap: spent / limit, left'], doc.accounts.map(function (a) {
-      var cap = a.cap ? a.cap.periods.map(function (p) { return p.period + ': ' + p.spent + ' / ' + p.limit + ' ' + a.cap.asset + ', ' + p.left + ' left'; }).join('; ') + ' (' + a.capTimeZone + ')' : 'none';
+      var cap = a.cap ? a.cap.periods.map(function (p) { return p.period + ': ' + p.spent + ' / ' + p.limit + ' ' + a.cap.asset + ', ' + leftText(p) + ' left'; }).join('; ') + ' (' + a.capTimeZone + ')' : 'none';
       return [a.name, a.instances.join(', '), a.killSwitch.on ? 'on since ' + when(a.killSwitch.since) : 'off', cap];
     }), [false, false, false, false])];
     if (canControl) {
@@ -214,6 +214,11 @@ function render() {
   document.getElementById('summary').textContent = doc.mode + ' \\u00b7 stacker ' + doc.version + ' \\u00b7 started ' + when(doc.startedAt) + ' \\u00b7 updated ' + when(doc.generatedAt);
   document.getElementById('controls-off').hidden = doc.controls.enabled;
   document.getElementById('token-form').hidden = !doc.controls.enabled;
+}
+
+// A period a fill took past its limit (reserved at the estimate, counted at the fill) says by how much.
+function leftText(p) {
+  return p.over && p.over !== '0' ? p.left + ' (' + p.over + ' over)' : p.left;
 }
 
 function refresh() {

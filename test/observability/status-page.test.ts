@@ -3,6 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type HealthServer, startHealthServer } from '../../src/observability/health-server.ts';
 import { MAX_CONTROL_BODY_BYTES, type ControlAction } from '../../src/observability/control-api.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
+import { spentOf } from '../../src/daemon/status.ts';
+import { Decimal } from '../../src/domain/money.ts';
 import { chromiumOrWarn, launchChromium } from '../support/chromium.ts';
 
 // The router and the page on their own: a real server on 127.0.0.1, a status document with
@@ -31,13 +33,14 @@ const document = {
       timezone: 'UTC',
       nextSlot: '2026-01-02T09:00:00.000Z',
       lastSlot: { slotTime: '2026-01-01T09:00:00.000Z', status: 'failed', reason: HOSTILE },
-      budget: null,
+      // A fill above its estimate took the day past its limit.
+      budget: { asset: 'USDT', periods: [{ period: 'day', periodStart: '2026-01-01T00:00:00.000Z', limit: '100', spent: '100.00800668', left: '0', over: '0.00800668' }] },
       recentSlots: [{ slotTime: '2026-01-01T09:00:00.000Z', status: 'failed', reason: HOSTILE }],
       recentOrders: [],
     },
   ],
   accounts: [
-    { name: HOSTILE, instances: [HOSTILE], cap: { asset: HOSTILE, periods: [{ period: 'day', periodStart: '2026-01-01T00:00:00.000Z', limit: HOSTILE, spent: HOSTILE, left: HOSTILE }] }, capTimeZone: HOSTILE, killSwitch: { on: true, since: '2026-01-01T00:00:00.000Z' } },
+    { name: HOSTILE, instances: [HOSTILE], cap: { asset: HOSTILE, periods: [{ period: 'day', periodStart: '2026-01-01T00:00:00.000Z', limit: HOSTILE, spent: HOSTILE, left: HOSTILE, over: '0' }] }, capTimeZone: HOSTILE, killSwitch: { on: true, since: '2026-01-01T00:00:00.000Z' } },
     { name: 'side', instances: ['dca-eth'], cap: null, capTimeZone: null, killSwitch: { on: false, since: null } },
   ],
   markets: [{ market: HOSTILE, orders: 1, baseBought: '1', quoteSpent: '2', fees: {}, averageCost: '2', price: null, value: null, pnl: null, pnlPct: null }],
@@ -144,6 +147,7 @@ describe('the status page escapes what it shows', () => {
       expect(await page.locator('[data-instance="dca-btc"] [data-field="last-slot"]').textContent()).toContain(HOSTILE);
       expect(await page.locator('#summary').textContent()).toContain(HOSTILE);
       expect(await page.locator('#accounts tbody tr').first().textContent()).toContain(HOSTILE);
+      expect(await page.locator('[data-instance="dca-btc"]').textContent()).toContain('0 (0.00800668 over)');
       // A slot waiting to be tried again says so, with the failure as text.
       const retrying = await page.locator('[data-instance="dca-btc"] [data-field="retrying"]').textContent();
       expect(retrying).toContain('nothing sent yet; 2 attempts failed');
@@ -199,4 +203,11 @@ describe('the status page escapes what it shows', () => {
       await context.close();
     }
   }, 20_000);
+});
+
+describe("a budget period a fill took past its limit", () => {
+  it('says by how much in /api/status (over) and on the page, instead of a bare 0 left', () => {
+    expect(spentOf(new Decimal('100'), new Decimal('100.00800668'))).toEqual({ limit: '100', spent: '100.00800668', left: '0', over: '0.00800668' });
+    expect(spentOf(new Decimal('100'), new Decimal('65'))).toEqual({ limit: '100', spent: '65', left: '35', over: '0' });
+  });
 });
