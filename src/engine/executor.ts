@@ -400,6 +400,7 @@ async function withdrawNow(deps: EngineDeps, record: IntentRecord, intent: FlexW
       tellUnknown(deps, record, lost);
       return { status: 'unknown', error: lost };
     }
+    deps.logger.warn({ event: 'withdraw-resolved', instance: record.instance, plan: intent.plan }, 'the flex withdrawal answer was lost, but the investment shows it happened');
     await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'done' });
     await deps.journal.updateIntent(record.intentId, { status: 'done', result: { plan: intent.plan, amount: formatDecimal(intent.amount), confirmedBy: 'investment' } });
     return { status: 'done' };

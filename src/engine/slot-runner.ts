@@ -201,9 +201,12 @@ async function planAndSend(slot: SlotContext, decided: Decided, turn: AccountTur
         const reason = record.error?.code ?? 'refused';
         deps.metrics.refusal(instance.instance, reason);
         deps.logger.warn({ ...log(), event: 'refusal', reason, intent: intent.kind, index: record.index }, `refused: ${record.error?.message ?? reason}`);
-        // The intent that refused its group is told; the others of the group only follow it.
-        if (reason !== 'group-refused') tellRefused(deps, record, record.error ?? { code: reason, message: reason });
-        if (!stoppedBy.has(group)) stoppedBy.set(group, `intent #${record.index} (${intent.kind}) was refused`);
+        // The intent that refused its group is told, and named as what stopped it (the slot's
+        // reason); the others of the group only follow it, refused with it when it was planned.
+        if (reason !== 'group-refused') {
+          tellRefused(deps, record, record.error ?? { code: reason, message: reason });
+          if (!stoppedBy.has(group)) stoppedBy.set(group, `intent #${record.index} (${intent.kind}) was refused (${reason})`);
+        }
         continue;
       }
       const stopped = stoppedBy.get(group);

@@ -132,7 +132,7 @@ export function parseDurationMs(text: string): number | null {
 /** One line per fault, for the banner. */
 export function describeFaults(parsed: ParsedFaults): string[] {
   const lines = parsed.faults.map((f) => {
-    const when = `${f.every === undefined ? 'every request' : `every ${f.every}th request`}${f.times === undefined || f.times === Number.POSITIVE_INFINITY ? '' : `, ${f.times} times`}`;
+    const when = `${f.every === undefined ? 'every request' : `every ${ordinal(f.every)} request`}${f.times === undefined || f.times === Number.POSITIVE_INFINITY ? '' : `, ${f.times} times`}`;
     switch (f.kind) {
       case 'status':
         return `${f.path}: ${f.commit === true ? 'performed, then answered' : 'answered'} ${f.status} (${when})`;
@@ -150,4 +150,11 @@ export function describeFaults(parsed: ParsedFaults): string[] {
   });
   if (parsed.historyLagMs > 0) lines.push(`order history and active orders lag ${parsed.historyLagMs} ms behind each order`);
   return lines;
+}
+
+/** 2 → 2nd, 3 → 3rd, 11 → 11th, 21 → 21st. */
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
 }

@@ -398,6 +398,8 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(formatDecimal(withdrawals[0]?.delta ?? new Decimal(0))).toBe('1500');
       const [intent] = await world.journal.listIntents({ instance: 'sweep' });
       expect(intent?.status).toBe('done');
+      // Said, as a transfer confirmed by its balance is: the operator sees the answer was lost.
+      expect(world.logs.filter((line) => line.fields['event'] === 'withdraw-resolved').map((line) => line.fields['plan'])).toEqual([DEMO_FLEX_PLAN_ID]);
     });
 
     it('a withdraw answered 504 at once and performed a moment later is confirmed by the investment shrinking within the settle time, never resent', async () => {
@@ -455,6 +457,18 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       const refusals = (await world.journal.listIntents({ instance: 'dca-btc' })).filter((i) => i.status === 'refused' || i.intent.kind === 'refusal');
       expect(refusals.map((i) => i.error?.code ?? (i.intent.kind === 'refusal' ? i.intent.reason : null))).toEqual(['over-budget']);
       expect(sandboxOrders()).toHaveLength(1);
+    });
+
+    it("names the buy the budget refused as what stopped the slot, not the transfer refused with it", async () => {
+      const spot = world.sandbox.exchange.tradeBalances().get('USDT')?.available ?? new Decimal(0);
+      world.sandbox.exchange.transfer({ ticker: 'USDT', amount: spot, from: 'spot', to: 'main' });
+      const funded = { ...dcaBtc({ ALLOW_TRANSFER: 'true' }), budgets: { day: new Decimal('50') } }; // a buy is 65
+      expect(await world.engine([funded]).runSlot('dca-btc', SLOT)).toBe('done');
+      expect((await world.journal.listIntents({ instance: 'dca-btc' })).map((i) => [i.intent.kind, i.error?.code])).toEqual([
+        ['transfer', 'group-refused'],
+        ['buy-stock-market', 'over-budget'],
+      ]);
+      expect((await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: SLOT }))?.reason).toBe('intent #1 (buy-stock-market) was refused (over-budget)');
     });
 
     it('a buy above the smallest budget limit is refused saying no period will let it through, unlike a budget used up for now', async () => {

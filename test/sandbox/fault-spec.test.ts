@@ -51,3 +51,11 @@ describe('--fault specs', () => {
     ]);
   });
 });
+
+describe('the sandbox banner of a fault on every nth request', () => {
+  it('writes the ordinal in English: 2nd, 3rd, 11th, 21st', () => {
+    const parsed = parseFaultSpecs(['5xx=500,every=2', '5xx=500,every=3', '5xx=500,every=11', '5xx=500,every=21']);
+    const lines = 'ok' in parsed ? describeFaults(parsed.ok).join('\n') : '';
+    for (const nth of ['every 2nd request', 'every 3rd request', 'every 11th request', 'every 21st request']) expect(lines).toContain(nth);
+  });
+});
