@@ -8,6 +8,7 @@ import { benchColdStart } from './cold-start.ts';
 import { benchResidents } from './daemon.ts';
 import { benchBacktests } from './backtest-workloads.ts';
 import { benchJournalDurability, benchPgJournal } from './journal-durability.ts';
+import { benchStatusOrders } from './status-orders.ts';
 import { tmpdir } from 'node:os';
 
 const fmt = (n: number, digits = 1): string => n.toFixed(digits);
@@ -40,6 +41,11 @@ console.log(
     ? '  PostgreSQL             skipped (PostgreSQL not installed)'
     : `  PostgreSQL             ${fmt(postgres.ms, 2)} ms per slot   (a local throwaway cluster over loopback TCP, fsync on, synchronous_commit=on, SERIALIZABLE)`,
 );
+
+const status = await benchStatusOrders();
+console.log(`/api/status over a journal of ${status.orders} filled orders (a per-minute schedule's five weeks; SQLite; median of 3)`);
+console.log(`  read every order       ${fmt(status.readMs, 0)} ms`);
+console.log(`  positions per market   ${fmt(status.positionsMs, 0)} ms   (exact decimals; both run on the daemon's thread, each refresh of an open status page)`);
 
 const residents = await benchResidents({ warmupS: 30, measureS: 20 });
 const [image, , bareBot, cronBot] = residents;

@@ -31,11 +31,12 @@ const VALUE_PLACES = 8;
 const PCT_PLACES = 4;
 
 export function positions(orders: readonly StoredOrder[], prices: ReadonlyMap<string, Decimal> | null): MarketPosition[] {
-  const byMarket = new Map<string, StoredOrder[]>();
-  for (const order of orders) {
-    if (order.side !== 'buy' || !order.filledBase.gt(0)) continue;
-    byMarket.set(order.market, [...(byMarket.get(order.market) ?? []), order]);
-  }
+  // One pass, each order pushed once: a copy of its market's list per order made a journal of 50k
+  // orders take 13 s here, every /api/status refresh.
+  const byMarket = Map.groupBy(
+    orders.filter((order) => order.side === 'buy' && order.filledBase.gt(0)),
+    (order) => order.market,
+  );
   return [...byMarket.keys()].sort().map((market) => {
     const filled = byMarket.get(market) ?? [];
     const sums = sumFills(market, filled);
@@ -69,8 +70,7 @@ export function positionsByAccount(
   accounts: OrderAccounts,
   prices: ReadonlyMap<string, Decimal> | null | ((account: string) => ReadonlyMap<string, Decimal> | null),
 ): { account: string; markets: MarketPosition[] }[] {
-  const grouped = new Map<string, StoredOrder[]>();
-  for (const order of orders) grouped.set(accounts.accountOf(order), [...(grouped.get(accounts.accountOf(order)) ?? []), order]);
+  const grouped = Map.groupBy(orders, (order) => accounts.accountOf(order));
   const pricesOf = typeof prices === 'function' ? prices : () => prices;
   return [...grouped.keys()].sort().map((account) => ({ account, markets: positions(grouped.get(account) ?? [], pricesOf(account)) })).filter((group) => group.markets.length > 0);
 }

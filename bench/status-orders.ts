@@ -1,0 +1,52 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Decimal } from '../src/domain/money.ts';
+import { positions } from '../src/report/cost-basis.ts';
+import { SqliteJournal } from '../src/store/sqlite-journal.ts';
+
+export interface StatusOrdersFigures {
+  readonly orders: number;
+  /** Reading every journalled order, as /api/status and `stacker report` do. */
+  readonly readMs: number;
+  /** Summing them into positions per market (exact decimals). */
+  readonly positionsMs: number;
+}
+
+/**
+ * What /api/status costs a daemon whose journal holds many orders (a per-minute schedule makes
+ * 50k in five weeks): it reads every order and sums the positions, synchronously, each refresh
+ * of an open status page (every 5 s). Median of 3.
+ */
+export async function benchStatusOrders(orders = 50_000): Promise<StatusOrdersFigures> {
+  const dir = mkdtempSync(join(tmpdir(), 'stacker-bench-status-'));
+  const journal = new SqliteJournal({ path: join(dir, 'stacker.db'), synchronous: 'NORMAL' });
+  await journal.open();
+  try {
+    for (let i = 0; i < orders; i += 1) {
+      const slotTimeMs = Date.UTC(2025, 0, 1) + i * 60_000;
+      await journal.claimSlot({ instance: 'per-minute', slotTimeMs, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0001') } }] });
+      const [intent] = await journal.listIntents({ instance: 'per-minute', slotTimeMs });
+      const filled = { left: new Decimal(0), filledBase: new Decimal('0.0001'), filledQuote: new Decimal('6.5123'), fee: new Decimal('0.0065123') };
+      await journal.recordOrderSnapshot(
+        { orderId: String(1e9 + i), clientOrderId: `bench-${i}`, market: 'BTC_USDT', side: 'buy', type: 'stock market', createdAtSec: slotTimeMs / 1000, amount: new Decimal('0.0001'), ...filled, feeAsset: 'USDT', price: null, status: 'FILLED', statusDerived: false, stp: 'no', stopActivated: null },
+        { intentId: intent?.intentId ?? null },
+      );
+    }
+    const reads: number[] = [];
+    const sums: number[] = [];
+    for (let round = 0; round < 3; round += 1) {
+      const t0 = performance.now();
+      const all = await journal.listOrders({ limit: -1 });
+      const t1 = performance.now();
+      positions(all, null);
+      reads.push(t1 - t0);
+      sums.push(performance.now() - t1);
+    }
+    const median = (values: number[]): number => values.sort((a, b) => a - b)[1] ?? 0;
+    return { orders, readMs: median(reads), positionsMs: median(sums) };
+  } finally {
+    await journal.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
