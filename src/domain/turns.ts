@@ -1,24 +1,23 @@
 /**
  * Work that must not overlap, queued by key: each piece starts once the one before it under the
  * same key has ended (however it ended), in the order asked; different keys run side by side.
- * A key is forgotten once its queue is empty, so the map holds only what is waiting or running.
+ * A key is held only while its work runs or waits, so the map holds nothing else.
  */
 export class Turns {
-  readonly #last = new Map<string, Promise<unknown>>();
+  /** Per key taken, who waits for it, in order; no entry: the key is free. */
+  readonly #waiting = new Map<string, Array<() => void>>();
 
   async take<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const before = this.#last.get(key);
-    // Nothing ahead: started at once (a backtest asks for thousands of turns, always free).
-    const run = before === undefined ? work() : before.then(work);
-    const ended = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#last.set(key, ended);
+    const queue = this.#waiting.get(key);
+    // Free: taken at once, with no promise made for the turn itself (a backtest asks thousands of times).
+    if (queue === undefined) this.#waiting.set(key, []);
+    else await new Promise<void>((resolve) => queue.push(resolve));
     try {
-      return await run;
+      return await work();
     } finally {
-      if (this.#last.get(key) === ended) this.#last.delete(key);
+      const next = this.#waiting.get(key)?.shift();
+      if (next === undefined) this.#waiting.delete(key);
+      else next();
     }
   }
 }

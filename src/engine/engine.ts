@@ -8,7 +8,7 @@ import { type ReconcileSummary, Reconciler, type UnresolvedState } from './recon
 import { tell } from './observer.ts';
 import { type EngineDeps, accountOfInstance, onInstanceAccount } from './runtime.ts';
 import { type SnapshotBooks, snapshotBooks } from './snapshot.ts';
-import { type AccountTurn, type InstanceRuntime, type SlotOutcome, type SnapshotRetry, attemptSlot } from './slot-runner.ts';
+import { ALONE, type AccountTurn, type InstanceRuntime, type SlotOutcome, type SnapshotRetry, attemptSlot } from './slot-runner.ts';
 import { LIVE_SNAPSHOT_RETRY, nextAttemptAt, retryWindowMs, waitUnlessStopped } from './slot-retry.ts';
 import { type StuckOrder, StuckOrders } from './stuck-orders.ts';
 import { trackOpenOrders } from './tracker.ts';
@@ -113,6 +113,7 @@ export class Engine {
   readonly #accountTurns = new Turns();
   /** Per account, how many times its slots have sent money (AccountTurn.moves). */
   readonly #accountMoves = new Map<string, number>();
+  readonly #turns = new Map<string, AccountTurn>();
   #fatal: FatalEngineError | null = null;
 
   constructor(deps: EngineDeps, instances: readonly ScheduledRuntime[], options: EngineOptions) {
@@ -331,13 +332,20 @@ export class Engine {
     }
   }
 
-  /** The account's turn for its slots (AccountTurn); trading stopped while a slot waited for it sends nothing. */
+  /** The account's turn for its slots (AccountTurn), made once per account; trading stopped while a slot waited for it sends nothing. */
   #turnOf(account: string): AccountTurn {
-    return {
-      moves: () => this.#accountMoves.get(account) ?? 0,
-      moved: () => void this.#accountMoves.set(account, (this.#accountMoves.get(account) ?? 0) + 1),
-      take: (work) => this.#accountTurns.take(account, () => (this.#fatal === null ? work() : Promise.resolve('skipped' as const))),
-    };
+    // A backtest runs one slot at a time (its scheduler awaits each): no turn to wait for.
+    if (this.#deps.mode === 'backtest') return ALONE;
+    let turn = this.#turns.get(account);
+    if (turn === undefined) {
+      turn = {
+        moves: () => this.#accountMoves.get(account) ?? 0,
+        moved: () => void this.#accountMoves.set(account, (this.#accountMoves.get(account) ?? 0) + 1),
+        take: (work) => this.#accountTurns.take(account, () => (this.#fatal === null ? work() : Promise.resolve('skipped' as const))),
+      };
+      this.#turns.set(account, turn);
+    }
+    return turn;
   }
 
   #release(key: string): void {

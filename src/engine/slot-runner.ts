@@ -64,8 +64,8 @@ export interface AccountTurn {
   take(work: () => Promise<SlotOutcome | 'retry'>): Promise<SlotOutcome | 'retry'>;
 }
 
-/** One slot with nothing to wait for: a caller with no engine around it. */
-const ALONE: AccountTurn = { moves: () => 0, moved: () => undefined, take: (work) => work() };
+/** One slot with nothing to wait for: a caller with no engine around it, or a backtest, which runs its slots one after another. */
+export const ALONE: AccountTurn = { moves: () => 0, moved: () => undefined, take: (work) => work() };
 
 /** What a slot read and its strategy answered. */
 interface Decided {
@@ -130,7 +130,8 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | SlotOutcome |
     const state = await deps.journal.getState(instance.instance);
     const budget = await budgetView(deps, instance, slotTimeMs);
     budgetLimit = budget.left;
-    const heldBuys = instance.reads.includes('balances') ? await buysInDoubt(deps, instance.instance) : [];
+    // A backtest's exchange answers every order: nothing is ever in doubt there.
+    const heldBuys = deps.mode !== 'backtest' && instance.reads.includes('balances') ? await buysInDoubt(deps, instance.instance) : [];
     view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget: budget.view, candles: instance.candleWindows ?? [], heldBuys });
   } catch (error) {
     const kind = classifyError(error);
