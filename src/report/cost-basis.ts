@@ -104,26 +104,42 @@ export interface FillSums {
   readonly averageCost: Decimal | null;
 }
 
+/**
+ * The sums over every order. The totals only: no sums after each order (a map of fees and a
+ * division each), which made a daemon's status refresh over 50k orders spend most of its time here.
+ */
 export function sumFills(market: string, orders: readonly Order[]): FillSums {
-  return runningSums(market, orders).at(-1) ?? addFill(market, null, null);
+  let bought = ZERO;
+  let spent = ZERO;
+  const fees = new Map<string, Decimal>();
+  for (const order of orders) {
+    bought = bought.add(order.filledBase);
+    spent = spent.add(order.filledQuote);
+    addFee(fees, order);
+  }
+  return fillSums(market, bought, spent, fees);
 }
 
 /** The sums after each order, in the order given: a cost basis as it grew (the HTML report draws it). */
 export function runningSums(market: string, orders: readonly Order[]): FillSums[] {
   const out: FillSums[] = [];
-  for (const order of orders) out.push(addFill(market, out.at(-1) ?? null, order));
+  for (const order of orders) {
+    const before = out.at(-1);
+    const fees = new Map(before?.fees ?? []);
+    addFee(fees, order);
+    out.push(fillSums(market, (before?.bought ?? ZERO).add(order.filledBase), (before?.spent ?? ZERO).add(order.filledQuote), fees));
+  }
   return out;
 }
 
-function addFill(market: string, before: FillSums | null, order: Order | null): FillSums {
+function addFee(fees: Map<string, Decimal>, order: Order): void {
+  if (order.fee.isZero()) return;
+  const asset = order.feeAsset ?? '?';
+  fees.set(asset, (fees.get(asset) ?? ZERO).add(order.fee));
+}
+
+function fillSums(market: string, bought: Decimal, spent: Decimal, fees: ReadonlyMap<string, Decimal>): FillSums {
   const [base, quote] = market.split('_') as [string, string];
-  const fees = new Map(before?.fees ?? []);
-  if (order !== null && !order.fee.isZero()) {
-    const asset = order.feeAsset ?? '?';
-    fees.set(asset, (fees.get(asset) ?? ZERO).add(order.fee));
-  }
-  const bought = (before?.bought ?? ZERO).add(order?.filledBase ?? ZERO);
-  const spent = (before?.spent ?? ZERO).add(order?.filledQuote ?? ZERO);
   const cost = spent.add(fees.get(quote) ?? ZERO);
   const held = bought.sub(fees.get(base) ?? ZERO);
   return { bought, spent, fees, cost, held, averageCost: held.gt(0) ? cost.div(held) : null };

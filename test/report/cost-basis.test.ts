@@ -1,0 +1,36 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
+import { runningSums, sumFills } from '../../src/report/cost-basis.ts';
+import { order } from '../store/helpers.ts';
+
+const text = (sums: ReturnType<typeof sumFills>) => ({
+  bought: formatDecimal(sums.bought),
+  spent: formatDecimal(sums.spent),
+  fees: Object.fromEntries([...sums.fees].map(([asset, fee]) => [asset, formatDecimal(fee)])),
+  cost: formatDecimal(sums.cost),
+  held: formatDecimal(sums.held),
+  averageCost: sums.averageCost === null ? null : formatDecimal(sums.averageCost),
+});
+
+describe('the sums of a market\'s fills', () => {
+  it('over every order are what the running sums reach at the last one, fees in either asset', () => {
+    const fill = fc.record({
+      base: fc.integer({ min: 0, max: 10 ** 8 }),
+      quote: fc.integer({ min: 0, max: 10 ** 10 }),
+      fee: fc.integer({ min: 0, max: 10 ** 6 }),
+      feeInBase: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(fill, { maxLength: 30 }), (fills) => {
+        const orders = fills.map((f, i) =>
+          order({ orderId: String(i), filledBase: new Decimal(f.base).div(1e8), filledQuote: new Decimal(f.quote).div(1e4), fee: new Decimal(f.fee).div(1e8), feeAsset: f.feeInBase ? 'BTC' : 'USDT' }),
+        );
+        const running = runningSums('BTC_USDT', orders).at(-1);
+        const total = sumFills('BTC_USDT', orders);
+        if (running === undefined) expect(text(total)).toEqual({ bought: '0', spent: '0', fees: {}, cost: '0', held: '0', averageCost: null });
+        else expect(text(total)).toEqual(text(running));
+      }),
+    );
+  });
+});
