@@ -2,15 +2,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Decimal } from '../src/domain/money.ts';
+import { StatusBuilder } from '../src/daemon/status.ts';
 import { positions } from '../src/report/cost-basis.ts';
 import { SqliteJournal } from '../src/store/sqlite-journal.ts';
 
 export interface StatusOrdersFigures {
   readonly orders: number;
-  /** Reading every journalled order, as /api/status and `stacker report` do. */
+  /** Reading every journalled order, as `stacker report` and the status document's first request do. */
   readonly readMs: number;
   /** Summing them into positions per market (exact decimals). */
   readonly positionsMs: number;
+  /** A later /api/status document, after one more order: only what changed is read, the positions summed again. */
+  readonly refreshMs: number;
 }
 
 /**
@@ -20,11 +23,14 @@ export interface StatusOrdersFigures {
  */
 export async function benchStatusOrders(orders = 50_000): Promise<StatusOrdersFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'stacker-bench-status-'));
-  const journal = new SqliteJournal({ path: join(dir, 'stacker.db'), synchronous: 'NORMAL' });
+  // Each order stamped at its own minute, as a daemon running for weeks stamps them.
+  let stampMs = Date.UTC(2025, 0, 1);
+  const journal = new SqliteJournal({ path: join(dir, 'stacker.db'), synchronous: 'NORMAL', clock: () => stampMs });
   await journal.open();
   try {
     for (let i = 0; i < orders; i += 1) {
       const slotTimeMs = Date.UTC(2025, 0, 1) + i * 60_000;
+      stampMs = slotTimeMs;
       await journal.claimSlot({ instance: 'per-minute', slotTimeMs, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0001') } }] });
       const [intent] = await journal.listIntents({ instance: 'per-minute', slotTimeMs });
       const filled = { left: new Decimal(0), filledBase: new Decimal('0.0001'), filledQuote: new Decimal('6.5123'), fee: new Decimal('0.0065123') };
@@ -43,8 +49,37 @@ export async function benchStatusOrders(orders = 50_000): Promise<StatusOrdersFi
       reads.push(t1 - t0);
       sums.push(performance.now() - t1);
     }
+    const status = new StatusBuilder({
+      mode: 'live',
+      version: 'bench',
+      startedAtMs: 0,
+      instances: [],
+      journal,
+      exchange: { prices: async () => new Map([['BTC_USDT', new Decimal('65123')]]) },
+      engine: () => null,
+      controls: { killSwitch: { active: () => null }, killSwitchSinceMs: null, accountKillSwitchSinceMs: () => null } as never,
+      configuredKillSwitch: () => null,
+      controlsEnabled: false,
+      health: () => ({ problems: [], stopping: false }),
+      nowMs: () => stampMs,
+    });
+    await status.document();
+    const refreshes: number[] = [];
+    for (let round = 0; round < 3; round += 1) {
+      const slotTimeMs = Date.UTC(2025, 0, 1) + (orders + round) * 60_000;
+      stampMs = slotTimeMs;
+      await journal.claimSlot({ instance: 'per-minute', slotTimeMs, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0001') } }] });
+      const [intent] = await journal.listIntents({ instance: 'per-minute', slotTimeMs });
+      await journal.recordOrderSnapshot(
+        { orderId: String(2e9 + round), clientOrderId: `bench-new-${round}`, market: 'BTC_USDT', side: 'buy', type: 'stock market', createdAtSec: slotTimeMs / 1000, amount: new Decimal('0.0001'), left: new Decimal(0), filledBase: new Decimal('0.0001'), filledQuote: new Decimal('6.5123'), fee: new Decimal('0.0065123'), feeAsset: 'USDT', price: null, status: 'FILLED', statusDerived: false, stp: 'no', stopActivated: null },
+        { intentId: intent?.intentId ?? null },
+      );
+      const t0 = performance.now();
+      await status.document();
+      refreshes.push(performance.now() - t0);
+    }
     const median = (values: number[]): number => values.sort((a, b) => a - b)[1] ?? 0;
-    return { orders, readMs: median(reads), positionsMs: median(sums) };
+    return { orders, readMs: median(reads), positionsMs: median(sums), refreshMs: median(refreshes) };
   } finally {
     await journal.close();
     rmSync(dir, { recursive: true, force: true });

@@ -145,6 +145,9 @@ const RECENT_ORDERS = 5;
 
 export class StatusBuilder {
   readonly #sources: StatusSources;
+  /** The journal's orders as last read (#orders): by id, newest first, and the newest change seen. */
+  #known: { readonly byId: Map<string, StoredOrder>; newestMs: number; list: readonly StoredOrder[]; version: number } | null = null;
+  #lastPositions: { readonly version: number; readonly prices: ReadonlyMap<string, Decimal> | null; readonly positions: MarketPosition[] } | null = null;
   #prices: { readonly atMs: number; readonly markets: string; readonly prices: ReadonlyMap<string, Decimal> | null; readonly note: string | null } | null = null;
 
   constructor(sources: StatusSources) {
@@ -155,7 +158,7 @@ export class StatusBuilder {
     const sources = this.#sources;
     const nowMs = sources.nowMs();
     const health = sources.health();
-    const orders = await sources.journal.listOrders({ limit: -1 });
+    const orders = await this.#orders();
     const markets = [...new Set(orders.filter((o) => o.side === 'buy' && o.filledBase.gt(0)).map((o) => o.market))].sort();
     const priced = await this.#pricesOf(markets, nowMs);
     const operatorReason = sources.controls.killSwitch.active();
@@ -186,7 +189,7 @@ export class StatusBuilder {
           };
         }),
       ),
-      markets: positions(orders, priced.prices),
+      markets: this.#positions(orders, priced.prices),
       pricesNote: priced.note,
     };
   }
@@ -249,6 +252,41 @@ export class StatusBuilder {
   }
 
   /** The markets' prices, reused for priceTtlMs (a failure too, so a down exchange is not asked at every refresh). */
+  /**
+   * Every journalled order. Read whole once, then only what the journal recorded or updated since
+   * the newest change seen (less a minute, for a write stamped before it committed): a page open
+   * on a daemon with 50k orders read them all every 5 s, on the daemon's thread.
+   */
+  async #orders(): Promise<readonly StoredOrder[]> {
+    const known = this.#known;
+    const changed = await this.#sources.journal.listOrders({ limit: -1, ...(known === null ? {} : { updatedFromMs: known.newestMs - CHANGE_MARGIN_MS }) });
+    const next = known ?? { byId: new Map<string, StoredOrder>(), newestMs: 0, list: [] as readonly StoredOrder[], version: 0 };
+    let fresh = known === null;
+    for (const order of changed) {
+      const before = next.byId.get(order.orderId);
+      if (before === undefined || before.updatedAtMs !== order.updatedAtMs) fresh = true;
+      next.byId.set(order.orderId, order);
+      if (order.updatedAtMs > next.newestMs) next.newestMs = order.updatedAtMs;
+    }
+    if (fresh) {
+      // Newest first, as listOrders answers.
+      next.list = [...next.byId.values()].sort((a, b) => b.firstSeenAtMs - a.firstSeenAtMs || (a.orderId < b.orderId ? 1 : a.orderId > b.orderId ? -1 : 0));
+      next.version += 1;
+    }
+    this.#known = next;
+    return next.list;
+  }
+
+  /** Positions of the orders at these prices, summed again only when an order or the prices changed. */
+  #positions(orders: readonly StoredOrder[], prices: ReadonlyMap<string, Decimal> | null): MarketPosition[] {
+    const version = this.#known?.version ?? -1;
+    const last = this.#lastPositions;
+    if (last !== null && last.version === version && last.prices === prices) return last.positions;
+    const summed = positions(orders, prices);
+    this.#lastPositions = { version, prices, positions: summed };
+    return summed;
+  }
+
   async #pricesOf(markets: readonly string[], nowMs: number): Promise<{ prices: ReadonlyMap<string, Decimal> | null; note: string | null }> {
     if (markets.length === 0) return { prices: null, note: null };
     const key = markets.join(',');
@@ -273,6 +311,9 @@ async function slotStatus(journal: Journal, slot: SlotRecord): Promise<SlotStatu
 function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
+
+/** How far back of the newest change seen the next read of the orders starts: a write is stamped before it commits. */
+const CHANGE_MARGIN_MS = 60_000;
 
 /** Used and left of each period a budget limits, as the journal counts it; null when it limits none. */
 async function budgetStatus(journal: Journal, scope: BudgetScope, budgets: Readonly<Record<BudgetPeriod, Decimal | null>>, nowMs: number): Promise<BudgetStatus | null> {

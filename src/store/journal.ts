@@ -366,6 +366,8 @@ export interface OrderQuery {
   readonly market?: string;
   /** Orders the journal first saw at or after this time only. */
   readonly firstSeenFromMs?: number;
+  /** Orders the journal recorded or updated at or after this time only (what changed since a read). */
+  readonly updatedFromMs?: number;
   /** At most this many, newest first (50 when absent; a negative number: all). */
   readonly limit?: number;
 }

@@ -341,7 +341,8 @@ export class MemoryJournal implements Journal {
         (order) =>
           (query.instance === undefined || (order.intentId !== null && this.#intents.get(order.intentId)?.instance === query.instance)) &&
           (query.market === undefined || order.market === query.market) &&
-          (query.firstSeenFromMs === undefined || order.firstSeenAtMs >= query.firstSeenFromMs),
+          (query.firstSeenFromMs === undefined || order.firstSeenAtMs >= query.firstSeenFromMs) &&
+          (query.updatedFromMs === undefined || order.updatedAtMs >= query.updatedFromMs),
       );
       return take(found.sort((a, b) => oldestOrderFirst(b, a)), query.limit ?? 50);
     });

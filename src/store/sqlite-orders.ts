@@ -78,10 +78,10 @@ export function listOrders(db: DatabaseSync, query: OrderQuery): StoredOrder[] {
   return db
     .prepare(
       `SELECT o.* FROM orders o LEFT JOIN intents i ON i.intent_id = o.intent_id
-       WHERE (:instance IS NULL OR i.instance = :instance) AND (:market IS NULL OR o.market = :market) AND (:from IS NULL OR o.first_seen_at_ms >= :from)
+       WHERE (:instance IS NULL OR i.instance = :instance) AND (:market IS NULL OR o.market = :market) AND (:from IS NULL OR o.first_seen_at_ms >= :from) AND (:updated IS NULL OR o.updated_at_ms >= :updated)
        ORDER BY o.first_seen_at_ms DESC, o.order_id DESC LIMIT :limit`,
     )
-    .all({ instance: query.instance ?? null, market: query.market ?? null, from: query.firstSeenFromMs ?? null, limit: query.limit ?? 50 })
+    .all({ instance: query.instance ?? null, market: query.market ?? null, from: query.firstSeenFromMs ?? null, updated: query.updatedFromMs ?? null, limit: query.limit ?? 50 })
     .map(orderFromRow);
 }
 
