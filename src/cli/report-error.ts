@@ -70,6 +70,7 @@ function describeForHumans(error: unknown, unknown: boolean, context: ReportCont
     return error.problems.map((p) => `error: ${problemLine(p)}\n`).join('');
   }
   const lines: string[] = [];
+  const module = unloadable(error);
   if (error instanceof ExchangeError) {
     const where = error.httpStatus === null ? 'the simulated exchange refused' : `the exchange answered HTTP ${error.httpStatus} on ${error.path}`;
     lines.push(`error: ${error.code} (${error.name}): ${where}`);
@@ -82,8 +83,7 @@ function describeForHumans(error: unknown, unknown: boolean, context: ReportCont
     lines.push(`error: ${error.code} (${error.name}): ${error.message}`);
   } else if (error instanceof StackerError) {
     lines.push(`error: ${error.code} (${error.name}): ${error.message}`);
-  } else if (unloadable(error) !== null) {
-    const module = unloadable(error) as UnloadableModule;
+  } else if (module !== null) {
     lines.push(`error: a module could not be loaded: ${module.where}: ${module.message}`, ...module.excerpt.map((line) => `  ${line}`));
     if (module.stripOnly) lines.push('  Node runs the .ts files by stripping their types, which cannot strip enum, namespace or constructor parameter properties: `npm run typecheck` names each one');
   } else {

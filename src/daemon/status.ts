@@ -145,7 +145,7 @@ const RECENT_ORDERS = 5;
 
 export class StatusBuilder {
   readonly #sources: StatusSources;
-  /** The journal's orders as last read (#orders): by id, newest first, and the newest change seen. */
+  /** The journal's orders as last read (#orders): by id, as a list, and the newest change seen. */
   #known: { readonly byId: Map<string, StoredOrder>; newestMs: number; list: readonly StoredOrder[]; version: number } | null = null;
   #lastPositions: { readonly version: number; readonly prices: ReadonlyMap<string, Decimal> | null; readonly positions: MarketPosition[] } | null = null;
   #prices: { readonly atMs: number; readonly markets: string; readonly prices: ReadonlyMap<string, Decimal> | null; readonly note: string | null } | null = null;
@@ -269,8 +269,8 @@ export class StatusBuilder {
       if (order.updatedAtMs > next.newestMs) next.newestMs = order.updatedAtMs;
     }
     if (fresh) {
-      // Newest first, as listOrders answers.
-      next.list = [...next.byId.values()].sort((a, b) => b.firstSeenAtMs - a.firstSeenAtMs || (a.orderId < b.orderId ? 1 : a.orderId > b.orderId ? -1 : 0));
+      // In no particular order: the document sums them per market, and sums do not depend on it.
+      next.list = [...next.byId.values()];
       next.version += 1;
     }
     this.#known = next;

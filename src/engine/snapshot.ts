@@ -5,6 +5,7 @@ import { Decimal, ZERO } from '../domain/money.ts';
 import { type MarketRules, takerFee } from '../domain/market.ts';
 import type { Exchange } from '../exchange/port.ts';
 import type { BudgetView, RunMode, SlotView, SnapshotPart } from './contract.ts';
+import { quoteAt } from './guards.ts';
 
 /**
  * Market rules change rarely (a listing, a precision change), and every slot of every instance
@@ -173,7 +174,8 @@ async function holdBack(
     const market = rules.get(buy.market);
     const price = prices.get(buy.market);
     if (market === undefined || price === undefined) continue;
-    const quote = buy.amount.mul(price);
+    // What the guards count a buy as costing (money-plan): its estimate and the taker fee on it.
+    const quote = quoteAt(buy.amount, price);
     held.set(market.quote, (held.get(market.quote) ?? ZERO).add(quote).add(takerFee(market, quote)));
   }
   const shown = new Map(trade);

@@ -82,6 +82,8 @@ export class PaperExchange extends SimAccount implements Exchange {
   readonly #placing: { current: OrderBookView | null };
   /** The newest orders of the runs before this one (the saved state's), oldest first: lookups still find them. */
   #earlier: readonly Order[] = [];
+  /** The newest orders, oldest first, at most ORDERS_KEPT: what the saved state keeps (a paper order is final when placed). */
+  #newest: Order[] = [];
 
   constructor(options: PaperExchangeOptions) {
     const placing: { current: OrderBookView | null } = { current: null };
@@ -141,6 +143,8 @@ export class PaperExchange extends SimAccount implements Exchange {
     } finally {
       this.#placing.current = null;
     }
+    this.#newest.push(order);
+    if (this.#newest.length > ORDERS_KEPT) this.#newest.shift();
     await this.#changed();
     return order;
   }
@@ -181,8 +185,7 @@ export class PaperExchange extends SimAccount implements Exchange {
   #state(): string {
     const spot = Object.fromEntries([...this.sim.tradeBalances()].filter(([, b]) => !b.available.isZero()).map(([asset, b]) => [asset, formatDecimal(b.available)]));
     const main = Object.fromEntries([...this.sim.mainBalances()].filter(([, amount]) => !amount.isZero()).map(([asset, amount]) => [asset, formatDecimal(amount)]));
-    const newest = [...this.#earlier, ...[...this.sim.orderHistory({})].reverse()].slice(-ORDERS_KEPT);
-    const saved: PaperAccountState = { version: 1, seed: this.#seed, spot, main, ids: this.#ids.counters(), orders: newest.map(savedOrder) };
+    const saved: PaperAccountState = { version: 1, seed: this.#seed, spot, main, ids: this.#ids.counters(), orders: this.#newest.map(savedOrder) };
     return JSON.stringify(saved);
   }
 
@@ -200,6 +203,7 @@ export class PaperExchange extends SimAccount implements Exchange {
     }
     this.#ids.continueFrom(state.ids);
     this.#earlier = (state.orders ?? []).map(restoredOrder);
+    this.#newest = [...this.#earlier];
     const configured = this.#seed;
     // The account continues, so its origin does too: saved back as the configured wallet, the next
     // start would name a seed this account never had (or, given that one, say nothing at all).
