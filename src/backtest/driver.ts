@@ -5,7 +5,7 @@ import type { MarketRules } from '../domain/market.ts';
 import { Engine } from '../engine/engine.ts';
 import { neverKilled } from '../engine/kill-switch.ts';
 import { type EngineLogger, type EngineMetrics, noEngineMetrics, noNotifier, silentLogger } from '../engine/observer.ts';
-import { INSTANT_TIMING } from '../engine/runtime.ts';
+import { type AccountCap, type AccountRouting, INSTANT_TIMING } from '../engine/runtime.ts';
 import { VirtualClock } from '../engine/schedule/clock.ts';
 import { VirtualScheduler } from '../engine/schedule/virtual-scheduler.ts';
 import { toRuntime, startupProblems } from '../config/instance-runtime.ts';
@@ -50,8 +50,29 @@ export interface BacktestInput {
   readonly onProgress?: (done: number, total: number) => void;
   /** Told every fact the report folds, as the journal hands it over (the run itself keeps only the fold). */
   readonly observer?: RunObserver;
+  /**
+   * The caps of the instances' accounts (STACKER_ACCOUNT_<NAME>_BUDGET_QUOTE_PER_*), counted over
+   * all of an account's instances as the daemon counts them; none when absent or empty.
+   */
+  readonly accountCaps?: ReadonlyMap<string, AccountCap>;
   /** What keeps the run's memory flat (default: a full collection past 48 MB in use, looked at every 1024 slots). */
   readonly heapCeiling?: HeapCeiling;
+}
+
+/**
+ * Accounts for a run with account caps: every account on the one simulated exchange (one wallet,
+ * as --together promises), each counting its own cap. Without caps the engine runs without
+ * routing, every instance on the one account, as before.
+ */
+function capRouting(instances: readonly InstanceConfig[], exchange: BacktestExchange, caps: ReadonlyMap<string, AccountCap>): AccountRouting {
+  const accountOf = new Map(instances.map((instance) => [instance.instance, instance.account]));
+  const names = Object.freeze([...new Set(accountOf.values())].sort());
+  return {
+    accountOf: (instance) => accountOf.get(instance) ?? (names[0] as string),
+    exchangeOf: (account) => (names.includes(account) ? exchange : undefined),
+    capOf: (account) => caps.get(account) ?? null,
+    names,
+  };
 }
 
 /** Sees each order, refusal and flex operation of a run, with its place in the journal. */
@@ -132,6 +153,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
         clock,
         sleep: async () => {},
         timing: INSTANT_TIMING,
+        ...(input.accountCaps === undefined || input.accountCaps.size === 0 ? {} : { accounts: capRouting(input.instances, exchange, input.accountCaps) }),
       },
       enabled.map(toRuntime),
       { runId: run.runId },
@@ -264,7 +286,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       facts,
       slots: outcome.slots,
       firstSlot,
-      settings: { slippagePct: input.slippagePct, flexAprPct: input.flex?.aprPct ?? null },
+      settings: { slippagePct: input.slippagePct, flexAprPct: input.flex?.aprPct ?? null, ...(input.accountCaps === undefined ? {} : { accountCaps: input.accountCaps }) },
       rules: { values: rules, origin: input.rulesOrigin ?? { source: 'demo' } },
       strategyFailures: [...failures.values()],
     };

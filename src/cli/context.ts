@@ -67,7 +67,7 @@ export class CommandContext {
 
   async #loadSettings(): Promise<Settings> {
     const flags = { baseUrl: this.#flags.baseUrl, region: this.#flags.region };
-    const layers = await this.#envLayers();
+    const layers = await this.envLayers();
     const settings = settingsFromLayers(flags, layers);
     if (this.#flags.account === undefined) return settings;
     const { settingsOnAccount } = await import('../config/accounts.ts');
@@ -94,7 +94,7 @@ export class CommandContext {
   async endpointOf(account: string): Promise<{ readonly origin: string; readonly unknown: boolean }> {
     const { resolveBaseUrl } = await import('../api/client.ts');
     const flags = { baseUrl: this.#flags.baseUrl, region: this.#flags.region };
-    const layers = await this.#envLayers();
+    const layers = await this.envLayers();
     const global = settingsFromLayers(flags, layers);
     const { DEFAULT_ACCOUNT, settingsOnAccount } = await import('../config/accounts.ts');
     if (account === DEFAULT_ACCOUNT) return { origin: resolveBaseUrl(global.endpoint), unknown: false };
@@ -105,7 +105,8 @@ export class CommandContext {
     }
   }
 
-  #envLayers(): ReturnType<typeof readEnvLayers> {
+  /** The environment over the `--env-file` file (read on first use, then kept). */
+  envLayers(): ReturnType<typeof readEnvLayers> {
     this.#layers ??= readEnvLayers(this.#flags.envFile);
     return this.#layers;
   }

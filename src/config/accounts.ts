@@ -3,6 +3,7 @@ import { Decimal } from '../domain/money.ts';
 import { type Credentials, type EnvLayers, type EnvValue, type Settings, credentialsFromEnv, endpointFromEnv } from './settings.ts';
 import { parseWallet } from './wallet.ts';
 import { isValidTimezone } from '../domain/zone.ts';
+import type { InstanceConfig } from './instance-config.ts';
 
 /**
  * Accounts: one API key each. An instance file may say `ACCOUNT=NAME`; the account's key,
@@ -90,6 +91,10 @@ export interface AccountUser {
   readonly account: string;
   /** The asset its orders spend (strategy.budgetAsset); null when it places none. */
   readonly budgetAsset: string | null;
+}
+
+export function accountUserOf(instance: InstanceConfig): AccountUser {
+  return { instance: instance.instance, file: instance.file, account: instance.account, budgetAsset: instance.strategy.budgetAsset?.(instance.params) ?? null };
 }
 
 /**
@@ -225,9 +230,7 @@ function readAccount(name: string, members: readonly AccountUser[], context: Rea
     }
   }
   const wallet = readAccountWallet(name, lookup, context.defaultWallet, problems);
-  const budgets = readAccountBudgets(name, lookup, problems);
-  const budgetAsset = accountBudgetAsset(name, budgets, members, problems);
-  const budgetTimeZone = readAccountBudgetTimeZone(name, lookup, budgets, problems);
+  const { budgets, budgetAsset, budgetTimeZone } = readAccountCap(name, members, lookup, problems);
   if (problems.length > before) return null;
   return Object.freeze({
     name,
@@ -240,6 +243,37 @@ function readAccount(name: string, members: readonly AccountUser[], context: Rea
     budgetTimeZone,
     instances: Object.freeze(members.map((member) => member.instance).sort()),
   });
+}
+
+/** An account's cap settings: its limits, the asset they count (its instances' budget asset) and its zone; problems appended. */
+function readAccountCap(
+  name: string,
+  members: readonly AccountUser[],
+  lookup: (key: string) => EnvValue | null,
+  problems: InputProblem[],
+): Pick<AccountConfig, 'budgets' | 'budgetAsset' | 'budgetTimeZone'> {
+  const budgets = readAccountBudgets(name, lookup, problems);
+  const budgetAsset = accountBudgetAsset(name, budgets, members, problems);
+  const budgetTimeZone = readAccountBudgetTimeZone(name, lookup, budgets, problems);
+  return { budgets, budgetAsset, budgetTimeZone };
+}
+
+/**
+ * The caps of the accounts these instances trade on, read by the daemon's rules, without their
+ * keys, endpoints or wallets (a backtest runs them on its own simulated wallet). Accounts the env
+ * sets up that none of them names are left alone: a backtest of one strategy is often given the
+ * daemon's whole env file. Only accounts with a cap are in the map.
+ */
+export function readAccountCaps(layers: EnvLayers, users: readonly AccountUser[]): ReadonlyMap<string, Pick<AccountConfig, 'budgets' | 'budgetAsset' | 'budgetTimeZone'>> {
+  const lookup = (key: string): EnvValue | null => layers.lookup(key);
+  const problems: InputProblem[] = [];
+  const caps = new Map<string, Pick<AccountConfig, 'budgets' | 'budgetAsset' | 'budgetTimeZone'>>();
+  for (const name of [...new Set(users.map((user) => user.account))].sort()) {
+    const cap = readAccountCap(name, users.filter((user) => user.account === name), lookup, problems);
+    if (cap.budgetAsset !== null) caps.set(name, cap);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return caps;
 }
 
 function readAccountWallet(name: string, lookup: (key: string) => EnvValue | null, fallback: ReadonlyMap<string, Decimal>, problems: InputProblem[]): ReadonlyMap<string, Decimal> {

@@ -26,7 +26,7 @@ import { frozenMap } from './freeze.ts';
 import { type NotifySettings, readNotifySettings } from './notify-settings.ts';
 import { type InstanceConfig, collectInstances } from './instance-config.ts';
 import { ENV_KEYS, type EnvLayers, type Settings, readEnvLayers, settingsFromLayers } from './settings.ts';
-import { type AccountConfig, DEFAULT_ACCOUNT, readAccounts } from './accounts.ts';
+import { type AccountConfig, DEFAULT_ACCOUNT, accountUserOf, readAccounts } from './accounts.ts';
 import { listStrategyFiles } from './strategy-files.ts';
 
 export type { InstanceConfig } from './instance-config.ts';
@@ -137,7 +137,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
   const notify = readNotifySettings(layers, problems);
 
   const instances = await collectInstances(files, await strategyRegistry(sources), problems);
-  const users = instances.map((instance) => ({ instance: instance.instance, file: instance.file, account: instance.account, budgetAsset: instance.strategy.budgetAsset?.(instance.params) ?? null }));
+  const users = instances.map(accountUserOf);
   // The default account's key is needed only when some instance trades on it (or none is configured, as before accounts).
   const defaultUsed = users.length === 0 || users.some((user) => user.account === DEFAULT_ACCOUNT);
   if (mode === 'live' && defaultUsed && settings !== null && settings.credentials === null) problems.push(...liveCredentialProblems(settings));

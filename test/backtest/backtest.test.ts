@@ -260,6 +260,35 @@ describe('a backtest over real candles', () => {
     expect((JSON.parse(together.stdout) as { slots: number }).slots).toBeGreaterThan(0);
   });
 
+  it('counts an account cap from the env over all of the account\'s instances, as the daemon does, and says it did', async () => {
+    const a = strategyFile('capped-a', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT_QUOTE=10\nACCOUNT=main\n');
+    const b = strategyFile('capped-b', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT_QUOTE=10\nACCOUNT=main\n');
+    const envFile = strategyFile('caps', 'STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY=15\n');
+    type Report = { orders: { filled: number }; slots: number; refusals: { byReason: Record<string, number> }; settings: { accountCaps: unknown[] } };
+    const backtestOf = async (...extra: string[]): Promise<Report> =>
+      JSON.parse((await run(process.execPath, [CLI, 'backtest', '--json', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', a, '--strategy', b, '--together', ...extra])).stdout) as Report;
+
+    const free = await backtestOf();
+    expect(free.orders.filled).toBe(free.slots);
+    expect(free.settings.accountCaps).toEqual([]);
+    // 10 + 10 USDT a day against 15: one of the two buys of each day is refused.
+    const capped = await backtestOf('--env-file', envFile);
+    expect(capped.orders.filled).toBe(free.slots / 2);
+    expect(capped.refusals.byReason).toEqual({ 'over-budget': free.slots / 2 });
+    expect(capped.settings.accountCaps).toEqual([{ account: 'main', perDay: '15', perWeek: null, perMonth: null, asset: 'USDT', timeZone: 'UTC' }]);
+    const text = (await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', a, '--strategy', b, '--together', '--env-file', envFile])).stdout;
+    expect(text).toContain("Account caps, all of an account's instances together: main: 15 USDT a day (UTC)");
+
+    // A sweep's runs (worker threads) count it too, each on its own wallet: 20 a day never fits under 15.
+    const sweep = JSON.parse((await run(process.execPath, [CLI, 'backtest', '--json', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', a, '--sweep', 'AMOUNT_QUOTE=10,20', '--env-file', envFile])).stdout) as { runs: Array<{ report: Report }> };
+    expect(sweep.runs.map((r) => r.report.orders.filled)).toEqual([free.slots / 2, 0]);
+    expect(sweep.runs[1]?.report.refusals.byReason).toEqual({ 'over-budget': free.slots / 2 });
+
+    const bad = await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', a], { env: { ...process.env, STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '-1' } }).catch((error: { code: number; stderr: string }) => error);
+    expect('code' in bad ? bad.code : 0).toBe(2);
+    expect(bad.stderr).toContain('STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: must be a plain decimal > 0');
+  });
+
   it('says what is wrong with a --flex pair, and refuses --flex-apr without --flex instead of ignoring it', async () => {
     const strategy = strategyFile('flexed', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
     const fail = (error: { code: number; stderr: string }) => error;

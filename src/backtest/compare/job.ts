@@ -3,6 +3,7 @@ import { type BacktestReport, buildReport } from '../report/build.ts';
 import type { SharedCandleColumns } from '../../candles/index.ts';
 import type { RulesOrigin } from '../rules/origin.ts';
 import type { RunSpec } from './plan.ts';
+import { type AccountCapJson, capsFromJson } from '../account-caps.ts';
 
 /** What every run of a comparison shares: the candles, the period, the wallet and the fill settings (plain data, so a worker thread can take it). */
 export interface CommonInput {
@@ -20,6 +21,8 @@ export interface CommonInput {
   readonly flex: { readonly planId: string; readonly ticker: string; readonly amount: string; readonly aprPct: string } | null;
   /** The market's rules as `stacker markets --json` writes one (plain data for a worker), and where they came from; demo rules when absent. */
   readonly rules?: { readonly json: Record<string, unknown>; readonly origin: RulesOrigin };
+  /** The caps of the runs' accounts (each run counts them on its own wallet); none when absent. */
+  readonly accountCaps?: Readonly<Record<string, AccountCapJson>>;
 }
 
 /** One run's outcome: its report and its account value over time (for the comparison's chart). */
@@ -59,6 +62,7 @@ export async function runJob(common: CommonInput, spec: RunSpec): Promise<RunRes
     slippagePct: new Decimal(common.slippagePct),
     flex: common.flex === null ? null : { ...common.flex, amount: new Decimal(common.flex.amount), aprPct: new Decimal(common.flex.aprPct) },
     ...(rules === undefined || common.rules === undefined ? {} : { rules, rulesOrigin: common.rules.origin }),
+    ...(common.accountCaps === undefined ? {} : { accountCaps: capsFromJson(common.accountCaps) }),
   });
   const equity = run.facts.equity.points().map((p) => [p.timeMs, formatDecimal(p.value)] as const);
   return { label: spec.label, overrides: spec.overrides, report: buildReport(run), equity };

@@ -42,6 +42,26 @@ export interface InstanceTotals {
   averagePrice: string | null;
 }
 
+/** `main: 15 USDT a day, 100 USDT a month (UTC)`: one cap as the summary and the page say it. */
+export function accountCapText(cap: ReportAccountCap): string {
+  const limits = [
+    ...(cap.perDay === null ? [] : [`${cap.perDay} ${cap.asset} a day`]),
+    ...(cap.perWeek === null ? [] : [`${cap.perWeek} ${cap.asset} a week`]),
+    ...(cap.perMonth === null ? [] : [`${cap.perMonth} ${cap.asset} a month`]),
+  ];
+  return `${cap.account}: ${limits.join(', ')} (${cap.timeZone})`;
+}
+
+/** An account cap the run counted over all of the account's instances (null: that period has none). */
+export interface ReportAccountCap {
+  account: string;
+  perDay: string | null;
+  perWeek: string | null;
+  perMonth: string | null;
+  asset: string;
+  timeZone: string;
+}
+
 export interface BacktestReport {
   schema: typeof REPORT_SCHEMA;
   market: string;
@@ -61,7 +81,7 @@ export interface BacktestReport {
   };
   slots: number;
   instances: Array<{ instance: string; strategy: string; schedule: string; timezone: string }>;
-  settings: { slippagePct: string; flexAprPct: string | null };
+  settings: { slippagePct: string; flexAprPct: string | null; accountCaps: ReportAccountCap[] };
   rules: ReportRules;
   orders: { total: number; filled: number; byStatus: Record<string, number> };
   totals: {
@@ -170,6 +190,16 @@ export function buildReport(run: BacktestRun): BacktestReport {
     settings: {
       slippagePct: formatDecimal(run.settings.slippagePct),
       flexAprPct: run.settings.flexAprPct === null ? null : formatDecimal(run.settings.flexAprPct),
+      accountCaps: [...(run.settings.accountCaps ?? [])]
+        .sort(([a], [b]) => compareText(a, b))
+        .map(([account, cap]) => ({
+          account,
+          perDay: cap.limits.day === undefined ? null : formatDecimal(cap.limits.day),
+          perWeek: cap.limits.week === undefined ? null : formatDecimal(cap.limits.week),
+          perMonth: cap.limits.month === undefined ? null : formatDecimal(cap.limits.month),
+          asset: cap.asset,
+          timeZone: cap.timeZone,
+        })),
     },
     rules: reportRules(run.rules),
     orders: { total: facts.orders.orders, filled: facts.orders.filled, byStatus: sortedRecord([...facts.byStatus]) },

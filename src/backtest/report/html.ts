@@ -1,5 +1,5 @@
 import { Decimal, formatDecimal } from '../../domain/money.ts';
-import { averagePrice } from './build.ts';
+import { accountCapText, averagePrice } from './build.ts';
 import type { BacktestReport } from './build.ts';
 import { buysOf, comparisonChart, costBasisChart, drawdownChart, equityChart, priceChart } from './charts.ts';
 import { headlineRows } from './headline.ts';
@@ -239,6 +239,7 @@ function runTable(report: BacktestReport): string {
     ['Gaps', `${counted(gaps.count, 'gap')}, ${counted(gaps.missingCandles, 'candle')} missing${largest}${offGridText(report.data.offGrid)}`],
     ['Slippage', `${report.settings.slippagePct} %`],
     ['Flex APR', report.settings.flexAprPct === null ? 'off' : `${report.settings.flexAprPct} %`],
+    ['Account caps', report.settings.accountCaps.length === 0 ? 'none' : report.settings.accountCaps.map(accountCapText).join('; ')],
     ['Market rules', `${rulesSourceText(report.rules)}: ${rulesValuesText(report.rules, report.base, report.quote)}`],
     ['Initial wallet', wallet(report.wallet.initial)],
     ['Final balances', wallet(report.wallet.final)],

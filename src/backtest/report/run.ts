@@ -2,6 +2,7 @@ import type { MarketRules } from '../../domain/market.ts';
 import type { Decimal } from '../../domain/money.ts';
 import type { RulesOrigin } from '../rules/origin.ts';
 import type { RunFacts } from './facts.ts';
+import type { AccountCap } from '../../engine/runtime.ts';
 
 /**
  * What the backtest driver hands to the report: the facts of one run, folded as they happened
@@ -43,7 +44,8 @@ export interface BacktestRun {
   slots: number;
   /** The first slot of the run and what a market buy then pays (fill rule, slippage in: the lump-sum benchmark buys there); null without a slot. */
   firstSlot?: { timeMs: number; price: Decimal } | null;
-  settings: { slippagePct: Decimal; flexAprPct: Decimal | null };
+  /** accountCaps: the account caps counted (BacktestInput.accountCaps), by account name; absent or empty without. */
+  settings: { slippagePct: Decimal; flexAprPct: Decimal | null; accountCaps?: ReadonlyMap<string, AccountCap> };
   /** The market rules traded on, and where they came from. */
   rules: { values: MarketRules; origin: RulesOrigin };
   /** Instances the engine disabled (their strategy threw, answered wrong or not at all): when, why, and how many of their slots did not run after. */

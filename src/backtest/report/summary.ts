@@ -1,4 +1,4 @@
-import type { BacktestReport } from './build.ts';
+import { type BacktestReport, accountCapText } from './build.ts';
 import { headlineRows } from './headline.ts';
 import { rulesSourceText, rulesValuesText } from './rules.ts';
 import { failureNote, orDash, terminalSafe, utcMinute } from './text.ts';
@@ -32,6 +32,7 @@ export function renderSummary(report: BacktestReport, options: SummaryOptions): 
     lines.push(`  ${row.label.padEnd(labelWidth)}  ${painted}  ${paint(ANSI.dim, terminalSafe(row.note))}`.trimEnd());
   });
   lines.push('', `  Market rules: ${terminalSafe(rulesSourceText(report.rules))}`, `  ${paint(ANSI.dim, terminalSafe(rulesValuesText(report.rules, report.base, report.quote)))}`);
+  if (report.settings.accountCaps.length > 0) lines.push('', `  Account caps, all of an account's instances together: ${terminalSafe(report.settings.accountCaps.map(accountCapText).join('; '))}`);
   if (report.byInstance.length > 1) lines.push('', ...instanceTable(report, (text) => paint(ANSI.bold, text)));
   if (report.periods.yearly.length > 1) lines.push('', ...yearTable(report, (text) => paint(ANSI.bold, text)));
   return `${lines.join('\n')}\n`;
@@ -59,6 +60,8 @@ export function renderComparison(runs: ReadonlyArray<{ readonly label: string; r
   // A run whose strategy failed stopped trading part way: its figures are not the strategy's, and say so under the table.
   const failures = runs.flatMap(({ label, report }) => report.strategyFailures.map((f) => `${terminalSafe(label)}: strategy failed: ${terminalSafe(failureNote(f))}`));
   const notes = failures.length === 0 ? [] : ['', ...failures];
+  const caps = [...new Set(runs.flatMap(({ report }) => report.settings.accountCaps.map(accountCapText)))];
+  if (caps.length > 0) notes.push('', `  Account caps, each run counting its own: ${terminalSafe(caps.join('; '))}`);
   return `${[bold(terminalSafe(title)), '', ...columnsOf(header, body, bold), ...notes].join('\n')}\n`;
 }
 

@@ -121,6 +121,8 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     import('../../backtest/report/summary.ts'),
   ]);
   const instances = runnable(await loadStrategyFiles(args.strategies));
+  const { backtestAccountCaps } = await import('../../backtest/account-caps.ts');
+  const accountCaps = await backtestAccountCaps(await ctx.envLayers(), instances);
   const candles = await periodCandles(args, flags.data);
   const history = await windowHistory(args, flags.data, longestWindowMs(instances));
 
@@ -138,6 +140,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     rules: rules.rules,
     rulesOrigin: rules.origin,
     flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount, aprPct: args.flexApr },
+    accountCaps,
     ...(flags.journal === undefined ? {} : { journalPath: flags.journal }),
     ...(progress === undefined ? {} : { onProgress: progress.update }),
     ...(history === null ? {} : { history }),
@@ -194,7 +197,13 @@ async function compare(
   if (sweeps.length > 0 && flags.together === true) throw InputError.one('--together', 'is for several strategy files on one wallet; a --sweep runs one file');
   const specs = sweeps.length > 0 ? sweepRuns(args.strategies[0] as string, sweeps) : sideBySideRuns(args.strategies, instanceNameOf);
   let windowMs = 0;
-  for (const spec of specs) windowMs = Math.max(windowMs, longestWindowMs(runnable(await loadStrategyFiles(spec.files, { overrides: spec.overrides }))));
+  const { backtestAccountCaps, capsToJson } = await import('../../backtest/account-caps.ts');
+  const accountCaps: Record<string, import('../../backtest/account-caps.ts').AccountCapJson> = {};
+  for (const spec of specs) {
+    const instances = runnable(await loadStrategyFiles(spec.files, { overrides: spec.overrides }));
+    windowMs = Math.max(windowMs, longestWindowMs(instances));
+    Object.assign(accountCaps, capsToJson(await backtestAccountCaps(await ctx.envLayers(), instances)));
+  }
   const runs = startRuns(specs.length);
   let results: Awaited<ReturnType<typeof runs.run>>;
   try {
@@ -216,6 +225,7 @@ async function compare(
         slippagePct: args.slippagePct.toFixed(),
         flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount.toFixed(), aprPct: args.flexApr.toFixed() },
         rules: { json: rulesToJson(rules.rules), origin: rules.origin },
+        accountCaps,
       },
       specs,
     );

@@ -128,7 +128,7 @@ describe('backtest report: figures', () => {
   it('states the period, instances and settings', () => {
     expect(report.period).toEqual({ fromMs: T0, toMs: T0 + 3 * DAY, from: '2024-01-01T00:00:00.000Z', to: '2024-01-04T00:00:00.000Z' });
     expect(report.instances.map((i) => i.instance)).toEqual(['dca-btc', 'dip-btc']);
-    expect(report.settings).toEqual({ slippagePct: '0.1', flexAprPct: null });
+    expect(report.settings).toEqual({ slippagePct: '0.1', flexAprPct: null, accountCaps: [] });
   });
 
   it('leaves assets other than base and quote out of the value and names them', () => {
@@ -226,7 +226,8 @@ describe('backtest report: SCHEMA.md', () => {
       refusals: [...base.refusals, { instance: 'dca-btc', slotTimeMs: T0 + 2 * HOUR, reason: 'insufficient-funds', message: 'short' }],
     });
     const offGrid = { count: 1, firstTimeSec: (T0 + 5 * HOUR) / 1000 + 300 };
-    const found = paths(buildReport({ ...run, candles: { ...run.candles, offGrid }, strategyFailures: [{ instance: 'flaky', atMs: T0 + 3 * HOUR, reason: 'strategy flaky failed: boom', slotsNotRun: 2 }] }), '', new Set());
+    const accountCaps = new Map([['main', { limits: { day: d('15') }, asset: 'USDT', timeZone: 'UTC' }]]);
+    const found = paths(buildReport({ ...run, settings: { ...run.settings, accountCaps }, candles: { ...run.candles, offGrid }, strategyFailures: [{ instance: 'flaky', atMs: T0 + 3 * HOUR, reason: 'strategy flaky failed: boom', slotsNotRun: 2 }] }), '', new Set());
     expect([...found].filter((p) => !documented.has(p))).toEqual([]);
     expect([...documented].filter((p) => !found.has(p))).toEqual([]);
   });
