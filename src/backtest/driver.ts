@@ -15,7 +15,7 @@ import { BacktestExchange } from '../sim/backtest-exchange.ts';
 import type { CandleSeries } from '../candles/index.ts';
 import type { RulesOrigin } from './rules/origin.ts';
 import { type FactPlace, RunFacts } from './report/facts.ts';
-import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal, StrategyFailure } from './report/run.ts';
+import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal, SlotRun, StrategyFailure } from './report/run.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import { MemoryJournal } from '../store/memory-journal.ts';
 import { HeapCeiling } from './heap-ceiling.ts';
@@ -172,6 +172,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       failures.set(instance, { instance, atMs: slotTimeMs, reason: slot?.reason ?? 'its strategy failed', slotsNotRun: 0 });
     };
     let firstSlot: { timeMs: number; price: Decimal } | null = null;
+    let slotsInGaps: SlotRun | null = null;
     const chartCandles: Array<{ timeSec: number; close: Decimal }> = [];
     const step = Math.max(1, Math.ceil(candles.length / CHART_POINTS));
     const intervalMs = candles.intervalSec * 1000;
@@ -236,6 +237,8 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
           const price = exchange.sim.bestAskAt(input.market, slotTimeMs);
           if (price !== null) firstSlot = { timeMs: slotTimeMs, price };
         }
+        // In a gap: the open it fills at is a whole interval or more away (a slot between two opens is not).
+        if (fillTimeOf(slotTimeMs) - slotTimeMs >= intervalMs) slotsInGaps = slotsInGaps === null ? { count: 1, firstMs: slotTimeMs } : { count: slotsInGaps.count + 1, firstMs: slotsInGaps.firstMs };
         const outcome = await engine.runSlot(instance, slotTimeMs);
         if (outcome === 'disabled') await noteDisabled(instance, slotTimeMs);
         await engine.track();
@@ -285,6 +288,8 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       instances: input.instances.map((i) => ({ instance: i.instance, strategy: i.strategy.name, schedule: i.schedule.expression, timezone: i.timezone })),
       facts,
       slots: outcome.slots,
+      slotsInGaps,
+      slotsAfterData: slotsBetween(enabled, lastMs, toMs),
       firstSlot,
       settings: { slippagePct: input.slippagePct, flexAprPct: input.flex?.aprPct ?? null, ...(input.accountCaps === undefined ? {} : { accountCaps: input.accountCaps }) },
       rules: { values: rules, origin: input.rulesOrigin ?? { source: 'demo' } },
@@ -293,6 +298,19 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
   } finally {
     await journal.close();
   }
+}
+
+/** The instances' slots after `afterMs` and before `beforeMs`, and the first of them; null when none. */
+function slotsBetween(instances: readonly InstanceConfig[], afterMs: number, beforeMs: number): SlotRun | null {
+  let count = 0;
+  let firstMs = Number.POSITIVE_INFINITY;
+  for (const instance of instances) {
+    for (let at = instance.schedule.next(afterMs); at < beforeMs; at = instance.schedule.next(at)) {
+      count += 1;
+      firstMs = Math.min(firstMs, at);
+    }
+  }
+  return count === 0 ? null : { count, firstMs };
 }
 
 /** What the account starts with, per asset: the wallet plus the seeded flex investment (PnL counts from there). */

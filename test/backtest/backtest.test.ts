@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadCandles } from '../../src/candles/index.ts';
+import { loadCandles, parseCandles } from '../../src/candles/index.ts';
 import { type RunObserver, runBacktest } from '../../src/backtest/driver.ts';
 import { buildReport } from '../../src/backtest/report/build.ts';
+import { renderSummary } from '../../src/backtest/report/summary.ts';
 import { loadStrategyFiles } from '../../src/config/daemon-config.ts';
 import { Decimal, formatDecimal, roundUp } from '../../src/domain/money.ts';
 import { defineStrategy, param } from '../../strategies/sdk.ts';
@@ -94,6 +95,25 @@ describe('a backtest over real candles', () => {
     // Bought by then: 0.001 on 1 March and 0.001 on 2 March; only the price moved between the two samples.
     expect(atClose!.value.sub(atSlot!.value).eq(new Decimal('0.002').mul(atClose!.price.sub(atSlot!.price)))).toBe(true);
     expect(run.facts.drawdown.samples).toBe(run.slots + run.candles.count);
+  });
+
+  it('says which slots did not fill at their own time: those in a gap of the data, and those after its last open (not run)', async () => {
+    const rows = readFileSync(FIXTURE, 'utf8').trim().split('\n');
+    // Without 2021-03-05 and 03-06 (rows 4*24+1 … 6*24): two daily slots fall in the gap.
+    const gapped = [...rows.slice(0, 4 * 24 + 1), ...rows.slice(6 * 24 + 1)].join('\n');
+    const instances = await loadStrategyFiles([strategyFile('late', 'STRATEGY=dca\nSCHEDULE="30 23 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n')]);
+    const report = buildReport(
+      await runBacktest({ candles: parseCandles(gapped, { market: 'BTC_USDT' }), market: 'BTC_USDT', dataFile: 'gapped.csv', instances, wallet: new Map([['USDT', new Decimal('10000')]]), slippagePct: new Decimal(0), flex: null }),
+    );
+    const day = (n: number): number => Date.UTC(2021, 2, n, 23, 30);
+    // The data ends with the 03-14 23:00 candle: the 23:30 slot of that day is in the period, with no open after it.
+    expect(report.period.toMs).toBe(Date.UTC(2021, 2, 15));
+    expect(report.slotsAfterData).toEqual({ count: 1, firstMs: day(14) });
+    // 03-04 23:30 waits for 03-07 00:00 as well, and 03-05 and 03-06 are in the gap.
+    expect(report.slotsInGaps).toEqual({ count: 3, firstMs: day(4) });
+    expect(report.slots).toBe(13);
+    const text = renderSummary(report, { color: false });
+    expect(text).toContain("3 in gaps of the data, filled at the first open after (first 2021-03-04 23:30Z); 1 more slot after the last candle's open, not run: no open left to fill at (2021-03-14 23:30Z)");
   });
 
   it('respects a weekly budget across the run, refusing with over-budget', async () => {
@@ -476,6 +496,17 @@ describe('a backtest given bad candle input', () => {
     expect([before.code, before.stderr]).toEqual([2, `error: --to: no candle of ${FIXTURE} falls in the period asked for: the file holds 2021-03-01T00:00Z to 2021-03-14T23:00Z\n`]);
     const both = await backtest(FIXTURE, '--from', '2022-01-01', '--to', '2022-02-01');
     expect(both.stderr).toMatch(/^error: --from\/--to: no candle/);
+  });
+
+  it('warns when the period asked for starts before the first candle or ends after the last: the run is shorter than asked', async () => {
+    const wider = await backtest(FIXTURE, '--from', '2021-02-20', '--to', '2021-03-20');
+    expect(wider.code).toBe(0);
+    expect(wider.stderr).toBe(
+      'warning: --from 2021-02-20: the first candle of the period opens at 2021-03-01T00:00Z; the backtest starts there\n' +
+        'warning: --to 2021-03-20: the last candle of the period closes at 2021-03-15T00:00Z; the backtest ends there\n',
+    );
+    // Inside the data (a date as --to is its whole day): nothing to say.
+    expect((await backtest(FIXTURE, '--from', '2021-03-01', '--to', '2021-03-14')).stderr).toBe('');
   });
 
   it('refuses a date typed without dashes, which would read as Unix seconds in 1970 and start at the first candle', async () => {

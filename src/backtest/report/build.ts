@@ -80,6 +80,8 @@ export interface BacktestReport {
     offGrid: { count: number; firstTimeSec: number } | null;
   };
   slots: number;
+  slotsInGaps: { count: number; firstMs: number } | null;
+  slotsAfterData: { count: number; firstMs: number } | null;
   instances: Array<{ instance: string; strategy: string; schedule: string; timezone: string }>;
   settings: { slippagePct: string; flexAprPct: string | null; accountCaps: ReportAccountCap[] };
   rules: ReportRules;
@@ -184,6 +186,8 @@ export function buildReport(run: BacktestRun): BacktestReport {
       offGrid: run.candles.offGrid === null ? null : { count: run.candles.offGrid.count, firstTimeSec: run.candles.offGrid.firstTimeSec },
     },
     slots: run.slots,
+    slotsInGaps: run.slotsInGaps ?? null,
+    slotsAfterData: run.slotsAfterData ?? null,
     instances: [...run.instances]
       .sort((a, b) => compareText(a.instance, b.instance))
       .map((i) => ({ instance: i.instance, strategy: i.strategy, schedule: i.schedule, timezone: i.timezone })),

@@ -21,7 +21,7 @@ export function headlineRows(report: BacktestReport): HeadlineRow[] {
   const gaps = report.data.gaps;
   const rows: HeadlineRow[] = [
     { label: 'Candles processed', value: String(report.data.candles), note: `${intervalText(report.data.intervalSec)}, ${counted(gaps.count, 'gap')}, ${gaps.missingCandles} missing${offGridText(report.data.offGrid)}` },
-    { label: 'Slots', value: String(report.slots), note: '' },
+    { label: 'Slots', value: String(report.slots), note: slotsNote(report) },
     { label: 'Orders', value: String(report.orders.total), note: countsText(report.orders.byStatus) },
     { label: 'Refusals', value: String(report.refusals.total), note: countsText(report.refusals.byReason) },
     { label: 'Base acquired', value: report.totals.baseAcquired, note: base },
@@ -57,6 +57,16 @@ export function headlineRows(report: BacktestReport): HeadlineRow[] {
     rows.push({ label: 'Not valued', value: '', note: report.value.unvaluedAssets.join(', ') });
   }
   return rows;
+}
+
+/** The slots that did not fill at their own time: in a gap of the data, or after its last open (not run). */
+function slotsNote(report: BacktestReport): string {
+  const notes: string[] = [];
+  const inGaps = report.slotsInGaps;
+  if (inGaps !== null) notes.push(`${inGaps.count} in gaps of the data, filled at the first open after (first ${utcMinute(inGaps.firstMs)})`);
+  const after = report.slotsAfterData;
+  if (after !== null) notes.push(`${counted(after.count, 'more slot')} after the last candle's open, not run: no open left to fill at (${utcMinute(after.firstMs)}${after.count === 1 ? '' : ' on'})`);
+  return notes.join('; ');
 }
 
 function lumpSumRow(report: BacktestReport): HeadlineRow[] {

@@ -42,6 +42,10 @@ export interface BacktestRun {
   /** Orders, refusals, flex operations and the account's value (at every slot and every candle's close for the drawdown; drawn at slots and chart points), folded. */
   facts: RunFacts;
   slots: number;
+  /** Slots that fell in a gap of the data and filled at the first open after it (counted whatever the strategy decided); absent or null when none. */
+  slotsInGaps?: SlotRun | null;
+  /** Slots of the period after the last candle's open: not run, as no open is left to fill them at; absent or null when none. */
+  slotsAfterData?: SlotRun | null;
   /** The first slot of the run and what a market buy then pays (fill rule, slippage in: the lump-sum benchmark buys there); null without a slot. */
   firstSlot?: { timeMs: number; price: Decimal } | null;
   /** accountCaps: the account caps counted (BacktestInput.accountCaps), by account name; absent or empty without. */
@@ -50,6 +54,12 @@ export interface BacktestRun {
   rules: { values: MarketRules; origin: RulesOrigin };
   /** Instances the engine disabled (their strategy threw, answered wrong or not at all): when, why, and how many of their slots did not run after. */
   strategyFailures?: StrategyFailure[];
+}
+
+/** How many slots, and the first of them. */
+export interface SlotRun {
+  count: number;
+  firstMs: number;
 }
 
 export interface StrategyFailure {

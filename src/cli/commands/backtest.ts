@@ -123,7 +123,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   const instances = runnable(await loadStrategyFiles(args.strategies));
   const { backtestAccountCaps } = await import('../../backtest/account-caps.ts');
   const accountCaps = await backtestAccountCaps(await ctx.envLayers(), instances);
-  const candles = await periodCandles(args, flags.data);
+  const candles = await periodCandles({ ...args, fromText: flags.from, toText: flags.to }, flags.data, {}, (text) => ctx.io.err(`warning: ${text}\n`));
   const history = await windowHistory(args, flags.data, longestWindowMs(instances));
 
   const { backtestRules } = await import('./backtest-rules.ts');
@@ -209,7 +209,7 @@ async function compare(
   try {
     // Read here once, so a bad file is reported before any run starts; the runs (worker threads) share what it parsed.
     const { shareCandles } = await import('../../candles/index.ts');
-    const candles = shareCandles(await periodCandles(args, flags.data, { shared: true }));
+    const candles = shareCandles(await periodCandles({ ...args, fromText: flags.from, toText: flags.to }, flags.data, { shared: true }, (text) => ctx.io.err(`warning: ${text}\n`)));
     const history = await windowHistory(args, flags.data, windowMs, { shared: true });
     const [{ backtestRules }, { rulesToJson }] = await Promise.all([import('./backtest-rules.ts'), import('../../backtest/rules/rules-file.ts')]);
     const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
@@ -323,9 +323,10 @@ async function windowHistory(
 
 /** The candles of the period asked, a bad file or an empty period being bad input. */
 async function periodCandles(
-  args: { data: string; market: string; fromMs?: number | undefined; toMs?: number | undefined },
+  args: { data: string; market: string; fromMs?: number | undefined; toMs?: number | undefined; fromText?: string | undefined; toText?: string | undefined },
   shown: string,
   options: { readonly shared?: boolean } = {},
+  warn?: (text: string) => void,
 ): Promise<import('../../candles/index.ts').CandleSeries> {
   const { loadCandles } = await import('../../candles/index.ts');
   const candles = await readCandleInput(() =>
@@ -343,7 +344,24 @@ async function periodCandles(
     const at = (sec: number): string => new Date(sec * 1000).toISOString().replace(':00.000Z', 'Z');
     throw InputError.one(flag, `no candle of ${shown} falls in the period asked for: the file holds ${at(all.timeSec(0))} to ${at(all.timeSec(all.length - 1))}`);
   }
+  if (warn !== undefined) for (const text of clippedPeriod(args, candles)) warn(text);
   return candles;
+}
+
+/**
+ * What of the period asked for has no candle at its start or its end (the file begins later or
+ * ends sooner): the run is shorter than asked, and the header's period alone did not say why.
+ */
+function clippedPeriod(args: { fromMs?: number | undefined; toMs?: number | undefined; fromText?: string | undefined; toText?: string | undefined }, candles: import('../../candles/index.ts').CandleSeries): string[] {
+  const intervalMs = Math.max(1, candles.intervalSec) * 1000;
+  const firstMs = candles.timeSec(0) * 1000;
+  const endMs = candles.timeSec(candles.length - 1) * 1000 + intervalMs;
+  const at = (ms: number): string => new Date(ms).toISOString().replace(':00.000Z', 'Z');
+  const notes: string[] = [];
+  if (args.fromMs !== undefined && firstMs - args.fromMs >= intervalMs) notes.push(`--from ${args.fromText ?? at(args.fromMs)}: the first candle of the period opens at ${at(firstMs)}; the backtest starts there`);
+  // --to as a date is its day's last millisecond: compared with the period's end, one ms is no gap.
+  if (args.toMs !== undefined && args.toMs + 1 - endMs >= intervalMs) notes.push(`--to ${args.toText ?? at(args.toMs)}: the last candle of the period closes at ${at(endMs)}; the backtest ends there`);
+  return notes;
 }
 
 /**
