@@ -3,7 +3,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { Decimal } from '../domain/money.ts';
 import { firstAtLeast } from '../domain/sorted.ts';
 import { CANDLE_CSV_HEADER, CandleCsvError, type CandleCsvProblem } from './csv-errors.ts';
-import { checkRow, scanRow, scannedClose, scannedTime } from './scan.ts';
+import { EMPTY_LINE, checkRow, scanRow, scannedClose, scannedTime } from './scan.ts';
 
 /** Missing candles between two present ones: `missing` intervals after the candle at `afterTimeSec`. */
 export interface CandleGap {
@@ -159,6 +159,8 @@ export function parseCandleBytes(bytes: Buffer, options: LoadOptions): CandleSer
       if (lineEnd === -1) lineEnd = n;
       pos = lineEnd + 1;
       const checked = checkRow(bytes.toString('utf8', rowStart, lineEnd > rowStart && bytes[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd));
+      // Blank lines at the end are what many exporters write; a blank line between rows is a bad row.
+      if (checked === EMPTY_LINE && blankFrom(bytes, rowStart, n)) break;
       if (typeof checked === 'string') {
         problems.push({ line, reason: checked });
         continue;
@@ -263,6 +265,15 @@ export function repeatSeries(base: CandleSeries, copies: number): CandleSeries {
   return base.repeated(copies);
 }
 
+
+/** Whether the bytes from `start` on are only spaces, tabs and line ends. */
+function blankFrom(bytes: Uint8Array, start: number, n: number): boolean {
+  for (let i = start; i < n; i += 1) {
+    const c = bytes[i];
+    if (c !== 32 && c !== 9 && c !== CR && c !== LF) return false;
+  }
+  return true;
+}
 
 function grown<T extends Float64Array | Uint32Array>(column: T, capacity: number): T {
   const next = (column instanceof Float64Array ? new Float64Array(capacity) : new Uint32Array(capacity)) as T;

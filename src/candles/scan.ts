@@ -125,9 +125,12 @@ function skipNumber(bytes: Uint8Array, start: number, n: number): number {
   return fractionDigits === 0 ? -1 : pos;
 }
 
+/** checkRow's answer for a blank row. */
+export const EMPTY_LINE = 'empty line';
+
 /** The exact check of one row (without its line end): its time, or what is wrong with it (the reference parser's wording). */
 export function checkRow(row: string): number | string {
-  if (row.trim() === '') return 'empty line';
+  if (row.trim() === '') return EMPTY_LINE;
   const fields = row.split(',');
   if (fields.length !== 6) return `expected 6 fields, got ${fields.length}`;
   const timeText = fields[0] as string;
@@ -135,7 +138,7 @@ export function checkRow(row: string): number | string {
   const values: Decimal[] = [];
   for (let i = 0; i < FIELD_NAMES.length; i += 1) {
     const value = fields[i + 1] as string;
-    if (!PRICE_TEXT.test(value)) return `${FIELD_NAMES[i]} ${JSON.stringify(value)} is not a plain decimal`;
+    if (!PRICE_TEXT.test(value)) return `${FIELD_NAMES[i]} ${JSON.stringify(value)} ${PRICE_TEXT.test(value.replace(/^-/, '')) ? 'is negative' : 'is not a plain decimal'}`;
     values.push(new Decimal(value));
   }
   const [open, high, low, close] = values as [Decimal, Decimal, Decimal, Decimal, Decimal];

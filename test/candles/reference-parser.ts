@@ -26,8 +26,8 @@ const PRICE_TEXT = /^\d+(?:\.\d+)?$/;
  */
 export function parseCandleCsv(text: string, source = 'candles'): Candle[] {
   const lines = text.split('\n');
-  // One trailing newline is normal; anything else empty is a bad row.
-  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  // Blank lines at the end are what many exporters write; a blank line between rows is a bad row.
+  while (lines.length > 1 && (lines[lines.length - 1] ?? '').trim() === '') lines.pop();
   const problems: CandleCsvProblem[] = [];
   const header = stripCr(lines[0] ?? '');
   if (header.replace(/^\uFEFF/, '') !== CANDLE_CSV_HEADER) {
@@ -71,7 +71,7 @@ function parseRow(row: string): Candle | string {
   const values: Decimal[] = [];
   for (let j = 0; j < names.length; j += 1) {
     const textValue = numberTexts[j] ?? '';
-    if (!PRICE_TEXT.test(textValue)) return `${names[j]} ${JSON.stringify(textValue)} is not a plain decimal`;
+    if (!PRICE_TEXT.test(textValue)) return `${names[j]} ${JSON.stringify(textValue)} ${PRICE_TEXT.test(textValue.replace(/^-/, '')) ? 'is negative' : 'is not a plain decimal'}`;
     values.push(new Decimal(textValue));
   }
   const [open, high, low, close, volume] = values as [Decimal, Decimal, Decimal, Decimal, Decimal];

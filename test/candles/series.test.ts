@@ -277,9 +277,17 @@ describe('bad files', () => {
       { line: 4, reason: 'empty line' },
       { line: 5, reason: 'a price is zero' },
       { line: 6, reason: 'time "1614567600.5" is not Unix seconds' },
-      { line: 7, reason: 'volume "-1" is not a plain decimal' },
+      { line: 7, reason: 'volume "-1" is negative' },
       { line: 8, reason: 'open "1e5" is not a plain decimal' },
     ]);
+  });
+
+  it('takes blank lines at the end of the file as its end (exporters write them), and refuses one between rows', () => {
+    for (const end of ['\n\n', '\r\n\r\n', '\n\n  \n', '\n\t\n\n']) {
+      const series = parseCandles(`${HEADER}\n3600,1,2,1,1,0\n7200,1,2,1,1,0${end}`, { market: 'BTC_USDT' });
+      expect(series.length).toBe(2);
+    }
+    expect(problemsOf(() => parseCandles(`${HEADER}\n3600,1,2,1,1,0\n\n7200,1,2,1,1,0\n\n`, { market: 'BTC_USDT' })).problems).toEqual([{ line: 3, reason: 'empty line' }]);
   });
 
   it('refuses and accepts exactly the rows parseCandleCsv refuses and accepts, with the same reasons', () => {
