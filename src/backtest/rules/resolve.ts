@@ -1,5 +1,6 @@
 import { ConfigError, InputError, StackerError } from '../../domain/errors.ts';
 import type { MarketRules } from '../../domain/market.ts';
+import { formatDecimal } from '../../domain/money.ts';
 import { DEMO_MARKETS } from '../../sim/seed.ts';
 import { counted } from '../report/text.ts';
 import { readMarketsCache, writeMarketsCache } from './markets-cache.ts';
@@ -54,9 +55,20 @@ export async function resolveRules(request: RulesRequest, deps: RulesDeps): Prom
   if (base === null) {
     const rules = rulesFromFlags(request.market, request.overrides);
     if (rules === null) throw noRules(request);
-    return { rules, origin: { source: 'flags' } };
+    return refuseContradiction({ rules, origin: { source: 'flags' } }, request);
   }
-  return { rules: applyOverrides(base.rules, request.overrides), origin: overrides.length === 0 ? base.origin : { ...base.origin, overrides } };
+  return refuseContradiction({ rules: applyOverrides(base.rules, request.overrides), origin: overrides.length === 0 ? base.origin : { ...base.origin, overrides } }, request);
+}
+
+/**
+ * A market whose largest order total is below its smallest admits no order at all: every slot
+ * would be refused and the run end with exit 0, looking like a strategy that never bought.
+ */
+function refuseContradiction(resolved: ResolvedRules, request: RulesRequest): ResolvedRules {
+  const { minQuoteTotal, maxQuoteTotal, quote } = resolved.rules;
+  if (maxQuoteTotal === null || maxQuoteTotal.gte(minQuoteTotal)) return resolved;
+  const field = request.overrides.maxQuoteTotal !== undefined ? '--max-total' : request.overrides.minQuoteTotal !== undefined ? '--min-total' : '--rules';
+  throw InputError.one(field, `the market's largest order total (${formatDecimal(maxQuoteTotal)} ${quote}) is below its smallest (${formatDecimal(minQuoteTotal)} ${quote}): no order could be placed; give a maximum of at least the minimum, or none`);
 }
 
 /** The source's rules before any flag; null when the flags are to define the market. */

@@ -52,6 +52,18 @@ describe('where a backtest takes its market rules from, without the network', ()
     expect(resolved).toEqual({ rules: BTC_DEMO, origin: { source: 'demo' } });
   });
 
+  it('refuses a market whose largest order total is below its smallest, naming where the maximum came from: no order could be placed', async () => {
+    expect(await inputProblem(resolveRules({ market: 'BTC_USDT', overrides: parseRuleFlags({ maxTotal: '1' }) }, offline()))).toBe(
+      "--max-total: the market's largest order total (1 USDT) is below its smallest (5 USDT): no order could be placed; give a maximum of at least the minimum, or none",
+    );
+    expect(await inputProblem(resolveRules({ market: 'BTC_USDT', overrides: parseRuleFlags({ ...ALL_FLAGS, minTotal: '30', maxTotal: '20' }) }, offline()))).toMatch(/^--max-total: /);
+    const file = rulesFile([{ ...SOL, minQuoteTotal: new Decimal('25'), maxQuoteTotal: new Decimal('10') }]);
+    expect(await inputProblem(resolveRules({ market: 'SOL_USDT', rules: file, overrides: {} }, offline()))).toMatch(/^--rules: the market's largest order total \(10 USDT\) is below its smallest \(25 USDT\)/);
+    expect(await inputProblem(resolveRules({ market: 'SOL_USDT', rules: file, overrides: parseRuleFlags({ minTotal: '12' }) }, offline()))).toMatch(/^--min-total: /);
+    // Equal is one order total, and fine.
+    expect((await resolveRules({ market: 'BTC_USDT', overrides: parseRuleFlags({ maxTotal: '5' }) }, offline())).rules.maxQuoteTotal?.toString()).toBe('5');
+  });
+
   it('takes the market from a --rules file, over the demo rules', async () => {
     const file = rulesFile([SOL, { ...BTC_DEMO, takerFeePct: new Decimal('0.25') }]);
     expect(await resolveRules({ market: 'SOL_USDT', rules: file, overrides: {} }, offline())).toEqual({ rules: SOL, origin: { source: 'file', file } });
