@@ -9,7 +9,7 @@ import { type AccountCap, type AccountRouting, INSTANT_TIMING } from '../engine/
 import { VirtualClock } from '../engine/schedule/clock.ts';
 import { VirtualScheduler } from '../engine/schedule/virtual-scheduler.ts';
 import { toRuntime, startupProblems } from '../config/instance-runtime.ts';
-import { ConfigError } from '../domain/errors.ts';
+import { ConfigError, type InputProblem } from '../domain/errors.ts';
 import { firstAtLeast } from '../domain/sorted.ts';
 import { BacktestExchange } from '../sim/backtest-exchange.ts';
 import type { CandleSeries } from '../candles/index.ts';
@@ -57,6 +57,14 @@ export interface BacktestInput {
   readonly accountCaps?: ReadonlyMap<string, AccountCap>;
   /** What keeps the run's memory flat (default: a full collection past 48 MB in use, looked at every 1024 slots). */
   readonly heapCeiling?: HeapCeiling;
+}
+
+/** The daemon's start-up checks of the instances, against the one market a backtest trades. */
+export function backtestStartupProblems(instances: readonly InstanceConfig[], market: string, markets: readonly MarketRules[]): InputProblem[] {
+  // Its exchange lists the one market of the candles: a file for another market is the wrong pairing, not a typo.
+  const unlisted = (name: string): string =>
+    `is ${name}, but this backtest trades ${market} only (--market, the market of its --data candles): give --market ${name} with ${name} candles, or an instance file for ${market}`;
+  return startupProblems(instances, markets, { unlisted });
 }
 
 /**
@@ -110,10 +118,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
     ...(input.history === undefined ? {} : { history: input.history }),
   });
   const markets = await exchange.markets();
-  // Its exchange lists the one market of the candles: a file for another market is the wrong pairing, not a typo.
-  const unlisted = (name: string): string =>
-    `is ${name}, but this backtest trades ${input.market} only (--market, the market of its --data candles): give --market ${name} with ${name} candles, or an instance file for ${input.market}`;
-  const problems = startupProblems(input.instances, markets, { unlisted });
+  const problems = backtestStartupProblems(input.instances, input.market, markets);
   if (problems.length > 0) throw new ConfigError(problems);
   const rules = markets.find((m) => m.name === input.market);
   if (rules === undefined) throw new ConfigError([{ field: '--market', rule: `the backtest exchange has no rules for ${input.market}` }]);

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { type RuleFlags, parseRuleFlags } from '../../backtest/rules/rule-flags.ts';
 import { Decimal } from '../../domain/money.ts';
-import { ConfigError, EXIT, InputError } from '../../domain/errors.ts';
+import { ConfigError, EXIT, InputError, type InputProblem } from '../../domain/errors.ts';
 import { marketInFileName } from '../../candles/file-market.ts';
 import { checkAll, marketName, optional } from '../args.ts';
 import { PAGE_MARK } from '../../backtest/report/page-mark.ts';
@@ -199,11 +199,18 @@ async function compare(
   let windowMs = 0;
   const { backtestAccountCaps, capsToJson } = await import('../../backtest/account-caps.ts');
   const accountCaps: Record<string, import('../../backtest/account-caps.ts').AccountCapJson> = {};
+  // Every run's files are checked before any runs, and every run's problems reported at once (a
+  // sweep's values each their own): the first bad value alone sent the user back once per value.
+  const problems = new RunProblems(sweeps.length > 0);
+  const specInstances: Array<Awaited<ReturnType<typeof loadStrategyFiles>>> = [];
   for (const spec of specs) {
-    const instances = runnable(await loadStrategyFiles(spec.files, { overrides: spec.overrides }));
+    const instances = await problems.of(async () => runnable(await loadStrategyFiles(spec.files, { overrides: spec.overrides })));
+    if (instances === null) continue;
+    specInstances.push(instances);
     windowMs = Math.max(windowMs, longestWindowMs(instances));
     Object.assign(accountCaps, capsToJson(await backtestAccountCaps(await ctx.envLayers(), instances)));
   }
+  problems.throwAny();
   const runs = startRuns(specs.length);
   let results: Awaited<ReturnType<typeof runs.run>>;
   try {
@@ -213,6 +220,9 @@ async function compare(
     const history = await windowHistory(args, flags.data, windowMs, { shared: true });
     const [{ backtestRules }, { rulesToJson }] = await Promise.all([import('./backtest-rules.ts'), import('../../backtest/rules/rules-file.ts')]);
     const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
+    const { backtestStartupProblems } = await import('../../backtest/driver.ts');
+    specs.forEach((spec, i) => problems.add(spec.label, backtestStartupProblems(specInstances[i] ?? [], args.market, [rules.rules])));
+    problems.throwAny();
     results = await runs.run(
       {
         data: args.data,
@@ -245,6 +255,45 @@ async function compare(
     }
   }
   if (results.some((result) => result.report.strategyFailures.length > 0)) ctx.setExitCode(EXIT.failure);
+}
+
+/**
+ * The problems of a comparison's runs, gathered to be reported together, one problem several
+ * runs share said once. A file refused already names the swept key (`KEY from --sweep`) and its
+ * value; a check against the market names the run, when the runs are a sweep's (one file, so the
+ * file alone does not say which values).
+ */
+class RunProblems {
+  readonly #labelled: boolean;
+  readonly #problems = new Map<string, InputProblem>();
+
+  constructor(labelled: boolean) {
+    this.#labelled = labelled;
+  }
+
+  /** The value `work` gives, or null when its files were refused (their problems kept). */
+  async of<T>(work: () => Promise<T>): Promise<T | null> {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      this.add(null, error.problems);
+      return null;
+    }
+  }
+
+  add(label: string | null, problems: readonly InputProblem[]): void {
+    for (const problem of problems) {
+      const named = this.#labelled && label !== null ? { ...problem, source: problem.source === undefined ? `run ${label}` : `${problem.source} (run ${label})` } : problem;
+      // The same refusal of another run is said once: a bad value of one key fails every run of the cross product it is in.
+      const key = JSON.stringify([named.source, named.field, named.rule]);
+      if (!this.#problems.has(key)) this.#problems.set(key, named);
+    }
+  }
+
+  throwAny(): void {
+    if (this.#problems.size > 0) throw new ConfigError([...this.#problems.values()]);
+  }
 }
 
 /** `2024-01-31`, `2024-01-31T09:00:00Z` or Unix seconds. */

@@ -175,6 +175,21 @@ describe('stacker backtest with several strategies or --sweep', () => {
     expect(result.stdout).toBe('');
   });
 
+  it('names every bad value of a sweep at once, each once, and the run of a value only the market refuses (also a sweep of one value)', async () => {
+    const bad = await runCli([...base, '--strategy', DCA, '--sweep', 'AMOUNT_QUOTE=-1,10,abc', '--sweep', 'CATCH_UP=skip,last']);
+    expect(bad.code).toBe(2);
+    const lines = bad.stderr.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/\(AMOUNT_QUOTE from --sweep\): AMOUNT_QUOTE: .*\(got -1\)$/);
+    expect(lines[1]).toMatch(/\(AMOUNT_QUOTE from --sweep\): AMOUNT_QUOTE: .*\(got "abc"\)$/);
+    const small = await runCli([...base, '--strategy', DCA, '--sweep', 'AMOUNT_QUOTE=3,10,4']);
+    expect(small.code).toBe(2);
+    expect(small.stderr).toMatch(/\(run AMOUNT_QUOTE=3\): AMOUNT_QUOTE: 3 USDT is below BTC_USDT's minimum order total 5\n.*\(run AMOUNT_QUOTE=4\): AMOUNT_QUOTE: 4 USDT is below/);
+    const one = await runCli([...base, '--strategy', DCA, '--sweep', 'AMOUNT_QUOTE=3']);
+    expect(one.stderr).toContain('(run AMOUNT_QUOTE=3): AMOUNT_QUOTE: 3 USDT is below');
+    expect(one.stdout).toBe('');
+  });
+
   it('refuses --sweep with two strategy files', async () => {
     const result = await runCli([...base, '--strategy', DCA, '--strategy', DCA, '--sweep', 'AMOUNT_QUOTE=10,20']);
     expect(result.code).toBe(2);
