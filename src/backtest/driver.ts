@@ -127,7 +127,9 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
   // SQLite file, with map lookups in place of statements, so a slot costs the same in year seven
   // as in week one.
   const memory = input.journalPath === undefined ? new MemoryJournal({ clock: () => clock.nowMs() }) : null;
-  const journal: Journal = memory ?? new SqliteJournal({ path: input.journalPath as string, clock: () => clock.nowMs() });
+  // A kept journal is a record of a replay, which running it again rebuilds: no sync at every commit
+  // (that made a kept journal's run 10x slower, 1.5 ms a slot).
+  const journal: Journal = memory ?? new SqliteJournal({ path: input.journalPath as string, clock: () => clock.nowMs(), synchronous: 'OFF' });
   const flexTicker = input.flex?.ticker ?? '';
   const toMs = lastMs + candles.intervalSec * 1000;
   // The report's figures folded as the run goes: memory stays flat however many slots it has.

@@ -18,9 +18,10 @@ export interface SqliteOpenOptions {
   /**
    * SQLite's `synchronous` under WAL: FULL (the default, and what a money journal runs) syncs
    * the WAL at every commit; NORMAL only at checkpoints and may lose the last commits on power
-   * loss. NORMAL exists for `npm run bench` to show what FULL costs.
+   * loss. NORMAL exists for `npm run bench` to show what FULL costs. OFF never syncs: for a
+   * backtest's journal file, a record of a replay that running it again rebuilds.
    */
-  readonly synchronous?: 'FULL' | 'NORMAL';
+  readonly synchronous?: 'FULL' | 'NORMAL' | 'OFF';
 }
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
@@ -68,7 +69,7 @@ export function openDatabase(options: SqliteOpenOptions): DatabaseSync {
       if (mode !== 'wal' && options.path !== ':memory:') {
         throw new StoreError('open-failed', `${options.path} cannot use WAL mode (got ${JSON.stringify(mode)}); keep the data dir on a local disk, not a network share`);
       }
-      db.exec(`PRAGMA synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
+      db.exec(`PRAGMA synchronous = ${options.synchronous === 'NORMAL' || options.synchronous === 'OFF' ? options.synchronous : 'FULL'}`);
     }
     // A quick read proves the file is a database before anything relies on it.
     db.prepare('SELECT count(*) AS n FROM sqlite_master').get();

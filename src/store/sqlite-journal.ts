@@ -59,8 +59,8 @@ export interface SqliteJournalOptions {
   readonly busyTimeoutMs?: number;
   /** SQLite's page cache limit (see SqliteOpenOptions.cacheKiB); SQLite's default when absent. */
   readonly cacheKiB?: number;
-  /** See SqliteOpenOptions.synchronous: FULL unless a benchmark asks otherwise. */
-  readonly synchronous?: 'FULL' | 'NORMAL';
+  /** See SqliteOpenOptions.synchronous: FULL unless a benchmark or a backtest asks otherwise. */
+  readonly synchronous?: 'FULL' | 'NORMAL' | 'OFF';
   /** Unix ms for every recorded time; Date.now by default. */
   readonly clock?: () => number;
   /** Run ids; randomUUID by default. */
