@@ -296,6 +296,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       facts,
       slots: outcome.slots,
       slotsInGaps,
+      flexInterest: input.flex === null ? null : { ticker: input.flex.ticker, amount: exchange.sim.flexInterestPaid().get(input.flex.ticker) ?? ZERO },
       slotsAfterData: slotsBetween(enabled, lastMs, toMs),
       firstSlot,
       settings: { slippagePct: input.slippagePct, flexAprPct: input.flex?.aprPct ?? null, ...(input.accountCaps === undefined ? {} : { accountCaps: input.accountCaps }) },

@@ -102,7 +102,8 @@ export async function readInstanceFile(
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    problems.push({ source: file, field: 'file', rule: unreadable(error) });
+    // The path is what is wrong: named as the field, not as the source of a field called `file`.
+    problems.push({ field: file, rule: unreadable(error) });
     return null;
   }
   const parsed = await parseEnvText(text);

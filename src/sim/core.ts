@@ -299,6 +299,11 @@ export class SimCore {
     return this.#codes.page(request);
   }
 
+  /** The flex interest paid so far, per ticker. */
+  flexInterestPaid(): ReadonlyMap<string, Decimal> {
+    return this.#flex.interestPaid();
+  }
+
   flexPlans(ticker?: string): FlexPlan[] {
     return this.#flex.plans(ticker);
   }

@@ -60,6 +60,7 @@ export class Flex {
   readonly #investments: InvestmentState[] = [];
   /** Every UTC day boundary up to and including this day has been paid; null: nothing accrues yet. */
   #paidThroughDay: number | null = null;
+  readonly #interestPaid = new Map<string, Decimal>();
 
   constructor(books: Books, ids: SimIds) {
     this.#books = books;
@@ -124,11 +125,17 @@ export class Flex {
       if (earned.lte(0)) continue;
       const account = investment.autoReinvest ? 'flex' : 'main';
       this.#books.post(boundaryMs, investment.investmentId, [{ account, asset: investment.ticker, delta: earned, reason: 'flex-interest' }]);
+      this.#interestPaid.set(investment.ticker, (this.#interestPaid.get(investment.ticker) ?? ZERO).add(earned));
       if (investment.autoReinvest) {
         investment.invested = investment.invested.add(earned);
         investment.updatedAtSec = boundaryMs / 1000;
       }
     }
+  }
+
+  /** The interest paid so far, per ticker (what a backtest's report says its flex money earned). */
+  interestPaid(): ReadonlyMap<string, Decimal> {
+    return this.#interestPaid;
   }
 
   plans(ticker?: string): FlexPlan[] {

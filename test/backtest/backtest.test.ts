@@ -229,8 +229,12 @@ describe('a backtest over real candles', () => {
     const without = await runBacktest({ ...input, flex: null });
     const withFlex = await runBacktest({ ...input, flex: { planId: 'usdt-flex', ticker: 'USDT', amount: new Decimal('1000'), aprPct: new Decimal('36.5') } });
     expect(formatDecimal((withFlex.finalBalances.USDT as Decimal).sub(without.finalBalances.USDT as Decimal))).toBe('1014');
-    const report = buildReport(withFlex) as unknown as { value: { final: string } };
+    const report = buildReport(withFlex);
     expect(report.value.final).toBe(formatDecimal((without.finalBalances.USDT as Decimal).add(1014).add((without.finalBalances.BTC as Decimal).mul(withFlex.candles.lastClose))));
+    // Said in the report: the terminal used to show only a PnL the buys did not explain.
+    expect(report.flex.interest).toEqual({ ticker: 'USDT', amount: '14' });
+    expect(renderSummary(report, { color: false })).toMatch(/Flex interest +14 +USDT earned at 36\.5 % a year; 0 flex operations\n/);
+    expect(buildReport(without).flex.interest).toBeNull();
   });
 
   it('gives a byte-identical JSON report for the same input (CLI, twice)', async () => {

@@ -242,7 +242,7 @@ describe('loadDaemonConfig: every problem at once', () => {
   it('reports an unreadable instance file (a dangling link) instead of skipping it', async () => {
     symlinkSync(join(world.dir, 'gone.env'), join(world.strategiesDir, 'ghost.env'));
     const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} }));
-    expect(lines(error.problems)).toEqual([`${join(world.strategiesDir, 'ghost.env')}: file: file not found`]);
+    expect(lines(error.problems)).toEqual([`${join(world.strategiesDir, 'ghost.env')}: file not found`]);
   });
 
   it('turns a strategy that throws something other than a ConfigError into a problem, and checks the strategy API version', async () => {
@@ -282,7 +282,8 @@ describe('loadStrategyFiles (stacker backtest --strategy FILE.env)', () => {
     const bad = world.instance('bad', 'STRATEGY=dca');
     const missing = join(world.dir, 'missing.env');
     const error = await configErrorOf(loadStrategyFiles([bad, missing]));
-    expect(error.problems.map((p) => `${p.source}|${p.field}`)).toEqual([`${bad}|SCHEDULE`, `${bad}|MARKET`, `${bad}|AMOUNT`, `${missing}|file`]);
+    expect(error.problems.map((p) => `${p.source}|${p.field}`)).toEqual([`${bad}|SCHEDULE`, `${bad}|MARKET`, `${bad}|AMOUNT`, `undefined|${missing}`]);
+    expect(lines(error.problems).at(-1)).toBe(`${missing}: file not found`);
   });
 
   it('needs at least one file', async () => {

@@ -117,7 +117,7 @@ export interface BacktestReport {
   benchmarks: Benchmarks;
   /** Per UTC year and month: what was invested and bought, fees, average cost, value at the period's end, return. */
   periods: { yearly: PeriodRow[]; monthly: PeriodRow[] };
-  flex: { total: number; byStatus: Record<string, number> };
+  flex: { total: number; byStatus: Record<string, number>; interest: { ticker: string; amount: string } | null };
   byInstance: InstanceTotals[];
   /** Instances whose strategy failed and that were disabled, as live: when, why, and how many of their slots did not run. */
   strategyFailures: Array<{ instance: string; atMs: number; at: string; reason: string; slotsNotRun: number }>;
@@ -234,7 +234,11 @@ export function buildReport(run: BacktestRun): BacktestReport {
     },
     benchmarks: benchmarks(run, ROUND),
     periods: { yearly: periods(run, 'year', ROUND), monthly: periods(run, 'month', ROUND) },
-    flex: { total: facts.flexCount, byStatus: sortedRecord([...facts.flexByStatus]) },
+    flex: {
+      total: facts.flexCount,
+      byStatus: sortedRecord([...facts.flexByStatus]),
+      interest: run.flexInterest === undefined || run.flexInterest === null ? null : { ticker: run.flexInterest.ticker, amount: formatDecimal(run.flexInterest.amount) },
+    },
     byInstance: instanceTotals(run),
     strategyFailures: (run.strategyFailures ?? []).map((f) => ({ instance: f.instance, atMs: f.atMs, at: new Date(f.atMs).toISOString(), reason: f.reason, slotsNotRun: f.slotsNotRun })),
   };

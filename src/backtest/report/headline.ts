@@ -40,15 +40,26 @@ export function headlineRows(report: BacktestReport): HeadlineRow[] {
     {
       label: 'Max drawdown',
       value: maxDrawdown === null ? '—' : maxDrawdown.amount,
-      note: maxDrawdown === null ? 'no equity samples' : `${quote} (${orDash(maxDrawdown.pct)} %), ${utcMinute(maxDrawdown.peakTimeMs)} → ${utcMinute(maxDrawdown.troughTimeMs)}`,
+      note:
+        maxDrawdown === null
+          ? 'no equity samples'
+          : maxDrawdown.amount === '0'
+            ? `${quote}: the account's value never fell below an earlier high`
+            : `${quote} (${orDash(maxDrawdown.pct)} %), ${utcMinute(maxDrawdown.peakTimeMs)} → ${utcMinute(maxDrawdown.troughTimeMs)}`,
     },
   ];
   if (report.drawdown.maxPct !== null && report.drawdown.maxPct.pct !== null && !sameEpisode(report.drawdown.maxPct, maxDrawdown)) {
     rows.push({ label: 'Max drawdown %', value: report.drawdown.maxPct.pct, note: `% (${report.drawdown.maxPct.amount} ${quote})` });
   }
+  if (report.flex.total > 0 || report.flex.interest !== null) rows.push(flexRow(report));
   const ranOut = report.refusals.ranOut;
   if (ranOut !== null) {
-    rows.push({ label: 'Ran out of money', value: '', note: ranOutNote(ranOut) });
+    // Nothing ever filled: the wallet never held one buy's money, which "ran out" does not say.
+    if (report.orders.filled === 0) {
+      const span = ranOut.refusedFromThen > 1 ? `from ${utcMinute(ranOut.atMs)} to ${utcMinute(ranOut.lastAtMs)}` : `on ${utcMinute(ranOut.atMs)}`;
+      rows.push({ label: 'No money to buy', value: '', note: `the wallet never held enough for one buy: those of ${counted(ranOut.refusedFromThen, 'slot')} refused for insufficient funds, ${span}` });
+    }
+    else rows.push({ label: 'Ran out of money', value: '', note: ranOutNote(ranOut) });
   }
   for (const failure of report.strategyFailures) {
     rows.push({ label: 'Strategy failed', value: '', note: failureNote(failure), tone: 'bad' });
@@ -67,6 +78,14 @@ function slotsNote(report: BacktestReport): string {
   const after = report.slotsAfterData;
   if (after !== null) notes.push(`${counted(after.count, 'more slot')} after the last candle's open, not run: no open left to fill at (${utcMinute(after.firstMs)}${after.count === 1 ? '' : ' on'})`);
   return notes.join('; ');
+}
+
+/** The flex money's part: what it earned, and the operations the strategies made on it. */
+function flexRow(report: BacktestReport): HeadlineRow {
+  const interest = report.flex.interest;
+  const operations = `${counted(report.flex.total, 'flex operation')}${report.flex.total === 0 ? '' : ` (${countsText(report.flex.byStatus)})`}`;
+  if (interest === null) return { label: 'Flex', value: '', note: operations };
+  return { label: 'Flex interest', value: interest.amount, note: `${interest.ticker} earned at ${report.settings.flexAprPct ?? '0'} % a year; ${operations}` };
 }
 
 function lumpSumRow(report: BacktestReport): HeadlineRow[] {

@@ -42,6 +42,8 @@ export interface BacktestRun {
   /** Orders, refusals, flex operations and the account's value (at every slot and every candle's close for the drawdown; drawn at slots and chart points), folded. */
   facts: RunFacts;
   slots: number;
+  /** The interest the seeded flex investment earned over the run, in its ticker; absent or null without --flex. */
+  flexInterest?: { ticker: string; amount: Decimal } | null;
   /** Slots that fell in a gap of the data and filled at the first open after it (counted whatever the strategy decided); absent or null when none. */
   slotsInGaps?: SlotRun | null;
   /** Slots of the period after the last candle's open: not run, as no open is left to fill them at; absent or null when none. */

@@ -40,6 +40,16 @@ describe('backtest terminal summary', () => {
     expect(text).toMatch(/Ran out of money +on 2021-03-22 00:00Z: the buys of 92 slots refused for insufficient funds from then on, the last on 2022-12-26 00:00Z; 1 buy still filled after it, when there was money again/);
   });
 
+  it('says a wallet that never held one buy\'s money so, rather than that it ran out, and a drawdown of 0 as no fall', () => {
+    const ranOut = { atMs: Date.UTC(2024, 0, 1, 9), at: '2024-01-01T09:00:00.000Z', refusedFromThen: 3, lastAtMs: Date.UTC(2024, 0, 3, 9), last: '2024-01-03T09:00:00.000Z', filledAfter: 0 };
+    const none = { ...report, orders: { ...report.orders, total: 0, filled: 0, byStatus: {} }, refusals: { ...report.refusals, ranOut } };
+    const text = renderSummary(none, { color: false });
+    expect(text).toMatch(/No money to buy +the wallet never held enough for one buy: those of 3 slots refused for insufficient funds, from 2024-01-01 09:00Z to 2024-01-03 09:00Z\n/);
+    expect(text).not.toContain('Ran out of money');
+    const flat = { ...report, drawdown: { ...report.drawdown, max: { ...(report.drawdown.max as NonNullable<typeof report.drawdown.max>), amount: '0', pct: '0' } } };
+    expect(renderSummary(flat, { color: false })).toMatch(/Max drawdown +0 +USDT: the account's value never fell below an earlier high\n/);
+  });
+
   it('says when rows of the data are off its interval grid, and where the first one is', () => {
     const off = { ...report, data: { ...report.data, offGrid: { count: 2, firstTimeSec: Date.UTC(2024, 0, 2, 9, 5) / 1000 } } };
     expect(renderSummary(off, { color: false })).toContain("; 2 rows off the interval's grid (the first at 2024-01-02 09:05Z): not every candle spans the interval");
