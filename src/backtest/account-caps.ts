@@ -16,7 +16,7 @@ export interface AccountCapJson {
  * rules, so a backtest of a capped setup buys what the daemon would. A ConfigError names a bad one.
  */
 export async function backtestAccountCaps(layers: EnvLayers, instances: readonly InstanceConfig[]): Promise<ReadonlyMap<string, AccountCap>> {
-  const [{ accountUserOf, readAccountCaps }, { accountCapOf }] = await Promise.all([import('../config/accounts.ts'), import('../config/account-cap.ts')]);
+  const [{ readAccountCaps }, { accountCapOf }, { accountUserOf }] = await Promise.all([import('../config/accounts.ts'), import('../config/account-cap.ts'), import('../config/instance-config.ts')]);
   const caps = new Map<string, AccountCap>();
   for (const [name, account] of readAccountCaps(layers, instances.map(accountUserOf))) {
     const cap = accountCapOf(account);

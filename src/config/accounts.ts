@@ -3,7 +3,6 @@ import { Decimal } from '../domain/money.ts';
 import { type Credentials, type EnvLayers, type EnvValue, type Settings, credentialsFromEnv, endpointFromEnv } from './settings.ts';
 import { parseWallet } from './wallet.ts';
 import { isValidTimezone } from '../domain/zone.ts';
-import type { InstanceConfig } from './instance-config.ts';
 
 /**
  * Accounts: one API key each. An instance file may say `ACCOUNT=NAME`; the account's key,
@@ -91,10 +90,6 @@ export interface AccountUser {
   readonly account: string;
   /** The asset its orders spend (strategy.budgetAsset); null when it places none. */
   readonly budgetAsset: string | null;
-}
-
-export function accountUserOf(instance: InstanceConfig): AccountUser {
-  return { instance: instance.instance, file: instance.file, account: instance.account, budgetAsset: instance.strategy.budgetAsset?.(instance.params) ?? null };
 }
 
 /**

@@ -24,9 +24,9 @@ import {
 import type { ControlToken } from './control-token.ts';
 import { frozenMap } from './freeze.ts';
 import { type NotifySettings, readNotifySettings } from './notify-settings.ts';
-import { type InstanceConfig, collectInstances } from './instance-config.ts';
+import { type InstanceConfig, accountUserOf, collectInstances } from './instance-config.ts';
 import { ENV_KEYS, type EnvLayers, type Settings, readEnvLayers, settingsFromLayers } from './settings.ts';
-import { type AccountConfig, DEFAULT_ACCOUNT, accountUserOf, readAccounts } from './accounts.ts';
+import { type AccountConfig, DEFAULT_ACCOUNT, readAccounts } from './accounts.ts';
 import { listStrategyFiles } from './strategy-files.ts';
 
 export type { InstanceConfig } from './instance-config.ts';

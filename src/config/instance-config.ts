@@ -9,7 +9,7 @@ import { type CronSchedule, cronProblems, parseCron } from '../engine/schedule/c
 import { duplicateRule, parseEnvText, unreadable } from './env-file.ts';
 import { deepFreeze } from './freeze.ts';
 import { readSettleWindow } from './settle-window.ts';
-import { ACCOUNT_NAME, ACCOUNT_NAME_RULE, DEFAULT_ACCOUNT } from './accounts.ts';
+import { ACCOUNT_NAME, ACCOUNT_NAME_RULE, type AccountUser, DEFAULT_ACCOUNT } from './accounts.ts';
 
 /**
  * One strategy instance file (config/strategies/NAME.env) → one validated InstanceConfig. The
@@ -263,4 +263,9 @@ function budgetProblems(strategy: Strategy<unknown>, params: unknown, env: Reado
     field: key,
     rule: `strategy ${strategy.name} declares no budgetAsset (it places no orders, or its author left budgetAsset out), so a budget or order limit has nothing to count in; remove the key`,
   }));
+}
+
+/** What the account rules need of an instance. */
+export function accountUserOf(instance: InstanceConfig): AccountUser {
+  return { instance: instance.instance, file: instance.file, account: instance.account, budgetAsset: instance.strategy.budgetAsset?.(instance.params) ?? null };
 }
