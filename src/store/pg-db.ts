@@ -98,7 +98,7 @@ const RETRY = new Set(['40001', '40P01']);
  */
 export async function inTransaction<T>(pool: PgPool, kind: 'write' | 'read', work: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
-    const client = await pool.connect();
+    const client = await checkOut(pool);
     let broken: Error | undefined;
     try {
       await client.query(kind === 'write' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -116,6 +116,34 @@ export async function inTransaction<T>(pool: PgPool, kind: 'write' | 'read', wor
       client.release(broken);
     }
   }
+}
+
+/** A connection the pool lent, whose loss while it is lent is kept for its release instead of ending the process. */
+export interface LentClient extends pg.PoolClient {
+  /** Back to the pool, or closed when `broken` is given or the server closed it while lent. */
+  release(broken?: Error | boolean): void;
+}
+
+/**
+ * A connection of the pool. The pool listens for the loss of an idle connection only: one the
+ * server closes while it is lent and runs no statement (a restart between two statements of a
+ * transaction) is told as an 'error' event nobody heard, which ended the whole daemon. Here the
+ * loss is heard, the next statement fails as it would anyway, and the release closes the connection.
+ */
+export async function checkOut(pool: PgPool): Promise<LentClient> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onLost = (error: Error): void => {
+    lost ??= error;
+  };
+  client.on('error', onLost);
+  const release = client.release.bind(client);
+  return Object.assign(client, {
+    release(broken?: Error | boolean): void {
+      client.removeListener('error', onLost);
+      release(broken ?? lost);
+    },
+  });
 }
 
 /**

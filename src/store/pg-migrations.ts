@@ -1,6 +1,6 @@
 import { SchemaTooNewError, StoreError } from './errors.ts';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from './migrations.ts';
-import { type PgPool, asStoreError, rollBack } from './pg-db.ts';
+import { type PgPool, asStoreError, checkOut, rollBack } from './pg-db.ts';
 
 /**
  * The PostgreSQL journal's schema, numbered and named as the SQLite journal's (migrations.ts):
@@ -277,7 +277,7 @@ interface Applied {
  * (SchemaTooNewError) and one whose recorded migrations have other names, before changing anything.
  */
 export async function migratePg(pool: PgPool, schema: string, where: string, nowMs: () => number, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
-  const client = await pool.connect();
+  const client = await checkOut(pool);
   const applied: number[] = [];
   let broken: Error | undefined;
   try {

@@ -5,7 +5,7 @@ import { SchemaTooNewError, StoreError } from '../../src/store/errors.ts';
 import type { BudgetReserveRequest } from '../../src/store/journal.ts';
 import { PG_MIGRATIONS, SHARED_SCHEMA_HISTORY, migratePg } from '../../src/store/pg-migrations.ts';
 import { PgJournal } from '../../src/store/pg-journal.ts';
-import { openPool } from '../../src/store/pg-db.ts';
+import { inTransaction, openPool } from '../../src/store/pg-db.ts';
 import { failure } from '../support/thrown.ts';
 import { pgCluster } from '../support/pg-databases.ts';
 import { SLOT, TempWorld, buy, order } from './helpers.ts';
@@ -189,6 +189,34 @@ describe.skipIf(pgCluster() === null)('the PostgreSQL journal', () => {
     expect(error).toMatchObject({ reason: 'unwritable', retryable: true });
     expect((error as Error).message).not.toContain('s3cret-pw');
     expect(unreachable.where).toBe('postgres://stacker:***@127.0.0.1:1/nowhere (schema stacker_live)');
+  });
+
+  it('survives its connection closed by the server in the middle of a transaction, between two statements: the transaction fails, the process does not', async () => {
+    // node-postgres tells a connection lost while no statement runs as an 'error' event on the
+    // checked-out client; without a listener that event ended the whole daemon (an uncaught exception).
+    const pool = openPool({ url: await world.pgUrl(), schema: 'public' });
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown): void => void uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const outcome = await inTransaction(pool, 'write', async (tx) => {
+        const pid = (await tx.one('SELECT pg_backend_pid() AS pid'))?.['pid'];
+        await sql('SELECT pg_terminate_backend($1)', [pid]);
+        // The server's close arrives while this transaction runs no statement.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return tx.one('SELECT 1');
+      }).then(
+        () => 'committed',
+        (error: unknown) => (error instanceof Error ? error.message : String(error)),
+      );
+      expect(outcome).not.toBe('committed');
+      expect(uncaught).toEqual([]);
+      // The pool hands out a working connection next.
+      expect(await inTransaction(pool, 'read', async (tx) => (await tx.one('SELECT 2 AS two'))?.['two'])).toBe(2);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await pool.end();
+    }
   });
 
   it('carries on after the server closed its connections (a restart, a failover): the next operation reconnects', async () => {
