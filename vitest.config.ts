@@ -13,5 +13,7 @@ export default defineConfig({
     maxWorkers: availableParallelism() + 1,
     // One throwaway PostgreSQL cluster for the run (skipped with a notice where PostgreSQL is not installed).
     globalSetup: ['test/support/pg-global-setup.ts'],
+    // A developer's exported STACKER_* settings never reach a test (see the file).
+    setupFiles: ['test/support/clean-env.ts'],
   },
 });
