@@ -223,7 +223,7 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
     .option('--limit <n>', `at most this many orders, ${LIST_LIMIT.min} to ${LIST_LIMIT.max} (default: ${LIST_DEFAULT})`)
     .action(journalLoad('orders'));
 
-  const journalCommand = journalFile(journalWhere(program.command('journal').description('show recent intents (buys, transfers, flex withdrawals, notes, refusals) and what became of each (read-only)')))
+  const journalCommand = journalFile(journalWhere(program.command('journal').description('show recent intents (buys, transfers, flex withdrawals, notes, refusals) and what became of each (read-only; its subcommands acknowledge, resolve and migrate write)')))
     .option('--instance <name>', 'only this strategy instance (its env file name without .env)')
     .option('--status <status>', `only intents in these statuses, comma-separated: ${INTENT_STATUSES.join(', ')}`)
     .option('--limit <n>', `at most this many intents, ${LIST_LIMIT.min} to ${LIST_LIMIT.max} (default: ${LIST_DEFAULT})`)
