@@ -6,6 +6,14 @@ import type { Journal, OperatorControls as JournalledControls } from '../store/j
 import type { ControlAction, ControlAnswer, Controls } from '../observability/control-api.ts';
 import { ALREADY_JOURNALLED, shortfallItem, slotShortfall } from './slot-shortfall.ts';
 
+/**
+ * How to turn an operator's switch off: it outlives the daemon (it is in the journal), and a run
+ * refused by it (`run --once`) did not say where it is turned off.
+ */
+function turnOff(route: string): string {
+  return `; turn it off on the status page or with POST ${route} {"on": false} (STACKER_CONTROL_TOKEN) while the daemon runs`;
+}
+
 function accountReason(account: string, sinceMs: number): string {
   return `the kill switch of account ${account} was turned on from the status API at ${new Date(sinceMs).toISOString()}`;
 }
@@ -102,9 +110,9 @@ export class OperatorControls implements Controls {
   readonly killSwitch: KillSwitch = {
     active: (account) => {
       const since = this.#journalled.killSwitchSinceMs;
-      if (since !== null) return `the kill switch was turned on from the status API at ${new Date(since).toISOString()}`;
+      if (since !== null) return `the kill switch was turned on from the status API at ${new Date(since).toISOString()}${turnOff('/api/kill-switch')}`;
       const accountSince = account === undefined ? undefined : this.#journalled.accountKillSwitches.get(account);
-      return account === undefined || accountSince === undefined ? null : accountReason(account, accountSince);
+      return account === undefined || accountSince === undefined ? null : `${accountReason(account, accountSince)}${turnOff(`/api/accounts/${account}/kill-switch`)}`;
     },
   };
 

@@ -92,6 +92,8 @@ describe('operator controls', () => {
     expect(await c.act({ kind: 'pause', instance: 'off' })).toMatchObject({ outcome: 'ok', body: { instance: 'off', paused: true } });
     expect(await c.act({ kind: 'kill-switch', on: true })).toMatchObject({ outcome: 'ok', body: { killSwitch: { on: true } } });
     expect(c.killSwitch.active()).toMatch(/^the kill switch was turned on from the status API at /);
+    // It outlives the daemon: a slot it refuses (run --once) says where it is turned off.
+    expect(c.killSwitch.active()).toMatch(/; turn it off on the status page or with POST \/api\/kill-switch \{"on": false\} \(STACKER_CONTROL_TOKEN\) while the daemon runs$/);
     const { controls: again } = await controls();
     expect(again.isPaused('off')).toBe(true);
     expect(again.isPaused('dca-btc')).toBe(false);
