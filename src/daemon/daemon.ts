@@ -2,9 +2,9 @@ import { constants as osConstants } from 'node:os';
 import type { Logger } from 'pino';
 import pkg from '../../package.json' with { type: 'json' };
 import type { DaemonConfig } from '../config/daemon-config.ts';
-import { ConfigError, EXIT, ForeignOrderError, type InputProblem } from '../domain/errors.ts';
-import { Engine, PAUSED_REASON } from '../engine/engine.ts';
-import type { SlotOutcome } from '../engine/slot-runner.ts';
+import { ConfigError, EXIT, ForeignOrderError, type InputProblem, TRANSIENT_CODES } from '../domain/errors.ts';
+import { Engine, HISTORY_UNREAD, PAUSED_REASON } from '../engine/engine.ts';
+import { type SlotOutcome, snapshotFailureCode } from '../engine/slot-runner.ts';
 import { FatalEngineError, errorMessage } from '../engine/error-policy.ts';
 import { type KillSwitch, killSwitch } from '../engine/kill-switch.ts';
 import type { EngineMetrics } from '../engine/observer.ts';
@@ -88,6 +88,8 @@ export interface DaemonResult {
   readonly onceNotDone?: Readonly<Record<string, readonly IntentRecord[]>>;
   /** `once`: why a slot ended other than done (the journal's reason, or trading stopped); absent for one that ran. */
   readonly onceWhy?: Readonly<Record<string, string>>;
+  /** `once`: the instances whose slot did not end done for a reason that passes by itself (the exchange down, an answer lost): exit 4, not 1. */
+  readonly oncePassing?: readonly string[];
   /** Why trading stopped when the exchange refused the credentials or the nonce; null otherwise. */
   readonly fatal: FatalEngineError | null;
 }
@@ -206,6 +208,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const onceSlots: Record<string, SlotOutcome> = {};
   const onceNotDone: Record<string, IntentRecord[]> = {};
   const onceWhy: Record<string, string> = {};
+  const oncePassing: string[] = [];
   try {
     const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: pkg.version });
     runId = run.runId;
@@ -348,9 +351,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     if (!stopping.signal.aborted) await running.checkLedger();
     await health.refresh();
     if (options.once !== undefined) {
-      if (!stopping.signal.aborted) await runOnce(running, options.once.instances, clock, journal, onceSlots, lastSlots, onceNotDone, onceWhy);
+      if (!stopping.signal.aborted) await runOnce(running, options.once.instances, clock, journal, onceSlots, lastSlots, onceNotDone, onceWhy, oncePassing);
       exitReason = 'once';
-      return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy };
+      return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy, oncePassing };
     }
     // From the run's start: a start that waited for an exchange journals the slots of the wait as such.
     if (!stopping.signal.aborted) await running.catchUp(clock.nowMs(), run.startedAtMs);
@@ -434,7 +437,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     for (const own of new Set(exchanges.values())) await own.close().catch(() => undefined);
     logger.info({ event: 'stopped', reason: exitReason }, `stopped (${exitReason})`);
   }
-  return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy };
+  return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy, oncePassing };
 }
 
 async function runOnce(
@@ -446,6 +449,7 @@ async function runOnce(
   lastSlots: Record<string, LastSlot>,
   notDone: Record<string, IntentRecord[]>,
   why: Record<string, string>,
+  passing: string[],
 ): Promise<void> {
   const slotTimeMs = Math.floor(clock.nowMs() / 1000) * 1000;
   for (const instance of instances) {
@@ -472,7 +476,25 @@ async function runOnce(
     }
     const missed = await slotShortfall(journal, instance, slotTimeMs);
     if (missed.length > 0) notDone[instance] = missed;
+    if (passes(slots[instance] as SlotOutcome, (await journal.getSlot({ instance, slotTimeMs }))?.reason ?? null, missed)) passing.push(instance);
   }
+}
+
+/**
+ * Whether a --once slot that did not end done failed for a reason that passes by itself, as exit
+ * 4 promises: its reads failed on the exchange (down, slow, rate-limited) or its account's order
+ * history could not be read; or every money move it did not complete ended with its answer lost
+ * or a failure of that kind. A strategy that failed, a pause or a refusal is not one.
+ */
+function passes(outcome: SlotOutcome, reason: string | null, missed: readonly IntentRecord[]): boolean {
+  if (outcome === 'skipped') {
+    if (reason === null) return false;
+    const code = snapshotFailureCode(reason);
+    return (code !== null && TRANSIENT_CODES.has(code)) || reason.startsWith(HISTORY_UNREAD);
+  }
+  if (outcome !== 'failed') return false;
+  const moves = missed.filter((record) => record.intent.kind !== 'refusal');
+  return moves.length > 0 && moves.every((record) => record.status === 'unknown' || record.status === 'sent' || (record.status === 'failed' && record.error !== null && TRANSIENT_CODES.has(record.error.code)));
 }
 
 /** An instance's last slot as /healthz shows it: how it ended, and for a failed one whose lost answer was found since, `settled`. */

@@ -270,6 +270,9 @@ export function outcomeUnknown(error: unknown): boolean {
 /** CLI exit codes (README "Exit codes"). */
 export const EXIT = { ok: 0, failure: 1, badInput: 2, refused: 3, transient: 4 } as const;
 
+/** The codes of failures that pass by themselves (exit 4): what a journal keeps of an error is its code. */
+export const TRANSIENT_CODES: ReadonlySet<string> = new Set<ErrorCode>(['E_RATE_LIMIT', 'E_UNAVAILABLE', 'E_NETWORK', 'E_TIMEOUT']);
+
 export function exitCodeFor(error: unknown): number {
   if (error instanceof InputError || error instanceof ConfigError) return EXIT.badInput;
   if (error instanceof OutputFileError) return EXIT.failure;

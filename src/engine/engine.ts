@@ -64,6 +64,9 @@ export interface SlotRetryState {
   readonly error: string;
 }
 
+/** How the reason of a slot skipped because its account's order history could not be read begins. */
+export const HISTORY_UNREAD = "not run: the exchange's order history could not be read";
+
 /** The reason journalled for the slots of a paused instance. */
 export const PAUSED_REASON = 'paused';
 
@@ -421,7 +424,7 @@ export class Engine {
 
   async #skipUnchecked(instance: string, slotTimeMs: number): Promise<SlotOutcome> {
     const problem = this.#ledgerProblems.get(accountOfInstance(this.#deps, instance)) ?? 'not read yet';
-    const reason = `not run: the exchange's order history could not be read since stacker started (${problem}), so orders lost by the journal or placed by another client could not be ruled out`;
+    const reason = `${HISTORY_UNREAD} since stacker started (${problem}), so orders lost by the journal or placed by another client could not be ruled out`;
     await this.#guard(async () => {
       if (await this.#deps.journal.skipSlot({ instance, slotTimeMs, runId: this.#options.runId, status: 'skipped', reason })) {
         this.#deps.metrics.slotFinished(instance, 'skipped', 0, slotTimeMs);

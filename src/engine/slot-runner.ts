@@ -27,6 +27,14 @@ export interface InstanceRuntime extends InstanceLimits {
  */
 export type SlotOutcome = 'done' | 'failed' | 'skipped' | 'already' | 'disabled';
 
+/** How the reason of a slot skipped because its reads failed begins: `snapshot failed (CODE): …`. */
+export const SNAPSHOT_FAILED = 'snapshot failed';
+
+/** The error code of a slot skipped because its reads failed, from its journalled reason; null for any other reason. */
+export function snapshotFailureCode(reason: string): string | null {
+  return new RegExp(`^${SNAPSHOT_FAILED} \\((E_[A-Z_]+)\\)`).exec(reason)?.[1] ?? null;
+}
+
 /**
  * One slot: snapshot → decide → guards → journal → execute. The slot is claimed in the journal
  * together with its intents in one transaction, before anything is sent, so a crash anywhere
@@ -138,7 +146,7 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | SlotOutcome |
     if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}reading the account: ${errorMessage(error)}`, error);
     if (kind === 'transient' && retry !== null && retry.again(error)) return 'retry';
     const attempts = retry === null ? '' : ` (${retry.failedBefore + 1} attempt${retry.failedBefore === 0 ? '' : 's'})`;
-    const reason = `snapshot failed (${errorCode(error)}): ${errorMessage(error)}${attempts}`;
+    const reason = `${SNAPSHOT_FAILED} (${errorCode(error)}): ${errorMessage(error)}${attempts}`;
     if (await deps.journal.skipSlot({ ...key, runId, status: 'skipped', reason })) {
       deps.metrics.slotFinished(instance.instance, 'skipped', deps.clock.nowMs() - started, slotTimeMs);
     }

@@ -68,7 +68,8 @@ describe('stacker run --once', () => {
     // The exchange refuses every balance read for now: the snapshot fails, nothing is sent.
     t.sandbox.faults.inject({ path: '/api/v4/trade-account/balance', kind: 'status', status: 503, body: 'maintenance', times: 20 });
     const daemon = startDaemon(args('--live', '--once'), t.live());
-    expect(await daemon.exited).toBe(1);
+    // The exchange down is a failure that passes: exit 4, as the exit table says, not 1.
+    expect(await daemon.exited).toBe(4);
     expect(daemon.output()).toMatch(/^dca-btc: skipped \(snapshot failed \(E_UNAVAILABLE\): .*503.*\)$/m);
     expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
     // The journal command it points to shows that slot too, though it has no intent.
@@ -77,6 +78,25 @@ describe('stacker run --once', () => {
     const asJson = JSON.parse((await runCli(['journal', '--mode', 'live', '--data-dir', t.dir.data, '--json'], { HOME: t.dir.root })).stdout) as { slotsNotDone: Array<{ instance: string; status: string; reason: string }> };
     expect(asJson.slotsNotDone).toEqual([expect.objectContaining({ instance: 'dca-btc', status: 'skipped', reason: expect.stringContaining('snapshot failed') })]);
   }, 30_000);
+
+  it('exits 4 for a buy whose answer was lost (it may have happened; it is looked up), and 1 for an answer it cannot read (that does not pass by itself)', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'drop-after-commit' });
+    // Longer than the slot's own lookups: the answer stays lost while --once runs.
+    t.sandbox.faults.historyLagMs = 60_000;
+    const lost = startDaemon(args('--live', '--once'), t.live());
+    expect(await lost.exited).toBe(4);
+    expect(lost.output()).toMatch(/^dca-btc: failed/m);
+    expect(lost.output()).toMatch(/buy 0\.001 BTC_USDT stp=no: unknown/);
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(1);
+
+    t.sandbox.faults.historyLagMs = 0;
+    t.sandbox.faults.inject({ path: '/api/v4/trade-account/balance', kind: 'status', status: 200, body: { USDT: { available: 12.5, freeze: '0' } }, times: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
+    const unreadable = startDaemon(args('--live', '--once'), t.live());
+    expect(await unreadable.exited).toBe(1);
+    expect(unreadable.output()).toMatch(/^dca-btc: skipped \(snapshot failed \(E_PROTOCOL\)/m);
+  }, 40_000);
 
   it('with --instance runs that one only, in dry-run by default, and sends the exchange nothing', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.001' });

@@ -68,8 +68,9 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
       ),
     ]);
     ctx.io.out(`${lines.join('\n')}\n(what each slot did: ${journalCommand(config.mode, flags.dataDir, globals.envFile)})\n`);
-    const bad = Object.values(result.slots).filter((outcome) => outcome !== 'done' && outcome !== 'already');
-    if (bad.length > 0) ctx.setExitCode(EXIT.failure);
+    const bad = Object.entries(result.slots).filter(([, outcome]) => outcome !== 'done' && outcome !== 'already');
+    // Every one failed for a reason that passes (the exchange down, an answer lost): 4, as the exit table says; anything else 1.
+    if (bad.length > 0) ctx.setExitCode(bad.every(([instance]) => result.oncePassing?.includes(instance) === true) ? EXIT.transient : EXIT.failure);
   }
 }
 
