@@ -179,6 +179,7 @@ export type OperatorControlChange =
   | { readonly control: 'kill-switch'; readonly on: boolean; readonly account?: string };
 
 export interface JournalWriteFailure {
+  /** The first failure since the last write that succeeded. */
   readonly atMs: number;
   readonly message: string;
 }

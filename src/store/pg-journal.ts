@@ -479,7 +479,8 @@ export class PgJournal implements Journal {
       this.#readFailure = null;
       return result;
     } catch (error) {
-      if (error instanceof StoreError && error.reason === 'unwritable') this.#writeFailure = { atMs: this.#now(), message: error.message };
+      // Since the first failure: /healthz says how long the journal has not been written, not when it last tried.
+      if (error instanceof StoreError && error.reason === 'unwritable') this.#writeFailure = { atMs: this.#writeFailure?.atMs ?? this.#now(), message: error.message };
       throw error;
     }
   }

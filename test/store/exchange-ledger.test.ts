@@ -195,6 +195,11 @@ describe('a journal the file system will not write', () => {
     expect(reader.writeFailure()).toBeNull();
     await expect(reader.claimSlot({ ...SLOT, slotTimeMs: SLOT.slotTimeMs + 1, runId: null })).rejects.toMatchObject({ code: 'E_STORE', reason: 'unwritable', retryable: true });
     expect(reader.writeFailure()?.message).toMatch(/cannot be written: .*readonly/i);
+    // Failing again later, it is still failing since the first time.
+    const since = reader.writeFailure()?.atMs;
+    world.nowMs += 15_000;
+    await expect(reader.claimSlot({ ...SLOT, slotTimeMs: SLOT.slotTimeMs + 3, runId: null })).rejects.toMatchObject({ reason: 'unwritable' });
+    expect(reader.writeFailure()?.atMs).toBe(since);
     // The writer is not affected: its writes go on, and so does its clean record.
     await writer.claimSlot({ ...SLOT, slotTimeMs: SLOT.slotTimeMs + 2, runId: null });
     expect(writer.writeFailure()).toBeNull();
