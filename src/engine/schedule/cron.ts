@@ -60,11 +60,45 @@ export function cronProblems(expression: string, timezone: string): CronProblem[
     for (const error of result.errors) {
       problems.push({ field: 'SCHEDULE', rule: `${error.field} field${error.value === undefined ? '' : ` '${error.value}'`} is not valid: ${error.message.replace(/ is a invalid /, ' is an invalid ')}` });
     }
+    if (result.valid && problems.length === 0) problems.push(...stepProblems(fields));
     if (result.valid && problems.length === 0 && findNext(build(text, 'UTC'), Date.UTC(2000, 0, 1)) === null) {
       problems.push({ field: 'SCHEDULE', rule: `${JSON.stringify(text)} never falls on a real date (e.g. February 30)` });
     }
   }
   if (!isValidTimezone(timezone)) problems.push({ field: 'TIMEZONE', rule: `must be an IANA time zone such as UTC or Europe/Berlin (got ${JSON.stringify(timezone)})` });
+  return problems;
+}
+
+/** Each field's name and how many values it has, seconds first (a 5-field expression has none). */
+const FIELD_SPANS: ReadonlyArray<{ readonly name: string; readonly span: number; readonly unit: string }> = [
+  { name: 'second', span: 60, unit: 'seconds of a minute' },
+  { name: 'minute', span: 60, unit: 'minutes of an hour' },
+  { name: 'hour', span: 24, unit: 'hours of a day' },
+  { name: 'day-of-month', span: 31, unit: 'days of a month' },
+  { name: 'month', span: 12, unit: 'months of a year' },
+  { name: 'day-of-week', span: 7, unit: 'days of a week' },
+];
+
+/**
+ * A step no smaller than its field (`*\/70` minutes) is valid cron but matches the first value
+ * only: "every 70 minutes" ran once an hour, without a word. Refused, saying what it would do.
+ */
+function stepProblems(fields: readonly string[]): CronProblem[] {
+  const spans = fields.length === 6 ? FIELD_SPANS : FIELD_SPANS.slice(1);
+  const problems: CronProblem[] = [];
+  fields.forEach((field, i) => {
+    const { name, span, unit } = spans[i] as (typeof FIELD_SPANS)[number];
+    for (const part of field.split(',')) {
+      const step = /^(\*|\d+-\d+)\/(\d+)$/.exec(part);
+      if (step === null) continue;
+      const range = step[1] === '*' ? span : Number((step[1] as string).split('-')[1]) - Number((step[1] as string).split('-')[0]) + 1;
+      if (Number(step[2]) < range) continue;
+      problems.push({
+        field: 'SCHEDULE',
+        rule: `${name} field '${part}': a step of ${step[2]} is not smaller than the ${range} ${step[1] === '*' ? unit : `values of ${step[1]}`}, so it matches the first of them only; cron cannot count across them (every 70 minutes has no cron expression): list the times you want instead`,
+      });
+    }
+  });
   return problems;
 }
 

@@ -56,6 +56,17 @@ describe('cron schedules', () => {
     expect(() => parseCron('nonsense', 'UTC')).toThrow(/SCHEDULE/);
   });
 
+  it('refuses a step no smaller than its field, which cron takes as the first value only ("every 70 minutes" ran hourly)', () => {
+    expect(cronProblems('*/70 * * * *', 'UTC').map((p) => p.rule)).toEqual([
+      "minute field '*/70': a step of 70 is not smaller than the 60 minutes of an hour, so it matches the first of them only; cron cannot count across them (every 70 minutes has no cron expression): list the times you want instead",
+    ]);
+    expect(cronProblems('*/30 */24 * * *', 'UTC')[0]?.rule).toMatch(/^hour field '\*\/24': a step of 24 is not smaller than the 24 hours of a day/);
+    expect(cronProblems('0 9-11/3 * * *', 'UTC')[0]?.rule).toMatch(/^hour field '9-11\/3': a step of 3 is not smaller than the 3 values of 9-11/);
+    expect(cronProblems('*/90 * * * * *', 'UTC')[0]?.rule).toMatch(/^second field '\*\/90'/);
+    // Steps that divide their field, or do not but still repeat, are fine.
+    for (const fine of ['*/59 * * * *', '*/15 * * * *', '0 */7 * * *', '0 9-17/2 * * 1-5', '*/45 * * * * *']) expect(cronProblems(fine, 'UTC')).toEqual([]);
+  });
+
   it('agrees with node-cron\'s own matcher: next(t) is the first later second it accepts', () => {
     // Plain day fields (evaluated by stacker) and node-cron's tokens (L, #: asked of node-cron) alike.
     const expressions = ['*/7 * * * * *', '0 */5 * * * *', '15 30 */2 * * *', '0 0 9 * * MON', '0 0 12 1,15 * *', '0 30 2 * * *', '0 0 9 * * 1-5', '0 0 9 * * 7', '0 0 9 1-7 * 5', '0 0 9 L * *', '0 0 9 * * 5#2'];
