@@ -26,6 +26,7 @@ import { trackLoop } from './track-loop.ts';
 import { accountCapOf } from '../config/account-cap.ts';
 import { openNotifications } from './notifier.ts';
 import { marketsAtStart } from './start-markets.ts';
+import { ClockWatch } from './clock-watch.ts';
 
 export interface DaemonOptions {
   readonly config: DaemonConfig;
@@ -226,6 +227,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     if (startProblems.length > 0) throw new ConfigError(startProblems);
 
     for (const [account, own] of exchanges) await keepAccount(own, account, journal, logger);
+    // Schedules follow this machine's clock: one far off the exchange's is said at start, and whenever it changes.
+    const clockWatch = new ClockWatch(exchanges, logger, () => clock.nowMs());
+    if (options.once === undefined) await clockWatch.check();
     const operator = await OperatorControls.load({
       journal,
       instances: config.instances,
@@ -369,6 +373,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         track: async () => {
           await running.track();
           await settleLastSlots(journal, lastSlots, onSettled);
+          await clockWatch.check('due');
           // A standby that took the journal over stops this daemon now, not at its next slot.
           await journal.assertIntact().catch((error: unknown) => {
             if (error instanceof StoreError && error.reason === 'not-owner') stopTrading(new FatalEngineError(`trading stopped: ${error.message}`, error));

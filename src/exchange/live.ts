@@ -33,6 +33,10 @@ export class LiveExchange implements Exchange {
     return this.#public.markets();
   }
 
+  clockOffsetMs(): Promise<number | null> {
+    return this.#client.clockOffsetMs();
+  }
+
   prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>> {
     return this.#public.prices(markets);
   }

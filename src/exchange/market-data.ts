@@ -26,6 +26,11 @@ export class ApiMarketData implements MarketData {
     return this.#client.markets();
   }
 
+  /** The exchange's clock minus this machine's (its public time), measured now. */
+  clockOffsetMs(): Promise<number | null> {
+    return this.#client.clockOffsetMs();
+  }
+
   async prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>> {
     const wanted = new Set(markets);
     const out = new Map<string, Decimal>();

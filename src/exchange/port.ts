@@ -70,6 +70,11 @@ export interface Exchange {
   orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null>;
 
   close(): Promise<void>;
+  /**
+   * The exchange's clock minus this machine's, in ms, measured now; absent where the exchange
+   * keeps this machine's time (a backtest's, the sandbox in process), null when it cannot tell.
+   */
+  clockOffsetMs?(): Promise<number | null>;
 }
 
 /**

@@ -19,6 +19,8 @@ export interface PaperMarketData {
   prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>>;
   /** Hourly candles of the real market (kline); without it a strategy that reads candles gets none. */
   candles?(request: { readonly market: string; readonly fromSec: number; readonly toSec: number }): Promise<readonly Candle[]>;
+  /** The real exchange's clock minus this machine's; without it the daemon cannot say its clock is off. */
+  clockOffsetMs?(): Promise<number | null>;
   /** Asks best first, as `[price, base amount]`. Without it every buy fills at last price + slippage. */
   orderBook?(market: string, depth: number): Promise<{ readonly asks: ReadonlyArray<readonly [Decimal, Decimal]> }>;
   close?(): Promise<void>;
@@ -123,6 +125,11 @@ export class PaperExchange extends SimAccount implements Exchange {
 
   prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>> {
     return this.#data.prices(markets);
+  }
+
+  /** The real exchange's clock against this machine's: a paper account's slots keep this machine's time as a live one's do. */
+  async clockOffsetMs(): Promise<number | null> {
+    return this.#data.clockOffsetMs === undefined ? null : this.#data.clockOffsetMs();
   }
 
   async candles(request: { readonly market: string; readonly fromSec: number; readonly toSec: number }): Promise<readonly Candle[]> {

@@ -8,6 +8,7 @@ import type { Strategy } from '../../engine/contract.ts';
 import type { PreflightResult } from '../../engine/preflight.ts';
 import type { SpendLeft } from '../../engine/runtime.ts';
 import type { Exchange } from '../../exchange/port.ts';
+import { CLOCK_WARN_MS, clockSide } from '../../daemon/clock-watch.ts';
 import type { CommandContext } from '../context.ts';
 import { journalPath } from '../../store/open-store.ts';
 import { JOURNAL_SCHEMAS } from '../../store/pg-schemas.ts';
@@ -191,10 +192,8 @@ async function readClock(endpoint: string): Promise<ClockReading> {
 export function renderClock(clock: ClockReading, at: { readonly endpoint: string; readonly accounts: readonly string[] } | null = null): string {
   const exchange = at === null ? 'the exchange' : `the exchange at ${at.endpoint} (account${at.accounts.length === 1 ? '' : 's'} ${at.accounts.join(', ')})`;
   if ('unreadable' in clock) return `clock: ${exchange}'s time could not be read (${clock.unreadable}); signed requests use this machine's clock`;
-  const seconds = Math.abs(clock.offsetMs) / 1000;
-  const side = clock.offsetMs > 0 ? 'behind' : 'ahead of';
-  const measured = `clock: this machine is ${seconds.toFixed(1)} s ${side} ${exchange} (within half a second; signed requests are corrected by it)`;
-  if (seconds < 60) return measured;
+  const measured = `clock: this machine is ${clockSide(clock.offsetMs)} ${exchange} (measured to within half a second; signed requests are corrected by it)`;
+  if (Math.abs(clock.offsetMs) < CLOCK_WARN_MS) return measured;
   return `${measured}\n  warning: schedules, budgets and slot times use this machine's clock: set it right (NTP)`;
 }
 
