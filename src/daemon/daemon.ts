@@ -206,6 +206,13 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   }
 
   const lastSlots: Record<string, LastSlot> = {};
+  /** A slot ended (scheduled, or run from the status API): /healthz and /metrics hear how. */
+  const slotEnded = async (instance: string, slotTimeMs: number, outcome: string): Promise<void> => {
+    lastSlots[instance] = { slotTimeMs, outcome };
+    health.slotEnded(instance, slotTimeMs, outcome);
+    await health.readSlot(instance, slotTimeMs);
+    await health.refresh();
+  };
   const onceSlots: Record<string, SlotOutcome> = {};
   const onceNotDone: Record<string, IntentRecord[]> = {};
   const onceWhy: Record<string, string> = {};
@@ -238,11 +245,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       stopping: () => stopping.signal.aborted,
       nowMs: () => clock.nowMs(),
       logger,
-      onSlot: async (instance, slotTimeMs, outcome) => {
-        lastSlots[instance] = { slotTimeMs, outcome };
-        health.slotEnded(instance, slotTimeMs, outcome);
-        await health.refresh();
-      },
+      onSlot: (instance, slotTimeMs, outcome) => slotEnded(instance, slotTimeMs, outcome),
     });
     controls = operator;
     for (const instance of config.instances.filter((i) => operator.isPaused(i.instance))) {
@@ -398,9 +401,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           // Stopped while it waited to be tried again: the slot never ended, and /healthz must not say it did;
           // one the journal already had (an overlap, a restart) did not run now.
           if (outcome === 'stopped' || outcome === 'already') return;
-          lastSlots[instance] = { slotTimeMs, outcome };
-          health.slotEnded(instance, slotTimeMs, outcome);
-          await health.refresh();
+          await slotEnded(instance, slotTimeMs, outcome);
         },
       );
       for (const instance of enabled) {

@@ -7,6 +7,9 @@ export interface JournalStateSink {
   journalState(state: JournalState): void;
 }
 
+/** The refusal of a buy above the smallest budget limit itself (money-plan.ts). */
+const BUDGET_TOO_SMALL = 'budget-too-small';
+
 /** Slots of one instance failed in a row before /healthz calls it a problem. */
 export const FAILED_SLOTS_UNHEALTHY = 3;
 
@@ -25,6 +28,8 @@ export const FAILED_SLOTS_UNHEALTHY = 3;
  * - the exchange's order history could not be read since start: slots wait for it;
  * - the kill switch was turned on from the status API: nothing that moves money is sent until
  *   an operator turns it off (the file and STACKER_KILL_SWITCH are planned stops, not reported);
+ * - an instance's last slot refused its buy as larger than its smallest budget limit: no period
+ *   lets it through, so it buys nothing while its slots end done, until a setting changes;
  * - an instance's last FAILED_SLOTS_UNHEALTHY slots all failed (an exchange failing every order,
  *   a transfer that never goes through): one failure is a bad moment, several in a row are not.
  */
@@ -37,6 +42,8 @@ export class DaemonHealth {
   #findings: readonly LedgerFinding[] = [];
   /** Per instance: its slots that failed in a row, up to the latest, and when the latest was. */
   readonly #failedInARow = new Map<string, { count: number; latestMs: number }>();
+  /** Per instance whose last slot's buy is above its smallest budget limit: why, and since which slot. */
+  readonly #tooSmall = new Map<string, { sinceMs: number; message: string }>();
 
   constructor(options: { readonly journal: Journal; readonly engine: () => EngineHealth | null; readonly sink?: JournalStateSink; readonly killSwitches?: () => readonly string[] }) {
     this.#journal = options.journal;
@@ -55,6 +62,27 @@ export class DaemonHealth {
       const run = this.#failedInARow.get(instance);
       this.#failedInARow.set(instance, { count: (run?.count ?? 0) + 1, latestMs: Math.max(run?.latestMs ?? slotTimeMs, slotTimeMs) });
     } else if (outcome === 'done' || settled) this.#failedInARow.delete(instance);
+  }
+
+  /**
+   * Read what a slot that ended refused for its settings: a buy above the smallest budget limit
+   * itself (`budget-too-small`) passes in no period, so the instance buys nothing until a setting
+   * changes, while its slots end done. Listed until a slot of the instance no longer says so.
+   */
+  async readSlot(instance: string, slotTimeMs: number): Promise<void> {
+    let records: Awaited<ReturnType<Journal['listIntents']>>;
+    try {
+      records = await this.#journal.listIntents({ instance, slotTimeMs });
+    } catch {
+      return;
+    }
+    const refused = records.find((record) => record.status === 'refused' && record.error?.code === BUDGET_TOO_SMALL);
+    if (refused === undefined) {
+      this.#tooSmall.delete(instance);
+      return;
+    }
+    const since = this.#tooSmall.get(instance)?.sinceMs ?? slotTimeMs;
+    this.#tooSmall.set(instance, { sinceMs: since, message: refused.error?.message ?? BUDGET_TOO_SMALL });
   }
 
   /** Trading stopped for this reason (kept for the rest of the run). */
@@ -112,6 +140,9 @@ export class DaemonHealth {
     for (const [instance, run] of this.#failedInARow) {
       if (run.count < FAILED_SLOTS_UNHEALTHY) continue;
       problems.push(`${instance}: its last ${run.count} slots failed, the latest at ${new Date(run.latestMs).toISOString()}; \`stacker journal --instance ${instance}\` says why`);
+    }
+    for (const [instance, tooSmall] of this.#tooSmall) {
+      problems.push(`${instance}: buys nothing since its slot of ${new Date(tooSmall.sinceMs).toISOString()}, its buy refused in every period: ${tooSmall.message}`);
     }
     // A strategy that failed stops its instance for good: a slot nobody runs is not healthy, and an alert on /healthz is how its operator hears of it.
     for (const disabled of engine?.disabledInstances ?? []) {

@@ -126,6 +126,8 @@ export const REFUSAL_REASONS = [
   'above-max-total',
   'above-max-order',
   'over-budget',
+  // Above the smallest budget limit itself: no period lets the buy through until a setting changes.
+  'budget-too-small',
   'insufficient-funds',
   'no-active-investment',
   'amount-exceeds-investment',

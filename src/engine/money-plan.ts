@@ -73,7 +73,8 @@ function ownRefusals(intents: readonly Intent[], view: SlotView, limits: SlotPla
             const by = limit === null ? '' : ` (what ${limit.limitedBy} leaves)`;
             // Not a budget used up for now but one that never lets the buy through: say what to change.
             const never = limit !== null && estimate.gt(limit.ceiling) ? `; that is above ${formatDecimal(limit.ceiling)} ${rules.quote}, the smallest limit configured (${limit.ceilingSetting}), so no period lets it through: raise it or buy less` : '';
-            return { code: 'over-budget', message: `estimated value ${formatDecimal(estimate)} ${rules.quote} is above the budget left for this slot, ${formatDecimal(budgetLeft)} ${rules.quote}${by}${never}` };
+            // A budget used up for now waits for its next period; one below a single buy is a setting to change, and reported as one.
+            return { code: never === '' ? 'over-budget' : 'budget-too-small', message: `estimated value ${formatDecimal(estimate)} ${rules.quote} is above the budget left for this slot, ${formatDecimal(budgetLeft)} ${rules.quote}${by}${never}` };
           }
           budgetLeft = budgetLeft.sub(estimate);
         }

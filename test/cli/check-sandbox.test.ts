@@ -118,7 +118,7 @@ describe('stacker check against the sandbox', () => {
     expect(error).toBeInstanceOf(ConfigError);
     const result = json as { ok: boolean; preflight: Array<{ intents: Array<{ kind: string; verdict: string; reason?: string }> }> };
     expect(result.ok).toBe(false);
-    expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^over-budget: .*budget left for this slot, 100 USDT \(what the instance's own budget leaves\); that is above 100 USDT, the smallest limit configured \(the instance file's BUDGET_QUOTE_PER_DAY\), so no period lets it through: raise it or buy less$/) }));
+    expect(result.preflight[0]?.intents).toContainEqual(expect.objectContaining({ kind: 'buy-stock-market', verdict: 'refused', reason: expect.stringMatching(/^budget-too-small: .*budget left for this slot, 100 USDT \(what the instance's own budget leaves\); that is above 100 USDT, the smallest limit configured \(the instance file's BUDGET_QUOTE_PER_DAY\), so no period lets it through: raise it or buy less$/) }));
   });
 
   it('fails with the exchange\'s own code when it refuses the key (E_AUTH, exit 3), not as a problem of the strategy file', async () => {

@@ -4,7 +4,7 @@ import type { EngineHealth } from '../../src/engine/engine.ts';
 import { FatalEngineError } from '../../src/engine/error-policy.ts';
 import type { StuckOrder } from '../../src/engine/stuck-orders.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
-import { TempWorld } from '../store/helpers.ts';
+import { TempWorld, buy } from '../store/helpers.ts';
 
 // /healthz's sentences, from a real journal and the engine's reported state.
 let world: TempWorld;
@@ -37,6 +37,22 @@ describe('the daemon health', () => {
     const health = new DaemonHealth({ journal, engine: () => quiet, killSwitches: () => killed });
     expect(health.problems()).toEqual(killed);
     killed = [];
+    expect(health.problems()).toEqual([]);
+  });
+
+  it('names an instance whose buy its smallest budget limit refuses in every period, since which slot, until a slot no longer says so', async () => {
+    const journal = await world.opened();
+    const health = new DaemonHealth({ journal, engine: () => quiet });
+    const slot = async (slotTimeMs: number, error: { code: string; message: string } | null): Promise<void> => {
+      await journal.claimSlot({ instance: 'dca-btc', slotTimeMs, runId: null, intents: [{ index: 0, intent: buy('0.001'), ...(error === null ? {} : { refusal: error }) }] });
+      await health.readSlot('dca-btc', slotTimeMs);
+    };
+    const never = { code: 'budget-too-small', message: 'estimated value 65 USDT is above the budget left for this slot, 10 USDT; that is above 10 USDT, the smallest limit configured (the instance file\'s BUDGET_QUOTE_PER_DAY), so no period lets it through: raise it or buy less' };
+    await slot(Date.UTC(2026, 0, 2, 9), never);
+    await slot(Date.UTC(2026, 0, 3, 9), never);
+    expect(health.problems()).toEqual([`dca-btc: buys nothing since its slot of 2026-01-02T09:00:00.000Z, its buy refused in every period: ${never.message}`]);
+    // A budget used up for now waits for its next period: not a problem.
+    await slot(Date.UTC(2026, 0, 4, 9), { code: 'over-budget', message: 'estimated value 65 USDT is above the budget left for this slot, 35 USDT' });
     expect(health.problems()).toEqual([]);
   });
 

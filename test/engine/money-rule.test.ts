@@ -466,15 +466,17 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(await world.engine([funded]).runSlot('dca-btc', SLOT)).toBe('done');
       expect((await world.journal.listIntents({ instance: 'dca-btc' })).map((i) => [i.intent.kind, i.error?.code])).toEqual([
         ['transfer', 'group-refused'],
-        ['buy-stock-market', 'over-budget'],
+        ['buy-stock-market', 'budget-too-small'],
       ]);
-      expect((await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: SLOT }))?.reason).toBe('intent #1 (buy-stock-market) was refused (over-budget)');
+      expect((await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: SLOT }))?.reason).toBe('intent #1 (buy-stock-market) was refused (budget-too-small)');
     });
 
     it('a buy above the smallest budget limit is refused saying no period will let it through, unlike a budget used up for now', async () => {
       const tooSmall = { ...dcaBtc(), budgets: { day: new Decimal('50'), week: new Decimal('1000') } }; // a buy is 65
       expect(await world.engine([tooSmall]).runSlot('dca-btc', SLOT)).toBe('done');
       const [never] = await world.journal.listIntents({ instance: 'dca-btc' });
+      // Its own reason (what /healthz and the refusals metric count), not a budget used up for now.
+      expect(never?.error?.code).toBe('budget-too-small');
       expect(never?.error?.message).toBe(
         "estimated value 65 USDT is above the budget left for this slot, 50 USDT (what the instance's own budget leaves); that is above 50 USDT, the smallest limit configured (the instance file's BUDGET_QUOTE_PER_DAY), so no period lets it through: raise it or buy less",
       );
@@ -483,6 +485,7 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(await world.engine([roomy]).runSlot('dca-btc', SLOT + 7_200_000)).toBe('done');
       const latest = (await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT + 7_200_000 }))[0];
       expect(latest?.error?.message).toBe("estimated value 65 USDT is above the budget left for this slot, 35 USDT (what the instance's own budget leaves)");
+      expect(latest?.error?.code).toBe('over-budget');
       expect(sandboxOrders()).toHaveLength(1);
     });
 
