@@ -2,7 +2,7 @@ import { constants as osConstants } from 'node:os';
 import type { Logger } from 'pino';
 import pkg from '../../package.json' with { type: 'json' };
 import type { DaemonConfig } from '../config/daemon-config.ts';
-import { ConfigError, EXIT, ForeignOrderError, type InputProblem, TRANSIENT_CODES } from '../domain/errors.ts';
+import { ConfigError, EXIT, type InputProblem, TRANSIENT_CODES } from '../domain/errors.ts';
 import { Engine, HISTORY_UNREAD, PAUSED_REASON } from '../engine/engine.ts';
 import { type SlotOutcome, snapshotFailureCode } from '../engine/slot-runner.ts';
 import { FatalEngineError, errorMessage } from '../engine/error-policy.ts';
@@ -27,6 +27,7 @@ import { accountCapOf } from '../config/account-cap.ts';
 import { openNotifications } from './notifier.ts';
 import { marketsAtStart } from './start-markets.ts';
 import { ClockWatch } from './clock-watch.ts';
+import { foreignOrdersError } from './foreign-findings.ts';
 
 export interface DaemonOptions {
   readonly config: DaemonConfig;
@@ -254,12 +255,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     // Every switch the operator left on, the accounts' too: a restart must not hide why an account does not trade.
     for (const operatorKill of operator.killSwitchReasons()) logger.warn({ event: 'kill-switch' }, operatorKill);
 
-    const foreign = (await journal.listFindings({ unacknowledged: true })).filter((finding) => finding.kind === 'foreign');
-    if (foreign.length > 0) {
-      throw new ForeignOrderError(
-        foreign.map((f) => ({ instance: f.instance ?? '', clientOrderId: f.clientOrderId, orderId: f.orderId ?? '?', market: f.market ?? '?', createdAtSec: f.foundAtMs / 1000, why: f.detail })),
-      );
-    }
+    const foreign = foreignOrdersError(await journal.listFindings({ unacknowledged: true }));
+    if (foreign !== null) throw foreign;
 
     const enabled = config.instances.filter((instance) => instance.enabled);
     for (const instance of enabled) options.metrics.strategyEnabled(instance.instance);

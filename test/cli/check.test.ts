@@ -312,6 +312,28 @@ describe('stacker check', () => {
     expect(JSON.parse(stdout().slice(stdout().lastIndexOf('\n{') + 1)).journalLost).toMatch(/is missing, but/);
   });
 
+  it('refuses, as run would (E_FOREIGN_ORDER, exit 3), a journal holding orders another client placed with its ids that nobody acknowledged; journal lists them without marking them seen', async () => {
+    world.instance('dca-btc', DCA);
+    const { SqliteJournal } = await import('../../src/store/sqlite-journal.ts');
+    const { journalPath } = await import('../../src/store/open-store.ts');
+    const journal = new SqliteJournal({ path: journalPath(world.dir, 'dry-run'), clock: () => NOW });
+    await journal.open();
+    await journal.recordFinding({ kind: 'foreign', instance: 'dca-btc', clientOrderId: 'dca-btc-1700000000000-0', orderId: '4100000001', market: 'BTC_USDT', detail: 'no intent of this journal has its id' });
+    await journal.close();
+    const error = await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000' })).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'E_FOREIGN_ORDER' });
+    expect(exitCodeFor(error)).toBe(EXIT.refused);
+    expect(String((error as Error).message)).toContain('dca-btc-1700000000000-0');
+
+    const { journal: listJournal } = await import('../../src/cli/commands/journal.ts');
+    await listJournal(context(false), { dataDir: world.dir, mode: 'dry-run' });
+    expect(stdout()).toMatch(/found at the exchange and not acknowledged \(read them, then `stacker journal acknowledge`; a foreign order stops trading until then\):\n.*\n.*foreign +dca-btc +dca-btc-1700000000000-0 +4100000001 +no intent of this journal has its id/);
+    await listJournal(context(true), { dataDir: world.dir, mode: 'dry-run' });
+    expect(JSON.parse(stdout().slice(stdout().lastIndexOf('\n{') + 1)).findings).toEqual([expect.objectContaining({ kind: 'foreign', clientOrderId: 'dca-btc-1700000000000-0' })]);
+    // Listing is not acknowledging: the check still refuses.
+    await expect(check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000' }))).rejects.toMatchObject({ code: 'E_FOREIGN_ORDER' });
+  });
+
   it('shows a kill-switch file that exists as ON', async () => {
     world.instance('dca-btc', DCA);
     const stop = world.file('STOP', '');

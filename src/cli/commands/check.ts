@@ -75,6 +75,8 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
   }
   // `stacker run` would refuse to start on it: so does the check, with run's own error (E_STORE, exit 3).
   if (read.lost !== null) throw read.lost;
+  // Orders another client placed with this stacker's ids, not yet acknowledged: run refuses them (E_FOREIGN_ORDER, exit 3), and so does the check.
+  if (read.foreign !== undefined && read.foreign !== null) throw read.foreign;
 }
 
 /**
@@ -83,7 +85,7 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
  * check that left them out would say "off" while nothing is sent. Read-only, beside a running
  * daemon too; no journal yet means nothing was switched.
  */
-async function readOperatorControls(config: DaemonConfig): Promise<{ readonly summary: OperatorSummary; readonly lost: StoreError | null }> {
+async function readOperatorControls(config: DaemonConfig): Promise<{ readonly summary: OperatorSummary; readonly lost: StoreError | null; readonly foreign?: Error | null }> {
   const { openStoreForReading } = await import('../../store/open-store.ts');
   let journal: Awaited<ReturnType<typeof openStoreForReading>> | null = null;
   try {
@@ -99,7 +101,8 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
       accountKillSwitches: Object.fromEntries([...controls.accountKillSwitches].map(([account, ms]) => [account, iso(ms)])),
       paused: Object.fromEntries([...controls.paused].map(([instance, ms]) => [instance, iso(ms)])),
     };
-    return { summary, lost: null };
+    const { foreignOrdersError } = await import('../../daemon/foreign-findings.ts');
+    return { summary, lost: null, foreign: foreignOrdersError(await journal.listFindings({ unacknowledged: true })) };
   } catch (error) {
     if (error instanceof StoreError && error.reason === 'not-found') return { summary: { killSwitchSince: null, accountKillSwitches: {}, paused: {} }, lost: null };
     const lost = error instanceof StoreError && error.reason === 'journal-lost' ? error : null;

@@ -4,7 +4,7 @@ import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
 import type { Intent } from '../../domain/intent.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order.ts';
-import { INTENT_STATUSES, type IntentRecord, type IntentStatus, type JournalEntry, type SlotRecord, type StoredOrder } from '../../store/journal.ts';
+import { INTENT_STATUSES, type IntentRecord, type IntentStatus, type JournalEntry, type LedgerFinding, type SlotRecord, type StoredOrder } from '../../store/journal.ts';
 import type { StoredJournal } from '../../store/open-store.ts';
 import { LIST_DEFAULT, LIST_LIMIT, checkAll, integerIn, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
@@ -61,19 +61,14 @@ export async function acknowledge(ctx: CommandContext, flags: AcknowledgeFlags, 
     const open = await store.listFindings({ unacknowledged: true });
     await store.acknowledgeFindings();
     if (ctx.json) {
-      ctx.io.out(json({ journal: label.path, acknowledged: open.map((f) => ({ kind: f.kind, instance: f.instance, clientOrderId: f.clientOrderId, orderId: f.orderId, market: f.market, detail: f.detail, foundAt: new Date(f.foundAtMs).toISOString() })) }));
+      ctx.io.out(json({ journal: label.path, acknowledged: open.map(plainFinding) }));
       return;
     }
     if (open.length === 0) {
       ctx.io.out(`nothing to acknowledge in the ${label.mode} journal ${label.path}\n`);
       return;
     }
-    ctx.io.out(
-      table(
-        [{ header: 'FOUND (UTC)' }, { header: 'KIND' }, { header: 'INSTANCE' }, { header: 'CLIENT ORDER ID' }, { header: 'ORDER' }, { header: 'WHY' }],
-        open.map((f) => [time(f.foundAtMs), f.kind, f.instance ?? '', f.clientOrderId, f.orderId ?? '', f.detail]),
-      ),
-    );
+    ctx.io.out(findingsTable(open));
     ctx.io.out(`acknowledged ${open.length} finding(s)\n`);
   }, { write: true });
 }
@@ -242,16 +237,24 @@ export async function journal(ctx: CommandContext, flags: JournalFlags, deps: Re
     // Slots that did not end done: a strategy that failed, a snapshot that could not be read, a slot
     // missed while stacker was down leave no intent to list, and `run --once` sends people here.
     const notDone = args.statuses !== undefined ? [] : await slotsNotDone(store, args.instance, args.limit);
+    // What the history check found and nobody acknowledged: `acknowledge` listed them only as it marked them seen.
+    const findings = await store.listFindings({ unacknowledged: true });
     if (ctx.json) {
       ctx.io.out(
         json({
           journal: label.path,
           mode: label.mode,
+          findings: findings.map(plainFinding),
           entries: entries.map(plainEntry),
           slotsNotDone: notDone.map(({ slot, settled }) => ({ instance: slot.instance, slotTimeMs: slot.slotTimeMs, slotTime: new Date(slot.slotTimeMs).toISOString(), status: slot.status, reason: slot.reason, settled })),
         }),
       );
       return;
+    }
+    if (findings.length > 0) {
+      ctx.io.out(
+        `found at the exchange and not acknowledged (read them, then \`stacker journal acknowledge\`${findings.some((f) => f.kind === 'foreign') ? '; a foreign order stops trading until then' : ''}):\n${findingsTable(findings)}\n`,
+      );
     }
     if (notDone.length > 0) {
       const status = ({ slot, settled }: SlotNotDone): string => (settled === 'done' ? `${slot.status}, settled since (every order found)` : slot.status);
@@ -279,6 +282,18 @@ export async function journal(ctx: CommandContext, flags: JournalFlags, deps: Re
     );
     if (entries.length === args.limit) ctx.io.err(`(the ${args.limit} newest; --limit shows more)\n`);
   });
+}
+
+/** A finding of the history check as JSON. */
+function plainFinding(f: LedgerFinding): Record<string, unknown> {
+  return { kind: f.kind, instance: f.instance, clientOrderId: f.clientOrderId, orderId: f.orderId, market: f.market, detail: f.detail, foundAt: new Date(f.foundAtMs).toISOString() };
+}
+
+function findingsTable(findings: readonly LedgerFinding[]): string {
+  return table(
+    [{ header: 'FOUND (UTC)' }, { header: 'KIND' }, { header: 'INSTANCE' }, { header: 'CLIENT ORDER ID' }, { header: 'ORDER' }, { header: 'WHY' }],
+    findings.map((f) => [time(f.foundAtMs), f.kind, f.instance ?? '', f.clientOrderId, f.orderId ?? '', f.detail]),
+  );
 }
 
 /** A slot that ended other than done, and whether its money intents have all been done since (a lost answer's order found). */

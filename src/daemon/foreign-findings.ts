@@ -1,0 +1,15 @@
+import { ForeignOrderError } from '../domain/errors.ts';
+import type { LedgerFinding } from '../store/journal.ts';
+
+/**
+ * The orders with this stacker's ids that another client placed, as the journal keeps them
+ * until a human acknowledges them: a daemon refuses to start on them (E_FOREIGN_ORDER), and
+ * `stacker check` says so with the same error. null when there is none.
+ */
+export function foreignOrdersError(findings: readonly LedgerFinding[]): ForeignOrderError | null {
+  const foreign = findings.filter((finding) => finding.kind === 'foreign');
+  if (foreign.length === 0) return null;
+  return new ForeignOrderError(
+    foreign.map((f) => ({ instance: f.instance ?? '', clientOrderId: f.clientOrderId, orderId: f.orderId ?? '?', market: f.market ?? '?', createdAtSec: f.foundAtMs / 1000, why: f.detail })),
+  );
+}
