@@ -1,4 +1,4 @@
-import { rmSync, renameSync, copyFileSync, writeFileSync, truncateSync } from 'node:fs';
+import { closeSync, copyFileSync, openSync, renameSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
@@ -154,6 +154,24 @@ describe('a data dir whose journal is lost between runs', () => {
     expect(String((error as Error).message)).toMatch(/--rebuild-journal/);
     // The lock was released: the next attempt is refused for the same reason, not E_LOCKED.
     await expect(openStore({ dataDir: dataDir(), mode: 'live' })).rejects.toMatchObject({ reason: 'journal-lost' });
+  });
+
+  it('refuses a journal damaged in its pages (a disk fault), saying so and the way on; --rebuild-journal keeps it aside and starts a new one', async () => {
+    await firstRun();
+    // Garbage over the pages after the first (the tables' data), as a disk fault or a stray write leaves it.
+    const path = join(dataDir(), 'stacker.db');
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.alloc(8192, 0xa5), 0, 8192, 4096);
+    closeSync(fd);
+    const error = await openStore({ dataDir: dataDir(), mode: 'live' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'E_STORE', reason: 'journal-lost' });
+    expect(String((error as Error).message)).toMatch(/stacker\.db is damaged \(/);
+    expect(String((error as Error).message)).toMatch(/Restore .* from a backup, or rebuild it from the exchange's order history: `stacker run --rebuild-journal`/);
+    const store = await openStore({ dataDir: dataDir(), mode: 'live', onLostJournal: 'rebuild', clock: () => Date.UTC(2026, 10, 24) });
+    closers.push(() => store.close());
+    expect(store.rebuilt?.reason).toMatch(/is damaged/);
+    expect(store.rebuilt?.movedAside).toContain(join(dataDir(), 'stacker.db.lost-2026-11-24T00-00-00-000Z'));
+    expect(await store.journal.getSlot(SLOT)).toBeNull();
   });
 
   it('refuses a missing journal and a journal swapped for another one', async () => {
