@@ -255,7 +255,8 @@ export function checkSameOrder(order: Order, stored: StoredOrder): void {
   throw new StoreError(
     'order-id-clash',
     `order id ${order.orderId} is journalled for ${stored.market} ${JSON.stringify(stored.clientOrderId)}, and an order of ${order.market} ${JSON.stringify(order.clientOrderId)} came with the same id: ` +
-      'two orders cannot share one id in the journal, so the second is not recorded. Accounts on two exchanges whose order ids meet must run in daemons of their own (each its own data dir or database)',
+      'two orders cannot share one id in the journal, so the second is not recorded. Either the exchange gave an id out twice (an exchange whose state was reset under this journal, such as a sandbox restarted: this journal no longer matches it, so start this exchange on a data dir of its own), ' +
+      'or two accounts on exchanges whose order ids meet share this journal (run them in daemons of their own, each its own data dir or database)',
   );
 }
 

@@ -239,6 +239,9 @@ describe('stacker check', () => {
     expect((error as ConfigError).problems.map((p) => `${p.source}: ${p.field}`)).toEqual([`${eth}: MARKET`, `${tiny}: AMOUNT`]);
     expect((error as ConfigError).problems[0]?.rule).toBe('the exchange does not list BTC_USTD; did you mean BTC_USDT?');
     expect(stdout()).toContain(`start-up checks against the exchange (stacker run would refuse to start):\n  ${eth}: MARKET: the exchange does not list BTC_USTD; did you mean BTC_USDT?\n`);
+    // Not "ok" beside it, whatever its strategy answered.
+    expect(stdout()).toMatch(/^dca-eth: PROBLEMS \(the start-up checks above\)$/m);
+    expect(stdout()).toMatch(/^dca-tiny: PROBLEMS \(the start-up checks above\)$/m);
     expect(calls.at(-1)).toBe('close');
   });
 

@@ -470,17 +470,21 @@ export function renderConfig(summary: ConfigSummary): string {
   return `${blocks.join('\n')}\n`;
 }
 
-export function renderPreflight(outcome: PreflightOutcome, config: Pick<DaemonConfig, 'mode'>): string {
+export function renderPreflight(outcome: PreflightOutcome, config: Pick<DaemonConfig, 'mode'> & { readonly instances?: DaemonConfig['instances'] }): string {
   const lines: string[] = [];
   if (outcome.startup.length > 0) {
     lines.push('start-up checks against the exchange (stacker run would refuse to start):');
     for (const problem of outcome.startup) lines.push(`  ${problem.source === undefined ? '' : `${problem.source}: `}${problem.field}: ${problem.rule}`);
   }
   lines.push(`pre-flight against ${config.mode === 'live' ? 'the account' : 'the paper account (as the last run left it, else as the wallet seeds it)'} (nothing was placed):`);
+  // An instance a start-up check refused is not ok, whatever its strategy answered over markets that do not hold its own.
+  const refusedAtStart = new Set(outcome.startup.map((problem) => problem.source));
   for (const report of outcome.reports) {
     const declines = report.intents.some((intent) => intent.kind === 'refusal');
     const waits = report.intents.some((intent) => intent.verdict === 'waits');
-    lines.push(`${report.instance}: ${!passes(report) ? 'PROBLEMS' : waits ? "ok (this period's budget is used up: the buy waits for it to reset)" : declines ? 'ok (the strategy declines to act now)' : 'ok'}`);
+    const file = config.instances?.find((instance) => instance.instance === report.instance)?.file;
+    const verdict = !passes(report) ? 'PROBLEMS' : file !== undefined && refusedAtStart.has(file) ? 'PROBLEMS (the start-up checks above)' : waits ? "ok (this period's budget is used up: the buy waits for it to reset)" : declines ? 'ok (the strategy declines to act now)' : 'ok';
+    lines.push(`${report.instance}: ${verdict}`);
     if (report.budgetLeft !== undefined) lines.push(`  budget left now: ${report.budgetLeft.amount} ${report.budgetLeft.asset} (what ${report.budgetLeft.limitedBy} leaves)`);
     if (report.intents.length === 0 && report.problems.length === 0) lines.push('  nothing that moves money now (notes only, or nothing to do)');
     const kindWidth = Math.max(0, ...report.intents.map((intent) => intent.kind.length));
