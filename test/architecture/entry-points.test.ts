@@ -17,8 +17,9 @@ describe('entry points', () => {
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
     // Through bin/stacker.js, not src/cli.ts: a JavaScript entry turns Node's compile cache on
     // before the first TypeScript file loads, so a warm start skips loading the type stripper.
-    expect(scripts['start']).toBe(`node ${COMMAND_FLAGS} bin/stacker.js`);
-    expect(scripts['stacker']).toBe(`node ${COMMAND_FLAGS} bin/stacker.js`);
+    // exec: Node takes npm's shell's place, so a SIGTERM to npm reaches it (test/cli/npm-scripts.test.ts).
+    expect(scripts['start']).toBe(`exec node ${COMMAND_FLAGS} bin/stacker.js`);
+    expect(scripts['stacker']).toBe(`exec node ${COMMAND_FLAGS} bin/stacker.js`);
     expect(read('bin/stacker.js').split('\n')[0]).toBe(`#!/usr/bin/env -S node ${COMMAND_FLAGS}`);
     const daemon = read('bin/daemon.sh').split('\n').filter((line) => line.trim().startsWith('exec node'));
     expect(daemon.at(-1)?.trim()).toBe(`exec node ${COMMAND_FLAGS} "$cli" "$@"`);

@@ -303,10 +303,10 @@ describe('a backtest over real candles', () => {
     const text = (await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', a, '--strategy', b, '--together', '--env-file', envFile])).stdout;
     expect(text).toContain("Account caps, all of an account's instances together: main: 15 USDT a day (UTC)");
 
-    // A sweep's runs (worker threads) count it too, each on its own wallet: 20 a day never fits under 15.
+    // A sweep's runs (worker threads) count it too, each on its own wallet: 20 a day never fits under 15, and is said so.
     const sweep = JSON.parse((await run(process.execPath, [CLI, 'backtest', '--json', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', a, '--sweep', 'AMOUNT_QUOTE=10,20', '--env-file', envFile])).stdout) as { runs: Array<{ report: Report }> };
     expect(sweep.runs.map((r) => r.report.orders.filled)).toEqual([free.slots / 2, 0]);
-    expect(sweep.runs[1]?.report.refusals.byReason).toEqual({ 'over-budget': free.slots / 2 });
+    expect(sweep.runs[1]?.report.refusals.byReason).toEqual({ 'budget-too-small': free.slots / 2 });
 
     const bad = await run(process.execPath, [CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', a], { env: { ...process.env, STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '-1' } }).catch((error: { code: number; stderr: string }) => error);
     expect('code' in bad ? bad.code : 0).toBe(2);

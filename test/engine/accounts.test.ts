@@ -185,7 +185,7 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       expect(sideOrder?.orderId).toBe(mainOrder?.orderId);
       expect(stopped).toHaveLength(1);
       expect(stopped[0]).toMatchObject({ code: 'E_STORE', message: expect.stringContaining(`order id ${mainOrder?.orderId} is journalled for BTC_USDT`) });
-      expect(stopped[0]?.message).toContain('must run in daemons of their own');
+      expect(stopped[0]?.message).toContain('run them in daemons of their own');
       expect(engine.fatal).toBe(stopped[0]);
       // Nothing more is sent by either account.
       expect(await engine.runSlot('a1-main', DAY + 86_400_000)).toBe('skipped');
