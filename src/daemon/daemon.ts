@@ -470,16 +470,17 @@ async function runOnce(
       why[instance] = ALREADY_JOURNALLED;
       continue;
     }
+    const journalled = slots[instance] === 'done' ? null : ((await journal.getSlot({ instance, slotTimeMs }))?.reason ?? null);
     if (slots[instance] !== 'done') {
       // Printed beside the outcome: a disabled or failed slot has no intent to say why.
-      const reason = (await journal.getSlot({ instance, slotTimeMs }))?.reason ?? (engine.fatal === null ? null : `trading stopped: ${engine.fatal.message}`);
+      const reason = journalled ?? (engine.fatal === null ? null : `trading stopped: ${engine.fatal.message}`);
       // A pause is the journal's to keep across runs: say where it is lifted, since --once has no status API of its own.
       if (reason === PAUSED_REASON) why[instance] = `paused from the status API: resume it there (the status page, or POST /api/instances/${instance}/resume) on a running daemon`;
       else if (reason !== null) why[instance] = reason;
     }
     const missed = await slotShortfall(journal, instance, slotTimeMs);
     if (missed.length > 0) notDone[instance] = missed;
-    if (passes(slots[instance] as SlotOutcome, (await journal.getSlot({ instance, slotTimeMs }))?.reason ?? null, missed)) passing.push(instance);
+    if (passes(slots[instance] as SlotOutcome, journalled, missed)) passing.push(instance);
   }
 }
 

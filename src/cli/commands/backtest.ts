@@ -203,10 +203,10 @@ async function compare(
   // sweep's values each their own): the first bad value alone sent the user back once per value.
   const problems = new RunProblems(sweeps.length > 0);
   const specInstances: Array<Awaited<ReturnType<typeof loadStrategyFiles>>> = [];
-  for (const spec of specs) {
+  for (const [i, spec] of specs.entries()) {
     const instances = await problems.of(async () => runnable(await loadStrategyFiles(spec.files, { overrides: spec.overrides })));
     if (instances === null) continue;
-    specInstances.push(instances);
+    specInstances[i] = instances;
     windowMs = Math.max(windowMs, longestWindowMs(instances));
     Object.assign(accountCaps, capsToJson(await backtestAccountCaps(await ctx.envLayers(), instances)));
   }
