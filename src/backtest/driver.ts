@@ -245,14 +245,18 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
           if (price !== null) firstSlot = { timeMs: slotTimeMs, price };
         }
         // In a gap: the open it fills at is a whole interval or more away (a slot between two opens is not).
-        if (fillTimeOf(slotTimeMs) - slotTimeMs >= intervalMs) slotsInGaps = slotsInGaps === null ? { count: 1, firstMs: slotTimeMs } : { count: slotsInGaps.count + 1, firstMs: slotsInGaps.firstMs };
+        const inGap = fillTimeOf(slotTimeMs) - slotTimeMs >= intervalMs;
+        if (inGap) slotsInGaps = slotsInGaps === null ? { count: 1, firstMs: slotTimeMs } : { count: slotsInGaps.count + 1, firstMs: slotsInGaps.firstMs };
         const outcome = await engine.runSlot(instance, slotTimeMs);
         if (outcome === 'disabled') await noteDisabled(instance, slotTimeMs);
         await engine.track();
         if (memory !== null) fold(await memory.retireSettled());
-        // Valued at the last price known at the slot, as the strategy saw it: a fill at the next
-        // open (a slot between two opens, or in a gap) shows in the samples from that open on.
-        const price = candles.priceKnownAt(slotTimeMs);
+        // Valued at the last price known at the slot, as the strategy saw it, its buy (filled at
+        // the next open) in. Not in a gap: the buys of its slots fill at the first open after it,
+        // far from the last price before it, and there is no price of the gap's own time to value
+        // them at; the first close after the gap values them (valued at the old price, a falling
+        // market looked like a rising account through the gap, and a drawdown's peak fell in it).
+        const price = inGap ? null : candles.priceKnownAt(slotTimeMs);
         if (price !== null) facts.addSample(sampleAt(exchange, rules, slotTimeMs, price));
         heap.slotRan();
       },

@@ -11,6 +11,7 @@ import { loadCandles, parseCandles } from '../../src/candles/index.ts';
 import { type RunObserver, runBacktest } from '../../src/backtest/driver.ts';
 import { buildReport } from '../../src/backtest/report/build.ts';
 import { renderSummary } from '../../src/backtest/report/summary.ts';
+import { priceChart } from '../../src/backtest/report/charts.ts';
 import { loadStrategyFiles } from '../../src/config/daemon-config.ts';
 import { Decimal, formatDecimal, roundUp } from '../../src/domain/money.ts';
 import { defineStrategy, param } from '../../strategies/sdk.ts';
@@ -114,6 +115,33 @@ describe('a backtest over real candles', () => {
     expect(report.slots).toBe(13);
     const text = renderSummary(report, { color: false });
     expect(text).toContain("3 in gaps of the data, filled at the first open after (first 2021-03-04 23:30Z); 1 more slot after the last candle's open, not run: no open left to fill at (2021-03-14 23:30Z)");
+  });
+
+  it('values no slot inside a gap of the data: its buys fill at the first open after it, and only the closes after it value them', async () => {
+    // Three days at 100, a gap of three days, three days at 50: the buys of the gap's slots fill at 50.
+    const hour = 3600;
+    const start = Date.UTC(2021, 2, 1) / 1000;
+    const rows = ['time,open,high,low,close,volume'];
+    for (let t = start; t < start + 9 * 24 * hour; t += hour) {
+      const day = Math.floor((t - start) / (24 * hour));
+      if (day >= 3 && day < 6) continue;
+      const price = day < 3 ? '100' : '50';
+      rows.push(`${t},${price},${price},${price},${price},1`);
+    }
+    const instances = await loadStrategyFiles([strategyFile('gap-dca', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT_QUOTE=100\n')]);
+    const run = await runBacktest({ candles: parseCandles(rows.join('\n'), { market: 'BTC_USDT' }), market: 'BTC_USDT', dataFile: 'gap.csv', instances, wallet: new Map([['USDT', new Decimal('1000')]]), slippagePct: new Decimal(0), flex: null });
+    const gapFromMs = (start + 3 * 24 * hour) * 1000;
+    const gapToMs = (start + 6 * 24 * hour) * 1000;
+    expect(run.facts.equity.points().filter((p) => p.timeMs > gapFromMs && p.timeMs < gapToMs)).toEqual([]);
+    const report = buildReport(run);
+    expect(report.slotsInGaps).toEqual({ count: 3, firstMs: gapFromMs + 9 * hour * 1000 });
+    // Valued at 100 through the gap, the gap's buys (at 50) made the account look richer and put the peak in the gap.
+    expect(report.drawdown.max?.peakTimeMs).toBeLessThan(gapFromMs);
+    expect(Number(report.drawdown.max?.peakValue)).toBeLessThanOrEqual(1000);
+    // The price line breaks over the gap rather than draw prices nobody saw; without a gap it is one line.
+    const segments = (svg: string): number => (/class="series price-line" d="([^"]*)"/.exec(svg)?.[1] ?? '').split('M').length - 1;
+    expect(segments(priceChart(run, []))).toBe(2);
+    expect(segments(priceChart(await backtestFixture(instances), []))).toBe(1);
   });
 
   it('respects a weekly budget across the run, refusing with over-budget', async () => {

@@ -25,6 +25,8 @@ export interface Series {
   label: string;
   points: ReadonlyArray<{ timeMs: number; value: Decimal }>;
   step?: boolean;
+  /** Two points further apart than this are not joined: the line breaks over a gap of the data rather than draw prices nobody saw. */
+  breakOverMs?: number;
 }
 
 export interface Marker {
@@ -48,11 +50,38 @@ export function buysOf(run: BacktestRun): Buy[] {
 }
 
 function priceSeries(run: BacktestRun): Series {
-  return {
-    cssClass: 'price-line',
-    label: `${run.market} close`,
-    points: run.chartCandles.map((c) => ({ timeMs: c.timeSec * 1000, value: c.close })),
-  };
+  const points = run.chartCandles.map((c) => ({ timeMs: c.timeSec * 1000, value: c.close }));
+  return { cssClass: 'price-line', label: `${run.market} close`, points, breakOverMs: 2 * usualStepMs(points) };
+}
+
+/** The usual time between two chart points (the most common; the last point may be nearer, a gap is wider); Infinity with fewer than two. */
+function usualStepMs(points: ReadonlyArray<{ timeMs: number }>): number {
+  const counts = new Map<number, number>();
+  for (let i = 1; i < points.length; i++) {
+    const delta = (points[i] as { timeMs: number }).timeMs - (points[i - 1] as { timeMs: number }).timeMs;
+    counts.set(delta, (counts.get(delta) ?? 0) + 1);
+  }
+  let step = Number.POSITIVE_INFINITY;
+  let seen = 0;
+  for (const [delta, count] of counts) if (count > seen || (count === seen && delta < step)) [step, seen] = [delta, count];
+  return step;
+}
+
+/** The points in runs without a gap wider than `breakOverMs` inside one. */
+function unbroken<T extends { timeMs: number }>(points: readonly T[], breakOverMs: number | undefined): T[][] {
+  if (breakOverMs === undefined || !Number.isFinite(breakOverMs)) return [[...points]];
+  const runs: T[][] = [];
+  let run: T[] = [];
+  for (const point of points) {
+    const last = run.at(-1);
+    if (last !== undefined && point.timeMs - last.timeMs > breakOverMs) {
+      runs.push(run);
+      run = [];
+    }
+    run.push(point);
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
 }
 
 export function priceChart(run: BacktestRun, buys: readonly Buy[]): string {
@@ -164,9 +193,11 @@ export function chart(spec: ChartSpec): string {
   const out = [open, title, axes(plot, timeAxis(fromMs, toMs), x, value, y, { x: 'time (UTC)', y: spec.yLabel })];
   for (const series of spec.series) {
     if (series.points.length === 0) continue;
-    const pixels = series.points.map((p) => [x(p.timeMs), y(p.value.toNumber())] as const);
-    const drawn = series.step === true ? pixels : thin(pixels, MAX_LINE_POINTS);
-    out.push(`<path class="series ${series.cssClass}" d="${pathData(drawn, series.step === true)}"/>`);
+    const d = unbroken(series.points, series.breakOverMs).map((run) => {
+      const pixels = run.map((p) => [x(p.timeMs), y(p.value.toNumber())] as const);
+      return pathData(series.step === true ? pixels : thin(pixels, MAX_LINE_POINTS), series.step === true);
+    });
+    out.push(`<path class="series ${series.cssClass}" d="${d.join('')}"/>`);
   }
   out.push(markerGroup(markers, x, y));
   out.push(legend(plot, legendItems(spec)));
