@@ -42,6 +42,8 @@ export interface ChartSpec {
   series: Series[];
   markers?: Marker[];
   markerLabel?: string;
+  /** false: no legend in the picture (a comparison's runs, too many for one row, get an HTML list under it). */
+  legend?: boolean;
 }
 
 /** The buys the price chart marks: per time bucket the first, cheapest, dearest and last (every buy when they are fewer than the buckets). */
@@ -152,12 +154,16 @@ export function drawdownChart(run: BacktestRun): string {
 
 /** Several backtests' account values on one chart, a line each (a comparison or a sweep). */
 export function comparisonChart(runs: ReadonlyArray<{ readonly label: string; readonly points: ReadonlyArray<{ timeMs: number; value: Decimal }> }>, quote: string): string {
-  return chart({
+  const svg = chart({
     id: 'chart-comparison',
     title: `Account value (${quote}), one line per run`,
     yLabel: quote,
     series: runs.map((run, i) => ({ cssClass: `run-line run-${i % RUN_COLOURS}`, label: run.label, points: run.points })),
+    legend: false,
   });
+  // Up to 64 runs: one row of swatches in the picture ran off its left edge; a list wraps.
+  const items = runs.map((run, i) => `<li class="run-${i % RUN_COLOURS}">${escapeHtml(run.label)}</li>`);
+  return `${svg}\n<ul class="run-legend" aria-label="runs">${items.join('')}</ul>`;
 }
 
 /** Distinct line colours of a comparison before they repeat (html.ts's style sheet). */
@@ -200,7 +206,7 @@ export function chart(spec: ChartSpec): string {
     out.push(`<path class="series ${series.cssClass}" d="${d.join('')}"/>`);
   }
   out.push(markerGroup(markers, x, y));
-  out.push(legend(plot, legendItems(spec)));
+  if (spec.legend !== false) out.push(legend(plot, legendItems(spec)));
   out.push('</svg>');
   return out.join('\n');
 }

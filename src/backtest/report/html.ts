@@ -283,4 +283,8 @@ svg .buy-marker, svg .buy-swatch { fill: #f76707; stroke: #fff; stroke-width: 1;
 svg .dense .buy-marker { stroke-width: 0.4; fill-opacity: 0.8; }
 svg .run-0 { stroke: #1c7ed6; } svg .run-1 { stroke: #f76707; } svg .run-2 { stroke: #2f9e44; } svg .run-3 { stroke: #7048e8; }
 svg .run-4 { stroke: #e03131; } svg .run-5 { stroke: #0c8599; } svg .run-6 { stroke: #a61e4d; } svg .run-7 { stroke: #5c940d; }
+.run-legend { display: flex; flex-wrap: wrap; gap: 4px 18px; list-style: none; padding: 0; margin: 6px 0 0; font-size: 13px; }
+.run-legend li::before { content: ""; display: inline-block; width: 20px; height: 3px; margin-right: 6px; vertical-align: middle; background: #868e96; }
+.run-legend .run-0::before { background: #1c7ed6; } .run-legend .run-1::before { background: #f76707; } .run-legend .run-2::before { background: #2f9e44; } .run-legend .run-3::before { background: #7048e8; }
+.run-legend .run-4::before { background: #e03131; } .run-legend .run-5::before { background: #0c8599; } .run-legend .run-6::before { background: #a61e4d; } .run-legend .run-7::before { background: #5c940d; }
 `;

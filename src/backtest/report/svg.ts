@@ -149,6 +149,17 @@ export function pathData(points: ReadonlyArray<readonly [number, number]>, step 
 /** Rough width of one character of 11 px text: layout only needs to be about right. */
 const CHAR_WIDTH = 6.5;
 
+/**
+ * A label's width in 11 px text, erring wide: capitals, digits and `_=%` are wider than the
+ * average letter, and a legend laid out with the average drew the next swatch over a label of
+ * capitals (`DIP_PCT=10`).
+ */
+export function textWidth(label: string): number {
+  let width = 0;
+  for (const c of label) width += /[A-Z_=%@#MW]/.test(c) ? 7.8 : /[0-9]/.test(c) ? 6.8 : c === ' ' ? 3.4 : /[.,:;'|!il]/.test(c) ? 3.6 : 6.4;
+  return width;
+}
+
 export interface AxisLabels {
   /** Under the x axis. */
   x: string;
@@ -194,13 +205,13 @@ export interface LegendItem {
 /** One row of swatches above the plot, right-aligned. */
 export function legend(plot: Plot, items: readonly LegendItem[]): string {
   const out: string[] = ['<g class="legend">'];
-  let x = plot.right - items.reduce((total, item) => total + 34 + item.label.length * CHAR_WIDTH, 0);
+  let x = plot.right - items.reduce((total, item) => total + 34 + textWidth(item.label), 0);
   const y = plot.top - 10;
   for (const item of items) {
     if (item.kind === 'marker') out.push(`<circle class="${item.cssClass} legend-swatch" cx="${px(x + 10)}" cy="${px(y)}" r="4"/>`);
     else out.push(`<line class="${item.cssClass} legend-swatch" x1="${px(x)}" x2="${px(x + 20)}" y1="${px(y)}" y2="${px(y)}"/>`);
     out.push(`<text class="legend-label" x="${px(x + 26)}" y="${px(y)}" dominant-baseline="middle">${escapeHtml(item.label)}</text>`);
-    x += 34 + item.label.length * CHAR_WIDTH;
+    x += 34 + textWidth(item.label);
   }
   out.push('</g>');
   return out.join('\n');

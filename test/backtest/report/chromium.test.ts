@@ -158,3 +158,68 @@ describe('backtest HTML report in headless Chromium', () => {
     expect(stats.orangePixels).toBeGreaterThan(3 * 20);
   });
 });
+
+describe('the legends of the report pages in headless Chromium', () => {
+  let dir = '';
+  let browser: Browser | null = null;
+
+  beforeAll(async () => {
+    if (executablePath === null) return;
+    dir = mkdtempSync(join(tmpdir(), 'stacker-legend-'));
+    browser = await launchChromium(executablePath);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Each swatch and label of every legend drawn in a chart, left to right: [left, right] in page pixels. */
+  async function legendBoxes(page: Page): Promise<Array<Array<[number, number]>>> {
+    const groups = page.locator('svg.chart g.legend');
+    const out: Array<Array<[number, number]>> = [];
+    for (let g = 0; g < (await groups.count()); g++) {
+      const parts = groups.nth(g).locator('line, circle, text');
+      const boxes: Array<[number, number]> = [];
+      for (let i = 0; i < (await parts.count()); i++) {
+        const box = await parts.nth(i).boundingBox();
+        if (box !== null) boxes.push([box.x, box.x + box.width]);
+      }
+      out.push(boxes);
+    }
+    return out;
+  }
+
+  it.skipIf(executablePath === null)("draws no legend swatch over the label before it, and lists a comparison's runs under its chart, one per run, wrapped", async () => {
+    const run = syntheticRun({ firstSlot: { timeMs: T0 + HOUR, price: new Decimal('100') } });
+    const report = buildReport(run);
+    // Labels of capitals and digits, as a sweep's are: wider than an average letter.
+    const labels = ['DIP_PCT=10 AMOUNT_QUOTE=20', 'DIP_PCT=10 AMOUNT_QUOTE=50', 'DIP_PCT=25 AMOUNT_QUOTE=20', 'DIP_PCT=25 AMOUNT_QUOTE=50', 'WWW_MMM=100', 'dca-btc-quote-daily'];
+    const runs = labels.map((label, i) => ({ label, report, equity: [[T0, '100'], [T0 + HOUR, String(100 + i)]] as Array<readonly [number, string]> }));
+    const { renderComparisonHtml } = await import('../../../src/backtest/report/html.ts');
+    const files = { report: join(dir, 'report.html'), comparison: join(dir, 'comparison.html') };
+    // The report's own charts, and one whose legend names series in capitals, as a market or a sweep's keys are.
+    const { chart } = await import('../../../src/backtest/report/charts.ts');
+    const points = [{ timeMs: T0, value: new Decimal(1) }, { timeMs: T0 + HOUR, value: new Decimal(2) }];
+    const capitals = chart({ id: 'chart-capitals', title: 'capitals', yLabel: 'USDT', series: labels.slice(0, 3).map((label, i) => ({ cssClass: `run-line run-${i}`, label, points })) });
+    writeFileSync(files.report, renderHtml(report, run).replace('</main>', `${capitals}</main>`));
+    writeFileSync(files.comparison, renderComparisonHtml(runs));
+    const page = await browser!.newPage({ viewport: { width: 1100, height: 900 } });
+    await page.goto(pathToFileURL(files.report).href, { waitUntil: 'load' });
+    const legends = await legendBoxes(page);
+    expect(legends.length).toBeGreaterThan(0);
+    for (const boxes of legends) for (let i = 1; i < boxes.length; i++) expect(boxes[i]![0], `legend part ${i}`).toBeGreaterThanOrEqual(boxes[i - 1]![1] - 0.5);
+
+    await page.goto(pathToFileURL(files.comparison).href, { waitUntil: 'load' });
+    expect(await page.locator('#chart-comparison g.legend').count()).toBe(0);
+    expect(await page.locator('ul.run-legend li').allTextContents()).toEqual(labels);
+    // On a phone the list wraps inside the page rather than run off it.
+    await page.setViewportSize({ width: 390, height: 800 });
+    const list = await page.locator('ul.run-legend').boundingBox();
+    const items = page.locator('ul.run-legend li');
+    for (let i = 0; i < labels.length; i++) {
+      const box = await items.nth(i).boundingBox();
+      expect(box!.x + box!.width).toBeLessThanOrEqual(list!.x + list!.width + 1);
+    }
+    await page.close();
+  });
+});
