@@ -388,6 +388,12 @@ describe('a backtest that keeps its journal (--journal FILE)', () => {
       expect(report.mode).toBe('backtest');
       expect(report.markets.map((m) => [m.market, m.price, m.value])).toEqual([['BTC_USDT', null, null]]);
       expect(report.note).toContain("a backtest's journal is not valued at today's prices");
+      // The page says so too, rather than speak of a price now beside empty Price and Value cells.
+      const html = join(dir, 'priced.html');
+      await run(process.execPath, [CLI, 'report', '--journal', journal, '--html', html], { env: { ...process.env, STACKER_BASE_URL: url } });
+      const page = readFileSync(html, 'utf8');
+      expect(page).not.toContain('price now');
+      expect(page).toContain("no price was read (a backtest&#39;s journal is not valued at today&#39;s prices");
       expect(asked).toEqual([]);
     } finally {
       await new Promise((closed) => exchange.close(closed));

@@ -20,6 +20,8 @@ export interface LiveReportInput {
   /** Every order the report read (filled buys are drawn). */
   readonly orders: readonly StoredOrder[];
   readonly prices: ReadonlyMap<string, Decimal> | null;
+  /** Why there are no prices, when there are none (a backtest's journal, an exchange that did not answer). */
+  readonly priceNote?: string;
   readonly generatedAtMs: number;
 }
 
@@ -34,18 +36,21 @@ export function renderLiveReportHtml(input: LiveReportInput): string {
   ];
   for (const position of input.positions) {
     const buys = filledBuys(input.orders, position.market);
+    const priceNow = input.prices?.get(position.market) ?? null;
     body.push(
       section(
         position.market,
         [
-          figure(buysChart(position.market, buys, input.prices?.get(position.market) ?? null), `Each filled buy (${buys.length}) at its average price, the average cost with fees as it grew, and the price now.`),
+          figure(buysChart(position.market, buys, priceNow), `Each filled buy (${buys.length}) at its average price${priceNow === null ? ' and' : ','} the average cost with fees as it grew${priceNow === null ? '' : ', and the price now'}.`),
           figure(investedChart(position.market, buys), 'Quote spent so far, fees in: the cost the average cost divides.'),
         ].join('\n'),
       ),
     );
   }
   if (input.positions.length === 0) body.push(`<p>Nothing bought yet in this journal.</p>`);
-  body.push(`<footer>From the journal only; the price now is the exchange's last price when the report was made.</footer>`);
+  // Without prices the page must not speak of a price now: Price, Value and P&L are empty, and say why.
+  const valued = input.prices === null ? `no price was read (${input.priceNote ?? 'the exchange did not answer'}): Price, Value and P&L are left empty` : "the price now is the exchange's last price when the report was made";
+  body.push(`<footer>From the journal only; ${escapeHtml(valued)}.</footer>`);
   return page(title, body);
 }
 

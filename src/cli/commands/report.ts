@@ -66,7 +66,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     const rows = positions(orders, prices);
     if (args.html !== undefined) {
       const { renderLiveReportHtml } = await import('./report-html.ts');
-      const page = renderLiveReportHtml({ journalPath: label.path, mode: label.mode, instance: args.instance, positions: rows, orders, prices, generatedAtMs: Date.now() });
+      const page = renderLiveReportHtml({ journalPath: label.path, mode: label.mode, instance: args.instance, positions: rows, orders, prices, ...(priceNote === '' ? {} : { priceNote }), generatedAtMs: Date.now() });
       writeOutputFile(args.html, page, '--html');
     }
     if (ctx.json) {
