@@ -125,13 +125,16 @@ export function table(headers: readonly Cell[], rows: readonly (readonly Cell[])
     const span = c.colspan === undefined ? '' : ` colspan="${c.colspan}"`;
     return `<${tag}${classes === '' ? '' : ` class="${classes}"`}${span}>${escapeHtml(c.text)}</${tag}>`;
   };
+  // In a box of its own that scrolls sideways: on a phone a wide table scrolled the whole page.
   return [
+    '<div class="table-scroll">',
     `<table${cssClass === '' ? '' : ` class="${cssClass}"`}>`,
     `<thead><tr>${headers.map((h) => cell('th', h)).join('')}</tr></thead>`,
     '<tbody>',
     ...rows.map((row) => `<tr>${row.map((c) => cell('td', c)).join('')}</tr>`),
     '</tbody>',
     '</table>',
+    '</div>',
   ].join('\n');
 }
 
@@ -258,15 +261,18 @@ h2 { font-size: 17px; margin: 28px 0 10px; border-bottom: 1px solid var(--line);
 .sub, footer, figcaption { color: var(--muted); font-size: 13px; }
 footer { margin-top: 32px; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
-table { border-collapse: collapse; background: #fff; margin: 0 0 12px; font-size: 13px; }
+table { border-collapse: collapse; background: #fff; margin: 0; font-size: 13px; }
+.table-scroll { overflow-x: auto; max-width: 100%; margin: 0 0 12px; }
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th { background: #f1f3f5; font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.good { color: #2b8a3e; font-weight: 600; }
 td.bad { color: #c92a2a; font-weight: 600; }
 td.elided { text-align: center; color: var(--muted); }
-figure { margin: 0 0 20px; background: #fff; border: 1px solid var(--line); padding: 8px; }
-svg.chart { display: block; width: 100%; height: auto; font-size: 11px; }
+figure { margin: 0 0 20px; background: #fff; border: 1px solid var(--line); padding: 8px; overflow-x: auto; }
+/* Not narrower than its text can be read at: on a phone the chart scrolls inside its frame. */
+svg.chart { display: block; width: 100%; min-width: 600px; height: auto; font-size: 11px; }
+@media (max-width: 600px) { main { padding: 16px 10px 32px; } }
 svg .grid { stroke: #edf0f2; stroke-width: 1; }
 svg .frame { fill: none; stroke: #adb5bd; stroke-width: 1; }
 svg .tick, svg .legend-label { fill: #495057; }

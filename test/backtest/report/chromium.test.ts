@@ -201,13 +201,18 @@ describe('the legends of the report pages in headless Chromium', () => {
     const { chart } = await import('../../../src/backtest/report/charts.ts');
     const points = [{ timeMs: T0, value: new Decimal(1) }, { timeMs: T0 + HOUR, value: new Decimal(2) }];
     const capitals = chart({ id: 'chart-capitals', title: 'capitals', yLabel: 'USDT', series: labels.slice(0, 3).map((label, i) => ({ cssClass: `run-line run-${i}`, label, points })) });
-    writeFileSync(files.report, renderHtml(report, run).replace('</main>', `${capitals}</main>`));
+    writeFileSync(files.report, renderHtml(report, run).replace('</main>', `<figure>${capitals}</figure></main>`));
     writeFileSync(files.comparison, renderComparisonHtml(runs));
     const page = await browser!.newPage({ viewport: { width: 1100, height: 900 } });
     await page.goto(pathToFileURL(files.report).href, { waitUntil: 'load' });
     const legends = await legendBoxes(page);
     expect(legends.length).toBeGreaterThan(0);
     for (const boxes of legends) for (let i = 1; i < boxes.length; i++) expect(boxes[i]![0], `legend part ${i}`).toBeGreaterThanOrEqual(boxes[i - 1]![1] - 0.5);
+    // On a phone the page does not scroll sideways: wide tables and charts scroll in their own boxes.
+    const pageWidth = (): Promise<number> => page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+    await page.setViewportSize({ width: 390, height: 800 });
+    expect(await pageWidth()).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1100, height: 900 });
 
     await page.goto(pathToFileURL(files.comparison).href, { waitUntil: 'load' });
     expect(await page.locator('#chart-comparison g.legend').count()).toBe(0);
