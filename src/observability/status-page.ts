@@ -30,6 +30,12 @@ section, article { border: 1px solid var(--line); border-radius: 8px; padding: 1
 table { border-collapse: collapse; font-size: .9em; width: 100%; }
 th, td { text-align: left; padding: 3px 8px 3px 0; border-bottom: 1px solid var(--line); vertical-align: top; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.wrap { white-space: normal; min-width: 16em; }
+/* An order's transitions under it, set in: not rows of orders of their own. */
+tr.transition td { opacity: .75; font-size: .92em; }
+tr.transition td:first-child { padding-left: 1.5em; }
+/* Dark backgrounds need lighter tones to stay readable (4.5:1 and more on #121212). */
+@media (prefers-color-scheme: dark) { :root { --ok: #3fb950; --bad: #ff7b72; --warn: #e3b341; } }
 button { font: inherit; padding: 6px 12px; margin: 4px 6px 0 0; border-radius: 6px; border: 1px solid var(--line); cursor: pointer; }
 button.danger { color: var(--bad); border-color: var(--bad); }
 input { font: inherit; padding: 6px; width: min(100%, 340px); }
@@ -61,10 +67,24 @@ function text(value) { return value === null || value === undefined || value ===
 function settledText(slot) { return slot.settled ? '; since settled: ' + slot.settled + ' (its order was found after the answer was lost)' : ''; }
 // The browser's own time, with its zone named: schedules and the journal read in UTC beside it.
 function when(iso) { return iso ? new Date(iso).toLocaleString(undefined, { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' }) : '-'; }
+// A row is its cells, or { cells, class }; a cell is a value, a node, or { text, class } (a reason that wraps).
 function table(headers, rows, numeric) {
   var head = el('tr', null, headers.map(function (h, i) { return el('th', { text: h, class: numeric && numeric[i] ? 'num' : null }); }));
-  var body = rows.map(function (row) { return el('tr', null, row.map(function (cell, i) { return el('td', { text: text(cell), class: numeric && numeric[i] ? 'num' : null }); })); });
+  var body = rows.map(function (row) {
+    var cells = Array.isArray(row) ? row : row.cells;
+    return el('tr', Array.isArray(row) ? null : { class: row.class }, cells.map(function (cell, i) {
+      var kind = numeric && numeric[i] ? 'num' : null;
+      if (cell && cell.nodeType) return el('td', { class: kind }, [cell]);
+      if (cell && typeof cell === 'object') return el('td', { text: text(cell.text), class: [kind, cell.class].filter(Boolean).join(' ') || null });
+      return el('td', { text: text(cell), class: kind });
+    }));
+  });
   return el('div', { class: 'scroll' }, [el('table', null, [el('thead', null, [head]), el('tbody', null, body)])]);
+}
+// How a slot ended, as a badge: a failure red, a skip or a refusal (a "done" slot whose buy was refused) amber.
+function slotBadge(slot) {
+  var tone = slot.settled === 'done' || (slot.status === 'done' && !/refused/.test(slot.reason || '')) ? 'ok' : slot.status === 'failed' ? 'bad' : 'warn';
+  return el('span', { class: 'badge ' + tone, 'data-tone': tone, text: slot.status + (slot.settled ? ', settled: ' + slot.settled : '') });
 }
 function say(message, bad) {
   var box = document.getElementById('message');
@@ -123,7 +143,7 @@ function renderInstance(instance, canControl) {
     el('div', null, badges),
     el('div', null, ['schedule ', el('code', { text: instance.schedule }), ' (' + instance.timezone + ')']),
     el('div', { 'data-field': 'next-slot' }, ['next slot: ' + when(instance.nextSlot) + (instance.paused && instance.nextSlot ? ' (skipped while paused)' : '')]),
-    el('div', { 'data-field': 'last-slot' }, ['last slot: ' + (last ? when(last.slotTime) + ': ' + last.status + (last.reason ? ' (' + last.reason + ')' : '') + settledText(last) : 'none yet')]),
+    el('div', { 'data-field': 'last-slot' }, last ? ['last slot: ' + when(last.slotTime) + ' ', slotBadge(last), (last.reason ? ' (' + last.reason + ')' : '') + settledText(last)] : ['last slot: none yet']),
   ];
   var retry = instance.retrying;
   if (retry) {
@@ -147,15 +167,16 @@ function renderInstance(instance, canControl) {
   }
   if (instance.recentSlots.length > 0) {
     parts.push(el('h3', { text: 'Recent slots' }));
-    parts.push(table(['slot', 'status', 'reason'], instance.recentSlots.map(function (s) { return [when(s.slotTime), s.status + settledText(s), s.reason]; })));
+    parts.push(table(['slot', 'status', 'reason'], instance.recentSlots.map(function (s) { return [when(s.slotTime), slotBadge(s), { text: s.reason, class: 'wrap' }]; })));
   }
   if (instance.recentOrders.length > 0) {
     parts.push(el('h3', { text: 'Recent orders' }));
     var rows = [];
-    instance.recentOrders.forEach(function (o) {
+    // Newest first by when each was placed (an order found late is not the newest).
+    instance.recentOrders.slice().sort(function (a, b) { return a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0; }).forEach(function (o) {
       rows.push([when(o.createdAt), o.market, o.side, o.status, o.amount, o.filledBase, o.filledQuote, o.fee + (o.feeAsset ? ' ' + o.feeAsset : ''), o.orderId]);
       o.transitions.forEach(function (t) {
-        rows.push(['  ' + when(t.at), '', '', (t.from || 'new') + ' \\u2192 ' + t.to, '', t.filledBase, t.filledQuote, t.fee, '']);
+        rows.push({ class: 'transition', cells: [when(t.at), '', '', (t.from || 'new') + ' \\u2192 ' + t.to, '', t.filledBase, t.filledQuote, t.fee, ''] });
       });
     });
     parts.push(table(['time', 'market', 'side', 'status', 'amount', 'filled base', 'filled quote', 'fee', 'order'], rows, [false, false, false, false, true, true, true, true, false]));

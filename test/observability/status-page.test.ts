@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type HealthServer, startHealthServer } from '../../src/observability/health-server.ts';
 import { MAX_CONTROL_BODY_BYTES, type ControlAction } from '../../src/observability/control-api.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
-import { spentOf } from '../../src/daemon/status.ts';
+import { type StatusDocument, spentOf } from '../../src/daemon/status.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import { chromiumOrWarn, launchChromium } from '../support/chromium.ts';
 
@@ -55,7 +55,7 @@ afterEach(async () => {
   acted.length = 0;
 });
 
-async function start(options: { status?: boolean; token?: string | null } = {}): Promise<HealthServer> {
+async function start(options: { status?: boolean; token?: string | null; doc?: StatusDocument } = {}): Promise<HealthServer> {
   server = await startHealthServer({
     host: '127.0.0.1',
     port: 0,
@@ -64,7 +64,7 @@ async function start(options: { status?: boolean; token?: string | null } = {}):
     ...(options.status === false
       ? {}
       : {
-          status: { document: async () => document },
+          status: { document: async () => options.doc ?? document },
           controls: {
             token: options.token === null ? null : { matches: (presented: string) => presented === (options.token ?? TOKEN) },
             controls: {
@@ -206,6 +206,45 @@ describe('the status page escapes what it shows', () => {
 });
 
 describe("a budget period a fill took past its limit", () => {
+  it.skipIf(executablePath === null)('marks how each slot ended (failed red, a refused buy amber), sets transitions under their order, newest order first', async () => {
+    const order = (orderId: string, createdAt: string) => ({
+      orderId, clientOrderId: `c-${orderId}`, market: 'BTC_USDT', side: 'buy', status: 'FILLED', amount: '0.001', filledBase: '0.001', filledQuote: '65', fee: '0.065', feeAsset: 'USDT', createdAt,
+      transitions: [{ at: createdAt, from: null, to: 'FILLED', filledBase: '0.001', filledQuote: '65', fee: '0.065' }],
+    });
+    const base = document.instances[0]!;
+    const doc = {
+      ...document,
+      instances: [{
+        ...base,
+        retrying: null,
+        lastSlot: { slotTime: '2026-01-01T12:00:00.000Z', status: 'done', reason: 'intent #0 (buy-stock-market) was refused (kill-switch)' },
+        recentSlots: [
+          { slotTime: '2026-01-01T12:00:00.000Z', status: 'done', reason: 'intent #0 (buy-stock-market) was refused (kill-switch)' },
+          { slotTime: '2026-01-01T11:00:00.000Z', status: 'failed', reason: 'not in the order history yet' },
+          { slotTime: '2026-01-01T10:00:00.000Z', status: 'failed', reason: 'lost answer', settled: 'done' },
+          { slotTime: '2026-01-01T09:00:00.000Z', status: 'done', reason: null },
+        ],
+        // Found late, listed first by the journal: the page orders by placing.
+        recentOrders: [order('1', '2026-01-01T10:00:05.000Z'), order('2', '2026-01-01T09:00:05.000Z'), order('3', '2026-01-01T11:30:05.000Z')],
+      }],
+    } as unknown as StatusDocument;
+    const { url } = await start({ doc });
+    const context = await browser!.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${url}/`, { waitUntil: 'load' });
+      const card = page.locator('[data-instance="dca-btc"]');
+      await card.waitFor();
+      expect(await card.locator('[data-field="last-slot"] .badge').getAttribute('data-tone')).toBe('warn');
+      const tones = await card.locator('table').nth(1).locator('tbody .badge').evaluateAll((badges) => badges.map((b) => b.getAttribute('data-tone')));
+      expect(tones).toEqual(['warn', 'bad', 'ok', 'ok']);
+      const orders = card.locator('table').last().locator('tbody tr');
+      expect(await orders.evaluateAll((rows) => rows.map((r) => `${r.getAttribute('class') ?? 'order'}:${r.lastElementChild?.textContent ?? ''}`))).toEqual(['order:3', 'transition:-', 'order:1', 'transition:-', 'order:2', 'transition:-']);
+    } finally {
+      await context.close();
+    }
+  }, 20_000);
+
   it('says by how much in /api/status (over) and on the page, instead of a bare 0 left', () => {
     expect(spentOf(new Decimal('100'), new Decimal('100.00800668'))).toEqual({ limit: '100', spent: '100.00800668', left: '0', over: '0.00800668' });
     expect(spentOf(new Decimal('100'), new Decimal('65'))).toEqual({ limit: '100', spent: '65', left: '35', over: '0' });
