@@ -41,6 +41,8 @@ button.danger { color: var(--bad); border-color: var(--bad); }
 input { font: inherit; padding: 6px; width: min(100%, 340px); }
 ul { margin: 4px 0; padding-left: 20px; }
 #message:empty { display: none; }
+/* An answer to a control shows where the reader is, not at the top of a long page. */
+#message { position: fixed; bottom: 12px; left: 12px; right: 12px; max-width: 1076px; margin: 0 auto; z-index: 10; padding: 8px 12px; border: 1px solid currentColor; border-radius: 6px; background: Canvas; }
 `;
 
 const SCRIPT = `
@@ -231,7 +233,20 @@ function render() {
   }), [false, true, true, true, true, true, true, true, true]));
   if (doc.pricesNote) marketParts.push(el('div', { class: 'muted', text: doc.pricesNote }));
   sections.push(el('section', { id: 'markets' }, marketParts));
+  // Rebuilt every few seconds: keep where the reader was (the button focused, each table scrolled sideways).
+  var focused = document.activeElement;
+  var focusKey = focused && focused.closest && focused.closest('[data-instance], section[id]') && focused.getAttribute('data-action')
+    ? [focused.closest('[data-instance], section[id]').getAttribute('data-instance') || focused.closest('section[id]').id, focused.getAttribute('data-action'), focused.getAttribute('data-account') || ''] : null;
+  var scrolled = Array.prototype.map.call(root.querySelectorAll('.scroll'), function (box) { return box.scrollLeft; });
   root.replaceChildren.apply(root, sections);
+  Array.prototype.forEach.call(root.querySelectorAll('.scroll'), function (box, i) { if (scrolled[i]) box.scrollLeft = scrolled[i]; });
+  if (focusKey) {
+    var again = Array.prototype.find.call(root.querySelectorAll('[data-action]'), function (b) {
+      var holder = b.closest('[data-instance], section[id]');
+      return holder && (holder.getAttribute('data-instance') || holder.id) === focusKey[0] && b.getAttribute('data-action') === focusKey[1] && (b.getAttribute('data-account') || '') === focusKey[2];
+    });
+    if (again) again.focus();
+  }
   document.getElementById('summary').textContent = doc.mode + ' \\u00b7 stacker ' + doc.version + ' \\u00b7 started ' + when(doc.startedAt) + ' \\u00b7 updated ' + when(doc.generatedAt);
   document.getElementById('controls-off').hidden = doc.controls.enabled;
   document.getElementById('token-form').hidden = !doc.controls.enabled;

@@ -199,6 +199,17 @@ describe('the status page escapes what it shows', () => {
       expect(await message.getAttribute('class')).toBe('bad');
       expect(await page.evaluate('window.pwned === undefined')).toBe(true);
       expect(acted).toEqual([{ kind: 'run', instance: 'dca-btc' }]);
+      // The answer shows where the reader is, scrolled down to the control or not.
+      await page.setViewportSize({ width: 1100, height: 400 });
+      await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+      const box = await message.boundingBox();
+      expect(box!.y).toBeGreaterThanOrEqual(0);
+      expect(box!.y + box!.height).toBeLessThanOrEqual(400);
+      // A refresh rebuilds the page and keeps the button the reader was on.
+      await page.focus('[data-instance="dca-btc"] button[data-action="pause"]');
+      await page.evaluate('refresh()');
+      await page.waitForTimeout(300);
+      expect(await page.evaluate('document.activeElement && document.activeElement.getAttribute("data-action")')).toBe('pause');
     } finally {
       await context.close();
     }
