@@ -228,7 +228,7 @@ function render() {
   }
   var marketParts = [el('h2', { text: 'Cost basis and P&L' })];
   if (doc.markets.length === 0) marketParts.push(el('div', { class: 'muted', text: 'nothing bought yet' }));
-  else marketParts.push(table(['market', 'orders', 'bought', 'spent', 'avg cost', 'price', 'value', 'P&L', 'P&L %'], doc.markets.map(function (m) {
+  else marketParts.push(table(['market', 'orders', 'bought', 'spent (fees out)', 'avg cost (fees in)', 'price', 'value', 'P&L', 'P&L %'], doc.markets.map(function (m) {
     return [m.market, m.orders, m.baseBought, m.quoteSpent, m.averageCost, m.price, m.value, m.pnl, m.pnlPct];
   }), [false, true, true, true, true, true, true, true, true]));
   if (doc.pricesNote) marketParts.push(el('div', { class: 'muted', text: doc.pricesNote }));

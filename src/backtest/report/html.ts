@@ -226,7 +226,7 @@ function benchmarksTable(report: BacktestReport): string {
 function periodsTable(report: BacktestReport, rows: BacktestReport['periods']['yearly']): string {
   if (rows.length === 0) return '<p>No period.</p>';
   return `${table(
-    [txt('Period'), num(`Invested (${report.quote})`), num(`Bought (${report.base})`), num(`Fees (${report.quote})`), num('Average cost (fees in)'), num(`Value at the end (${report.quote})`), num('Return %')],
+    [txt('Period'), num(`Invested (${report.quote}, fees out)`), num(`Bought (${report.base})`), num(`Fees (${report.quote})`), num('Average cost (fees in)'), num(`Value at the end (${report.quote})`), num('Return %')],
     rows.map((r) => [txt(r.period), num(r.invested), num(r.baseBought), num(r.fees), num(orDash(r.averageCost)), num(r.valueAtEnd), num(orDash(r.returnPct))]),
   )}\n<p>Average cost counts the fees: (quote paid + fees) ÷ base bought. Periods are UTC. Value at the end is all the ${escapeHtml(report.base)} bought so far at the close of the period's last candle; the return is against everything invested so far, fees in.</p>`;
 }
@@ -238,7 +238,7 @@ function runTable(report: BacktestReport): string {
   const rows: Array<[string, string]> = [
     ['Market', `${report.market} (${report.base} / ${report.quote})`],
     ['Period', `${utcMinute(report.period.fromMs)} → ${utcMinute(report.period.toMs)}`],
-    ['Candles', `${report.data.candles} of ${report.data.intervalSec} s, ${utcMinute(report.data.firstTimeSec * 1000)} → ${utcMinute(report.data.lastTimeSec * 1000)}`],
+    ['Candles', `${report.data.candles} candles of ${report.data.intervalSec} s, ${utcMinute(report.data.firstTimeSec * 1000)} → ${utcMinute(report.data.lastTimeSec * 1000)}`],
     ['Gaps', `${counted(gaps.count, 'gap')}, ${counted(gaps.missingCandles, 'candle')} missing${largest}${offGridText(report.data.offGrid)}`],
     ['Slippage', `${report.settings.slippagePct} %`],
     ['Flex APR', report.settings.flexAprPct === null ? 'off' : `${report.settings.flexAprPct} %`],

@@ -59,7 +59,7 @@ export function failureNote(failure: { readonly instance: string; readonly atMs:
 /** When the money ran out, as the headline and the refusals section say it: the first and last refused buy, and the buys that still filled between. */
 export function ranOutNote(ranOut: { readonly atMs: number; readonly lastAtMs: number; readonly refusedFromThen: number; readonly filledAfter: number }): string {
   const last = ranOut.refusedFromThen > 1 ? `, the last on ${utcMinute(ranOut.lastAtMs)}` : '';
-  const after = ranOut.filledAfter > 0 ? `; ${counted(ranOut.filledAfter, 'buy')} still filled after it, when there was money again` : '';
+  const after = ranOut.filledAfter > 0 ? `; ${counted(ranOut.filledAfter, 'buy')} still filled after it, when the balance covered one again` : '';
   return `on ${utcMinute(ranOut.atMs)}: the buys of ${counted(ranOut.refusedFromThen, 'slot')} refused for insufficient funds from then on${last}${after}`;
 }
 

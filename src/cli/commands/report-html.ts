@@ -57,7 +57,7 @@ export function renderLiveReportHtml(input: LiveReportInput): string {
 function positionsTable(rows: readonly MarketPosition[]): string {
   const dash = (value: string | null): string => value ?? '-';
   return table(
-    [txt('Market'), num('Orders'), num('Bought'), num('Spent'), num('Fees'), num('Avg cost'), num('Price'), num('Value'), num('P&L'), num('P&L %')],
+    [txt('Market'), num('Orders'), num('Bought'), num('Spent (fees out)'), num('Fees'), num('Avg cost (fees in)'), num('Price'), num('Value'), num('P&L'), num('P&L %')],
     rows.map((r) => [
       txt(r.market),
       num(String(r.orders)),

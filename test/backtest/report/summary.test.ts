@@ -34,10 +34,10 @@ describe('backtest terminal summary', () => {
     expect(text).toMatch(/Fees +0 +USDT/);
   });
 
-  it('says when the money ran out first and last, and that buys still filled after it when there was money again', () => {
+  it('says when the money ran out first and last, and that buys still filled after it when the balance covered one again', () => {
     const ranOut = { atMs: Date.UTC(2021, 2, 22), at: '2021-03-22T00:00:00.000Z', refusedFromThen: 92, lastAtMs: Date.UTC(2022, 11, 26), last: '2022-12-26T00:00:00.000Z', filledAfter: 1 };
     const text = renderSummary({ ...report, refusals: { ...report.refusals, ranOut } }, { color: false });
-    expect(text).toMatch(/Ran out of money +on 2021-03-22 00:00Z: the buys of 92 slots refused for insufficient funds from then on, the last on 2022-12-26 00:00Z; 1 buy still filled after it, when there was money again/);
+    expect(text).toMatch(/Ran out of money +on 2021-03-22 00:00Z: the buys of 92 slots refused for insufficient funds from then on, the last on 2022-12-26 00:00Z; 1 buy still filled after it, when the balance covered one again/);
   });
 
   it('says a wallet that never held one buy\'s money so, rather than that it ran out, and a drawdown of 0 as no fall', () => {
