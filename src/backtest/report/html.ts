@@ -263,6 +263,8 @@ footer { margin-top: 32px; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
 table { border-collapse: collapse; background: #fff; margin: 0; font-size: 13px; }
 .table-scroll { overflow-x: auto; max-width: 100%; margin: 0 0 12px; }
+/* A row's name (a run, a period, a time) on one line: "dca-/btc-/quote-" broke at every hyphen. */
+td:first-child, th:first-child { white-space: nowrap; }
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th { background: #f1f3f5; font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
