@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type pg from 'pg';
-import { StoreError } from './errors.ts';
+import { LockedError, StoreError } from './errors.ts';
+import { abortableSleep } from '../domain/abortable-sleep.ts';
 import type { RunMode } from './journal.ts';
 import { type JournalFileState, REBUILD_COMMAND, lostJournalForReading, lostJournalProblem, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, apiKeyLock, defaultUserLockDir } from './lock.ts';
@@ -82,8 +83,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
   const now = options.clock ?? Date.now;
   let rebuilt: OpenedPgStore['rebuilt'] = null;
   try {
-    for (const lock of advisory) await lock.acquire(options.standby);
-    for (const lock of files) lock.acquire();
+    await acquireLocks(advisory, files, options.standby);
     const marker = readMarker(base);
     const problem = lostJournalProblem(base, marker, await inspectPgJournal(options.url, schema, options.timeoutMs), where);
     if (problem !== null && options.onLostJournal !== 'rebuild') {
@@ -107,6 +107,34 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
     throw error;
   }
   return openedStore(journal, rebuilt, releaseAll);
+}
+
+/**
+ * The journal's lock, then the API keys' file locks. A standby can take the journal's lock while
+ * its owner lives: a database restart ends the owner's session, and the standby's connects first.
+ * The owner still holds the key's file lock on this host, and takes its journal lock again at
+ * once; the standby gives the journal lock back and waits on (it exited E_LOCKED, leaving the
+ * trader without a standby after every database restart).
+ */
+async function acquireLocks(advisory: readonly PgAdvisoryLock[], files: readonly FileLock[], standby: LockWait | undefined): Promise<void> {
+  for (;;) {
+    for (const lock of advisory) await lock.acquire(standby);
+    const taken: FileLock[] = [];
+    try {
+      for (const lock of files) {
+        lock.acquire();
+        taken.push(lock);
+      }
+      return;
+    } catch (error) {
+      for (const lock of taken.reverse()) lock.release();
+      if (standby === undefined || !(error instanceof LockedError)) throw error;
+      for (const lock of [...advisory].reverse()) await lock.release();
+      standby.onWaiting?.(error);
+      await abortableSleep(standby.pollMs ?? 1_000, standby.signal);
+      if (standby.signal?.aborted === true) throw error;
+    }
+  }
 }
 
 /** A mode's PostgreSQL journal beside a running daemon, without its lock: read-only, or with `write` for a human's small verdicts. */

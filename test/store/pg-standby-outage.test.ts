@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/store/errors.ts';
 import { PgAdvisoryLock } from '../../src/store/pg-lock.ts';
+import { openPgStore } from '../../src/store/pg-store.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type PgCluster, clusterUrl, findBinDir, startCluster } from '../support/pg-cluster.ts';
 
 /**
@@ -38,6 +42,36 @@ describe.skipIf(binDir === null)('a hot standby and an unreachable database', ()
     expect(told).toEqual(['waiting', 'unreachable: unwritable', 'reachable']);
     await standbyLock.release();
     await owner.release();
+  }, 60_000);
+
+  it("waits on when a database restart lets it take the journal's lock from an owner that lives on this host: the key stays the owner's, and it takes over only when the owner ends", async () => {
+    const url = clusterUrl(cluster, 'postgres');
+    const dir = mkdtempSync(join(tmpdir(), 'stacker-standby-key-'));
+    const lockDir = join(dir, 'locks');
+    const retaken: string[] = [];
+    const owner = await openPgStore({ url, mode: 'live', dataDir: join(dir, 'a'), apiKeys: ['shared-key'], userLockDir: lockDir, pid: 1111, hostname: 'host', keep: { pollMs: 3_000, onRetaken: () => retaken.push('retaken') } });
+    const told: string[] = [];
+    let settled: string | null = null;
+    const standby = openPgStore({ url, mode: 'live', dataDir: join(dir, 'b'), apiKeys: ['shared-key'], userLockDir: lockDir, pid: 2222, hostname: 'host', standby: { pollMs: 100, onWaiting: (held) => told.push(held.scope) } });
+    standby.then(
+      () => (settled = 'took over'),
+      (error: unknown) => (settled = error instanceof Error ? error.message : String(error)),
+    );
+    try {
+      await expect.poll(() => told).toContain('journal');
+      await cluster.restart(500);
+      // The standby's session came back first and took the journal's lock; the key told it the owner lives.
+      await expect.poll(() => told, { timeout: 15_000 }).toContain('api-key');
+      await expect.poll(() => retaken, { timeout: 15_000 }).toEqual(['retaken']);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(settled).toBeNull();
+      await owner.close();
+      await expect.poll(() => settled, { timeout: 15_000 }).toBe('took over');
+      await (await standby).close();
+    } finally {
+      if (settled === null) await owner.close().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('without waiting, an unreachable database is an error at once', async () => {
