@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { StoreError } from './errors.ts';
 
@@ -148,4 +148,27 @@ function messageOf(error: unknown): string {
 
 function codeOf(error: unknown): string {
   return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+}
+
+/** Where a data dir keeps the identity of the PostgreSQL journal of a mode (`stacker-pg-<mode>.id`): written when a journal moves there. */
+export function pgMarkerBase(dataDir: string, mode: string): string {
+  return join(resolve(dataDir), `stacker-pg-${mode}`);
+}
+
+/**
+ * The data dir's journal of this mode moved to PostgreSQL (`journal migrate`, or a daemon that
+ * ran there): its SQLite file is the copy from before, and a run on it would miss every budget
+ * spent and every order placed since (a start without STACKER_DATABASE_URL bought over a budget
+ * that way). A StoreError saying so, or null when the journal never moved.
+ */
+export function movedToPostgres(dataDir: string, mode: string, sqlitePath: string): StoreError | null {
+  const base = pgMarkerBase(dataDir, mode);
+  const marker = readMarker(base);
+  if (marker === null) return null;
+  return new StoreError(
+    'conflict',
+    `the ${mode} journal of the data dir ${resolve(dataDir)} lives in PostgreSQL (${marker.file}, journal ${marker.journalId}, since ${new Date(marker.createdAtMs).toISOString()}): ` +
+      `${sqlitePath} is its copy from before it moved, and running on it would miss every budget spent and every order placed since. ` +
+      `Set STACKER_DATABASE_URL to that database; to go back to the SQLite file on purpose, move ${markerPath(base)} aside first`,
+  );
 }

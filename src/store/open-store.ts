@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
-import { REBUILD_COMMAND, inspectJournalFile, lostJournalForReading, lostJournalProblem, moveAside, readMarker, writeMarker } from './journal-identity.ts';
+import { REBUILD_COMMAND, inspectJournalFile, lostJournalForReading, lostJournalProblem, moveAside, movedToPostgres, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir } from './lock.ts';
 import { type OpenedStore, type StoredJournal, openedStore } from './opened-store.ts';
 import type { LockKeep, LockWait } from './pg-lock.ts';
@@ -87,6 +87,8 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = journalPath(dataDir, options.mode);
+  const moved = movedToPostgres(dataDir, options.mode, path);
+  if (moved !== null) throw moved;
   const lockOptions: LockOptions = {
     ...(options.pid === undefined ? {} : { pid: options.pid }),
     ...(options.hostname === undefined ? {} : { hostname: options.hostname }),
@@ -165,6 +167,8 @@ export async function openStoreForReading(options: {
     });
   }
   const path = journalPath(resolve(options.dataDir), options.mode);
+  const moved = movedToPostgres(options.dataDir, options.mode, path);
+  if (moved !== null) throw moved;
   if (!existsSync(path)) {
     // Its identity file outlived it: the journal was here and is lost, which "not run yet" would hide.
     const problem = lostJournalProblem(path, readMarker(path), { state: 'missing' });

@@ -6,6 +6,7 @@ import type { RunMode } from './journal.ts';
 import { dataDirLock } from './lock.ts';
 import { verifySchema } from './migrations.ts';
 import { JOURNAL_FILES, journalPath } from './open-store.ts';
+import { pgMarkerBase, writeMarker } from './journal-identity.ts';
 import { type Tx, asStoreError, describeLocation, inTransaction, openPool } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
 import { PgAdvisoryLock } from './pg-lock.ts';
@@ -101,7 +102,10 @@ export async function copySqliteJournalToPg(options: CopyOptions): Promise<Journ
       const db = openDatabase({ path: from, readOnly: true });
       try {
         verifySchema(db, from);
-        return await copyInto(db, { url: options.url, schema, ...bound }, from, to);
+        const copy = await copyInto(db, { url: options.url, schema, ...bound }, from, to);
+        // The data dir's journal lives in PostgreSQL from now on: a start on the SQLite file is refused (movedToPostgres).
+        writeMarker(pgMarkerBase(options.dataDir, options.mode), { journalId: copy.journalId, createdAtMs: (options.clock ?? Date.now)(), file: to });
+        return copy;
       } finally {
         db.close();
       }

@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type pg from 'pg';
 import { LockedError, StoreError } from './errors.ts';
 import { abortableSleep } from '../domain/abortable-sleep.ts';
 import type { RunMode } from './journal.ts';
-import { type JournalFileState, REBUILD_COMMAND, lostJournalForReading, lostJournalProblem, readMarker, writeMarker } from './journal-identity.ts';
+import { type JournalFileState, REBUILD_COMMAND, lostJournalForReading, lostJournalProblem, pgMarkerBase, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, apiKeyLock, defaultUserLockDir } from './lock.ts';
 import { asStoreError, checkSchemaName, describeLocation } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
@@ -49,7 +49,7 @@ export type OpenedPgStore = OpenedStore & { readonly journal: PgJournal };
 
 /** Where the data dir keeps the identity of the PostgreSQL journal its daemon used. */
 function markerBase(dataDir: string, mode: RunMode): string {
-  return join(resolve(dataDir), `stacker-pg-${mode}`);
+  return pgMarkerBase(dataDir, mode);
 }
 
 /**

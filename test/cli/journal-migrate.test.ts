@@ -6,7 +6,8 @@ import type { Io } from '../../src/cli/output.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import type { Journal } from '../../src/store/journal.ts';
 import { LockedError } from '../../src/store/errors.ts';
-import { openStore } from '../../src/store/open-store.ts';
+import { openStore, openStoreForReading } from '../../src/store/open-store.ts';
+import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { PgJournal } from '../../src/store/pg-journal.ts';
 import { failure } from '../support/thrown.ts';
 import { pgCluster } from '../support/pg-databases.ts';
@@ -112,7 +113,14 @@ describe.skipIf(pgCluster() === null)('stacker journal migrate --to postgres://â
     expect(out).toMatch(/rows and sums verified/);
     expect(out).not.toContain(PASSWORD);
 
-    const sqlite = await openStore({ dataDir: dataDir(), mode: 'live', userLockDir: join(world.dir, 'locks') });
+    // The data dir's journal lives in PostgreSQL now: a daemon or a reader started without STACKER_DATABASE_URL
+    // is refused rather than run on the copy from before (a start on it bought over a budget).
+    const moved = await openStore({ dataDir: dataDir(), mode: 'live', userLockDir: join(world.dir, 'locks') }).catch((error: unknown) => error);
+    expect(moved).toMatchObject({ code: 'E_STORE', reason: 'conflict', message: expect.stringMatching(/^the live journal of the data dir .* lives in PostgreSQL \(postgres:\/\/postgres:\*\*\*@.*\): .*stacker\.db is its copy from before it moved, .* Set STACKER_DATABASE_URL to that database/) });
+    expect(String((moved as Error).message)).not.toContain(PASSWORD);
+    await expect(openStoreForReading({ dataDir: dataDir(), mode: 'live' })).rejects.toMatchObject({ reason: 'conflict' });
+    const sqlite = { journal: new SqliteJournal({ path: join(dataDir(), 'stacker.db'), readOnly: true }) };
+    await sqlite.journal.open();
     const copy = new PgJournal({ url: await world.pgUrl(), schema: 'stacker_live' });
     await copy.open();
     try {
@@ -123,7 +131,7 @@ describe.skipIf(pgCluster() === null)('stacker journal migrate --to postgres://â
       expect(next.findingId).toBe(2);
     } finally {
       await copy.close();
-      await sqlite.close();
+      await sqlite.journal.close();
     }
   });
 
