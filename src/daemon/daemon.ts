@@ -376,7 +376,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           await clockWatch.check('due');
           // A standby that took the journal over stops this daemon now, not at its next slot.
           await journal.assertIntact().catch((error: unknown) => {
-            if (error instanceof StoreError && error.reason === 'not-owner') stopTrading(new FatalEngineError(`trading stopped: ${error.message}`, error));
+            // As the engine stops on its own fatal errors: logged, notified, then the daemon stops.
+            if (error instanceof StoreError && error.reason === 'not-owner') running.stopTrading(new FatalEngineError(error.message, error));
           });
           if (clock.nowMs() - lastHeartbeatMs >= HEARTBEAT_MS) {
             lastHeartbeatMs = clock.nowMs();

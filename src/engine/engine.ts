@@ -434,18 +434,26 @@ export class Engine {
     return 'skipped';
   }
 
+  /**
+   * Trading stops for good this run (once: a second reason is not told): logged, the operator
+   * notified (trading-stopped) and the daemon told (onFatal). The engine's own fatal errors come
+   * here, and so does what the daemon finds between slots (a standby took the journal over).
+   */
+  stopTrading(fatal: FatalEngineError): void {
+    if (this.#fatal !== null) return;
+    this.#fatal = fatal;
+    this.#deps.logger.error({ event: 'trading-stopped', code: fatal.code, error: fatal.message }, `trading stopped: ${fatal.message}`);
+    tell(this.#deps, () => ({ kind: 'trading-stopped', atMs: this.#deps.clock.nowMs(), mode: this.#deps.mode, code: fatal.code, reason: fatal.message }));
+    this.#options.onFatal?.(fatal);
+  }
+
   async #guard<T>(work: () => Promise<T>, fallback: T): Promise<T> {
     try {
       return await work();
     } catch (error) {
       const fatal = error instanceof FatalEngineError ? error : classifyError(error) === 'fatal' ? new FatalEngineError(errorMessage(error), error) : null;
       if (fatal !== null) {
-        if (this.#fatal === null) {
-          this.#fatal = fatal;
-          this.#deps.logger.error({ event: 'trading-stopped', code: fatal.code, error: fatal.message }, `trading stopped: ${fatal.message}`);
-          tell(this.#deps, () => ({ kind: 'trading-stopped', atMs: this.#deps.clock.nowMs(), mode: this.#deps.mode, code: fatal.code, reason: fatal.message }));
-          this.#options.onFatal?.(fatal);
-        }
+        this.stopTrading(fatal);
         return fallback;
       }
       this.#deps.logger.error({ event: 'engine-error', code: errorCode(error), error: errorMessage(error) }, `engine error: ${errorMessage(error)}`);

@@ -110,6 +110,8 @@ describe.skipIf(cluster === null)('the daemon on a PostgreSQL journal', () => {
     expect(await owner.exited).not.toBe(0);
     expect(Date.now() - tookOverAt).toBeLessThan(15_000);
     expect(owner.output()).toMatch(/was taken over by stacker pid \d+ on .*journals and sends nothing more/);
+    // Said as every stop of trading is: logged as trading-stopped (and notified), not only as the stop's reason.
+    expect(owner.output()).toMatch(/"event":"trading-stopped".*was taken over by stacker pid/);
     await standby.waitFor('"event":"scheduled"', 20_000);
     standby.child.kill('SIGTERM');
     expect(await standby.exited).toBe(0);
