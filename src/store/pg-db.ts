@@ -188,9 +188,12 @@ export function asStoreError(error: unknown, doing: string): StackerError {
     return new StoreError('unwritable', `${doing}: the journal's database did not answer in time (${message}): it may be stopped, overloaded or cut off`, { retryable: true, cause: error });
   }
   if (state.startsWith('23')) return new StoreError('conflict', `${doing}: ${message}`, { cause: error });
-  if (state === '3D000' || state.startsWith('28')) return new StoreError('open-failed', `${doing}: ${message}`, { cause: error });
+  // A refused login or a database that does not exist is a setting: say which one to look at.
+  if (state === '3D000' || state.startsWith('28')) return new StoreError('open-failed', `${doing}: ${message} (check the user, password and database in STACKER_DATABASE_URL)`, { cause: error });
   if (UNWRITABLE_STATES.has(state) || state.startsWith('08') || UNREACHABLE.has(state) || LOST_SESSION.test(message)) {
-    return new StoreError('unwritable', `${doing}: the journal's database cannot be written: ${message}`, { retryable: true, cause: error });
+    // A host name that does not resolve passes if DNS blips, and never if it is a typo.
+    const hint = /ENOTFOUND|EAI_AGAIN/.test(state + message) ? '; if this lasts, check the host name in STACKER_DATABASE_URL' : '';
+    return new StoreError('unwritable', `${doing}: the journal's database cannot be written: ${message}${hint}`, { retryable: true, cause: error });
   }
   return new StoreError('postgres', `${doing}: ${message}`, { retryable: RETRY.has(state), cause: error });
 }

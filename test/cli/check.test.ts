@@ -174,11 +174,14 @@ describe('stacker check', () => {
     for (const secret of ['T0KEN', 'whsec-canary', 'AAHsecretPart']) expect(text).not.toContain(secret);
   });
 
-  it('names a journal in PostgreSQL by its URL without the password, and its schema', async () => {
+  it('names a journal in PostgreSQL by its URL without the password, and its schema; one it cannot reach fails the check, as run would not start', async () => {
     world.instance('dca-btc', DCA);
-    await check(context(false), { strategies: world.strategiesDir }, fakes(allOk, { STACKER_DATABASE_URL: 'postgres://stacker:hunter2-secret@db.internal/stacker' }));
-    expect(stdout()).toContain('journal:         postgres://stacker:***@db.internal/stacker (schema stacker_dry_run)\n');
+    const error = await check(context(false), { strategies: world.strategiesDir }, fakes(allOk, { STACKER_DATABASE_URL: 'postgres://stacker:hunter2-secret@db.internal/stacker' })).catch((e: unknown) => e);
+    expect(stdout()).toContain('journal:         postgres://stacker:***@db.internal/stacker (schema stacker_dry_run): cannot be read, `stacker run` will not start: ');
+    expect(error).toMatchObject({ code: 'E_STORE' });
+    expect(exitCodeFor(error)).toBe(EXIT.transient);
     expect(stdout()).not.toContain('hunter2-secret');
+    expect(String((error as Error).message)).not.toContain('hunter2-secret');
   });
 
   it('prints one JSON document with the config, the instances and the pre-flight, decimals as strings', async () => {

@@ -54,7 +54,11 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
   );
   const nowMs = (overrides.nowMs ?? Date.now)();
   const read = await readOperatorControls(config);
-  const summary: ConfigSummary = { ...describeConfig(config, nowMs), operator: read.summary, ...(read.lost === null ? {} : { journalLost: read.lost.message }) };
+  const summary: ConfigSummary = {
+    ...describeConfig(config, nowMs),
+    operator: read.summary,
+    ...(read.lost === null ? {} : { journalLost: read.lost.message, journalState: read.lost.reason === 'journal-lost' ? 'LOST' : 'cannot be read' }),
+  };
   if (!ctx.json) ctx.io.out(renderConfig(summary));
 
   let outcome: PreflightOutcome | null = null;
@@ -73,7 +77,7 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
   if (outcome !== null && !ok) {
     throw new ConfigError([...outcome.startup, ...outcome.reports.flatMap((report) => preflightProblems(report, config))]);
   }
-  // `stacker run` would refuse to start on it: so does the check, with run's own error (E_STORE, exit 3).
+  // `stacker run` would refuse to start on it: so does the check, with run's own error (E_STORE: exit 3, or 4 for a database out of reach).
   if (read.lost !== null) throw read.lost;
   // Orders another client placed with this stacker's ids, not yet acknowledged: run refuses them (E_FOREIGN_ORDER, exit 3), and so does the check.
   if (read.foreign !== undefined && read.foreign !== null) throw read.foreign;
@@ -105,7 +109,8 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
     return { summary, lost: null, foreign: foreignOrdersError(await journal.listFindings({ unacknowledged: true })) };
   } catch (error) {
     if (error instanceof StoreError && error.reason === 'not-found') return { summary: { killSwitchSince: null, accountKillSwitches: {}, paused: {} }, lost: null };
-    const lost = error instanceof StoreError && error.reason === 'journal-lost' ? error : null;
+    // Lost, moved, or out of reach (a database down, a password refused): `run` would not start on it, and the check does not pass.
+    const lost = error instanceof StoreError ? error : null;
     return { summary: { unread: error instanceof Error ? error.message : String(error) }, lost };
   } finally {
     await journal?.close();
@@ -283,6 +288,8 @@ export interface ConfigSummary {
   readonly operator?: OperatorSummary;
   /** Why the journal is lost (its identity file outlived it, or another journal took its place): `stacker run` refuses to start. */
   readonly journalLost?: string;
+  /** How the journal failed: LOST (gone, emptied, replaced) or `cannot be read` (damaged, moved, a database out of reach or refusing). */
+  readonly journalState?: string;
 }
 
 /** Times are ISO 8601 UTC; `unread` when the journal could not be read (and why). */
@@ -418,7 +425,7 @@ export function renderConfig(summary: ConfigSummary): string {
         (summary.accounts.length > 0 && !summary.accounts.some((account) => account.name === DEFAULT_ACCOUNT) ? ' (no instance trades on it: each names an account, below)' : ''),
     ],
     ['data dir', summary.dataDir],
-    ['journal', summary.journalLost === undefined ? summary.journal : `${summary.journal}: LOST, \`stacker run\` will not start: ${summary.journalLost}`],
+    ['journal', summary.journalLost === undefined ? summary.journal : `${summary.journal}: ${summary.journalState ?? 'LOST'}, \`stacker run\` will not start: ${summary.journalLost}`],
     ['strategies', `${summary.strategiesDir} (${summary.instances.length} instance${summary.instances.length === 1 ? '' : 's'})`],
     ['kill switch', killSwitch],
     ['metrics', summary.metrics ?? 'off'],
