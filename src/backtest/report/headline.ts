@@ -91,7 +91,8 @@ function flexRow(report: BacktestReport): HeadlineRow {
 function lumpSumRow(report: BacktestReport): HeadlineRow[] {
   const lump = report.benchmarks.lumpSum;
   if (lump === null) return [];
-  return [{ label: 'Lump sum instead', value: lump.returnPct === null ? '—' : signed(lump.returnPct), note: `% : the same ${lump.invested} ${report.quote} spent at once at ${lump.price} on ${utcMinute(lump.timeMs)}` }];
+  // Coloured as the strategy's own return beside it is.
+  return [withTone({ label: 'Lump sum instead', value: lump.returnPct === null ? '—' : signed(lump.returnPct), note: `% : the same ${lump.invested} ${report.quote} spent at once at ${lump.price} on ${utcMinute(lump.timeMs)}` }, toneOf(lump.returnPct))];
 }
 
 function toneOf(pct: string | null): HeadlineRow['tone'] {

@@ -54,6 +54,12 @@ export function valueAxis(min: Decimal, max: Decimal, target = 5): ValueAxis {
     const pad = lo.isZero() ? new Decimal(1) : new Decimal(10).pow(lo.abs().e);
     lo = lo.sub(pad);
     hi = hi.add(pad);
+  } else {
+    // A little room above and below: a value at the very top or bottom was drawn on the frame
+    // (every buy of a journal bought at one price sat on the chart's bottom edge).
+    const margin = hi.sub(lo).mul('0.04');
+    lo = lo.sub(margin);
+    hi = hi.add(margin);
   }
   const rough = hi.sub(lo).div(target);
   const magnitude = new Decimal(10).pow(rough.e);

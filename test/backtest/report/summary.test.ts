@@ -80,6 +80,12 @@ describe('backtest terminal summary', () => {
     expect(coloured.replace(/\u001b\[\d+m/g, '')).toBe(renderSummary(report, { color: false }));
   });
 
+  it("colours the lump sum's return as it colours the strategy's own beside it", () => {
+    const lumpSum = { invested: '100', base: '1', price: '100', timeMs: Date.UTC(2024, 0, 1), valueAtEnd: '90', returnPct: '-10' };
+    const withLump = { ...report, benchmarks: { ...report.benchmarks, lumpSum } } as typeof report;
+    expect(renderSummary(withLump, { color: true })).toMatch(new RegExp(`Lump sum instead +${ESC}\\[31m-10${ESC}\\[0m`));
+  });
+
   it('shows control characters in instance names as "?" instead of sending them to the terminal', () => {
     const orders = syntheticParts().orders;
     orders[0] = { ...orders[0]!, instance: `evil${ESC}[2Jname` };

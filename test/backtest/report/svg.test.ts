@@ -7,13 +7,20 @@ const labels = (ticks: Decimal[]): string[] => ticks.map(formatDecimal);
 
 describe('report chart primitives', () => {
   it('picks value ticks 1, 2 or 5 × 10^k apart and widens the axis to whole ticks', () => {
-    // range 45 / 5 ticks = 9 → step 10
-    expect(labels(valueAxis(d('80'), d('125')).ticks)).toEqual(['80', '90', '100', '110', '120', '130']);
-    // range 0.00007 / 5 = 0.000014 → step 0.00002; labels are exact decimals, no float noise
+    // range 45 (+4 % either side) / 5 ticks ≈ 9.7 → step 10; 80 itself is not on the bottom edge
+    expect(labels(valueAxis(d('80'), d('125')).ticks)).toEqual(['70', '80', '90', '100', '110', '120', '130']);
+    // range 0.00007 (+4 % either side) / 5 ≈ 0.000015 → step 0.00002; labels are exact decimals, no float noise
     const small = valueAxis(d('0.00012'), d('0.00019'));
-    expect(labels(small.ticks)).toEqual(['0.00012', '0.00014', '0.00016', '0.00018', '0.0002']);
-    expect(formatDecimal(small.min)).toBe('0.00012');
+    expect(labels(small.ticks)).toEqual(['0.0001', '0.00012', '0.00014', '0.00016', '0.00018', '0.0002']);
+    expect(formatDecimal(small.min)).toBe('0.0001');
     expect(formatDecimal(small.max)).toBe('0.0002');
+  });
+
+  it('leaves room above and below the values: one at the top or bottom is not drawn on the frame', () => {
+    // Every buy of a journal at one price and the average cost a little above it: the buys sat on the bottom edge.
+    const axis = valueAxis(d('65000'), d('65065'));
+    expect(axis.min.lt(d('65000'))).toBe(true);
+    expect(axis.max.gt(d('65065'))).toBe(true);
   });
 
   it('gives a flat series an axis around its value', () => {
