@@ -220,13 +220,15 @@ export class Engine {
       const plan = planCatchUp(instance.schedule, from, nowMs, instance.catchUp);
       const rule = instance.catchUp.policy === 'skip' ? 'CATCH_UP=skip' : 'older than the newest missed slot or CATCH_UP_WINDOW';
       for (const slotTimeMs of plan.skip) {
-        const why = slotTimeMs < startedMs ? 'stacker was not running' : 'stacker was starting (waiting for the exchange to check the configuration against)';
+        // Before this run started no stacker journalled it: stopped, or running but its journal out of
+        // reach (a database outage a standby took over after); "not running" alone misled then.
+        const why = slotTimeMs < startedMs ? 'no stacker journalled it (stopped, or its journal out of reach)' : 'stacker was starting (waiting for the exchange to check the configuration against)';
         await journal.skipSlot({ instance: instance.instance, slotTimeMs, runId: this.#options.runId, status: 'missed', reason: `${why}; ${rule}` });
         this.#deps.metrics.slotFinished(instance.instance, 'missed', 0, slotTimeMs);
       }
       if (plan.skippedTotal > 0) {
         const starting = plan.skip.filter((slotTimeMs) => slotTimeMs >= startedMs).length;
-        const when = starting === 0 ? 'while stacker was not running' : starting === plan.skippedTotal ? 'while stacker was starting' : 'while stacker was not running or was starting';
+        const when = starting === 0 ? 'while no stacker journalled slots' : starting === plan.skippedTotal ? 'while stacker was starting' : 'while no stacker journalled slots or this one was starting';
         this.#deps.logger.warn(
           { event: 'slots-missed', instance: instance.instance, missed: plan.skippedTotal, catchUp: instance.catchUp.policy },
           `${plan.skippedTotal} slot(s) of ${instance.instance} fell ${when}; journalled as missed`,

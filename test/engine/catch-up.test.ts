@@ -67,6 +67,8 @@ describe('catch-up of an instance whose first slot was never journalled', () => 
     const slot = await world.journal.getSlot({ instance: INSTANCE, slotTimeMs: s1 });
     expect(slot).toMatchObject({ status: 'missed' });
     expect(slot?.reason).toMatch(/CATCH_UP=skip/);
+    // Not "stacker was not running": a daemon whose journal was out of reach was running.
+    expect(slot?.reason).toBe('no stacker journalled it (stopped, or its journal out of reach); CATCH_UP=skip');
     expect(await slotsJournalled()).toEqual([`${s1}:missed`]);
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
   });
