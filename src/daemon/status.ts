@@ -99,8 +99,11 @@ export interface SlotStatus {
 
 export interface BudgetStatus {
   readonly asset: string;
-  /** `over`: what the period spent above its limit (a buy is reserved at its estimate and counts at its fill), "0" when nothing. */
-  readonly periods: readonly { readonly period: string; readonly periodStart: string; readonly limit: string; readonly spent: string; readonly left: string; readonly over: string }[];
+  /**
+   * `over`: what the period spent above its limit (a buy is reserved at its estimate and counts at its fill), "0" when nothing.
+   * `held`: the part of `spent` reserved for buys not confirmed yet (sent, or their answer lost), "0" when none.
+   */
+  readonly periods: readonly { readonly period: string; readonly periodStart: string; readonly limit: string; readonly spent: string; readonly left: string; readonly over: string; readonly held: string }[];
 }
 
 export interface OrderStatus {
@@ -323,9 +326,12 @@ async function budgetStatus(journal: Journal, scope: BudgetScope, budgets: Reado
   });
   if (limits.length === 0) return null;
   const spent = await journal.budgetSpent(scope, nowMs);
+  // Reservations not settled yet: buys in flight or whose answer was lost, counted at their estimate until found.
+  const held = (await journal.heldBudgetReservations(scope.instance)).filter((r) => r.asset === scope.asset && r.timeZone === scope.timeZone);
+  const heldIn = (period: BudgetPeriod): Decimal => held.filter((r) => r.periodStarts[period] === spent.periodStarts[period]).reduce((sum, r) => sum.add(r.amountQuote), ZERO);
   return {
     asset: scope.asset,
-    periods: limits.map(({ period, limit }) => ({ period, periodStart: iso(spent.periodStarts[period]), ...spentOf(limit, spent[period]) })),
+    periods: limits.map(({ period, limit }) => ({ period, periodStart: iso(spent.periodStarts[period]), ...spentOf(limit, spent[period]), held: formatDecimal(heldIn(period)) })),
   };
 }
 

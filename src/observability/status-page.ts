@@ -165,7 +165,7 @@ function renderInstance(instance, canControl) {
   }
   if (instance.budget) {
     parts.push(el('h3', { text: 'Budget (' + instance.budget.asset + ')' }));
-    parts.push(table(['period', 'since', 'limit', 'used', 'left'], instance.budget.periods.map(function (p) { return [p.period, when(p.periodStart), p.limit, p.spent, leftText(p)]; }), [false, false, true, true, true]));
+    parts.push(table(['period', 'since', 'limit', 'used', 'left'], instance.budget.periods.map(function (p) { return [p.period, when(p.periodStart), p.limit, usedText(p), leftText(p)]; }), [false, false, true, true, true]));
   }
   if (instance.recentSlots.length > 0) {
     parts.push(el('h3', { text: 'Recent slots' }));
@@ -252,6 +252,10 @@ function render() {
   document.getElementById('token-form').hidden = !doc.controls.enabled;
 }
 
+// What a period used, and how much of it is held for buys not confirmed yet (their orders and the used figure then differ).
+function usedText(p) {
+  return p.held && p.held !== '0' ? p.spent + ' (' + p.held + ' held for buys not confirmed yet)' : p.spent;
+}
 // A period a fill took past its limit (reserved at the estimate, counted at the fill) says by how much.
 function leftText(p) {
   return p.over && p.over !== '0' ? p.left + ' (' + p.over + ' over)' : p.left;

@@ -226,7 +226,7 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
 
   it('shows a slot that failed on a lost answer as settled once its order is found, in /api/status, /healthz and the last-successful-slot gauge', async () => {
     // A schedule that never fires during the test: the slot is asked for from the API.
-    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 0 1 1 *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 0 1 1 *', MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '1000' });
     const daemon = start(withToken);
     const url = await statusUrl(daemon);
     // The exchange takes the order and the answer is lost; its history shows it 4 s late, after the slot's own lookups.
@@ -238,6 +238,8 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
     const lastSuccessful = async (): Promise<string | undefined> =>
       (await (await fetch(`${url}/metrics`)).text()).split('\n').find((line) => line.startsWith('stacker_last_successful_slot_timestamp_seconds{instance="dca-btc"}'));
     expect((await instanceOf(url, 'dca-btc')).lastSlot).toMatchObject({ status: 'failed', settled: null });
+    // Its budget stays reserved while the answer is lost, and the budget says it is held for a buy not confirmed yet.
+    expect((await instanceOf(url, 'dca-btc')).budget).toMatchObject({ periods: [{ period: 'day', spent: '65', held: '65' }] });
     expect(await lastSuccessful()).toBeUndefined();
     await eventually(async () => {
       expect((await instanceOf(url, 'dca-btc')).lastSlot).toMatchObject({ status: 'failed', settled: 'done' });
@@ -245,6 +247,7 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
       expect(health.lastSlot['dca-btc']).toMatchObject({ outcome: 'failed', settled: 'done' });
     }, 25_000);
     expect(await lastSuccessful()).toBe(`stacker_last_successful_slot_timestamp_seconds{instance="dca-btc"} ${slotSec}`);
+    await eventually(async () => expect((await instanceOf(url, 'dca-btc')).budget).toMatchObject({ periods: [{ period: 'day', held: '0' }] }), 10_000);
     expect(orders()).toBe(1);
     await stop(daemon);
   }, 45_000);

@@ -228,6 +228,7 @@ describe("a budget period a fill took past its limit", () => {
       instances: [{
         ...base,
         retrying: null,
+        budget: { asset: 'USDT', periods: [{ period: 'day', periodStart: '2026-01-01T00:00:00.000Z', limit: '100', spent: '65', left: '35', over: '0', held: '65' }] },
         lastSlot: { slotTime: '2026-01-01T12:00:00.000Z', status: 'done', reason: 'intent #0 (buy-stock-market) was refused (kill-switch)' },
         recentSlots: [
           { slotTime: '2026-01-01T12:00:00.000Z', status: 'done', reason: 'intent #0 (buy-stock-market) was refused (kill-switch)' },
@@ -247,6 +248,8 @@ describe("a budget period a fill took past its limit", () => {
       const card = page.locator('[data-instance="dca-btc"]');
       await card.waitFor();
       expect(await card.locator('[data-field="last-slot"] .badge').getAttribute('data-tone')).toBe('warn');
+      // A budget used by a buy not confirmed yet says so: its orders and the used figure differ meanwhile.
+      expect(await card.locator('table').first().textContent()).toContain('65 (65 held for buys not confirmed yet)');
       const tones = await card.locator('table').nth(1).locator('tbody .badge').evaluateAll((badges) => badges.map((b) => b.getAttribute('data-tone')));
       expect(tones).toEqual(['warn', 'bad', 'ok', 'ok']);
       const orders = card.locator('table').last().locator('tbody tr');
