@@ -333,6 +333,10 @@ describe('loadDaemonConfig: STACKER_DATABASE_URL puts the journal in PostgreSQL'
       [`mysql://root:${PASSWORD}@db/stacker`, 'environment: STACKER_DATABASE_URL: must start with postgres:// or postgresql:// (got mysql://)'],
       [`postgres://stacker:${PASSWORD}@db.internal:5432`, 'environment: STACKER_DATABASE_URL: must name a database (postgres://user@host/database)'],
       [`${PASSWORD}`, 'environment: STACKER_DATABASE_URL: must be a URL such as postgres://user:password@host:5432/database'],
+      [
+        `postgres://stacker:${PASSWORD}@db.internal/stacker?schema=mine&sslmode=require&options=x`,
+        'environment: STACKER_DATABASE_URL: has parameter(s) "schema", "options" that stacker does not pass on; it takes host, port, user, password, sslmode, sslrootcert, sslcert, sslkey; the schema is not a setting: it is stacker_live or stacker_dry_run, one per mode (give each deployment a database of its own)',
+      ],
     ];
     for (const [url, line] of cases) {
       const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_DATABASE_URL: url } }));
