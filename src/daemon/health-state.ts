@@ -1,4 +1,5 @@
 import type { EngineHealth } from '../engine/engine.ts';
+import { BUDGET_TOO_SMALL } from '../engine/money-plan.ts';
 import type { JournalState } from '../observability/metrics.ts';
 import type { Journal, LedgerFinding } from '../store/journal.ts';
 
@@ -6,9 +7,6 @@ import type { Journal, LedgerFinding } from '../store/journal.ts';
 export interface JournalStateSink {
   journalState(state: JournalState): void;
 }
-
-/** The refusal of a buy above the smallest budget limit itself (money-plan.ts). */
-const BUDGET_TOO_SMALL = 'budget-too-small';
 
 /** Slots of one instance failed in a row before /healthz calls it a problem. */
 export const FAILED_SLOTS_UNHEALTHY = 3;

@@ -7,6 +7,9 @@ import type { SlotView } from './contract.ts';
 import { type StaticLimits, quoteAt, staticGuard } from './guards.ts';
 import type { SpendLeft } from './runtime.ts';
 
+/** The refusal of a buy above the smallest budget limit itself: no period lets it through until a setting changes (/healthz names it). */
+export const BUDGET_TOO_SMALL = 'budget-too-small';
+
 /**
  * All or nothing, before anything is sent: every guard runs on every money intent of the slot
  * (kill switch, market rules, MAX_ORDER_QUOTE, the budget left, and the balances as the intents
@@ -74,7 +77,7 @@ function ownRefusals(intents: readonly Intent[], view: SlotView, limits: SlotPla
             // Not a budget used up for now but one that never lets the buy through: say what to change.
             const never = limit !== null && estimate.gt(limit.ceiling) ? `; that is above ${formatDecimal(limit.ceiling)} ${rules.quote}, the smallest limit configured (${limit.ceilingSetting}), so no period lets it through: raise it or buy less` : '';
             // A budget used up for now waits for its next period; one below a single buy is a setting to change, and reported as one.
-            return { code: never === '' ? 'over-budget' : 'budget-too-small', message: `estimated value ${formatDecimal(estimate)} ${rules.quote} is above the budget left for this slot, ${formatDecimal(budgetLeft)} ${rules.quote}${by}${never}` };
+            return { code: never === '' ? 'over-budget' : BUDGET_TOO_SMALL, message: `estimated value ${formatDecimal(estimate)} ${rules.quote} is above the budget left for this slot, ${formatDecimal(budgetLeft)} ${rules.quote}${by}${never}` };
           }
           budgetLeft = budgetLeft.sub(estimate);
         }

@@ -47,11 +47,6 @@ export interface PgStoreOptions {
 
 export type OpenedPgStore = OpenedStore & { readonly journal: PgJournal };
 
-/** Where the data dir keeps the identity of the PostgreSQL journal its daemon used. */
-function markerBase(dataDir: string, mode: RunMode): string {
-  return pgMarkerBase(dataDir, mode);
-}
-
 /**
  * Lock the journal (an advisory lock; the API key by its file lock), check the database still
  * holds the journal this data dir used, open and migrate, and take ownership (the lease). A lock
@@ -79,7 +74,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
     ...(options.newId === undefined ? {} : { newId: options.newId }),
   });
   mkdirSync(resolve(options.dataDir), { recursive: true, mode: 0o700 });
-  const base = markerBase(options.dataDir, options.mode);
+  const base = pgMarkerBase(options.dataDir, options.mode);
   const now = options.clock ?? Date.now;
   let rebuilt: OpenedPgStore['rebuilt'] = null;
   try {
@@ -150,7 +145,7 @@ export async function openPgStoreForReading(options: {
   const where = describeLocation(options.url, schema);
   const found = await inspectPgJournal(options.url, schema, options.timeoutMs);
   if (found.state !== 'journal') {
-    const problem = options.dataDir === undefined ? null : lostJournalProblem(markerBase(options.dataDir, options.mode), readMarker(markerBase(options.dataDir, options.mode)), found, where);
+    const problem = options.dataDir === undefined ? null : lostJournalProblem(pgMarkerBase(options.dataDir, options.mode), readMarker(pgMarkerBase(options.dataDir, options.mode)), found, where);
     if (problem !== null) throw lostJournalForReading(problem, 'the database');
     throw new StoreError('not-found', `no ${options.mode} journal in ${where} yet: stacker has not run on this database in that mode`);
   }

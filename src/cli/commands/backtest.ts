@@ -390,11 +390,15 @@ async function periodCandles(
     // Read again whole (only on this error) to say what the file does hold.
     const all = await readCandleInput(() => loadCandles(args.data, { market: args.market }));
     const flag = args.fromMs !== undefined && args.toMs !== undefined ? '--from/--to' : args.fromMs !== undefined ? '--from' : '--to';
-    const at = (sec: number): string => new Date(sec * 1000).toISOString().replace(':00.000Z', 'Z');
-    throw InputError.one(flag, `no candle of ${shown} falls in the period asked for: the file holds ${at(all.timeSec(0))} to ${at(all.timeSec(all.length - 1))}`);
+    throw InputError.one(flag, `no candle of ${shown} falls in the period asked for: the file holds ${isoMinute(all.timeSec(0) * 1000)} to ${isoMinute(all.timeSec(all.length - 1) * 1000)}`);
   }
   if (warn !== undefined) for (const text of clippedPeriod(args, candles)) warn(text);
   return candles;
+}
+
+/** `2023-01-01T00:00Z`: a time as the candle messages name it. */
+function isoMinute(ms: number): string {
+  return new Date(ms).toISOString().replace(':00.000Z', 'Z');
 }
 
 /**
@@ -405,11 +409,10 @@ function clippedPeriod(args: { fromMs?: number | undefined; toMs?: number | unde
   const intervalMs = Math.max(1, candles.intervalSec) * 1000;
   const firstMs = candles.timeSec(0) * 1000;
   const endMs = candles.timeSec(candles.length - 1) * 1000 + intervalMs;
-  const at = (ms: number): string => new Date(ms).toISOString().replace(':00.000Z', 'Z');
   const notes: string[] = [];
-  if (args.fromMs !== undefined && firstMs - args.fromMs >= intervalMs) notes.push(`--from ${args.fromText ?? at(args.fromMs)}: the first candle of the period opens at ${at(firstMs)}; the backtest starts there`);
+  if (args.fromMs !== undefined && firstMs - args.fromMs >= intervalMs) notes.push(`--from ${args.fromText ?? isoMinute(args.fromMs)}: the first candle of the period opens at ${isoMinute(firstMs)}; the backtest starts there`);
   // --to as a date is its day's last millisecond: compared with the period's end, one ms is no gap.
-  if (args.toMs !== undefined && args.toMs + 1 - endMs >= intervalMs) notes.push(`--to ${args.toText ?? at(args.toMs)}: the last candle of the period closes at ${at(endMs)}; the backtest ends there`);
+  if (args.toMs !== undefined && args.toMs + 1 - endMs >= intervalMs) notes.push(`--to ${args.toText ?? isoMinute(args.toMs)}: the last candle of the period closes at ${isoMinute(endMs)}; the backtest ends there`);
   return notes;
 }
 
