@@ -185,7 +185,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
     const intervalMs = candles.intervalSec * 1000;
     let cursor = 0;
     // Pass the candles closed by a moment, in order, valuing the account at each close (balances
-    // only change at slots, and a candle is passed only once the slots before its close have run,
+    // only change at slots and flex interest days, and a candle is passed only once the slots before its close have run,
     // so this is exact and in time order). Chart points (every `step`-th candle and the last) are
     // drawn; every close is walked for the drawdown, whose peak and trough can be any candle, as a
     // float unless it could be a new peak or a deeper drawdown.
@@ -195,9 +195,19 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       // Times are distinct: at most the one candle closing exactly at `timeMs` is left to pass.
       if (end < candles.length && candles.timeSec(end) * 1000 + intervalMs <= timeMs) end += 1;
       if (end <= cursor) return;
-      const quoteF = roughNumber(exchange.sim.holding(rules.quote));
-      const baseF = roughNumber(exchange.sim.holding(rules.base));
+      let quoteF = roughNumber(exchange.sim.holding(rules.quote));
+      let baseF = roughNumber(exchange.sim.holding(rules.base));
+      // Flex interest is the one change between slots: at each 00:00 it pays, the closes from
+      // then on are valued with it (paid ahead of the clock, as the next slot would have paid it).
+      const firstCloseFrom = (ms: number | null): number => (ms === null ? Number.POSITIVE_INFINITY : firstAtLeast(candles.times, (ms - intervalMs) / 1000, candles.length));
+      let payAt = firstCloseFrom(exchange.sim.nextInterestMs());
       for (let i = cursor; i < end; ) {
+        if (i >= payAt) {
+          exchange.sim.payInterestTo(closeMs(i));
+          quoteF = roughNumber(exchange.sim.holding(rules.quote));
+          baseF = roughNumber(exchange.sim.holding(rules.base));
+          payAt = firstCloseFrom(exchange.sim.nextInterestMs());
+        }
         if (i % step === 0 || i === last) {
           samplePoint(i);
           i += 1;
@@ -205,7 +215,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
         }
         // The run of closes before the next chart point: ruled out together when its lowest and
         // highest cannot deepen the drawdown (holdings are fixed between slots), else one by one.
-        const stop = Math.min(end, last, (Math.floor(i / step) + 1) * step);
+        const stop = Math.min(end, last, (Math.floor(i / step) + 1) * step, payAt);
         const range = candles.closeEstimateRange(i, stop);
         if (range !== null) {
           const [lowF, highF] = baseF >= 0 ? [quoteF + baseF * range.low, quoteF + baseF * range.high] : [quoteF + baseF * range.high, quoteF + baseF * range.low];

@@ -299,6 +299,21 @@ export class SimCore {
     return this.#codes.page(request);
   }
 
+  /** The next 00:00 UTC at which flex interest is due; null while no investment earns any. */
+  nextInterestMs(): number | null {
+    return this.#flex.nextPaymentMs();
+  }
+
+  /**
+   * Pay the flex interest due by `atMs` ahead of the clock: a backtest values the account at
+   * each candle close between two slots, and what it holds changes at every 00:00 it pays.
+   * Nothing else changes between slots, so this pays exactly what reading the clock at the next
+   * slot would have paid.
+   */
+  payInterestTo(atMs: number): void {
+    this.#flex.accrueTo(atMs);
+  }
+
   /** The flex interest paid so far, per ticker. */
   flexInterestPaid(): ReadonlyMap<string, Decimal> {
     return this.#flex.interestPaid();

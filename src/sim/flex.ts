@@ -133,6 +133,11 @@ export class Flex {
     }
   }
 
+  /** The next 00:00 UTC whose interest is still to pay; null while nothing earns. */
+  nextPaymentMs(): number | null {
+    return this.#paidThroughDay === null ? null : (this.#paidThroughDay + 1) * DAY_MS;
+  }
+
   /** The interest paid so far, per ticker (what a backtest's report says its flex money earned). */
   interestPaid(): ReadonlyMap<string, Decimal> {
     return this.#interestPaid;
