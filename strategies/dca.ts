@@ -87,6 +87,14 @@ export const dca = defineStrategy({
     }
     if (params.AMOUNT_QUOTE !== null && params.AMOUNT_QUOTE.lt(rules.minQuoteTotal)) {
       problems.push({ source, field: 'AMOUNT_QUOTE', rule: `${formatDecimal(params.AMOUNT_QUOTE)} ${rules.quote} is below ${rules.name}'s minimum order total ${formatDecimal(rules.minQuoteTotal)}` });
+    } else if (params.AMOUNT_QUOTE !== null && params.AMOUNT_QUOTE.eq(rules.minQuoteTotal)) {
+      // The base bought is rounded down to whole steps: at the minimum itself, nearly every buy
+      // comes out a fraction below it and is refused, slot after slot.
+      problems.push({
+        source,
+        field: 'AMOUNT_QUOTE',
+        rule: `${formatDecimal(params.AMOUNT_QUOTE)} ${rules.quote} is ${rules.name}'s minimum order total itself: the ${rules.base} it buys is rounded down to ${rules.basePrecision} decimals, so the order comes out below the minimum at almost every price; give a little more (one ${rules.base} step, ${formatDecimal(new Decimal(1).div(new Decimal(10).pow(rules.basePrecision)))}, times the price)`,
+      });
     }
     return problems;
   },
@@ -111,6 +119,19 @@ export const dca = defineStrategy({
     const amount = roundBaseAmount(rules, wanted);
     if (amount.isZero()) {
       return [intent.refuse('below-min-amount', `${sized(params, rules)} is less than the smallest ${rules.base} amount ${rules.name} takes (${rules.basePrecision} decimals)`, { market: rules.name, price: formatDecimal(price) })];
+    }
+    if (params.AMOUNT_QUOTE !== null && amount.mul(price).lt(rules.minQuoteTotal)) {
+      // Said here, with the amount that would do at this price: the engine's refusal would only
+      // give the rounded total, not why an AMOUNT_QUOTE at or above the minimum came out below it.
+      const enough = roundUp(roundUp(rules.minQuoteTotal.div(price), rules.basePrecision).mul(price), rules.quotePrecision);
+      return [
+        ...intents,
+        intent.refuse(
+          'below-min-total',
+          `${sized(params, rules)} buys ${formatDecimal(amount)} ${rules.base} (${rules.base} rounded down to ${rules.basePrecision} decimals), ${formatDecimal(amount.mul(price))} ${rules.quote}: below ${rules.name}'s minimum order total ${formatDecimal(rules.minQuoteTotal)}; at this price AMOUNT_QUOTE ${formatDecimal(enough)} or more buys`,
+          { market: rules.name, price: formatDecimal(price), amount: formatDecimal(amount), minTotal: formatDecimal(rules.minQuoteTotal) },
+        ),
+      ];
     }
     if (params.AMOUNT !== null && !multiplied && !amount.eq(params.AMOUNT)) {
       intents.push(intent.note(`AMOUNT ${formatDecimal(params.AMOUNT)} rounded down to ${formatDecimal(amount)} (${rules.name} takes ${rules.basePrecision} decimals)`, { requested: formatDecimal(params.AMOUNT), amount: formatDecimal(amount) }));

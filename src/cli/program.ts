@@ -305,7 +305,7 @@ says where the rules came from.`,
   )
     .option('--instance <name>', 'only this strategy instance')
     .option('--account <name>', 'only the orders sent on this account (as journalled with each order: ACCOUNT= of its instance then; default for instances without one)')
-    .option('--csv', 'one line per filled order (time, market, side, base, quote, price, fee, fee asset, order id, clientOrderId), for a tax tool')
+    .option('--csv', 'one line per filled order (time, market, side, base, quote, price, fee, fee asset, order id, clientOrderId), for a tax tool; time is when the exchange took the order (from a backtest --journal: the slot, its price the open it filled at)')
     .option('--html <file.html>', 'also write a self-contained HTML page: per market, every buy, the average cost as it grew and the quote invested, charted')
     .action((flags: object, command: Command) =>
       action(async () => (await import('./commands/report.ts')).report)({ ...flags, envFile: command.optsWithGlobals<GlobalFlags>().envFile }, command),

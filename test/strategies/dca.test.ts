@@ -176,6 +176,20 @@ describe('dca', () => {
     expect(problems).toEqual([{ source: SOURCE, field: 'AMOUNT_QUOTE', rule: expect.stringContaining('below BTC_USDT\'s minimum order total 5') }]);
   });
 
+  it('refuses at start an AMOUNT_QUOTE that is the minimum total itself: rounded down, nearly every buy comes out below it', () => {
+    const params = parseInstanceParams(dca, { ...BASE_ENV, AMOUNT: '', AMOUNT_QUOTE: '5' }, SOURCE);
+    const problems = dca.checkParams?.(params, { market: () => btcUsdt(), marketNames: () => ['BTC_USDT'], unlisted: (name) => notListed(name, ['BTC_USDT']) }, SOURCE);
+    expect(problems).toEqual([{ source: SOURCE, field: 'AMOUNT_QUOTE', rule: expect.stringContaining("5 USDT is BTC_USDT's minimum order total itself") }]);
+  });
+
+  it('refuses a buy whose AMOUNT_QUOTE, rounded down to whole steps, falls below the min total, naming the AMOUNT_QUOTE that would buy', async () => {
+    // 5.02 / 67000 = 0.0000749… → 0.000074 BTC = 4.958 USDT < 5; 0.000075 × 67000 = 5.025, 5.03 in the quote's 2 decimals, would do.
+    const intents = await decide({ AMOUNT: '', AMOUNT_QUOTE: '5.02' }, { ...FUNDED, prices: { BTC_USDT: '67000' } });
+    expect(intents).toEqual([expect.objectContaining({ kind: 'refusal', reason: 'below-min-total', message: expect.stringMatching(/buys 0\.000074 BTC .*, 4\.958 USDT: below BTC_USDT's minimum order total 5; at this price AMOUNT_QUOTE 5\.03 or more buys/) })]);
+    // At 65000 the same amount comes out above the minimum (0.000077 × 65000 = 5.005) and buys.
+    expect(plain(await decide({ AMOUNT: '', AMOUNT_QUOTE: '5.02' }, FUNDED))).toEqual([{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: '0.000077', stp: 'no' }]);
+  });
+
   it('never spends more than AMOUNT_QUOTE at the slot price, and buys the most the precision allows (property)', async () => {
     const decimalText = (maxDigits: bigint, maxScale: number) =>
       fc.tuple(fc.bigInt({ min: 1n, max: maxDigits }), fc.integer({ min: 0, max: maxScale })).map(([digits, scale]) => {
