@@ -39,6 +39,8 @@ export interface PreflightConfig {
    * journal counts it: what a slot now would be judged against. Absent: judged as if unlimited.
    */
   readonly budgetLeft?: (instance: string) => Promise<SpendLeft | null>;
+  /** The state the instance's strategy saved, as its next slot reads it. Absent: none saved. */
+  readonly stateOf?: (instance: string) => Promise<ReadonlyMap<string, string>>;
   readonly instances: ReadonlyArray<{
     readonly instance: string;
     readonly enabled: boolean;
@@ -51,7 +53,7 @@ export interface PreflightConfig {
 /**
  * "Would this order pass?": each enabled instance decides a slot at `nowMs` on a real snapshot,
  * and the engine's guards judge the answer, exactly as a slot would, against the budget left now
- * (`budgetLeft`), except that nothing is journalled or sent and nothing is counted against it.
+ * (`budgetLeft`) and on the state the strategy saved (`stateOf`), except that nothing is journalled or sent and nothing is counted against it.
  */
 export async function preflight(config: PreflightConfig, exchange: Exchange, nowMs: number): Promise<PreflightResult[]> {
   const books = snapshotBooks(exchange, { ttlMs: Number.POSITIVE_INFINITY, nowMs: () => nowMs });
@@ -70,7 +72,7 @@ export async function preflight(config: PreflightConfig, exchange: Exchange, now
         mode: config.mode,
         reads: readsOf(instance.strategy, instance.params),
         candles: instance.strategy.candleWindows?.(instance.params) ?? [],
-        state: new Map(),
+        state: (await config.stateOf?.(instance.instance)) ?? new Map(),
         budget: { remainingQuote: () => left, maxOrderQuote: () => instance.maxOrderQuote },
       });
       // Judged as a live slot judges it: one bad intent and the slot sends nothing.

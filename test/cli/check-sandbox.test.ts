@@ -179,6 +179,21 @@ describe('stacker check against the sandbox', () => {
     });
   });
 
+  it('pre-flights on the state the strategy saved, as its next slot reads it, not on none', async () => {
+    // value-avg counts its slots in its state: after one slot (40 USDT bought at 65000: 0.000615
+    // BTC, 39.975 USDT), the next one's target is 80 and it buys the gap. Judged on no state, the
+    // check saw slot 1 again, 0.025 USDT short of its target, and a buy too small to send.
+    const text = 'STRATEGY=value-avg\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nTARGET_STEP_QUOTE=40\n';
+    await withDcaFile(text, async (dir) => {
+      const env = { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: 'USDT=1000', STACKER_LOG_LEVEL: 'silent' };
+      expect((await runCli(['run', '--once', '--strategies', dir, '--data-dir', dir], env)).code).toBe(0);
+      const checked = await runCli(['check', '--json', '--strategies', dir, '--data-dir', dir], env);
+      expect(checked.code, checked.stderr).toBe(0);
+      const result = JSON.parse(checked.stdout) as { preflight: Array<{ intents: Array<{ kind: string; verdict: string; summary: string }> }> };
+      expect(result.preflight[0]?.intents).toEqual([{ kind: 'buy-stock-market', verdict: 'would-send', summary: 'buy 0.000615 BTC_USDT at market (stp no)' }]);
+    });
+  });
+
   it('pre-flights in dry-run through the real exchange factory: public market data, the paper wallet, no key sent', async () => {
     const out: string[] = [];
     const io: Io = { out: (text) => void out.push(text), err: () => undefined };

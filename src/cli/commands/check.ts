@@ -119,7 +119,8 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
 
 /**
  * What a slot now would be judged against that only the journal knows, as `stacker run` would
- * read it: the budget each instance has left (its own and its account's cap), and a paper
+ * read it: the budget each instance has left (its own and its account's cap), the state its
+ * strategy saved (a strategy that remembers its last buy decides on it), and a paper
  * account as the last run left it. From the journal when there is one (read-only, beside a
  * running daemon too), else fresh budgets and new paper accounts. A journal that cannot be read
  * leaves the budgets unjudged (the check says why elsewhere).
@@ -127,7 +128,7 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
 async function journalNow(
   config: DaemonConfig,
   nowMs: number,
-): Promise<{ leftOf(instance: string): Promise<SpendLeft | null>; accountState(account: string): Promise<string | null>; close(): Promise<void> }> {
+): Promise<{ leftOf(instance: string): Promise<SpendLeft | null>; stateOf(instance: string): Promise<ReadonlyMap<string, string>>; accountState(account: string): Promise<string | null>; close(): Promise<void> }> {
   const [{ openStoreForReading }, { MemoryJournal }, { toRuntime }, { accountCapOf }, { spendLeft }] = await Promise.all([
     import('../../store/open-store.ts'),
     import('../../store/memory-journal.ts'),
@@ -156,6 +157,9 @@ async function journalNow(
       if (instance === undefined || reader === null) return null;
       const account = config.accounts.get(instance.account);
       return spendLeft(reader, toRuntime(instance), instance.account, account === undefined ? null : accountCapOf(account), nowMs);
+    },
+    async stateOf(name) {
+      return reader === null ? new Map() : reader.getState(name);
     },
     async accountState(account) {
       return reader === null ? null : reader.accountState(account);
@@ -251,7 +255,7 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
         const saved = exchange.keptAccount === undefined ? null : await journal.accountState(account);
         if (saved !== null) exchange.keptAccount?.resume(saved);
         startup.push(...startupProblems(instances, await exchange.markets()));
-        reports.push(...(await preflight({ ...config, instances, budgetLeft: (name) => journal.leftOf(name) }, exchange, nowMs)));
+        reports.push(...(await preflight({ ...config, instances, budgetLeft: (name) => journal.leftOf(name), stateOf: (name) => journal.stateOf(name) }, exchange, nowMs)));
       } catch (error) {
         throw config.accounts.size > 1 ? ofAccount(error, account) : error;
       } finally {
