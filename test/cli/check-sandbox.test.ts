@@ -179,6 +179,20 @@ describe('stacker check against the sandbox', () => {
     });
   });
 
+  it('does not pre-flight an instance run would refuse to start: a dip on a market the exchange does not list is exit 2 naming MARKET, not the kline read\'s error (exit 3)', async () => {
+    await withDcaFile('STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDX\nAMOUNT=0.001\nDIP_PCT=10\n', async (dir) => {
+      writeFileSync(join(dir, 'tiny.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.000001\n');
+      const env = { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: 'USDT=1000', STACKER_LOG_LEVEL: 'silent' };
+      const checked = await runCli(['check', '--strategies', dir, '--data-dir', dir], env);
+      expect(checked.code, checked.stderr).toBe(2);
+      expect(checked.stdout).toContain(`${join(dir, 'dca.env')}: MARKET: the exchange does not list BTC_USDX; did you mean BTC_USDT?`);
+      // The other file's problem is not hidden behind it.
+      expect(checked.stdout).toContain(`${join(dir, 'tiny.env')}: AMOUNT: `);
+      expect(checked.stdout).toContain('dca: PROBLEMS (the start-up checks above)\n  not pre-flighted: stacker run would not start with it\n');
+      expect(checked.stderr).not.toContain('kline');
+    });
+  });
+
   it('pre-flights on the state the strategy saved, as its next slot reads it, not on none', async () => {
     // value-avg counts its slots in its state: after one slot (40 USDT bought at 65000: 0.000615
     // BTC, 39.975 USDT), the next one's target is 80 and it buys the gap. Judged on no state, the

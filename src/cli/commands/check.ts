@@ -254,8 +254,16 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
         // A paper account continues across runs: judged as the daemon would resume it, not as the wallet setting seeds a new one.
         const saved = exchange.keptAccount === undefined ? null : await journal.accountState(account);
         if (saved !== null) exchange.keptAccount?.resume(saved);
-        startup.push(...startupProblems(instances, await exchange.markets()));
-        reports.push(...(await preflight({ ...config, instances, budgetLeft: (name) => journal.leftOf(name), stateOf: (name) => journal.stateOf(name) }, exchange, nowMs)));
+        const refused = startupProblems(instances, await exchange.markets());
+        startup.push(...refused);
+        // An instance `run` would not start with is not pre-flighted: its slot would never run,
+        // and its reads can fail for what refused it (candles of a market the exchange does not
+        // list), which would end the whole check with the exchange's error instead of the problem.
+        const refusedFiles = new Set(refused.map((problem) => problem.source));
+        for (const instance of instances.filter((i) => i.enabled && refusedFiles.has(i.file))) {
+          reports.push({ instance: instance.instance, ok: false, intents: [], problems: [] });
+        }
+        reports.push(...(await preflight({ ...config, instances: instances.filter((i) => !refusedFiles.has(i.file)), budgetLeft: (name) => journal.leftOf(name), stateOf: (name) => journal.stateOf(name) }, exchange, nowMs)));
       } catch (error) {
         throw config.accounts.size > 1 ? ofAccount(error, account) : error;
       } finally {
@@ -488,16 +496,17 @@ export function renderPreflight(outcome: PreflightOutcome, config: Pick<DaemonCo
     for (const problem of outcome.startup) lines.push(`  ${problem.source === undefined ? '' : `${problem.source}: `}${problem.field}: ${problem.rule}`);
   }
   lines.push(`pre-flight against ${config.mode === 'live' ? 'the account' : 'the paper account (as the last run left it, else as the wallet seeds it)'} (nothing was placed):`);
-  // An instance a start-up check refused is not ok, whatever its strategy answered over markets that do not hold its own.
+  // An instance a start-up check refused is not pre-flighted (runPreflight) and not ok.
   const refusedAtStart = new Set(outcome.startup.map((problem) => problem.source));
   for (const report of outcome.reports) {
     const declines = report.intents.some((intent) => intent.kind === 'refusal');
     const waits = report.intents.some((intent) => intent.verdict === 'waits');
     const file = config.instances?.find((instance) => instance.instance === report.instance)?.file;
-    const verdict = !passes(report) ? 'PROBLEMS' : file !== undefined && refusedAtStart.has(file) ? 'PROBLEMS (the start-up checks above)' : waits ? "ok (this period's budget is used up: the buy waits for it to reset)" : declines ? 'ok (the strategy declines to act now)' : 'ok';
+    const verdict = file !== undefined && refusedAtStart.has(file) ? 'PROBLEMS (the start-up checks above)' : !passes(report) ? 'PROBLEMS' : waits ? "ok (this period's budget is used up: the buy waits for it to reset)" : declines ? 'ok (the strategy declines to act now)' : 'ok';
     lines.push(`${report.instance}: ${verdict}`);
     if (report.budgetLeft !== undefined) lines.push(`  budget left now: ${report.budgetLeft.amount} ${report.budgetLeft.asset} (what ${report.budgetLeft.limitedBy} leaves)`);
-    if (report.intents.length === 0 && report.problems.length === 0) lines.push('  nothing that moves money now (notes only, or nothing to do)');
+    if (file !== undefined && refusedAtStart.has(file)) lines.push('  not pre-flighted: stacker run would not start with it');
+    else if (report.intents.length === 0 && report.problems.length === 0) lines.push('  nothing that moves money now (notes only, or nothing to do)');
     const kindWidth = Math.max(0, ...report.intents.map((intent) => intent.kind.length));
     for (const intent of report.intents) {
       const reason = intent.reason === undefined ? '' : ` (${intent.reason})`;
