@@ -14,6 +14,7 @@ import type { Candle, Intent, Strategy } from '../src/engine/contract.ts';
 import { planMoney } from '../src/engine/money-plan.ts';
 import type { CodeRecord, FlexInvestment, TradeBalance } from '../src/domain/account.ts';
 import type { MarketRules } from '../src/domain/market.ts';
+import { DEMO_MARKETS } from '../src/sim/seed.ts';
 import { Decimal, ZERO } from '../src/domain/money.ts';
 import { DEFAULT_READS, type SlotView, type SnapshotPart, checkDecision } from '../src/engine/contract.ts';
 
@@ -79,24 +80,13 @@ export function slotView(spec: ViewSpec = {}): SlotView {
   };
 }
 
-/** BTC_USDT as the demo sandbox lists it: 6 base decimals, 2 quote decimals, 0.1 % taker fee. */
+/**
+ * BTC_USDT as the demo sandbox and the backtest list it (6 base decimals, 2 quote decimals, fees
+ * of 0.1 % to 8 decimals, at least 0.00001 BTC and 5 USDT, no maximum total): a unit test judges
+ * a small buy as a dry-run or a backtest would.
+ */
 export function btcUsdt(overrides: Partial<Record<keyof MarketRules, unknown>> = {}): MarketRules {
-  return {
-    name: 'BTC_USDT',
-    base: 'BTC',
-    quote: 'USDT',
-    basePrecision: 6,
-    quotePrecision: 2,
-    feePrecision: 6,
-    makerFeePct: new Decimal('0.1'),
-    takerFeePct: new Decimal('0.1'),
-    minBaseAmount: new Decimal('0.0001'),
-    minQuoteTotal: new Decimal('5'),
-    maxQuoteTotal: new Decimal('100000'),
-    tradesEnabled: true,
-    type: 'spot',
-    ...overrides,
-  } as MarketRules;
+  return { ...(DEMO_MARKETS[0] as MarketRules), ...overrides } as MarketRules;
 }
 
 export function investment(planId: string, ticker: string, invested: string, active = true): FlexInvestment {

@@ -53,7 +53,7 @@ describe('dca', () => {
   // The market rules, MAX_ORDER_QUOTE, budgets and balances are the engine's guards (contract 2):
   // dca sizes the order; `judgeWith` shows what the engine does with it before anything is sent.
   it('is refused below the min amount with reason below-min-amount', async () => {
-    expect(await verdicts({ AMOUNT: '0.00005' }, FUNDED)).toEqual([['buy-stock-market', 'below-min-amount']]);
+    expect(await verdicts({ AMOUNT: '0.000005' }, { ...FUNDED, markets: [btcUsdt({ basePrecision: 8 })] })).toEqual([['buy-stock-market', 'below-min-amount']]);
   });
 
   it('refuses an amount that rounds down to zero itself (no zero buy is ever returned)', async () => {
@@ -149,7 +149,7 @@ describe('dca', () => {
 
   it('reports at start an AMOUNT that rounds below the market minimum', () => {
     const params = parseInstanceParams(dca, { ...BASE_ENV, AMOUNT: '0.00009999' }, SOURCE);
-    const rules = btcUsdt();
+    const rules = btcUsdt({ minBaseAmount: new Decimal('0.0001') });
     const problems = dca.checkParams?.(params, { market: () => rules, marketNames: () => ['BTC_USDT'], unlisted: (name) => notListed(name, ['BTC_USDT']) }, SOURCE);
     expect(problems).toEqual([{ source: SOURCE, field: 'AMOUNT', rule: expect.stringContaining('rounds down to 0.000099') }]);
   });
