@@ -136,9 +136,13 @@ function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
   }
   const status = context.status >= 200 && context.status < 300 && facts.bodyStatus !== null ? facts.bodyStatus : context.status;
 
-  if (context.signed && facts.parsed && kinds.has('nonce-window')) return NonceWindowError;
-  if (context.signed && facts.parsed && kinds.has('nonce-reused')) return NonceReusedError;
-  if (context.signed && facts.parsed && kinds.has('nonce')) return NonceError;
+  // A nonce refusal is a 4xx from the exchange's door, and the requester signs the request afresh
+  // and sends it again, an order too. A 5xx is never one, whatever its body says: the request may
+  // have been done behind a failing gateway, and resending an order would buy twice.
+  const atTheDoor = context.signed && facts.parsed && context.status >= 400 && context.status < 500;
+  if (atTheDoor && kinds.has('nonce-window')) return NonceWindowError;
+  if (atTheDoor && kinds.has('nonce-reused')) return NonceReusedError;
+  if (atTheDoor && kinds.has('nonce')) return NonceError;
   if (kinds.has('rate') || status === 429 || status === 418) return RateLimitError;
   if (kinds.has('auth') || status === 401 || status === 403) return AuthError;
   if (status >= 500) return ServiceUnavailableError;

@@ -374,7 +374,7 @@ says where the rules came from.`,
     .action(action(async () => (await import('./commands/flex.ts')).flexInvestments));
   flex
     .command('withdraw')
-    .description('withdraw an amount from a flex investment back to the main balance (never retried)')
+    .description('withdraw an amount from a flex investment back to the main balance (never retried once it may have been taken)')
     .requiredOption('--plan <id>', 'the plan to withdraw from')
     .requiredOption('--amount <decimal>', 'amount to withdraw, e.g. 10.5')
     .option('--account <name>', ACCOUNT_HELP)
@@ -382,7 +382,7 @@ says where the rules came from.`,
 
   program
     .command('buy')
-    .description('buy an exact base quantity at market (stock market order; never retried)')
+    .description('buy an exact base quantity at market (stock market order; never retried once it may have been taken)')
     .requiredOption('--market <market>', 'market, e.g. BTC_USDT')
     .requiredOption('--amount <decimal>', 'base quantity to buy, e.g. 0.0005 BTC')
     .option('--client-order-id <id>', 'your id for the order: letters, digits, - . _ (default: generated, printed)')

@@ -286,15 +286,19 @@ export interface ForeignOrder {
   readonly clientOrderId: string;
   readonly orderId: string;
   readonly market: string;
-  readonly createdAtSec: number;
+  /** When the exchange took it, or, from a finding the journal kept, when stacker found it. */
+  readonly at: { readonly kind: 'placed' | 'found'; readonly ms: number };
   /** Why it cannot be this journal's own order. */
   readonly why: string;
+  /** A second order of an intent this journal sent: two stackers on the key, or the same order sent twice. */
+  readonly twin?: boolean;
 }
 
 /**
  * The exchange holds orders with this stacker's order ids that this journal did not send:
  * another stacker (another host, another container with its own data) trades on the same API
- * key with the same instances, and every slot is bought twice. Not retryable: a human must stop
+ * key with the same instances, and every slot is bought twice (or, for a second order of a sent
+ * intent, an exchange took an order it said it refused at its door). Not retryable: a human must stop
  * one of them.
  */
 export class ForeignOrderError extends StackerError {
@@ -304,13 +308,18 @@ export class ForeignOrderError extends StackerError {
   constructor(orders: readonly ForeignOrder[]) {
     const shown = orders
       .slice(0, 5)
-      .map((o) => `${o.clientOrderId} (order ${o.orderId}, ${o.market}, ${new Date(o.createdAtSec * 1000).toISOString()}: ${o.why})`)
+      .map((o) => `${o.clientOrderId} (order ${o.orderId}, ${o.market}, ${o.at.kind} ${new Date(o.at.ms).toISOString()}: ${o.why})`)
       .join('; ');
     const more = orders.length > 5 ? `; and ${orders.length - 5} more` : '';
+    // A twin can also be stacker's own order sent twice: an exchange that answered a nonce
+    // refusal (refused at its door, so signed afresh and sent again) after taking the order.
+    const twice = orders.some((o) => o.twin === true)
+      ? ' If no other stacker runs on the key, the exchange took an order it answered as refused for its nonce, and stacker, which sends such a request again, bought twice: tell the exchange.'
+      : '';
     super(
-      `another client is placing orders with this stacker's order ids on the same API key: ${shown}${more}. ` +
+      `the exchange holds orders with this stacker's order ids that its journal did not send: ${shown}${more}. ` +
         'Two stackers on one key buy every slot twice: stop the other one (another host or container with its own data dir), ' +
-        'then run `stacker journal acknowledge` and start this one again.',
+        `then run \`stacker journal acknowledge\` and start this one again.${twice}`,
     );
     this.name = 'ForeignOrderError';
     this.orders = orders;

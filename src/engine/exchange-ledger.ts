@@ -218,7 +218,7 @@ export class ExchangeLedger {
       const verdict = intent === null ? await this.#unjournalled(owner, parts.slotTimeMs) : await this.#journalled(intent);
       if (verdict.kind === 'skip') continue;
       if (verdict.kind === 'foreign') {
-        foreign.push({ instance: owner.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, createdAtSec: order.createdAtSec, why: verdict.why });
+        foreign.push({ instance: owner.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, at: { kind: 'placed', ms: Math.round(order.createdAtSec * 1000) }, why: verdict.why, twin: verdict.why.includes(TWIN) });
         continue;
       }
       if (verdict.kind === 'link' && intent !== null) {
@@ -294,7 +294,7 @@ export class ExchangeLedger {
       case 'not-found':
         return { kind: 'link' };
       case 'done':
-        return { kind: 'foreign', why: `this journal's intent ${intent.intentId} placed another order with the same id: the slot was bought twice` };
+        return { kind: 'foreign', why: `this journal's intent ${intent.intentId} ${TWIN}: the slot was bought twice` };
       case 'refused':
       case 'failed':
         return { kind: 'foreign', why: `this journal never sent it (its intent ${intent.intentId} is ${intent.status})` };
@@ -359,5 +359,8 @@ export class ExchangeLedger {
     return intents.filter((intent) => held.has(intent.intentId) || held.has(accountReservationId(intent.intentId)) || nowMs - (intent.sentAtMs ?? intent.createdAtMs) < LATE_ORDER_WATCH_MS);
   }
 }
+
+/** How a finding says its order is a second one of an intent this journal sent (kept in the finding's text). */
+export const TWIN = 'placed another order with the same id';
 
 type Verdict = { readonly kind: 'skip' | 'link' | 'adopt' } | { readonly kind: 'foreign'; readonly why: string };

@@ -109,6 +109,15 @@ describe('error mapping through the client', () => {
     expect(sentNonces(h)).toEqual([0, 127, 254].map((gap) => 1_760_000_000_000 + gap));
   });
 
+  it('reads a 5xx as the service failing even when its body is worded as a nonce refusal: an order behind it may be done, and is never signed again', async () => {
+    h = harness({ retry: false });
+    reply('POST', '/api/v4/order/stock_market', 503, { code: 0, errors: {}, message: 'Too many requests.' });
+    const error = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'dca-1' }));
+    expectError(error, { cls: ServiceUnavailableError, code: 'E_UNAVAILABLE', retryable: true, httpStatus: 503, exchangeCode: 0 });
+    expect(outcomeUnknown(error)).toBe(true);
+    expect(sentNonces(h)).toHaveLength(1);
+  });
+
   it('without nonceWindow ("greater than the last"), signs a refused nonce again once, with the next one', async () => {
     h = harness({ nonceWindow: false });
     for (let i = 0; i < 2; i += 1) reply('POST', '/api/v4/trade-account/balance', 429, { code: 0, errors: {}, message: 'Too many requests.' });

@@ -137,7 +137,9 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       const cause = world.fatal[0]?.cause;
       expect(cause).toBeInstanceOf(ForeignOrderError);
       expect(world.fatal[0]?.message).toContain(theirs.clientOrderId);
-      expect(world.fatal[0]?.message).toMatch(/another client/);
+      expect(world.fatal[0]?.message).toMatch(/the exchange holds orders with this stacker's order ids that its journal did not send: .*, placed \d{4}-\d\d-\d\dT/);
+      // Not a twin of an order it sent: no word of its own order sent twice.
+      expect(world.fatal[0]?.message).not.toMatch(/nonce/);
       expect(await world.journal.listFindings({ unacknowledged: true })).toMatchObject([{ kind: 'foreign', orderId: theirs.orderId }]);
       // The slot was not bought by us: one order at the exchange, the foreign one.
       expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
@@ -151,6 +153,12 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       await engine.checkLedger();
       expect(world.fatal[0]?.message).toContain(twin.clientOrderId);
       expect(world.fatal[0]?.message).toMatch(/twice/);
+      // With no other stacker on the key, the twin is its own order sent again after a nonce refusal the exchange did not keep to.
+      expect(world.fatal[0]?.message).toMatch(/If no other stacker runs on the key, the exchange took an order it answered as refused for its nonce/);
+      // Kept as a finding: the next start refuses on it, and says when it was found (it does not know when it was placed).
+      const { foreignOrdersError } = await import('../../src/daemon/foreign-findings.ts');
+      const again = foreignOrdersError(await world.journal.listFindings({ unacknowledged: true }));
+      expect(again?.message).toMatch(/, found \d{4}-\d\d-\d\dT.*If no other stacker runs on the key/);
     });
 
     it('ignores orders without an instance id scheme of ours, and orders of instances it does not run', async () => {

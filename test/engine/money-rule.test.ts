@@ -125,6 +125,15 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(sandboxOrders()).toHaveLength(1);
     });
 
+    it("5xx after the order committed, its body worded as a nonce refusal: still a lost answer, found, never signed again and resent", async () => {
+      // A nonce refusal is a 4xx from the exchange's door and is resent; a 5xx never is, whatever it says.
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 503, body: { code: 0, errors: {}, message: 'Too many requests.' }, commit: true });
+      expect(await world.engine([dcaBtc()]).runSlot('dca-btc', SLOT)).toBe('done');
+      expect(sandboxOrders()).toHaveLength(1);
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect([intent?.status, intent?.attempts]).toEqual(['done', 1]);
+    });
+
     it('5xx before anything happened: never sent again; looked up over the settle window, then not-found with its budget still counted', async () => {
       world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 502, body: { message: 'bad gateway' } });
       const budgeted = { ...dcaBtc(), budgets: { day: new Decimal('1000') } };
