@@ -61,6 +61,13 @@ const LATE_ORDER_WATCH_MS = 24 * 3_600_000;
 const CLEAR_AFTER_MS = 3_600_000;
 
 /**
+ * How much less than CLEAR_AFTER_MS the exchange's clock may show: it is read to the second, and
+ * this machine's clock, which stamped the send, may have been that far off it (a clock stepped
+ * forward by an hour is what the check is for).
+ */
+const EXCHANGE_CLOCK_SLACK_MS = 60_000;
+
+/**
  * The exchange is the second ledger (docs/exactly-once.md). Reading its order history and
  * comparing it with the journal catches what the journal alone cannot know:
  * - an order whose answer was lost and whose lookups came back empty (the history lagged): it
@@ -196,6 +203,16 @@ export class ExchangeLedger {
     return Math.max(fromMs, startedAtMs - HISTORY_KEPT_MS);
   }
 
+  /**
+   * The exchange's time now, read from it; this machine's where the exchange keeps its time (a
+   * paper account); null when it cannot be read (nothing is given back then).
+   */
+  async #exchangeNowMs(account: string, startedAtMs: number): Promise<number | null> {
+    const exchange = onAccount(this.#deps, account)?.exchange;
+    if (exchange?.serverTimeMs === undefined) return startedAtMs;
+    return exchange.serverTimeMs().catch(() => null);
+  }
+
   /** Compare one account's history with the journal, and count the account as checked. */
   async #compared(account: string, fromMs: number, startedAtMs: number, orders: readonly Order[], notFound: readonly IntentRecord[]): Promise<LedgerReport> {
     const deps = this.#deps;
@@ -245,11 +262,17 @@ export class ExchangeLedger {
     }
 
     const cleared: string[] = [];
+    // This machine's clock alone cannot say an hour has passed: stepped forward (NTP, a VM
+    // resumed), it gave back the budget of an order the exchange was still to show, and spent it
+    // again. The exchange's clock must say so too, read once a check, only when a buy is due.
+    let exchangeNowMs: number | null | undefined;
     for (const intent of notFound) {
       if (intent.clientOrderId === null || seen.has(intent.clientOrderId)) continue;
       const sentAtMs = intent.sentAtMs ?? intent.createdAtMs;
       if (fromMs > sentAtMs - MINUTE_MS) continue;
       if (startedAtMs - sentAtMs < CLEAR_AFTER_MS) continue;
+      if (exchangeNowMs === undefined) exchangeNowMs = await this.#exchangeNowMs(account, startedAtMs);
+      if (exchangeNowMs === null || exchangeNowMs - sentAtMs < CLEAR_AFTER_MS - EXCHANGE_CLOCK_SLACK_MS) continue;
       // Its instance's budget, its account's cap, or both, held it.
       const releasedOwn = await deps.journal.releaseBudget(intent.intentId);
       const releasedCap = await deps.journal.releaseBudget(accountReservationId(intent.intentId));

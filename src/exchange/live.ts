@@ -37,6 +37,10 @@ export class LiveExchange implements Exchange {
     return this.#client.clockOffsetMs();
   }
 
+  serverTimeMs(): Promise<number> {
+    return this.#client.serverTimeMs();
+  }
+
   prices(markets: readonly string[]): Promise<ReadonlyMap<string, Decimal>> {
     return this.#public.prices(markets);
   }

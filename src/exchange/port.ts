@@ -75,6 +75,8 @@ export interface Exchange {
    * keeps this machine's time (a backtest's, the sandbox in process), null when it cannot tell.
    */
   clockOffsetMs?(): Promise<number | null>;
+  /** The exchange's clock now, in Unix ms, read from it; absent where the exchange keeps this machine's time. */
+  serverTimeMs?(): Promise<number>;
 }
 
 /**

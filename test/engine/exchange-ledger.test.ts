@@ -85,16 +85,26 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
 
     it('gives a not-found buy its budget back once the history, read from before its send, shows no such order an hour on', async () => {
       const { engine } = await notFoundBuy();
-      world.advance(3_600_000);
+      world.elapse(3_600_000);
       const report = await engine.checkLedger();
       expect(report?.cleared).toHaveLength(1);
       expect(await world.journal.heldBudgetReservations('dca-btc')).toEqual([]);
       expect((await world.journal.listFindings()).map((f) => [f.kind, f.acknowledgedAtMs !== null])).toEqual([['cleared', true]]);
     });
 
+    it("keeps a not-found buy counted when only this machine's clock says an hour has passed (stepped forward): the exchange's clock must say so too", async () => {
+      const { engine, slot } = await notFoundBuy();
+      world.advance(2 * 3_600_000);
+      expect((await engine.checkLedger())?.cleared).toEqual([]);
+      expect(await world.journal.heldBudgetReservations('dca-btc')).toHaveLength(1);
+      // The exchange's history shows the order late: counted once, never given back and spent again.
+      const late = placeAtExchange(slot);
+      expect((await engine.checkLedger())?.linked.map((order) => order.orderId)).toEqual([late.orderId]);
+    });
+
     it('counts against the budget an order that lands after its not-found buy was given its budget back (its backend took it later still)', async () => {
       const { engine, slot } = await notFoundBuy();
-      world.advance(3_600_000);
+      world.elapse(3_600_000);
       expect((await engine.checkLedger())?.cleared).toHaveLength(1);
       const scope = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' };
       expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe('0');
@@ -112,7 +122,7 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(await engine.runSlot('dca-btc', slot)).toBe('failed');
       world.advance(TEST_SETTLE_WINDOW_MS);
       await engine.track();
-      world.advance(3_600_000);
+      world.elapse(3_600_000);
       expect((await engine.checkLedger())?.cleared).toHaveLength(1);
       // Two hourly reads come and go before the exchange's history shows the order.
       for (let read = 0; read < 2; read += 1) {

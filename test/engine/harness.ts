@@ -101,8 +101,13 @@ export interface EngineWorld {
     options?: { killSwitch?: KillSwitch; credentials?: { apiKey: string; apiSecret: string }; ledger?: Partial<NonNullable<EngineOptions['ledger']>>; paused?: EngineOptions['paused']; stop?: AbortSignal },
   ): Engine;
   deps(options?: { killSwitch?: KillSwitch }): EngineDeps;
-  /** Move the engine's clock (not the journal's, not the sandbox's) forward: past a settle window, say. */
+  /**
+   * Move the engine's clock (not the journal's, not the sandbox's) forward: past a settle window,
+   * say. To the exchange, no time passed: as this machine's clock stepped forward (NTP, a VM resumed).
+   */
   advance(ms: number): void;
+  /** Let time pass for the engine and the exchange (the sandbox's clock) alike. */
+  elapse(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -111,7 +116,8 @@ export interface EngineWorld {
  * dir, or a new database on the test run's PostgreSQL cluster.
  */
 export async function engineWorld(sandboxOptions: SandboxOptions = {}, kind: EngineJournalKind = 'sqlite'): Promise<EngineWorld> {
-  const sandbox = await startSandbox(sandboxOptions);
+  let exchangeSkewMs = 0;
+  const sandbox = await startSandbox({ clock: { nowMs: () => Date.now() + exchangeSkewMs }, ...sandboxOptions });
   const dir = mkdtempSync(join(tmpdir(), 'stacker-engine-'));
   const cluster = kind === 'pg' ? pgCluster() : null;
   if (kind === 'pg' && cluster === null) throw new Error('no PostgreSQL cluster in this test run');
@@ -175,6 +181,10 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}, kind: Eng
     },
     advance(ms) {
       skewMs += ms;
+    },
+    elapse(ms) {
+      skewMs += ms;
+      exchangeSkewMs += ms;
     },
     async close() {
       await Promise.allSettled(clients.map((c) => c.close()));
