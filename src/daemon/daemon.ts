@@ -360,7 +360,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy, oncePassing };
     }
     // From the run's start: a start that waited for an exchange journals the slots of the wait as such.
-    if (!stopping.signal.aborted) await running.catchUp(clock.nowMs(), run.startedAtMs);
+    if (!stopping.signal.aborted) await running.catchUp(clock.nowMs(), run.startedAtMs, { journalRebuilt: store.rebuilt !== null });
 
     // A failed slot found done since counts as a success for the gauge and ends its run of failures for /healthz.
     const onSettled = (instance: string, slotTimeMs: number): void => {

@@ -204,8 +204,10 @@ export class Engine {
    * `startedAtMs`: when this run started, when that was before `nowMs` (its start waited for an
    * exchange): the slots since fell while stacker was starting, not while it was stopped, and are
    * journalled saying so; an instance without a slot is anchored there, so they count for it too.
+   * `journalRebuilt`: the journal was rebuilt from the exchange's history this start; a missed
+   * slot within its settle window is journalled as missed, not run late.
    */
-  async catchUp(nowMs: number, startedAtMs: number = nowMs): Promise<void> {
+  async catchUp(nowMs: number, startedAtMs: number = nowMs, options: { readonly journalRebuilt?: boolean } = {}): Promise<void> {
     const startedMs = Math.min(startedAtMs, nowMs);
     for (const instance of this.#instances.values()) {
       if (!this.isEnabled(instance.instance) || this.#fatal !== null) continue;
@@ -234,7 +236,15 @@ export class Engine {
           `${plan.skippedTotal} slot(s) of ${instance.instance} fell ${when}; journalled as missed`,
         );
       }
-      if (plan.run !== null) {
+      // A journal rebuilt from the exchange's history knows only what the history showed: an order
+      // of a slot sent moments before may not show yet (it may lag up to the settle window), and
+      // running that slot late would buy it again.
+      if (plan.run !== null && options.journalRebuilt === true && nowMs - plan.run < instance.orderSettleWindowMs) {
+        const reason = `the journal was rebuilt from the exchange's order history, which may not show an order of this slot yet (ORDER_SETTLE_WINDOW ${Math.round(instance.orderSettleWindowMs / 1000)} s): not run late, so it cannot be bought twice`;
+        await journal.skipSlot({ instance: instance.instance, slotTimeMs: plan.run, runId: this.#options.runId, status: 'missed', reason });
+        this.#deps.metrics.slotFinished(instance.instance, 'missed', 0, plan.run);
+        this.#deps.logger.warn({ event: 'catch-up-withheld', instance: instance.instance, slot: new Date(plan.run).toISOString() }, `the missed slot is not run late: ${reason}`);
+      } else if (plan.run !== null) {
         this.#deps.logger.info({ event: 'catch-up', instance: instance.instance, slot: new Date(plan.run).toISOString() }, 'running the missed slot late (CATCH_UP=last)');
         await this.runSlot(instance.instance, plan.run);
       }

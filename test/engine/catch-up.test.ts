@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ScheduledRuntime } from '../../src/engine/engine.ts';
 import type { CatchUpPolicy } from '../../src/engine/schedule/catch-up.ts';
 import { dca } from '../../strategies/dca.ts';
+import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
+import { Decimal } from '../../src/domain/money.ts';
 import { type EngineWorld, engineWorld, runtimeOf } from './harness.ts';
 
 // Catch-up of a new instance, against the real sandbox and a real journal: its first slot, cut
@@ -119,3 +121,24 @@ describe('catch-up after a start that waited for the exchange', () => {
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
   });
 });
+
+describe('catch-up after the journal was rebuilt from the exchange\'s history', () => {
+  it('does not run late a missed slot whose order the lagging history may not show yet: journalled as missed, never bought twice', async () => {
+    const { s1, s2 } = pastSlots();
+    const instance = dcaEvery10s(LAST);
+    const placeAt = (slotTimeMs: number) => world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: deriveClientOrderId(INSTANCE, slotTimeMs, 0) });
+    // The lost journal's last two slots were bought; the history shows the first, not yet the second.
+    placeAt(s1);
+    const engine = world.engine([instance], { ledger: {} });
+    expect((await engine.checkLedger())?.adopted).toHaveLength(1);
+    placeAt(s2);
+    world.sandbox.faults.historyLagMs = 60_000;
+
+    await engine.catchUp(s2 + 3_000, s2 + 3_000, { journalRebuilt: true });
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(2);
+    expect((await slotsJournalled()).sort()).toEqual([`${s1}:done`, `${s2}:missed`]);
+    expect((await world.journal.getSlot({ instance: INSTANCE, slotTimeMs: s2 }))?.reason).toMatch(/^the journal was rebuilt from the exchange's order history, which may not show an order of this slot yet/);
+    expect(world.logs.filter((line) => line.fields.event === 'catch-up')).toEqual([]);
+  });
+});
+
