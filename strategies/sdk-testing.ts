@@ -35,6 +35,12 @@ export interface ViewSpec {
   readonly state?: Readonly<Record<string, string>>;
   /** Parts the strategy asked for; reading any other throws, like the engine's view. */
   readonly reads?: readonly SnapshotPart[];
+  /**
+   * Markets the strategy declared a candle window for (candleWindows): one not in `candles` has
+   * none, as the engine hands a market the exchange keeps no candles of. decideWith and
+   * judgeWith fill it from the strategy; reading candles of any other market throws.
+   */
+  readonly candleMarkets?: readonly string[];
 }
 
 export function slotView(spec: ViewSpec = {}): SlotView {
@@ -73,7 +79,7 @@ export function slotView(spec: ViewSpec = {}): SlotView {
     // As the engine's view: a market without candles given is one the strategy declared no window for.
     candles: (market) => {
       need('candles');
-      const list = candles.get(market);
+      const list = candles.get(market) ?? (spec.candleMarkets?.includes(market) === true ? [] : undefined);
       if (list === undefined) throw new Error(`the view has no candles of ${market}: the strategy declared no candleWindows entry for it`);
       return list;
     },
@@ -115,9 +121,15 @@ export function marketRules(overrides: Partial<Record<keyof MarketRules, unknown
 /** Parse `env` (engine keys may be left out) by the strategy's declaration, then decide on a view built from `spec`. */
 export async function decideWith<P>(strategy: Strategy<P>, env: Readonly<Record<string, string>>, spec: ViewSpec = {}): Promise<readonly Intent[]> {
   const params = parseInstanceParams(strategy, { STRATEGY: strategy.name, SCHEDULE: '0 9 * * *', ...env }, `${strategy.name}.env`);
-  const reads = strategy.reads === undefined ? undefined : strategy.reads(params);
   // Checked as the engine checks it: an answer a live slot would reject throws here (a TypeError naming each bad intent).
-  return checkDecision(await strategy.decide(slotView({ ...spec, ...(reads === undefined ? {} : { reads }) }), params));
+  return checkDecision(await strategy.decide(slotView(asDeclared(strategy, params, spec)), params));
+}
+
+/** The spec with the parts the strategy reads and the candle windows it declares, as the engine builds its view. */
+export function asDeclared<P>(strategy: Strategy<P>, params: P, spec: ViewSpec): ViewSpec {
+  const reads = strategy.reads === undefined ? undefined : strategy.reads(params);
+  const candleMarkets = (strategy.candleWindows?.(params) ?? []).map((window) => window.market);
+  return { candleMarkets, ...spec, ...(reads === undefined ? {} : { reads }) };
 }
 
 /**
@@ -131,8 +143,7 @@ export async function judgeWith<P>(
   spec: ViewSpec = {},
 ): Promise<Array<{ readonly intent: Intent; readonly refused: string | null; readonly message: string | null }>> {
   const params = parseInstanceParams(strategy, { STRATEGY: strategy.name, SCHEDULE: '0 9 * * *', ...env }, `${strategy.name}.env`);
-  const reads = strategy.reads === undefined ? undefined : strategy.reads(params);
-  const view = slotView({ ...spec, ...(reads === undefined ? {} : { reads }) });
+  const view = slotView(asDeclared(strategy, params, spec));
   const intents = checkDecision(await strategy.decide(view, params));
   const maxOrderQuote = spec.maxOrderQuote === undefined || spec.maxOrderQuote === null ? null : new Decimal(spec.maxOrderQuote);
   const refusals = planMoney(intents, view, { maxOrderQuote, killed: null });

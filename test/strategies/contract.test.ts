@@ -31,9 +31,10 @@ function example(file: string): { env: Record<string, string>; text: string; str
 }
 
 /** A demo-like account where every shipped example has something to do. */
-function richView(reads: NonNullable<ViewSpec['reads']>) {
+function richView(reads: NonNullable<ViewSpec['reads']>, candleMarkets: readonly string[] = []) {
   return slotView({
     reads,
+    candleMarkets,
     markets: [btcUsdt()],
     prices: { BTC_USDT: '65000' },
     main: { USDT: '100' },
@@ -43,6 +44,11 @@ function richView(reads: NonNullable<ViewSpec['reads']>) {
     remainingQuote: '250',
     maxOrderQuote: '50',
   });
+}
+
+/** The markets a strategy declares candle windows for: the engine hands those, empty when the exchange keeps none. */
+function declaredCandles(strategy: Strategy<unknown>, params: unknown): string[] {
+  return (strategy.candleWindows?.(params) ?? []).map((window) => window.market);
 }
 
 afterEach(() => {
@@ -113,7 +119,7 @@ describe('decide', () => {
   it.each(EXAMPLES)('%s: never reads the clock or randomness, and gives the same intents for the same view', async (file) => {
     const { env, strategy } = example(file);
     const params = parseInstanceParams(strategy, env, file);
-    const view = richView(readsOf(strategy, params));
+    const view = richView(readsOf(strategy, params), declaredCandles(strategy, params));
     const first = await strategy.decide(view, params);
     const now = vi.spyOn(Date, 'now').mockImplementation(() => {
       throw new Error('a strategy read Date.now()');
@@ -148,7 +154,7 @@ describe('decide', () => {
   it('dca-btc.env on the demo account moves the shortfall and buys', async () => {
     const { env, strategy } = example('dca-btc.env');
     const params = parseInstanceParams(strategy, env, 'dca-btc.env');
-    const intents = await strategy.decide(richView(readsOf(strategy, params)), params);
+    const intents = await strategy.decide(richView(readsOf(strategy, params), declaredCandles(strategy, params)), params);
     // 0.0005 × 65000 = 32.5, fee 0.0325, × 1.01 buffer = 32.857825, − 10 on spot = 22.857825 → 22.86
     expect(JSON.parse(JSON.stringify(intents))).toEqual([
       { kind: 'transfer', ticker: 'USDT', amount: '22.86', from: 'main', to: 'spot' },

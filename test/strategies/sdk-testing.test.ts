@@ -45,6 +45,27 @@ describe('the SDK test helpers judge an answer as the engine does', () => {
   });
 });
 
+describe('the SDK test helpers build the view a strategy declares', () => {
+  // Candles of the declared window, as the engine hands them: none given is none kept, not a fault.
+  const windowed = defineStrategy({
+    name: 'windowed',
+    describe: 'Notes how many candles it got.',
+    params: { MARKET: param.market({ description: 'Where to look.', example: 'BTC_USDT' }) },
+    reads: () => ['candles'],
+    candleWindows: (params) => [{ market: params.MARKET, lookbackSec: 86_400 }],
+    async decide(view, params) {
+      return [intent.note(`${view.candles(params.MARKET).length} candles`)];
+    },
+  });
+
+  it('hands a strategy that declared a candle window an empty list when the test gives no candles, as the engine would', async () => {
+    expect(await decideWith(windowed, ENV)).toEqual([expect.objectContaining({ kind: 'note', message: '0 candles' })]);
+    expect(await decideWith(windowed, ENV, { candles: { BTC_USDT: [{ timeSec: 1_714_550_400, close: '65000' }] } })).toEqual([expect.objectContaining({ message: '1 candles' })]);
+    // A market it declared no window for still throws, naming it.
+    await expect(decideWith(windowed, { MARKET: 'ETH_USDT' }, { candleMarkets: ['BTC_USDT'] })).rejects.toThrow(/no candles of ETH_USDT: the strategy declared no candleWindows entry for it/);
+  });
+});
+
 describe('a strategy definition', () => {
   const withParam = (params: Parameters<typeof defineStrategy>[0]['params']) => () =>
     defineStrategy({ name: 'defaults', describe: 'Defaults.', params, reads: () => [], decide: async () => [] });
