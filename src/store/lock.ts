@@ -114,7 +114,15 @@ export class FileLock {
       token: randomUUID(),
     };
     this.#owner = `${JSON.stringify(owner)}\n`;
-    writeAtomically(this.ownerPath, this.#owner);
+    try {
+      writeAtomically(this.ownerPath, this.#owner);
+    } catch (error) {
+      // A full disk or a folder this user cannot write: a setting to fix, not an unexpected failure.
+      this.#owner = null;
+      this.#db = null;
+      db.close();
+      throw new StoreError('open-failed', `cannot write the lock's owner file ${this.ownerPath}: ${messageOf(error)}${folderProblem(dirname(this.ownerPath))}`, { cause: error });
+    }
   }
 
   release(): void {

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LockedError } from '../../src/store/errors.ts';
+import { LockedError, StoreError } from '../../src/store/errors.ts';
 import { FileLock, apiKeyLock, dataDirLock } from '../../src/store/lock.ts';
 import { openStore, openStoreForReading } from '../../src/store/open-store.ts';
 import { TempWorld } from './helpers.ts';
@@ -147,6 +147,18 @@ describe('data dir lock', () => {
     const error = lockedError(() => track(dataDirLock(world.dir)).acquire());
     expect(error.owner).toBeNull();
     expect(error.message).toMatch(/another running stacker/);
+  });
+
+  it('refuses with E_STORE naming the owner file when it cannot be written (a full disk, a folder of another user), and leaves the lock free', () => {
+    // A folder where the owner file goes: renaming the written file onto it fails, as a full disk's write would.
+    mkdirSync(join(world.dir, 'stacker.run-lock.json', 'inside'), { recursive: true });
+    const error = thrownBy(StoreError, () => dataDirLock(world.dir).acquire());
+    expect(error).toMatchObject({ code: 'E_STORE', reason: 'open-failed' });
+    expect(error.message).toMatch(/^cannot write the lock's owner file .*stacker\.run-lock\.json: /);
+    rmSync(join(world.dir, 'stacker.run-lock.json'), { recursive: true });
+    const next = track(dataDirLock(world.dir));
+    next.acquire();
+    expect(next.held).toBe(true);
   });
 
   it('keeps the lock file on release (deleting it could let two processes lock two files) and leaves no temporary files', () => {
