@@ -48,7 +48,7 @@ export const dca = defineStrategy({
       example: '50',
     }),
     STP: param.stp({ default: 'no', description: 'Self-trade prevention mode sent with the order.', example: 'cn' }),
-    CLIENT_ORDER_PREFIX: param.clientOrderPrefix({ description: 'Start of the clientOrderId of every order; the engine appends a suffix derived from the slot. Default: chosen by the engine.', example: 'dca-btc' }),
+    CLIENT_ORDER_PREFIX: param.clientOrderPrefix({ description: "Start of the clientOrderId of every order; the engine appends a suffix derived from the slot and the instance's name, and knows its orders by that name, not by this prefix (two deployments on one key need instance names of their own). Default: chosen by the engine.", example: 'dca-btc' }),
     ALLOW_TRANSFER: param.boolean({ default: false, description: 'Move the shortfall from the main balance to the trade balance before buying when the trade balance cannot pay.', example: 'true' }),
     TRANSFER_BUFFER_PCT: param.decimal({ nonNegative: true, max: '50', default: '0', description: 'Transfer this percent more than the estimate (total + taker fee), as headroom for the price moving before the fill. Capped at the main balance.', example: '1' }),
     DIP_PCT: param.decimal({

@@ -256,7 +256,7 @@ export const COMMON_PARAMS: readonly ParamSpec[] = [
     key: 'ACCOUNT',
     required: false,
     rule: '1 to 32 letters, digits, _ or -',
-    default: 'default (STACKER_API_KEY)',
+    default: 'the account of STACKER_API_KEY',
     description: 'The account this instance trades on; its key comes from STACKER_ACCOUNT_<ACCOUNT>_API_KEY / _API_SECRET in the global env.',
     example: 'main',
   },

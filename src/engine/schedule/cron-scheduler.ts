@@ -48,7 +48,7 @@ export class CronScheduler implements Scheduler {
         this.#options.onMissed?.(instance, slotOf(schedule, context.date.getTime()), reason);
       };
       task.on('execution:overlap', missed('the previous slot of this instance was still running (noOverlap)'));
-      task.on('execution:missed', missed('the process was too busy to fire it on time'));
+      task.on('execution:missed', missed("its time passed without it firing: the process was too busy, or this machine's clock stepped forward past it"));
       void task.start();
       this.#tasks.push(task);
     }
