@@ -184,7 +184,7 @@ export async function openStoreForReading(options: {
  * journal is a StoreError (`open-failed`).
  */
 export async function openJournalFile(path: string, options: { readonly busyTimeoutMs?: number; readonly write?: boolean } = {}): Promise<StoredJournal> {
-  const journal = new SqliteJournal({ path, readOnly: options.write !== true, ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }) });
+  const journal = new SqliteJournal({ path, readOnly: options.write !== true, checkPages: true, ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }) });
   await journal.open();
   return journal;
 }

@@ -44,6 +44,7 @@ import type {
 } from './journal.ts';
 import { accountStateKey, checkAccountState, checkFinishStatus, checkOperatorControl, checkScheduled, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
 import { migrate, verifySchema } from './migrations.ts';
+import { isDamagedDatabase, lostJournalForReading } from './journal-identity.ts';
 import * as budgets from './sqlite-budgets.ts';
 import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
 import * as intents from './sqlite-intents.ts';
@@ -56,6 +57,11 @@ export interface SqliteJournalOptions {
   readonly path: string;
   /** Readers such as `stacker orders` beside a running daemon: no migration, no writes. */
   readonly readOnly?: boolean;
+  /**
+   * Check every page when opened (SQLite's quick_check, ~40 ms for 30 MB): a reader would
+   * otherwise report from a damaged journal, which `stacker run` refuses (it checks at start).
+   */
+  readonly checkPages?: boolean;
   readonly busyTimeoutMs?: number;
   /** SQLite's page cache limit (see SqliteOpenOptions.cacheKiB); SQLite's default when absent. */
   readonly cacheKiB?: number;
@@ -107,8 +113,13 @@ export class SqliteJournal implements Journal {
     try {
       if (this.#options.readOnly === true) verifySchema(db, this.path);
       else migrate(db, this.path, this.#now);
+      if (this.#options.checkPages === true) {
+        const check = String(db.prepare('PRAGMA quick_check(1)').get()?.['quick_check'] ?? 'ok');
+        if (check !== 'ok') throw lostJournalForReading(`the journal ${this.path} is damaged (${check})`, this.path);
+      }
     } catch (error) {
       db.close();
+      if (this.#options.checkPages === true && isDamagedDatabase(error)) throw lostJournalForReading(`the journal ${this.path} is damaged (${error instanceof Error ? error.message : String(error)})`, this.path);
       throw asStoreError(error, `opening the journal ${this.path}`);
     }
     this.#db = db;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
-import { openStore } from '../../src/store/open-store.ts';
+import { openStore, openStoreForReading } from '../../src/store/open-store.ts';
 import { JOURNAL_KINDS, SLOT, TempWorld, order } from './helpers.ts';
 
 let world: TempWorld;
@@ -167,6 +167,8 @@ describe('a data dir whose journal is lost between runs', () => {
     expect(error).toMatchObject({ code: 'E_STORE', reason: 'journal-lost' });
     expect(String((error as Error).message)).toMatch(/stacker\.db is damaged \(/);
     expect(String((error as Error).message)).toMatch(/Restore .* from a backup, or rebuild it from the exchange's order history: `stacker run --rebuild-journal`/);
+    // The readers (check, orders, journal, report) refuse it too, as run does, instead of reporting from it.
+    await expect(openStoreForReading({ dataDir: dataDir(), mode: 'live' })).rejects.toMatchObject({ code: 'E_STORE', reason: 'journal-lost', message: expect.stringMatching(/stacker\.db is damaged \(/) });
     const store = await openStore({ dataDir: dataDir(), mode: 'live', onLostJournal: 'rebuild', clock: () => Date.UTC(2026, 10, 24) });
     closers.push(() => store.close());
     expect(store.rebuilt?.reason).toMatch(/is damaged/);
