@@ -1,4 +1,4 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { StackerError } from '../domain/errors.ts';
 
 /**
@@ -59,6 +59,29 @@ export function folderProblem(dir: string): string {
     if (code === 'EROFS') return ` (the folder ${dir} is on a read-only file system)`;
     if (code === 'ENOENT') return ` (the folder ${dir} does not exist)`;
     return ` (the folder ${dir} cannot be written: ${code || 'no permission'}; give the user stacker runs as write access, or choose another folder)`;
+  }
+}
+
+/**
+ * Why an existing file cannot be written (or read), when this user lacks the right (a journal made by root,
+ * then run as the image's user): a setting to fix, not a passing failure. Empty when it can be.
+ */
+export function fileProblem(path: string, access: 'read' | 'write' = 'write'): string {
+  try {
+    accessSync(path, access === 'read' ? constants.R_OK : constants.W_OK);
+    return '';
+  } catch (error) {
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+    if (code === 'ENOENT') return '';
+    if (code === 'EROFS') return ` (${path} is on a read-only file system)`;
+    let owner = '';
+    try {
+      owner = `; it belongs to uid ${statSync(path).uid}`;
+    } catch {
+      // Unreadable too: the uid is not needed to say what to do.
+    }
+    const self = typeof process.getuid === 'function' ? ` (uid ${process.getuid()})` : '';
+    return ` (${path} cannot be ${access === 'read' ? 'read' : 'written'} by this user${self}${owner}: give the user stacker runs ${access} access, e.g. with chown, or run stacker as that user)`;
   }
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { StoreError } from './errors.ts';
+import { StoreError, fileProblem } from './errors.ts';
 
 /**
  * A journal's identity, kept in the journal (journal_meta `journal_id`) and beside it
@@ -47,7 +47,7 @@ export function readMarker(journalPath: string): JournalMarker | null {
     raw = readFileSync(markerPath(journalPath), 'utf8');
   } catch (error) {
     if (codeOf(error) === 'ENOENT') return null;
-    throw new StoreError('open-failed', `cannot read ${markerPath(journalPath)}: ${messageOf(error)}`, { cause: error });
+    throw new StoreError('open-failed', `cannot read ${markerPath(journalPath)}: ${messageOf(error)}${fileProblem(markerPath(journalPath), 'read')}`, { cause: error });
   }
   try {
     const value = JSON.parse(raw) as Partial<JournalMarker>;

@@ -3,7 +3,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, un
 import { homedir, hostname as osHostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { type LockOwner, type LockScope, LockedError, StoreError, folderProblem } from './errors.ts';
+import { type LockOwner, type LockScope, LockedError, StoreError, fileProblem, folderProblem } from './errors.ts';
 
 export interface LockOptions {
   readonly pid?: number;
@@ -102,7 +102,7 @@ export class FileLock {
     } catch (error) {
       db.close();
       if (isBusy(error)) throw new LockedError(this.scope, this.path, readOwner(this.ownerPath));
-      throw new StoreError('open-failed', `cannot take the lock ${this.path}: ${messageOf(error)}${folderProblem(dirname(this.path))}`, { cause: error });
+      throw new StoreError('open-failed', `cannot take the lock ${this.path}: ${messageOf(error)}${fileProblem(this.path) || folderProblem(dirname(this.path))}`, { cause: error });
     }
     this.#db = db;
     const owner: OwnerFileContent = {
@@ -121,7 +121,7 @@ export class FileLock {
       this.#owner = null;
       this.#db = null;
       db.close();
-      throw new StoreError('open-failed', `cannot write the lock's owner file ${this.ownerPath}: ${messageOf(error)}${folderProblem(dirname(this.ownerPath))}`, { cause: error });
+      throw new StoreError('open-failed', `cannot write the lock's owner file ${this.ownerPath}: ${messageOf(error)}${fileProblem(this.ownerPath) || folderProblem(dirname(this.ownerPath))}`, { cause: error });
     }
   }
 

@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { StackerError } from '../domain/errors.ts';
-import { StoreError, folderProblem } from './errors.ts';
+import { StoreError, fileProblem, folderProblem } from './errors.ts';
 
 export interface SqliteOpenOptions {
   /** A file path, or ':memory:' for a journal that lives as long as the process (tests, throwaway backtests). */
@@ -48,6 +48,12 @@ const UNWRITABLE: ReadonlySet<number> = new Set([SQLITE_READONLY, SQLITE_IOERR, 
  */
 export function openDatabase(options: SqliteOpenOptions): DatabaseSync {
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  if (options.readOnly !== true && options.path !== ':memory:') {
+    // SQLite opens a file it may not write read-only, and the first write then fails as if the
+    // disk were full for now: a journal of another user would be retried for ever.
+    const problem = [options.path, `${options.path}-wal`, `${options.path}-shm`].map((path) => fileProblem(path)).find((text) => text !== '');
+    if (problem !== undefined) throw new StoreError('open-failed', `cannot write the journal ${options.path}${problem}`);
+  }
   let db: DatabaseSync;
   try {
     db = new DatabaseSync(options.path, {
