@@ -106,6 +106,8 @@ export class Engine {
   readonly #running = new Map<string, number>();
   /** Scheduled slots waiting to be tried again (instance@slot time): the operator asks why a slot has not bought yet. */
   readonly #retrying = new Map<string, SlotRetryState>();
+  /** Slots whose journal could not be written when they fell (a full disk, a database out of reach): journalled as missed once it can be. */
+  readonly #unjournalled = new Map<string, { readonly instance: string; readonly slotTimeMs: number; readonly error: string }>();
   /** Per account, why its history could not be read the last time; absent once it is read again. */
   readonly #ledgerProblems = new Map<string, string>();
   /** Per account, when track() last started a check of its history. */
@@ -324,6 +326,7 @@ export class Engine {
     const instance = this.#instances.get(instanceName);
     if (instance === undefined || this.#disabled.has(instanceName)) return 'disabled';
     if (this.#fatal !== null) return 'skipped';
+    if (this.#unjournalled.size > 0) await this.#journalUnjournalled();
     if (this.#options.paused?.(instanceName) === true) return this.#skipPaused(instanceName, slotTimeMs);
     const account = accountOfInstance(this.#deps, instanceName);
     if (this.#ledger !== null) {
@@ -335,7 +338,14 @@ export class Engine {
     const key = `${instanceName}@${slotTimeMs}`;
     this.#running.set(key, (this.#running.get(key) ?? 0) + 1);
     try {
-      const outcome = await this.#guard(() => attemptSlot(this.#deps, this.#booksOf(instanceName), instance, slotTimeMs, this.#options.runId, retry, this.#turnOf(account)), 'failed' as SlotOutcome | 'retry');
+      const outcome = await this.#guard(async () => {
+        try {
+          return await attemptSlot(this.#deps, this.#booksOf(instanceName), instance, slotTimeMs, this.#options.runId, retry, this.#turnOf(account));
+        } catch (error) {
+          if (errorCode(error) === 'E_STORE' && classifyError(error) === 'transient') this.#unjournalled.set(key, { instance: instanceName, slotTimeMs, error: errorMessage(error) });
+          throw error;
+        }
+      }, 'failed' as SlotOutcome | 'retry');
       if (outcome === 'disabled' && !this.#disabled.has(instanceName)) {
         this.#disabled.add(instanceName);
         const slot = await this.#deps.journal.getSlot({ instance: instanceName, slotTimeMs }).catch(() => null);
@@ -363,6 +373,25 @@ export class Engine {
     return turn;
   }
 
+  /**
+   * The slots that fell while the journal could not be written, journalled as missed now that it
+   * can be: the engine sends nothing it has not journalled, so a slot with no row sent nothing. A
+   * slot that got a row before the failure keeps it (reconciliation closes it). Stops at the
+   * first write that still fails, for the next slot or tracking round to try again.
+   */
+  async #journalUnjournalled(): Promise<void> {
+    for (const [key, slot] of this.#unjournalled) {
+      let journalled: boolean;
+      try {
+        journalled = await this.#deps.journal.skipSlot({ instance: slot.instance, slotTimeMs: slot.slotTimeMs, runId: this.#options.runId, status: 'missed', reason: `the journal could not be written at its time (${slot.error}); nothing was sent` });
+      } catch {
+        return;
+      }
+      this.#unjournalled.delete(key);
+      if (journalled) this.#deps.metrics.slotFinished(slot.instance, 'missed', 0, slot.slotTimeMs);
+    }
+  }
+
   #release(key: string): void {
     const left = (this.#running.get(key) ?? 1) - 1;
     if (left > 0) this.#running.set(key, left);
@@ -372,6 +401,7 @@ export class Engine {
   /** One round of order tracking, of lookups of lost answers, and (when due) of the history check. */
   async track(): Promise<void> {
     if (this.#fatal !== null) return;
+    if (this.#unjournalled.size > 0) await this.#journalUnjournalled();
     await this.#guard(async () => {
       // Between slots there is nearly always nothing to follow: one question, not three lists.
       if (!(await this.#deps.journal.hasOpenWork())) {

@@ -211,7 +211,7 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       await engine.track();
       expect((await w.journal.listIntents({ instance: 'a1-main' }))[0]).toMatchObject({ account: 'main', status: 'not-found' });
       // Given back once the history has shown nothing for an hour after the send.
-      w.advance(3_600_000);
+      w.elapse(3_600_000);
       expect((await engine.checkLedger())?.cleared).toHaveLength(1);
       expect(await w.journal.heldBudgetReservations()).toEqual([]);
       expect(formatDecimal((await w.journal.budgetSpent({ instance: 'account:main', asset: 'USDT', timeZone: 'UTC' }, slot)).day)).toBe('0');

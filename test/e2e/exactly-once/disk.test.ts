@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxPerTest, startDaemon } from '../daemon-process.ts';
 import { agreement, eventually, metricsUrl, report } from './agreement.ts';
@@ -75,6 +76,15 @@ describe('a journal whose disk is full', () => {
     const result = await agreement(t.sandbox, [join(t.dir.data, 'stacker.db')]);
     report('journal disk full under a running daemon × order', result);
     expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+    // The slots that fell on the full disk are in the journal, as missed and why, once it took writes again.
+    const db = new DatabaseSync(join(t.dir.data, 'stacker.db'), { readOnly: true });
+    try {
+      const rows = db.prepare('SELECT status, reason FROM slots WHERE slot_time_ms > ? AND slot_time_ms < ?').all((fullFrom + 2) * 1000, (fullUntil - 1) * 1000) as Array<{ status: string; reason: string | null }>;
+      expect(rows.length).toBeGreaterThan(0);
+      for (const row of rows) expect([row.status, row.reason]).toEqual(['missed', expect.stringMatching(/^the journal could not be written at its time \(.*\); nothing was sent$/)]);
+    } finally {
+      db.close();
+    }
   }, 90_000);
 });
 
