@@ -250,10 +250,8 @@ async function compare(
   else {
     ctx.io.out(renderComparison(results, { color: process.stdout.isTTY === true }));
     if (flags.report !== undefined) ctx.io.out(`\nreport: ${flags.report}\n`);
-    for (const result of results) {
-      for (const failure of result.report.strategyFailures) ctx.io.err(`${result.label}: strategy failed: ${failure.instance} on ${failure.at}, disabled (${failure.slotsNotRun} later slots not run): ${failure.reason}\n`);
-    }
   }
+  // A failed strategy is said under the table (renderComparison), as a single run's summary says it; the exit code tells a script.
   if (results.some((result) => result.report.strategyFailures.length > 0)) ctx.setExitCode(EXIT.failure);
 }
 
