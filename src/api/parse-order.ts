@@ -17,11 +17,29 @@ const STATUS_SPELLINGS: Readonly<Record<string, OrderStatus>> = {
 
 type AnyOrderWire = OrderWire & OrderHistoryRowWire;
 
+/**
+ * What names from the exchange may hold: markets (BTC_USDT), assets and clientOrderIds (letters,
+ * digits, `-`, `.`, `_`, at most 64, the exchange's own rule for the ids). They end up in the
+ * journal, HTML pages, CSV files and the terminal: anything else is not a name but markup, a
+ * formula or an escape sequence, and the answer is refused as one the client cannot read.
+ */
+const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+function checkedName(text: string | null, field: string, what: string): string | null {
+  if (text === null || NAME.test(text)) return text;
+  throw new WireShapeError(field, `expected ${what} (letters, digits, '-', '.', '_', at most 64), got ${JSON.stringify(text.slice(0, 80))}`);
+}
+
 export interface OrderContext {
   /** History rows do not carry their market: it is the key they are listed under. */
   readonly market?: string;
   /** History lists finished orders only, so a missing status is derived as a terminal one. */
   readonly finished?: boolean;
+}
+
+/** An order's clientOrderId ('' when it has none). */
+function checkedClientOrderId(text: string | null, field: string): string {
+  return text === null || text === '' ? '' : (checkedName(text, field, 'a clientOrderId') as string);
 }
 
 /** One order record, from a create response, the active list or a history row. */
@@ -37,8 +55,8 @@ export function parseOrder(value: unknown, at: string, context: OrderContext = {
   const stopActivated = parseActivated(r);
   const wireStatus = r.optionalString('status');
   const wireStp = r.optionalString('stp');
-  const market = r.optionalString('market') ?? context.market;
-  if (market === undefined) throw new WireShapeError(r.field('market'), 'expected a string, got undefined');
+  const market = checkedName(r.optionalString('market') ?? context.market ?? null, r.field('market'), 'a market name');
+  if (market === null) throw new WireShapeError(r.field('market'), 'expected a string, got undefined');
   const fills: Fills = { type, left, filledBase, stopActivated, finished: context.finished === true };
   const status = wireStatus === null ? null : readStatus(wireStatus, fills);
   const stp = wireStp === null ? 'no' : readStp(wireStp);
@@ -48,7 +66,7 @@ export function parseOrder(value: unknown, at: string, context: OrderContext = {
   };
   return {
     orderId: r.has('orderId') ? r.id('orderId') : r.id('id'),
-    clientOrderId: r.optionalString('clientOrderId') ?? '',
+    clientOrderId: checkedClientOrderId(r.optionalString('clientOrderId'), r.field('clientOrderId')),
     market,
     side,
     type,
@@ -58,7 +76,7 @@ export function parseOrder(value: unknown, at: string, context: OrderContext = {
     filledBase,
     filledQuote,
     fee: r.decimal('dealFee'),
-    feeAsset: r.optionalString('feeAsset'),
+    feeAsset: checkedName(r.optionalString('feeAsset'), r.field('feeAsset'), 'an asset name'),
     price: price === null || price.isZero() ? null : price,
     status: status ?? (wireStatus === null ? deriveStatus(fills) : deriveUnknownStatus(fills)),
     statusDerived: status === null,
@@ -96,13 +114,13 @@ function parseDeal(value: unknown, at: string, orderId: string): Deal {
   return {
     dealId: r.id('id'),
     orderId,
-    clientOrderId: r.optionalString('clientOrderId') ?? '',
+    clientOrderId: checkedClientOrderId(r.optionalString('clientOrderId'), r.field('clientOrderId')),
     timeSec: r.timeSec('time'),
     price: r.decimal('price'),
     baseAmount: r.decimal('amount'),
     quoteAmount: r.decimal('deal'),
     fee: r.decimal('fee'),
-    feeAsset: r.optionalString('feeAsset'),
+    feeAsset: checkedName(r.optionalString('feeAsset'), r.field('feeAsset'), 'an asset name'),
     role: role === 1 ? 'maker' : 'taker',
   };
 }

@@ -54,6 +54,29 @@ describe('order parsing', () => {
     expect(text(order)).toEqual({ amount: '0.002', left: '0', filledBase: '0.002', filledQuote: '6.30084', fee: '0.00630084', price: null });
   });
 
+  it('refuses names that are not names: a market, fee asset or clientOrderId holding markup, a formula or an escape sequence', () => {
+    // They reach the journal, the HTML report, the CSV export and the terminal: an exchange (or a
+    // proxy in front of it) answering markup there must not get it run or typed out.
+    for (const [field, value] of [
+      ['market', 'ETH_USDT"><img src=x onerror=alert(1)>'],
+      ['feeAsset', '=HYPERLINK("http://x")'],
+      ['clientOrderId', 'bot\u001b]0;owned\u0007'],
+    ] as const) {
+      const error = (() => {
+        try {
+          parseOrder({ ...FILLED_STOCK_MARKET, [field]: value }, 'order');
+        } catch (e) {
+          return e;
+        }
+        return null;
+      })();
+      expect(error, field).toBeInstanceOf(WireShapeError);
+      expect((error as Error).message).toMatch(new RegExp(`^order\\.${field}: expected an? (market name|asset name|clientOrderId) \\(letters, digits`));
+    }
+    // History rows take their market from the key they are listed under: checked the same.
+    expect(() => parseOrderHistory({ 'BTC_USDT<script>': [{ ...FILLED_STOCK_MARKET, market: undefined, id: 1, ctime: 1 }] }, 'history')).toThrow(/expected a market name/);
+  });
+
   it('derives FILLED for a record without status when nothing is left', () => {
     const order = parseOrder(LEGACY_STOCK_MARKET, 'order');
     expect(order.status).toBe('FILLED');

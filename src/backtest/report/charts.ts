@@ -175,7 +175,7 @@ export function chart(spec: ChartSpec): string {
   const markers = spec.markers ?? [];
   const times = [...spec.series.flatMap((s) => s.points.map((p) => p.timeMs)), ...markers.map((m) => m.timeMs)];
   const values = [...spec.series.flatMap((s) => s.points.map((p) => p.value)), ...markers.map((m) => m.price)];
-  const open = `<svg class="chart" id="${spec.id}" role="img" aria-label="${escapeHtml(spec.title)}" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}">`;
+  const open = `<svg class="chart" id="${escapeHtml(spec.id)}" role="img" aria-label="${escapeHtml(spec.title)}" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}">`;
   const title = `<title>${escapeHtml(spec.title)}</title>`;
   if (times.length === 0) {
     return [open, title, `<text class="empty" x="${WIDTH / 2}" y="${HEIGHT / 2}" text-anchor="middle">no data in this period</text>`, '</svg>'].join('\n');

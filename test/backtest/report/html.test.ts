@@ -3,6 +3,7 @@ import { Decimal } from '../../../src/domain/money.ts';
 import { buildReport } from '../../../src/backtest/report/build.ts';
 import { ORDERS_SHOWN_EACH_END } from '../../../src/backtest/report/facts.ts';
 import { renderHtml } from '../../../src/backtest/report/html.ts';
+import { chart } from '../../../src/backtest/report/charts.ts';
 import type { BacktestRun, ReportOrder } from '../../../src/backtest/report/run.ts';
 import { DAY, HOUR, T0, syntheticParts, syntheticRun } from './fixture.ts';
 
@@ -47,6 +48,12 @@ describe('backtest HTML report', () => {
     expect(page).not.toContain('<script');
     expect(page).not.toContain('<img');
     expect(page).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt; http://evil.example/?a=1&amp;b=&#39;2&#39;');
+  });
+
+  it('escapes a chart\'s id, an attribute that carries a market name (report --html names its charts after a journal\'s markets)', () => {
+    const svg = chart({ id: `chart-buys-${HOSTILE}`, title: HOSTILE, yLabel: 'USDT', series: [] });
+    expect(markup(svg)).not.toMatch(/<script|<img/);
+    expect(svg).toContain('id="chart-buys-&lt;script&gt;');
   });
 
   it('draws four charts (price, cost basis, value, drawdown) and one buy marker per filled order at its fill time', () => {
