@@ -1,4 +1,4 @@
-import { type Stats, closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { type Stats, closeSync, constants, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { InputError, OutputFileError } from '../domain/errors.ts';
 
@@ -53,10 +53,17 @@ function headOf(path: string, bytes: number): string {
  */
 export function writeOutputFile(path: string, text: string, flag: string): void {
   try {
-    writeFileSync(path, text);
+    // Never through a symbolic link: one made (or left dangling) under the name after the check
+    // would have the report written, or a file created, wherever it points.
+    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o666);
+    try {
+      writeFileSync(fd, text);
+    } finally {
+      closeSync(fd);
+    }
   } catch (error) {
     const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : String(error);
-    throw new OutputFileError(flag, path, code);
+    throw new OutputFileError(flag, path, code === 'ELOOP' ? 'ELOOP (it is a symbolic link; name the file itself)' : code);
   }
 }
 

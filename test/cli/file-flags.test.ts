@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -71,6 +71,16 @@ const FULL = '/dev/full';
 const noFullDevice = !existsSync(FULL);
 
 describe('an output file that cannot be written once the work is done', () => {
+  it('is never written through a symbolic link: one left dangling under the name would create the file it points to', async () => {
+    const target = join(dir, 'pointed-at.html');
+    const link = join(dir, 'link.html');
+    symlinkSync(target, link);
+    const result = await runCli(['--', ...backtest, '--report', link]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`--report: cannot write ${link}: ELOOP (it is a symbolic link; name the file itself)`);
+    expect(existsSync(target)).toBe(false);
+  });
+
   it.skipIf(noFullDevice)('backtest --report: exit 1 (an I/O failure, not bad input), naming the flag, the path and the OS error', async () => {
     const result = await runCli(['--', ...backtest, '--report', FULL]);
     expect(result.code).toBe(1);
