@@ -160,7 +160,13 @@ function round(value: Decimal, places: number): string {
   return formatDecimal(value.toDecimalPlaces(places, 6 /* ROUND_HALF_EVEN */));
 }
 
-/** Quoted when it holds a comma, a quote or a line break (RFC 4180). */
+/**
+ * Quoted when it holds a comma, a quote or a line break (RFC 4180). A text cell starting as a
+ * spreadsheet formula (=, +, -, @, tab or carriage return) is made plain text with a leading
+ * apostrophe: the file is opened in spreadsheets and tax tools. Numbers never start so: they
+ * are positive, and stay untouched.
+ */
 function csvCell(text: string): string {
-  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  const plain = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /[",\n\r]/.test(plain) ? `"${plain.replaceAll('"', '""')}"` : plain;
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
-import { runningSums, sumFills } from '../../src/report/cost-basis.ts';
+import { fillsCsv, runningSums, sumFills } from '../../src/report/cost-basis.ts';
 import { order } from '../store/helpers.ts';
 
 const text = (sums: ReturnType<typeof sumFills>) => ({
@@ -32,5 +32,14 @@ describe('the sums of a market\'s fills', () => {
         else expect(text(total)).toEqual(text(running));
       }),
     );
+  });
+});
+
+describe('the fills CSV', () => {
+  it('makes a text cell that a spreadsheet would read as a formula plain text, and leaves the numbers as they are', () => {
+    const csv = fillsCsv([{ ...order({ orderId: '7', clientOrderId: '-2+cmd', filledBase: new Decimal('0.001'), filledQuote: new Decimal('65'), fee: new Decimal('0.065'), feeAsset: 'USDT' }), intentId: null, firstSeenAtMs: 0, updatedAtMs: 0 }]);
+    const [header, row] = csv.trimEnd().split('\n');
+    expect(header).toBe('time,market,side,base,quote,price,fee,fee_asset,order_id,client_order_id');
+    expect(row?.split(',').slice(3)).toEqual(['0.001', '65', '65000', '0.065', 'USDT', '7', "'-2+cmd"]);
   });
 });
