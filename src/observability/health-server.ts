@@ -103,6 +103,11 @@ export function startHealthServer(options: HealthServerOptions): Promise<HealthS
 
 async function handle(req: IncomingMessage, res: ServerResponse, options: HealthServerOptions, answering: AnswersInFlight): Promise<void> {
   const path = (req.url ?? '/').split('?')[0] ?? '/';
+  if (!hostAllowed(req.headers.host, options.host)) {
+    req.resume();
+    send(res, req, 421, TEXT_TYPE, 'misdirected request: this server listens on loopback and answers only to a loopback host name (localhost, 127.0.0.1, [::1])\n');
+    return;
+  }
   const access = options.controls;
   if (access !== undefined && isControlPath(path)) {
     let answered = (): void => undefined;
@@ -186,6 +191,20 @@ function send(res: ServerResponse, req: IncomingMessage, statusCode: number, con
   // Probes and scrapes want the state now, never a cached copy.
   res.setHeader('cache-control', 'no-store');
   res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|::1)$/i;
+
+/**
+ * A server on loopback answers only requests that name a loopback host: a web page the operator
+ * visits can point its own domain at 127.0.0.1 (DNS rebinding) and read the status and metrics
+ * (orders, budgets, P&L), but the browser still sends that domain as the Host. One listening
+ * elsewhere (a container's 0.0.0.0) is reached under names stacker cannot know: any is answered.
+ */
+function hostAllowed(header: string | undefined, bound: string): boolean {
+  if (header === undefined || !LOOPBACK.test(bound)) return true;
+  const name = header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : (header.split(':')[0] ?? '');
+  return LOOPBACK.test(name);
 }
 
 function urlHost(host: string): string {

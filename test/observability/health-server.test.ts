@@ -47,6 +47,24 @@ describe('the health and metrics server', () => {
     });
   });
 
+  it('on loopback, answers only a loopback Host: a page that points its own domain at 127.0.0.1 (DNS rebinding) gets 421 and no state', async () => {
+    const server = await start();
+    const asked = (host: string): Promise<{ status: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: server.port, path: '/healthz', headers: { host } }, (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const rebound = await asked(`attacker.example:${server.port}`);
+    expect(rebound.status).toBe(421);
+    expect(rebound.body).not.toContain('dca-btc');
+    for (const host of [`127.0.0.1:${server.port}`, `localhost:${server.port}`, `[::1]:${server.port}`, 'localhost']) expect((await asked(host)).status, host).toBe(200);
+  });
+
   it('answers 503 once trading stopped with problems', async () => {
     const server = await start(() => healthy({ ok: false, problems: ['the exchange refused the API key (E_AUTH)'] }));
     const response = await fetch(`${server.url}/healthz`);
