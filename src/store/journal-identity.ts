@@ -86,7 +86,7 @@ export function inspectJournalFile(journalPath: string): JournalFileState {
     db = new DatabaseSync(journalPath, { timeout: 5_000 });
   } catch (error) {
     if (isDamagedDatabase(error)) return { state: 'damaged', message: messageOf(error) };
-    throw new StoreError('open-failed', `cannot open the journal ${journalPath}: ${messageOf(error)}`, { cause: error });
+    throw new StoreError('open-failed', `cannot open the journal ${journalPath}: ${messageOf(error)}${fileProblem(journalPath, 'read')}`, { cause: error });
   }
   try {
     const meta = db.prepare("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'journal_meta'").get();

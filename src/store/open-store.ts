@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
@@ -125,6 +125,9 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       throw new StoreError('conflict', `the journal ${path} is intact: there is nothing to rebuild (drop --rebuild-journal)`);
     }
     if (problem !== null) rebuilt = { reason: problem, movedAside: moveAside(path, (options.clock ?? Date.now)()) };
+    // Orders and P&L are this user's: a new journal is made readable by it alone (SQLite gives its
+    // -wal and -shm files the journal's mode), whatever the umask or the data dir's mode.
+    if (!existsSync(path)) closeSync(openSync(path, 'wx', 0o600));
     await journal.open();
     const journalId = await journal.journalId();
     if (marker === null || rebuilt !== null || marker.journalId !== journalId) {

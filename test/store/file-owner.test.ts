@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -46,11 +46,33 @@ describe.runIf(asRoot)('a journal of another user', () => {
     expect(marker).toMatchObject({ code: 'E_STORE', reason: 'open-failed', retryable: false });
     expect(marker.message).toMatch(new RegExp(`stacker\\.db\\.id cannot be read by this user \\(uid ${OTHER_UID}\\); it belongs to uid 0: give the user stacker runs read access`));
 
-    // That one readable, the journal itself is the file named.
+    // That one readable, the journal itself, which it cannot read (a new journal is its user's alone)...
     chmodSync(join(dataDir, 'stacker.db.id'), 0o644);
+    for (const name of readdirSync(dataDir).filter((file) => file.includes('run-lock'))) rmSync(join(dataDir, name), { force: true });
+    const unreadable = await openAsOtherUser(dataDir);
+    expect(unreadable).toMatchObject({ code: 'E_STORE', reason: 'open-failed', retryable: false });
+    expect(unreadable.message).toMatch(new RegExp(`stacker\\.db cannot be read by this user \\(uid ${OTHER_UID}\\); it belongs to uid 0`));
+
+    // ...and, readable, cannot write.
+    chmodSync(join(dataDir, 'stacker.db'), 0o644);
     for (const name of readdirSync(dataDir).filter((file) => file.includes('run-lock'))) rmSync(join(dataDir, name), { force: true });
     const journal = await openAsOtherUser(dataDir);
     expect(journal).toMatchObject({ code: 'E_STORE', reason: 'open-failed', retryable: false });
     expect(journal.message).toMatch(new RegExp(`^cannot write the journal ${dataDir}/stacker\\.db \\(.*stacker\\.db cannot be written by this user \\(uid ${OTHER_UID}\\); it belongs to uid 0`));
+  });
+});
+
+describe('a new journal', () => {
+  it('is readable by its user alone, and so are its -wal and -shm, in a data dir others may read', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'stacker-mode-'));
+    dirs.push(dataDir);
+    chmodSync(dataDir, 0o755);
+    const store = await openStore({ dataDir, mode: 'live' });
+    try {
+      await store.journal.claimSlot({ instance: 'dca-btc', slotTimeMs: Date.UTC(2026, 10, 27, 9), runId: null });
+      for (const file of ['stacker.db', 'stacker.db-wal', 'stacker.db-shm']) expect((statSync(join(dataDir, file)).mode & 0o777).toString(8), file).toBe('600');
+    } finally {
+      await store.close();
+    }
   });
 });
