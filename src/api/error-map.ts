@@ -164,9 +164,12 @@ function byStatus(status: number, scope: RateScope): ErrorClass {
   return ExchangeRefusedError;
 }
 
+/** C0 and C1 control characters: an exchange's text is printed on terminals and written to logs, where they would be escape sequences. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
 function scrubFacts(facts: ErrorFacts, scrub: ((text: string) => string) | undefined): ErrorFacts {
-  if (scrub === undefined) return facts;
+  const clean = (text: string): string => (scrub === undefined ? text : scrub(text)).replace(CONTROL, ' ');
   const fieldErrors: Record<string, string[]> = {};
-  for (const [field, messages] of Object.entries(facts.fieldErrors)) fieldErrors[scrub(field)] = messages.map(scrub);
-  return { ...facts, message: scrub(facts.message), fieldErrors };
+  for (const [field, messages] of Object.entries(facts.fieldErrors)) fieldErrors[clean(field)] = messages.map(clean);
+  return { ...facts, message: clean(facts.message), fieldErrors };
 }

@@ -99,6 +99,14 @@ describe('error mapping through the client', () => {
     });
   });
 
+  it('keeps no control character of an exchange\'s text: printed on a terminal, one would be an escape sequence (a cleared screen, a window title)', async () => {
+    h = harness({ retry: false });
+    reply('POST', '/api/v4/trade-account/balance', 422, { code: 30, message: 'Validation failed\u001b]0;owned\u0007\u001b[2J', errors: { 'amount\u001b[31m': ['too\u009b small\r\n'] } });
+    const error = (await failure(h.client.tradeBalances())) as ExchangeError;
+    expect(error.exchangeMessage).toBe('Validation failed ]0;owned  [2J');
+    expect(error.fieldErrors).toEqual({ 'amount [31m': ['too  small  '] });
+  });
+
   it('reads a JSON 429 "Too many requests." on a signed request as a nonce error, not a rate limit', async () => {
     h = harness();
     for (let i = 0; i < 3; i += 1) reply('POST', '/api/v4/trade-account/balance', 429, { code: 0, errors: {}, message: 'Too many requests.' });
