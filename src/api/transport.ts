@@ -32,6 +32,14 @@ export interface HttpResponse {
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 /**
+ * The deadline of a whole request: twice the silence a request may meet, and a second more, so
+ * that a silence is still reported as one (undici checks its time limits about once a second).
+ */
+function deadlineOf(responseTimeoutMs: number): number {
+  return 2 * responseTimeoutMs + 1000;
+}
+
+/**
  * Failures that happen before any byte of the request can have left: the operation surely did
  * not happen. Everything else (resets, a socket closed after the write, unknown codes) counts as
  * "may have been sent" — the safe side for the money rule.
@@ -81,6 +89,10 @@ export class Transport {
     const { responseTimeoutMs } = this.#options;
     if (this.#closed) throw new NetworkError(request.path, 'UND_ERR_CLOSED', false, DESCRIPTIONS['UND_ERR_CLOSED']!);
     let response: Dispatcher.ResponseData;
+    // The time limits above are for silence: a server that sends a byte every few seconds would
+    // hold a request (and a stop waiting for it) for ever. The whole answer has a deadline too.
+    const deadlineMs = deadlineOf(responseTimeoutMs);
+    const deadline = AbortSignal.timeout(deadlineMs);
     try {
       response = await undiciRequest(this.#dispatcher(), {
         origin: this.#options.baseUrl,
@@ -90,12 +102,17 @@ export class Transport {
         body: request.body ?? null,
         headersTimeout: responseTimeoutMs,
         bodyTimeout: responseTimeoutMs,
+        signal: deadline,
       });
     } catch (error) {
-      throw this.#mapFailure(error, request.path, false);
+      throw deadline.aborted ? new TimeoutError(request.path, 'total', deadlineMs) : this.#mapFailure(error, request.path, false);
     }
-    const text = await this.#readBody(response, request.path);
-    return { status: response.statusCode, body: decodeBody(text) };
+    try {
+      const text = await this.#readBody(response, request.path);
+      return { status: response.statusCode, body: decodeBody(text) };
+    } catch (error) {
+      throw deadline.aborted && !(error instanceof ProtocolError) ? new TimeoutError(request.path, 'total', deadlineMs) : error;
+    }
   }
 
   /** Closes the pool this transport created; an injected dispatcher belongs to its owner. */

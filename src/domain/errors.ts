@@ -209,9 +209,10 @@ export class TimeoutError extends StackerError {
   readonly retryable = true;
   readonly path: string;
   readonly requestSent: boolean;
-  readonly phase: 'connect' | 'headers' | 'body';
-  constructor(path: string, phase: 'connect' | 'headers' | 'body', timeoutMs: number) {
-    super(`${path}: no ${phase === 'connect' ? 'connection' : 'response'} within ${timeoutMs} ms`);
+  /** `total`: the whole answer did not come within the request's deadline, though bytes kept coming. */
+  readonly phase: 'connect' | 'headers' | 'body' | 'total';
+  constructor(path: string, phase: 'connect' | 'headers' | 'body' | 'total', timeoutMs: number) {
+    super(`${path}: ${phase === 'total' ? `the whole answer did not come within ${timeoutMs} ms` : `no ${phase === 'connect' ? 'connection' : 'response'} within ${timeoutMs} ms`}`);
     this.name = 'TimeoutError';
     this.path = path;
     this.phase = phase;

@@ -114,6 +114,24 @@ describe('transport over a real socket', () => {
     expect(error).toMatchObject({ phase: 'body', requestSent: true });
   });
 
+  it('gives up on an answer that keeps coming a byte at a time past twice the time limit and a second: never silent long enough for the time limit, held for ever before', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const server = await startServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"USDT": ');
+      timers.push(setInterval(() => res.write(' '), 50));
+    });
+    const { client: c } = client(server.url, { responseTimeoutMs: 150, retry: false });
+    const started = Date.now();
+    const error = await failure(c.tradeBalances());
+    for (const timer of timers) clearInterval(timer);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toMatchObject({ phase: 'total', requestSent: true, message: expect.stringMatching(/the whole answer did not come within 1300 ms/) });
+    expect(outcomeUnknown(error)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('drains every body, errors included, so one keep-alive connection serves them all', async () => {
     let n = 0;
     const big = `<html><body>${'maintenance '.repeat(20_000)}</body></html>`;
