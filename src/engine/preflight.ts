@@ -8,7 +8,7 @@ import { quoteAt } from './guards.ts';
 import { errorMessage } from './error-policy.ts';
 import { groupOf, planMoney } from './money-plan.ts';
 import { DECIDE_TIME_LIMIT_MS, type SpendLeft, withinTimeLimit } from './runtime.ts';
-import { snapshotBooks, takeSnapshot } from './snapshot.ts';
+import { type SnapshotBooks, snapshotBooks, takeSnapshot } from './snapshot.ts';
 
 export interface PreflightIntent {
   readonly kind: string;
@@ -57,50 +57,51 @@ export interface PreflightConfig {
  */
 export async function preflight(config: PreflightConfig, exchange: Exchange, nowMs: number): Promise<PreflightResult[]> {
   const books = snapshotBooks(exchange, { ttlMs: Number.POSITIVE_INFINITY, nowMs: () => nowMs });
-  const results: PreflightResult[] = [];
-  for (const instance of config.instances.filter((i) => i.enabled)) {
-    const problems: string[] = [];
-    const judged: PreflightIntent[] = [];
-    let shown: PreflightResult['budgetLeft'];
-    try {
-      const spend = (await config.budgetLeft?.(instance.instance)) ?? null;
-      if (spend !== null) shown = { amount: formatDecimal(spend.amount), asset: spend.asset, limitedBy: spend.limitedBy };
-      const left = spend?.amount ?? null;
-      const view = await takeSnapshot(exchange, books, {
-        instance: instance.instance,
-        slotTimeMs: nowMs,
-        mode: config.mode,
-        reads: readsOf(instance.strategy, instance.params),
-        candles: instance.strategy.candleWindows?.(instance.params) ?? [],
-        state: (await config.stateOf?.(instance.instance)) ?? new Map(),
-        budget: { remainingQuote: () => left, maxOrderQuote: () => instance.maxOrderQuote },
-      });
-      // Judged as a live slot judges it: one bad intent and the slot sends nothing.
-      const valid = checkDecision(await withinTimeLimit(Promise.resolve(instance.strategy.decide(view, instance.params)), DECIDE_TIME_LIMIT_MS, 'decide'));
-      const refusals = planMoney(valid, view, { maxOrderQuote: instance.maxOrderQuote, killed: null, budgetLimit: spend });
-      const waitsAlone = valid.map((intent, index) => refusals[index]?.code === 'over-budget' && spend !== null && intent.kind === 'buy-stock-market' && fitsCeiling(intent.amount, intent.market, view, spend.ceiling));
-      // An intent refused with its group (the transfer funding a buy) waits when what refused the group only waits.
-      const causeWaits = (group: string): boolean =>
-        valid.some((other, index) => isMoneyIntent(other) && groupOf(other) === group && refusals[index] !== null && refusals[index]?.code !== 'group-refused' && waitsAlone[index] === true);
-      for (const [index, intent] of valid.entries()) {
-        if (intent.kind === 'refusal') judged.push({ kind: intent.kind, summary: intent.message, verdict: 'refused', reason: intent.reason });
-        if (!isMoneyIntent(intent)) continue;
-        const refusal = refusals[index] ?? null;
-        const waits = waitsAlone[index] === true || (refusal?.code === 'group-refused' && causeWaits(groupOf(intent)));
-        const waitsWhy =
-          !waits || spend === null ? '' : intent.kind === 'buy-stock-market' && waitsAlone[index] === true ? `; it fits the smallest limit, ${formatDecimal(spend.ceiling)} ${quoteOf(intent.market, view)}, so it waits for the period to reset` : '; it waits with the buy it funds, for the period to reset';
-        const reason = refusal === null ? '' : `${refusal.code}: ${refusal.message}${waitsWhy}`;
-        judged.push({ kind: intent.kind, summary: describe(intent), ...(refusal === null ? { verdict: 'would-send' as const } : { verdict: waits ? ('waits' as const) : ('refused' as const), reason }) });
-      }
-    } catch (error) {
-      // The exchange refusing the key, or not answering, is not this instance's fault: it is the
-      // check's failure, with its own code and exit (E_AUTH 3, E_UNAVAILABLE 4), not a problem of the file.
-      if (error instanceof ExchangeError || error instanceof NetworkError || error instanceof TimeoutError) throw error;
-      problems.push(errorMessage(error));
+  // Side by side: a strategy that hangs is waited out for its time limit once, not once per instance.
+  return Promise.all(config.instances.filter((i) => i.enabled).map((instance) => preflightOne(config, exchange, books, instance, nowMs)));
+}
+
+async function preflightOne(config: PreflightConfig, exchange: Exchange, books: SnapshotBooks, instance: PreflightConfig['instances'][number], nowMs: number): Promise<PreflightResult> {
+  const problems: string[] = [];
+  const judged: PreflightIntent[] = [];
+  let shown: PreflightResult['budgetLeft'];
+  try {
+    const spend = (await config.budgetLeft?.(instance.instance)) ?? null;
+    if (spend !== null) shown = { amount: formatDecimal(spend.amount), asset: spend.asset, limitedBy: spend.limitedBy };
+    const left = spend?.amount ?? null;
+    const view = await takeSnapshot(exchange, books, {
+      instance: instance.instance,
+      slotTimeMs: nowMs,
+      mode: config.mode,
+      reads: readsOf(instance.strategy, instance.params),
+      candles: instance.strategy.candleWindows?.(instance.params) ?? [],
+      state: (await config.stateOf?.(instance.instance)) ?? new Map(),
+      budget: { remainingQuote: () => left, maxOrderQuote: () => instance.maxOrderQuote },
+    });
+    // Judged as a live slot judges it: one bad intent and the slot sends nothing.
+    const valid = checkDecision(await withinTimeLimit(Promise.resolve(instance.strategy.decide(view, instance.params)), DECIDE_TIME_LIMIT_MS, 'decide'));
+    const refusals = planMoney(valid, view, { maxOrderQuote: instance.maxOrderQuote, killed: null, budgetLimit: spend });
+    const waitsAlone = valid.map((intent, index) => refusals[index]?.code === 'over-budget' && spend !== null && intent.kind === 'buy-stock-market' && fitsCeiling(intent.amount, intent.market, view, spend.ceiling));
+    // An intent refused with its group (the transfer funding a buy) waits when what refused the group only waits.
+    const causeWaits = (group: string): boolean =>
+      valid.some((other, index) => isMoneyIntent(other) && groupOf(other) === group && refusals[index] !== null && refusals[index]?.code !== 'group-refused' && waitsAlone[index] === true);
+    for (const [index, intent] of valid.entries()) {
+      if (intent.kind === 'refusal') judged.push({ kind: intent.kind, summary: intent.message, verdict: 'refused', reason: intent.reason });
+      if (!isMoneyIntent(intent)) continue;
+      const refusal = refusals[index] ?? null;
+      const waits = waitsAlone[index] === true || (refusal?.code === 'group-refused' && causeWaits(groupOf(intent)));
+      const waitsWhy =
+        !waits || spend === null ? '' : intent.kind === 'buy-stock-market' && waitsAlone[index] === true ? `; it fits the smallest limit, ${formatDecimal(spend.ceiling)} ${quoteOf(intent.market, view)}, so it waits for the period to reset` : '; it waits with the buy it funds, for the period to reset';
+      const reason = refusal === null ? '' : `${refusal.code}: ${refusal.message}${waitsWhy}`;
+      judged.push({ kind: intent.kind, summary: describe(intent), ...(refusal === null ? { verdict: 'would-send' as const } : { verdict: waits ? ('waits' as const) : ('refused' as const), reason }) });
     }
-    results.push({ instance: instance.instance, ok: problems.length === 0 && judged.every((i) => i.verdict !== 'refused'), intents: judged, problems, ...(shown === undefined ? {} : { budgetLeft: shown }) });
+  } catch (error) {
+    // The exchange refusing the key, or not answering, is not this instance's fault: it is the
+    // check's failure, with its own code and exit (E_AUTH 3, E_UNAVAILABLE 4), not a problem of the file.
+    if (error instanceof ExchangeError || error instanceof NetworkError || error instanceof TimeoutError) throw error;
+    problems.push(errorMessage(error));
   }
-  return results;
+  return { instance: instance.instance, ok: problems.length === 0 && judged.every((i) => i.verdict !== 'refused'), intents: judged, problems, ...(shown === undefined ? {} : { budgetLeft: shown }) };
 }
 
 /** A buy of `amount` at the price the slot reads is within `ceiling` (false when the price was not read). */
