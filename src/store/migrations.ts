@@ -391,7 +391,7 @@ export function verifySchema(db: DatabaseSync, path: string, migrations: readonl
   checkApplied(applied, migrations, path, known);
   const missing = migrations.filter((m) => !applied.some((row) => row.version === m.version));
   if (missing.length > 0) {
-    throw new StoreError('schema-outdated', `${path} lacks schema version(s) ${missing.map((m) => m.version).join(', ')}; start stacker once without read-only access so it can migrate the journal`);
+    throw new StoreError('schema-outdated', `${path} lacks schema version(s) ${missing.map((m) => m.version).join(', ')}; start the daemon once (stacker run), which migrates it; readers never change a journal`);
   }
 }
 

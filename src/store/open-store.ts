@@ -117,7 +117,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     if (problem !== null && options.onLostJournal !== 'rebuild') {
       throw new StoreError(
         'journal-lost',
-        `${problem}. Starting on an empty journal would forget every budget spent and every order in flight, so stacker does not start. ` +
+        `${problem}. Starting a new journal would forget every budget spent and every order in flight, so stacker does not start. ` +
           `Restore ${path} from a backup, or rebuild it from the exchange's order history: ${REBUILD_COMMAND} (the lost files are kept under a dated name).`,
       );
     }

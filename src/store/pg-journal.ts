@@ -459,8 +459,8 @@ export class PgJournal implements Journal {
     }
     throw new StoreError(
       'journal-lost',
-      `the journal ${this.where} ${now === null ? 'was dropped' : `now holds another journal (${now}, not ${opened})`} while stacker was running: what it journals now reaches no journal a restart would read, so nothing more is sent. ` +
-        `Stop stacker, restore the database from a backup, or rebuild the journal from the exchange's order history: ${REBUILD_COMMAND}.`,
+      `the journal ${this.where} ${now === null ? 'was dropped' : `now holds another journal (${now}, not ${opened})`} while stacker was running: what it journals now reaches no journal a restart would read, so nothing more is sent and trading stops. ` +
+        `Restore the database from a backup before starting again, or rebuild the journal from the exchange's order history: ${REBUILD_COMMAND}.`,
     );
   }
 

@@ -325,7 +325,7 @@ export async function verifyPgSchema(pool: PgPool, schema: string, where: string
   checkApplied(current, migrations, where);
   const missing = migrations.filter((m) => !current.some((row) => row.version === m.version));
   if (missing.length > 0) {
-    throw new StoreError('schema-outdated', `${where} lacks schema version(s) ${missing.map((m) => m.version).join(', ')}; start stacker once without read-only access so it can migrate the journal`);
+    throw new StoreError('schema-outdated', `${where} lacks schema version(s) ${missing.map((m) => m.version).join(', ')}; start the daemon once (stacker run), which migrates it; readers never change a journal`);
   }
 }
 

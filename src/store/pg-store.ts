@@ -84,7 +84,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
     if (problem !== null && options.onLostJournal !== 'rebuild') {
       throw new StoreError(
         'journal-lost',
-        `${problem}. Starting on an empty journal would forget every budget spent and every order in flight, so stacker does not start. ` +
+        `${problem}. Starting a new journal would forget every budget spent and every order in flight, so stacker does not start. ` +
           `Restore the database from a backup, or rebuild the journal from the exchange's order history: ${REBUILD_COMMAND} (the lost schema is kept under a dated name).`,
       );
     }

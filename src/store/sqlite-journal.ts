@@ -458,8 +458,8 @@ export class SqliteJournal implements Journal {
       const what = now === undefined ? 'was deleted' : 'was replaced by another file';
       throw new StoreError(
         'journal-lost',
-        `the journal file ${opened.path} ${what} while stacker was running: what it journals now reaches no file a restart would read, so nothing more is sent. ` +
-          `Stop stacker, restore the file from a backup, or rebuild the journal from the exchange's order history: ${REBUILD_COMMAND}.`,
+        `the journal file ${opened.path} ${what} while stacker was running: what it journals now reaches no file a restart would read, so nothing more is sent and trading stops. ` +
+          `Restore the file from a backup before starting again, or rebuild the journal from the exchange's order history: ${REBUILD_COMMAND}.`,
       );
     }
   }

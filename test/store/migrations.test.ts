@@ -122,7 +122,7 @@ describe('schema migrations', () => {
 
     const emptyPath = world.path('empty.db');
     new DatabaseSync(emptyPath).close();
-    await expect(world.journal({ path: emptyPath, readOnly: true }).open()).rejects.toMatchObject({ reason: 'schema-outdated' });
+    await expect(world.journal({ path: emptyPath, readOnly: true }).open()).rejects.toMatchObject({ reason: 'schema-outdated', message: expect.stringMatching(/start the daemon once \(stacker run\), which migrates it; readers never change a journal$/) });
   });
 
   it('reports a file that is not a database as open-failed', async () => {
