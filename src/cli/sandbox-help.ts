@@ -9,6 +9,7 @@ export const FAULT_HELP = `Faults (--fault, repeatable), to rehearse what a real
   reset                      cut the connection before performing anything
   slow=DURATION              perform the request DURATION late, then answer
   commit-late=DURATION       answer 504 at once (status=NNN to change), perform DURATION later
+  answer-late=DURATION       perform the request at once, answer it DURATION later
   history-lag=DURATION       orders appear in the order history and active orders DURATION late
   unknown-status[=WORD]      perform the request, answer its orders with status WORD (default
                              ACCEPTED), a status stacker does not know; path= an order endpoint,

@@ -239,6 +239,10 @@ async function planAndSend(slot: SlotContext, decided: Decided, turn: AccountTur
       // Reads taken before this by the account's other slots no longer show its balances.
       turn.moved();
       const outcome: MoneyOutcome = await executeMoneyIntent(deps, instance, view, record);
+      // Nor do reads taken while it was in flight: they saw the exchange's balance already spent
+      // and, its answer not yet journalled, held its cost back again (a transfer sized so moved
+      // twice the shortfall). Such a slot reads again in its turn.
+      turn.moved();
       if (outcome.status !== 'done') {
         stoppedBy.set(group, `intent #${record.index} (${intent.kind}) ended ${outcome.status}: ${outcome.error.message}`);
         if (outcome.status !== 'refused') failed = true;

@@ -10,6 +10,7 @@ import type { FaultSpec } from './faults.ts';
  *   reset                      cut the connection before performing anything
  *   slow=DURATION              perform the request DURATION late, then answer
  *   commit-late=DURATION       answer 504 at once (status=… to change), perform DURATION later
+ *   answer-late=DURATION       perform the request at once, answer it DURATION later
  *   history-lag=DURATION       orders show in the order history and active orders only DURATION
  *                              after they were placed (applies to every lookup; no path)
  *   unknown-status[=WORD]      perform the request, answer its order records with status WORD
@@ -44,7 +45,7 @@ export function parseFaultSpecs(specs: readonly string[]): { readonly ok: Parsed
 
 type One = { readonly fault: FaultSpec } | { readonly historyLagMs: number } | { readonly problem: string };
 
-const KINDS = ['accept-then-5xx', '5xx', 'drop-answer', 'reset', 'slow', 'commit-late', 'history-lag', 'unknown-status'] as const;
+const KINDS = ['accept-then-5xx', '5xx', 'drop-answer', 'reset', 'slow', 'commit-late', 'answer-late', 'history-lag', 'unknown-status'] as const;
 
 /** The answers that carry order records: the two market order endpoints, active orders, order history. */
 const ORDER_RECORD_PATHS = ['/api/v4/order/stock_market', '/api/v4/order/market', '/api/v4/orders', '/api/v4/trade-account/order/history'] as const;
@@ -92,10 +93,15 @@ function parseOne(spec: string): One {
       if (value !== undefined) return { problem: `${kind} takes no value` };
       return { fault: { ...base, kind: kind === 'reset' ? 'reset' : 'drop-after-commit' } };
     case 'slow':
+    case 'answer-late':
     case 'commit-late': {
       const ms = duration();
       if (ms === null) return { problem: `${kind} needs a duration, such as ${kind}=4s` };
       if (kind === 'slow') return { fault: { ...base, kind: 'latency', latencyMs: ms } };
+      if (kind === 'answer-late') {
+        if (options['status'] !== undefined) return { problem: 'answer-late answers as usual, only late: status=… does not apply' };
+        return { fault: { ...base, kind: 'answer-late', latencyMs: ms } };
+      }
       const text = options['status'];
       const code = text === undefined ? 504 : /^\d{3}$/.test(text) && Number(text) >= 400 && Number(text) <= 599 ? Number(text) : null;
       if (code === null) return { problem: 'status must be an HTTP status from 400 to 599' };
@@ -144,6 +150,8 @@ export function describeFaults(parsed: ParsedFaults): string[] {
         return `${f.path}: performed ${f.latencyMs} ms late (${when})`;
       case 'commit-late':
         return `${f.path}: answered ${f.status} at once, performed ${f.latencyMs} ms later (${when})`;
+      case 'answer-late':
+        return `${f.path}: performed at once, answered ${f.latencyMs} ms later (${when})`;
       case 'status-word':
         return `${f.path}: performed, its orders answered with status ${f.statusWord ?? ''} (${when})`;
     }

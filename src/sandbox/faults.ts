@@ -9,6 +9,8 @@
  * - `status`: answer `status`/`body` without performing, or after performing with `commit`;
  * - `commit-late`: answer `status` (a gateway's 504, say) at once and perform the operation
  *   `latencyMs` later, as an exchange whose backend took the request after its gateway gave up;
+ * - `answer-late`: perform the operation at once and answer `latencyMs` later, as an exchange
+ *   whose balances already show an order while its answer is still on the way;
  * - `status-word`: perform the request and answer as usual, but with `statusWord` as the status
  *   of every order record in the answer, as an exchange that added a status stacker does not know.
  * Each fault fires `times` times (default 1; Infinity allowed), on every `every`-th matching
@@ -17,7 +19,7 @@
  * Apart from per-request faults, `historyLagMs` makes orders show in the order history and the
  * active orders only that long after they were placed, as the real history may lag an order.
  */
-export type FaultKind = 'drop-after-commit' | 'reset' | 'status' | 'latency' | 'commit-late' | 'status-word';
+export type FaultKind = 'drop-after-commit' | 'reset' | 'status' | 'latency' | 'commit-late' | 'answer-late' | 'status-word';
 
 export interface FaultSpec {
   readonly path: string;
@@ -65,7 +67,7 @@ export class FaultInjector {
     if ((spec.kind === 'status' || spec.kind === 'commit-late') && (spec.status === undefined || !Number.isInteger(spec.status) || spec.status < 100 || spec.status > 599)) {
       throw new RangeError(`a ${spec.kind} fault needs an HTTP status (100–599)`);
     }
-    if ((spec.kind === 'latency' || spec.kind === 'commit-late') && (spec.latencyMs === undefined || !(spec.latencyMs >= 0))) {
+    if ((spec.kind === 'latency' || spec.kind === 'commit-late' || spec.kind === 'answer-late') && (spec.latencyMs === undefined || !(spec.latencyMs >= 0))) {
       throw new RangeError(`a ${spec.kind} fault needs latencyMs >= 0`);
     }
     if (spec.kind === 'status-word' && (typeof spec.statusWord !== 'string' || spec.statusWord === '')) throw new RangeError('a status-word fault needs a statusWord');
@@ -90,7 +92,7 @@ export class FaultInjector {
 
   /**
    * Use up one firing of the first armed outcome fault (reset, status, drop-after-commit,
-   * commit-late, status-word) on this path: one request meets at most one of them, in the order they were injected.
+   * commit-late, answer-late, status-word) on this path: one request meets at most one of them, in the order they were injected.
    */
   takeOutcome(path: string): FaultSpec | null {
     return this.#take(path, (kind) => kind !== 'latency');

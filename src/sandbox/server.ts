@@ -255,6 +255,13 @@ class SandboxServer implements Sandbox {
     }
     if (fault?.kind === 'status') answer = faultAnswer(fault);
     if (fault?.kind === 'status-word') answer = withStatusWord(answer, fault.statusWord ?? '');
+    if (fault?.kind === 'answer-late') {
+      await this.#sleep(fault.latencyMs ?? 0);
+      if (this.#stopped) {
+        req.socket.destroy();
+        return;
+      }
+    }
     writeAnswer(res, answer);
   }
 

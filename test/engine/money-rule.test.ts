@@ -323,6 +323,24 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(transfers.map((entry) => formatDecimal(entry.delta))).toEqual(['30.13']);
     });
 
+    it("has a slot that read while another slot's buy was in flight read again in its turn: the exchange had spent it and the journal still held it, counted twice", async () => {
+      // 100 USDT on the trade balance; the first buy is taken at once and answered 400 ms later.
+      const spot = world.sandbox.exchange.tradeBalances().get('USDT')?.available ?? new Decimal(0);
+      world.sandbox.exchange.transfer({ ticker: 'USDT', amount: spot.sub(100), from: 'spot', to: 'main' });
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'answer-late', latencyMs: 400, times: 1 });
+      const funded = (instance: string) =>
+        runtimeOf({ instance, strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', ALLOW_TRANSFER: 'true' } });
+      const engine = world.engine([funded('a'), funded('b')]);
+      const first = engine.runSlot('a', SLOT);
+      // b reads once a's order is taken and its answer is still on the way.
+      while (sandboxOrders().length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      const second = engine.runSlot('b', SLOT);
+      expect(await Promise.all([first, second])).toEqual(['done', 'done']);
+      // b moved its own shortfall from what a left (65 USDT and its fee, less 35), not a's cost again.
+      const transfers = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'transfer' && entry.account === 'spot' && entry.delta.isPositive());
+      expect(transfers.map((entry) => formatDecimal(entry.delta))).toEqual(['30.13']);
+    });
+
     it("holds back the funds of a buy whose answer was lost: the account's next slot moves its own shortfall instead of spending them, and both buys are paid when the first lands late", async () => {
       // The trade balance empty; the BTC buy's gateway answers 504 at once and its backend takes the order 1.5 s later.
       const spot = world.sandbox.exchange.tradeBalances().get('USDT')?.available ?? new Decimal(0);

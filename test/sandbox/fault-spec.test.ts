@@ -17,6 +17,14 @@ describe('--fault specs', () => {
     });
   });
 
+  it('reads answer-late: performed at once, answered late (the balances show the order before its answer comes)', () => {
+    const parsed = parseFaultSpecs(['answer-late=2s,times=1']);
+    expect('ok' in parsed && parsed.ok).toEqual({ historyLagMs: 0, faults: [{ path: DEFAULT_FAULT_PATH, times: 1, kind: 'answer-late', latencyMs: 2000 }] });
+    expect('ok' in parsed && describeFaults(parsed.ok)).toEqual(['/api/v4/order/stock_market: performed at once, answered 2000 ms later (every request, 1 times)']);
+    const bad = parseFaultSpecs(['answer-late', 'answer-late=1s,status=502']);
+    expect('problems' in bad && bad.problems).toEqual(['"answer-late": answer-late needs a duration, such as answer-late=4s', '"answer-late=1s,status=502": answer-late answers as usual, only late: status=… does not apply']);
+  });
+
   it('reads unknown-status: a status word for the order records of an order path (ACCEPTED by default)', () => {
     const parsed = parseFaultSpecs(['unknown-status', 'unknown-status=PENDING_MATCH,path=/api/v4/orders,times=2']);
     expect('ok' in parsed && parsed.ok).toEqual({
@@ -41,7 +49,7 @@ describe('--fault specs', () => {
   it('names the spec and the rule for every bad one, all at once', () => {
     const parsed = parseFaultSpecs(['nope', 'slow', '5xx=200', 'reset=1', 'drop-answer,every=0', 'history-lag=1s,path=/x', 'slow=2s,color=red']);
     expect('problems' in parsed && parsed.problems).toEqual([
-      '"nope": unknown fault "nope"; the faults are accept-then-5xx, 5xx, drop-answer, reset, slow, commit-late, history-lag, unknown-status',
+      '"nope": unknown fault "nope"; the faults are accept-then-5xx, 5xx, drop-answer, reset, slow, commit-late, answer-late, history-lag, unknown-status',
       '"slow": slow needs a duration, such as slow=4s',
       '"5xx=200": the status must be an HTTP status from 400 to 599, such as 502',
       '"reset=1": reset takes no value',
