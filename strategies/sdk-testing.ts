@@ -22,6 +22,8 @@ import { DEFAULT_READS, type SlotView, type SnapshotPart, checkDecision } from '
 export interface ViewSpec {
   readonly instance?: string;
   readonly slotTimeMs?: number;
+  /** The instance's TIMEZONE (UTC when not given). */
+  readonly timezone?: string;
   readonly markets?: readonly MarketRules[];
   readonly prices?: Readonly<Record<string, string>>;
   readonly main?: Readonly<Record<string, string>>;
@@ -65,6 +67,7 @@ export function slotView(spec: ViewSpec = {}): SlotView {
   return {
     instance: spec.instance ?? 'test-instance',
     slotTimeMs: spec.slotTimeMs ?? Date.UTC(2024, 4, 1, 9, 0, 0),
+    timezone: spec.timezone ?? 'UTC',
     mode: 'backtest',
     state: new Map(Object.entries(spec.state ?? {})),
     budget: { remainingQuote: () => remaining, maxOrderQuote: () => maxOrder },

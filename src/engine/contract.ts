@@ -86,6 +86,11 @@ export interface SlotView {
   readonly instance: string;
   /** The scheduled time of this slot (not the time it actually runs), Unix ms. */
   readonly slotTimeMs: number;
+  /**
+   * The instance's TIMEZONE (an IANA name, `UTC` by default): the zone its SCHEDULE and its
+   * budget days, weeks and months are read in, for a strategy that counts calendar periods too.
+   */
+  readonly timezone: string;
   /** For notes only: a strategy decides the same way in every mode. */
   readonly mode: RunMode;
   /** The strategy's persisted state (written by `set-state` intents of earlier slots). */

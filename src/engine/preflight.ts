@@ -43,6 +43,7 @@ export interface PreflightConfig {
   readonly stateOf?: (instance: string) => Promise<ReadonlyMap<string, string>>;
   readonly instances: ReadonlyArray<{
     readonly instance: string;
+    readonly timezone: string;
     readonly enabled: boolean;
     readonly strategy: Strategy<unknown>;
     readonly params: unknown;
@@ -72,6 +73,7 @@ async function preflightOne(config: PreflightConfig, exchange: Exchange, books: 
     const view = await takeSnapshot(exchange, books, {
       instance: instance.instance,
       slotTimeMs: nowMs,
+      timezone: instance.timezone,
       mode: config.mode,
       reads: readsOf(instance.strategy, instance.params),
       candles: instance.strategy.candleWindows?.(instance.params) ?? [],

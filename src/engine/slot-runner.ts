@@ -140,7 +140,7 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | SlotOutcome |
     budgetLimit = budget.left;
     // A backtest's exchange answers every order: nothing is ever in doubt there.
     const heldBuys = deps.mode !== 'backtest' && instance.reads.includes('balances') ? await buysInDoubt(deps, instance.instance) : [];
-    view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, mode: deps.mode, reads: instance.reads, state, budget: budget.view, candles: instance.candleWindows ?? [], heldBuys });
+    view = await takeSnapshot(deps.exchange, books, { instance: instance.instance, slotTimeMs, timezone: instance.timezone, mode: deps.mode, reads: instance.reads, state, budget: budget.view, candles: instance.candleWindows ?? [], heldBuys });
   } catch (error) {
     const kind = classifyError(error);
     if (kind === 'fatal') throw new FatalEngineError(`${accountPrefix(deps)}reading the account: ${errorMessage(error)}`, error);

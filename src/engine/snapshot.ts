@@ -50,6 +50,8 @@ export interface SnapshotBooks {
 export interface SnapshotRequest {
   readonly instance: string;
   readonly slotTimeMs: number;
+  /** The instance's TIMEZONE, shown to the strategy. */
+  readonly timezone: string;
   readonly mode: RunMode;
   readonly reads: readonly SnapshotPart[];
   readonly state: ReadonlyMap<string, string>;
@@ -128,6 +130,7 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
   const view: SlotView = {
     instance: request.instance,
     slotTimeMs: request.slotTimeMs,
+    timezone: request.timezone,
     mode: request.mode,
     state: request.state,
     budget: request.budget,

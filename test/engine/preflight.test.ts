@@ -3,9 +3,9 @@ import { preflight } from '../../src/engine/preflight.ts';
 import { defineStrategy, intent, param } from '../../strategies/sdk.ts';
 import { type EngineWorld, engineWorld, runtimeOf } from './harness.ts';
 
-// `stacker check`'s pre-flight against the real sandbox: each instance decides on a real
-// snapshot, and the instances decide side by side, so a strategy that hangs is waited out for
-// its time limit once, not once per instance.
+// The view a strategy decides on, against the real sandbox: in a slot and in `stacker check`'s
+// pre-flight, where the instances decide side by side, so a strategy that hangs is waited out
+// for its time limit once, not once per instance.
 
 let world: EngineWorld;
 beforeEach(async () => {
@@ -38,5 +38,26 @@ describe('the pre-flight of several instances', () => {
       ['first', ['side-by-side']],
       ['second', ['side-by-side']],
     ]);
+  });
+});
+
+describe('the view of a slot', () => {
+  it("names the instance, the slot's time and the instance's TIMEZONE, in a slot and in the pre-flight alike", async () => {
+    const telling = defineStrategy({
+      name: 'telling',
+      describe: 'Notes what its view says of the slot.',
+      params: {},
+      reads: () => [],
+      async decide(view) {
+        return [intent.refuse('told', `${view.instance} ${new Date(view.slotTimeMs).toISOString()} ${view.timezone}`)];
+      },
+    });
+    const instance = { ...runtimeOf({ instance: 'berlin', strategy: telling, env: {} }), timezone: 'Europe/Berlin' };
+    const slot = Date.UTC(2026, 10, 27, 8);
+    expect(await world.engine([instance]).runSlot('berlin', slot)).toBe('done');
+    const [journalled] = await world.journal.listIntents({ instance: 'berlin' });
+    expect(journalled?.intent).toMatchObject({ kind: 'refusal', message: 'berlin 2026-11-27T08:00:00.000Z Europe/Berlin' });
+    const [checked] = await preflight({ mode: 'live', instances: [{ ...instance, enabled: true }] }, world.deps().exchange, slot);
+    expect(checked?.intents).toEqual([expect.objectContaining({ summary: 'berlin 2026-11-27T08:00:00.000Z Europe/Berlin' })]);
   });
 });
