@@ -187,7 +187,10 @@ export function readAccounts(
     if (account !== null) accounts.set(name, account);
   }
   problems.push(...sharedKeyProblems(accounts));
-  if (mode === 'live') return accounts;
+  if (mode === 'live') {
+    problems.push(...otherExchangeProblems(accounts, lookup));
+    return accounts;
+  }
   return new Map([...accounts].map(([name, account]) => [name, Object.freeze({ ...account, credentials: null })]));
 }
 
@@ -345,6 +348,29 @@ function sharedKeyProblems(accounts: ReadonlyMap<string, AccountConfig>): InputP
     const first = firstWith.get(key);
     if (first === undefined) firstWith.set(key, field);
     else problems.push({ field, rule: `is the same API key as ${first}: each account needs a key of its own (one key has one nonce sequence and one order history; the exchange would refuse the nonces of one of them)` });
+  }
+  return problems;
+}
+
+/**
+ * Accounts on more than one exchange (endpoint): one daemon trades on one. Its journal keys an
+ * order by the exchange's order id, which two exchanges may both hand out, and an order of the
+ * second could then be filled and never recorded. Refused live (run --live, check --live)
+ * before anything is sent; a dry-run's paper accounts number their orders apart.
+ */
+function otherExchangeProblems(accounts: ReadonlyMap<string, AccountConfig>, lookup: (key: string) => EnvValue | null): InputProblem[] {
+  const list = [...accounts.values()];
+  const first = list.find((account) => account.name === DEFAULT_ACCOUNT) ?? list[0];
+  if (first === undefined) return [];
+  const problems: InputProblem[] = [];
+  for (const account of list) {
+    if (account.endpoint === first.endpoint) continue;
+    const key = lookup(accountKey(account.name, 'BASE_URL')) !== null ? accountKey(account.name, 'BASE_URL') : accountKey(account.name, 'REGION');
+    problems.push({
+      ...sourced(lookup(key)),
+      field: key,
+      rule: `puts account ${account.name} on ${account.endpoint}, while account ${first.name} trades on ${first.endpoint}: one daemon trades on one exchange (its journal knows an order by the exchange's order id, which two exchanges may both use); run a daemon of its own for ${account.name}'s instances, with its own data dir or database`,
+    });
   }
   return problems;
 }

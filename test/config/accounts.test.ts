@@ -41,15 +41,34 @@ describe('accounts: ACCOUNT= in an instance file, keys in the global env', () =>
         STACKER_ACCOUNT_main_API_SECRET: SECRET_A,
         STACKER_ACCOUNT_side_2_API_KEY: 'kb',
         STACKER_ACCOUNT_side_2_API_SECRET: SECRET_B,
-        STACKER_ACCOUNT_side_2_BASE_URL: 'http://127.0.0.1:9999',
+        STACKER_ACCOUNT_side_2_REGION: 'eu',
       },
       { live: true },
     );
     expect([...config.accounts.keys()]).toEqual(['default', 'main', 'side_2']);
     expect(config.accounts.get('main')).toMatchObject({ endpoint: 'eu', instances: ['a-dca'] });
     expect(config.accounts.get('main')?.credentials?.apiKey).toBe('ka');
-    expect(config.accounts.get('side_2')).toMatchObject({ endpoint: 'http://127.0.0.1:9999', instances: ['b-dca'] });
+    expect(config.accounts.get('side_2')).toMatchObject({ endpoint: 'eu', instances: ['b-dca'] });
     expect(config.instances.map((i) => i.account)).toEqual(['main', 'side_2', 'default']);
+  });
+
+  it('refuses live accounts on two exchanges, naming the key that moved one: its orders could share ids with the other\'s and go unrecorded', async () => {
+    world.instance('a-dca', `${DCA}\nACCOUNT=main`);
+    world.instance('b-dca', `${DCA}\nACCOUNT=side`);
+    const env = {
+      ...LIVE,
+      STACKER_ACCOUNT_main_API_KEY: 'ka',
+      STACKER_ACCOUNT_main_API_SECRET: SECRET_A,
+      STACKER_ACCOUNT_side_API_KEY: 'kb',
+      STACKER_ACCOUNT_side_API_SECRET: SECRET_B,
+      STACKER_ACCOUNT_side_BASE_URL: 'http://127.0.0.1:9999',
+    };
+    const { problems } = await configErrorOf(load(env, { live: true }));
+    expect(problems).toEqual([
+      expect.objectContaining({ field: 'STACKER_ACCOUNT_side_BASE_URL', rule: expect.stringMatching(/^puts account side on http:\/\/127\.0\.0\.1:9999, while account main trades on global: one daemon trades on one exchange .*run a daemon of its own for side's instances/) }),
+    ]);
+    // A dry-run's paper accounts number their orders apart: allowed there.
+    await expect(load({ ...env, STACKER_MODE: 'dry-run' })).resolves.toBeDefined();
   });
 
   it('needs no STACKER_API_KEY in live mode when every instance names an account', async () => {
