@@ -349,7 +349,8 @@ export class ExchangeLedger {
       reason,
       acknowledged: this.#options.acknowledgeAdoptions,
       ...(deps.accounts === undefined ? {} : { account }),
-      ...(cap === null ? {} : { accountCap: { scope: accountBudgetScope(account), asset: cap.asset, timeZone: cap.timeZone } }),
+      // Counted on the account with a cap or without: one set later in the period counts it (as the executor's reservations do).
+      accountCap: { scope: accountBudgetScope(account), asset: cap?.asset ?? asset, timeZone: cap?.timeZone ?? owner.timezone },
     });
     if (adopted.transition !== null) deps.metrics.orderTransition(owner.instance, adopted.transition.toStatus);
     deps.logger.warn(

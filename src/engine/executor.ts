@@ -155,24 +155,25 @@ export function orderResult(order: Order): Record<string, string> {
 async function reserveBudget(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord, intent: BuyStockMarketIntent): Promise<IntentError | null> {
   const account = record.account ?? DEFAULT_ACCOUNT;
   const cap = deps.accounts?.capOf(account) ?? null;
-  if (!hasBudget(limits) && cap === null) return null;
+  const limited = hasBudget(limits) || cap !== null;
+  // Live and dry-run count every buy, budget or none: a budget or cap set later in a period
+  // counts what was spent in it before (it counted only what was spent under it, and bought on).
+  // A backtest's configuration cannot change while it runs.
+  if (!limited && deps.mode === 'backtest') return null;
   const estimate = estimatedQuote(intent, view);
-  if (estimate === null) return { code: 'no-price', message: `no price for ${intent.market}: the budget cannot be counted` };
-  if (hasBudget(limits)) {
-    const refused = await reserveInstanceBudget(deps, limits, view, record, intent, estimate);
-    if (refused !== null) return refused;
-  }
-  if (cap === null) return null;
+  if (estimate === null) return limited ? { code: 'no-price', message: `no price for ${intent.market}: the budget cannot be counted` } : null;
+  const refused = await reserveInstanceBudget(deps, limits, view, record, intent, estimate);
+  if (refused !== null) return refused;
   const decision = await deps.journal.reserveBudget({
     reservationId: accountReservationId(record.intentId),
     instance: accountBudgetScope(account),
-    asset: cap.asset,
-    timeZone: cap.timeZone,
+    asset: cap?.asset ?? quoteOf(intent, view),
+    timeZone: cap?.timeZone ?? limits.timezone,
     atMs: record.slotTimeMs,
     amountQuote: estimate,
-    limits: cap.limits,
+    limits: cap?.limits ?? {},
   });
-  if (decision.ok) return null;
+  if (decision.ok || cap === null) return null;
   await releaseReservation(deps, record);
   const excess = decision.exceeded.map(
     (e) => `${e.period} (${cap.timeZone}): ${formatDecimal(e.spentQuote)} spent by its instances + ${formatDecimal(e.requestedQuote)} > ${formatDecimal(e.limitQuote)} ${cap.asset}`,
@@ -180,9 +181,13 @@ async function reserveBudget(deps: EngineDeps, limits: InstanceLimits, view: Slo
   return { code: 'over-budget', message: `estimated value ${formatDecimal(estimate)} ${cap.asset} is over the cap of account ${account} (${excess.join('; ')})` };
 }
 
+/** The quote asset a buy spends: its market's, as the rules name it. */
+function quoteOf(intent: BuyStockMarketIntent, view: SlotView): string {
+  return view.market(intent.market)?.quote ?? intent.market.split('_')[1] ?? intent.market;
+}
+
 async function reserveInstanceBudget(deps: EngineDeps, limits: InstanceLimits, view: SlotView, record: IntentRecord, intent: BuyStockMarketIntent, estimate: Decimal): Promise<IntentError | null> {
-  const rules = view.market(intent.market);
-  const asset = rules?.quote ?? intent.market.split('_')[1] ?? intent.market;
+  const asset = quoteOf(intent, view);
   const decision = await deps.journal.reserveBudget({
     reservationId: record.intentId,
     instance: record.instance,
@@ -466,7 +471,8 @@ export async function releaseReservation(deps: EngineDeps, record: IntentRecord)
   if (record.intent.kind !== 'buy-stock-market') return;
   const held = await deps.journal.heldBudgetReservations(record.instance);
   if (held.some((reservation) => reservation.reservationId === record.intentId)) await deps.journal.releaseBudget(record.intentId);
-  if (!hasAccountCaps(deps)) return;
+  // Live and dry-run reserve every buy on its account (reserveBudget); a backtest only under a cap.
+  if (deps.mode === 'backtest' && !hasAccountCaps(deps)) return;
   const accountHeld = await deps.journal.heldBudgetReservations(accountBudgetScope(record.account ?? DEFAULT_ACCOUNT));
   const id = accountReservationId(record.intentId);
   if (accountHeld.some((reservation) => reservation.reservationId === id)) await deps.journal.releaseBudget(id);

@@ -71,7 +71,8 @@ function warnUnread(deps: EngineDeps, instance: string, order: Order, word: stri
  */
 async function settleReservation(deps: EngineDeps, intentId: string, order: Order): Promise<void> {
   await settleIfReserved(deps, intentId, order);
-  if (hasAccountCaps(deps)) await settleIfReserved(deps, accountReservationId(intentId), order);
+  // Live and dry-run reserve every buy on its account (executor.ts); a backtest only under a cap.
+  if (deps.mode !== 'backtest' || hasAccountCaps(deps)) await settleIfReserved(deps, accountReservationId(intentId), order);
 }
 
 async function settleIfReserved(deps: EngineDeps, reservationId: string, order: Order): Promise<void> {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.ts';
+import type { AccountRouting } from '../../src/engine/runtime.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import type { IntentUpdate, Journal } from '../../src/store/journal.ts';
 import { StoreError } from '../../src/store/errors.ts';
@@ -57,7 +58,7 @@ describe.each(ENGINE_JOURNALS)('a budget held for a buy that was never sent (%s 
   it('left held by an older stop, is given back at the next start, and the next buy is judged against the whole budget', async () => {
     const stopped = new Engine({ ...world.deps(), journal: journalLostAtSend(world.journal, { releaseFails: true }) }, [budgeted()], { runId: null, onFatal: () => undefined });
     await stopped.runSlot('dca-btc', SLOT).catch(() => undefined);
-    expect((await world.journal.heldBudgetReservations()).map((held) => held.instance)).toEqual(['dca-btc']);
+    expect((await world.journal.heldBudgetReservations()).map((held) => held.instance).sort()).toEqual(['account:default', 'dca-btc']);
 
     const next = world.engine([budgeted()]);
     await next.reconcile();
@@ -66,5 +67,28 @@ describe.each(ENGINE_JOURNALS)('a budget held for a buy that was never sent (%s 
     expect(await next.runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
     const spent = await world.journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, SLOT + 3_600_000);
     expect(spent.day.toFixed()).toBe('65');
+  });
+
+  it("counts a period's buys made before a budget or an account cap was set: one set later in the day is not a fresh one", async () => {
+    const unbudgeted = runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } });
+    // A buy of 65 USDT with no budget and no cap.
+    expect(await world.engine([unbudgeted]).runSlot('dca-btc', SLOT)).toBe('done');
+    // Restarted with a day's budget of 100: the morning's 65 counts, so a second 65 is over it.
+    const budgetedLater = world.engine([{ ...unbudgeted, budgets: { day: new Decimal('100') } }]);
+    expect(await budgetedLater.runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
+    const [, refused] = (await world.journal.listIntents({ instance: 'dca-btc' })).sort((a, b) => a.slotTimeMs - b.slotTimeMs);
+    expect(refused).toMatchObject({ status: 'refused', error: { code: 'over-budget', message: expect.stringMatching(/is above the budget left for this slot, 35 USDT \(what the instance's own budget leaves\)/) } });
+    // The same with a cap on the account, set later.
+    const capped: AccountRouting = {
+      accountOf: () => 'default',
+      exchangeOf: () => world.deps().exchange,
+      capOf: () => ({ limits: { day: new Decimal('100') }, asset: 'USDT', timeZone: 'UTC' }),
+      names: ['default'],
+    };
+    const cappedLater = new Engine({ ...world.deps(), accounts: capped }, [unbudgeted], { runId: null });
+    expect(await cappedLater.runSlot('dca-btc', SLOT + 7_200_000)).toBe('done');
+    const last = (await world.journal.listIntents({ instance: 'dca-btc' })).sort((a, b) => a.slotTimeMs - b.slotTimeMs).at(-1);
+    expect(last).toMatchObject({ status: 'refused', error: { code: 'over-budget', message: expect.stringMatching(/is above the budget left for this slot, 35 USDT/) } });
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
   });
 });
