@@ -49,6 +49,7 @@ ENV STACKER_DATA_DIR=/data \
     STACKER_LOCK_DIR=/data/locks \
     STACKER_METRICS_PORT=9464 \
     STACKER_METRICS_HOST=0.0.0.0 \
+    STACKER_METRICS_ALLOWED_HOSTS=localhost,127.0.0.1,[::1] \
     PATH=/app/bin:$PATH
 WORKDIR /app
 # Only what runs. Root keeps ownership (no --chown): the daemon cannot rewrite its own code.
@@ -64,7 +65,9 @@ VOLUME /data
 # The `node` user (uid 1000) comes with the base image.
 USER node
 # /healthz and /metrics (Prometheus). STACKER_METRICS_HOST=0.0.0.0 so `-p 127.0.0.1:9464:9464` reaches it
-# (from this host only: the status page has controls).
+# (from this host only: the status page has controls). STACKER_METRICS_ALLOWED_HOSTS keeps it
+# answering only requests that name localhost: a web page cannot point a domain of its own at
+# 127.0.0.1 (DNS rebinding) and read it. Behind a proxy that sends another Host, name it there.
 EXPOSE 9464
 # No curl in a slim image, and none needed: Node's own fetch probes /healthz (200 = healthy,
 # 503 = stopping or trading stopped). It asks 127.0.0.1, so keep STACKER_METRICS_HOST at 0.0.0.0

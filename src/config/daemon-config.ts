@@ -15,6 +15,7 @@ import {
   readDatabaseTimeout,
   type DatabaseUrl,
   readOrderSettleWindow,
+  readMetricsAllowedHosts,
   readMetricsHost,
   readMetricsPort,
   readModeSetting,
@@ -67,6 +68,8 @@ export interface DaemonConfig {
   readonly metricsPort: number | null;
   /** STACKER_METRICS_HOST, default 127.0.0.1 (the Docker image sets 0.0.0.0). */
   readonly metricsHost: string;
+  /** STACKER_METRICS_ALLOWED_HOSTS: the Host names the status server answers; null: its default (loopback names on loopback, any elsewhere). */
+  readonly metricsAllowedHosts: readonly string[] | '*' | null;
   /** STACKER_DRY_RUN_WALLET: the paper wallet's starting balances by ticker; empty when unset. */
   readonly dryRunWallet: ReadonlyMap<string, Decimal>;
   /** STACKER_DRY_RUN_SLIPPAGE_PCT, default 0. */
@@ -126,6 +129,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
 
   const metricsPort = readMetricsPort(layers, problems);
   const metricsHost = readMetricsHost(layers, problems);
+  const metricsAllowedHosts = readMetricsAllowedHosts(layers, problems);
   const dryRunWallet = readWallet(layers, problems);
   const dryRunSlippagePct = readSlippagePct(layers, problems);
   const killSwitchEnv = readKillSwitchEnv(layers, problems);
@@ -154,6 +158,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
     strategiesDir: strategiesDir.value,
     metricsPort,
     metricsHost,
+    metricsAllowedHosts,
     dryRunWallet: frozenMap(dryRunWallet),
     dryRunSlippagePct,
     killSwitchFile,

@@ -29,6 +29,7 @@ export const DAEMON_ENV_KEYS = {
   strategiesDir: 'STACKER_STRATEGIES_DIR',
   metricsPort: 'STACKER_METRICS_PORT',
   metricsHost: 'STACKER_METRICS_HOST',
+  metricsAllowedHosts: 'STACKER_METRICS_ALLOWED_HOSTS',
   dryRunWallet: 'STACKER_DRY_RUN_WALLET',
   dryRunSlippagePct: 'STACKER_DRY_RUN_SLIPPAGE_PCT',
   killSwitchFile: 'STACKER_KILL_SWITCH_FILE',
@@ -133,6 +134,27 @@ export function readMetricsHost(layers: EnvLayers, problems: InputProblem[]): st
   if (isIP(host) !== 0 || HOSTNAME.test(host)) return host;
   problems.push({ source: found.source, field: DAEMON_ENV_KEYS.metricsHost, rule: `must be an IP address or host name to listen on, such as 127.0.0.1 or 0.0.0.0 (got ${JSON.stringify(found.value)})` });
   return DAEMON_DEFAULTS.metricsHost;
+}
+
+/**
+ * STACKER_METRICS_ALLOWED_HOSTS: the host names the status server answers to (`Host` header,
+ * port aside), comma-separated, or `*` for any. Default: the loopback names when it listens on
+ * loopback, any otherwise (a server on 0.0.0.0 is reached under names stacker cannot know).
+ */
+export function readMetricsAllowedHosts(layers: EnvLayers, problems: InputProblem[]): readonly string[] | '*' | null {
+  const found = layers.lookup(DAEMON_ENV_KEYS.metricsAllowedHosts);
+  if (found === null) return null;
+  const text = found.value.trim();
+  if (text === '*') return '*';
+  const names = text.split(',').map((name) => name.trim().toLowerCase());
+  const bad = names.filter((name) => !(isIP(name) !== 0 || HOSTNAME.test(name) || /^\[[0-9a-f:.]+\]$/.test(name)));
+  if (names.length > 0 && bad.length === 0) return Object.freeze(names);
+  problems.push({
+    source: found.source,
+    field: DAEMON_ENV_KEYS.metricsAllowedHosts,
+    rule: `must be host names or IP addresses without a port, comma-separated (such as localhost,127.0.0.1,[::1],stacker.example.com), or * for any (got ${JSON.stringify(found.value)})`,
+  });
+  return null;
 }
 
 export function readWallet(layers: EnvLayers, problems: InputProblem[]): ReadonlyMap<string, Decimal> {

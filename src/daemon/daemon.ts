@@ -322,6 +322,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       });
       server = await startHealthServer({
         host: config.metricsHost,
+        ...(config.metricsAllowedHosts === null ? {} : { allowedHosts: config.metricsAllowedHosts }),
         port: config.metricsPort,
         // A scrape sees the journal's state as /healthz does, not as of the last slot.
         metrics: {

@@ -33,6 +33,11 @@ export interface MetricsSource {
 
 export interface HealthServerOptions {
   readonly host: string;
+  /**
+   * The host names a request may name (its `Host`, port aside), or `*` for any. Absent: the
+   * loopback names when `host` is loopback, any otherwise.
+   */
+  readonly allowedHosts?: readonly string[] | '*';
   /** 0 picks a free port; the returned `port` says which. */
   readonly port: number;
   readonly metrics: MetricsSource;
@@ -103,9 +108,10 @@ export function startHealthServer(options: HealthServerOptions): Promise<HealthS
 
 async function handle(req: IncomingMessage, res: ServerResponse, options: HealthServerOptions, answering: AnswersInFlight): Promise<void> {
   const path = (req.url ?? '/').split('?')[0] ?? '/';
-  if (!hostAllowed(req.headers.host, options.host)) {
+  const allowed = allowedHostsOf(options);
+  if (!hostAllowed(req.headers.host, allowed)) {
     req.resume();
-    send(res, req, 421, TEXT_TYPE, 'misdirected request: this server listens on loopback and answers only to a loopback host name (localhost, 127.0.0.1, [::1])\n');
+    send(res, req, 421, TEXT_TYPE, `misdirected request: this server answers only to ${allowed === '*' ? 'any name' : allowed.join(', ')} (STACKER_METRICS_ALLOWED_HOSTS)\n`);
     return;
   }
   const access = options.controls;
@@ -195,16 +201,23 @@ function send(res: ServerResponse, req: IncomingMessage, statusCode: number, con
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|::1)$/i;
 
+/** The names a server on loopback answers to by default. */
+export const LOOPBACK_NAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
+
+function allowedHostsOf(options: HealthServerOptions): readonly string[] | '*' {
+  return options.allowedHosts ?? (LOOPBACK.test(options.host) ? LOOPBACK_NAMES : '*');
+}
+
 /**
- * A server on loopback answers only requests that name a loopback host: a web page the operator
- * visits can point its own domain at 127.0.0.1 (DNS rebinding) and read the status and metrics
- * (orders, budgets, P&L), but the browser still sends that domain as the Host. One listening
- * elsewhere (a container's 0.0.0.0) is reached under names stacker cannot know: any is answered.
+ * A request is answered only when it names an allowed host: a web page the operator visits can
+ * point its own domain at the server's address (DNS rebinding) and read the status and metrics
+ * (orders, budgets, P&L), but the browser still sends that domain as the Host. On loopback any
+ * 127.x address passes too.
  */
-function hostAllowed(header: string | undefined, bound: string): boolean {
-  if (header === undefined || !LOOPBACK.test(bound)) return true;
-  const name = header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : (header.split(':')[0] ?? '');
-  return LOOPBACK.test(name);
+function hostAllowed(header: string | undefined, allowed: readonly string[] | '*'): boolean {
+  if (header === undefined || allowed === '*') return true;
+  const name = (header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : (header.split(':')[0] ?? '')).toLowerCase();
+  return allowed.includes(name) || (allowed === LOOPBACK_NAMES && LOOPBACK.test(name));
 }
 
 function urlHost(host: string): string {

@@ -124,6 +124,10 @@ describe('the compiled daemon (the Docker image\'s dist/ and entrypoint)', () =>
       healthy = await health();
     }
     expect(healthy, output).toBe(0);
+    // Listening on 0.0.0.0, it answers only requests that name localhost: a page that points a
+    // domain of its own at the published port (DNS rebinding) reads nothing.
+    const rebound = spawnSync(process.execPath, ['-e', `require('node:http').get({ host: '127.0.0.1', port: ${port}, path: '/api/status', headers: { host: 'attacker.example:${port}' } }, (r) => { console.log(r.statusCode); r.resume(); })`], { encoding: 'utf8' });
+    expect(rebound.stdout.trim()).toBe('421');
     child.kill('SIGTERM');
     const [code] = (await once(child, 'exit')) as [number | null];
     expect(code, output).toBe(0);

@@ -24,6 +24,20 @@ async function start(status: () => HealthStatus = () => healthy(), metrics = new
   return server;
 }
 
+/** GET /healthz of `server` naming `host` in its Host header: the status and the body. */
+function askedAs(server: HealthServer): (host: string) => Promise<{ status: number; body: string }> {
+  return (host) =>
+    new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: server.port, path: '/healthz', headers: { host } }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+}
+
 describe('the health and metrics server', () => {
   it('listens on a free port when given port 0 and says where', async () => {
     const server = await start();
@@ -49,20 +63,23 @@ describe('the health and metrics server', () => {
 
   it('on loopback, answers only a loopback Host: a page that points its own domain at 127.0.0.1 (DNS rebinding) gets 421 and no state', async () => {
     const server = await start();
-    const asked = (host: string): Promise<{ status: number; body: string }> =>
-      new Promise((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port: server.port, path: '/healthz', headers: { host } }, (res) => {
-          let body = '';
-          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        });
-        req.on('error', reject);
-        req.end();
-      });
+    const asked = askedAs(server);
     const rebound = await asked(`attacker.example:${server.port}`);
     expect(rebound.status).toBe(421);
     expect(rebound.body).not.toContain('dca-btc');
     for (const host of [`127.0.0.1:${server.port}`, `localhost:${server.port}`, `[::1]:${server.port}`, 'localhost']) expect((await asked(host)).status, host).toBe(200);
+  });
+
+  it('on every address (a container\'s 0.0.0.0), answers the names it is given and refuses the others, or any with *', async () => {
+    const listed = await startHealthServer({ host: '0.0.0.0', port: 0, allowedHosts: ['localhost', '127.0.0.1', '[::1]', 'stacker.example.com'], metrics: new Metrics({ mode: 'dry-run' }), health: { status: () => healthy() } });
+    servers.push(listed);
+    const asked = askedAs(listed);
+    expect((await asked(`attacker.example:${listed.port}`)).status).toBe(421);
+    expect((await asked(`attacker.example:${listed.port}`)).body).toMatch(/answers only to localhost, 127\.0\.0\.1, \[::1\], stacker\.example\.com \(STACKER_METRICS_ALLOWED_HOSTS\)/);
+    for (const host of [`localhost:${listed.port}`, 'Stacker.Example.com']) expect((await asked(host)).status, host).toBe(200);
+    const any = await startHealthServer({ host: '0.0.0.0', port: 0, allowedHosts: '*', metrics: new Metrics({ mode: 'dry-run' }), health: { status: () => healthy() } });
+    servers.push(any);
+    expect((await askedAs(any)('attacker.example')).status).toBe(200);
   });
 
   it('answers 503 once trading stopped with problems', async () => {
