@@ -314,13 +314,22 @@ export function envFileKeyProblems(layers: EnvLayers): InputProblem[] {
  * (`STACKER_KILL_SWICH=1` under `docker run -e`, `stacker_mode=live`): without this check the
  * daemon would trade as if the operator had set nothing. Only near misses (at most two letters
  * off, or another case) and malformed account keys are refused; any other STACKER_ variable
- * may belong to a tool around stacker (the bench's own STACKER_BENCH_*) and is left alone.
+ * may belong to a tool around stacker (the bench's own STACKER_BENCH_*) and is left alone. A
+ * setting whose value came with its quotes is refused too.
  */
+/** A value wrapped in a pair of the same quotes, as a .env line written for dotenv reaches the process from Docker. */
+const QUOTED = /^(["'])[\s\S]*\1$/;
+
 export function environmentKeyProblems(layers: EnvLayers): InputProblem[] {
   const problems: InputProblem[] = [];
   const known = new Set(KNOWN_ENV_KEYS);
   for (const key of layers.environmentKeys) {
     const stackerKey = readStackerKey(key, known);
+    const value = layers.lookup(key);
+    if (stackerKey.kind === 'setting' && value?.source === 'environment' && QUOTED.test(value.value)) {
+      // Never echoed: it may be a key, a secret or a token.
+      problems.push({ source: 'environment', field: key, rule: `is wrapped in quotes: docker run --env-file and compose's env_file pass a value's quotes on as part of it (a token or key with them is refused by whoever checks it); write it without quotes` });
+    }
     if (stackerKey.kind === 'bad-account') problems.push({ source: 'environment', field: key, rule: stackerKey.rule });
     else if (stackerKey.kind === 'unknown' && stackerKey.guess !== undefined) {
       problems.push({ source: 'environment', field: key, rule: `is not a stacker setting, and so close to one that it is taken for a typo: did you mean ${stackerKey.guess}?` });

@@ -215,6 +215,20 @@ describe('loadDaemonConfig: the global env file', () => {
     expect(error.message).not.toContain(SECRET);
   });
 
+  it('refuses a setting whose value came with its quotes (docker run --env-file passes them on), never showing the value; an env file read by stacker is unquoted as dotenv does', async () => {
+    world.instance('dca-btc', DCA);
+    const token = '0123456789abcdef0123';
+    const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_CONTROL_TOKEN: `"${token}"`, STACKER_API_SECRET: `'${SECRET}'` } }));
+    expect(lines(error.problems)).toEqual([
+      expect.stringMatching(/^environment: STACKER_API_SECRET: is wrapped in quotes: docker run --env-file and compose's env_file pass a value's quotes on as part of it/),
+      expect.stringMatching(/^environment: STACKER_CONTROL_TOKEN: is wrapped in quotes: .*write it without quotes$/),
+    ]);
+    expect(error.message).not.toContain(token);
+    expect(error.message).not.toContain(SECRET);
+    const envFile = world.file('.env', `STACKER_CONTROL_TOKEN="${token}"\n`);
+    await expect(loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir }, { env: {} })).resolves.toBeDefined();
+  });
+
   it('reports a line of the env file dotenv would skip, by number only (the file holds the secret)', async () => {
     world.instance('dca-btc', DCA);
     const envFile = world.file('.env', `STACKER_API_KEY=key\nSTACKER_API_SECRET ${SECRET}\n`);
