@@ -344,11 +344,14 @@ describe('loadDaemonConfig: STACKER_DATABASE_URL puts the journal in PostgreSQL'
   });
 
   it('refuses another scheme, a URL without a host or database, or no URL at all, naming the key and the rule but never the value', async () => {
+    const ENCODE = '; a password with / # @ ? % or : in it must be percent-encoded (/ as %2F, @ as %40, # as %23), or use one of letters and digits (openssl rand -hex 32)';
     world.instance('dca-btc', DCA);
     const cases: Array<[string, string]> = [
       [`mysql://root:${PASSWORD}@db/stacker`, 'environment: STACKER_DATABASE_URL: must start with postgres:// or postgresql:// (got mysql://)'],
-      [`postgres://stacker:${PASSWORD}@db.internal:5432`, 'environment: STACKER_DATABASE_URL: must name a database (postgres://user@host/database)'],
-      [`${PASSWORD}`, 'environment: STACKER_DATABASE_URL: must be a URL such as postgres://user:password@host:5432/database'],
+      [`postgres://stacker:${PASSWORD}@db.internal:5432`, `environment: STACKER_DATABASE_URL: must name a database (postgres://user@host/database)${ENCODE}`],
+      [`${PASSWORD}`, `environment: STACKER_DATABASE_URL: must be a URL such as postgres://user:password@host:5432/database${ENCODE}`],
+      // A password with # in it, unencoded: the rest of the URL reads as a fragment, and is no URL.
+      [`postgres://stacker:pa#${PASSWORD}@db.internal:5432/stacker`, `environment: STACKER_DATABASE_URL: must be a URL such as postgres://user:password@host:5432/database${ENCODE}`],
       [
         `postgres://stacker:${PASSWORD}@db.internal/stacker?schema=mine&sslmode=require&options=x`,
         'environment: STACKER_DATABASE_URL: has parameter(s) "schema", "options" that stacker does not pass on; it takes host, port, user, password, sslmode, sslrootcert, sslcert, sslkey; the schema is not a setting: it is stacker_live or stacker_dry_run, one per mode (give each deployment a database of its own)',
