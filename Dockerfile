@@ -11,7 +11,9 @@
 #     -v "$PWD/config:/app/config:ro" -v stacker-data:/data -p 127.0.0.1:9464:9464 stacker
 #
 # Dry-run unless STACKER_MODE=live is in .env AND `--live` is given: `docker run … stacker run --live`.
-# Any other command works the same way: `docker run --rm --env-file .env stacker check`.
+# Any other command works the same way, with the daemon's volumes (its strategies, its journal):
+#   docker run --rm --env-file .env -v "$PWD/config:/app/config:ro" -v stacker-data:/data stacker check
+# or beside the running daemon: `docker exec stacker stacker check`.
 # The journal (stacker.db) lives in the /data volume; a named volume takes the image's ownership
 # of /data (the node user). For a bind mount, make the folder writable by uid 1000 or pass
 # `--user "$(id -u):$(id -g)"`. The kill switch can live there too: STACKER_KILL_SWITCH_FILE=/data/STOP.
