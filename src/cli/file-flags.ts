@@ -1,4 +1,4 @@
-import { type Stats, closeSync, constants, openSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { type Stats, accessSync, closeSync, constants, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { InputError, OutputFileError } from '../domain/errors.ts';
 
@@ -18,7 +18,19 @@ export function outputFile(path: string, flag: string): string {
   const parent = statOf(folder);
   if (parent === null) throw InputError.one(flag, `folder not found: ${folder} (create it first, or give a path in an existing folder)`);
   if (!parent.isDirectory()) throw InputError.one(flag, `is not in a folder: ${folder} is a file`);
+  // This user's right to write it, found now: after the work it would only fail (a container's user in the image's root-owned /app).
+  const written = target === null ? folder : path;
+  if (!mayWrite(written)) throw InputError.one(flag, `${written} cannot be written by this user${typeof process.getuid === 'function' ? ` (uid ${process.getuid()})` : ''}: give a path it may write (in a container, the data volume)`);
   return path;
+}
+
+function mayWrite(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

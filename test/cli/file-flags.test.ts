@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/server.ts';
-import { runCli } from './run-cli.ts';
+import { BIN, cleanEnv, runCli } from './run-cli.ts';
 
 // The files a user names for stacker to write: a path that cannot be written is bad input,
 // named with its flag and found before any work is done (exit 2), not a failure after the run it
@@ -148,3 +149,24 @@ describe('stacker report --html', () => {
     }
   });
 });
+
+describe.runIf(process.getuid?.() === 0)('an output file in a folder this user may not write (a container\'s user in the image\'s root-owned /app)', () => {
+  it('is bad input found before the run (exit 2), not a write that fails after it', async () => {
+    const shared = mkdtempSync(join(tmpdir(), 'stacker-file-flags-shared-'));
+    try {
+      chmodSync(shared, 0o755);
+      const owned = join(shared, 'root-owned');
+      mkdirSync(owned, { mode: 0o755 });
+      const readable = join(shared, 'dca.env');
+      writeFileSync(readable, 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n', { mode: 0o644 });
+      const page = join(owned, 'report.html');
+      const result = spawnSync(process.execPath, [BIN, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', readable, '--wallet', 'USDT=1000', '--report', page], { uid: 1000, gid: 1000, env: cleanEnv(), encoding: 'utf8' });
+      expect(result.status, result.stderr).toBe(2);
+      expect(result.stderr).toContain(`--report: ${owned} cannot be written by this user (uid 1000): give a path it may write (in a container, the data volume)`);
+      expect(result.stdout).toBe('');
+    } finally {
+      rmSync(shared, { recursive: true, force: true });
+    }
+  });
+});
+
