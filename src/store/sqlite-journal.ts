@@ -133,6 +133,9 @@ export class SqliteJournal implements Journal {
     try {
       // Fold the WAL into the main file, so the .db alone is complete when copied after a stop.
       if (this.#options.readOnly !== true && this.path !== ':memory:') db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    } catch {
+      // A full disk: every commit is in the WAL, which stays beside the file and is read at the
+      // next open. A stop is not a failure for it.
     } finally {
       db.close();
     }

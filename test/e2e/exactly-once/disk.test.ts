@@ -86,6 +86,28 @@ describe('a journal whose disk is full', () => {
       db.close();
     }
   }, 90_000);
+
+  it.skipIf(!mountable)('stops on SIGTERM with exit 0 while the disk is full: every commit is in the WAL, read at the next start', async () => {
+    mkdirSync(t.dir.data, { recursive: true });
+    run('mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', t.dir.data);
+    mounts.push(t.dir.data);
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const args = ['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data];
+    const daemon = startDaemon(args, { ...t.live(), STACKER_METRICS_PORT: '0' });
+    await daemon.waitFor('"to":"FILLED"', 20_000);
+    const url = metricsUrl(daemon.output());
+    const filler = join(t.dir.data, 'filler');
+    // Written until the disk says no (a size read first could be taken by the WAL meanwhile).
+    spawnSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=64k'], { stdio: 'ignore' });
+    await eventually(() => health(url), (h) => h.status === 503, 15_000, '503 once the disk is full');
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited, daemon.output()).toBe(0);
+    expect(daemon.output()).not.toMatch(/unexpected failure/);
+    // Room again: the next start reads the journal, WAL and all, and finds every order it placed.
+    rmSync(filler);
+    const result = await agreement(t.sandbox, [join(t.dir.data, 'stacker.db')]);
+    expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+  }, 90_000);
 });
 
 describe('a data dir on a read-only file system', () => {
