@@ -216,7 +216,7 @@ export class OperatorControls implements Controls {
   /**
    * Why a slot asked for ended other than done, for the operator who clicked Run: the journal's
    * reason for it, else trading stopped (nothing is journalled then), else that the journal
-   * already had it. null for a slot that ran (notDone says what of it did not happen).
+   * already had it, else that the journal could not be written. null for a slot that ran (notDone says what of it did not happen).
    */
   async #whyNotDone(engine: Engine, name: string, slotTimeMs: number, outcome: SlotOutcome): Promise<string | null> {
     if (outcome === 'done') return null;
@@ -224,6 +224,9 @@ export class OperatorControls implements Controls {
     const journalled = await this.#options.journal.getSlot({ instance: name, slotTimeMs });
     if (journalled?.reason != null) return journalled.reason;
     if (engine.fatal !== null) return `trading stopped: ${engine.fatal.message}`;
-    return outcome === 'disabled' ? `${name} is disabled: its strategy failed (see the log)` : null;
+    if (outcome === 'disabled') return `${name} is disabled: its strategy failed (see the log)`;
+    // Nothing journalled because nothing could be: the journal's own failure is the reason.
+    const failure = this.#options.journal.writeFailure();
+    return failure === null ? null : `the journal cannot be written (${failure.message}): nothing was sent`;
   }
 }

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OperatorControls, type OperatorControlsOptions } from '../../src/daemon/controls.ts';
-import type { Engine } from '../../src/engine/engine.ts';
+import { Engine } from '../../src/engine/engine.ts';
+import { StoreError } from '../../src/store/errors.ts';
 import { silentLogger } from '../../src/engine/observer.ts';
 import { type HealthServer, startHealthServer } from '../../src/observability/health-server.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
@@ -51,6 +52,22 @@ describe('operator controls', () => {
     expect(await c.act({ kind: 'run', instance: 'dca-btc' })).toMatchObject({ outcome: 'ok', body: { outcome: 'already', reason: expect.stringContaining('nothing was sent again') } });
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
     expect(slots).toEqual([`dca-btc@${NOW - 400}:done`]);
+  });
+
+  it("says why a slot asked for did not run when the journal cannot be written: nothing is journalled to say it", async () => {
+    const full = 'database or disk is full';
+    const unwritable = new Proxy(world.journal, {
+      get(target, key, receiver) {
+        if (key === 'claimSlot') return async () => Promise.reject(new StoreError('unwritable', `claiming the slot: the journal cannot be written: ${full}`, { retryable: true }));
+        if (key === 'writeFailure') return () => ({ atMs: NOW, message: full });
+        const value = Reflect.get(target, key, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const engine = new Engine({ ...world.deps(), journal: unwritable }, [dcaBtc()], { runId: null });
+    const { controls: c } = await controls({ journal: unwritable, engine: () => engine });
+    expect(await c.act({ kind: 'run', instance: 'dca-btc' })).toMatchObject({ outcome: 'ok', body: { outcome: 'failed', reason: `the journal cannot be written (${full}): nothing was sent` } });
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
   });
 
   it('says why a slot asked for did not run: trading stopped (nothing journalled says so), or what the journal says', async () => {
