@@ -1,4 +1,5 @@
-import type { EngineHealth } from '../engine/engine.ts';
+import { type EngineHealth, HISTORY_UNREAD } from '../engine/engine.ts';
+import { SNAPSHOT_FAILED } from '../engine/slot-runner.ts';
 import { BUDGET_TOO_SMALL } from '../engine/money-plan.ts';
 import type { JournalState } from '../observability/metrics.ts';
 import type { Journal, LedgerFinding } from '../store/journal.ts';
@@ -40,6 +41,8 @@ export class DaemonHealth {
   #findings: readonly LedgerFinding[] = [];
   /** Per instance: its slots that failed in a row, up to the latest, and when the latest was. */
   readonly #failedInARow = new Map<string, { count: number; latestMs: number }>();
+  /** Per instance: its slots skipped in a row because its exchange could not be read, and the latest reason. */
+  readonly #unreadInARow = new Map<string, { count: number; latestMs: number; reason: string }>();
   /** Per instance whose last slot's buy is above its smallest budget limit: why, and since which slot. */
   readonly #tooSmall = new Map<string, { sinceMs: number; message: string }>();
 
@@ -69,11 +72,20 @@ export class DaemonHealth {
    */
   async readSlot(instance: string, slotTimeMs: number): Promise<void> {
     let records: Awaited<ReturnType<Journal['listIntents']>>;
+    let slot: Awaited<ReturnType<Journal['getSlot']>>;
     try {
       records = await this.#journal.listIntents({ instance, slotTimeMs });
+      slot = await this.#journal.getSlot({ instance, slotTimeMs });
     } catch {
       return;
     }
+    // A slot skipped because its exchange could not be read (tried again within its window
+    // first) ran nothing: in a row, its account's exchange is down, which no failed slot says.
+    const reason = slot?.reason ?? '';
+    if (slot?.status === 'skipped' && (reason.startsWith(SNAPSHOT_FAILED) || reason.startsWith(HISTORY_UNREAD))) {
+      const run = this.#unreadInARow.get(instance);
+      this.#unreadInARow.set(instance, { count: (run?.count ?? 0) + 1, latestMs: Math.max(run?.latestMs ?? slotTimeMs, slotTimeMs), reason });
+    } else if (slot?.status === 'done' || slot?.status === 'failed') this.#unreadInARow.delete(instance);
     const refused = records.find((record) => record.status === 'refused' && record.error?.code === BUDGET_TOO_SMALL);
     if (refused === undefined) {
       this.#tooSmall.delete(instance);
@@ -138,6 +150,10 @@ export class DaemonHealth {
     for (const [instance, run] of this.#failedInARow) {
       if (run.count < FAILED_SLOTS_UNHEALTHY) continue;
       problems.push(`${instance}: its last ${run.count} slots failed, the latest at ${new Date(run.latestMs).toISOString()}; \`stacker journal --instance ${instance}\` says why`);
+    }
+    for (const [instance, run] of this.#unreadInARow) {
+      if (run.count < FAILED_SLOTS_UNHEALTHY) continue;
+      problems.push(`${instance}: its last ${run.count} slots were skipped, its exchange not read, the latest at ${new Date(run.latestMs).toISOString()}: ${run.reason}`);
     }
     for (const [instance, tooSmall] of this.#tooSmall) {
       problems.push(`${instance}: buys nothing since its slot of ${new Date(tooSmall.sinceMs).toISOString()}, its buy refused in every period: ${tooSmall.message}`);

@@ -81,6 +81,28 @@ describe('the daemon health', () => {
     expect(health.problems()).toEqual([]);
   });
 
+  it('names an instance whose last 3 slots were skipped with its exchange unreadable (it runs nothing, fails nothing); a slot that ran ends the run, a paused one does not', async () => {
+    const journal = await world.opened();
+    const health = new DaemonHealth({ journal, engine: () => quiet });
+    const hour = (h: number): number => Date.UTC(2026, 0, 2, h);
+    const skip = async (h: number, reason: string): Promise<void> => {
+      await journal.skipSlot({ instance: 'dca-cee', slotTimeMs: hour(h), runId: null, status: 'skipped', reason });
+      health.slotEnded('dca-cee', hour(h), 'skipped');
+      await health.readSlot('dca-cee', hour(h));
+    };
+    const down = 'snapshot failed (E_NETWORK): /api/v4/trade-account/balance: connection refused (ECONNREFUSED) (3 attempts)';
+    await skip(9, down);
+    await skip(10, down);
+    await skip(11, 'paused from the status API');
+    expect(health.problems()).toEqual([]);
+    await skip(12, down);
+    expect(health.problems()).toEqual([`dca-cee: its last 3 slots were skipped, its exchange not read, the latest at 2026-01-02T12:00:00.000Z: ${down}`]);
+    await journal.claimSlot({ instance: 'dca-cee', slotTimeMs: hour(13), runId: null });
+    await journal.finishSlot({ instance: 'dca-cee', slotTimeMs: hour(13), status: 'done' });
+    await health.readSlot('dca-cee', hour(13));
+    expect(health.problems()).toEqual([]);
+  });
+
   it('names an intent unknown past its settle window, with what to do; metrics show its age', async () => {
     const journal = await world.opened();
     const metrics = new Metrics({ mode: 'live', nowMs: () => 700_000 });
