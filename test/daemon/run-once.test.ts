@@ -20,6 +20,20 @@ import { openStore } from '../../src/store/open-store.ts';
 const dir = mkdtempSync(join(tmpdir(), 'stacker-once-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** `run --once --instance dca-btc` in dry-run, its prices from the exchange at `url`, its log quiet. */
+async function runOnce(config: Awaited<ReturnType<typeof loadDaemonConfig>>, url: string, clock: VirtualClock): ReturnType<typeof runDaemon> {
+  const exchange = new PaperExchange({ marketData: new ApiMarketData(new ApiClient({ baseUrl: url })), wallet: config.dryRunWallet, slippagePct: config.dryRunSlippagePct, clock });
+  return runDaemon({
+    config,
+    logger: await createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) }),
+    exchange,
+    metrics: new Metrics({ mode: 'dry-run' }),
+    clock,
+    timing: INSTANT_TIMING,
+    once: { instances: ['dca-btc'] },
+  });
+}
+
 describe('run --once twice in the same second', () => {
   it('says of the second that the journal already had the slot and nothing was sent again', async () => {
     const strategies = join(dir, 'strategies');
@@ -28,18 +42,7 @@ describe('run --once twice in the same second', () => {
     const config = await loadDaemonConfig({ strategiesDir: strategies, dataDir: join(dir, 'data') }, { env: { STACKER_DRY_RUN_WALLET: 'USDT=1000' } });
     const sandbox = await startSandbox();
     const clock = new VirtualClock(Date.UTC(2026, 10, 27, 9, 0, 0, 250));
-    const once = async () => {
-      const exchange = new PaperExchange({ marketData: new ApiMarketData(new ApiClient({ baseUrl: sandbox.url })), wallet: config.dryRunWallet, slippagePct: config.dryRunSlippagePct, clock });
-      return runDaemon({
-        config,
-        logger: await createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) }),
-        exchange,
-        metrics: new Metrics({ mode: 'dry-run' }),
-        clock,
-        timing: INSTANT_TIMING,
-        once: { instances: ['dca-btc'] },
-      });
-    };
+    const once = () => runOnce(config, sandbox.url, clock);
     try {
       const first = await once();
       expect(first.slots).toEqual({ 'dca-btc': 'done' });
@@ -71,17 +74,7 @@ describe('a start without the account of an intent still unsettled', () => {
     const config = await loadDaemonConfig({ strategiesDir: strategies, dataDir }, { env: { STACKER_DRY_RUN_WALLET: 'USDT=1000' } });
     const sandbox = await startSandbox();
     try {
-      const clock = new VirtualClock(slotTimeMs + 3_600_000);
-      const exchange = new PaperExchange({ marketData: new ApiMarketData(new ApiClient({ baseUrl: sandbox.url })), wallet: config.dryRunWallet, slippagePct: config.dryRunSlippagePct, clock });
-      const error = await runDaemon({
-        config,
-        logger: await createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) }),
-        exchange,
-        metrics: new Metrics({ mode: 'dry-run' }),
-        clock,
-        timing: INSTANT_TIMING,
-        once: { instances: ['dca-btc'] },
-      }).catch((e: unknown) => e);
+      const error = await runOnce(config, sandbox.url, new VirtualClock(slotTimeMs + 3_600_000)).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConfigError);
       expect((error as ConfigError).problems).toEqual([
         {
