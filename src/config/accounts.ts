@@ -3,6 +3,7 @@ import { Decimal } from '../domain/money.ts';
 import { type Credentials, type EnvLayers, type EnvValue, type Settings, credentialsFromEnv, endpointFromEnv } from './settings.ts';
 import { parseWallet } from './wallet.ts';
 import { isValidTimezone } from '../domain/zone.ts';
+import { closestName } from '../engine/params.ts';
 
 /**
  * Accounts: one API key each. An instance file may say `ACCOUNT=NAME`; the account's key,
@@ -132,6 +133,13 @@ function accountsSetUp(layers: EnvLayers): Map<string, string> {
 }
 
 /** Another of `names` that differs from `name` in capitals only (a likely typo): account names are case-sensitive. */
+/** The set-up account a name most likely meant: another case, or at most 2 edits away. */
+function nearAccount(name: string, names: Iterable<string>): string | undefined {
+  const known = [...names];
+  const upper = closestName(name, known.map((known) => known.toUpperCase()));
+  return upper === undefined ? undefined : known.find((known) => known.toUpperCase() === upper);
+}
+
 function otherCase(name: string, names: Iterable<string>): string | undefined {
   for (const other of names) if (other !== name && other.toLowerCase() === name.toLowerCase()) return other;
   return undefined;
@@ -215,6 +223,16 @@ function readAccount(name: string, members: readonly AccountUser[], context: Rea
   } else {
     credentials = accountCredentials(name, lookup, problems);
     endpoint = accountEndpoint(name, lookup, { value: settings?.endpoint ?? 'global', source: settings?.endpointSource ?? 'default' }, problems);
+  }
+  // An account the env does not set up at all, beside one it does with a name that close: a typo
+  // in an instance's ACCOUNT, which a dry-run would otherwise run on a paper account of its own.
+  // (Live says a case slip with the keys it misses, below.)
+  const caseSlip = mode === 'live' && otherCase(name, context.setNames.keys()) !== undefined;
+  const typo = isDefault || context.setNames.has(name) || caseSlip ? undefined : nearAccount(name, context.setNames.keys());
+  if (typo !== undefined && problems.length === before) {
+    for (const member of members) {
+      problems.push({ source: member.file, field: 'ACCOUNT', rule: `names account ${name}, which the env does not set up; did you mean ${typo}? (account names are case-sensitive)` });
+    }
   }
   if (mode === 'live' && credentials === null && problems.length === before && !isDefault) {
     const near = otherCase(name, context.setNames.keys());

@@ -71,6 +71,17 @@ describe('accounts: ACCOUNT= in an instance file, keys in the global env', () =>
     await expect(load({ ...env, STACKER_MODE: 'dry-run' })).resolves.toBeDefined();
   });
 
+  it('refuses an ACCOUNT the env does not set up beside one it does with a name that close, in dry-run too (a typo would trade a paper account of its own)', async () => {
+    world.instance('a-dca', `${DCA}\nACCOUNT=kids`);
+    const typo = world.instance('b-dca', `${DCA}\nACCOUNT=kid`);
+    const env = { STACKER_ACCOUNT_kids_API_KEY: 'kk', STACKER_ACCOUNT_kids_API_SECRET: SECRET_A };
+    const { problems } = await configErrorOf(load(env));
+    expect(problems).toEqual([{ source: typo, field: 'ACCOUNT', rule: 'names account kid, which the env does not set up; did you mean kids? (account names are case-sensitive)' }]);
+    // A name far from every set-up one is a paper account of its own in a dry-run.
+    world.instance('b-dca', `${DCA}\nACCOUNT=savings`);
+    await expect(load(env)).resolves.toBeDefined();
+  });
+
   it('needs no STACKER_API_KEY in live mode when every instance names an account', async () => {
     world.instance('a-dca', `${DCA}\nACCOUNT=main`);
     const config = await load({ ...LIVE, STACKER_ACCOUNT_main_API_KEY: 'ka', STACKER_ACCOUNT_main_API_SECRET: SECRET_A }, { live: true });
