@@ -158,12 +158,17 @@ async function reserveBudget(deps: EngineDeps, limits: InstanceLimits, view: Slo
   const limited = hasBudget(limits) || cap !== null;
   // Live and dry-run count every buy, budget or none: a budget or cap set later in a period
   // counts what was spent in it before (it counted only what was spent under it, and bought on).
-  // A backtest's configuration cannot change while it runs.
-  if (!limited && deps.mode === 'backtest') return null;
+  // A backtest's configuration cannot change while it runs: it counts only under a limit (a
+  // reservation never settled would keep its slot from being retired).
+  const countAll = deps.mode !== 'backtest';
+  if (!limited && !countAll) return null;
   const estimate = estimatedQuote(intent, view);
   if (estimate === null) return limited ? { code: 'no-price', message: `no price for ${intent.market}: the budget cannot be counted` } : null;
-  const refused = await reserveInstanceBudget(deps, limits, view, record, intent, estimate);
-  if (refused !== null) return refused;
+  if (hasBudget(limits) || countAll) {
+    const refused = await reserveInstanceBudget(deps, limits, view, record, intent, estimate);
+    if (refused !== null) return refused;
+  }
+  if (cap === null && !countAll) return null;
   const decision = await deps.journal.reserveBudget({
     reservationId: accountReservationId(record.intentId),
     instance: accountBudgetScope(account),

@@ -4,6 +4,7 @@ import type { AccountRouting } from '../../src/engine/runtime.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import type { IntentUpdate, Journal } from '../../src/store/journal.ts';
 import { StoreError } from '../../src/store/errors.ts';
+import type { MemoryJournal } from '../../src/store/memory-journal.ts';
 import { dca } from '../../strategies/dca.ts';
 import { ENGINE_JOURNALS, type EngineWorld, engineWorld, runtimeOf } from './harness.ts';
 
@@ -92,3 +93,21 @@ describe.each(ENGINE_JOURNALS)('a budget held for a buy that was never sent (%s 
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
   });
 });
+
+describe('a backtest buy under a budget of its instance alone', () => {
+  it('holds nothing once filled, so its slot is retired: a reservation on an account without a cap would never be settled', async () => {
+    const world = await engineWorld({}, 'memory');
+    try {
+      const journal = world.journal as MemoryJournal;
+      const instance = runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' }, budgets: { day: new Decimal('1000') } });
+      const engine = new Engine({ ...world.deps(), mode: 'backtest' }, [instance], { runId: null });
+      for (const hour of [0, 1, 2]) expect(await engine.runSlot('dca-btc', SLOT + hour * 3_600_000)).toBe('done');
+      expect(await journal.heldBudgetReservations()).toEqual([]);
+      // Every slot but the latest (which lastSlot reads) is over and forgotten.
+      expect((await journal.retireSettled()).map((entry) => entry.intent.slotTimeMs)).toEqual([SLOT + 3_600_000, SLOT]);
+    } finally {
+      await world.close();
+    }
+  });
+});
+
