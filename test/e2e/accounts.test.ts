@@ -124,37 +124,21 @@ describe('several accounts in one daemon, against the sandbox', () => {
     }
   }, 90_000);
 
-  it('gives each account its own nonce sequence and server clock: two endpoints whose clocks differ by 40 s both take the nonces', async () => {
-    // The side account on an exchange endpoint whose clock runs 40 s ahead. The exchange takes a
-    // nonce only within 5 s of its own clock and never the same one twice, so one nonce source
-    // (or one clock offset) shared by both accounts would have main's or side's requests refused.
-    // Its own prices too: the report values each account at its own exchange's.
-    const ahead = await startOtherExchange({ apiKey: KEY_SIDE, apiSecret: SECRET_SIDE, clock: { nowMs: () => Date.now() + 40_000 }, prices: fixedPrices({ BTC_USDT: '70000', ETH_USDT: '3000' }) });
+  it('refuses live accounts on two exchanges at start, naming the key, and sends nothing to either: the journal knows an order by the exchange\'s order id, which both hand out', async () => {
+    const other = await startOtherExchange({ apiKey: KEY_SIDE, apiSecret: SECRET_SIDE, prices: fixedPrices({ BTC_USDT: '70000', ETH_USDT: '3000' }) });
     try {
       writeDca(dir, 'a1-main', 'main', '0.001', 'BTC_USDT');
       writeDca(dir, 'b1-side', 'side', '0.002', 'BTC_USDT');
-      writeDca(dir, 'c1-main', 'main', '0.01', 'ETH_USDT');
-      const daemon = startDaemon(['--live', '--once', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_ACCOUNT_side_BASE_URL: ahead.url, STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '1000' }));
-      expect(await daemon.exited, daemon.output()).toBe(0);
-      expect(daemon.output()).not.toContain('E_NONCE');
-      expect((sandbox.accountOf(KEY_MAIN)?.orderHistory({}) ?? []).map((order) => order.market).sort()).toEqual(['BTC_USDT', 'ETH_USDT']);
-      expect((ahead.exchange.orderHistory({}) ?? []).map((order) => formatDecimal(order.amount))).toEqual(['0.002']);
-      // The side key was never used at the main endpoint.
-      expect(sandbox.accountOf(KEY_SIDE)?.orderHistory({})).toEqual([]);
-
-      // The report values each account's position at its own exchange's last price, and gives
-      // no one price to a position summed over two exchanges.
-      const sideEnv = env({ STACKER_ACCOUNT_side_BASE_URL: ahead.url, STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '1000' });
-      const report = await runCli(['report', '--mode', 'live', '--data-dir', dir.data, '--json'], sideEnv);
-      expect(report.code, report.stderr).toBe(0);
-      const json = JSON.parse(report.stdout) as { markets: Array<{ market: string; price: string | null }>; accounts: Array<{ account: string; markets: Array<{ market: string; price: string | null; value: string | null }> }>; note?: string };
-      const priceOf = (account: string, market: string) => json.accounts.find((a) => a.account === account)?.markets.find((m) => m.market === market);
-      expect(priceOf('main', 'BTC_USDT')).toMatchObject({ price: '65000', value: '65' });
-      expect(priceOf('side', 'BTC_USDT')).toMatchObject({ price: '70000', value: '140' });
-      expect(json.markets.find((m) => m.market === 'BTC_USDT')?.price).toBeNull();
-      expect(json.note).toContain('their orders went to different exchanges');
+      const daemon = startDaemon(['--live', '--once', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_ACCOUNT_side_BASE_URL: other.url }));
+      expect(await daemon.exited, daemon.output()).toBe(2);
+      expect(daemon.output()).toContain(`STACKER_ACCOUNT_side_BASE_URL: puts account side on ${other.url}, while account main trades on`);
+      expect(sandbox.accountOf(KEY_MAIN)?.orderHistory({})).toEqual([]);
+      expect(other.exchange.orderHistory({})).toEqual([]);
+      const checked = await runCli(['check', '--live', '--strategies', dir.strategies, '--data-dir', dir.data], env({ STACKER_ACCOUNT_side_BASE_URL: other.url }));
+      expect(checked.code).toBe(2);
+      expect(checked.stdout + checked.stderr).toContain('one daemon trades on one exchange');
     } finally {
-      await ahead.stop();
+      await other.stop();
     }
   }, 60_000);
 
