@@ -48,6 +48,8 @@ export interface OrderRefusedEvent extends EventBase {
 export interface IntentUnknownEvent extends EventBase {
   readonly kind: 'intent-unknown';
   readonly instance: string;
+  /** The account it was sent on, when it is a named one (not the default): where to check it. */
+  readonly account?: string;
   readonly intent: string;
   readonly clientOrderId: string | null;
   readonly code: string;

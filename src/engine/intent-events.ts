@@ -1,6 +1,6 @@
 import type { IntentError, IntentRecord } from '../store/journal.ts';
 import { tell } from './observer.ts';
-import type { EngineDeps } from './runtime.ts';
+import { DEFAULT_ACCOUNT, type EngineDeps } from './runtime.ts';
 
 /**
  * The operator's notifications of a money intent that did not go through: refused (by a guard,
@@ -26,6 +26,8 @@ export function tellUnknown(deps: EngineDeps, record: IntentRecord, error: Inten
     atMs: deps.clock.nowMs(),
     mode: deps.mode,
     instance: record.instance,
+    // Named when it is not the default one (a single-account daemon's events stay as they were).
+    ...(record.account === null || record.account === DEFAULT_ACCOUNT ? {} : { account: record.account }),
     intent: record.intent.kind,
     clientOrderId: record.clientOrderId,
     code: error.code,

@@ -32,7 +32,7 @@ export function messageOf(event: NotifyEvent): Message {
       };
     case 'intent-unknown':
       return {
-        title: `Answer lost: ${event.instance} - check the exchange${mode}`,
+        title: `Answer lost: ${event.instance}${event.account === undefined ? '' : ` (account ${event.account})`} - check the exchange${mode}`,
         body: lines(
           `A ${event.intent}${event.clientOrderId === null ? '' : ` (${event.clientOrderId})`} may or may not have happened. stacker never sends it again; it keeps looking.`,
           `${event.code}: ${event.message}`,

@@ -26,7 +26,7 @@ export function payloadOf(event: NotifyEvent): Payload {
     case 'order-refused':
       return { ...head, instance: event.instance, intent: event.intent, clientOrderId: event.clientOrderId, reason: event.reason, message: event.message };
     case 'intent-unknown':
-      return { ...head, instance: event.instance, intent: event.intent, clientOrderId: event.clientOrderId, code: event.code, message: event.message };
+      return { ...head, instance: event.instance, ...(event.account === undefined ? {} : { account: event.account }), intent: event.intent, clientOrderId: event.clientOrderId, code: event.code, message: event.message };
     case 'order-stuck':
       return {
         ...head,

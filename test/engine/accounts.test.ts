@@ -205,6 +205,8 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       w.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'reset' });
       const slot = Date.now() + 60_000;
       expect(await engine.runSlot('a1-main', slot)).toBe('failed');
+      // The operator hears of it with the account it was sent on: where to check it.
+      expect(w.notifications).toContainEqual(expect.objectContaining({ kind: 'intent-unknown', instance: 'a1-main', account: 'main' }));
       // The answer was lost: the cap stays reserved while the order may exist (and the instance's own count, kept without a budget too).
       expect((await w.journal.heldBudgetReservations()).map((reservation) => reservation.instance).sort()).toEqual(['a1-main', 'account:main']);
       w.advance(TEST_SETTLE_WINDOW_MS);

@@ -122,6 +122,8 @@ describe('the phone-readable message', () => {
     const message = messageOf(unknown);
     expect(message.title).toBe('Answer lost: dca-btc - check the exchange [dry-run]');
     expect(message.body).toContain('never sends it again');
+    // With named accounts, the account it was sent on: where to check it.
+    expect(messageOf({ ...unknown, account: 'kids' }).title).toBe('Answer lost: dca-btc (account kids) - check the exchange [dry-run]');
   });
 
   it('a stuck order asks for a look at the exchange, names the order, since when and why, and says nothing is cancelled or resent', () => {
