@@ -344,7 +344,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           },
         },
         status,
-        controls: { token: config.controlToken, controls: operator },
+        controls: { token: config.controlToken, controls: operator, refused: refusedControls(logger) },
       }).catch((error: unknown) => {
         throw listenProblem(error, config.metricsHost, config.metricsPort ?? 0) ?? error;
       });
@@ -616,5 +616,23 @@ function orphanedIntentProblems(unresolved: readonly IntentRecord[], config: Dae
       `account ${account} has ${intents.length} intent(s) sent and not settled (${intents.slice(0, 3).map((i) => `${i.intentId} ${i.intent.kind} ${i.status}`).join(', ')}${intents.length > 3 ? ', …' : ''}), ` +
       `and only its key can look them up: keep the account (its keys, and an instance naming it: ENABLED=false will do) until \`stacker journal\` shows them settled`,
   }));
+}
+
+/**
+ * A warning for control requests refused for their token, at most one a minute with how many
+ * came since the last: someone is guessing (or a script has an old token), and a log line per
+ * request would let them fill the log.
+ */
+function refusedControls(logger: Logger): (why: string, from: string) => void {
+  let lastMs = Number.NEGATIVE_INFINITY;
+  let since = 0;
+  return (why, from) => {
+    since += 1;
+    const now = Date.now();
+    if (now - lastMs < 60_000) return;
+    logger.warn({ event: 'control-refused', why, from, refused: since }, `a control request was refused (${why}) from ${from}; ${since} refused since the last such line: a wrong token, or someone guessing`);
+    lastMs = now;
+    since = 0;
+  };
 }
 

@@ -32,6 +32,8 @@ export interface ControlAccess {
   /** null: no STACKER_CONTROL_TOKEN, every control answers 403. */
   readonly token: { matches(presented: string): boolean } | null;
   readonly controls: Controls;
+  /** Told of each request refused for its token (none or a wrong one): someone is trying. */
+  readonly refused?: (why: 'missing token' | 'wrong token', from: string) => void;
 }
 
 export interface ControlResponse {
@@ -66,6 +68,7 @@ export async function controlRequest(req: IncomingMessage, path: string, access:
   const presented = bearerToken(req.headers.authorization);
   if (presented === null || !access.token.matches(presented)) {
     req.resume();
+    access.refused?.(presented === null ? 'missing token' : 'wrong token', req.socket.remoteAddress ?? 'unknown');
     return answer(401, { error: presented === null ? 'missing token: send Authorization: Bearer <STACKER_CONTROL_TOKEN>' : 'wrong token' }, { 'www-authenticate': 'Bearer realm="stacker"' });
   }
   const body = await readBody(req);

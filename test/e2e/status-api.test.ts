@@ -111,6 +111,11 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
     }
     const basic = await fetch(`${url}/api/instances/dca-btc/pause`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from(`x:${CONTROL_TOKEN}`).toString('base64')}` } });
     expect(basic.status).toBe(401);
+    // Someone trying tokens is logged, once a minute at most, never with the token tried.
+    const refusals = daemon.output().split('\n').filter((line) => line.includes('"event":"control-refused"'));
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]).toMatch(/a control request was refused \(missing token\) from 127\.0\.0\.1/);
+    expect(daemon.output()).not.toContain('wrong-token-0123456789');
     expect(await instanceOf(url, 'dca-btc')).toMatchObject({ paused: null, lastSlot: null });
     expect((await readStatus(url)).killSwitch.on).toBe(false);
     expect(orders()).toBe(0);
