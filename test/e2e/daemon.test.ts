@@ -116,6 +116,10 @@ describe('stacker run against the sandbox', () => {
     const text = daemon.output();
     for (const part of ['SCHEDULE', 'AMOUNT', 'AMOUTN', 'dac']) expect(text).toContain(part);
     expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+    // Said in the log a supervisor reads too: one JSON line on stdout.
+    const logged = text.split('\n').filter((line) => line.startsWith('{') && line.includes('"event":"start-failed"'));
+    expect(logged).toHaveLength(1);
+    expect(JSON.parse(logged[0] ?? '{}')).toMatchObject({ level: 50, event: 'start-failed', code: 'E_CONFIG', msg: expect.stringContaining('AMOUTN') });
   }, 20_000);
 
   it('refuses to start when its metrics port is taken, naming STACKER_METRICS_PORT, and sends nothing', async () => {

@@ -1,5 +1,6 @@
 import type { InstanceConfig } from '../../config/instance-config.ts';
-import { EXIT, InputError } from '../../domain/errors.ts';
+import { EXIT, InputError, StackerError } from '../../domain/errors.ts';
+import type { Logger } from 'pino';
 import type { CommandContext } from '../context.ts';
 import { shellWord } from '../shell-word.ts';
 
@@ -19,6 +20,29 @@ export interface RunFlags {
  * STACKER_MODE=live and --live: one of them alone runs dry-run and says so.
  */
 export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
+  const { createLogger } = await import('../../observability/logger.ts');
+  const started: Started = { logger: null, ran: false };
+  try {
+    await runOrOnce(ctx, flags, started);
+  } catch (error) {
+    // A daemon's log is what its supervisor reads (JSON on stdout): a start that fails says so
+    // there too, not only as text on stderr. A stop after it ran was logged as trading-stopped.
+    if (flags.once !== true && !started.ran) {
+      const logger = started.logger ?? (await createLogger({ level: 'info' }));
+      const code = error instanceof StackerError ? error.code : 'E_FAILURE';
+      logger.error({ event: 'start-failed', code }, `stacker did not start (${code}): ${error instanceof Error ? error.message : String(error)}`);
+    }
+    throw error;
+  }
+}
+
+/** How far a run got: its logger once made, and whether the daemon ran (and logged its own stop). */
+interface Started {
+  logger: Logger | null;
+  ran: boolean;
+}
+
+async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started): Promise<void> {
   const globals = ctx.globalFlags;
   const [{ loadDaemonConfig }, { createLogger }, { Metrics }, { createExchanges }, { runDaemon }] = await Promise.all([
     import('../../config/daemon-config.ts'),
@@ -40,6 +64,7 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
   if (flags.standby === true && config.databaseUrl === null) throw InputError.one('--standby', 'needs the journal in PostgreSQL (set STACKER_DATABASE_URL): daemons share a journal only through a database');
   if (flags.standby === true && once !== undefined) throw InputError.one('--standby', 'does not go with --once (a standby waits; --once runs now)');
   const logger = await createLogger({ level: config.settings.logLevel });
+  started.logger = logger;
   const metrics = new Metrics({ mode: config.mode });
   // Once the daemon stops, a read that fails is not tried again: the slot in flight ends sooner.
   const stopping = new AbortController();
@@ -55,6 +80,7 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
     onStopping: () => stopping.abort(),
     ...(once === undefined ? {} : { once }),
   });
+  started.ran = true;
   // Trading stopped (credentials, nonce, a lost journal, foreign orders): leave with that error's exit code and message.
   if (result.fatal !== null) throw result.fatal.cause;
   if (once !== undefined) {
