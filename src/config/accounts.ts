@@ -123,7 +123,7 @@ export function settingsOnAccount(settings: Settings, layers: EnvLayers, name: s
 }
 
 /** Each account some STACKER_ACCOUNT_<NAME>_* key sets up, with the first such key. */
-function accountsSetUp(layers: EnvLayers): Map<string, string> {
+export function accountsSetUp(layers: EnvLayers): Map<string, string> {
   const names = new Map<string, string>();
   for (const key of layers.keysStartingWith(ACCOUNT_ENV_PREFIX)) {
     const parsed = parseAccountKey(key);
@@ -132,7 +132,6 @@ function accountsSetUp(layers: EnvLayers): Map<string, string> {
   return names;
 }
 
-/** Another of `names` that differs from `name` in capitals only (a likely typo): account names are case-sensitive. */
 /** The set-up account a name most likely meant: another case, or at most 2 edits away. */
 function nearAccount(name: string, names: Iterable<string>): string | undefined {
   const known = [...names];
@@ -140,6 +139,7 @@ function nearAccount(name: string, names: Iterable<string>): string | undefined 
   return upper === undefined ? undefined : known.find((known) => known.toUpperCase() === upper);
 }
 
+/** Another of `names` that differs from `name` in capitals only (a likely typo): account names are case-sensitive. */
 function otherCase(name: string, names: Iterable<string>): string | undefined {
   for (const other of names) if (other !== name && other.toLowerCase() === name.toLowerCase()) return other;
   return undefined;

@@ -285,7 +285,10 @@ describe('one-off commands on an account (--account NAME)', () => {
     const orders = (result: { stdout: string }): Array<{ clientOrderId: string; status: string }> => (JSON.parse(result.stdout) as { orders: Array<{ clientOrderId: string; status: string }> }).orders;
     expect(orders(found).map((o) => [o.clientOrderId, o.status])).toEqual([['side-by-hand-1', 'FILLED']]);
     expect(orders(notThere)).toEqual([]);
-    for (const result of [bought, side, main, found, notThere]) expect(result.stdout + result.stderr).not.toContain(SECRET_SIDE);
+    // Not on the default account is not "never placed": the text says which accounts were not searched.
+    const told = await runCli(['order', '--client-order-id', 'side-by-hand-1'], oneOff());
+    expect(told.stderr).toMatch(/\(searched the default account only; the env sets up accounts? .*side.*: give --account NAME to search/);
+    for (const result of [bought, side, main, found, notThere, told]) expect(result.stdout + result.stderr).not.toContain(SECRET_SIDE);
   });
 
   it('refuses an account the env does not set up, a half-set key and a bad name: exit 2, the key named, nothing sent', async () => {

@@ -100,6 +100,11 @@ export async function order(ctx: CommandContext, flags: OrderFlags): Promise<voi
     ctx.io.err(
       `no order with client order id ${args.clientOrderId}${args.market === undefined ? ' in the order history' : ` on ${args.market} in the order history or among active orders`} yet: the history can show an order minutes late, so look again in a few minutes before buying again\n`,
     );
+    // One account's history says nothing of another's: an order of account kids looked up on
+    // the default key is "not there", and a buy again would be the second.
+    const { accountsSetUp } = await import('../../config/accounts.ts');
+    const others = ctx.globalFlags.account === undefined ? [...accountsSetUp(await ctx.envLayers()).keys()] : [];
+    if (others.length > 0) ctx.io.err(`(searched the default account only; the env sets up account${others.length === 1 ? '' : 's'} ${others.join(', ')}: give --account NAME to search ${others.length === 1 ? 'it' : 'one of them'})\n`);
     return;
   }
   ctx.io.out(
