@@ -242,9 +242,8 @@ export class Engine {
       // of a slot sent moments before may not show yet (it may lag up to the settle window), and
       // running that slot late would buy it again.
       if (plan.run !== null && options.journalRebuilt === true && nowMs - plan.run < instance.orderSettleWindowMs) {
-        const reason = `the journal was rebuilt from the exchange's order history, which may not show an order of this slot yet (ORDER_SETTLE_WINDOW ${Math.round(instance.orderSettleWindowMs / 1000)} s): not run late, so it cannot be bought twice`;
-        await journal.skipSlot({ instance: instance.instance, slotTimeMs: plan.run, runId: this.#options.runId, status: 'missed', reason });
-        this.#deps.metrics.slotFinished(instance.instance, 'missed', 0, plan.run);
+        // Left unjournalled, as a recent slot is above: if its order shows, the history check adopts it.
+        const reason = `the journal was rebuilt from the exchange's order history, which may not show an order of this slot yet (ORDER_SETTLE_WINDOW ${Math.round(instance.orderSettleWindowMs / 1000)} s): not run late, so it cannot be bought twice; an order of it that shows is adopted`;
         this.#deps.logger.warn({ event: 'catch-up-withheld', instance: instance.instance, slot: new Date(plan.run).toISOString() }, `the missed slot is not run late: ${reason}`);
       } else if (plan.run !== null) {
         this.#deps.logger.info({ event: 'catch-up', instance: instance.instance, slot: new Date(plan.run).toISOString() }, 'running the missed slot late (CATCH_UP=last)');
