@@ -228,7 +228,7 @@ function readAccount(name: string, members: readonly AccountUser[], context: Rea
   // in an instance's ACCOUNT, which a dry-run would otherwise run on a paper account of its own.
   // (Live says a case slip with the keys it misses, below.)
   const caseSlip = mode === 'live' && otherCase(name, context.setNames.keys()) !== undefined;
-  const typo = isDefault || context.setNames.has(name) || caseSlip ? undefined : nearAccount(name, context.setNames.keys());
+  const typo = isDefault || context.setNames.has(name) || caseSlip ? undefined : nearAccount(name, [...context.setNames.keys(), DEFAULT_ACCOUNT]);
   if (typo !== undefined && problems.length === before) {
     for (const member of members) {
       problems.push({ source: member.file, field: 'ACCOUNT', rule: `names account ${name}, which the env does not set up; did you mean ${typo}? (account names are case-sensitive)` });

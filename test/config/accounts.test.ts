@@ -77,6 +77,9 @@ describe('accounts: ACCOUNT= in an instance file, keys in the global env', () =>
     const env = { STACKER_ACCOUNT_kids_API_KEY: 'kk', STACKER_ACCOUNT_kids_API_SECRET: SECRET_A };
     const { problems } = await configErrorOf(load(env));
     expect(problems).toEqual([{ source: typo, field: 'ACCOUNT', rule: 'names account kid, which the env does not set up; did you mean kids? (account names are case-sensitive)' }]);
+    // The default account too (its keys are STACKER_API_KEY's, not an account's).
+    world.instance('b-dca', `${DCA}\nACCOUNT=defualt`);
+    expect((await configErrorOf(load(env))).problems).toEqual([expect.objectContaining({ field: 'ACCOUNT', rule: expect.stringContaining('did you mean default?') })]);
     // A name far from every set-up one is a paper account of its own in a dry-run.
     world.instance('b-dca', `${DCA}\nACCOUNT=savings`);
     await expect(load(env)).resolves.toBeDefined();
