@@ -28,6 +28,7 @@ import { openNotifications } from './notifier.ts';
 import { marketsAtStart } from './start-markets.ts';
 import { ClockWatch } from './clock-watch.ts';
 import { foreignOrdersError } from './foreign-findings.ts';
+import { orphanedIntentProblems } from './orphaned-intents.ts';
 
 export interface DaemonOptions {
   readonly config: DaemonConfig;
@@ -596,26 +597,6 @@ function listenProblem(error: unknown, host: string, port: number): ConfigError 
   if (code === 'EACCES') return new ConfigError([{ field: 'STACKER_METRICS_PORT', rule: `not allowed to listen on ${where} (ports below 1024 need privileges); pick a port of 1024 or above` }]);
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new ConfigError([{ field: 'STACKER_METRICS_HOST', rule: `${host} is not an address of this machine; use 127.0.0.1, 0.0.0.0 or one of its interfaces` }]);
   return null;
-}
-
-/**
- * Intents sent on an account the configuration no longer has, and not settled: only that
- * account's key can look them up, so they would stay unknown for good (an order filled and
- * never recorded, its budget never settled). The account stays until they settle.
- */
-function orphanedIntentProblems(unresolved: readonly IntentRecord[], config: DaemonConfig): InputProblem[] {
-  const byAccount = new Map<string, IntentRecord[]>();
-  for (const intent of unresolved) {
-    const account = intent.account ?? DEFAULT_ACCOUNT;
-    if (config.accounts.has(account)) continue;
-    byAccount.set(account, [...(byAccount.get(account) ?? []), intent]);
-  }
-  return [...byAccount].map(([account, intents]) => ({
-    field: account === DEFAULT_ACCOUNT ? 'STACKER_API_KEY' : `STACKER_ACCOUNT_${account}_API_KEY`,
-    rule:
-      `account ${account} has ${intents.length} intent(s) sent and not settled (${intents.slice(0, 3).map((i) => `${i.intentId} ${i.intent.kind} ${i.status}`).join(', ')}${intents.length > 3 ? ', …' : ''}), ` +
-      `and only its key can look them up: keep the account (its keys, and an instance naming it: ENABLED=false will do) until \`stacker journal\` shows them settled`,
-  }));
 }
 
 /**

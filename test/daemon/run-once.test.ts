@@ -16,6 +16,7 @@ import { PaperExchange } from '../../src/sim/paper-exchange.ts';
 import { ConfigError } from '../../src/domain/errors.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { runCli } from '../cli/run-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'stacker-once-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -79,9 +80,13 @@ describe('a start without the account of an intent still unsettled', () => {
       expect((error as ConfigError).problems).toEqual([
         {
           field: 'STACKER_ACCOUNT_kids_API_KEY',
-          rule: expect.stringMatching(new RegExp(`^account kids has 1 intent\\(s\\) sent and not settled \\(${intent?.intentId} buy-stock-market unknown\\), and only its key can look them up: keep the account .*ENABLED=false will do`)),
+          rule: expect.stringMatching(new RegExp(`^account kids has 1 intent\\(s\\) sent and not settled \\(${intent?.intentId} buy-stock-market unknown\\), and only its key can look an order up: keep the account .*ENABLED=false will do.*stacker journal resolve`)),
         },
       ]);
+      // check says what run would: refused, exit 2.
+      const checked = await runCli(['check', '--strategies', strategies, '--data-dir', dataDir], { STACKER_BASE_URL: sandbox.url, STACKER_DRY_RUN_WALLET: 'USDT=1000' });
+      expect(checked.code, checked.stderr).toBe(2);
+      expect(checked.stderr).toContain('account kids has 1 intent(s) sent and not settled');
     } finally {
       await sandbox.stop();
     }

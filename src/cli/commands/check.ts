@@ -81,6 +81,8 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
   if (read.lost !== null) throw read.lost;
   // Orders another client placed with this stacker's ids, not yet acknowledged: run refuses them (E_FOREIGN_ORDER, exit 3), and so does the check.
   if (read.foreign !== undefined && read.foreign !== null) throw read.foreign;
+  // Intents left unsettled on an account taken out of the configuration: run refuses to start without it (exit 2), and so does the check.
+  if (read.orphaned !== undefined && read.orphaned.length > 0) throw new ConfigError([...read.orphaned]);
 }
 
 /**
@@ -89,7 +91,7 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
  * check that left them out would say "off" while nothing is sent. Read-only, beside a running
  * daemon too; no journal yet means nothing was switched.
  */
-async function readOperatorControls(config: DaemonConfig): Promise<{ readonly summary: OperatorSummary; readonly lost: StoreError | null; readonly foreign?: Error | null }> {
+async function readOperatorControls(config: DaemonConfig): Promise<{ readonly summary: OperatorSummary; readonly lost: StoreError | null; readonly foreign?: Error | null; readonly orphaned?: readonly InputProblem[] }> {
   const { openStoreForReading } = await import('../../store/open-store.ts');
   let journal: Awaited<ReturnType<typeof openStoreForReading>> | null = null;
   try {
@@ -105,8 +107,13 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
       accountKillSwitches: Object.fromEntries([...controls.accountKillSwitches].map(([account, ms]) => [account, iso(ms)])),
       paused: Object.fromEntries([...controls.paused].map(([instance, ms]) => [instance, iso(ms)])),
     };
-    const { foreignOrdersError } = await import('../../daemon/foreign-findings.ts');
-    return { summary, lost: null, foreign: foreignOrdersError(await journal.listFindings({ unacknowledged: true })) };
+    const [{ foreignOrdersError }, { orphanedIntentProblems }] = await Promise.all([import('../../daemon/foreign-findings.ts'), import('../../daemon/orphaned-intents.ts')]);
+    return {
+      summary,
+      lost: null,
+      foreign: foreignOrdersError(await journal.listFindings({ unacknowledged: true })),
+      orphaned: orphanedIntentProblems(await journal.unresolvedIntents(), config),
+    };
   } catch (error) {
     if (error instanceof StoreError && error.reason === 'not-found') return { summary: { killSwitchSince: null, accountKillSwitches: {}, paused: {} }, lost: null };
     // Lost, moved, or out of reach (a database down, a password refused): `run` would not start on it, and the check does not pass.
