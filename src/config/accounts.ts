@@ -4,6 +4,7 @@ import { type Credentials, type EnvLayers, type EnvValue, type Settings, credent
 import { parseWallet } from './wallet.ts';
 import { isValidTimezone } from '../domain/zone.ts';
 import { closestName } from '../engine/params.ts';
+import { resolveBaseUrl } from '../api/base-url.ts';
 
 /**
  * Accounts: one API key each. An instance file may say `ACCOUNT=NAME`; the account's key,
@@ -382,7 +383,7 @@ function otherExchangeProblems(accounts: ReadonlyMap<string, AccountConfig>, loo
   if (first === undefined) return [];
   const problems: InputProblem[] = [];
   for (const account of list) {
-    if (account.endpoint === first.endpoint) continue;
+    if (sameExchange(account.endpoint, first.endpoint)) continue;
     const key = lookup(accountKey(account.name, 'BASE_URL')) !== null ? accountKey(account.name, 'BASE_URL') : accountKey(account.name, 'REGION');
     problems.push({
       ...sourced(lookup(key)),
@@ -391,6 +392,18 @@ function otherExchangeProblems(accounts: ReadonlyMap<string, AccountConfig>, loo
     });
   }
   return problems;
+}
+
+/** Two endpoints as the client resolves them (`global` is its URL): one exchange under two spellings is one. */
+function sameExchange(a: string, b: string): boolean {
+  const origin = (endpoint: string): string => {
+    try {
+      return new URL(resolveBaseUrl(endpoint)).origin;
+    } catch {
+      return endpoint;
+    }
+  };
+  return a === b || origin(a) === origin(b);
 }
 
 function sourced(found: EnvValue | null): { source?: string } {

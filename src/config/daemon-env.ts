@@ -317,8 +317,8 @@ export function envFileKeyProblems(layers: EnvLayers): InputProblem[] {
  * may belong to a tool around stacker (the bench's own STACKER_BENCH_*) and is left alone. A
  * setting whose value came with its quotes is refused too.
  */
-/** A value wrapped in a pair of the same quotes, as a .env line written for dotenv reaches the process from Docker. */
-const QUOTED = /^(["'])[\s\S]*\1$/;
+/** A value with a quote at either end, as a .env line written for dotenv (or mistyped) reaches the process from Docker. */
+const QUOTED = /^["']|["']$/;
 
 export function environmentKeyProblems(layers: EnvLayers): InputProblem[] {
   const problems: InputProblem[] = [];
@@ -328,7 +328,7 @@ export function environmentKeyProblems(layers: EnvLayers): InputProblem[] {
     const value = layers.lookup(key);
     if (stackerKey.kind === 'setting' && value?.source === 'environment' && QUOTED.test(value.value)) {
       // Never echoed: it may be a key, a secret or a token.
-      problems.push({ source: 'environment', field: key, rule: `is wrapped in quotes: docker run --env-file and compose's env_file pass a value's quotes on as part of it (a token or key with them is refused by whoever checks it); write it without quotes` });
+      problems.push({ source: 'environment', field: key, rule: `starts or ends with a quote: docker run --env-file and compose's env_file pass a value's quotes on as part of it (a token or key with them is refused by whoever checks it); write it without quotes` });
     }
     if (stackerKey.kind === 'bad-account') problems.push({ source: 'environment', field: key, rule: stackerKey.rule });
     else if (stackerKey.kind === 'unknown' && stackerKey.guess !== undefined) {

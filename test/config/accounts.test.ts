@@ -69,6 +69,8 @@ describe('accounts: ACCOUNT= in an instance file, keys in the global env', () =>
     ]);
     // A dry-run's paper accounts number their orders apart: allowed there.
     await expect(load({ ...env, STACKER_MODE: 'dry-run' })).resolves.toBeDefined();
+    // One exchange under two spellings is one: the global region by its URL.
+    await expect(load({ ...env, STACKER_ACCOUNT_side_BASE_URL: 'https://whitebit.com' }, { live: true })).resolves.toBeDefined();
   });
 
   it('refuses an ACCOUNT the env does not set up beside one it does with a name that close, in dry-run too (a typo would trade a paper account of its own)', async () => {

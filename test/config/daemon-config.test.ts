@@ -218,10 +218,11 @@ describe('loadDaemonConfig: the global env file', () => {
   it('refuses a setting whose value came with its quotes (docker run --env-file passes them on), never showing the value; an env file read by stacker is unquoted as dotenv does', async () => {
     world.instance('dca-btc', DCA);
     const token = '0123456789abcdef0123';
-    const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_CONTROL_TOKEN: `"${token}"`, STACKER_API_SECRET: `'${SECRET}'` } }));
+    const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_CONTROL_TOKEN: `"${token}"`, STACKER_API_SECRET: `'${SECRET}`, STACKER_API_KEY: `key"` } }));
     expect(lines(error.problems)).toEqual([
-      expect.stringMatching(/^environment: STACKER_API_SECRET: is wrapped in quotes: docker run --env-file and compose's env_file pass a value's quotes on as part of it/),
-      expect.stringMatching(/^environment: STACKER_CONTROL_TOKEN: is wrapped in quotes: .*write it without quotes$/),
+      expect.stringMatching(/^environment: STACKER_API_KEY: starts or ends with a quote: /),
+      expect.stringMatching(/^environment: STACKER_API_SECRET: starts or ends with a quote: docker run --env-file and compose's env_file pass a value's quotes on as part of it/),
+      expect.stringMatching(/^environment: STACKER_CONTROL_TOKEN: starts or ends with a quote: .*write it without quotes$/),
     ]);
     expect(error.message).not.toContain(token);
     expect(error.message).not.toContain(SECRET);
