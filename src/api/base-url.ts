@@ -1,8 +1,7 @@
 import { InputError } from '../domain/errors.ts';
+import { REGION_URLS } from '../domain/regions.ts';
 
-export type Region = 'global' | 'eu';
-
-export const REGION_URLS = { global: 'https://whitebit.com', eu: 'https://whitebit.eu' } as const;
+export { REGION_URLS, type Region } from '../domain/regions.ts';
 
 /**
  * 'global' | 'eu' | an http(s) URL → origin string. A URL with a path, query, fragment or

@@ -4,7 +4,7 @@ import { type Credentials, type EnvLayers, type EnvValue, type Settings, credent
 import { parseWallet } from './wallet.ts';
 import { isValidTimezone } from '../domain/zone.ts';
 import { closestName } from '../engine/params.ts';
-import { resolveBaseUrl } from '../api/base-url.ts';
+import { REGION_URLS } from '../domain/regions.ts';
 
 /**
  * Accounts: one API key each. An instance file may say `ACCOUNT=NAME`; the account's key,
@@ -394,11 +394,11 @@ function otherExchangeProblems(accounts: ReadonlyMap<string, AccountConfig>, loo
   return problems;
 }
 
-/** Two endpoints as the client resolves them (`global` is its URL): one exchange under two spellings is one. */
+/** Two endpoints by their origin (a region is its URL's): one exchange under two spellings is one. */
 function sameExchange(a: string, b: string): boolean {
   const origin = (endpoint: string): string => {
     try {
-      return new URL(resolveBaseUrl(endpoint)).origin;
+      return new URL(endpoint === 'global' || endpoint === 'eu' ? REGION_URLS[endpoint] : endpoint).origin;
     } catch {
       return endpoint;
     }
