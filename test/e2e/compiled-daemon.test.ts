@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { delimiter, dirname, join, relative, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { buildImageApp, imageFacts } from '../../scripts/image-app.ts';
 import { sandboxPerTest, startDaemon } from './daemon-process.ts';
 
@@ -110,6 +110,10 @@ describe('the compiled daemon (the Docker image\'s dist/ and entrypoint)', () =>
       },
       ...(asRoot ? { uid, gid: uid } : {}),
       stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // Stopped whatever the test's end: a failed assertion must not leave the daemon running.
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -47,6 +47,13 @@ export interface RunningDaemon {
   waitFor(text: string, timeoutMs?: number): Promise<void>;
 }
 
+/** Daemons started and not yet exited: a test that fails before it stops its daemon must not leave it running. */
+const stillRunning = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of stillRunning) child.kill('SIGKILL');
+  stillRunning.clear();
+});
+
 /**
  * `launcher`: the program and the arguments that precede `run`; by default Node on the sources
  * (`src/cli.ts`), as `npm start -- run` starts them. The compiled daemon passes its script.
@@ -57,6 +64,8 @@ export function startDaemon(args: readonly string[], env: Record<string, string>
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tmpdir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  stillRunning.add(child);
+  child.on('exit', () => stillRunning.delete(child));
   let text = '';
   const waiters: Array<{ text: string; resolve: () => void }> = [];
   const onData = (chunk: Buffer): void => {
