@@ -207,7 +207,8 @@ export class Engine {
    * exchange): the slots since fell while stacker was starting, not while it was stopped, and are
    * journalled saying so; an instance without a slot is anchored there, so they count for it too.
    * `journalRebuilt`: the journal was rebuilt from the exchange's history this start; a missed
-   * slot within its settle window is journalled as missed, not run late.
+   * slot within its settle window is not run late, and left unjournalled for the history check
+   * to adopt its order if it shows.
    */
   async catchUp(nowMs: number, startedAtMs: number = nowMs, options: { readonly journalRebuilt?: boolean } = {}): Promise<void> {
     const startedMs = Math.min(startedAtMs, nowMs);

@@ -17,7 +17,8 @@ import {
   accountBudgetScope,
   accountPrefix,
   accountReservationId,
-  hasAccountCaps,
+  countsEveryBuy,
+  mayReserveOnAccount,
   hasBudget,
 } from './runtime.ts';
 
@@ -156,11 +157,9 @@ async function reserveBudget(deps: EngineDeps, limits: InstanceLimits, view: Slo
   const account = record.account ?? DEFAULT_ACCOUNT;
   const cap = deps.accounts?.capOf(account) ?? null;
   const limited = hasBudget(limits) || cap !== null;
-  // Live and dry-run count every buy, budget or none: a budget or cap set later in a period
-  // counts what was spent in it before (it counted only what was spent under it, and bought on).
-  // A backtest's configuration cannot change while it runs: it counts only under a limit (a
-  // reservation never settled would keep its slot from being retired).
-  const countAll = deps.mode !== 'backtest';
+  // A backtest counts only under a limit (countsEveryBuy): an account reservation under no cap
+  // would never be settled there, and would keep its slot from being retired.
+  const countAll = countsEveryBuy(deps);
   if (!limited && !countAll) return null;
   const estimate = estimatedQuote(intent, view);
   if (estimate === null) return limited ? { code: 'no-price', message: `no price for ${intent.market}: the budget cannot be counted` } : null;
@@ -476,8 +475,7 @@ export async function releaseReservation(deps: EngineDeps, record: IntentRecord)
   if (record.intent.kind !== 'buy-stock-market') return;
   const held = await deps.journal.heldBudgetReservations(record.instance);
   if (held.some((reservation) => reservation.reservationId === record.intentId)) await deps.journal.releaseBudget(record.intentId);
-  // Live and dry-run reserve every buy on its account (reserveBudget); a backtest only under a cap.
-  if (deps.mode === 'backtest' && !hasAccountCaps(deps)) return;
+  if (!mayReserveOnAccount(deps)) return;
   const accountHeld = await deps.journal.heldBudgetReservations(accountBudgetScope(record.account ?? DEFAULT_ACCOUNT));
   const id = accountReservationId(record.intentId);
   if (accountHeld.some((reservation) => reservation.reservationId === id)) await deps.journal.releaseBudget(id);

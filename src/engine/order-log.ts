@@ -2,7 +2,7 @@ import { formatDecimal, isAboveZero } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
 import type { OrderTransition } from '../store/journal.ts';
 import { tell } from './observer.ts';
-import { type EngineDeps, accountReservationId, hasAccountCaps } from './runtime.ts';
+import { type EngineDeps, accountReservationId, mayReserveOnAccount } from './runtime.ts';
 
 /**
  * Store what the exchange says about an order and, when that is a transition, log it — once:
@@ -71,8 +71,7 @@ function warnUnread(deps: EngineDeps, instance: string, order: Order, word: stri
  */
 async function settleReservation(deps: EngineDeps, intentId: string, order: Order): Promise<void> {
   await settleIfReserved(deps, intentId, order);
-  // Live and dry-run reserve every buy on its account (executor.ts); a backtest only under a cap.
-  if (deps.mode !== 'backtest' || hasAccountCaps(deps)) await settleIfReserved(deps, accountReservationId(intentId), order);
+  if (mayReserveOnAccount(deps)) await settleIfReserved(deps, accountReservationId(intentId), order);
 }
 
 async function settleIfReserved(deps: EngineDeps, reservationId: string, order: Order): Promise<void> {

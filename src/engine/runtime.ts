@@ -65,10 +65,24 @@ export function accountBudgetScope(account: string): string {
 /** The journal names an account cap's reservations (adopting an order writes one itself). */
 export { accountReservationId } from '../store/journal.ts';
 
-/** Whether some account of the run has a cap (only then are account reservations looked for). */
+/** Whether some account of the run has a cap. */
 export function hasAccountCaps(deps: EngineDeps): boolean {
   const routing = deps.accounts;
   return routing !== undefined && routing.names.some((name) => routing.capOf(name) !== null);
+}
+
+/**
+ * Whether every buy is counted, budget or none (its instance's and its account's reservation):
+ * live and dry-run, so that a budget or cap set later in a period counts what was spent in it
+ * before. A backtest, whose configuration cannot change while it runs, counts only under a limit.
+ */
+export function countsEveryBuy(deps: EngineDeps): boolean {
+  return deps.mode !== 'backtest';
+}
+
+/** Whether a buy's account reservation may exist (and is looked for to settle or release it). */
+export function mayReserveOnAccount(deps: EngineDeps): boolean {
+  return countsEveryBuy(deps) || hasAccountCaps(deps);
 }
 
 /** The account an instance trades on. */

@@ -92,9 +92,9 @@ export function inspectJournalFile(journalPath: string): JournalFileState {
     const meta = db.prepare("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'journal_meta'").get();
     if (meta === undefined) return { state: 'empty' };
     const row = db.prepare("SELECT value FROM journal_meta WHERE key = 'journal_id'").get();
-    // Every page, at start (~40 ms for 30 MB): damage where no start-up query looks would otherwise surface mid-slot.
-    const check = String(db.prepare('PRAGMA quick_check(1)').get()?.['quick_check'] ?? 'ok');
-    if (check !== 'ok') return { state: 'damaged', message: check };
+    // Every page, at start: damage where no start-up query looks would otherwise surface mid-slot.
+    const damage = pageDamage(db);
+    if (damage !== null) return { state: 'damaged', message: damage };
     return { state: 'journal', journalId: row === undefined ? null : String(row['value']) };
   } catch (error) {
     if (isDamagedDatabase(error)) return { state: 'damaged', message: messageOf(error) };
@@ -110,7 +110,7 @@ export function inspectJournalFile(journalPath: string): JournalFileState {
  */
 export function lostJournalProblem(journalPath: string, marker: JournalMarker | null, found: JournalFileState, shown: string = journalPath): string | null {
   // Whoever made it: a damaged file cannot be trusted for a budget or an order in flight.
-  if (found.state === 'damaged') return `the journal ${shown} is damaged (${found.message})`;
+  if (found.state === 'damaged') return damagedJournal(shown, found.message);
   if (marker === null) return null;
   const had = `${markerPath(journalPath)} says journal ${marker.journalId} was created here on ${new Date(marker.createdAtMs).toISOString()}`;
   if (found.state === 'missing') return `the journal ${shown} is missing, but ${had}`;
@@ -121,6 +121,17 @@ export function lostJournalProblem(journalPath: string, marker: JournalMarker | 
 
 /** How to rebuild a lost journal, for both modes: run as printed without the live switches, the dry-run journal would be rebuilt. */
 export const REBUILD_COMMAND = '`stacker run --rebuild-journal` (the live journal: `STACKER_MODE=live stacker run --live --rebuild-journal`)';
+
+/** SQLite's check of every page (~40 ms for a 30 MB journal): null when they all read, else what it says of the first that does not. */
+export function pageDamage(db: DatabaseSync): string | null {
+  const check = String(db.prepare('PRAGMA quick_check(1)').get()?.['quick_check'] ?? 'ok');
+  return check === 'ok' ? null : check;
+}
+
+/** How a damaged journal is named, at start and by a reader. */
+export function damagedJournal(shown: string, message: string): string {
+  return `the journal ${shown} is damaged (${message})`;
+}
 
 /**
  * What a command that only reads the journal (orders, journal, report, check) says of a lost one:

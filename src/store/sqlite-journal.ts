@@ -44,7 +44,7 @@ import type {
 } from './journal.ts';
 import { accountStateKey, checkAccountState, checkFinishStatus, checkOperatorControl, checkScheduled, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
 import { migrate, verifySchema } from './migrations.ts';
-import { isDamagedDatabase, lostJournalForReading } from './journal-identity.ts';
+import { damagedJournal, isDamagedDatabase, lostJournalForReading, pageDamage } from './journal-identity.ts';
 import * as budgets from './sqlite-budgets.ts';
 import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
 import * as intents from './sqlite-intents.ts';
@@ -113,13 +113,11 @@ export class SqliteJournal implements Journal {
     try {
       if (this.#options.readOnly === true) verifySchema(db, this.path);
       else migrate(db, this.path, this.#now);
-      if (this.#options.checkPages === true) {
-        const check = String(db.prepare('PRAGMA quick_check(1)').get()?.['quick_check'] ?? 'ok');
-        if (check !== 'ok') throw lostJournalForReading(`the journal ${this.path} is damaged (${check})`, this.path);
-      }
+      const damage = this.#options.checkPages === true ? pageDamage(db) : null;
+      if (damage !== null) throw lostJournalForReading(damagedJournal(this.path, damage), this.path);
     } catch (error) {
       db.close();
-      if (this.#options.checkPages === true && isDamagedDatabase(error)) throw lostJournalForReading(`the journal ${this.path} is damaged (${error instanceof Error ? error.message : String(error)})`, this.path);
+      if (this.#options.checkPages === true && isDamagedDatabase(error)) throw lostJournalForReading(damagedJournal(this.path, error instanceof Error ? error.message : String(error)), this.path);
       throw asStoreError(error, `opening the journal ${this.path}`);
     }
     this.#db = db;

@@ -17,7 +17,8 @@ import {
 } from '../../src/engine/contract.ts';
 import { parseInstanceParams } from '../../src/engine/params.ts';
 import { STRATEGIES, findStrategy, strategyNames } from '../../strategies/index.ts';
-import { type ViewSpec, btcUsdt, investment, slotView } from './view.ts';
+import { btcUsdt, investment, slotView } from './view.ts';
+import { asDeclared } from '../../strategies/sdk-testing.ts';
 
 const CONFIG_DIR = join(import.meta.dirname, '../../config/strategies');
 const EXAMPLES = readdirSync(CONFIG_DIR).filter((f) => f.endsWith('.env'));
@@ -30,25 +31,20 @@ function example(file: string): { env: Record<string, string>; text: string; str
   return { env, text, strategy };
 }
 
-/** A demo-like account where every shipped example has something to do. */
-function richView(reads: NonNullable<ViewSpec['reads']>, candleMarkets: readonly string[] = []) {
-  return slotView({
-    reads,
-    candleMarkets,
-    markets: [btcUsdt()],
-    prices: { BTC_USDT: '65000' },
-    main: { USDT: '100' },
-    trade: { USDT: { available: '10' }, BTC: { available: '0.01' } },
-    flex: [investment('0b7b4a47-9a4f-4c4e-8d0e-2f1b6a7c9d11', 'USDT', '500')],
-    codes: [{ amount: new Decimal(5), code: 'WBSECRETSECRETSECRET1234', dateSec: 1_714_550_400, status: 'Activated', ticker: 'USDT', externalId: 'e-1' }],
-    remainingQuote: '250',
-    maxOrderQuote: '50',
-  });
-}
-
-/** The markets a strategy declares candle windows for: the engine hands those, empty when the exchange keeps none. */
-function declaredCandles(strategy: Strategy<unknown>, params: unknown): string[] {
-  return (strategy.candleWindows?.(params) ?? []).map((window) => window.market);
+/** A demo-like account where every shipped example has something to do, read as the strategy declares (its reads, its candle windows). */
+function richView(strategy: Strategy<unknown>, params: unknown) {
+  return slotView(
+    asDeclared(strategy, params, {
+      markets: [btcUsdt()],
+      prices: { BTC_USDT: '65000' },
+      main: { USDT: '100' },
+      trade: { USDT: { available: '10' }, BTC: { available: '0.01' } },
+      flex: [investment('0b7b4a47-9a4f-4c4e-8d0e-2f1b6a7c9d11', 'USDT', '500')],
+      codes: [{ amount: new Decimal(5), code: 'WBSECRETSECRETSECRET1234', dateSec: 1_714_550_400, status: 'Activated', ticker: 'USDT', externalId: 'e-1' }],
+      remainingQuote: '250',
+      maxOrderQuote: '50',
+    }),
+  );
 }
 
 afterEach(() => {
@@ -119,7 +115,7 @@ describe('decide', () => {
   it.each(EXAMPLES)('%s: never reads the clock or randomness, and gives the same intents for the same view', async (file) => {
     const { env, strategy } = example(file);
     const params = parseInstanceParams(strategy, env, file);
-    const view = richView(readsOf(strategy, params), declaredCandles(strategy, params));
+    const view = richView(strategy, params);
     const first = await strategy.decide(view, params);
     const now = vi.spyOn(Date, 'now').mockImplementation(() => {
       throw new Error('a strategy read Date.now()');
@@ -154,7 +150,7 @@ describe('decide', () => {
   it('dca-btc.env on the demo account moves the shortfall and buys', async () => {
     const { env, strategy } = example('dca-btc.env');
     const params = parseInstanceParams(strategy, env, 'dca-btc.env');
-    const intents = await strategy.decide(richView(readsOf(strategy, params), declaredCandles(strategy, params)), params);
+    const intents = await strategy.decide(richView(strategy, params), params);
     // 0.0005 × 65000 = 32.5, fee 0.0325, × 1.01 buffer = 32.857825, − 10 on spot = 22.857825 → 22.86
     expect(JSON.parse(JSON.stringify(intents))).toEqual([
       { kind: 'transfer', ticker: 'USDT', amount: '22.86', from: 'main', to: 'spot' },
