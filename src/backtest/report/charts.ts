@@ -103,7 +103,7 @@ export function priceChart(run: BacktestRun, buys: readonly Buy[]): string {
   });
 }
 
-/** Running average price (quote spent so far / base acquired so far), held until the next buy (or time bucket). */
+/** Running average cost (quote paid so far, fees in / base kept so far), held until the next buy (or time bucket). */
 export function costBasisChart(run: BacktestRun): string {
   const basis = run.facts.basis.points();
   const lastTimeMs = run.chartCandles.at(-1)?.timeSec;
@@ -115,7 +115,7 @@ export function costBasisChart(run: BacktestRun): string {
     id: 'chart-cost-basis',
     title: 'Cost basis against price',
     yLabel: run.quote,
-    series: [priceSeries(run), { cssClass: 'basis-line', label: 'average buy price', points: basis, step: true }],
+    series: [priceSeries(run), { cssClass: 'basis-line', label: 'average cost', points: basis, step: true }],
   });
 }
 

@@ -184,7 +184,7 @@ export class SeriesSketch<T> {
   }
 }
 
-/** The running cost basis, kept per time bucket as sums so arrival order does not matter. */
+/** The running cost basis (fees in), kept per time bucket as sums so arrival order does not matter. */
 export class BasisSketch {
   readonly #fromMs: number;
   readonly #spanMs: number;
@@ -311,7 +311,12 @@ export class RunFacts {
     // exact average price is worked out only for the buys it keeps.
     const buy: SketchedBuy = { timeMs, rank: roughNumber(order.filledQuote) / roughNumber(order.filledBase), base: order.filledBase, quote: order.filledQuote, instance: order.instance, clientOrderId: order.clientOrderId };
     this.#buys.add(buy);
-    this.basis.add(buy);
+    // Fees in, as the report's average cost is: a fee in quote paid on top, one in base taken off what was bought.
+    this.basis.add({
+      timeMs,
+      quote: order.feeAsset === this.quote ? order.filledQuote.add(order.fee) : order.filledQuote,
+      base: order.feeAsset === this.base ? order.filledBase.sub(order.fee) : order.filledBase,
+    });
   }
 
   addRefusal(refusal: ReportRefusal, place: FactPlace): void {

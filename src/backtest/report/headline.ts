@@ -17,7 +17,6 @@ export interface HeadlineRow {
 export function headlineRows(report: BacktestReport): HeadlineRow[] {
   const { base, quote } = report;
   const pnlTone = report.value.pnl.startsWith('-') ? 'bad' : report.value.pnl === '0' ? undefined : 'good';
-  const maxDrawdown = report.drawdown.max;
   const gaps = report.data.gaps;
   const rows: HeadlineRow[] = [
     { label: 'Candles processed', value: String(report.data.candles), note: `${intervalText(report.data.intervalSec)}, ${counted(gaps.count, 'gap')}, ${gaps.missingCandles} missing${offGridText(report.data.offGrid)}` },
@@ -37,20 +36,8 @@ export function headlineRows(report: BacktestReport): HeadlineRow[] {
     { label: 'Initial value', value: report.value.initial, note: `${quote} at first open ${report.value.initialPrice}` },
     { label: 'Final value', value: report.value.final, note: `${quote} at last close ${report.value.finalPrice}` },
     withTone({ label: 'PnL', value: signed(report.value.pnl), note: `${quote} (${report.value.pnlPct === null ? '—' : `${signed(report.value.pnlPct)} %`})` }, pnlTone),
-    {
-      label: 'Max drawdown',
-      value: maxDrawdown === null ? '—' : maxDrawdown.amount,
-      note:
-        maxDrawdown === null
-          ? 'no equity samples'
-          : maxDrawdown.amount === '0'
-            ? `${quote}: the account's value never fell below an earlier high`
-            : `${quote} (${orDash(maxDrawdown.pct)} %), ${utcMinute(maxDrawdown.peakTimeMs)} → ${utcMinute(maxDrawdown.troughTimeMs)}`,
-    },
+    ...drawdownRows(report),
   ];
-  if (report.drawdown.maxPct !== null && report.drawdown.maxPct.pct !== null && !sameEpisode(report.drawdown.maxPct, maxDrawdown)) {
-    rows.push({ label: 'Max drawdown %', value: report.drawdown.maxPct.pct, note: `% (${report.drawdown.maxPct.amount} ${quote})` });
-  }
   if (report.flex.total > 0 || report.flex.interest !== null) rows.push(flexRow(report));
   const ranOut = report.refusals.ranOut;
   if (ranOut !== null) {
@@ -98,6 +85,25 @@ function lumpSumRow(report: BacktestReport): HeadlineRow[] {
 function toneOf(pct: string | null): HeadlineRow['tone'] {
   if (pct === null || pct === '0') return undefined;
   return pct.startsWith('-') ? 'bad' : 'good';
+}
+
+/**
+ * The drawdown in % first, with its dates: the figure every view (this, the comparison's table,
+ * the page's drawdown chart) calls the max drawdown. The largest fall in quote is another episode
+ * only when the account grew in between (a 20 % fall of a larger account can be more money than
+ * a 60 % fall of a small one), and then it follows, with its own dates.
+ */
+function drawdownRows(report: BacktestReport): HeadlineRow[] {
+  const quote = report.quote;
+  const { max, maxPct } = report.drawdown;
+  if (max === null || maxPct === null) return [{ label: 'Max drawdown', value: '—', note: 'no equity samples' }];
+  if (max.amount === '0') return [{ label: 'Max drawdown', value: '0', note: `%: the account's value never fell below an earlier high` }];
+  const span = (episode: DrawdownEpisode): string => `${utcMinute(episode.peakTimeMs)} → ${utcMinute(episode.troughTimeMs)}`;
+  // A peak not above zero has no percentage: the fall in quote is all there is to say.
+  if (maxPct.pct === null) return [{ label: 'Max drawdown', value: max.amount, note: `${quote}, ${span(max)}` }];
+  const rows: HeadlineRow[] = [{ label: 'Max drawdown', value: maxPct.pct, note: `% (${maxPct.amount} ${quote}), ${span(maxPct)}` }];
+  if (!sameEpisode(maxPct, max)) rows.push({ label: 'Largest fall in quote', value: max.amount, note: `${quote} (${orDash(max.pct)} %), ${span(max)}` });
+  return rows;
 }
 
 function sameEpisode(a: DrawdownEpisode, b: DrawdownEpisode | null): boolean {

@@ -66,7 +66,7 @@ export function renderHtml(report: BacktestReport, run: BacktestRun): string {
     section('Headline', headlineTable(report)),
     section('Charts', [
       figure(priceChart(run, buys), `Close price with buy markers at their fill time and average fill price: ${buysCaption(buys.length, report.orders.filled)}.`),
-      figure(costBasisChart(run), 'Average buy price so far (quote spent ÷ base acquired, fees excluded) against the close price.'),
+      figure(costBasisChart(run), 'Average cost so far (quote paid, fees in, ÷ base kept, as the headline\'s average cost) against the close price.'),
       figure(equityChart(run, new Decimal(report.value.initial)), `Account value (quote + base × price) at each sample, against the initial value.`),
       figure(drawdownChart(run), `How far the account value stood below its highest value so far, in %. Deepest: ${report.drawdown.maxPct?.pct ?? '0'} %.`),
     ].join('\n')),

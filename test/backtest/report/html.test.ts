@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../../src/domain/money.ts';
-import { buildReport } from '../../../src/backtest/report/build.ts';
+import { buildReport, roundValue } from '../../../src/backtest/report/build.ts';
 import { ORDERS_SHOWN_EACH_END } from '../../../src/backtest/report/facts.ts';
 import { renderHtml } from '../../../src/backtest/report/html.ts';
 import { chart } from '../../../src/backtest/report/charts.ts';
@@ -69,20 +69,28 @@ describe('backtest HTML report', () => {
     ]);
   });
 
+  it('draws the cost basis fees in: its last point is the headline\'s average cost, not the average price', () => {
+    const run = syntheticRun();
+    const report = buildReport(run);
+    expect(report.totals.averagePriceWithFees).not.toBe(report.totals.averagePrice);
+    const last = run.facts.basis.points().at(-1)?.value;
+    expect(last === undefined ? null : roundValue(last)).toBe(report.totals.averagePriceWithFees);
+  });
+
   it('labels the axes with prices and UTC dates and has a legend', () => {
     const page = html(syntheticRun());
     expect(page).toContain('>130</text>');
     expect(page).toContain('>2024-01-02 00:00Z</text>');
     expect(page).toContain('>time (UTC)</text>');
     expect(page).toContain('>BTC_USDT close</text>');
-    expect(page).toContain('>average buy price</text>');
+    expect(page).toContain('>average cost</text>');
     expect(page).toContain('>initial value</text>');
   });
 
   it('shows the headline figures as the JSON report writes them', () => {
     const page = html(syntheticRun());
-    for (const figure of ['98.36065574', '1065.7', '+65.7', '106.75', '3.05']) expect(page).toContain(`>${figure}</td>`);
-    expect(page).toContain('USDT (9.8756 %), 2024-01-03 01:00Z → 2024-01-03 05:00Z');
+    for (const figure of ['98.36065574', '1065.7', '+65.7', '9.8756', '3.05']) expect(page).toContain(`>${figure}</td>`);
+    expect(page).toContain('% (106.75 USDT), 2024-01-03 01:00Z → 2024-01-03 05:00Z');
     expect(page).toContain('<td>E_BUDGET</td><td class="num">2</td>');
   });
 

@@ -18,7 +18,18 @@ describe('backtest terminal summary', () => {
     expect(text).toMatch(/Average price +98\.36065574 +USDT per BTC/);
     expect(text).toMatch(/Final value +1065\.7 +USDT at last close 120/);
     expect(text).toMatch(/PnL +\+65\.7 +USDT \(\+6\.57 %\)/);
-    expect(text).toMatch(/Max drawdown +106\.75 +USDT \(9\.8756 %\), 2024-01-03 01:00Z → 2024-01-03 05:00Z/);
+    expect(text).toMatch(/Max drawdown +9\.8756 +% \(106\.75 USDT\), 2024-01-03 01:00Z → 2024-01-03 05:00Z/);
+    expect(text).not.toContain('Largest fall in quote');
+  });
+
+  it('leads with the deepest drawdown in % and its dates, the figure the comparison and the chart call the max drawdown; a larger fall in quote follows with its own', () => {
+    const byAmount = { amount: '19265.29397936', pct: '54.6956', peakTimeMs: Date.UTC(2021, 3, 14, 7), peakValue: '35222.9', troughTimeMs: Date.UTC(2021, 5, 22, 14), troughValue: '15957.6' };
+    const byPct = { amount: '3446.732', pct: '60.3008', peakTimeMs: Date.UTC(2020, 1, 13, 7), peakValue: '5715.9', troughTimeMs: Date.UTC(2020, 2, 13, 2), troughValue: '2269.17' };
+    const text = renderSummary({ ...report, drawdown: { ...report.drawdown, max: byAmount, maxPct: byPct } }, { color: false });
+    const lines = text.split('\n');
+    const at = lines.findIndex((line) => line.startsWith('  Max drawdown'));
+    expect(lines[at]).toMatch(/Max drawdown +60\.3008 +% \(3446\.732 USDT\), 2020-02-13 07:00Z → 2020-03-13 02:00Z$/);
+    expect(lines[at + 1]).toMatch(/Largest fall in quote +19265\.29397936 +USDT \(54\.6956 %\), 2021-04-14 07:00Z → 2021-06-22 14:00Z$/);
   });
 
   it('says a file of one candle has no interval to read, rather than calling it 0d candles', () => {
@@ -47,7 +58,7 @@ describe('backtest terminal summary', () => {
     expect(text).toMatch(/No money to buy +the wallet never held enough for one buy: those of 3 slots refused for insufficient funds, from 2024-01-01 09:00Z to 2024-01-03 09:00Z\n/);
     expect(text).not.toContain('Ran out of money');
     const flat = { ...report, drawdown: { ...report.drawdown, max: { ...(report.drawdown.max as NonNullable<typeof report.drawdown.max>), amount: '0', pct: '0' } } };
-    expect(renderSummary(flat, { color: false })).toMatch(/Max drawdown +0 +USDT: the account's value never fell below an earlier high\n/);
+    expect(renderSummary(flat, { color: false })).toMatch(/Max drawdown +0 +%: the account's value never fell below an earlier high\n/);
   });
 
   it('says when rows of the data are off its interval grid, and where the first one is', () => {
