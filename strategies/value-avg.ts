@@ -39,7 +39,9 @@ export const valueAvg = defineStrategy({
     const data = { slot: String(slot), target: formatDecimal(target), value: formatDecimal(value.toDecimalPlaces(rules.quotePrecision)), price: formatDecimal(price) };
     const next: Intent = intent.setState(SLOT_KEY, String(slot));
     if (value.gte(target)) {
-      return [next, intent.refuse('above-path', `the position is worth ${data.value} ${rules.quote}, at or above its target ${data.target} for slot ${slot}: nothing to buy (stacker never sells)`, data)];
+      // The plan working, not a buy it wanted and could not make: a note, so that reports count
+      // as refusals only the buys that were refused (a comparison showed 840 "refusals" for the best run).
+      return [next, intent.note(`the position is worth ${data.value} ${rules.quote}, at or above its target ${data.target} for slot ${slot}: nothing to buy (stacker never sells)`, data)];
     }
     const max = view.budget.maxOrderQuote();
     const gap = target.sub(value);

@@ -266,7 +266,7 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
     .option('--to <time>', 'last candle, same forms; a date alone means through the end of that day, UTC (default: the file\'s last)')
     .option('--strategy <file.env>', 'a strategy instance file; repeat to compare several side by side (each on its own copy of the wallet)', (value: string, all: string[]) => [...all, value], [] as string[])
     .option('--together', 'run several --strategy files on one shared wallet, as the daemon runs them, instead of side by side')
-    .option('--sweep <KEY=v1,v2>', 'run the (one) strategy file once per value of KEY and compare; repeat for a cross product (at most 64 runs)', (value: string, all: string[]) => [...all, value], [] as string[])
+    .option('--sweep <KEY=v1,v2>', 'run the (one) strategy file once per value of KEY and compare; repeat for a cross product (at most 64 runs); a comma inside a value is written \\, (SCHEDULE=0 9 * * 1\\,4)', (value: string, all: string[]) => [...all, value], [] as string[])
     .option('--wallet <pairs>', 'starting trade balance, TICKER=amount pairs', 'USDT=10000')
     .option('--slippage-pct <pct>', 'added to the fill price (percent)', '0')
     .option('--flex <pair>', 'a flex investment to start with, e.g. USDT=1000 (sweepable with flex-sweep TICKER=USDT)')

@@ -547,9 +547,12 @@ describe('a backtest given bad candle input', () => {
     expect((await backtest(FIXTURE, '--from', '2021-03-01', '--to', '2021-03-14')).stderr).toBe('');
   });
 
-  it('refuses a date typed without dashes, which would read as Unix seconds in 1970 and start at the first candle', async () => {
+  it('refuses a date typed without dashes, which would read as Unix seconds in 1970 and start at the first candle, and says what 13 digits are', async () => {
     const result = await backtest(FIXTURE, '--from', '20210305');
     expect([result.code, result.stderr]).toEqual([2, 'error: --from: 20210305 reads as Unix seconds in 1970: write the date with dashes, 2021-03-05\n']);
+    // Milliseconds (13 digits) are named as such, with the seconds they would be.
+    const millis = await backtest(FIXTURE, '--from', '1614934800000');
+    expect([millis.code, millis.stderr]).toEqual([2, 'error: --from: 1614934800000 has 13 digits: Unix milliseconds? give Unix seconds (1614934800), a date or a UTC time\n']);
     // Unix seconds are still Unix seconds.
     const seconds = await backtest(FIXTURE, '--json', '--from', '1614934800');
     expect(seconds.code).toBe(0);

@@ -22,11 +22,11 @@ describe('value-avg', () => {
     ]);
   });
 
-  it('buys nothing above the path and says so (stacker never sells); the path still advances', async () => {
+  it('buys nothing above the path and says so in a note, not a refusal (nothing was refused; stacker never sells); the path still advances', async () => {
     const intents = await decideWith(valueAvg, ENV, { ...AT_65000, state: { slots: '1' }, trade: { USDT: { available: '10000' }, BTC: { available: '0.002' } } });
     expect(plain(intents)).toEqual([
       { kind: 'set-state', key: 'slots', value: '2' },
-      expect.objectContaining({ kind: 'refusal', reason: 'above-path', data: expect.objectContaining({ target: '100', value: '130' }) }),
+      expect.objectContaining({ kind: 'note', message: expect.stringContaining('nothing to buy'), data: expect.objectContaining({ target: '100', value: '130' }) }),
     ]);
   });
 

@@ -1,4 +1,5 @@
-import { type Decimal, ZERO, formatDecimal, roundDown } from '../../domain/money.ts';
+import { Decimal, ZERO, formatDecimal, roundDown } from '../../domain/money.ts';
+import { takerFee } from '../../domain/market.ts';
 import type { PeriodFacts } from './facts.ts';
 import type { BacktestRun } from './run.ts';
 
@@ -31,8 +32,11 @@ export interface Benchmarks {
   strategy: Outcome;
   /** The same total spent at once at the first slot's price, paying the same fees: null without a slot or a buy. */
   lumpSum: (Outcome & { timeMs: number; price: string }) | null;
-  /** The starting wallet kept as it was: its value at the first open and at the last close. */
-  holdWallet: { initialValue: string; finalValue: string; returnPct: string | null };
+  /**
+   * Buy and hold with the whole wallet: all of its quote spent in one buy at the first slot's
+   * price (the taker fee paid, the dust kept), its base kept, all held to the end; null without a slot.
+   */
+  holdWallet: { timeMs: number; price: string; initialValue: string; base: string; finalValue: string; returnPct: string | null } | null;
 }
 
 export interface PeriodRow {
@@ -64,8 +68,6 @@ export function benchmarks(run: BacktestRun, round: Rounding): Benchmarks {
   const fill = spent(run);
   const lastClose = run.candles.lastClose;
   const first = run.firstSlot ?? null;
-  const initialValue = valueOf(run.initialWallet, run, run.candles.firstOpen);
-  const finalHold = valueOf(run.initialWallet, run, lastClose);
   let lumpSum: Benchmarks['lumpSum'] = null;
   if (first !== null && fill.withFees.gt(0) && first.price.gt(0)) {
     // The same money in one buy: what the buys paid besides fees buys base at the first slot's
@@ -76,7 +78,29 @@ export function benchmarks(run: BacktestRun, round: Rounding): Benchmarks {
   return {
     strategy: outcome(fill.withFees, fill.base, lastClose, round),
     lumpSum,
-    holdWallet: { initialValue: round.value(initialValue), finalValue: round.value(finalHold), returnPct: initialValue.isZero() ? null : round.pct(finalHold.sub(initialValue).div(initialValue).mul(100)) },
+    holdWallet: first === null || !first.price.gt(0) ? null : holdWallet(run, first, round),
+  };
+}
+
+/** The whole wallet's quote in one buy at the first slot (see Benchmarks.holdWallet), held with the wallet's base to the last close. */
+function holdWallet(run: BacktestRun, first: { timeMs: number; price: Decimal }, round: Rounding): NonNullable<Benchmarks['holdWallet']> {
+  const rules = run.rules.values;
+  const quote = run.initialWallet[run.quote] ?? ZERO;
+  const unit = new Decimal(1).div(new Decimal(10).pow(rules.basePrecision));
+  // The most base whose price and taker fee the quote covers: the fee's rounding up may take one amount step back.
+  let bought = roundDown(quote.div(first.price.mul(new Decimal(1).add(rules.takerFeePct.div(100)))), rules.basePrecision);
+  const cost = (base: Decimal): Decimal => base.mul(first.price).add(takerFee(rules, base.mul(first.price)));
+  while (bought.gt(0) && cost(bought).gt(quote)) bought = Decimal.max(ZERO, bought.sub(unit));
+  const base = bought.add(run.initialWallet[run.base] ?? ZERO);
+  const initialValue = valueOf(run.initialWallet, run, run.candles.firstOpen);
+  const finalValue = quote.sub(cost(bought)).add(base.mul(run.candles.lastClose));
+  return {
+    timeMs: first.timeMs,
+    price: formatDecimal(first.price),
+    initialValue: round.value(initialValue),
+    base: round.value(base),
+    finalValue: round.value(finalValue),
+    returnPct: initialValue.isZero() ? null : round.pct(finalValue.sub(initialValue).div(initialValue).mul(100)),
   };
 }
 

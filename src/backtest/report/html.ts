@@ -219,7 +219,10 @@ function benchmarksTable(report: BacktestReport): string {
   const q = report.quote;
   const rows: Cell[][] = [[txt('This strategy'), num(strategy.invested), num(strategy.base), num(strategy.valueAtEnd), num(orDash(strategy.returnPct))]];
   if (lumpSum !== null) rows.push([txt(`All at once on ${utcMinute(lumpSum.timeMs)} at ${lumpSum.price}`), num(lumpSum.invested), num(lumpSum.base), num(lumpSum.valueAtEnd), num(orDash(lumpSum.returnPct))]);
-  const hold = `<p>Keeping the starting wallet untouched: ${escapeHtml(holdWallet.initialValue)} → ${escapeHtml(holdWallet.finalValue)} ${escapeHtml(q)} (${escapeHtml(orDash(holdWallet.returnPct))} %).</p>`;
+  const hold =
+    holdWallet === null
+      ? ''
+      : `<p>The whole starting wallet in ${escapeHtml(report.base)} at once on ${escapeHtml(utcMinute(holdWallet.timeMs))} at ${escapeHtml(holdWallet.price)} (taker fee paid) and held: ${escapeHtml(holdWallet.base)} ${escapeHtml(report.base)}, worth ${escapeHtml(holdWallet.initialValue)} → ${escapeHtml(holdWallet.finalValue)} ${escapeHtml(q)} (${escapeHtml(orDash(holdWallet.returnPct))} %).</p>`;
   return `${table([txt('Spending'), num(`Invested (${q}, fees in)`), num(`Bought (${report.base})`), num(`Value at the end (${q})`), num('Return %')], rows)}\n${hold}`;
 }
 
@@ -255,7 +258,7 @@ const STYLE = `
 :root { color-scheme: light; --fg: #212529; --muted: #6c757d; --line: #dee2e6; }
 * { box-sizing: border-box; }
 body { margin: 0; background: #f8f9fa; color: var(--fg); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-main { max-width: 1000px; margin: 0 auto; padding: 24px 20px 48px; }
+main { max-width: 1280px; margin: 0 auto; padding: 24px 20px 48px; }
 h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 17px; margin: 28px 0 10px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 .sub, footer, figcaption { color: var(--muted); font-size: 13px; }
@@ -265,9 +268,11 @@ table { border-collapse: collapse; background: #fff; margin: 0; font-size: 13px;
 .table-scroll { overflow-x: auto; max-width: 100%; margin: 0 0 12px; }
 /* A row's name (a run, a period, a time) on one line: "dca-/btc-/quote-" broke at every hyphen. */
 td:first-child, th:first-child { white-space: nowrap; }
-th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+th, td { padding: 4px 6px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th { background: #f1f3f5; font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+/* A heading may take two lines ("Max drawdown %"): its column is then as wide as its figures, and a table of ten columns fits a laptop's screen without scrolling its last ones (when the money ran out) out of sight. */
+th.num { white-space: normal; }
 td.good { color: #2b8a3e; font-weight: 600; }
 td.bad { color: #c92a2a; font-weight: 600; }
 td.elided { text-align: center; color: var(--muted); }

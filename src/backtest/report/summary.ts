@@ -34,7 +34,9 @@ export function renderSummary(report: BacktestReport, options: SummaryOptions): 
   lines.push('', `  Market rules: ${terminalSafe(rulesSourceText(report.rules))}`, `  ${paint(ANSI.dim, terminalSafe(rulesValuesText(report.rules, report.base, report.quote)))}`);
   if (report.settings.accountCaps.length > 0) lines.push('', `  Account caps, all of an account's instances together: ${terminalSafe(report.settings.accountCaps.map(accountCapText).join('; '))}`);
   if (report.byInstance.length > 1) lines.push('', ...instanceTable(report, (text) => paint(ANSI.bold, text)));
-  if (report.periods.yearly.length > 1) lines.push('', ...yearTable(report, (text) => paint(ANSI.bold, text)));
+  // By year; a run within one year by month (its year row alone would only repeat the headline).
+  if (report.periods.yearly.length > 1) lines.push('', ...periodTable(report, 'year', (text) => paint(ANSI.bold, text)));
+  else if (report.periods.monthly.length > 1) lines.push('', ...periodTable(report, 'month', (text) => paint(ANSI.bold, text)));
   return `${lines.join('\n')}\n`;
 }
 
@@ -79,15 +81,16 @@ export function alignDecimals(cells: readonly string[]): string[] {
   return split.map((s) => s.int.padStart(intWidth) + s.frac.padEnd(fracWidth));
 }
 
-function yearTable(report: BacktestReport, bold: (text: string) => string): string[] {
-  const header = ['Year', `Invested (${report.quote})`, `Bought (${report.base})`, 'Avg cost', 'Value at end', 'Return %'];
-  const body = report.periods.yearly.map((y) => [y.period, y.invested, y.baseBought, orDash(y.averageCost), y.valueAtEnd, orDash(y.returnPct)]);
-  // The first columns are the year's own buys, the last two everything so far: said, or a year
+function periodTable(report: BacktestReport, unit: 'year' | 'month', bold: (text: string) => string): string[] {
+  const header = [unit === 'year' ? 'Year' : 'Month', `Invested (${report.quote})`, `Bought (${report.base})`, 'Avg cost', 'Value at end', 'Return %'];
+  const rows = unit === 'year' ? report.periods.yearly : report.periods.monthly;
+  const body = rows.map((y) => [y.period, y.invested, y.baseBought, orDash(y.averageCost), y.valueAtEnd, orDash(y.returnPct)]);
+  // The first columns are the period's own buys, the last two everything so far: said, or a period
   // whose value is above what it invested but whose return is negative reads as a contradiction.
   return [
     ...columnsOf(header, body, bold),
-    `  Invested (fees out), bought, avg cost (fees in): that year's buys. Value at end, return: all ${report.base} bought so far`,
-    `  at the year's last close, against all paid so far, fees in.`,
+    `  Invested (fees out), bought, avg cost (fees in): that ${unit}'s buys. Value at end, return: all ${report.base} bought so far`,
+    `  at the ${unit}'s last close, against all paid so far, fees in.`,
   ];
 }
 

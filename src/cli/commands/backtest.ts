@@ -303,6 +303,7 @@ function moment(text: string, flag: string, dateMeans: 'start' | 'end' = 'start'
     throw InputError.one(flag, `${text} reads as Unix seconds in 1970: write the date with dashes, ${compact[1]}-${compact[2]}-${compact[3]}`);
   }
   if (/^\d{1,12}$/.test(text)) return Number(text) * 1000;
+  if (/^\d{13}$/.test(text)) throw InputError.one(flag, `${text} has 13 digits: Unix milliseconds? give Unix seconds (${text.slice(0, 10)}), a date or a UTC time`);
   const date = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))?$/.exec(text);
   // Date.parse rolls a day the month does not have (2023-02-30) into the next month: a date is
   // taken only when it names a real day.

@@ -43,6 +43,11 @@ describe('sweeps', () => {
     expect(() => sweepRuns(DCA, [sweep])).toThrow(rule);
   });
 
+  it('keep a comma written \\, inside a value (a cron list), and refuse a schedule cut at its own comma saying so', () => {
+    expect(sweepRuns(DCA, ['SCHEDULE=0 9 * * 1\\,4,0 9 * * *']).map((r) => r.overrides)).toEqual([{ SCHEDULE: '0 9 * * 1,4' }, { SCHEDULE: '0 9 * * *' }]);
+    expect(() => sweepRuns(DCA, ['SCHEDULE=0 9 * * 1,3'])).toThrow(/SCHEDULE value "3" is no schedule: commas separate the sweep's values; write a comma inside a schedule as \\,/);
+  });
+
   it(`refuses a key swept twice, and more than ${MAX_RUNS} runs, saying how many`, () => {
     expect(() => sweepRuns(DCA, ['DIP_PCT=1', 'DIP_PCT=2'])).toThrow(/swept twice/);
     const values = (n: number) => Array.from({ length: n }, (_, i) => String(i + 1)).join(',');

@@ -6,18 +6,31 @@ import { DAY, HOUR, T0, syntheticParts, syntheticRun } from './fixture.ts';
 // The synthetic run (fixture.ts): three buys of 100 USDT + 0.1 fee at 100, 80 and 125 (3.05 BTC),
 // last close 120, first slot at T0 + 1h at price 100.
 describe('the analysis a DCA user asks for', () => {
-  it('puts the strategy beside one lump sum of the same money at the first slot, and beside holding the wallet', () => {
+  it('puts the strategy beside one lump sum of the same money at the first slot, and beside the whole wallet bought at once and held', () => {
     const report = buildReport(syntheticRun({ firstSlot: { timeMs: T0 + HOUR, price: new Decimal('100') } }));
     // Strategy: 300.3 in (fees in), 3.05 BTC, worth 3.05 × 120 = 366: +21.8781 %.
     expect(report.benchmarks.strategy).toEqual({ invested: '300.3', base: '3.05', valueAtEnd: '366', returnPct: '21.8781' });
     // Lump sum: the 300 it paid besides fees buys 3 BTC at 100, worth 360: (360 − 300.3) / 300.3 = +19.8801 %.
     expect(report.benchmarks.lumpSum).toEqual({ timeMs: T0 + HOUR, price: '100', invested: '300.3', base: '3', valueAtEnd: '360', returnPct: '19.8801' });
-    // Holding 1000 USDT: 1000 at both ends.
-    expect(report.benchmarks.holdWallet).toEqual({ initialValue: '1000', finalValue: '1000', returnPct: '0' });
+    // The whole 1000 USDT at once at 100, the 0.1 % taker fee paid: 9.990009 BTC (6 decimals) for
+    // 999.0009 + 0.9990009 fee, 0.0000991 left over; at 120: 1198.80108 + 0.0000991.
+    expect(report.benchmarks.holdWallet).toEqual({ timeMs: T0 + HOUR, price: '100', initialValue: '1000', base: '9.990009', finalValue: '1198.8011791', returnPct: '19.8801' });
   });
 
-  it('has no lump sum without a first slot', () => {
-    expect(buildReport(syntheticRun({ firstSlot: null })).benchmarks.lumpSum).toBeNull();
+  it('buys and holds with the whole wallet, its own base kept, never paying more than the quote there is', () => {
+    const run = syntheticRun({ firstSlot: { timeMs: T0 + HOUR, price: new Decimal('100') } });
+    // 0.5 BTC besides the 1000 USDT: worth 1050 at the first open, held with what the USDT buys.
+    const hold = buildReport({ ...run, initialWallet: { USDT: new Decimal('1000'), BTC: new Decimal('0.5') } }).benchmarks.holdWallet;
+    expect(hold).toMatchObject({ initialValue: '1050', base: '10.490009', finalValue: '1258.8011791' });
+    // 100.1 USDT pays for exactly 1 BTC and its 0.1 fee: nothing left over, never 1.000001.
+    const exact = buildReport({ ...run, initialWallet: { USDT: new Decimal('100.1'), BTC: new Decimal('0') } }).benchmarks.holdWallet;
+    expect(exact).toMatchObject({ base: '1', finalValue: '120' });
+  });
+
+  it('has no lump sum and no buy and hold without a first slot', () => {
+    const report = buildReport(syntheticRun({ firstSlot: null }));
+    expect(report.benchmarks.lumpSum).toBeNull();
+    expect(report.benchmarks.holdWallet).toBeNull();
   });
 
   it('breaks the run into months and years: invested, bought, fees, average cost (fees in), value at the end, return', () => {

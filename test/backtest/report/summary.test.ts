@@ -32,6 +32,24 @@ describe('backtest terminal summary', () => {
     expect(lines[at + 1]).toMatch(/Largest fall in quote +19265\.29397936 +USDT \(54\.6956 %\), 2021-04-14 07:00Z → 2021-06-22 14:00Z$/);
   });
 
+  it('breaks a run of several years down by year, and a run within one year by month', () => {
+    const row = (period: string, invested: string) => ({ period, invested, baseBought: '0.1', fees: '0.1', averageCost: '1000', valueAtEnd: '120', returnPct: '20' });
+    const years = { ...report, periods: { yearly: [row('2023', '100'), row('2024', '100')], monthly: [row('2023-12', '100'), row('2024-01', '100')] } };
+    const byYear = renderSummary(years, { color: false });
+    expect(byYear).toMatch(/\n {2}Year {2}Invested \(USDT\)/);
+    expect(byYear).toMatch(/\n {2}2024 +100 /);
+    expect(byYear).toContain("that year's buys");
+    expect(byYear).not.toContain('Month');
+    const months = { ...report, periods: { yearly: [row('2024', '200')], monthly: [row('2024-01', '100'), row('2024-02', '100')] } };
+    const byMonth = renderSummary(months, { color: false });
+    expect(byMonth).toMatch(/\n {2}Month +Invested \(USDT\)/);
+    expect(byMonth).toMatch(/\n {2}2024-02 +100 /);
+    expect(byMonth).toContain("that month's buys");
+    expect(byMonth).not.toMatch(/\n {2}Year /);
+    const one = { ...report, periods: { yearly: [row('2024', '100')], monthly: [row('2024-01', '100')] } };
+    expect(renderSummary(one, { color: false })).not.toMatch(/\n {2}(Year|Month) /);
+  });
+
   it('says a file of one candle has no interval to read, rather than calling it 0d candles', () => {
     const one = { ...report, data: { ...report.data, candles: 1, intervalSec: 0 } };
     expect(renderSummary(one, { color: false })).toMatch(/Candles processed +1 +interval unknown \(one candle\), 2 gaps/);
