@@ -4,16 +4,15 @@ import {
   type Intent,
   type Candle,
   type MarketRules,
-  TRANSFER_DECIMALS,
   defineStrategy,
   formatDecimal,
   intent,
   marketAndPrice,
   param,
   roundBaseAmount,
-  roundDown,
   roundUp,
   takerFee,
+  transferCovering,
 } from './sdk.ts';
 
 /**
@@ -142,8 +141,7 @@ export const dca = defineStrategy({
     const available = view.tradeBalance(rules.quote).available;
     if (params.ALLOW_TRANSFER && available.lt(need)) {
       const buffered = roundUp(need.mul(HUNDRED.add(params.TRANSFER_BUFFER_PCT)).div(HUNDRED).sub(available), rules.quotePrecision);
-      // The whole main balance may carry more decimals than a transfer takes: round down, never up.
-      const transfer = roundDown(Decimal.min(buffered, view.mainBalance(rules.quote)), TRANSFER_DECIMALS);
+      const transfer = transferCovering(buffered, view.mainBalance(rules.quote));
       if (transfer.gt(0)) intents.push(intent.transfer(rules.quote, transfer));
     }
     intents.push(intent.buy(rules.name, amount, { stp: params.STP, tag: params.CLIENT_ORDER_PREFIX }));

@@ -25,7 +25,7 @@ import type { Stp } from '../src/domain/order.ts';
 import type { MarketRules } from '../src/domain/market.ts';
 import type { BuyStockMarketIntent, FlexWithdrawIntent, NoteIntent, RefusalIntent, SetStateIntent, SlotView, TransferIntent } from '../src/engine/contract.ts';
 
-export { TRANSFER_DECIMALS, maskCode, type CodeRecord, type FlexInvestment, type TradeBalance } from '../src/domain/account.ts';
+export { TRANSFER_DECIMALS, maskCode, transferCovering, type CodeRecord, type FlexInvestment, type TradeBalance } from '../src/domain/account.ts';
 export { RULE_REFUSAL_REASONS, checkBaseOrder, roundBaseAmount, takerFee, type MarketRules, type RuleViolation } from '../src/domain/market.ts';
 export { Decimal, ZERO, formatDecimal, roundDown, roundUp } from '../src/domain/money.ts';
 export { STP_INPUT_HELP, type Stp } from '../src/domain/order.ts';

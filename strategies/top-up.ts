@@ -1,4 +1,4 @@
-import { Decimal, TRANSFER_DECIMALS, defineStrategy, formatDecimal, intent, param, roundDown } from './sdk.ts';
+import { defineStrategy, formatDecimal, intent, param, transferCovering } from './sdk.ts';
 
 /** Keep the trade balance of one asset at TARGET or more, moving what is missing from the main balance. */
 export const topUp = defineStrategy({
@@ -13,8 +13,9 @@ export const topUp = defineStrategy({
     const trade = view.tradeBalance(params.TICKER).available;
     if (trade.gte(params.TARGET)) return [intent.note(`${params.TICKER} trade balance ${formatDecimal(trade)} is at TARGET or above`)];
     const missing = params.TARGET.sub(trade);
-    const amount = roundDown(Decimal.min(missing, view.mainBalance(params.TICKER)), TRANSFER_DECIMALS);
-    if (amount.isZero()) return [intent.refuse('insufficient-funds', `the main balance has no ${params.TICKER} to move`)];
+    const main = view.mainBalance(params.TICKER);
+    const amount = transferCovering(missing, main);
+    if (amount.isZero()) return [intent.refuse('insufficient-funds', main.isZero() ? `the main balance has no ${params.TICKER} to move` : `the main balance's ${formatDecimal(main)} ${params.TICKER} is less than the smallest transfer`)];
     return [intent.transfer(params.TICKER, amount)];
   },
 });

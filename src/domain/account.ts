@@ -1,7 +1,17 @@
-import type { Decimal } from './money.ts';
+import { Decimal, roundDown, roundUp } from './money.ts';
 
 /** The exchange takes transfer amounts with at most this many decimals (docs/exchange-api.md). */
 export const TRANSFER_DECIMALS = 8;
+
+/**
+ * The transfer that covers `missing` from a balance of `from`: rounded UP to the decimals a
+ * transfer takes (rounded down, a need with more decimals, as on a market priced in 12, came
+ * out just short, and the buy it funded was refused every slot), at most what `from` holds
+ * (rounded down: never more than there is). Zero when `from` holds less than the smallest transfer.
+ */
+export function transferCovering(missing: Decimal, from: Decimal): Decimal {
+  return Decimal.min(roundUp(missing, TRANSFER_DECIMALS), roundDown(from, TRANSFER_DECIMALS));
+}
 
 export interface TradeBalance {
   readonly available: Decimal;

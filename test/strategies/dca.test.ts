@@ -119,6 +119,17 @@ describe('dca', () => {
     expect(plain(intents).map((i) => (i as { amount: string }).amount)).toEqual(['22.6', '0.0005']);
   });
 
+  it('rounds the transfer up to its 8 decimals on a market priced in more, so that the buy it funds goes through', async () => {
+    // 0.0005 × 65000.123456789 = 32.5000617283945, + the fee rounded up to 12 decimals: 32.532561790123; − 10 on the trade balance.
+    const fine = { ...FUNDED, markets: [btcUsdt({ quotePrecision: 12, feePrecision: 12 })], prices: { BTC_USDT: '65000.123456789' }, trade: { USDT: { available: '10' } }, main: { USDT: '100' } };
+    const intents = await decide({ ALLOW_TRANSFER: 'true' }, fine);
+    expect((plain(intents)[0] as { amount: string }).amount).toBe('22.5325618');
+    expect(await verdicts({ ALLOW_TRANSFER: 'true' }, fine)).toEqual([
+      ['transfer', null],
+      ['buy-stock-market', null],
+    ]);
+  });
+
   it('moves what main has when it cannot cover the shortfall; the buy is refused and the transfer with it', async () => {
     const judged = await verdicts({ ALLOW_TRANSFER: 'true' }, { ...FUNDED, trade: { USDT: { available: '10.004' } }, main: { USDT: '22.52' } });
     expect(judged).toEqual([

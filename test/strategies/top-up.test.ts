@@ -13,6 +13,11 @@ describe('top-up', () => {
     expect(judged.map(({ intent, refused }) => [intent.kind, refused])).toEqual([['transfer', null]]);
   });
 
+  it('rounds what is missing up to the 8 decimals a transfer takes, so the trade balance reaches TARGET', async () => {
+    const intents = await decideWith(topUp, { TICKER: 'USDT', TARGET: '100' }, { trade: { USDT: { available: '99.999999995' } }, main: { USDT: '500' } });
+    expect(JSON.parse(JSON.stringify(intents))).toEqual([{ kind: 'transfer', ticker: 'USDT', amount: '0.00000001', from: 'main', to: 'spot' }]);
+  });
+
   it('only notes when the trade balance is at TARGET already', async () => {
     const intents = await decideWith(topUp, { TICKER: 'USDT', TARGET: '100' }, { trade: { USDT: { available: '100' } } });
     expect(intents.map((i) => i.kind)).toEqual(['note']);
