@@ -87,7 +87,7 @@ function offsetAt(atMs: number, timeZone: string): number {
  * offset`, for whichever offset is in force then; trying the offsets in force around that day
  * and keeping the earliest candidate that falls on the day covers DST changes at any hour.
  */
-function startOfLocalDay(year: number, month: number, day: number, timeZone: string): number {
+function startOfLocalDay(year: number, month: number, day: number, timeZone: string, skipped = 0): number {
   const midnightAsUtc = Date.UTC(year, month - 1, day);
   let best: number | null = null;
   for (const probe of [midnightAsUtc - 36 * HOUR_MS, midnightAsUtc - 12 * HOUR_MS, midnightAsUtc, midnightAsUtc + 12 * HOUR_MS, midnightAsUtc + 36 * HOUR_MS]) {
@@ -95,6 +95,12 @@ function startOfLocalDay(year: number, month: number, day: number, timeZone: str
     const c = civilAt(candidate, timeZone);
     if (c.year === year && c.month === month && c.day === day && (best === null || candidate < best)) best = candidate;
   }
-  if (best === null) throw new StoreError('invalid-argument', `cannot find the start of ${year}-${month}-${day} in ${timeZone}`);
-  return best;
+  if (best !== null) return best;
+  // A date the zone skipped whole (Pacific/Apia's 2011-12-30, when it crossed the date line)
+  // begins where the next date that exists does: the day before it ends there.
+  if (skipped < 2) {
+    const next = new Date(Date.UTC(year, month - 1, day + 1));
+    return startOfLocalDay(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate(), timeZone, skipped + 1);
+  }
+  throw new StoreError('invalid-argument', `cannot find the start of ${year}-${month}-${day} in ${timeZone}`);
 }

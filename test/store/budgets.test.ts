@@ -201,6 +201,14 @@ describe('budget periods', () => {
     expect(periodStarts(Date.UTC(2018, 10, 4, 15), 'America/Sao_Paulo').day).toBe(Date.UTC(2018, 10, 4, 3));
   });
 
+  it('ends the day before a date the zone skipped whole where the next date starts (Pacific/Apia, 2011-12-30)', () => {
+    // Apia went from 2011-12-29 23:59:59 (UTC−10) to 2011-12-31 00:00 (UTC+14): 2011-12-31 began at 10:00 UTC on the 30th.
+    const { starts, ends } = periodWindows(Date.UTC(2011, 11, 29, 20), 'Pacific/Apia');
+    expect(starts.day).toBe(Date.UTC(2011, 11, 29, 10));
+    expect(ends.day).toBe(Date.UTC(2011, 11, 30, 10));
+    expect(periodStarts(ends.day, 'Pacific/Apia').day).toBe(ends.day);
+  });
+
   it('always puts the instant inside its day, week and month, each starting on its local date', () => {
     const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe', 'America/Sao_Paulo', 'Pacific/Chatham'];
     const localDate = (ms: number, timeZone: string): string => new Date(ms).toLocaleDateString('en-CA', { timeZone });
