@@ -67,7 +67,21 @@ export const flexSweep = defineStrategy({
     let missing = reserve.sub(main);
     for (const holding of holdings) {
       if (missing.lte(0)) break;
-      const amount = missing.lt(holding.invested) ? missing : holding.invested;
+      let amount = missing.lt(holding.invested) ? missing : holding.invested;
+      // The exchange refuses a withdrawal that leaves less than the plan's minimum (and more than
+      // nothing): the reserve comes first, so the whole investment comes back.
+      const minimum = view.flexPlan(holding.plan)?.minInvestment;
+      const left = holding.invested.sub(amount);
+      if (minimum !== undefined && left.gt(0) && left.lt(minimum)) {
+        intents.push(
+          intent.note(`withdrawing all ${formatDecimal(holding.invested)} ${holding.ticker} of plan ${holding.plan}: the ${formatDecimal(amount)} RESERVE needs would leave ${formatDecimal(left)}, less than its minimum investment ${formatDecimal(minimum)}`, {
+            plan: holding.plan,
+            needed: formatDecimal(amount),
+            minInvestment: formatDecimal(minimum),
+          }),
+        );
+        amount = holding.invested;
+      }
       intents.push(intent.flexWithdraw(holding.plan, amount, { group: holding.plan }));
       missing = missing.sub(amount);
     }

@@ -12,7 +12,7 @@ import { ConfigError, type InputProblem } from '../src/domain/errors.ts';
 import { parseInstanceParams } from '../src/engine/params.ts';
 import type { Candle, Intent, Strategy } from '../src/engine/contract.ts';
 import { planMoney } from '../src/engine/money-plan.ts';
-import type { CodeRecord, FlexInvestment, TradeBalance } from '../src/domain/account.ts';
+import type { CodeRecord, FlexInvestment, FlexPlan, TradeBalance } from '../src/domain/account.ts';
 import type { MarketRules } from '../src/domain/market.ts';
 import { DEMO_MARKETS } from '../src/sim/seed.ts';
 import { Decimal, ZERO } from '../src/domain/money.ts';
@@ -29,6 +29,8 @@ export interface ViewSpec {
   readonly main?: Readonly<Record<string, string>>;
   readonly trade?: Readonly<Record<string, { available: string; freeze?: string }>>;
   readonly flex?: readonly FlexInvestment[];
+  /** The flex plans the exchange lists (see `plan`); none when not given. */
+  readonly flexPlans?: readonly FlexPlan[];
   readonly codes?: readonly CodeRecord[];
   /** Hourly candles per market, oldest first: `{ BTC_USDT: [{ timeSec, close: '65000' }] }` (open, high and low default to the close). */
   readonly candles?: Readonly<Record<string, ReadonlyArray<{ readonly timeSec: number; readonly close: string; readonly open?: string; readonly high?: string; readonly low?: string }>>>;
@@ -78,6 +80,7 @@ export function slotView(spec: ViewSpec = {}): SlotView {
     mainBalances: () => (need('balances'), main),
     tradeBalances: () => (need('balances'), trade),
     flexInvestments: () => (need('flex'), spec.flex ?? []),
+    flexPlan: (planId) => (need('flex'), spec.flexPlans?.find((plan) => plan.planId === planId)),
     codes: () => (need('codes'), spec.codes ?? []),
     // As the engine's view: a market without candles given is one the strategy declared no window for.
     candles: (market) => {
@@ -96,6 +99,11 @@ export function slotView(spec: ViewSpec = {}): SlotView {
  */
 export function btcUsdt(overrides: Partial<Record<keyof MarketRules, unknown>> = {}): MarketRules {
   return { ...(DEMO_MARKETS[0] as MarketRules), ...overrides } as MarketRules;
+}
+
+/** A flex plan with its minimum investment (the rest of its fields as the demo's). */
+export function plan(planId: string, ticker: string, minInvestment: string): FlexPlan {
+  return { planId, ticker, minInvestment: new Decimal(minInvestment), maxInvestment: new Decimal('1000000'), maxRatePct: new Decimal('5') };
 }
 
 export function investment(planId: string, ticker: string, invested: string, active = true): FlexInvestment {

@@ -1,7 +1,7 @@
 import type { Candle } from '../domain/candle.ts';
 import type { CandleWindow } from './candle-book.ts';
 import { type Intent, isMoneyIntent } from '../domain/intent.ts';
-import { type CodeRecord, type FlexInvestment, TRANSFER_DECIMALS, type TradeBalance } from '../domain/account.ts';
+import { type CodeRecord, type FlexInvestment, type FlexPlan, TRANSFER_DECIMALS, type TradeBalance } from '../domain/account.ts';
 import type { InputProblem } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import { type Decimal, isDecimal } from '../domain/money.ts';
@@ -111,6 +111,8 @@ export interface SlotView {
   tradeBalances(): ReadonlyMap<string, TradeBalance>;
   /** `flex`: the account's active flex investments. */
   flexInvestments(): readonly FlexInvestment[];
+  /** `flex`: a flex plan (its minimum investment: a withdrawal may not leave less invested, only nothing); undefined when the exchange does not list it. */
+  flexPlan(planId: string): FlexPlan | undefined;
   /** `codes`: every code of the account. `code` is secret-like: show it only through maskCode. */
   codes(): readonly CodeRecord[];
   /** `candles`: the closed hourly candles of a market's window (candleWindows), oldest first; empty when the exchange has none. A market without a window throws. */
@@ -136,6 +138,8 @@ export const REFUSAL_REASONS = [
   'insufficient-funds',
   'no-active-investment',
   'amount-exceeds-investment',
+  // A withdrawal that would leave less than the plan's minimum investment (and more than nothing): the exchange refuses it.
+  'min-investment-left',
   'kill-switch',
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];

@@ -97,6 +97,14 @@ function ownRefusals(intents: readonly Intent[], view: SlotView, limits: SlotPla
         if (intent.amount.gt(held.amount)) {
           return { code: 'amount-exceeds-investment', message: `withdrawing ${formatDecimal(intent.amount)} ${held.ticker} from plan ${intent.plan}, which holds ${formatDecimal(held.amount)}` };
         }
+        const left = held.amount.sub(intent.amount);
+        const minimum = view.flexPlan(intent.plan)?.minInvestment;
+        if (minimum !== undefined && left.gt(0) && left.lt(minimum)) {
+          return {
+            code: 'min-investment-left',
+            message: `withdrawing ${formatDecimal(intent.amount)} ${held.ticker} from plan ${intent.plan} leaves ${formatDecimal(left)}, less than its minimum investment ${formatDecimal(minimum)}: the exchange refuses that; withdraw all of it or leave at least the minimum`,
+          };
+        }
         wallet.add('main', held.ticker, intent.amount);
         return null;
       }

@@ -1,5 +1,5 @@
 import { CandleBook, type CandleWindow } from './candle-book.ts';
-import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
+import type { CodeRecord, FlexInvestment, FlexPlan, TradeBalance } from '../domain/account.ts';
 import type { Candle } from '../domain/candle.ts';
 import { Decimal, ZERO } from '../domain/money.ts';
 import { type MarketRules, takerFee } from '../domain/market.ts';
@@ -96,13 +96,16 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
   // Only the parts named are asked for, all at once: a part not named costs nothing, not even a
   // settled promise (a backtest takes a snapshot every slot).
   const reads: Promise<unknown>[] = [];
-  const at = { rules: -1, main: -1, trade: -1, flex: -1, codes: -1, candles: -1 };
+  const at = { rules: -1, main: -1, trade: -1, flex: -1, plans: -1, codes: -1, candles: -1 };
   if (needRules) at.rules = reads.push(books.markets.rules()) - 1;
   if (wants.has('balances')) {
     at.main = reads.push(exchange.mainBalances()) - 1;
     at.trade = reads.push(exchange.tradeBalances()) - 1;
   }
-  if (wants.has('flex')) at.flex = reads.push(exchange.flexInvestments()) - 1;
+  if (wants.has('flex')) {
+    at.flex = reads.push(exchange.flexInvestments()) - 1;
+    at.plans = reads.push(exchange.flexPlans()) - 1;
+  }
   if (wants.has('codes')) at.codes = reads.push(exchange.codes()) - 1;
   if (windows.length > 0) at.candles = reads.push(Promise.all(windows.map((window) => books.candles.window(window, request.slotTimeMs)))) - 1;
   const got = await Promise.all(reads);
@@ -111,6 +114,7 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
   const main = part<ReadonlyMap<string, Decimal>>(at.main);
   const trade = part<ReadonlyMap<string, TradeBalance>>(at.trade);
   const flex = part<readonly FlexInvestment[]>(at.flex);
+  const plans = part<readonly FlexPlan[]>(at.plans);
   const codes = part<readonly CodeRecord[]>(at.codes);
   const candleLists = part<readonly (readonly Candle[])[]>(at.candles) ?? NO_CANDLES;
   const candles = wants.has('candles') ? new Map(windows.map((window, i) => [window.market, Object.freeze([...(candleLists[i] ?? [])])])) : null;
@@ -125,6 +129,7 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
     return value;
   };
   const flexList: readonly FlexInvestment[] | null = flex === null ? null : Object.freeze([...flex]);
+  const planById: ReadonlyMap<string, FlexPlan> | null = plans === null ? null : new Map(plans.map((plan) => [plan.planId, plan]));
   const codeList: readonly CodeRecord[] | null = codes === null ? null : Object.freeze([...codes]);
 
   const view: SlotView = {
@@ -141,6 +146,7 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
     mainBalances: () => need('balances', main),
     tradeBalances: () => need('balances', tradeShown),
     flexInvestments: () => need('flex', flexList),
+    flexPlan: (planId) => need('flex', planById).get(planId),
     codes: () => need('codes', codeList),
     candles: (market) => {
       const list = need('candles', candles).get(market);

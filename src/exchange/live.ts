@@ -1,13 +1,13 @@
 import type { Candle } from '../domain/candle.ts';
 import type { ApiClient } from '../api/client.ts';
-import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
+import type { CodeRecord, FlexInvestment, FlexPlan, TradeBalance } from '../domain/account.ts';
 import type { MarketRules } from '../domain/market.ts';
 import type { Decimal } from '../domain/money.ts';
 import type { Order, Stp } from '../domain/order.ts';
 import { ApiMarketData } from './market-data.ts';
 import type { Exchange } from './port.ts';
 
-/** The exchange's largest page for flex investments and order lookups. */
+/** The exchange's largest page for flex investments, flex plans and order lookups. */
 const PAGE = 100;
 /** Order history: the largest page, and the longest span one request may cover (31 days; 30 kept). */
 const HISTORY_PAGE = 500;
@@ -61,6 +61,15 @@ export class LiveExchange implements Exchange {
     const all: FlexInvestment[] = [];
     for (let offset = 0; ; offset += PAGE) {
       const page = await this.#client.flexInvestments({ active: true, limit: PAGE, offset });
+      all.push(...page);
+      if (page.length < PAGE) return all;
+    }
+  }
+
+  async flexPlans(): Promise<readonly FlexPlan[]> {
+    const all: FlexPlan[] = [];
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await this.#client.flexPlans({ limit: PAGE, offset });
       all.push(...page);
       if (page.length < PAGE) return all;
     }

@@ -1,6 +1,6 @@
 import type { RunMode } from '../domain/run-mode.ts';
 import type { Candle } from '../domain/candle.ts';
-import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
+import type { CodeRecord, FlexInvestment, FlexPlan, TradeBalance } from '../domain/account.ts';
 import type { MarketRules } from '../domain/market.ts';
 import type { Decimal } from '../domain/money.ts';
 import type { Order, Stp } from '../domain/order.ts';
@@ -38,6 +38,8 @@ export interface Exchange {
   tradeBalances(): Promise<ReadonlyMap<string, TradeBalance>>;
   /** Active flex investments. */
   flexInvestments(): Promise<readonly FlexInvestment[]>;
+  /** The flex plans, all pages: a withdrawal may not leave an investment below its plan's minimum. */
+  flexPlans(): Promise<readonly FlexPlan[]>;
   /** Every code of the account, all pages. */
   codes(): Promise<readonly CodeRecord[]>;
 

@@ -1,4 +1,4 @@
-import type { CodeRecord, FlexInvestment, TradeBalance } from '../domain/account.ts';
+import type { CodeRecord, FlexInvestment, FlexPlan, TradeBalance } from '../domain/account.ts';
 import { type Decimal, ZERO } from '../domain/money.ts';
 import type { Order, Stp } from '../domain/order.ts';
 import type { SimCore, SimOrder } from './core.ts';
@@ -34,6 +34,10 @@ export class SimAccount {
 
   async flexInvestments(): Promise<readonly FlexInvestment[]> {
     return this.sim.flexInvestments({ active: true });
+  }
+
+  async flexPlans(): Promise<readonly FlexPlan[]> {
+    return this.sim.flexPlans();
   }
 
   async codes(): Promise<readonly CodeRecord[]> {

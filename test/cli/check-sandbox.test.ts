@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/domain/errors.ts';
+import { DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { STRATEGIES } from '../../strategies/index.ts';
 import { Decimal, defineStrategy, intent, param } from '../../strategies/sdk.ts';
 
@@ -63,16 +64,16 @@ async function withDcaFile(text: string, work: (dir: string) => Promise<void>): 
   }
 }
 
-describe('stacker check against the sandbox', () => {
-  it('pre-flights the shipped examples against the demo account and places nothing', async () => {
-    const out: string[] = [];
-    const io: Io = { out: (text) => void out.push(text), err: () => undefined };
-    const state: RunState = { json: true, verbose: false, lookupHint: undefined };
-    const ctx = new CommandContext('check', { json: true }, io, state);
-    const env = { STACKER_MODE: 'live', STACKER_BASE_URL: proxy.url, STACKER_API_KEY: sandbox.apiKey, STACKER_API_SECRET: sandbox.apiSecret };
-    const clients: ApiClient[] = [];
-
-    await check(ctx, { strategies: STRATEGIES_DIR, live: true }, {
+/** `stacker check --live --json` of a strategies folder against the sandbox's demo account, through LiveExchange over HTTP: its JSON. */
+async function checkLive(strategies: string): Promise<{ ok: boolean; mode: string; startupProblems: unknown[]; preflight: Array<{ instance: string; ok: boolean; intents: Array<{ kind: string; verdict: string; summary?: string }> }> }> {
+  const out: string[] = [];
+  const io: Io = { out: (text) => void out.push(text), err: () => undefined };
+  const state: RunState = { json: true, verbose: false, lookupHint: undefined };
+  const ctx = new CommandContext('check', { json: true }, io, state);
+  const env = { STACKER_MODE: 'live', STACKER_BASE_URL: proxy.url, STACKER_API_KEY: sandbox.apiKey, STACKER_API_SECRET: sandbox.apiSecret };
+  const clients: ApiClient[] = [];
+  try {
+    await check(ctx, { strategies, live: true }, {
       env,
       createExchange: async (config) => {
         const credentials = config.settings.credentials;
@@ -84,9 +85,15 @@ describe('stacker check against the sandbox', () => {
     }).catch((error: unknown) => {
       throw new Error(`check failed: ${error instanceof Error ? error.message : String(error)}\n${out.join('')}`);
     });
+  } finally {
     await Promise.all(clients.map((client) => client.close()));
+  }
+  return JSON.parse(out.join('')) as Awaited<ReturnType<typeof checkLive>>;
+}
 
-    const result = JSON.parse(out.join('')) as { ok: boolean; mode: string; startupProblems: unknown[]; preflight: Array<{ instance: string; ok: boolean; intents: Array<{ kind: string; verdict: string }> }> };
+describe('stacker check against the sandbox', () => {
+  it('pre-flights the shipped examples against the demo account and places nothing', async () => {
+    const result = await checkLive(STRATEGIES_DIR);
     expect(result.mode).toBe('live');
     expect(result.ok).toBe(true);
     expect(result.startupProblems).toEqual([]);
@@ -95,6 +102,17 @@ describe('stacker check against the sandbox', () => {
     expect(dca?.intents.some((i) => i.kind === 'buy-stock-market' && i.verdict === 'would-send')).toBe(true);
     expect(proxy.requests.length).toBeGreaterThan(0);
     expect(proxy.requests.filter((request) => WRITES.some((path) => request.endsWith(path)))).toEqual([]);
+  });
+
+  it("reads the exchange's flex plans: a reserve whose withdrawal would leave less than the plan's minimum withdraws it all, which the exchange takes", async () => {
+    // The demo account: 10000 USDT on main, 1500 in the plan whose minimum is 10; RESERVE 11495 needs 1495, which would leave 5.
+    await withDcaFile('', async (dir) => {
+      rmSync(join(dir, 'dca.env'));
+      writeFileSync(join(dir, 'sweep.env'), `STRATEGY=flex-sweep\nSCHEDULE="30 8 * * *"\nPLAN=${DEMO_FLEX_PLAN_ID}\nMODE=reserve\nRESERVE=11495\n`);
+      const result = await checkLive(dir);
+      expect(result.ok).toBe(true);
+      expect(result.preflight[0]?.intents.filter((i) => i.kind === 'flex-withdraw')).toEqual([expect.objectContaining({ verdict: 'would-send', summary: `withdraw 1500 from flex plan ${DEMO_FLEX_PLAN_ID}` })]);
+    });
   });
 
   it('judges a strategy answer as a live slot does: one bad intent and nothing would be sent, the bad one named by its index', async () => {

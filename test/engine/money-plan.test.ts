@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/domain/money.ts';
 import type { Intent } from '../../src/engine/contract.ts';
 import { planMoney } from '../../src/engine/money-plan.ts';
-import { btcUsdt, investment, slotView } from '../strategies/view.ts';
+import { btcUsdt, investment, plan, slotView } from '../strategies/view.ts';
 
 const PLAN = '11111111-2222-4333-8444-555555555555';
 const view = (overrides: Parameters<typeof slotView>[0] = {}) =>
@@ -46,6 +46,15 @@ describe('a slot\'s money intents are all or nothing, checked before anything is
   it('carries a flex withdrawal into the main balance a transfer then moves', () => {
     expect(codes(planMoney([withdraw('30'), transfer('120'), buy('0.0001')], view(), limits))).toEqual([null, null, null]);
     expect(codes(planMoney([withdraw('60'), transfer('10')], view(), limits))).toEqual(['amount-exceeds-investment', 'group-refused']);
+  });
+
+  it('refuses, before sending, a withdrawal that would leave less than the plan\'s minimum investment and more than nothing (the exchange refuses it)', () => {
+    const minimum = view({ flexPlans: [plan(PLAN, 'USDT', '10')] });
+    const refusals = planMoney([withdraw('45')], minimum, limits);
+    expect(codes(refusals)).toEqual(['min-investment-left']);
+    expect(refusals[0]?.message).toMatch(/leaves 5, less than its minimum investment 10/);
+    expect(codes(planMoney([withdraw('40')], minimum, limits))).toEqual([null]);
+    expect(codes(planMoney([withdraw('50')], minimum, limits))).toEqual([null]);
   });
 
   it('counts every buy of the slot against the budget left', () => {

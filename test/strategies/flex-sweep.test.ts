@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { type Intent, intentProblems, readsOf } from '../../src/engine/contract.ts';
 import { parseInstanceParams } from '../../src/engine/params.ts';
 import { flexSweep } from '../../strategies/flex-sweep.ts';
-import { type ViewSpec, investment, slotView } from './view.ts';
+import { judgeWith } from '../../strategies/sdk-testing.ts';
+import { type ViewSpec, investment, plan, slotView } from './view.ts';
 
 const SOURCE = 'config/strategies/flex-sweep-usdt.env';
 const PLAN_A = '0b7b4a47-9a4f-4c4e-8d0e-2f1b6a7c9d11';
@@ -48,6 +49,20 @@ describe('flex-sweep', () => {
       { kind: 'flex-withdraw', plan: PLAN_B, amount: '80', group: PLAN_B },
       { kind: 'flex-withdraw', plan: PLAN_A, amount: '60', group: PLAN_A },
     ]);
+  });
+
+  it('MODE=reserve withdraws the whole investment, saying why, when what RESERVE needs would leave less than the plan\'s minimum; the engine lets it through', async () => {
+    // 11495 − 10000 = 1495 of 1500 would leave 5, under the plan's minimum of 10: the exchange refuses that.
+    const spec: ViewSpec = { main: { USDT: '10000' }, flex: [investment(PLAN_A, 'USDT', '1500')], flexPlans: [plan(PLAN_A, 'USDT', '10')] };
+    const env = { PLAN: PLAN_A, MODE: 'reserve', RESERVE: '11495' };
+    expect(await decide(env, spec)).toEqual([
+      expect.objectContaining({ kind: 'note', message: expect.stringContaining('less than its minimum investment 10'), data: expect.objectContaining({ needed: '1495', minInvestment: '10' }) }),
+      { kind: 'flex-withdraw', plan: PLAN_A, amount: '1500', group: PLAN_A },
+    ]);
+    const judged = await judgeWith(flexSweep, { STRATEGY: 'flex-sweep', SCHEDULE: '30 8 * * *', ...env }, spec);
+    expect(judged.filter(({ intent }) => intent.kind === 'flex-withdraw').map(({ refused }) => refused)).toEqual([null]);
+    // Leaving the minimum or more is a partial withdrawal as before.
+    expect(await decide({ ...env, RESERVE: '11490' }, spec)).toEqual([{ kind: 'flex-withdraw', plan: PLAN_A, amount: '1490', group: PLAN_A }]);
   });
 
   it('MODE=reserve caps at the invested amount and warns how far the reserve stays short: 200 − 10 − 140 = 50', async () => {
