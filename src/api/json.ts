@@ -4,30 +4,28 @@ export type ResponseBody =
   | { readonly kind: 'text'; readonly text: string }
   | { readonly kind: 'empty' };
 
-const LONG_DIGIT_RUN = /\d{16}/;
-
 interface ReviverContext {
   readonly source?: string;
 }
 
 /**
- * Integers beyond 2^53 (order ids are engine-assigned 64-bit numbers) would be silently rounded
- * by JSON.parse; the reviver keeps their source text instead. Floats are left alone so a float on
- * a money field is still seen — and refused — as a number.
+ * A number JSON.parse would round is kept as the text the exchange wrote: an integer beyond 2^53
+ * (order ids are engine-assigned 64-bit numbers), and any number with a fraction or an exponent
+ * (`"amount":0.0002`, `1e-8`). The spec sends money as strings, but the real exchange may not, and
+ * a client reads both (docs/exchange-api.md): from the source text a decimal is exact, where the
+ * double JSON.parse makes of it is not. A money field reads the text as it reads a string; a
+ * time reads it as a number.
  */
-function keepBigIntegers(_key: string, value: unknown, context?: ReviverContext): unknown {
-  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) && context?.source !== undefined) {
-    return /^-?\d+$/.test(context.source) ? context.source : value;
-  }
-  return value;
+function keepExactNumbers(_key: string, value: unknown, context?: ReviverContext): unknown {
+  if (typeof value !== 'number' || Number.isSafeInteger(value) || context?.source === undefined) return value;
+  return context.source;
 }
 
 /** Never throws: a 503 HTML page or a gateway's "Too Many Requests" text must still reach the error map. */
 export function decodeBody(text: string): ResponseBody {
   if (text.trim() === '') return { kind: 'empty' };
   try {
-    // The reviver costs a call per value; only a run of 16+ digits can hold an integer beyond 2^53.
-    const value: unknown = LONG_DIGIT_RUN.test(text) ? JSON.parse(text, keepBigIntegers) : JSON.parse(text);
+    const value: unknown = JSON.parse(text, keepExactNumbers);
     return { kind: 'json', value };
   } catch {
     return { kind: 'text', text };

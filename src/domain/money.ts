@@ -17,7 +17,8 @@ export type Decimal = InstanceType<typeof Decimal>;
 export const ZERO: Decimal = new Decimal(0);
 
 const DECIMAL_TEXT = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/;
-const LENIENT_DECIMAL_TEXT = /^[+-]?\d+(?:\.\d*)?$|^[+-]?\.\d+$/;
+/** What the exchange may write for a decimal: `12.`, `.5`, `+1`, and an exponent of at most two digits (`6.5e-2`, `1.0E-8`). */
+const LENIENT_DECIMAL_TEXT = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,2})?$/;
 
 /** A value that should have been a decimal string was not. Carries the field so callers can report it. */
 export class DecimalFormatError extends StackerError {
@@ -45,8 +46,9 @@ export function parseDecimalStrict(text: string, field: string): Decimal {
 
 /**
  * Parse a money value read from the wire. Strings in decimal notation are accepted as sent
- * (the exchange sometimes writes "12." or "+1"); a JS number is accepted only when it is a safe
- * integer, because any other number has already been through a binary float.
+ * (the exchange sometimes writes "12.", "+1" or "1.0E-8"); a JS number is accepted only when it
+ * is a safe integer, because any other number has already been through a binary float (the
+ * client's JSON decoding keeps the text of a number with a fraction, src/api/json.ts).
  */
 export function parseWireDecimal(value: unknown, field: string): Decimal {
   if (typeof value === 'string') {

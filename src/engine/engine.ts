@@ -110,6 +110,13 @@ export class Engine {
   readonly #unjournalled = new Map<string, { readonly instance: string; readonly slotTimeMs: number; readonly error: string }>();
   /** Per account, why its history could not be read the last time; absent once it is read again. */
   readonly #ledgerProblems = new Map<string, string>();
+  /**
+   * Accounts whose last history read came back in a form stacker cannot read (E_PROTOCOL): their
+   * slots send nothing until it reads again. A lost answer is resolved by looking the order up in
+   * that history; with the format changed under it, every slot placed an order that was never
+   * recorded. A network failure does not stop them: it passes, and a lost answer waits for it.
+   */
+  readonly #garbledHistory = new Map<string, string>();
   /** Per account, when track() last started a check of its history. */
   readonly #triedAtMs = new Map<string, number>();
   /** The checks track() started and nobody awaits yet (checkLedger never rejects). */
@@ -186,9 +193,13 @@ export class Engine {
     if (ledger === null || this.#fatal !== null) return null;
     return this.#guard(async () => {
       const report = account === undefined ? await ledger.check() : await ledger.checkAccount(account);
-      for (const read of report.accounts) this.#ledgerProblems.delete(read);
+      for (const read of report.accounts) {
+        this.#ledgerProblems.delete(read);
+        this.#garbledHistory.delete(read);
+      }
       for (const failed of report.unreadable) {
         this.#ledgerProblems.set(failed.account, failed.message);
+        if (failed.code === 'E_PROTOCOL') this.#garbledHistory.set(failed.account, errorMessage(failed.cause));
         this.#deps.logger.warn({ event: 'ledger-check-failed', ...(this.#deps.accounts === undefined ? {} : { account: failed.account }), code: failed.code, error: errorMessage(failed.cause) }, failed.message);
       }
       return report;
@@ -334,6 +345,14 @@ export class Engine {
       await this.checkLedger(account);
       if (this.#fatal !== null) return 'skipped';
       if (this.#ledger.accountCheckedAtMs(account) === null) return this.#skipUnchecked(instanceName, slotTimeMs);
+      const garbled = this.#garbledHistory.get(account);
+      if (garbled !== undefined) {
+        return this.#skipUnread(
+          instanceName,
+          slotTimeMs,
+          `${HISTORY_UNREAD}: it answers in a form stacker cannot read (${garbled}), so an order whose answer was lost could not be looked up; nothing is sent until it reads again`,
+        );
+      }
     }
     const key = `${instanceName}@${slotTimeMs}`;
     this.#running.set(key, (this.#running.get(key) ?? 0) + 1);
@@ -466,7 +485,10 @@ export class Engine {
 
   async #skipUnchecked(instance: string, slotTimeMs: number): Promise<SlotOutcome> {
     const problem = this.#ledgerProblems.get(accountOfInstance(this.#deps, instance)) ?? 'not read yet';
-    const reason = `${HISTORY_UNREAD} since stacker started (${problem}), so orders lost by the journal or placed by another client could not be ruled out`;
+    return this.#skipUnread(instance, slotTimeMs, `${HISTORY_UNREAD} since stacker started (${problem}), so orders lost by the journal or placed by another client could not be ruled out`);
+  }
+
+  async #skipUnread(instance: string, slotTimeMs: number, reason: string): Promise<SlotOutcome> {
     await this.#guard(async () => {
       if (await this.#deps.journal.skipSlot({ instance, slotTimeMs, runId: this.#options.runId, status: 'skipped', reason })) {
         this.#deps.metrics.slotFinished(instance, 'skipped', 0, slotTimeMs);

@@ -237,19 +237,21 @@ describe('money on the wire through the client', () => {
     await h.agent.close();
   });
 
-  it('turns a float on a money field into a ProtocolError naming the field; for an order the outcome is unknown', async () => {
+  it('reads money the exchange writes as a JSON number exactly as written, never through a float (the spec says strings; the client reads both)', async () => {
     h = harness();
-    h.pool.intercept({ path: '/api/v4/order/stock_market', method: 'POST' }).reply(200, { ...FILLED_STOCK_MARKET, amount: 0.002 });
-    const error = await failure(h.client.buyStockMarket({ market: 'ETH_USDT', baseAmount: new Decimal('0.002') }));
-    expect(error).toBeInstanceOf(ProtocolError);
-    expect((error as ProtocolError).exchangeMessage).toBe('unexpected answer: order.amount: expected a decimal string, got a non-integer number');
-    expect((error as ProtocolError).httpStatus).toBe(200);
-    expect(outcomeUnknown(error)).toBe(true);
+    h.pool
+      .intercept({ path: '/api/v4/order/stock_market', method: 'POST' })
+      .reply(200, '{"orderId":4986126152,"clientOrderId":"","market":"ETH_USDT","side":"buy","type":"stock market","timestamp":1595792396.165973,"dealMoney":0.30000000000000004,"dealStock":0.002,"amount":0.002,"left":0,"dealFee":1e-8,"feeAsset":"USDT","status":"FILLED"}');
+    const order = await h.client.buyStockMarket({ market: 'ETH_USDT', baseAmount: new Decimal('0.002') });
+    expect([order.amount, order.filledBase, order.filledQuote, order.fee].map(formatDecimal)).toEqual(['0.002', '0.002', '0.30000000000000004', '0.00000001']);
   });
 
-  it('refuses a balance given as a float', async () => {
+  it('reads a balance written as a number or in exponent notation, and still refuses a money field that is no number', async () => {
     h = harness();
-    h.pool.intercept({ path: '/api/v4/main-account/balance', method: 'POST' }).reply(200, { USDT: { main_balance: 36.48 } });
+    h.pool.intercept({ path: '/api/v4/main-account/balance', method: 'POST' }).reply(200, '{"USDT":{"main_balance":36.48},"SHIB":{"main_balance":"1.0E-8"}}');
+    const balances = await h.client.mainBalances();
+    expect([balances.get('USDT'), balances.get('SHIB')].map((v) => (v === undefined ? null : formatDecimal(v)))).toEqual(['36.48', '0.00000001']);
+    h.pool.intercept({ path: '/api/v4/main-account/balance', method: 'POST' }).reply(200, { USDT: { main_balance: 'lots' } });
     const error = await failure(h.client.mainBalances());
     expect(error).toBeInstanceOf(ProtocolError);
     expect((error as ProtocolError).exchangeMessage).toMatch(/balance\.USDT\.main_balance/);
@@ -322,10 +324,10 @@ describe('body decoding', () => {
     expect(decodeBody('{"a":')).toEqual({ kind: 'text', text: '{"a":' });
   });
 
-  it('keeps integers beyond 2^53 as exact digit strings and leaves floats as numbers', () => {
-    expect(decodeBody('{"id":18446744073709551615,"t":1760001234.123456,"n":9007199254740991}')).toEqual({
+  it('keeps integers beyond 2^53 and numbers with a fraction or an exponent as the text written; safe integers stay numbers', () => {
+    expect(decodeBody('{"id":18446744073709551615,"t":1760001234.123456,"n":9007199254740991,"f":1e-8,"z":-0.5}')).toEqual({
       kind: 'json',
-      value: { id: '18446744073709551615', t: 1760001234.123456, n: 9007199254740991 },
+      value: { id: '18446744073709551615', t: '1760001234.123456', n: 9007199254740991, f: '1e-8', z: '-0.5' },
     });
   });
 

@@ -26,7 +26,7 @@ const PATHS: ReadonlyArray<[string, Setup]> = [
   ['503 html', jsonReply(STOCK, 503, '<html><body>maintenance</body></html>')],
   ['500 json', jsonReply(STOCK, 500, { error: ['Internal server error.'] })],
   ['200 not JSON', jsonReply(STOCK, 200, 'garbage')],
-  ['200 float money', jsonReply(STOCK, 200, { orderId: 1, market: 'BTC_USDT', side: 'buy', type: 'stock market', timestamp: 1, dealMoney: 1.5, dealStock: '1', amount: '1', dealFee: '0' })],
+  ['200 unreadable money', jsonReply(STOCK, 200, { orderId: 1, market: 'BTC_USDT', side: 'buy', type: 'stock market', timestamp: 1, dealMoney: 'lots', dealStock: '1', amount: '1', dealFee: '0' })],
   [
     'server echoes payload, signature, key and secret',
     (h) => {

@@ -14,6 +14,10 @@ describe('money', () => {
   it('reads wire decimals as text and refuses floats on a money field', () => {
     expect(formatDecimal(parseWireDecimal('12.', 'amount'))).toBe('12');
     expect(formatDecimal(parseWireDecimal(5, 'amount'))).toBe('5');
+    // The exchange's exponent notation, exactly; an exponent of more than two digits is no money.
+    expect(formatDecimal(parseWireDecimal('1.0E-8', 'amount'))).toBe('0.00000001');
+    expect(formatDecimal(parseWireDecimal('6.5e-2', 'amount'))).toBe('0.065');
+    expect(() => parseWireDecimal('1e999', 'amount')).toThrow(/amount: expected a decimal string/);
     expect(() => parseWireDecimal(0.1, 'amount')).toThrow(/amount: .*non-integer number/);
     expect(() => parseWireDecimal(null, 'amount')).toThrow(/amount/);
   });

@@ -189,5 +189,22 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       world.sandbox.faults.clear();
       expect(await engine.runSlot('dca-btc', slot + 1000)).toBe('done');
     });
+
+    it('sends nothing while the history answers in a form it cannot read, after it was read: a lost answer could not be looked up; it trades again once it reads', async () => {
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      expect((await engine.checkLedger())?.accounts).toEqual(['default']);
+      // The exchange changed its format: its order answers and its history are both unreadable.
+      world.sandbox.faults.inject({ path: HISTORY_PATH, kind: 'status', status: 200, body: '{"BTC_USDT":[{"amount":"lots"}]}', times: Number.POSITIVE_INFINITY });
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 200, body: 'garbage', commit: true, times: Number.POSITIVE_INFINITY });
+      const slot = Date.now() + 60_000;
+      for (const at of [slot, slot + 1000, slot + 2000]) expect(await engine.runSlot('dca-btc', at)).toBe('skipped');
+      expect(world.sandbox.exchange.orderHistory({})).toHaveLength(0);
+      expect((await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: slot }))?.reason).toMatch(
+        /^not run: the exchange's order history could not be read: it answers in a form stacker cannot read \(.*HTTP 200: unexpected answer: history\.BTC_USDT\[0\].*\), so an order whose answer was lost could not be looked up; nothing is sent until it reads again$/,
+      );
+      world.sandbox.faults.clear();
+      expect(await engine.runSlot('dca-btc', slot + 3000)).toBe('done');
+      expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    });
   });
 });
