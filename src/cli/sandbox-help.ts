@@ -14,6 +14,8 @@ export const FAULT_HELP = `Faults (--fault, repeatable), to rehearse what a real
   unknown-status[=WORD]      perform the request, answer its orders with status WORD (default
                              ACCEPTED), a status stacker does not know; path= an order endpoint,
                              /api/v4/orders or the order history
+  upper-ids                  perform the request, answer its orders with their clientOrderId in
+                             capitals (an exchange keeping ids in another case); paths as above
 Options after a comma: path=/api/v4/... (default /api/v4/order/stock_market), every=N (every
 N-th request), times=N (firings; default unlimited), status=NNN. DURATION: 8, 1.5s or 500ms.
 Example: --fault accept-then-5xx,every=3 --fault history-lag=8s`;

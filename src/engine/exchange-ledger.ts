@@ -220,6 +220,7 @@ export class ExchangeLedger {
     const adopted: Order[] = [];
     const linked: Order[] = [];
     const foreign: ForeignOrder[] = [];
+    // Ids of ours the history shows, in lower case: one shown in another case is still there (see the not-found check below).
     const seen = new Set<string>();
     // Orders already reported as foreign are known: reported once, acknowledged by a human, not held against the next start.
     const reported = new Set((await deps.journal.listFindings()).flatMap((finding) => (finding.kind === 'foreign' && finding.orderId !== null ? [finding.orderId] : [])));
@@ -229,7 +230,7 @@ export class ExchangeLedger {
       const owner = parts === null ? undefined : instances?.get(parts.instanceHash);
       if (parts === null || owner === undefined) continue;
       ours += 1;
-      seen.add(order.clientOrderId);
+      seen.add(order.clientOrderId.toLowerCase());
       if (reported.has(order.orderId) || (await deps.journal.getOrder(order.orderId)) !== null) continue;
       const intent = await deps.journal.findIntentByClientOrderId(order.clientOrderId);
       const verdict = intent === null ? await this.#unjournalled(owner, parts.slotTimeMs) : await this.#journalled(intent);
@@ -267,7 +268,7 @@ export class ExchangeLedger {
     // again. The exchange's clock must say so too, read once a check, only when a buy is due.
     let exchangeNowMs: number | null | undefined;
     for (const intent of notFound) {
-      if (intent.clientOrderId === null || seen.has(intent.clientOrderId)) continue;
+      if (intent.clientOrderId === null || seen.has(intent.clientOrderId.toLowerCase())) continue;
       const sentAtMs = intent.sentAtMs ?? intent.createdAtMs;
       if (fromMs > sentAtMs - MINUTE_MS) continue;
       if (startedAtMs - sentAtMs < CLEAR_AFTER_MS) continue;

@@ -15,6 +15,8 @@ import type { FaultSpec } from './faults.ts';
  *                              after they were placed (applies to every lookup; no path)
  *   unknown-status[=WORD]      perform the request, answer its order records with status WORD
  *                              (default ACCEPTED), one stacker does not know; order paths only
+ *   upper-ids                  perform the request, answer its order records with their
+ *                              clientOrderId in capitals; order paths only
  *
  * Options: path=/api/v4/… (default the market order endpoint), every=N (every N-th request of
  * the path; default each), times=N (how many firings; default unlimited), status=NNN.
@@ -45,7 +47,7 @@ export function parseFaultSpecs(specs: readonly string[]): { readonly ok: Parsed
 
 type One = { readonly fault: FaultSpec } | { readonly historyLagMs: number } | { readonly problem: string };
 
-const KINDS = ['accept-then-5xx', '5xx', 'drop-answer', 'reset', 'slow', 'commit-late', 'answer-late', 'history-lag', 'unknown-status'] as const;
+const KINDS = ['accept-then-5xx', '5xx', 'drop-answer', 'reset', 'slow', 'commit-late', 'answer-late', 'history-lag', 'unknown-status', 'upper-ids'] as const;
 
 /** The answers that carry order records: the two market order endpoints, active orders, order history. */
 const ORDER_RECORD_PATHS = ['/api/v4/order/stock_market', '/api/v4/order/market', '/api/v4/orders', '/api/v4/trade-account/order/history'] as const;
@@ -114,6 +116,12 @@ function parseOne(spec: string): One {
       if (options['status'] !== undefined) return { problem: 'unknown-status answers 200 as usual: status=… does not apply' };
       return { fault: { ...base, kind: 'status-word', statusWord: word } };
     }
+    case 'upper-ids': {
+      if (value !== undefined) return { problem: 'upper-ids takes no value' };
+      if (!(ORDER_RECORD_PATHS as readonly string[]).includes(path)) return { problem: `upper-ids applies to the answers that carry orders: path must be one of ${ORDER_RECORD_PATHS.join(', ')}` };
+      if (options['status'] !== undefined) return { problem: 'upper-ids answers 200 as usual: status=… does not apply' };
+      return { fault: { ...base, kind: 'upper-ids' } };
+    }
     default: {
       const ms = duration();
       if (ms === null) return { problem: 'history-lag needs a duration, such as history-lag=8s' };
@@ -154,6 +162,8 @@ export function describeFaults(parsed: ParsedFaults): string[] {
         return `${f.path}: performed at once, answered ${f.latencyMs} ms later (${when})`;
       case 'status-word':
         return `${f.path}: performed, its orders answered with status ${f.statusWord ?? ''} (${when})`;
+      case 'upper-ids':
+        return `${f.path}: performed, its orders answered with their clientOrderId in capitals (${when})`;
     }
   });
   if (parsed.historyLagMs > 0) lines.push(`order history and active orders lag ${parsed.historyLagMs} ms behind each order`);

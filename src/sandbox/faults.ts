@@ -12,14 +12,17 @@
  * - `answer-late`: perform the operation at once and answer `latencyMs` later, as an exchange
  *   whose balances already show an order while its answer is still on the way;
  * - `status-word`: perform the request and answer as usual, but with `statusWord` as the status
- *   of every order record in the answer, as an exchange that added a status stacker does not know.
+ *   of every order record in the answer, as an exchange that added a status stacker does not know;
+ * - `upper-ids`: perform the request and answer as usual, but with every order record's
+ *   clientOrderId in capitals, as an exchange that keeps ids in another case than it was sent
+ *   (the spec says they are case-sensitive; the lookup by clientOrderId still finds the order).
  * Each fault fires `times` times (default 1; Infinity allowed), on every `every`-th matching
  * request (default 1: each one), first injected first.
  *
  * Apart from per-request faults, `historyLagMs` makes orders show in the order history and the
  * active orders only that long after they were placed, as the real history may lag an order.
  */
-export type FaultKind = 'drop-after-commit' | 'reset' | 'status' | 'latency' | 'commit-late' | 'answer-late' | 'status-word';
+export type FaultKind = 'drop-after-commit' | 'reset' | 'status' | 'latency' | 'commit-late' | 'answer-late' | 'status-word' | 'upper-ids';
 
 export interface FaultSpec {
   readonly path: string;
@@ -92,7 +95,7 @@ export class FaultInjector {
 
   /**
    * Use up one firing of the first armed outcome fault (reset, status, drop-after-commit,
-   * commit-late, answer-late, status-word) on this path: one request meets at most one of them, in the order they were injected.
+   * commit-late, answer-late, status-word, upper-ids) on this path: one request meets at most one of them, in the order they were injected.
    */
   takeOutcome(path: string): FaultSpec | null {
     return this.#take(path, (kind) => kind !== 'latency');

@@ -91,17 +91,18 @@ function faultAnswer(spec: FaultSpec): Answer {
  * create answer, the list of active orders, the history's rows under their markets. Refusals
  * are left as they are: they carry no order.
  */
-function withStatusWord(answer: Answer, word: string): Answer {
+/** A 200 answer with each of its order records changed by `change`; any other answer as it is. */
+function withOrderRecords(answer: Answer, change: (record: Record<string, unknown>) => Record<string, unknown>): Answer {
   if (!('json' in answer) || answer.status !== 200) return answer;
-  const restatus = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(restatus);
+  const rewrite = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rewrite);
     if (value === null || typeof value !== 'object') return value;
     const record = value as Record<string, unknown>;
     // An order record (`orderId`, or `id` with `ctime` in the history); a history answer is a map of such lists.
-    if ('status' in record && ('orderId' in record || 'ctime' in record)) return { ...record, status: word };
-    return Object.fromEntries(Object.entries(record).map(([key, inner]) => [key, restatus(inner)]));
+    if ('status' in record && ('orderId' in record || 'ctime' in record)) return change(record);
+    return Object.fromEntries(Object.entries(record).map(([key, inner]) => [key, rewrite(inner)]));
   };
-  return json(answer.status, restatus(answer.json));
+  return json(answer.status, rewrite(answer.json));
 }
 
 class SandboxServer implements Sandbox {
@@ -254,7 +255,8 @@ class SandboxServer implements Sandbox {
       return;
     }
     if (fault?.kind === 'status') answer = faultAnswer(fault);
-    if (fault?.kind === 'status-word') answer = withStatusWord(answer, fault.statusWord ?? '');
+    if (fault?.kind === 'status-word') answer = withOrderRecords(answer, (record) => ({ ...record, status: fault.statusWord ?? '' }));
+    if (fault?.kind === 'upper-ids') answer = withOrderRecords(answer, (record) => (typeof record['clientOrderId'] === 'string' ? { ...record, clientOrderId: record['clientOrderId'].toUpperCase() } : record));
     if (fault?.kind === 'answer-late') {
       await this.#sleep(fault.latencyMs ?? 0);
       if (this.#stopped) {

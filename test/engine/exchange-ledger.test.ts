@@ -190,6 +190,22 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(await engine.runSlot('dca-btc', slot + 1000)).toBe('done');
     });
 
+    it('finds the order of a lost answer that the exchange keeps under its clientOrderId in capitals, records it once, and trades on', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'drop-after-commit' });
+      for (const path of [HISTORY_PATH, '/api/v4/orders']) world.sandbox.faults.inject({ path, kind: 'upper-ids', times: Number.POSITIVE_INFINITY });
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('dca-btc', slot)).toBe('done');
+      const [placed] = world.sandbox.exchange.orderHistory({});
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect(intent).toMatchObject({ status: 'done', clientOrderId: placed?.clientOrderId });
+      expect(await world.journal.getOrder(placed?.orderId ?? '')).toMatchObject({ clientOrderId: placed?.clientOrderId });
+      // The history, read before the next slot, shows it in capitals: known, neither adopted nor foreign.
+      expect(await engine.runSlot('dca-btc', slot + 1000)).toBe('done');
+      expect(world.sandbox.exchange.orderHistory({})).toHaveLength(2);
+      expect(world.fatal).toEqual([]);
+    });
+
     it('sends nothing while the history answers in a form it cannot read, after it was read: a lost answer could not be looked up; it trades again once it reads', async () => {
       const engine = world.engine([dcaBtc()], { ledger: {} });
       expect((await engine.checkLedger())?.accounts).toEqual(['default']);

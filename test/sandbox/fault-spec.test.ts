@@ -46,10 +46,21 @@ describe('--fault specs', () => {
     ]);
   });
 
+  it('reads upper-ids: the order records of an order path answered with their clientOrderId in capitals', () => {
+    const parsed = parseFaultSpecs(['upper-ids,path=/api/v4/trade-account/order/history']);
+    expect('ok' in parsed && parsed.ok.faults).toEqual([{ path: '/api/v4/trade-account/order/history', times: Infinity, kind: 'upper-ids' }]);
+    expect('ok' in parsed && describeFaults(parsed.ok)).toEqual(['/api/v4/trade-account/order/history: performed, its orders answered with their clientOrderId in capitals (every request)']);
+    const bad = parseFaultSpecs(['upper-ids=yes', 'upper-ids,path=/api/v4/main-account/transfer']);
+    expect('problems' in bad && bad.problems).toEqual([
+      '"upper-ids=yes": upper-ids takes no value',
+      '"upper-ids,path=/api/v4/main-account/transfer": upper-ids applies to the answers that carry orders: path must be one of /api/v4/order/stock_market, /api/v4/order/market, /api/v4/orders, /api/v4/trade-account/order/history',
+    ]);
+  });
+
   it('names the spec and the rule for every bad one, all at once', () => {
     const parsed = parseFaultSpecs(['nope', 'slow', '5xx=200', 'reset=1', 'drop-answer,every=0', 'history-lag=1s,path=/x', 'slow=2s,color=red']);
     expect('problems' in parsed && parsed.problems).toEqual([
-      '"nope": unknown fault "nope"; the faults are accept-then-5xx, 5xx, drop-answer, reset, slow, commit-late, answer-late, history-lag, unknown-status',
+      '"nope": unknown fault "nope"; the faults are accept-then-5xx, 5xx, drop-answer, reset, slow, commit-late, answer-late, history-lag, unknown-status, upper-ids',
       '"slow": slow needs a duration, such as slow=4s',
       '"5xx=200": the status must be an HTTP status from 400 to 599, such as 502',
       '"reset=1": reset takes no value',
