@@ -6,7 +6,7 @@ import type { RunMode } from './journal.ts';
 import { dataDirLock } from './lock.ts';
 import { verifySchema } from './migrations.ts';
 import { JOURNAL_FILES, journalPath } from './open-store.ts';
-import { pgMarkerBase, writeMarker } from './journal-identity.ts';
+import { markerPath, pgMarkerBase, readMarker, writeMarker } from './journal-identity.ts';
 import { type Tx, asStoreError, describeLocation, inTransaction, openPool } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
 import { PgAdvisoryLock } from './pg-lock.ts';
@@ -88,6 +88,8 @@ export async function copySqliteJournalToPg(options: CopyOptions): Promise<Journ
   if (!existsSync(from)) throw new StoreError('not-found', `no ${options.mode} journal at ${from}: there is nothing to copy`);
   const schema = JOURNAL_SCHEMAS[options.mode];
   const to = describeLocation(options.url, schema);
+  const moved = movedElsewhere(options.dataDir, options.mode, from, to);
+  if (moved !== null) throw moved;
   const sourceLock = dataDirLock(options.dataDir, { name: JOURNAL_FILES[options.mode] });
   const bound = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
   const targetLock = new PgAdvisoryLock(options.url, 'journal', `journal:${schema}`, bound);
@@ -115,6 +117,25 @@ export async function copySqliteJournalToPg(options: CopyOptions): Promise<Journ
   } finally {
     sourceLock.release();
   }
+}
+
+/**
+ * The data dir's journal moved to another PostgreSQL database already (its marker names it): the
+ * SQLite file is the copy from before that move, and copying it again would start the new
+ * database from that old state, without the kill switch, pauses, transfers and budgets since
+ * (a second migrate, to a mistyped database or a new server, did, and trading resumed). Copying
+ * again into the database the marker names adds only what is missing, and is allowed.
+ */
+function movedElsewhere(dataDir: string, mode: RunMode, from: string, to: string): StoreError | null {
+  const base = pgMarkerBase(dataDir, mode);
+  const marker = readMarker(base);
+  if (marker === null || marker.file === to) return null;
+  return new StoreError(
+    'conflict',
+    `the ${mode} journal of this data dir moved to PostgreSQL already (${marker.file}, journal ${marker.journalId}, since ${new Date(marker.createdAtMs).toISOString()}): ` +
+      `${from} is its copy from before, and copying it into ${to} would start that database from the old state, without what was journalled since (the kill switch, pauses, transfers, budgets). ` +
+      `Nothing was changed. To move the journal to another database, copy that database (pg_dump, then psql into the new one) and point STACKER_DATABASE_URL at it; to copy the SQLite file anyway, move ${markerPath(base)} aside first`,
+  );
 }
 
 async function copyInto(db: DatabaseSync, target: { readonly url: string; readonly schema: string; readonly timeoutMs?: number }, from: string, to: string): Promise<JournalCopy> {

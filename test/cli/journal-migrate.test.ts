@@ -10,7 +10,7 @@ import { openStore, openStoreForReading } from '../../src/store/open-store.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { PgJournal } from '../../src/store/pg-journal.ts';
 import { failure } from '../support/thrown.ts';
-import { pgCluster } from '../support/pg-databases.ts';
+import { createDatabase, dropDatabase, pgCluster } from '../support/pg-databases.ts';
 import { TempWorld, buy, order } from '../store/helpers.ts';
 
 /**
@@ -156,6 +156,30 @@ describe.skipIf(pgCluster() === null)('stacker journal migrate --to postgres://â
     const error = await failure(migrate(context(false), { dataDir: dataDir(), mode: 'live', to: await target() }, { env: {} }));
     expect(error).toMatchObject({ reason: 'conflict', message: expect.stringMatching(/already holds another journal .*nothing was changed/) });
     expect((error as Error).message).not.toContain(PASSWORD);
+  });
+
+  it('refuses to copy the SQLite file into another database once the journal moved: that would start it from the state before the move', async () => {
+    await writeSqliteJournal();
+    await migrate(context(false), { dataDir: dataDir(), mode: 'live', to: await target() }, { env: {} });
+    // The operator's kill switch, set on PostgreSQL after the move: the SQLite copy never had it.
+    const moved = await openStore({ dataDir: dataDir(), mode: 'live', databaseUrl: await world.pgUrl() });
+    await moved.journal.setOperatorControl({ control: 'kill-switch', on: true });
+    await moved.close();
+    const cluster = pgCluster();
+    if (cluster === null) throw new Error('no cluster');
+    const second = await createDatabase(cluster);
+    try {
+      const error = await failure(migrate(context(false), { dataDir: dataDir(), mode: 'live', to: second.replace('postgres@', `postgres:${PASSWORD}@`) }, { env: {} }));
+      expect(error).toMatchObject({ reason: 'conflict', message: expect.stringMatching(/moved to PostgreSQL already .*Nothing was changed\. To move the journal to another database, copy that database/) });
+      expect((error as Error).message).not.toContain(PASSWORD);
+      // Nothing was written there: the marker still names the first database, where the kill switch is.
+      const untouched = new PgJournal({ url: second, schema: 'stacker_live' });
+      await expect(untouched.open()).resolves.toBeUndefined();
+      expect(await untouched.listIntents({})).toEqual([]);
+      await untouched.close();
+    } finally {
+      await dropDatabase(cluster, second);
+    }
   });
 
   it('asks for a target, and refuses one that is not a PostgreSQL URL without echoing it', async () => {
