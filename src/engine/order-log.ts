@@ -9,13 +9,20 @@ import { type EngineDeps, accountReservationId, mayReserveOnAccount } from './ru
  * the journal decides whether the snapshot is new (same status and fills → no transition; older
  * → ignored), in the same transaction that stores it, so a restart, a repeated poll or a lookup
  * racing the tracker never logs a transition twice. A terminal order settles the budget
- * reservation of its intent at what was really spent.
+ * reservation of its intent at what was really spent, whenever it is recorded (settling twice
+ * changes nothing).
  */
 export async function recordOrder(deps: EngineDeps, instance: string, order: Order, intentId: string | null): Promise<OrderTransition | null> {
   const unread = await newlyUnread(deps, order);
   const transition = await deps.journal.recordOrderSnapshot(order, intentId === null ? {} : { intentId });
   if (unread !== null) warnUnread(deps, instance, order, unread);
-  if (transition === null) return null;
+  if (transition === null) {
+    // Seen before, final: its settlement may not have been (the journal lost between the
+    // transition's commit and the settlement, a kill): the lookup of a restart settles it, or
+    // its reservation stayed held at the estimate for good.
+    if (intentId !== null && isTerminalStatus(order.status)) await settleReservation(deps, intentId, order);
+    return null;
+  }
   deps.metrics.orderTransition(instance, transition.toStatus);
   if (deps.logger.isLevelEnabled('info')) logTransition(deps, instance, order, transition);
   if (intentId !== null && isTerminalStatus(transition.toStatus)) await settleReservation(deps, intentId, order);

@@ -70,6 +70,34 @@ describe.each(ENGINE_JOURNALS)('a budget held for a buy that was never sent (%s 
     expect(spent.day.toFixed()).toBe('65');
   });
 
+  it('settled at what the buy spent when the journal is lost between the order\'s final state and its settlement: the lookup of the next start settles it', async () => {
+    // The account's settlement fails once, after the order's FILLED transition was committed (a connection lost there, a kill).
+    let failures = 1;
+    const lostAtSettle = new Proxy(world.journal, {
+      get(target, property) {
+        if (property === 'settleBudget') {
+          return async (reservationId: string, spentQuote: Decimal) => {
+            if (reservationId.endsWith('#account') && failures-- > 0) throw new StoreError('postgres', 'terminating connection due to administrator command');
+            return target.settleBudget(reservationId, spentQuote);
+          };
+        }
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const first = new Engine({ ...world.deps(), journal: lostAtSettle }, [budgeted()], { runId: null, onFatal: () => undefined });
+    expect(await first.runSlot('dca-btc', SLOT)).toBe('failed');
+    expect((await world.journal.heldBudgetReservations()).map((held) => held.instance)).toEqual(['account:default']);
+
+    await world.engine([budgeted()]).reconcile();
+    expect(await world.journal.heldBudgetReservations()).toEqual([]);
+    const [order] = world.sandbox.exchange.orderHistory({});
+    const reservation = await world.journal.budgetReservation(`${(await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.intentId}#account`);
+    expect(reservation).toMatchObject({ state: 'settled' });
+    expect(reservation?.amountQuote.toFixed()).toBe(order?.filledQuote.toFixed());
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+  });
+
   it("counts a period's buys made before a budget or an account cap was set: one set later in the day is not a fresh one", async () => {
     const unbudgeted = runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } });
     // A buy of 65 USDT with no budget and no cap.
