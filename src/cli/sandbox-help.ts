@@ -18,4 +18,6 @@ export const FAULT_HELP = `Faults (--fault, repeatable), to rehearse what a real
                              capitals (an exchange keeping ids in another case); paths as above
 Options after a comma: path=/api/v4/... (default /api/v4/order/stock_market), every=N (every
 N-th request), times=N (firings; default unlimited), status=NNN. DURATION: 8, 1.5s or 500ms.
+A request meets one fault of its path (besides slow=), the first given that fires on it: a fault
+after one that fires on every request for ever would never fire, and is refused.
 Example: --fault accept-then-5xx,every=3 --fault history-lag=8s`;

@@ -36,11 +36,24 @@ export function parseFaultSpecs(specs: readonly string[]): { readonly ok: Parsed
   const faults: FaultSpec[] = [];
   const problems: string[] = [];
   let historyLagMs = 0;
+  // A request meets at most one outcome fault of its path, the first armed: one that fires on
+  // every request for ever leaves none after it on that path a request to fire on.
+  const takesEvery = new Map<string, string>();
   for (const spec of specs) {
     const parsed = parseOne(spec);
     if ('problem' in parsed) problems.push(`${JSON.stringify(spec)}: ${parsed.problem}`);
     else if ('historyLagMs' in parsed) historyLagMs = parsed.historyLagMs;
-    else faults.push(parsed.fault);
+    else {
+      const { fault } = parsed;
+      const outcome = fault.kind !== 'latency';
+      const before = outcome ? takesEvery.get(fault.path) : undefined;
+      if (before !== undefined) {
+        problems.push(`${JSON.stringify(spec)}: would never fire: ${JSON.stringify(before)} before it fires on every request of ${fault.path}, and a request meets one fault; give that one every=N or times=N`);
+        continue;
+      }
+      if (outcome && fault.every === undefined && fault.times === Number.POSITIVE_INFINITY) takesEvery.set(fault.path, spec);
+      faults.push(fault);
+    }
   }
   return problems.length > 0 ? { problems } : { ok: { faults, historyLagMs } };
 }

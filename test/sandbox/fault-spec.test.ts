@@ -3,14 +3,14 @@ import { DEFAULT_FAULT_PATH, describeFaults, parseFaultSpecs } from '../../src/s
 
 describe('--fault specs', () => {
   it('reads each kind with its defaults: the order endpoint, every request, unlimited', () => {
-    const parsed = parseFaultSpecs(['accept-then-5xx', '5xx=500,every=2,times=3', 'drop-answer,path=/api/v4/main-account/transfer', 'reset', 'slow=1.5s', 'commit-late=4,status=502', 'history-lag=500ms']);
+    const parsed = parseFaultSpecs(['accept-then-5xx,times=2', '5xx=500,every=2,times=3', 'drop-answer,path=/api/v4/main-account/transfer', 'reset,times=1', 'slow=1.5s', 'commit-late=4,status=502', 'history-lag=500ms']);
     expect('ok' in parsed && parsed.ok).toEqual({
       historyLagMs: 500,
       faults: [
-        { path: DEFAULT_FAULT_PATH, times: Infinity, kind: 'status', status: 502, body: { message: 'stacker sandbox: injected fault' }, commit: true },
+        { path: DEFAULT_FAULT_PATH, times: 2, kind: 'status', status: 502, body: { message: 'stacker sandbox: injected fault' }, commit: true },
         { path: DEFAULT_FAULT_PATH, times: 3, every: 2, kind: 'status', status: 500, body: { message: 'stacker sandbox: injected fault' }, commit: false },
         { path: '/api/v4/main-account/transfer', times: Infinity, kind: 'drop-after-commit' },
-        { path: DEFAULT_FAULT_PATH, times: Infinity, kind: 'reset' },
+        { path: DEFAULT_FAULT_PATH, times: 1, kind: 'reset' },
         { path: DEFAULT_FAULT_PATH, times: Infinity, kind: 'latency', latencyMs: 1500 },
         { path: DEFAULT_FAULT_PATH, times: Infinity, kind: 'commit-late', status: 502, body: 'Gateway Time-out', latencyMs: 4000 },
       ],
@@ -55,6 +55,16 @@ describe('--fault specs', () => {
       '"upper-ids=yes": upper-ids takes no value',
       '"upper-ids,path=/api/v4/main-account/transfer": upper-ids applies to the answers that carry orders: path must be one of /api/v4/order/stock_market, /api/v4/order/market, /api/v4/orders, /api/v4/trade-account/order/history',
     ]);
+  });
+
+  it('refuses a fault that could never fire: an earlier one on its path fires on every request, and a request meets one', () => {
+    const bad = parseFaultSpecs(['answer-late=2s', 'accept-then-5xx,every=3', 'slow=1s']);
+    expect('problems' in bad && bad.problems).toEqual([
+      '"accept-then-5xx,every=3": would never fire: "answer-late=2s" before it fires on every request of /api/v4/order/stock_market, and a request meets one fault; give that one every=N or times=N',
+    ]);
+    // Taking turns, or a delay (which every request meets besides its outcome), is fine.
+    expect('ok' in parseFaultSpecs(['answer-late=2s,every=2', 'accept-then-5xx,every=3', 'slow=1s'])).toBe(true);
+    expect('ok' in parseFaultSpecs(['reset,times=1', 'drop-answer'])).toBe(true);
   });
 
   it('names the spec and the rule for every bad one, all at once', () => {
