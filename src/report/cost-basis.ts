@@ -58,6 +58,21 @@ export function positions(orders: readonly StoredOrder[], prices: ReadonlyMap<st
   });
 }
 
+/**
+ * What the average cost says of the fees: those in a market's own assets are in it; one paid in
+ * another asset (WBT, say) has no price here, so it is listed and not counted, and said so: the
+ * footer claimed every fee was counted.
+ */
+export function feesNote(positions: readonly MarketPosition[]): string {
+  const outside = new Set<string>();
+  for (const position of positions) {
+    const own = new Set(position.market.split('_'));
+    for (const asset of Object.keys(position.fees)) if (!own.has(asset)) outside.add(asset);
+  }
+  if (outside.size === 0) return 'average cost counts the fees';
+  return `average cost counts the fees paid in each market's own assets; those paid in ${[...outside].sort().join(', ')} are listed, not counted (no price to count them at)`;
+}
+
 /** Which account each order was sent on, as journalled with its intent (`default` before accounts, when there was one key). */
 export interface OrderAccounts {
   accountOf(order: StoredOrder): string;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
-import { fillsCsv, runningSums, sumFills } from '../../src/report/cost-basis.ts';
+import { feesNote, fillsCsv, positions, runningSums, sumFills } from '../../src/report/cost-basis.ts';
 import { order } from '../store/helpers.ts';
 
 const text = (sums: ReturnType<typeof sumFills>) => ({
@@ -32,6 +32,19 @@ describe('the sums of a market\'s fills', () => {
         else expect(text(total)).toEqual(text(running));
       }),
     );
+  });
+});
+
+describe('what a report says of the fees', () => {
+  it('says a fee paid in an asset of no market of the position is listed, not counted in the average cost', () => {
+    const stored = (o: Parameters<typeof order>[0]) => ({ ...order(o), intentId: null, firstSeenAtMs: 0, updatedAtMs: 0 });
+    const inQuote = stored({ orderId: '1', filledBase: new Decimal('0.001'), filledQuote: new Decimal('65'), fee: new Decimal('0.065'), feeAsset: 'USDT' });
+    const inWbt = stored({ orderId: '2', filledBase: new Decimal('0.001'), filledQuote: new Decimal('65'), fee: new Decimal('0.5'), feeAsset: 'WBT' });
+    expect(feesNote(positions([inQuote], null))).toBe('average cost counts the fees');
+    const both = positions([inQuote, inWbt], null);
+    // 130.065 / 0.002: the WBT fee is not in it.
+    expect(both[0]?.averageCost).toBe('65032.5');
+    expect(feesNote(both)).toBe("average cost counts the fees paid in each market's own assets; those paid in WBT are listed, not counted (no price to count them at)");
   });
 });
 

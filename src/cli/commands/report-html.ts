@@ -2,7 +2,7 @@ import { type ChartSpec, type Marker, type Series, chart } from '../../backtest/
 import { figure, num, page, section, table, txt } from '../../backtest/report/html.ts';
 import { escapeHtml, utcMinute } from '../../backtest/report/text.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
-import { type MarketPosition, runningSums } from '../../report/cost-basis.ts';
+import { type MarketPosition, feesNote, runningSums } from '../../report/cost-basis.ts';
 import type { StoredOrder } from '../../store/journal.ts';
 
 /**
@@ -31,7 +31,7 @@ export function renderLiveReportHtml(input: LiveReportInput): string {
   const title = `stacker ${input.mode}${input.instance === undefined ? '' : ` · ${input.instance}`}: what was bought`;
   const body = [
     `<header><h1>${escapeHtml(title)}</h1>`,
-    `<p class="sub">Journal <code>${escapeHtml(input.journalPath)}</code> · made ${utcMinute(input.generatedAtMs)} · average cost counts the fees</p></header>`,
+    `<p class="sub">Journal <code>${escapeHtml(input.journalPath)}</code> · made ${utcMinute(input.generatedAtMs)} · ${escapeHtml(feesNote(input.positions))}</p></header>`,
     section('Markets', positionsTable(input.positions)),
   ];
   for (const position of input.positions) {

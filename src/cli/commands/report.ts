@@ -44,7 +44,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
       return optional(flags.html, (text) => reportFile(text, '--html', PAGE_MARK));
     },
   });
-  const { fillsCsv, instanceAccounts, positions, positionsByAccount } = await import('../../report/cost-basis.ts');
+  const { feesNote, fillsCsv, instanceAccounts, positions, positionsByAccount } = await import('../../report/cost-basis.ts');
   await withJournal(flags, {}, async (store, label) => {
     const listed = await store.listOrders({ ...(args.instance === undefined ? {} : { instance: args.instance }), limit: -1 });
     const accounts = await orderAccounts(store, listed);
@@ -130,7 +130,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     }
     ctx.io.out(`\n${table([{ header: 'INSTANCE' }, { header: 'ACCOUNT' }, { header: 'ORDERS', align: 'right' }], instanceAccounts(orders, accounts).map((r) => [r.instance, r.account, String(r.orders)]))}`);
     for (const line of paperLines(paper)) ctx.io.out(line);
-    ctx.io.out(`\n${label.mode} journal ${label.path}; average cost counts the fees${priceNote === '' ? '' : `; ${priceNote}`}\n`);
+    ctx.io.out(`\n${label.mode} journal ${label.path}; ${feesNote(rows)}${priceNote === '' ? '' : `; ${priceNote}`}\n`);
     if (args.html !== undefined) ctx.io.out(`report: ${args.html}\n`);
   });
 }
