@@ -41,8 +41,25 @@ export function parseServerTime(value: unknown): { readonly timeMs: number; read
   return time > 1e12 ? { timeMs: Math.round(time), resolutionMs: 1 } : { timeMs: Math.round(time * 1000), resolutionMs: 1000 };
 }
 
+/**
+ * Spot markets are read strictly; a row of another type (futures, which carry other fields) that
+ * does not read as a market is left out: stacker buys spot only, and one futures row without
+ * `stockPrec` made every start fail.
+ */
 export function parseMarkets(value: unknown): MarketRules[] {
-  return wireArray(value, 'markets').map((item, i) => parseMarket(item, `markets[${i}]`));
+  const markets: MarketRules[] = [];
+  wireArray(value, 'markets').forEach((item, i) => {
+    try {
+      markets.push(parseMarket(item, `markets[${i}]`));
+    } catch (error) {
+      if (!(error instanceof WireShapeError) || !isOtherThanSpot(item)) throw error;
+    }
+  });
+  return markets;
+}
+
+function isOtherThanSpot(item: unknown): boolean {
+  return isObject(item) && typeof item['type'] === 'string' && item['type'] !== 'spot';
 }
 
 function parseMarket(value: unknown, at: string): MarketRules {

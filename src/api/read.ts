@@ -98,6 +98,8 @@ export class WireReader<W> {
     const v = this.#o[key];
     if (typeof v === 'boolean') return v;
     if (v === 0 || v === 1) return v === 1;
+    // Written as text by some answers ("tradesEnabled":"true"): what it says is not in doubt.
+    if (v === 'true' || v === 'false') return v === 'true';
     throw new WireShapeError(this.field(key), `expected a boolean, got ${kindOf(v)}`);
   }
 

@@ -274,6 +274,17 @@ describe('account and market parsing', () => {
     expect(parseMarkets([{ ...market, maxTotal: '1000000' }])[0]!.maxQuoteTotal?.toString()).toBe('1000000');
   });
 
+  it('leaves out a futures row that does not read as a market, reads a flag written as text, and still refuses a spot row it cannot read', () => {
+    const futures = { name: 'BTC_PERP', stock: 'BTC', money: 'USDT', type: 'futures', makerFee: '0.01', takerFee: '0.055', minAmount: '0.0001', minTotal: '5', tradesEnabled: true };
+    const rows = parseMarkets([market, futures, { ...market, name: 'SOL_USDT', stock: 'SOL', tradesEnabled: 'true' }, { ...market, name: 'XRP_USDT', stock: 'XRP', tradesEnabled: 'false' }]);
+    expect(rows.map((r) => [r.name, r.tradesEnabled])).toEqual([
+      ['ETH_USDT', true],
+      ['SOL_USDT', true],
+      ['XRP_USDT', false],
+    ]);
+    expect(() => parseMarkets([market, { ...market, name: 'NEW_USDT', stockPrec: undefined }])).toThrow(/markets\[1\]\.stockPrec/);
+  });
+
   it('reads tickers keyed by market, and `[]` as none', () => {
     const tickers = parseTickers({ ETH_USDT: { base_id: 1027, quote_id: 825, last_price: '3150.42', quote_volume: '81234567.1', base_volume: '25811.3', isFrozen: false, change: '-1.25' } });
     expect(tickers.get('ETH_USDT')).toMatchObject({ market: 'ETH_USDT', frozen: false });
