@@ -15,7 +15,7 @@ import { BacktestExchange } from '../sim/backtest-exchange.ts';
 import type { CandleSeries } from '../candles/index.ts';
 import type { RulesOrigin } from './rules/origin.ts';
 import { type FactPlace, RunFacts } from './report/facts.ts';
-import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal, SlotRun, StrategyFailure } from './report/run.ts';
+import type { BacktestRun, EquityPoint, ReportFlexOp, ReportOrder, ReportRefusal, SkippedWallTimes, SlotRun, StrategyFailure } from './report/run.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import { MemoryJournal } from '../store/memory-journal.ts';
 import { HeapCeiling } from './heap-ceiling.ts';
@@ -312,6 +312,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       slotsInGaps,
       flexInterest: input.flex === null ? null : { ticker: input.flex.ticker, amount: exchange.sim.flexInterestPaid().get(input.flex.ticker) ?? ZERO },
       slotsAfterData: slotsBetween(enabled, lastMs, toMs),
+      slotsSkippedByClockChange: skippedWallTimes(enabled, firstMs, toMs),
       firstSlot,
       settings: { slippagePct: input.slippagePct, flexAprPct: input.flex?.aprPct ?? null, ...(input.accountCaps === undefined ? {} : { accountCaps: input.accountCaps }) },
       rules: { values: rules, origin: input.rulesOrigin ?? { source: 'demo' } },
@@ -333,6 +334,23 @@ function slotsBetween(instances: readonly InstanceConfig[], afterMs: number, bef
     }
   }
   return count === 0 ? null : { count, firstMs };
+}
+
+/** The slots of the period whose wall time their zone skipped (clocks going forward), over every instance; null when none. */
+function skippedWallTimes(instances: readonly InstanceConfig[], fromMs: number, toMs: number): SkippedWallTimes | null {
+  let count = 0;
+  let first: { text: string; sortMs: number } | null = null;
+  for (const instance of instances) {
+    const skipped = instance.schedule.skippedBetween(fromMs, toMs);
+    if (skipped === null) continue;
+    count += skipped.count;
+    const w = skipped.first;
+    const sortMs = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+    const pad = (n: number): string => String(n).padStart(2, '0');
+    const text = `${w.year}-${pad(w.month)}-${pad(w.day)} ${pad(w.hour)}:${pad(w.minute)}${instance.schedule.hasSeconds ? `:${pad(w.second)}` : ''} ${instance.timezone}`;
+    if (first === null || sortMs < first.sortMs) first = { text, sortMs };
+  }
+  return first === null ? null : { count, first: first.text };
 }
 
 /** What the account starts with, per asset: the wallet plus the seeded flex investment (PnL counts from there). */

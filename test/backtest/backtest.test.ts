@@ -117,6 +117,17 @@ describe('a backtest over real candles', () => {
     expect(text).toContain("3 in gaps of the data, filled at the first open after (first 2021-03-04 23:30Z); 1 more slot after the last candle's open, not run: no open left to fill at (2021-03-14 23:30Z)");
   });
 
+  it('says which slots never ran because their wall time did not exist, the clocks going forward, as live', async () => {
+    // New York went from 02:00 to 03:00 on 2021-03-14: a daily 02:30 there has no slot that day.
+    const instances = await loadStrategyFiles([strategyFile('ny', 'STRATEGY=dca\nSCHEDULE="30 2 * * *"\nTIMEZONE=America/New_York\nMARKET=BTC_USDT\nAMOUNT=0.001\n')]);
+    const report = buildReport(
+      await runBacktest({ candles: loadCandles(FIXTURE, { market: 'BTC_USDT' }), market: 'BTC_USDT', dataFile: 'btc.csv', instances, wallet: new Map([['USDT', new Decimal('10000')]]), slippagePct: new Decimal(0), flex: null }),
+    );
+    expect(report.slots).toBe(13);
+    expect(report.slotsSkippedByClockChange).toEqual({ count: 1, first: '2021-03-14 02:30 America/New_York' });
+    expect(renderSummary(report, { color: false })).toContain('1 slot never run: its wall time did not exist, the clocks going forward (first 2021-03-14 02:30 America/New_York)');
+  });
+
   it('values no slot inside a gap of the data: its buys fill at the first open after it, and only the closes after it value them', async () => {
     // Three days at 100, a gap of three days, three days at 50: the buys of the gap's slots fill at 50.
     const hour = 3600;

@@ -82,6 +82,7 @@ export interface BacktestReport {
   slots: number;
   slotsInGaps: { count: number; firstMs: number } | null;
   slotsAfterData: { count: number; firstMs: number } | null;
+  slotsSkippedByClockChange: { count: number; first: string } | null;
   instances: Array<{ instance: string; strategy: string; schedule: string; timezone: string }>;
   settings: { slippagePct: string; flexAprPct: string | null; accountCaps: ReportAccountCap[] };
   rules: ReportRules;
@@ -188,6 +189,7 @@ export function buildReport(run: BacktestRun): BacktestReport {
     slots: run.slots,
     slotsInGaps: run.slotsInGaps ?? null,
     slotsAfterData: run.slotsAfterData ?? null,
+    slotsSkippedByClockChange: run.slotsSkippedByClockChange ?? null,
     instances: [...run.instances]
       .sort((a, b) => compareText(a.instance, b.instance))
       .map((i) => ({ instance: i.instance, strategy: i.strategy, schedule: i.schedule, timezone: i.timezone })),

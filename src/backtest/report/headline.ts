@@ -64,6 +64,8 @@ function slotsNote(report: BacktestReport): string {
   if (inGaps !== null) notes.push(`${inGaps.count} in gaps of the data, filled at the first open after (first ${utcMinute(inGaps.firstMs)})`);
   const after = report.slotsAfterData;
   if (after !== null) notes.push(`${counted(after.count, 'more slot')} after the last candle's open, not run: no open left to fill at (${utcMinute(after.firstMs)}${after.count === 1 ? '' : ' on'})`);
+  const skipped = report.slotsSkippedByClockChange;
+  if (skipped !== null) notes.push(`${counted(skipped.count, 'slot')} never run: ${skipped.count === 1 ? 'its wall time' : 'their wall times'} did not exist, the clocks going forward (first ${skipped.first})`);
   return notes.join('; ');
 }
 

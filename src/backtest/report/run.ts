@@ -48,6 +48,8 @@ export interface BacktestRun {
   slotsInGaps?: SlotRun | null;
   /** Slots of the period after the last candle's open: not run, as no open is left to fill them at; absent or null when none. */
   slotsAfterData?: SlotRun | null;
+  /** Slots at a wall time their zone skipped (clocks going forward): never run; absent or null when none. */
+  slotsSkippedByClockChange?: SkippedWallTimes | null;
   /** The first slot of the run and what a market buy then pays (fill rule, slippage in: the lump-sum benchmark buys there); null without a slot. */
   firstSlot?: { timeMs: number; price: Decimal } | null;
   /** accountCaps: the account caps counted (BacktestInput.accountCaps), by account name; absent or empty without. */
@@ -56,6 +58,12 @@ export interface BacktestRun {
   rules: { values: MarketRules; origin: RulesOrigin };
   /** Instances the engine disabled (their strategy threw, answered wrong or not at all): when, why, and how many of their slots did not run after. */
   strategyFailures?: StrategyFailure[];
+}
+
+/** How many slots named a wall time that did not exist, and the first of them as its wall time and zone (`2020-03-29 02:30 Europe/Berlin`). */
+export interface SkippedWallTimes {
+  count: number;
+  first: string;
 }
 
 /** How many slots, and the first of them. */

@@ -24,6 +24,12 @@ export interface CronSchedule {
   previous(atMs: number): number | null;
   /** Whether `timeMs` is exactly a slot. */
   matches(timeMs: number): boolean;
+  /**
+   * The wall times the expression names from `fromMs` to `toMs` that did not exist in the zone
+   * (the hour skipped when clocks go forward), which never run: how many, and the first; null
+   * when none.
+   */
+  skippedBetween(fromMs: number, toMs: number): { readonly count: number; readonly first: LocalParts } | null;
 }
 
 export interface CronProblem {
@@ -119,6 +125,7 @@ export function parseCron(expression: string, timezone: string): CronSchedule {
     // node-cron's matcher accepts both occurrences of a wall time the autumn change repeats; a
     // slot is only the first (the one next() and previous() name), so the second is asked of them.
     matches: (timeMs) => timeMs % 1000 === 0 && parsed.matcher.match(new Date(timeMs)) && findPrevious(parsed, timeMs) === timeMs,
+    skippedBetween: (fromMs, toMs) => findSkipped(parsed, fromMs, toMs),
   };
 }
 
@@ -212,6 +219,55 @@ function findNext(parsed: Parsed, afterMs: number): number | null {
     ({ year, month, day } = shiftDay(year, month, day, 1));
   }
   return null;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Wall times of the expression that a zone skipped (see CronSchedule.skippedBetween). Only the
+ * days around a change of offset are searched: one shorter than 24 h between two noons (noon
+ * exists on every day a zone changes its clocks at night). A zone without such changes costs a
+ * pass over the days, a noon each.
+ */
+function findSkipped(parsed: Parsed, fromMs: number, toMs: number): { count: number; first: LocalParts } | null {
+  if (toMs <= fromMs) return null;
+  const noon = (d: { year: number; month: number; day: number }): number | null => localToUtc({ ...d, hour: 12, minute: 0, second: 0 }, parsed.timezone);
+  const start = localParts(fromMs, parsed.timezone);
+  const end = localParts(toMs, parsed.timezone);
+  const endKey = end.year * 10_000 + end.month * 100 + end.day;
+  let day = { year: start.year, month: start.month, day: start.day };
+  let previousNoon = noon(shiftDay(day.year, day.month, day.day, -1));
+  let count = 0;
+  let first: LocalParts | null = null;
+  const checked = new Set<number>();
+  for (let i = 0; i < 366 * 100 && day.year * 10_000 + day.month * 100 + day.day <= endKey; i += 1) {
+    const thisNoon = noon(day);
+    if (previousNoon !== null && thisNoon !== null && thisNoon - previousNoon < DAY_MS) {
+      // The clocks went forward between yesterday's noon and today's: the skipped hour is on one of the two days.
+      for (const d of [shiftDay(day.year, day.month, day.day, -1), day]) {
+        const key = d.year * 10_000 + d.month * 100 + d.day;
+        if (checked.has(key) || !dayMatches(parsed, d.year, d.month, d.day)) continue;
+        checked.add(key);
+        for (const hour of parsed.hours) {
+          for (const minute of parsed.minutes) {
+            for (const second of parsed.seconds) {
+              const wall: LocalParts = { ...d, hour, minute, second };
+              if (localToUtc(wall, parsed.timezone) !== null) continue;
+              // Within the period: the wall time read at the offset in force after the change.
+              const offsetMs = Date.UTC(day.year, day.month - 1, day.day, 12) - thisNoon;
+              const around = Date.UTC(d.year, d.month - 1, d.day, hour, minute, second) - offsetMs;
+              if (around < fromMs || around > toMs) continue;
+              count += 1;
+              first ??= wall;
+            }
+          }
+        }
+      }
+    }
+    previousNoon = thisNoon;
+    day = shiftDay(day.year, day.month, day.day, 1);
+  }
+  return first === null ? null : { count, first };
 }
 
 function findPrevious(parsed: Parsed, atMs: number): number | null {

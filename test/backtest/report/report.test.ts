@@ -227,7 +227,7 @@ describe('backtest report: SCHEMA.md', () => {
     });
     const offGrid = { count: 1, firstTimeSec: (T0 + 5 * HOUR) / 1000 + 300 };
     const accountCaps = new Map([['main', { limits: { day: d('15') }, asset: 'USDT', timeZone: 'UTC' }]]);
-    const slotRuns = { slotsInGaps: { count: 2, firstMs: T0 + HOUR }, slotsAfterData: { count: 1, firstMs: T0 + 9 * HOUR }, flexInterest: { ticker: 'USDT', amount: d('0.5') } };
+    const slotRuns = { slotsInGaps: { count: 2, firstMs: T0 + HOUR }, slotsAfterData: { count: 1, firstMs: T0 + 9 * HOUR }, slotsSkippedByClockChange: { count: 1, first: '2024-03-31 02:30 Europe/Berlin' }, flexInterest: { ticker: 'USDT', amount: d('0.5') } };
     const found = paths(buildReport({ ...run, ...slotRuns, settings: { ...run.settings, accountCaps }, candles: { ...run.candles, offGrid }, strategyFailures: [{ instance: 'flaky', atMs: T0 + 3 * HOUR, reason: 'strategy flaky failed: boom', slotsNotRun: 2 }] }), '', new Set());
     expect([...found].filter((p) => !documented.has(p))).toEqual([]);
     expect([...documented].filter((p) => !found.has(p))).toEqual([]);

@@ -48,6 +48,17 @@ describe('cron schedules', () => {
     expect(iso(skipped.previous(Date.UTC(2026, 9, 25, 1, 30)))).toBe('2026-10-25T00:30:00.000Z');
   });
 
+  it('counts the wall times a zone skipped when its clocks went forward, which never run, and names the first', () => {
+    // A weekly 02:30 on Sundays in Berlin: the last Sundays of March 2020 and 2021 had no 02:30.
+    expect(parseCron('30 2 * * 0', 'Europe/Berlin').skippedBetween(Date.UTC(2020, 0, 1), Date.UTC(2022, 0, 1))).toEqual({ count: 2, first: { year: 2020, month: 3, day: 29, hour: 2, minute: 30, second: 0 } });
+    // Hourly in New York: the 02:00 of 2022-03-13; only the period asked for counts.
+    expect(parseCron('0 * * * *', 'America/New_York').skippedBetween(Date.UTC(2022, 0, 1), Date.UTC(2023, 0, 1))?.count).toBe(1);
+    expect(parseCron('0 * * * *', 'America/New_York').skippedBetween(Date.UTC(2022, 2, 14), Date.UTC(2023, 0, 1))).toBeNull();
+    // A time the change does not touch, and UTC, lose none.
+    expect(parseCron('0 9 * * *', 'Europe/Berlin').skippedBetween(Date.UTC(2020, 0, 1), Date.UTC(2024, 0, 1))).toBeNull();
+    expect(parseCron('*/30 * * * *', 'UTC').skippedBetween(Date.UTC(2020, 0, 1), Date.UTC(2024, 0, 1))).toBeNull();
+  });
+
   it('reports every problem, naming the field and the rule', () => {
     expect(cronProblems('61 * * * *', 'Mars/Olympus').map((p) => p.field)).toEqual(['SCHEDULE', 'TIMEZONE']);
     expect(cronProblems('61 * * * *', 'UTC')[0]?.rule).toMatch(/minute field '61'/);
