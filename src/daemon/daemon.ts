@@ -151,6 +151,14 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       `rebuilding the journal from the exchange's order history (the last ${FIRST_LOOK_BACK_MS / 86_400_000} days): ${store.rebuilt.reason}`,
     );
   }
+  if (store.olderCopy !== null) {
+    logger.warn(
+      { event: 'journal-older-copy', reason: store.olderCopy },
+      `${store.olderCopy}: the orders of its last slots are in no journal; the exchange's history is read for them, and a slot missed within its settle window is not run late`,
+    );
+  }
+  // Why the journal may lack the newest orders: a slot missed moments ago may have been bought.
+  const journalBehind = store.rebuilt !== null ? "the journal was rebuilt from the exchange's order history" : store.olderCopy;
   let engine: Engine | null = null;
   let controls: OperatorControls | null = null;
   const configuredKillSwitch = killSwitch({ file: config.killSwitchFile, env: config.killSwitchEnv });
@@ -221,6 +229,12 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const oncePassing: string[] = [];
   try {
     const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: pkg.version });
+    try {
+      store.noteRun(run);
+    } catch (error) {
+      // Only what tells an older copy put back later is lost: nothing to stop trading for.
+      logger.warn({ event: 'journal-identity-unwritten', error: errorMessage(error) }, `could not note this run beside the journal (${errorMessage(error)}): an older copy of it put back later would not be told`);
+    }
     runId = run.runId;
     logger.info(
       { event: 'starting', runId, version: pkg.version, instances: config.instances.length, accounts: routing.names, dataDir: config.dataDir, journal: journal.path, exchange: exchange.kind },
@@ -364,7 +378,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy, oncePassing };
     }
     // From the run's start: a start that waited for an exchange journals the slots of the wait as such.
-    if (!stopping.signal.aborted) await running.catchUp(clock.nowMs(), run.startedAtMs, { journalRebuilt: store.rebuilt !== null });
+    if (!stopping.signal.aborted) await running.catchUp(clock.nowMs(), run.startedAtMs, journalBehind === null ? {} : { journalBehind });
 
     // A failed slot found done since counts as a success for the gauge and ends its run of failures for /healthz.
     const onSettled = (instance: string, slotTimeMs: number): void => {

@@ -217,11 +217,11 @@ export class Engine {
    * `startedAtMs`: when this run started, when that was before `nowMs` (its start waited for an
    * exchange): the slots since fell while stacker was starting, not while it was stopped, and are
    * journalled saying so; an instance without a slot is anchored there, so they count for it too.
-   * `journalRebuilt`: the journal was rebuilt from the exchange's history this start; a missed
-   * slot within its settle window is not run late, and left unjournalled for the history check
-   * to adopt its order if it shows.
+   * `journalBehind`: why the journal may lack the newest orders (rebuilt from the exchange's
+   * history this start, an older copy put back); a missed slot within its settle window is not
+   * run late, and left unjournalled for the history check to adopt its order if it shows.
    */
-  async catchUp(nowMs: number, startedAtMs: number = nowMs, options: { readonly journalRebuilt?: boolean } = {}): Promise<void> {
+  async catchUp(nowMs: number, startedAtMs: number = nowMs, options: { readonly journalBehind?: string } = {}): Promise<void> {
     const startedMs = Math.min(startedAtMs, nowMs);
     for (const instance of this.#instances.values()) {
       if (!this.isEnabled(instance.instance) || this.#fatal !== null) continue;
@@ -253,9 +253,9 @@ export class Engine {
       // A journal rebuilt from the exchange's history knows only what the history showed: an order
       // of a slot sent moments before may not show yet (it may lag up to the settle window), and
       // running that slot late would buy it again.
-      if (plan.run !== null && options.journalRebuilt === true && nowMs - plan.run < instance.orderSettleWindowMs) {
+      if (plan.run !== null && options.journalBehind !== undefined && nowMs - plan.run < instance.orderSettleWindowMs) {
         // Left unjournalled, as a recent slot is above: if its order shows, the history check adopts it.
-        const reason = `the journal was rebuilt from the exchange's order history, which may not show an order of this slot yet (ORDER_SETTLE_WINDOW ${Math.round(instance.orderSettleWindowMs / 1000)} s): not run late, so it cannot be bought twice; an order of it that shows is adopted`;
+        const reason = `${options.journalBehind}, and the exchange's order history may not show an order of this slot yet (ORDER_SETTLE_WINDOW ${Math.round(instance.orderSettleWindowMs / 1000)} s): not run late, so it cannot be bought twice; an order of it that shows is adopted`;
         this.#deps.logger.warn({ event: 'catch-up-withheld', instance: instance.instance, slot: new Date(plan.run).toISOString() }, `the missed slot is not run late: ${reason}`);
       } else if (plan.run !== null) {
         this.#deps.logger.info({ event: 'catch-up', instance: instance.instance, slot: new Date(plan.run).toISOString() }, 'running the missed slot late (CATCH_UP=last)');

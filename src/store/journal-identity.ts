@@ -16,6 +16,11 @@ export interface JournalMarker {
   readonly journalId: string;
   readonly createdAtMs: number;
   readonly file: string;
+  /**
+   * When the newest daemon run of this data dir started on the journal (SQLite), written at each
+   * start: a journal whose own newest run is older is a copy from before it, a backup put back.
+   */
+  readonly lastRunStartedAtMs?: number;
 }
 
 export type JournalFileState =
@@ -52,7 +57,12 @@ export function readMarker(journalPath: string): JournalMarker | null {
   try {
     const value = JSON.parse(raw) as Partial<JournalMarker>;
     if (typeof value.journalId === 'string' && value.journalId !== '' && typeof value.createdAtMs === 'number') {
-      return { journalId: value.journalId, createdAtMs: value.createdAtMs, file: typeof value.file === 'string' ? value.file : basename(journalPath) };
+      return {
+        journalId: value.journalId,
+        createdAtMs: value.createdAtMs,
+        file: typeof value.file === 'string' ? value.file : basename(journalPath),
+        ...(typeof value.lastRunStartedAtMs === 'number' && Number.isFinite(value.lastRunStartedAtMs) ? { lastRunStartedAtMs: value.lastRunStartedAtMs } : {}),
+      };
     }
   } catch {
     // fall through: an unreadable marker is reported below
@@ -182,4 +192,17 @@ export function movedToPostgres(dataDir: string, mode: string, sqlitePath: strin
       `${sqlitePath} is its copy from before it moved, and running on it would miss every budget spent and every order placed since. ` +
       `Set STACKER_DATABASE_URL to that database; to go back to the SQLite file on purpose, move ${markerPath(base)} aside first`,
   );
+}
+
+/**
+ * The journal is an older copy than the one this data dir last ran (its identity file says when
+ * the newest run started; the journal's own newest run is older): a backup put back. Its last
+ * slots' orders are in no journal, and the exchange's history may not show them yet: a slot
+ * missed then must not be run late (it was bought). Null when it is not, or cannot be told.
+ */
+export function olderCopyProblem(marker: JournalMarker | null, journalId: string, newestRunStartedAtMs: number | null): string | null {
+  if (marker === null || marker.journalId !== journalId || marker.lastRunStartedAtMs === undefined) return null;
+  if (newestRunStartedAtMs !== null && newestRunStartedAtMs >= marker.lastRunStartedAtMs) return null;
+  const newest = newestRunStartedAtMs === null ? 'has no run' : `has its newest run from ${new Date(newestRunStartedAtMs).toISOString()}`;
+  return `the journal ${newest}, but this data dir last started stacker on it at ${new Date(marker.lastRunStartedAtMs).toISOString()}: it is an older copy (a backup put back)`;
 }

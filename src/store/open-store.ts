@@ -2,7 +2,7 @@ import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
-import { REBUILD_COMMAND, inspectJournalFile, lostJournalForReading, lostJournalProblem, moveAside, movedToPostgres, readMarker, writeMarker } from './journal-identity.ts';
+import { REBUILD_COMMAND, inspectJournalFile, lostJournalForReading, lostJournalProblem, moveAside, movedToPostgres, olderCopyProblem, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir } from './lock.ts';
 import { type OpenedStore, type StoredJournal, openedStore } from './opened-store.ts';
 import type { LockKeep, LockWait } from './pg-lock.ts';
@@ -109,6 +109,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
   });
   let rebuilt: OpenedStore['rebuilt'] = null;
+  let olderCopy: string | null = null;
   try {
     for (const lock of locks) lock.acquire();
     // Checked under the lock: no other stacker can be creating or replacing the file meanwhile.
@@ -130,6 +131,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     if (!existsSync(path)) closeSync(openSync(path, 'wx', 0o600));
     await journal.open();
     const journalId = await journal.journalId();
+    olderCopy = olderCopyProblem(marker, journalId, (await journal.listRuns(1))[0]?.startedAtMs ?? null);
     if (marker === null || rebuilt !== null || marker.journalId !== journalId) {
       writeMarker(path, { journalId, createdAtMs: (options.clock ?? Date.now)(), file: JOURNAL_FILES[options.mode] });
     }
@@ -138,7 +140,13 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     releaseAll();
     throw error;
   }
-  return openedStore(journal, rebuilt, releaseAll);
+  return openedStore(journal, rebuilt, releaseAll, {
+    olderCopy,
+    noteRun(run) {
+      const current = readMarker(path);
+      if (current !== null) writeMarker(path, { ...current, lastRunStartedAtMs: run.startedAtMs });
+    },
+  });
 }
 
 /** Every API key to lock, each once. */

@@ -11,15 +11,26 @@ export interface OpenedStore {
   readonly journal: StoredJournal;
   /** Set when a lost journal was replaced by a new, empty one (onLostJournal: 'rebuild'). */
   readonly rebuilt: { readonly reason: string; readonly movedAside: readonly string[] } | null;
+  /** Why the journal is older than the last run its data dir saw (a backup put back); null when it is not, or cannot be told. */
+  readonly olderCopy: string | null;
+  /** A daemon run started on the journal: remembered beside it, so that an older copy put back later is told (SQLite; nothing for PostgreSQL). */
+  noteRun(run: { readonly startedAtMs: number }): void;
   /** Closes the journal, then releases the locks. */
   close(): Promise<void>;
 }
 
 /** The opened store a daemon holds: closing it closes the journal first and releases its locks even when that fails. */
-export function openedStore<J extends StoredJournal>(journal: J, rebuilt: OpenedStore['rebuilt'], release: () => unknown): OpenedStore & { readonly journal: J } {
+export function openedStore<J extends StoredJournal>(
+  journal: J,
+  rebuilt: OpenedStore['rebuilt'],
+  release: () => unknown,
+  copies: { readonly olderCopy: string | null; noteRun(run: { readonly startedAtMs: number }): void } = { olderCopy: null, noteRun: () => undefined },
+): OpenedStore & { readonly journal: J } {
   return {
     journal,
     rebuilt,
+    olderCopy: copies.olderCopy,
+    noteRun: (run) => copies.noteRun(run),
     async close() {
       try {
         await journal.close();

@@ -134,11 +134,11 @@ describe('catch-up after the journal was rebuilt from the exchange\'s history', 
     placeAt(s2);
     world.sandbox.faults.historyLagMs = 60_000;
 
-    await engine.catchUp(s2 + 3_000, s2 + 3_000, { journalRebuilt: true });
+    await engine.catchUp(s2 + 3_000, s2 + 3_000, { journalBehind: 'the journal was rebuilt from the exchange\'s order history' });
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(2);
     // Withheld and left unjournalled: one journalled as missed would make its order look foreign.
     expect(await slotsJournalled()).toEqual([`${s1}:done`]);
-    expect(world.logs.find((line) => line.fields.event === 'catch-up-withheld')?.message).toMatch(/which may not show an order of this slot yet/);
+    expect(world.logs.find((line) => line.fields.event === 'catch-up-withheld')?.message).toMatch(/^the missed slot is not run late: the journal was rebuilt from the exchange's order history, and the exchange's order history may not show an order of this slot yet/);
     expect(world.logs.filter((line) => line.fields.event === 'catch-up')).toEqual([]);
     // The history shows it now: adopted and counted, trading goes on.
     world.sandbox.faults.historyLagMs = 0;

@@ -1,4 +1,4 @@
-import { rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../../src/domain/money.ts';
@@ -46,6 +46,39 @@ describe('a journal lost between runs', () => {
     // Four buys that day, not four more: the adopted ones counted.
     expect(result.exchangeOrders).toBe(4);
     for (const spent of Object.values(result.spentPerDay)) expect(new Decimal(spent).lte(BUDGET)).toBe(true);
+  }, 90_000);
+});
+
+describe('an older copy of the journal put back and started at once', () => {
+  it('does not run late the slot the lost part bought, while the exchange\'s history does not show it yet: its order is adopted, nothing bought twice', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/10 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m', ORDER_SETTLE_WINDOW: '30s' });
+    // The backup: a journal stopped cleanly (all in stacker.db).
+    const first = startDaemon(args(), env());
+    await first.waitFor('"to":"FILLED"', 20_000);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const backup = readFileSync(journalPath());
+    // The history lags 20 s behind each order, as a real exchange's may.
+    t.sandbox.faults.historyLagMs = 20_000;
+    const second = startDaemon(args(), env());
+    await second.waitFor('"event":"slot-finished"', 20_000);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    // Put back before the next slot: the slot just bought is, to the copy, one missed within its window.
+    for (const suffix of ['-wal', '-shm']) rmSync(journalPath() + suffix, { force: true });
+    writeFileSync(journalPath(), backup);
+    const third = startDaemon(args(), env());
+    await third.waitFor('"event":"journal-older-copy"', 20_000);
+    await third.waitFor('"event":"catch-up-withheld"', 20_000);
+    expect(third.output()).not.toContain('"event":"catch-up"');
+    t.sandbox.faults.historyLagMs = 0;
+    await third.waitFor('"event":"order-adopted"', 30_000);
+    writeFileSync(join(t.dir.root, 'STOP'), '');
+    third.child.kill('SIGTERM');
+    expect(await third.exited).toBe(0);
+    const result = await agreement(t.sandbox, [journalPath()]);
+    report('older journal copy put back and started at once, history lagging × order', result);
+    expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [] });
   }, 90_000);
 });
 
