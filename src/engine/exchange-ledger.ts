@@ -196,7 +196,20 @@ export class ExchangeLedger {
    */
   async #readFrom(account: string, startedAtMs: number, notFound: readonly IntentRecord[]): Promise<number> {
     const through = await this.#deps.journal.ledgerCheckedThrough();
-    const since = Math.max(through ?? Number.NEGATIVE_INFINITY, this.#checkedAtMs.get(account) ?? Number.NEGATIVE_INFINITY);
+    let since = Math.max(through ?? Number.NEGATIVE_INFINITY, this.#checkedAtMs.get(account) ?? Number.NEGATIVE_INFINITY);
+    if (since > startedAtMs) {
+      // Written while this machine's clock was ahead, since set right: read from it, the window
+      // started after it ended, and the exchange refused every read (422) until real time caught
+      // up, hours without a slot and with the blame on the exchange.
+      if (!this.#toldFutureMark) {
+        this.#toldFutureMark = true;
+        this.#deps.logger.warn(
+          { event: 'ledger-mark-ahead', checkedThrough: new Date(since).toISOString() },
+          `the journal's last history check is marked ${new Date(since).toISOString()}, after this machine's clock now: the clock was ahead when it was written (since set right); the history is read up to now`,
+        );
+      }
+      since = startedAtMs;
+    }
     let fromMs = since === Number.NEGATIVE_INFINITY ? startedAtMs - this.#options.firstLookBackMs : since - this.#overlapMs;
     // A not-found buy is cleared only by a read that covers its send, and found late only by one too.
     for (const intent of notFound) fromMs = Math.min(fromMs, (intent.sentAtMs ?? intent.createdAtMs) - MINUTE_MS);
@@ -214,6 +227,8 @@ export class ExchangeLedger {
   }
 
   /** Compare one account's history with the journal, and count the account as checked. */
+  #toldFutureMark = false;
+
   async #compared(account: string, fromMs: number, startedAtMs: number, orders: readonly Order[], notFound: readonly IntentRecord[]): Promise<LedgerReport> {
     const deps = this.#deps;
     const instances = this.#byAccount.get(account);

@@ -206,6 +206,16 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(world.fatal).toEqual([]);
     });
 
+    it('reads the history up to now when the journal marks it checked in the future (this machine\'s clock was ahead, since set right): slots run, not skipped for hours', async () => {
+      const now = Date.now();
+      await world.journal.setLedgerCheckedThrough(now + 8 * 3_600_000);
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      expect((await engine.checkLedger())?.unreadable).toEqual([]);
+      expect(world.logs.some((line) => line.fields['event'] === 'ledger-mark-ahead')).toBe(true);
+      expect(await engine.runSlot('dca-btc', now + 60_000)).toBe('done');
+      expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    });
+
     it('sends nothing while the history answers in a form it cannot read, after it was read: a lost answer could not be looked up; it trades again once it reads', async () => {
       const engine = world.engine([dcaBtc()], { ledger: {} });
       expect((await engine.checkLedger())?.accounts).toEqual(['default']);
