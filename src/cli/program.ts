@@ -189,7 +189,8 @@ Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
 Settings come from the environment and --env-file (see .env.example); each strategy
 instance is one env file (see config/strategies/). Everything is checked before the
 first slot; every problem is reported at once (exit 2) and nothing is sent.
-SIGINT/SIGTERM: no new slots, the slot in flight finishes, the journal closes, exit 0.
+SIGINT/SIGTERM/SIGHUP: no new slots, the slot in flight finishes, the journal closes, exit 0.
+Settings and instance files are read at start: restart to apply a change.
 
 A journal that was there and is now missing, empty or replaced is never started over
 silently: stacker refuses (E_STORE) until the file is restored or --rebuild-journal is

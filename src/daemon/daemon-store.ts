@@ -32,6 +32,7 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
   if (options.standby && options.handleSignals) {
     process.once('SIGINT', stopWaiting);
     process.once('SIGTERM', stopWaiting);
+    process.once('SIGHUP', stopWaiting);
   }
   const probe = options.standby ? await serveWhileWaiting(options) : null;
   // A data dir that is not there is made, and a journal starts in it: said, since a typo in the
@@ -87,6 +88,7 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
     options.stop?.removeEventListener('abort', stopWaiting);
     process.off('SIGINT', stopWaiting);
     process.off('SIGTERM', stopWaiting);
+    process.off('SIGHUP', stopWaiting);
   }
 }
 

@@ -213,6 +213,10 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   if (options.handleSignals === true) {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    // A terminal hanging up, or a supervisor asking for a reload, sends it: Node's default ended
+    // the process at once, the slot in flight abandoned as by a kill -9. Settings and instance
+    // files are read at start, so a clean stop (a restart policy starts it again) is the reload.
+    process.on('SIGHUP', onSignal);
   }
 
   const lastSlots: Record<string, LastSlot> = {};
@@ -446,6 +450,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     if (options.handleSignals === true) {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      process.off('SIGHUP', onSignal);
     }
     // A slot asked for from the status API, and a history check started by tracking, finish before the journal closes under them,
     // and before the status server closes: while they finish, /healthz says stopping and a kill switch can still be turned on.

@@ -138,6 +138,24 @@ describe('stacker run against the sandbox', () => {
     }
   }, 20_000);
 
+  it('stops cleanly on SIGHUP, as on SIGTERM: the slot in flight finishes and its order is journalled (it was ended at once, as by a kill -9)', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 1500, times: 1 });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+    await daemon.waitFor('"event":"order-send"');
+    daemon.child.kill('SIGHUP');
+    expect(await daemon.exited).toBe(0);
+    expect(daemon.output()).toContain('"event":"stopping","signal":"SIGHUP"');
+    const journal = new SqliteJournal({ path: join(t.dir.data, 'stacker.db'), readOnly: true });
+    await journal.open();
+    try {
+      expect((await journal.listOrders({ limit: 10 })).map((o) => o.orderId).sort()).toEqual(t.sandbox.exchange.orderHistory({}).map((o) => o.orderId).sort());
+      expect((await journal.listRuns(1))[0]?.exitReason).toBe('SIGHUP');
+    } finally {
+      await journal.close();
+    }
+  }, 60_000);
+
   it("a second SIGTERM while a slow slot finishes leaves at once, with the shell's code for SIGTERM (143)", async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
     t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 30_000, times: 1 });
