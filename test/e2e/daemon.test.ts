@@ -26,6 +26,15 @@ const jsonLines = (text: string): LogLine[] =>
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as LogLine);
 
+/** A daemon buying every second whose first order the exchange sits on for `latencyMs`: its slot is in flight when this returns. */
+async function withSlotInFlight(latencyMs: number): Promise<ReturnType<typeof startDaemon>> {
+  t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+  t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs, times: 1 });
+  const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+  await daemon.waitFor('"event":"order-send"');
+  return daemon;
+}
+
 describe('stacker run against the sandbox', () => {
   it('buys, sweeps and logs every transition; the journal equals the sandbox ledger; SIGTERM exits 0', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', STP: 'cancel_new', ALLOW_TRANSFER: 'true' });
@@ -139,10 +148,7 @@ describe('stacker run against the sandbox', () => {
   }, 20_000);
 
   it('stops cleanly on SIGHUP, as on SIGTERM: the slot in flight finishes and its order is journalled (it was ended at once, as by a kill -9)', async () => {
-    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
-    t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 1500, times: 1 });
-    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
-    await daemon.waitFor('"event":"order-send"');
+    const daemon = await withSlotInFlight(1500);
     daemon.child.kill('SIGHUP');
     expect(await daemon.exited).toBe(0);
     expect(daemon.output()).toContain('"event":"stopping","signal":"SIGHUP"');
@@ -157,11 +163,7 @@ describe('stacker run against the sandbox', () => {
   }, 60_000);
 
   it("a second SIGTERM while a slow slot finishes leaves at once, with the shell's code for SIGTERM (143)", async () => {
-    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
-    t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 30_000, times: 1 });
-    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
-    // The order is on its way and the exchange sits on it: the slot is in flight.
-    await daemon.waitFor('"event":"order-send"');
+    const daemon = await withSlotInFlight(30_000);
     daemon.child.kill('SIGTERM');
     await daemon.waitFor('"event":"stopping"');
     daemon.child.kill('SIGTERM');
