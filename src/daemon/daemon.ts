@@ -99,6 +99,8 @@ export interface DaemonResult {
 
 /** How often the journal is written while idle, so a full or read-only disk shows in /healthz. */
 const HEARTBEAT_MS = 60_000;
+/** How long the missed-slot reports of one wake are gathered before they are handled together. */
+const MISSED_GATHER_MS = 250;
 /** The exchange's history is read before every slot, and at least this often. */
 const LEDGER_INTERVAL_MS = 3_600_000;
 /** How far back a new (or rebuilt) journal reads the exchange's history for orders of its instances. */
@@ -176,10 +178,26 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   let exitReason = 'stopped';
   let runId: string | null = null;
   let server: { stop(): Promise<void>; url: string } | null = null;
+  // Slots node-cron reports missed in one wake (a paused container resumed: one report per slot),
+  // gathered for a moment and handled as a restart would (CATCH_UP), in one log line.
+  const missedInWake = new Map<string, { slots: number[]; timer: NodeJS.Timeout }>();
   const scheduler = options.scheduler ?? new CronScheduler({
     // Its overlap and missed warnings are onMissed's (journalled and logged as slot-missed): kept at debug.
     onCronLog: (level, message) => logger[level === 'error' ? 'error' : 'debug']({ event: 'node-cron', level }, message),
-    onMissed: (instance, slotTimeMs, reason) => {
+    onMissed: (instance, slotTimeMs, reason, kind) => {
+      const running = engine;
+      if (kind === 'missed' && running !== null && !stoppingSignal().aborted) {
+        const gathered = missedInWake.get(instance) ?? { slots: [], timer: setTimeout(() => undefined, 0) };
+        clearTimeout(gathered.timer);
+        gathered.slots.push(slotTimeMs);
+        gathered.timer = setTimeout(() => {
+          missedInWake.delete(instance);
+          if (stoppingSignal().aborted) return;
+          void running.catchUpMissed(instance, gathered.slots, clock.nowMs()).catch((error: unknown) => logger.warn({ event: 'engine-error', instance, error: errorMessage(error) }, `the missed slots of ${instance} could not be handled`));
+        }, MISSED_GATHER_MS);
+        missedInWake.set(instance, gathered);
+        return;
+      }
       void journal.skipSlot({ instance, slotTimeMs, runId, status: 'missed', reason }).then(
         (added) => {
           if (added) options.metrics.slotFinished(instance, 'missed', 0, slotTimeMs);
@@ -194,6 +212,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   });
 
   const stopping = new AbortController();
+  const stoppingSignal = (): AbortSignal => stopping.signal;
   const requestStop = (why: string): void => {
     if (stopping.signal.aborted) return;
     exitReason = why;

@@ -265,6 +265,40 @@ export class Engine {
   }
 
   /**
+   * Slots of an instance node-cron reported missed while this daemon ran (their time passed
+   * without them firing: a paused container, a suspended machine, a blocked process), handled as
+   * a restart handles the slots missed while stopped: with CATCH_UP=last the newest runs late when
+   * within CATCH_UP_WINDOW, the others are journalled as missed, and one line says how many.
+   */
+  async catchUpMissed(instanceName: string, missedSlotTimesMs: readonly number[], nowMs: number): Promise<void> {
+    const instance = this.#instances.get(instanceName);
+    if (instance === undefined || !this.isEnabled(instanceName) || this.#fatal !== null || missedSlotTimesMs.length === 0) return;
+    const missed = [...new Set(missedSlotTimesMs)].sort((a, b) => b - a);
+    const newest = missed[0] as number;
+    const run = instance.catchUp.policy === 'last' && nowMs - newest <= instance.catchUp.windowMs ? newest : null;
+    const skip = run === null ? missed : missed.slice(1);
+    const rule = instance.catchUp.policy === 'skip' ? 'CATCH_UP=skip' : 'older than the newest missed slot or CATCH_UP_WINDOW';
+    let journalled = 0;
+    for (const slotTimeMs of skip) {
+      const reason = `its time passed without it firing (the process paused, suspended or too busy, or this machine's clock stepped forward); ${rule}`;
+      if (await this.#guard(() => this.#deps.journal.skipSlot({ instance: instanceName, slotTimeMs, runId: this.#options.runId, status: 'missed', reason }), false)) {
+        journalled += 1;
+        this.#deps.metrics.slotFinished(instanceName, 'missed', 0, slotTimeMs);
+      }
+    }
+    if (journalled > 0) {
+      this.#deps.logger.warn(
+        { event: 'slots-missed', instance: instanceName, missed: journalled, catchUp: instance.catchUp.policy, from: new Date(missed.at(-1) as number).toISOString() },
+        `${journalled} slot(s) of ${instanceName} passed while the process did not run slots (paused, suspended or too busy); journalled as missed`,
+      );
+    }
+    if (run !== null) {
+      this.#deps.logger.info({ event: 'catch-up', instance: instanceName, slot: new Date(run).toISOString() }, 'running the missed slot late (CATCH_UP=last)');
+      await this.runSlot(instanceName, run);
+    }
+  }
+
+  /**
    * The scheduler's handler: never throws; a fatal error stops all further slots and calls
    * onFatal. With a ledger, the exchange's history is read first, so orders another stacker
    * placed with our ids stop trading before this slot buys again; a slot is skipped while the

@@ -162,6 +162,33 @@ describe('stacker run against the sandbox', () => {
     }
   }, 60_000);
 
+  it('handles the slots missed while the process was paused (a container paused, a machine suspended) as a restart does: the newest runs late (CATCH_UP=last), the others are journalled missed, said in one line', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+    await daemon.waitFor('"to":"FILLED"');
+    daemon.child.kill('SIGSTOP');
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    daemon.child.kill('SIGCONT');
+    await daemon.waitFor('"event":"catch-up"', 15_000);
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(0);
+    const lines = jsonLines(daemon.output());
+    expect(lines.filter((line) => line.event === 'slots-missed')).toHaveLength(1);
+    expect(lines.filter((line) => line.event === 'slot-missed')).toEqual([]);
+    const journal = new SqliteJournal({ path: join(t.dir.data, 'stacker.db'), readOnly: true });
+    await journal.open();
+    try {
+      const missed = await journal.listSlots({ instance: 'dca-btc', status: 'missed' });
+      expect(missed.length).toBeGreaterThanOrEqual(2);
+      expect(missed.every((slot) => slot.reason?.startsWith('its time passed without it firing') === true)).toBe(true);
+      // The slot run late is journalled done, with its order; none twice.
+      const stored = await journal.listOrders({ limit: 100 });
+      expect(stored.map((o) => o.orderId).sort()).toEqual(t.sandbox.exchange.orderHistory({}).map((o) => o.orderId).sort());
+    } finally {
+      await journal.close();
+    }
+  }, 60_000);
+
   it("a second SIGTERM while a slow slot finishes leaves at once, with the shell's code for SIGTERM (143)", async () => {
     const daemon = await withSlotInFlight(30_000);
     daemon.child.kill('SIGTERM');

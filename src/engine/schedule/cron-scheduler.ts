@@ -2,8 +2,12 @@ import { type ScheduledTask, createTask } from 'node-cron';
 import type { ScheduledInstance, Scheduler, SlotHandler } from './scheduler.ts';
 
 export interface CronSchedulerOptions {
-  /** node-cron skipped a slot (the process was blocked past its tolerance, or the last one still ran). */
-  readonly onMissed?: (instance: string, slotTimeMs: number, reason: string) => void;
+  /**
+   * node-cron skipped a slot: `missed`, its time passed without it firing (the process paused,
+   * suspended or blocked past node-cron's tolerance, or the clock stepped forward); `overlap`, the
+   * instance's previous slot still ran.
+   */
+  readonly onMissed?: (instance: string, slotTimeMs: number, reason: string, kind: 'missed' | 'overlap') => void;
   /**
    * node-cron's own log lines. It writes them to the console, coloured, which broke the daemon's
    * JSON log; what they say (a slot skipped by overlap, or missed) is reported by onMissed.
@@ -44,11 +48,11 @@ export class CronScheduler implements Scheduler {
         },
         { timezone: schedule.timezone, name: instance, noOverlap: true, suppressMissedWarning: true, logger: this.#cronLogger() },
       );
-      const missed = (reason: string) => (context: { date: Date }) => {
-        this.#options.onMissed?.(instance, slotOf(schedule, context.date.getTime()), reason);
+      const missed = (reason: string, kind: 'missed' | 'overlap') => (context: { date: Date }) => {
+        this.#options.onMissed?.(instance, slotOf(schedule, context.date.getTime()), reason, kind);
       };
-      task.on('execution:overlap', missed('the previous slot of this instance was still running (noOverlap)'));
-      task.on('execution:missed', missed("its time passed without it firing: the process was too busy, or this machine's clock stepped forward past it"));
+      task.on('execution:overlap', missed('the previous slot of this instance was still running (noOverlap)', 'overlap'));
+      task.on('execution:missed', missed("its time passed without it firing: the process was paused or too busy, or this machine's clock stepped forward past it", 'missed'));
       void task.start();
       this.#tasks.push(task);
     }
