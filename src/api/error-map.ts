@@ -10,6 +10,7 @@ import {
   RateLimitError,
   type RefusalKind,
   ServiceUnavailableError,
+  ThrottledError,
 } from '../domain/errors.ts';
 import { readErrorFacts, textsOf, type ErrorFacts } from './error-body.ts';
 import type { ResponseBody } from './json.ts';
@@ -37,7 +38,7 @@ const MESSAGE_TABLE: readonly MessageRule[] = [
   { match: /^Your nonce is /, kind: 'nonce-window' },
   // {"code":0,"message":"Invalid nonceWindow."}
   { match: /^Invalid nonceWindow\.?$/, kind: 'nonce' },
-  // HTTP 400 {"message":"Too Many Attempts.","code":0}  — transfer throttle
+  // HTTP 400 {"message":"Too Many Attempts.","code":0}  — the exchange's throttle (documented on transfers): refused, nothing done
   { match: /^Too Many Attempts\.?$/, kind: 'rate' },
   // HTTP 401 {"code":10,"message":"Unauthorized request."}  — bad signature (ccxt#12282)
   { match: /^Unauthorized request\.?$/, kind: 'auth' },
@@ -143,6 +144,9 @@ function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
   if (atTheDoor && kinds.has('nonce-window')) return NonceWindowError;
   if (atTheDoor && kinds.has('nonce-reused')) return NonceReusedError;
   if (atTheDoor && kinds.has('nonce')) return NonceError;
+  // The exchange's throttle answers in its own JSON, from its application, before the request is
+  // done: nothing happened. Only a gateway's text (or a 5xx) may come after the backend took it.
+  if (kinds.has('rate') && facts.parsed && context.status >= 400 && context.status < 500) return ThrottledError;
   if (kinds.has('rate') || status === 429 || status === 418) return RateLimitError;
   if (kinds.has('auth') || status === 401 || status === 403) return AuthError;
   if (status >= 500) return ServiceUnavailableError;

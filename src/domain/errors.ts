@@ -158,7 +158,17 @@ export class NonceReusedError extends NonceError {
 export class RateLimitError extends ExchangeError {
   readonly code = 'E_RATE_LIMIT' as const;
   readonly retryable = true;
-  override readonly name = 'RateLimitError';
+  override readonly name: string = 'RateLimitError';
+}
+
+/**
+ * The exchange's own throttle turned the request away ("Too Many Attempts." in its JSON on a 4xx,
+ * as on a transfer: docs/exchange-api.md §7). Its application answered before doing anything, so
+ * nothing happened, unlike a gateway's 429 text, which may come after its backend took the
+ * request. Tried again later, as a new request.
+ */
+export class ThrottledError extends RateLimitError {
+  override readonly name: string = 'ThrottledError';
 }
 
 /** 5xx or maintenance. For a write, the operation may or may not have happened. */
@@ -262,8 +272,9 @@ export class OutputFileError extends StackerError {
 export function outcomeUnknown(error: unknown): boolean {
   if (error instanceof NetworkError || error instanceof TimeoutError) return error.requestSent;
   if (error instanceof ServiceUnavailableError) return true;
-  // A gateway's 429 may come after its backend took the request (a nonce refusal is E_NONCE, not this).
-  if (error instanceof RateLimitError) return true;
+  // A gateway's 429 may come after its backend took the request; the exchange's own throttle
+  // refuses before it does anything (a nonce refusal is E_NONCE, not this).
+  if (error instanceof RateLimitError) return !(error instanceof ThrottledError);
   if (error instanceof ProtocolError) return error.httpStatus !== null && error.httpStatus >= 200 && error.httpStatus < 300;
   return false;
 }

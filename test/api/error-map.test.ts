@@ -8,6 +8,7 @@ import {
   ProtocolError,
   RateLimitError,
   ServiceUnavailableError,
+  ThrottledError,
   outcomeUnknown,
 } from '../../src/domain/errors.ts';
 import { Decimal } from '../../src/domain/money.ts';
@@ -152,16 +153,34 @@ describe('error mapping through the client', () => {
     expectError(await failure(h.client.markets()), { cls: RateLimitError, code: 'E_RATE_LIMIT', retryable: true, httpStatus: 429, exchangeCode: 0 });
   });
 
-  it('reads the transfer throttle "Too Many Attempts." as a rate limit even on a 400', async () => {
+  it('reads the transfer throttle "Too Many Attempts." as a rate limit even on a 400, and as a refusal: the transfer did not happen', async () => {
     h = harness();
     reply('POST', '/api/v4/main-account/transfer', 400, { message: 'Too Many Attempts.', code: 0 });
-    expectError(await failure(h.client.transferToSpot({ ticker: 'USDT', amount: new Decimal('5') })), {
-      cls: RateLimitError,
-      code: 'E_RATE_LIMIT',
-      retryable: true,
-      httpStatus: 400,
-      exchangeCode: 0,
-    });
+    const error = await failure(h.client.transferToSpot({ ticker: 'USDT', amount: new Decimal('5') }));
+    expectError(error, { cls: ThrottledError, code: 'E_RATE_LIMIT', retryable: true, httpStatus: 400, exchangeCode: 0 });
+    expect(outcomeUnknown(error)).toBe(false);
+  });
+
+  it.each([400, 429])('reads the same throttle on an order (HTTP %i) as not placed: the exchange turned it away before doing anything', async (status) => {
+    h = harness();
+    reply('POST', '/api/v4/order/stock_market', status, { message: 'Too Many Attempts.', code: 0 });
+    const error = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001') }));
+    expectError(error, { cls: ThrottledError, code: 'E_RATE_LIMIT', retryable: true, httpStatus: status, exchangeCode: 0 });
+    expect(outcomeUnknown(error)).toBe(false);
+    expect(h.calls()).toBe(1);
+  });
+
+  it("reads a gateway's 429 text on an order as a lost answer, and so a 5xx whatever its body: the backend may have taken it", async () => {
+    h = harness();
+    reply('POST', '/api/v4/order/stock_market', 429, '<html>429 Too Many Requests</html>');
+    const gateway = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001') }));
+    expect(gateway).toBeInstanceOf(RateLimitError);
+    expect(gateway).not.toBeInstanceOf(ThrottledError);
+    expect(outcomeUnknown(gateway)).toBe(true);
+    reply('POST', '/api/v4/order/stock_market', 502, { message: 'Too Many Attempts.', code: 0 });
+    const failing = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001') }));
+    expect(failing).not.toBeInstanceOf(ThrottledError);
+    expect(outcomeUnknown(failing)).toBe(true);
   });
 
   it.each([

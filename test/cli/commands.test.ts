@@ -413,6 +413,21 @@ describe('transient failures exit 4', () => {
     expect(found.orders).toEqual([expect.objectContaining({ source: 'history', status: 'FILLED', filledBase: '0.01' })]);
   });
 
+  it("a buy the exchange's throttle turned away (HTTP 400 \"Too Many Attempts.\") was not placed: exit 4, try again later, nothing to look up", async () => {
+    sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 400, body: { message: 'Too Many Attempts.', code: 0 } });
+    const before = sandbox.exchange.orderHistory({}).length;
+    try {
+      const result = await stacker(['buy', '--market', 'ETH_USDT', '--amount', '0.01', '--client-order-id', 'throttled-1']);
+      expect(result.code).toBe(4);
+      expect(result.stderr).toMatch(/^error: E_RATE_LIMIT \(ThrottledError\): the exchange answered HTTP 400 on \/api\/v4\/order\/stock_market$/m);
+      expect(result.stderr).toContain('this is usually temporary; try again later');
+      expect(result.stderr).not.toContain('may have reached the exchange');
+    } finally {
+      sandbox.faults.clear();
+    }
+    expect(sandbox.exchange.orderHistory({})).toHaveLength(before);
+  });
+
   it('a buy whose answer is lost, with --json, carries the lookup command in its error (the generated id is known nowhere else)', async () => {
     sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'drop-after-commit' });
     let lookup = '';

@@ -253,6 +253,22 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
     });
   });
 
+  describe("the exchange's own throttle", () => {
+    it('a buy it turned away (HTTP 400 "Too Many Attempts.") was not placed: not looked up, journalled failed, its budget given back, bought at the next slot', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 400, body: { message: 'Too Many Attempts.', code: 0 } });
+      const budgeted = runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' }, budgets: { day: new Decimal('1000') } });
+      const engine = world.engine([budgeted]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
+      expect(sandboxOrders()).toHaveLength(0);
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT });
+      expect([intent?.status, intent?.error?.code]).toEqual(['failed', 'E_RATE_LIMIT']);
+      expect(world.logs.some((line) => line.fields['event'] === 'order-answer-lost')).toBe(false);
+      expect(await world.journal.heldBudgetReservations()).toEqual([]);
+      expect(await engine.runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
+      expect(sandboxOrders()).toHaveLength(1);
+    });
+  });
+
   describe('transfers and flex withdrawals', () => {
     it('a transfer whose answer was lost is confirmed by the trade balance, and the buy goes ahead', async () => {
       world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('1000'), from: 'spot', to: 'main' });
@@ -294,6 +310,31 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       const transfers = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'transfer' && entry.account === 'spot' && entry.delta.isPositive());
       expect(transfers).toHaveLength(1);
       expect(sandboxOrders()).toHaveLength(0);
+    });
+
+    it("a transfer the exchange's throttle turned away (HTTP 400 \"Too Many Attempts.\") did not happen: journalled failed with a warning at the time, and the next slot transfers and buys", async () => {
+      world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('1000'), from: 'spot', to: 'main' });
+      const mainBefore = formatDecimal(world.sandbox.exchange.mainBalance('USDT'));
+      world.sandbox.faults.inject({ path: TRANSFER_PATH, kind: 'status', status: 400, body: { message: 'Too Many Attempts.', code: 0 } });
+      const engine = world.engine([dcaBtc({ ALLOW_TRANSFER: 'true' })]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
+      expect(formatDecimal(world.sandbox.exchange.mainBalance('USDT'))).toBe(mainBefore);
+      const first = await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT });
+      expect(first.map((i) => [i.intent.kind, i.status, i.error?.code])).toEqual([
+        ['transfer', 'failed', 'E_RATE_LIMIT'],
+        ['buy-stock-market', 'refused', 'earlier-intent-stopped'],
+      ]);
+      const warned = world.logs.filter((line) => line.level === 'warn' && line.fields['event'] === 'send-failed');
+      expect(warned.map((line) => line.message)).toEqual([expect.stringMatching(/^not sent, skipping this tick: .*transfer answered HTTP 400 code 0: Too Many Attempts\.$/)]);
+      expect(world.logs.some((line) => line.fields['event'] === 'intent-unknown' || /answer lost/.test(line.message))).toBe(false);
+
+      expect(await engine.runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
+      const next = await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT + 3_600_000 });
+      expect(next.map((i) => [i.intent.kind, i.status])).toEqual([
+        ['transfer', 'done'],
+        ['buy-stock-market', 'done'],
+      ]);
+      expect(sandboxOrders()).toHaveLength(1);
     });
 
     it("moves one transfer of an asset at a time: a transfer refused unperformed is not confirmed by another instance's arriving in the same second", async () => {
