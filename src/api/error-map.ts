@@ -92,7 +92,7 @@ export function mapErrorResponse(context: ErrorContext): ExchangeError {
     httpStatus: context.status,
     path: context.path,
     exchangeCode: facts.code,
-    exchangeMessage: facts.message,
+    exchangeMessage: gatewayBlock(facts, context) ? `blocked by a gateway in front of the exchange (not the exchange's JSON, so no verdict on the API key): ${facts.message || 'no body'}` : facts.message,
     fieldErrors: facts.fieldErrors,
     // Only a refusal has a meaning the domain decides on; a malformed request is a validation error whatever its words.
     refusal: ErrorClass === ExchangeRefusedError ? refusalOf(facts) : null,
@@ -148,6 +148,7 @@ function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
   // done: nothing happened. Only a gateway's text (or a 5xx) may come after the backend took it.
   if (kinds.has('rate') && facts.parsed && context.status >= 400 && context.status < 500) return ThrottledError;
   if (kinds.has('rate') || status === 429 || status === 418) return RateLimitError;
+  if (gatewayBlock(facts, context)) return RateLimitError;
   if (kinds.has('auth') || status === 401 || status === 403) return AuthError;
   if (status >= 500) return ServiceUnavailableError;
   if (!facts.parsed || status === 404) return ProtocolError;
@@ -157,6 +158,15 @@ function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
   if (facts.code === 2) return ExchangeRefusedError;
   if (facts.code !== null && facts.code >= 30 && facts.code <= 43) return ExchangeValidationError;
   return byStatus(status, context.scope);
+}
+
+/**
+ * A 401 or 403 that is not the exchange's JSON: a CDN or firewall in front of it refusing this
+ * IP for a while (Cloudflare's "Attention Required!" page), as a 418 page does. The exchange
+ * refuses a key in its JSON (docs/exchange-api.md §7), and only that stops trading.
+ */
+function gatewayBlock(facts: ErrorFacts, context: ErrorContext): boolean {
+  return !facts.parsed && (context.status === 401 || context.status === 403);
 }
 
 /** Last resort. Main-account endpoints invert the order endpoints' 400/422 meanings (docs/exchange-api.md §7). */

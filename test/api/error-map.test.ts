@@ -201,12 +201,35 @@ describe('error mapping through the client', () => {
     [401, { code: 4, message: 'This API Key is not authorized to perform this action.' }, 4],
     [400, { code: 0, message: 'Payload not provided.' }, 0],
     [400, { code: 0, message: 'Request not provided.' }, 0],
-    [401, '', null],
+    [401, { code: 0, message: 'Invalid API key, signature, or nonce' }, 0],
+    [403, { message: 'Forbidden' }, null],
   ])('reads %i %j as an auth failure', async (status, body, exchangeCode) => {
     h = harness();
     reply('POST', '/api/v4/main-account/balance', status, body);
     expectError(await failure(h.client.mainBalances()), { cls: AuthError, code: 'E_AUTH', retryable: false, httpStatus: status, exchangeCode });
     expect(h.calls()).toBe(1);
+  });
+
+  it.each([
+    [403, '<html><head><title>Attention Required! | Cloudflare</title></head><body>Sorry, you have been blocked. Ray ID: 8a1b</body></html>'],
+    [401, '401 Authorization Required'],
+    [403, ''],
+  ])("reads a %i that is not the exchange's JSON (%j) as a gateway's block: transient, not an auth failure, and says so", async (status, body) => {
+    h = harness({ retry: false });
+    reply('POST', '/api/v4/trade-account/balance', status, body);
+    const error = await failure(h.client.tradeBalances());
+    expectError(error, { cls: RateLimitError, code: 'E_RATE_LIMIT', retryable: true, httpStatus: status, exchangeCode: null });
+    expect((error as ExchangeError).exchangeMessage).toMatch(/^blocked by a gateway in front of the exchange \(not the exchange's JSON, so no verdict on the API key\): /);
+    if (status === 403 && body !== '') expect((error as ExchangeError).exchangeMessage).toContain('Attention Required! | Cloudflare Sorry, you have been blocked.');
+  });
+
+  it("retries a read a gateway's 403 page blocked once, and reads the answer after it", async () => {
+    h = harness();
+    reply('POST', '/api/v4/trade-account/balance', 403, '<html><title>Attention Required! | Cloudflare</title></html>');
+    reply('POST', '/api/v4/trade-account/balance', 200, { USDT: { available: '5', freeze: '0' } });
+    const balances = await h.client.tradeBalances();
+    expect(balances.get('USDT')?.available.toFixed()).toBe('5');
+    expect(h.calls()).toBe(2);
   });
 
   it('reads a 503 HTML maintenance page as service unavailable (retryable, outcome unknown for a write)', async () => {

@@ -241,6 +241,26 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
     });
   });
 
+  describe("a gateway's 403 page in front of the exchange (Cloudflare's \"Attention Required!\")", () => {
+    const BLOCKED = '<html><head><title>Attention Required! | Cloudflare</title></head><body>Sorry, you have been blocked. Ray ID: 8a1b</body></html>';
+
+    it('on a read is waited out: trading goes on, the slot buys', async () => {
+      world.sandbox.faults.inject({ path: '/api/v4/trade-account/balance', kind: 'status', status: 403, body: BLOCKED });
+      expect(await world.engine([dcaBtc()]).runSlot('dca-btc', SLOT)).toBe('done');
+      expect(world.fatal).toEqual([]);
+      expect(sandboxOrders()).toHaveLength(1);
+    });
+
+    it("on an order it may have let through is a lost answer: looked up and found, trading goes on", async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 403, body: BLOCKED, commit: true });
+      expect(await world.engine([dcaBtc()]).runSlot('dca-btc', SLOT)).toBe('done');
+      expect(world.fatal).toEqual([]);
+      expect(sandboxOrders()).toHaveLength(1);
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect(intent?.status).toBe('done');
+    });
+  });
+
   describe('a 429 that came after the exchange took the order', () => {
     it('is a lost answer: the order is looked up, found, recorded and counted, never called not sent nor foreign', async () => {
       world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: 'Too Many Requests', commit: true });
