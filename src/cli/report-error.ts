@@ -1,5 +1,6 @@
 import {
   ConfigError,
+  EXIT,
   ExchangeError,
   InputError,
   NetworkError,
@@ -14,7 +15,8 @@ import type { Io } from './output.ts';
 
 /**
  * Turn a failure into stderr text (or one JSON line with `--json`) and an exit code
- * (domain/errors.ts `exitCodeFor`: 2 bad input, 3 refused by the exchange or a safety check, 4 transient).
+ * (domain/errors.ts `exitCodeFor`: 2 bad input, 3 refused by the exchange or a safety check, 4 transient,
+ * and 4 for a write whose outcome is unknown).
  *
  * Only the error's own documented fields are printed, never the error object as a whole nor any
  * options object: those are the places a secret could hide. The ApiClient already keeps the
@@ -30,11 +32,13 @@ export interface ReportContext {
 }
 
 export function reportError(error: unknown, io: Io, context: ReportContext): number {
-  const exitCode = exitCodeFor(error);
   // Only a write can have happened unseen, and every write sets its lookup before it is sent: a
   // read (a balance, the codes, a 503 on the markets at a daemon's start) whose answer was lost
   // changed nothing, and is simply tried again.
   const unknown = outcomeUnknown(error) && context.lookupHint !== undefined;
+  // A write whose outcome is unknown exits 4 whatever lost its answer: an HTTP 200 stacker cannot
+  // read (E_PROTOCOL, otherwise 3) most likely means the order was placed, and 3 says "refused".
+  const exitCode = unknown ? EXIT.transient : exitCodeFor(error);
   if (context.json) {
     io.err(`${JSON.stringify({ error: withLookup(describeForJson(error, unknown), unknown, context) })}\n`);
   } else {

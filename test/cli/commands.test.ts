@@ -428,6 +428,32 @@ describe('transient failures exit 4', () => {
     expect(sandbox.exchange.orderHistory({})).toHaveLength(before);
   });
 
+  it.each([
+    ['a body cut mid-way', '{"orderId":4,"clientOrderId":"unread'],
+    ['an envelope it does not know', { success: true, result: { orderId: 4 } }],
+  ])('a buy answered HTTP 200 with an answer it cannot read (%s) is a lost answer: exit 4, the order looked up, never "refused"', async (_what, body) => {
+    const id = `unreadable-${randomBytes(3).toString('hex')}`;
+    sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 200, body, commit: true, times: 2 });
+    let lookup = '';
+    try {
+      const result = await stacker(['buy', '--market', 'ETH_USDT', '--amount', '0.01', '--client-order-id', id]);
+      expect(result.code, result.stderr).toBe(4);
+      expect(result.stderr).toMatch(/^error: E_PROTOCOL \(ProtocolError\): the exchange answered HTTP 200 on \/api\/v4\/order\/stock_market$/m);
+      expect(result.stderr).toContain(`check before repeating it: stacker order --client-order-id ${id} --market ETH_USDT`);
+      const json = await stacker(['buy', '--market', 'ETH_USDT', '--amount', '0.01', '--json']);
+      expect(json.code).toBe(4);
+      const error = (JSON.parse(json.stderr) as { error: { code: string; outcomeUnknown: boolean; lookup: string } }).error;
+      expect(error).toMatchObject({ code: 'E_PROTOCOL', outcomeUnknown: true });
+      lookup = error.lookup;
+    } finally {
+      sandbox.faults.clear();
+    }
+    for (const command of [['order', '--client-order-id', id, '--market', 'ETH_USDT'], lookup.split(' ').slice(1)]) {
+      const found = parseJson(await stacker([...command, '--json'])) as { orders: Array<{ status: string }> };
+      expect(found.orders).toEqual([expect.objectContaining({ status: 'FILLED' })]);
+    }
+  });
+
   it('a buy whose answer is lost, with --json, carries the lookup command in its error (the generated id is known nowhere else)', async () => {
     sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'drop-after-commit' });
     let lookup = '';
