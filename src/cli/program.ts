@@ -386,7 +386,10 @@ says where the rules came from.`,
     .description('buy an exact base quantity at market (stock market order; never retried once it may have been taken)')
     .requiredOption('--market <market>', 'market, e.g. BTC_USDT')
     .requiredOption('--amount <decimal>', 'base quantity to buy, e.g. 0.0005 BTC')
-    .option('--client-order-id <id>', 'your id for the order: letters, digits, - . _ (default: generated, printed)')
+    .option(
+      '--client-order-id <id>',
+      "your id for the order: letters, digits, - . _ (default: generated, printed). The exchange takes a second market order under an id it already holds, so stacker looks the id up in the order history first and refuses one an order already has (exit 2): running the same command again never buys twice (an order placed seconds ago may not show yet)",
+    )
     .option('--stp <mode>', 'self-trade prevention: no, cb (cancel both), cn (cancel new) or co (cancel old); the long forms cancel_both/cancel_new/cancel_old are read too and sent short (default: the exchange default, no)')
     .option('--account <name>', ACCOUNT_HELP)
     .action(action(async () => (await import('./commands/trade.ts')).buy));

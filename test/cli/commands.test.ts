@@ -237,6 +237,27 @@ describe('stacker buy and order', () => {
     expect(found.stdout).toMatch(/^\d+\s+history\s+BTC_USDT\s+buy\s+stock market\s+FILLED\s+0\.0002/m);
   });
 
+  it('running the same buy with its --client-order-id again is refused before sending (exit 2), naming the order that has it and its status: it never buys twice', async () => {
+    const command = ['buy', '--market', 'ETH_USDT', '--amount', '0.01', '--client-order-id', 'same-id-1'];
+    const first = await stacker(command);
+    expect(first.code, first.stderr).toBe(0);
+    const [placed] = sandbox.exchange.orderHistory({ clientOrderId: 'same-id-1' });
+    const before = proxy.requests.length;
+    const again = await stacker(command);
+    expect(again.code).toBe(2);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toMatch(
+      new RegExp(`^error: --client-order-id: order ${placed?.orderId ?? '-'} \\(ETH_USDT, FILLED, placed \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ\\) already has the id same-id-1; the exchange takes a second market order with the same id, so this would buy again\\.`),
+    );
+    expect(again.stderr).toContain('See it with `stacker order --client-order-id same-id-1`; to buy once more, give a new --client-order-id');
+    expect(sandbox.exchange.orderHistory({ clientOrderId: 'same-id-1' })).toHaveLength(1);
+    expect(proxy.requests.slice(before).filter((request) => request.startsWith('POST /api/v4/order/'))).toEqual([]);
+    // On another market the same id is an order there too: refused as well.
+    expect((await stacker(['buy', '--market', 'BTC_USDT', '--amount', '0.0001', '--client-order-id', 'same-id-1', '--json'])).code).toBe(2);
+    expect(sandbox.exchange.orderHistory({ clientOrderId: 'same-id-1' })).toHaveLength(1);
+    expect((await stacker(['buy', '--help'])).stdout.replace(/\s+/g, ' ')).toContain('stacker looks the id up in the order history first and refuses one an order already has (exit 2)');
+  });
+
   it('order without --market searches the history of every market (active orders need a market) and says so', async () => {
     const placed = await stacker(['buy', '--market', 'ETH_USDT', '--amount', '0.01', '--client-order-id', 'any-market-1']);
     expect(placed.code, placed.stderr).toBe(0);

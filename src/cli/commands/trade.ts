@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { InputError } from '../../domain/errors.ts';
 import { formatDecimal } from '../../domain/money.ts';
 import type { Order } from '../../domain/order.ts';
 import { checkAll, clientOrderId, marketName, optional, positiveAmount, stpMode } from '../args.ts';
@@ -16,7 +17,10 @@ export interface BuyFlags {
 /**
  * `stacker buy`: a stock-market buy of an exact base quantity. Never retried. The order always
  * carries a client order id (generated when none is given) so that, if the answer is lost, the
- * order can be looked up with `stacker order --client-order-id` before anyone buys again.
+ * order can be looked up with `stacker order --client-order-id` before anyone buys again. An id
+ * given that an order already has is refused before sending: the exchange keeps ids unique only
+ * among open orders, which a market order never is, so running the same command again would buy
+ * again.
  */
 export async function buy(ctx: CommandContext, flags: BuyFlags): Promise<void> {
   const args = checkAll({
@@ -26,6 +30,7 @@ export async function buy(ctx: CommandContext, flags: BuyFlags): Promise<void> {
     stp: () => optional(flags.stp, (mode) => stpMode(mode)),
   });
   const client = await ctx.privateClient();
+  if (args.clientOrderId !== undefined) refuseTakenId(args.clientOrderId, await client.orderHistory({ clientOrderId: args.clientOrderId }), ctx);
   const id = args.clientOrderId ?? generatedClientOrderId();
   ctx.setLookupHint(lookupCommand(['order', '--client-order-id', id, '--market', args.market], ctx.globalFlags));
   const order = await client.buyStockMarket({
@@ -36,6 +41,19 @@ export async function buy(ctx: CommandContext, flags: BuyFlags): Promise<void> {
   });
   if (ctx.json) ctx.io.out(json(order));
   else ctx.io.out(orderFields(order));
+}
+
+/** InputError naming the orders the order history holds under the id given, if any. */
+function refuseTakenId(id: string, holders: readonly Order[], ctx: CommandContext): void {
+  const [first] = holders;
+  if (first === undefined) return;
+  const more = holders.length > 1 ? ` and ${holders.length - 1} more` : '';
+  throw InputError.one(
+    'clientOrderId',
+    `order ${first.orderId} (${first.market}, ${first.status}, placed ${utcTime(first.createdAtSec)})${more} already has the id ${id}; ` +
+      'the exchange takes a second market order with the same id, so this would buy again. ' +
+      `See it with \`${lookupCommand(['order', '--client-order-id', id], ctx.globalFlags)}\`; to buy once more, give a new --client-order-id`,
+  );
 }
 
 /** `cli-<ms in base 36>-<8 hex>`: unique enough for one person's command line, 22 characters. */
