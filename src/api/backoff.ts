@@ -1,4 +1,4 @@
-import { StackerError } from '../domain/errors.ts';
+import { ExchangeError, StackerError } from '../domain/errors.ts';
 
 export interface RetryPolicy {
   /** Attempts in total, the first one included. */
@@ -8,6 +8,14 @@ export interface RetryPolicy {
 }
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 250, maxDelayMs: 8000 };
+
+/**
+ * The longest `Retry-After` (on a 429 or a 503) a read waits out before trying again: the
+ * exchange's own advice caps its backoff at 30 s. An answer asking for longer is not retried
+ * here: its caller hears the failure (a slot's reads are tried again on the daemon's schedule,
+ * a command exits 4), where waiting longer would hold a slot, or a stop, for it.
+ */
+export const MAX_RETRY_AFTER_MS = 30_000;
 
 export interface BackoffDeps {
   readonly sleep: (ms: number) => Promise<void>;
@@ -54,7 +62,12 @@ export async function withRetry<T>(
       return await attempt(n);
     } catch (error) {
       if (policy === false || n >= maxAttempts || !isRetryable(error) || deps.stopped?.() === true) throw error;
-      await deps.sleep(backoffDelayMs(n, policy, deps.random));
+      // A gateway that says how long to stay away is believed: retrying sooner is what gets an IP
+      // or a key restricted after repeated 429s.
+      const asked = error instanceof ExchangeError ? error.retryAfterMs : null;
+      if (asked !== null && asked > MAX_RETRY_AFTER_MS) throw error;
+      await deps.sleep(Math.max(backoffDelayMs(n, policy, deps.random), asked ?? 0));
+      if (deps.stopped?.() === true) throw error;
     }
   }
 }

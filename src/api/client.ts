@@ -1,3 +1,4 @@
+import { abortableSleep } from '../domain/abortable-sleep.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Dispatcher } from 'undici';
 import type { CodePage, CodeRecord, FlexInvestment, FlexPlan, Ticker, TradeBalance } from '../domain/account.ts';
@@ -58,6 +59,8 @@ export interface ApiClientOptions {
   readonly onRequest?: (event: RequestEvent) => void;
 }
 
+const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** Every default in one place. */
 const DEFAULTS = {
   nonceWindow: true,
@@ -67,7 +70,6 @@ const DEFAULTS = {
   retry: DEFAULT_RETRY,
 } as const;
 
-const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The WhiteBIT-style HTTP API v4, in domain types. Reads are rate-limited and retried with
@@ -86,6 +88,9 @@ export class ApiClient {
     const clock = options.clock ?? { nowMs: () => Date.now() };
     const nowMs = (): number => clock.nowMs();
     const sleep = options.sleep ?? realSleep;
+    // A stop cuts a retry's wait short (a Retry-After may ask for 30 s), and the read then fails
+    // at once. The rate limiters keep the plain one: they wait in a loop until a slot is free.
+    const retrySleep = options.sleep ?? ((ms: number) => abortableSleep(ms, options.stop));
     this.#transport = new Transport({
       baseUrl: settings.baseUrl,
       connectTimeoutMs: settings.connectTimeoutMs,
@@ -106,7 +111,7 @@ export class ApiClient {
       retry: settings.retry,
       stopped: () => options.stop?.aborted === true,
       nowMs,
-      sleep,
+      sleep: retrySleep,
       random: options.random ?? Math.random,
       onRequest: options.onRequest,
     });

@@ -82,6 +82,8 @@ export interface ErrorContext {
   readonly body: ResponseBody;
   /** Removes anything secret-like that the server might have echoed back. */
   readonly scrub?: (text: string) => string;
+  /** The answer's `Retry-After`, in ms, when it had one. */
+  readonly retryAfterMs?: number | null;
 }
 
 /** A non-2xx answer → the typed error that says what the caller may do about it. */
@@ -96,6 +98,7 @@ export function mapErrorResponse(context: ErrorContext): ExchangeError {
     fieldErrors: facts.fieldErrors,
     // Only a refusal has a meaning the domain decides on; a malformed request is a validation error whatever its words.
     refusal: ErrorClass === ExchangeRefusedError ? refusalOf(facts) : null,
+    retryAfterMs: context.retryAfterMs ?? null,
   });
 }
 

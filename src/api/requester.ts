@@ -1,4 +1,5 @@
 import { type ExchangeError, InputError, NonceReusedError, NonceWindowError, ProtocolError, StackerError } from '../domain/errors.ts';
+import { httpDateMs, retryAfterMs } from '../domain/retry-after.ts';
 import { type RetryPolicy, withRetry } from './backoff.ts';
 import { errorInSuccessBody, mapErrorResponse } from './error-map.ts';
 import type { NonceSource } from './nonce.ts';
@@ -196,7 +197,7 @@ export class Requester {
     options: CallOptions,
   ): T {
     const { status, body } = response;
-    const context = { status, path, scope, signed, body, scrub: (text: string) => redact(text, secrets) };
+    const context = { status, path, scope, signed, body, scrub: (text: string) => redact(text, secrets), retryAfterMs: askedWaitMs(response.headers, this.#deps.nowMs()) };
     if (status >= 300 && status < 400) throw new ProtocolError({ httpStatus: status, path, exchangeMessage: `unexpected redirect (HTTP ${status})` });
     if (status < 200 || status >= 300) throw mapErrorResponse(context);
     const inBody: ExchangeError | null = errorInSuccessBody(context);
@@ -224,6 +225,18 @@ export class Requester {
       // An observer must never turn a finished request (perhaps a placed order) into a failure.
     }
   }
+}
+
+/**
+ * The wait an answer's `Retry-After` asks for. A date is the server's time: counted from its own
+ * `Date` header when it sent one, so that a clock off on either side does not turn it into no
+ * wait at all, or into hours.
+ */
+function askedWaitMs(headers: Readonly<Record<string, string>>, nowMs: number): number | null {
+  const header = headers['retry-after'];
+  if (header === undefined) return null;
+  const date = headers['date'];
+  return retryAfterMs(header, (date === undefined ? null : httpDateMs(date.trim())) ?? nowMs);
 }
 
 /** A window refusal stacker could not correct, naming the clock. */

@@ -27,6 +27,8 @@ export interface HttpRequest {
 export interface HttpResponse {
   readonly status: number;
   readonly body: ResponseBody;
+  /** Names in lower case; a header sent more than once, its values joined by ", ". */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -109,7 +111,7 @@ export class Transport {
     }
     try {
       const text = await this.#readBody(response, request.path);
-      return { status: response.statusCode, body: decodeBody(text) };
+      return { status: response.statusCode, body: decodeBody(text), headers: flatHeaders(response.headers) };
     } catch (error) {
       throw deadline.aborted && !(error instanceof ProtocolError) ? new TimeoutError(request.path, 'total', deadlineMs) : error;
     }
@@ -167,6 +169,14 @@ export class Transport {
     const notSent = !responseStarted && (NOT_SENT_CODES.has(code) || isTlsFailureCode(code));
     return new NetworkError(path, code, !notSent, describe(code, error));
   }
+}
+
+function flatHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return flat;
 }
 
 function errorCode(error: unknown): string {

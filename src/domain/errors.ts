@@ -75,6 +75,7 @@ interface ExchangeErrorInit {
   readonly exchangeMessage?: string;
   readonly fieldErrors?: FieldErrors;
   readonly refusal?: RefusalKind | null;
+  readonly retryAfterMs?: number | null;
 }
 
 /** The exchange answered and refused (or failed) the request. */
@@ -88,6 +89,8 @@ export abstract class ExchangeError extends StackerError {
   readonly fieldErrors: FieldErrors;
   /** What the refusal means, when it is one the domain knows; null otherwise. */
   readonly refusal: RefusalKind | null;
+  /** How long the answer asked to be left alone before a retry (its `Retry-After`), in ms; null when it did not say. */
+  readonly retryAfterMs: number | null;
   constructor(init: ExchangeErrorInit) {
     super(describe(init));
     this.httpStatus = init.httpStatus ?? null;
@@ -96,6 +99,7 @@ export abstract class ExchangeError extends StackerError {
     this.exchangeMessage = init.exchangeMessage ?? '';
     this.fieldErrors = init.fieldErrors ?? {};
     this.refusal = init.refusal ?? null;
+    this.retryAfterMs = init.retryAfterMs ?? null;
   }
 }
 

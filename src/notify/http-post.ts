@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { NotifyDeliveryError } from './delivery-error.ts';
-import { httpDateMs, retryAfterMs } from './retry-after.ts';
+import { httpDateMs, retryAfterMs } from '../domain/retry-after.ts';
 
 /**
  * One POST to a notification receiver with node's own http/https: a few small messages a day

@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { NetworkError, RateLimitError, ServiceUnavailableError, ExchangeValidationError, outcomeUnknown } from '../../src/domain/errors.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import { backoffDelayMs, withRetry } from '../../src/api/backoff.ts';
-import { failure, harness, jsonBody, type Harness } from './helpers.ts';
+import { ApiClient } from '../../src/api/client.ts';
+import { ORIGIN, failure, harness, jsonBody, type Harness } from './helpers.ts';
 
 const reset = (): Error => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
 
@@ -61,6 +62,60 @@ describe('retries of reads', () => {
     expect(h.sleeps).toHaveLength(3);
     // A read that succeeds still does: only the retries end.
     expect(await h.client.ping()).toBe('pong');
+  });
+
+  describe("a gateway's Retry-After", () => {
+    it('on a 429 is waited out before the read is tried again (seconds), not a backoff of a quarter second', async () => {
+      h = harness();
+      h.pool.intercept({ path: '/api/v4/trade-account/balance', method: 'POST' }).reply(429, '<html>429 Too Many Requests</html>', { headers: { 'retry-after': '12' } });
+      h.pool.intercept({ path: '/api/v4/trade-account/balance', method: 'POST' }).reply(200, { USDT: { available: '10', freeze: '0' } });
+      expect((await h.client.tradeBalances()).get('USDT')?.available.toString()).toBe('10');
+      expect(h.sleeps).toEqual([12_000]);
+    });
+
+    it("on a 503 as an HTTP-date, counted from the gateway's own Date (its clock, not ours)", async () => {
+      h = harness();
+      const gatewayNow = Date.UTC(2026, 0, 2, 9, 0, 0);
+      const headers = { date: new Date(gatewayNow).toUTCString(), 'retry-after': new Date(gatewayNow + 20_000).toUTCString() };
+      h.pool.intercept({ path: '/api/v4/public/markets', method: 'GET' }).reply(503, 'Service Unavailable', { headers });
+      h.pool.intercept({ path: '/api/v4/public/markets', method: 'GET' }).reply(200, []);
+      expect(await h.client.markets()).toEqual([]);
+      expect(h.sleeps).toEqual([20_000]);
+    });
+
+    it('shorter than the backoff, or unreadable, leaves the backoff as it is', async () => {
+      h = harness({ random: () => 0.999 });
+      h.pool.intercept({ path: '/api/v4/public/ping', method: 'GET' }).reply(429, 'slow down', { headers: { 'retry-after': '0' } });
+      h.pool.intercept({ path: '/api/v4/public/ping', method: 'GET' }).reply(429, 'slow down', { headers: { 'retry-after': 'in a while' } });
+      h.pool.intercept({ path: '/api/v4/public/ping', method: 'GET' }).reply(200, ['pong']);
+      expect(await h.client.ping()).toBe('pong');
+      expect(h.sleeps).toEqual([249, 499]);
+    });
+
+    it('longer than 30 s is not waited out within the read: the failure comes at once, with the wait asked', async () => {
+      h = harness();
+      h.pool.intercept({ path: '/api/v4/public/ping', method: 'GET' }).reply(429, 'slow down', { headers: { 'retry-after': '120' } });
+      const error = await failure(h.client.ping());
+      expect(error).toBeInstanceOf(RateLimitError);
+      expect((error as RateLimitError).retryAfterMs).toBe(120_000);
+      expect(h.calls()).toBe(1);
+      expect(h.sleeps).toEqual([]);
+    });
+
+    it('is cut short by a stop: the read fails at once instead of holding the stop for its wait', async () => {
+      const stop = new AbortController();
+      h = harness();
+      // The client's own sleep, which a stop cuts short (the harness's returns at once).
+      const client = new ApiClient({ baseUrl: ORIGIN, dispatcher: h.agent, stop: stop.signal, rateLimits: false });
+      h.pool.intercept({ path: '/api/v4/public/ping', method: 'GET' }).reply(429, 'slow down', { headers: { 'retry-after': '30' } });
+      h.pool.intercept({ path: '/api/v4/public/ping', method: 'GET' }).reply(200, ['pong']);
+      const started = Date.now();
+      const pending = failure(client.ping());
+      setTimeout(() => stop.abort(), 100);
+      expect(await pending).toBeInstanceOf(RateLimitError);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(h.calls()).toBe(1);
+    });
   });
 
   it('gives up after maxAttempts and throws the last error', async () => {

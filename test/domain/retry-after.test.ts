@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { httpDateMs, retryAfterMs } from '../../src/notify/retry-after.ts';
+import { httpDateMs, retryAfterMs } from '../../src/domain/retry-after.ts';
 
 // Retry-After as RFC 9110 §10.2.3 defines it: delay-seconds or an HTTP-date (§5.6.7).
 const NOW = Date.UTC(2026, 0, 2, 9, 0, 0);

@@ -1,15 +1,16 @@
 /**
- * A receiver's `Retry-After` (RFC 9110 §10.2.3): either delay-seconds (`120`) or an HTTP-date
+ * A server's `Retry-After` (RFC 9110 §10.2.3): either delay-seconds (`120`) or an HTTP-date
  * (`Wed, 21 Oct 2015 07:28:00 GMT`). Both mean the same thing, and a proxy or a rate limiter in
- * front of a receiver may send either, so both are read here, in the one place every channel's
- * answer goes through (http-post.ts).
+ * front of a server may send either, so both are read here, for the two places answers with it
+ * arrive: a notification receiver's (notify/http-post.ts) and the exchange's gateway's
+ * (api/requester.ts).
  *
  * Only the three HTTP-date forms RFC 9110 §5.6.7 names are accepted, read strictly: Date.parse
  * would take "3 pm" or "tomorrow 1" for a date, and a wait made up out of garbage is worse
- * than none (the dispatcher's own backoff then decides, as for a header that is missing).
+ * than none (the caller's own backoff then decides, as for a header that is missing).
  */
 
-/** Six digits of seconds (11.5 days) is the most either form may ask; the dispatcher caps it far lower anyway. */
+/** Six digits of seconds (11.5 days) is the most either form may ask; each caller caps it far lower anyway. */
 const MAX_SECONDS = 999_999;
 const DELAY_SECONDS = /^\d{1,6}$/;
 
@@ -24,8 +25,8 @@ const RFC850_DATE = new RegExp(`^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Sat
 const ASCTIME_DATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})$`);
 
 /**
- * How long the receiver asked us to wait, in ms; null when the header is absent or neither form.
- * A date is counted from `nowMs`, the caller's best idea of the receiver's clock (its own `Date`
+ * How long the server asked us to wait, in ms; null when the header is absent or neither form.
+ * A date is counted from `nowMs`, the caller's best idea of the server's clock (its own `Date`
  * header when it sent one); a date already past means now (0).
  */
 export function retryAfterMs(header: string | undefined, nowMs: number): number | null {
