@@ -184,8 +184,13 @@ function byStatus(status: number, scope: RateScope): ErrorClass {
 /** C0 and C1 control characters: an exchange's text is printed on terminals and written to logs, where they would be escape sequences. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
+/** A server's text made safe to print: no control character. */
+export function printable(text: string): string {
+  return text.replace(CONTROL, ' ');
+}
+
 function scrubFacts(facts: ErrorFacts, scrub: ((text: string) => string) | undefined): ErrorFacts {
-  const clean = (text: string): string => (scrub === undefined ? text : scrub(text)).replace(CONTROL, ' ');
+  const clean = (text: string): string => printable(scrub === undefined ? text : scrub(text));
   const fieldErrors: Record<string, string[]> = {};
   for (const [field, messages] of Object.entries(facts.fieldErrors)) fieldErrors[clean(field)] = messages.map(clean);
   return { ...facts, message: clean(facts.message), fieldErrors };

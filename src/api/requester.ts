@@ -1,7 +1,7 @@
 import { type ExchangeError, InputError, NonceReusedError, NonceWindowError, ProtocolError, StackerError } from '../domain/errors.ts';
 import { httpDateMs, retryAfterMs } from '../domain/retry-after.ts';
 import { type RetryPolicy, withRetry } from './backoff.ts';
-import { errorInSuccessBody, mapErrorResponse } from './error-map.ts';
+import { errorInSuccessBody, mapErrorResponse, printable } from './error-map.ts';
 import type { NonceSource } from './nonce.ts';
 import { type RateScope, scopeOf } from './paths.ts';
 import type { RateLimiters } from './rate-limit.ts';
@@ -198,13 +198,13 @@ export class Requester {
   ): T {
     const { status, body } = response;
     const context = { status, path, scope, signed, body, scrub: (text: string) => redact(text, secrets), retryAfterMs: askedWaitMs(response.headers, this.#deps.nowMs()) };
-    if (status >= 300 && status < 400) throw new ProtocolError({ httpStatus: status, path, exchangeMessage: `unexpected redirect (HTTP ${status})` });
+    if (status >= 300 && status < 400) throw new ProtocolError({ httpStatus: status, path, exchangeMessage: redirected(status, response.headers['location']) });
     if (status < 200 || status >= 300) throw mapErrorResponse(context);
     const inBody: ExchangeError | null = errorInSuccessBody(context);
     if (inBody !== null) throw inBody;
     if (options.ignoreBody === true) return parse(body.kind === 'json' ? body.value : undefined);
     if (body.kind !== 'json') {
-      throw new ProtocolError({ httpStatus: status, path, exchangeMessage: body.kind === 'empty' ? 'empty answer where JSON was expected' : 'answer is not JSON' });
+      throw new ProtocolError({ httpStatus: status, path, exchangeMessage: body.kind === 'empty' ? 'empty answer where JSON was expected' : notJson(response.headers['content-encoding']) });
     }
     try {
       return parse(body.value);
@@ -225,6 +225,22 @@ export class Requester {
       // An observer must never turn a finished request (perhaps a placed order) into a failure.
     }
   }
+}
+
+/** Where stacker was sent: a wrong base URL (http for https, another region's host) or a proxy in between. */
+function redirected(status: number, location: string | undefined): string {
+  const to = location === undefined ? '' : ` to ${printable(location).slice(0, 200)}`;
+  return `unexpected redirect (HTTP ${status})${to}: stacker follows none; check the base URL (STACKER_BASE_URL, --base-url, --region) and any proxy in between`;
+}
+
+/**
+ * Nothing asks for compressed answers, and the client reads none: a body in another encoding
+ * (gzip from a proxy, say) is named as such, not left as "not JSON".
+ */
+function notJson(encoding: string | undefined): string {
+  const coding = encoding?.trim() ?? '';
+  if (coding === '' || coding.toLowerCase() === 'identity') return 'answer is not JSON';
+  return `answer is not JSON: its body is Content-Encoding ${printable(coding).slice(0, 40)}, which stacker neither asks for nor decodes; a proxy between stacker and the exchange (or the base URL: STACKER_BASE_URL, --base-url) is the likely cause`;
 }
 
 /**

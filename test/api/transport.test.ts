@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NetworkError, ProtocolError, TimeoutError, outcomeUnknown } from '../../src/domain/errors.ts';
@@ -173,6 +174,30 @@ describe('transport over a real socket', () => {
     } finally {
       await transport.close();
     }
+  });
+
+  it('names where a redirect points and what to check: the base URL or a proxy (redirects are never followed)', async () => {
+    const server = await startServer((req, res) => {
+      req.resume();
+      res.writeHead(301, { location: 'https://whitebit.eu/api/v4/public/markets' }).end();
+    });
+    const { client: c } = client(server.url);
+    const error = await failure(c.markets());
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as ProtocolError).exchangeMessage).toBe(
+      'unexpected redirect (HTTP 301) to https://whitebit.eu/api/v4/public/markets: stacker follows none; check the base URL (STACKER_BASE_URL, --base-url, --region) and any proxy in between',
+    );
+  });
+
+  it('says a gzip-encoded answer is Content-Encoding gzip (nothing asks for it, nothing decodes it), not only "not JSON"', async () => {
+    const server = await startServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync('["pong"]'));
+    });
+    const { client: c } = client(server.url);
+    const error = await failure(c.ping());
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as ProtocolError).exchangeMessage).toMatch(/^answer is not JSON: its body is Content-Encoding gzip, which stacker neither asks for nor decodes; a proxy between stacker and the exchange/);
   });
 
   it('refuses requests after close() without touching the network', async () => {
