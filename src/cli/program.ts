@@ -385,7 +385,7 @@ says where the rules came from.`,
     .command('buy')
     .description('buy an exact base quantity at market (stock market order; never retried once it may have been taken)')
     .requiredOption('--market <market>', 'market, e.g. BTC_USDT')
-    .requiredOption('--amount <decimal>', 'base quantity to buy, e.g. 0.0005 BTC')
+    .requiredOption('--amount <decimal>', "base quantity to buy, e.g. 0.0005 BTC: within the market's amount precision (decimals) and at least its minimum amount (stacker markets), else refused before sending")
     .option(
       '--client-order-id <id>',
       "your id for the order: letters, digits, - . _ (default: generated, printed). The exchange takes a second market order under an id it already holds, so stacker looks the id up in the order history first and refuses one an order already has (exit 2): running the same command again never buys twice (an order placed seconds ago may not show yet)",

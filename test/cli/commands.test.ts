@@ -281,6 +281,22 @@ describe('bad input is refused before anything is sent (exit 2)', () => {
     expect(result.stderr).toContain('error: --amount: must be a plain decimal number such as 0.0005 (got "1e-3")');
   });
 
+  it("an amount with more decimals than the market takes, or below its minimum, named with the market's rule (the market rules are read, nothing is sent)", async () => {
+    const before = proxy.requests.length;
+    const fine = await stacker(['buy', '--market', 'BTC_USDT', '--amount', '0.00012345678']);
+    expect(fine.code).toBe(2);
+    expect(fine.stdout).toBe('');
+    expect(fine.stderr).toBe('error: --amount: 0.00012345678 has 11 decimals; BTC_USDT takes at most 6 (its amount precision): rounded down, that is 0.000123\n');
+    const both = await stacker(['buy', '--market', 'ETH_USDT', '--amount', '0.00005', '--json']);
+    expect(both.code).toBe(2);
+    expect((JSON.parse(both.stderr) as { error: { problems: Array<{ field: string; rule: string }> } }).error.problems).toEqual([
+      { field: '--amount', rule: '0.00005 has 5 decimals; ETH_USDT takes at most 4 (its amount precision): rounded down, that is 0' },
+      { field: '--amount', rule: "0.00005 is below ETH_USDT's minimum amount, 0.001 ETH" },
+    ]);
+    expect((await stacker(['buy', '--market', 'BTC_USDT', '--amount', '0.000009'])).stderr).toBe("error: --amount: 0.000009 is below BTC_USDT's minimum amount, 0.00001 BTC\n");
+    expect(proxy.requests.slice(before).filter((request) => !request.startsWith('GET /api/v4/public/'))).toEqual([]);
+  });
+
   it('a code page limit of 0 or 101', async () => {
     expect((await refusedLocally(['codes', '--limit', '0'])).stderr).toContain('error: --limit: must be a whole number from 1 to 100 (got "0")');
     expect((await refusedLocally(['codes', '--limit', '101'])).stderr).toContain('error: --limit: must be a whole number from 1 to 100 (got "101")');

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { InputError } from '../../domain/errors.ts';
-import { formatDecimal } from '../../domain/money.ts';
+import { InputError, type InputProblem } from '../../domain/errors.ts';
+import { type MarketRules, roundBaseAmount } from '../../domain/market.ts';
+import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import type { Order } from '../../domain/order.ts';
 import { checkAll, clientOrderId, marketName, optional, positiveAmount, stpMode } from '../args.ts';
 import type { CommandContext } from '../context.ts';
@@ -30,6 +31,7 @@ export async function buy(ctx: CommandContext, flags: BuyFlags): Promise<void> {
     stp: () => optional(flags.stp, (mode) => stpMode(mode)),
   });
   const client = await ctx.privateClient();
+  refuseOffRules(await client.market(args.market), args.amount);
   if (args.clientOrderId !== undefined) refuseTakenId(args.clientOrderId, await client.orderHistory({ clientOrderId: args.clientOrderId }), ctx);
   const id = args.clientOrderId ?? generatedClientOrderId();
   ctx.setLookupHint(lookupCommand(['order', '--client-order-id', id, '--market', args.market], ctx.globalFlags));
@@ -41,6 +43,26 @@ export async function buy(ctx: CommandContext, flags: BuyFlags): Promise<void> {
   });
   if (ctx.json) ctx.io.out(json(order));
   else ctx.io.out(orderFields(order));
+}
+
+/**
+ * An amount the market's rules refuse, refused before sending with the rule it breaks, as the
+ * daemon rounds to them and `check` warns: the exchange would refuse it (or, a lax one, take
+ * more decimals than the market trades).
+ */
+function refuseOffRules(rules: MarketRules, amount: Decimal): void {
+  const problems: InputProblem[] = [];
+  const decimals = amount.decimalPlaces();
+  if (decimals > rules.basePrecision) {
+    problems.push({
+      field: '--amount',
+      rule: `${formatDecimal(amount)} has ${decimals} decimals; ${rules.name} takes at most ${rules.basePrecision} (its amount precision): rounded down, that is ${formatDecimal(roundBaseAmount(rules, amount))}`,
+    });
+  }
+  if (amount.lt(rules.minBaseAmount)) {
+    problems.push({ field: '--amount', rule: `${formatDecimal(amount)} is below ${rules.name}'s minimum amount, ${formatDecimal(rules.minBaseAmount)} ${rules.base}` });
+  }
+  if (problems.length > 0) throw new InputError(problems);
 }
 
 /** InputError naming the orders the order history holds under the id given, if any. */
