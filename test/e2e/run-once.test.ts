@@ -91,7 +91,7 @@ describe('stacker run --once', () => {
     expect(t.sandbox.exchange.orderHistory({})).toHaveLength(1);
 
     t.sandbox.faults.historyLagMs = 0;
-    t.sandbox.faults.inject({ path: '/api/v4/trade-account/balance', kind: 'status', status: 200, body: { USDT: { available: 12.5, freeze: '0' } }, times: 20 });
+    t.sandbox.faults.inject({ path: '/api/v4/trade-account/balance', kind: 'status', status: 200, body: { USDT: { available: 'lots', freeze: '0' } }, times: 20 });
     await new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
     const unreadable = startDaemon(args('--live', '--once'), t.live());
     expect(await unreadable.exited).toBe(1);
