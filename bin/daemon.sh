@@ -20,6 +20,15 @@
 # 8 MB young generation in place of V8's default (up to 64 MB here) keeps a long backtest's
 # peak memory ~50 MB lower at the same speed (README "Benchmarks").
 set -eu
+# An older Node on PATH first (a hand-written service unit) failed on a missing export, naming
+# nothing the operator could act on: say which versions, as bin/stacker.js does.
+version="$(node --version 2>/dev/null || echo none)"
+major="$(echo "$version" | sed -n 's/^v\([0-9]*\)\..*/\1/p')"
+minor="$(echo "$version" | sed -n 's/^v[0-9]*\.\([0-9]*\)\..*/\1/p')"
+if [ -z "$major" ] || [ "$major" -lt 22 ] || { [ "$major" -eq 22 ] && [ "$minor" -lt 18 ]; }; then
+  echo "stacker needs Node.js 22.18 or newer; the node on PATH is $version ($(command -v node || echo 'not found')). Install Node 24, or put it first on PATH." >&2
+  exit 1
+fi
 cli="$(dirname "$0")/../dist/src/cli.js"
 if [ ! -f "$cli" ]; then
   echo "stacker: $cli not found: run \`npm run build\` first (the Docker image builds it itself)" >&2
