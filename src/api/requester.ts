@@ -49,6 +49,13 @@ export interface CallOptions {
   readonly retry: boolean;
   /** Any 2xx is success whatever the body (transfer answers `[]` or `{}`). */
   readonly ignoreBody?: boolean;
+  /**
+   * An error answer that is an answer: the value it stands for (the order history's 422 "not
+   * found" for a lookup is no order), or undefined for a real error. It is then a success, in
+   * the request log and the metrics too: counted as a validation error, each routine lookup of a
+   * lost answer set off alerts on refused requests.
+   */
+  readonly answerOf?: (error: unknown) => unknown;
 }
 
 export type Query = Readonly<Record<string, string | number | undefined>>;
@@ -177,6 +184,11 @@ export class Requester {
           return value;
         } catch (error) {
           const safe = redactError(error, secrets);
+          const answer = options.answerOf?.(safe);
+          if (answer !== undefined) {
+            this.#emit({ method, path, scope, attempt, status, durationMs: deps.nowMs() - startedMs, errorCode: null });
+            return answer as T;
+          }
           const errorCode = safe instanceof StackerError ? safe.code : 'E_UNEXPECTED';
           this.#emit({ method, path, scope, attempt, status, durationMs: deps.nowMs() - startedMs, errorCode });
           throw safe;

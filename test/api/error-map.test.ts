@@ -398,10 +398,11 @@ describe('error mapping through the client', () => {
     expectError(await failure(h.client.tickers()), { cls: ProtocolError, code: 'E_PROTOCOL', retryable: false, httpStatus: 200, exchangeCode: null });
   });
 
-  it('answers an order-history lookup of an unknown clientOrderId (422 "OrderHistory was not found.") with no orders', async () => {
+  it('answers an order-history lookup of an unknown clientOrderId (422 "OrderHistory was not found.") with no orders, a success in the request log (the metrics counted it a validation error)', async () => {
     h = harness();
     reply('POST', '/api/v4/trade-account/order/history', 422, { code: 30, message: 'Validation failed', errors: { orderHistory: ['OrderHistory was not found.'] } });
     expect(await h.client.orderHistory({ clientOrderId: 'never-sent' })).toEqual([]);
+    expect(h.events.map((event) => [event.path, event.status, event.errorCode])).toEqual([['/api/v4/trade-account/order/history', 422, null]]);
   });
 
   it('still fails an order-history lookup on any other validation error', async () => {

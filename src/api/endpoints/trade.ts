@@ -86,12 +86,7 @@ function orderQueryBody(params: OrderQuery, maxLimit: number): Record<string, un
  */
 export async function orderHistory(http: Requester, params: OrderQuery): Promise<Order[]> {
   const body = orderQueryBody(params, 500);
-  try {
-    return await http.post(PATHS.orderHistory, body, (value) => parseOrderHistory(value, 'history'), { retry: true });
-  } catch (error) {
-    if (isHistoryNotFound(error)) return [];
-    throw error;
-  }
+  return http.post(PATHS.orderHistory, body, (value) => parseOrderHistory(value, 'history'), { retry: true, answerOf: (error) => (isHistoryNotFound(error) ? [] : undefined) });
 }
 
 function isHistoryNotFound(error: unknown): boolean {
