@@ -83,9 +83,20 @@ export function openDatabase(options: SqliteOpenOptions): DatabaseSync {
   } catch (error) {
     db.close();
     if (error instanceof StoreError) throw error;
-    throw new StoreError('open-failed', `cannot open the journal ${options.path}: ${messageOf(error)}`, { cause: error });
+    throw new StoreError('open-failed', `cannot open the journal ${options.path}: ${messageOf(error)}${options.path === ':memory:' ? '' : readProblem(options.path)}`, { cause: error });
   }
   return db;
+}
+
+/**
+ * Why a journal whose file opened cannot be read: its folder. In WAL mode SQLite writes the
+ * `-shm` file beside the journal even to read it, so a folder the kernel remounted read-only
+ * takes the readers (orders, journal, report) with it, just when they are needed.
+ */
+function readProblem(path: string): string {
+  const folder = folderProblem(dirname(path));
+  if (!folder.includes('read-only')) return folder;
+  return `${folder}: a journal in WAL mode is written beside (its -shm file) even to be read; copy the data dir to a writable folder and read the copy (--journal COPY/stacker.db, or --data-dir COPY)`;
 }
 
 /**

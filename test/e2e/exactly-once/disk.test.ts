@@ -6,6 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxPerTest, startDaemon } from '../daemon-process.ts';
 import { agreement, eventually, metricsUrl, report } from './agreement.ts';
+import { runCli } from '../../cli/run-cli.ts';
 
 // The journal on a small real file system (tmpfs) that the test fills up and frees under the
 // running daemon. Mounting needs root (CAP_SYS_ADMIN): elsewhere the test
@@ -122,5 +123,23 @@ describe('a data dir on a read-only file system', () => {
     expect(daemon.output()).toContain(`the folder ${t.dir.data} is on a read-only file system`);
     expect(daemon.output()).not.toContain('unexpected failure');
     expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  });
+
+  it.skipIf(!mountable)('leaves the readers unable to open a journal in WAL mode, and they say why and what to do (copy it), exit 3', async () => {
+    mkdirSync(t.dir.data, { recursive: true });
+    run('mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', t.dir.data);
+    mounts.push(t.dir.data);
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], t.live());
+    await daemon.waitFor('"to":"FILLED"', 20_000);
+    // Killed: its writes are in the -wal file. Without the -shm file (a restore that left it out, as
+    // backups of SQLite files usually do), SQLite must write one to read them: read-only, it cannot.
+    daemon.child.kill('SIGKILL');
+    await daemon.exited;
+    rmSync(join(t.dir.data, 'stacker.db-shm'), { force: true });
+    run('mount', '-o', 'remount,ro', t.dir.data);
+    const result = await runCli(['orders', '--data-dir', t.dir.data, '--mode', 'live']);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(`the folder ${t.dir.data} is on a read-only file system): a journal in WAL mode is written beside (its -shm file) even to be read; copy the data dir to a writable folder and read the copy`);
   });
 });
