@@ -42,12 +42,17 @@ async function health(url: string): Promise<{ status: number; problems: string[]
   return { status: response.status, problems: body.problems ?? [] };
 }
 
+/** The data dir a real tmpfs of these mount options (unmounted after the test), and an instance buying every second. */
+function onTmpfs(options: string): void {
+  mkdirSync(t.dir.data, { recursive: true });
+  run('mount', '-t', 'tmpfs', '-o', options, 'tmpfs', t.dir.data);
+  mounts.push(t.dir.data);
+  t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+}
+
 describe('a journal whose disk is full', () => {
   it.skipIf(!mountable)('sends nothing it cannot journal, answers 503 with the reason, and trades again once the disk takes writes', async () => {
-    mkdirSync(t.dir.data, { recursive: true });
-    run('mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', t.dir.data);
-    mounts.push(t.dir.data);
-    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    onTmpfs('size=8m');
     const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_METRICS_PORT: '0' });
     await daemon.waitFor('"to":"FILLED"', 20_000);
     const url = metricsUrl(daemon.output());
@@ -89,10 +94,7 @@ describe('a journal whose disk is full', () => {
   }, 90_000);
 
   it.skipIf(!mountable)('stops on SIGTERM with exit 0 while the disk is full: every commit is in the WAL, read at the next start', async () => {
-    mkdirSync(t.dir.data, { recursive: true });
-    run('mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', t.dir.data);
-    mounts.push(t.dir.data);
-    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    onTmpfs('size=8m');
     const args = ['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data];
     const daemon = startDaemon(args, { ...t.live(), STACKER_METRICS_PORT: '0' });
     await daemon.waitFor('"to":"FILLED"', 20_000);
@@ -113,10 +115,7 @@ describe('a journal whose disk is full', () => {
 
 describe('a data dir on a read-only file system', () => {
   it.skipIf(!mountable)('is refused at start with E_STORE naming the folder and why, and nothing is sent', async () => {
-    mkdirSync(t.dir.data, { recursive: true });
-    run('mount', '-t', 'tmpfs', '-o', 'size=1m,ro', 'tmpfs', t.dir.data);
-    mounts.push(t.dir.data);
-    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    onTmpfs('size=1m,ro');
     const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], t.live());
     expect(await daemon.exited).not.toBe(0);
     expect(daemon.output()).toContain('E_STORE');
@@ -126,10 +125,7 @@ describe('a data dir on a read-only file system', () => {
   });
 
   it.skipIf(!mountable)('leaves the readers unable to open a journal in WAL mode, and they say why and what to do (copy it), exit 3', async () => {
-    mkdirSync(t.dir.data, { recursive: true });
-    run('mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', t.dir.data);
-    mounts.push(t.dir.data);
-    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    onTmpfs('size=8m');
     const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], t.live());
     await daemon.waitFor('"to":"FILLED"', 20_000);
     // Killed: its writes are in the -wal file. Without the -shm file (a restore that left it out, as
