@@ -8,6 +8,13 @@ import type { Exchange } from '../exchange/port.ts';
  */
 export const CLOCK_WARN_MS = 60_000;
 
+/**
+ * Off by this much, the daemon is unhealthy (/healthz 503) until the clock is right: budget days
+ * and slots follow this machine's clock, so a clock hours ahead spent tomorrow's budget today
+ * while /healthz said ok. A minute or two is a warning only.
+ */
+export const CLOCK_UNHEALTHY_MS = 5 * 60_000;
+
 /** How often the daemon measures the clocks again (as the client measures them for its nonces). */
 export const CLOCK_CHECK_MS = 10 * 60_000;
 
@@ -28,6 +35,8 @@ export class ClockWatch {
   readonly #nowMs: () => number;
   /** Per account, whether the last reading was off. */
   readonly #off = new Map<string, boolean>();
+  /** Per account, the last offset read (exchange − machine, ms). */
+  readonly #offsets = new Map<string, number>();
   #checkedAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(exchanges: ReadonlyMap<string, Exchange>, logger: Logger, nowMs: () => number) {
@@ -45,6 +54,7 @@ export class ClockWatch {
       [...this.#exchanges].map(async ([account, exchange]) => {
         const offsetMs = await exchange.clockOffsetMs?.().catch(() => null);
         if (offsetMs === undefined || offsetMs === null) return;
+        this.#offsets.set(account, offsetMs);
         const off = Math.abs(offsetMs) >= CLOCK_WARN_MS;
         const was = this.#off.get(account) ?? false;
         this.#off.set(account, off);
@@ -59,5 +69,16 @@ export class ClockWatch {
         }
       }),
     );
+  }
+
+  /** What /healthz says of the clocks: each account whose last reading was CLOCK_UNHEALTHY_MS or more off. */
+  problems(): string[] {
+    const several = this.#exchanges.size > 1;
+    return [...this.#offsets]
+      .filter(([, offsetMs]) => Math.abs(offsetMs) >= CLOCK_UNHEALTHY_MS)
+      .map(
+        ([account, offsetMs]) =>
+          `${several ? `account ${account}: ` : ''}this machine's clock is ${clockSide(offsetMs)} the exchange's: slots, budget days and periods follow this machine's clock, so they are that much off; set the clock right (NTP)`,
+      );
   }
 }

@@ -172,7 +172,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     sink: options.metrics,
     // The operator's switch only: the file and STACKER_KILL_SWITCH keep their meaning of a planned stop that /healthz does not flag.
     killSwitches: () => controls?.killSwitchReasons() ?? [],
+    clocks: () => clockWatch?.problems() ?? [],
   });
+  let clockWatch: ClockWatch | null = null;
   let exitCode: number = EXIT.ok;
   let fatal: FatalEngineError | null = null;
   let exitReason = 'stopped';
@@ -274,8 +276,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
 
     for (const [account, own] of exchanges) await keepAccount(own, account, journal, logger);
     // Schedules follow this machine's clock: one far off the exchange's is said at start, and whenever it changes.
-    const clockWatch = new ClockWatch(exchanges, logger, () => clock.nowMs());
-    if (options.once === undefined) await clockWatch.check();
+    const watch = new ClockWatch(exchanges, logger, () => clock.nowMs());
+    clockWatch = watch;
+    if (options.once === undefined) await watch.check();
     const operator = await OperatorControls.load({
       journal,
       instances: config.instances,
@@ -414,7 +417,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         track: async () => {
           await running.track();
           await settleLastSlots(journal, lastSlots, onSettled);
-          await clockWatch.check('due');
+          await watch.check('due');
           // A standby that took the journal over stops this daemon now, not at its next slot.
           await journal.assertIntact().catch((error: unknown) => {
             // As the engine stops on its own fatal errors: logged, notified, then the daemon stops.

@@ -46,9 +46,11 @@ export class DaemonHealth {
   /** Per instance whose last slot's buy is above its smallest budget limit: why, and since which slot. */
   readonly #tooSmall = new Map<string, { sinceMs: number; message: string }>();
 
-  constructor(options: { readonly journal: Journal; readonly engine: () => EngineHealth | null; readonly sink?: JournalStateSink; readonly killSwitches?: () => readonly string[] }) {
+  readonly #clocks: () => readonly string[];
+  constructor(options: { readonly journal: Journal; readonly engine: () => EngineHealth | null; readonly sink?: JournalStateSink; readonly killSwitches?: () => readonly string[]; readonly clocks?: () => readonly string[] }) {
     this.#journal = options.journal;
     this.#killSwitches = options.killSwitches ?? (() => []);
+    this.#clocks = options.clocks ?? (() => []);
     this.#engine = options.engine;
     this.#sink = options.sink ?? null;
   }
@@ -126,6 +128,7 @@ export class DaemonHealth {
       problems.push(`the journal cannot be written since ${new Date(failure.atMs).toISOString()} (${failure.message}); nothing is sent until it can`);
     }
     problems.push(...this.#killSwitches());
+    problems.push(...this.#clocks());
     const engine = this.#engine();
     const stuck = engine?.unresolved.pastWindow ?? [];
     if (stuck.length > 0) {

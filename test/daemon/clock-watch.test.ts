@@ -39,6 +39,11 @@ describe("the daemon's watch on its clock", () => {
       expect(off.map((line) => line['account']).sort()).toEqual(['main', 'paper']);
       expect(String(off[0]?.['msg'])).toMatch(/^account (main|paper): this machine's clock is (3599|3600)\.\d s behind the exchange's: signed requests are corrected, but schedules, budget days and slot times follow this machine's clock, so every slot runs that much off; set the clock right \(NTP\)$/);
       expect(off[0]?.['level']).toBe(40);
+      // An hour off: /healthz names it for each account, as slots and budget days are that much off.
+      expect(watch.problems()).toEqual([
+        expect.stringMatching(/^account main: this machine's clock is (3599|3600)\.\d s behind the exchange's: slots, budget days and periods follow this machine's clock/),
+        expect.stringMatching(/^account paper: /),
+      ]);
 
       // Not measured again before its time.
       skewMs = 0;
@@ -48,6 +53,16 @@ describe("the daemon's watch on its clock", () => {
       nowMs += CLOCK_CHECK_MS;
       await watch.check('due');
       expect(lines.map((line) => line['event'])).toEqual(['clock-right', 'clock-right']);
+      expect(watch.problems()).toEqual([]);
+      // Two minutes off is a warning, not unhealthy.
+      skewMs = 120_000;
+      nowMs += CLOCK_CHECK_MS;
+      await watch.check('due');
+      expect(lines.some((line) => line['event'] === 'clock-off')).toBe(true);
+      expect(watch.problems()).toEqual([]);
+      skewMs = 0;
+      nowMs += CLOCK_CHECK_MS;
+      await watch.check('due');
       lines.length = 0;
       nowMs += CLOCK_CHECK_MS;
       await watch.check('due');
