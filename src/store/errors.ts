@@ -25,6 +25,8 @@ import { StackerError } from '../domain/errors.ts';
  *   and cannot keep both, so trading stops until a human splits the accounts.
  * - `not-owner`: a PostgreSQL journal another daemon has taken over (a standby, after this one
  *   lost its lock): this daemon journals and sends nothing more.
+ * - `no-privilege`: the PostgreSQL role may not create or migrate the journal's schema (the message
+ *   names what to grant): a setting for the database's administrator, not a passing failure.
  * - `postgres`: any other PostgreSQL failure (a serialization conflict that kept failing after retries, …).
  */
 export type StoreErrorReason =
@@ -44,6 +46,7 @@ export type StoreErrorReason =
   | 'sqlite'
   | 'not-owner'
   | 'order-id-clash'
+  | 'no-privilege'
   | 'postgres';
 
 /**

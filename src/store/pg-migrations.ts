@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { SchemaTooNewError, StoreError } from './errors.ts';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from './migrations.ts';
 import { type PgPool, asStoreError, checkOut, rollBack } from './pg-db.ts';
@@ -287,9 +288,9 @@ export async function migratePg(pool: PgPool, schema: string, where: string, now
         // One migrator at a time per schema, whichever daemon starts first.
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`stacker-migrate:${schema}`]);
         if (migration === null) {
-          await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-          await client.query(CREATE_LEDGER);
-          await client.query(CREATE_LEASE);
+          const problem = await schemaAccessProblem(client, schema, migrations);
+          if (problem !== null) throw accessRefused(where, problem);
+          await createMissing(client, schema);
         } else {
           const current = (await client.query('SELECT version, name FROM schema_migrations ORDER BY version')).rows as Applied[];
           checkApplied(current, migrations, where);
@@ -311,6 +312,54 @@ export async function migratePg(pool: PgPool, schema: string, where: string, now
     client.release(broken);
   }
   return applied;
+}
+
+/** What runs SQL: a pooled or a single session. */
+type Queryable = Pick<pg.ClientBase, 'query'>;
+
+/**
+ * The schema, the migrations' ledger and the lease, each created only when it is missing:
+ * `CREATE SCHEMA IF NOT EXISTS` needs CREATE on the database even when the schema exists, which a
+ * role given a schema of its own (a managed database's application role) does not have.
+ */
+async function createMissing(client: Queryable, schema: string): Promise<void> {
+  const found = (await client.query('SELECT to_regnamespace($1) IS NOT NULL AS schema, to_regclass($2) IS NOT NULL AS ledger, to_regclass($3) IS NOT NULL AS lease', [schema, `${schema}.schema_migrations`, `${schema}.journal_lease`])).rows[0] as { schema: boolean; ledger: boolean; lease: boolean };
+  if (!found.schema) await client.query(`CREATE SCHEMA ${schema}`);
+  if (!found.ledger) await client.query(CREATE_LEDGER);
+  if (!found.lease) await client.query(CREATE_LEASE);
+}
+
+/**
+ * Why this session's role could not create or migrate the journal's schema, naming what to
+ * grant; null when it can, or when nothing is left to create. Asked before anything is created
+ * (a daemon's start, `journal migrate`) and by `stacker check`, so that the check fails where the
+ * start would. A schema already at the latest version needs only USAGE on it (and the rights on
+ * its tables an owner has).
+ */
+export async function schemaAccessProblem(client: Queryable, schema: string, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<string | null> {
+  const who = (
+    await client.query(
+      `SELECT quote_ident(current_user) AS role, quote_ident(current_database()) AS database, to_regnamespace($1) IS NOT NULL AS present,
+              has_database_privilege(current_database(), 'CREATE') AS create_database`,
+      [schema],
+    )
+  ).rows[0] as { role: string; database: string; present: boolean; create_database: boolean };
+  const grant = `give the role ${who.role} CREATE on the database (GRANT CREATE ON DATABASE ${who.database} TO ${who.role}), or have the database's owner create the schema for it (CREATE SCHEMA ${schema} AUTHORIZATION ${who.role}); README "PostgreSQL" lists what the role needs`;
+  if (!who.present) return who.create_database ? null : `the role ${who.role} may not create the schema ${schema} in the database ${who.database} (it has no CREATE on the database): ${grant}`;
+  const rights = (await client.query(`SELECT has_schema_privilege($1, 'USAGE') AS usage, has_schema_privilege($1, 'CREATE') AS "create"`, [schema])).rows[0] as { usage: boolean; create: boolean };
+  const own = `make the role the schema's owner (ALTER SCHEMA ${schema} OWNER TO ${who.role}); README "PostgreSQL" lists what the role needs`;
+  if (!rights.usage) return `the role ${who.role} may not use the schema ${schema} (it has no USAGE on it): ${own}`;
+  if (rights.create) return null;
+  const tables = (await client.query('SELECT to_regclass($1) IS NOT NULL AS ledger, to_regclass($2) IS NOT NULL AS lease', [`${schema}.schema_migrations`, `${schema}.journal_lease`])).rows[0] as { ledger: boolean; lease: boolean };
+  const applied = tables.ledger ? ((await client.query(`SELECT version FROM ${schema}.schema_migrations`)).rows as { version: number }[]).map((row) => row.version) : [];
+  const pending = migrations.filter((m) => !applied.includes(m.version));
+  if (tables.ledger && tables.lease && pending.length === 0) return null;
+  return `the role ${who.role} may not create the journal's tables in the schema ${schema} (it has no CREATE on it${pending.length === 0 ? '' : `; schema version(s) ${pending.map((m) => m.version).join(', ')} are still to apply`}): ${own}`;
+}
+
+/** A schemaAccessProblem as the start reports it: not retryable, since waiting grants nothing. */
+export function accessRefused(where: string, problem: string): StoreError {
+  return new StoreError('no-privilege', `migrating the journal ${where}: ${problem}`);
 }
 
 /** For a read-only open: the schema must be exactly ours, since nothing may be migrated. */

@@ -8,6 +8,7 @@ import { type JournalFileState, REBUILD_COMMAND, lostJournalForReading, lostJour
 import { type FileLock, apiKeyLock, defaultUserLockDir } from './lock.ts';
 import { asStoreError, checkSchemaName, describeLocation } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
+import { accessRefused, schemaAccessProblem } from './pg-migrations.ts';
 import { JOURNAL_SCHEMAS } from './pg-schemas.ts';
 import { type LockKeep, type LockWait, PgAdvisoryLock } from './pg-lock.ts';
 import { boundedClient, endSession } from './pg-session.ts';
@@ -172,6 +173,18 @@ export async function inspectPgJournal(url: string, schema: string, timeoutMs: n
     const value: unknown = id.rows[0]?.['value'];
     return { state: 'journal', journalId: typeof value === 'string' ? value : null };
   });
+}
+
+/**
+ * What would keep `stacker run` from creating or migrating a mode's journal in this database
+ * with this URL's role (schemaAccessProblem): a StoreError as the start would throw it, or null.
+ * Creates nothing; for `stacker check`.
+ */
+export async function pgJournalAccessProblem(url: string, mode: RunMode, timeoutMs: number = DATABASE_TIMEOUT.defaultMs): Promise<StoreError | null> {
+  const schema = JOURNAL_SCHEMAS[mode];
+  const where = describeLocation(url, schema);
+  const problem = await withClient(url, timeoutMs, `looking at the role's privileges on ${where}`, (client) => schemaAccessProblem(client, schema));
+  return problem === null ? null : accessRefused(where, problem);
 }
 
 /** Keep a lost or foreign journal's schema under a dated name instead of dropping it. */

@@ -57,7 +57,7 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
   const summary: ConfigSummary = {
     ...describeConfig(config, nowMs),
     operator: read.summary,
-    ...(read.lost === null ? {} : { journalLost: read.lost.message, journalState: read.lost.reason === 'journal-lost' ? 'LOST' : 'cannot be read' }),
+    ...(read.lost === null ? {} : { journalLost: read.lost.message, journalState: JOURNAL_STATES[read.lost.reason] ?? 'cannot be read' }),
   };
   if (!ctx.json) ctx.io.out(renderConfig(summary));
 
@@ -85,6 +85,9 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
   if (read.orphaned !== undefined && read.orphaned.length > 0) throw new ConfigError([...read.orphaned]);
 }
 
+/** How the check names a journal `run` would refuse, by the store's reason. */
+const JOURNAL_STATES: Partial<Record<StoreError['reason'], string>> = { 'journal-lost': 'LOST', 'no-privilege': 'cannot be created or migrated by this role' };
+
 /**
  * What an operator switched from the status API, as the journal keeps it: a kill switch (for
  * every account or one) and paused instances stop trading as surely as the file does, so a
@@ -110,18 +113,29 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
     const [{ foreignOrdersError }, { orphanedIntentProblems }] = await Promise.all([import('../../daemon/foreign-findings.ts'), import('../../daemon/orphaned-intents.ts')]);
     return {
       summary,
-      lost: null,
+      lost: await pgAccessProblem(config),
       foreign: foreignOrdersError(await journal.listFindings({ unacknowledged: true })),
       orphaned: orphanedIntentProblems(await journal.unresolvedIntents(), config),
     };
   } catch (error) {
-    if (error instanceof StoreError && error.reason === 'not-found') return { summary: { killSwitchSince: null, accountKillSwitches: {}, paused: {} }, lost: null };
+    if (error instanceof StoreError && error.reason === 'not-found') return { summary: { killSwitchSince: null, accountKillSwitches: {}, paused: {} }, lost: await pgAccessProblem(config).catch(asStoreProblem) };
     // Lost, moved, or out of reach (a database down, a password refused): `run` would not start on it, and the check does not pass.
     const lost = error instanceof StoreError ? error : null;
     return { summary: { unread: error instanceof Error ? error.message : String(error) }, lost };
   } finally {
     await journal?.close();
   }
+}
+
+/** A PostgreSQL role that may not create or migrate the journal: `run` would not start (the check creates nothing itself). */
+async function pgAccessProblem(config: DaemonConfig): Promise<StoreError | null> {
+  if (config.databaseUrl === null) return null;
+  const { pgJournalAccessProblem } = await import('../../store/pg-store.ts');
+  return pgJournalAccessProblem(config.databaseUrl.url, config.mode, config.databaseTimeoutMs);
+}
+
+function asStoreProblem(error: unknown): StoreError | null {
+  return error instanceof StoreError ? error : null;
 }
 
 /**

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { check } from '../../src/cli/commands/check.ts';
+import { CommandContext } from '../../src/cli/context.ts';
+import { EXIT, exitCodeFor } from '../../src/domain/errors.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import { pgJournalAccessProblem } from '../../src/store/pg-store.ts';
+import { clusterUrl } from '../support/pg-cluster.ts';
+import { createDatabase, dropDatabase, pgCluster } from '../support/pg-databases.ts';
+import { failure } from '../support/thrown.ts';
+import { ConfigWorld, DCA } from '../config/helpers.ts';
+import { SLOT, TempWorld } from './helpers.ts';
+
+/**
+ * A least-privilege role, as a managed database hands out: it may connect, but not create
+ * schemas in the database (no CREATE on it). Given a schema of its own, made by the database's
+ * owner, the daemon starts; without one, the start and `stacker check` say what to grant.
+ */
+
+const cluster = pgCluster();
+let world: TempWorld;
+let adminUrl: string;
+let role: string;
+
+beforeEach(async () => {
+  world = new TempWorld();
+  if (cluster === null) return;
+  adminUrl = await createDatabase(cluster);
+  role = `r_${randomBytes(6).toString('hex')}`;
+  const database = new URL(adminUrl).pathname.slice(1);
+  await sql(clusterUrl(cluster, 'postgres'), `CREATE ROLE ${role} LOGIN`);
+  await sql(adminUrl, `REVOKE CREATE ON DATABASE ${database} FROM PUBLIC; GRANT CONNECT ON DATABASE ${database} TO ${role}`);
+});
+afterEach(async () => {
+  if (cluster !== null) {
+    await dropDatabase(cluster, adminUrl);
+    await sql(clusterUrl(cluster, 'postgres'), `DROP ROLE IF EXISTS ${role}`);
+  }
+  await world.cleanup();
+});
+
+async function sql(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The test database, connecting as the least-privilege role. */
+function roleUrl(): string {
+  const url = new URL(adminUrl);
+  url.username = role;
+  return url.toString();
+}
+
+const open = (mode: 'live' | 'dry-run' = 'live') => openStore({ dataDir: join(world.dir, 'data'), mode, databaseUrl: roleUrl(), userLockDir: join(world.dir, 'locks') });
+
+describe.skipIf(cluster === null)('a PostgreSQL role without CREATE on the database', () => {
+  it('starts, and restarts, on a schema the database owner made for it', async () => {
+    await sql(adminUrl, `CREATE SCHEMA stacker_live AUTHORIZATION ${role}`);
+    expect(await pgJournalAccessProblem(roleUrl(), 'live')).toBeNull();
+    const first = await open();
+    await first.journal.claimSlot({ ...SLOT, runId: null });
+    await first.close();
+    // The second start finds the schema and its tables: nothing to create, nothing to ask for.
+    const again = await open();
+    expect((await again.journal.listSlots({ instance: SLOT.instance })).map((slot) => slot.slotTimeMs)).toEqual([SLOT.slotTimeMs]);
+    await again.close();
+  });
+
+  it('is refused at start without its schema, with what to grant (exit 3), and `check` finds the same before any start', async () => {
+    const foreseen = await pgJournalAccessProblem(roleUrl(), 'live');
+    const error = await failure(open());
+    expect(error).toMatchObject({ code: 'E_STORE', reason: 'no-privilege' });
+    expect(exitCodeFor(error)).toBe(EXIT.refused);
+    const message = (error as Error).message;
+    expect(message).toContain(`the role ${role} may not create the schema stacker_live`);
+    expect(message).toContain(`GRANT CREATE ON DATABASE ${new URL(adminUrl).pathname.slice(1)} TO ${role}`);
+    expect(message).toContain(`CREATE SCHEMA stacker_live AUTHORIZATION ${role}`);
+    expect(foreseen?.message).toBe(message);
+  });
+
+  it('a schema it may use but not create tables in is refused while the journal is still to be made, naming the owner change', async () => {
+    await sql(adminUrl, `CREATE SCHEMA stacker_live; GRANT USAGE ON SCHEMA stacker_live TO ${role}`);
+    const error = await failure(open());
+    expect(error).toMatchObject({ reason: 'no-privilege', message: expect.stringContaining(`may not create the journal's tables in the schema stacker_live (it has no CREATE on it; schema version(s) 1, 2, 3, 4, 5, 6, 7, 8 are still to apply): make the role the schema's owner (ALTER SCHEMA stacker_live OWNER TO ${role})`) });
+  });
+
+  it('`stacker check` fails as the start would, with its message, instead of saying ok', async () => {
+    const config = new ConfigWorld();
+    try {
+      config.instance('dca-btc', DCA);
+      const out: string[] = [];
+      const ctx = new CommandContext('check', { json: false }, { out: (text) => void out.push(text), err: () => undefined }, { json: false, verbose: false, lookupHint: undefined });
+      const error = await failure(check(ctx, { strategies: config.strategiesDir, dataDir: join(world.dir, 'data') }, { env: { STACKER_DATABASE_URL: roleUrl() }, configOnly: true }));
+      expect(error).toMatchObject({ code: 'E_STORE', reason: 'no-privilege', message: expect.stringContaining(`CREATE SCHEMA stacker_dry_run AUTHORIZATION ${role}`) });
+      expect(exitCodeFor(error)).toBe(EXIT.refused);
+      expect(out.join('')).toContain('(schema stacker_dry_run): cannot be created or migrated by this role, `stacker run` will not start: migrating the journal');
+    } finally {
+      config.cleanup();
+    }
+  });
+});
