@@ -22,6 +22,7 @@ import { ALREADY_JOURNALLED, settledSince, slotShortfall } from './slot-shortfal
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
 import { OperatorControls } from './controls.ts';
 import { StatusBuilder } from './status.ts';
+import { throttled } from './throttled-log.ts';
 import { trackLoop } from './track-loop.ts';
 import { accountCapOf } from '../config/account-cap.ts';
 import { openNotifications } from './notifier.ts';
@@ -348,6 +349,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       const startedAtMs = clock.nowMs();
       const metrics = options.metrics;
       const healthNow = (): { problems: string[]; stopping: boolean } => ({ problems: health.problems(), stopping: stopping.signal.aborted });
+      const failures = statusFailures(logger);
       const status = new StatusBuilder({
         mode: config.mode,
         version: pkg.version,
@@ -362,6 +364,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         controlsEnabled: config.controlToken !== null,
         health: healthNow,
         nowMs: () => clock.nowMs(),
+        onUnreadable: failures.unreadable,
       });
       server = await startHealthServer({
         host: config.metricsHost,
@@ -385,6 +388,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           },
         },
         status,
+        onError: (error) => failures.failed(errorMessage(error)),
         controls: { token: config.controlToken, controls: operator, refused: refusedControls(logger) },
       }).catch((error: unknown) => {
         throw listenProblem(error, config.metricsHost, config.metricsPort ?? 0) ?? error;
@@ -646,15 +650,23 @@ function listenProblem(error: unknown, host: string, port: number): ConfigError 
  * request would let them fill the log.
  */
 function refusedControls(logger: Logger): (why: string, from: string) => void {
-  let lastMs = Number.NEGATIVE_INFINITY;
-  let since = 0;
-  return (why, from) => {
-    since += 1;
-    const now = Date.now();
-    if (now - lastMs < 60_000) return;
-    logger.warn({ event: 'control-refused', why, from, refused: since }, `a control request was refused (${why}) from ${from}; ${since} refused since the last such line: a wrong token, or someone guessing`);
-    lastMs = now;
-    since = 0;
-  };
+  return throttled(60_000, (refused, why: string, from: string) =>
+    logger.warn({ event: 'control-refused', why, from, refused }, `a control request was refused (${why}) from ${from}; ${refused} refused since the last such line: a wrong token, or someone guessing`),
+  );
 }
 
+/**
+ * A warning for /api/status answered without the journal (503: its database down or not
+ * answering) or failing (500), at most one a minute with how many since: a status page polls
+ * every 5 s, and an operator looking at the log during the outage must see why the page says so.
+ */
+function statusFailures(logger: Logger): { readonly unreadable: (message: string) => void; readonly failed: (message: string) => void } {
+  return {
+    unreadable: throttled(60_000, (answered, message: string) =>
+      logger.warn({ event: 'status-journal-unreadable', error: message, answered }, `/api/status answered 503 without the journal, which cannot be read (${message}); ${answered} such answer(s) since the last such line`),
+    ),
+    failed: throttled(60_000, (answered, message: string) =>
+      logger.error({ event: 'status-failed', error: message, answered }, `/api/status failed (${message}); ${answered} failed answer(s) since the last such line`),
+    ),
+  };
+}

@@ -5,6 +5,7 @@ import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import type { Engine, SlotRetryState } from '../engine/engine.ts';
 import type { Exchange } from '../exchange/port.ts';
 import { type MarketPosition, positions } from '../report/cost-basis.ts';
+import { StoreError } from '../store/errors.ts';
 import { BUDGET_PERIODS, type BudgetPeriod, type BudgetScope, type Journal, type SlotRecord, type StoredOrder } from '../store/journal.ts';
 import type { OperatorControls } from './controls.ts';
 import { settledSince } from './slot-shortfall.ts';
@@ -140,6 +141,19 @@ export interface StatusSources {
   readonly nowMs: () => number;
   /** How long a price read is reused: every open page asks every few seconds. Default 30 s. */
   readonly priceTtlMs?: number;
+  /** Told each time the document could not be built for a journal that cannot be read (the daemon logs it, a line a minute). */
+  readonly onUnreadable?: (message: string) => void;
+}
+
+/**
+ * `/api/status` while the journal cannot be read (its database down or not answering): 503 with
+ * what the daemon knows without it, so that the page shows the outage rather than a daemon that
+ * does not answer. The instances, budgets, orders and positions come from the journal, so they
+ * are left out until it can be read.
+ */
+export interface JournalUnreadableStatus extends Pick<StatusDocument, 'generatedAt' | 'mode' | 'version' | 'startedAt' | 'health' | 'killSwitch' | 'controls'> {
+  readonly error: 'journal-unreadable';
+  readonly message: string;
 }
 
 /** How much history per instance the document carries: enough to see what happened lately, small enough to send every few seconds. */
@@ -160,22 +174,11 @@ export class StatusBuilder {
   async document(): Promise<StatusDocument> {
     const sources = this.#sources;
     const nowMs = sources.nowMs();
-    const health = sources.health();
     const orders = await this.#orders();
     const markets = [...new Set(orders.filter((o) => o.side === 'buy' && o.filledBase.gt(0)).map((o) => o.market))].sort();
     const priced = await this.#pricesOf(markets, nowMs);
-    const operatorReason = sources.controls.killSwitch.active();
-    const configuredReason = sources.configuredKillSwitch();
-    const reasons = [operatorReason, configuredReason].filter((reason): reason is string => reason !== null);
-    const operatorSince = sources.controls.killSwitchSinceMs;
     return {
-      generatedAt: iso(nowMs),
-      mode: sources.mode,
-      version: sources.version,
-      startedAt: iso(sources.startedAtMs),
-      health: { status: health.stopping ? 'stopping' : health.problems.length === 0 ? 'ok' : 'unhealthy', problems: health.problems },
-      killSwitch: { on: reasons.length > 0, reasons, operatorSince: operatorSince === null ? null : iso(operatorSince) },
-      controls: { enabled: sources.controlsEnabled },
+      ...this.#daemonKnows(nowMs),
       instances: await Promise.all(sources.instances.map((instance) => this.#instance(instance, nowMs))),
       accounts: await Promise.all(
         (sources.accounts ?? []).map(async (account) => {
@@ -194,6 +197,41 @@ export class StatusBuilder {
       ),
       markets: this.#positions(orders, priced.prices),
       pricesNote: priced.note,
+    };
+  }
+
+  /**
+   * The answer for a document that failed on the journal (a StoreError: its database down, not
+   * answering, the journal lost): what the daemon knows without it, and why; null for any other
+   * failure, which is a fault of stacker's own.
+   */
+  unavailable(error: unknown): JournalUnreadableStatus | null {
+    if (!(error instanceof StoreError)) return null;
+    this.#sources.onUnreadable?.(error.message);
+    return {
+      error: 'journal-unreadable',
+      message: `the journal cannot be read, so instances, budgets, orders and positions are left out until it can: ${error.message}`,
+      // Read after the failure: the journal's failed read is one of health's problems by now.
+      ...this.#daemonKnows(this.#sources.nowMs()),
+    };
+  }
+
+  /** What the document says that the journal does not hold: health, the kill switch (kept in memory), the controls. */
+  #daemonKnows(nowMs: number): Pick<StatusDocument, 'generatedAt' | 'mode' | 'version' | 'startedAt' | 'health' | 'killSwitch' | 'controls'> {
+    const sources = this.#sources;
+    const health = sources.health();
+    const operatorReason = sources.controls.killSwitch.active();
+    const configuredReason = sources.configuredKillSwitch();
+    const reasons = [operatorReason, configuredReason].filter((reason): reason is string => reason !== null);
+    const operatorSince = sources.controls.killSwitchSinceMs;
+    return {
+      generatedAt: iso(nowMs),
+      mode: sources.mode,
+      version: sources.version,
+      startedAt: iso(sources.startedAtMs),
+      health: { status: health.stopping ? 'stopping' : health.problems.length === 0 ? 'ok' : 'unhealthy', problems: health.problems },
+      killSwitch: { on: reasons.length > 0, reasons, operatorSince: operatorSince === null ? null : iso(operatorSince) },
+      controls: { enabled: sources.controlsEnabled },
     };
   }
 

@@ -46,11 +46,19 @@ export interface HealthServerOptions {
   readonly status?: StatusSource;
   /** The controls (`POST /api/instances/{name}/pause|resume|run`, `POST /api/kill-switch`); absent: not served. */
   readonly controls?: ControlAccess;
+  /** Told of a request that failed (answered 500), which the client sees without its reason. */
+  readonly onError?: (error: unknown, path: string) => void;
 }
 
 /** The daemon's status as a JSON-ready document (decimals already strings). */
 export interface StatusSource {
   document(): Promise<unknown>;
+  /**
+   * What to answer, with 503, when `document()` failed for a reason that passes (the journal
+   * cannot be read: its database down or not answering): what is known without it, and why.
+   * null (or absent) for any other failure, answered 500.
+   */
+  unavailable?(error: unknown): unknown;
 }
 
 export interface HealthServer {
@@ -73,7 +81,8 @@ const TEXT_TYPE = 'text/plain; charset=utf-8';
 export function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
   const answering = new AnswersInFlight();
   const server = createServer({ requestTimeout: HEALTH_SERVER_DEFAULTS.requestTimeoutMs, headersTimeout: HEALTH_SERVER_DEFAULTS.headersTimeoutMs }, (req, res) => {
-    handle(req, res, options, answering).catch(() => {
+    handle(req, res, options, answering).catch((error: unknown) => {
+      options.onError?.(error, (req.url ?? '/').split('?')[0] ?? '/');
       if (!res.headersSent) send(res, req, 500, TEXT_TYPE, 'internal error\n');
       else res.destroy();
     });
@@ -152,7 +161,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: Health
     return;
   }
   if (status !== undefined && path === '/api/status') {
-    send(res, req, 200, JSON_TYPE, `${JSON.stringify(await status.document())}\n`);
+    let document: unknown;
+    try {
+      document = await status.document();
+    } catch (error) {
+      const known = status.unavailable?.(error) ?? null;
+      if (known === null) throw error;
+      send(res, req, 503, JSON_TYPE, `${JSON.stringify(known)}\n`);
+      return;
+    }
+    send(res, req, 200, JSON_TYPE, `${JSON.stringify(document)}\n`);
     return;
   }
   if (path === '/metrics') {

@@ -209,8 +209,9 @@ function render() {
     } }));
   }
   sections.push(el('section', { id: 'kill-switch' }, killParts));
-  sections.push(el('div', { id: 'instances' }, doc.instances.map(function (i) { return renderInstance(i, canControl); })));
-  if (doc.accounts.length > 1 || doc.accounts.some(function (a) { return a.cap || a.killSwitch.on; })) {
+  // Absent while the journal could not be read since the page opened: only what the daemon knows without it is shown.
+  if (doc.instances) sections.push(el('div', { id: 'instances' }, doc.instances.map(function (i) { return renderInstance(i, canControl); })));
+  if (doc.accounts && (doc.accounts.length > 1 || doc.accounts.some(function (a) { return a.cap || a.killSwitch.on; }))) {
     var accountParts = [el('h2', { text: 'Accounts' }), table(['account', 'instances', 'kill switch', 'cap: spent / limit, left'], doc.accounts.map(function (a) {
       var cap = a.cap ? a.cap.periods.map(function (p) { return p.period + ': ' + p.spent + ' / ' + p.limit + ' ' + a.cap.asset + ', ' + leftText(p) + ' left'; }).join('; ') + ' (' + a.capTimeZone + ')' : 'none';
       return [a.name, a.instances.join(', '), a.killSwitch.on ? 'on since ' + when(a.killSwitch.since) : 'off', cap];
@@ -226,13 +227,15 @@ function render() {
     }
     sections.push(el('section', { id: 'accounts' }, accountParts));
   }
-  var marketParts = [el('h2', { text: 'Cost basis and P&L' })];
-  if (doc.markets.length === 0) marketParts.push(el('div', { class: 'muted', text: 'nothing bought yet' }));
-  else marketParts.push(table(['market', 'orders', 'bought', 'spent (fees out)', 'avg cost (fees in)', 'price', 'value', 'P&L', 'P&L %'], doc.markets.map(function (m) {
-    return [m.market, m.orders, m.baseBought, m.quoteSpent, m.averageCost, m.price, m.value, m.pnl, m.pnlPct];
-  }), [false, true, true, true, true, true, true, true, true]));
-  if (doc.pricesNote) marketParts.push(el('div', { class: 'muted', text: doc.pricesNote }));
-  sections.push(el('section', { id: 'markets' }, marketParts));
+  if (doc.markets) {
+    var marketParts = [el('h2', { text: 'Cost basis and P&L' })];
+    if (doc.markets.length === 0) marketParts.push(el('div', { class: 'muted', text: 'nothing bought yet' }));
+    else marketParts.push(table(['market', 'orders', 'bought', 'spent (fees out)', 'avg cost (fees in)', 'price', 'value', 'P&L', 'P&L %'], doc.markets.map(function (m) {
+      return [m.market, m.orders, m.baseBought, m.quoteSpent, m.averageCost, m.price, m.value, m.pnl, m.pnlPct];
+    }), [false, true, true, true, true, true, true, true, true]));
+    if (doc.pricesNote) marketParts.push(el('div', { class: 'muted', text: doc.pricesNote }));
+    sections.push(el('section', { id: 'markets' }, marketParts));
+  }
   // Rebuilt every few seconds: keep where the reader was (the button focused, each table scrolled sideways).
   var focused = document.activeElement;
   var focusKey = focused && focused.closest && focused.closest('[data-instance], section[id]') && focused.getAttribute('data-action')
@@ -263,11 +266,17 @@ function leftText(p) {
 
 function refresh() {
   return fetch('/api/status', { cache: 'no-store' }).then(function (response) {
-    if (!response.ok) throw new Error('status ' + response.status);
-    return response.json();
-  }).then(function (doc) {
-    state.doc = doc;
-    document.getElementById('offline').hidden = true;
+    return response.json().catch(function () { return null; }).then(function (body) {
+      if (response.ok && body) return { doc: body, note: null };
+      // stacker answers, but its journal cannot be read: health and the kill switch are current, the rest is what was last read.
+      if (body && body.error === 'journal-unreadable') return { doc: Object.assign({}, state.doc || {}, body), note: body.message + (state.doc ? '; the rest of the page is the last state read' : '') };
+      throw new Error('status ' + response.status);
+    });
+  }).then(function (got) {
+    state.doc = got.doc;
+    var offline = document.getElementById('offline');
+    offline.textContent = got.note || '';
+    offline.hidden = !got.note;
     render();
   }).catch(function (error) {
     var offline = document.getElementById('offline');

@@ -37,11 +37,14 @@ afterAll(async () => {
   cluster.stop();
 });
 
+const PASSWORD = 'pw-never-shown';
+
 function daemonOn(host: string): RunningDaemon {
   const daemon = startDaemon(['--live', '--strategies', dir.strategies, '--data-dir', join(dir.root, host, 'data')], {
     ...liveEnv(sandbox, dir),
     HOME: join(dir.root, host),
-    STACKER_DATABASE_URL: clusterUrl(cluster, 'postgres'),
+    // The test cluster trusts loopback and never asks for it: a password that must never be shown.
+    STACKER_DATABASE_URL: clusterUrl(cluster, 'postgres').replace('postgres@', `postgres:${PASSWORD}@`),
     STACKER_METRICS_PORT: '0',
   });
   started.push(daemon);
@@ -53,7 +56,7 @@ async function healthStatus(base: string): Promise<number> {
 }
 
 describe.skipIf(binDir === null)('the daemon while its PostgreSQL server restarts', () => {
-  it('answers 503 while the database is down, sends nothing unjournalled, then trades on and still refuses a second daemon', async () => {
+  it('answers 503 while the database is down (/api/status with what it knows and why, logged once), sends nothing unjournalled, then trades on and still refuses a second daemon', async () => {
     dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.0001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
     const owner = daemonOn('host-a');
     await owner.waitFor('"event":"slot-finished"', 20_000);
@@ -61,13 +64,31 @@ describe.skipIf(binDir === null)('the daemon while its PostgreSQL server restart
     expect(await healthStatus(health)).toBe(200);
 
     // Slots read the journal before they write it: the outage must show at once, not at the next heartbeat a minute later.
-    const back = cluster.restart(6_000);
+    const back = cluster.restart(8_000);
     try {
       await expect.poll(() => healthStatus(health), { timeout: 5_000, interval: 200 }).toBe(503);
       expect(await (await fetch(`${health}/healthz`)).text()).toMatch(/the journal cannot be written since .*nothing is sent until it can/);
+      // The status page's JSON answers too, with what the daemon knows without its journal, not a bare 500.
+      for (let asked = 0; asked < 3; asked += 1) {
+        const status = await fetch(`${health}/api/status`);
+        expect(status.status).toBe(503);
+        const body = (await status.json()) as Record<string, unknown>;
+        expect(body).toMatchObject({
+          error: 'journal-unreadable',
+          message: expect.stringMatching(/^the journal cannot be read, so instances, budgets, orders and positions are left out until it can: /),
+          mode: 'live',
+          health: { status: 'unhealthy', problems: [expect.stringMatching(/^the journal cannot be written since /)] },
+          killSwitch: { on: false },
+        });
+        expect(JSON.stringify(body)).not.toContain(PASSWORD);
+      }
     } finally {
       await back;
     }
+    // Logged, once for the three answers (a page asks every 5 s: a line a minute at most).
+    expect(owner.output().match(/"event":"status-journal-unreadable"/g)).toHaveLength(1);
+    expect(owner.output()).toMatch(/"event":"status-journal-unreadable","error":"[^"]+","answered":1,/);
+    expect(owner.output()).not.toContain(PASSWORD);
 
     await owner.waitFor('"event":"journal-lock-retaken"', 10_000);
     await expect.poll(() => healthStatus(health), { timeout: 10_000, interval: 200 }).toBe(200);

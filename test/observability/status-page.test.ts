@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type HealthServer, startHealthServer } from '../../src/observability/health-server.ts';
+import { type HealthServer, type StatusSource, startHealthServer } from '../../src/observability/health-server.ts';
 import { MAX_CONTROL_BODY_BYTES, type ControlAction } from '../../src/observability/control-api.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { type StatusDocument, spentOf } from '../../src/daemon/status.ts';
@@ -55,7 +55,7 @@ afterEach(async () => {
   acted.length = 0;
 });
 
-async function start(options: { status?: boolean; token?: string | null; doc?: StatusDocument } = {}): Promise<HealthServer> {
+async function start(options: { status?: boolean; token?: string | null; doc?: StatusDocument; source?: StatusSource; onError?: (error: unknown, path: string) => void } = {}): Promise<HealthServer> {
   server = await startHealthServer({
     host: '127.0.0.1',
     port: 0,
@@ -64,7 +64,8 @@ async function start(options: { status?: boolean; token?: string | null; doc?: S
     ...(options.status === false
       ? {}
       : {
-          status: { document: async () => options.doc ?? document },
+          status: options.source ?? { document: async () => options.doc ?? document },
+          ...(options.onError === undefined ? {} : { onError: options.onError }),
           controls: {
             token: options.token === null ? null : { matches: (presented: string) => presented === (options.token ?? TOKEN) },
             controls: {
@@ -114,6 +115,29 @@ describe('the health server as a router', () => {
       { kind: 'pause', instance: 'dca-btc' },
       { kind: 'kill-switch', on: true, account: 'kids' },
     ]);
+  });
+
+  it('answers 503 with what the daemon knows when its journal cannot be read, and 500 for any other failure, telling the daemon of it', async () => {
+    const failed: string[] = [];
+    let failure = 'database down';
+    const known = { error: 'journal-unreadable', message: 'the journal cannot be read: connect ECONNREFUSED', health: { status: 'unhealthy', problems: ['the journal cannot be written since …'] } };
+    const source: StatusSource = {
+      document: async () => {
+        throw new Error(failure);
+      },
+      unavailable: (error) => ((error as Error).message === 'database down' ? known : null),
+    };
+    const { url } = await start({ source, onError: (error, path) => void failed.push(`${path}: ${(error as Error).message}`) });
+    const unreadable = await fetch(`${url}/api/status`);
+    expect(unreadable.status).toBe(503);
+    expect(unreadable.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await unreadable.json()).toEqual(known);
+    expect(failed).toEqual([]);
+    failure = 'a bug';
+    const broken = await fetch(`${url}/api/status`);
+    expect(broken.status).toBe(500);
+    expect(await broken.text()).toBe('internal error\n');
+    expect(failed).toEqual(['/api/status: a bug']);
   });
 
   it('answers 403 to every control when no token is configured, before looking at any token', async () => {
@@ -210,6 +234,52 @@ describe('the status page escapes what it shows', () => {
       await page.evaluate('refresh()');
       await page.waitForTimeout(300);
       expect(await page.evaluate('document.activeElement && document.activeElement.getAttribute("data-action")')).toBe('pause');
+    } finally {
+      await context.close();
+    }
+  }, 20_000);
+});
+
+describe('the status page while the journal cannot be read', () => {
+  const unreadable = {
+    error: 'journal-unreadable',
+    message: "the journal cannot be read, so instances, budgets, orders and positions are left out until it can: reading the orders: the journal's database cannot be read: connect ECONNREFUSED 127.0.0.1:5432",
+    generatedAt: '2026-01-01T00:05:00.000Z',
+    mode: 'live',
+    version: '1.2.3',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    health: { status: 'unhealthy', problems: ['the journal cannot be written since 2026-01-01T00:04:00.000Z (connect ECONNREFUSED 127.0.0.1:5432); nothing is sent until it can'] },
+    killSwitch: { on: true, reasons: ['turned on from the status API'], operatorSince: '2026-01-01T00:01:00.000Z' },
+    controls: { enabled: true },
+  };
+
+  it.skipIf(executablePath === null)('says the journal cannot be read, not that stacker does not answer, with health and the kill switch, on a page opened during the outage and on one open before it', async () => {
+    let down = true;
+    const { url } = await start({ source: { document: async () => (down ? Promise.reject(new Error('down')) : document), unavailable: () => unreadable } });
+    const context = await browser!.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${url}/`, { waitUntil: 'load' });
+      await page.locator('#health li').waitFor();
+      const offline = page.locator('#offline');
+      expect(await offline.isVisible()).toBe(true);
+      expect(await offline.textContent()).toBe(unreadable.message);
+      expect(await page.locator('#health li').textContent()).toContain('the journal cannot be written since');
+      expect(await page.locator('#kill-switch').textContent()).toContain('turned on from the status API');
+      expect(await page.locator('[data-instance], #markets').count()).toBe(0);
+      expect(await page.locator('#summary').textContent()).toContain('live · stacker 1.2.3');
+
+      // The journal is read again: the whole page is back; then lost again: the last state read stays, said so.
+      down = false;
+      await page.evaluate('refresh()');
+      await page.locator('[data-instance="dca-btc"]').waitFor();
+      expect(await offline.isVisible()).toBe(false);
+      down = true;
+      await page.evaluate('refresh()');
+      await page.locator('#offline:not([hidden])').waitFor();
+      expect(await offline.textContent()).toBe(`${unreadable.message}; the rest of the page is the last state read`);
+      expect(await page.locator('[data-instance="dca-btc"]').count()).toBe(1);
+      expect(await page.locator('#health li').textContent()).toContain('the journal cannot be written since');
     } finally {
       await context.close();
     }
