@@ -2,8 +2,9 @@ import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { HealthServer, MetricsSource } from '../observability/health-server.ts';
-import { LockedError } from '../store/errors.ts';
+import { LockedError, StoreError } from '../store/errors.ts';
 import { type OpenedStore, openStore } from '../store/open-store.ts';
+import { throttled } from './throttled-log.ts';
 
 export interface DaemonStoreOptions {
   readonly config: DaemonConfig;
@@ -17,6 +18,48 @@ export interface DaemonStoreOptions {
   readonly handleSignals: boolean;
   /** Served while a standby waits, so a probe (Docker's HEALTHCHECK) sees a healthy standby. */
   readonly metrics: MetricsSource;
+  /** How often a standby that cannot reach its database says so again in the log; a minute by default. */
+  readonly unreachableLogEveryMs?: number;
+}
+
+/**
+ * A waiting standby's view of its database: a standby that cannot reach it cannot take over, so
+ * its /healthz says so (503) and its log keeps saying so, whatever the cause (a restart, a host
+ * name that does not resolve), until the database answers.
+ */
+class StandbyReach {
+  #since: { readonly atMs: number; readonly message: string } | null = null;
+  #log: (problem: Error) => void;
+  readonly #newLog: () => (problem: Error) => void;
+
+  constructor(logger: Logger, everyMs: number) {
+    this.#newLog = () =>
+      throttled(everyMs, (tries, problem: Error) => {
+        const since = new Date(this.#since?.atMs ?? Date.now()).toISOString();
+        logger.warn(
+          { event: 'standby-db-unreachable', error: problem.message, since, tries },
+          `waiting as a hot standby: the database cannot be reached since ${since} (${problem.message}; ${tries} tr${tries === 1 ? 'y' : 'ies'} since the last such line); trying again every second, and this standby cannot take over until it answers`,
+        );
+      });
+    this.#log = this.#newLog();
+  }
+
+  unreachable(problem: Error): void {
+    this.#since = { atMs: this.#since?.atMs ?? Date.now(), message: problem.message };
+    this.#log(problem);
+  }
+
+  /** Back: the next outage is told at once. */
+  reachable(): void {
+    this.#since = null;
+    this.#log = this.#newLog();
+  }
+
+  problems(): string[] {
+    const since = this.#since;
+    if (since === null) return [];
+    return [`waiting as a hot standby, but the journal's database cannot be reached since ${new Date(since.atMs).toISOString()} (${since.message}): this standby cannot take over until it can`];
+  }
 }
 
 /**
@@ -34,7 +77,8 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
     process.once('SIGTERM', stopWaiting);
     process.once('SIGHUP', stopWaiting);
   }
-  const probe = options.standby ? await serveWhileWaiting(options) : null;
+  const reach = new StandbyReach(logger, options.unreachableLogEveryMs ?? 60_000);
+  const probe = options.standby ? await serveWhileWaiting(options, reach) : null;
   // A data dir that is not there is made, and a journal starts in it: said, since a typo in the
   // path starts the same way (the readers, orders or journal, refuse a folder that is not there).
   if (config.databaseUrl === null && !existsSync(config.dataDir)) {
@@ -67,9 +111,11 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
             standby: {
               signal: waiting.signal,
               onWaiting: (held: Error) => logger.info({ event: 'standby', holder: held.message }, `waiting as a hot standby: ${held.message}`),
-              onUnreachable: (problem: Error) =>
-                logger.warn({ event: 'standby-db-unreachable', error: problem.message }, `waiting as a hot standby: the database cannot be reached (${problem.message}); trying again`),
-              onReachable: () => logger.info({ event: 'standby-db-reachable' }, 'waiting as a hot standby: the database answers again'),
+              onUnreachable: (problem: Error) => reach.unreachable(problem),
+              onReachable: () => {
+                reach.reachable();
+                logger.info({ event: 'standby-db-reachable' }, 'waiting as a hot standby: the database answers again');
+              },
             },
           }
         : {}),
@@ -77,7 +123,8 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
     if (options.standby) logger.info({ event: 'took-over', journal: store.journal.path }, `took the journal over: ${store.journal.path}`);
     return store;
   } catch (error) {
-    if (waiting.signal.aborted && error instanceof LockedError) {
+    // Stopped while it waited for the lock, or for a database it could not reach: it never traded.
+    if (waiting.signal.aborted && (error instanceof LockedError || (error instanceof StoreError && error.retryable))) {
       logger.info({ event: 'standby-stopped' }, 'stopped while waiting as a hot standby: nothing was journalled or sent');
       return null;
     }
@@ -93,10 +140,11 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
 }
 
 /**
- * /healthz and /metrics of a waiting standby (STACKER_METRICS_PORT): healthy, since waiting is
- * its job; the daemon's own endpoint replaces it once the journal is taken over.
+ * /healthz and /metrics of a waiting standby (STACKER_METRICS_PORT): healthy while it waits,
+ * since waiting is its job, but not while it cannot reach the database (it could not take over);
+ * the daemon's own endpoint replaces it once the journal is taken over.
  */
-async function serveWhileWaiting(options: DaemonStoreOptions): Promise<HealthServer | null> {
+async function serveWhileWaiting(options: DaemonStoreOptions, reach: StandbyReach): Promise<HealthServer | null> {
   const { config, logger } = options;
   if (config.metricsPort === null) return null;
   const { startHealthServer } = await import('../observability/health-server.ts');
@@ -105,7 +153,12 @@ async function serveWhileWaiting(options: DaemonStoreOptions): Promise<HealthSer
     host: config.metricsHost,
     port: config.metricsPort,
     metrics: options.metrics,
-    health: { status: () => ({ ok: true, mode: config.mode, startedAtMs, lastSlot: {}, stopping: false, problems: [] }) },
+    health: {
+      status: () => {
+        const problems = reach.problems();
+        return { ok: problems.length === 0, mode: config.mode, startedAtMs, lastSlot: {}, stopping: false, problems };
+      },
+    },
   });
   logger.info({ event: 'metrics', url: server.url }, `serving ${server.url}/healthz and ${server.url}/metrics while waiting as a hot standby`);
   return server;

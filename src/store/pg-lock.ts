@@ -53,9 +53,10 @@ export class PgAdvisoryLock {
    * Take the lock, or throw LockedError naming the holder. With `wait` (a standby), keep trying
    * on the same session every `pollMs` until the holder's session ends, telling `onWaiting` once;
    * an aborted `signal` gives up with the last LockedError. A standby also waits out a database
-   * it cannot reach (restarting, or not up yet when the containers start): it tells
-   * `onUnreachable` once per outage and tries again on a new session, since a daemon that waits
-   * to take over must not be the one that dies when the database blips.
+   * it cannot reach (restarting, or not up yet when the containers start, or a host name that
+   * does not resolve): it tells `onUnreachable` at each try that fails and tries again on a new
+   * session, since a daemon that waits to take over must not be the one that dies when the
+   * database blips.
    */
   async acquire(wait?: LockWait): Promise<void> {
     if (this.#held !== null) return;
@@ -87,7 +88,7 @@ export class PgAdvisoryLock {
         const problem = asStoreError(error, `taking the ${this.label}`);
         const retryable = problem instanceof StoreError && problem.retryable;
         if (wait === undefined || isAborted(wait.signal) || !retryable) throw problem;
-        if (!unreachable) wait.onUnreachable?.(problem);
+        wait.onUnreachable?.(problem);
         unreachable = true;
         await abortableSleep(wait.pollMs ?? 1_000, wait.signal);
         if (isAborted(wait.signal)) throw problem;
@@ -180,7 +181,7 @@ export interface LockWait {
   readonly pollMs?: number;
   /** Told once, when the lock is first found taken. */
   readonly onWaiting?: (holder: LockedError) => void;
-  /** Told when the database cannot be reached while waiting (once per outage); the wait goes on. */
+  /** Told at each try that cannot reach the database while waiting (every `pollMs` while it lasts); the wait goes on. */
   readonly onUnreachable?: (problem: Error) => void;
   /** Told when the database answers again after an outage. */
   readonly onReachable?: () => void;
