@@ -4,7 +4,7 @@ import { StoreError } from './errors.ts';
 import type { Row } from './journal-rows.ts';
 import { clientBounds, serverBounds } from './pg-session.ts';
 import { DATABASE_TIMEOUT } from './pg-timeout.ts';
-import { redactDatabaseUrl } from './pg-url.ts';
+import { driverUrl, redactDatabaseUrl } from './pg-url.ts';
 
 /**
  * Connections and transactions of the PostgreSQL journal (node-postgres).
@@ -75,7 +75,7 @@ export function openPool(options: PgOpenOptions): PgPool {
     ...serverBounds(timeoutMs),
   ];
   const pool = new pg.Pool({
-    connectionString: options.url,
+    connectionString: driverUrl(options.url),
     max: options.maxConnections ?? 4,
     application_name: options.applicationName ?? 'stacker',
     options: settings.join(' '),

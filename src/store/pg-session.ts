@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { driverUrl } from './pg-url.ts';
 
 /**
  * How long a session with the journal's PostgreSQL server may wait for it.
@@ -41,7 +42,7 @@ export function serverBounds(timeoutMs: number): string[] {
  * uses it learns of it from its next query, or from its `end` event.
  */
 export function boundedClient(url: string, applicationName: string, timeoutMs: number): pg.Client {
-  const client = new pg.Client({ connectionString: url, application_name: applicationName, ...clientBounds(timeoutMs), options: serverBounds(timeoutMs).join(' ') });
+  const client = new pg.Client({ connectionString: driverUrl(url), application_name: applicationName, ...clientBounds(timeoutMs), options: serverBounds(timeoutMs).join(' ') });
   client.on('error', () => undefined);
   return client;
 }

@@ -1,3 +1,5 @@
+import { accessSync, constants, statSync } from 'node:fs';
+
 /**
  * A PostgreSQL connection URL as stacker accepts it (`STACKER_DATABASE_URL`, `journal migrate
  * --to`), and the one way it is printed: with its password replaced, in logs, errors and reports.
@@ -26,7 +28,65 @@ export function databaseUrlProblem(text: string): string | null {
     const schema = unknown.includes('schema') ? '; the schema is not a setting: it is stacker_live or stacker_dry_run, one per mode (give each deployment a database of its own)' : '';
     return `has parameter(s) ${unknown.map((key) => JSON.stringify(key)).join(', ')} that stacker does not pass on; it takes ${URL_PARAMETERS.join(', ')}${schema}`;
   }
+  return tlsProblem(url.searchParams);
+}
+
+/**
+ * The TLS modes stacker takes, as it applies them (node-postgres reads any other word, a typo
+ * included, as verify-full, and libpq's `allow` and `prefer` too):
+ * - `disable`: no TLS;
+ * - `no-verify`: TLS, the server's certificate not checked;
+ * - `require`, `verify-full`: TLS, the certificate signed by a CA this host trusts (or by
+ *   `sslrootcert`) and naming the host: libpq's `require` would not check it, node-postgres
+ *   checks it in full, and so does stacker;
+ * - `verify-ca`: TLS, the certificate signed by the CA of `sslrootcert`, whatever host it names.
+ */
+export const SSL_MODES = ['disable', 'no-verify', 'require', 'verify-ca', 'verify-full'] as const;
+
+/** The parameters that name a file: read when the connection is made, so checked at start. */
+const TLS_FILES = ['sslrootcert', 'sslcert', 'sslkey'] as const;
+
+function tlsProblem(params: URLSearchParams): string | null {
+  const mode = params.get('sslmode');
+  if (mode === 'allow' || mode === 'prefer') {
+    return (
+      `has sslmode=${mode}, which libpq takes as "TLS if the server offers it, else plain" and node-postgres as verify-full: say which you mean, ` +
+      'sslmode=verify-full (TLS, the certificate checked), no-verify (TLS, not checked) or disable (no TLS)'
+    );
+  }
+  if (mode !== null && !(SSL_MODES as readonly string[]).includes(mode)) return `has sslmode=${JSON.stringify(mode)}, which is not a TLS mode stacker takes: use one of ${SSL_MODES.join(', ')}`;
+  if (mode === 'verify-ca' && !params.has('sslrootcert')) return 'has sslmode=verify-ca, which checks the certificate against the CA named by sslrootcert: add sslrootcert=/path/to/ca.crt, or use sslmode=verify-full';
+  for (const key of TLS_FILES) {
+    const path = params.get(key);
+    if (path === null) continue;
+    const problem = unreadableFile(path);
+    if (problem !== null) return `has ${key}=${path}, which cannot be read (${problem}): name a file this user may read`;
+  }
   return null;
+}
+
+function unreadableFile(path: string): string | null {
+  try {
+    if (!statSync(path).isFile()) return 'not a file';
+    accessSync(path, constants.R_OK);
+    return null;
+  } catch (error) {
+    return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : String(error);
+  }
+}
+
+/**
+ * The URL as node-postgres is given it, so that it applies the mode as SSL_MODES says (a URL
+ * that passed databaseUrlProblem): `require` as `verify-full`, which node-postgres does anyway
+ * but with a warning on stderr that advises a parameter stacker refuses; `verify-ca` in libpq's
+ * sense, which node-postgres applies only in its libpq mode.
+ */
+export function driverUrl(text: string): string {
+  const url = new URL(text.trim());
+  const mode = url.searchParams.get('sslmode');
+  if (mode === 'require') url.searchParams.set('sslmode', 'verify-full');
+  if (mode === 'verify-ca') url.searchParams.set('uselibpqcompat', 'true');
+  return mode === 'require' || mode === 'verify-ca' ? url.toString() : text.trim();
 }
 
 /** The URL parameters stacker passes on to node-postgres (the connection and its TLS); it sets the session's options itself. */

@@ -365,6 +365,31 @@ describe('loadDaemonConfig: STACKER_DATABASE_URL puts the journal in PostgreSQL'
     }
   });
 
+  it('refuses a TLS mode it would not apply as written and a TLS file it cannot read, naming the parameter (exit 2); takes the modes it applies', async () => {
+    world.instance('dca-btc', DCA);
+    const ca = world.file('ca.crt', '-----BEGIN CERTIFICATE-----\n');
+    const base = `postgres://stacker:${PASSWORD}@db.internal/stacker`;
+    const missing = join(world.dir, 'nonexistent.crt');
+    const cases: Array<[string, string]> = [
+      [`${base}?sslmode=require&sslrootcert=${missing}`, `environment: STACKER_DATABASE_URL: has sslrootcert=${missing}, which cannot be read (ENOENT): name a file this user may read`],
+      [`${base}?sslmode=verify-full&sslcert=${world.dir}&sslkey=${ca}`, `environment: STACKER_DATABASE_URL: has sslcert=${world.dir}, which cannot be read (not a file): name a file this user may read`],
+      [`${base}?sslmode=bogus`, 'environment: STACKER_DATABASE_URL: has sslmode="bogus", which is not a TLS mode stacker takes: use one of disable, no-verify, require, verify-ca, verify-full'],
+      ...['allow', 'prefer'].map((mode): [string, string] => [
+        `${base}?sslmode=${mode}`,
+        `environment: STACKER_DATABASE_URL: has sslmode=${mode}, which libpq takes as "TLS if the server offers it, else plain" and node-postgres as verify-full: say which you mean, sslmode=verify-full (TLS, the certificate checked), no-verify (TLS, not checked) or disable (no TLS)`,
+      ]),
+      [`${base}?sslmode=verify-ca`, 'environment: STACKER_DATABASE_URL: has sslmode=verify-ca, which checks the certificate against the CA named by sslrootcert: add sslrootcert=/path/to/ca.crt, or use sslmode=verify-full'],
+    ];
+    for (const [url, line] of cases) {
+      const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_DATABASE_URL: url } }));
+      expect(lines(error.problems)).toEqual([line]);
+      expect(error.message).not.toContain(PASSWORD);
+    }
+    for (const query of ['sslmode=disable', 'sslmode=no-verify', `sslmode=require&sslrootcert=${ca}`, `sslmode=verify-ca&sslrootcert=${ca}`, 'sslmode=verify-full', `sslrootcert=${ca}`]) {
+      expect((await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_DATABASE_URL: `${base}?${query}` } })).databaseUrl?.url).toBe(`${base}?${query}`);
+    }
+  });
+
   it('STACKER_DATABASE_TIMEOUT bounds how long the database may take to answer: 10 s when unset, a duration from 1s to 5m when set', async () => {
     world.instance('dca-btc', DCA);
     expect((await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} })).databaseTimeoutMs).toBe(10_000);

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -61,7 +61,14 @@ function findRunuser(): string {
 
 export const PG_SKIP_NOTICE = 'PostgreSQL not found: the PostgreSQL journal tests are skipped (install Debian\'s postgresql package to run them)';
 
-export async function startCluster(binDir: string): Promise<PgCluster> {
+export interface ClusterOptions {
+  /** Files written into the cluster's folder by name, owned by the server's user and readable by it alone (as a TLS key must be). */
+  readonly files?: Readonly<Record<string, string>>;
+  /** More server settings, as `name=value`; `{root}` stands for the cluster's folder, where `files` are. */
+  readonly settings?: readonly string[];
+}
+
+export async function startCluster(binDir: string, options: ClusterOptions = {}): Promise<PgCluster> {
   const root = mkdtempSync(join(tmpdir(), 'stacker-pg-'));
   const asRoot = userInfo().uid === 0;
   const owner = asRoot ? Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()) : null;
@@ -79,10 +86,16 @@ export async function startCluster(binDir: string): Promise<PgCluster> {
     if (done.status !== 0) throw new Error(`${tool} failed (${done.status}): ${done.stderr || done.stdout}`);
   };
   const data = join(root, 'data');
+  for (const [name, text] of Object.entries(options.files ?? {})) {
+    const path = join(root, name);
+    writeFileSync(path, text, { mode: 0o600 });
+    if (owner !== null) chownSync(path, owner, Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim()));
+  }
+  const extra = (options.settings ?? []).map((setting) => ` -c ${setting.replaceAll('{root}', root)}`).join('');
   const port = await freePort();
   // --no-sync: the cluster is thrown away; the server itself runs with fsync on, as in production.
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
-  const start = (): void => run('pg_ctl', ['-D', data, '-l', join(root, 'server.log'), '-w', '-o', `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200`, 'start']);
+  const start = (): void => run('pg_ctl', ['-D', data, '-l', join(root, 'server.log'), '-w', '-o', `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200${extra}`, 'start']);
   start();
   let stopped = false;
   let frozen: number[] = [];
