@@ -179,11 +179,21 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUN
 /** node-postgres' words for a session whose connection ended (a restart can end it between a connect and its first query). */
 const LOST_SESSION = /Connection terminated|is not queryable/i;
 
-/** Our errors pass through; a PostgreSQL or connection failure becomes a StoreError that says what was being done. */
-export function asStoreError(error: unknown, doing: string): StackerError {
+/** node-postgres' words when the server asks for a password and the URL gave none (SCRAM's, then any other method's). */
+const NO_PASSWORD = /client password must be a string|Password must be a string/;
+
+/**
+ * Our errors pass through; a PostgreSQL or connection failure becomes a StoreError that says what
+ * was being done, and of an outage whether the journal could not be read, written or reached
+ * (taking a lock): a reader told its database "cannot be written" looks for a write it never made.
+ */
+export function asStoreError(error: unknown, doing: string, access: 'read' | 'write' | 'reach' = 'write'): StackerError {
   if (error instanceof StackerError) return error;
   const state = sqlState(error);
   const message = messageOf(error);
+  if (NO_PASSWORD.test(message)) {
+    return new StoreError('open-failed', `${doing}: the server asks for a password and the URL has none: write it in STACKER_DATABASE_URL as postgres://user:PASSWORD@host/database, percent-encoded`, { cause: error });
+  }
   if (isTimeout(error)) {
     return new StoreError('unwritable', `${doing}: the journal's database did not answer in time (${message}): it may be stopped, overloaded or cut off`, { retryable: true, cause: error });
   }
@@ -193,10 +203,12 @@ export function asStoreError(error: unknown, doing: string): StackerError {
   if (UNWRITABLE_STATES.has(state) || state.startsWith('08') || UNREACHABLE.has(state) || LOST_SESSION.test(message)) {
     // A host name that does not resolve passes if DNS blips, and never if it is a typo.
     const hint = /ENOTFOUND|EAI_AGAIN/.test(state + message) ? '; if this lasts, check the host name in STACKER_DATABASE_URL' : '';
-    return new StoreError('unwritable', `${doing}: the journal's database cannot be written: ${message}${hint}`, { retryable: true, cause: error });
+    return new StoreError('unwritable', `${doing}: the journal's database cannot be ${ACCESS_WORDS[access]}: ${message}${hint}`, { retryable: true, cause: error });
   }
   return new StoreError('postgres', `${doing}: ${message}`, { retryable: RETRY.has(state), cause: error });
 }
+
+const ACCESS_WORDS = { read: 'read', write: 'written', reach: 'reached' } as const;
 
 /** A bound of pg-session.ts ran out: node-postgres' own (a query, a connect, a wait for a pooled connection) or the server's statement_timeout. */
 export function isTimeout(error: unknown): boolean {

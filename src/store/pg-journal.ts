@@ -115,7 +115,7 @@ export class PgJournal implements Journal {
     } catch (error) {
       this.#pool = null;
       await pool.end().catch(() => undefined);
-      throw asStoreError(error, `opening the journal ${this.where}`);
+      throw asStoreError(error, `opening the journal ${this.where}`, this.#options.readOnly === true ? 'read' : 'write');
     }
   }
 
@@ -512,7 +512,7 @@ export class PgJournal implements Journal {
     try {
       return await inTransaction(pool, kind, work);
     } catch (error) {
-      throw asStoreError(error, doing);
+      throw asStoreError(error, doing, kind);
     }
   }
 }

@@ -85,7 +85,7 @@ export class PgAdvisoryLock {
       } catch (error) {
         await endSession(client, this.#timeoutMs);
         if (error instanceof LockedError) throw error;
-        const problem = asStoreError(error, `taking the ${this.label}`);
+        const problem = asStoreError(error, `taking the ${this.label}`, 'reach');
         const retryable = problem instanceof StoreError && problem.retryable;
         if (wait === undefined || isAborted(wait.signal) || !retryable) throw problem;
         wait.onUnreachable?.(problem);

@@ -369,7 +369,7 @@ export async function verifyPgSchema(pool: PgPool, schema: string, where: string
     const ledger = await pool.query("SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'schema_migrations'", [schema]);
     current = ledger.rows.length === 0 ? [] : ((await pool.query('SELECT version, name FROM schema_migrations ORDER BY version')).rows as Applied[]);
   } catch (error) {
-    throw asStoreError(error, `reading the journal ${where}`);
+    throw asStoreError(error, `reading the journal ${where}`, 'read');
   }
   checkApplied(current, migrations, where);
   const missing = migrations.filter((m) => !current.some((row) => row.version === m.version));

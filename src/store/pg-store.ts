@@ -195,16 +195,16 @@ async function moveSchemaAside(url: string, schema: string, nowMs: number, timeo
     if (present.rows.length === 0) return [];
     await client.query(`ALTER SCHEMA ${schema} RENAME TO ${checkSchemaName(aside)}`);
     return [describeLocation(url, aside)];
-  });
+  }, 'write');
 }
 
-async function withClient<T>(url: string, timeoutMs: number, doing: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+async function withClient<T>(url: string, timeoutMs: number, doing: string, work: (client: pg.Client) => Promise<T>, access: 'read' | 'write' = 'read'): Promise<T> {
   const client = boundedClient(url, 'stacker', timeoutMs);
   try {
     await client.connect();
     return await work(client);
   } catch (error) {
-    throw asStoreError(error, doing);
+    throw asStoreError(error, doing, access);
   } finally {
     await endSession(client, timeoutMs);
   }

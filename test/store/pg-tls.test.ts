@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgJournal } from '../../src/store/pg-journal.ts';
 import { inspectPgJournal } from '../../src/store/pg-store.ts';
 import { driverUrl } from '../../src/store/pg-url.ts';
-import { type PgCluster, clusterUrl, findBinDir, startCluster } from '../support/pg-cluster.ts';
+import { clusterUrl } from '../support/pg-cluster.ts';
+import { ownClusterPerFile } from '../support/pg-own-cluster.ts';
 import { failure } from '../support/thrown.ts';
 
 /**
@@ -17,36 +18,38 @@ import { failure } from '../support/thrown.ts';
  * check both, and none of them makes node-postgres print advice about a parameter stacker refuses.
  * A cluster of this file's own, with TLS on; skipped without PostgreSQL or openssl.
  */
-const binDir = findBinDir();
 const openssl = spawnSync('openssl', ['version']).status === 0;
-let cluster: PgCluster;
 let certs: string;
 
 function makeCa(name: string): void {
   execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(certs, `${name}.key`), '-out', join(certs, `${name}.crt`), '-days', '2', '-subj', `/CN=${name}`], { stdio: 'ignore' });
 }
 
-beforeAll(async () => {
-  if (binDir === null || !openssl) return;
+// Before the cluster's own beforeAll, which reads the certificate made here.
+beforeAll(() => {
+  if (!openssl) return;
   certs = mkdtempSync(join(tmpdir(), 'stacker-tls-'));
   makeCa('stacker-test-ca');
   makeCa('another-ca');
   execFileSync('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(certs, 'server.key'), '-out', join(certs, 'server.csr'), '-subj', '/CN=stacker-db.test'], { stdio: 'ignore' });
   execFileSync('openssl', ['x509', '-req', '-in', join(certs, 'server.csr'), '-CA', join(certs, 'stacker-test-ca.crt'), '-CAkey', join(certs, 'stacker-test-ca.key'), '-CAcreateserial', '-out', join(certs, 'server.crt'), '-days', '2'], { stdio: 'ignore' });
-  cluster = await startCluster(binDir, {
-    files: { 'server.crt': readFileSync(join(certs, 'server.crt'), 'utf8'), 'server.key': readFileSync(join(certs, 'server.key'), 'utf8') },
-    settings: ['ssl=on', 'ssl_cert_file={root}/server.crt', 'ssl_key_file={root}/server.key'],
-  });
-}, 60_000);
+});
 afterAll(() => {
-  cluster?.stop();
   if (certs !== undefined) rmSync(certs, { recursive: true, force: true });
 });
+const own = ownClusterPerFile(() =>
+  openssl
+    ? {
+        files: { 'server.crt': readFileSync(join(certs, 'server.crt'), 'utf8'), 'server.key': readFileSync(join(certs, 'server.key'), 'utf8') },
+        settings: ['ssl=on', 'ssl_cert_file={root}/server.crt', 'ssl_key_file={root}/server.key'],
+      }
+    : {},
+);
 
-const url = (query: string): string => `${clusterUrl(cluster, 'postgres')}?${query}`;
+const url = (query: string): string => `${clusterUrl(own.cluster(), 'postgres')}?${query}`;
 const ca = (name = 'stacker-test-ca'): string => join(certs, `${name}.crt`);
 
-describe.skipIf(binDir === null || !openssl)('TLS to the journal database', () => {
+describe.skipIf(!own.available || !openssl)('TLS to the journal database', () => {
   it('verify-ca trusts a certificate of the CA in sslrootcert whatever name it carries; verify-full and require also check the name, and say which', async () => {
     const warnings: string[] = [];
     const onWarning = (warning: Error): void => void warnings.push(warning.message);

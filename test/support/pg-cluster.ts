@@ -66,16 +66,16 @@ export interface ClusterOptions {
   readonly files?: Readonly<Record<string, string>>;
   /** More server settings, as `name=value`; `{root}` stands for the cluster's folder, where `files` are. */
   readonly settings?: readonly string[];
+  /** The `postgres` user's password, asked of every connection (SCRAM) instead of trusting loopback. */
+  readonly password?: string;
 }
 
 export async function startCluster(binDir: string, options: ClusterOptions = {}): Promise<PgCluster> {
   const root = mkdtempSync(join(tmpdir(), 'stacker-pg-'));
   const asRoot = userInfo().uid === 0;
   const owner = asRoot ? Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()) : null;
-  if (owner !== null) {
-    const group = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-    chownSync(root, owner, group);
-  }
+  const group = asRoot ? Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim()) : null;
+  if (owner !== null) chownSync(root, owner, group ?? owner);
   chmodSync(root, 0o700);
   const runuser = owner === null ? null : findRunuser();
   const run = (tool: string, args: readonly string[]): void => {
@@ -86,15 +86,17 @@ export async function startCluster(binDir: string, options: ClusterOptions = {})
     if (done.status !== 0) throw new Error(`${tool} failed (${done.status}): ${done.stderr || done.stdout}`);
   };
   const data = join(root, 'data');
-  for (const [name, text] of Object.entries(options.files ?? {})) {
-    const path = join(root, name);
-    writeFileSync(path, text, { mode: 0o600 });
-    if (owner !== null) chownSync(path, owner, Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim()));
-  }
   const extra = (options.settings ?? []).map((setting) => ` -c ${setting.replaceAll('{root}', root)}`).join('');
   const port = await freePort();
+  const files = { ...options.files, ...(options.password === undefined ? {} : { pwfile: options.password }) };
+  for (const [name, text] of Object.entries(files)) {
+    const path = join(root, name);
+    writeFileSync(path, text, { mode: 0o600 });
+    if (owner !== null) chownSync(path, owner, group ?? owner);
+  }
   // --no-sync: the cluster is thrown away; the server itself runs with fsync on, as in production.
-  run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
+  const auth = options.password === undefined ? ['-A', 'trust'] : ['-A', 'scram-sha-256', `--pwfile=${join(root, 'pwfile')}`];
+  run('initdb', ['-D', data, ...auth, '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
   const start = (): void => run('pg_ctl', ['-D', data, '-l', join(root, 'server.log'), '-w', '-o', `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200${extra}`, 'start']);
   start();
   let stopped = false;
