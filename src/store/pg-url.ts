@@ -21,6 +21,9 @@ export function databaseUrlProblem(text: string): string | null {
   if (!PROTOCOLS.includes(url.protocol)) return `must start with postgres:// or postgresql:// (got ${url.protocol.replace(/:$/, '')}://)`;
   if (url.hostname === '' && !url.searchParams.has('host')) return `must name a host (postgres://user@host/database)${ENCODE}`;
   if (url.pathname === '' || url.pathname === '/') return `must name a database (postgres://user@host/database)${ENCODE}`;
+  // A % that starts no %XX makes node-postgres encode the whole URL again, so that its other %XX
+  // (%2F, %40: not those of two digits) reach the server as written: not the password meant.
+  if (/%(?![0-9a-f]{2})/i.test(`${url.username}:${url.password}`)) return `has a % in its user or password that is not percent-encoding: write % itself as %25${ENCODE}`;
   // node-postgres takes any parameter without a word, and stacker sets some itself: one it would
   // not honour is refused (`?schema=x` connected to the usual schema, colliding with another daemon).
   const unknown = [...new Set(url.searchParams.keys())].filter((key) => !URL_PARAMETERS.includes(key));

@@ -353,6 +353,8 @@ describe('loadDaemonConfig: STACKER_DATABASE_URL puts the journal in PostgreSQL'
       [`${PASSWORD}`, `environment: STACKER_DATABASE_URL: must be a URL such as postgres://user:password@host:5432/database${ENCODE}`],
       // A password with # in it, unencoded: the rest of the URL reads as a fragment, and is no URL.
       [`postgres://stacker:pa#${PASSWORD}@db.internal:5432/stacker`, `environment: STACKER_DATABASE_URL: must be a URL such as postgres://user:password@host:5432/database${ENCODE}`],
+      // A raw % that starts no %XX: node-postgres would then send another password than the one meant.
+      [`postgres://stacker:LEAKa%zz${PASSWORD}@db.internal/stacker`, `environment: STACKER_DATABASE_URL: has a % in its user or password that is not percent-encoding: write % itself as %25${ENCODE}`],
       [
         `postgres://stacker:${PASSWORD}@db.internal/stacker?schema=mine&sslmode=require&options=x`,
         'environment: STACKER_DATABASE_URL: has parameter(s) "schema", "options" that stacker does not pass on; it takes host, port, user, password, sslmode, sslrootcert, sslcert, sslkey; the schema is not a setting: it is stacker_live or stacker_dry_run, one per mode (give each deployment a database of its own)',
