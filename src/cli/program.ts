@@ -255,7 +255,7 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
       .description(
         "copy the data dir's SQLite journal of a mode into PostgreSQL, in one transaction that verifies rows per table and the sums of money columns before it commits; idempotent (a second run copies nothing and says so). Stop the daemon first: both journals are locked while it runs",
       )
-      .option('--to <url>', 'the PostgreSQL database, postgres://user@host/database (default: $STACKER_DATABASE_URL, which keeps a password out of the shell history)'),
+      .option('--to <url>', 'the PostgreSQL database, postgres://user@host/database, without a password (default: $STACKER_DATABASE_URL, which keeps a password out of the shell history; one given here is warned of)'),
   ).action(journalLoad('migrate'));
 
   const backtestCommand = program

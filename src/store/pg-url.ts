@@ -95,6 +95,16 @@ export function driverUrl(text: string): string {
 /** The URL parameters stacker passes on to node-postgres (the connection and its TLS); it sets the session's options itself. */
 const URL_PARAMETERS = ['host', 'port', 'user', 'password', 'sslmode', 'sslrootcert', 'sslcert', 'sslkey'];
 
+/** Whether the URL carries a password (after the user, or as a `password` parameter): what a command line must not. */
+export function hasPassword(text: string): boolean {
+  try {
+    const url = new URL(text.trim());
+    return url.password !== '' || url.searchParams.has('password');
+  } catch {
+    return false;
+  }
+}
+
 /** The URL with its password (and any `password` parameter) shown as `***`. Unparseable text is not printed at all. */
 export function redactDatabaseUrl(text: string): string {
   let url: URL;

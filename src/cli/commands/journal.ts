@@ -127,13 +127,17 @@ export async function migrate(ctx: CommandContext, flags: MigrateFlags, deps: Re
   if (flags.journal !== undefined) throw InputError.one('--journal', "migrate copies a data dir's journal: give --data-dir and --mode, not --journal");
   const { loadJournalLocation } = await import('../../config/journal-location.ts');
   const { makeDatabaseUrl } = await import('../../config/daemon-env.ts');
-  const { databaseUrlProblem } = await import('../../store/pg-url.ts');
+  const { databaseUrlProblem, hasPassword } = await import('../../store/pg-url.ts');
   const location = await loadJournalLocation({ envFile: flags.envFile, dataDir: flags.dataDir, mode: flags.mode }, deps.env === undefined ? {} : { env: deps.env });
   let target = location.databaseUrl;
   if (flags.to !== undefined) {
     const problem = databaseUrlProblem(flags.to);
     if (problem !== null) throw InputError.one('--to', problem);
     target = makeDatabaseUrl(flags.to);
+    // Too late to keep it out of this shell's history, and the copy is wanted: said, so that the next time it is not typed.
+    if (hasPassword(flags.to)) {
+      ctx.io.err('warning: --to carries a password, which the shell history and ps keep: next time set STACKER_DATABASE_URL (in the environment or the --env-file file) and leave --to out\n');
+    }
   }
   if (target === null) throw InputError.one('--to', 'name the PostgreSQL database to copy into: --to postgres://user@host/database, or set STACKER_DATABASE_URL (which keeps a password out of the shell history)');
   const { copySqliteJournalToPg } = await import('../../store/pg-copy.ts');
