@@ -4,6 +4,13 @@ export type ResponseBody =
   | { readonly kind: 'text'; readonly text: string }
   | { readonly kind: 'empty' };
 
+/**
+ * A number JSON.parse would round can only be a run of 16+ digits, or a number with a fraction
+ * or an exponent outside a string (after `:`, `,` or `[`): text without either is parsed without
+ * the reviver, which costs a call per value (a balance of every asset, on every slot).
+ */
+const INEXACT_NUMBER = /\d{16}|[:,[]\s*-?\d+[.eE]/;
+
 interface ReviverContext {
   readonly source?: string;
 }
@@ -25,7 +32,7 @@ function keepExactNumbers(_key: string, value: unknown, context?: ReviverContext
 export function decodeBody(text: string): ResponseBody {
   if (text.trim() === '') return { kind: 'empty' };
   try {
-    const value: unknown = JSON.parse(text, keepExactNumbers);
+    const value: unknown = INEXACT_NUMBER.test(text) ? JSON.parse(text, keepExactNumbers) : JSON.parse(text);
     return { kind: 'json', value };
   } catch {
     return { kind: 'text', text };

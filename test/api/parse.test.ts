@@ -340,6 +340,8 @@ describe('body decoding', () => {
       kind: 'json',
       value: { id: '18446744073709551615', t: '1760001234.123456', n: 9007199254740991, f: '1e-8', z: '-0.5' },
     });
+    // Wherever a number stands: in an array, after spaces or a line break; a number in a string stays that string.
+    expect(decodeBody('{"a": [ 0.1,\n  2, 3E2 ], "s": "x:1.5"}')).toEqual({ kind: 'json', value: { a: ['0.1', 2, 300], s: 'x:1.5' } });
   });
 
   it('writes order ids as exact JSON integers and refuses anything but digits', () => {
