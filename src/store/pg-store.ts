@@ -145,11 +145,11 @@ export async function openPgStoreForReading(options: {
   const schema = JOURNAL_SCHEMAS[options.mode];
   const where = describeLocation(options.url, schema);
   const found = await inspectPgJournal(options.url, schema, options.timeoutMs);
-  if (found.state !== 'journal') {
-    const problem = options.dataDir === undefined ? null : lostJournalProblem(pgMarkerBase(options.dataDir, options.mode), readMarker(pgMarkerBase(options.dataDir, options.mode)), found, where);
-    if (problem !== null) throw lostJournalForReading(problem, 'the database');
-    throw new StoreError('not-found', `no ${options.mode} journal in ${where} yet: stacker has not run on this database in that mode`);
-  }
+  // Checked as a start checks it: a database other than the one the data dir's daemon used (another
+  // URL, a copy) was read and reported from as if it were that daemon's.
+  const problem = options.dataDir === undefined ? null : lostJournalProblem(pgMarkerBase(options.dataDir, options.mode), readMarker(pgMarkerBase(options.dataDir, options.mode)), found, where);
+  if (problem !== null) throw lostJournalForReading(problem, 'the database');
+  if (found.state !== 'journal') throw new StoreError('not-found', `no ${options.mode} journal in ${where} yet: stacker has not run on this database in that mode`);
   const journal = new PgJournal({
     url: options.url,
     schema,

@@ -136,6 +136,8 @@ describe.skipIf(pgCluster() === null)('a daemon journal in PostgreSQL', () => {
     opened.splice(opened.indexOf(first), 1);
     await sql("UPDATE stacker_live.journal_meta SET value = 'someone-else' WHERE key = 'journal_id'");
     await expect(open()).rejects.toMatchObject({ reason: 'journal-lost', message: expect.stringMatching(/holds journal someone-else, not the one that was here/) });
+    // The readers (orders, journal, report, check) refuse it as the start does: they reported from another journal as this daemon's.
+    await expect(openStoreForReading({ dataDir: dataDir(), mode: 'live', databaseUrl: await world.pgUrl() })).rejects.toMatchObject({ reason: 'journal-lost', message: expect.stringMatching(/holds journal someone-else, not the one that was here/) });
     const rebuilt = await open({ onLostJournal: 'rebuild' });
     expect(rebuilt.rebuilt?.movedAside).toEqual([expect.stringMatching(/\(schema stacker_live_lost_\d{14}\)$/)]);
     expect(await rebuilt.journal.getSlot(SLOT)).toBeNull();
