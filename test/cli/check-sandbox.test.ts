@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/domain/errors.ts';
 import { DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
+import { openStore } from '../../src/store/open-store.ts';
 import { STRATEGIES } from '../../strategies/index.ts';
 import { Decimal, defineStrategy, intent, param } from '../../strategies/sdk.ts';
 
@@ -223,6 +224,21 @@ describe('stacker check against the sandbox', () => {
       expect(checked.code, checked.stderr).toBe(0);
       const result = JSON.parse(checked.stdout) as { preflight: Array<{ intents: Array<{ kind: string; verdict: string; summary: string }> }> };
       expect(result.preflight[0]?.intents).toEqual([{ kind: 'buy-stock-market', verdict: 'would-send', summary: 'buy 0.000615 BTC_USDT at market (stp no)' }]);
+    });
+  });
+
+  it("says the daemon's last run stopped on a failure, beside a pre-flight that passes: a crash-looping daemon was checked ok", async () => {
+    await withDcaFile('STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.0005\n', async (dir) => {
+      const store = await openStore({ dataDir: dir, mode: 'dry-run', userLockDir: join(dir, 'locks') });
+      const run = await store.journal.startRun({ mode: 'dry-run', pid: 1, version: 'test' });
+      await store.journal.finishRun(run.runId, 'trading stopped: E_STORE');
+      await store.close();
+      const env = { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: 'USDT=1000', STACKER_LOG_LEVEL: 'silent' };
+      const checked = await runCli(['check', '--strategies', dir, '--data-dir', dir], env);
+      expect(checked.code, checked.stderr).toBe(0);
+      expect(checked.stdout).toMatch(/last run: +STOPPED at \d{4}-\d\d-\d\dT[\d:.]+Z: trading stopped: E_STORE; a start may stop the same way until its cause is gone/);
+      const json = JSON.parse((await runCli(['check', '--json', '--strategies', dir, '--data-dir', dir], env)).stdout) as { operator: { lastRunStopped: { reason: string } | null } };
+      expect(json.operator.lastRunStopped?.reason).toBe('trading stopped: E_STORE');
     });
   });
 

@@ -298,7 +298,7 @@ describe('stacker check', () => {
     await again.setOperatorControl({ control: 'kill-switch', on: true });
     await again.close();
     await check(context(true), { strategies: world.strategiesDir, dataDir: world.dir }, { ...fakes(allOk, env), configOnly: true });
-    expect(JSON.parse(stdout()).operator).toEqual({ killSwitchSince: '2025-01-01T06:00:00.000Z', accountKillSwitches: { kids: '2025-01-01T06:00:00.000Z' }, paused: { 'a-dca': '2025-01-01T06:00:00.000Z' } });
+    expect(JSON.parse(stdout()).operator).toEqual({ killSwitchSince: '2025-01-01T06:00:00.000Z', accountKillSwitches: { kids: '2025-01-01T06:00:00.000Z' }, paused: { 'a-dca': '2025-01-01T06:00:00.000Z' }, lastRunStopped: null });
     await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, { ...fakes(allOk, env), configOnly: true });
     expect(stdout()).toContain('kill switch:     ON: nothing that moves money would be sent (turned on from the status API at 2025-01-01T06:00:00.000Z); account kids');
   });

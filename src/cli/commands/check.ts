@@ -105,10 +105,13 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
     });
     const controls = await journal.operatorControls();
     const iso = (ms: number): string => new Date(ms).toISOString();
+    const [last] = await journal.listRuns(1);
     const summary = {
       killSwitchSince: controls.killSwitchSinceMs === null ? null : iso(controls.killSwitchSinceMs),
       accountKillSwitches: Object.fromEntries([...controls.accountKillSwitches].map(([account, ms]) => [account, iso(ms)])),
       paused: Object.fromEntries([...controls.paused].map(([instance, ms]) => [instance, iso(ms)])),
+      // A daemon that stopped on a failure (a crash loop's) was checked "ok": the failure is said beside it.
+      lastRunStopped: last !== undefined && last.exitReason !== null && /^(failed|trading stopped)/.test(last.exitReason) ? { at: iso(last.endedAtMs ?? last.startedAtMs), reason: last.exitReason } : null,
     };
     const [{ foreignOrdersError }, { orphanedIntentProblems }] = await Promise.all([import('../../daemon/foreign-findings.ts'), import('../../daemon/orphaned-intents.ts')]);
     return {
@@ -327,7 +330,13 @@ export interface ConfigSummary {
 
 /** Times are ISO 8601 UTC; `unread` when the journal could not be read (and why). */
 export type OperatorSummary =
-  | { readonly killSwitchSince: string | null; readonly accountKillSwitches: Readonly<Record<string, string>>; readonly paused: Readonly<Record<string, string>> }
+  | {
+      readonly killSwitchSince: string | null;
+      readonly accountKillSwitches: Readonly<Record<string, string>>;
+      readonly paused: Readonly<Record<string, string>>;
+      /** The newest run of the journal, when it stopped on a failure: what a restart may meet again (null otherwise). */
+      readonly lastRunStopped?: { readonly at: string; readonly reason: string } | null;
+    }
   | { readonly unread: string };
 
 export interface AccountSummary {
@@ -459,6 +468,9 @@ export function renderConfig(summary: ConfigSummary): string {
     ],
     ['data dir', summary.dataDir],
     ['journal', summary.journalLost === undefined ? summary.journal : `${summary.journal}: ${summary.journalState ?? 'LOST'}, \`stacker run\` will not start: ${summary.journalLost}`],
+    ...(operator?.lastRunStopped == null
+      ? []
+      : [['last run', `STOPPED at ${operator.lastRunStopped.at}: ${operator.lastRunStopped.reason}; a start may stop the same way until its cause is gone (its log and \`stacker journal\` say more)`] as [string, string]]),
     ['strategies', `${summary.strategiesDir} (${summary.instances.length} instance${summary.instances.length === 1 ? '' : 's'})`],
     ['kill switch', killSwitch],
     ['metrics', summary.metrics ?? 'off'],
