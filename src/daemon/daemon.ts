@@ -160,8 +160,10 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       `${store.olderCopy}: the orders of its last slots are in no journal; the exchange's history is read for them, and a slot missed within its settle window is not run late`,
     );
   }
-  // Why the journal may lack the newest orders: a slot missed moments ago may have been bought.
-  const journalBehind = store.rebuilt !== null ? "the journal was rebuilt from the exchange's order history" : store.olderCopy;
+  // Why the journal may lack the newest orders (this start found it, or one within the settle
+  // window before it did): a slot missed moments ago may have been bought.
+  const settleWindowMs = Math.max(config.orderSettleWindowMs, ...config.instances.map((instance) => instance.orderSettleWindowMs ?? 0));
+  const journalBehind = store.behind !== null && clock.nowMs() - store.behind.sinceMs < settleWindowMs ? store.behind.reason : null;
   let engine: Engine | null = null;
   let controls: OperatorControls | null = null;
   const configuredKillSwitch = killSwitch({ file: config.killSwitchFile, env: config.killSwitchEnv });

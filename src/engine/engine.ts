@@ -235,7 +235,15 @@ export class Engine {
       const from = last === null ? since : since === null ? last.slotTimeMs : Math.max(last.slotTimeMs, since);
       const plan = planCatchUp(instance.schedule, from, nowMs, instance.catchUp);
       const rule = instance.catchUp.policy === 'skip' ? 'CATCH_UP=skip' : 'older than the newest missed slot or CATCH_UP_WINDOW';
+      let withheld = 0;
       for (const slotTimeMs of plan.skip) {
+        // A journal that may lack the newest orders leaves a slot within its settle window
+        // unjournalled, as the one it does not run late: journalled missed, its order showing late
+        // stopped trading as another client's.
+        if (options.journalBehind !== undefined && nowMs - slotTimeMs < instance.orderSettleWindowMs) {
+          withheld += 1;
+          continue;
+        }
         // Before this run started no stacker journalled it: stopped, or running but its journal out of
         // reach (a database outage a standby took over after); "not running" alone misled then.
         const why = slotTimeMs < startedMs ? 'no stacker journalled it (stopped, or its journal out of reach)' : 'stacker was starting (waiting for the exchange to check the configuration against)';
@@ -247,7 +255,7 @@ export class Engine {
         const when = starting === 0 ? 'while no stacker journalled slots' : starting === plan.skippedTotal ? 'while stacker was starting' : 'while no stacker journalled slots or this one was starting';
         this.#deps.logger.warn(
           { event: 'slots-missed', instance: instance.instance, missed: plan.skippedTotal, catchUp: instance.catchUp.policy },
-          `${plan.skippedTotal} slot(s) of ${instance.instance} fell ${when}; journalled as missed`,
+          `${plan.skippedTotal} slot(s) of ${instance.instance} fell ${when}; journalled as missed${withheld === 0 ? '' : `, but for the ${withheld} within the settle window, left for the exchange's history to show their orders`}`,
         );
       }
       // A journal rebuilt from the exchange's history knows only what the history showed: an order

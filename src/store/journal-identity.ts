@@ -21,6 +21,13 @@ export interface JournalMarker {
    * start: a journal whose own newest run is older is a copy from before it, a backup put back.
    */
   readonly lastRunStartedAtMs?: number;
+  /**
+   * Since when, and why, the journal may lack the newest orders (rebuilt from the exchange's
+   * history, an older copy put back): kept for the starts that follow within the settle window,
+   * as a second start seconds after the first bought the slot the first one withheld.
+   */
+  readonly behindSinceMs?: number;
+  readonly behindReason?: string;
 }
 
 export type JournalFileState =
@@ -62,6 +69,7 @@ export function readMarker(journalPath: string): JournalMarker | null {
         createdAtMs: value.createdAtMs,
         file: typeof value.file === 'string' ? value.file : basename(journalPath),
         ...(typeof value.lastRunStartedAtMs === 'number' && Number.isFinite(value.lastRunStartedAtMs) ? { lastRunStartedAtMs: value.lastRunStartedAtMs } : {}),
+        ...(typeof value.behindSinceMs === 'number' && Number.isFinite(value.behindSinceMs) && typeof value.behindReason === 'string' ? { behindSinceMs: value.behindSinceMs, behindReason: value.behindReason } : {}),
       };
     }
   } catch {

@@ -4,7 +4,7 @@ import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
 import { REBUILD_COMMAND, inspectJournalFile, lostJournalForReading, lostJournalProblem, moveAside, movedToPostgres, olderCopyProblem, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir } from './lock.ts';
-import { type OpenedStore, type StoredJournal, openedStore } from './opened-store.ts';
+import { type OpenedStore, REBUILT, type StoredJournal, openedStore } from './opened-store.ts';
 import type { LockKeep, LockWait } from './pg-lock.ts';
 import { SqliteJournal } from './sqlite-journal.ts';
 
@@ -110,6 +110,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
   });
   let rebuilt: OpenedStore['rebuilt'] = null;
   let olderCopy: string | null = null;
+  let behind: OpenedStore['behind'] = null;
   try {
     for (const lock of locks) lock.acquire();
     // Checked under the lock: no other stacker can be creating or replacing the file meanwhile.
@@ -132,8 +133,16 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     await journal.open();
     const journalId = await journal.journalId();
     olderCopy = olderCopyProblem(marker, journalId, (await journal.listRuns(1))[0]?.startedAtMs ?? null);
+    const nowMs = (options.clock ?? Date.now)();
+    const found = rebuilt !== null ? REBUILT : olderCopy;
     if (marker === null || rebuilt !== null || marker.journalId !== journalId) {
-      writeMarker(path, { journalId, createdAtMs: (options.clock ?? Date.now)(), file: JOURNAL_FILES[options.mode] });
+      writeMarker(path, { journalId, createdAtMs: nowMs, file: JOURNAL_FILES[options.mode], ...(found === null ? {} : { behindSinceMs: nowMs, behindReason: found }) });
+      behind = found === null ? null : { sinceMs: nowMs, reason: found };
+    } else if (found !== null) {
+      writeMarker(path, { ...marker, behindSinceMs: nowMs, behindReason: found });
+      behind = { sinceMs: nowMs, reason: found };
+    } else if (marker.behindSinceMs !== undefined && marker.behindReason !== undefined) {
+      behind = { sinceMs: marker.behindSinceMs, reason: marker.behindReason };
     }
   } catch (error) {
     await journal.close().catch(() => undefined);
@@ -142,6 +151,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
   }
   return openedStore(journal, rebuilt, releaseAll, {
     olderCopy,
+    behind,
     noteRun(run) {
       const current = readMarker(path);
       if (current !== null) writeMarker(path, { ...current, lastRunStartedAtMs: run.startedAtMs });

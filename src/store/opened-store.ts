@@ -7,12 +7,21 @@ export type StoredJournal = Journal & {
   journalId(): Promise<string>;
 };
 
+/** Why a rebuilt journal may lack the newest orders. */
+export const REBUILT = "the journal was rebuilt from the exchange's order history";
+
 export interface OpenedStore {
   readonly journal: StoredJournal;
   /** Set when a lost journal was replaced by a new, empty one (onLostJournal: 'rebuild'). */
   readonly rebuilt: { readonly reason: string; readonly movedAside: readonly string[] } | null;
   /** Why the journal is older than the last run its data dir saw (a backup put back); null when it is not, or cannot be told. */
   readonly olderCopy: string | null;
+  /**
+   * Since when, and why, the journal may lack the newest orders: found this start (rebuilt, an
+   * older copy) or by a start before it; the caller decides for how long that still matters (its
+   * settle window). Null when it never was.
+   */
+  readonly behind: { readonly sinceMs: number; readonly reason: string } | null;
   /** A daemon run started on the journal: remembered beside it, so that an older copy put back later is told (SQLite; nothing for PostgreSQL). */
   noteRun(run: { readonly startedAtMs: number }): void;
   /** Closes the journal, then releases the locks. */
@@ -24,12 +33,13 @@ export function openedStore<J extends StoredJournal>(
   journal: J,
   rebuilt: OpenedStore['rebuilt'],
   release: () => unknown,
-  copies: { readonly olderCopy: string | null; noteRun(run: { readonly startedAtMs: number }): void } = { olderCopy: null, noteRun: () => undefined },
+  copies: { readonly olderCopy: string | null; readonly behind?: OpenedStore['behind']; noteRun(run: { readonly startedAtMs: number }): void } = { olderCopy: null, noteRun: () => undefined },
 ): OpenedStore & { readonly journal: J } {
   return {
     journal,
     rebuilt,
     olderCopy: copies.olderCopy,
+    behind: copies.behind ?? (rebuilt === null ? null : { sinceMs: Date.now(), reason: REBUILT }),
     noteRun: (run) => copies.noteRun(run),
     async close() {
       try {

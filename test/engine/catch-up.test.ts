@@ -146,5 +146,25 @@ describe('catch-up after the journal was rebuilt from the exchange\'s history', 
     expect(world.fatal).toEqual([]);
     expect((await slotsJournalled()).sort()).toEqual([`${s1}:done`, `${s2}:done`]);
   });
+
+  it('leaves unjournalled the older missed slots within the settle window too: their orders, shown late, are adopted, not taken for another client\'s', async () => {
+    const { s1, s2 } = pastSlots();
+    const s0 = s1 - 10_000;
+    const instance = dcaEvery10s(LAST);
+    const placeAt = (slotTimeMs: number) => world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: deriveClientOrderId(INSTANCE, slotTimeMs, 0) });
+    // The journal knows s0; the lost part bought s1 and s2, which the history does not show yet.
+    placeAt(s0);
+    const engine = world.engine([instance], { ledger: {} });
+    expect((await engine.checkLedger())?.adopted).toHaveLength(1);
+    placeAt(s1);
+    placeAt(s2);
+    world.sandbox.faults.historyLagMs = 60_000;
+    await engine.catchUp(s2 + 3_000, s2 + 3_000, { journalBehind: 'an older copy of the journal was put back' });
+    expect(await slotsJournalled()).toEqual([`${s0}:done`]);
+    world.sandbox.faults.historyLagMs = 0;
+    expect((await engine.checkLedger())?.adopted).toHaveLength(2);
+    expect(world.fatal).toEqual([]);
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(3);
+  });
 });
 
