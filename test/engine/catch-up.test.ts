@@ -34,6 +34,8 @@ function pastSlots(): { s1: number; s2: number } {
 }
 
 const LAST: CatchUpPolicy = { policy: 'last', windowMs: 3_600_000 };
+/** An order at the exchange with the instance's id for a slot, as a lost part of the journal placed it. */
+const placeAt = (slotTimeMs: number) => world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: deriveClientOrderId(INSTANCE, slotTimeMs, 0) });
 const slotsJournalled = async (): Promise<string[]> => (await world.journal.listSlots({ instance: INSTANCE })).map((slot) => `${slot.slotTimeMs}:${slot.status}`);
 
 describe('catch-up of an instance whose first slot was never journalled', () => {
@@ -126,7 +128,6 @@ describe('catch-up after the journal was rebuilt from the exchange\'s history', 
   it('does not run late a missed slot whose order the lagging history may not show yet, and adopts that order once it shows: never bought twice, never called another client\'s', async () => {
     const { s1, s2 } = pastSlots();
     const instance = dcaEvery10s(LAST);
-    const placeAt = (slotTimeMs: number) => world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: deriveClientOrderId(INSTANCE, slotTimeMs, 0) });
     // The lost journal's last two slots were bought; the history shows the first, not yet the second.
     placeAt(s1);
     const engine = world.engine([instance], { ledger: {} });
@@ -151,7 +152,6 @@ describe('catch-up after the journal was rebuilt from the exchange\'s history', 
     const { s1, s2 } = pastSlots();
     const s0 = s1 - 10_000;
     const instance = dcaEvery10s(LAST);
-    const placeAt = (slotTimeMs: number) => world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: deriveClientOrderId(INSTANCE, slotTimeMs, 0) });
     // The journal knows s0; the lost part bought s1 and s2, which the history does not show yet.
     placeAt(s0);
     const engine = world.engine([instance], { ledger: {} });
