@@ -278,12 +278,25 @@ export class Engine {
    * a restart handles the slots missed while stopped: with CATCH_UP=last the newest runs late when
    * within CATCH_UP_WINDOW, the others are journalled as missed, and one line says how many.
    */
+  /** The latest slot of the instance running now; -Infinity when none is. */
+  #newestRunning(instanceName: string): number {
+    let newest = Number.NEGATIVE_INFINITY;
+    for (const key of this.#running.keys()) {
+      const at = key.lastIndexOf('@');
+      if (key.slice(0, at) === instanceName) newest = Math.max(newest, Number(key.slice(at + 1)));
+    }
+    return newest;
+  }
+
   async catchUpMissed(instanceName: string, missedSlotTimesMs: readonly number[], nowMs: number): Promise<void> {
     const instance = this.#instances.get(instanceName);
     if (instance === undefined || !this.isEnabled(instanceName) || this.#fatal !== null || missedSlotTimesMs.length === 0) return;
     const missed = [...new Set(missedSlotTimesMs)].sort((a, b) => b - a);
     const newest = missed[0] as number;
-    const run = instance.catchUp.policy === 'last' && nowMs - newest <= instance.catchUp.windowMs ? newest : null;
+    // A slot after them already fired (the wake came just after a slot's time, which node-cron
+    // still ran): it is the newest, as a restart then would have run it alone, so none runs late.
+    const later = Math.max(this.#newestRunning(instanceName), (await this.#guard(() => this.#deps.journal.lastSlot(instanceName), null))?.slotTimeMs ?? Number.NEGATIVE_INFINITY);
+    const run = instance.catchUp.policy === 'last' && nowMs - newest <= instance.catchUp.windowMs && later < newest ? newest : null;
     const skip = run === null ? missed : missed.slice(1);
     const rule = instance.catchUp.policy === 'skip' ? 'CATCH_UP=skip' : 'older than the newest missed slot or CATCH_UP_WINDOW';
     let journalled = 0;

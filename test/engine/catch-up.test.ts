@@ -166,5 +166,21 @@ describe('catch-up after the journal was rebuilt from the exchange\'s history', 
     expect(world.fatal).toEqual([]);
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(3);
   });
+
+  it('after a pause, runs no missed slot late when a slot after them already fired (the wake came just after its time): as a restart then would run that one alone', async () => {
+    const { s1, s2 } = pastSlots();
+    const now = s2 + 10_000;
+    const engine = world.engine([dcaEvery10s(LAST)]);
+    // node-cron fired the slot due at the wake, whose order is on its way, and reported the two before it missed.
+    world.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 500, times: 1 });
+    const fired = engine.runScheduledSlot(INSTANCE, now);
+    await engine.catchUpMissed(INSTANCE, [s1, s2], now + 250);
+    await fired;
+    expect((await slotsJournalled()).sort()).toEqual([`${s1}:missed`, `${s2}:missed`, `${now}:done`]);
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    // Without a later slot, the newest missed one runs late (CATCH_UP=last).
+    await engine.catchUpMissed(INSTANCE, [now + 10_000, now + 20_000], now + 20_250);
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(2);
+  });
 });
 
