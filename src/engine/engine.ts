@@ -65,6 +65,9 @@ export interface SlotRetryState {
 }
 
 /** How the reason of a slot skipped because its account's order history could not be read begins. */
+/** How long a slot waits to read an account's history again after an answer it could not read. */
+const GARBLED_HISTORY_RETRY_MS = 1_000;
+
 export const HISTORY_UNREAD = "not run: the exchange's order history could not be read";
 
 /** The reason journalled for the slots of a paused instance. */
@@ -400,7 +403,15 @@ export class Engine {
       await this.checkLedger(account);
       if (this.#fatal !== null) return 'skipped';
       if (this.#ledger.accountCheckedAtMs(account) === null) return this.#skipUnchecked(instanceName, slotTimeMs);
-      const garbled = this.#garbledHistory.get(account);
+      let garbled = this.#garbledHistory.get(account);
+      if (garbled !== undefined) {
+        // Read once more before giving the slot up: one garbled answer (a proxy's hiccup) cost a
+        // day's buy, where a 503 is tried again within the read.
+        await this.#deps.sleep(GARBLED_HISTORY_RETRY_MS);
+        await this.checkLedger(account);
+        if (this.#fatal !== null) return 'skipped';
+        garbled = this.#garbledHistory.get(account);
+      }
       if (garbled !== undefined) {
         return this.#skipUnread(
           instanceName,

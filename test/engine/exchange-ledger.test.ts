@@ -216,6 +216,14 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
     });
 
+    it('reads the history once more before giving a slot up for one answer it could not read: a one-off garbled answer does not cost the slot', async () => {
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      expect((await engine.checkLedger())?.accounts).toEqual(['default']);
+      world.sandbox.faults.inject({ path: HISTORY_PATH, kind: 'status', status: 200, body: '{"unexpected":"form"}', times: 1 });
+      expect(await engine.runSlot('dca-btc', Date.now() + 60_000)).toBe('done');
+      expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    });
+
     it('sends nothing while the history answers in a form it cannot read, after it was read: a lost answer could not be looked up; it trades again once it reads', async () => {
       const engine = world.engine([dcaBtc()], { ledger: {} });
       expect((await engine.checkLedger())?.accounts).toEqual(['default']);
