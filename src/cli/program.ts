@@ -388,7 +388,7 @@ says where the rules came from.`,
     .requiredOption('--amount <decimal>', "base quantity to buy, e.g. 0.0005 BTC: within the market's amount precision (decimals) and at least its minimum amount (stacker markets), else refused before sending")
     .option(
       '--client-order-id <id>',
-      "your id for the order: letters, digits, - . _ (default: generated, printed). The exchange takes a second market order under an id it already holds, so stacker looks the id up in the order history first and refuses one an order already has (exit 2): running the same command again never buys twice (an order placed seconds ago may not show yet)",
+      "your id for the order: letters, digits, - . _ (default: generated, printed). The exchange takes a second market order under an id it already holds, so stacker refuses (exit 2) an id it sent from this machine with the key (kept 31 days in STACKER_LOCK_DIR, in any letter case) or that an order in the order history already has: running the same command again never buys twice, though the history may show an order placed elsewhere seconds ago only later",
     )
     .option('--stp <mode>', 'self-trade prevention: no, cb (cancel both), cn (cancel new) or co (cancel old); the long forms cancel_both/cancel_new/cancel_old are read too and sent short (default: the exchange default, no)')
     .option('--account <name>', ACCOUNT_HELP)

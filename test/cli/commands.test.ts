@@ -237,9 +237,27 @@ describe('stacker buy and order', () => {
     expect(found.stdout).toMatch(/^\d+\s+history\s+BTC_USDT\s+buy\s+stock market\s+FILLED\s+0\.0002/m);
   });
 
+  it('refuses an id this machine sent with the key before, while the history does not show its order yet (it lags), whatever its letter case', async () => {
+    sandbox.faults.historyLagMs = 60_000;
+    try {
+      const command = ['buy', '--market', 'BTC_USDT', '--amount', '0.0001', '--client-order-id', 'lagging-id-1'];
+      expect((await stacker(command)).code).toBe(0);
+      const before = proxy.requests.filter((path) => path.endsWith('/order/stock_market')).length;
+      for (const id of ['lagging-id-1', 'LAGGING-ID-1']) {
+        const again = await stacker([...command.slice(0, -1), id]);
+        expect(again.code).toBe(2);
+        expect(again.stderr).toMatch(/^error: --client-order-id: lagging-id-1 was sent from this machine with this key at \d{4}-\d\d-\d\dT[\d:.]+Z \(BTC_USDT\); the exchange's history may not show its order yet/);
+      }
+      expect(proxy.requests.filter((path) => path.endsWith('/order/stock_market')).length).toBe(before);
+    } finally {
+      sandbox.faults.historyLagMs = 0;
+    }
+  });
+
   it('running the same buy with its --client-order-id again is refused before sending (exit 2), naming the order that has it and its status: it never buys twice', async () => {
     const command = ['buy', '--market', 'ETH_USDT', '--amount', '0.01', '--client-order-id', 'same-id-1'];
-    const first = await stacker(command);
+    // Placed from another machine (its own lock folder): only the exchange's history knows the id.
+    const first = await stacker(command, { ...credentials(), STACKER_LOCK_DIR: mkdtempSync(join(tmpdir(), 'stacker-other-machine-')) });
     expect(first.code, first.stderr).toBe(0);
     const [placed] = sandbox.exchange.orderHistory({ clientOrderId: 'same-id-1' });
     const before = proxy.requests.length;

@@ -2,6 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** Helpers for the CLI tests: run the real `bin/stacker.js` as a child process. */
 
@@ -15,11 +18,18 @@ export interface CliResult {
 }
 
 /**
+ * The lock folder of this test file's commands (API-key locks, the ids `buy` sent): a run of the
+ * suite starts with none, and nothing is written under the user's home.
+ */
+const LOCK_DIR = mkdtempSync(join(tmpdir(), 'stacker-cli-locks-'));
+process.once('exit', () => rmSync(LOCK_DIR, { recursive: true, force: true }));
+
+/**
  * The child's environment is built from scratch (plus PATH and HOME) so a developer's own
  * STACKER_* variables can never leak into a test.
  */
 export function cleanEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { STACKER_LOCK_DIR: LOCK_DIR };
   for (const key of ['PATH', 'HOME', 'TMPDIR', 'SYSTEMROOT']) {
     const value = process.env[key];
     if (value !== undefined) env[key] = value;

@@ -7,6 +7,8 @@ import { checkAll, clientOrderId, marketName, optional, positiveAmount, stpMode 
 import type { CommandContext } from '../context.ts';
 import { fields, json, table, utcTime } from '../output.ts';
 import { lookupCommand } from '../lookup-command.ts';
+import { recordSent, sentBefore, sentIdsPath } from '../sent-ids.ts';
+import { defaultUserLockDir } from '../../store/lock.ts';
 
 export interface BuyFlags {
   readonly market: string;
@@ -32,8 +34,13 @@ export async function buy(ctx: CommandContext, flags: BuyFlags): Promise<void> {
   });
   const client = await ctx.privateClient();
   refuseOffRules(await client.market(args.market), args.amount);
-  if (args.clientOrderId !== undefined) refuseTakenId(args.clientOrderId, await client.orderHistory({ clientOrderId: args.clientOrderId }), ctx);
+  const sent = await sentIdsOf(ctx);
+  if (args.clientOrderId !== undefined) {
+    refuseSentHere(args.clientOrderId, sent, ctx);
+    refuseTakenId(args.clientOrderId, await client.orderHistory({ clientOrderId: args.clientOrderId }), ctx);
+  }
   const id = args.clientOrderId ?? generatedClientOrderId();
+  if (sent !== null) recordSent(sent, { id, market: args.market, atMs: Date.now() });
   ctx.setLookupHint(lookupCommand(['order', '--client-order-id', id, '--market', args.market], ctx.globalFlags));
   const order = await client.buyStockMarket({
     market: args.market,
@@ -63,6 +70,25 @@ function refuseOffRules(rules: MarketRules, amount: Decimal): void {
     problems.push({ field: '--amount', rule: `${formatDecimal(amount)} is below ${rules.name}'s minimum amount, ${formatDecimal(rules.minBaseAmount)} ${rules.base}` });
   }
   if (problems.length > 0) throw new InputError(problems);
+}
+
+/** Where this machine keeps the ids `buy` sent with the key in use; null without credentials. */
+async function sentIdsOf(ctx: CommandContext): Promise<string | null> {
+  const credentials = (await ctx.settings()).credentials;
+  if (credentials === null) return null;
+  const lockDir = (await ctx.envLayers()).lookup('STACKER_LOCK_DIR')?.value ?? defaultUserLockDir();
+  return sentIdsPath(lockDir, credentials.apiKey);
+}
+
+/** An id this machine sent before with the key: refused, whatever the history shows yet (it lags). */
+function refuseSentHere(id: string, path: string | null, ctx: CommandContext): void {
+  const before = path === null ? null : sentBefore(path, id, Date.now());
+  if (before === null) return;
+  throw InputError.one(
+    'clientOrderId',
+    `${before.id} was sent from this machine with this key at ${new Date(before.atMs).toISOString()} (${before.market}); the exchange's history may not show its order yet, and the exchange takes a second market order with the same id, so this would buy again. ` +
+      `See it with \`${lookupCommand(['order', '--client-order-id', before.id, '--market', before.market], ctx.globalFlags)}\`; to buy once more, give a new --client-order-id`,
+  );
 }
 
 /** InputError naming the orders the order history holds under the id given, if any. */
