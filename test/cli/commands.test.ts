@@ -273,7 +273,7 @@ describe('stacker buy and order', () => {
     // On another market the same id is an order there too: refused as well.
     expect((await stacker(['buy', '--market', 'BTC_USDT', '--amount', '0.0001', '--client-order-id', 'same-id-1', '--json'])).code).toBe(2);
     expect(sandbox.exchange.orderHistory({ clientOrderId: 'same-id-1' })).toHaveLength(1);
-    expect((await stacker(['buy', '--help'])).stdout.replace(/\s+/g, ' ')).toContain('stacker looks the id up in the order history first and refuses one an order already has (exit 2)');
+    expect((await stacker(['buy', '--help'])).stdout.replace(/\s+/g, ' ')).toContain('stacker refuses (exit 2) an id it sent from this machine with the key (kept 31 days in STACKER_LOCK_DIR, in any letter case) or that an order in the order history already has');
   });
 
   it('order without --market searches the history of every market (active orders need a market) and says so', async () => {
