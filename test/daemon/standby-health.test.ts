@@ -107,7 +107,8 @@ describe.skipIf(cluster === null)('a hot standby whose database cannot be reache
       gate.open();
       await expect.poll(async () => (await fetch(healthz)).status, { timeout: 10_000 }).toBe(200);
       expect(log).toContain('"event":"standby-db-reachable"');
-      expect(log).toContain('"event":"standby"');
+      // Told on the lock's next try, which may come after the first healthy answer.
+      await expect.poll(() => log, { timeout: 5_000 }).toContain('"event":"standby"');
       // Still the standby: it takes over when the owner ends.
       await owner.close();
       took = await standby;

@@ -162,14 +162,17 @@ describe('stacker run against the sandbox', () => {
     }
   }, 60_000);
 
-  it('handles the slots missed while the process was paused (a container paused, a machine suspended) as a restart does: the newest runs late (CATCH_UP=last), the others are journalled missed, said in one line', async () => {
-    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
+  it('handles the slots missed while the process was paused (a container paused, a machine suspended) as a restart does: one slot of the wake buys (the newest run late with CATCH_UP=last, or the one due at the wake), the others are journalled missed, said in one line', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
     const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
     await daemon.waitFor('"to":"FILLED"');
+    const pausedAtMs = Date.now();
     daemon.child.kill('SIGSTOP');
-    await new Promise((resolve) => setTimeout(resolve, 5000));
+    await new Promise((resolve) => setTimeout(resolve, 7000));
+    const wokeAtMs = Date.now();
     daemon.child.kill('SIGCONT');
-    await daemon.waitFor('"event":"catch-up"', 15_000);
+    await daemon.waitFor('"event":"slots-missed"', 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 800));
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toBe(0);
     const lines = jsonLines(daemon.output());
@@ -181,6 +184,10 @@ describe('stacker run against the sandbox', () => {
       const missed = await journal.listSlots({ instance: 'dca-btc', status: 'missed' });
       expect(missed.length).toBeGreaterThanOrEqual(2);
       expect(missed.every((slot) => slot.reason?.startsWith('its time passed without it firing') === true)).toBe(true);
+      // Of the slots due from the pause to the wake, one bought, as a restart at the wake would
+      // have bought one: the newest missed run late, or the one node-cron fired at the wake.
+      const wake = await journal.listSlots({ instance: 'dca-btc', status: 'done', sinceMs: pausedAtMs, untilMs: wokeAtMs + 1 });
+      expect(wake).toHaveLength(1);
       // The slot run late is journalled done, with its order; none twice.
       const stored = await journal.listOrders({ limit: 100 });
       expect(stored.map((o) => o.orderId).sort()).toEqual(t.sandbox.exchange.orderHistory({}).map((o) => o.orderId).sort());
