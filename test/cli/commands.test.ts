@@ -254,6 +254,22 @@ describe('stacker buy and order', () => {
     }
   });
 
+  it('places one order of two commands with one id started together, and frees an id the exchange refused outright', async () => {
+    sandbox.faults.historyLagMs = 60_000;
+    try {
+      const command = ['buy', '--market', 'BTC_USDT', '--amount', '0.0001', '--client-order-id', 'together-1'];
+      const results = await Promise.all([stacker(command), stacker(command)]);
+      expect(results.map((result) => result.code).sort()).toEqual([0, 2]);
+      expect(sandbox.exchange.orderHistory({ clientOrderId: 'together-1' })).toHaveLength(1);
+      // Not enough balance: refused, nothing has the id, so it may be sent again.
+      const refused = await stacker(['buy', '--market', 'BTC_USDT', '--amount', '1000', '--client-order-id', 'refused-1']);
+      expect(refused.code).toBe(3);
+      expect((await stacker(['buy', '--market', 'BTC_USDT', '--amount', '0.0001', '--client-order-id', 'refused-1'])).code).toBe(0);
+    } finally {
+      sandbox.faults.historyLagMs = 0;
+    }
+  });
+
   it('running the same buy with its --client-order-id again is refused before sending (exit 2), naming the order that has it and its status: it never buys twice', async () => {
     const command = ['buy', '--market', 'ETH_USDT', '--amount', '0.01', '--client-order-id', 'same-id-1'];
     // Placed from another machine (its own lock folder): only the exchange's history knows the id.

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { InputError, type InputProblem } from '../../domain/errors.ts';
+import { InputError, type InputProblem, outcomeUnknown } from '../../domain/errors.ts';
 import { type MarketRules, roundBaseAmount } from '../../domain/market.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import type { Order } from '../../domain/order.ts';
@@ -7,7 +7,7 @@ import { checkAll, clientOrderId, marketName, optional, positiveAmount, stpMode 
 import type { CommandContext } from '../context.ts';
 import { fields, json, table, utcTime } from '../output.ts';
 import { lookupCommand } from '../lookup-command.ts';
-import { recordSent, sentBefore, sentIdsPath } from '../sent-ids.ts';
+import { type SentId, claimId, releaseId, sentIdsDir } from '../sent-ids.ts';
 import { defaultUserLockDir } from '../../store/lock.ts';
 
 export interface BuyFlags {
@@ -35,19 +35,32 @@ export async function buy(ctx: CommandContext, flags: BuyFlags): Promise<void> {
   const client = await ctx.privateClient();
   refuseOffRules(await client.market(args.market), args.amount);
   const sent = await sentIdsOf(ctx);
-  if (args.clientOrderId !== undefined) {
-    refuseSentHere(args.clientOrderId, sent, ctx);
-    refuseTakenId(args.clientOrderId, await client.orderHistory({ clientOrderId: args.clientOrderId }), ctx);
-  }
   const id = args.clientOrderId ?? generatedClientOrderId();
-  if (sent !== null) recordSent(sent, { id, market: args.market, atMs: Date.now() });
+  // Claimed before the history is asked: of two commands with one id started together, one goes on.
+  const held = sent === null ? null : claimId(sent, { id, market: args.market, atMs: Date.now() });
+  if (held !== null) refuseSentHere(held, ctx);
+  if (args.clientOrderId !== undefined) {
+    const taken = await client.orderHistory({ clientOrderId: args.clientOrderId }).catch((error: unknown) => {
+      // Nothing sent: the id is free again.
+      if (sent !== null) releaseId(sent, id);
+      throw error;
+    });
+    refuseTakenId(args.clientOrderId, taken, ctx);
+  }
   ctx.setLookupHint(lookupCommand(['order', '--client-order-id', id, '--market', args.market], ctx.globalFlags));
-  const order = await client.buyStockMarket({
-    market: args.market,
-    baseAmount: args.amount,
-    clientOrderId: id,
-    ...(args.stp === undefined ? {} : { stp: args.stp }),
-  });
+  let order: Order;
+  try {
+    order = await client.buyStockMarket({
+      market: args.market,
+      baseAmount: args.amount,
+      clientOrderId: id,
+      ...(args.stp === undefined ? {} : { stp: args.stp }),
+    });
+  } catch (error) {
+    // Refused outright, nothing has the id: it may be sent again (a lost answer keeps it).
+    if (sent !== null && !outcomeUnknown(error)) releaseId(sent, id);
+    throw error;
+  }
   if (ctx.json) ctx.io.out(json(order));
   else ctx.io.out(orderFields(order));
 }
@@ -77,13 +90,11 @@ async function sentIdsOf(ctx: CommandContext): Promise<string | null> {
   const credentials = (await ctx.settings()).credentials;
   if (credentials === null) return null;
   const lockDir = (await ctx.envLayers()).lookup('STACKER_LOCK_DIR')?.value ?? defaultUserLockDir();
-  return sentIdsPath(lockDir, credentials.apiKey);
+  return sentIdsDir(lockDir, credentials.apiKey);
 }
 
 /** An id this machine sent before with the key: refused, whatever the history shows yet (it lags). */
-function refuseSentHere(id: string, path: string | null, ctx: CommandContext): void {
-  const before = path === null ? null : sentBefore(path, id, Date.now());
-  if (before === null) return;
+function refuseSentHere(before: SentId, ctx: CommandContext): never {
   throw InputError.one(
     'clientOrderId',
     `${before.id} was sent from this machine with this key at ${new Date(before.atMs).toISOString()} (${before.market}); the exchange's history may not show its order yet, and the exchange takes a second market order with the same id, so this would buy again. ` +
