@@ -410,7 +410,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy, oncePassing };
     }
     // From the run's start: a start that waited for an exchange journals the slots of the wait as such.
-    if (!stopping.signal.aborted) await running.catchUp(clock.nowMs(), run.startedAtMs, journalBehind === null ? {} : { journalBehind });
+    if (!stopping.signal.aborted) await running.catchUp(clock.nowMs(), run.startedAtMs, journalBehind === null || store.behind === null ? {} : { journalBehind, behindSinceMs: store.behind.sinceMs });
 
     // A failed slot found done since counts as a success for the gauge and ends its run of failures for /healthz.
     const onSettled = (instance: string, slotTimeMs: number): void => {

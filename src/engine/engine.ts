@@ -220,11 +220,16 @@ export class Engine {
    * `startedAtMs`: when this run started, when that was before `nowMs` (its start waited for an
    * exchange): the slots since fell while stacker was starting, not while it was stopped, and are
    * journalled saying so; an instance without a slot is anchored there, so they count for it too.
+   * `behindSinceMs`: when that was found (slots after it are not withheld).
    * `journalBehind`: why the journal may lack the newest orders (rebuilt from the exchange's
    * history this start, an older copy put back); a missed slot within its settle window is not
    * run late, and left unjournalled for the history check to adopt its order if it shows.
    */
-  async catchUp(nowMs: number, startedAtMs: number = nowMs, options: { readonly journalBehind?: string } = {}): Promise<void> {
+  async catchUp(nowMs: number, startedAtMs: number = nowMs, options: { readonly journalBehind?: string; readonly behindSinceMs?: number } = {}): Promise<void> {
+    // Only a slot up to when the journal was found behind can have been bought by what it lost:
+    // one after it fell while a start on this journal was stopped, as any other missed slot.
+    const mayHaveBeenBought = (slotTimeMs: number, windowMs: number): boolean =>
+      options.journalBehind !== undefined && nowMs - slotTimeMs < windowMs && slotTimeMs <= (options.behindSinceMs ?? Number.POSITIVE_INFINITY);
     const startedMs = Math.min(startedAtMs, nowMs);
     for (const instance of this.#instances.values()) {
       if (!this.isEnabled(instance.instance) || this.#fatal !== null) continue;
@@ -243,7 +248,7 @@ export class Engine {
         // A journal that may lack the newest orders leaves a slot within its settle window
         // unjournalled, as the one it does not run late: journalled missed, its order showing late
         // stopped trading as another client's.
-        if (options.journalBehind !== undefined && nowMs - slotTimeMs < instance.orderSettleWindowMs) {
+        if (mayHaveBeenBought(slotTimeMs, instance.orderSettleWindowMs)) {
           withheld += 1;
           continue;
         }
@@ -264,7 +269,7 @@ export class Engine {
       // A journal rebuilt from the exchange's history knows only what the history showed: an order
       // of a slot sent moments before may not show yet (it may lag up to the settle window), and
       // running that slot late would buy it again.
-      if (plan.run !== null && options.journalBehind !== undefined && nowMs - plan.run < instance.orderSettleWindowMs) {
+      if (plan.run !== null && mayHaveBeenBought(plan.run, instance.orderSettleWindowMs)) {
         // Left unjournalled, as a recent slot is above: if its order shows, the history check adopts it.
         const reason = `${options.journalBehind}, and the exchange's order history may not show an order of this slot yet (ORDER_SETTLE_WINDOW ${Math.round(instance.orderSettleWindowMs / 1000)} s): not run late, so it cannot be bought twice; an order of it that shows is adopted`;
         this.#deps.logger.warn({ event: 'catch-up-withheld', instance: instance.instance, slot: new Date(plan.run).toISOString() }, `the missed slot is not run late: ${reason}`);

@@ -182,5 +182,17 @@ describe('catch-up after the journal was rebuilt from the exchange\'s history', 
     await engine.catchUpMissed(INSTANCE, [now + 10_000, now + 20_000], now + 20_250);
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(2);
   });
+
+  it('runs late, as any missed slot, one that fell after the journal was found behind: what the journal lost cannot have bought it', async () => {
+    const { s1, s2 } = pastSlots();
+    const engine = world.engine([dcaEvery10s(LAST)], { ledger: {} });
+    placeAt(s1);
+    expect((await engine.checkLedger())?.adopted).toHaveLength(1);
+    // Found behind at s1 + 1 s (a start then); s2 fell while that start was stopped again.
+    await engine.catchUp(s2 + 3_000, s2 + 3_000, { journalBehind: 'an older copy of the journal was put back', behindSinceMs: s1 + 1_000 });
+    expect(world.logs.filter((line) => line.fields.event === 'catch-up-withheld')).toEqual([]);
+    expect((await slotsJournalled()).sort()).toEqual([`${s1}:done`, `${s2}:done`]);
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(2);
+  });
 });
 
