@@ -163,7 +163,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   // Why the journal may lack the newest orders (this start found it, or one within the settle
   // window before it did): a slot missed moments ago may have been bought.
   const settleWindowMs = Math.max(config.orderSettleWindowMs, ...config.instances.map((instance) => instance.orderSettleWindowMs ?? 0));
-  const journalBehind = store.behind !== null && clock.nowMs() - store.behind.sinceMs < settleWindowMs ? store.behind.reason : null;
+  const journalBehind = store.behind !== null && clock.nowMs() - store.behind.sinceMs < settleWindowMs ? store.behind : null;
   let engine: Engine | null = null;
   let controls: OperatorControls | null = null;
   const configuredKillSwitch = killSwitch({ file: config.killSwitchFile, env: config.killSwitchEnv });
@@ -410,7 +410,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy, oncePassing };
     }
     // From the run's start: a start that waited for an exchange journals the slots of the wait as such.
-    if (!stopping.signal.aborted) await running.catchUp(clock.nowMs(), run.startedAtMs, journalBehind === null || store.behind === null ? {} : { journalBehind, behindSinceMs: store.behind.sinceMs });
+    if (!stopping.signal.aborted) await running.catchUp(clock.nowMs(), run.startedAtMs, journalBehind === null ? {} : { journalBehind });
 
     // A failed slot found done since counts as a success for the gauge and ends its run of failures for /healthz.
     const onSettled = (instance: string, slotTimeMs: number): void => {

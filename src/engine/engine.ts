@@ -220,16 +220,15 @@ export class Engine {
    * `startedAtMs`: when this run started, when that was before `nowMs` (its start waited for an
    * exchange): the slots since fell while stacker was starting, not while it was stopped, and are
    * journalled saying so; an instance without a slot is anchored there, so they count for it too.
-   * `behindSinceMs`: when that was found (slots after it are not withheld).
-   * `journalBehind`: why the journal may lack the newest orders (rebuilt from the exchange's
+   * `journalBehind`: why, and since when, the journal may lack the newest orders (rebuilt from the exchange's
    * history this start, an older copy put back); a missed slot within its settle window is not
    * run late, and left unjournalled for the history check to adopt its order if it shows.
    */
-  async catchUp(nowMs: number, startedAtMs: number = nowMs, options: { readonly journalBehind?: string; readonly behindSinceMs?: number } = {}): Promise<void> {
+  async catchUp(nowMs: number, startedAtMs: number = nowMs, options: { readonly journalBehind?: { readonly reason: string; readonly sinceMs: number } } = {}): Promise<void> {
+    const behind = options.journalBehind;
     // Only a slot up to when the journal was found behind can have been bought by what it lost:
     // one after it fell while a start on this journal was stopped, as any other missed slot.
-    const mayHaveBeenBought = (slotTimeMs: number, windowMs: number): boolean =>
-      options.journalBehind !== undefined && nowMs - slotTimeMs < windowMs && slotTimeMs <= (options.behindSinceMs ?? Number.POSITIVE_INFINITY);
+    const mayHaveBeenBought = (slotTimeMs: number, windowMs: number): boolean => behind !== undefined && nowMs - slotTimeMs < windowMs && slotTimeMs <= behind.sinceMs;
     const startedMs = Math.min(startedAtMs, nowMs);
     for (const instance of this.#instances.values()) {
       if (!this.isEnabled(instance.instance) || this.#fatal !== null) continue;
@@ -242,7 +241,7 @@ export class Engine {
       // exchange's history) must not make the slots before the instance was scheduled count as missed.
       const from = last === null ? since : since === null ? last.slotTimeMs : Math.max(last.slotTimeMs, since);
       const plan = planCatchUp(instance.schedule, from, nowMs, instance.catchUp);
-      const rule = instance.catchUp.policy === 'skip' ? 'CATCH_UP=skip' : 'older than the newest missed slot or CATCH_UP_WINDOW';
+      const rule = catchUpRule(instance);
       let withheld = 0;
       for (const slotTimeMs of plan.skip) {
         // A journal that may lack the newest orders leaves a slot within its settle window
@@ -255,8 +254,7 @@ export class Engine {
         // Before this run started no stacker journalled it: stopped, or running but its journal out of
         // reach (a database outage a standby took over after); "not running" alone misled then.
         const why = slotTimeMs < startedMs ? 'no stacker journalled it (stopped, or its journal out of reach)' : 'stacker was starting (waiting for the exchange to check the configuration against)';
-        await journal.skipSlot({ instance: instance.instance, slotTimeMs, runId: this.#options.runId, status: 'missed', reason: `${why}; ${rule}` });
-        this.#deps.metrics.slotFinished(instance.instance, 'missed', 0, slotTimeMs);
+        await this.#journalMissed(instance.instance, slotTimeMs, `${why}; ${rule}`);
       }
       if (plan.skippedTotal > 0) {
         const starting = plan.skip.filter((slotTimeMs) => slotTimeMs >= startedMs).length;
@@ -271,21 +269,27 @@ export class Engine {
       // running that slot late would buy it again.
       if (plan.run !== null && mayHaveBeenBought(plan.run, instance.orderSettleWindowMs)) {
         // Left unjournalled, as a recent slot is above: if its order shows, the history check adopts it.
-        const reason = `${options.journalBehind}, and the exchange's order history may not show an order of this slot yet (ORDER_SETTLE_WINDOW ${Math.round(instance.orderSettleWindowMs / 1000)} s): not run late, so it cannot be bought twice; an order of it that shows is adopted`;
+        const reason = `${behind?.reason ?? ''}, and the exchange's order history may not show an order of this slot yet (ORDER_SETTLE_WINDOW ${Math.round(instance.orderSettleWindowMs / 1000)} s): not run late, so it cannot be bought twice; an order of it that shows is adopted`;
         this.#deps.logger.warn({ event: 'catch-up-withheld', instance: instance.instance, slot: new Date(plan.run).toISOString() }, `the missed slot is not run late: ${reason}`);
       } else if (plan.run !== null) {
-        this.#deps.logger.info({ event: 'catch-up', instance: instance.instance, slot: new Date(plan.run).toISOString() }, 'running the missed slot late (CATCH_UP=last)');
-        await this.runSlot(instance.instance, plan.run);
+        await this.#runLate(instance.instance, plan.run);
       }
     }
   }
 
-  /**
-   * Slots of an instance node-cron reported missed while this daemon ran (their time passed
-   * without them firing: a paused container, a suspended machine, a blocked process), handled as
-   * a restart handles the slots missed while stopped: with CATCH_UP=last the newest runs late when
-   * within CATCH_UP_WINDOW, the others are journalled as missed, and one line says how many.
-   */
+  /** A missed slot journalled so, counted in the metrics; false when it was journalled already. */
+  async #journalMissed(instanceName: string, slotTimeMs: number, reason: string): Promise<boolean> {
+    const added = await this.#deps.journal.skipSlot({ instance: instanceName, slotTimeMs, runId: this.#options.runId, status: 'missed', reason });
+    if (added) this.#deps.metrics.slotFinished(instanceName, 'missed', 0, slotTimeMs);
+    return added;
+  }
+
+  /** CATCH_UP=last's newest missed slot, run late. */
+  async #runLate(instanceName: string, slotTimeMs: number): Promise<void> {
+    this.#deps.logger.info({ event: 'catch-up', instance: instanceName, slot: new Date(slotTimeMs).toISOString() }, 'running the missed slot late (CATCH_UP=last)');
+    await this.runSlot(instanceName, slotTimeMs);
+  }
+
   /** The latest slot of the instance running now; -Infinity when none is. */
   #newestRunning(instanceName: string): number {
     let newest = Number.NEGATIVE_INFINITY;
@@ -296,6 +300,12 @@ export class Engine {
     return newest;
   }
 
+  /**
+   * Slots of an instance node-cron reported missed while this daemon ran (their time passed
+   * without them firing: a paused container, a suspended machine, a blocked process), handled as
+   * a restart handles the slots missed while stopped: with CATCH_UP=last the newest runs late when
+   * within CATCH_UP_WINDOW, the others are journalled as missed, and one line says how many.
+   */
   async catchUpMissed(instanceName: string, missedSlotTimesMs: readonly number[], nowMs: number): Promise<void> {
     const instance = this.#instances.get(instanceName);
     if (instance === undefined || !this.isEnabled(instanceName) || this.#fatal !== null || missedSlotTimesMs.length === 0) return;
@@ -306,14 +316,10 @@ export class Engine {
     const later = Math.max(this.#newestRunning(instanceName), (await this.#guard(() => this.#deps.journal.lastSlot(instanceName), null))?.slotTimeMs ?? Number.NEGATIVE_INFINITY);
     const run = instance.catchUp.policy === 'last' && nowMs - newest <= instance.catchUp.windowMs && later < newest ? newest : null;
     const skip = run === null ? missed : missed.slice(1);
-    const rule = instance.catchUp.policy === 'skip' ? 'CATCH_UP=skip' : 'older than the newest missed slot or CATCH_UP_WINDOW';
+    const reason = `its time passed without it firing (the process paused, suspended or too busy, or this machine's clock stepped forward); ${catchUpRule(instance)}`;
     let journalled = 0;
     for (const slotTimeMs of skip) {
-      const reason = `its time passed without it firing (the process paused, suspended or too busy, or this machine's clock stepped forward); ${rule}`;
-      if (await this.#guard(() => this.#deps.journal.skipSlot({ instance: instanceName, slotTimeMs, runId: this.#options.runId, status: 'missed', reason }), false)) {
-        journalled += 1;
-        this.#deps.metrics.slotFinished(instanceName, 'missed', 0, slotTimeMs);
-      }
+      if (await this.#guard(() => this.#journalMissed(instanceName, slotTimeMs, reason), false)) journalled += 1;
     }
     if (journalled > 0) {
       this.#deps.logger.warn(
@@ -321,10 +327,7 @@ export class Engine {
         `${journalled} slot(s) of ${instanceName} passed while the process did not run slots (paused, suspended or too busy); journalled as missed`,
       );
     }
-    if (run !== null) {
-      this.#deps.logger.info({ event: 'catch-up', instance: instanceName, slot: new Date(run).toISOString() }, 'running the missed slot late (CATCH_UP=last)');
-      await this.runSlot(instanceName, run);
-    }
+    if (run !== null) await this.#runLate(instanceName, run);
   }
 
   /**
@@ -595,4 +598,9 @@ export class Engine {
       return fallback;
     }
   }
+}
+
+/** Why a missed slot is not run late, as its journal row says. */
+function catchUpRule(instance: { readonly catchUp: { readonly policy: string } }): string {
+  return instance.catchUp.policy === 'skip' ? 'CATCH_UP=skip' : 'older than the newest missed slot or CATCH_UP_WINDOW';
 }

@@ -66,7 +66,7 @@ export function positions(orders: readonly StoredOrder[], prices: ReadonlyMap<st
 export function feesNote(positions: readonly MarketPosition[]): string {
   const outside = new Set<string>();
   for (const position of positions) {
-    const own = new Set(position.market.split('_'));
+    const own = new Set(assetsOf(position.market));
     for (const asset of Object.keys(position.fees)) if (!own.has(asset)) outside.add(asset);
   }
   if (outside.size === 0) return 'average cost counts the fees';
@@ -153,8 +153,13 @@ function addFee(fees: Map<string, Decimal>, order: Order): void {
   fees.set(asset, (fees.get(asset) ?? ZERO).add(order.fee));
 }
 
+/** A market's base and quote, as its name (`BTC_USDT`) says them. */
+function assetsOf(market: string): [base: string, quote: string] {
+  return market.split('_') as [string, string];
+}
+
 function fillSums(market: string, bought: Decimal, spent: Decimal, fees: ReadonlyMap<string, Decimal>): FillSums {
-  const [base, quote] = market.split('_') as [string, string];
+  const [base, quote] = assetsOf(market);
   const cost = spent.add(fees.get(quote) ?? ZERO);
   const held = bought.sub(fees.get(base) ?? ZERO);
   return { bought, spent, fees, cost, held, averageCost: held.gt(0) ? cost.div(held) : null };

@@ -135,7 +135,7 @@ describe('catch-up after the journal was rebuilt from the exchange\'s history', 
     placeAt(s2);
     world.sandbox.faults.historyLagMs = 60_000;
 
-    await engine.catchUp(s2 + 3_000, s2 + 3_000, { journalBehind: 'the journal was rebuilt from the exchange\'s order history' });
+    await engine.catchUp(s2 + 3_000, s2 + 3_000, { journalBehind: { reason: 'the journal was rebuilt from the exchange\'s order history', sinceMs: s2 + 3_000 } });
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(2);
     // Withheld and left unjournalled: one journalled as missed would make its order look foreign.
     expect(await slotsJournalled()).toEqual([`${s1}:done`]);
@@ -159,7 +159,7 @@ describe('catch-up after the journal was rebuilt from the exchange\'s history', 
     placeAt(s1);
     placeAt(s2);
     world.sandbox.faults.historyLagMs = 60_000;
-    await engine.catchUp(s2 + 3_000, s2 + 3_000, { journalBehind: 'an older copy of the journal was put back' });
+    await engine.catchUp(s2 + 3_000, s2 + 3_000, { journalBehind: { reason: 'an older copy of the journal was put back', sinceMs: s2 + 3_000 } });
     expect(await slotsJournalled()).toEqual([`${s0}:done`]);
     world.sandbox.faults.historyLagMs = 0;
     expect((await engine.checkLedger())?.adopted).toHaveLength(2);
@@ -189,7 +189,7 @@ describe('catch-up after the journal was rebuilt from the exchange\'s history', 
     placeAt(s1);
     expect((await engine.checkLedger())?.adopted).toHaveLength(1);
     // Found behind at s1 + 1 s (a start then); s2 fell while that start was stopped again.
-    await engine.catchUp(s2 + 3_000, s2 + 3_000, { journalBehind: 'an older copy of the journal was put back', behindSinceMs: s1 + 1_000 });
+    await engine.catchUp(s2 + 3_000, s2 + 3_000, { journalBehind: { reason: 'an older copy of the journal was put back', sinceMs: s1 + 1_000 } });
     expect(world.logs.filter((line) => line.fields.event === 'catch-up-withheld')).toEqual([]);
     expect((await slotsJournalled()).sort()).toEqual([`${s1}:done`, `${s2}:done`]);
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(2);
