@@ -3,6 +3,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { Dispatcher } from 'undici';
 import type { CodePage, CodeRecord, FlexInvestment, FlexPlan, Ticker, TradeBalance } from '../domain/account.ts';
 import type { Candle } from '../domain/candle.ts';
+import { credentialTextProblem } from '../domain/credential-text.ts';
 import { InputError } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import type { Decimal } from '../domain/money.ts';
@@ -255,8 +256,10 @@ function validate(options: ApiClientOptions): Settings {
   const retryProblem = retry === false ? null : validateRetryPolicy(retry);
   if (retryProblem !== null) problems.push({ field: 'retry', rule: retryProblem });
   if (options.credentials !== undefined) {
-    if (typeof options.credentials.apiKey !== 'string' || options.credentials.apiKey === '') problems.push({ field: 'api-key', rule: 'must not be empty' });
-    if (typeof options.credentials.apiSecret !== 'string' || options.credentials.apiSecret === '') problems.push({ field: 'api-secret', rule: 'must not be empty' });
+    for (const [field, value] of [['api-key', options.credentials.apiKey], ['api-secret', options.credentials.apiSecret]] as const) {
+      const problem = typeof value === 'string' ? credentialTextProblem(value) : 'must be a string';
+      if (problem !== null) problems.push({ field, rule: problem });
+    }
   }
   if (options.rateLimits !== undefined && options.rateLimits !== false) {
     for (const [scope, rule] of Object.entries(options.rateLimits)) {

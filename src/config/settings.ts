@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { credentialTextProblem } from '../domain/credential-text.ts';
 import { ConfigError, type InputProblem } from '../domain/errors.ts';
 import { type DuplicateKey, readEnvFileChecked } from './env-file.ts';
 
@@ -245,8 +246,6 @@ function chooseLogLevel(lookup: (key: string) => Found | null, problems: InputPr
   return 'info';
 }
 
-const WHITESPACE = /\s/;
-
 function chooseCredentials(lookup: (key: string) => Found | null, problems: InputProblem[]): Credentials | null {
   return credentialsFromEnv(lookup, { apiKey: ENV_KEYS.apiKey, apiSecret: ENV_KEYS.apiSecret }, problems);
 }
@@ -264,9 +263,8 @@ export function credentialsFromEnv(lookup: (key: string) => Found | null, keys: 
   if (secret === null) problems.push({ field: keys.apiSecret, rule: `is not set, but ${keys.apiKey} is (from ${key?.source}); set both` });
   // The values are never echoed: the message says what is wrong, not what was found.
   for (const [found, field] of [[key, keys.apiKey], [secret, keys.apiSecret]] as const) {
-    if (found !== null && WHITESPACE.test(found.value)) {
-      problems.push({ field, source: found.source, rule: 'contains whitespace (a stray space, newline or quote when it was pasted?)' });
-    }
+    const problem = found === null ? null : credentialTextProblem(found.value);
+    if (found !== null && problem !== null) problems.push({ field, source: found.source, rule: problem });
   }
   if (problems.length > before || key === null || secret === null) return null;
   return makeCredentials(key.value, secret.value);

@@ -142,6 +142,22 @@ describe('options and base URL', () => {
     }
   });
 
+  it('refuses a key or secret that is not printable ASCII without saying what it is: undici would refuse the header and the daemon waited for ever', () => {
+    const refused = (apiKey: string, apiSecret: string): string[] => {
+      try {
+        new ApiClient({ baseUrl: ORIGIN, credentials: { apiKey, apiSecret } });
+      } catch (error) {
+        expect((error as InputError).message).not.toContain('KEY123');
+        return (error as InputError).problems.map((p) => `${p.field}: ${p.rule}`);
+      }
+      return [];
+    };
+    expect(refused('KEY123\u200b', 'SECRET123')).toEqual(['api-key: contains U+200B, which is not printable ASCII (an invisible character pasted with it?); keys and secrets are printable ASCII only']);
+    expect(refused('KEY123', '"SECRET123"')).toEqual(['api-secret: starts or ends with a quote (copied with the quotes around it?); write it without them']);
+    expect(refused('KEY123 ', '')).toEqual(['api-key: contains whitespace (a stray space, newline or quote when it was pasted?)', 'api-secret: must not be empty']);
+    expect(refused('KEY123', 'SECRET123')).toEqual([]);
+  });
+
   it('reports every bad option at once', () => {
     let error: unknown = null;
     try {

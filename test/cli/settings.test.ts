@@ -97,6 +97,16 @@ describe('settings', () => {
     expect(real.credentials?.apiSecret).toBe('real-secret');
   });
 
+  it('refuses a pasted key with an invisible character or its quotes, naming the variable and never the value', async () => {
+    const settings = await loadSettings({}, { env: { STACKER_API_KEY: 'K3y9Zq\u200b', STACKER_API_SECRET: "'S3cr9Zq'" } });
+    expect(settings.credentials).toBeNull();
+    expect(settings.credentialProblems.map((p) => `${p.field}: ${p.rule}`)).toEqual([
+      'STACKER_API_KEY: contains U+200B, which is not printable ASCII (an invisible character pasted with it?); keys and secrets are printable ASCII only',
+      'STACKER_API_SECRET: starts or ends with a quote (copied with the quotes around it?); write it without them',
+    ]);
+    expect(JSON.stringify(settings.credentialProblems)).not.toMatch(/K3y9Zq|S3cr9Zq/);
+  });
+
   it('treats an empty environment variable as unset, so the env file still applies', async () => {
     const file = envFile('empty.env', 'STACKER_API_KEY=k\nSTACKER_API_SECRET=s\n');
     const settings = await loadSettings({ envFile: file }, { env: { STACKER_API_KEY: '' } });
