@@ -1,5 +1,5 @@
 import type { Dispatcher, Pool as UndiciPool } from 'undici';
-import { NetworkError, ProtocolError, TimeoutError, isTlsFailureCode } from '../domain/errors.ts';
+import { INVALID_REQUEST_CODE, NetworkError, ProtocolError, TimeoutError, isTlsFailureCode } from '../domain/errors.ts';
 import { decodeBody, type ResponseBody } from './json.ts';
 import { Pool, request as undiciRequest } from './undici-core.ts';
 
@@ -57,7 +57,7 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'ENETDOWN',
   'EADDRNOTAVAIL',
   'UND_ERR_CLOSED', // the dispatcher was closed: it refuses new requests
-  'UND_ERR_INVALID_ARG',
+  INVALID_REQUEST_CODE,
   'UND_MOCK_ERR_MOCK_NOT_MATCHED', // MockAgent with net connect disabled: nothing left the process
 ]);
 
@@ -96,16 +96,19 @@ export class Transport {
     const deadlineMs = deadlineOf(responseTimeoutMs);
     const deadline = AbortSignal.timeout(deadlineMs);
     try {
-      response = await undiciRequest(this.#dispatcher(), {
-        origin: this.#options.baseUrl,
-        path: request.path + request.query,
-        method: request.method,
-        headers: request.headers,
-        body: request.body ?? null,
-        headersTimeout: responseTimeoutMs,
-        bodyTimeout: responseTimeoutMs,
-        signal: deadline,
-      });
+      response = await settledBy(
+        undiciRequest(this.#dispatcher(), {
+          origin: this.#options.baseUrl,
+          path: request.path + request.query,
+          method: request.method,
+          headers: request.headers,
+          body: request.body ?? null,
+          headersTimeout: responseTimeoutMs,
+          bodyTimeout: responseTimeoutMs,
+          signal: deadline,
+        }),
+        deadline,
+      );
     } catch (error) {
       throw deadline.aborted ? new TimeoutError(request.path, 'total', deadlineMs) : this.#mapFailure(error, request.path, false);
     }
@@ -117,12 +120,25 @@ export class Transport {
     }
   }
 
-  /** Closes the pool this transport created; an injected dispatcher belongs to its owner. */
+  /**
+   * Closes the pool this transport created; an injected dispatcher belongs to its owner. Requests
+   * in flight are waited for up to their deadline; a pool still busy then (a request undici never
+   * settles: see settledBy) is destroyed, so that a stop never waits for ever.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const pool = this.#pool;
     this.#pool = null;
-    if (pool !== null) await pool.close();
+    if (pool === null) return;
+    let timer: NodeJS.Timeout | undefined;
+    const overdue = new Promise<'overdue'>((resolve) => {
+      timer = setTimeout(() => resolve('overdue'), deadlineOf(this.#options.responseTimeoutMs));
+    });
+    try {
+      if ((await Promise.race([pool.close(), overdue])) === 'overdue') await pool.destroy();
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   #dispatcher(): Dispatcher {
@@ -171,6 +187,36 @@ export class Transport {
   }
 }
 
+/**
+ * The request's answer, or a rejection once the deadline passes even if undici never settles it:
+ * a connection undici left wedged (a request it refused for a header value, with others queued
+ * behind it on the connection) ignores the abort signal, and its requests would wait for ever,
+ * and a stop with them. An answer that comes after the deadline is thrown away, its body freed.
+ */
+function settledBy(answer: Promise<Dispatcher.ResponseData>, deadline: AbortSignal): Promise<Dispatcher.ResponseData> {
+  return new Promise((resolve, reject) => {
+    const giveUp = (): void => {
+      reject(deadline.reason);
+      answer.then(
+        (late) => late.body.destroy(),
+        () => undefined,
+      );
+    };
+    if (deadline.aborted) return giveUp();
+    deadline.addEventListener('abort', giveUp, { once: true });
+    answer.then(
+      (response) => {
+        deadline.removeEventListener('abort', giveUp);
+        resolve(response);
+      },
+      (error: unknown) => {
+        deadline.removeEventListener('abort', giveUp);
+        reject(error);
+      },
+    );
+  });
+}
+
 function flatHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
   const flat: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -191,6 +237,8 @@ function describe(code: string, error: unknown): string {
   const known = DESCRIPTIONS[code];
   if (known !== undefined) return known;
   if (isTlsFailureCode(code)) return 'TLS handshake failed: check the endpoint (https:// on a plain-HTTP port?) and its certificate; trying again does not mend it';
-  const message = error instanceof Error ? error.message : String(error);
-  return `transport failure: ${message.replace(/\s+/g, ' ').slice(0, 160)}`;
+  const message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').slice(0, 160);
+  // undici names the header, never its value.
+  if (code === INVALID_REQUEST_CODE) return `request refused before sending: ${message} (a character HTTP does not allow, pasted with the API key?); trying again does not mend it`;
+  return `transport failure: ${message}`;
 }

@@ -196,6 +196,9 @@ export function isTlsFailureCode(code: string): boolean {
   return TLS_FAILURE_CODE.test(code);
 }
 
+/** undici's refusal of a request it was given (a header value HTTP does not allow): nothing was sent, and the same request never passes. */
+export const INVALID_REQUEST_CODE = 'UND_ERR_INVALID_ARG';
+
 /**
  * Transport failures. `requestSent` tells whether any byte of the request may have reached the
  * server: false for a refused connection (the operation surely did not happen), true for a reset
@@ -203,7 +206,11 @@ export function isTlsFailureCode(code: string): boolean {
  */
 export class NetworkError extends StackerError {
   readonly code = 'E_NETWORK' as const;
-  /** False for a failed TLS handshake (https:// on a plain-HTTP port, a refused certificate): a setting that trying again does not mend. */
+  /**
+   * False for a failed TLS handshake (https:// on a plain-HTTP port, a refused certificate) and
+   * for a request undici refused to send (a character HTTP does not allow in the API key): a
+   * setting that trying again does not mend.
+   */
   readonly retryable: boolean;
   readonly path: string;
   readonly requestSent: boolean;
@@ -213,7 +220,7 @@ export class NetworkError extends StackerError {
     this.name = 'NetworkError';
     this.path = path;
     this.causeCode = causeCode;
-    this.retryable = !isTlsFailureCode(causeCode);
+    this.retryable = !isTlsFailureCode(causeCode) && causeCode !== INVALID_REQUEST_CODE;
     this.requestSent = requestSent;
   }
 }

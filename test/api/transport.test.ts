@@ -200,6 +200,27 @@ describe('transport over a real socket', () => {
     expect((error as ProtocolError).exchangeMessage).toMatch(/^answer is not JSON: its body is Content-Encoding gzip, which stacker neither asks for nor decodes; a proxy between stacker and the exchange/);
   });
 
+  it('settles every request by its deadline even when undici never answers it: a header it refused wedged the connection, and the requests queued behind it waited for ever', async () => {
+    const server = await startServer((req, res) => {
+      req.resume();
+      res.end('{}');
+    });
+    const transport = new Transport({ baseUrl: server.url, connectTimeoutMs: 1000, responseTimeoutMs: 100, connections: 1 });
+    const send = (key: string): Promise<unknown> =>
+      transport.send({ method: 'GET', path: '/api/v4/public/time', query: '', headers: { 'x-txc-apikey': key } }).then(
+        (answer) => answer,
+        (error: unknown) => error,
+      );
+    const started = Date.now();
+    const [refused, ...queued] = await Promise.all([send('key\u200b'), send('key'), send('key')]);
+    await transport.close();
+    expect(refused).toBeInstanceOf(NetworkError);
+    expect(refused).toMatchObject({ causeCode: 'UND_ERR_INVALID_ARG', requestSent: false, retryable: false });
+    expect((refused as NetworkError).message).toMatch(/request refused before sending: invalid x-txc-apikey header .*pasted with the API key\?\); trying again does not mend it/);
+    for (const outcome of queued) expect(outcome).toMatchObject({ code: 'E_TIMEOUT', phase: 'total' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('refuses requests after close() without touching the network', async () => {
     const server = await startServer((_req, res) => res.end('["pong"]'));
     const { client: c } = client(server.url);
