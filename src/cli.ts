@@ -1,10 +1,10 @@
-import { enableCompileCache } from 'node:module';
 import { watchUnfinishedExit } from './cli/unfinished-exit.ts';
 
 /**
  * The `stacker` command (bin/stacker.js, which `npm start -- …` and `npx stacker` run, imports
  * this). Run from the TypeScript sources, Node keeps compiled code, and each module's TypeScript
- * with its types stripped, in a cache between runs (in the system's temp folder): a command then
+ * with its types stripped, in a cache between runs (in node_modules/.cache, writable by this user
+ * only: bin/compile-cache.js says why): a command then
  * starts about 0.3 s sooner. bin/stacker.js turns it on before any TypeScript loads, so a warm
  * start does not even load Node's type stripper (about 30 ms); started as `node src/cli.ts`, it
  * is turned on here, and the commands' modules are imported only after it is on. The
@@ -26,7 +26,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 // `npx stacker -- ping --env-file .env`: the `--` keeps npx's own Node from taking --env-file as
 // its own (Node reads that flag anywhere on its command line, up to a `--`); it is not stacker's.
-if (import.meta.url.endsWith('.ts')) enableCompileCache();
+if (import.meta.url.endsWith('.ts')) (await import('../bin/compile-cache.js')).enablePrivateCompileCache();
 const { runCli } = await import('./cli/main.ts');
 const argv = process.argv.slice(2);
 const exitCode = await runCli(argv[0] === '--' ? argv.slice(1) : argv);

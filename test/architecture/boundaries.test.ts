@@ -22,7 +22,8 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   notify: ['domain'],
   config: ['domain', 'engine', 'store', 'strategies'],
   daemon: ['domain', 'api', 'config', 'engine', 'exchange', 'notify', 'observability', 'report', 'sim', 'store', 'package.json'],
-  backtest: ['domain', 'api', 'candles', 'config', 'engine', 'exchange', 'sim', 'store'],
+  // bin: a comparison's worker thread is an entry point too, and turns the compile cache on as bin/stacker.js does.
+  backtest: ['domain', 'api', 'bin', 'candles', 'config', 'engine', 'exchange', 'sim', 'store'],
   demo: ['domain', 'api', 'sandbox'],
   cli: ['*'],
 };
