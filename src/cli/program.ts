@@ -94,6 +94,8 @@ export function buildProgram(io: Io, state: RunState): Command {
       const globals = command.optsWithGlobals<GlobalFlags>();
       state.json = globals.json === true;
       const ctx = new CommandContext(commandPath(command), globals, io, state);
+      // The daemon logs it at start (event env-file-readable); every other command says it here.
+      if (globals.envFile !== undefined && ctx.command !== 'run') await warnOfReadableEnvFile(globals.envFile, io);
       try {
         const run = await load();
         await run(ctx, flags);
@@ -419,4 +421,11 @@ function commandPath(command: Command): string {
   const names: string[] = [];
   for (let current: Command | null = command; current?.parent; current = current.parent) names.unshift(current.name());
   return names.join(' ');
+}
+
+/** The env file's secrets are readable by other users: a warning, and the command runs on (a file it cannot read is its own error). */
+async function warnOfReadableEnvFile(envFile: string, io: Io): Promise<void> {
+  const [{ readEnvLayers }, { envFileExposureNote }] = await Promise.all([import('../config/settings.ts'), import('../config/env-file-exposure.ts')]);
+  const note = await readEnvLayers(envFile, {}, 'keep').then(envFileExposureNote, () => null);
+  if (note !== null) io.err(`warning: ${note}\n`);
 }

@@ -23,6 +23,7 @@ import {
   readWallet,
 } from './daemon-env.ts';
 import type { ControlToken } from './control-token.ts';
+import { envFileExposureNote } from './env-file-exposure.ts';
 import { frozenMap } from './freeze.ts';
 import { type NotifySettings, readNotifySettings } from './notify-settings.ts';
 import { type InstanceConfig, accountUserOf, collectInstances } from './instance-config.ts';
@@ -56,6 +57,8 @@ export interface DaemonConfig {
   readonly mode: 'dry-run' | 'live';
   /** Why the mode is dry-run although one of the two live switches was given; null otherwise. */
   readonly modeNote: string | null;
+  /** The --env-file's secrets are readable by other users of the machine: which, and how to mend it; null when not. */
+  readonly envFileNote: string | null;
   /** Endpoint, credentials (null in dry-run), log level. */
   readonly settings: Settings;
   /** --data-dir > STACKER_DATA_DIR > ./data, as given (not resolved). */
@@ -152,6 +155,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
   return Object.freeze({
     mode,
     modeNote,
+    envFileNote: envFileExposureNote(layers),
     settings: mode === 'live' ? settings : withoutCredentials(settings),
     dataDir: dataDir.value,
     lockDir: lockDirSetting?.value ?? null,

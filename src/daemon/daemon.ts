@@ -126,6 +126,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const clock = options.clock ?? { nowMs: () => Date.now() };
   const logger = options.logger.child({ mode: config.mode });
   if (config.modeNote !== null) logger.warn({ event: 'mode' }, config.modeNote);
+  if (config.envFileNote !== null) logger.warn({ event: 'env-file-readable' }, config.envFileNote);
 
   // Opened first, so that a start refused for any reason (a lost journal, foreign orders) is told too.
   const notifications = await openNotifications(config.notify, logger, options.metrics);

@@ -1,4 +1,4 @@
-import { symlinkSync } from 'node:fs';
+import { chmodSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -172,6 +172,16 @@ describe('loadDaemonConfig: a valid configuration', () => {
 });
 
 describe('loadDaemonConfig: the global env file', () => {
+  it.skipIf(process.platform === 'win32')('notes an env file whose secrets other users can read, for the daemon to log at start (it starts all the same)', async () => {
+    world.instance('dca-btc', DCA);
+    const envFile = world.file('.env', 'STACKER_MODE=live\nSTACKER_API_KEY=k3yZ\nSTACKER_API_SECRET=s3cr3tZ\n');
+    chmodSync(envFile, 0o644);
+    const open = await loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir, live: true }, { env: {} });
+    expect(open.envFileNote).toBe(`${envFile} holds STACKER_API_SECRET and other users of this machine can read it (mode 0644): make it yours only with chmod 600 ${envFile}`);
+    chmodSync(envFile, 0o600);
+    expect((await loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir, live: true }, { env: {} })).envFileNote).toBeNull();
+  });
+
   it('accepts nothing unprefixed silently: LOG_LEVEL, METRICS_PORT and MODE point at their STACKER_ names', async () => {
     world.instance('dca-btc', DCA);
     const envFile = world.file('.env', 'LOG_LEVEL=debug\nMETRICS_PORT=9464\nMODE=live\nAPI_SECRET=hunter2\nTZ=Europe/Berlin\nNODE=x\n');
