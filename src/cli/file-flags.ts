@@ -1,4 +1,4 @@
-import { type Stats, accessSync, closeSync, constants, openSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { type Stats, accessSync, closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { InputError, OutputFileError } from '../domain/errors.ts';
 
@@ -60,15 +60,29 @@ function headOf(path: string, bytes: number): string {
 }
 
 /**
+ * Who may read a file stacker writes: `owner` for one that holds the account's own data (a page
+ * of the live or dry-run journal: orders, client order ids, holdings, P&L), created 0600 like the
+ * journal it came from; `umask` for one that does not (a backtest's, of simulated data), which
+ * the user's umask decides, as for any file a command writes.
+ */
+export type OutputReaders = 'owner' | 'umask';
+
+/**
  * Writes a checked output file. What can still go wrong (no permission, a full disk) happens
  * after the work, to input that was good: an I/O failure (exit 1), named with the flag.
  */
-export function writeOutputFile(path: string, text: string, flag: string): void {
+export function writeOutputFile(path: string, text: string, flag: string, readers: OutputReaders = 'umask'): void {
   try {
     // Never through a symbolic link: one made (or left dangling) under the name after the check
     // would have the report written, or a file created, wherever it points.
-    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o666);
+    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, readers === 'owner' ? 0o600 : 0o666);
     try {
+      const found = fstatSync(fd);
+      // A file written over keeps its mode: a page an older stacker left readable by all is
+      // closed before the account's data goes in (and before the old page is cut, should it fail).
+      if (readers === 'owner' && found.isFile() && (found.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
+      // Only a file has a length to cut (a device such as /dev/stdout refuses it).
+      if (found.isFile()) ftruncateSync(fd);
       writeFileSync(fd, text);
     } finally {
       closeSync(fd);

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -63,6 +63,17 @@ describe('stacker backtest --report and --journal', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`report: ${page}`);
     expect(readFileSync(page, 'utf8')).toMatch(/^<!doctype html>/i);
+  });
+
+  it("writes a backtest's page, of simulated data, as any file: the umask decides who reads it", async () => {
+    const page = join(dir, 'shared report.html');
+    const umask = process.umask(0o022);
+    try {
+      expect((await runCli(['--', ...backtest, '--report', page])).code).toBe(0);
+    } finally {
+      process.umask(umask);
+    }
+    expect((statSync(page).mode & 0o777).toString(8)).toBe('644');
   });
 });
 

@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Decimal } from '../../src/domain/money.ts';
 import { runCli } from '../cli/run-cli.ts';
@@ -39,4 +40,26 @@ describe('stacker report', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('no live journal at');
   });
+});
+
+describe('stacker report --html', () => {
+  it("writes a page of the live journal readable by its owner only (0600, as the journal), under umask 022 and over an older page readable by all", async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.00123' });
+    expect(await startDaemon(['--strategies', t.dir.strategies, '--data-dir', t.dir.data, '--live', '--once'], t.live()).exited).toBe(0);
+    const fresh = join(t.dir.root, 'report.html');
+    const older = join(t.dir.root, 'older.html');
+    const umask = process.umask(0o022);
+    try {
+      expect((await runCli(['report', '--mode', 'live', '--data-dir', t.dir.data, '--html', fresh], t.live())).code).toBe(0);
+      writeFileSync(older, '', { mode: 0o644 });
+      chmodSync(older, 0o644);
+      expect((await runCli(['report', '--mode', 'live', '--data-dir', t.dir.data, '--html', older], t.live())).code).toBe(0);
+    } finally {
+      process.umask(umask);
+    }
+    for (const page of [fresh, older]) {
+      expect(readFileSync(page, 'utf8')).toContain('BTC_USDT');
+      expect((statSync(page).mode & 0o777).toString(8)).toBe('600');
+    }
+  }, 60_000);
 });

@@ -67,7 +67,8 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     if (args.html !== undefined) {
       const { renderLiveReportHtml } = await import('./report-html.ts');
       const page = renderLiveReportHtml({ journalPath: label.path, mode: label.mode, instance: args.instance, positions: rows, orders, prices, ...(priceNote === '' ? {} : { priceNote }), generatedAtMs: Date.now() });
-      writeOutputFile(args.html, page, '--html');
+      // The page holds what the journal does, kept 0600: a backtest's is simulated and written as any file.
+      writeOutputFile(args.html, page, '--html', label.mode === 'backtest' ? 'umask' : 'owner');
     }
     if (ctx.json) {
       ctx.io.out(
