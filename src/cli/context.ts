@@ -1,5 +1,5 @@
 import type { ApiClient, RequestEvent } from '../api/client.ts';
-import { type Settings, readEnvLayers, requireCredentials, settingsFromLayers } from '../config/settings.ts';
+import { type Settings, endpointSetting, readEnvLayers, requireCredentials, settingsFromLayers } from '../config/settings.ts';
 import type { Io } from './output.ts';
 
 /** The global flags every command accepts (commander's `optsWithGlobals()`). */
@@ -130,10 +130,14 @@ export class CommandContext {
   async #client(needsCredentials: boolean): Promise<ApiClient> {
     const settings = await this.settings();
     const credentials = needsCredentials ? requireCredentials(settings, this.command) : settings.credentials;
-    const { ApiClient, resolveBaseUrl } = await import('../api/client.ts');
+    const [{ ApiClient }, { resolveBaseUrl, resolveSignedBaseUrl }] = await Promise.all([import('../api/client.ts'), import('../api/base-url.ts')]);
+    // A private command signs every request: not over plain http:// to another machine, unless allowed.
+    const baseUrl = needsCredentials
+      ? resolveSignedBaseUrl(settings.endpoint, { allowPlainHttp: settings.allowPlainHttp, setting: endpointSetting(settings.endpointSource) })
+      : resolveBaseUrl(settings.endpoint);
     const onRequest = this.#state.verbose ? await requestLogger(settings) : undefined;
     const client = new ApiClient({
-      baseUrl: resolveBaseUrl(settings.endpoint),
+      baseUrl,
       ...(credentials === null ? {} : { credentials }),
       ...(onRequest === undefined ? {} : { onRequest }),
     });

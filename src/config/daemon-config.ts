@@ -1,5 +1,6 @@
 import { ConfigError, type InputProblem } from '../domain/errors.ts';
 import type { Decimal } from '../domain/money.ts';
+import { plainHttpRule } from '../domain/plain-http.ts';
 import type { Strategy } from '../engine/contract.ts';
 import {
   DAEMON_DEFAULTS,
@@ -27,7 +28,7 @@ import { envFileExposureNote } from './env-file-exposure.ts';
 import { frozenMap } from './freeze.ts';
 import { type NotifySettings, readNotifySettings } from './notify-settings.ts';
 import { type InstanceConfig, accountUserOf, collectInstances } from './instance-config.ts';
-import { ENV_KEYS, type EnvLayers, type Settings, readEnvLayers, settingsFromLayers } from './settings.ts';
+import { ENV_KEYS, type EnvLayers, type Settings, endpointSetting, readEnvLayers, settingsFromLayers } from './settings.ts';
 import { type AccountConfig, DEFAULT_ACCOUNT, readAccounts } from './accounts.ts';
 import { listStrategyFiles } from './strategy-files.ts';
 
@@ -149,6 +150,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
   const defaultUsed = users.length === 0 || users.some((user) => user.account === DEFAULT_ACCOUNT);
   if (mode === 'live' && defaultUsed && settings !== null && settings.credentials === null) problems.push(...liveCredentialProblems(settings));
   const accounts = readAccounts(layers, settings, mode, users, dryRunWallet, problems);
+  if (mode === 'live' && settings !== null && !settings.allowPlainHttp) problems.push(...plainHttpProblems(accounts));
   if (problems.length > 0 || settings === null) throw new ConfigError(problems);
 
   // settings and each instance are frozen where they are built; deepFreeze would walk into the strategies.
@@ -228,6 +230,21 @@ function liveCredentialProblems(settings: Settings): InputProblem[] {
     { field: ENV_KEYS.apiKey, rule: `is not set; live mode places real orders and needs the API key: ${how}` },
     { field: ENV_KEYS.apiSecret, rule: `is not set; live mode needs the secret that belongs to ${ENV_KEYS.apiKey}: ${how}` },
   ];
+}
+
+/** Live accounts whose signed requests would cross a network in clear (plain http:// to another machine), each named by the setting of its endpoint. */
+function plainHttpProblems(accounts: ReadonlyMap<string, AccountConfig>): InputProblem[] {
+  const problems: InputProblem[] = [];
+  const named = new Set<string>();
+  for (const account of accounts.values()) {
+    const rule = plainHttpRule(account.endpoint);
+    // Accounts on the global endpoint share its setting: named once.
+    if (rule !== null && !named.has(account.endpointSource)) {
+      named.add(account.endpointSource);
+      problems.push({ ...endpointSetting(account.endpointSource), rule });
+    }
+  }
+  return problems;
 }
 
 /** Dry-run never needs the keys (prices and market rules are public), so it does not keep them. */

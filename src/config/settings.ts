@@ -18,6 +18,7 @@ export const ENV_KEYS = {
   baseUrl: 'STACKER_BASE_URL',
   region: 'STACKER_REGION',
   logLevel: 'STACKER_LOG_LEVEL',
+  allowPlainHttp: 'STACKER_ALLOW_PLAIN_HTTP',
 } as const;
 
 export const REGIONS = ['global', 'eu'] as const;
@@ -41,6 +42,11 @@ export interface Settings {
   /** Why `credentials` is null although a key or secret was given (half set, whitespace). */
   readonly credentialProblems: readonly InputProblem[];
   readonly logLevel: LogLevel;
+  /**
+   * STACKER_ALLOW_PLAIN_HTTP=1: signed requests may go over plain http:// to a host that is not
+   * this machine (a lab network); without it they go in clear to loopback only.
+   */
+  readonly allowPlainHttp: boolean;
   readonly envFile: string | null;
   /**
    * The env keys the credentials come from, for messages: STACKER_API_KEY / _SECRET, or an
@@ -140,6 +146,7 @@ export function settingsFromLayers(flags: Pick<SettingsFlags, 'baseUrl' | 'regio
   const problems: InputProblem[] = [];
   const endpoint = chooseEndpoint(flags, lookup, problems);
   const logLevel = chooseLogLevel(lookup, problems);
+  const allowPlainHttp = chooseAllowPlainHttp(lookup, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   const credentialProblems: InputProblem[] = [];
@@ -150,6 +157,7 @@ export function settingsFromLayers(flags: Pick<SettingsFlags, 'baseUrl' | 'regio
     credentials,
     credentialProblems: Object.freeze(credentialProblems),
     logLevel,
+    allowPlainHttp,
     envFile: layers.envFile,
   });
 }
@@ -235,6 +243,25 @@ function checkedUrl(found: Found, field: string, problems: InputProblem[]): Foun
 
 function labelled(found: Found, field: string): string {
   return found.source.startsWith('--') ? found.source : `${field} (${found.source})`;
+}
+
+/** The setting an `endpointSource` names, as a problem names it: `--base-url`, or a key and where it was set. */
+export function endpointSetting(endpointSource: string): Pick<InputProblem, 'field' | 'source'> {
+  const match = /^(\S+) \((.+)\)$/.exec(endpointSource);
+  return match === null ? { field: endpointSource } : { field: match[1] as string, source: match[2] as string };
+}
+
+function chooseAllowPlainHttp(lookup: (key: string) => Found | null, problems: InputProblem[]): boolean {
+  const found = lookup(ENV_KEYS.allowPlainHttp);
+  if (found === null) return false;
+  const text = found.value.trim().toLowerCase();
+  if (text === '1' || text === 'true') return true;
+  if (text === '0' || text === 'false') return false;
+  problems.push({
+    ...fromEnv(found, ENV_KEYS.allowPlainHttp),
+    rule: `must be 1 or true (signed requests may go over plain http:// to a host that is not this machine), 0 or false (got ${JSON.stringify(found.value)})`,
+  });
+  return false;
 }
 
 function chooseLogLevel(lookup: (key: string) => Found | null, problems: InputProblem[]): LogLevel {

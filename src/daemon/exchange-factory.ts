@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.ts';
 import type { AccountConfig, DaemonConfig } from '../config/daemon-config.ts';
+import { endpointSetting } from '../config/settings.ts';
 import { ConfigError } from '../domain/errors.ts';
 import { formatDecimal } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
@@ -37,8 +38,12 @@ export async function createExchange(config: DaemonConfig, logger: Logger, optio
 }
 
 async function accountExchange(config: DaemonConfig, account: AccountConfig, logger: Logger, options: ExchangeFactoryOptions & { readonly paperIds?: SequentialIds }): Promise<Exchange> {
-  const [{ ApiClient, resolveBaseUrl }] = await Promise.all([import('../api/client.ts')]);
-  const baseUrl = resolveBaseUrl(account.endpoint);
+  const [{ ApiClient }, { resolveBaseUrl, resolveSignedBaseUrl }] = await Promise.all([import('../api/client.ts'), import('../api/base-url.ts')]);
+  // loadDaemonConfig refuses a live account's plain http:// to another machine; this is the last line before a signed send.
+  const baseUrl =
+    config.mode === 'live'
+      ? resolveSignedBaseUrl(account.endpoint, { allowPlainHttp: config.settings.allowPlainHttp, setting: endpointSetting(account.endpointSource) })
+      : resolveBaseUrl(account.endpoint);
   const report = options.onRequest;
   // What every client of this account is given: the request hook (metrics) and the daemon's stop.
   const clientOptions = {

@@ -385,6 +385,16 @@ describe('bad input is refused before anything is sent (exit 2)', () => {
     expect(result.stderr).toContain('--env-file FILE');
   });
 
+  it('a private command over plain http:// to another machine: its key, signed payloads and answers would cross the network in clear', async () => {
+    const keys = { STACKER_API_KEY: API_KEY, STACKER_API_SECRET: API_SECRET };
+    const rule =
+      'is plain http:// to exchange.example, which is not this machine: signed requests and account answers would cross the network in clear; use https:// ' +
+      '(plain http is for a sandbox on this machine: 127.0.0.1, [::1] or localhost; on a lab network of your own, STACKER_ALLOW_PLAIN_HTTP=1 allows it)';
+    expect((await refusedLocally(['balance', '--base-url', 'http://exchange.example:8787'], keys)).stderr).toBe(`error: --base-url: ${rule}\n`);
+    const json = await refusedLocally(['codes', '--json'], { ...keys, STACKER_BASE_URL: 'http://exchange.example:8787' });
+    expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: 'E_CONFIG', problems: [{ source: 'environment', field: 'STACKER_BASE_URL', rule }] } });
+  });
+
   it('a missing --env-file', async () => {
     // `node -- bin/stacker.js`: see the next test for why the `--` is needed to reach our own check.
     const before = proxy.requests.length;

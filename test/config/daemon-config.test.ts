@@ -333,6 +333,46 @@ describe('loadDaemonConfig: live needs two switches and the keys', () => {
   });
 });
 
+describe('loadDaemonConfig: live signed requests never cross a network in clear', () => {
+  const keys = { STACKER_API_KEY: 'key-123', STACKER_API_SECRET: SECRET, STACKER_MODE: 'live' };
+  const RULE =
+    'which is not this machine: signed requests and account answers would cross the network in clear; use https:// ' +
+    '(plain http is for a sandbox on this machine: 127.0.0.1, [::1] or localhost; on a lab network of your own, STACKER_ALLOW_PLAIN_HTTP=1 allows it)';
+
+  it('refuses plain http:// to another machine, naming the setting that chose it and where it was set: the flag, the env file, an account\'s key', async () => {
+    world.instance('dca-btc', DCA);
+    const envFile = world.file('.env', 'STACKER_BASE_URL=http://sandbox:8787\n');
+    const fromFile = await configErrorOf(loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir, live: true }, { env: keys }));
+    expect(lines(fromFile.problems)).toEqual([`env file ${envFile}: STACKER_BASE_URL: is plain http:// to sandbox, ${RULE}`]);
+    const fromFlag = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir, live: true, baseUrl: 'http://whitebit.com' }, { env: keys }));
+    expect(lines(fromFlag.problems)).toEqual([`--base-url: is plain http:// to whitebit.com, ${RULE}`]);
+
+    world.instance('dca-btc', `${DCA}\nACCOUNT=kids`);
+    const account = { STACKER_MODE: 'live', STACKER_ACCOUNT_kids_API_KEY: 'kk', STACKER_ACCOUNT_kids_API_SECRET: SECRET, STACKER_ACCOUNT_kids_BASE_URL: 'http://10.0.0.5:8787' };
+    const ofAccount = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir, live: true }, { env: account }));
+    expect(lines(ofAccount.problems)).toEqual([`environment: STACKER_ACCOUNT_kids_BASE_URL: is plain http:// to 10.0.0.5, ${RULE}`]);
+  });
+
+  it('takes plain http:// to this machine (the sandbox), and to another one in dry-run, which signs nothing', async () => {
+    world.instance('dca-btc', DCA);
+    for (const url of ['http://127.0.0.1:8787', 'http://localhost:8787', 'http://[::1]:8787']) {
+      expect((await loadDaemonConfig({ strategiesDir: world.strategiesDir, live: true }, { env: { ...keys, STACKER_BASE_URL: url } })).mode).toBe('live');
+    }
+    const dry = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { ...keys, STACKER_BASE_URL: 'http://sandbox:8787' } });
+    expect(dry.settings.endpoint).toBe('http://sandbox:8787');
+  });
+
+  it('takes plain http:// to another machine with STACKER_ALLOW_PLAIN_HTTP=1 (a lab network), a setting the env file may hold; any other value is refused', async () => {
+    world.instance('dca-btc', DCA);
+    const envFile = world.file('.env', 'STACKER_BASE_URL=http://sandbox:8787\nSTACKER_ALLOW_PLAIN_HTTP=1\n');
+    const lab = await loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir, live: true }, { env: keys });
+    expect(lab.settings).toMatchObject({ endpoint: 'http://sandbox:8787', allowPlainHttp: true });
+    const bad = await configErrorOf(loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir, live: true }, { env: { ...keys, STACKER_ALLOW_PLAIN_HTTP: 'yes please' } }));
+    expect(lines(bad.problems)).toContain(
+      'environment: STACKER_ALLOW_PLAIN_HTTP: must be 1 or true (signed requests may go over plain http:// to a host that is not this machine), 0 or false (got "yes please")',
+    );
+  });
+});
 
 describe('loadDaemonConfig: STACKER_DATABASE_URL puts the journal in PostgreSQL', () => {
   const PASSWORD = 'pg-pa55word-NEVER-SHOWN';
