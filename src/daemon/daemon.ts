@@ -432,8 +432,11 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           });
           if (clock.nowMs() - lastHeartbeatMs >= HEARTBEAT_MS) {
             lastHeartbeatMs = clock.nowMs();
-            // A failure is remembered by the journal and reported by health; nothing else to do here.
-            await journal.recordHeartbeat().catch(() => undefined);
+            // A failure is remembered by the journal and reported by health, which tells why but not where
+            // (no database address on an unauthenticated page): the whole message is for the log.
+            await journal.recordHeartbeat().catch((error: unknown) =>
+              logger.warn({ event: 'journal-heartbeat-failed', error: errorMessage(error) }, `the journal could not be written (${errorMessage(error)}); nothing is sent until it can`),
+            );
           }
           await health.refresh();
         },

@@ -1,6 +1,7 @@
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ControlAccess, type Controls, controlRequest, isControlPath } from './control-api.ts';
+import { publicJson } from './public-text.ts';
 import { STATUS_PAGE_HEADERS, statusPage } from './status-page.ts';
 
 /**
@@ -167,10 +168,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: Health
     } catch (error) {
       const known = status.unavailable?.(error) ?? null;
       if (known === null) throw error;
-      send(res, req, 503, JSON_TYPE, `${JSON.stringify(known)}\n`);
+      send(res, req, 503, JSON_TYPE, `${publicJson(known)}\n`);
       return;
     }
-    send(res, req, 200, JSON_TYPE, `${JSON.stringify(document)}\n`);
+    send(res, req, 200, JSON_TYPE, `${publicJson(document)}\n`);
     return;
   }
   if (path === '/metrics') {
@@ -179,7 +180,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: Health
     return;
   }
   const body = healthBody(options.health);
-  send(res, req, body.healthy ? 200 : 503, JSON_TYPE, `${JSON.stringify(body.json)}\n`);
+  send(res, req, body.healthy ? 200 : 503, JSON_TYPE, `${publicJson(body.json)}\n`);
 }
 
 /** The /healthz answer. A state that throws is reported as unhealthy, without its message. */

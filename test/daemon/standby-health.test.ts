@@ -103,6 +103,9 @@ describe.skipIf(cluster === null)('a hot standby whose database cannot be reache
       await expect.poll(() => log.match(/"event":"standby-db-unreachable"/g)?.length ?? 0, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
       expect(log).toMatch(/"event":"standby-db-unreachable","error":"[^"]+","since":"[^"]+","tries":1,/);
       expect(`${log}${JSON.stringify(body)}`).not.toContain(PASSWORD);
+      // Why, not where: the database's address is in the log only.
+      expect(JSON.stringify(body)).not.toContain(`:${gate.port}`);
+      expect(log).toContain(`:${gate.port}`);
 
       gate.open();
       await expect.poll(async () => (await fetch(healthz)).status, { timeout: 10_000 }).toBe(200);

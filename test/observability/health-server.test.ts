@@ -112,6 +112,38 @@ describe('the health and metrics server', () => {
     expect(JSON.parse(text)).toEqual({ status: 'unhealthy', problems: ['health state could not be read'] });
   });
 
+  it("says why the journal's database cannot be reached, never where: /healthz and /api/status (503 and 200) name no host, port or database URL", async () => {
+    const refused = "reading the orders: the journal's database cannot be read: connect ECONNREFUSED 10.0.0.7:5432";
+    const lock = "taking the PostgreSQL advisory lock 4242 (live) on postgres://stacker:***@db.internal:6543/stacker: the journal's database cannot be reached: getaddrinfo ENOTFOUND db.internal";
+    const problems = [`the journal cannot be written since 2025-01-01T09:00:00.000Z (${refused}); nothing is sent until it can`, `waiting as a hot standby (${lock})`];
+    const server = await startHealthServer({
+      host: '127.0.0.1',
+      port: 0,
+      metrics: new Metrics({ mode: 'live' }),
+      health: { status: () => healthy({ problems }) },
+      status: { document: async () => Promise.reject(new Error(refused)), unavailable: (error) => ({ error: 'journal-unreadable', message: (error as Error).message, health: { problems } }) },
+    });
+    servers.push(server);
+    const healthz = await (await fetch(`${server.url}/healthz`)).text();
+    const status = await fetch(`${server.url}/api/status`);
+    expect(status.status).toBe(503);
+    const unreadable = await status.text();
+    for (const body of [healthz, unreadable]) {
+      expect(body).not.toMatch(/10\.0\.0\.7|5432|db\.internal|6543|postgres:/);
+      expect(body).toContain("the journal's database cannot be read: connection refused (ECONNREFUSED)");
+      expect(body).toContain(
+        "taking the PostgreSQL advisory lock 4242 (live) on <STACKER_DATABASE_URL>: the journal's database cannot be reached: host name not found (ENOTFOUND)",
+      );
+    }
+    expect(JSON.parse(unreadable)).toMatchObject({ message: "reading the orders: the journal's database cannot be read: connection refused (ECONNREFUSED)" });
+
+    const document = await startHealthServer({ host: '127.0.0.1', port: 0, metrics: new Metrics({ mode: 'live' }), health: { status: () => healthy() }, status: { document: async () => ({ health: { problems } }) } });
+    servers.push(document);
+    const answered = await (await fetch(`${document.url}/api/status`)).text();
+    expect(answered).not.toMatch(/10\.0\.0\.7|db\.internal/);
+    expect(answered).toContain('connection refused (ECONNREFUSED)');
+  });
+
   it('serves /metrics in the exposition format with its content type', async () => {
     const metrics = new Metrics({ mode: 'live' });
     metrics.orderPlaced('dca-btc');

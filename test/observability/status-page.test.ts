@@ -131,7 +131,8 @@ describe('the health server as a router', () => {
     const unreadable = await fetch(`${url}/api/status`);
     expect(unreadable.status).toBe(503);
     expect(unreadable.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(await unreadable.json()).toEqual(known);
+    // The reason in words; where the database is stays in the daemon's log.
+    expect(await unreadable.json()).toEqual({ ...known, message: 'the journal cannot be read: connection refused (ECONNREFUSED)' });
     expect(failed).toEqual([]);
     failure = 'a bug';
     const broken = await fetch(`${url}/api/status`);
@@ -252,6 +253,8 @@ describe('the status page while the journal cannot be read', () => {
     killSwitch: { on: true, reasons: ['turned on from the status API'], operatorSince: '2026-01-01T00:01:00.000Z' },
     controls: { enabled: true },
   };
+  /** What the page shows of it: the reason, not the database's address. */
+  const shown = "the journal cannot be read, so instances, budgets, orders and positions are left out until it can: reading the orders: the journal's database cannot be read: connection refused (ECONNREFUSED)";
 
   it.skipIf(executablePath === null)('says the journal cannot be read, not that stacker does not answer, with health and the kill switch, on a page opened during the outage and on one open before it', async () => {
     let down = true;
@@ -263,7 +266,7 @@ describe('the status page while the journal cannot be read', () => {
       await page.locator('#health li').waitFor();
       const offline = page.locator('#offline');
       expect(await offline.isVisible()).toBe(true);
-      expect(await offline.textContent()).toBe(unreadable.message);
+      expect(await offline.textContent()).toBe(shown);
       expect(await page.locator('#health li').textContent()).toContain('the journal cannot be written since');
       expect(await page.locator('#kill-switch').textContent()).toContain('turned on from the status API');
       expect(await page.locator('[data-instance], #markets').count()).toBe(0);
@@ -277,7 +280,7 @@ describe('the status page while the journal cannot be read', () => {
       down = true;
       await page.evaluate('refresh()');
       await page.locator('#offline:not([hidden])').waitFor();
-      expect(await offline.textContent()).toBe(`${unreadable.message}; the rest of the page is the last state read`);
+      expect(await offline.textContent()).toBe(`${shown}; the rest of the page is the last state read`);
       expect(await page.locator('[data-instance="dca-btc"]').count()).toBe(1);
       expect(await page.locator('#health li').textContent()).toContain('the journal cannot be written since');
     } finally {
