@@ -183,7 +183,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   let fatal: FatalEngineError | null = null;
   let exitReason = 'stopped';
   let runId: string | null = null;
-  let server: { stop(): Promise<void>; url: string } | null = null;
+  let server: { stop(): Promise<void>; url: string; listening: string } | null = null;
   // Slots node-cron reports missed in one wake (a paused container resumed: one report per slot),
   // gathered for a moment and handled as a restart would (CATCH_UP), in one log line.
   const missedInWake = new Map<string, { slots: number[]; timer: NodeJS.Timeout }>();
@@ -348,7 +348,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     const running = engine;
 
     if (config.metricsPort !== null) {
-      const { startHealthServer } = await import('../observability/health-server.ts');
+      const [{ startHealthServer }, { offLoopbackWarning }] = await Promise.all([import('../observability/health-server.ts'), import('../observability/allowed-hosts.ts')]);
       const startedAtMs = clock.nowMs();
       const metrics = options.metrics;
       const healthNow = (): { problems: string[]; stopping: boolean } => ({ problems: health.problems(), stopping: stopping.signal.aborted });
@@ -397,9 +397,16 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         throw listenProblem(error, config.metricsHost, config.metricsPort ?? 0) ?? error;
       });
       logger.info(
-        { event: 'metrics', url: server.url, controls: config.controlToken !== null },
-        `serving the status page ${server.url}/ (controls ${config.controlToken === null ? 'off: no STACKER_CONTROL_TOKEN' : 'on'}), ${server.url}/api/status, ${server.url}/healthz and ${server.url}/metrics`,
+        { event: 'metrics', url: server.url, listening: server.listening, controls: config.controlToken !== null },
+        `serving the status page ${server.url}/ (controls ${config.controlToken === null ? 'off: no STACKER_CONTROL_TOKEN' : 'on'}), ${server.url}/api/status, ${server.url}/healthz and ${server.url}/metrics; listening on ${server.listening}`,
       );
+      const exposed = offLoopbackWarning({
+        host: config.metricsHost,
+        ...(config.metricsAllowedHosts === null ? {} : { allowedHosts: config.metricsAllowedHosts }),
+        listening: server.listening,
+        controls: config.controlToken !== null,
+      });
+      if (exposed !== null) logger.warn({ event: 'status-page-exposed', listening: server.listening, controls: config.controlToken !== null }, exposed);
     }
 
     await running.reconcile();

@@ -1,5 +1,7 @@
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isLoopbackHost } from '../domain/plain-http.ts';
+import { LOOPBACK_NAMES, allowedHostsOf } from './allowed-hosts.ts';
 import { type ControlAccess, type Controls, controlRequest, isControlPath } from './control-api.ts';
 import { publicJson } from './public-text.ts';
 import { STATUS_PAGE_HEADERS, statusPage } from './status-page.ts';
@@ -65,6 +67,8 @@ export interface StatusSource {
 export interface HealthServer {
   /** Base URL, e.g. `http://127.0.0.1:9464` (a wildcard host is shown as loopback, which reaches it). */
   readonly url: string;
+  /** The address and port it listens on, as bound: `0.0.0.0:9464` listens on every interface, whatever `url` says. */
+  readonly listening: string;
   readonly port: number;
   /** Stops listening and closes every open connection, keep-alive ones included. Safe to call twice. */
   stop(): Promise<void>;
@@ -94,10 +98,11 @@ export function startHealthServer(options: HealthServerOptions): Promise<HealthS
     server.once('error', onError);
     server.listen(options.port, options.host, () => {
       server.off('error', onError);
-      const { port } = server.address() as AddressInfo;
+      const { address, port } = server.address() as AddressInfo;
       let stopped: Promise<void> | null = null;
       resolve({
         url: `http://${urlHost(options.host)}:${port}`,
+        listening: `${address.includes(':') ? `[${address}]` : address}:${port}`,
         port,
         stop() {
           stopped ??= (async () => {
@@ -218,15 +223,6 @@ function send(res: ServerResponse, req: IncomingMessage, statusCode: number, con
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|::1)$/i;
-
-/** The names a server on loopback answers to by default. */
-export const LOOPBACK_NAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
-
-function allowedHostsOf(options: HealthServerOptions): readonly string[] | '*' {
-  return options.allowedHosts ?? (LOOPBACK.test(options.host) ? LOOPBACK_NAMES : '*');
-}
-
 /**
  * A request is answered only when it names an allowed host: a web page the operator visits can
  * point its own domain at the server's address (DNS rebinding) and read the status and metrics
@@ -236,7 +232,7 @@ function allowedHostsOf(options: HealthServerOptions): readonly string[] | '*' {
 function hostAllowed(header: string | undefined, allowed: readonly string[] | '*'): boolean {
   if (header === undefined || allowed === '*') return true;
   const name = (header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : (header.split(':')[0] ?? '')).toLowerCase();
-  return allowed.includes(name) || (allowed === LOOPBACK_NAMES && LOOPBACK.test(name));
+  return allowed.includes(name) || (allowed === LOOPBACK_NAMES && isLoopbackHost(name));
 }
 
 function urlHost(host: string): string {

@@ -201,6 +201,22 @@ describe('stacker check', () => {
     });
   });
 
+  it('warns of a status page that would listen off loopback: plain HTTP, whether the controls are on (their token then crosses the network in clear), the allowed hosts', async () => {
+    world.instance('dca-btc', DCA);
+    const open = { STACKER_METRICS_PORT: '9464', STACKER_METRICS_HOST: '0.0.0.0', STACKER_CONTROL_TOKEN: 'a-control-token-0123456789' };
+    await check(context(false), { strategies: world.strategiesDir }, fakes(allOk, open));
+    expect(stdout()).toContain(
+      'metrics:         http://0.0.0.0:9464/metrics\n' +
+        '  warning: the status page listens on 0.0.0.0:9464, off loopback, and speaks plain HTTP: whoever reaches the port reads /api/status (instances, orders, P&L), ' +
+        'and the controls are on: their bearer token (STACKER_CONTROL_TOKEN) crosses the network in clear; allowed hosts: * (any Host is answered: no guard against DNS rebinding) (STACKER_METRICS_ALLOWED_HOSTS). ' +
+        "Keep STACKER_METRICS_HOST=127.0.0.1 and reach it over SSH, or put a TLS proxy in front; in a container, publish the port on the host's loopback only (-p 127.0.0.1:9464:9464)\n",
+    );
+    await check(context(true), { strategies: world.strategiesDir }, fakes(allOk, { ...open, STACKER_CONTROL_TOKEN: '', STACKER_METRICS_ALLOWED_HOSTS: 'localhost,stacker' }));
+    expect((JSON.parse(stdout()) as { metricsWarning: string }).metricsWarning).toMatch(/listens on 0\.0\.0\.0:9464, .*; the controls are off; allowed hosts: localhost, stacker \(STACKER_METRICS_ALLOWED_HOSTS\)\./);
+    await check(context(true), { strategies: world.strategiesDir }, fakes(allOk, { STACKER_METRICS_PORT: '9464' }));
+    expect(JSON.parse(stdout())).toMatchObject({ metrics: 'http://127.0.0.1:9464/metrics', metricsWarning: null });
+  });
+
   it('fails with exit 2 when a pre-flight does not pass, naming the file, the instance and each refusal, after printing the report', async () => {
     const file = world.instance('dca-btc', DCA);
     const refused = (): PreflightResult[] => [

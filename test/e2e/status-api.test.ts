@@ -95,6 +95,37 @@ describe('the status page and GET /api/status', () => {
   }, 30_000);
 });
 
+describe('where the status page listens', () => {
+  /** The start-up log lines of an event, parsed. */
+  const logged = (daemon: RunningDaemon, event: string): Array<Record<string, unknown>> =>
+    daemon
+      .output()
+      .split('\n')
+      .filter((line) => line.includes(`"event":"${event}"`))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  it('names the address it listens on as bound, and on every interface warns at start: plain HTTP, the controls on and their token in clear, any Host answered', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const open = start({ ...withToken, STACKER_METRICS_HOST: '0.0.0.0' });
+    await statusUrl(open);
+    const [serving] = logged(open, 'metrics');
+    const port = new URL(String(serving?.['url'])).port;
+    expect(serving).toMatchObject({ listening: `0.0.0.0:${port}`, msg: expect.stringMatching(new RegExp(`; listening on 0\\.0\\.0\\.0:${port}$`)) });
+    const [warning] = logged(open, 'status-page-exposed');
+    expect(warning).toMatchObject({ level: 40, listening: `0.0.0.0:${port}`, controls: true });
+    expect(String(warning?.['msg'])).toMatch(
+      new RegExp(`^the status page listens on 0\\.0\\.0\\.0:${port}, off loopback, and speaks plain HTTP: .*the controls are on: their bearer token \\(STACKER_CONTROL_TOKEN\\) crosses the network in clear; allowed hosts: \\* \\(any Host is answered`),
+    );
+    await stop(open);
+
+    const local = start(withToken);
+    await statusUrl(local);
+    expect(logged(local, 'metrics')[0]?.['listening']).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(logged(local, 'status-page-exposed')).toEqual([]);
+    await stop(local);
+  });
+});
+
 describe('the controls, with STACKER_CONTROL_TOKEN', () => {
   it('refuses a missing or wrong token with 401 and changes nothing; runs a slot now, journalled; pauses, resumes; the kill switch stops sending, survives a restart, and shows in /healthz', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '1000' });

@@ -43,6 +43,14 @@ describe('the health and metrics server', () => {
     const server = await start();
     expect(server.port).toBeGreaterThan(0);
     expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
+    expect(server.listening).toBe(`127.0.0.1:${server.port}`);
+  });
+
+  it('says the address it listens on as bound: every interface for 0.0.0.0, though it is reached at 127.0.0.1 from this machine', async () => {
+    const server = await startHealthServer({ host: '0.0.0.0', port: 0, metrics: new Metrics({ mode: 'dry-run' }), health: { status: () => healthy() } });
+    servers.push(server);
+    expect(server.listening).toBe(`0.0.0.0:${server.port}`);
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
   });
 
   it('answers GET /healthz with 200 and the state as JSON while healthy', async () => {

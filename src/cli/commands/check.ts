@@ -9,6 +9,7 @@ import type { PreflightResult } from '../../engine/preflight.ts';
 import type { SpendLeft } from '../../engine/runtime.ts';
 import type { Exchange } from '../../exchange/port.ts';
 import { CLOCK_WARN_MS, clockSide } from '../../daemon/clock-watch.ts';
+import { offLoopbackWarning } from '../../observability/allowed-hosts.ts';
 import type { CommandContext } from '../context.ts';
 import { journalPath } from '../../store/open-store.ts';
 import { JOURNAL_SCHEMAS } from '../../store/pg-schemas.ts';
@@ -313,6 +314,8 @@ export interface ConfigSummary {
   readonly journal: string;
   readonly strategiesDir: string;
   readonly metrics: string | null;
+  /** Said when the status page would listen off loopback: plain HTTP, the controls' token, the allowed hosts. */
+  readonly metricsWarning: string | null;
   /** The notification channels (never a URL's path, a secret or a token) and the events they get; empty when none. */
   readonly notifications: { readonly channels: readonly string[]; readonly events: readonly string[] };
   readonly killSwitch: { readonly env: boolean; readonly file: string | null; readonly active: boolean };
@@ -379,6 +382,15 @@ export function describeConfig(config: DaemonConfig, nowMs: number, fileExists: 
     journal: config.databaseUrl === null ? journalPath(config.dataDir, config.mode) : `${config.databaseUrl.shown} (schema ${JOURNAL_SCHEMAS[config.mode]})`,
     strategiesDir: config.strategiesDir,
     metrics: config.metricsPort === null ? null : `http://${hostForUrl(config.metricsHost)}:${config.metricsPort}/metrics`,
+    metricsWarning:
+      config.metricsPort === null
+        ? null
+        : offLoopbackWarning({
+            host: config.metricsHost,
+            ...(config.metricsAllowedHosts === null ? {} : { allowedHosts: config.metricsAllowedHosts }),
+            listening: `${hostForUrl(config.metricsHost)}:${config.metricsPort}`,
+            controls: config.controlToken !== null,
+          }),
     notifications: notificationChannels(config.notify),
     killSwitch: {
       env: config.killSwitchEnv,
@@ -473,7 +485,7 @@ export function renderConfig(summary: ConfigSummary): string {
       : [['last run', `STOPPED at ${operator.lastRunStopped.at}: ${operator.lastRunStopped.reason}; a start may stop the same way until its cause is gone (its log and \`stacker journal\` say more)`] as [string, string]]),
     ['strategies', `${summary.strategiesDir} (${summary.instances.length} instance${summary.instances.length === 1 ? '' : 's'})`],
     ['kill switch', killSwitch],
-    ['metrics', summary.metrics ?? 'off'],
+    ['metrics', summary.metrics === null ? 'off' : `${summary.metrics}${summary.metricsWarning === null ? '' : `\n  warning: ${summary.metricsWarning}`}`],
     ['notifications', summary.notifications.channels.length === 0 ? 'off' : `${summary.notifications.channels.join(', ')}; events: ${summary.notifications.events.join(', ')}`],
   ];
   if (summary.dryRun !== null) {
