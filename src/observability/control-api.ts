@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { ControlBackoff } from './control-backoff.ts';
 
 /**
  * The HTTP side of the status API's controls: which path is which control, the bearer token,
@@ -7,6 +8,8 @@ import type { IncomingMessage } from 'node:http';
  *
  * - no token configured → 403 for every control: they are off, not merely locked;
  * - a missing or wrong token → 401 with `WWW-Authenticate: Bearer`, and nothing changes;
+ * - after repeated 401s from one address → 429 with `Retry-After`, the token not even looked at
+ *   until the window is over (control-backoff.ts): guessing is slowed to a few tries a minute;
  * - the token is never logged, echoed or put in an answer.
  *
  * There are no cookies: a browser only sends the token when the page's own script puts it in
@@ -32,8 +35,10 @@ export interface ControlAccess {
   /** null: no STACKER_CONTROL_TOKEN, every control answers 403. */
   readonly token: { matches(presented: string): boolean } | null;
   readonly controls: Controls;
-  /** Told of each request refused for its token (none or a wrong one): someone is trying. */
-  readonly refused?: (why: 'missing token' | 'wrong token', from: string) => void;
+  /** Told of each request refused for its token (none or a wrong one, or too many of them lately): someone is trying. */
+  readonly refused?: (why: 'missing token' | 'wrong token' | 'too many refused', from: string) => void;
+  /** Where the 401s of each address are counted (the health server keeps one for its life). */
+  readonly backoff?: ControlBackoff;
 }
 
 export interface ControlResponse {
@@ -65,12 +70,21 @@ export async function controlRequest(req: IncomingMessage, path: string, access:
     req.resume();
     return answer(403, { error: 'controls are off: set STACKER_CONTROL_TOKEN (at least 16 characters) and restart to enable them' });
   }
+  const from = req.socket.remoteAddress ?? 'unknown';
+  const waitSeconds = access.backoff?.waitSeconds(from) ?? null;
+  if (waitSeconds !== null) {
+    req.resume();
+    access.refused?.('too many refused', from);
+    return answer(429, { error: `too many control requests refused for their token from this address: the token is not checked again for ${waitSeconds} s` }, { 'retry-after': String(waitSeconds) });
+  }
   const presented = bearerToken(req.headers.authorization);
   if (presented === null || !access.token.matches(presented)) {
     req.resume();
-    access.refused?.(presented === null ? 'missing token' : 'wrong token', req.socket.remoteAddress ?? 'unknown');
+    access.backoff?.refused(from);
+    access.refused?.(presented === null ? 'missing token' : 'wrong token', from);
     return answer(401, { error: presented === null ? 'missing token: send Authorization: Bearer <STACKER_CONTROL_TOKEN>' : 'wrong token' }, { 'www-authenticate': 'Bearer realm="stacker"' });
   }
+  access.backoff?.accepted(from);
   const body = await readBody(req);
   if (body === null) return answer(413, { error: `request body larger than ${MAX_CONTROL_BODY_BYTES} bytes` });
   const action = actionOf(path, body);

@@ -2,6 +2,7 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { isLoopbackHost } from '../domain/plain-http.ts';
 import { LOOPBACK_NAMES, allowedHostsOf } from './allowed-hosts.ts';
+import { ControlBackoff } from './control-backoff.ts';
 import { type ControlAccess, type Controls, controlRequest, isControlPath } from './control-api.ts';
 import { publicJson } from './public-text.ts';
 import { STATUS_PAGE_HEADERS, statusPage } from './status-page.ts';
@@ -85,8 +86,10 @@ const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 export function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
   const answering = new AnswersInFlight();
+  // One for the server's life: the refused requests of each address are counted across connections.
+  const backoff = options.controls?.backoff ?? new ControlBackoff();
   const server = createServer({ requestTimeout: HEALTH_SERVER_DEFAULTS.requestTimeoutMs, headersTimeout: HEALTH_SERVER_DEFAULTS.headersTimeoutMs }, (req, res) => {
-    handle(req, res, options, answering).catch((error: unknown) => {
+    handle(req, res, options, answering, backoff).catch((error: unknown) => {
       options.onError?.(error, (req.url ?? '/').split('?')[0] ?? '/');
       if (!res.headersSent) send(res, req, 500, TEXT_TYPE, 'internal error\n');
       else res.destroy();
@@ -121,7 +124,7 @@ export function startHealthServer(options: HealthServerOptions): Promise<HealthS
   });
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, options: HealthServerOptions, answering: AnswersInFlight): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, options: HealthServerOptions, answering: AnswersInFlight, backoff: ControlBackoff): Promise<void> {
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const allowed = allowedHostsOf(options);
   if (!hostAllowed(req.headers.host, allowed)) {
@@ -140,7 +143,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: Health
       },
     };
     try {
-      const answer = await controlRequest(req, path, { token: access.token, controls, ...(access.refused === undefined ? {} : { refused: access.refused }) });
+      const answer = await controlRequest(req, path, { token: access.token, controls, backoff, ...(access.refused === undefined ? {} : { refused: access.refused }) });
       for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
       send(res, req, answer.statusCode, JSON_TYPE, `${JSON.stringify(answer.body)}\n`);
     } finally {

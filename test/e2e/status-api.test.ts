@@ -132,8 +132,10 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
     let daemon = start(withToken);
     let url = await statusUrl(daemon);
 
-    for (const token of [null, 'wrong-token-0123456789', `${CONTROL_TOKEN}x`, CONTROL_TOKEN.slice(0, -1)]) {
-      for (const [path, body] of [['/api/instances/dca-btc/pause', undefined], ['/api/instances/dca-btc/run', undefined], ['/api/kill-switch', { on: true }]] as const) {
+    // Each way of getting it wrong, on each control in turn (fewer than ten: more within a minute are held back with 429, tested apart).
+    const controls = [['/api/instances/dca-btc/pause', undefined], ['/api/instances/dca-btc/run', undefined], ['/api/kill-switch', { on: true }]] as const;
+    for (const [i, token] of [null, 'wrong-token-0123456789', `${CONTROL_TOKEN}x`, CONTROL_TOKEN.slice(0, -1)].entries()) {
+      for (const [path, body] of [controls[i % controls.length]!, controls[(i + 1) % controls.length]!]) {
         const answer = await postControl(url, path, token, body);
         expect(answer.status).toBe(401);
         expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer/);

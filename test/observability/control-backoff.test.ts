@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ControlBackoff } from '../../src/observability/control-backoff.ts';
+import { type HealthServer, startHealthServer } from '../../src/observability/health-server.ts';
+import { Metrics } from '../../src/observability/metrics.ts';
+
+/**
+ * Guessing the control token is slowed to ten tries a minute per address: after ten requests
+ * refused for their token within a minute, the address gets 429 with Retry-After, its token not
+ * even looked at, until that minute is over. The addresses followed are bounded in number.
+ */
+const TOKEN = 'the-right-control-token-0123456789';
+
+let servers: HealthServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.map((server) => server.stop()));
+  servers = [];
+});
+
+/** A server on 127.0.0.1:0 whose controls count how often the token was looked at. */
+async function serve(backoff?: ControlBackoff): Promise<{ url: string; looked: () => number; refused: string[] }> {
+  let looked = 0;
+  const refused: string[] = [];
+  const server = await startHealthServer({
+    host: '127.0.0.1',
+    port: 0,
+    metrics: new Metrics({ mode: 'live' }),
+    health: { status: () => ({ ok: true, mode: 'live', startedAtMs: 0, lastSlot: {}, stopping: false, problems: [] }) },
+    controls: {
+      token: {
+        matches: (presented) => {
+          looked += 1;
+          return presented === TOKEN;
+        },
+      },
+      controls: { act: async () => ({ outcome: 'ok', body: { killSwitch: true } }) },
+      refused: (why) => void refused.push(why),
+      ...(backoff === undefined ? {} : { backoff }),
+    },
+  });
+  servers.push(server);
+  return { url: server.url, looked: () => looked, refused };
+}
+
+function killSwitch(url: string, token: string): Promise<Response> {
+  return fetch(`${url}/api/kill-switch`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"on":true}' });
+}
+
+describe('the controls after repeated wrong tokens from one address', () => {
+  it('answer 429 with Retry-After once ten were refused within a minute, without looking at the token (the right one neither), until the minute is over', async () => {
+    let nowMs = Date.UTC(2025, 0, 1, 9);
+    const { url, looked, refused } = await serve(new ControlBackoff({ nowMs: () => nowMs }));
+    for (let guess = 0; guess < 10; guess += 1) {
+      expect((await killSwitch(url, `guess-${guess}-0123456789abcdef`)).status).toBe(401);
+      nowMs += 1000;
+    }
+    expect(looked()).toBe(10);
+
+    for (const token of ['guess-10-0123456789abcdef', TOKEN]) {
+      const held = await killSwitch(url, token);
+      expect(held.status).toBe(429);
+      // The minute began with the first refusal, 10 s ago.
+      expect(held.headers.get('retry-after')).toBe('50');
+      expect(await held.json()).toEqual({ error: 'too many control requests refused for their token from this address: the token is not checked again for 50 s' });
+    }
+    expect(looked()).toBe(10);
+    expect(refused.slice(-2)).toEqual(['too many refused', 'too many refused']);
+
+    nowMs += 49_000;
+    expect((await killSwitch(url, TOKEN)).headers.get('retry-after')).toBe('1');
+    nowMs += 1000;
+    expect((await killSwitch(url, TOKEN)).status).toBe(200);
+    // The right token forgets the address's wrong ones: nine more are answered 401, not 429.
+    for (let guess = 0; guess < 9; guess += 1) expect((await killSwitch(url, 'another-wrong-token-0123')).status).toBe(401);
+  });
+
+  it('are held back by default, at ten refused a minute, a missing token counted as a wrong one', async () => {
+    const { url } = await serve();
+    for (let guess = 0; guess < 5; guess += 1) expect((await killSwitch(url, `guess-${guess}-0123456789abcdef`)).status).toBe(401);
+    for (let guess = 0; guess < 5; guess += 1) expect((await fetch(`${url}/api/kill-switch`, { method: 'POST', body: '{"on":true}' })).status).toBe(401);
+    const held = await killSwitch(url, TOKEN);
+    expect(held.status).toBe(429);
+    expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(50);
+    expect(Number(held.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+  });
+});
+
+describe('the addresses followed', () => {
+  it('are bounded in number however many addresses guess: the windows over go first, then the oldest', () => {
+    let nowMs = 0;
+    const backoff = new ControlBackoff({ nowMs: () => nowMs, maxAddresses: 100 });
+    for (let i = 0; i < 10_000; i += 1) backoff.refused(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+    expect(backoff.size).toBe(100);
+    nowMs += 60_000;
+    backoff.refused('192.0.2.1');
+    expect(backoff.size).toBe(1);
+  });
+
+  it('count an IPv6 client by its /64, and an IPv4 one mapped into IPv6 as itself', () => {
+    const backoff = new ControlBackoff({ nowMs: () => 0 });
+    for (let i = 0; i < 10; i += 1) backoff.refused(`2001:db8:1:2::${(i + 1).toString(16)}`);
+    expect(backoff.waitSeconds('2001:0db8:0001:0002:ffff:ffff:ffff:ffff')).toBe(60);
+    expect(backoff.waitSeconds('2001:db8:1:3::1')).toBeNull();
+    for (let i = 0; i < 10; i += 1) backoff.refused('::ffff:192.0.2.7');
+    expect(backoff.waitSeconds('192.0.2.7')).toBe(60);
+  });
+});
