@@ -7,6 +7,7 @@
 // owned by this user and writable by nobody else; otherwise stacker runs without one.
 import { lstatSync, mkdirSync } from 'node:fs';
 import { enableCompileCache } from 'node:module';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const COMPILE_CACHE_DIR = fileURLToPath(new URL('../node_modules/.cache/stacker-compile', import.meta.url));
@@ -21,7 +22,14 @@ export function enablePrivateCompileCache() {
 /** `dir`, made 0700 if missing, when only this user can write it; null otherwise (or when it cannot be made). */
 export function privateFolder(dir) {
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // Only the cache's own folder is private: node_modules/.cache is shared with other tools
+    // (and the compiled daemon a test builds there runs as another user).
+    mkdirSync(dirname(dir), { recursive: true });
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+    }
     const stat = lstatSync(dir);
     if (!stat.isDirectory()) return null;
     if (process.platform === 'win32') return dir;

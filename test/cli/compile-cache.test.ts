@@ -29,6 +29,8 @@ describe("Node's compile cache of commands run from the sources", () => {
       process.umask(before);
     }
     expect(lstatSync(made).mode & 0o777).toBe(0o700);
+    // The folders above it keep the umask's mode: node_modules/.cache is other tools' too.
+    expect(lstatSync(join(scratch, 'made')).mode & 0o777).toBe(0o755);
 
     const open = join(scratch, 'open');
     mkdirSync(open);
