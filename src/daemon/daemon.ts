@@ -30,6 +30,8 @@ import { marketsAtStart } from './start-markets.ts';
 import { ClockWatch } from './clock-watch.ts';
 import { foreignOrdersError } from './foreign-findings.ts';
 import { orphanedIntentProblems } from './orphaned-intents.ts';
+import { instancesWithoutFile } from './instances-without-file.ts';
+import { formatDecimal } from '../domain/money.ts';
 
 export interface DaemonOptions {
   readonly config: DaemonConfig;
@@ -304,6 +306,11 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     if (foreign !== null) throw foreign;
     const orphaned = orphanedIntentProblems(await journal.unresolvedIntents(), config);
     if (orphaned.length > 0) throw new ConfigError(orphaned);
+    // Before catch-up anchors the new instances: a renamed file still reads as new to the journal.
+    for (const found of await instancesWithoutFile(journal, config, clock.nowMs())) {
+      const spent = found.spent.map((period) => ({ period: period.period, from: period.from, amount: formatDecimal(period.amount), asset: period.asset, timeZone: period.timeZone }));
+      logger.warn({ event: 'instance-without-file', instance: found.instance, state: found.state, file: found.file, spent, unresolved: found.unresolved.length }, found.message);
+    }
 
     const enabled = config.instances.filter((instance) => instance.enabled);
     for (const instance of enabled) options.metrics.strategyEnabled(instance.instance);

@@ -54,10 +54,11 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
     { ...(overrides.env === undefined ? {} : { env: overrides.env }), ...(overrides.strategies === undefined ? {} : { strategies: overrides.strategies }) },
   );
   const nowMs = (overrides.nowMs ?? Date.now)();
-  const read = await readOperatorControls(config);
+  const read = await readOperatorControls(config, nowMs);
   const summary: ConfigSummary = {
     ...describeConfig(config, nowMs),
     operator: read.summary,
+    ...(read.withoutFile === undefined ? {} : { instancesWithoutFile: read.withoutFile }),
     ...(read.lost === null ? {} : { journalLost: read.lost.message, journalState: JOURNAL_STATES[read.lost.reason] ?? 'cannot be read' }),
   };
   if (!ctx.json) ctx.io.out(renderConfig(summary));
@@ -95,7 +96,10 @@ const JOURNAL_STATES: Partial<Record<StoreError['reason'], string>> = { 'journal
  * check that left them out would say "off" while nothing is sent. Read-only, beside a running
  * daemon too; no journal yet means nothing was switched.
  */
-async function readOperatorControls(config: DaemonConfig): Promise<{ readonly summary: OperatorSummary; readonly lost: StoreError | null; readonly foreign?: Error | null; readonly orphaned?: readonly InputProblem[] }> {
+async function readOperatorControls(
+  config: DaemonConfig,
+  nowMs: number,
+): Promise<{ readonly summary: OperatorSummary; readonly lost: StoreError | null; readonly foreign?: Error | null; readonly orphaned?: readonly InputProblem[]; readonly withoutFile?: readonly WithoutFileSummary[] }> {
   const { openStoreForReading } = await import('../../store/open-store.ts');
   let journal: Awaited<ReturnType<typeof openStoreForReading>> | null = null;
   try {
@@ -114,12 +118,25 @@ async function readOperatorControls(config: DaemonConfig): Promise<{ readonly su
       // A daemon that stopped on a failure (a crash loop's) was checked "ok": the failure is said beside it.
       lastRunStopped: last !== undefined && last.exitReason !== null && /^(failed|trading stopped)/.test(last.exitReason) ? { at: iso(last.endedAtMs ?? last.startedAtMs), reason: last.exitReason } : null,
     };
-    const [{ foreignOrdersError }, { orphanedIntentProblems }] = await Promise.all([import('../../daemon/foreign-findings.ts'), import('../../daemon/orphaned-intents.ts')]);
+    const [{ foreignOrdersError }, { orphanedIntentProblems }, { instancesWithoutFile }] = await Promise.all([
+      import('../../daemon/foreign-findings.ts'),
+      import('../../daemon/orphaned-intents.ts'),
+      import('../../daemon/instances-without-file.ts'),
+    ]);
     return {
       summary,
       lost: await pgAccessProblem(config),
       foreign: foreignOrdersError(await journal.listFindings({ unacknowledged: true })),
       orphaned: orphanedIntentProblems(await journal.unresolvedIntents(), config),
+      // The daemon warns of them at start (instance-without-file): a rename is best caught before it.
+      withoutFile: (await instancesWithoutFile(journal, config, nowMs)).map((found) => ({
+        instance: found.instance,
+        state: found.state,
+        file: found.file,
+        spent: found.spent.map((period) => ({ period: period.period, from: period.from, amount: period.amount, asset: period.asset, timeZone: period.timeZone })),
+        unresolved: found.unresolved.map((intent) => intent.intentId),
+        message: found.message,
+      })),
     };
   } catch (error) {
     if (error instanceof StoreError && error.reason === 'not-found') return { summary: { killSwitchSince: null, accountKillSwitches: {}, paused: {} }, lost: await pgAccessProblem(config).catch(asStoreProblem) };
@@ -329,6 +346,19 @@ export interface ConfigSummary {
   readonly journalLost?: string;
   /** How the journal failed: LOST (gone, emptied, replaced) or `cannot be read` (damaged, moved, a database out of reach or refusing). */
   readonly journalState?: string;
+  /** Instances the journal holds that will not run (no file, or disabled) and that spent in a current budget period or have an intent unresolved. */
+  readonly instancesWithoutFile?: readonly WithoutFileSummary[];
+}
+
+/** An instance without a file (or disabled) whose budget a new name would not carry over. */
+export interface WithoutFileSummary {
+  readonly instance: string;
+  readonly state: 'no-file' | 'disabled';
+  readonly file: string;
+  readonly spent: readonly { readonly period: string; readonly from: string; readonly amount: Decimal; readonly asset: string; readonly timeZone: string }[];
+  /** The ids of its intents not resolved yet. */
+  readonly unresolved: readonly string[];
+  readonly message: string;
 }
 
 /** Times are ISO 8601 UTC; `unread` when the journal could not be read (and why). */
@@ -494,6 +524,7 @@ export function renderConfig(summary: ConfigSummary): string {
     head.push(['paper slippage', `${text(summary.dryRun.slippagePct)}%`]);
   }
   const blocks = [fields(head)];
+  for (const found of summary.instancesWithoutFile ?? []) blocks.push(`warning: ${found.message}`);
   // Said only when some instance names an account: a configuration of one key reads as before.
   if (summary.accounts.some((account) => account.name !== 'default')) {
     for (const account of summary.accounts) {
