@@ -476,7 +476,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           `${instance.instance}: ${instance.strategy.name} on "${instance.schedule.expression}" (${instance.timezone})`,
         );
       }
-      notifications.startSummaries(journal, runtimes, config.mode, clock, routing);
+      const summarised = config.instances.map((instance) => ({ runtime: toRuntime(instance, config.orderSettleWindowMs), account: instance.account, enabled: instance.enabled }));
+      notifications.startSummaries(journal, summarised, config.mode, clock, routing);
       options.onReady?.({ metricsUrl: server?.url ?? null });
       await new Promise<void>((resolve) => {
         if (stopping.signal.aborted) resolve();

@@ -9,7 +9,7 @@ import type { Decimal } from '../domain/money.ts';
 const DAY_MS = 86_400_000;
 
 export interface DailySummaryDeps {
-  readonly journal: Pick<Journal, 'listOrders'>;
+  readonly journal: Pick<Journal, 'listOrders' | 'getIntent'>;
   readonly instances: readonly SummaryInstance[];
   readonly mode: RunMode;
   readonly clock: Clock;
@@ -37,12 +37,17 @@ export function nextUtcMidnightMs(nowMs: number): number {
   return Math.floor(nowMs / DAY_MS) * DAY_MS + DAY_MS;
 }
 
-/** The daily-summary event of the UTC day that ended at `dayEndMs`, read from the journal. */
+/**
+ * The daily-summary event of the UTC day that ended at `dayEndMs`, read from the journal. Budgets
+ * and caps left are as at that day's last moment: read at the moment the summary is sent, just
+ * after midnight, a daily budget always showed its fresh day's whole limit beside the day's buys.
+ */
 export async function dailySummary(deps: Omit<DailySummaryDeps, 'notify' | 'onError'>, dayEndMs: number): Promise<NotifyEvent> {
   const fromMs = dayEndMs - DAY_MS;
   const nowMs = deps.clock.nowMs();
-  const instances = await summariseDay(deps.journal, deps.instances, { fromMs, toMs: dayEndMs }, (instance) => deps.budgetLeft(instance, nowMs));
-  const accountCaps = (await deps.accountCaps?.(nowMs)) ?? [];
+  const lastMomentMs = dayEndMs - 1;
+  const instances = await summariseDay(deps.journal, deps.instances, { fromMs, toMs: dayEndMs }, (instance) => deps.budgetLeft(instance, lastMomentMs));
+  const accountCaps = (await deps.accountCaps?.(lastMomentMs)) ?? [];
   return { kind: 'daily-summary', atMs: nowMs, mode: deps.mode, day: new Date(fromMs).toISOString().slice(0, 10), instances, accountCaps };
 }
 

@@ -18,10 +18,17 @@ export interface DaemonNotifications {
   readonly notifier: EngineNotifier;
   /** The daemon could not start or went down with an error of its own (not the engine's stop, which it tells itself). */
   failed(error: unknown, mode: RunMode, atMs: number): void;
-  /** The daily summary of these instances, from now on. */
-  startSummaries(journal: Journal, runtimes: readonly InstanceRuntime[], mode: RunMode, clock: Clock, accounts?: AccountRouting): void;
+  /** The daily summary of the configured instances (disabled ones too: they show on a day they bought), from now on. */
+  startSummaries(journal: Journal, instances: readonly SummarisedInstance[], mode: RunMode, clock: Clock, accounts?: AccountRouting): void;
   /** Stop the summary and send what is queued, for NOTIFY_FLUSH_MS at most. */
   close(): Promise<void>;
+}
+
+/** A configured instance, as the daily summary reads it. */
+export interface SummarisedInstance {
+  readonly runtime: InstanceRuntime;
+  readonly account: string;
+  readonly enabled: boolean;
 }
 
 const SILENT: DaemonNotifications = {
@@ -59,11 +66,11 @@ export async function openNotifications(settings: NotifySettings, logger: Notify
       const reason = error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
       dispatcher.notify({ kind: 'trading-stopped', atMs, mode, code, reason: `stacker stopped: ${reason}` });
     },
-    startSummaries(journal, runtimes, mode, clock, accounts) {
-      const byName = new Map(runtimes.map((runtime) => [runtime.instance, runtime]));
+    startSummaries(journal, instances, mode, clock, accounts) {
+      const byName = new Map(instances.map(({ runtime }) => [runtime.instance, runtime]));
       summaries = scheduleDailySummary({
         journal,
-        instances: runtimes.map((runtime) => ({ instance: runtime.instance, budgetAsset: runtime.budgetAsset })),
+        instances: instances.map(({ runtime, account, enabled }) => ({ instance: runtime.instance, budgetAsset: runtime.budgetAsset, account, enabled })),
         mode,
         clock,
         budgetLeft: async (instance, atMs) => {

@@ -83,9 +83,18 @@ export interface TradingStoppedEvent extends EventBase {
   readonly reason: string;
 }
 
+/**
+ * Whether an instance of a summary still runs: `disabled` (ENABLED=false) or `no-file` (the
+ * journal holds its orders, but the strategies folder has no file of that name any more).
+ */
+export type InstanceDayState = 'enabled' | 'disabled' | 'no-file';
+
 /** One instance's day, as its journal counts it. */
 export interface InstanceDay {
   readonly instance: string;
+  readonly state: InstanceDayState;
+  /** The account it trades on (as configured; for one without a file, as its orders were journalled). */
+  readonly account: string;
   /** The market it buys; null when it buys nothing (a sweep, a report). */
   readonly market: string | null;
   /** Orders that filled anything that day. */
@@ -98,13 +107,13 @@ export interface InstanceDay {
   readonly fees: ReadonlyMap<string, Decimal>;
   /** (spent + fees in quote) / (bought − fees in base); null when nothing was bought. */
   readonly averageCost: Decimal | null;
-  /** The smallest of its day/week/month budgets left now; null when it has none. */
+  /** The smallest of its day/week/month budgets left at the end of the day summed up; null when it has none (or no file to say). */
   readonly budgetLeft: Decimal | null;
   /** The asset budgets are counted in; null when it has none. */
   readonly budgetAsset: string | null;
 }
 
-/** An account with a cap on what its instances spend together: what the cap leaves now. */
+/** An account with a cap on what its instances spend together: what the cap leaves at the end of the day summed up. */
 export interface AccountCapDay {
   readonly account: string;
   /** The least any of its periods (day, week, month, in `timeZone`) leaves. */

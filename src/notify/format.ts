@@ -69,19 +69,20 @@ export function textOf(message: Message): string {
 
 function dayLines(day: InstanceDay): string {
   const [base, quote] = day.market === null ? ['', ''] : assetsOf(day.market);
-  const out = [`${day.instance}${day.market === null ? '' : ` · ${day.market}`}`];
+  const state = day.state === 'no-file' ? ' (no file any more)' : day.state === 'disabled' ? ' (disabled)' : '';
+  const out = [`${day.instance}${day.market === null ? '' : ` · ${day.market}`}${day.account === 'default' ? '' : ` · account ${day.account}`}${state}`];
   if (day.orders === 0) out.push('Bought nothing');
   else {
     const fees = [...day.fees].map(([asset, amount]) => `${formatDecimal(amount)} ${asset}`).join(' + ');
     out.push(`Bought ${formatDecimal(day.bought)} ${base} for ${formatDecimal(day.spent)} ${quote} in ${day.orders} order${day.orders === 1 ? '' : 's'}`);
     if (day.averageCost !== null) out.push(`Average cost ${priceText(day.averageCost)} ${quote} (fees in${fees === '' ? '' : `: ${fees}`})`);
   }
-  if (day.budgetLeft !== null) out.push(`Budget left ${formatDecimal(day.budgetLeft)} ${day.budgetAsset ?? quote}`.trim());
+  if (day.budgetLeft !== null) out.push(`Budget left ${`${formatDecimal(day.budgetLeft)} ${day.budgetAsset ?? quote}`.trim()} at the day's end`);
   return out.join('\n');
 }
 
 function capLine(cap: AccountCapDay): string {
-  return `Account ${cap.account}: cap left ${formatDecimal(cap.capLeft)} ${cap.capAsset} (all its instances together; ${cap.timeZone} calendar)`;
+  return `Account ${cap.account}: cap left ${formatDecimal(cap.capLeft)} ${cap.capAsset} at the day's end (all its instances together; ${cap.timeZone} calendar)`;
 }
 
 function assetsOf(market: string): [string, string] {

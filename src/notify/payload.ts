@@ -54,6 +54,8 @@ function orderFields(event: Extract<NotifyEvent, { kind: 'order-filled' | 'order
 function instanceDayPayload(day: InstanceDay): Payload {
   return {
     instance: day.instance,
+    state: day.state,
+    account: day.account,
     market: day.market,
     orders: day.orders,
     bought: formatDecimal(day.bought),

@@ -24,14 +24,16 @@ describe('the daily summary', () => {
     await world.close();
   });
 
-  const SLOT = Date.UTC(2026, 10, 22, 9, 0, 0);
-  const budgeted = () => ({ ...runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } }), budgets: { day: new Decimal('1000') } });
+  // The sandbox stamps orders with its own time (now): the day summed up is today, and its slots are today's.
+  const TODAY = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+  const SLOT = TODAY + 1_000;
+  const budgeted = (instance = 'dca-btc', day = '1000') => ({ ...runtimeOf({ instance, strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } }), budgets: { day: new Decimal(day) } });
 
   it("sums each instance's fills of the UTC day from the journal, with average cost (fees in) and budget left", async () => {
     const runtime = budgeted();
     const engine = world.engine([runtime]);
     await engine.runSlot('dca-btc', SLOT);
-    await engine.runSlot('dca-btc', SLOT + 3_600_000);
+    await engine.runSlot('dca-btc', SLOT + 60_000);
     const fees = world.sandbox.exchange.orderHistory({}).reduce((sum, order) => sum.add(order.fee), new Decimal(0));
     // The sandbox stamps orders with its own time (now): the day that ends at the coming midnight.
     const dayEndMs = nextUtcMidnightMs(Date.now());
@@ -39,14 +41,14 @@ describe('the daily summary', () => {
       journal: world.journal,
       instances: [{ instance: 'dca-btc', budgetAsset: 'USDT' }, { instance: 'quiet', budgetAsset: null }],
       mode: 'live' as const,
-      clock: { nowMs: () => SLOT + 7_200_000 },
+      clock: { nowMs: () => SLOT + 120_000 },
       budgetLeft: (instance: string, atMs: number) => (instance === 'dca-btc' ? budgetLeft(world.journal, runtime, atMs) : Promise.resolve(null)),
     };
     const event = await dailySummary(deps, dayEndMs);
     expect(event).toMatchObject({ kind: 'daily-summary', mode: 'live', day: new Date(dayEndMs - DAY_MS).toISOString().slice(0, 10) });
     if (event.kind !== 'daily-summary') throw new Error('not a summary');
     const [mine, quiet] = event.instances;
-    expect(mine).toMatchObject({ instance: 'dca-btc', market: 'BTC_USDT', orders: 2, budgetAsset: 'USDT' });
+    expect(mine).toMatchObject({ instance: 'dca-btc', state: 'enabled', account: 'default', market: 'BTC_USDT', orders: 2, budgetAsset: 'USDT' });
     expect([mine?.bought, mine?.spent, mine?.budgetLeft].map((d) => d?.toFixed())).toEqual(['0.002', '130', '870']);
     expect(mine?.averageCost?.toFixed()).toBe(new Decimal(130).add(fees).div('0.002').toFixed());
     expect(quiet).toMatchObject({ instance: 'quiet', market: null, orders: 0, averageCost: null, budgetLeft: null });
@@ -69,6 +71,51 @@ describe('the daily summary', () => {
     expect((await accountCapsLeft(world.journal, accounts, Date.UTC(2026, 2, 2, 22, 45)))[0]?.capLeft.toFixed()).toBe('100');
     const event = await dailySummary({ journal: world.journal, instances: [], mode: 'live', clock: { nowMs: () => Date.UTC(2026, 2, 2, 23, 45) }, budgetLeft: async () => null, accountCaps: (atMs) => accountCapsLeft(world.journal, accounts, atMs) }, Date.UTC(2026, 2, 3));
     expect(event.kind === 'daily-summary' && event.accountCaps.map((cap) => [cap.account, cap.capLeft.toFixed()])).toEqual([['kids', '34.87']]);
+  });
+
+  it("sent just after midnight, covers every instance that bought that day, configured or not, with budgets and caps left as at the day's end", async () => {
+    // dca-btc runs; `off` was disabled during the day; `old-name` bought, then its file was renamed.
+    const [running, off, renamed] = [budgeted('dca-btc', '100'), budgeted('off', '100'), budgeted('old-name', '100')];
+    const engine = world.engine([running, off, renamed]);
+    for (const [index, instance] of ['dca-btc', 'off', 'old-name'].entries()) await engine.runSlot(instance, SLOT + index * 1_000);
+    const capped = { names: ['default'], capOf: () => ({ limits: { day: new Decimal('500') }, asset: 'USDT', timeZone: 'UTC' }) };
+    // A clock 80 ms before the end of the day the orders were made in: the summary is read in the next one.
+    const offsetMs = nextUtcMidnightMs(Date.now()) - Date.now() - 80;
+    const sent: NotifyEvent[] = [];
+    const timer = scheduleDailySummary({
+      journal: world.journal,
+      instances: [
+        { instance: 'dca-btc', budgetAsset: 'USDT', account: 'default' },
+        { instance: 'off', budgetAsset: 'USDT', account: 'default', enabled: false },
+        { instance: 'quiet-off', budgetAsset: 'USDT', account: 'default', enabled: false },
+      ],
+      mode: 'live',
+      clock: { nowMs: () => Date.now() + offsetMs },
+      budgetLeft: (instance, atMs) => budgetLeft(world.journal, instance === 'dca-btc' ? running : off, atMs),
+      accountCaps: (atMs) => accountCapsLeft(world.journal, capped, atMs),
+      notify: (event) => sent.push(event),
+      onError: (error) => {
+        throw error;
+      },
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    } finally {
+      timer.stop();
+    }
+    expect(sent).toHaveLength(1);
+    const [event] = sent;
+    if (event?.kind !== 'daily-summary') throw new Error('not a summary');
+    expect(event.atMs).toBeGreaterThanOrEqual(TODAY + DAY_MS);
+    expect(event.day).toBe(new Date(TODAY).toISOString().slice(0, 10));
+    // Each spent 65 of its 100 that day; a disabled instance that bought nothing is left out.
+    expect(event.instances.map((day) => [day.instance, day.state, day.orders, day.spent.toFixed(), day.budgetLeft?.toFixed() ?? null])).toEqual([
+      ['dca-btc', 'enabled', 1, '65', '35'],
+      ['off', 'disabled', 1, '65', '35'],
+      ['old-name', 'no-file', 1, '65', null],
+    ]);
+    // The cap counted all three: 500 - 3 × 65.
+    expect(event.accountCaps.map((cap) => [cap.account, cap.capLeft.toFixed()])).toEqual([['default', '305']]);
   });
 
   it('is sent once at 00:00 UTC and the timer re-arms for the next day', async () => {

@@ -35,6 +35,8 @@ const summary: DailySummaryEvent = {
   instances: [
     {
       instance: 'dca-btc',
+      state: 'enabled',
+      account: 'default',
       market: 'BTC_USDT',
       orders: 2,
       bought: new Decimal('0.002'),
@@ -44,7 +46,9 @@ const summary: DailySummaryEvent = {
       budgetLeft: new Decimal('20'),
       budgetAsset: 'USDT',
     },
-    { instance: 'sweep', market: null, orders: 0, bought: new Decimal(0), spent: new Decimal(0), fees: new Map(), averageCost: null, budgetLeft: null, budgetAsset: null },
+    { instance: 'sweep', state: 'enabled', account: 'default', market: null, orders: 0, bought: new Decimal(0), spent: new Decimal(0), fees: new Map(), averageCost: null, budgetLeft: null, budgetAsset: null },
+    // Renamed since: its buys of the day still show, under the name they were made with.
+    { instance: 'kids-eth', state: 'no-file', account: 'kids', market: 'ETH_USDT', orders: 1, bought: new Decimal('0.01'), spent: new Decimal('20'), fees: new Map([['USDT', new Decimal('0.02')]]), averageCost: new Decimal('20.02').div('0.01'), budgetLeft: null, budgetAsset: null },
   ],
   accountCaps: [],
 };
@@ -94,8 +98,9 @@ describe('the JSON payload', () => {
       mode: 'live',
       day: '2026-01-01',
       instances: [
-        { instance: 'dca-btc', market: 'BTC_USDT', orders: 2, bought: '0.002', spent: '130', fees: { USDT: '0.13' }, averageCost: '65065', budgetLeft: '20', budgetAsset: 'USDT' },
-        { instance: 'sweep', market: null, orders: 0, bought: '0', spent: '0', fees: {}, averageCost: null, budgetLeft: null, budgetAsset: null },
+        { instance: 'dca-btc', state: 'enabled', account: 'default', market: 'BTC_USDT', orders: 2, bought: '0.002', spent: '130', fees: { USDT: '0.13' }, averageCost: '65065', budgetLeft: '20', budgetAsset: 'USDT' },
+        { instance: 'sweep', state: 'enabled', account: 'default', market: null, orders: 0, bought: '0', spent: '0', fees: {}, averageCost: null, budgetLeft: null, budgetAsset: null },
+        { instance: 'kids-eth', state: 'no-file', account: 'kids', market: 'ETH_USDT', orders: 1, bought: '0.01', spent: '20', fees: { USDT: '0.02' }, averageCost: '2002', budgetLeft: null, budgetAsset: null },
       ],
       accountCaps: [],
     });
@@ -142,23 +147,27 @@ describe('the phone-readable message', () => {
     expect(messageOf(stopped)).toEqual({ title: 'Trading stopped (E_AUTH)', body: 'the exchange refused the key\nNo order is sent until a person fixes this and restarts stacker.' });
   });
 
-  it('a daily summary: one short block per instance', () => {
+  it("a daily summary: one short block per instance, its budget left as at the day's end, an instance without a file said so", () => {
     expect(textOf(messageOf(summary))).toBe(
       [
         'Daily summary 2026-01-01',
         'dca-btc · BTC_USDT',
         'Bought 0.002 BTC for 130 USDT in 2 orders',
         'Average cost 65065 USDT (fees in: 0.13 USDT)',
-        'Budget left 20 USDT',
+        "Budget left 20 USDT at the day's end",
         '',
         'sweep',
         'Bought nothing',
+        '',
+        'kids-eth · ETH_USDT · account kids (no file any more)',
+        'Bought 0.01 ETH for 20 USDT in 1 order',
+        'Average cost 2002 USDT (fees in: 0.02 USDT)',
       ].join('\n'),
     );
   });
 
   it("a daily summary on a daemon with account caps ends with what each cap leaves", () => {
-    expect(textOf(messageOf(withCap)).split('\n\n').at(-1)).toBe('Account kids: cap left 34.87 USDT (all its instances together; Europe/Berlin calendar)');
+    expect(textOf(messageOf(withCap)).split('\n\n').at(-1)).toBe("Account kids: cap left 34.87 USDT at the day's end (all its instances together; Europe/Berlin calendar)");
   });
 
   it('keeps every title plain ASCII (ntfy sends it as a header)', () => {
