@@ -180,6 +180,20 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
 }
 
 /**
+ * Where a start refused for its configuration is told, read from the global env alone (no
+ * instance file): a bad instance file stops every instance, and a supervisor restarting stacker
+ * in a loop shows nothing but its log. null when the global env cannot be read or its
+ * notification settings have a problem of their own (the refusal names those too).
+ */
+export async function loadRefusalNotify(flags: Pick<DaemonFlags, 'envFile' | 'live'>, sources: Pick<DaemonSources, 'env'> = {}): Promise<{ readonly notify: NotifySettings; readonly mode: DaemonConfig['mode'] } | null> {
+  const problems: InputProblem[] = [];
+  const layers = await readLayers(flags.envFile, sources, problems);
+  const notify = readNotifySettings(layers, problems);
+  if (problems.length > 0) return null;
+  return { notify, mode: chooseMode(readModeSetting(layers, []), flags.live === true).mode };
+}
+
+/**
  * Instance files named one by one (`stacker backtest --strategy a.env --strategy b.env`), with
  * the same validation as a strategies folder; sorted by instance name. No global settings are
  * read: a backtest needs no keys.

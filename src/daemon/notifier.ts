@@ -1,6 +1,6 @@
 import type { NotifySettings } from '../config/notify-settings.ts';
 import { hasChannels } from '../config/notify-settings.ts';
-import { StackerError } from '../domain/errors.ts';
+import { ConfigError, StackerError } from '../domain/errors.ts';
 import type { RunMode } from '../domain/run-mode.ts';
 import { type EngineNotifier, noNotifier } from '../engine/observer.ts';
 import { type AccountRouting, budgetLeft } from '../engine/runtime.ts';
@@ -29,6 +29,26 @@ export interface SummarisedInstance {
   readonly runtime: InstanceRuntime;
   readonly account: string;
   readonly enabled: boolean;
+}
+
+/**
+ * A start refused for its configuration, before the daemon could open its channels: told on the
+ * channels the global env names (loadRefusalNotify), then closed.
+ */
+export async function tellRefusedStart(settings: NotifySettings, error: ConfigError, mode: RunMode, atMs: number, logger: Parameters<typeof openNotifications>[1], metrics: NotifyMetrics): Promise<void> {
+  const notifications = await openNotifications(settings, logger, metrics);
+  notifications.failed(error, mode, atMs);
+  await notifications.close();
+}
+
+/** What a stop tells: its first line, or for a configuration every instance waits on, the first problem (file, key, rule) and how many more. */
+function failureReason(error: unknown): string {
+  if (error instanceof ConfigError && error.problems.length > 0) {
+    const more = error.problems.length - 1;
+    return `stacker did not start, so no instance trades: ${error.message.split('\n')[0] ?? ''}${more === 0 ? '' : ` (and ${more} more problem(s): \`stacker check\` lists them)`}`;
+  }
+  const reason = error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
+  return `stacker stopped: ${reason}`;
 }
 
 const SILENT: DaemonNotifications = {
@@ -63,8 +83,7 @@ export async function openNotifications(settings: NotifySettings, logger: Notify
     notifier: dispatcher,
     failed(error, mode, atMs) {
       const code = error instanceof StackerError ? error.code : 'E_UNEXPECTED';
-      const reason = error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
-      dispatcher.notify({ kind: 'trading-stopped', atMs, mode, code, reason: `stacker stopped: ${reason}` });
+      dispatcher.notify({ kind: 'trading-stopped', atMs, mode, code, reason: failureReason(error) });
     },
     startSummaries(journal, instances, mode, clock, accounts) {
       const byName = new Map(instances.map(({ runtime }) => [runtime.instance, runtime]));

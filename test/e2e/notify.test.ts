@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
@@ -155,6 +156,35 @@ describe('notifications from a daemon trading on the sandbox', () => {
       const events = webhook.received.map((request) => JSON.parse(request.body) as Record<string, unknown>);
       expect(events).toEqual([expect.objectContaining({ event: 'trading-stopped', code: 'E_AUTH', mode: 'live' })]);
       expect(webhook.received[0]?.body).not.toContain('wrong-secret-value');
+    } finally {
+      await webhook.stop();
+    }
+  }, 30_000);
+
+  it('a start refused for a bad instance file (E_CONFIG) sends trading-stopped naming the file and the rule, never a secret; with notification settings that are wrong themselves, nothing is sent', async () => {
+    const webhook = await startReceiver();
+    try {
+      t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+      writeFileSync(join(t.dir.strategies, 'topup.env'), 'STRATEGY=top-up\nSCHEDULE="0 * * * *"\nTICKER=USDT\nTARGET=100\nTHIS IS BROKEN\n');
+      const args = ['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data];
+      const env = { ...t.live(), STACKER_NOTIFY_WEBHOOK_URL: webhook.url, STACKER_NOTIFY_WEBHOOK_SECRET: WEBHOOK_SECRET };
+      const refused = startDaemon(args, env);
+      expect(await refused.exited).toBe(2);
+      expect(refused.output()).toContain('"event":"start-failed","code":"E_CONFIG"');
+      const events = webhook.received.map((request) => JSON.parse(request.body) as Record<string, unknown>);
+      expect(events).toEqual([expect.objectContaining({ event: 'trading-stopped', code: 'E_CONFIG', mode: 'live' })]);
+      expect(events[0]?.['reason']).toBe(`stacker did not start, so no instance trades: ${join(t.dir.strategies, 'topup.env')}: line 5: is not KEY=value, a comment or blank, so dotenv skips it (a missing "="?)`);
+      expect(validSignature(webhook.received[0]?.body ?? '', webhook.received[0]?.headers['x-stacker-signature'])).toBe(true);
+      for (const secret of [WEBHOOK_SECRET, t.sandbox.apiSecret]) {
+        expect(webhook.received[0]?.body).not.toContain(secret);
+        expect(refused.output()).not.toContain(secret);
+      }
+
+      // The global notification settings wrong themselves: the refusal names them, and nothing is sent anywhere.
+      const badSettings = startDaemon(args, { ...env, STACKER_NOTIFY_EVENTS: 'trading-stoped' });
+      expect(await badSettings.exited).toBe(2);
+      expect(badSettings.output()).toContain('STACKER_NOTIFY_EVENTS');
+      expect(webhook.received).toHaveLength(1);
     } finally {
       await webhook.stop();
     }

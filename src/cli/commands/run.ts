@@ -1,5 +1,5 @@
 import type { InstanceConfig } from '../../config/instance-config.ts';
-import { EXIT, InputError, StackerError } from '../../domain/errors.ts';
+import { ConfigError, EXIT, InputError, StackerError } from '../../domain/errors.ts';
 import type { Logger } from 'pino';
 import type { CommandContext } from '../context.ts';
 import { shellWord } from '../shell-word.ts';
@@ -58,6 +58,9 @@ async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started)
     ...(flags.strategies === undefined ? {} : { strategiesDir: flags.strategies }),
     ...(flags.dataDir === undefined ? {} : { dataDir: flags.dataDir }),
     live: flags.live === true,
+  }).catch(async (error: unknown) => {
+    if (flags.once !== true && error instanceof ConfigError) await tellConfigRefusal(error, globals.envFile, flags.live === true, started);
+    throw error;
   });
   const once = flags.once === true ? { instances: onceInstances(config.instances, flags.instance) } : undefined;
   if (flags.once !== true && flags.instance !== undefined) throw InputError.one('--instance', 'only applies with --once (a daemon runs every enabled instance on its schedule)');
@@ -98,6 +101,25 @@ async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started)
     // Every one failed for a reason that passes (the exchange down, an answer lost): 4, as the exit table says; anything else 1.
     if (bad.length > 0) ctx.setExitCode(bad.every(([instance]) => result.oncePassing?.includes(instance) === true) ? EXIT.transient : EXIT.failure);
   }
+}
+
+/**
+ * The daemon tells a refused start on its notification channels once it has its configuration;
+ * one refused for the configuration itself (a bad instance file stops every instance) is told
+ * from the global env alone, when its notification settings are sound.
+ */
+async function tellConfigRefusal(error: ConfigError, envFile: string | undefined, live: boolean, started: Started): Promise<void> {
+  const [{ loadRefusalNotify }, { createLogger }, { Metrics }, { tellRefusedStart }] = await Promise.all([
+    import('../../config/daemon-config.ts'),
+    import('../../observability/logger.ts'),
+    import('../../observability/metrics.ts'),
+    import('../../daemon/notifier.ts'),
+  ]);
+  const found = await loadRefusalNotify({ envFile, live }).catch(() => null);
+  if (found === null) return;
+  const logger = await createLogger({ level: 'info' });
+  started.logger = logger;
+  await tellRefusedStart(found.notify, error, found.mode, Date.now(), logger, new Metrics({ mode: found.mode }));
 }
 
 /**
