@@ -264,6 +264,10 @@ export class Engine {
           `${plan.skippedTotal} slot(s) of ${instance.instance} fell ${when}; journalled as missed${withheld === 0 ? '' : `, but for the ${withheld} within the settle window, left for the exchange's history to show their orders`}`,
         );
       }
+      // A last slot that is none of the schedule's was fired by another SCHEDULE or TIMEZONE (or run
+      // by hand): the "missed" slot belongs to a schedule the instance was not on, and may fall in
+      // the period that last slot already bought for (09:00 bought, moved to 09:30, restarted at 10:00).
+      const scheduleChanged = last !== null && from === last.slotTimeMs && !instance.schedule.matches(last.slotTimeMs);
       // A journal rebuilt from the exchange's history knows only what the history showed: an order
       // of a slot sent moments before may not show yet (it may lag up to the settle window), and
       // running that slot late would buy it again.
@@ -271,6 +275,10 @@ export class Engine {
         // Left unjournalled, as a recent slot is above: if its order shows, the history check adopts it.
         const reason = `${behind?.reason ?? ''}, and the exchange's order history may not show an order of this slot yet (ORDER_SETTLE_WINDOW ${Math.round(instance.orderSettleWindowMs / 1000)} s): not run late, so it cannot be bought twice; an order of it that shows is adopted`;
         this.#deps.logger.warn({ event: 'catch-up-withheld', instance: instance.instance, slot: new Date(plan.run).toISOString() }, `the missed slot is not run late: ${reason}`);
+      } else if (plan.run !== null && scheduleChanged) {
+        const why = `SCHEDULE changed since the last slot (${new Date(from).toISOString()} is not a slot of "${instance.schedule.expression}" in ${instance.schedule.timezone}, or it was run by hand): missed slots are not run late`;
+        this.#deps.logger.warn({ event: 'catch-up-schedule-changed', instance: instance.instance, slot: new Date(plan.run).toISOString(), lastSlot: new Date(from).toISOString() }, why);
+        await this.#journalMissed(instance.instance, plan.run, why);
       } else if (plan.run !== null) {
         await this.#runLate(instance.instance, plan.run);
       }

@@ -196,3 +196,26 @@ describe('catch-up after the journal was rebuilt from the exchange\'s history', 
   });
 });
 
+
+describe('catch-up after SCHEDULE changed', () => {
+  it('runs no missed slot late while the last journalled slot is none of the current schedule: journals it missed and says why; once a slot of the new schedule is journalled, it catches up as before', async () => {
+    const { s1 } = pastSlots();
+    // Bought at s1 on "every 10 s from :00"; stopped, and moved 3 s later.
+    await world.engine([dcaEvery10s(LAST)]).runSlot(INSTANCE, s1);
+    const moved = { ...runtimeOf({ instance: INSTANCE, strategy: dca, schedule: '3,13,23,33,43,53 * * * * *', env: { STRATEGY: 'dca', SCHEDULE: '3,13,23,33,43,53 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } }), catchUp: LAST };
+
+    // Started again 8 s after s1: s1 + 3 s is "missed", but s1 bought for it under the old schedule.
+    await world.engine([moved]).catchUp(s1 + 8_000);
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    expect(await slotsJournalled()).toEqual([`${s1 + 3_000}:missed`, `${s1}:done`]);
+    const why = `SCHEDULE changed since the last slot (${new Date(s1).toISOString()} is not a slot of "3,13,23,33,43,53 * * * * *" in UTC, or it was run by hand): missed slots are not run late`;
+    expect((await world.journal.getSlot({ instance: INSTANCE, slotTimeMs: s1 + 3_000 }))?.reason).toBe(why);
+    expect(world.logs.filter((line) => line.fields.event === 'catch-up-schedule-changed').map((line) => [line.level, line.message])).toEqual([['warn', why]]);
+    expect(world.logs.filter((line) => line.fields.event === 'catch-up')).toEqual([]);
+
+    // The last slot is now one of the schedule: a slot missed after it runs late.
+    await world.engine([moved]).catchUp(s1 + 15_000);
+    expect(await slotsJournalled()).toEqual([`${s1 + 13_000}:done`, `${s1 + 3_000}:missed`, `${s1}:done`]);
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(2);
+  });
+});

@@ -138,7 +138,9 @@ describe('a scheduled slot whose snapshot fails for now', () => {
 
     // The next start, the exchange back: catch-up (CATCH_UP=last, within the window) runs it once.
     world.sandbox.faults.clear();
-    const restarted = world.engine([{ ...instance, schedule: { ...instance.schedule, next: (after: number) => (after < slot ? slot : slot + 86_400_000) } }]);
+    // A schedule whose slots are the one journalled before, this one, and a day later.
+    const schedule = { ...instance.schedule, next: (after: number) => (after < slot ? slot : slot + 86_400_000), matches: (at: number) => [slot - 1000, slot, slot + 86_400_000].includes(at) };
+    const restarted = world.engine([{ ...instance, schedule }]);
     await restarted.catchUp(Date.now());
     expect(await world.journal.getSlot({ instance: 'dca-btc', slotTimeMs: slot })).toMatchObject({ status: 'done' });
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
