@@ -7,6 +7,7 @@ import { type AccountRouting, budgetLeft } from '../engine/runtime.ts';
 import type { Clock } from '../engine/schedule/clock.ts';
 import type { InstanceRuntime } from '../engine/slot-runner.ts';
 import type { NotifyLogger, NotifyMetrics } from '../notify/dispatcher.ts';
+import { LockedError } from '../store/errors.ts';
 import type { Journal } from '../store/journal.ts';
 
 /** How long a stopping daemon waits for queued notifications before it leaves without them. */
@@ -41,8 +42,13 @@ export async function tellRefusedStart(settings: NotifySettings, error: ConfigEr
   await notifications.close();
 }
 
-/** What a stop tells: its first line, or for a configuration every instance waits on, the first problem (file, key, rule) and how many more. */
+/**
+ * What a stop tells: its first line; for a configuration every instance waits on, the first
+ * problem (file, key, rule) and how many more; for a second stacker refused the lock, that the
+ * one holding it trades on (read on a phone, "stacker stopped" said the live daemon went down).
+ */
 function failureReason(error: unknown): string {
+  if (error instanceof LockedError) return `a second stacker was refused start: ${error.message}; the running one trades on`;
   if (error instanceof ConfigError && error.problems.length > 0) {
     const more = error.problems.length - 1;
     return `stacker did not start, so no instance trades: ${error.message.split('\n')[0] ?? ''}${more === 0 ? '' : ` (and ${more} more problem(s): \`stacker check\` lists them)`}`;

@@ -50,6 +50,8 @@ export function messageOf(event: NotifyEvent): Message {
       };
     }
     case 'trading-stopped':
+      // E_LOCKED is only ever a second stacker refused the lock another one holds: that one trades on.
+      if (event.code === 'E_LOCKED') return { title: `Second stacker refused (E_LOCKED)${mode}`, body: lines(event.reason, 'The stacker already running was not touched.') };
       return {
         title: `Trading stopped (${event.code})${mode}`,
         body: lines(event.reason, 'No order is sent until a person fixes this and restarts stacker.'),

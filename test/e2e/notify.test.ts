@@ -205,7 +205,9 @@ describe('notifications from a daemon trading on the sandbox', () => {
       expect(await first.exited).toBe(0);
       const events = webhook.received.map((request) => JSON.parse(request.body) as Record<string, unknown>);
       expect(events).toEqual([expect.objectContaining({ event: 'trading-stopped', code: 'E_LOCKED' })]);
-      expect(String(events[0]?.['reason'])).toMatch(/^stacker stopped: /);
+      // Not "stacker stopped": the first one trades on, and the message says so.
+      expect(String(events[0]?.['reason'])).toMatch(new RegExp(`^a second stacker was refused start: the data dir is in use by stacker pid ${first.child.pid} .*; the running one trades on$`));
+      expect(String(events[0]?.['text']).split('\n')[0]).toBe('Second stacker refused (E_LOCKED)');
     } finally {
       await webhook.stop();
     }

@@ -147,6 +147,11 @@ describe('the phone-readable message', () => {
     expect(messageOf(stopped)).toEqual({ title: 'Trading stopped (E_AUTH)', body: 'the exchange refused the key\nNo order is sent until a person fixes this and restarts stacker.' });
   });
 
+  it('a second stacker refused the lock says the running one was not touched, not that trading stopped', () => {
+    const refusedStart = { ...stopped, code: 'E_LOCKED', reason: 'a second stacker was refused start: the data dir is in use by stacker pid 26735 on host-a (lock /data/stacker.run-lock); the running one trades on' };
+    expect(messageOf(refusedStart)).toEqual({ title: 'Second stacker refused (E_LOCKED)', body: `${refusedStart.reason}\nThe stacker already running was not touched.` });
+  });
+
   it("a daily summary: one short block per instance, its budget left as at the day's end, an instance without a file said so", () => {
     expect(textOf(messageOf(summary))).toBe(
       [
