@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { HealthServer, MetricsSource } from '../observability/health-server.ts';
 import { LockedError, StoreError } from '../store/errors.ts';
+import { type JournalMigration, describeMigration } from '../store/migrations.ts';
 import { type OpenedStore, openStore } from '../store/open-store.ts';
 import { throttled } from './throttled-log.ts';
 
@@ -121,6 +122,7 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
         : {}),
     });
     if (options.standby) logger.info({ event: 'took-over', journal: store.journal.path }, `took the journal over: ${store.journal.path}`);
+    if (store.migrated !== null) logMigration(logger, store.journal.path, store.migrated);
     return store;
   } catch (error) {
     // Stopped while it waited for the lock, or for a database it could not reach: it never traded.
@@ -137,6 +139,21 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
     process.off('SIGTERM', stopWaiting);
     process.off('SIGHUP', stopWaiting);
   }
+}
+
+/**
+ * A migration is one-way: the stacker that wrote the journal refuses it from now on. Said once,
+ * with what was applied and where the copy to go back to is (README "Upgrading").
+ */
+export function logMigration(logger: Pick<Logger, 'info'>, journal: string, migrated: JournalMigration): void {
+  const back =
+    migrated.backup === null
+      ? 'to go back, restore the pg_dump taken before the upgrade'
+      : `the file as it was is kept as ${migrated.backup}: to go back, stop stacker and put it back as the journal (README "Upgrading")`;
+  logger.info(
+    { event: 'journal-migrated', journal, from: migrated.from, to: migrated.to, migrations: migrated.applied.map((m) => `${m.version} ${m.name}`), backup: migrated.backup },
+    `migrated the journal ${journal} ${describeMigration(migrated)}: one-way, a stacker older than this one refuses it from now on; ${back}`,
+  );
 }
 
 /**

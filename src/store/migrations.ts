@@ -383,6 +383,41 @@ export function migrate(db: DatabaseSync, path: string, nowMs: () => number, mig
   return applied;
 }
 
+/** What a start's migration did to an existing journal, for its log line: migrations are one-way. */
+export interface JournalMigration {
+  /** The schema version the journal had. */
+  readonly from: number;
+  readonly to: number;
+  /** Each migration applied, in order. */
+  readonly applied: ReadonlyArray<{ readonly version: number; readonly name: string }>;
+  /** A copy of the SQLite file as it was before (null for PostgreSQL, whose backup is the operator's pg_dump). */
+  readonly backup: string | null;
+}
+
+/** The migrations applied to a journal that had a schema already; null for a new journal or one that needed none. */
+export function journalMigration(applied: readonly number[], migrations: readonly { readonly version: number; readonly name: string }[], backup: string | null): JournalMigration | null {
+  const first = applied[0];
+  if (first === undefined || first <= 1) return null;
+  return {
+    from: first - 1,
+    to: latestVersion(migrations),
+    applied: applied.map((version) => ({ version, name: migrations.find((m) => m.version === version)?.name ?? '?' })),
+    backup,
+  };
+}
+
+/** `from schema 4 to 8 (5 accounts, 6 account kill switch, …)`. */
+export function describeMigration(migration: JournalMigration): string {
+  return `from schema ${migration.from} to ${migration.to} (${migration.applied.map((m) => `${m.version} ${m.name}`).join(', ')})`;
+}
+
+/** The newest schema version the file records; 0 for a file no migration has touched yet (a new journal). */
+export function recordedVersion(db: DatabaseSync): number {
+  const ledger = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  if (ledger === undefined) return 0;
+  return readApplied(db).reduce((max, row) => Math.max(max, row.version), 0);
+}
+
 /** For a read-only open: the schema must be exactly ours, since nothing may be migrated. */
 export function verifySchema(db: DatabaseSync, path: string, migrations: readonly Migration[] = MIGRATIONS): void {
   const known = latestVersion(migrations);
@@ -416,6 +451,6 @@ function checkApplied(applied: readonly AppliedMigration[], migrations: readonly
   }
 }
 
-function latestVersion(migrations: readonly Migration[]): number {
+function latestVersion(migrations: readonly { readonly version: number }[]): number {
   return migrations.reduce((max, m) => Math.max(max, m.version), 0);
 }

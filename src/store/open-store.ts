@@ -104,6 +104,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
   const journal = new SqliteJournal({
     path,
     cacheKiB: DAEMON_JOURNAL_CACHE_KIB,
+    backupBeforeMigrating: true,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.newId === undefined ? {} : { newId: options.newId }),
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),

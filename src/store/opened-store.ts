@@ -1,10 +1,13 @@
 import type { Journal } from './journal.ts';
+import type { JournalMigration } from './migrations.ts';
 
 /** A journal a store opened: SQLite's file or PostgreSQL's schema, named by `path` in messages. */
 export type StoredJournal = Journal & {
   /** The file, or the database (password shown as ***) and schema. */
   readonly path: string;
   journalId(): Promise<string>;
+  /** What opening it migrated (a daemon's open, or `journal upgrade`); null when nothing. */
+  readonly migrated?: JournalMigration | null;
 };
 
 /** Why a rebuilt journal may lack the newest orders. */
@@ -12,6 +15,8 @@ export const REBUILT = "the journal was rebuilt from the exchange's order histor
 
 export interface OpenedStore {
   readonly journal: StoredJournal;
+  /** What this start migrated, from which schema and the copy kept of the file as it was: one-way, so the log says so. Null when nothing. */
+  readonly migrated: JournalMigration | null;
   /** Set when a lost journal was replaced by a new, empty one (onLostJournal: 'rebuild'). */
   readonly rebuilt: { readonly reason: string; readonly movedAside: readonly string[] } | null;
   /** Why the journal is older than the last run its data dir saw (a backup put back); null when it is not, or cannot be told. */
@@ -37,6 +42,7 @@ export function openedStore<J extends StoredJournal>(
 ): OpenedStore & { readonly journal: J } {
   return {
     journal,
+    migrated: journal.migrated ?? null,
     rebuilt,
     olderCopy: copies.olderCopy,
     behind: copies.behind ?? (rebuilt === null ? null : { sinceMs: Date.now(), reason: REBUILT }),

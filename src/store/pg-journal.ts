@@ -45,7 +45,8 @@ import * as budgets from './pg-budgets.ts';
 import { type PgPool, type Tx, asStoreError, describeLocation, inTransaction, isMissingJournal, openPool } from './pg-db.ts';
 import * as intents from './pg-intents.ts';
 import * as ledger from './pg-ledger.ts';
-import { migratePg, verifyPgSchema } from './pg-migrations.ts';
+import { PG_MIGRATIONS, migratePg, verifyPgSchema } from './pg-migrations.ts';
+import { type JournalMigration, journalMigration } from './migrations.ts';
 import * as orders from './pg-orders.ts';
 
 export interface PgJournalOptions {
@@ -85,6 +86,7 @@ export class PgJournal implements Journal {
   #readFailure: JournalWriteFailure | null = null;
   /** Set once this journal owns the database (takeOwnership): every write checks it is still the owner's. */
   #ownerToken: number | null = null;
+  #migrated: JournalMigration | null = null;
 
   constructor(options: PgJournalOptions) {
     this.#options = options;
@@ -109,7 +111,7 @@ export class PgJournal implements Journal {
     });
     try {
       if (this.#options.readOnly === true) await verifyPgSchema(pool, this.#options.schema, this.where);
-      else await migratePg(pool, this.#options.schema, this.where, this.#now);
+      else this.#migrated = journalMigration(await migratePg(pool, this.#options.schema, this.where, this.#now), PG_MIGRATIONS, null);
       this.#pool = pool;
       this.#journalId = await this.journalId();
     } catch (error) {
@@ -117,6 +119,11 @@ export class PgJournal implements Journal {
       await pool.end().catch(() => undefined);
       throw asStoreError(error, `opening the journal ${this.where}`, this.#options.readOnly === true ? 'read' : 'write');
     }
+  }
+
+  /** What opening this journal migrated (from which schema); null when it needed nothing or was new. The copy to go back to is the operator's pg_dump. */
+  get migrated(): JournalMigration | null {
+    return this.#migrated;
   }
 
   async close(): Promise<void> {

@@ -43,7 +43,8 @@ import type {
   TransferRecord,
 } from './journal.ts';
 import { accountStateKey, checkAccountState, checkFinishStatus, checkOperatorControl, checkScheduled, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
-import { migrate, verifySchema } from './migrations.ts';
+import { type JournalMigration, MIGRATIONS, SCHEMA_VERSION, journalMigration, migrate, recordedVersion, verifySchema } from './migrations.ts';
+import { keepCopyBeforeMigrating } from './sqlite-backup.ts';
 import { damagedJournal, isDamagedDatabase, lostJournalForReading, pageDamage } from './journal-identity.ts';
 import * as budgets from './sqlite-budgets.ts';
 import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
@@ -71,6 +72,12 @@ export interface SqliteJournalOptions {
   readonly clock?: () => number;
   /** Run ids; randomUUID by default. */
   readonly newId?: () => string;
+  /**
+   * Before migrating a journal of an older schema, keep a copy of the file as it was
+   * (sqlite-backup.ts): for a daemon's journal, opened under its lock, so no other stacker
+   * writes it meanwhile.
+   */
+  readonly backupBeforeMigrating?: boolean;
 }
 
 /** Which file a path named when the journal was opened: a different one later means deleted or replaced. */
@@ -93,6 +100,7 @@ export class SqliteJournal implements Journal {
   #db: DatabaseSync | null = null;
   #files: readonly FileIdentity[] = [];
   #writeFailure: JournalWriteFailure | null = null;
+  #migrated: JournalMigration | null = null;
 
   constructor(options: SqliteJournalOptions) {
     this.path = options.path;
@@ -112,7 +120,12 @@ export class SqliteJournal implements Journal {
     });
     try {
       if (this.#options.readOnly === true) verifySchema(db, this.path);
-      else migrate(db, this.path, this.#now);
+      else {
+        const from = recordedVersion(db);
+        const older = from > 0 && from < SCHEMA_VERSION && this.path !== ':memory:';
+        const backup = older && this.#options.backupBeforeMigrating === true ? keepCopyBeforeMigrating(db, this.path, from, this.#now()) : null;
+        this.#migrated = journalMigration(migrate(db, this.path, this.#now), MIGRATIONS, backup);
+      }
       const damage = this.#options.checkPages === true ? pageDamage(db) : null;
       if (damage !== null) throw lostJournalForReading(damagedJournal(this.path, damage), this.path);
     } catch (error) {
@@ -122,6 +135,11 @@ export class SqliteJournal implements Journal {
     }
     this.#db = db;
     this.#files = this.path === ':memory:' || this.#options.readOnly === true ? [] : [this.path, `${this.path}-wal`].flatMap(identityOf);
+  }
+
+  /** What opening this journal migrated (from which schema, the copy kept); null when it needed nothing or was new. */
+  get migrated(): JournalMigration | null {
+    return this.#migrated;
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,36 @@
+import { mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
+import { olderJournal, schemaOf } from '../support/older-journal.ts';
+import { sandboxPerTest, startDaemon } from './daemon-process.ts';
+
+// Upgrading in place: a newer stacker started on the data dir an older build left.
+const t = sandboxPerTest();
+const args = (...more: string[]): string[] => ['--strategies', t.dir.strategies, '--data-dir', t.dir.data, ...more];
+
+describe('stacker run on a journal an older build left', () => {
+  it('says it migrated the journal, from which schema to which, that it is one-way, and where the copy of the file as it was is', async () => {
+    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
+    mkdirSync(t.dir.data);
+    const path = join(t.dir.data, 'stacker.db');
+    olderJournal(path, 4);
+    const daemon = startDaemon(args('--live', '--once'), t.live());
+    expect(await daemon.exited).toBe(0);
+    const line = daemon
+      .output()
+      .split('\n')
+      .find((text) => text.includes('"event":"journal-migrated"'));
+    expect(line).toBeDefined();
+    const logged = JSON.parse(line ?? '{}') as Record<string, unknown>;
+    expect(logged).toMatchObject({ from: 4, to: SCHEMA_VERSION, backup: `${path}.schema-4.bak` });
+    expect(String(logged['msg'])).toContain(`migrated the journal ${path} from schema 4 to ${SCHEMA_VERSION} (5 accounts, 6 account kill switch,`);
+    expect(String(logged['msg'])).toContain(`one-way, a stacker older than this one refuses it from now on; the file as it was is kept as ${path}.schema-4.bak`);
+    expect(schemaOf(`${path}.schema-4.bak`)).toBe(4);
+    expect(statSync(`${path}.schema-4.bak`).mode & 0o777).toBe(0o600);
+
+    const again = startDaemon(args('--live', '--once'), t.live());
+    expect(await again.exited).toBe(0);
+    expect(again.output()).not.toContain('journal-migrated');
+  }, 30_000);
+});
