@@ -214,7 +214,7 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
     command
       .option('--data-dir <dir>', 'the data dir the daemon uses (default: $STACKER_DATA_DIR, else ./data)')
       .option('--mode <mode>', 'which journal: live, dry-run or backtest (default: $STACKER_MODE, else dry-run)');
-  const journalLoad = <F>(name: 'orders' | 'journal' | 'acknowledge' | 'resolveIntent' | 'migrate') =>
+  const journalLoad = <F>(name: 'orders' | 'journal' | 'acknowledge' | 'resolveIntent' | 'migrate' | 'upgrade') =>
     withGlobals(action<F>(async () => (await import('./commands/journal.ts'))[name] as Run<F>));
 
   // A journal named by its path (the file `stacker backtest --journal` keeps) instead of a data dir's.
@@ -226,7 +226,7 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
     .option('--limit <n>', `at most this many orders, ${LIST_LIMIT.min} to ${LIST_LIMIT.max} (default: ${LIST_DEFAULT})`)
     .action(journalLoad('orders'));
 
-  const journalCommand = journalFile(journalWhere(program.command('journal').description('show recent intents (buys, transfers, flex withdrawals, notes, refusals) and what became of each (read-only; its subcommands acknowledge, resolve and migrate write)')))
+  const journalCommand = journalFile(journalWhere(program.command('journal').description('show recent intents (buys, transfers, flex withdrawals, notes, refusals) and what became of each (read-only; its subcommands acknowledge, resolve, migrate and upgrade write)')))
     .option('--instance <name>', 'only this strategy instance (its env file name without .env)')
     .option('--status <status>', `only intents in these statuses, comma-separated: ${INTENT_STATUSES.join(', ')}`)
     .option('--limit <n>', `at most this many intents, ${LIST_LIMIT.min} to ${LIST_LIMIT.max} (default: ${LIST_DEFAULT})`)
@@ -259,6 +259,13 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
       )
       .option('--to <url>', 'the PostgreSQL database, postgres://user@host/database, without a password (default: $STACKER_DATABASE_URL, which keeps a password out of the shell history; one given here is warned of)'),
   ).action(journalLoad('migrate'));
+  journalWhere(
+    journalCommand
+      .command('upgrade')
+      .description(
+        "migrate a mode's journal (SQLite or PostgreSQL) to this stacker's schema as the daemon's start would, keeping a copy of a SQLite file as it was (stacker.db.schema-N.bak), and trade nothing: read it with the new build before it trades. One-way: an older stacker refuses the journal afterwards. Stop the daemon first: refused while one holds the journal",
+      ),
+  ).action(journalLoad('upgrade'));
 
   const backtestCommand = program
     .command('backtest')

@@ -6,7 +6,7 @@ import { StackerError } from '../domain/errors.ts';
  * - `open-failed`: the file could not be opened as an SQLite database (path, permissions, not a database).
  * - `schema-too-new`: the file was written by a newer stacker (SchemaTooNewError). Upgrade, never downgrade.
  * - `schema-mismatch`: a migration recorded under a known number has another name: a file from a diverging build.
- * - `schema-outdated`: a read-only open found migrations still to apply; start the daemon once to migrate.
+ * - `schema-outdated`: a reader found migrations still to apply (SchemaOutdatedError): a start, or `journal upgrade`, migrates it.
  * - `mode-mismatch`: a run of one mode on the journal of another (a dry-run on the live file would consume live slots).
  * - `not-found`: the intent, slot, run or reservation named does not exist.
  * - `illegal-transition`: a status change the exactly-once rules forbid (a finished slot finished again, a done intent sent again).
@@ -110,6 +110,29 @@ export class SchemaTooNewError extends StoreError {
       `${path} has schema version ${databaseVersion}, but this stacker knows versions up to ${knownVersion}: it was written by a newer stacker. Run that version (or newer); never downgrade over a journal.`,
     );
     this.name = 'SchemaTooNewError';
+    this.databaseVersion = databaseVersion;
+    this.knownVersion = knownVersion;
+  }
+}
+
+/**
+ * A reader found a journal of an older schema than this stacker's: an older build wrote it and
+ * no start of this one has migrated it yet. Not lost, nor a reason `stacker run` would refuse:
+ * a start migrates it (`database`: the copy to go back to is the operator's pg_dump, not a file stacker keeps).
+ */
+export class SchemaOutdatedError extends StoreError {
+  readonly databaseVersion: number;
+  readonly knownVersion: number;
+  constructor(where: string, databaseVersion: number, knownVersion: number, missing: readonly number[], store: 'file' | 'database') {
+    super(
+      'schema-outdated',
+      databaseVersion === 0
+        ? `${where} lacks schema version(s) ${missing.join(', ')}; start the daemon once (stacker run), which migrates it; readers never change a journal`
+        : `${where} is of schema version ${databaseVersion}, older than this stacker's ${knownVersion} (an older stacker wrote it): \`stacker run\` migrates it at its start` +
+            (store === 'file' ? ', keeping a copy of the file as it was' : ' (take a pg_dump first: a migration is one-way)') +
+            ', and `stacker journal upgrade` migrates it now without trading (README "Upgrading"); readers never change a journal',
+    );
+    this.name = 'SchemaOutdatedError';
     this.databaseVersion = databaseVersion;
     this.knownVersion = knownVersion;
   }

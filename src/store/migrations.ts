@@ -1,5 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { SchemaTooNewError, StoreError } from './errors.ts';
+import { SchemaOutdatedError, SchemaTooNewError, StoreError } from './errors.ts';
 import { transaction } from './sqlite-db.ts';
 
 /**
@@ -425,9 +425,7 @@ export function verifySchema(db: DatabaseSync, path: string, migrations: readonl
   const applied = ledger === undefined ? [] : readApplied(db);
   checkApplied(applied, migrations, path, known);
   const missing = migrations.filter((m) => !applied.some((row) => row.version === m.version));
-  if (missing.length > 0) {
-    throw new StoreError('schema-outdated', `${path} lacks schema version(s) ${missing.map((m) => m.version).join(', ')}; start the daemon once (stacker run), which migrates it; readers never change a journal`);
-  }
+  if (missing.length > 0) throw new SchemaOutdatedError(path, applied.reduce((max, row) => Math.max(max, row.version), 0), known, missing.map((m) => m.version), 'file');
 }
 
 function readApplied(db: DatabaseSync): AppliedMigration[] {

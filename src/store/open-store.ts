@@ -1,4 +1,5 @@
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
@@ -6,6 +7,9 @@ import { REBUILD_COMMAND, inspectJournalFile, lostJournalForReading, lostJournal
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir } from './lock.ts';
 import { type OpenedStore, REBUILT, type StoredJournal, openedStore } from './opened-store.ts';
 import type { LockKeep, LockWait } from './pg-lock.ts';
+import { recordedVersion } from './migrations.ts';
+import { copyInto } from './sqlite-backup.ts';
+import { asStoreError, openDatabase } from './sqlite-db.ts';
 import { SqliteJournal } from './sqlite-journal.ts';
 
 export type { OpenedStore, StoredJournal };
@@ -39,6 +43,8 @@ export interface OpenStoreOptions extends Omit<LockOptions, 'dataDir'> {
    * daemon fills from the exchange's order history). `rebuild` on an intact journal is refused.
    */
   readonly onLostJournal?: 'refuse' | 'rebuild';
+  /** false: a journal that is not there is not started (`journal upgrade`: StoreError `not-found`), where a daemon starts a new one. */
+  readonly create?: boolean;
   /** STACKER_DATABASE_URL: the journal is in this PostgreSQL database (pg-store.ts), locked by advisory locks. */
   readonly databaseUrl?: string;
   /** PostgreSQL only, STACKER_DATABASE_TIMEOUT: how long connecting, or any one query, may go unanswered (pg-session.ts). */
@@ -74,6 +80,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       apiKeys: keysToLock(options),
       ...(options.userLockDir === undefined ? {} : { userLockDir: options.userLockDir }),
       ...(options.onLostJournal === undefined ? {} : { onLostJournal: options.onLostJournal }),
+      ...(options.create === undefined ? {} : { create: options.create }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
       ...(options.newId === undefined ? {} : { newId: options.newId }),
       ...(options.pid === undefined ? {} : { pid: options.pid }),
@@ -128,6 +135,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       throw new StoreError('conflict', `the journal ${path} is intact: there is nothing to rebuild (drop --rebuild-journal)`);
     }
     if (problem !== null) rebuilt = { reason: problem, movedAside: moveAside(path, (options.clock ?? Date.now)()) };
+    if (options.create === false && !existsSync(path)) throw notRunYet(options.mode, path);
     // Orders and P&L are this user's: a new journal is made readable by it alone (SQLite gives its
     // -wal and -shm files the journal's mode), whatever the umask or the data dir's mode.
     if (!existsSync(path)) closeSync(openSync(path, 'wx', 0o600));
@@ -195,9 +203,57 @@ export async function openStoreForReading(options: {
     // Its identity file outlived it: the journal was here and is lost, which "not run yet" would hide.
     const problem = lostJournalProblem(path, readMarker(path), { state: 'missing' });
     if (problem !== null) throw lostJournalForReading(problem, path);
-    throw new StoreError('not-found', `no ${options.mode} journal at ${path} yet: stacker has not run in this data dir`);
+    throw notRunYet(options.mode, path);
   }
   return openJournalFile(path, options);
+}
+
+function notRunYet(mode: RunMode, path: string): StoreError {
+  return new StoreError('not-found', `no ${mode} journal at ${path} yet: stacker has not run in this data dir`);
+}
+
+/**
+ * A journal file of an older schema as this stacker will read it once migrated, without changing
+ * it (`stacker check` before the first start of a new build): a copy taken by SQLite, migrated in
+ * a temp folder of this user's alone, removed when closed. `olderSchema` is the file's own version.
+ */
+export async function openMigratedCopy(path: string): Promise<StoredJournal & { readonly olderSchema: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'stacker-copy-'));
+  try {
+    const source = openDatabase({ path, readOnly: true });
+    let olderSchema: number;
+    try {
+      olderSchema = recordedVersion(source);
+      copyInto(source, join(dir, JOURNAL_FILES.live));
+    } finally {
+      source.close();
+    }
+    const journal = new MigratedCopy(join(dir, JOURNAL_FILES.live), dir, olderSchema);
+    await journal.open();
+    return journal;
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw asStoreError(error, `reading a copy of the journal ${path}`);
+  }
+}
+
+class MigratedCopy extends SqliteJournal {
+  readonly #dir: string;
+  readonly olderSchema: number;
+
+  constructor(path: string, dir: string, olderSchema: number) {
+    super({ path });
+    this.#dir = dir;
+    this.olderSchema = olderSchema;
+  }
+
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      rmSync(this.#dir, { recursive: true, force: true });
+    }
+  }
 }
 
 /**
@@ -206,7 +262,8 @@ export async function openStoreForReading(options: {
  * journal is a StoreError (`open-failed`).
  */
 export async function openJournalFile(path: string, options: { readonly busyTimeoutMs?: number; readonly write?: boolean } = {}): Promise<StoredJournal> {
-  const journal = new SqliteJournal({ path, readOnly: options.write !== true, checkPages: true, ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }) });
+  // A reader never migrates: the daemon's start (or `journal upgrade`) does, under the journal's lock.
+  const journal = new SqliteJournal({ path, readOnly: options.write !== true, migrate: false, checkPages: true, ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }) });
   await journal.open();
   return journal;
 }

@@ -56,6 +56,8 @@ export interface PgJournalOptions {
   readonly schema: string;
   /** Readers such as `stacker orders` beside a running daemon: no migration, no writes. */
   readonly readOnly?: boolean;
+  /** false: written but never migrated (SqliteJournalOptions.migrate). */
+  readonly migrate?: boolean;
   readonly applicationName?: string;
   /** How long connecting, or any one query, may go unanswered before the operation fails as unwritable (pg-session.ts). */
   readonly timeoutMs?: number;
@@ -110,7 +112,7 @@ export class PgJournal implements Journal {
       ...(this.#options.timeoutMs === undefined ? {} : { timeoutMs: this.#options.timeoutMs }),
     });
     try {
-      if (this.#options.readOnly === true) await verifyPgSchema(pool, this.#options.schema, this.where);
+      if (this.#options.readOnly === true || this.#options.migrate === false) await verifyPgSchema(pool, this.#options.schema, this.where);
       else this.#migrated = journalMigration(await migratePg(pool, this.#options.schema, this.where, this.#now), PG_MIGRATIONS, null);
       this.#pool = pool;
       this.#journalId = await this.journalId();

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { SchemaTooNewError, StoreError } from './errors.ts';
+import { SchemaOutdatedError, SchemaTooNewError, StoreError } from './errors.ts';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from './migrations.ts';
 import { type PgPool, asStoreError, checkOut, rollBack } from './pg-db.ts';
 
@@ -374,7 +374,8 @@ export async function verifyPgSchema(pool: PgPool, schema: string, where: string
   checkApplied(current, migrations, where);
   const missing = migrations.filter((m) => !current.some((row) => row.version === m.version));
   if (missing.length > 0) {
-    throw new StoreError('schema-outdated', `${where} lacks schema version(s) ${missing.map((m) => m.version).join(', ')}; start the daemon once (stacker run), which migrates it; readers never change a journal`);
+    const known = migrations.reduce((max, m) => Math.max(max, m.version), 0);
+    throw new SchemaOutdatedError(where, current.reduce((max, row) => Math.max(max, row.version), 0), known, missing.map((m) => m.version), 'database');
   }
 }
 

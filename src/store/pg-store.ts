@@ -30,6 +30,8 @@ export interface PgStoreOptions {
   readonly apiKeys?: readonly string[];
   readonly userLockDir?: string;
   readonly onLostJournal?: 'refuse' | 'rebuild';
+  /** false: a schema with no journal in it is not started (OpenStoreOptions.create). */
+  readonly create?: boolean;
   readonly clock?: () => number;
   readonly newId?: () => string;
   readonly pid?: number;
@@ -81,7 +83,8 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
   try {
     await acquireLocks(advisory, files, options.standby);
     const marker = readMarker(base);
-    const problem = lostJournalProblem(base, marker, await inspectPgJournal(options.url, schema, options.timeoutMs), where);
+    const found = await inspectPgJournal(options.url, schema, options.timeoutMs);
+    const problem = lostJournalProblem(base, marker, found, where);
     if (problem !== null && options.onLostJournal !== 'rebuild') {
       throw new StoreError(
         'journal-lost',
@@ -93,6 +96,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
       throw new StoreError('conflict', `the journal ${where} is intact: there is nothing to rebuild (drop --rebuild-journal)`);
     }
     if (problem !== null) rebuilt = { reason: problem, movedAside: await moveSchemaAside(options.url, schema, now(), options.timeoutMs) };
+    if (options.create === false && found.state !== 'journal') throw noJournalYet(options.mode, where);
     await journal.open();
     await journal.takeOwnership(advisory[0]?.holder ?? 'stacker');
     const journalId = await journal.journalId();
@@ -149,16 +153,22 @@ export async function openPgStoreForReading(options: {
   // URL, a copy) was read and reported from as if it were that daemon's.
   const problem = options.dataDir === undefined ? null : lostJournalProblem(pgMarkerBase(options.dataDir, options.mode), readMarker(pgMarkerBase(options.dataDir, options.mode)), found, where);
   if (problem !== null) throw lostJournalForReading(problem, 'the database');
-  if (found.state !== 'journal') throw new StoreError('not-found', `no ${options.mode} journal in ${where} yet: stacker has not run on this database in that mode`);
+  if (found.state !== 'journal') throw noJournalYet(options.mode, where);
   const journal = new PgJournal({
     url: options.url,
     schema,
     readOnly: options.write !== true,
+    // A reader never migrates: the daemon's start (or `journal upgrade`) does, under the journal's lock.
+    migrate: false,
     applicationName: 'stacker reader',
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   });
   await journal.open();
   return journal;
+}
+
+function noJournalYet(mode: RunMode, where: string): StoreError {
+  return new StoreError('not-found', `no ${mode} journal in ${where} yet: stacker has not run on this database in that mode`);
 }
 
 /** What the schema holds, without creating anything: nothing, an empty schema, or a journal and its id. */

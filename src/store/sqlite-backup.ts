@@ -18,9 +18,7 @@ export function keepCopyBeforeMigrating(db: DatabaseSync, path: string, version:
   const partial = `${target}.partial`;
   try {
     rmSync(partial, { force: true });
-    // VACUUM INTO writes into an empty file as it finds it: made here, so its mode is ours.
-    closeSync(openSync(partial, 'wx', 0o600));
-    db.prepare('VACUUM INTO ?').run(partial);
+    copyInto(db, partial);
     syncFile(partial);
     renameSync(partial, target);
     syncFile(dirname(target));
@@ -33,6 +31,16 @@ export function keepCopyBeforeMigrating(db: DatabaseSync, path: string, version:
     );
   }
   return target;
+}
+
+/**
+ * A consistent copy of the open database in a new file (SQLite's VACUUM INTO: one read
+ * transaction, whatever the WAL holds), readable by this user alone: SQLite writes into an
+ * empty file as it finds it, so it is made here first, with the journal's mode.
+ */
+export function copyInto(db: DatabaseSync, target: string): void {
+  closeSync(openSync(target, 'wx', 0o600));
+  db.prepare('VACUUM INTO ?').run(target);
 }
 
 function syncFile(path: string): void {

@@ -59,6 +59,11 @@ export interface SqliteJournalOptions {
   /** Readers such as `stacker orders` beside a running daemon: no migration, no writes. */
   readonly readOnly?: boolean;
   /**
+   * false: written but never migrated (a human's verdict, `journal acknowledge`, beside whatever
+   * daemon runs on it: an older build's journal changed under it would be refused by it).
+   */
+  readonly migrate?: boolean;
+  /**
    * Check every page when opened (SQLite's quick_check, ~40 ms for 30 MB): a reader would
    * otherwise report from a damaged journal, which `stacker run` refuses (it checks at start).
    */
@@ -119,7 +124,7 @@ export class SqliteJournal implements Journal {
       ...(this.#options.synchronous === undefined ? {} : { synchronous: this.#options.synchronous }),
     });
     try {
-      if (this.#options.readOnly === true) verifySchema(db, this.path);
+      if (this.#options.readOnly === true || this.#options.migrate === false) verifySchema(db, this.path);
       else {
         const from = recordedVersion(db);
         const older = from > 0 && from < SCHEMA_VERSION && this.path !== ':memory:';

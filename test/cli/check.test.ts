@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CheckOverrides, check, zonedTime } from '../../src/cli/commands/check.ts';
@@ -12,6 +13,7 @@ import type { PreflightResult } from '../../src/engine/preflight.ts';
 import type { Exchange } from '../../src/exchange/port.ts';
 import { ConfigWorld, DCA, REPORT } from '../config/helpers.ts';
 import { startSandbox } from '../../src/sandbox/server.ts';
+import { createDatabase, dropDatabase, pgCluster } from '../support/pg-databases.ts';
 
 /**
  * `stacker check`: the configuration part runs for real (files in a temp folder); the exchange
@@ -317,6 +319,49 @@ describe('stacker check', () => {
     expect(JSON.parse(stdout()).operator).toEqual({ killSwitchSince: '2025-01-01T06:00:00.000Z', accountKillSwitches: { kids: '2025-01-01T06:00:00.000Z' }, paused: { 'a-dca': '2025-01-01T06:00:00.000Z' }, lastRunStopped: null });
     await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, { ...fakes(allOk, env), configOnly: true });
     expect(stdout()).toContain('kill switch:     ON: nothing that moves money would be sent (turned on from the status API at 2025-01-01T06:00:00.000Z); account kids');
+  });
+
+  it('on a journal an older build left: says run migrates it at its start (or journal upgrade now), shows its switches and pauses from a migrated copy, passes, and changes nothing', async () => {
+    world.instance('dca-btc', DCA);
+    const { journalPath } = await import('../../src/store/open-store.ts');
+    const { SCHEMA_VERSION } = await import('../../src/store/migrations.ts');
+    const { olderJournal, schemaOf } = await import('../support/older-journal.ts');
+    const path = journalPath(world.dir, 'dry-run');
+    olderJournal(path, 4);
+    await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000' }));
+    expect(stdout()).toContain(
+      `journal:         ${path}: schema 4, older than this stacker's ${SCHEMA_VERSION} (an older stacker wrote it): \`stacker run\` migrates it at its start, keeping a copy of the file as it was (${path}.schema-4.bak), one-way; ` +
+        '`stacker journal upgrade` migrates it now without trading; what follows is read from a migrated copy of it, as the start will find it\n',
+    );
+    expect(stdout()).not.toContain('will not start');
+    expect(stdout()).toContain('kill switch:     ON: nothing that moves money would be sent (turned on from the status API at 1970-01-01T00:00:00.005Z)');
+    expect(stdout()).toContain('  paused:     since 1970-01-01T00:00:00.006Z (from the status API; its slots are skipped until resumed)\n');
+    expect(schemaOf(path)).toBe(4);
+    expect(existsSync(`${path}.schema-4.bak`)).toBe(false);
+    await check(context(true), { strategies: world.strategiesDir, dataDir: world.dir }, { ...fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000' }), configOnly: true });
+    expect(JSON.parse(stdout())).toMatchObject({ ok: true, journalSchema: { version: 4, current: SCHEMA_VERSION, read: 'from-a-migrated-copy' }, operator: { killSwitchSince: '1970-01-01T00:00:00.005Z' } });
+  });
+
+  it.skipIf(pgCluster() === null)('on a PostgreSQL journal of an older schema: says run migrates it, and plainly that its switches and pauses cannot be read before', async () => {
+    world.instance('dca-btc', DCA);
+    const cluster = pgCluster();
+    if (cluster === null) return;
+    const url = await createDatabase(cluster);
+    try {
+      const { openPool } = await import('../../src/store/pg-db.ts');
+      const { PG_MIGRATIONS, migratePg } = await import('../../src/store/pg-migrations.ts');
+      const pool = openPool({ url, schema: 'stacker_dry_run' });
+      try {
+        await migratePg(pool, 'stacker_dry_run', 'test', () => 1, PG_MIGRATIONS.filter((m) => m.version <= 5));
+      } finally {
+        await pool.end();
+      }
+      await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, { ...fakes(allOk, { STACKER_DATABASE_URL: url }), configOnly: true });
+      expect(stdout()).toMatch(/journal: +.*\(schema stacker_dry_run\): schema 5, older than this stacker's \d+ \(an older stacker wrote it\): `stacker run` migrates it at its start, one-way; `stacker journal upgrade` migrates it now without trading; what it holds \(switches, pauses, budgets\) cannot be read before\n/);
+      expect(stdout()).toContain("the status API's switches could not be read from the journal (they cannot be read before the journal is migrated to this stacker's schema: `stacker journal upgrade` does it without trading, and the check reads them then)");
+    } finally {
+      await dropDatabase(cluster, url);
+    }
   });
 
   it('refuses a journal that is lost as run would (E_STORE, exit 3), after showing the whole configuration and its pre-flight', async () => {

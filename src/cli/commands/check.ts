@@ -13,7 +13,8 @@ import { offLoopbackWarning } from '../../observability/allowed-hosts.ts';
 import type { CommandContext } from '../context.ts';
 import { journalPath } from '../../store/open-store.ts';
 import { JOURNAL_SCHEMAS } from '../../store/pg-schemas.ts';
-import { StoreError } from '../../store/errors.ts';
+import { SchemaOutdatedError, StoreError } from '../../store/errors.ts';
+import type { StoredJournal } from '../../store/opened-store.ts';
 import { fields, json } from '../output.ts';
 
 /**
@@ -59,6 +60,7 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
     ...describeConfig(config, nowMs),
     operator: read.summary,
     ...(read.withoutFile === undefined ? {} : { instancesWithoutFile: read.withoutFile }),
+    ...(read.olderSchema === undefined ? {} : { journalSchema: read.olderSchema }),
     ...(read.lost === null ? {} : { journalLost: read.lost.message, journalState: JOURNAL_STATES[read.lost.reason] ?? 'cannot be read' }),
   };
   if (!ctx.json) ctx.io.out(renderConfig(summary));
@@ -99,15 +101,11 @@ const JOURNAL_STATES: Partial<Record<StoreError['reason'], string>> = { 'journal
 async function readOperatorControls(
   config: DaemonConfig,
   nowMs: number,
-): Promise<{ readonly summary: OperatorSummary; readonly lost: StoreError | null; readonly foreign?: Error | null; readonly orphaned?: readonly InputProblem[]; readonly withoutFile?: readonly WithoutFileSummary[] }> {
-  const { openStoreForReading } = await import('../../store/open-store.ts');
-  let journal: Awaited<ReturnType<typeof openStoreForReading>> | null = null;
+): Promise<{ readonly summary: OperatorSummary; readonly lost: StoreError | null; readonly foreign?: Error | null; readonly orphaned?: readonly InputProblem[]; readonly withoutFile?: readonly WithoutFileSummary[]; readonly olderSchema?: OlderSchema }> {
+  let journal: StoredJournal | null = null;
   try {
-    journal = await openStoreForReading({
-      dataDir: config.dataDir,
-      mode: config.mode,
-      ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url, databaseTimeoutMs: config.databaseTimeoutMs }),
-    });
+    const opened = await openAsRunWill(config);
+    journal = opened.journal;
     const controls = await journal.operatorControls();
     const iso = (ms: number): string => new Date(ms).toISOString();
     const [last] = await journal.listRuns(1);
@@ -137,14 +135,52 @@ async function readOperatorControls(
         unresolved: found.unresolved.map((intent) => intent.intentId),
         message: found.message,
       })),
+      ...(opened.olderSchema === null ? {} : { olderSchema: opened.olderSchema }),
     };
   } catch (error) {
     if (error instanceof StoreError && error.reason === 'not-found') return { summary: { killSwitchSince: null, accountKillSwitches: {}, paused: {} }, lost: await pgAccessProblem(config).catch(asStoreProblem) };
+    // An older build's schema in PostgreSQL: `run` migrates it at its start (the role permitting), but what it holds cannot be read before.
+    if (error instanceof SchemaOutdatedError) {
+      return {
+        summary: { unread: 'they cannot be read before the journal is migrated to this stacker\'s schema: `stacker journal upgrade` does it without trading, and the check reads them then' },
+        lost: await pgAccessProblem(config).catch(asStoreProblem),
+        olderSchema: { version: error.databaseVersion, current: error.knownVersion, read: 'not' },
+      };
+    }
     // Lost, moved, or out of reach (a database down, a password refused): `run` would not start on it, and the check does not pass.
     const lost = error instanceof StoreError ? error : null;
     return { summary: { unread: error instanceof Error ? error.message : String(error) }, lost };
   } finally {
     await journal?.close();
+  }
+}
+
+/** A journal of an older build's schema, which `stacker run` migrates at its start: read from a migrated copy, or not read at all (PostgreSQL). */
+export interface OlderSchema {
+  readonly version: number;
+  readonly current: number;
+  readonly read: 'from-a-migrated-copy' | 'not';
+}
+
+/**
+ * The journal as `stacker run` will read it: the store's own, read-only, or for a file an older
+ * build wrote (its schema not migrated yet) a migrated copy of it, so the check shows the kill
+ * switch, pauses and budgets a start would find, and changes nothing. A PostgreSQL schema of an
+ * older version is not copied: its SchemaOutdatedError passes.
+ */
+async function openAsRunWill(config: DaemonConfig): Promise<{ readonly journal: StoredJournal; readonly olderSchema: OlderSchema | null }> {
+  const { journalPath, openMigratedCopy, openStoreForReading } = await import('../../store/open-store.ts');
+  try {
+    const journal = await openStoreForReading({
+      dataDir: config.dataDir,
+      mode: config.mode,
+      ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url, databaseTimeoutMs: config.databaseTimeoutMs }),
+    });
+    return { journal, olderSchema: null };
+  } catch (error) {
+    if (!(error instanceof SchemaOutdatedError) || config.databaseUrl !== null || error.databaseVersion === 0) throw error;
+    const copy = await openMigratedCopy(journalPath(config.dataDir, config.mode));
+    return { journal: copy, olderSchema: { version: copy.olderSchema, current: error.knownVersion, read: 'from-a-migrated-copy' } };
   }
 }
 
@@ -171,8 +207,7 @@ async function journalNow(
   config: DaemonConfig,
   nowMs: number,
 ): Promise<{ leftOf(instance: string): Promise<SpendLeft | null>; stateOf(instance: string): Promise<ReadonlyMap<string, string>>; accountState(account: string): Promise<string | null>; close(): Promise<void> }> {
-  const [{ openStoreForReading }, { MemoryJournal }, { toRuntime }, { accountCapOf }, { spendLeft }] = await Promise.all([
-    import('../../store/open-store.ts'),
+  const [{ MemoryJournal }, { toRuntime }, { accountCapOf }, { spendLeft }] = await Promise.all([
     import('../../store/memory-journal.ts'),
     import('../../config/instance-runtime.ts'),
     import('../../config/account-cap.ts'),
@@ -180,11 +215,7 @@ async function journalNow(
   ]);
   let journal: import('../../store/journal.ts').Journal | null = null;
   try {
-    journal = await openStoreForReading({
-      dataDir: config.dataDir,
-      mode: config.mode,
-      ...(config.databaseUrl === null ? {} : { databaseUrl: config.databaseUrl.url, databaseTimeoutMs: config.databaseTimeoutMs }),
-    });
+    journal = (await openAsRunWill(config)).journal;
   } catch (error) {
     if (error instanceof StoreError && error.reason === 'not-found') {
       const empty = new MemoryJournal();
@@ -348,6 +379,8 @@ export interface ConfigSummary {
   readonly journalState?: string;
   /** Instances the journal holds that will not run (no file, or disabled) and that spent in a current budget period or have an intent unresolved. */
   readonly instancesWithoutFile?: readonly WithoutFileSummary[];
+  /** The journal is of an older build's schema: `stacker run` migrates it at its start. */
+  readonly journalSchema?: OlderSchema;
 }
 
 /** An instance without a file (or disabled) whose budget a new name would not carry over. */
@@ -509,7 +542,7 @@ export function renderConfig(summary: ConfigSummary): string {
         (summary.accounts.length > 0 && !summary.accounts.some((account) => account.name === DEFAULT_ACCOUNT) ? ' (no instance trades on it: each names an account, below)' : ''),
     ],
     ['data dir', summary.dataDir],
-    ['journal', summary.journalLost === undefined ? summary.journal : `${summary.journal}: ${summary.journalState ?? 'LOST'}, \`stacker run\` will not start: ${summary.journalLost}`],
+    ['journal', summary.journalLost === undefined ? `${summary.journal}${olderSchemaNote(summary)}` : `${summary.journal}: ${summary.journalState ?? 'LOST'}, \`stacker run\` will not start: ${summary.journalLost}`],
     ...(operator?.lastRunStopped == null
       ? []
       : [['last run', `STOPPED at ${operator.lastRunStopped.at}: ${operator.lastRunStopped.reason}; a start may stop the same way until its cause is gone (its log and \`stacker journal\` say more)`] as [string, string]]),
@@ -563,6 +596,15 @@ export function renderConfig(summary: ConfigSummary): string {
     );
   }
   return `${blocks.join('\n')}\n`;
+}
+
+/** What the journal line says of a journal an older build wrote: what a start does to it, and how the check read it. */
+function olderSchemaNote(summary: ConfigSummary): string {
+  const older = summary.journalSchema;
+  if (older === undefined) return '';
+  const copy = older.read === 'from-a-migrated-copy' ? `, keeping a copy of the file as it was (${summary.journal}.schema-${older.version}.bak)` : '';
+  const read = older.read === 'from-a-migrated-copy' ? 'what follows is read from a migrated copy of it, as the start will find it' : 'what it holds (switches, pauses, budgets) cannot be read before';
+  return `: schema ${older.version}, older than this stacker's ${older.current} (an older stacker wrote it): \`stacker run\` migrates it at its start${copy}, one-way; \`stacker journal upgrade\` migrates it now without trading; ${read}`;
 }
 
 export function renderPreflight(outcome: PreflightOutcome, config: Pick<DaemonConfig, 'mode'> & { readonly instances?: DaemonConfig['instances'] }): string {

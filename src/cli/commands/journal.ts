@@ -6,6 +6,7 @@ import { type Decimal, formatDecimal } from '../../domain/money.ts';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order.ts';
 import { INTENT_STATUSES, type IntentRecord, type IntentStatus, type JournalEntry, type LedgerFinding, type SlotRecord, type StoredOrder } from '../../store/journal.ts';
 import type { StoredJournal } from '../../store/open-store.ts';
+import type { JournalLocation } from '../../config/journal-location.ts';
 import { LIST_DEFAULT, LIST_LIMIT, checkAll, integerIn, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
 import { json, table } from '../output.ts';
@@ -163,6 +164,54 @@ export async function migrate(ctx: CommandContext, flags: MigrateFlags, deps: Re
     copy.copied === 0
       ? 'nothing new to copy: PostgreSQL already holds every row of this journal (rows and sums verified)\n'
       : `copied ${copy.copied} row(s); rows and sums verified. Set STACKER_DATABASE_URL to this database and start stacker; keep ${copy.from} as a backup.\n`,
+  );
+}
+
+export interface UpgradeFlags extends GlobalPart {
+  readonly dataDir?: string;
+  readonly mode?: string;
+  /** The parent command's (`journal --journal FILE`): refused, upgrade migrates a data dir's journal. */
+  readonly journal?: string;
+}
+
+/**
+ * `stacker journal upgrade`: migrate a mode's journal (SQLite or PostgreSQL) to this stacker's
+ * schema as a daemon's start would, under the same lock (refused while a daemon holds it) and with
+ * the same copy of the file as it was, and trade nothing: so the journal can be read with the new
+ * build (`journal`, `orders`, `report`, `check`) before it is let trade.
+ */
+export async function upgrade(ctx: CommandContext, flags: UpgradeFlags, deps: ReadDeps = {}): Promise<void> {
+  if (flags.journal !== undefined) throw InputError.one('--journal', "upgrade migrates a data dir's journal as a start of the daemon would: give --data-dir and --mode, not --journal");
+  const { loadJournalLocation } = await import('../../config/journal-location.ts');
+  const location = await loadJournalLocation({ envFile: flags.envFile, dataDir: flags.dataDir, mode: flags.mode }, deps.env === undefined ? {} : { env: deps.env });
+  const { openStore } = await import('../../store/open-store.ts');
+  const { SCHEMA_VERSION, describeMigration } = await import('../../store/migrations.ts');
+  let store: Awaited<ReturnType<typeof openStore>>;
+  try {
+    store = await openStore({
+      dataDir: location.dataDir,
+      mode: location.mode,
+      create: false,
+      ...(location.databaseUrl === null ? {} : { databaseUrl: location.databaseUrl.url, databaseTimeoutMs: location.databaseTimeoutMs }),
+    });
+  } catch (error) {
+    throw await noJournalThere(error, location, flags);
+  }
+  const where = store.journal.path;
+  const migrated = store.migrated;
+  await store.close();
+  if (ctx.json) {
+    ctx.io.out(json({ journal: where, mode: location.mode, schema: SCHEMA_VERSION, migrated: migrated === null ? null : { from: migrated.from, to: migrated.to, migrations: migrated.applied, backup: migrated.backup } }));
+    return;
+  }
+  if (migrated === null) {
+    ctx.io.out(`the ${location.mode} journal ${where} is of schema ${SCHEMA_VERSION} already, this stacker's: nothing to upgrade\n`);
+    return;
+  }
+  const back = migrated.backup === null ? 'to go back, restore the pg_dump taken before it' : `the file as it was is kept as ${migrated.backup}`;
+  ctx.io.out(
+    `upgraded the ${location.mode} journal ${where} ${describeMigration(migrated)}; ${back} (README "Upgrading" says how to go back: a stacker older than this one refuses the journal now). ` +
+      'Nothing was traded: read it with `stacker journal`, `orders`, `report` or `check`, then start the daemon\n',
   );
 }
 
@@ -357,10 +406,7 @@ export async function withJournal(
   }
   const { loadJournalLocation } = await import('../../config/journal-location.ts');
   const location = await loadJournalLocation({ envFile: flags.envFile, dataDir: flags.dataDir, mode: flags.mode }, deps.env === undefined ? {} : { env: deps.env });
-  const { JOURNAL_FILES, journalPath, openStoreForReading } = await import('../../store/open-store.ts');
-  const { StoreError } = await import('../../store/errors.ts');
-  const { existsSync } = await import('node:fs');
-  const { resolve } = await import('node:path');
+  const { openStoreForReading } = await import('../../store/open-store.ts');
   let store: StoredJournal;
   try {
     store = await openStoreForReading({
@@ -370,19 +416,27 @@ export async function withJournal(
       ...(location.databaseUrl === null ? {} : { databaseUrl: location.databaseUrl.url, databaseTimeoutMs: location.databaseTimeoutMs }),
     });
   } catch (error) {
-    if (!(error instanceof StoreError) || error.reason !== 'not-found') throw error;
-    if (location.databaseUrl !== null) throw new ConfigError([{ field: flags.mode === undefined ? 'journal' : '--mode', rule: `${error.message}${modeOrigin(location.modeSource)}` }]);
-    const others = (Object.keys(JOURNAL_FILES) as Array<keyof typeof JOURNAL_FILES>).filter((mode) => mode !== location.mode && existsSync(journalPath(resolve(location.dataDir), mode)));
-    const hint = others.length === 0 ? 'stacker has not run in this data dir yet' : `this data dir has ${others.map((mode) => `a ${mode} journal (--mode ${mode})`).join(' and ')}`;
-    throw new ConfigError([
-      { field: flags.mode === undefined ? 'journal' : '--mode', rule: `no ${location.mode} journal at ${journalPath(resolve(location.dataDir), location.mode)}: ${hint}${modeOrigin(location.modeSource)}` },
-    ]);
+    throw await noJournalThere(error, location, flags);
   }
   try {
     await work(store, { path: store.path, mode: location.mode });
   } finally {
     await store.close();
   }
+}
+
+/** A journal that is not there yet is bad input (exit 2), naming the journals the data dir does have; any other error passes as it is. */
+async function noJournalThere(error: unknown, location: JournalLocation, flags: { readonly mode?: string }): Promise<unknown> {
+  const { StoreError } = await import('../../store/errors.ts');
+  if (!(error instanceof StoreError) || error.reason !== 'not-found') return error;
+  const field = flags.mode === undefined ? 'journal' : '--mode';
+  if (location.databaseUrl !== null) return new ConfigError([{ field, rule: `${error.message}${modeOrigin(location.modeSource)}` }]);
+  const { JOURNAL_FILES, journalPath } = await import('../../store/open-store.ts');
+  const { existsSync } = await import('node:fs');
+  const { resolve } = await import('node:path');
+  const others = (Object.keys(JOURNAL_FILES) as Array<keyof typeof JOURNAL_FILES>).filter((mode) => mode !== location.mode && existsSync(journalPath(resolve(location.dataDir), mode)));
+  const hint = others.length === 0 ? 'stacker has not run in this data dir yet' : `this data dir has ${others.map((mode) => `a ${mode} journal (--mode ${mode})`).join(' and ')}`;
+  return new ConfigError([{ field, rule: `no ${location.mode} journal at ${journalPath(resolve(location.dataDir), location.mode)}: ${hint}${modeOrigin(location.modeSource)}` }]);
 }
 
 /**
