@@ -315,6 +315,8 @@ export interface ForeignOrder {
   readonly why: string;
   /** A second order of an intent this journal sent: two stackers on the key, or the same order sent twice. */
   readonly twin?: boolean;
+  /** A second order of an intent the journal shows sent more than once: an older stacker resent it. */
+  readonly resent?: boolean;
 }
 
 /**
@@ -336,13 +338,19 @@ export class ForeignOrderError extends StackerError {
     const more = orders.length > 5 ? `; and ${orders.length - 5} more` : '';
     // A twin can also be stacker's own order sent twice: an exchange that answered a nonce
     // refusal (refused at its door, so signed afresh and sent again) after taking the order.
-    const twice = orders.some((o) => o.twin === true)
+    const twice = orders.some((o) => o.twin === true && o.resent !== true)
       ? ' If no other stacker runs on the key, the exchange took an order it answered as refused for its nonce, and stacker, which sends such a request again, bought twice: tell the exchange.'
       : '';
+    const counted = orders.some((o) => o.twin === true) ? ' A second order of an intent of this journal is recorded against its instance and counted in its budgets and reports.' : '';
     super(
-      `the exchange holds orders with this stacker's order ids that its journal did not send: ${shown}${more}. ` +
-        'Two stackers on one key buy every slot twice: stop the other one (another host or container with its own data dir), ' +
-        `then run \`stacker journal acknowledge\` and start this one again.${twice}`,
+      orders.every((o) => o.resent === true)
+        ? // The journal itself says why: its intent was sent more than once, which only a stacker from before exactly-once did.
+          `the exchange holds a second order of an intent this journal sent more than once: ${shown}${more}. ` +
+            "An older stacker, which sent a lost answer's order again, bought that slot twice before this one took the journal over; this one never resends." +
+            `${counted} Read it (\`stacker journal\`), then run \`stacker journal acknowledge\` and start this one again.`
+        : `the exchange holds orders with this stacker's order ids that its journal did not send: ${shown}${more}. ` +
+            'Two stackers on one key buy every slot twice: stop the other one (another host or container with its own data dir), ' +
+            `then run \`stacker journal acknowledge\` and start this one again.${twice}${counted}`,
     );
     this.name = 'ForeignOrderError';
     this.orders = orders;

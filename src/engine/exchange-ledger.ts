@@ -1,7 +1,7 @@
 import { instanceHash, parseClientOrderId } from '../domain/client-order-id.ts';
 import { type ForeignOrder, ForeignOrderError } from '../domain/errors.ts';
 import type { Order } from '../domain/order.ts';
-import type { IntentRecord } from '../store/journal.ts';
+import type { IntentRecord, NewLedgerFinding } from '../store/journal.ts';
 import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts';
 import { orderResult } from './executor.ts';
 import { recordOrder } from './order-log.ts';
@@ -235,6 +235,8 @@ export class ExchangeLedger {
     const adopted: Order[] = [];
     const linked: Order[] = [];
     const foreign: ForeignOrder[] = [];
+    // Of those, the ones whose finding is still to be written (a second order's is written as it is counted).
+    const unrecorded: ForeignOrder[] = [];
     // Ids of ours the history shows, in lower case: one shown in another case is still there (see the not-found check below).
     const seen = new Set<string>();
     // Orders already reported as foreign are known: reported once, acknowledged by a human, not held against the next start.
@@ -246,12 +248,21 @@ export class ExchangeLedger {
       if (parts === null || owner === undefined) continue;
       ours += 1;
       seen.add(order.clientOrderId.toLowerCase());
-      if (reported.has(order.orderId) || (await deps.journal.getOrder(order.orderId)) !== null) continue;
+      if ((await deps.journal.getOrder(order.orderId)) !== null) continue;
       const intent = await deps.journal.findIntentByClientOrderId(order.clientOrderId);
+      if (reported.has(order.orderId)) {
+        // Reported by a stacker that did not count a second order yet: counted now, against its intent.
+        if (intent?.status === 'done') await this.#recordSecond(owner, account, intent, order, null);
+        continue;
+      }
       const verdict = intent === null ? await this.#unjournalled(owner, parts.slotTimeMs) : await this.#journalled(intent);
       if (verdict.kind === 'skip') continue;
       if (verdict.kind === 'foreign') {
-        foreign.push({ instance: owner.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, at: { kind: 'placed', ms: Math.round(order.createdAtSec * 1000) }, why: verdict.why, twin: verdict.why.includes(TWIN) });
+        const found: ForeignOrder = { instance: owner.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, at: { kind: 'placed', ms: Math.round(order.createdAtSec * 1000) }, why: verdict.why, twin: verdict.why.includes(TWIN), ...(verdict.why.includes(RESENT) ? { resent: true } : {}) };
+        // A second order of an intent this journal sent: the money was spent for that slot, so it is counted at once, with its finding.
+        if (intent?.status === 'done') await this.#recordSecond(owner, account, intent, order, findingOf(found));
+        else unrecorded.push(found);
+        foreign.push(found);
         continue;
       }
       if (verdict.kind === 'link' && intent !== null) {
@@ -270,9 +281,7 @@ export class ExchangeLedger {
     }
 
     if (foreign.length > 0) {
-      for (const order of foreign) {
-        await deps.journal.recordFinding({ kind: 'foreign', instance: order.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, detail: order.why });
-      }
+      for (const order of unrecorded) await deps.journal.recordFinding(findingOf(order));
       const error = new ForeignOrderError(foreign);
       throw new FatalEngineError(error.message, error);
     }
@@ -333,7 +342,9 @@ export class ExchangeLedger {
       case 'not-found':
         return { kind: 'link' };
       case 'done':
-        return { kind: 'foreign', why: `this journal's intent ${intent.intentId} ${TWIN}: the slot was bought twice` };
+        // Sent more than once: a stacker from before exactly-once sent a lost answer's order again.
+        if (intent.attempts > 1) return { kind: 'foreign', why: `this journal's intent ${intent.intentId} ${TWIN}: it was sent ${intent.attempts} times, ${RESENT}; the slot was bought twice, and this order is counted against it` };
+        return { kind: 'foreign', why: `this journal's intent ${intent.intentId} ${TWIN}: the slot was bought twice, and this order is counted against it` };
       case 'refused':
       case 'failed':
         return { kind: 'foreign', why: `this journal never sent it (its intent ${intent.intentId} is ${intent.status})` };
@@ -348,25 +359,42 @@ export class ExchangeLedger {
     return { kind: 'adopt' };
   }
 
+  /**
+   * Where an order found in the history counts: its instance's budget (the instance's asset, else
+   * the order's quote) and its account's cap, in the same transaction as the order: a crash
+   * between the two would leave an order the cap never counts, and the account could overspend.
+   * Counted on the account with a cap or without: one set later in the period counts it (as the
+   * executor's reservations do).
+   */
+  #spendScope(owner: LedgerInstance, account: string, order: Order): { asset: string; timeZone: string; accountCap: { scope: string; asset: string; timeZone: string } } {
+    const asset = owner.budgetAsset ?? order.market.split('_')[1] ?? order.market;
+    const cap = this.#deps.accounts?.capOf(account) ?? null;
+    return { asset, timeZone: owner.timezone, accountCap: { scope: accountBudgetScope(account), asset: cap?.asset ?? asset, timeZone: cap?.timeZone ?? owner.timezone } };
+  }
+
+  /** A second order of an intent this journal sent and recorded: journalled against that intent and counted, with its finding (null: written before). */
+  async #recordSecond(owner: LedgerInstance, account: string, intent: IntentRecord, order: Order, finding: NewLedgerFinding | null): Promise<void> {
+    const deps = this.#deps;
+    const transition = await deps.journal.recordSecondOrder({ intentId: intent.intentId, instance: owner.instance, slotTimeMs: intent.slotTimeMs, order, ...this.#spendScope(owner, account, order), finding });
+    if (transition !== null) deps.metrics.orderTransition(owner.instance, transition.toStatus);
+    deps.logger.warn(
+      { event: 'order-second', instance: owner.instance, intentId: intent.intentId, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, sent: intent.attempts, filledQuote: order.filledQuote.toFixed() },
+      `order ${order.orderId} is a second order of intent ${intent.intentId} (${order.clientOrderId}${intent.attempts > 1 ? `, sent ${intent.attempts} times` : ''}): recorded against ${owner.instance}'s slot and counted in its budgets and reports`,
+    );
+  }
+
   async #adopt(owner: LedgerInstance, account: string, slotTimeMs: number, index: number, order: Order): Promise<void> {
     const deps = this.#deps;
-    const asset = owner.budgetAsset ?? order.market.split('_')[1] ?? order.market;
     const reason = `found in the exchange's order history; the journal had no record of it (lost with the journal, or with a crash)`;
-    // The account cap counts the order too, in the adoption's own transaction: a crash between
-    // the two would leave an adopted order the cap never counts, and the account could overspend.
-    const cap = deps.accounts?.capOf(account) ?? null;
     const adopted = await deps.journal.adoptOrder({
       instance: owner.instance,
       slotTimeMs,
       index,
       order,
-      asset,
-      timeZone: owner.timezone,
+      ...this.#spendScope(owner, account, order),
       reason,
       acknowledged: this.#options.acknowledgeAdoptions,
       ...(deps.accounts === undefined ? {} : { account }),
-      // Counted on the account with a cap or without: one set later in the period counts it (as the executor's reservations do).
-      accountCap: { scope: accountBudgetScope(account), asset: cap?.asset ?? asset, timeZone: cap?.timeZone ?? owner.timezone },
     });
     if (adopted.transition !== null) deps.metrics.orderTransition(owner.instance, adopted.transition.toStatus);
     deps.logger.warn(
@@ -402,5 +430,12 @@ export class ExchangeLedger {
 
 /** How a finding says its order is a second one of an intent this journal sent (kept in the finding's text). */
 export const TWIN = 'placed another order with the same id';
+
+/** How a finding says the intent of that second order was sent more than once, by a stacker that still resent orders. */
+export const RESENT = 'a resend by an older stacker, which sent a lost answer\'s order again (this one never does)';
+
+function findingOf(order: ForeignOrder): NewLedgerFinding {
+  return { kind: 'foreign', instance: order.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, detail: order.why };
+}
 
 type Verdict = { readonly kind: 'skip' | 'link' | 'adopt' } | { readonly kind: 'foreign'; readonly why: string };

@@ -26,6 +26,7 @@ import {
   OPERATION_STATUSES,
   type OperatorControlChange,
   type OrderAdoption,
+  type SecondOrder,
   type SlotKey,
   type SlotSkip,
   type SlotFinish,
@@ -187,13 +188,21 @@ type AdoptedSpend = BudgetScope & { reservationId: string; atMs: number; amountQ
  * What an adopted order spent, as the budget records its adoption writes: the instance's (under
  * the intent's id), and its account cap's when it has one and the order spent anything.
  */
-export function adoptedSpends(adoption: OrderAdoption, intentId: string): AdoptedSpend[] {
+export function adoptedSpends(adoption: Pick<OrderAdoption, 'instance' | 'slotTimeMs' | 'order' | 'asset' | 'timeZone' | 'accountCap'>, intentId: string): AdoptedSpend[] {
   const { order } = adoption;
   const common = { atMs: adoption.slotTimeMs, amountQuote: order.filledQuote, state: isTerminalStatus(order.status) ? 'settled' : 'held' } as const;
   const spends: AdoptedSpend[] = [{ reservationId: intentId, instance: adoption.instance, asset: adoption.asset, timeZone: adoption.timeZone, ...common }];
   const cap = adoption.accountCap;
   if (cap !== undefined && isAboveZero(order.filledQuote)) spends.push({ reservationId: accountReservationId(intentId), instance: cap.scope, asset: cap.asset, timeZone: cap.timeZone, ...common });
   return spends;
+}
+
+/** Checks a second order before it is journalled: the intent must be there and carry the order's id. */
+export function checkSecondOrder(second: SecondOrder, intent: { readonly clientOrderId: string | null } | null): void {
+  if (intent === null) throw new StoreError('not-found', `intent ${second.intentId} is not journalled: order ${second.order.orderId} cannot be its second order`);
+  if (intent.clientOrderId === null || intent.clientOrderId.toLowerCase() !== second.order.clientOrderId.toLowerCase()) {
+    throw new StoreError('conflict', `order ${second.order.orderId} carries ${second.order.clientOrderId}, not the id of intent ${second.intentId}`);
+  }
 }
 
 // Orders.

@@ -82,6 +82,14 @@ export interface Journal {
    * or the intent is already journalled: that order is not ours to adopt.
    */
   adoptOrder(adoption: OrderAdoption): Promise<AdoptedOrder>;
+  /**
+   * Journal a second order the exchange holds under the clientOrderId of an intent this journal
+   * sent and recorded an order for (an older stacker sent it again, or two stackers on the key):
+   * the order linked to that intent, its spend counted against the intent's instance (and its
+   * account cap) in the slot's periods under a reservation of its own, and the finding when given,
+   * all in one transaction. The money was spent: a budget, a report or P&L without it under-counts.
+   */
+  recordSecondOrder(second: SecondOrder): Promise<OrderTransition | null>;
   /** Remember something reconciliation found at the exchange (health reports it until acknowledged). */
   recordFinding(finding: NewLedgerFinding): Promise<LedgerFinding>;
   listFindings(query?: { readonly unacknowledged?: boolean; readonly limit?: number }): Promise<LedgerFinding[]>;
@@ -476,6 +484,18 @@ export interface OrderAdoption {
    * order still fills), so a crash can never leave an adopted order the cap does not count.
    */
   readonly accountCap?: { readonly scope: string; readonly asset: string; readonly timeZone: string };
+}
+
+/** A second order of one intent: what OrderAdoption says of an order, for an intent the journal has. */
+export interface SecondOrder extends Pick<OrderAdoption, 'instance' | 'slotTimeMs' | 'order' | 'asset' | 'timeZone' | 'accountCap'> {
+  readonly intentId: string;
+  /** The finding that stops trading until a human has read it; null when one was recorded before. */
+  readonly finding: NewLedgerFinding | null;
+}
+
+/** The budget reservation a second order of an intent is counted under (its first order's is the intent's id). */
+export function secondOrderReservationId(intentId: string, orderId: string): string {
+  return `${intentId}#order-${orderId}`;
 }
 
 const ACCOUNT_RESERVATION_SUFFIX = '#account';

@@ -35,6 +35,7 @@ import {
   type RunMode,
   type RunRecord,
   type RunStart,
+  type SecondOrder,
   type SlotClaim,
   type SlotFinish,
   type SlotKey,
@@ -44,6 +45,7 @@ import {
   type StoredOrder,
   type TransferInput,
   type TransferRecord,
+  secondOrderReservationId,
 } from './journal.ts';
 import {
   adoptedFinding,
@@ -56,6 +58,7 @@ import {
   accountStateKey,
   checkAccountState,
   checkFinding,
+  checkSecondOrder,
   checkFinishStatus,
   checkLedgerTime,
   checkOperationStatus,
@@ -517,6 +520,23 @@ export class MemoryJournal implements Journal {
       }
       const finding = this.#insertFinding(adoptedFinding(adoption));
       return { intent: record, transition, finding };
+    });
+  }
+
+  recordSecondOrder(second: SecondOrder): Promise<OrderTransition | null> {
+    return this.#op(() => `recording order ${second.order.orderId}, a second order of intent ${second.intentId}`, () => {
+      checkSecondOrder(second, this.#intents.get(second.intentId) ?? null);
+      const now = this.#now();
+      const spends = adoptedSpends(second, secondOrderReservationId(second.intentId, second.order.orderId));
+      for (const spend of spends) {
+        checkScope(spend);
+        checkSpentAmount(spend.amountQuote, 'amountQuote');
+        if (this.#reservations.has(spend.reservationId)) throw new StoreError('conflict', `budget reservation ${spend.reservationId} already exists`);
+      }
+      const transition = this.#recordOrder(second.order, { intentId: second.intentId }, now);
+      for (const spend of spends) this.#recordSpend(spend, periodStarts(second.slotTimeMs, spend.timeZone));
+      if (second.finding !== null) this.#insertFinding(second.finding);
+      return transition;
     });
   }
 

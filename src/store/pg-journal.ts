@@ -29,6 +29,7 @@ import type {
   OrderTransition,
   RunRecord,
   RunStart,
+  SecondOrder,
   SlotClaim,
   SlotFinish,
   SlotKey,
@@ -396,6 +397,10 @@ export class PgJournal implements Journal {
 
   adoptOrder(adoption: OrderAdoption): Promise<AdoptedOrder> {
     return this.#write(`adopting order ${adoption.order.orderId}`, (tx) => ledger.adoptOrder(tx, adoption, this.#now()));
+  }
+
+  recordSecondOrder(second: SecondOrder): Promise<OrderTransition | null> {
+    return this.#write(`recording order ${second.order.orderId}, a second order of intent ${second.intentId}`, (tx) => ledger.recordSecondOrder(tx, second, this.#now()));
   }
 
   recordFinding(finding: NewLedgerFinding): Promise<LedgerFinding> {

@@ -1,8 +1,8 @@
 import { StoreError } from './errors.ts';
 import { encodeIntentParams } from './intent-codec.ts';
-import type { AdoptedOrder, LedgerFinding, NewLedgerFinding, OrderAdoption } from './journal.ts';
+import { type AdoptedOrder, type LedgerFinding, type NewLedgerFinding, type OrderAdoption, type OrderTransition, type SecondOrder, secondOrderReservationId } from './journal.ts';
 import { findingFromRow } from './journal-rows.ts';
-import { adoptedFinding, adoptedIntent, adoptedSpends, checkFinding, checkLedgerTime } from './journal-rules.ts';
+import { adoptedFinding, adoptedIntent, adoptedSpends, checkFinding, checkLedgerTime, checkSecondOrder } from './journal-rules.ts';
 import { recordSpend } from './pg-budgets.ts';
 import type { Tx } from './pg-db.ts';
 import { requireIntent } from './pg-intents.ts';
@@ -30,6 +30,15 @@ export async function adoptOrder(tx: Tx, adoption: OrderAdoption, nowMs: number)
   for (const spend of adoptedSpends(adoption, intentId)) await recordSpend(tx, spend, nowMs);
   const finding = await insertFinding(tx, adoptedFinding(adoption), nowMs);
   return { intent: await requireIntent(tx, intentId), transition, finding };
+}
+
+export async function recordSecondOrder(tx: Tx, second: SecondOrder, nowMs: number): Promise<OrderTransition | null> {
+  const row = await tx.one('SELECT client_order_id FROM intents WHERE intent_id = $1', [second.intentId]);
+  checkSecondOrder(second, row === null ? null : { clientOrderId: row['client_order_id'] === null ? null : String(row['client_order_id']) });
+  const transition = await recordOrderSnapshot(tx, second.order, { intentId: second.intentId }, nowMs);
+  for (const spend of adoptedSpends(second, secondOrderReservationId(second.intentId, second.order.orderId))) await recordSpend(tx, spend, nowMs);
+  if (second.finding !== null) await insertFinding(tx, second.finding, nowMs);
+  return transition;
 }
 
 export async function insertFinding(tx: Tx, finding: NewLedgerFinding, nowMs: number): Promise<LedgerFinding> {

@@ -32,6 +32,7 @@ import type {
   RunMode,
   RunRecord,
   RunStart,
+  SecondOrder,
   SlotClaim,
   SlotFinish,
   SlotKey,
@@ -412,6 +413,10 @@ export class SqliteJournal implements Journal {
 
   adoptOrder(adoption: OrderAdoption): Promise<AdoptedOrder> {
     return this.#write(`adopting order ${adoption.order.orderId}`, (db) => ledger.adoptOrder(db, adoption, this.#now()));
+  }
+
+  recordSecondOrder(second: SecondOrder): Promise<OrderTransition | null> {
+    return this.#write(`recording order ${second.order.orderId}, a second order of intent ${second.intentId}`, (db) => ledger.recordSecondOrder(db, second, this.#now()));
   }
 
   recordFinding(finding: NewLedgerFinding): Promise<LedgerFinding> {

@@ -1,8 +1,8 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { StoreError } from './errors.ts';
 import { encodeIntentParams } from './intent-codec.ts';
-import type { AdoptedOrder, LedgerFinding, NewLedgerFinding, OrderAdoption } from './journal.ts';
-import { adoptedFinding, adoptedIntent, adoptedSpends, checkFinding, checkLedgerTime } from './journal-rules.ts';
+import { type AdoptedOrder, type LedgerFinding, type NewLedgerFinding, type OrderAdoption, type OrderTransition, type SecondOrder, secondOrderReservationId } from './journal.ts';
+import { adoptedFinding, adoptedIntent, adoptedSpends, checkFinding, checkLedgerTime, checkSecondOrder } from './journal-rules.ts';
 import { recordSpendIn } from './sqlite-budgets.ts';
 import { transaction } from './sqlite-db.ts';
 import { recordOrderSnapshotIn } from './sqlite-orders.ts';
@@ -49,6 +49,17 @@ export function adoptOrder(db: DatabaseSync, adoption: OrderAdoption, nowMs: num
     const row = db.prepare('SELECT * FROM intents WHERE intent_id = ?').get(intentId);
     if (row === undefined) throw new StoreError('not-found', `adopted intent ${intentId} vanished`);
     return { intent: intentFromRow(row), transition, finding };
+  });
+}
+
+export function recordSecondOrder(db: DatabaseSync, second: SecondOrder, nowMs: number): OrderTransition | null {
+  return transaction(db, () => {
+    const row = db.prepare('SELECT client_order_id FROM intents WHERE intent_id = ?').get(second.intentId);
+    checkSecondOrder(second, row === undefined ? null : { clientOrderId: row['client_order_id'] === null ? null : String(row['client_order_id']) });
+    const transition = recordOrderSnapshotIn(db, second.order, { intentId: second.intentId }, nowMs);
+    for (const spend of adoptedSpends(second, secondOrderReservationId(second.intentId, second.order.orderId))) recordSpendIn(db, spend, nowMs);
+    if (second.finding !== null) insertFinding(db, second.finding, nowMs);
+    return transition;
   });
 }
 

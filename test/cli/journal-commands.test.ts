@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Command, CommanderError } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { journal, orders } from '../../src/cli/commands/journal.ts';
+import { acknowledge, journal, orders } from '../../src/cli/commands/journal.ts';
 import { CommandContext, type GlobalFlags, type RunState } from '../../src/cli/context.ts';
 import type { Io } from '../../src/cli/output.ts';
 import { runCli } from '../../src/cli/main.ts';
@@ -114,6 +114,29 @@ describe('stacker orders', () => {
       feeAsset: 'USDT',
     });
     expect((result.orders[1]?.['transitions'] as unknown[])[1]).toMatchObject({ seq: 2, from: 'NEW', to: 'FILLED', filledQuote: '32.50000001' });
+  });
+
+  it("flags a second order of one intent (its slot bought twice), which counts against the intent's instance, and acknowledge says it is counted", async () => {
+    const [first] = await daemon.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT_1 });
+    if (first === undefined || first.clientOrderId === null) throw new Error('no intent');
+    const twin = order({ orderId: '1003', clientOrderId: first.clientOrderId, status: 'FILLED', left: new Decimal('0'), filledBase: new Decimal('0.0005'), filledQuote: new Decimal('32.6'), fee: new Decimal('0.0326'), feeAsset: 'USDT' });
+    await daemon.journal.recordSecondOrder({
+      intentId: first.intentId,
+      instance: 'dca-btc',
+      slotTimeMs: SLOT_1,
+      order: twin,
+      asset: 'USDT',
+      timeZone: 'UTC',
+      finding: { kind: 'foreign', instance: 'dca-btc', clientOrderId: twin.clientOrderId, orderId: '1003', market: 'BTC_USDT', detail: `this journal's intent ${first.intentId} placed another order with the same id: the slot was bought twice` },
+    });
+    await orders(context(true), { dataDir, mode: 'dry-run', instance: 'dca-btc' }, { env: {} });
+    const listed = (JSON.parse(stdout()) as { orders: Array<{ orderId: string; instance: string; secondOrderOf: string | null }> }).orders;
+    expect(listed.find((o) => o.orderId === '1003')).toMatchObject({ instance: 'dca-btc', secondOrderOf: first.intentId });
+    expect(listed.find((o) => o.orderId === '1001')).toMatchObject({ secondOrderOf: null });
+    await orders(context(false), { dataDir, mode: 'dry-run' }, { env: {} });
+    expect(stdout()).toContain(`order 1003 is a second order of intent ${first.intentId} (its slot was bought twice): counted in dca-btc's budgets and reports\n`);
+    await acknowledge(context(false), { dataDir, mode: 'dry-run' }, { env: {} });
+    expect(stdout()).toContain(`acknowledged 1 finding(s)\norder 1003 (${twin.clientOrderId}), a second order of one intent, is recorded against dca-btc and counted in its budgets and reports\n`);
   });
 
   it('prints a table whose amounts are the exact decimals', async () => {

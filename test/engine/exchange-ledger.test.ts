@@ -171,6 +171,64 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(again?.message).toMatch(/, found \d{4}-\d\d-\d\dT.*If no other stacker runs on the key/);
     });
 
+    it("counts a second order of its own intent at once against that intent's instance (budget, orders, report), stops trading until acknowledged, and never counts it twice", async () => {
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('dca-btc', slot)).toBe('done');
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      const first = (await world.journal.listOrders({ instance: 'dca-btc' }))[0];
+      const twin = placeAtExchange(slot);
+      await engine.checkLedger();
+      expect(world.fatal[0]?.message).toContain('A second order of an intent of this journal is recorded against its instance and counted in its budgets and reports.');
+      const spent = await world.journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, slot);
+      expect(formatDecimal(spent.day)).toBe(formatDecimal(twin.filledQuote.add(first?.filledQuote ?? 0)));
+      expect((await world.journal.getOrder(twin.orderId))?.intentId).toBe(intent?.intentId);
+      expect((await world.journal.listOrders({ instance: 'dca-btc' })).map((o) => o.orderId).sort()).toEqual([first?.orderId, twin.orderId].sort());
+      expect(await world.journal.listFindings({ unacknowledged: true })).toMatchObject([{ kind: 'foreign', orderId: twin.orderId, instance: 'dca-btc' }]);
+      expect(world.logs.some((line) => line.fields['event'] === 'order-second' && line.fields['orderId'] === twin.orderId)).toBe(true);
+
+      await world.journal.acknowledgeFindings();
+      const after = world.engine([dcaBtc()], { ledger: {} });
+      await after.checkLedger();
+      expect(world.fatal).toHaveLength(1);
+      expect(formatDecimal((await world.journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, slot)).day)).toBe(formatDecimal(spent.day));
+    });
+
+    it('counts, at the next history read, a second order a stacker before this one reported and left uncounted', async () => {
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('dca-btc', slot)).toBe('done');
+      const first = (await world.journal.listOrders({ instance: 'dca-btc' }))[0];
+      const twin = placeAtExchange(slot);
+      // As a stacker before this one left it: the finding written, acknowledged, the order nowhere.
+      await world.journal.recordFinding({ kind: 'foreign', instance: 'dca-btc', clientOrderId: twin.clientOrderId, orderId: twin.orderId, market: 'BTC_USDT', detail: 'placed another order with the same id: the slot was bought twice', acknowledged: true });
+      await engine.checkLedger();
+      expect(world.fatal).toEqual([]);
+      expect((await world.journal.getOrder(twin.orderId))?.intentId).not.toBeNull();
+      expect(formatDecimal((await world.journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, slot)).day)).toBe(formatDecimal(twin.filledQuote.add(first?.filledQuote ?? 0)));
+    });
+
+    it.skipIf(kind !== 'sqlite')('names the cause when the journal shows the intent sent more than once: an older stacker resent it, not a second stacker on the key', async () => {
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('dca-btc', slot)).toBe('done');
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      // What a stacker from before exactly-once left: its lost answer's order sent again, the intent marked sent twice.
+      const { DatabaseSync } = await import('node:sqlite');
+      const { SqliteJournal } = await import('../../src/store/sqlite-journal.ts');
+      const db = new DatabaseSync((world.journal as InstanceType<typeof SqliteJournal>).path);
+      db.prepare('UPDATE intents SET attempts = 2 WHERE intent_id = ?').run(intent?.intentId ?? '');
+      db.close();
+      placeAtExchange(slot);
+      await engine.checkLedger();
+      const message = world.fatal[0]?.message ?? '';
+      expect(message).toMatch(/^the exchange holds a second order of an intent this journal sent more than once: .*it was sent 2 times, a resend by an older stacker/);
+      expect(message).toContain("An older stacker, which sent a lost answer's order again, bought that slot twice before this one took the journal over; this one never resends.");
+      expect(message).not.toMatch(/Two stackers on one key|nonce/);
+      const { foreignOrdersError } = await import('../../src/daemon/foreign-findings.ts');
+      expect(foreignOrdersError(await world.journal.listFindings({ unacknowledged: true }))?.message).toMatch(/^the exchange holds a second order of an intent this journal sent more than once/);
+    });
+
     it('ignores orders without an instance id scheme of ours, and orders of instances it does not run', async () => {
       world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'my-hand-order-1' });
       placeAtExchange(PAST_SLOT, 0, 'someone-else');

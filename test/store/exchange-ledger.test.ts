@@ -38,6 +38,29 @@ const adoption = (index: number, quote: string) => ({
   reason: 'found in the exchange history; not in the journal',
 });
 
+describe.each(JOURNAL_KINDS)('a second order of an intent the journal sent (%s journal)', (kind) => {
+  beforeEach(() => {
+    world.kind = kind;
+  });
+
+  it("journals it against the intent and counts it on the instance and its account cap under a reservation of its own, with the finding, all at once", async () => {
+    const journal = await world.openJournal();
+    const { intent } = await journal.adoptOrder(adoption(0, '30'));
+    const twin = { ...filled(0, '31'), orderId: '799' };
+    const cap = { scope: '@account:default', asset: 'USDT', timeZone: 'UTC' };
+    const finding = { kind: 'foreign' as const, instance: SLOT.instance, clientOrderId: twin.clientOrderId, orderId: '799', market: 'BTC_USDT', detail: 'placed another order with the same id' };
+    const transition = await journal.recordSecondOrder({ intentId: intent.intentId, instance: SLOT.instance, slotTimeMs: SLOT.slotTimeMs, order: twin, asset: 'USDT', timeZone: 'UTC', accountCap: cap, finding });
+    expect(transition).toMatchObject({ orderId: '799', toStatus: 'FILLED' });
+    expect((await journal.getOrder('799'))?.intentId).toBe(intent.intentId);
+    expect(formatDecimal((await journal.budgetSpent({ instance: SLOT.instance, asset: 'USDT', timeZone: 'UTC' }, SLOT.slotTimeMs)).day)).toBe('61');
+    expect(formatDecimal((await journal.budgetSpent({ instance: cap.scope, asset: 'USDT', timeZone: 'UTC' }, SLOT.slotTimeMs)).day)).toBe('31');
+    expect((await journal.listFindings({ unacknowledged: true })).map((f) => [f.kind, f.orderId])).toEqual([['foreign', '799'], ['adopted', '700']]);
+    // Another id than the intent's is not its second order; nothing is written.
+    await expect(journal.recordSecondOrder({ intentId: intent.intentId, instance: SLOT.instance, slotTimeMs: SLOT.slotTimeMs, order: { ...filled(1, '5'), orderId: '800' }, asset: 'USDT', timeZone: 'UTC', finding: null })).rejects.toMatchObject({ reason: 'conflict' });
+    expect(await journal.getOrder('800')).toBeNull();
+  });
+});
+
 describe.each(JOURNAL_KINDS)('adopting an order the journal never sent (%s journal)', (kind) => {
   beforeEach(() => {
     world.kind = kind;

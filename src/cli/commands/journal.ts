@@ -1,5 +1,6 @@
 import { ConfigError, InputError } from '../../domain/errors.ts';
 import { settledSince } from '../../daemon/slot-shortfall.ts';
+import { TWIN } from '../../engine/exchange-ledger.ts';
 import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
 import type { Intent } from '../../domain/intent.ts';
 import { type Decimal, formatDecimal } from '../../domain/money.ts';
@@ -71,6 +72,15 @@ export async function acknowledge(ctx: CommandContext, flags: AcknowledgeFlags, 
     }
     ctx.io.out(findingsTable(open));
     ctx.io.out(`acknowledged ${open.length} finding(s)\n`);
+    // Acknowledging says nothing of the money: a second order of one of this journal's intents is counted, and the operator is told where.
+    for (const finding of open.filter(isSecondOrder)) {
+      const recorded = finding.orderId === null ? null : await store.getOrder(finding.orderId);
+      ctx.io.out(
+        recorded === null
+          ? `order ${finding.orderId ?? '?'} (${finding.clientOrderId}), a second order of one intent, is counted against ${finding.instance ?? 'its instance'} at the next start's read of the exchange's history\n`
+          : `order ${recorded.orderId} (${finding.clientOrderId}), a second order of one intent, is recorded against ${finding.instance ?? 'its instance'} and counted in its budgets and reports\n`,
+      );
+    }
   }, { write: true });
 }
 
@@ -227,7 +237,8 @@ export async function orders(ctx: CommandContext, flags: OrdersFlags, deps: Read
     // (LIMIT -1 is SQLite's "no limit"), so --limit still counts matching orders.
     const found = await store.listOrders({ ...(args.instance === undefined ? {} : { instance: args.instance }), limit: args.status === undefined ? args.limit : -1 });
     const chosen = (args.status === undefined ? found : found.filter((order) => order.status === args.status)).slice(0, args.limit);
-    const rows = await Promise.all(chosen.map(async (order) => describeOrder(store, order)));
+    const seconds = new Set((await store.listFindings()).flatMap((finding) => (isSecondOrder(finding) && finding.orderId !== null ? [finding.orderId] : [])));
+    const rows = await Promise.all(chosen.map(async (order) => describeOrder(store, order, seconds)));
     if (ctx.json) {
       ctx.io.out(json({ journal: label.path, mode: label.mode, orders: rows }));
       return;
@@ -270,8 +281,16 @@ export async function orders(ctx: CommandContext, flags: OrdersFlags, deps: Read
         ]),
       ),
     );
+    for (const row of rows.filter((r) => r.secondOrderOf !== null)) {
+      ctx.io.out(`order ${row.orderId} is a second order of intent ${row.secondOrderOf ?? ''} (its slot was bought twice): counted in ${row.instance ?? 'its instance'}'s budgets and reports\n`);
+    }
     if (rows.length === args.limit) ctx.io.err(`(the ${args.limit} newest; --limit shows more)\n`);
   });
+}
+
+/** A finding of a second order under the id of an intent this journal sent (TWIN in its text). */
+function isSecondOrder(finding: LedgerFinding): boolean {
+  return finding.kind === 'foreign' && finding.detail.includes(TWIN);
 }
 
 /** `stacker journal`. */
@@ -372,14 +391,17 @@ interface OrderRow extends StoredOrder {
   /** The account its intent was sent on (`default` for intents from before accounts); null for an order no intent sent. */
   readonly account: string | null;
   readonly slotTimeMs: number | null;
+  /** The intent it is a second order of (its slot bought twice, counted all the same); null for an intent's own order. */
+  readonly secondOrderOf: string | null;
   readonly transitionCount: number;
   readonly transitions: ReadonlyArray<{ seq: number; from: OrderStatus | null; to: OrderStatus; filledBase: Decimal; filledQuote: Decimal; fee: Decimal; atMs: number }>;
 }
 
-async function describeOrder(store: StoredJournal, order: StoredOrder): Promise<OrderRow> {
+async function describeOrder(store: StoredJournal, order: StoredOrder, seconds: ReadonlySet<string>): Promise<OrderRow> {
   const [intent, transitions] = await Promise.all([order.intentId === null ? null : store.getIntent(order.intentId), store.orderTransitions(order.orderId)]);
   return {
     ...order,
+    secondOrderOf: seconds.has(order.orderId) ? order.intentId : null,
     instance: intent?.instance ?? null,
     account: intent === null ? null : accountShown(intent.account),
     slotTimeMs: intent?.slotTimeMs ?? null,
