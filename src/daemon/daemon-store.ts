@@ -122,6 +122,13 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
         : {}),
     });
     if (options.standby) logger.info({ event: 'took-over', journal: store.journal.path }, `took the journal over: ${store.journal.path}`);
+    if (store.narrowed.length > 0) {
+      const files = store.narrowed.map((file) => `${file.path} (was ${file.was.toString(8).padStart(4, '0')})`);
+      logger.warn(
+        { event: 'journal-mode-narrowed', files: store.narrowed.map((file) => file.path) },
+        `the journal's files could be read by other users of this machine (an older stacker made them so): made them yours alone (0600): ${files.join(', ')}`,
+      );
+    }
     if (store.migrated !== null) logMigration(logger, store.journal.path, store.migrated);
     return store;
   } catch (error) {

@@ -10,6 +10,7 @@ import type { LockKeep, LockWait } from './pg-lock.ts';
 import { recordedVersion } from './migrations.ts';
 import { copyInto } from './sqlite-backup.ts';
 import { asStoreError, openDatabase } from './sqlite-db.ts';
+import { narrowJournalModes } from './journal-modes.ts';
 import { SqliteJournal } from './sqlite-journal.ts';
 
 export type { OpenedStore, StoredJournal };
@@ -119,8 +120,12 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
   let rebuilt: OpenedStore['rebuilt'] = null;
   let olderCopy: string | null = null;
   let behind: OpenedStore['behind'] = null;
+  let narrowed: OpenedStore['narrowed'] = [];
   try {
     for (const lock of locks) lock.acquire();
+    // An older build's journal others could read is made this user's alone (see below), before
+    // anything opens it: SQLite makes the -wal and -shm files it opens with the journal's mode.
+    narrowed = narrowJournalModes(path);
     // Checked under the lock: no other stacker can be creating or replacing the file meanwhile.
     const marker = readMarker(path);
     const problem = lostJournalProblem(path, marker, inspectJournalFile(path));
@@ -161,6 +166,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
   return openedStore(journal, rebuilt, releaseAll, {
     olderCopy,
     behind,
+    narrowed,
     noteRun(run) {
       const current = readMarker(path);
       if (current !== null) writeMarker(path, { ...current, lastRunStartedAtMs: run.startedAtMs });

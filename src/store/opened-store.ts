@@ -1,4 +1,5 @@
 import type { Journal } from './journal.ts';
+import type { NarrowedFile } from './journal-modes.ts';
 import type { JournalMigration } from './migrations.ts';
 
 /** A journal a store opened: SQLite's file or PostgreSQL's schema, named by `path` in messages. */
@@ -17,6 +18,8 @@ export interface OpenedStore {
   readonly journal: StoredJournal;
   /** What this start migrated, from which schema and the copy kept of the file as it was: one-way, so the log says so. Null when nothing. */
   readonly migrated: JournalMigration | null;
+  /** The journal's files that others could read or write, made this user's alone at this open (a file of an older build's); empty when none. */
+  readonly narrowed: readonly NarrowedFile[];
   /** Set when a lost journal was replaced by a new, empty one (onLostJournal: 'rebuild'). */
   readonly rebuilt: { readonly reason: string; readonly movedAside: readonly string[] } | null;
   /** Why the journal is older than the last run its data dir saw (a backup put back); null when it is not, or cannot be told. */
@@ -38,11 +41,12 @@ export function openedStore<J extends StoredJournal>(
   journal: J,
   rebuilt: OpenedStore['rebuilt'],
   release: () => unknown,
-  copies: { readonly olderCopy: string | null; readonly behind?: OpenedStore['behind']; noteRun(run: { readonly startedAtMs: number }): void } = { olderCopy: null, noteRun: () => undefined },
+  copies: { readonly olderCopy: string | null; readonly behind?: OpenedStore['behind']; readonly narrowed?: readonly NarrowedFile[]; noteRun(run: { readonly startedAtMs: number }): void } = { olderCopy: null, noteRun: () => undefined },
 ): OpenedStore & { readonly journal: J } {
   return {
     journal,
     migrated: journal.migrated ?? null,
+    narrowed: copies.narrowed ?? [],
     rebuilt,
     olderCopy: copies.olderCopy,
     behind: copies.behind ?? (rebuilt === null ? null : { sinceMs: Date.now(), reason: REBUILT }),

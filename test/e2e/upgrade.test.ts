@@ -1,4 +1,4 @@
-import { mkdirSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
@@ -32,5 +32,21 @@ describe('stacker run on a journal an older build left', () => {
     const again = startDaemon(args('--live', '--once'), t.live());
     expect(await again.exited).toBe(0);
     expect(again.output()).not.toContain('journal-migrated');
+  }, 30_000);
+
+  it("makes the journal's files its user's alone when an older build left them readable by others, and says so once", async () => {
+    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
+    mkdirSync(t.dir.data);
+    const path = join(t.dir.data, 'stacker.db');
+    olderJournal(path, 1);
+    chmodSync(path, 0o644);
+    const daemon = startDaemon(args('--live', '--once'), t.live());
+    expect(await daemon.exited).toBe(0);
+    expect(daemon.output()).toContain('"event":"journal-mode-narrowed"');
+    expect(daemon.output()).toContain(`made them yours alone (0600): ${path} (was 0644)`);
+    for (const file of [path, `${path}.id`]) expect(statSync(file).mode & 0o777).toBe(0o600);
+    const again = startDaemon(args('--live', '--once'), t.live());
+    expect(await again.exited).toBe(0);
+    expect(again.output()).not.toContain('journal-mode-narrowed');
   }, 30_000);
 });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -99,6 +99,32 @@ describe('a daemon opening a journal of an older schema', () => {
     await journal.close();
     expect(journal.migrated).toMatchObject({ from: 7, to: SCHEMA_VERSION, backup: null });
     expect(readdirSync(world.dir).filter((name) => name.endsWith('.bak'))).toEqual([]);
+  });
+});
+
+describe('the modes of a journal an older build made readable by others', () => {
+  it("narrows the journal, its -wal, -shm and identity file to 0600 at the daemon's open, says which, and only once", async () => {
+    const dataDir = join(world.dir, 'data');
+    mkdirSync(dataDir);
+    const path = join(dataDir, 'stacker.db');
+    const first = await openStore({ dataDir, mode: 'live', clock: () => world.nowMs });
+    await first.close();
+    // As the first builds left them: the journal, its WAL files and its identity file 0644.
+    const files = [path, `${path}-wal`, `${path}-shm`, `${path}.id`];
+    for (const file of files) {
+      if (!existsSync(file)) writeFileSync(file, '');
+      chmodSync(file, 0o644);
+    }
+    const store = await openStore({ dataDir, mode: 'live', clock: () => world.nowMs });
+    try {
+      expect(store.narrowed).toEqual(files.map((file) => ({ path: file, was: 0o644 })));
+    } finally {
+      await store.close();
+    }
+    for (const file of files.filter((f) => existsSync(f))) expect(statSync(file).mode & 0o777).toBe(0o600);
+    const again = await openStore({ dataDir, mode: 'live', clock: () => world.nowMs });
+    await again.close();
+    expect(again.narrowed).toEqual([]);
   });
 });
 

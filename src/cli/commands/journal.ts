@@ -208,8 +208,9 @@ export async function upgrade(ctx: CommandContext, flags: UpgradeFlags, deps: Re
     throw await noJournalThere(error, location, flags);
   }
   const where = store.journal.path;
-  const migrated = store.migrated;
+  const { migrated, narrowed } = store;
   await store.close();
+  if (!ctx.json && narrowed.length > 0) ctx.io.err(`made the journal's files yours alone (0600), which other users of this machine could read: ${narrowed.map((file) => file.path).join(', ')}\n`);
   if (ctx.json) {
     ctx.io.out(json({ journal: where, mode: location.mode, schema: SCHEMA_VERSION, migrated: migrated === null ? null : { from: migrated.from, to: migrated.to, migrations: migrated.applied, backup: migrated.backup } }));
     return;
