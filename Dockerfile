@@ -6,7 +6,7 @@
 # resident in every process (about 18 MB), and a daemon pays that for its whole life. The
 # compiled files are the sources with the types erased (tsconfig.build.json), nothing else.
 #
-#   docker build -t stacker .
+#   docker build --build-arg STACKER_COMMIT=$(git rev-parse HEAD) -t stacker .
 #   docker run -d --name stacker --env-file .env --stop-timeout 60 \
 #     -v "$PWD/config:/app/config:ro" -v stacker-data:/data -p 127.0.0.1:9464:9464 stacker
 #
@@ -41,6 +41,12 @@ COPY src/ ./src/
 COPY strategies/ ./strategies/
 # tsc through the image's Node: with --ignore-scripts the pinned `node` package has no binary.
 RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
+# The commit the image is built from, for `stacker --version`, the start's log and /api/status
+# (`0.1.0+4742248`): the image holds no .git to read it from, so it is given as a build argument,
+# `docker build --build-arg STACKER_COMMIT=$(git rev-parse HEAD) -t stacker .`, and kept in
+# dist/COMMIT; without it the version is package.json's alone.
+ARG STACKER_COMMIT=""
+RUN if [ -n "$STACKER_COMMIT" ]; then printf '%s\n' "$STACKER_COMMIT" > dist/COMMIT; fi
 
 # ---- runtime -------------------------------------------------------------------------------
 FROM node:24.21-slim

@@ -1,6 +1,5 @@
 import { constants as osConstants } from 'node:os';
 import type { Logger } from 'pino';
-import pkg from '../../package.json' with { type: 'json' };
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import { ConfigError, EXIT, type InputProblem, TRANSIENT_CODES } from '../domain/errors.ts';
 import { Engine, HISTORY_UNREAD, PAUSED_REASON } from '../engine/engine.ts';
@@ -10,6 +9,7 @@ import { type KillSwitch, killSwitch } from '../engine/kill-switch.ts';
 import type { EngineMetrics } from '../engine/observer.ts';
 import { type AccountRouting, DEFAULT_ACCOUNT, LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
 import type { NotifyMetrics } from '../notify/dispatcher.ts';
+import { stackerVersion } from './build-version.ts';
 import type { Clock } from '../engine/schedule/clock.ts';
 import { CronScheduler } from '../engine/schedule/cron-scheduler.ts';
 import type { Scheduler } from '../engine/schedule/scheduler.ts';
@@ -259,7 +259,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const onceWhy: Record<string, string> = {};
   const oncePassing: string[] = [];
   try {
-    const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: pkg.version });
+    const run = await journal.startRun({ mode: config.mode, pid: process.pid, version: stackerVersion() });
     try {
       store.noteRun(run);
     } catch (error) {
@@ -268,8 +268,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     }
     runId = run.runId;
     logger.info(
-      { event: 'starting', runId, version: pkg.version, instances: config.instances.length, accounts: routing.names, dataDir: config.dataDir, journal: journal.path, exchange: exchange.kind },
-      `stacker ${pkg.version} starting in ${config.mode} mode`,
+      { event: 'starting', runId, version: stackerVersion(), instances: config.instances.length, accounts: routing.names, dataDir: config.dataDir, journal: journal.path, exchange: exchange.kind },
+      `stacker ${stackerVersion()} starting in ${config.mode} mode`,
     );
 
     // Each instance is checked against the markets of its own account's endpoint, before a paper
@@ -362,7 +362,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       const failures = statusFailures(logger);
       const status = new StatusBuilder({
         mode: config.mode,
-        version: pkg.version,
+        version: stackerVersion(),
         startedAtMs,
         instances: config.instances,
         accounts: [...config.accounts.values()],

@@ -621,10 +621,14 @@ describe('help', () => {
     expect(proxy.requests.length).toBe(before);
   });
 
-  it('--version prints the version', async () => {
+  it('--version prints the version and, from a git checkout, the commit it runs', async () => {
     const result = await stacker(['--version']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const { buildVersion } = await import('../../src/daemon/build-version.ts');
+    expect(result.stdout).toBe(`${buildVersion()}\n`);
+    expect(result.stdout).toMatch(/^\d+\.\d+\.\d+(\+[0-9a-f]{7})?\n$/);
+    const { existsSync } = await import('node:fs');
+    if (existsSync(new URL('../../.git', import.meta.url))) expect(result.stdout).toMatch(/\+[0-9a-f]{7}\n$/);
   });
 });
 

@@ -1,7 +1,9 @@
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { buildVersion } from '../../src/daemon/build-version.ts';
 import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
+import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { olderJournal, schemaOf } from '../support/older-journal.ts';
 import { sandboxPerTest, startDaemon } from './daemon-process.ts';
 
@@ -10,6 +12,22 @@ const t = sandboxPerTest();
 const args = (...more: string[]): string[] => ['--strategies', t.dir.strategies, '--data-dir', t.dir.data, ...more];
 
 describe('stacker run on a journal an older build left', () => {
+  it('names its build (the package version and the commit) in its starting line and in the run it journals', async () => {
+    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
+    const daemon = startDaemon(args('--live', '--once'), t.live());
+    expect(await daemon.exited).toBe(0);
+    const version = buildVersion();
+    expect(daemon.output()).toContain(`"version":"${version}"`);
+    expect(daemon.output()).toContain(`stacker ${version} starting in live mode`);
+    const journal = new SqliteJournal({ path: join(t.dir.data, 'stacker.db'), readOnly: true });
+    await journal.open();
+    try {
+      expect((await journal.listRuns(1))[0]?.version).toBe(version);
+    } finally {
+      await journal.close();
+    }
+  }, 30_000);
+
   it('says it migrated the journal, from which schema to which, that it is one-way, and where the copy of the file as it was is', async () => {
     t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
     mkdirSync(t.dir.data);

@@ -44,6 +44,7 @@ interface Started {
 
 async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started): Promise<void> {
   const globals = ctx.globalFlags;
+  const { stackerVersion } = await import('../../daemon/build-version.ts');
   const [{ loadDaemonConfig }, { createLogger }, { Metrics }, { createExchanges }, { runDaemon }] = await Promise.all([
     import('../../config/daemon-config.ts'),
     import('../../observability/logger.ts'),
@@ -68,7 +69,7 @@ async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started)
   if (flags.standby === true && once !== undefined) throw InputError.one('--standby', 'does not go with --once (a standby waits; --once runs now)');
   const logger = await createLogger({ level: config.settings.logLevel });
   started.logger = logger;
-  const metrics = new Metrics({ mode: config.mode });
+  const metrics = new Metrics({ mode: config.mode, version: stackerVersion() });
   // Once the daemon stops, a read that fails is not tried again: the slot in flight ends sooner.
   const stopping = new AbortController();
   const exchanges = await createExchanges(config, logger, { onRequest: (event) => metrics.apiRequest(event), stop: stopping.signal });
