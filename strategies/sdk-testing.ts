@@ -17,6 +17,7 @@ import type { MarketRules } from '../src/domain/market.ts';
 import { DEMO_MARKETS } from '../src/sim/seed.ts';
 import { Decimal, ZERO } from '../src/domain/money.ts';
 import { DEFAULT_READS, type SlotView, type SnapshotPart, checkDecision } from '../src/engine/contract.ts';
+import { ReadOnlyMap, readOnly, readOnlyList } from '../src/engine/read-only.ts';
 
 /** A plain-object SlotView for specification tests. Money is given as decimal text. */
 export interface ViewSpec {
@@ -47,6 +48,8 @@ export interface ViewSpec {
   readonly candleMarkets?: readonly string[];
 }
 
+const NO_CANDLES: readonly Candle[] = Object.freeze([]);
+
 export function slotView(spec: ViewSpec = {}): SlotView {
   const reads = new Set(spec.reads ?? DEFAULT_READS);
   const need = (part: SnapshotPart): void => {
@@ -58,38 +61,52 @@ export function slotView(spec: ViewSpec = {}): SlotView {
   const trade = new Map<string, TradeBalance>(
     Object.entries(spec.trade ?? {}).map(([k, v]) => [k, { available: new Decimal(v.available), freeze: new Decimal(v.freeze ?? '0') }]),
   );
-  const candles = new Map<string, Candle[]>(
+  const candles = new Map<string, readonly Candle[]>(
     Object.entries(spec.candles ?? {}).map(([market, rows]) => [
       market,
-      rows.map((row) => ({ timeSec: row.timeSec, close: new Decimal(row.close), open: new Decimal(row.open ?? row.close), high: new Decimal(row.high ?? row.close), low: new Decimal(row.low ?? row.close) })),
+      // Frozen, as the engine hands candles (src/engine/read-only.ts says why they are not proxies).
+      Object.freeze(rows.map((row) => Object.freeze({ timeSec: row.timeSec, close: new Decimal(row.close), open: new Decimal(row.open ?? row.close), high: new Decimal(row.high ?? row.close), low: new Decimal(row.low ?? row.close) }))),
     ]),
   );
   const remaining = spec.remainingQuote === undefined || spec.remainingQuote === null ? null : new Decimal(spec.remainingQuote);
   const maxOrder = spec.maxOrderQuote === undefined || spec.maxOrderQuote === null ? null : new Decimal(spec.maxOrderQuote);
-  return {
-    instance: spec.instance ?? 'test-instance',
-    slotTimeMs: spec.slotTimeMs ?? Date.UTC(2024, 4, 1, 9, 0, 0),
-    timezone: spec.timezone ?? 'UTC',
-    mode: 'backtest',
-    state: new Map(Object.entries(spec.state ?? {})),
-    budget: { remainingQuote: () => remaining, maxOrderQuote: () => maxOrder },
-    market: (name) => (need('markets'), markets.get(name)),
-    price: (market) => (need('prices'), prices.get(market)),
-    mainBalance: (ticker) => (need('balances'), main.get(ticker) ?? ZERO),
-    tradeBalance: (ticker) => (need('balances'), trade.get(ticker) ?? { available: ZERO, freeze: ZERO }),
-    mainBalances: () => (need('balances'), main),
-    tradeBalances: () => (need('balances'), trade),
-    flexInvestments: () => (need('flex'), spec.flex ?? []),
-    flexPlan: (planId) => (need('flex'), spec.flexPlans?.find((plan) => plan.planId === planId)),
-    codes: () => (need('codes'), spec.codes ?? []),
-    // As the engine's view: a market without candles given is one the strategy declared no window for.
-    candles: (market) => {
-      need('candles');
-      const list = candles.get(market) ?? (spec.candleMarkets?.includes(market) === true ? [] : undefined);
-      if (list === undefined) throw new Error(`the view has no candles of ${market}: the strategy declared no candleWindows entry for it`);
-      return list;
-    },
-  };
+  // Read-only as the engine's view is (src/engine/read-only.ts): a write fails here as it fails a live slot.
+  const tradeShown = (balance: TradeBalance): TradeBalance => readOnly(balance, 'trade balances');
+  return readOnly(
+    Object.freeze<SlotView>({
+      instance: spec.instance ?? 'test-instance',
+      slotTimeMs: spec.slotTimeMs ?? Date.UTC(2024, 4, 1, 9, 0, 0),
+      timezone: spec.timezone ?? 'UTC',
+      mode: 'backtest',
+      state: new ReadOnlyMap(new Map(Object.entries(spec.state ?? {})), 'state entries (intent.setState writes them)'),
+      budget: readOnly({ remainingQuote: () => remaining, maxOrderQuote: () => maxOrder }, 'budget figures'),
+      market: (name) => {
+        need('markets');
+        const rules = markets.get(name);
+        return rules === undefined ? undefined : readOnly(rules, 'market rules');
+      },
+      price: (market) => (need('prices'), prices.get(market)),
+      mainBalance: (ticker) => (need('balances'), main.get(ticker) ?? ZERO),
+      tradeBalance: (ticker) => (need('balances'), tradeShown(trade.get(ticker) ?? { available: ZERO, freeze: ZERO })),
+      mainBalances: () => (need('balances'), new ReadOnlyMap(main, 'main balances')),
+      tradeBalances: () => (need('balances'), new ReadOnlyMap(trade, 'trade balances', tradeShown)),
+      flexInvestments: () => (need('flex'), readOnlyList(spec.flex ?? [], 'flex investments')),
+      flexPlan: (planId) => {
+        need('flex');
+        const plan = spec.flexPlans?.find((p) => p.planId === planId);
+        return plan === undefined ? undefined : readOnly(plan, 'flex plans');
+      },
+      codes: () => (need('codes'), readOnlyList(spec.codes ?? [], 'codes')),
+      // As the engine's view: a market without candles given is one the strategy declared no window for.
+      candles: (market) => {
+        need('candles');
+        const list = candles.get(market) ?? (spec.candleMarkets?.includes(market) === true ? NO_CANDLES : undefined);
+        if (list === undefined) throw new Error(`the view has no candles of ${market}: the strategy declared no candleWindows entry for it`);
+        return list;
+      },
+    }),
+    'slot views',
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { CANDLE_INTERVAL_SEC, type Candle } from '../domain/candle.ts';
 import type { Exchange } from '../exchange/port.ts';
+import { readOnly } from './read-only.ts';
 
 /** What a strategy needs of a market's history: the hourly candles of the last `lookbackSec` before the slot. */
 export interface CandleWindow {
@@ -27,11 +28,11 @@ export class CandleBook {
     let held = this.#markets.get(window.market);
     if (held === undefined || fromSec < held.fromSec || toSec < held.toSec) {
       // First use, a longer window, or time going back (a test, a catch-up): read it whole.
-      const candles = [...(await this.#exchange.candles({ market: window.market, fromSec, toSec }))];
+      const candles = (await this.#exchange.candles({ market: window.market, fromSec, toSec })).map(kept);
       held = { candles, fromSec, toSec: heldThrough(candles, fromSec) };
       this.#markets.set(window.market, held);
     } else if (toSec > held.toSec) {
-      const fresh = await this.#exchange.candles({ market: window.market, fromSec: held.toSec, toSec });
+      const fresh = (await this.#exchange.candles({ market: window.market, fromSec: held.toSec, toSec })).map(kept);
       held.candles.push(...fresh);
       held.toSec = heldThrough(fresh, held.toSec);
       const keep = held.candles.findIndex((c) => c.timeSec >= fromSec);
@@ -40,6 +41,11 @@ export class CandleBook {
     }
     return held.candles.filter((c) => c.timeSec >= fromSec && c.timeSec < toSec);
   }
+}
+
+/** A candle as the book keeps it: every slot after this one hands it to strategies again, read-only. */
+function kept(candle: Candle): Candle {
+  return Object.freeze(candle);
 }
 
 /**

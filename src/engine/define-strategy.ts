@@ -3,6 +3,7 @@ import type { Intent } from '../domain/intent.ts';
 import type { CandleWindow } from './candle-book.ts';
 import { STRATEGY_API_VERSION, type SlotView, type SnapshotPart, type StartupContext, type Strategy } from './contract.ts';
 import { type ParamShape, type ParamsOf, checkDefaults, marketKeysOf, parseDeclared, specsOf } from './param-spec.ts';
+import { readOnly } from './read-only.ts';
 
 /**
  * A strategy as its author writes it (contract 2): the params are declared once (`param.*`),
@@ -55,7 +56,17 @@ export function defineStrategy<S extends ParamShape>(definition: StrategyDefinit
         if (typeof name === 'string' && context.market(name) === undefined) unlisted.push({ source, field: key, rule: context.unlisted(name) });
       }
       if (unlisted.length > 0) return unlisted;
-      return checkParams?.(params, context, source) ?? [];
+      if (checkParams === undefined) return [];
+      // The rules are the ones the exchange (a backtest's sim) keeps using: read-only here too.
+      const guarded: StartupContext = {
+        market: (name) => {
+          const rules = context.market(name);
+          return rules === undefined ? undefined : readOnly(rules, 'market rules');
+        },
+        marketNames: () => context.marketNames(),
+        unlisted: (name) => context.unlisted(name),
+      };
+      return checkParams(params, guarded, source);
     },
   };
 }

@@ -5,8 +5,8 @@ import type { Exchange } from '../exchange/port.ts';
 import type { Decimal } from '../domain/money.ts';
 import { type RunMode, type SlotView, type Strategy, checkDecision, readsOf } from './contract.ts';
 import { quoteAt } from './guards.ts';
-import { errorMessage } from './error-policy.ts';
 import { groupOf, planMoney } from './money-plan.ts';
+import { strategyErrorMessage } from './read-only.ts';
 import { DECIDE_TIME_LIMIT_MS, type SpendLeft, withinTimeLimit } from './runtime.ts';
 import { type SnapshotBooks, snapshotBooks, takeSnapshot } from './snapshot.ts';
 
@@ -101,7 +101,7 @@ async function preflightOne(config: PreflightConfig, exchange: Exchange, books: 
     // The exchange refusing the key, or not answering, is not this instance's fault: it is the
     // check's failure, with its own code and exit (E_AUTH 3, E_UNAVAILABLE 4), not a problem of the file.
     if (error instanceof ExchangeError || error instanceof NetworkError || error instanceof TimeoutError) throw error;
-    problems.push(errorMessage(error));
+    problems.push(strategyErrorMessage(error));
   }
   return { instance: instance.instance, ok: problems.length === 0 && judged.every((i) => i.verdict !== 'refused'), intents: judged, problems, ...(shown === undefined ? {} : { budgetLeft: shown }) };
 }

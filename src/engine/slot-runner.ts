@@ -7,6 +7,7 @@ import { type MoneyOutcome, executeMoneyIntent, releaseReservation, reserveFunde
 import { tellRefused } from './intent-events.ts';
 import { groupOf, planMoney } from './money-plan.ts';
 import { DECIDE_TIME_LIMIT_MS, DEFAULT_ACCOUNT, type EngineDeps, type InstanceLimits, type SpendLeft, accountOfInstance, accountPrefix, onInstanceAccount, spendLeft, withinTimeLimit } from './runtime.ts';
+import { strategyErrorMessage } from './read-only.ts';
 import { type HeldBuy, type SnapshotBooks, takeSnapshot } from './snapshot.ts';
 
 /** A strategy instance ready to run: its module, parsed params and limits. */
@@ -159,11 +160,11 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | SlotOutcome |
     const decided = instance.strategy.decide(view, instance.params);
     intents = checkDecision(await withinTimeLimit(Promise.resolve(decided), deps.timing.decideTimeLimitMs ?? DECIDE_TIME_LIMIT_MS, 'decide'));
   } catch (error) {
-    const reason = `strategy ${instance.strategy.name} failed: ${errorMessage(error)}`;
+    const reason = `strategy ${instance.strategy.name} failed: ${strategyErrorMessage(error)}`;
     if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });
     deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
     deps.metrics.strategyDisabled(instance.instance);
-    deps.logger.error({ ...log(), event: 'strategy-disabled', error: errorMessage(error) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
+    deps.logger.error({ ...log(), event: 'strategy-disabled', error: strategyErrorMessage(error) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
     return 'disabled';
   }
   return { view, budgetLimit, intents };

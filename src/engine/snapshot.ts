@@ -6,6 +6,7 @@ import { type MarketRules, takerFee } from '../domain/market.ts';
 import type { Exchange } from '../exchange/port.ts';
 import type { BudgetView, RunMode, SlotView, SnapshotPart } from './contract.ts';
 import { quoteAt } from './guards.ts';
+import { ReadOnlyMap, readOnly, readOnlyKept, readOnlyList } from './read-only.ts';
 
 /**
  * Market rules change rarely (a listing, a precision change), and every slot of every instance
@@ -128,25 +129,35 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
     }
     return value;
   };
-  const flexList: readonly FlexInvestment[] | null = flex === null ? null : Object.freeze([...flex]);
+  // What the strategy is handed is read-only (read-only.ts): the guards judge its intents by
+  // these same balances and rules after it answers, and the rules are every instance's and the sim's.
+  const flexList: readonly FlexInvestment[] | null = flex === null ? null : readOnlyList(flex, 'flex investments');
   const planById: ReadonlyMap<string, FlexPlan> | null = plans === null ? null : new Map(plans.map((plan) => [plan.planId, plan]));
-  const codeList: readonly CodeRecord[] | null = codes === null ? null : Object.freeze([...codes]);
+  const codeList: readonly CodeRecord[] | null = codes === null ? null : readOnlyList(codes, 'codes');
+  const shownMain = main === null ? null : new ReadOnlyMap(main, 'main balances');
+  const shownTrade = tradeShown === null ? null : new ReadOnlyMap(tradeShown, 'trade balances', tradeBalanceShown);
 
   const view: SlotView = {
     instance: request.instance,
     slotTimeMs: request.slotTimeMs,
     timezone: request.timezone,
     mode: request.mode,
-    state: request.state,
-    budget: request.budget,
-    market: (name) => need('markets', rules).get(name),
+    state: new ReadOnlyMap(request.state, 'state entries (intent.setState writes them)'),
+    budget: readOnly(request.budget, 'budget figures'),
+    market: (name) => {
+      const found = need('markets', rules).get(name);
+      return found === undefined ? undefined : readOnlyKept(found, 'market rules');
+    },
     price: (market) => need('prices', prices).get(market),
     mainBalance: (ticker) => need('balances', main).get(ticker) ?? ZERO,
-    tradeBalance: (ticker) => need('balances', tradeShown).get(ticker) ?? ZERO_TRADE,
-    mainBalances: () => need('balances', main),
-    tradeBalances: () => need('balances', tradeShown),
+    tradeBalance: (ticker) => tradeBalanceShown(need('balances', tradeShown).get(ticker) ?? ZERO_TRADE),
+    mainBalances: () => need('balances', shownMain),
+    tradeBalances: () => need('balances', shownTrade),
     flexInvestments: () => need('flex', flexList),
-    flexPlan: (planId) => need('flex', planById).get(planId),
+    flexPlan: (planId) => {
+      const plan = need('flex', planById).get(planId);
+      return plan === undefined ? undefined : readOnly(plan, 'flex plans');
+    },
     codes: () => need('codes', codeList),
     candles: (market) => {
       const list = need('candles', candles).get(market);
@@ -155,7 +166,11 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
       return list;
     },
   };
-  return Object.freeze(view);
+  return readOnly(Object.freeze(view), 'slot views');
+}
+
+function tradeBalanceShown(balance: TradeBalance): TradeBalance {
+  return readOnly(balance, 'trade balances');
 }
 
 /**
