@@ -1,4 +1,4 @@
-import type { Candle } from '../domain/candle.ts';
+import { CANDLE_INTERVAL_SEC, type Candle } from '../domain/candle.ts';
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { Decimal } from '../domain/money.ts';
 import { firstAtLeast } from '../domain/sorted.ts';
@@ -69,8 +69,11 @@ export interface CandleSeries {
    */
   priceKnownAt(timeMs: number): Decimal | null;
   /**
-   * The candles opening in [fromSec, toSec) grouped by hour: open of the hour's first, close of its
-   * last, high and low over all. An hour without data is absent. Hourly data is returned as is.
+   * The hours opening in [fromSec, toSec), each made of all its candles: open of the hour's
+   * first, close of its last, high and low over all. An hour is whole or absent (no data): one
+   * that opened before `fromSec` is not begun again from the candles after it, nor one opening
+   * before `toSec` cut at it, so asking for the hours after the last one held never gives an hour
+   * twice. Hourly data is its own candles; coarser data (daily) its candles, at their open.
    */
   hourly(fromSec: number, toSec: number): Candle[];
 }
@@ -494,8 +497,9 @@ class ColumnarCandles implements CandleSeries {
     const flush = (): void => {
       if (open !== null && high !== null && low !== null && close !== null) out.push({ timeSec: hour, open, high, low, close });
     };
-    for (let i = this.firstAtOrAfter(fromSec * 1000); i < this.length && this.timeSec(i) < toSec; i += 1) {
-      const start = Math.floor(this.timeSec(i) / 3600) * 3600;
+    const endSec = Math.ceil(toSec / CANDLE_INTERVAL_SEC) * CANDLE_INTERVAL_SEC;
+    for (let i = this.firstAtOrAfter(Math.ceil(fromSec / CANDLE_INTERVAL_SEC) * CANDLE_INTERVAL_SEC * 1000); i < this.length && this.timeSec(i) < endSec; i += 1) {
+      const start = Math.floor(this.timeSec(i) / CANDLE_INTERVAL_SEC) * CANDLE_INTERVAL_SEC;
       const h = new Decimal(this.highText(i));
       const l = new Decimal(this.lowText(i));
       if (start !== hour) {

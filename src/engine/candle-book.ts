@@ -49,11 +49,14 @@ function kept(candle: Candle): Candle {
 }
 
 /**
- * Where the next read starts: after the last candle read. An exchange answers closed candles
- * only, and one that is still open when asked (a daily candle at 09:00) must be read again once
- * it has closed, so the book never counts a range as held beyond what it was given.
+ * Where the next read starts: the hour after the last candle read, the first that can open after
+ * it. An exchange answers closed candles only, and one that is still open when asked (a daily
+ * candle at 09:00) must be read again once it has closed, so the book never counts a range as
+ * held beyond what it was given. On the hour, not a second after the last candle: the exchange's
+ * kline is asked for a start it documents (docs/exchange-api.md), and a backtest's fine data was
+ * grouped into a second, partial copy of that candle's hour from the second after it.
  */
 function heldThrough(candles: readonly Candle[], askedFromSec: number): number {
   const last = candles[candles.length - 1];
-  return last === undefined ? askedFromSec : last.timeSec + 1;
+  return last === undefined ? askedFromSec : last.timeSec + CANDLE_INTERVAL_SEC;
 }

@@ -14,7 +14,7 @@ export interface CandlePrices {
   priceAt(timeMs: number): Decimal | null;
   /** The last price known at the time (CandleSeries.priceKnownAt): what the ticker shows, never a later candle's. */
   priceKnownAt(timeMs: number): Decimal | null;
-  /** The data as hourly candles opening in [fromSec, toSec) (what strategies reading candles get); coarser data as it is. */
+  /** The data as hourly candles opening in [fromSec, toSec), each hour whole (what strategies reading candles get); coarser data as it is. */
   hourly?(fromSec: number, toSec: number): readonly Candle[];
   /** The data's own step between candles, in seconds: how long after its open a candle coarser than an hour closes. */
   readonly intervalSec?: number;

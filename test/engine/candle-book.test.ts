@@ -32,10 +32,10 @@ describe('the candle book', () => {
     expect([first.length, first[0]?.timeSec, first.at(-1)?.timeSec]).toEqual([24, T0 + 24 * HOUR, T0 + 47 * HOUR]);
     const next = await book.window(window, (T0 + 49 * HOUR) * 1000);
     expect([next.length, next[0]?.timeSec, next.at(-1)?.timeSec]).toEqual([24, T0 + 25 * HOUR, T0 + 48 * HOUR]);
-    // The second read starts just after the last candle it holds.
+    // The second read starts at the hour after the last candle it holds: every read the exchange is asked starts on an hour.
     expect(asked).toEqual([
       [T0 + 24 * HOUR, T0 + 48 * HOUR],
-      [T0 + 47 * HOUR + 1, T0 + 49 * HOUR],
+      [T0 + 48 * HOUR, T0 + 49 * HOUR],
     ]);
   });
 
