@@ -174,7 +174,7 @@ export async function judgeWith<P>(
   const view = slotView(asDeclared(strategy, params, spec));
   const intents = checkDecision(await strategy.decide(view, params));
   const maxOrderQuote = spec.maxOrderQuote === undefined || spec.maxOrderQuote === null ? null : new Decimal(spec.maxOrderQuote);
-  const refusals = planMoney(intents, view, { maxOrderQuote, killed: null });
+  const refusals = planMoney(intents, view, { maxOrderQuote, markets: strategy.markets?.(params) ?? null, budgetAsset: strategy.budgetAsset?.(params) ?? null, killed: null });
   return intents.map((intent, i) => ({ intent, refused: refusals[i]?.code ?? null, message: refusals[i]?.message ?? null }));
 }
 

@@ -223,6 +223,13 @@ export interface Strategy<P> {
    * that sets a budget is refused at start.
    */
   budgetAsset?(params: P): string | null;
+  /**
+   * The markets the instance buys on, by the key that names each (its param.market values, which
+   * defineStrategy gives). The guards refuse a buy on any other market before anything is sent,
+   * in every mode: only these are checked at start against the exchange's list (a backtest's
+   * one market). Absent: not limited (a strategy object written without defineStrategy).
+   */
+  markets?(params: P): Readonly<Record<string, string>>;
   /** Snapshot parts `decide` reads with these params; DEFAULT_READS when absent. */
   reads?(params: P): readonly SnapshotPart[];
   /** With `candles` in reads: which market's hourly candles, how far back. */

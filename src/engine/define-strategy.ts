@@ -47,6 +47,14 @@ export function defineStrategy<S extends ParamShape>(definition: StrategyDefinit
     version: STRATEGY_API_VERSION,
     params: specsOf(shape),
     parseParams: (env, source) => parseDeclared(shape, env, source, check),
+    markets: (params) => {
+      const named: Record<string, string> = {};
+      for (const key of marketKeys) {
+        const name = (params as Readonly<Record<string, unknown>>)[key];
+        if (typeof name === 'string') named[key] = name;
+      }
+      return named;
+    },
     // The rule param.market shows ("that the exchange lists") holds whether or not the author
     // wrote a check: a market the exchange does not list would run every slot and buy nothing.
     checkParams: (params, context, source) => {

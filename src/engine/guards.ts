@@ -14,6 +14,17 @@ import type { SlotView } from './contract.ts';
  */
 export interface StaticLimits {
   readonly maxOrderQuote: Decimal | null;
+  /**
+   * The markets the instance declares, by key (Strategy.markets): a buy on another is refused,
+   * whatever the exchange lists. null or absent: not limited.
+   */
+  readonly markets?: Readonly<Record<string, string>> | null;
+  /**
+   * The asset the instance's budgets and MAX_ORDER_QUOTE count in (Strategy.budgetAsset): a buy
+   * spending another is refused, since its estimate would be counted against them in the wrong
+   * unit. null or absent: none declared.
+   */
+  readonly budgetAsset?: string | null;
 }
 
 export function staticGuard(intent: MoneyIntent, view: SlotView, limits: StaticLimits): IntentError | null {
@@ -22,8 +33,23 @@ export function staticGuard(intent: MoneyIntent, view: SlotView, limits: StaticL
 }
 
 function buyGuard(intent: BuyStockMarketIntent, view: SlotView, limits: StaticLimits): IntentError | null {
+  const declared = limits.markets ?? null;
+  if (declared !== null && !Object.values(declared).includes(intent.market)) {
+    const named = Object.entries(declared).map(([key, market]) => `${key}=${market}`);
+    return {
+      code: 'undeclared-market',
+      message: `the buy of ${formatDecimal(intent.amount)} ${intent.market} is on a market this instance does not declare (${named.length === 0 ? 'its strategy has no param.market key' : named.join(', ')}): an instance buys only on the markets its param.market keys name, the ones checked at start`,
+    };
+  }
   const rules = safe(() => view.market(intent.market));
   if (rules === undefined) return { code: 'unknown-market', message: `the exchange does not list ${intent.market}` };
+  const budgetAsset = limits.budgetAsset ?? null;
+  if (budgetAsset !== null && rules.quote !== budgetAsset) {
+    return {
+      code: 'budget-asset-mismatch',
+      message: `the buy of ${formatDecimal(intent.amount)} ${intent.market} spends ${rules.quote}, not ${budgetAsset}, the asset this instance's budgets and MAX_ORDER_QUOTE count in (its strategy's budgetAsset): a buy is counted against them only in that asset`,
+    };
+  }
   const price = safe(() => view.price(intent.market));
   if (price === undefined || !isAboveZero(price)) return { code: 'no-price', message: `no price is known for ${intent.market}` };
   const violations = checkBaseOrder(rules, intent.amount, price);

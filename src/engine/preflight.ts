@@ -82,7 +82,13 @@ async function preflightOne(config: PreflightConfig, exchange: Exchange, books: 
     });
     // Judged as a live slot judges it: one bad intent and the slot sends nothing.
     const valid = checkDecision(await withinTimeLimit(Promise.resolve(instance.strategy.decide(view, instance.params)), DECIDE_TIME_LIMIT_MS, 'decide'));
-    const refusals = planMoney(valid, view, { maxOrderQuote: instance.maxOrderQuote, killed: null, budgetLimit: spend });
+    const refusals = planMoney(valid, view, {
+      maxOrderQuote: instance.maxOrderQuote,
+      markets: instance.strategy.markets?.(instance.params) ?? null,
+      budgetAsset: instance.strategy.budgetAsset?.(instance.params) ?? null,
+      killed: null,
+      budgetLimit: spend,
+    });
     const waitsAlone = valid.map((intent, index) => refusals[index]?.code === 'over-budget' && spend !== null && intent.kind === 'buy-stock-market' && fitsCeiling(intent.amount, intent.market, view, spend.ceiling));
     // An intent refused with its group (the transfer funding a buy) waits when what refused the group only waits.
     const causeWaits = (group: string): boolean =>

@@ -293,7 +293,7 @@ async function buysInDoubt(deps: EngineDeps, instance: string): Promise<HeldBuy[
  * which refusal stopped which (planMoney: all or nothing per group).
  */
 function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRuntime, slot: { readonly killed: string | null; readonly budgetLimit: SpendLeft | null }, account: string | null): NewIntent[] {
-  const refusals = planMoney(intents, view, { maxOrderQuote: instance.maxOrderQuote, ...slot });
+  const refusals = planMoney(intents, view, { maxOrderQuote: instance.maxOrderQuote, markets: declaredMarkets(instance), budgetAsset: instance.budgetAsset, ...slot });
   return intents.map((intent, index) => {
     const base = {
       index,
@@ -304,6 +304,18 @@ function plan(intents: readonly Intent[], view: SlotView, instance: InstanceRunt
     const refusal = refusals[index] ?? null;
     return refusal === null ? base : { ...base, refusal };
   });
+}
+
+const declared = new WeakMap<InstanceRuntime, Readonly<Record<string, string>> | null>();
+
+/** The markets the instance declares (Strategy.markets), asked of its strategy once. */
+function declaredMarkets(instance: InstanceRuntime): Readonly<Record<string, string>> | null {
+  let markets = declared.get(instance);
+  if (markets === undefined) {
+    markets = instance.strategy.markets?.(instance.params) ?? null;
+    declared.set(instance, markets);
+  }
+  return markets;
 }
 
 type SlotLogFields = { readonly instance: string; readonly slot: string };

@@ -18,7 +18,7 @@ import { MemoryJournal } from '../../src/store/memory-journal.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import { dca } from '../../strategies/dca.ts';
-import { defineStrategy } from '../../strategies/sdk.ts';
+import { defineStrategy, param } from '../../strategies/sdk.ts';
 import type { NotifyEvent } from '../../src/domain/notification.ts';
 import { createDatabase, dropDatabase, pgCluster } from '../support/pg-databases.ts';
 
@@ -196,16 +196,16 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}, kind: Eng
   };
 }
 
-/** Moves 10 USDT to spot, then buys: one all-or-nothing group of two money intents. */
+/** Moves 10 USDT to spot, then buys on MARKET: one all-or-nothing group of two money intents. */
 export const transferThenBuy = defineStrategy({
   name: 'transfer-then-buy',
   describe: 'moves 10 USDT to spot, then buys',
-  params: {},
+  params: { MARKET: param.market({ description: 'Where to buy.', example: 'BTC_USDT' }) },
   reads: () => ['balances', 'markets', 'prices'],
   budgetAsset: () => 'USDT',
-  decide: async () => [
+  decide: async (_view, params) => [
     { kind: 'transfer', ticker: 'USDT', amount: new Decimal('10'), from: 'main', to: 'spot' },
-    { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0001') },
+    { kind: 'buy-stock-market', market: params.MARKET, amount: new Decimal('0.0001') },
   ],
 });
 

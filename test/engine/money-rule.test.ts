@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
-import { defineStrategy } from '../../strategies/sdk.ts';
+import { defineStrategy, param } from '../../strategies/sdk.ts';
 import { killSwitch } from '../../src/engine/kill-switch.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { noEngineMetrics } from '../../src/engine/observer.ts';
@@ -95,7 +95,7 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
     it('sends neither the transfer nor the buy when MAX_ORDER_QUOTE refuses the buy, and journals which refusal stopped which', async () => {
       const mainBefore = formatDecimal(world.sandbox.exchange.mainBalance('USDT'));
       const tradeBefore = formatDecimal(world.sandbox.exchange.tradeBalance('USDT').available);
-      const engine = world.engine([runtimeOf({ instance: 'tb', strategy: transferThenBuy, env: {}, maxOrderQuote: new Decimal('1') })]);
+      const engine = world.engine([runtimeOf({ instance: 'tb', strategy: transferThenBuy, env: { MARKET: 'BTC_USDT' }, maxOrderQuote: new Decimal('1') })]);
       await engine.runSlot('tb', SLOT);
       expect(formatDecimal(world.sandbox.exchange.mainBalance('USDT'))).toBe(mainBefore);
       expect(sandboxOrders()).toEqual([]);
@@ -360,7 +360,7 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
     it("moves one transfer of an asset at a time: a transfer refused unperformed is not confirmed by another instance's arriving in the same second", async () => {
       // The second transfer request is answered 503 and not performed.
       world.sandbox.faults.inject({ path: TRANSFER_PATH, kind: 'status', status: 503, body: 'Service Unavailable', every: 2 });
-      const engine = world.engine([runtimeOf({ instance: 'a', strategy: transferThenBuy, env: {} }), runtimeOf({ instance: 'b', strategy: transferThenBuy, env: {} })]);
+      const engine = world.engine([runtimeOf({ instance: 'a', strategy: transferThenBuy, env: { MARKET: 'BTC_USDT' } }), runtimeOf({ instance: 'b', strategy: transferThenBuy, env: { MARKET: 'BTC_USDT' } })]);
       await Promise.all([engine.runSlot('a', SLOT), engine.runSlot('b', SLOT)]);
       const transfers = world.sandbox.exchange.ledger().filter((entry) => entry.reason === 'transfer' && entry.account === 'spot' && entry.delta.isPositive());
       expect(transfers).toHaveLength(1);
@@ -426,16 +426,16 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       const slow = defineStrategy({
         name: 'slow-buy',
         describe: 'buys 0.001 BTC once told to',
-        params: {},
+        params: { MARKET: param.market({ description: 'Where to buy.', example: 'BTC_USDT' }) },
         reads: () => ['balances', 'markets', 'prices'],
         budgetAsset: () => 'USDT',
-        decide: async () => {
+        decide: async (_view, params) => {
           decisions += 1;
           if (decisions === 1) await new Promise<void>((resolve) => (answer = resolve));
-          return [{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001') }];
+          return [{ kind: 'buy-stock-market', market: params.MARKET, amount: new Decimal('0.001') }];
         },
       });
-      const engine = world.engine([dcaBtc(), runtimeOf({ instance: 'slow', strategy: slow, env: {} })]);
+      const engine = world.engine([dcaBtc(), runtimeOf({ instance: 'slow', strategy: slow, env: { MARKET: 'BTC_USDT' } })]);
       const slowSlot = engine.runSlot('slow', SLOT);
       await expect.poll(() => answer).not.toBeNull();
       // dca-btc buys while slow is still deciding.
@@ -581,11 +581,11 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       const reckless = defineStrategy({
         name: 'reckless',
         describe: 'buys 1 BTC',
-        params: {},
+        params: { MARKET: param.market({ description: 'Where to buy.', example: 'BTC_USDT' }) },
         reads: () => ['markets', 'prices'],
-        decide: async () => [{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.01') }],
+        decide: async (_view, params) => [{ kind: 'buy-stock-market', market: params.MARKET, amount: new Decimal('0.01') }],
       });
-      const instance = { ...runtimeOf({ instance: 'reckless', strategy: reckless, env: {} }), maxOrderQuote: new Decimal('100') };
+      const instance = { ...runtimeOf({ instance: 'reckless', strategy: reckless, env: { MARKET: 'BTC_USDT' } }), maxOrderQuote: new Decimal('100') };
       expect(await world.engine([instance]).runSlot('reckless', SLOT)).toBe('done');
       const [intent] = await world.journal.listIntents({ instance: 'reckless' });
       expect([intent?.status, intent?.error?.code]).toEqual(['refused', 'above-max-order']);

@@ -51,7 +51,7 @@ describe('the engine notifies', () => {
   });
 
   it('one order-refused for a group refused all or nothing: the refusal that stopped it, not its followers', async () => {
-    await world.engine([runtimeOf({ instance: 'tb', strategy: transferThenBuy, env: {}, maxOrderQuote: new Decimal('1') })]).runSlot('tb', SLOT);
+    await world.engine([runtimeOf({ instance: 'tb', strategy: transferThenBuy, env: { MARKET: 'BTC_USDT' }, maxOrderQuote: new Decimal('1') })]).runSlot('tb', SLOT);
     expect(world.notifications).toEqual([expect.objectContaining({ kind: 'order-refused', instance: 'tb', intent: 'buy-stock-market', reason: 'above-max-order' })]);
   });
 
