@@ -8,7 +8,7 @@ import { type ReconcileSummary, Reconciler, type UnresolvedState } from './recon
 import { tell } from './observer.ts';
 import { type EngineDeps, accountOfInstance, onInstanceAccount } from './runtime.ts';
 import { type SnapshotBooks, snapshotBooks } from './snapshot.ts';
-import { ALONE, type AccountTurn, type InstanceRuntime, type SlotOutcome, type SnapshotRetry, attemptSlot } from './slot-runner.ts';
+import { ALONE, type AccountTurn, type AttemptOutcome, type InstanceRuntime, type SlotOutcome, type SnapshotRetry, attemptSlot } from './slot-runner.ts';
 import { LIVE_SNAPSHOT_RETRY, nextAttemptAt, retryWindowMs, waitUnlessStopped } from './slot-retry.ts';
 import { type StuckOrder, StuckOrders } from './stuck-orders.ts';
 import { trackOpenOrders } from './tracker.ts';
@@ -375,7 +375,8 @@ export class Engine {
             return next !== null;
           },
         };
-        const outcome = await this.#runSlot(instanceName, slotTimeMs, retry);
+        // A stop does not wait for a decide that has not answered: nothing is sent for the slot before it.
+        const outcome = await this.#runSlot(instanceName, slotTimeMs, retry, this.#options.stop);
         if (outcome !== 'retry' || next === null) return outcome === 'retry' ? 'skipped' : outcome;
         const { atMs, error } = next;
         const stopping = this.#options.stop?.aborted === true;
@@ -407,7 +408,7 @@ export class Engine {
     }
   }
 
-  async #runSlot(instanceName: string, slotTimeMs: number, retry: SnapshotRetry | null): Promise<SlotOutcome | 'retry'> {
+  async #runSlot(instanceName: string, slotTimeMs: number, retry: SnapshotRetry | null, stop?: AbortSignal): Promise<AttemptOutcome> {
     const instance = this.#instances.get(instanceName);
     if (instance === undefined || this.#disabled.has(instanceName)) return 'disabled';
     if (this.#fatal !== null) return 'skipped';
@@ -441,12 +442,12 @@ export class Engine {
     try {
       const outcome = await this.#guard(async () => {
         try {
-          return await attemptSlot(this.#deps, this.#booksOf(instanceName), instance, slotTimeMs, this.#options.runId, retry, this.#turnOf(account));
+          return await attemptSlot(this.#deps, this.#booksOf(instanceName), instance, slotTimeMs, this.#options.runId, retry, this.#turnOf(account), stop);
         } catch (error) {
           if (errorCode(error) === 'E_STORE' && classifyError(error) === 'transient') this.#unjournalled.set(key, { instance: instanceName, slotTimeMs, error: errorMessage(error) });
           throw error;
         }
-      }, 'failed' as SlotOutcome | 'retry');
+      }, 'failed' as AttemptOutcome);
       if (outcome === 'disabled' && !this.#disabled.has(instanceName)) {
         this.#disabled.add(instanceName);
         const slot = await this.#deps.journal.getSlot({ instance: instanceName, slotTimeMs }).catch(() => null);

@@ -6,7 +6,8 @@ import { FatalEngineError, classifyError, errorCode, errorMessage } from './erro
 import { type MoneyOutcome, executeMoneyIntent, releaseReservation, reserveFundedBuys } from './executor.ts';
 import { tellRefused } from './intent-events.ts';
 import { groupOf, planMoney } from './money-plan.ts';
-import { DECIDE_TIME_LIMIT_MS, DEFAULT_ACCOUNT, type EngineDeps, type InstanceLimits, type SpendLeft, accountOfInstance, accountPrefix, onInstanceAccount, spendLeft, withinTimeLimit } from './runtime.ts';
+import { DECIDE_TIME_LIMIT_MS, DEFAULT_ACCOUNT, type EngineDeps, type InstanceLimits, type SpendLeft, accountOfInstance, accountPrefix, onInstanceAccount, spendLeft } from './runtime.ts';
+import { STOPPED_WAITING, withinTimeLimitUnlessStopped } from './time-limit.ts';
 import { strategyErrorMessage } from './read-only.ts';
 import { type HeldBuy, type SnapshotBooks, takeSnapshot } from './snapshot.ts';
 
@@ -48,6 +49,13 @@ export function runSlot(run: EngineDeps, books: SnapshotBooks, instance: Instanc
 }
 
 /**
+ * How one attempt at a slot ended: a SlotOutcome, `retry` (its snapshot failed for now and it is
+ * tried again later) or `stopped` (the daemon stopped while its strategy had not answered); in
+ * both of the last, nothing is journalled for the slot.
+ */
+export type AttemptOutcome = SlotOutcome | 'retry' | 'stopped';
+
+/**
  * A scheduled slot's attempt that may be put off: asked on a transient snapshot failure, `again`
  * says whether the slot will be tried later (then nothing is journalled now: it ends 'retry').
  */
@@ -70,7 +78,7 @@ export interface AccountTurn {
   moves(): number;
   /** Told before each send. */
   moved(): void;
-  take(work: () => Promise<SlotOutcome | 'retry'>): Promise<SlotOutcome | 'retry'>;
+  take(work: () => Promise<AttemptOutcome>): Promise<AttemptOutcome>;
 }
 
 /** One slot with nothing to wait for: a caller with no engine around it, or a backtest, which runs its slots one after another. */
@@ -92,6 +100,8 @@ interface SlotContext {
   readonly key: { readonly instance: string; readonly slotTimeMs: number };
   readonly runId: string | null;
   readonly retry: SnapshotRetry | null;
+  /** The daemon stopping: a decide that has not answered is not waited for (nothing is sent for the slot yet). */
+  readonly stop: AbortSignal | undefined;
   readonly startedMs: number;
   /** The slot's fields (its time as text), made only when a line is written: a backtest's slots write none. */
   readonly log: () => SlotLogFields;
@@ -106,10 +116,11 @@ export async function attemptSlot(
   runId: string | null,
   retry: SnapshotRetry | null,
   turn: AccountTurn = ALONE,
-): Promise<SlotOutcome | 'retry'> {
+  stop?: AbortSignal,
+): Promise<AttemptOutcome> {
   // Everything this slot reads and sends goes to its instance's account; `books` are that account's too.
   const deps = onInstanceAccount(run, instance.instance);
-  const slot: SlotContext = { deps, books, instance, key: { instance: instance.instance, slotTimeMs }, runId, retry, startedMs: deps.clock.nowMs(), log: () => slotLogFields(instance.instance, slotTimeMs) };
+  const slot: SlotContext = { deps, books, instance, key: { instance: instance.instance, slotTimeMs }, runId, retry, stop, startedMs: deps.clock.nowMs(), log: () => slotLogFields(instance.instance, slotTimeMs) };
   if ((await deps.journal.getSlot(slot.key)) !== null) {
     deps.logger.debug(slot.log(), 'slot already journalled; not running it again');
     return 'already';
@@ -128,8 +139,12 @@ export async function attemptSlot(
   });
 }
 
-/** The slot's reads and its strategy's answer; an outcome when the slot ends there (journalled as skipped or failed). */
-async function readAndDecide(slot: SlotContext): Promise<Decided | SlotOutcome | 'retry'> {
+/**
+ * The slot's reads and its strategy's answer; an outcome when the slot ends there (journalled as
+ * skipped or failed), or `stopped`: the daemon stopped while the strategy had not answered, and
+ * the slot is left unjournalled.
+ */
+async function readAndDecide(slot: SlotContext): Promise<Decided | AttemptOutcome> {
   const { deps, books, instance, key, runId, retry, log } = slot;
   const started = slot.startedMs;
   const { slotTimeMs } = key;
@@ -158,7 +173,14 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | SlotOutcome |
   let intents: readonly Intent[];
   try {
     const decided = instance.strategy.decide(view, instance.params);
-    intents = checkDecision(await withinTimeLimit(Promise.resolve(decided), deps.timing.decideTimeLimitMs ?? DECIDE_TIME_LIMIT_MS, 'decide'));
+    const answer = await withinTimeLimitUnlessStopped(Promise.resolve(decided), deps.timing.decideTimeLimitMs ?? DECIDE_TIME_LIMIT_MS, 'decide', slot.stop);
+    if (answer === STOPPED_WAITING) {
+      // Nothing is claimed or sent before the answer: the slot is left as one whose snapshot
+      // waited to be tried again when the stop came, for the next start to decide by CATCH_UP.
+      deps.logger.info({ ...log(), event: 'slot-stopped' }, 'stopping: the strategy had not answered; nothing was sent for this slot, which is left unjournalled for the next start to catch up (CATCH_UP) or journal as missed');
+      return 'stopped';
+    }
+    intents = checkDecision(answer);
   } catch (error) {
     const reason = `strategy ${instance.strategy.name} failed: ${strategyErrorMessage(error)}`;
     if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });

@@ -18,19 +18,59 @@ let timerAt = Number.POSITIVE_INFINITY;
 
 /** `work`, or a TypeError naming `what` when it has not settled within `limitMs`. */
 export function withinTimeLimit<T>(work: Promise<T>, limitMs: number, what: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
+  return limited(work, limitMs, what, undefined) as Promise<T>;
+}
+
+/** What withinTimeLimitUnlessStopped answers for work its caller stopped waiting for. */
+export const STOPPED_WAITING: unique symbol = Symbol('stopped waiting');
+
+/**
+ * withinTimeLimit, given up when `stop` aborts while the work is pending: then STOPPED_WAITING at
+ * once, the work left to settle unheard and no longer watched (its deadline holds no stopping
+ * process open). Work that answers within the turn the stop came in (a decide that needs
+ * nothing from outside) still gives its value.
+ */
+export function withinTimeLimitUnlessStopped<T>(work: Promise<T>, limitMs: number, what: string, stop: AbortSignal | undefined): Promise<T | typeof STOPPED_WAITING> {
+  return limited(work, limitMs, what, stop);
+}
+
+function limited<T>(work: Promise<T>, limitMs: number, what: string, stop: AbortSignal | undefined): Promise<T | typeof STOPPED_WAITING> {
+  return new Promise<T | typeof STOPPED_WAITING>((resolve, reject) => {
+    let done = false;
+    const giveUp = (): void => {
+      if (done) return;
+      done = true;
+      settle(entry);
+      resolve(STOPPED_WAITING);
+    };
+    const onStop = (): void => void setImmediate(giveUp);
+    const finish = (): void => {
+      done = true;
+      stop?.removeEventListener('abort', onStop);
+      settle(entry);
+    };
     const entry: Pending = {
       deadline: performance.now() + limitMs,
-      fail: () => reject(new TypeError(`${what} did not answer within ${limitMs / 1000} s`)),
+      fail: () => {
+        if (done) return;
+        finish();
+        reject(new TypeError(`${what} did not answer within ${limitMs / 1000} s`));
+      },
     };
     watch(entry);
+    if (stop !== undefined) {
+      if (stop.aborted) onStop();
+      else stop.addEventListener('abort', onStop, { once: true });
+    }
     work.then(
       (value) => {
-        settle(entry);
+        if (done) return;
+        finish();
         resolve(value);
       },
       (error: unknown) => {
-        settle(entry);
+        if (done) return;
+        finish();
         reject(error);
       },
     );
