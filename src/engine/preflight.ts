@@ -6,7 +6,7 @@ import type { Decimal } from '../domain/money.ts';
 import { type RunMode, type SlotView, type Strategy, checkDecision, readsOf } from './contract.ts';
 import { quoteAt } from './guards.ts';
 import { groupOf, planMoney } from './money-plan.ts';
-import { strategyErrorMessage } from './read-only.ts';
+import { readOnlyParams, strategyErrorMessage } from './read-only.ts';
 import { DECIDE_TIME_LIMIT_MS, type SpendLeft, withinTimeLimit } from './runtime.ts';
 import { type SnapshotBooks, snapshotBooks, takeSnapshot } from './snapshot.ts';
 
@@ -81,7 +81,7 @@ async function preflightOne(config: PreflightConfig, exchange: Exchange, books: 
       budget: { remainingQuote: () => left, maxOrderQuote: () => instance.maxOrderQuote },
     });
     // Judged as a live slot judges it: one bad intent and the slot sends nothing.
-    const valid = checkDecision(await withinTimeLimit(Promise.resolve(instance.strategy.decide(view, instance.params)), DECIDE_TIME_LIMIT_MS, 'decide'));
+    const valid = checkDecision(await withinTimeLimit(Promise.resolve(instance.strategy.decide(view, readOnlyParams(instance.params, instance.instance))), DECIDE_TIME_LIMIT_MS, 'decide'));
     const refusals = planMoney(valid, view, {
       maxOrderQuote: instance.maxOrderQuote,
       markets: instance.strategy.markets?.(instance.params) ?? null,

@@ -43,6 +43,15 @@ export function readOnlyKept<T extends object>(target: T, what: string): T {
   return made;
 }
 
+/**
+ * An instance's params as its strategy's decide gets them: parsed once from its file and frozen
+ * there, and read-only here with an error that says so, naming the instance and the key (the
+ * runtime's own said only "Cannot assign to read only property 'AMOUNT_QUOTE'").
+ */
+export function readOnlyParams<P>(params: P, instance: string): P {
+  return params !== null && typeof params === 'object' ? readOnlyKept(params, `params of ${instance}`) : params;
+}
+
 /** A list whose items are wrapped as `what` too (flex investments, codes). */
 export function readOnlyList<T extends object>(items: readonly T[], what: string): readonly T[] {
   return readOnly(Object.freeze(items.map((item) => readOnly(item, what))), what);

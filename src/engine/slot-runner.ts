@@ -8,7 +8,7 @@ import { tellRefused } from './intent-events.ts';
 import { groupOf, planMoney } from './money-plan.ts';
 import { DECIDE_TIME_LIMIT_MS, DEFAULT_ACCOUNT, type EngineDeps, type InstanceLimits, type SpendLeft, accountOfInstance, accountPrefix, onInstanceAccount, spendLeft } from './runtime.ts';
 import { STOPPED_WAITING, withinTimeLimitUnlessStopped } from './time-limit.ts';
-import { strategyErrorMessage } from './read-only.ts';
+import { readOnlyParams, strategyErrorMessage } from './read-only.ts';
 import { type HeldBuy, type SnapshotBooks, takeSnapshot } from './snapshot.ts';
 
 /** A strategy instance ready to run: its module, parsed params and limits. */
@@ -172,7 +172,7 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | AttemptOutcom
 
   let intents: readonly Intent[];
   try {
-    const decided = instance.strategy.decide(view, instance.params);
+    const decided = instance.strategy.decide(view, readOnlyParams(instance.params, instance.instance));
     const answer = await withinTimeLimitUnlessStopped(Promise.resolve(decided), deps.timing.decideTimeLimitMs ?? DECIDE_TIME_LIMIT_MS, 'decide', slot.stop);
     if (answer === STOPPED_WAITING) {
       // Nothing is claimed or sent before the answer: the slot is left as one whose snapshot
@@ -186,7 +186,8 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | AttemptOutcom
     if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });
     deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
     deps.metrics.strategyDisabled(instance.instance);
-    deps.logger.error({ ...log(), event: 'strategy-disabled', error: strategyErrorMessage(error) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
+    // The stack (the strategy's file and line) is for whoever reads the log; the journal and /healthz keep the reason.
+    deps.logger.error({ ...log(), event: 'strategy-disabled', error: strategyErrorMessage(error), ...(error instanceof Error && error.stack !== undefined ? { stack: error.stack } : {}) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
     return 'disabled';
   }
   return { view, budgetLimit, intents };

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
 import { runBacktest } from '../../src/backtest/driver.ts';
 import { loadCandles } from '../../src/candles/index.ts';
@@ -15,7 +15,7 @@ import { ApiMarketData } from '../../src/exchange/market-data.ts';
 import { PaperExchange } from '../../src/sim/paper-exchange.ts';
 import { defineStrategy, intent, param } from '../../strategies/sdk.ts';
 import { watchRun } from '../backtest/observed.ts';
-import { type EngineWorld, engineWorld, runtimeOf } from './harness.ts';
+import { eachEngineWorld, runtimeOf } from './harness.ts';
 
 // An instance buys only on the markets it declares (its param.market values, the ones checked
 // at start), and only in the asset its budgets count in. Live and dry-run bought a market the
@@ -66,30 +66,24 @@ const CASES = [
 ] as const;
 
 describe.each(CASES)('$name is refused, naming the buy, the market and the rule, before anything is sent', ({ strategy, env, code, message }) => {
-  let world: EngineWorld;
-  beforeEach(async () => {
-    world = await engineWorld();
-  });
-  afterEach(async () => {
-    await world.close();
-  });
+  const current = eachEngineWorld();
   const instance = () => runtimeOf({ instance: 'odd', strategy, env });
 
   it('live', async () => {
-    expect(await world.engine([instance()]).runSlot('odd', SLOT)).toBe('done');
-    const [record] = await world.journal.listIntents({ instance: 'odd' });
+    expect(await current().engine([instance()]).runSlot('odd', SLOT)).toBe('done');
+    const [record] = await current().journal.listIntents({ instance: 'odd' });
     expect([record?.status, record?.error]).toEqual(['refused', { code, message }]);
-    expect(world.sandbox.exchange.orderHistory({})).toEqual([]);
+    expect(current().sandbox.exchange.orderHistory({})).toEqual([]);
   });
 
   it('dry-run', async () => {
     const clock = new VirtualClock(SLOT);
-    const paper = new PaperExchange({ marketData: new ApiMarketData(new ApiClient({ baseUrl: world.sandbox.url })), wallet: new Map([['USDT', new Decimal('1000')]]), slippagePct: new Decimal(0), clock });
+    const paper = new PaperExchange({ marketData: new ApiMarketData(new ApiClient({ baseUrl: current().sandbox.url })), wallet: new Map([['USDT', new Decimal('1000')]]), slippagePct: new Decimal(0), clock });
     try {
-      expect(await new Engine({ ...world.deps(), exchange: paper, mode: 'dry-run', clock }, [instance()], { runId: null }).runSlot('odd', SLOT)).toBe('done');
-      const [record] = await world.journal.listIntents({ instance: 'odd' });
+      expect(await new Engine({ ...current().deps(), exchange: paper, mode: 'dry-run', clock }, [instance()], { runId: null }).runSlot('odd', SLOT)).toBe('done');
+      const [record] = await current().journal.listIntents({ instance: 'odd' });
       expect([record?.status, record?.error]).toEqual(['refused', { code, message }]);
-      expect(await world.journal.listOrders({})).toEqual([]);
+      expect(await current().journal.listOrders({})).toEqual([]);
     } finally {
       await paper.close();
     }
@@ -97,7 +91,7 @@ describe.each(CASES)('$name is refused, naming the buy, the market and the rule,
 
   it('stacker check', async () => {
     const runtime = instance();
-    const [result] = await preflight({ mode: 'live', instances: [{ ...runtime, enabled: true }] }, world.deps().exchange, SLOT);
+    const [result] = await preflight({ mode: 'live', instances: [{ ...runtime, enabled: true }] }, current().deps().exchange, SLOT);
     expect(result).toMatchObject({ ok: false, intents: [{ verdict: 'refused', reason: `${code}: ${message}` }] });
   });
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
 import type { Strategy } from '../../src/engine/contract.ts';
 import { readsOf } from '../../src/engine/contract.ts';
@@ -193,6 +194,22 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}, kind: Eng
       await sandbox.stop();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A fresh engineWorld for each test of the calling file or describe block, closed after it: call it where the hooks belong. */
+export function eachEngineWorld(): () => EngineWorld {
+  let world: EngineWorld | null = null;
+  beforeEach(async () => {
+    world = await engineWorld();
+  });
+  afterEach(async () => {
+    await world?.close();
+    world = null;
+  });
+  return () => {
+    if (world === null) throw new Error('no engine world outside a test');
+    return world;
   };
 }
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
 import { runBacktest } from '../../src/backtest/driver.ts';
 import { buildReport } from '../../src/backtest/report/build.ts';
@@ -17,7 +17,7 @@ import { PaperExchange } from '../../src/sim/paper-exchange.ts';
 import { dca } from '../../strategies/dca.ts';
 import { btcUsdt, decideWith } from '../../strategies/sdk-testing.ts';
 import { type SlotView, defineStrategy, param } from '../../strategies/sdk.ts';
-import { type EngineWorld, engineWorld, runtimeOf } from './harness.ts';
+import { eachEngineWorld, runtimeOf } from './harness.ts';
 
 // What a strategy's view hands out is the engine's own: the guards judge the slot's intents by
 // it, the paper and backtest fills and every other instance read the same market rules. A
@@ -71,37 +71,31 @@ const writer = defineStrategy({
 const dcaEnv = { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.00051234' };
 
 describe('what a view hands a strategy is read-only (live on the sandbox, and dry-run on a paper account)', () => {
-  let world: EngineWorld;
-  beforeEach(async () => {
-    world = await engineWorld();
-  });
-  afterEach(async () => {
-    await world.close();
-  });
+  const current = eachEngineWorld();
 
   it.each(Object.keys(WRITES) as (keyof typeof WRITES)[])('a strategy writing into its %s fails, saying what it wrote; nothing is sent and the other instance buys as before', async (write) => {
-    const engine = world.engine([runtimeOf({ instance: 'a-writer', strategy: writer, env: { MARKET: 'BTC_USDT', WRITE: write } }), runtimeOf({ instance: 'b-dca', strategy: dca, env: dcaEnv })]);
+    const engine = current().engine([runtimeOf({ instance: 'a-writer', strategy: writer, env: { MARKET: 'BTC_USDT', WRITE: write } }), runtimeOf({ instance: 'b-dca', strategy: dca, env: dcaEnv })]);
     expect(await engine.runSlot('a-writer', SLOT)).toBe('disabled');
     expect(engine.health().disabledInstances).toEqual([{ instance: 'a-writer', slotTimeMs: SLOT, reason: expect.stringContaining(`strategy writer failed: ${WRITES[write].says}`) }]);
-    expect(world.logs.find((line) => line.fields['event'] === 'strategy-disabled')?.fields).toMatchObject({ instance: 'a-writer', error: expect.stringContaining(WRITES[write].says) });
+    expect(current().logs.find((line) => line.fields['event'] === 'strategy-disabled')?.fields).toMatchObject({ instance: 'a-writer', error: expect.stringContaining(WRITES[write].says) });
 
     expect(await engine.runSlot('b-dca', SLOT)).toBe('done');
     // Its own 0.00051234 rounded to the market's 6 decimals; a dust buy never reached the exchange.
-    expect(world.sandbox.exchange.orderHistory({ market: 'BTC_USDT' }).map((order) => formatDecimal(order.amount))).toEqual(['0.000512']);
+    expect(current().sandbox.exchange.orderHistory({ market: 'BTC_USDT' }).map((order) => formatDecimal(order.amount))).toEqual(['0.000512']);
   });
 
   it("a strategy writing into the market rules changes neither the other instance's rounding nor the paper fill's fee", async () => {
     const clock = new VirtualClock(SLOT);
-    const paper = new PaperExchange({ marketData: new ApiMarketData(new ApiClient({ baseUrl: world.sandbox.url })), wallet: new Map([['USDT', new Decimal('1000')]]), slippagePct: new Decimal(0), clock });
-    const engine = new Engine({ ...world.deps(), exchange: paper, mode: 'dry-run', clock }, [
+    const paper = new PaperExchange({ marketData: new ApiMarketData(new ApiClient({ baseUrl: current().sandbox.url })), wallet: new Map([['USDT', new Decimal('1000')]]), slippagePct: new Decimal(0), clock });
+    const engine = new Engine({ ...current().deps(), exchange: paper, mode: 'dry-run', clock }, [
       runtimeOf({ instance: 'a-writer', strategy: writer, env: { MARKET: 'BTC_USDT', WRITE: 'rules' } }),
       runtimeOf({ instance: 'b-dca', strategy: dca, env: dcaEnv }),
     ], { runId: null });
     try {
       expect(await engine.runSlot('a-writer', SLOT)).toBe('disabled');
       expect(await engine.runSlot('b-dca', SLOT)).toBe('done');
-      const [stored] = await world.journal.listOrders({ instance: 'b-dca' });
-      expect(await world.journal.listOrders({ instance: 'a-writer' })).toEqual([]);
+      const [stored] = await current().journal.listOrders({ instance: 'b-dca' });
+      expect(await current().journal.listOrders({ instance: 'a-writer' })).toEqual([]);
       expect(formatDecimal(stored?.filledBase ?? new Decimal(0))).toBe('0.000512');
       // The demo market's 0.1 % taker fee, rounded up to 8 decimals, on what was paid.
       expect(stored?.fee.eq(stored.filledQuote.mul('0.001').toDecimalPlaces(8, Decimal.ROUND_UP))).toBe(true);

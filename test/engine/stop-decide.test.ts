@@ -1,20 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/domain/money.ts';
 import { Engine, type ScheduledRuntime } from '../../src/engine/engine.ts';
 import { defineStrategy, intent, param } from '../../strategies/sdk.ts';
-import { type EngineWorld, TEST_TIMING, engineWorld, runtimeOf } from './harness.ts';
+import { TEST_TIMING, eachEngineWorld, runtimeOf } from './harness.ts';
 
 // A stop (SIGTERM) does not wait for a strategy that has not answered: nothing is claimed or sent
 // for a slot before its decide answers, so the slot is left unjournalled, as one whose snapshot
 // waited to be tried again, and the next start decides it by CATCH_UP. A stop used to wait out
 // the decide's time limit, 30 s, longer than Docker's default stop timeout.
-let world: EngineWorld;
-beforeEach(async () => {
-  world = await engineWorld();
-});
-afterEach(async () => {
-  await world.close();
-});
+const current = eachEngineWorld();
 
 let hanging = true;
 let decided = 0;
@@ -40,7 +34,7 @@ describe('a stop while a strategy has not answered', () => {
     const instance: ScheduledRuntime = { ...base, catchUp: { policy: 'last', windowMs: 3_600_000 }, schedule: { ...base.schedule, next: (after: number) => (after < slot ? slot : slot + 86_400_000) } };
     const stop = new AbortController();
     // The decide time limit the daemon runs with: what a stop used to wait out.
-    const engine = new Engine({ ...world.deps(), timing: { ...TEST_TIMING, decideTimeLimitMs: 30_000 } }, [instance], { runId: null, stop: stop.signal });
+    const engine = new Engine({ ...current().deps(), timing: { ...TEST_TIMING, decideTimeLimitMs: 30_000 } }, [instance], { runId: null, stop: stop.signal });
     await engine.catchUp(slot - 1000);
 
     const running = engine.runScheduledSlot('slow', slot);
@@ -51,23 +45,23 @@ describe('a stop while a strategy has not answered', () => {
     expect(Date.now() - stoppedAt).toBeLessThan(200);
     expect(engine.isRunning('slow')).toBe(false);
     expect(engine.isEnabled('slow')).toBe(true);
-    expect(await world.journal.listSlots({ instance: 'slow' })).toEqual([]);
-    expect(world.sandbox.exchange.orderHistory({})).toEqual([]);
-    expect(world.logs.filter((line) => line.fields['event'] === 'slot-stopped').map((line) => line.fields['instance'])).toEqual(['slow']);
+    expect(await current().journal.listSlots({ instance: 'slow' })).toEqual([]);
+    expect(current().sandbox.exchange.orderHistory({})).toEqual([]);
+    expect(current().logs.filter((line) => line.fields['event'] === 'slot-stopped').map((line) => line.fields['instance'])).toEqual(['slow']);
 
     // The next start: the strategy answers now, and CATCH_UP=last runs the slot once.
     hanging = false;
-    await world.engine([instance]).catchUp(Date.now());
-    expect(await world.journal.getSlot({ instance: 'slow', slotTimeMs: slot })).toMatchObject({ status: 'done' });
-    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    await current().engine([instance]).catchUp(Date.now());
+    expect(await current().journal.getSlot({ instance: 'slow', slotTimeMs: slot })).toMatchObject({ status: 'done' });
+    expect(current().sandbox.exchange.orderHistory({})).toHaveLength(1);
   });
 
   it('still lets a strategy that answers at once send its slot, the stop already given', async () => {
     hanging = false;
     const stop = new AbortController();
     stop.abort();
-    const engine = world.engine([runtimeOf({ instance: 'quick', strategy: slowToAnswer, env: { MARKET: 'BTC_USDT' } })], { stop: stop.signal });
+    const engine = current().engine([runtimeOf({ instance: 'quick', strategy: slowToAnswer, env: { MARKET: 'BTC_USDT' } })], { stop: stop.signal });
     expect(await engine.runScheduledSlot('quick', Math.floor(Date.now() / 1000) * 1000)).toBe('done');
-    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    expect(current().sandbox.exchange.orderHistory({})).toHaveLength(1);
   });
 });
