@@ -153,6 +153,51 @@ export async function decideWith<P>(strategy: Strategy<P>, env: Readonly<Record<
   return checkDecision(await strategy.decide(slotView(asDeclared(strategy, params, spec)), readOnlyParams(params, spec.instance ?? 'test-instance')));
 }
 
+/**
+ * decideWith, three times on the same view, with the clock and randomness taken away: the
+ * answer of a pure strategy (strategies/README.md, "Rules a strategy follows"). Throws, naming
+ * it, when decide reads `Date.now()`, makes `new Date()` without a time or calls `Math.random()`,
+ * or when its answers differ: state kept in the module between calls, which the daemon's
+ * instances and a backtest's runs share, and which a decide called again for the same slot
+ * counts twice. A counter may agree with itself three calls running: this finds what it can.
+ */
+export async function decidePurely<P>(strategy: Strategy<P>, env: Readonly<Record<string, string>>, spec: ViewSpec = {}): Promise<readonly Intent[]> {
+  const answers: string[] = [];
+  let first: readonly Intent[] = [];
+  for (let call = 0; call < 3; call += 1) {
+    const intents = await withoutClock(() => decideWith(strategy, env, spec));
+    if (call === 0) first = intents;
+    answers.push(JSON.stringify(intents));
+  }
+  if (new Set(answers).size > 1) {
+    throw new Error(`decide of ${strategy.name} answered the same view differently when called again (it keeps state between calls: keep it with intent.setState instead):\n${answers.join('\n')}`);
+  }
+  return first;
+}
+
+/** `work` with Date.now, a Date made without a time and Math.random refused, until it settles. */
+async function withoutClock<T>(work: () => Promise<T>): Promise<T> {
+  const RealDate = globalThis.Date;
+  const { now } = RealDate;
+  const { random } = Math;
+  const refuse = (what: string) => (): never => {
+    throw new Error(`decide read ${what}: a strategy reads the slot's time from view.slotTimeMs, and no randomness`);
+  };
+  globalThis.Date = new Proxy(RealDate, {
+    construct: (target, args: unknown[], newTarget) => (args.length === 0 ? refuse('the clock (new Date())')() : Reflect.construct(target, args, newTarget)),
+    apply: () => refuse('the clock (Date())')(),
+  });
+  RealDate.now = refuse('the clock (Date.now())');
+  Math.random = refuse('Math.random()');
+  try {
+    return await work();
+  } finally {
+    globalThis.Date = RealDate;
+    RealDate.now = now;
+    Math.random = random;
+  }
+}
+
 /** The spec with the parts the strategy reads and the candle windows it declares, as the engine builds its view. */
 export function asDeclared<P>(strategy: Strategy<P>, params: P, spec: ViewSpec): ViewSpec {
   const reads = strategy.reads === undefined ? undefined : strategy.reads(params);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { checkDecision } from '../../src/engine/contract.ts';
 import { Decimal, defineStrategy, intent, param } from '../../strategies/sdk.ts';
-import { decideWith, judgeWith, marketRules } from '../../strategies/sdk-testing.ts';
+import { dca } from '../../strategies/dca.ts';
+import { decidePurely, decideWith, judgeWith, marketRules } from '../../strategies/sdk-testing.ts';
 
 // The SDK's test helpers judge a strategy's answer by the engine's own rule (checkDecision): an
 // answer a live slot would reject, and disable the instance for, fails the author's test too
@@ -95,5 +96,42 @@ describe('a decimal param as `stacker strategies` shows it', () => {
     expect(ruleOf({ description: 'd', min: '1', max: '10' })).toBe('decimal from 1 to 10');
     expect(ruleOf({ description: 'd', nonNegative: true, max: '50' })).toBe('decimal from 0 to 50');
     expect(ruleOf({ description: 'd' })).toBe('decimal');
+  });
+});
+
+describe('decidePurely: how an author tests that a strategy is pure', () => {
+  const rules = { markets: [marketRules()], prices: { BTC_USDT: '65000' }, trade: { USDT: { available: '1000' } } };
+  const buying = (decide: () => Decimal) =>
+    defineStrategy({
+      name: 'impure',
+      describe: 'Sizes its buy from something besides the view.',
+      params: { MARKET: param.market({ description: 'Where to buy.', example: 'BTC_USDT' }) },
+      reads: () => ['markets', 'prices', 'balances'],
+      decide: async (_view, params) => [intent.buy(params.MARKET, decide())],
+    });
+
+  it('gives the answer of a strategy that reads only its view and params', async () => {
+    const intents = await decidePurely(dca, { MARKET: 'BTC_USDT', AMOUNT: '0.001' }, rules);
+    expect(intents.map((i) => i.kind)).toEqual(['buy-stock-market']);
+  });
+
+  it.each([
+    ['Date.now()', () => new Decimal(new Date(Date.now()).getUTCDay() === 5 ? '0.003' : '0.001'), 'decide read the clock (Date.now())'],
+    ['new Date()', () => new Decimal(new Date().getUTCDay() === 5 ? '0.003' : '0.001'), 'decide read the clock (new Date())'],
+    ['Math.random()', () => new Decimal(Math.random() < 0.5 ? '0.001' : '0.002'), 'decide read Math.random()'],
+  ])('refuses a strategy that reads %s, saying so', async (_what, size, says) => {
+    await expect(decidePurely(buying(size), ENV, rules)).rejects.toThrow(says);
+    // The clock is back once it has answered.
+    expect(Date.now()).toBeGreaterThan(0);
+    expect(new Date().getTime()).toBeGreaterThan(0);
+  });
+
+  it('refuses a strategy that keeps a count in its module: called again for the same view, it answers otherwise', async () => {
+    let slotsSeen = 0;
+    const counting = buying(() => {
+      slotsSeen += 1;
+      return new Decimal(slotsSeen % 3 === 0 ? '0.003' : '0.001');
+    });
+    await expect(decidePurely(counting, ENV, rules)).rejects.toThrow(/decide of impure answered the same view differently when called again/);
   });
 });
