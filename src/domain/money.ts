@@ -12,6 +12,16 @@ export const Decimal = DecimalJs.clone({
   toExpNeg: -60,
   toExpPos: 60,
 });
+// Frozen: decimal.js keeps precision and rounding on the constructor, where every operation of
+// the program reads them, so one `Decimal.set({ precision: 2 })` (a strategy's, say: the SDK hands
+// this constructor out) would round the guards', the fills' and every other instance's money.
+// Now such a call throws in the code that made it. Decimal.clone() still makes a constructor of
+// one's own to set.
+const fixedSettings = (): never => {
+  throw new TypeError("Decimal's settings are the same for the whole program (precision 60, ROUND_HALF_EVEN) and cannot be changed: Decimal.clone({ ... }) makes a constructor of your own to set");
+};
+Object.defineProperties(Decimal, { set: { value: fixedSettings }, config: { value: fixedSettings } });
+Object.freeze(Decimal);
 export type Decimal = InstanceType<typeof Decimal>;
 
 export const ZERO: Decimal = new Decimal(0);
