@@ -28,6 +28,17 @@ describe.skipIf(process.platform === 'win32')('an env file whose secrets other u
     expect(await noteFor('pg-nopw.env', 'STACKER_DATABASE_URL=postgres://stacker@db/stacker\n', 0o644)).toBeNull();
   });
 
+  it('counts a notification URL whose path or query is its secret: a webhook token, an ntfy topic', async () => {
+    expect(await noteFor('hook.env', 'STACKER_NOTIFY_WEBHOOK_URL=https://hooks.example/h/t0k3nZ?k=v\nSTACKER_NOTIFY_NTFY_URL=https://ntfy.sh/t0p1cZ\n', 0o644)).toMatch(
+      /holds STACKER_NOTIFY_WEBHOOK_URL, STACKER_NOTIFY_NTFY_URL and other users/,
+    );
+    expect(await noteFor('hook-bare.env', 'STACKER_NOTIFY_WEBHOOK_URL=https://hooks.example\n', 0o644)).toBeNull();
+  });
+
+  it('tells of a file other users can change, whatever it holds: whoever writes it decides where stacker trades', async () => {
+    expect(await noteFor('writable.env', 'STACKER_REGION=eu\n', 0o602)).toMatch(/writable\.env can be changed by other users of this machine \(mode 0602\): whoever writes it decides where stacker trades; make it yours only with chmod 600/);
+  });
+
   it('says nothing of a private file, or of an open one without secrets', async () => {
     expect(await noteFor('private.env', 'STACKER_API_SECRET=s3cr3tZ\n', 0o600)).toBeNull();
     expect(await noteFor('plain.env', 'STACKER_REGION=eu\nSTACKER_LOG_LEVEL=info\n', 0o644)).toBeNull();
