@@ -72,41 +72,39 @@ export function slotView(spec: ViewSpec = {}): SlotView {
   const maxOrder = spec.maxOrderQuote === undefined || spec.maxOrderQuote === null ? null : new Decimal(spec.maxOrderQuote);
   // Read-only as the engine's view is (src/engine/read-only.ts): a write fails here as it fails a live slot.
   const tradeShown = (balance: TradeBalance): TradeBalance => readOnly(balance, 'trade balances');
-  return readOnly(
-    Object.freeze<SlotView>({
-      instance: spec.instance ?? 'test-instance',
-      slotTimeMs: spec.slotTimeMs ?? Date.UTC(2024, 4, 1, 9, 0, 0),
-      timezone: spec.timezone ?? 'UTC',
-      mode: 'backtest',
-      state: new ReadOnlyMap(new Map(Object.entries(spec.state ?? {})), 'state entries (intent.setState writes them)'),
-      budget: readOnly({ remainingQuote: () => remaining, maxOrderQuote: () => maxOrder }, 'budget figures'),
-      market: (name) => {
-        need('markets');
-        const rules = markets.get(name);
-        return rules === undefined ? undefined : readOnly(rules, 'market rules');
-      },
-      price: (market) => (need('prices'), prices.get(market)),
-      mainBalance: (ticker) => (need('balances'), main.get(ticker) ?? ZERO),
-      tradeBalance: (ticker) => (need('balances'), tradeShown(trade.get(ticker) ?? { available: ZERO, freeze: ZERO })),
-      mainBalances: () => (need('balances'), new ReadOnlyMap(main, 'main balances')),
-      tradeBalances: () => (need('balances'), new ReadOnlyMap(trade, 'trade balances', tradeShown)),
-      flexInvestments: () => (need('flex'), readOnlyList(spec.flex ?? [], 'flex investments')),
-      flexPlan: (planId) => {
-        need('flex');
-        const plan = spec.flexPlans?.find((p) => p.planId === planId);
-        return plan === undefined ? undefined : readOnly(plan, 'flex plans');
-      },
-      codes: () => (need('codes'), readOnlyList(spec.codes ?? [], 'codes')),
-      // As the engine's view: a market without candles given is one the strategy declared no window for.
-      candles: (market) => {
-        need('candles');
-        const list = candles.get(market) ?? (spec.candleMarkets?.includes(market) === true ? NO_CANDLES : undefined);
-        if (list === undefined) throw new Error(`the view has no candles of ${market}: the strategy declared no candleWindows entry for it`);
-        return list;
-      },
-    }),
-    'slot views',
-  );
+  // Frozen as the engine's view is: a write into it throws.
+  return Object.freeze<SlotView>({
+    instance: spec.instance ?? 'test-instance',
+    slotTimeMs: spec.slotTimeMs ?? Date.UTC(2024, 4, 1, 9, 0, 0),
+    timezone: spec.timezone ?? 'UTC',
+    mode: 'backtest',
+    state: new ReadOnlyMap(new Map(Object.entries(spec.state ?? {})), 'state entries (intent.setState writes them)'),
+    budget: readOnly({ remainingQuote: () => remaining, maxOrderQuote: () => maxOrder }, 'budget figures'),
+    market: (name) => {
+      need('markets');
+      const rules = markets.get(name);
+      return rules === undefined ? undefined : readOnly(rules, 'market rules');
+    },
+    price: (market) => (need('prices'), prices.get(market)),
+    mainBalance: (ticker) => (need('balances'), main.get(ticker) ?? ZERO),
+    tradeBalance: (ticker) => (need('balances'), tradeShown(trade.get(ticker) ?? { available: ZERO, freeze: ZERO })),
+    mainBalances: () => (need('balances'), new ReadOnlyMap(main, 'main balances')),
+    tradeBalances: () => (need('balances'), new ReadOnlyMap(trade, 'trade balances', tradeShown)),
+    flexInvestments: () => (need('flex'), readOnlyList(spec.flex ?? [], 'flex investments')),
+    flexPlan: (planId) => {
+      need('flex');
+      const plan = spec.flexPlans?.find((p) => p.planId === planId);
+      return plan === undefined ? undefined : readOnly(plan, 'flex plans');
+    },
+    codes: () => (need('codes'), readOnlyList(spec.codes ?? [], 'codes')),
+    // As the engine's view: a market without candles given is one the strategy declared no window for.
+    candles: (market) => {
+      need('candles');
+      const list = candles.get(market) ?? (spec.candleMarkets?.includes(market) === true ? NO_CANDLES : undefined);
+      if (list === undefined) throw new Error(`the view has no candles of ${market}: the strategy declared no candleWindows entry for it`);
+      return list;
+    },
+  });
 }
 
 /**

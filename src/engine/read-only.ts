@@ -110,7 +110,8 @@ export class ReadOnlyMap<K, V> implements ReadonlyMap<K, V> {
     this.#source = source;
     this.#what = what;
     this.#wrap = wrap;
-    Object.freeze(this);
+    // Not frozen (a slot makes one for its state, and freezing cost a backtest more than the
+    // rest of the wrapping): whatever a strategy sets on it stays on this wrapper of its own view.
   }
 
   get size(): number {

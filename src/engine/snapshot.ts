@@ -131,11 +131,13 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
   };
   // What the strategy is handed is read-only (read-only.ts): the guards judge its intents by
   // these same balances and rules after it answers, and the rules are every instance's and the sim's.
-  const flexList: readonly FlexInvestment[] | null = flex === null ? null : readOnlyList(flex, 'flex investments');
+  // Each is wrapped when the strategy first asks for it: a backtest's slot makes a view whose
+  // strategy reads a price and a balance, and wrapping all of them cost it more than its decide.
+  const flexList = once(() => (flex === null ? null : readOnlyList(flex, 'flex investments')));
   const planById: ReadonlyMap<string, FlexPlan> | null = plans === null ? null : new Map(plans.map((plan) => [plan.planId, plan]));
-  const codeList: readonly CodeRecord[] | null = codes === null ? null : readOnlyList(codes, 'codes');
-  const shownMain = main === null ? null : new ReadOnlyMap(main, 'main balances');
-  const shownTrade = tradeShown === null ? null : new ReadOnlyMap(tradeShown, 'trade balances', tradeBalanceShown);
+  const codeList = once(() => (codes === null ? null : readOnlyList(codes, 'codes')));
+  const shownMain = once(() => (main === null ? null : new ReadOnlyMap(main, 'main balances')));
+  const shownTrade = once(() => (tradeShown === null ? null : new ReadOnlyMap(tradeShown, 'trade balances', tradeBalanceShown)));
 
   const view: SlotView = {
     instance: request.instance,
@@ -151,14 +153,14 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
     price: (market) => need('prices', prices).get(market),
     mainBalance: (ticker) => need('balances', main).get(ticker) ?? ZERO,
     tradeBalance: (ticker) => tradeBalanceShown(need('balances', tradeShown).get(ticker) ?? ZERO_TRADE),
-    mainBalances: () => need('balances', shownMain),
-    tradeBalances: () => need('balances', shownTrade),
-    flexInvestments: () => need('flex', flexList),
+    mainBalances: () => need('balances', shownMain()),
+    tradeBalances: () => need('balances', shownTrade()),
+    flexInvestments: () => need('flex', flexList()),
     flexPlan: (planId) => {
       const plan = need('flex', planById).get(planId);
       return plan === undefined ? undefined : readOnly(plan, 'flex plans');
     },
-    codes: () => need('codes', codeList),
+    codes: () => need('codes', codeList()),
     candles: (market) => {
       const list = need('candles', candles).get(market);
       // An empty list would read as "the exchange keeps no candles": a window never declared is the strategy's mistake, said as such.
@@ -166,7 +168,22 @@ export async function takeSnapshot(exchange: Exchange, books: SnapshotBooks, req
       return list;
     },
   };
-  return readOnly(Object.freeze(view), 'slot views');
+  // Frozen, not behind a proxy: a strategy reads its view dozens of times a slot, and a write
+  // into it throws all the same (strategyErrorMessage says what that means).
+  return Object.freeze(view);
+}
+
+/** `make`'s value, made on the first call and kept. */
+function once<T>(make: () => T): () => T {
+  let made = false;
+  let value: T;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value;
+  };
 }
 
 function tradeBalanceShown(balance: TradeBalance): TradeBalance {

@@ -47,7 +47,7 @@ const WRITES = {
   candles: { write: (view: SlotView) => (view.candles('BTC_USDT') as Candle[]).reverse(), says: "Cannot assign to read only property '0' of object '[object Array]': what a slot's view hands a strategy is read-only" },
   candle: { write: (view: SlotView) => Object.assign(view.candles('BTC_USDT')[0] ?? {}, { close: new Decimal(1) }), says: "Cannot assign to read only property 'close' of object '#<Object>': what a slot's view hands a strategy is read-only" },
   state: { write: (view: SlotView) => (view.state as Map<string, string>).set('slots', '1'), says: 'state entries (intent.setState writes them) are read-only: the strategy tried to set slots' },
-  view: { write: (view: SlotView) => Object.assign(view, { market: () => undefined }), says: 'slot views are read-only: the strategy tried to set market' },
+  view: { write: (view: SlotView) => Object.assign(view, { market: () => undefined }), says: "Cannot assign to read only property 'market' of object '#<Object>': what a slot's view hands a strategy is read-only" },
   // The SDK's Decimal is the program's: its settings are every instance's and every fill's rounding.
   'decimal-settings': { write: () => Decimal.set({ precision: 2, rounding: Decimal.ROUND_UP }), says: "Decimal's settings are the same for the whole program (precision 60, ROUND_HALF_EVEN) and cannot be changed" },
 } as const;
