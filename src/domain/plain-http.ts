@@ -6,8 +6,11 @@
  * sends the first signed request so before the exchange's redirect is refused.
  */
 
-/** 127.0.0.0/8, ::1 and localhost, as a URL's hostname writes them (an IPv6 address in brackets). */
-const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
+/**
+ * 127.0.0.0/8, ::1 and localhost, as a URL's hostname writes them (an IPv6 address in brackets),
+ * and 127.0.0.0/8 mapped into IPv6 (::ffff:127.0.0.1, which a URL writes [::ffff:7f00:1]).
+ */
+const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|\[?::ffff:(?:127(?:\.\d{1,3}){3}|7f[0-9a-f]{2}:[0-9a-f]{1,4})\]?)$/i;
 
 export function isLoopbackHost(host: string): boolean {
   return LOOPBACK_HOST.test(host);

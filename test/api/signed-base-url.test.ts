@@ -23,7 +23,7 @@ function refusal(endpoint: string, options = BY_FLAG): ConfigError {
 
 describe('the origin of signed requests', () => {
   it('is any https:// origin or region, and plain http:// to this machine', () => {
-    for (const endpoint of ['global', 'eu', 'https://whitebit.com', 'https://10.0.0.5:8443', 'http://127.0.0.1:8787', 'http://127.9.8.7', 'http://[::1]:8787', 'http://localhost:8787', 'http://LOCALHOST']) {
+    for (const endpoint of ['global', 'eu', 'https://whitebit.com', 'https://10.0.0.5:8443', 'http://127.0.0.1:8787', 'http://127.9.8.7', 'http://[::1]:8787', 'http://localhost:8787', 'http://LOCALHOST', 'http://[::ffff:127.0.0.1]:8787', 'http://[::ffff:7f00:1]']) {
       expect(resolveSignedBaseUrl(endpoint, BY_FLAG)).toBe(resolveBaseUrl(endpoint));
     }
   });
@@ -49,6 +49,11 @@ describe('the origin of signed requests', () => {
       ]);
     }
     expect(refusal('http://whitebit.com', BY_ENV).message).toMatch(/^env file prod\.env: STACKER_BASE_URL: is plain http:\/\/ to whitebit\.com, /);
+  });
+
+  it('takes 127.0.0.0/8 mapped into IPv6 for this machine, and no other mapped address', () => {
+    expect(resolveSignedBaseUrl('http://[::ffff:127.0.0.1]:8787', BY_FLAG)).toBe('http://[::ffff:7f00:1]:8787');
+    expect(refusal('http://[::ffff:10.0.0.1]', BY_FLAG).message).toMatch(/is plain http:\/\/ to \[::ffff:a00:1\], which is not this machine/);
   });
 
   it('is plain http:// to another machine when STACKER_ALLOW_PLAIN_HTTP allows it (a lab network)', () => {
