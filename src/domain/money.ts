@@ -22,6 +22,15 @@ const fixedSettings = (): never => {
 };
 Object.defineProperties(Decimal, { set: { value: fixedSettings }, config: { value: fixedSettings } });
 Object.freeze(Decimal);
+// The same for the methods every Decimal shares (one prototype, decimal.js's clones included): a
+// strategy replacing `times` or `toFixed` would change every instance's money. Fixed one by one
+// rather than frozen: decimal.js sets each new value's own `constructor`, which a frozen
+// prototype's `constructor` would forbid, so that one alone stays writable.
+const shared: object = Decimal.prototype;
+for (const key of Reflect.ownKeys(shared)) {
+  if (key !== 'constructor') Object.defineProperty(shared, key, { writable: false, configurable: false });
+}
+Object.preventExtensions(shared);
 export type Decimal = InstanceType<typeof Decimal>;
 
 export const ZERO: Decimal = new Decimal(0);

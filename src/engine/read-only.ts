@@ -66,11 +66,18 @@ export function readOnlyList<T extends object>(items: readonly T[], what: string
 export function strategyErrorMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   if (!(error instanceof TypeError) || !FROZEN_WRITE.test(message)) return message;
+  // The runtime names Decimal by its whole source text: said in a line instead (src/domain/money.ts says why it is fixed).
+  if (DECIMAL_TARGET.test(message)) {
+    const name = /property:? '?([\w$]+)/.exec(message)?.[1] ?? 'it';
+    return `Decimal is the whole program's: its settings and the methods every value shares cannot be changed (the strategy tried to change ${name}); Decimal.clone({ ... }) makes a constructor of its own`;
+  }
   return `${message}: what a slot's view hands a strategy is read-only; copy what it needs ([...list], { ...value }) and change the copy`;
 }
 
 /** The runtime's words for a write into a frozen object (V8). */
 const FROZEN_WRITE = /^Cannot (assign to read only property|add property|delete property|define property|redefine property)/;
+/** …of the Decimal constructor, or of the prototype every Decimal shares. */
+const DECIMAL_TARGET = /of (?:function 'function Decimal\(|object '\[object Decimal\]')/;
 
 function handlerFor(what: string): ProxyHandler<object> {
   let handler = handlers.get(what);

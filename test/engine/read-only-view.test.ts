@@ -50,6 +50,12 @@ const WRITES = {
   view: { write: (view: SlotView) => Object.assign(view, { market: () => undefined }), says: "Cannot assign to read only property 'market' of object '#<Object>': what a slot's view hands a strategy is read-only" },
   // The SDK's Decimal is the program's: its settings are every instance's and every fill's rounding.
   'decimal-settings': { write: () => Decimal.set({ precision: 2, rounding: Decimal.ROUND_UP }), says: "Decimal's settings are the same for the whole program (precision 60, ROUND_HALF_EVEN) and cannot be changed" },
+  'decimal-precision': { write: () => Object.assign(Decimal, { precision: 2 }), says: "Decimal is the whole program's: its settings and the methods every value shares cannot be changed (the strategy tried to change precision)" },
+  // Every Decimal's methods: replacing one (to round, or to print two decimals by default) changed every instance's money.
+  'decimal-methods': {
+    write: () => Object.assign(Object.getPrototypeOf(new Decimal(1)) as object, { times: () => new Decimal(1) }),
+    says: "Decimal is the whole program's: its settings and the methods every value shares cannot be changed (the strategy tried to change times)",
+  },
 } as const;
 
 /** Writes into what its view gave it (WRITE), then buys dust on BTC_USDT: only the write's failure stands between it and the exchange. */
