@@ -15,7 +15,7 @@ const NOTIFY_URLS: ReadonlySet<string> = new Set(['STACKER_NOTIFY_WEBHOOK_URL', 
  * whatever it holds. null when the file is private, holds no secret, or permissions mean nothing
  * here (Windows).
  */
-export function envFileExposureNote(layers: Pick<EnvLayers, 'envFile' | 'fileKeys' | 'lookup'>): string | null {
+export function envFileExposureNote(layers: Pick<EnvLayers, 'envFile' | 'fileKeys' | 'fileValue'>): string | null {
   const file = layers.envFile;
   if (file === null || process.platform === 'win32') return null;
   let mode: number;
@@ -28,7 +28,8 @@ export function envFileExposureNote(layers: Pick<EnvLayers, 'envFile' | 'fileKey
   // Whoever can write it decides where stacker sends signed orders (STACKER_BASE_URL) and which strategies run.
   if ((mode & 0o022) !== 0) return `${file} can be changed by other users of this machine (mode ${shown}): whoever writes it decides where stacker trades; make it yours only with chmod 600 ${file}`;
   if ((mode & 0o044) === 0) return null;
-  const secrets = layers.fileKeys.filter((key) => isSecret(key, layers.lookup(key)?.value));
+  // The file's own values: one the environment overrides is still written in the file.
+  const secrets = layers.fileKeys.filter((key) => isSecret(key, layers.fileValue(key) ?? undefined));
   if (secrets.length === 0) return null;
   return `${file} holds ${secrets.join(', ')} and other users of this machine can read it (mode ${shown}): make it yours only with chmod 600 ${file}`;
 }
@@ -40,11 +41,11 @@ function isSecret(key: string, value: string | undefined): boolean {
   return NOTIFY_URLS.has(key) && carriesSecret(value);
 }
 
-/** A URL with a password, a path or a query: where a webhook's token or an ntfy topic sits. */
+/** A URL with credentials, a path or a query: where a webhook's token or an ntfy topic sits. */
 function carriesSecret(url: string): boolean {
   try {
     const parsed = new URL(url);
-    return parsed.password !== '' || (parsed.pathname !== '/' && parsed.pathname !== '') || parsed.search !== '';
+    return parsed.username !== '' || parsed.password !== '' || (parsed.pathname !== '/' && parsed.pathname !== '') || parsed.search !== '';
   } catch {
     return false;
   }

@@ -90,6 +90,8 @@ export interface EnvLayers {
   /** Keys the env file sets on more than one line: empty unless read with duplicates 'keep' (readEnvLayers refuses them otherwise). */
   readonly fileDuplicates: readonly DuplicateKey[];
   lookup(key: string): EnvValue | null;
+  /** What the env file itself sets for `key` (the environment may override it); null when it sets nothing. */
+  fileValue(key: string): string | null;
   /** Keys set (non-empty) in the environment or the env file that start with `prefix`, sorted; never the values. */
   keysStartingWith(prefix: string): readonly string[];
   /** Keys of the process environment (non-empty) that start with STACKER_ in any case, sorted; never the values. */
@@ -125,6 +127,10 @@ export async function readEnvLayers(envFile: string | undefined | null, sources:
       const fromFile = Object.hasOwn(fileValues, key) ? fileValues[key] : undefined;
       if (fromFile !== undefined && fromFile !== '') return { value: fromFile, source: `env file ${file}` };
       return null;
+    },
+    fileValue(key: string): string | null {
+      const value = Object.hasOwn(fileValues, key) ? fileValues[key] : undefined;
+      return value === undefined || value === '' ? null : value;
     },
     keysStartingWith(prefix: string): readonly string[] {
       const keys = new Set<string>();

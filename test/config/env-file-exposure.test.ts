@@ -33,6 +33,15 @@ describe.skipIf(process.platform === 'win32')('an env file whose secrets other u
       /holds STACKER_NOTIFY_WEBHOOK_URL, STACKER_NOTIFY_NTFY_URL and other users/,
     );
     expect(await noteFor('hook-bare.env', 'STACKER_NOTIFY_WEBHOOK_URL=https://hooks.example\n', 0o644)).toBeNull();
+    expect(await noteFor('hook-user.env', 'STACKER_NOTIFY_WEBHOOK_URL=https://t0k3nZ@hooks.example/\n', 0o644)).toMatch(/holds STACKER_NOTIFY_WEBHOOK_URL and other users/);
+  });
+
+  it("judges what the file holds, though the environment overrides it: the file's secret is still readable", async () => {
+    const file = join(dir, 'overridden.env');
+    writeFileSync(file, 'STACKER_NOTIFY_WEBHOOK_URL=https://hooks.example/h/t0k3nZ\nSTACKER_API_SECRET=s3cr3tZ\n');
+    chmodSync(file, 0o644);
+    const layers = await readEnvLayers(file, { env: { STACKER_NOTIFY_WEBHOOK_URL: 'https://hooks.example/', STACKER_API_SECRET: 'other' } });
+    expect(envFileExposureNote(layers)).toMatch(/holds STACKER_NOTIFY_WEBHOOK_URL, STACKER_API_SECRET and other users/);
   });
 
   it('tells of a file other users can change, whatever it holds: whoever writes it decides where stacker trades', async () => {
