@@ -175,6 +175,8 @@ async function serveWhileWaiting(options: DaemonStoreOptions, reach: StandbyReac
   const startedAtMs = Date.now();
   const server = await startHealthServer({
     host: config.metricsHost,
+    // The same hosts as the owner's page: a standby's own would let any Host in off loopback (DNS rebinding).
+    ...(config.metricsAllowedHosts === null ? {} : { allowedHosts: config.metricsAllowedHosts }),
     port: config.metricsPort,
     metrics: options.metrics,
     health: {

@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,6 +120,40 @@ describe.skipIf(cluster === null)('a hot standby whose database cannot be reache
     } finally {
       stop.abort();
       await (took ?? (await standby.catch(() => null)))?.close();
+      await owner.close().catch(() => undefined);
+    }
+  }, 30_000);
+
+  it("serves only the hosts STACKER_METRICS_ALLOWED_HOSTS names while it waits, as the owner's page does", async () => {
+    const strategies = join(dir, 'strategies');
+    mkdirSync(strategies);
+    writeFileSync(join(strategies, 'dca-btc.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
+    const config = await loadDaemonConfig(
+      { strategiesDir: strategies, dataDir: join(dir, 'standby') },
+      { env: { STACKER_DATABASE_URL: dbUrl, STACKER_METRICS_PORT: '0', STACKER_METRICS_HOST: '0.0.0.0', STACKER_METRICS_ALLOWED_HOSTS: 'stacker.example' } },
+    );
+    const owner: OpenedStore = await openStore({ dataDir: join(dir, 'owner'), mode: config.mode, databaseUrl: dbUrl, pid: 1111, hostname: 'host-a' });
+    let log = '';
+    const logger = await createLogger({ level: 'info', destination: new Writable({ write: (chunk, _encoding, done) => void ((log += String(chunk)), done()) }) });
+    const stop = new AbortController();
+    const standby = openDaemonStore({ config, logger, rebuildJournal: false, standby: true, stop: stop.signal, handleSignals: false, metrics: new Metrics({ mode: config.mode }) });
+    try {
+      await expect.poll(() => /"event":"metrics","url":"http:[^"]+:(\d+)"/.exec(log)?.[1]).toBeDefined();
+      const port = Number(/"event":"metrics","url":"http:[^"]+:(\d+)"/.exec(log)?.[1]);
+      const statusWithHost = (host: string): Promise<number> =>
+        new Promise((resolve, reject) => {
+          const request = httpRequest({ host: '127.0.0.1', port, path: '/healthz', headers: { host } }, (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          });
+          request.on('error', reject);
+          request.end();
+        });
+      expect(await statusWithHost('evil.example')).toBe(421);
+      expect(await statusWithHost(`stacker.example:${port}`)).toBe(200);
+    } finally {
+      stop.abort();
+      await (await standby.catch(() => null))?.close();
       await owner.close().catch(() => undefined);
     }
   }, 30_000);
