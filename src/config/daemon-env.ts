@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { isPrintableAscii } from '../domain/credential-text.ts';
 import type { InputProblem } from '../domain/errors.ts';
 import { Decimal } from '../domain/money.ts';
 import { COMMON_KEYS } from '../engine/contract.ts';
@@ -71,8 +72,6 @@ export interface Located {
 const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const PLAIN_DECIMAL = /^(?:0|[1-9]\d*)(?:\.\d+)?$/;
 const MAX_SLIPPAGE_PCT = '50';
-/** Printable ASCII without spaces: the control token travels in an HTTP header as typed. */
-const TOKEN_CHARS = /^[\x21-\x7e]+$/;
 
 export function problemAt(origin: Origin, rule: string): InputProblem {
   const full = origin.note === undefined ? rule : `${rule} (${origin.note})`;
@@ -205,7 +204,8 @@ export function readControlToken(layers: EnvLayers, problems: InputProblem[]): C
   if (found === null) return null;
   const token = found.value;
   // The value is a secret: the rule says what is wrong, never what was given.
-  if (token.length < CONTROL_TOKEN_MIN_LENGTH || !TOKEN_CHARS.test(token)) {
+  // Printable ASCII without spaces: the control token travels in an HTTP header as typed.
+  if (token.length < CONTROL_TOKEN_MIN_LENGTH || !isPrintableAscii(token)) {
     problems.push({
       source: found.source,
       field: DAEMON_ENV_KEYS.controlToken,

@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { hasPassword } from '../store/pg-url.ts';
 import type { EnvLayers } from './settings.ts';
 
 /** Settings whose value is a secret: the API secrets, the control token, notification secrets and tokens. */
@@ -51,12 +52,3 @@ function carriesSecret(url: string): boolean {
   }
 }
 
-function hasPassword(url: string | undefined): boolean {
-  if (url === undefined) return false;
-  try {
-    const parsed = new URL(url);
-    return parsed.password !== '' || parsed.searchParams.has('password');
-  } catch {
-    return false;
-  }
-}

@@ -77,42 +77,54 @@ async function openGate(target: number): Promise<Gate> {
   };
 }
 
+/** A strategies folder holding one daily dca instance: what a standby loads and then waits with. */
+function dcaStrategies(): string {
+  const strategies = join(dir, 'strategies');
+  mkdirSync(strategies);
+  writeFileSync(join(strategies, 'dca-btc.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
+  return strategies;
+}
+
+/** A logger whose lines are kept, and what it has written so far. */
+async function capturedLog(): Promise<{ logger: Awaited<ReturnType<typeof createLogger>>; log: () => string }> {
+  let text = '';
+  const logger = await createLogger({ level: 'info', destination: new Writable({ write: (chunk, _encoding, done) => void ((text += String(chunk)), done()) }) });
+  return { logger, log: () => text };
+}
+
 describe.skipIf(cluster === null)('a hot standby whose database cannot be reached', () => {
   it('answers 503 on /healthz saying why, logs it more than once while it lasts, and is healthy again once the database answers', async () => {
-    const strategies = join(dir, 'strategies');
-    mkdirSync(strategies);
-    writeFileSync(join(strategies, 'dca-btc.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
+    const strategies = dcaStrategies();
     const gated = new URL(dbUrl);
     gated.port = String(gate.port);
     gated.password = PASSWORD;
     const config = await loadDaemonConfig({ strategiesDir: strategies, dataDir: join(dir, 'standby') }, { env: { STACKER_DATABASE_URL: gated.toString(), STACKER_METRICS_PORT: '0' } });
     // An owner holds the journal, so that the standby, once it reaches the database, waits on.
     const owner: OpenedStore = await openStore({ dataDir: join(dir, 'owner'), mode: config.mode, databaseUrl: dbUrl, pid: 1111, hostname: 'host-a' });
-    let log = '';
-    const logger = await createLogger({ level: 'info', destination: new Writable({ write: (chunk, _encoding, done) => void ((log += String(chunk)), done()) }) });
+    const { logger, log } = await capturedLog();
     const stop = new AbortController();
     const standby = openDaemonStore({ config, logger, rebuildJournal: false, standby: true, stop: stop.signal, handleSignals: false, metrics: new Metrics({ mode: config.mode }), unreachableLogEveryMs: 500 });
     let took: OpenedStore | null = null;
     try {
-      await expect.poll(() => /"event":"metrics","url":"(http:[^"]+)"/.exec(log)?.[1]).toBeDefined();
-      const healthz = `${/"event":"metrics","url":"(http:[^"]+)"/.exec(log)?.[1]}/healthz`;
+      await expect.poll(() => /"event":"metrics","url":"(http:[^"]+)"/.exec(log())?.[1]).toBeDefined();
+      const healthz = `${/"event":"metrics","url":"(http:[^"]+)"/.exec(log())?.[1]}/healthz`;
       await expect.poll(async () => (await fetch(healthz)).status).toBe(503);
       const body = (await (await fetch(healthz)).json()) as { status: string; problems: string[] };
       expect(body.status).toBe('unhealthy');
       expect(body.problems).toEqual([expect.stringMatching(/^waiting as a hot standby, but the journal's database cannot be reached since \S+ \(taking the PostgreSQL advisory lock .*\): this standby cannot take over until it can$/)]);
       // Tried every second, told a line per 500 ms here (a minute by default), each with how many tries since.
-      await expect.poll(() => log.match(/"event":"standby-db-unreachable"/g)?.length ?? 0, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
-      expect(log).toMatch(/"event":"standby-db-unreachable","error":"[^"]+","since":"[^"]+","tries":1,/);
-      expect(`${log}${JSON.stringify(body)}`).not.toContain(PASSWORD);
+      await expect.poll(() => log().match(/"event":"standby-db-unreachable"/g)?.length ?? 0, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+      expect(log()).toMatch(/"event":"standby-db-unreachable","error":"[^"]+","since":"[^"]+","tries":1,/);
+      expect(`${log()}${JSON.stringify(body)}`).not.toContain(PASSWORD);
       // Why, not where: the database's address is in the log only.
       expect(JSON.stringify(body)).not.toContain(`:${gate.port}`);
-      expect(log).toContain(`:${gate.port}`);
+      expect(log()).toContain(`:${gate.port}`);
 
       gate.open();
       await expect.poll(async () => (await fetch(healthz)).status, { timeout: 10_000 }).toBe(200);
-      expect(log).toContain('"event":"standby-db-reachable"');
+      expect(log()).toContain('"event":"standby-db-reachable"');
       // Told on the lock's next try, which may come after the first healthy answer.
-      await expect.poll(() => log, { timeout: 5_000 }).toContain('"event":"standby"');
+      await expect.poll(() => log(), { timeout: 5_000 }).toContain('"event":"standby"');
       // Still the standby: it takes over when the owner ends.
       await owner.close();
       took = await standby;
@@ -125,21 +137,18 @@ describe.skipIf(cluster === null)('a hot standby whose database cannot be reache
   }, 30_000);
 
   it("serves only the hosts STACKER_METRICS_ALLOWED_HOSTS names while it waits, as the owner's page does", async () => {
-    const strategies = join(dir, 'strategies');
-    mkdirSync(strategies);
-    writeFileSync(join(strategies, 'dca-btc.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
+    const strategies = dcaStrategies();
     const config = await loadDaemonConfig(
       { strategiesDir: strategies, dataDir: join(dir, 'standby') },
       { env: { STACKER_DATABASE_URL: dbUrl, STACKER_METRICS_PORT: '0', STACKER_METRICS_HOST: '0.0.0.0', STACKER_METRICS_ALLOWED_HOSTS: 'stacker.example' } },
     );
     const owner: OpenedStore = await openStore({ dataDir: join(dir, 'owner'), mode: config.mode, databaseUrl: dbUrl, pid: 1111, hostname: 'host-a' });
-    let log = '';
-    const logger = await createLogger({ level: 'info', destination: new Writable({ write: (chunk, _encoding, done) => void ((log += String(chunk)), done()) }) });
+    const { logger, log } = await capturedLog();
     const stop = new AbortController();
     const standby = openDaemonStore({ config, logger, rebuildJournal: false, standby: true, stop: stop.signal, handleSignals: false, metrics: new Metrics({ mode: config.mode }) });
     try {
-      await expect.poll(() => /"event":"metrics","url":"http:[^"]+:(\d+)"/.exec(log)?.[1]).toBeDefined();
-      const port = Number(/"event":"metrics","url":"http:[^"]+:(\d+)"/.exec(log)?.[1]);
+      await expect.poll(() => /"event":"metrics","url":"http:[^"]+:(\d+)"/.exec(log())?.[1]).toBeDefined();
+      const port = Number(/"event":"metrics","url":"http:[^"]+:(\d+)"/.exec(log())?.[1]);
       const statusWithHost = (host: string): Promise<number> =>
         new Promise((resolve, reject) => {
           const request = httpRequest({ host: '127.0.0.1', port, path: '/healthz', headers: { host } }, (response) => {
@@ -159,17 +168,14 @@ describe.skipIf(cluster === null)('a hot standby whose database cannot be reache
   }, 30_000);
 
   it('told to stop while the database cannot be reached, it stops cleanly: nothing was journalled or sent', async () => {
-    const strategies = join(dir, 'strategies');
-    mkdirSync(strategies);
-    writeFileSync(join(strategies, 'dca-btc.env'), 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
+    const strategies = dcaStrategies();
     const config = await loadDaemonConfig({ strategiesDir: strategies, dataDir: join(dir, 'standby') }, { env: { STACKER_DATABASE_URL: `postgres://stacker@127.0.0.1:${gate.port}/stacker` } });
-    let log = '';
-    const logger = await createLogger({ level: 'info', destination: new Writable({ write: (chunk, _encoding, done) => void ((log += String(chunk)), done()) }) });
+    const { logger, log } = await capturedLog();
     const stop = new AbortController();
     const standby = openDaemonStore({ config, logger, rebuildJournal: false, standby: true, stop: stop.signal, handleSignals: false, metrics: new Metrics({ mode: config.mode }) });
-    await expect.poll(() => log).toContain('"event":"standby-db-unreachable"');
+    await expect.poll(() => log()).toContain('"event":"standby-db-unreachable"');
     stop.abort();
     expect(await standby).toBeNull();
-    expect(log).toContain('"event":"standby-stopped"');
+    expect(log()).toContain('"event":"standby-stopped"');
   });
 });

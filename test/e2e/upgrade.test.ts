@@ -11,6 +11,15 @@ import { sandboxPerTest, startDaemon } from './daemon-process.ts';
 const t = sandboxPerTest();
 const args = (...more: string[]): string[] => ['--strategies', t.dir.strategies, '--data-dir', t.dir.data, ...more];
 
+/** A data dir holding a journal of an older build's schema, and an instance that sends nothing: its path. */
+function olderJournalInDataDir(schema: number): string {
+  t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
+  mkdirSync(t.dir.data);
+  const path = join(t.dir.data, 'stacker.db');
+  olderJournal(path, schema);
+  return path;
+}
+
 describe('stacker run on a journal an older build left', () => {
   it('names its build (the package version and the commit) in its starting line and in the run it journals', async () => {
     t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
@@ -29,10 +38,7 @@ describe('stacker run on a journal an older build left', () => {
   }, 30_000);
 
   it('says it migrated the journal, from which schema to which, that it is one-way, and where the copy of the file as it was is', async () => {
-    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
-    mkdirSync(t.dir.data);
-    const path = join(t.dir.data, 'stacker.db');
-    olderJournal(path, 4);
+    const path = olderJournalInDataDir(4);
     const daemon = startDaemon(args('--live', '--once'), t.live());
     expect(await daemon.exited).toBe(0);
     const line = daemon
@@ -53,10 +59,7 @@ describe('stacker run on a journal an older build left', () => {
   }, 30_000);
 
   it("makes the journal's files its user's alone when an older build left them readable by others, and says so once", async () => {
-    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
-    mkdirSync(t.dir.data);
-    const path = join(t.dir.data, 'stacker.db');
-    olderJournal(path, 1);
+    const path = olderJournalInDataDir(1);
     chmodSync(path, 0o644);
     const daemon = startDaemon(args('--live', '--once'), t.live());
     expect(await daemon.exited).toBe(0);
