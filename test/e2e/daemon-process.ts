@@ -89,7 +89,7 @@ export function startDaemon(args: readonly string[], env: Record<string, string>
     waitFor(wanted, timeoutMs = 15_000) {
       if (text.includes(wanted)) return Promise.resolve();
       return new Promise<void>((resolvePromise, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no "${wanted}" within ${timeoutMs} ms; output:\n${text.slice(-3000)}`)), timeoutMs);
+        const timer = setTimeout(() => reject(new Error(`no "${wanted}" within ${timeoutMs} ms; ${outputForFailure(text)}`)), timeoutMs);
         waiters.push({
           text: wanted,
           resolve: () => {
@@ -99,11 +99,20 @@ export function startDaemon(args: readonly string[], env: Record<string, string>
         });
         void exited.then(() => {
           clearTimeout(timer);
-          if (!text.includes(wanted)) reject(new Error(`daemon exited before "${wanted}"; output:\n${text.slice(-3000)}`));
+          if (!text.includes(wanted)) reject(new Error(`daemon exited before "${wanted}"; ${outputForFailure(text)}`));
         });
       });
     },
   };
+}
+
+/**
+ * What a failed wait shows: every warning and error of the whole run (a rare failure on a busy
+ * machine is understood from them, and the tail alone loses them) and the last lines.
+ */
+function outputForFailure(text: string): string {
+  const warnings = text.split('\n').filter((line) => /"level":(4|5|6)0/.test(line) || !line.startsWith('{'));
+  return `warnings and errors:\n${warnings.join('\n').slice(-6000)}\nlast output:\n${text.slice(-3000)}`;
 }
 
 /** The environment of a live daemon trading on the sandbox, with its locks under the test's own HOME. */

@@ -171,7 +171,9 @@ describe('stacker run against the sandbox', () => {
     await new Promise((resolve) => setTimeout(resolve, 7000));
     const wokeAtMs = Date.now();
     daemon.child.kill('SIGCONT');
-    await daemon.waitFor('"event":"slots-missed"', 30_000);
+    await daemon.waitFor('"event":"slots-missed"', 30_000).catch((error: unknown) => {
+      throw new Error(`paused ${new Date(pausedAtMs).toISOString()}, woken ${new Date(wokeAtMs).toISOString()}: ${error instanceof Error ? error.message : String(error)}`);
+    });
     await new Promise((resolve) => setTimeout(resolve, 800));
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toBe(0);
