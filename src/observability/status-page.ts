@@ -47,6 +47,13 @@ ul { margin: 4px 0; padding-left: 20px; }
 
 const SCRIPT = `
 'use strict';
+// Behind a reverse proxy the page may live under a sub-path (/stacker/): its API is asked for
+// relative to the page, never at the site's root, where another application (or another stacker)
+// would answer and take the controls. Opened without its closing slash (/stacker), the page's
+// folder would be the root: it moves to the slash first.
+var moving = !/\\/$/.test(location.pathname);
+if (moving) location.replace(location.pathname + '/' + location.search);
+function api(path) { return path.slice(1); }
 var TOKEN_KEY = 'stacker-control-token';
 var state = { doc: null, token: sessionStorage.getItem(TOKEN_KEY) || '' };
 
@@ -95,7 +102,7 @@ function say(message, bad) {
 }
 
 function control(path, body) {
-  return fetch(path, {
+  return fetch(api(path), {
     method: 'POST',
     headers: { 'Authorization': 'Bearer ' + state.token, 'Content-Type': 'application/json' },
     body: body === undefined ? '{}' : JSON.stringify(body),
@@ -265,11 +272,13 @@ function leftText(p) {
 }
 
 function refresh() {
-  return fetch('/api/status', { cache: 'no-store' }).then(function (response) {
+  return fetch(api('/api/status'), { cache: 'no-store' }).then(function (response) {
     return response.json().catch(function () { return null; }).then(function (body) {
       if (response.ok && body) return { doc: body, note: null };
       // stacker answers, but its journal cannot be read: health and the kill switch are current, the rest is what was last read.
       if (body && body.error === 'journal-unreadable') return { doc: Object.assign({}, state.doc || {}, body), note: body.message + (state.doc ? '; the rest of the page is the last state read' : '') };
+      // Not found: the page's own folder has no API, so what serves the page is not stacker's status server as it is (a proxy rewriting paths?).
+      if (response.status === 404) throw new Error(new URL(api('/api/status'), location.href).pathname + ' was not found (404): does a proxy in front pass the page\\'s folder to stacker\\'s root?');
       throw new Error('status ' + response.status);
     });
   }).then(function (got) {
@@ -280,7 +289,7 @@ function refresh() {
     render();
   }).catch(function (error) {
     var offline = document.getElementById('offline');
-    offline.textContent = 'stacker does not answer (' + error.message + '); showing the last state read';
+    offline.textContent = 'no status from stacker (' + error.message + '); showing the last state read';
     offline.hidden = false;
   });
 }
@@ -299,8 +308,10 @@ document.getElementById('forget').addEventListener('click', function () {
   forgetToken();
   say('token forgotten', false);
 });
-refresh();
-setInterval(refresh, ${STATUS_REFRESH_MS});
+if (!moving) {
+  refresh();
+  setInterval(refresh, ${STATUS_REFRESH_MS});
+}
 `;
 
 const PAGE = `<!doctype html>
@@ -314,7 +325,7 @@ const PAGE = `<!doctype html>
 <body>
 <h1>stacker</h1>
 <div id="summary" class="muted">loading…</div>
-<noscript><p>This page needs JavaScript; the same state is at <a href="/api/status">/api/status</a>.</p></noscript>
+<noscript><p>This page needs JavaScript; the same state is at <a href="api/status">api/status</a>.</p></noscript>
 <p id="offline" class="bad" hidden></p>
 <p id="message" role="status"></p>
 <p id="controls-off" class="muted" hidden>Controls are off: set STACKER_CONTROL_TOKEN and restart stacker to pause, resume or run instances from here.</p>

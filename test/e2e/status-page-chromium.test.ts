@@ -1,8 +1,10 @@
+import { type IncomingMessage, type Server, type ServerResponse, createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrWarn, launchChromium } from '../support/chromium.ts';
 import { type RunningDaemon, sandboxPerTest, startDaemon } from './daemon-process.ts';
-import { CONTROL_TOKEN, eventually, instanceOf, statusUrl } from './status-daemon.ts';
+import { CONTROL_TOKEN, eventually, instanceOf, readStatus, statusUrl } from './status-daemon.ts';
 
 // The status page of a live daemon on the sandbox, opened in a real headless Chromium.
 const executablePath = chromiumOrWarn('the status page');
@@ -52,7 +54,68 @@ async function openPage(url: string, viewport = { width: 1100, height: 900 }) {
   return { page, context, elsewhere, pageErrors };
 }
 
+/**
+ * A reverse proxy as people set one up: `location /stacker { proxy_pass http://127.0.0.1:PORT/; }`
+ * (the prefix cut off, so /stacker and /stacker/ are both the page; the upstream's own Host
+ * sent), with another application answering
+ * everything else at the site's root, which records what reached it.
+ */
+async function subPathProxy(upstream: string): Promise<{ url: string; atRoot: string[]; stop(): Promise<void> }> {
+  const target = new URL(upstream);
+  const atRoot: string[] = [];
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = req.url ?? '/';
+    if (path !== '/stacker' && !path.startsWith('/stacker/')) {
+      atRoot.push(`${req.method} ${path}`);
+      req.resume();
+      res.writeHead(path.startsWith('/api/') ? 200 : 404, { 'content-type': 'application/json' }).end('{"killSwitch":{"on":true}}');
+      return;
+    }
+    const forwarded = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: path.slice('/stacker'.length) || '/', headers: { ...req.headers, host: target.host } }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    forwarded.on('error', () => res.writeHead(502).end());
+    req.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    atRoot,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 describe('the status page in headless Chromium', () => {
+  it.skipIf(executablePath === null)("behind a reverse proxy under a sub-path, reads and controls its own daemon, never the application at the site's root (opened with or without the closing slash)", async () => {
+    const daemon = start({ STACKER_CONTROL_TOKEN: CONTROL_TOKEN });
+    const url = await statusUrl(daemon);
+    const proxy = await subPathProxy(url);
+    try {
+      // openPage adds the closing slash; the page opened without it moves to it by itself.
+      const { page, context, pageErrors } = await openPage(`${proxy.url}/stacker`);
+      await page.goto(`${proxy.url}/stacker`, { waitUntil: 'load' });
+      try {
+        await page.locator('[data-instance="dca-btc"]').waitFor();
+        expect(new URL(page.url()).pathname).toBe('/stacker/');
+        await page.fill('#token', CONTROL_TOKEN);
+        await page.click('#token-form button[type="submit"]');
+        page.once('dialog', (dialog) => void dialog.accept());
+        await page.click('button[data-action="kill-switch-on"]');
+        await page.locator('#message:has-text("/api/kill-switch: done")').waitFor();
+        await eventually(async () => expect((await readStatus(url)).killSwitch.operatorSince).not.toBeNull());
+        expect(proxy.atRoot).toEqual([]);
+        expect(pageErrors).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    } finally {
+      await proxy.stop();
+    }
+  }, 30_000);
+
+
   it.skipIf(executablePath === null)('renders every instance from /api/status, asks nothing of any other origin, and a pause clicked with the token pauses the instance', async () => {
     const daemon = start({ STACKER_CONTROL_TOKEN: CONTROL_TOKEN });
     const url = await statusUrl(daemon);
