@@ -17,6 +17,7 @@ import {
   type DatabaseUrl,
   readOrderSettleWindow,
   readMetricsAllowedHosts,
+  readMetricsTrustedProxies,
   readMetricsHost,
   readMetricsPort,
   readModeSetting,
@@ -74,6 +75,8 @@ export interface DaemonConfig {
   readonly metricsHost: string;
   /** STACKER_METRICS_ALLOWED_HOSTS: the Host names the status server answers; null: its default (loopback names on loopback, any elsewhere). */
   readonly metricsAllowedHosts: readonly string[] | '*' | null;
+  /** STACKER_METRICS_TRUSTED_PROXIES: proxies whose X-Forwarded-For names a control request's client; empty: none. */
+  readonly metricsTrustedProxies: ReadonlySet<string>;
   /** STACKER_DRY_RUN_WALLET: the paper wallet's starting balances by ticker; empty when unset. */
   readonly dryRunWallet: ReadonlyMap<string, Decimal>;
   /** STACKER_DRY_RUN_SLIPPAGE_PCT, default 0. */
@@ -134,6 +137,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
   const metricsPort = readMetricsPort(layers, problems);
   const metricsHost = readMetricsHost(layers, problems);
   const metricsAllowedHosts = readMetricsAllowedHosts(layers, problems);
+  const metricsTrustedProxies = readMetricsTrustedProxies(layers, problems);
   const dryRunWallet = readWallet(layers, problems);
   const dryRunSlippagePct = readSlippagePct(layers, problems);
   const killSwitchEnv = readKillSwitchEnv(layers, problems);
@@ -165,6 +169,7 @@ export async function loadDaemonConfig(flags: DaemonFlags, sources: DaemonSource
     metricsPort,
     metricsHost,
     metricsAllowedHosts,
+    metricsTrustedProxies,
     dryRunWallet: frozenMap(dryRunWallet),
     dryRunSlippagePct,
     killSwitchFile,

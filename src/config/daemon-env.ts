@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { isPrintableAscii } from '../domain/credential-text.ts';
 import type { InputProblem } from '../domain/errors.ts';
+import { plainAddress } from '../domain/ip-address.ts';
 import { Decimal } from '../domain/money.ts';
 import { COMMON_KEYS } from '../engine/contract.ts';
 import { closestName } from '../engine/params.ts';
@@ -31,6 +32,7 @@ export const DAEMON_ENV_KEYS = {
   metricsPort: 'STACKER_METRICS_PORT',
   metricsHost: 'STACKER_METRICS_HOST',
   metricsAllowedHosts: 'STACKER_METRICS_ALLOWED_HOSTS',
+  metricsTrustedProxies: 'STACKER_METRICS_TRUSTED_PROXIES',
   dryRunWallet: 'STACKER_DRY_RUN_WALLET',
   dryRunSlippagePct: 'STACKER_DRY_RUN_SLIPPAGE_PCT',
   killSwitchFile: 'STACKER_KILL_SWITCH_FILE',
@@ -154,6 +156,26 @@ export function readMetricsAllowedHosts(layers: EnvLayers, problems: InputProble
     rule: `must be host names or IP addresses without a port, comma-separated (such as localhost,127.0.0.1,[::1],stacker.example.com), or * for any (got ${JSON.stringify(found.value)})`,
   });
   return null;
+}
+
+/**
+ * STACKER_METRICS_TRUSTED_PROXIES: the addresses of the reverse proxies in front of the status
+ * server, comma-separated; a control request from one of them counts, for the back-off on
+ * refused tokens, as the client its X-Forwarded-For names. Empty when unset: no proxy is
+ * looked through.
+ */
+export function readMetricsTrustedProxies(layers: EnvLayers, problems: InputProblem[]): ReadonlySet<string> {
+  const found = layers.lookup(DAEMON_ENV_KEYS.metricsTrustedProxies);
+  if (found === null) return new Set();
+  const entries = found.value.split(',').map((entry) => entry.trim());
+  const addresses = entries.map((entry) => plainAddress(entry));
+  if (entries.every((entry) => entry !== '') && addresses.every((address) => address !== null)) return new Set(addresses as string[]);
+  problems.push({
+    source: found.source,
+    field: DAEMON_ENV_KEYS.metricsTrustedProxies,
+    rule: `must be the IP addresses of your reverse proxies, comma-separated (such as 127.0.0.1,::1); no names or ranges (got ${JSON.stringify(found.value)})`,
+  });
+  return new Set();
 }
 
 export function readWallet(layers: EnvLayers, problems: InputProblem[]): ReadonlyMap<string, Decimal> {

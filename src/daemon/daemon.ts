@@ -399,7 +399,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         },
         status,
         onError: (error) => failures.failed(errorMessage(error)),
-        controls: { token: config.controlToken, controls: operator, refused: refusedControls(logger) },
+        controls: { token: config.controlToken, controls: operator, refused: refusedControls(logger), trustedProxies: config.metricsTrustedProxies },
       }).catch((error: unknown) => {
         throw listenProblem(error, config.metricsHost, config.metricsPort ?? 0) ?? error;
       });
@@ -671,9 +671,14 @@ function listenProblem(error: unknown, host: string, port: number): ConfigError 
  * request would let them fill the log.
  */
 function refusedControls(logger: Logger): (why: string, from: string) => void {
-  return throttled(60_000, (refused, why: string, from: string) =>
+  const refusedToken = throttled(60_000, (refused, why: string, from: string) =>
     logger.warn({ event: 'control-refused', why, from, refused }, `a control request was refused (${why}) from ${from}; ${refused} refused since the last such line: a wrong token, or someone guessing`),
   );
+  // Held back unread (429) is not a wrong token: counted apart, an operator's own tries while held back do not read as guesses.
+  const heldBack = throttled(60_000, (held, _why: string, from: string) =>
+    logger.warn({ event: 'control-held-back', from, held }, `control requests from ${from} are held back unread (429) after too many refused tokens; ${held} held back since the last such line`),
+  );
+  return (why, from) => (why === 'too many refused' ? heldBack(why, from) : refusedToken(why, from));
 }
 
 /**

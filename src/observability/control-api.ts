@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { clientAddress } from './client-address.ts';
 import type { ControlBackoff } from './control-backoff.ts';
 
 /**
@@ -35,10 +36,15 @@ export interface ControlAccess {
   /** null: no STACKER_CONTROL_TOKEN, every control answers 403. */
   readonly token: { matches(presented: string): boolean } | null;
   readonly controls: Controls;
-  /** Told of each request refused for its token (none or a wrong one, or too many of them lately): someone is trying. */
+  /**
+   * Told of each request refused for its token (none or a wrong one), or held back unread after
+   * too many (429): someone is trying. `from` is the client, with the proxy it came through.
+   */
   readonly refused?: (why: 'missing token' | 'wrong token' | 'too many refused', from: string) => void;
   /** Where the 401s of each address are counted (the health server keeps one for its life). */
   readonly backoff?: ControlBackoff;
+  /** Reverse proxies whose X-Forwarded-For names the client (STACKER_METRICS_TRUSTED_PROXIES); absent: none. */
+  readonly trustedProxies?: ReadonlySet<string>;
 }
 
 export interface ControlResponse {
@@ -58,6 +64,8 @@ export function isControlPath(path: string): boolean {
   return path === KILL_SWITCH_ROUTE || INSTANCE_ROUTE.test(path) || ACCOUNT_KILL_SWITCH_ROUTE.test(path);
 }
 
+const NO_PROXIES: ReadonlySet<string> = new Set();
+
 const answer = (statusCode: number, body: Record<string, unknown>, headers: Record<string, string> = {}): ControlResponse => ({ statusCode, headers, body });
 
 /** One control request, from method and token to the daemon's answer. Call only for an isControlPath path. */
@@ -70,18 +78,19 @@ export async function controlRequest(req: IncomingMessage, path: string, access:
     req.resume();
     return answer(403, { error: 'controls are off: set STACKER_CONTROL_TOKEN (at least 16 characters) and restart to enable them' });
   }
-  const from = req.socket.remoteAddress ?? 'unknown';
+  const { client: from, via } = clientAddress(req, access.trustedProxies ?? NO_PROXIES);
+  const told = via === null ? from : `${from} (through ${via})`;
   const waitSeconds = access.backoff?.waitSeconds(from) ?? null;
   if (waitSeconds !== null) {
     req.resume();
-    access.refused?.('too many refused', from);
+    access.refused?.('too many refused', told);
     return answer(429, { error: `too many control requests refused for their token from this address: the token is not checked again for ${waitSeconds} s` }, { 'retry-after': String(waitSeconds) });
   }
   const presented = bearerToken(req.headers.authorization);
   if (presented === null || !access.token.matches(presented)) {
     req.resume();
     access.backoff?.refused(from);
-    access.refused?.(presented === null ? 'missing token' : 'wrong token', from);
+    access.refused?.(presented === null ? 'missing token' : 'wrong token', told);
     return answer(401, { error: presented === null ? 'missing token: send Authorization: Bearer <STACKER_CONTROL_TOKEN>' : 'wrong token' }, { 'www-authenticate': 'Bearer realm="stacker"' });
   }
   access.backoff?.accepted(from);

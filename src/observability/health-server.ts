@@ -143,7 +143,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: Health
       },
     };
     try {
-      const answer = await controlRequest(req, path, { token: access.token, controls, backoff, ...(access.refused === undefined ? {} : { refused: access.refused }) });
+      const answer = await controlRequest(req, path, { ...access, controls, backoff });
       for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
       send(res, req, answer.statusCode, JSON_TYPE, `${JSON.stringify(answer.body)}\n`);
     } finally {

@@ -278,7 +278,11 @@ function refresh() {
       // stacker answers, but its journal cannot be read: health and the kill switch are current, the rest is what was last read.
       if (body && body.error === 'journal-unreadable') return { doc: Object.assign({}, state.doc || {}, body), note: body.message + (state.doc ? '; the rest of the page is the last state read' : '') };
       // Not found: the page's own folder has no API, so what serves the page is not stacker's status server as it is (a proxy rewriting paths?).
-      if (response.status === 404) throw new Error(new URL(api('/api/status'), location.href).pathname + ' was not found (404): does a proxy in front pass the page\\'s folder to stacker\\'s root?');
+      if (response.status === 404) {
+        var asked = document.createElement('a');
+        asked.href = api('/api/status');
+        throw new Error(asked.pathname + ' was not found (404): does the proxy in front pass the folder of this page to the root of stacker?');
+      }
       throw new Error('status ' + response.status);
     });
   }).then(function (got) {

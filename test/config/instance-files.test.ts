@@ -212,9 +212,10 @@ describe('loadDaemonConfig: every problem at once', () => {
 
   it('checks the metrics port and host, the slippage and the kill switch', async () => {
     world.instance('dca-btc', DCA);
-    const env = { STACKER_METRICS_PORT: '70000', STACKER_METRICS_HOST: 'not a host', STACKER_METRICS_ALLOWED_HOSTS: 'localhost:9464', STACKER_DRY_RUN_SLIPPAGE_PCT: '75', STACKER_KILL_SWITCH: 'on' };
+    const env = { STACKER_METRICS_PORT: '70000', STACKER_METRICS_HOST: 'not a host', STACKER_METRICS_ALLOWED_HOSTS: 'localhost:9464', STACKER_METRICS_TRUSTED_PROXIES: '127.0.0.1,proxy.lan', STACKER_DRY_RUN_SLIPPAGE_PCT: '75', STACKER_KILL_SWITCH: 'on' };
     const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env }));
-    expect(error.problems.map((p) => p.field)).toEqual(['STACKER_METRICS_PORT', 'STACKER_METRICS_HOST', 'STACKER_METRICS_ALLOWED_HOSTS', 'STACKER_DRY_RUN_SLIPPAGE_PCT', 'STACKER_KILL_SWITCH']);
+    expect(error.problems.map((p) => p.field)).toEqual(['STACKER_METRICS_PORT', 'STACKER_METRICS_HOST', 'STACKER_METRICS_ALLOWED_HOSTS', 'STACKER_METRICS_TRUSTED_PROXIES', 'STACKER_DRY_RUN_SLIPPAGE_PCT', 'STACKER_KILL_SWITCH']);
+    expect(error.problems.find((p) => p.field === 'STACKER_METRICS_TRUSTED_PROXIES')?.rule).toContain('IP addresses of your reverse proxies');
     expect(error.problems.every((p) => p.source === 'environment')).toBe(true);
   });
 

@@ -222,6 +222,20 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
     });
   }, 45_000);
 
+  it('logs requests held back after too many wrong tokens (429) apart from the wrong tokens, naming the client a trusted proxy forwarded', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const daemon = start({ ...withToken, STACKER_METRICS_TRUSTED_PROXIES: '127.0.0.1' });
+    const url = await statusUrl(daemon);
+    const post = (token: string) => fetch(`${url}/api/kill-switch`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': '203.0.113.9' }, body: '{"on":true}' });
+    for (let guess = 0; guess < 10; guess += 1) expect((await post(`wrong-token-${guess}-0123456789`)).status).toBe(401);
+    expect((await post(CONTROL_TOKEN)).status).toBe(429);
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(0);
+    const lines = daemon.output().split('\n');
+    expect(lines.filter((line) => line.includes('"event":"control-refused"'))).toEqual([expect.stringContaining('refused (wrong token) from 203.0.113.9 (through 127.0.0.1)')]);
+    expect(lines.filter((line) => line.includes('"event":"control-held-back"'))).toEqual([expect.stringContaining('control requests from 203.0.113.9 (through 127.0.0.1) are held back unread (429)')]);
+  });
+
   it('keeps answering while it stops with a slot asked for from the API still running: /healthz says stopping, and a kill switch can still be turned on', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001' });
     // The exchange sits on the order for 4 s: the slot the API asked for is in flight.

@@ -17,9 +17,10 @@ afterEach(async () => {
 });
 
 /** A server on 127.0.0.1:0 whose controls count how often the token was looked at. */
-async function serve(backoff?: ControlBackoff): Promise<{ url: string; looked: () => number; refused: string[] }> {
+async function serve(backoff?: ControlBackoff, trustedProxies?: ReadonlySet<string>): Promise<{ url: string; looked: () => number; refused: string[]; from: string[] }> {
   let looked = 0;
   const refused: string[] = [];
+  const from: string[] = [];
   const server = await startHealthServer({
     host: '127.0.0.1',
     port: 0,
@@ -33,16 +34,25 @@ async function serve(backoff?: ControlBackoff): Promise<{ url: string; looked: (
         },
       },
       controls: { act: async () => ({ outcome: 'ok', body: { killSwitch: true } }) },
-      refused: (why) => void refused.push(why),
+      refused: (why, where) => {
+        refused.push(why);
+        from.push(where);
+      },
       ...(backoff === undefined ? {} : { backoff }),
+      ...(trustedProxies === undefined ? {} : { trustedProxies }),
     },
   });
   servers.push(server);
-  return { url: server.url, looked: () => looked, refused };
+  return { url: server.url, looked: () => looked, refused, from };
 }
 
-function killSwitch(url: string, token: string): Promise<Response> {
-  return fetch(`${url}/api/kill-switch`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"on":true}' });
+/** `forwardedFor`: the X-Forwarded-For a reverse proxy in front would send (nginx's $proxy_add_x_forwarded_for). */
+function killSwitch(url: string, token: string, forwardedFor?: string): Promise<Response> {
+  return fetch(`${url}/api/kill-switch`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }) },
+    body: '{"on":true}',
+  });
 }
 
 describe('the controls after repeated wrong tokens from one address', () => {
@@ -81,6 +91,32 @@ describe('the controls after repeated wrong tokens from one address', () => {
     expect(held.status).toBe(429);
     expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(50);
     expect(Number(held.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+  });
+});
+
+describe('the controls behind a reverse proxy', () => {
+  const guessTenTimes = async (url: string, forwardedFor?: string): Promise<void> => {
+    for (let guess = 0; guess < 10; guess += 1) expect((await killSwitch(url, `guess-${guess}-0123456789abcdef`, forwardedFor)).status).toBe(401);
+  };
+
+  it("named in STACKER_METRICS_TRUSTED_PROXIES, count each client by the address the proxy forwards: one client guessing holds back only itself, and the operator's kill switch goes on", async () => {
+    const { url, from } = await serve(undefined, new Set(['127.0.0.1']));
+    await guessTenTimes(url, '203.0.113.9');
+    expect((await killSwitch(url, TOKEN, '203.0.113.9')).status).toBe(429);
+    expect((await killSwitch(url, TOKEN, '198.51.100.4')).status).toBe(200);
+    expect(from[0]).toBe('203.0.113.9 (through 127.0.0.1)');
+  });
+
+  it('believe only the addresses the trusted proxy appended: one the client wrote itself (before them) does not let it start afresh', async () => {
+    const { url } = await serve(undefined, new Set(['127.0.0.1']));
+    for (let guess = 0; guess < 10; guess += 1) expect((await killSwitch(url, `guess-${guess}-0123456789abcdef`, `10.9.9.${guess}, 203.0.113.9`)).status).toBe(401);
+    expect((await killSwitch(url, TOKEN, '10.9.9.200, 203.0.113.9')).status).toBe(429);
+  });
+
+  it('not named, share the address they connect from: X-Forwarded-For from anyone else is not believed (a guesser cannot start afresh by writing it)', async () => {
+    const { url } = await serve();
+    await guessTenTimes(url, '203.0.113.9');
+    expect((await killSwitch(url, TOKEN, '198.51.100.4')).status).toBe(429);
   });
 });
 
