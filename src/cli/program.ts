@@ -106,7 +106,7 @@ export function buildProgram(io: Io, state: RunState): Command {
 
   program
     .description('Stack crypto on a WhiteBIT-style exchange (HTTP API v4), or on the built-in sandbox.')
-    .version(stackerVersion(), '-V, --version', 'print the version: package.json\'s and the git commit it was built from (0.1.0+4742248), when known')
+    .version(stackerVersion(), '-V, --version', `print the version: package.json's and, when known, the git commit it was built from (this build: ${stackerVersion()})`)
     .helpOption('-h, --help', 'show help for a command')
     .option('--base-url <url>', 'exchange base URL, e.g. http://127.0.0.1:8080 (default: $STACKER_BASE_URL, else the region)')
     .option('--region <region>', 'global or eu (default: $STACKER_REGION, else global)')

@@ -629,6 +629,9 @@ describe('help', () => {
     expect(result.stdout).toMatch(/^\d+\.\d+\.\d+(\+[0-9a-f]{7})?\n$/);
     const { existsSync } = await import('node:fs');
     if (existsSync(new URL('../../.git', import.meta.url))) expect(result.stdout).toMatch(/\+[0-9a-f]{7}\n$/);
+    // --help's line for it names this build, not an example that ages.
+    const help = await stacker(['--help']);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(`(this build: ${buildVersion()})`);
   });
 });
 
