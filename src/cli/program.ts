@@ -146,7 +146,7 @@ Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
 
   program
     .command('sandbox')
-    .description('run the simulated exchange locally until Ctrl-C (prints its URL and made-up credentials)')
+    .description("run the simulated exchange locally until Ctrl-C (prints its URL and made-up credentials); its balances and orders start afresh at each start (its order ids do not repeat), so a daemon's journal from an earlier start holds orders it no longer knows")
     .option('--port <n>', 'port to listen on; 0 picks a free one', String(DEFAULT_SANDBOX_PORT))
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--api-key <key>', 'the API key the sandbox accepts (default: made up)')

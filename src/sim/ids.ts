@@ -63,3 +63,20 @@ export const SIM_ID_KINDS: readonly SimIdKind[] = ['order', 'deal', 'counter-ord
 export function sequentialIds(prefix = '5e1d0000'): SequentialIds {
   return new SequentialIds(prefix);
 }
+
+/** The first of 2026: where ids counted from the clock start. */
+const CLOCK_IDS_FROM_MS = Date.UTC(2026, 0, 1);
+
+/**
+ * Ids that do not repeat across starts of a simulated exchange whose state starts afresh (the
+ * sandbox): order, deal and counter-order ids begin at their usual start plus the milliseconds
+ * since 2026 began, so a start begins past every id an earlier start could have handed out
+ * unless it handed out more than one a millisecond. A daemon's journal that outlives a sandbox
+ * then never meets a second order under an id it holds. Below 2^53 until far beyond 2100.
+ */
+export function idsCountedFromClock(nowMs: number, prefix?: string): SequentialIds {
+  const ids = new SequentialIds(prefix);
+  const offset = Math.max(0, Math.floor(nowMs) - CLOCK_IDS_FROM_MS);
+  ids.continueFrom({ order: STARTS.order + offset, deal: STARTS.deal + offset, 'counter-order': STARTS['counter-order'] + offset });
+  return ids;
+}

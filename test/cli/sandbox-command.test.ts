@@ -42,6 +42,21 @@ describe('stacker sandbox --fault', () => {
     expect(result.stdout).toContain('order history and active orders lag 1000 ms behind each order');
   });
 
+  it("starts afresh, but never hands out an order id of an earlier start: a daemon's journal kept from it meets no second order under an id it holds", async () => {
+    const orderIds: string[] = [];
+    for (let start = 0; start < 2; start += 1) {
+      const child = sandboxChild(['--api-key', 'k', '--api-secret', 's3cret']);
+      const done = finished(child);
+      const [, url] = await waitForOutput(child, /base URL\s+(http:\/\/127\.0\.0\.1:\d+)\n/);
+      const buy = await runCli(['buy', '--market', 'BTC_USDT', '--amount', '0.001', '--client-order-id', `restart-${start}`, '--json'], { STACKER_BASE_URL: url as string, STACKER_API_KEY: 'k', STACKER_API_SECRET: 's3cret' });
+      expect(buy.code, buy.stderr).toBe(0);
+      orderIds.push((JSON.parse(buy.stdout) as { orderId: string }).orderId);
+      child.kill('SIGTERM');
+      await done;
+    }
+    expect(BigInt(orderIds[1] as string)).toBeGreaterThan(BigInt(orderIds[0] as string));
+  });
+
   it('refuses a bad spec with exit 2, naming the flag and the rule, and listens on nothing', async () => {
     const result = await runCli(['sandbox', '--port', '0', '--fault', 'slow']);
     expect(result.code).toBe(2);

@@ -78,11 +78,12 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
   });
 
   const settings = await ctx.settings();
-  const [{ startSandbox }, { candleReplay, firstOf, fixedPrices }, { DEMO_MARKETS, DEMO_PRICES }, { createLogger }] = await Promise.all([
+  const [{ startSandbox }, { candleReplay, firstOf, fixedPrices }, { DEMO_MARKETS, DEMO_PRICES }, { createLogger }, { idsCountedFromClock }] = await Promise.all([
     import('../../sandbox/server.ts'),
     import('../../sim/prices.ts'),
     import('../../sim/seed.ts'),
     import('../../observability/logger.ts'),
+    import('../../sim/ids.ts'),
   ]);
   // Request lines carry their fields in the message too, so a terminal shows one short line each.
   const logger = await createLogger({ level: settings.logLevel, prettyMessageOnly: true });
@@ -115,6 +116,9 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
       ...(args.apiSecret === undefined ? {} : { apiSecret: args.apiSecret }),
       ...(args.accounts.length === 0 ? {} : { moreAccounts: args.accounts }),
       ...(prices === undefined ? {} : { prices }),
+      // Its state starts afresh at each start; its order ids must not, or a daemon's journal kept from
+      // an earlier start meets a second order under an id it holds (and stops, that order unrecorded).
+      ids: idsCountedFromClock(Date.now() + args.clockOffsetMs),
       // The exchange's clock, off this machine's by --clock-offset: nonces, order times and /public/time follow it.
       ...(args.clockOffsetMs === 0 ? {} : { clock: { nowMs: () => Date.now() + args.clockOffsetMs } }),
     });
