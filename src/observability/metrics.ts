@@ -67,6 +67,14 @@ export const METRICS_DEFAULTS = {
   mode: 'dry-run',
 } as const;
 
+/**
+ * The label naming a strategy instance, on every metric that has one. Not `instance`: Prometheus
+ * puts its own `instance` (the scraped host:port) on every series, and with the default
+ * honor_labels: false stores ours as `exported_instance`, so a rule written `{instance="dca-btc"}`
+ * would match nothing.
+ */
+export const INSTANCE_LABEL = 'strategy_instance';
+
 const API_PATH = /^\/[A-Za-z0-9._~\-/]{0,200}$/;
 const ERROR_CODE = /^E_[A-Z][A-Z0-9_]*$/;
 
@@ -144,21 +152,21 @@ export class Metrics implements EngineMetrics {
     this.#info = r.register(new Gauge({ name: 'stacker_info', help: 'Always 1; the labels say which stacker runs and in which mode.', labelNames: ['version', 'mode'] }));
     this.#info.set({ version: options.version ?? pkg.version, mode: options.mode }, 1);
 
-    this.#ordersPlaced = r.register(new Counter({ name: 'stacker_orders_placed_total', help: 'Orders the exchange accepted.', labelNames: ['instance'] }));
-    this.#orderTransitions = r.register(new Counter({ name: 'stacker_order_transitions_total', help: 'Order status transitions, counted once each, by the status reached.', labelNames: ['instance', 'status'] }));
-    this.#refusals = r.register(new Counter({ name: 'stacker_refusals_total', help: 'Intents refused (by a guard, a strategy or the exchange), by reason.', labelNames: ['instance', 'reason'] }));
+    this.#ordersPlaced = r.register(new Counter({ name: 'stacker_orders_placed_total', help: 'Orders the exchange accepted.', labelNames: [INSTANCE_LABEL] }));
+    this.#orderTransitions = r.register(new Counter({ name: 'stacker_order_transitions_total', help: 'Order status transitions, counted once each, by the status reached.', labelNames: [INSTANCE_LABEL, 'status'] }));
+    this.#refusals = r.register(new Counter({ name: 'stacker_refusals_total', help: 'Intents refused (by a guard, a strategy or the exchange), by reason.', labelNames: [INSTANCE_LABEL, 'reason'] }));
 
     this.#apiRequests = r.register(new Counter({ name: 'stacker_api_requests_total', help: 'HTTP attempts to the exchange API, by account, path and outcome (ok or error).', labelNames: ['account', 'path', 'outcome'] }));
     this.#apiErrors = r.register(new Counter({ name: 'stacker_api_errors_total', help: 'Failed HTTP attempts to the exchange API, by account and error class (the stable error code).', labelNames: ['account', 'class'] }));
     this.#apiDuration = r.register(new Histogram({ name: 'stacker_api_request_duration_seconds', help: 'Time from sending an API request to its answer (or failure).', labelNames: ['path'], buckets: METRICS_DEFAULTS.apiBucketsSec }));
 
-    this.#slotDuration = r.register(new Histogram({ name: 'stacker_slot_duration_seconds', help: 'Time to run one scheduled slot (snapshot, decision, guards, orders).', labelNames: ['instance'], buckets: METRICS_DEFAULTS.slotBucketsSec }));
-    this.#slots = r.register(new Counter({ name: 'stacker_slots_total', help: 'Scheduled slots by outcome: done, failed, skipped, missed (never ran).', labelNames: ['instance', 'outcome'] }));
+    this.#slotDuration = r.register(new Histogram({ name: 'stacker_slot_duration_seconds', help: 'Time to run one scheduled slot (snapshot, decision, guards, orders).', labelNames: [INSTANCE_LABEL], buckets: METRICS_DEFAULTS.slotBucketsSec }));
+    this.#slots = r.register(new Counter({ name: 'stacker_slots_total', help: 'Scheduled slots by outcome: done, failed, skipped, missed (never ran).', labelNames: [INSTANCE_LABEL, 'outcome'] }));
     this.#slotRetries = r.register(
-      new Counter({ name: 'stacker_slot_retries_total', help: 'Scheduled slots put off for another attempt because their snapshot failed for now, by the error code.', labelNames: ['instance', 'code'] }),
+      new Counter({ name: 'stacker_slot_retries_total', help: 'Scheduled slots put off for another attempt because their snapshot failed for now, by the error code.', labelNames: [INSTANCE_LABEL, 'code'] }),
     );
-    this.#lastSuccessfulSlot = r.register(new Gauge({ name: 'stacker_last_successful_slot_timestamp_seconds', help: 'Scheduled time of the latest slot that finished done, or that failed on a lost answer whose order was found since (Unix seconds).', labelNames: ['instance'] }));
-    this.#strategyEnabled = r.register(new Gauge({ name: 'stacker_strategy_enabled', help: '1 while a strategy instance trades; 0 once it was disabled after failing.', labelNames: ['instance'] }));
+    this.#lastSuccessfulSlot = r.register(new Gauge({ name: 'stacker_last_successful_slot_timestamp_seconds', help: 'Scheduled time of the latest slot that finished done, or that failed on a lost answer whose order was found since (Unix seconds).', labelNames: [INSTANCE_LABEL] }));
+    this.#strategyEnabled = r.register(new Gauge({ name: 'stacker_strategy_enabled', help: '1 while a strategy instance trades; 0 once it was disabled after failing.', labelNames: [INSTANCE_LABEL] }));
     this.#killSwitch = r.register(new Gauge({ name: 'stacker_kill_switch', help: '1 while the kill switch stops new orders.' }));
     this.#killSwitch.set({}, 0);
 
@@ -192,17 +200,17 @@ export class Metrics implements EngineMetrics {
 
   orderTransition(instance: string, status: string): void {
     this.#seen(instance);
-    this.#orderTransitions.inc({ instance, status });
+    this.#orderTransitions.inc({ [INSTANCE_LABEL]: instance, status });
   }
 
   orderPlaced(instance: string): void {
     this.#seen(instance);
-    this.#ordersPlaced.inc({ instance });
+    this.#ordersPlaced.inc({ [INSTANCE_LABEL]: instance });
   }
 
   refusal(instance: string, reason: string): void {
     this.#seen(instance);
-    this.#refusals.inc({ instance, reason });
+    this.#refusals.inc({ [INSTANCE_LABEL]: instance, reason });
   }
 
   apiRequest(event: ApiRequestEvent): void {
@@ -215,33 +223,33 @@ export class Metrics implements EngineMetrics {
 
   slotFinished(instance: string, outcome: FinishedSlotStatus, durationMs: number, slotTimeMs: number): void {
     this.#seen(instance);
-    this.#slots.inc({ instance, outcome });
+    this.#slots.inc({ [INSTANCE_LABEL]: instance, outcome });
     // A missed slot never ran: it has no duration to count.
-    if (outcome !== 'missed') this.#slotDuration.observe({ instance }, Math.max(0, durationMs) / 1000);
+    if (outcome !== 'missed') this.#slotDuration.observe({ [INSTANCE_LABEL]: instance }, Math.max(0, durationMs) / 1000);
     // Catch-up may finish an older slot after a newer one: the gauge keeps the latest slot time.
-    if (outcome === 'done') this.#lastSuccessfulSlot.setMax({ instance }, slotTimeMs / 1000);
+    if (outcome === 'done') this.#lastSuccessfulSlot.setMax({ [INSTANCE_LABEL]: instance }, slotTimeMs / 1000);
   }
 
   /** A slot that failed on a lost answer turned out done (its order was found): it counts as successful. */
   slotSettled(instance: string, slotTimeMs: number): void {
     this.#seen(instance);
-    this.#lastSuccessfulSlot.setMax({ instance }, slotTimeMs / 1000);
+    this.#lastSuccessfulSlot.setMax({ [INSTANCE_LABEL]: instance }, slotTimeMs / 1000);
   }
 
   slotRetried(instance: string, code: string): void {
     this.#seen(instance);
-    this.#slotRetries.inc({ instance, code });
+    this.#slotRetries.inc({ [INSTANCE_LABEL]: instance, code });
   }
 
   strategyDisabled(instance: string): void {
     this.#disabled.add(instance);
-    this.#strategyEnabled.set({ instance }, 0);
+    this.#strategyEnabled.set({ [INSTANCE_LABEL]: instance }, 0);
   }
 
   /** The daemon calls this for each instance it schedules, so the gauge exists from the start. */
   strategyEnabled(instance: string): void {
     this.#disabled.delete(instance);
-    this.#strategyEnabled.set({ instance }, 1);
+    this.#strategyEnabled.set({ [INSTANCE_LABEL]: instance }, 1);
   }
 
   killSwitch(active: boolean): void {
@@ -288,8 +296,8 @@ export class Metrics implements EngineMetrics {
 
   /** An instance first seen is enabled unless it was disabled; only strategyEnabled turns it back on. */
   #seen(instance: string): void {
-    if (this.#disabled.has(instance) || this.#strategyEnabled.peek({ instance }) !== undefined) return;
-    this.#strategyEnabled.set({ instance }, 1);
+    if (this.#disabled.has(instance) || this.#strategyEnabled.peek({ [INSTANCE_LABEL]: instance }) !== undefined) return;
+    this.#strategyEnabled.set({ [INSTANCE_LABEL]: instance }, 1);
   }
 }
 

@@ -288,7 +288,7 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
     expect(ran.json).toMatchObject({ outcome: 'failed' });
     const slotSec = Date.parse((ran.json as { slotTime: string }).slotTime) / 1000;
     const lastSuccessful = async (): Promise<string | undefined> =>
-      (await (await fetch(`${url}/metrics`)).text()).split('\n').find((line) => line.startsWith('stacker_last_successful_slot_timestamp_seconds{instance="dca-btc"}'));
+      (await (await fetch(`${url}/metrics`)).text()).split('\n').find((line) => line.startsWith('stacker_last_successful_slot_timestamp_seconds{strategy_instance="dca-btc"}'));
     expect((await instanceOf(url, 'dca-btc')).lastSlot).toMatchObject({ status: 'failed', settled: null });
     // Its budget stays reserved while the answer is lost, and the budget says it is held for a buy not confirmed yet.
     expect((await instanceOf(url, 'dca-btc')).budget).toMatchObject({ periods: [{ period: 'day', spent: '65', held: '65' }] });
@@ -298,7 +298,7 @@ describe('the controls, with STACKER_CONTROL_TOKEN', () => {
       const health = (await (await fetch(`${url}/healthz`)).json()) as { lastSlot: Record<string, unknown> };
       expect(health.lastSlot['dca-btc']).toMatchObject({ outcome: 'failed', settled: 'done' });
     }, 25_000);
-    expect(await lastSuccessful()).toBe(`stacker_last_successful_slot_timestamp_seconds{instance="dca-btc"} ${slotSec}`);
+    expect(await lastSuccessful()).toBe(`stacker_last_successful_slot_timestamp_seconds{strategy_instance="dca-btc"} ${slotSec}`);
     await eventually(async () => expect((await instanceOf(url, 'dca-btc')).budget).toMatchObject({ periods: [{ period: 'day', held: '0' }] }), 10_000);
     expect(orders()).toBe(1);
     await stop(daemon);

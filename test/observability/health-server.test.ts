@@ -160,7 +160,7 @@ describe('the health and metrics server', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe(metrics.contentType);
     const { samples } = parseExposition(await response.text());
-    expect(valueOf(samples, 'stacker_orders_placed_total', { instance: 'dca-btc' })).toBe(1);
+    expect(valueOf(samples, 'stacker_orders_placed_total', { strategy_instance: 'dca-btc' })).toBe(1);
   });
 
   it('answers 500 when rendering the metrics fails', async () => {

@@ -61,9 +61,9 @@ describe('Metrics', () => {
     metrics.orderTransition('dca-btc', 'FILLED');
     metrics.orderTransition('dca-eth', 'CANCELED_TAKER_BAND');
     const { samples, types } = await scrape(metrics);
-    expect(valueOf(samples, 'stacker_orders_placed_total', { instance: 'dca-btc' })).toBe(1);
-    expect(valueOf(samples, 'stacker_order_transitions_total', { instance: 'dca-btc', status: 'FILLED' })).toBe(2);
-    expect(valueOf(samples, 'stacker_order_transitions_total', { instance: 'dca-eth', status: 'CANCELED_TAKER_BAND' })).toBe(1);
+    expect(valueOf(samples, 'stacker_orders_placed_total', { strategy_instance: 'dca-btc' })).toBe(1);
+    expect(valueOf(samples, 'stacker_order_transitions_total', { strategy_instance: 'dca-btc', status: 'FILLED' })).toBe(2);
+    expect(valueOf(samples, 'stacker_order_transitions_total', { strategy_instance: 'dca-eth', status: 'CANCELED_TAKER_BAND' })).toBe(1);
     expect(types.get('stacker_orders_placed_total')).toBe('counter');
   });
 
@@ -73,8 +73,8 @@ describe('Metrics', () => {
     metrics.refusal('dca-btc', 'over-budget');
     metrics.refusal('sweep', 'no-active-investment');
     const { samples } = await scrape(metrics);
-    expect(valueOf(samples, 'stacker_refusals_total', { instance: 'dca-btc', reason: 'over-budget' })).toBe(2);
-    expect(valueOf(samples, 'stacker_refusals_total', { instance: 'sweep', reason: 'no-active-investment' })).toBe(1);
+    expect(valueOf(samples, 'stacker_refusals_total', { strategy_instance: 'dca-btc', reason: 'over-budget' })).toBe(2);
+    expect(valueOf(samples, 'stacker_refusals_total', { strategy_instance: 'sweep', reason: 'no-active-investment' })).toBe(1);
   });
 
   it('counts notifications by channel and outcome: sent, failed after retries, dropped', async () => {
@@ -147,12 +147,12 @@ describe('Metrics', () => {
     metrics.slotFinished('dca-btc', 'failed', 50, ten + 3_600_000);
     metrics.slotFinished('dca-btc', 'missed', 0, ten + 7_200_000);
     const { samples } = await scrape(metrics);
-    expect(valueOf(samples, 'stacker_slots_total', { instance: 'dca-btc', outcome: 'done' })).toBe(2);
-    expect(valueOf(samples, 'stacker_slots_total', { instance: 'dca-btc', outcome: 'failed' })).toBe(1);
-    expect(valueOf(samples, 'stacker_slots_total', { instance: 'dca-btc', outcome: 'missed' })).toBe(1);
-    expect(valueOf(samples, 'stacker_slot_duration_seconds_count', { instance: 'dca-btc' })).toBe(3);
-    expect(valueOf(samples, 'stacker_slot_duration_seconds_sum', { instance: 'dca-btc' })).toBeCloseTo(0.4);
-    expect(valueOf(samples, 'stacker_last_successful_slot_timestamp_seconds', { instance: 'dca-btc' })).toBe(ten / 1000);
+    expect(valueOf(samples, 'stacker_slots_total', { strategy_instance: 'dca-btc', outcome: 'done' })).toBe(2);
+    expect(valueOf(samples, 'stacker_slots_total', { strategy_instance: 'dca-btc', outcome: 'failed' })).toBe(1);
+    expect(valueOf(samples, 'stacker_slots_total', { strategy_instance: 'dca-btc', outcome: 'missed' })).toBe(1);
+    expect(valueOf(samples, 'stacker_slot_duration_seconds_count', { strategy_instance: 'dca-btc' })).toBe(3);
+    expect(valueOf(samples, 'stacker_slot_duration_seconds_sum', { strategy_instance: 'dca-btc' })).toBeCloseTo(0.4);
+    expect(valueOf(samples, 'stacker_last_successful_slot_timestamp_seconds', { strategy_instance: 'dca-btc' })).toBe(ten / 1000);
   });
 
   it('counts a slot that failed on a lost answer as successful once its order is found (settled), never moving the gauge back', async () => {
@@ -161,11 +161,11 @@ describe('Metrics', () => {
     const ten = Date.UTC(2025, 0, 2, 10);
     metrics.slotFinished('dca-btc', 'done', 100, nine);
     metrics.slotFinished('dca-btc', 'failed', 100, ten);
-    expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { instance: 'dca-btc' })).toBe(nine / 1000);
+    expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { strategy_instance: 'dca-btc' })).toBe(nine / 1000);
     metrics.slotSettled('dca-btc', ten);
-    expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { instance: 'dca-btc' })).toBe(ten / 1000);
+    expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { strategy_instance: 'dca-btc' })).toBe(ten / 1000);
     metrics.slotSettled('dca-btc', nine);
-    expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { instance: 'dca-btc' })).toBe(ten / 1000);
+    expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { strategy_instance: 'dca-btc' })).toBe(ten / 1000);
   });
 
   it('shows a strategy as enabled from its first event and 0 once disabled, until explicitly enabled again', async () => {
@@ -175,11 +175,11 @@ describe('Metrics', () => {
     metrics.strategyDisabled('dca-btc');
     metrics.slotFinished('dca-btc', 'failed', 1, START_MS);
     let { samples } = await scrape(metrics);
-    expect(valueOf(samples, 'stacker_strategy_enabled', { instance: 'report' })).toBe(1);
-    expect(valueOf(samples, 'stacker_strategy_enabled', { instance: 'dca-btc' })).toBe(0);
+    expect(valueOf(samples, 'stacker_strategy_enabled', { strategy_instance: 'report' })).toBe(1);
+    expect(valueOf(samples, 'stacker_strategy_enabled', { strategy_instance: 'dca-btc' })).toBe(0);
     metrics.strategyEnabled('dca-btc');
     ({ samples } = await scrape(metrics));
-    expect(valueOf(samples, 'stacker_strategy_enabled', { instance: 'dca-btc' })).toBe(1);
+    expect(valueOf(samples, 'stacker_strategy_enabled', { strategy_instance: 'dca-btc' })).toBe(1);
   });
 
   it('shows the kill switch as 0 from the start and follows it both ways', async () => {
@@ -201,6 +201,29 @@ describe('Metrics', () => {
     expect(valueOf((await scrape(metrics)).samples, 'stacker_stuck_orders')).toBe(2);
     metrics.journalState({ ...state, stuckOrders: 0 });
     expect(valueOf((await scrape(metrics)).samples, 'stacker_stuck_orders')).toBe(0);
+  });
+
+  it("names the strategy instance strategy_instance on every metric, never instance, which Prometheus keeps for the scraped target", async () => {
+    const metrics = metricsAt();
+    metrics.orderPlaced('dca-btc');
+    metrics.orderTransition('dca-btc', 'FILLED');
+    metrics.refusal('dca-btc', 'over-budget');
+    metrics.slotFinished('dca-btc', 'done', 1, START_MS);
+    metrics.slotRetried('dca-btc', 'E_UNAVAILABLE');
+    metrics.strategyDisabled('dca-eth');
+    const { samples } = await scrape(metrics);
+    for (const sample of samples) expect(Object.keys(sample.labels)).not.toContain('instance');
+    const named = new Set(samples.filter((s) => s.labels['strategy_instance'] !== undefined).map((s) => s.name.replace(/_(bucket|sum|count)$/, '')));
+    expect([...named].sort()).toEqual([
+      'stacker_last_successful_slot_timestamp_seconds',
+      'stacker_order_transitions_total',
+      'stacker_orders_placed_total',
+      'stacker_refusals_total',
+      'stacker_slot_duration_seconds',
+      'stacker_slot_retries_total',
+      'stacker_slots_total',
+      'stacker_strategy_enabled',
+    ]);
   });
 
   it('renders a document a strict exposition reader accepts, every metric named stacker_, process_ or nodejs_', async () => {
