@@ -6,7 +6,7 @@ import { Engine, HISTORY_UNREAD, PAUSED_REASON } from '../engine/engine.ts';
 import { type SlotOutcome, snapshotFailureCode } from '../engine/slot-runner.ts';
 import { FatalEngineError, errorMessage } from '../engine/error-policy.ts';
 import { type KillSwitch, killSwitch } from '../engine/kill-switch.ts';
-import type { EngineMetrics } from '../engine/observer.ts';
+import { type EngineMetrics, KNOWN_REFUSAL_REASONS } from '../engine/observer.ts';
 import { type AccountRouting, DEFAULT_ACCOUNT, LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
 import type { NotifyMetrics } from '../notify/dispatcher.ts';
 import { stackerVersion } from './build-version.ts';
@@ -43,7 +43,13 @@ export interface DaemonOptions {
   /** Metrics sink; the daemon serves it when the config names a port. */
   readonly metrics: EngineMetrics &
     JournalStateSink &
-    NotifyMetrics & { render(): Promise<string>; readonly contentType: string; strategyEnabled(instance: string): void; slotSettled(instance: string, slotTimeMs: number): void };
+    NotifyMetrics & {
+      render(): Promise<string>;
+      readonly contentType: string;
+      scheduled(instance: string, refusalReasons: readonly string[]): void;
+      accountInUse(account: string): void;
+      slotSettled(instance: string, slotTimeMs: number): void;
+    };
   readonly clock?: Clock;
   /** Default: node-cron. Tests and accelerated runs pass a virtual scheduler. */
   readonly scheduler?: Scheduler;
@@ -313,7 +319,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     }
 
     const enabled = config.instances.filter((instance) => instance.enabled);
-    for (const instance of enabled) options.metrics.strategyEnabled(instance.instance);
+    for (const instance of enabled) options.metrics.scheduled(instance.instance, KNOWN_REFUSAL_REASONS);
+    for (const account of routing.names) options.metrics.accountInUse(account);
     for (const instance of config.instances.filter((i) => !i.enabled)) logger.info({ instance: instance.instance }, `${instance.instance} is disabled (ENABLED=false)`);
 
     const runtimes = enabled.map((instance) => toRuntime(instance, config.orderSettleWindowMs));

@@ -9,6 +9,7 @@ import type { SlotView } from './contract.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
 import { estimatedQuote } from './guards.ts';
 import { tellRefused, tellUnknown } from './intent-events.ts';
+import { EXCHANGE_REFUSED } from './observer.ts';
 import { recordOrder } from './order-log.ts';
 import {
   DEFAULT_ACCOUNT,
@@ -457,7 +458,7 @@ async function failSend(deps: EngineDeps, record: IntentRecord, error: unknown):
   if (kind === 'refused') {
     await deps.journal.updateIntent(record.intentId, { status: 'refused', error: journalled });
     await releaseReservation(deps, record);
-    deps.metrics.refusal(record.instance, 'exchange-refused');
+    deps.metrics.refusal(record.instance, EXCHANGE_REFUSED);
     deps.logger.warn({ event: 'exchange-refused', instance: record.instance, intent: record.intent.kind, code: journalled.code, error: journalled.message }, `the exchange refused: ${journalled.message}`);
     tellRefused(deps, record, journalled);
     return { status: 'refused', error: journalled };

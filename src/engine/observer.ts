@@ -1,4 +1,5 @@
 import type { NotifyEvent } from '../domain/notification.ts';
+import { REFUSAL_REASONS } from './contract.ts';
 
 /**
  * What the engine reports while it works. The engine never imports a logger or a metrics
@@ -26,6 +27,12 @@ export interface EngineMetrics {
   /** A scheduled slot's snapshot failed for now and the slot will be tried again (`code`: why). */
   slotRetried?(instance: string, code: string): void;
 }
+
+/** The reason a refusal by the exchange is counted under (the journal keeps its error code). */
+export const EXCHANGE_REFUSED = 'exchange-refused';
+
+/** The refusal reasons known before any slot: the contract's and the exchange's (a strategy may add its own). */
+export const KNOWN_REFUSAL_REASONS: readonly string[] = [...REFUSAL_REASONS, EXCHANGE_REFUSED];
 
 export const silentLogger: EngineLogger = {
   isLevelEnabled: () => false,

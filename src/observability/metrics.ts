@@ -1,4 +1,5 @@
 import pkg from '../../package.json' with { type: 'json' };
+import { type ErrorCode, TRANSIENT_CODES } from '../domain/errors.ts';
 import { Counter, EXPOSITION_CONTENT_TYPE, Gauge, Histogram, Registry } from './exposition.ts';
 
 /**
@@ -24,6 +25,11 @@ export interface EngineMetrics {
 
 /** How a slot ended (or was journalled as not run), as the slot metrics count it. */
 export type FinishedSlotStatus = 'done' | 'failed' | 'skipped' | 'missed';
+
+const SLOT_OUTCOMES: readonly FinishedSlotStatus[] = ['done', 'failed', 'skipped', 'missed'];
+
+/** What a request to the exchange fails with: the API client's error codes, and E_UNEXPECTED for anything else. */
+const API_ERROR_CLASSES: readonly ErrorCode[] = ['E_AUTH', 'E_NONCE', 'E_RATE_LIMIT', 'E_UNAVAILABLE', 'E_NETWORK', 'E_TIMEOUT', 'E_PROTOCOL', 'E_EXCHANGE_VALIDATION', 'E_EXCHANGE_REFUSED', 'E_UNEXPECTED'];
 
 /** One HTTP attempt as the API client reports it (`RequestEvent` in src/api/requester.ts fits). */
 export interface ApiRequestEvent {
@@ -246,10 +252,30 @@ export class Metrics implements EngineMetrics {
     this.#strategyEnabled.set({ [INSTANCE_LABEL]: instance }, 0);
   }
 
-  /** The daemon calls this for each instance it schedules, so the gauge exists from the start. */
   strategyEnabled(instance: string): void {
     this.#disabled.delete(instance);
     this.#strategyEnabled.set({ [INSTANCE_LABEL]: instance }, 1);
+  }
+
+  /**
+   * The daemon schedules this instance: it shows as enabled, and its counters whose label values
+   * are known up front start at 0. A series born at its first event starts at 1, and rate() and
+   * increase() see no rise in it: the first failed slot or refusal would go unalerted. The
+   * refusal reasons are the engine's fixed ones (a strategy's own reason still appears at its
+   * first use); the retry codes are the failures that pass by themselves.
+   */
+  scheduled(instance: string, refusalReasons: readonly string[]): void {
+    this.strategyEnabled(instance);
+    const labels = { [INSTANCE_LABEL]: instance };
+    this.#ordersPlaced.touch(labels);
+    for (const outcome of SLOT_OUTCOMES) this.#slots.touch({ ...labels, outcome });
+    for (const reason of refusalReasons) this.#refusals.touch({ ...labels, reason });
+    for (const code of TRANSIENT_CODES) this.#slotRetries.touch({ ...labels, code });
+  }
+
+  /** The daemon trades on this account: its API error classes start at 0, as an instance's counters do. */
+  accountInUse(account: string): void {
+    for (const errorClass of API_ERROR_CLASSES) this.#apiErrors.touch({ account, class: errorClass });
   }
 
   killSwitch(active: boolean): void {

@@ -168,6 +168,25 @@ describe('Metrics', () => {
     expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { strategy_instance: 'dca-btc' })).toBe(ten / 1000);
   });
 
+  it('starts a scheduled instance\'s counters and an account\'s error classes at 0, so the first event is a rise of 1', async () => {
+    const metrics = metricsAt();
+    metrics.scheduled('dca-btc', ['kill-switch', 'over-budget']);
+    metrics.accountInUse('kids');
+    let { samples } = await scrape(metrics);
+    expect(valueOf(samples, 'stacker_strategy_enabled', { strategy_instance: 'dca-btc' })).toBe(1);
+    expect(valueOf(samples, 'stacker_slots_total', { strategy_instance: 'dca-btc', outcome: 'failed' })).toBe(0);
+    expect(valueOf(samples, 'stacker_refusals_total', { strategy_instance: 'dca-btc', reason: 'kill-switch' })).toBe(0);
+    expect(valueOf(samples, 'stacker_slot_retries_total', { strategy_instance: 'dca-btc', code: 'E_UNAVAILABLE' })).toBe(0);
+    expect(valueOf(samples, 'stacker_api_errors_total', { account: 'kids', class: 'E_NONCE' })).toBe(0);
+    metrics.slotFinished('dca-btc', 'failed', 1, START_MS);
+    metrics.refusal('dca-btc', 'kill-switch');
+    metrics.apiRequest({ path: '/x', status: 429, durationMs: 1, errorCode: 'E_NONCE', account: 'kids' });
+    ({ samples } = await scrape(metrics));
+    expect(valueOf(samples, 'stacker_slots_total', { strategy_instance: 'dca-btc', outcome: 'failed' })).toBe(1);
+    expect(valueOf(samples, 'stacker_refusals_total', { strategy_instance: 'dca-btc', reason: 'kill-switch' })).toBe(1);
+    expect(valueOf(samples, 'stacker_api_errors_total', { account: 'kids', class: 'E_NONCE' })).toBe(1);
+  });
+
   it('shows a strategy as enabled from its first event and 0 once disabled, until explicitly enabled again', async () => {
     const metrics = metricsAt();
     metrics.strategyEnabled('report');
