@@ -31,6 +31,7 @@ import { ClockWatch } from './clock-watch.ts';
 import { foreignOrdersError } from './foreign-findings.ts';
 import { orphanedIntentProblems } from './orphaned-intents.ts';
 import { instancesWithoutFile } from './instances-without-file.ts';
+import { lastSuccessfulSlotMs } from './journal-metrics.ts';
 import { formatDecimal } from '../domain/money.ts';
 
 export interface DaemonOptions {
@@ -48,7 +49,7 @@ export interface DaemonOptions {
       readonly contentType: string;
       scheduled(instance: string, refusalReasons: readonly string[]): void;
       accountInUse(account: string): void;
-      slotSettled(instance: string, slotTimeMs: number): void;
+      slotSucceeded(instance: string, slotTimeMs: number): void;
     };
   readonly clock?: Clock;
   /** Default: node-cron. Tests and accelerated runs pass a virtual scheduler. */
@@ -319,7 +320,11 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     }
 
     const enabled = config.instances.filter((instance) => instance.enabled);
-    for (const instance of enabled) options.metrics.scheduled(instance.instance, KNOWN_REFUSAL_REASONS);
+    for (const instance of enabled) {
+      options.metrics.scheduled(instance.instance, KNOWN_REFUSAL_REASONS);
+      const lastSuccessful = await lastSuccessfulSlotMs(journal, instance.instance);
+      if (lastSuccessful !== null) options.metrics.slotSucceeded(instance.instance, lastSuccessful);
+    }
     for (const account of routing.names) options.metrics.accountInUse(account);
     for (const instance of config.instances.filter((i) => !i.enabled)) logger.info({ instance: instance.instance }, `${instance.instance} is disabled (ENABLED=false)`);
 
@@ -436,7 +441,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
 
     // A failed slot found done since counts as a success for the gauge and ends its run of failures for /healthz.
     const onSettled = (instance: string, slotTimeMs: number): void => {
-      options.metrics.slotSettled(instance, slotTimeMs);
+      options.metrics.slotSucceeded(instance, slotTimeMs);
       health.slotEnded(instance, slotTimeMs, 'failed', true);
     };
     let lastHeartbeatMs = clock.nowMs();

@@ -236,8 +236,12 @@ export class Metrics implements EngineMetrics {
     if (outcome === 'done') this.#lastSuccessfulSlot.setMax({ [INSTANCE_LABEL]: instance }, slotTimeMs / 1000);
   }
 
-  /** A slot that failed on a lost answer turned out done (its order was found): it counts as successful. */
-  slotSettled(instance: string, slotTimeMs: number): void {
+  /**
+   * A slot counts as successful that slotFinished did not see end done: one that failed on a lost
+   * answer whose order was found since, or, at start, the latest the journal holds (a restart
+   * must not leave a staleness alert without a series until the next slot).
+   */
+  slotSucceeded(instance: string, slotTimeMs: number): void {
     this.#seen(instance);
     this.#lastSuccessfulSlot.setMax({ [INSTANCE_LABEL]: instance }, slotTimeMs / 1000);
   }

@@ -12,6 +12,8 @@ import { createLogger } from '../../src/observability/logger.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { PaperExchange } from '../../src/sim/paper-exchange.ts';
+import { Decimal } from '../../src/domain/money.ts';
+import { openStore } from '../../src/store/open-store.ts';
 import { parseExposition, valueOf } from '../observability/exposition-format.ts';
 
 // What /metrics shows of a dry-run daemon from its start, over real HTTP on 127.0.0.1, its prices
@@ -98,6 +100,50 @@ describe('/metrics of a daemon that has just started', () => {
     }
     // An instance the daemon does not schedule (ENABLED=false) has no series to alert on.
     expect(samples.filter((sample) => sample.labels['strategy_instance'] === 'report')).toEqual([]);
+    expect((await daemon.stop()).exitCode).toBe(0);
+  });
+});
+
+describe('/metrics of a daemon restarted on a journal', () => {
+  /** RARE's latest slot (Jan 1 09:00 UTC, this year's once it is past), or the one `back` years before it. */
+  const newYear = (back: number): number => {
+    const now = new Date();
+    const year = now.getTime() >= Date.UTC(now.getUTCFullYear(), 0, 1, 9) ? now.getUTCFullYear() : now.getUTCFullYear() - 1;
+    return Date.UTC(year - back, 0, 1, 9);
+  };
+  const BUY = { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001') } as const;
+
+  it("shows each scheduled instance's latest successful slot from the journal: one that ended done, or failed on a lost answer whose order was found since", async () => {
+    writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    writeStrategy('dca-eth', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'ETH_USDT', AMOUNT: '0.01' });
+    writeStrategy('dca-new', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const store = await openStore({ dataDir: join(dir, 'data'), mode: 'dry-run' });
+    const { journal } = store;
+    // dca-btc: done three years back; failed on a lost answer found since two years back; failed for good last time.
+    await journal.claimSlot({ instance: 'dca-btc', slotTimeMs: newYear(3), runId: null });
+    await journal.finishSlot({ instance: 'dca-btc', slotTimeMs: newYear(3), status: 'done' });
+    await journal.claimSlot({ instance: 'dca-btc', slotTimeMs: newYear(2), runId: null, intents: [{ index: 0, intent: BUY }] });
+    const [found] = await journal.listIntents({ instance: 'dca-btc', slotTimeMs: newYear(2) });
+    await journal.updateIntent(found?.intentId ?? '', { status: 'sent' });
+    await journal.updateIntent(found?.intentId ?? '', { status: 'unknown', error: { code: 'E_TIMEOUT', message: 'the answer was lost' } });
+    await journal.updateIntent(found?.intentId ?? '', { status: 'done' });
+    await journal.finishSlot({ instance: 'dca-btc', slotTimeMs: newYear(2), status: 'failed', reason: 'answer lost' });
+    await journal.claimSlot({ instance: 'dca-btc', slotTimeMs: newYear(0), runId: null, intents: [{ index: 0, intent: BUY }] });
+    const [refused] = await journal.listIntents({ instance: 'dca-btc', slotTimeMs: newYear(0) });
+    await journal.updateIntent(refused?.intentId ?? '', { status: 'failed', error: { code: 'E_EXCHANGE_VALIDATION', message: 'refused' } });
+    await journal.finishSlot({ instance: 'dca-btc', slotTimeMs: newYear(0), status: 'failed', reason: 'the exchange refused the buy' });
+    // dca-eth: its latest slot ran done.
+    await journal.claimSlot({ instance: 'dca-eth', slotTimeMs: newYear(0), runId: null });
+    await journal.finishSlot({ instance: 'dca-eth', slotTimeMs: newYear(0), status: 'done' });
+    await store.close();
+
+    const daemon = await startDaemon();
+    const { samples } = await scrape(daemon.url);
+    const gauge = 'stacker_last_successful_slot_timestamp_seconds';
+    expect(valueOf(samples, gauge, { strategy_instance: 'dca-btc' })).toBe(newYear(2) / 1000);
+    expect(valueOf(samples, gauge, { strategy_instance: 'dca-eth' })).toBe(newYear(0) / 1000);
+    // An instance that never had a successful slot has none to show.
+    expect(valueOf(samples, gauge, { strategy_instance: 'dca-new' })).toBeUndefined();
     expect((await daemon.stop()).exitCode).toBe(0);
   });
 });

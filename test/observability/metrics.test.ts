@@ -162,9 +162,9 @@ describe('Metrics', () => {
     metrics.slotFinished('dca-btc', 'done', 100, nine);
     metrics.slotFinished('dca-btc', 'failed', 100, ten);
     expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { strategy_instance: 'dca-btc' })).toBe(nine / 1000);
-    metrics.slotSettled('dca-btc', ten);
+    metrics.slotSucceeded('dca-btc', ten);
     expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { strategy_instance: 'dca-btc' })).toBe(ten / 1000);
-    metrics.slotSettled('dca-btc', nine);
+    metrics.slotSucceeded('dca-btc', nine);
     expect(valueOf((await scrape(metrics)).samples, 'stacker_last_successful_slot_timestamp_seconds', { strategy_instance: 'dca-btc' })).toBe(ten / 1000);
   });
 
