@@ -31,7 +31,7 @@ import { ClockWatch } from './clock-watch.ts';
 import { foreignOrdersError } from './foreign-findings.ts';
 import { orphanedIntentProblems } from './orphaned-intents.ts';
 import { instancesWithoutFile } from './instances-without-file.ts';
-import { lastSuccessfulSlotMs } from './journal-metrics.ts';
+import { lastOrderMs, lastSuccessfulSlotMs } from './journal-metrics.ts';
 import { formatDecimal } from '../domain/money.ts';
 
 export interface DaemonOptions {
@@ -50,6 +50,7 @@ export interface DaemonOptions {
       scheduled(instance: string, refusalReasons: readonly string[]): void;
       accountInUse(account: string): void;
       slotSucceeded(instance: string, slotTimeMs: number): void;
+      lastOrder(instance: string, placedAtMs: number): void;
     };
   readonly clock?: Clock;
   /** Default: node-cron. Tests and accelerated runs pass a virtual scheduler. */
@@ -324,6 +325,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       options.metrics.scheduled(instance.instance, KNOWN_REFUSAL_REASONS);
       const lastSuccessful = await lastSuccessfulSlotMs(journal, instance.instance);
       if (lastSuccessful !== null) options.metrics.slotSucceeded(instance.instance, lastSuccessful);
+      const lastOrder = await lastOrderMs(journal, instance.instance);
+      if (lastOrder !== null) options.metrics.lastOrder(instance.instance, lastOrder);
     }
     for (const account of routing.names) options.metrics.accountInUse(account);
     for (const instance of config.instances.filter((i) => !i.enabled)) logger.info({ instance: instance.instance }, `${instance.instance} is disabled (ENABLED=false)`);

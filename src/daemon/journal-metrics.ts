@@ -20,3 +20,15 @@ export async function lastSuccessfulSlotMs(journal: Pick<Journal, 'listSlots' | 
   }
   return done?.slotTimeMs ?? null;
 }
+
+/**
+ * Orders a start reads for an instance's latest: the journal lists them by when it first saw
+ * each, and one found in the exchange's history later may have been placed before the one ahead of it.
+ */
+const ORDERS_LOOKED_AT = 10;
+
+/** When the exchange accepted the latest order of an instance that the journal holds (its time at the exchange); null for none. */
+export async function lastOrderMs(journal: Pick<Journal, 'listOrders'>, instance: string): Promise<number | null> {
+  const orders = await journal.listOrders({ instance, limit: ORDERS_LOOKED_AT });
+  return orders.length === 0 ? null : Math.max(...orders.map((order) => order.createdAtSec * 1000));
+}

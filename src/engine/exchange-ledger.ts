@@ -268,7 +268,7 @@ export class ExchangeLedger {
       if (verdict.kind === 'link' && intent !== null) {
         await recordOrder(deps, owner.instance, order, intent.intentId);
         await deps.journal.updateIntent(intent.intentId, { status: 'done', result: orderResult(order) });
-        deps.metrics.orderPlaced(owner.instance);
+        deps.metrics.orderPlaced(owner.instance, order.createdAtSec * 1000);
         deps.logger.warn(
           { event: 'order-found-late', instance: owner.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, was: intent.status },
           `order ${order.clientOrderId} of a lost answer (${intent.status}) turned up in the exchange's history; recorded and counted`,

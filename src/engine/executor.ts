@@ -119,7 +119,7 @@ async function executeBuy(deps: EngineDeps, limits: InstanceLimits, view: SlotVi
     }
     order = found.order;
   }
-  deps.metrics.orderPlaced(record.instance);
+  deps.metrics.orderPlaced(record.instance, order.createdAtSec * 1000);
   await recordOrder(deps, record.instance, order, record.intentId);
   await deps.journal.updateIntent(record.intentId, { status: 'done', result: orderResult(order) });
   if (!isTerminalStatus(order.status)) {

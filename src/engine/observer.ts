@@ -19,7 +19,8 @@ export interface EngineLogger {
 
 export interface EngineMetrics {
   orderTransition(instance: string, status: string): void;
-  orderPlaced(instance: string): void;
+  /** The exchange accepted an order of this instance, at `placedAtMs` (its own time for the order). */
+  orderPlaced(instance: string, placedAtMs: number): void;
   refusal(instance: string, reason: string): void;
   slotFinished(instance: string, outcome: 'done' | 'failed' | 'skipped' | 'missed', durationMs: number, slotTimeMs: number): void;
   strategyDisabled(instance: string): void;

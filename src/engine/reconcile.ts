@@ -163,7 +163,7 @@ export class Reconciler {
       await recordOrder(deps, record.instance, found, record.intentId);
       await deps.journal.updateIntent(record.intentId, { status: 'done', result: orderResult(found) });
       // The exchange accepted it: counted as an answered order is (stacker_orders_placed_total).
-      deps.metrics.orderPlaced(record.instance);
+      deps.metrics.orderPlaced(record.instance, found.createdAtSec * 1000);
       deps.logger.info({ ...log, clientOrderId: record.clientOrderId, orderId: found.orderId }, 'the order of a lost answer exists; recorded');
       return true;
     }

@@ -14,7 +14,7 @@ import { Counter, EXPOSITION_CONTENT_TYPE, Gauge, Histogram, Registry } from './
 /** What the engine reports; `src/engine/observer.ts` declares the subset the engine calls. */
 export interface EngineMetrics {
   orderTransition(instance: string, status: string): void;
-  orderPlaced(instance: string): void;
+  orderPlaced(instance: string, placedAtMs: number): void;
   refusal(instance: string, reason: string): void;
   apiRequest(event: ApiRequestEvent): void;
   slotFinished(instance: string, outcome: FinishedSlotStatus, durationMs: number, slotTimeMs: number): void;
@@ -130,6 +130,7 @@ export class Metrics implements EngineMetrics {
   readonly #slots: Counter;
   readonly #slotRetries: Counter;
   readonly #lastSuccessfulSlot: Gauge;
+  readonly #lastOrder: Gauge;
   readonly #strategyEnabled: Gauge;
   readonly #killSwitch: Gauge;
   readonly #unresolved: Gauge;
@@ -171,7 +172,20 @@ export class Metrics implements EngineMetrics {
     this.#slotRetries = r.register(
       new Counter({ name: 'stacker_slot_retries_total', help: 'Scheduled slots put off for another attempt because their snapshot failed for now, by the error code.', labelNames: [INSTANCE_LABEL, 'code'] }),
     );
-    this.#lastSuccessfulSlot = r.register(new Gauge({ name: 'stacker_last_successful_slot_timestamp_seconds', help: 'Scheduled time of the latest slot that finished done, or that failed on a lost answer whose order was found since (Unix seconds).', labelNames: [INSTANCE_LABEL] }));
+    this.#lastSuccessfulSlot = r.register(
+      new Gauge({
+        name: 'stacker_last_successful_slot_timestamp_seconds',
+        help: 'Scheduled time (Unix seconds) of the latest slot that ended done, or failed on a lost answer whose order was found since; from the journal at start. A slot whose buy the guards refused (kill switch, budget, balance) ends done and counts: buying stopped shows in stacker_last_order_timestamp_seconds.',
+        labelNames: [INSTANCE_LABEL],
+      }),
+    );
+    this.#lastOrder = r.register(
+      new Gauge({
+        name: 'stacker_last_order_timestamp_seconds',
+        help: 'When the exchange accepted the latest order of the instance (Unix seconds, the order\'s time at the exchange), whatever it filled since; from the journal at start. Stops moving when buys are refused or fail.',
+        labelNames: [INSTANCE_LABEL],
+      }),
+    );
     this.#strategyEnabled = r.register(new Gauge({ name: 'stacker_strategy_enabled', help: '1 while a strategy instance trades; 0 once it was disabled after failing.', labelNames: [INSTANCE_LABEL] }));
     this.#killSwitch = r.register(new Gauge({ name: 'stacker_kill_switch', help: '1 while the kill switch stops new orders.' }));
     this.#killSwitch.set({}, 0);
@@ -209,9 +223,16 @@ export class Metrics implements EngineMetrics {
     this.#orderTransitions.inc({ [INSTANCE_LABEL]: instance, status });
   }
 
-  orderPlaced(instance: string): void {
+  orderPlaced(instance: string, placedAtMs: number): void {
     this.#seen(instance);
     this.#ordersPlaced.inc({ [INSTANCE_LABEL]: instance });
+    this.lastOrder(instance, placedAtMs);
+  }
+
+  /** When the exchange accepted an order of this instance; the daemon also gives, at start, the latest the journal holds. */
+  lastOrder(instance: string, placedAtMs: number): void {
+    // A lost answer found later, or an order found in the history, may be older than one placed since.
+    this.#lastOrder.setMax({ [INSTANCE_LABEL]: instance }, placedAtMs / 1000);
   }
 
   refusal(instance: string, reason: string): void {

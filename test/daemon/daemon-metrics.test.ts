@@ -15,6 +15,7 @@ import { PaperExchange } from '../../src/sim/paper-exchange.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { parseExposition, valueOf } from '../observability/exposition-format.ts';
+import { CONTROL_TOKEN, postControl } from '../e2e/status-daemon.ts';
 
 // What /metrics shows of a dry-run daemon from its start, over real HTTP on 127.0.0.1, its prices
 // from the sandbox exchange: the series an alert needs exist before their first event.
@@ -145,5 +146,47 @@ describe('/metrics of a daemon restarted on a journal', () => {
     // An instance that never had a successful slot has none to show.
     expect(valueOf(samples, gauge, { strategy_instance: 'dca-new' })).toBeUndefined();
     expect((await daemon.stop()).exitCode).toBe(0);
+  });
+});
+
+describe('telling a daemon that stopped buying from one whose slots stopped', () => {
+  /** A slot asked for from the API is the current second: wait for the next one so two runs are two slots. */
+  const nextSecond = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
+
+  it('moves stacker_last_order_timestamp_seconds only when the exchange accepts an order, while a slot whose buy was refused moves the last successful slot; a restart reads both from the journal', async () => {
+    writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const withToken = { STACKER_CONTROL_TOKEN: CONTROL_TOKEN };
+    const instance = { strategy_instance: 'dca-btc' };
+    const first = await startDaemon(withToken);
+    const run = async (): Promise<number> => {
+      const ran = await postControl(first.url, '/api/instances/dca-btc/run', CONTROL_TOKEN);
+      expect(ran.json).toMatchObject({ outcome: 'done' });
+      return Date.parse(String(ran.json['slotTime'])) / 1000;
+    };
+
+    const before = Math.floor(Date.now() / 1000);
+    const bought = await run();
+    let { samples } = await scrape(first.url);
+    const placedAt = valueOf(samples, 'stacker_last_order_timestamp_seconds', instance) ?? 0;
+    expect(placedAt).toBeGreaterThanOrEqual(before);
+    expect(placedAt).toBeLessThanOrEqual(Date.now() / 1000);
+    expect(valueOf(samples, 'stacker_last_successful_slot_timestamp_seconds', instance)).toBe(bought);
+
+    // The kill switch refuses the next slot's buy: the slot ran (done), nothing was bought.
+    expect((await postControl(first.url, '/api/kill-switch', CONTROL_TOKEN, { on: true })).status).toBe(200);
+    await nextSecond();
+    const refused = await run();
+    ({ samples } = await scrape(first.url));
+    expect(valueOf(samples, 'stacker_last_successful_slot_timestamp_seconds', instance)).toBe(refused);
+    expect(valueOf(samples, 'stacker_refusals_total', { ...instance, reason: 'kill-switch' })).toBe(1);
+    expect(valueOf(samples, 'stacker_orders_placed_total', instance)).toBe(1);
+    expect(valueOf(samples, 'stacker_last_order_timestamp_seconds', instance)).toBe(placedAt);
+    expect((await first.stop()).exitCode).toBe(0);
+
+    const second = await startDaemon(withToken);
+    ({ samples } = await scrape(second.url));
+    expect(valueOf(samples, 'stacker_last_order_timestamp_seconds', instance)).toBe(placedAt);
+    expect(valueOf(samples, 'stacker_last_successful_slot_timestamp_seconds', instance)).toBe(refused);
+    expect((await second.stop()).exitCode).toBe(0);
   });
 });

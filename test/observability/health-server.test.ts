@@ -154,7 +154,7 @@ describe('the health and metrics server', () => {
 
   it('serves /metrics in the exposition format with its content type', async () => {
     const metrics = new Metrics({ mode: 'live' });
-    metrics.orderPlaced('dca-btc');
+    metrics.orderPlaced('dca-btc', Date.now());
     const server = await start(undefined, metrics);
     const response = await fetch(`${server.url}/metrics?ignored=1`);
     expect(response.status).toBe(200);

@@ -56,7 +56,7 @@ describe('Metrics', () => {
 
   it('counts orders placed and each status reached, per instance', async () => {
     const metrics = metricsAt();
-    metrics.orderPlaced('dca-btc');
+    metrics.orderPlaced('dca-btc', START_MS);
     metrics.orderTransition('dca-btc', 'FILLED');
     metrics.orderTransition('dca-btc', 'FILLED');
     metrics.orderTransition('dca-eth', 'CANCELED_TAKER_BAND');
@@ -65,6 +65,21 @@ describe('Metrics', () => {
     expect(valueOf(samples, 'stacker_order_transitions_total', { strategy_instance: 'dca-btc', status: 'FILLED' })).toBe(2);
     expect(valueOf(samples, 'stacker_order_transitions_total', { strategy_instance: 'dca-eth', status: 'CANCELED_TAKER_BAND' })).toBe(1);
     expect(types.get('stacker_orders_placed_total')).toBe('counter');
+  });
+
+  it('keeps when the exchange accepted each instance\'s latest order, never moving back for one found late', async () => {
+    const metrics = metricsAt();
+    const nine = Date.UTC(2025, 0, 2, 9);
+    const ten = Date.UTC(2025, 0, 2, 10);
+    metrics.orderPlaced('dca-btc', ten);
+    // A lost answer's order found after a later one was placed.
+    metrics.orderPlaced('dca-btc', nine);
+    let { samples, types } = await scrape(metrics);
+    expect(valueOf(samples, 'stacker_last_order_timestamp_seconds', { strategy_instance: 'dca-btc' })).toBe(ten / 1000);
+    expect(types.get('stacker_last_order_timestamp_seconds')).toBe('gauge');
+    metrics.lastOrder('dca-eth', nine);
+    ({ samples } = await scrape(metrics));
+    expect(valueOf(samples, 'stacker_last_order_timestamp_seconds', { strategy_instance: 'dca-eth' })).toBe(nine / 1000);
   });
 
   it('counts refusals by instance and reason', async () => {
@@ -224,7 +239,7 @@ describe('Metrics', () => {
 
   it("names the strategy instance strategy_instance on every metric, never instance, which Prometheus keeps for the scraped target", async () => {
     const metrics = metricsAt();
-    metrics.orderPlaced('dca-btc');
+    metrics.orderPlaced('dca-btc', START_MS);
     metrics.orderTransition('dca-btc', 'FILLED');
     metrics.refusal('dca-btc', 'over-budget');
     metrics.slotFinished('dca-btc', 'done', 1, START_MS);
@@ -234,6 +249,7 @@ describe('Metrics', () => {
     for (const sample of samples) expect(Object.keys(sample.labels)).not.toContain('instance');
     const named = new Set(samples.filter((s) => s.labels['strategy_instance'] !== undefined).map((s) => s.name.replace(/_(bucket|sum|count)$/, '')));
     expect([...named].sort()).toEqual([
+      'stacker_last_order_timestamp_seconds',
       'stacker_last_successful_slot_timestamp_seconds',
       'stacker_order_transitions_total',
       'stacker_orders_placed_total',
@@ -247,7 +263,7 @@ describe('Metrics', () => {
 
   it('renders a document a strict exposition reader accepts, every metric named stacker_, process_ or nodejs_', async () => {
     const metrics = metricsAt();
-    metrics.orderPlaced('a');
+    metrics.orderPlaced('a', START_MS);
     metrics.orderTransition('a', 'FILLED');
     metrics.refusal('a', 'kill-switch');
     metrics.apiRequest({ path: '/x', status: null, durationMs: 1, errorCode: 'E_NETWORK' });
@@ -262,9 +278,9 @@ describe('Metrics', () => {
     const forEngine: EngineObserverMetrics = metricsAt();
     const facade: EngineMetrics = noMetrics;
     expect(() => {
-      forEngine.orderPlaced('a');
+      forEngine.orderPlaced('a', 1);
       facade.orderTransition('a', 'FILLED');
-      facade.orderPlaced('a');
+      facade.orderPlaced('a', 1);
       facade.refusal('a', 'r');
       facade.apiRequest({ path: '/', status: 200, durationMs: 1, errorCode: null });
       facade.slotFinished('a', 'done', 1, 1);
