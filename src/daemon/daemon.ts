@@ -51,6 +51,9 @@ export interface DaemonOptions {
       accountInUse(account: string): void;
       slotSucceeded(instance: string, slotTimeMs: number): void;
       lastOrder(instance: string, placedAtMs: number): void;
+      accountKillSwitch(account: string, on: boolean): void;
+      paused(instance: string, on: boolean): void;
+      healthy(ok: boolean): void;
     };
   readonly clock?: Clock;
   /** Default: node-cron. Tests and accelerated runs pass a virtual scheduler. */
@@ -374,6 +377,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       const startedAtMs = clock.nowMs();
       const metrics = options.metrics;
       const healthNow = (): { problems: string[]; stopping: boolean } => ({ problems: health.problems(), stopping: stopping.signal.aborted });
+      const healthy = (problems: readonly string[]): boolean => problems.length === 0 && !stopping.signal.aborted;
       const failures = statusFailures(logger);
       const status = new StatusBuilder({
         mode: config.mode,
@@ -403,13 +407,17 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
             // The engine sets the gauge only when it is about to send, and a switched-off slot never gets there:
             // without this a switch turned on from the API or the file showed 0 for as long as it stopped trading.
             metrics.killSwitch(tradingKillSwitch.active() !== null);
+            for (const account of routing.names) metrics.accountKillSwitch(account, operator.accountKillSwitchSinceMs(account) !== null);
+            for (const instance of enabled) metrics.paused(instance.instance, operator.isPaused(instance.instance));
+            // What /healthz would answer, so an alert need not probe it.
+            metrics.healthy(healthy(healthNow().problems));
             return metrics.render();
           },
         },
         health: {
           status: () => {
             const { problems } = healthNow();
-            return { ok: problems.length === 0 && !stopping.signal.aborted, mode: config.mode, startedAtMs, lastSlot: { ...lastSlots }, stopping: stopping.signal.aborted, problems };
+            return { ok: healthy(problems), mode: config.mode, startedAtMs, lastSlot: { ...lastSlots }, stopping: stopping.signal.aborted, problems };
           },
         },
         status,

@@ -133,6 +133,9 @@ export class Metrics implements EngineMetrics {
   readonly #lastOrder: Gauge;
   readonly #strategyEnabled: Gauge;
   readonly #killSwitch: Gauge;
+  readonly #accountKillSwitch: Gauge;
+  readonly #paused: Gauge;
+  readonly #healthy: Gauge;
   readonly #unresolved: Gauge;
   readonly #oldestUnresolvedAge: Gauge;
   readonly #journalWritable: Gauge;
@@ -187,8 +190,22 @@ export class Metrics implements EngineMetrics {
       }),
     );
     this.#strategyEnabled = r.register(new Gauge({ name: 'stacker_strategy_enabled', help: '1 while a strategy instance trades; 0 once it was disabled after failing.', labelNames: [INSTANCE_LABEL] }));
-    this.#killSwitch = r.register(new Gauge({ name: 'stacker_kill_switch', help: '1 while the kill switch stops new orders.' }));
+    this.#paused = r.register(new Gauge({ name: 'stacker_strategy_paused', help: '1 while the instance is paused from the status API (its slots are skipped, nothing sent); 0 otherwise.', labelNames: [INSTANCE_LABEL] }));
+    this.#killSwitch = r.register(
+      new Gauge({
+        name: 'stacker_kill_switch',
+        help: '1 while the kill switch of every account stops what moves money: STACKER_KILL_SWITCH, the kill-switch file or the status API\'s /api/kill-switch. An account\'s own switch is stacker_account_kill_switch.',
+      }),
+    );
     this.#killSwitch.set({}, 0);
+    this.#accountKillSwitch = r.register(
+      new Gauge({
+        name: 'stacker_account_kill_switch',
+        help: '1 while the account\'s own kill switch (the status API\'s /api/accounts/NAME/kill-switch) stops what its instances send; the switch of every account is stacker_kill_switch.',
+        labelNames: ['account'],
+      }),
+    );
+    this.#healthy = r.register(new Gauge({ name: 'stacker_healthy', help: '1 while /healthz answers 200; 0 while it answers 503 (a problem it names, or stacker stopping).' }));
 
     this.#unresolved = r.register(new Gauge({ name: 'stacker_unresolved_intents', help: 'Intents whose outcome is not yet known (a lost answer being looked up, a transfer that cannot be).' }));
     this.#unresolved.set({}, 0);
@@ -305,6 +322,18 @@ export class Metrics implements EngineMetrics {
 
   killSwitch(active: boolean): void {
     this.#killSwitch.set({}, active ? 1 : 0);
+  }
+
+  accountKillSwitch(account: string, on: boolean): void {
+    this.#accountKillSwitch.set({ account }, on ? 1 : 0);
+  }
+
+  paused(instance: string, on: boolean): void {
+    this.#paused.set({ [INSTANCE_LABEL]: instance }, on ? 1 : 0);
+  }
+
+  healthy(ok: boolean): void {
+    this.#healthy.set({}, ok ? 1 : 0);
   }
 
   notificationSent(channel: string): void {

@@ -190,3 +190,33 @@ describe('telling a daemon that stopped buying from one whose slots stopped', ()
     expect((await second.stop()).exitCode).toBe(0);
   });
 });
+
+describe('the switches an alert watches', () => {
+  it("shows an account's own kill switch, a pause and what /healthz answers, from the moment they change", async () => {
+    writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const daemon = await startDaemon({ STACKER_CONTROL_TOKEN: CONTROL_TOKEN });
+    const gauges = async (): Promise<Record<string, number | undefined>> => {
+      const { samples } = await scrape(daemon.url);
+      return {
+        all: valueOf(samples, 'stacker_kill_switch'),
+        account: valueOf(samples, 'stacker_account_kill_switch', { account: 'default' }),
+        paused: valueOf(samples, 'stacker_strategy_paused', { strategy_instance: 'dca-btc' }),
+        healthy: valueOf(samples, 'stacker_healthy'),
+      };
+    };
+    const healthz = async (): Promise<number> => (await fetch(`${daemon.url}/healthz`)).status;
+
+    expect(await gauges()).toEqual({ all: 0, account: 0, paused: 0, healthy: 1 });
+    expect(await healthz()).toBe(200);
+    // The only account's switch stops all trading: /healthz says so, and so does /metrics.
+    expect((await postControl(daemon.url, '/api/accounts/default/kill-switch', CONTROL_TOKEN, { on: true })).status).toBe(200);
+    expect(await gauges()).toEqual({ all: 0, account: 1, paused: 0, healthy: 0 });
+    expect(await healthz()).toBe(503);
+    expect((await postControl(daemon.url, '/api/accounts/default/kill-switch', CONTROL_TOKEN, { on: false })).status).toBe(200);
+    expect((await postControl(daemon.url, '/api/instances/dca-btc/pause', CONTROL_TOKEN)).status).toBe(200);
+    expect(await gauges()).toEqual({ all: 0, account: 0, paused: 1, healthy: 1 });
+    expect((await postControl(daemon.url, '/api/instances/dca-btc/resume', CONTROL_TOKEN)).status).toBe(200);
+    expect(await gauges()).toEqual({ all: 0, account: 0, paused: 0, healthy: 1 });
+    expect((await daemon.stop()).exitCode).toBe(0);
+  });
+});

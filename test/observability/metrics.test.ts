@@ -225,6 +225,27 @@ describe('Metrics', () => {
     expect(valueOf((await scrape(metrics)).samples, 'stacker_kill_switch')).toBe(0);
   });
 
+  it("follows an account's own kill switch, an instance's pause and health, each both ways, and says in each help which switch it is", async () => {
+    const metrics = metricsAt();
+    metrics.accountKillSwitch('kids', true);
+    metrics.paused('dca-btc', true);
+    metrics.healthy(false);
+    let { samples } = await scrape(metrics);
+    expect(valueOf(samples, 'stacker_account_kill_switch', { account: 'kids' })).toBe(1);
+    expect(valueOf(samples, 'stacker_strategy_paused', { strategy_instance: 'dca-btc' })).toBe(1);
+    expect(valueOf(samples, 'stacker_healthy')).toBe(0);
+    metrics.accountKillSwitch('kids', false);
+    metrics.paused('dca-btc', false);
+    metrics.healthy(true);
+    ({ samples } = await scrape(metrics));
+    expect(valueOf(samples, 'stacker_account_kill_switch', { account: 'kids' })).toBe(0);
+    expect(valueOf(samples, 'stacker_strategy_paused', { strategy_instance: 'dca-btc' })).toBe(0);
+    expect(valueOf(samples, 'stacker_healthy')).toBe(1);
+    const text = await metrics.render();
+    expect(text).toContain('# HELP stacker_kill_switch 1 while the kill switch of every account');
+    expect(text).toContain('An account\'s own switch is stacker_account_kill_switch.');
+  });
+
   it('shows the stuck market orders as a gauge, 0 from the start, following the health refresh both ways', async () => {
     const metrics = metricsAt();
     const { samples, types } = await scrape(metrics);
@@ -245,6 +266,7 @@ describe('Metrics', () => {
     metrics.slotFinished('dca-btc', 'done', 1, START_MS);
     metrics.slotRetried('dca-btc', 'E_UNAVAILABLE');
     metrics.strategyDisabled('dca-eth');
+    metrics.paused('dca-eth', true);
     const { samples } = await scrape(metrics);
     for (const sample of samples) expect(Object.keys(sample.labels)).not.toContain('instance');
     const named = new Set(samples.filter((s) => s.labels['strategy_instance'] !== undefined).map((s) => s.name.replace(/_(bucket|sum|count)$/, '')));
@@ -258,6 +280,7 @@ describe('Metrics', () => {
       'stacker_slot_retries_total',
       'stacker_slots_total',
       'stacker_strategy_enabled',
+      'stacker_strategy_paused',
     ]);
   });
 
