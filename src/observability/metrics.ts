@@ -168,7 +168,7 @@ export class Metrics implements EngineMetrics {
 
     this.#apiRequests = r.register(new Counter({ name: 'stacker_api_requests_total', help: 'HTTP attempts to the exchange API, by account, path and outcome (ok or error).', labelNames: ['account', 'path', 'outcome'] }));
     this.#apiErrors = r.register(new Counter({ name: 'stacker_api_errors_total', help: 'Failed HTTP attempts to the exchange API, by account and error class (the stable error code).', labelNames: ['account', 'class'] }));
-    this.#apiDuration = r.register(new Histogram({ name: 'stacker_api_request_duration_seconds', help: 'Time from sending an API request to its answer (or failure).', labelNames: ['path'], buckets: METRICS_DEFAULTS.apiBucketsSec }));
+    this.#apiDuration = r.register(new Histogram({ name: 'stacker_api_request_duration_seconds', help: 'Time from sending an API request to its answer (or failure), by account and path.', labelNames: ['account', 'path'], buckets: METRICS_DEFAULTS.apiBucketsSec }));
 
     this.#slotDuration = r.register(new Histogram({ name: 'stacker_slot_duration_seconds', help: 'Time to run one scheduled slot (snapshot, decision, guards, orders).', labelNames: [INSTANCE_LABEL], buckets: METRICS_DEFAULTS.slotBucketsSec }));
     this.#slots = r.register(new Counter({ name: 'stacker_slots_total', help: 'Scheduled slots by outcome: done, failed, skipped, missed (never ran).', labelNames: [INSTANCE_LABEL, 'outcome'] }));
@@ -262,7 +262,7 @@ export class Metrics implements EngineMetrics {
     const account = event.account ?? 'default';
     this.#apiRequests.inc({ account, path, outcome: event.errorCode === null ? 'ok' : 'error' });
     if (event.errorCode !== null) this.#apiErrors.inc({ account, class: errorClassLabel(event.errorCode) });
-    this.#apiDuration.observe({ path }, Math.max(0, event.durationMs) / 1000);
+    this.#apiDuration.observe({ account, path }, Math.max(0, event.durationMs) / 1000);
   }
 
   slotFinished(instance: string, outcome: FinishedSlotStatus, durationMs: number, slotTimeMs: number): void {

@@ -115,10 +115,10 @@ describe('Metrics', () => {
     expect(valueOf(samples, 'stacker_api_errors_total', { account: 'default', class: 'E_UNAVAILABLE' })).toBe(1);
     expect(valueOf(samples, 'stacker_api_errors_total', { account: 'default', class: 'E_TIMEOUT' })).toBe(1);
     expect(types.get('stacker_api_request_duration_seconds')).toBe('histogram');
-    expect(valueOf(samples, 'stacker_api_request_duration_seconds_count', { path: '/api/v4/order/stock_market' })).toBe(2);
-    expect(valueOf(samples, 'stacker_api_request_duration_seconds_sum', { path: '/api/v4/order/stock_market' })).toBeCloseTo(2.04);
-    expect(valueOf(samples, 'stacker_api_request_duration_seconds_bucket', { path: '/api/v4/order/stock_market', le: '0.05' })).toBe(1);
-    expect(valueOf(samples, 'stacker_api_request_duration_seconds_bucket', { path: '/api/v4/public/ticker', le: '+Inf' })).toBe(1);
+    expect(valueOf(samples, 'stacker_api_request_duration_seconds_count', { account: 'default', path: '/api/v4/order/stock_market' })).toBe(2);
+    expect(valueOf(samples, 'stacker_api_request_duration_seconds_sum', { account: 'default', path: '/api/v4/order/stock_market' })).toBeCloseTo(2.04);
+    expect(valueOf(samples, 'stacker_api_request_duration_seconds_bucket', { account: 'default', path: '/api/v4/order/stock_market', le: '0.05' })).toBe(1);
+    expect(valueOf(samples, 'stacker_api_request_duration_seconds_bucket', { account: 'default', path: '/api/v4/public/ticker', le: '+Inf' })).toBe(1);
   });
 
   it("takes the API client's own request events as they are", async () => {
@@ -129,13 +129,15 @@ describe('Metrics', () => {
     expect(valueOf(samples, 'stacker_api_requests_total', { account: 'default', path: '/api/v4/main-account/transfer', outcome: 'ok' })).toBe(1);
   });
 
-  it('labels API attempts with the account they were made for', async () => {
+  it('labels API attempts, their errors and their durations with the account they were made for', async () => {
     const metrics = metricsAt();
     metrics.apiRequest({ path: '/api/v4/order/stock_market', status: 429, durationMs: 5, errorCode: 'E_NONCE', account: 'side' });
     metrics.apiRequest({ path: '/api/v4/order/stock_market', status: 200, durationMs: 5, errorCode: null, account: 'main' });
     const { samples } = await scrape(metrics);
     expect(valueOf(samples, 'stacker_api_errors_total', { account: 'side', class: 'E_NONCE' })).toBe(1);
     expect(valueOf(samples, 'stacker_api_requests_total', { account: 'main', path: '/api/v4/order/stock_market', outcome: 'ok' })).toBe(1);
+    expect(valueOf(samples, 'stacker_api_request_duration_seconds_count', { account: 'side', path: '/api/v4/order/stock_market' })).toBe(1);
+    expect(valueOf(samples, 'stacker_api_request_duration_seconds_count', { account: 'main', path: '/api/v4/order/stock_market' })).toBe(1);
   });
 
   it('never puts a query string or anything but a plain path into a label', async () => {
