@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RequestEvent } from '../../src/api/requester.ts';
 import type { EngineMetrics as EngineObserverMetrics } from '../../src/engine/observer.ts';
@@ -297,6 +299,38 @@ describe('Metrics', () => {
     const { samples, types } = await scrape(metrics);
     expect(samples.length).toBeGreaterThan(40);
     for (const name of types.keys()) expect(name).toMatch(/^(stacker|process|nodejs)_/);
+  });
+
+  it("is what README's Metrics table lists: every metric served, with its labels, and none that is not", async () => {
+    const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### Metrics'), readme.indexOf('## Notifications'));
+    const documented = new Map<string, string[]>();
+    for (const row of section.split('\n').filter((line) => line.startsWith('| `'))) {
+      const [names = '', labels = ''] = row.split('|').slice(1, 3);
+      const labelNames = [...labels.matchAll(/`([a-z_]+)`/g)].map((match) => match[1] as string);
+      for (const [, name] of names.matchAll(/`([a-z_*]+)`/g)) documented.set(name as string, labelNames);
+    }
+    const metrics = metricsAt();
+    metrics.scheduled('a', ['kill-switch']);
+    metrics.accountInUse('default');
+    metrics.orderPlaced('a', START_MS);
+    metrics.orderTransition('a', 'FILLED');
+    metrics.apiRequest({ path: '/x', status: 200, durationMs: 1, errorCode: null });
+    metrics.slotFinished('a', 'done', 1, START_MS);
+    metrics.accountKillSwitch('default', false);
+    metrics.paused('a', false);
+    metrics.healthy(true);
+    metrics.notificationSent('webhook');
+    const { samples, types } = await scrape(metrics);
+    const served = [...types.keys()];
+    const listed = (name: string): string | undefined => [...documented.keys()].find((entry) => entry === name || (entry.endsWith('*') && name.startsWith(entry.slice(0, -1))));
+    for (const name of served) expect(listed(name), `${name} is not in README's Metrics table`).toBeDefined();
+    for (const name of documented.keys()) expect(served.some((metric) => listed(metric) === name), `README lists ${name}, which is not served`).toBe(true);
+    for (const sample of samples) {
+      const family = served.includes(sample.name) ? sample.name : sample.name.replace(/_(bucket|sum|count)$/, '');
+      const labels = Object.keys(sample.labels).filter((label) => label !== 'le');
+      if (documented.has(family)) expect(labels.sort(), family).toEqual([...(documented.get(family) ?? [])].sort());
+    }
   });
 
   it('fits the engine\'s observer interface, and noMetrics does nothing', () => {
