@@ -46,7 +46,7 @@ const status = await benchStatusOrders();
 console.log(`/api/status over a journal of ${status.orders} filled orders (a per-minute schedule's five weeks; SQLite; median of 3)`);
 console.log(`  read every order       ${fmt(status.readMs, 0)} ms`);
 console.log(`  positions per market   ${fmt(status.positionsMs, 0)} ms   (exact decimals; read and sum run on the daemon's thread)`);
-console.log(`  a later refresh        ${fmt(status.refreshMs, 0)} ms   (one order more: only what changed is read; the positions are summed again)`);
+console.log(`  a later refresh        ${fmt(status.refreshMs, 0)} ms   (one order more: only what changed is read, and put in place of what its order added before)`);
 
 const residents = await benchResidents({ warmupS: 30, measureS: 20 });
 const [image, , bareBot, cronBot] = residents;

@@ -12,7 +12,7 @@ export interface StatusOrdersFigures {
   readonly readMs: number;
   /** Summing them into positions per market (exact decimals). */
   readonly positionsMs: number;
-  /** A later /api/status document, after one more order: only what changed is read, the positions summed again. */
+  /** A later /api/status document, after one more order: only what changed is read and put in the positions in place of what it was. */
   readonly refreshMs: number;
 }
 

@@ -4,7 +4,8 @@ import { accountBudgetScope } from '../engine/runtime.ts';
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import type { Engine, SlotRetryState } from '../engine/engine.ts';
 import type { Exchange } from '../exchange/port.ts';
-import { type MarketPosition, positions } from '../report/cost-basis.ts';
+import type { MarketPosition } from '../report/cost-basis.ts';
+import { PositionBook } from '../report/position-book.ts';
 import { StoreError } from '../store/errors.ts';
 import { BUDGET_PERIODS, type BudgetPeriod, type BudgetScope, type Journal, type SlotRecord, type StoredOrder } from '../store/journal.ts';
 import type { OperatorControls } from './controls.ts';
@@ -162,8 +163,8 @@ const RECENT_ORDERS = 5;
 
 export class StatusBuilder {
   readonly #sources: StatusSources;
-  /** The journal's orders as last read (#orders): by id, as a list, and the newest change seen. */
-  #known: { readonly byId: Map<string, StoredOrder>; newestMs: number; list: readonly StoredOrder[]; version: number } | null = null;
+  /** The journal's orders as last read (#readOrders): by id, their positions, the newest change seen, and a count of changes. */
+  #known: { readonly byId: Map<string, StoredOrder>; readonly book: PositionBook; newestMs: number; version: number } | null = null;
   #lastPositions: { readonly version: number; readonly prices: ReadonlyMap<string, Decimal> | null; readonly positions: MarketPosition[] } | null = null;
   #prices: { readonly atMs: number; readonly markets: string; readonly prices: ReadonlyMap<string, Decimal> | null; readonly note: string | null } | null = null;
 
@@ -174,8 +175,8 @@ export class StatusBuilder {
   async document(): Promise<StatusDocument> {
     const sources = this.#sources;
     const nowMs = sources.nowMs();
-    const orders = await this.#orders();
-    const markets = [...new Set(orders.filter((o) => o.side === 'buy' && o.filledBase.gt(0)).map((o) => o.market))].sort();
+    const book = await this.#readOrders();
+    const markets = book.markets();
     const priced = await this.#pricesOf(markets, nowMs);
     return {
       ...this.#daemonKnows(nowMs),
@@ -195,7 +196,7 @@ export class StatusBuilder {
           };
         }),
       ),
-      markets: this.#positions(orders, priced.prices),
+      markets: this.#positions(book, priced.prices),
       pricesNote: priced.note,
     };
   }
@@ -294,36 +295,34 @@ export class StatusBuilder {
 
   /** The markets' prices, reused for priceTtlMs (a failure too, so a down exchange is not asked at every refresh). */
   /**
-   * Every journalled order. Read whole once, then only what the journal recorded or updated since
-   * the newest change seen (less a minute, for a write stamped before it committed): a page open
-   * on a daemon with 50k orders read them all every 5 s, on the daemon's thread.
+   * Every journalled order, in the positions they add up to. Read whole once, then only what the
+   * journal recorded or updated since the newest change seen (less a minute, for a write stamped
+   * before it committed), each change put in place of the version counted before: a page open on
+   * a daemon with 50k orders read them all every 5 s, then summed them all again at every new
+   * order, on the daemon's thread.
    */
-  async #orders(): Promise<readonly StoredOrder[]> {
+  async #readOrders(): Promise<PositionBook> {
     const known = this.#known;
     const changed = await this.#sources.journal.listOrders({ limit: -1, ...(known === null ? {} : { updatedFromMs: known.newestMs - CHANGE_MARGIN_MS }) });
-    const next = known ?? { byId: new Map<string, StoredOrder>(), newestMs: 0, list: [] as readonly StoredOrder[], version: 0 };
-    let fresh = known === null;
+    const next = known ?? { byId: new Map<string, StoredOrder>(), book: new PositionBook(), newestMs: 0, version: 0 };
     for (const order of changed) {
-      const before = next.byId.get(order.orderId);
-      if (before === undefined || before.updatedAtMs !== order.updatedAtMs) fresh = true;
+      const before = next.byId.get(order.orderId) ?? null;
+      if (before !== null && before.updatedAtMs === order.updatedAtMs) continue;
+      next.book.replace(before, order);
       next.byId.set(order.orderId, order);
+      next.version += 1;
       if (order.updatedAtMs > next.newestMs) next.newestMs = order.updatedAtMs;
     }
-    if (fresh) {
-      // In no particular order: the document sums them per market, and sums do not depend on it.
-      next.list = [...next.byId.values()];
-      next.version += 1;
-    }
     this.#known = next;
-    return next.list;
+    return next.book;
   }
 
-  /** Positions of the orders at these prices, summed again only when an order or the prices changed. */
-  #positions(orders: readonly StoredOrder[], prices: ReadonlyMap<string, Decimal> | null): MarketPosition[] {
+  /** Positions at these prices, worked out again only when an order or the prices changed. */
+  #positions(book: PositionBook, prices: ReadonlyMap<string, Decimal> | null): MarketPosition[] {
     const version = this.#known?.version ?? -1;
     const last = this.#lastPositions;
     if (last !== null && last.version === version && last.prices === prices) return last.positions;
-    const summed = positions(orders, prices);
+    const summed = book.positions(prices);
     this.#lastPositions = { version, prices, positions: summed };
     return summed;
   }

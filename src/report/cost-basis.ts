@@ -34,28 +34,36 @@ export function positions(orders: readonly StoredOrder[], prices: ReadonlyMap<st
   // One pass, each order pushed once: a copy of its market's list per order made a journal of 50k
   // orders take 13 s here, every /api/status refresh.
   const byMarket = Map.groupBy(
-    orders.filter((order) => order.side === 'buy' && order.filledBase.gt(0)),
+    orders.filter(countsInPosition),
     (order) => order.market,
   );
   return [...byMarket.keys()].sort().map((market) => {
     const filled = byMarket.get(market) ?? [];
-    const sums = sumFills(market, filled);
-    const price = prices?.get(market) ?? null;
-    const value = price === null ? null : sums.held.mul(price);
-    const pnl = value === null ? null : value.sub(sums.cost);
-    return {
-      market,
-      orders: filled.length,
-      baseBought: formatDecimal(sums.bought),
-      quoteSpent: formatDecimal(sums.spent),
-      fees: Object.fromEntries([...sums.fees].sort(([a], [b]) => (a < b ? -1 : 1)).map(([asset, amount]) => [asset, formatDecimal(amount)])),
-      averageCost: sums.averageCost === null ? null : round(sums.averageCost, VALUE_PLACES),
-      price: price === null ? null : formatDecimal(price),
-      value: value === null ? null : round(value, VALUE_PLACES),
-      pnl: pnl === null ? null : round(pnl, VALUE_PLACES),
-      pnlPct: pnl === null || sums.cost.isZero() ? null : round(pnl.div(sums.cost).mul(100), PCT_PLACES),
-    };
+    return positionOf(market, filled.length, sumFills(market, filled), prices?.get(market) ?? null);
   });
+}
+
+/** Whether an order counts in a position: a buy that filled something. */
+export function countsInPosition(order: StoredOrder): boolean {
+  return order.side === 'buy' && order.filledBase.gt(0);
+}
+
+/** One market's position from its sums over `orders` filled buys, valued at `price` (null: not known). */
+export function positionOf(market: string, orders: number, sums: FillSums, price: Decimal | null): MarketPosition {
+  const value = price === null ? null : sums.held.mul(price);
+  const pnl = value === null ? null : value.sub(sums.cost);
+  return {
+    market,
+    orders,
+    baseBought: formatDecimal(sums.bought),
+    quoteSpent: formatDecimal(sums.spent),
+    fees: Object.fromEntries([...sums.fees].sort(([a], [b]) => (a < b ? -1 : 1)).map(([asset, amount]) => [asset, formatDecimal(amount)])),
+    averageCost: sums.averageCost === null ? null : round(sums.averageCost, VALUE_PLACES),
+    price: price === null ? null : formatDecimal(price),
+    value: value === null ? null : round(value, VALUE_PLACES),
+    pnl: pnl === null ? null : round(pnl, VALUE_PLACES),
+    pnlPct: pnl === null || sums.cost.isZero() ? null : round(pnl.div(sums.cost).mul(100), PCT_PLACES),
+  };
 }
 
 /**
@@ -158,7 +166,7 @@ function assetsOf(market: string): [base: string, quote: string] {
   return market.split('_') as [string, string];
 }
 
-function fillSums(market: string, bought: Decimal, spent: Decimal, fees: ReadonlyMap<string, Decimal>): FillSums {
+export function fillSums(market: string, bought: Decimal, spent: Decimal, fees: ReadonlyMap<string, Decimal>): FillSums {
   const [base, quote] = assetsOf(market);
   const cost = spent.add(fees.get(quote) ?? ZERO);
   const held = bought.sub(fees.get(base) ?? ZERO);
