@@ -191,7 +191,8 @@ Try it without an account: run \`stacker sandbox\` and follow what it prints.`,
 Settings come from the environment and --env-file (see .env.example); each strategy
 instance is one env file (see config/strategies/). Everything is checked before the
 first slot; every problem is reported at once (exit 2) and nothing is sent.
-SIGINT/SIGTERM/SIGHUP: no new slots, the slot in flight finishes, the journal closes, exit 0.
+SIGINT/SIGTERM: no new slots, the slot in flight finishes, the journal closes, exit 0.
+SIGHUP is ignored (nothing to reload; logged as signal-ignored).
 Settings and instance files are read at start: restart to apply a change.
 
 A journal that was there and is now missing, empty or replaced is never started over

@@ -76,7 +76,6 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
   if (options.standby && options.handleSignals) {
     process.once('SIGINT', stopWaiting);
     process.once('SIGTERM', stopWaiting);
-    process.once('SIGHUP', stopWaiting);
   }
   const reach = new StandbyReach(logger, options.unreachableLogEveryMs ?? 60_000);
   const probe = options.standby ? await serveWhileWaiting(options, reach) : null;
@@ -144,7 +143,6 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
     options.stop?.removeEventListener('abort', stopWaiting);
     process.off('SIGINT', stopWaiting);
     process.off('SIGTERM', stopWaiting);
-    process.off('SIGHUP', stopWaiting);
   }
 }
 

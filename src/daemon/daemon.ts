@@ -111,6 +111,14 @@ export interface DaemonResult {
   readonly fatal: FatalEngineError | null;
 }
 
+/**
+ * A log rotation's `postrotate kill -HUP`, `systemctl reload` or a terminal hanging up sends it.
+ * Stopping on it ended trading with exit 0, which `Restart=on-failure` leaves stopped, and told
+ * nobody; there is nothing to reload (settings and instance files are read at start) and the log
+ * goes to stderr, which a rotation does not reopen. So it is ignored, and said.
+ */
+const SIGHUP_IGNORED = 'SIGHUP ignored: stacker has nothing to reload (settings and instance files are read at start: restart it to apply a change) and logs to stderr, which it never reopens; SIGTERM or SIGINT stops it';
+
 /** How often the journal is written while idle, so a full or read-only disk shows in /healthz. */
 const HEARTBEAT_MS = 60_000;
 /** How long the missed-slot reports of one wake are gathered before they are handled together. */
@@ -138,6 +146,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const routing = accountRouting(config, exchanges);
   const clock = options.clock ?? { nowMs: () => Date.now() };
   const logger = options.logger.child({ mode: config.mode });
+  // From the first moment, the standby's wait included: Node's default for SIGHUP ends the process at once.
+  const onHangUp = (): void => logger.warn({ event: 'signal-ignored', signal: 'SIGHUP' }, SIGHUP_IGNORED);
+  if (options.handleSignals === true) process.on('SIGHUP', onHangUp);
   if (config.modeNote !== null) logger.warn({ event: 'mode' }, config.modeNote);
   if (config.envFileNote !== null) logger.warn({ event: 'env-file-readable' }, config.envFileNote);
 
@@ -152,12 +163,14 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     metrics: options.metrics,
     ...(options.stop === undefined ? {} : { stop: options.stop }),
   }).catch(async (error: unknown) => {
+    process.off('SIGHUP', onHangUp);
     notifications.failed(error, config.mode, clock.nowMs());
     await notifications.close();
     throw error;
   });
   if (store === null) {
     // A standby stopped while it waited: it never traded.
+    process.off('SIGHUP', onHangUp);
     await notifications.close();
     return { exitCode: EXIT.ok, slots: {}, fatal: null };
   }
@@ -251,10 +264,6 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   if (options.handleSignals === true) {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    // A terminal hanging up, or a supervisor asking for a reload, sends it: Node's default ended
-    // the process at once, the slot in flight abandoned as by a kill -9. Settings and instance
-    // files are read at start, so a clean stop (a restart policy starts it again) is the reload.
-    process.on('SIGHUP', onSignal);
   }
 
   const lastSlots: Record<string, LastSlot> = {};
@@ -520,7 +529,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     if (options.handleSignals === true) {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      process.off('SIGHUP', onSignal);
+      process.off('SIGHUP', onHangUp);
     }
     // A slot asked for from the status API, and a history check started by tracking, finish before the journal closes under them,
     // and before the status server closes: while they finish, /healthz says stopping and a kill switch can still be turned on.

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +26,27 @@ const jsonLines = (text: string): LogLine[] =>
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as LogLine);
+
+/** The CPU time a process has used (Linux's /proc); null where there is none. */
+function cpuSecondsOf(pid: number | undefined): number | null {
+  if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return null;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** SIGTERM ends the run with exit 0, journalled as such, every order the sandbox holds in the journal. */
+async function stopsCleanlyOnSigterm(daemon: ReturnType<typeof startDaemon>): Promise<void> {
+  daemon.child.kill('SIGTERM');
+  expect(await daemon.exited).toBe(0);
+  const journal = new SqliteJournal({ path: join(t.dir.data, 'stacker.db'), readOnly: true });
+  await journal.open();
+  try {
+    expect((await journal.listRuns(1))[0]?.exitReason).toBe('SIGTERM');
+    expect((await journal.listOrders({ limit: 100 })).map((o) => o.orderId).sort()).toEqual(t.sandbox.exchange.orderHistory({}).map((o) => o.orderId).sort());
+  } finally {
+    await journal.close();
+  }
+}
 
 /** A daemon buying every second whose first order the exchange sits on for `latencyMs`: its slot is in flight when this returns. */
 async function withSlotInFlight(latencyMs: number): Promise<ReturnType<typeof startDaemon>> {
@@ -147,19 +169,36 @@ describe('stacker run against the sandbox', () => {
     }
   }, 20_000);
 
-  it('stops cleanly on SIGHUP, as on SIGTERM: the slot in flight finishes and its order is journalled (it was ended at once, as by a kill -9)', async () => {
-    const daemon = await withSlotInFlight(1500);
+  it('ignores SIGHUP (a log rotation, systemctl reload, a terminal hanging up) with a warning that says how to stop it, and trades on; SIGTERM then stops it, exit 0', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+    await daemon.waitFor('"to":"FILLED"');
     daemon.child.kill('SIGHUP');
-    expect(await daemon.exited).toBe(0);
-    expect(daemon.output()).toContain('"event":"stopping","signal":"SIGHUP"');
-    const journal = new SqliteJournal({ path: join(t.dir.data, 'stacker.db'), readOnly: true });
-    await journal.open();
-    try {
-      expect((await journal.listOrders({ limit: 10 })).map((o) => o.orderId).sort()).toEqual(t.sandbox.exchange.orderHistory({}).map((o) => o.orderId).sort());
-      expect((await journal.listRuns(1))[0]?.exitReason).toBe('SIGHUP');
-    } finally {
-      await journal.close();
-    }
+    await daemon.waitFor('"event":"signal-ignored"');
+    const warned = jsonLines(daemon.output()).find((line) => line.event === 'signal-ignored');
+    expect(warned).toMatchObject({ level: 40, signal: 'SIGHUP', msg: expect.stringContaining('SIGTERM or SIGINT stops it') });
+    const before = t.sandbox.exchange.orderHistory({}).length;
+    await expect.poll(() => t.sandbox.exchange.orderHistory({}).length, { timeout: 10_000 }).toBeGreaterThan(before + 1);
+    expect(daemon.output()).not.toContain('"event":"stopping"');
+    await stopsCleanlyOnSigterm(daemon);
+  }, 60_000);
+
+  it('trades on when its terminal or log reader goes away (writes to stdout and stderr fail), without crashing or spinning, and still stops on SIGTERM', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+    await daemon.waitFor('"to":"FILLED"');
+    // What a hang-up does: the reader is gone (every write now fails) and SIGHUP comes.
+    daemon.child.stdout?.destroy();
+    daemon.child.stderr?.destroy();
+    daemon.child.kill('SIGHUP');
+    const before = t.sandbox.exchange.orderHistory({}).length;
+    const cpuBefore = cpuSecondsOf(daemon.child.pid);
+    const startedAt = Date.now();
+    await expect.poll(() => t.sandbox.exchange.orderHistory({}).length, { timeout: 10_000 }).toBeGreaterThan(before + 2);
+    // A write retried in a loop would take a whole core; a slot a second takes a few per cent.
+    if (cpuBefore !== null) expect((cpuSecondsOf(daemon.child.pid) ?? 0) - cpuBefore).toBeLessThan((0.5 * (Date.now() - startedAt)) / 1000);
+    expect(daemon.child.exitCode).toBeNull();
+    await stopsCleanlyOnSigterm(daemon);
   }, 60_000);
 
   it('handles the slots missed while the process was paused (a container paused, a machine suspended) as a restart does: one slot of the wake buys (the newest run late with CATCH_UP=last, or the one due at the wake), the others are journalled missed, said in one line', async () => {
