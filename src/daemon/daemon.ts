@@ -538,8 +538,14 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     await server?.stop().catch(() => undefined);
     // A trading-stopped notice is queued by now; a dead receiver costs at most NOTIFY_FLUSH_MS.
     await notifications.close();
-    if (runId !== null) await journal.finishRun(runId, exitReason).catch(() => undefined);
-    await store.close();
+    // What fails here (a file system remounted read-only under the daemon) leaves a stop that
+    // already happened: a warning of the stop, not a start that failed, and not its exit code.
+    const tidyUp =
+      (what: string) =>
+      (error: unknown): void =>
+        logger.warn({ event: 'stop-cleanup-failed', error: errorMessage(error) }, `stopping: ${what}: ${errorMessage(error)}; what the journal holds is kept, and the stop is clean all the same`);
+    if (runId !== null) await journal.finishRun(runId, exitReason).catch(tidyUp("the run's end could not be journalled"));
+    await store.close().catch(tidyUp('closing the journal and its locks'));
     for (const own of new Set(exchanges.values())) await own.close().catch(() => undefined);
     logger.info({ event: 'stopped', reason: exitReason }, `stopped (${exitReason})`);
   }

@@ -125,20 +125,27 @@ export class FileLock {
     }
   }
 
+  /**
+   * Frees the lock. Its owner file that cannot be removed (the file system remounted read-only
+   * under the daemon) does not keep it: the lock is freed all the same, then a StoreError names
+   * the file left behind, which only names the holder and which the next holder overwrites.
+   */
   release(): void {
     const db = this.#db;
     if (db === null) return;
     this.#db = null;
+    let leftBehind: unknown = null;
     // The name goes first: once the lock is free, a successor writes its own.
-    if (this.#owner !== null && readIfExists(this.ownerPath) === this.#owner) {
-      try {
-        unlinkSync(this.ownerPath);
-      } catch (error) {
-        if (codeOf(error) !== 'ENOENT') throw error;
-      }
+    try {
+      if (this.#owner !== null && readIfExists(this.ownerPath) === this.#owner) unlinkSync(this.ownerPath);
+    } catch (error) {
+      if (codeOf(error) !== 'ENOENT') leftBehind = error;
     }
     this.#owner = null;
     db.close();
+    if (leftBehind !== null) {
+      throw new StoreError('unwritable', `released the lock ${this.path}, but could not remove its owner file ${this.ownerPath} (${messageOf(leftBehind)}): it names a stacker that has stopped until the next start writes its own`, { cause: leftBehind });
+    }
   }
 
   /**
@@ -162,6 +169,19 @@ export class FileLock {
       if (codeOf(error) !== 'ENOENT') throw error;
     }
   }
+}
+
+/** Releases every lock, in the order given, even when one fails; then throws the first failure. */
+export function releaseEach(locks: readonly FileLock[]): void {
+  let failure: { readonly error: unknown } | null = null;
+  for (const lock of locks) {
+    try {
+      lock.release();
+    } catch (error) {
+      failure ??= { error };
+    }
+  }
+  if (failure !== null) throw failure.error;
 }
 
 /** The lock that keeps two daemons off one journal: `<dataDir>/<name>.run-lock`. */

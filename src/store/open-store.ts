@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
 import { REBUILD_COMMAND, inspectJournalFile, lostJournalForReading, lostJournalProblem, moveAside, movedToPostgres, olderCopyProblem, readMarker, writeMarker } from './journal-identity.ts';
-import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir } from './lock.ts';
+import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir, releaseEach } from './lock.ts';
 import { type OpenedStore, REBUILT, type StoredJournal, openedStore } from './opened-store.ts';
 import type { LockKeep, LockWait } from './pg-lock.ts';
 import { recordedVersion } from './migrations.ts';
@@ -106,9 +106,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
   };
   const locks: FileLock[] = [dataDirLock(dataDir, { ...lockOptions, name: JOURNAL_FILES[options.mode] })];
   for (const apiKey of keysToLock(options)) locks.push(apiKeyLock(apiKey, options.userLockDir ?? defaultUserLockDir(), lockOptions));
-  const releaseAll = (): void => {
-    for (const lock of [...locks].reverse()) lock.release();
-  };
+  const releaseAll = (): void => releaseEach([...locks].reverse());
   const journal = new SqliteJournal({
     path,
     cacheKiB: DAEMON_JOURNAL_CACHE_KIB,

@@ -5,7 +5,7 @@ import { LockedError, StoreError } from './errors.ts';
 import { abortableSleep } from '../domain/abortable-sleep.ts';
 import type { RunMode } from './journal.ts';
 import { type JournalFileState, REBUILD_COMMAND, lostJournalForReading, lostJournalProblem, pgMarkerBase, readMarker, writeMarker } from './journal-identity.ts';
-import { type FileLock, apiKeyLock, defaultUserLockDir } from './lock.ts';
+import { type FileLock, apiKeyLock, defaultUserLockDir, releaseEach } from './lock.ts';
 import { asStoreError, checkSchemaName, describeLocation } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
 import { accessRefused, schemaAccessProblem } from './pg-migrations.ts';
@@ -65,8 +65,11 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
   // journal's lock; the key's file lock keeps out a daemon of this host on another journal.
   const files: FileLock[] = (options.apiKeys ?? []).map((apiKey) => apiKeyLock(apiKey, options.userLockDir ?? defaultUserLockDir(), { ...who, dataDir: where }));
   const releaseAll = async (): Promise<void> => {
-    for (const lock of [...files].reverse()) lock.release();
-    for (const lock of [...advisory].reverse()) await lock.release();
+    try {
+      releaseEach([...files].reverse());
+    } finally {
+      for (const lock of [...advisory].reverse()) await lock.release();
+    }
   };
   const journal = new PgJournal({
     url: options.url,

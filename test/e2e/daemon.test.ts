@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -200,6 +200,23 @@ describe('stacker run against the sandbox', () => {
     expect(daemon.child.exitCode).toBeNull();
     await stopsCleanlyOnSigterm(daemon);
   }, 60_000);
+
+  it("a stop whose lock owner file cannot be removed (the data dir remounted read-only) is a clean stop with a warning in the stop's words, not a failed start: exit 0", async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+    await daemon.waitFor('"to":"FILLED"');
+    // Something its unlink refuses, as EROFS would (root writes anywhere, so not a permission).
+    const ownerFile = join(t.dir.data, 'stacker.db.run-lock.json');
+    rmSync(ownerFile);
+    mkdirSync(ownerFile);
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited, daemon.output()).toBe(0);
+    const lines = jsonLines(daemon.output());
+    expect(lines.find((line) => line.event === 'stop-cleanup-failed')).toMatchObject({ level: 40, msg: expect.stringContaining(`could not remove its owner file ${ownerFile}`) });
+    expect(lines.at(-1)).toMatchObject({ event: 'stopped', reason: 'SIGTERM' });
+    expect(daemon.output()).not.toContain('start-failed');
+    expect(daemon.output()).not.toContain('unexpected failure');
+  }, 30_000);
 
   it('handles the slots missed while the process was paused (a container paused, a machine suspended) as a restart does: one slot of the wake buys (the newest run late with CATCH_UP=last, or the one due at the wake), the others are journalled missed, said in one line', async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });

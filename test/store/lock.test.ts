@@ -174,6 +174,34 @@ describe('data dir lock', () => {
   });
 });
 
+describe('releasing a lock whose owner file cannot be removed', () => {
+  it('frees the lock all the same, then names the file left behind', () => {
+    const lock = dataDirLock(world.dir);
+    lock.acquire();
+    // Something the unlink refuses, as a file system remounted read-only would.
+    rmSync(lock.ownerPath);
+    mkdirSync(lock.ownerPath);
+    expect(thrownBy(StoreError, () => lock.release())).toMatchObject({ reason: 'unwritable', message: expect.stringContaining(`could not remove its owner file ${lock.ownerPath}`) });
+    expect(lock.held).toBe(false);
+    rmSync(lock.ownerPath, { recursive: true });
+    const next = track(dataDirLock(world.dir));
+    next.acquire();
+    expect(next.held).toBe(true);
+  });
+
+  it('of a store, releases every other lock too', async () => {
+    const lockDir = join(world.dir, 'locks');
+    const store = await openStore({ dataDir: world.dir, mode: 'live', apiKeys: ['AbCdEf0123456789-public-api-key'], userLockDir: lockDir });
+    const journalLock = join(world.dir, 'stacker.db.run-lock.json');
+    rmSync(journalLock);
+    mkdirSync(journalLock);
+    await expect(store.close()).rejects.toMatchObject({ reason: 'unwritable' });
+    rmSync(journalLock, { recursive: true });
+    const again = await openStore({ dataDir: world.dir, mode: 'live', apiKeys: ['AbCdEf0123456789-public-api-key'], userLockDir: lockDir });
+    await again.close();
+  });
+});
+
 describe('API key lock', () => {
   const KEY = 'AbCdEf0123456789-public-api-key';
 
