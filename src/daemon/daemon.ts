@@ -245,13 +245,16 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
 
   const stopping = new AbortController();
   const stoppingSignal = (): AbortSignal => stopping.signal;
-  const requestStop = (why: string): void => {
+  /** What asked the daemon to stop (a signal, `stop`); null while nothing did, or when it stopped for an error (told as that). */
+  let askedBy: string | null = null;
+  const requestStop = (why: string, asked = false): void => {
     if (stopping.signal.aborted) return;
     exitReason = why;
+    if (asked) askedBy = why;
     stopping.abort();
     options.onStopping?.();
   };
-  options.stop?.addEventListener('abort', () => requestStop('stop requested'), { once: true });
+  options.stop?.addEventListener('abort', () => requestStop('stop requested', true), { once: true });
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping.signal.aborted) {
       logger.warn({ event: 'forced-exit', signal }, `${signal} again: leaving now; the journal resolves the in-flight slot at the next start`);
@@ -259,7 +262,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       process.exit(128 + osConstants.signals[signal]);
     }
     logger.info({ event: 'stopping', signal }, `${signal}: no new slots; finishing the slot in flight (send ${signal} again to leave at once)`);
-    requestStop(signal);
+    requestStop(signal, true);
   };
   if (options.handleSignals === true) {
     process.on('SIGINT', onSignal);
@@ -522,6 +525,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     await running.track();
   } catch (error) {
     exitReason = `failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+    askedBy = null;
     await scheduler.stop().catch(() => undefined);
     notifications.failed(error, config.mode, clock.nowMs());
     throw error;
@@ -536,7 +540,10 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     await controls?.idle();
     await engine?.idle();
     await server?.stop().catch(() => undefined);
-    // A trading-stopped notice is queued by now; a dead receiver costs at most NOTIFY_FLUSH_MS.
+    // Nothing trades until someone starts it again, and the owner may not be the one who stopped it
+    // (a host's shutdown, a deploy, someone else's kill): a run --once was meant to end.
+    if (askedBy !== null && fatal === null && options.once === undefined) notifications.stopped(askedBy, config.mode, clock.nowMs());
+    // A trading-stopped or daemon-stopped notice is queued by now; a dead receiver costs at most NOTIFY_FLUSH_MS.
     await notifications.close();
     // What fails here (a file system remounted read-only under the daemon) leaves a stop that
     // already happened: a warning of the stop, not a start that failed, and not its exit code.

@@ -19,6 +19,8 @@ export interface DaemonNotifications {
   readonly notifier: EngineNotifier;
   /** The daemon could not start or went down with an error of its own (not the engine's stop, which it tells itself). */
   failed(error: unknown, mode: RunMode, atMs: number): void;
+  /** The daemon stopped as asked (`reason`: the signal): a trading daemon that stops tells its owner, who may not have asked. */
+  stopped(reason: string, mode: RunMode, atMs: number): void;
   /** The daily summary of the configured instances (disabled ones too: they show on a day they bought), from now on. */
   startSummaries(journal: Journal, instances: readonly SummarisedInstance[], mode: RunMode, clock: Clock, accounts?: AccountRouting): void;
   /** Stop the summary and send what is queued, for NOTIFY_FLUSH_MS at most. */
@@ -60,6 +62,7 @@ function failureReason(error: unknown): string {
 const SILENT: DaemonNotifications = {
   notifier: noNotifier,
   failed() {},
+  stopped() {},
   startSummaries() {},
   async close() {},
 };
@@ -90,6 +93,9 @@ export async function openNotifications(settings: NotifySettings, logger: Notify
     failed(error, mode, atMs) {
       const code = error instanceof StackerError ? error.code : 'E_UNEXPECTED';
       dispatcher.notify({ kind: 'trading-stopped', atMs, mode, code, reason: failureReason(error) });
+    },
+    stopped(reason, mode, atMs) {
+      dispatcher.notify({ kind: 'daemon-stopped', atMs, mode, reason });
     },
     startSummaries(journal, instances, mode, clock, accounts) {
       const byName = new Map(instances.map(({ runtime }) => [runtime.instance, runtime]));

@@ -3,11 +3,12 @@ import type { RunMode } from './run-mode.ts';
 
 /**
  * What stacker tells its operator while it works, as typed events. The engine emits the first
- * five where it logs the same moments; the daemon composes `daily-summary` from the journal.
+ * five where it logs the same moments; the daemon tells its own stop and composes
+ * `daily-summary` from the journal.
  * They live in the domain so the engine (which emits) and src/notify/ (which delivers) share one
  * definition without knowing each other. Money stays Decimal here; a channel writes it as text.
  */
-export const NOTIFY_EVENTS = ['order-filled', 'order-refused', 'intent-unknown', 'order-stuck', 'trading-stopped', 'daily-summary'] as const;
+export const NOTIFY_EVENTS = ['order-filled', 'order-refused', 'intent-unknown', 'order-stuck', 'trading-stopped', 'daemon-stopped', 'daily-summary'] as const;
 export type NotifyEventName = (typeof NOTIFY_EVENTS)[number];
 
 interface EventBase {
@@ -84,6 +85,16 @@ export interface TradingStoppedEvent extends EventBase {
 }
 
 /**
+ * The daemon stopped because it was asked to (SIGTERM, SIGINT): nothing trades until it is started
+ * again, which a supervisor may or may not do. A stop for an error is `trading-stopped` instead.
+ */
+export interface DaemonStoppedEvent extends EventBase {
+  readonly kind: 'daemon-stopped';
+  /** What stopped it: the signal's name. */
+  readonly reason: string;
+}
+
+/**
  * Whether an instance of a summary still runs: `disabled` (ENABLED=false) or `no-file` (the
  * journal holds its orders, but the strategies folder has no file of that name any more).
  */
@@ -131,7 +142,7 @@ export interface DailySummaryEvent extends EventBase {
   readonly accountCaps: readonly AccountCapDay[];
 }
 
-export type NotifyEvent = OrderFilledEvent | OrderRefusedEvent | IntentUnknownEvent | OrderStuckEvent | TradingStoppedEvent | DailySummaryEvent;
+export type NotifyEvent = OrderFilledEvent | OrderRefusedEvent | IntentUnknownEvent | OrderStuckEvent | TradingStoppedEvent | DaemonStoppedEvent | DailySummaryEvent;
 
 export function isNotifyEventName(name: string): name is NotifyEventName {
   return (NOTIFY_EVENTS as readonly string[]).includes(name);

@@ -56,6 +56,8 @@ export function messageOf(event: NotifyEvent): Message {
         title: `Trading stopped (${event.code})${mode}`,
         body: lines(event.reason, 'No order is sent until a person fixes this and restarts stacker.'),
       };
+    case 'daemon-stopped':
+      return { title: `stacker stopped (${event.reason})${mode}`, body: 'Stopped as asked: no slot runs until stacker is started again.' };
     case 'daily-summary':
       return {
         title: `Daily summary ${event.day}${mode}`,

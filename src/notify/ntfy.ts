@@ -16,6 +16,7 @@ const PRIORITY: Readonly<Record<NotifyEvent['kind'], string>> = {
   'intent-unknown': 'high',
   'order-stuck': 'high',
   'trading-stopped': 'urgent',
+  'daemon-stopped': 'high',
   'daily-summary': 'low',
 };
 
@@ -25,6 +26,7 @@ const TAGS: Readonly<Record<NotifyEvent['kind'], string>> = {
   'intent-unknown': 'warning',
   'order-stuck': 'hourglass',
   'trading-stopped': 'rotating_light',
+  'daemon-stopped': 'stop_sign',
   'daily-summary': 'bar_chart',
 };
 

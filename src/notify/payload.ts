@@ -36,6 +36,8 @@ export function payloadOf(event: NotifyEvent): Payload {
       };
     case 'trading-stopped':
       return { ...head, code: event.code, reason: event.reason };
+    case 'daemon-stopped':
+      return { ...head, reason: event.reason };
     case 'daily-summary':
       return {
         ...head,

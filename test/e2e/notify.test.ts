@@ -190,7 +190,7 @@ describe('notifications from a daemon trading on the sandbox', () => {
     }
   }, 30_000);
 
-  it('a second daemon refused the data dir (E_LOCKED) says so; a clean start and stop says nothing', async () => {
+  it('a second daemon refused the data dir (E_LOCKED) says so; the first one stopped by SIGTERM says daemon-stopped', async () => {
     const webhook = await startReceiver();
     try {
       t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
@@ -204,7 +204,8 @@ describe('notifications from a daemon trading on the sandbox', () => {
       first.child.kill('SIGTERM');
       expect(await first.exited).toBe(0);
       const events = webhook.received.map((request) => JSON.parse(request.body) as Record<string, unknown>);
-      expect(events).toEqual([expect.objectContaining({ event: 'trading-stopped', code: 'E_LOCKED' })]);
+      expect(events).toEqual([expect.objectContaining({ event: 'trading-stopped', code: 'E_LOCKED' }), expect.objectContaining({ event: 'daemon-stopped', mode: 'live', reason: 'SIGTERM' })]);
+      expect(String(events[1]?.['text']).split('\n')[0]).toBe('stacker stopped (SIGTERM)');
       // Not "stacker stopped": the first one trades on, and the message says so.
       expect(String(events[0]?.['reason'])).toMatch(new RegExp(`^a second stacker was refused start: the data dir is in use by stacker pid ${first.child.pid} .*; the running one trades on$`));
       expect(String(events[0]?.['text']).split('\n')[0]).toBe('Second stacker refused (E_LOCKED)');

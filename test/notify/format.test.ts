@@ -147,6 +147,12 @@ describe('the phone-readable message', () => {
     expect(messageOf(stopped)).toEqual({ title: 'Trading stopped (E_AUTH)', body: 'the exchange refused the key\nNo order is sent until a person fixes this and restarts stacker.' });
   });
 
+  it('a daemon stopped as asked names the signal and says nothing trades until it is started again; its payload carries the signal', () => {
+    const daemonStopped = { kind: 'daemon-stopped', atMs: AT_MS, mode: 'live', reason: 'SIGTERM' } as const;
+    expect(messageOf(daemonStopped)).toEqual({ title: 'stacker stopped (SIGTERM)', body: 'Stopped as asked: no slot runs until stacker is started again.' });
+    expect(payloadOf(daemonStopped)).toEqual({ event: 'daemon-stopped', at: new Date(AT_MS).toISOString(), mode: 'live', reason: 'SIGTERM' });
+  });
+
   it('a second stacker refused the lock says the running one was not touched, not that trading stopped', () => {
     const refusedStart = { ...stopped, code: 'E_LOCKED', reason: 'a second stacker was refused start: the data dir is in use by stacker pid 26735 on host-a (lock /data/stacker.run-lock); the running one trades on' };
     expect(messageOf(refusedStart)).toEqual({ title: 'Second stacker refused (E_LOCKED)', body: `${refusedStart.reason}\nThe stacker already running was not touched.` });
