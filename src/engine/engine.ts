@@ -12,6 +12,7 @@ import { ALONE, type AccountTurn, type AttemptOutcome, type InstanceRuntime, typ
 import { LIVE_SNAPSHOT_RETRY, nextAttemptAt, retryWindowMs, waitUnlessStopped } from './slot-retry.ts';
 import { type StuckOrder, StuckOrders } from './stuck-orders.ts';
 import { trackOpenOrders } from './tracker.ts';
+import { RepeatedErrors } from './repeated-errors.ts';
 
 /** An instance with its schedule: what the scheduler fires and the catch-up policy reads. */
 export interface ScheduledRuntime extends InstanceRuntime {
@@ -45,6 +46,9 @@ export interface EngineOptions {
     readonly instances: readonly LedgerInstance[];
   };
 }
+
+/** The same engine error of the same instance is logged once in this long at most (RepeatedErrors). */
+const ENGINE_ERROR_EVERY_MS = 60_000;
 
 /** How often track() asks again for the history of an account that could not be read. */
 const UNREADABLE_RETRY_MS = 60_000;
@@ -104,6 +108,7 @@ export class Engine {
   readonly #options: EngineOptions;
   readonly #reconciler: Reconciler;
   readonly #stuck: StuckOrders;
+  readonly #errorLines: RepeatedErrors;
   readonly #ledger: ExchangeLedger | null;
   /** Slots this process is running now (instance@slot time): reconciliation leaves their intents alone. */
   readonly #running = new Map<string, number>();
@@ -140,6 +145,7 @@ export class Engine {
     this.#reconciler = new Reconciler(deps, (instance) => windows.get(instance) ?? longest, (instance, slotTimeMs) => (this.#running.get(`${instance}@${slotTimeMs}`) ?? 0) > 0);
     this.#ledger = options.ledger === undefined ? null : new ExchangeLedger(deps, options.ledger.instances, options.ledger);
     this.#stuck = new StuckOrders(deps);
+    this.#errorLines = new RepeatedErrors(ENGINE_ERROR_EVERY_MS, () => deps.clock.nowMs());
   }
 
   get fatal(): FatalEngineError | null {
@@ -321,13 +327,13 @@ export class Engine {
     const newest = missed[0] as number;
     // A slot after them already fired (the wake came just after a slot's time, which node-cron
     // still ran): it is the newest, as a restart then would have run it alone, so none runs late.
-    const later = Math.max(this.#newestRunning(instanceName), (await this.#guard(() => this.#deps.journal.lastSlot(instanceName), null))?.slotTimeMs ?? Number.NEGATIVE_INFINITY);
+    const later = Math.max(this.#newestRunning(instanceName), (await this.#guard(() => this.#deps.journal.lastSlot(instanceName), null, instanceName))?.slotTimeMs ?? Number.NEGATIVE_INFINITY);
     const run = instance.catchUp.policy === 'last' && nowMs - newest <= instance.catchUp.windowMs && later < newest ? newest : null;
     const skip = run === null ? missed : missed.slice(1);
     const reason = `its time passed without it firing (the process paused, suspended or too busy, or this machine's clock stepped forward); ${catchUpRule(instance)}`;
     let journalled = 0;
     for (const slotTimeMs of skip) {
-      if (await this.#guard(() => this.#journalMissed(instanceName, slotTimeMs, reason), false)) journalled += 1;
+      if (await this.#guard(() => this.#journalMissed(instanceName, slotTimeMs, reason), false, instanceName)) journalled += 1;
     }
     if (journalled > 0) {
       this.#deps.logger.warn(
@@ -447,7 +453,7 @@ export class Engine {
           if (errorCode(error) === 'E_STORE' && classifyError(error) === 'transient') this.#unjournalled.set(key, { instance: instanceName, slotTimeMs, error: errorMessage(error) });
           throw error;
         }
-      }, 'failed' as AttemptOutcome);
+      }, 'failed' as AttemptOutcome, instanceName);
       if (outcome === 'disabled' && !this.#disabled.has(instanceName)) {
         this.#disabled.add(instanceName);
         const slot = await this.#deps.journal.getSlot({ instance: instanceName, slotTimeMs }).catch(() => null);
@@ -561,7 +567,7 @@ export class Engine {
       if (await this.#deps.journal.skipSlot({ instance, slotTimeMs, runId: this.#options.runId, status: 'skipped', reason: PAUSED_REASON })) {
         this.#deps.metrics.slotFinished(instance, 'skipped', 0, slotTimeMs);
       }
-    }, undefined);
+    }, undefined, instance);
     this.#deps.logger.info({ event: 'slot-skipped', instance, slot: new Date(slotTimeMs).toISOString(), reason: PAUSED_REASON }, `${instance} is paused: slot journalled as skipped, nothing sent`);
     return 'skipped';
   }
@@ -576,7 +582,7 @@ export class Engine {
       if (await this.#deps.journal.skipSlot({ instance, slotTimeMs, runId: this.#options.runId, status: 'skipped', reason })) {
         this.#deps.metrics.slotFinished(instance, 'skipped', 0, slotTimeMs);
       }
-    }, undefined);
+    }, undefined, instance);
     this.#deps.logger.warn({ event: 'slot-skipped', instance, slot: new Date(slotTimeMs).toISOString() }, reason);
     return 'skipped';
   }
@@ -594,7 +600,8 @@ export class Engine {
     this.#options.onFatal?.(fatal);
   }
 
-  async #guard<T>(work: () => Promise<T>, fallback: T): Promise<T> {
+  /** `instance`: whose work it is, when it is one instance's (named in the log line, and throttled apart). */
+  async #guard<T>(work: () => Promise<T>, fallback: T, instance?: string): Promise<T> {
     try {
       return await work();
     } catch (error) {
@@ -603,7 +610,13 @@ export class Engine {
         this.stopTrading(fatal);
         return fallback;
       }
-      this.#deps.logger.error({ event: 'engine-error', code: errorCode(error), error: errorMessage(error) }, `engine error: ${errorMessage(error)}`);
+      const code = errorCode(error);
+      const message = errorMessage(error);
+      const count = this.#errorLines.due(`${instance ?? ''}\0${code}\0${message}`);
+      if (count !== null) {
+        const since = count === 1 ? '' : `; ${count} such errors since the last such line (one a minute at most)`;
+        this.#deps.logger.error({ event: 'engine-error', ...(instance === undefined ? {} : { instance }), code, error: message, count }, `engine error${instance === undefined ? '' : ` (${instance})`}: ${message}${since}`);
+      }
       return fallback;
     }
   }
