@@ -43,6 +43,8 @@ export interface OrderRefusedEvent extends EventBase {
   /** A stable reason code (over-budget, kill-switch, E_EXCHANGE_REFUSED, …). */
   readonly reason: string;
   readonly message: string;
+  /** Refusals of the same instance, intent and reason not sent since the last one that was (src/notify/refusal-gate.ts). */
+  readonly withheld?: { readonly count: number; readonly sinceMs: number };
 }
 
 /** A request's answer was lost: it may or may not have happened, and is never resent. */

@@ -2,6 +2,7 @@ import { abortableSleep } from '../domain/abortable-sleep.ts';
 import type { NotifyEvent, NotifyEventName } from '../domain/notification.ts';
 import type { Channel } from './channel.ts';
 import { NotifyDeliveryError } from './delivery-error.ts';
+import { RefusalGate } from './refusal-gate.ts';
 
 /** The subset of pino's Logger the dispatcher uses. */
 export interface NotifyLogger {
@@ -55,8 +56,9 @@ export interface FlushResult {
  * at once, so a slow or dead receiver never holds up a slot, and a failing channel never holds
  * up another. Each channel sends its queue in order, one message at a time, retrying what may
  * succeed later with exponential backoff and jitter; a message that still fails is a warning and
- * a counted failure, and the queue moves on. A full queue drops its oldest message (counted):
- * the newest news is what the operator needs.
+ * a counted failure, and the queue moves on. A refusal the operator was already told of is not
+ * sent again until something changed (RefusalGate). A full queue drops a refusal first, else its
+ * oldest message (counted): the newest news is what the operator needs.
  */
 export class NotifyDispatcher {
   readonly #lanes: Lane[];
@@ -68,6 +70,7 @@ export class NotifyDispatcher {
   readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   readonly #random: () => number;
   readonly #stop = new AbortController();
+  readonly #refusals = new RefusalGate();
 
   constructor(options: DispatcherOptions) {
     this.#lanes = options.channels.map((channel) => ({ channel, queue: [], busy: false, idle: [], dropping: false }));
@@ -86,17 +89,24 @@ export class NotifyDispatcher {
   }
 
   /** Queue the event on every channel; never waits, never throws. Ignored once closed. */
-  notify(event: NotifyEvent): void {
-    if (this.#stop.signal.aborted || !this.#events.has(event.kind)) return;
+  notify(given: NotifyEvent): void {
+    if (this.#stop.signal.aborted) return;
+    // Every event, chosen or not: an order-filled left out still tells that the instance bought.
+    const event = this.#refusals.admit(given);
+    if (event === null || !this.#events.has(event.kind)) return;
     for (const lane of this.#lanes) {
       if (lane.queue.length >= this.#limit) {
-        lane.queue.shift();
+        // A refusal goes first, the newest included: a fill or a lost answer is never pushed out by one.
+        const refusal = lane.queue.findIndex((queued) => queued.kind === 'order-refused');
+        const dropNew = refusal === -1 && event.kind === 'order-refused';
+        if (!dropNew) lane.queue.splice(Math.max(refusal, 0), 1);
         this.#metrics.notificationDropped(lane.channel.name);
         // One warning per run of drops, not one per message: a dead channel must not flood the log.
         if (!lane.dropping) {
           lane.dropping = true;
-          this.#logger.warn({ event: 'notify-dropped', channel: lane.channel.name, queueLimit: this.#limit }, `${lane.channel.name}: ${this.#limit} notifications waiting; dropping the oldest`);
+          this.#logger.warn({ event: 'notify-dropped', channel: lane.channel.name, queueLimit: this.#limit }, `${lane.channel.name}: ${this.#limit} notifications waiting; dropping refusals first, then the oldest`);
         }
+        if (dropNew) continue;
       }
       lane.queue.push(event);
       if (!lane.busy) {

@@ -28,7 +28,11 @@ export function messageOf(event: NotifyEvent): Message {
     case 'order-refused':
       return {
         title: `Not bought: ${event.instance} (${event.reason})${mode}`,
-        body: lines(event.message, `${event.intent}${event.clientOrderId === null ? '' : ` ${event.clientOrderId}`}`),
+        body: lines(
+          event.message,
+          `${event.intent}${event.clientOrderId === null ? '' : ` ${event.clientOrderId}`}`,
+          event.withheld === undefined ? '' : `${event.withheld.count} more like it since ${new Date(event.withheld.sinceMs).toISOString()} not sent (one a day while nothing changes)`,
+        ),
       };
     case 'intent-unknown':
       return {

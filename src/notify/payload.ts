@@ -24,7 +24,15 @@ export function payloadOf(event: NotifyEvent): Payload {
         averagePrice: priceText(event.averagePrice),
       };
     case 'order-refused':
-      return { ...head, instance: event.instance, intent: event.intent, clientOrderId: event.clientOrderId, reason: event.reason, message: event.message };
+      return {
+        ...head,
+        instance: event.instance,
+        intent: event.intent,
+        clientOrderId: event.clientOrderId,
+        reason: event.reason,
+        message: event.message,
+        ...(event.withheld === undefined ? {} : { withheld: event.withheld.count, withheldSince: new Date(event.withheld.sinceMs).toISOString() }),
+      };
     case 'intent-unknown':
       return { ...head, instance: event.instance, ...(event.account === undefined ? {} : { account: event.account }), intent: event.intent, clientOrderId: event.clientOrderId, code: event.code, message: event.message };
     case 'order-stuck':

@@ -4,7 +4,7 @@ import { NOTIFY_EVENTS } from '../../src/domain/notification.ts';
 import type { Channel } from '../../src/notify/channel.ts';
 import { NotifyDeliveryError } from '../../src/notify/delivery-error.ts';
 import { type DispatcherOptions, NotifyDispatcher } from '../../src/notify/dispatcher.ts';
-import { filled, stopped } from './events.ts';
+import { AT_MS, filled, refusal, stopped, stuck } from './events.ts';
 
 /** A channel whose every send is decided by the test: `outcomes` in order, then success. */
 function scriptedChannel(name: string, outcomes: Array<'ok' | 'retryable' | 'refused' | 'hang'> = []): Channel & { sent: NotifyEvent[]; attempts: number; closed: boolean } {
@@ -150,6 +150,55 @@ describe('NotifyDispatcher', () => {
     expect(result).toEqual({ abandoned: 3 });
     expect(seen.counts['webhook:dropped']).toBe(5);
     expect(hung.closed).toBe(true);
+  });
+
+  it('a full queue drops refusals first, the newest one too: a fill, a stuck order or a stop is never pushed out by one', async () => {
+    let answer = (): void => undefined;
+    const slow = scriptedChannel('webhook');
+    const send = slow.send.bind(slow);
+    // The first message waits for the test: the queue fills behind it.
+    slow.send = async (event, signal) => {
+      if (slow.attempts === 0) await new Promise<void>((resolve) => (answer = resolve));
+      return send(event, signal);
+    };
+    const { dispatcher: d, seen } = dispatcher([slow], { queueLimit: 3 });
+    d.notify(stopped);
+    await settled();
+    d.notify(filled({ orderId: '1' }));
+    d.notify(refusal({ instance: 'a' }));
+    d.notify(stuck());
+    d.notify(filled({ orderId: '2' }));
+    d.notify(refusal({ instance: 'b' }));
+    expect(seen.counts['webhook:dropped']).toBe(2);
+    expect(seen.warnings.filter((w) => w['event'] === 'notify-dropped')).toHaveLength(1);
+    answer();
+    await d.flush(1000);
+    expect(slow.sent.map((event) => (event.kind === 'order-filled' ? `filled ${event.orderId}` : event.kind))).toEqual(['trading-stopped', 'filled 1', 'order-stuck', 'filled 2']);
+  });
+
+  it('sends a refusal once per instance, intent and reason; again once the instance bought, or a day later saying how many were not sent; another reason or instance at once', async () => {
+    const channel = scriptedChannel('webhook');
+    const { dispatcher: d } = dispatcher([channel], { events: new Set(['order-refused'] as const) });
+    const at = (seconds: number): number => AT_MS + seconds * 1000;
+    // A second-level schedule over budget: a refusal every second.
+    for (let s = 0; s < 10; s += 1) d.notify(refusal({ atMs: at(s) }));
+    d.notify(refusal({ atMs: at(10), reason: 'kill-switch', message: 'the kill switch is on' }));
+    d.notify(refusal({ atMs: at(10), instance: 'dca-eth' }));
+    // It bought (its order-filled is not even among the events chosen): the next refusal is news again.
+    d.notify(filled({ atMs: at(11) }));
+    d.notify(refusal({ atMs: at(12) }));
+    d.notify(refusal({ atMs: at(13) }));
+    // A day after the last one sent, without a change: sent, saying how many like it were not.
+    d.notify(refusal({ atMs: at(12 + 86_400) }));
+    await d.flush(1000);
+    const sent = channel.sent.map((event) => (event.kind === 'order-refused' ? [event.instance, event.reason, (event.atMs - AT_MS) / 1000, event.withheld ?? null] : [event.kind]));
+    expect(sent).toEqual([
+      ['dca-btc', 'over-budget', 0, null],
+      ['dca-btc', 'kill-switch', 10, null],
+      ['dca-eth', 'over-budget', 10, null],
+      ['dca-btc', 'over-budget', 12, { count: 9, sinceMs: at(0) }],
+      ['dca-btc', 'over-budget', 12 + 86_400, { count: 1, sinceMs: at(12) }],
+    ]);
   });
 
   it('flush gives up at its deadline, so a dead receiver never holds the exit', async () => {

@@ -1,16 +1,16 @@
 import { Decimal } from '../../src/domain/money.ts';
-import type { NotifyEvent, OrderFilledEvent, OrderStuckEvent } from '../../src/domain/notification.ts';
+import type { NotifyEvent, OrderFilledEvent, OrderRefusedEvent, OrderStuckEvent } from '../../src/domain/notification.ts';
 
 /** Events as the engine emits them, for the notify tests. */
 export const AT_MS = Date.UTC(2026, 0, 2, 9, 0, 0);
 
+/** What the events of one order of dca-btc share. */
+const ORDER = { atMs: AT_MS, mode: 'live', instance: 'dca-btc', clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0' } as const;
+
 export function filled(overrides: Partial<OrderFilledEvent> = {}): OrderFilledEvent {
   return {
     kind: 'order-filled',
-    atMs: AT_MS,
-    mode: 'live',
-    instance: 'dca-btc',
-    clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
+    ...ORDER,
     orderId: '4180284841',
     market: 'BTC_USDT',
     status: 'FILLED',
@@ -19,6 +19,18 @@ export function filled(overrides: Partial<OrderFilledEvent> = {}): OrderFilledEv
     fee: new Decimal('0.06512'),
     feeAsset: 'USDT',
     averagePrice: new Decimal('65120'),
+    ...overrides,
+  };
+}
+
+/** A buy its daily budget refused. */
+export function refusal(overrides: Partial<OrderRefusedEvent> = {}): OrderRefusedEvent {
+  return {
+    kind: 'order-refused',
+    ...ORDER,
+    intent: 'buy-stock-market',
+    reason: 'over-budget',
+    message: 'estimated value 65 USDT is over budget (day: 100 spent + 65 > 150 USDT)',
     ...overrides,
   };
 }

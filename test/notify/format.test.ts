@@ -3,18 +3,9 @@ import { Decimal } from '../../src/domain/money.ts';
 import type { DailySummaryEvent, NotifyEvent } from '../../src/domain/notification.ts';
 import { messageOf, textOf } from '../../src/notify/format.ts';
 import { payloadOf } from '../../src/notify/payload.ts';
-import { AT_MS, filled, stopped, stuck } from './events.ts';
+import { AT_MS, filled, refusal, stopped, stuck } from './events.ts';
 
-const refused: NotifyEvent = {
-  kind: 'order-refused',
-  atMs: AT_MS,
-  mode: 'live',
-  instance: 'dca-btc',
-  intent: 'buy-stock-market',
-  clientOrderId: 'dca-btc-7d16a56a1027-1767344400000-0',
-  reason: 'over-budget',
-  message: 'estimated value 65 USDT is over budget (day: 100 spent + 65 > 150 USDT)',
-};
+const refused: NotifyEvent = refusal();
 
 const unknown: NotifyEvent = {
   kind: 'intent-unknown',
@@ -121,6 +112,13 @@ describe('the phone-readable message', () => {
     const message = messageOf(refused);
     expect(message.title).toBe('Not bought: dca-btc (over-budget)');
     expect(message.body.split('\n')[0]).toBe('estimated value 65 USDT is over budget (day: 100 spent + 65 > 150 USDT)');
+  });
+
+  it('a refusal sent after others like it were held back says how many, and since when', () => {
+    const again = refusal({ atMs: AT_MS + 86_400_000, withheld: { count: 86_399, sinceMs: AT_MS } });
+    expect(messageOf(again).body.split('\n').at(-1)).toBe('86399 more like it since 2026-01-02T09:00:00.000Z not sent (one a day while nothing changes)');
+    expect(payloadOf(again)).toMatchObject({ event: 'order-refused', withheld: 86_399, withheldSince: '2026-01-02T09:00:00.000Z' });
+    expect(payloadOf(refusal())).not.toHaveProperty('withheld');
   });
 
   it('a lost answer asks for a look at the exchange and says it is never resent; not live is marked', () => {
