@@ -41,7 +41,7 @@ export interface DispatcherOptions {
 
 export const NOTIFY_DEFAULTS = {
   queueLimit: 100,
-  /** About a minute of trying (1 + 2 + 4 + 8 + 16 s, jittered) before a message is given up. */
+  /** Waits of 1 + 2 + 4 + 8 + 16 s, each cut by up to half (equal jitter): 15.5 to 31 s in all, beside the attempts' own deadlines. */
   retry: { attempts: 6, baseDelayMs: 1000, maxDelayMs: 30_000 },
 } as const satisfies { queueLimit: number; retry: RetryPolicy };
 

@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { NotifyEvent } from '../../src/domain/notification.ts';
 import { NOTIFY_EVENTS } from '../../src/domain/notification.ts';
 import type { Channel } from '../../src/notify/channel.ts';
 import { NotifyDeliveryError } from '../../src/notify/delivery-error.ts';
-import { type DispatcherOptions, NotifyDispatcher } from '../../src/notify/dispatcher.ts';
+import { type DispatcherOptions, NOTIFY_DEFAULTS, NotifyDispatcher } from '../../src/notify/dispatcher.ts';
 import { AT_MS, filled, refusal, stopped, stuck } from './events.ts';
 
 /** A channel whose every send is decided by the test: `outcomes` in order, then success. */
@@ -199,6 +201,20 @@ describe('NotifyDispatcher', () => {
       ['dca-btc', 'over-budget', 12, { count: 9, sinceMs: at(0) }],
       ['dca-btc', 'over-budget', 12 + 86_400, { count: 1, sinceMs: at(12) }],
     ]);
+  });
+
+  it("waits what the README says between the default retries: 15.5 to 31 s in all", async () => {
+    const waited = async (random: number): Promise<number> => {
+      const failing = scriptedChannel('webhook', Array<'retryable'>(NOTIFY_DEFAULTS.retry.attempts).fill('retryable'));
+      const { dispatcher: d, seen } = dispatcher([failing], { retry: NOTIFY_DEFAULTS.retry, random: () => random });
+      d.notify(stopped);
+      await d.flush(1000);
+      expect(failing.attempts).toBe(NOTIFY_DEFAULTS.retry.attempts);
+      return seen.sleeps.reduce((sum, ms) => sum + ms, 0) / 1000;
+    };
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8').replace(/\s+/g, ' ');
+    const said = `${await waited(0)} to ${await waited(1)} s of waiting in all`;
+    expect(readme.includes(said), `README "Notifications" says "${said}"`).toBe(true);
   });
 
   it('flush gives up at its deadline, so a dead receiver never holds the exit', async () => {
