@@ -2,9 +2,13 @@ import { type CodeRecord, type Decimal, type Intent, type SnapshotPart, type Tra
 
 /**
  * Log the account on a schedule: one note per asset with its main and trade balances, then the
- * account's codes — a summary per asset and status, and the codes themselves in pages of
+ * account's codes — a note per asset and status, and the codes themselves in pages of
  * CODES_PER_NOTE. A code is redeemable by whoever reads it, so it only ever leaves here masked.
  * Changes nothing.
+ *
+ * A note's data become the log line's fields, which a log store (Elasticsearch, Loki) indexes by
+ * name: every note of a kind has the same names, and what varies (an asset, a status, a code) is
+ * a value, never a name, so a new asset or another hundred codes adds no field to its mapping.
  */
 
 const ZERO_TRADE: TradeBalance = { available: ZERO, freeze: ZERO };
@@ -41,14 +45,15 @@ export const balanceReport = defineStrategy({
 
     const wanted = params.TICKERS === null ? null : new Set(params.TICKERS);
     const codes = view.codes().filter((code) => wanted === null || wanted.has(code.ticker));
-    intents.push(note(`codes: ${codes.length}`, summary(codes)));
+    intents.push(note(`codes: ${codes.length}`, { count: String(codes.length) }));
+    for (const group of summary(codes)) {
+      intents.push(note(`codes ${group.ticker} ${group.status}: ${group.count} code${group.count === '1' ? '' : 's'}, ${group.amount}`, group));
+    }
     for (let start = 0; start < codes.length; start += params.CODES_PER_NOTE) {
       const page = codes.slice(start, start + params.CODES_PER_NOTE);
-      const data: Record<string, string> = {};
-      page.forEach((code, i) => {
-        data[String(start + i + 1)] = describeCode(code);
-      });
-      intents.push(note(`codes ${start + 1}-${start + page.length} of ${codes.length}`, data));
+      const [first, last, total] = [String(start + 1), String(start + page.length), String(codes.length)];
+      // One field for the page: a field per code would name it by its number, a new name for every position.
+      intents.push(note(`codes ${first}-${last} of ${total}`, { first, last, total, codes: page.map(describeCode).join('; ') }));
     }
     return intents;
   },
@@ -65,20 +70,25 @@ function withBalance(main: ReadonlyMap<string, Decimal>, trade: ReadonlyMap<stri
   return [...tickers].sort();
 }
 
-/** Count and amount per asset and status: `USDT Activated` → "3 codes, 30". */
-function summary(codes: readonly CodeRecord[]): Record<string, string> {
-  const totals = new Map<string, { count: number; amount: Decimal }>();
+type CodeGroup = {
+  readonly ticker: string;
+  readonly status: string;
+  readonly count: string;
+  readonly amount: string;
+};
+
+/** Count and amount per asset and status (`USDT Activated`: 3 codes, 30), sorted. */
+function summary(codes: readonly CodeRecord[]): CodeGroup[] {
+  const totals = new Map<string, { ticker: string; status: string; count: number; amount: Decimal }>();
   for (const code of codes) {
     const key = `${code.ticker} ${code.status}`;
-    const seen = totals.get(key) ?? { count: 0, amount: ZERO };
-    totals.set(key, { count: seen.count + 1, amount: seen.amount.add(code.amount) });
+    const seen = totals.get(key) ?? { ticker: code.ticker, status: code.status, count: 0, amount: ZERO };
+    totals.set(key, { ...seen, count: seen.count + 1, amount: seen.amount.add(code.amount) });
   }
-  const out: Record<string, string> = {};
-  for (const key of [...totals.keys()].sort()) {
+  return [...totals.keys()].sort().flatMap((key) => {
     const t = totals.get(key);
-    if (t !== undefined) out[key] = `${t.count} code${t.count === 1 ? '' : 's'}, ${formatDecimal(t.amount)}`;
-  }
-  return out;
+    return t === undefined ? [] : [{ ticker: t.ticker, status: t.status, count: String(t.count), amount: formatDecimal(t.amount) }];
+  });
 }
 
 function describeCode(code: CodeRecord): string {

@@ -47,6 +47,7 @@ describe('balance-report', () => {
       'balance ETH: main 0, trade 0 available + 0 in orders',
       'balance BTC: main 0, trade 0.0015 available + 0 in orders',
       'codes: 1',
+      'codes BTC Activated: 1 code, 10.5',
       'codes 1-1 of 1',
     ]);
   });
@@ -62,14 +63,35 @@ describe('balance-report', () => {
     expect(json).toContain('USDT Activated');
   });
 
+  it('names its log fields the same whatever the account holds: assets, statuses and codes are values, never field names', async () => {
+    const fieldsOf = (intents: readonly Intent[]): string[] => [...new Set(intents.flatMap((i) => (i.kind === 'note' ? [Object.keys(i.data ?? {}).join(',')] : [])))].sort();
+    const small = await decide({ CODES_PER_NOTE: '2' }, { main: { USDT: '1' }, codes: [code(1)] });
+    const large = await decide(
+      { CODES_PER_NOTE: '2' },
+      { main: { USDT: '1', BTC: '2' }, trade: { ETH: { available: '3' } }, codes: [...Array.from({ length: 7 }, (_, i) => code(i + 1, i % 2 === 0 ? 'USDT' : 'BTC')), { ...code(8), status: 'Used' }] },
+    );
+    expect(fieldsOf(large)).toEqual(fieldsOf(small));
+    expect(fieldsOf(large)).toEqual(['count', 'first,last,total,codes', 'ticker,main,tradeAvailable,tradeFreeze', 'ticker,status,count,amount']);
+  });
+
   it('summarises codes per asset and status and lists them in pages of CODES_PER_NOTE', async () => {
     const codes = Array.from({ length: 5 }, (_, i) => code(i + 1));
     const intents = await decide({ CODES_PER_NOTE: '2' }, { main: { USDT: '1' }, codes });
     const notes = intents.filter((i) => i.kind === 'note');
-    expect(notes.map((n) => n.message)).toEqual(['balance USDT: main 1, trade 0 available + 0 in orders', 'codes: 5', 'codes 1-2 of 5', 'codes 3-4 of 5', 'codes 5-5 of 5']);
-    expect(notes[1]?.data).toEqual({ 'USDT Activated': '5 codes, 52.5' });
-    expect(Object.keys(notes[4]?.data ?? {})).toEqual(['5']);
-    expect(notes[4]?.data?.['5']).toMatch(/^WBe1\*+UE-5 10\.5 USDT Activated 2024-05-01T08:00:00\.000Z id 00000000-0000-4000-8000-000000000005$/);
+    expect(notes.map((n) => n.message)).toEqual([
+      'balance USDT: main 1, trade 0 available + 0 in orders',
+      'codes: 5',
+      'codes USDT Activated: 5 codes, 52.5',
+      'codes 1-2 of 5',
+      'codes 3-4 of 5',
+      'codes 5-5 of 5',
+    ]);
+    expect(notes[1]?.data).toEqual({ count: '5' });
+    expect(notes[2]?.data).toEqual({ ticker: 'USDT', status: 'Activated', count: '5', amount: '52.5' });
+    expect(notes[3]?.data).toMatchObject({ first: '1', last: '2', total: '5' });
+    expect(notes[3]?.data?.['codes']?.split('; ')).toHaveLength(2);
+    expect(notes[5]?.data).toMatchObject({ first: '5', last: '5', total: '5' });
+    expect(notes[5]?.data?.['codes']).toMatch(/^WBe1\*+UE-5 10\.5 USDT Activated 2024-05-01T08:00:00\.000Z id 00000000-0000-4000-8000-000000000005$/);
   });
 
   it('asks the engine for codes only when CODES is true', () => {
