@@ -6,6 +6,7 @@ import { LockedError, StoreError } from '../store/errors.ts';
 import { type JournalMigration, describeMigration } from '../store/migrations.ts';
 import { type OpenedStore, openStore } from '../store/open-store.ts';
 import { throttled } from './throttled-log.ts';
+import { misdirectedRequests } from './misdirected-requests.ts';
 
 export interface DaemonStoreOptions {
   readonly config: DaemonConfig;
@@ -177,6 +178,7 @@ async function serveWhileWaiting(options: DaemonStoreOptions, reach: StandbyReac
     ...(config.metricsAllowedHosts === null ? {} : { allowedHosts: config.metricsAllowedHosts }),
     port: config.metricsPort,
     metrics: options.metrics,
+    onMisdirected: misdirectedRequests(logger),
     health: {
       status: () => {
         const problems = reach.problems();

@@ -23,6 +23,7 @@ import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance
 import { OperatorControls } from './controls.ts';
 import { StatusBuilder } from './status.ts';
 import { throttled } from './throttled-log.ts';
+import { misdirectedRequests } from './misdirected-requests.ts';
 import { trackLoop } from './track-loop.ts';
 import { accountCapOf } from '../config/account-cap.ts';
 import { openNotifications } from './notifier.ts';
@@ -434,6 +435,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         },
         status,
         onError: (error) => failures.failed(errorMessage(error)),
+        onMisdirected: misdirectedRequests(logger),
         controls: { token: config.controlToken, controls: operator, refused: refusedControls(logger), trustedProxies: config.metricsTrustedProxies },
       }).catch((error: unknown) => {
         throw listenProblem(error, config.metricsHost, config.metricsPort ?? 0) ?? error;

@@ -52,6 +52,8 @@ export interface HealthServerOptions {
   readonly controls?: ControlAccess;
   /** Told of a request that failed (answered 500), which the client sees without its reason. */
   readonly onError?: (error: unknown, path: string) => void;
+  /** Told of a request refused (421) for the host it names (its `Host`, port aside, lower case, at most 100 characters). */
+  readonly onMisdirected?: (host: string, allowed: readonly string[]) => void;
 }
 
 /** The daemon's status as a JSON-ready document (decimals already strings). */
@@ -127,9 +129,11 @@ export function startHealthServer(options: HealthServerOptions): Promise<HealthS
 async function handle(req: IncomingMessage, res: ServerResponse, options: HealthServerOptions, answering: AnswersInFlight, backoff: ControlBackoff): Promise<void> {
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const allowed = allowedHostsOf(options);
-  if (!hostAllowed(req.headers.host, allowed)) {
+  const name = req.headers.host === undefined ? null : hostName(req.headers.host);
+  if (name !== null && allowed !== '*' && !hostAllowed(name, allowed)) {
+    options.onMisdirected?.(name.slice(0, 100), allowed);
     req.resume();
-    send(res, req, 421, TEXT_TYPE, `misdirected request: this server answers only to ${allowed === '*' ? 'any name' : allowed.join(', ')} (STACKER_METRICS_ALLOWED_HOSTS)\n`);
+    send(res, req, 421, TEXT_TYPE, `misdirected request: this server answers only to ${allowed.join(', ')} (STACKER_METRICS_ALLOWED_HOSTS)\n`);
     return;
   }
   const access = options.controls;
@@ -232,10 +236,13 @@ function send(res: ServerResponse, req: IncomingMessage, statusCode: number, con
  * (orders, budgets, P&L), but the browser still sends that domain as the Host. On loopback any
  * 127.x address passes too.
  */
-function hostAllowed(header: string | undefined, allowed: readonly string[] | '*'): boolean {
-  if (header === undefined || allowed === '*') return true;
-  const name = (header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : (header.split(':')[0] ?? '')).toLowerCase();
+function hostAllowed(name: string, allowed: readonly string[]): boolean {
   return allowed.includes(name) || (allowed === LOOPBACK_NAMES && isLoopbackHost(name));
+}
+
+/** The name a `Host` header gives, its port aside, in lower case. */
+function hostName(header: string): string {
+  return (header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : (header.split(':')[0] ?? '')).toLowerCase();
 }
 
 function urlHost(host: string): string {

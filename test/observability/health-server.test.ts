@@ -90,6 +90,23 @@ describe('the health and metrics server', () => {
     expect((await askedAs(any)('attacker.example')).status).toBe(200);
   });
 
+  it('tells the daemon of each request it refuses for its Host, by the name asked for and the names allowed; never of one it answers', async () => {
+    const refused: Array<[string, readonly string[]]> = [];
+    const server = await startHealthServer({
+      host: '127.0.0.1',
+      port: 0,
+      metrics: new Metrics({ mode: 'dry-run' }),
+      health: { status: () => healthy() },
+      onMisdirected: (host, allowed) => refused.push([host, allowed]),
+    });
+    servers.push(server);
+    const asked = askedAs(server);
+    expect((await asked(`Prometheus:${server.port}`)).status).toBe(421);
+    expect((await asked(`127.0.0.1:${server.port}`)).status).toBe(200);
+    expect((await asked('localhost')).status).toBe(200);
+    expect(refused).toEqual([['prometheus', ['localhost', '127.0.0.1', '[::1]']]]);
+  });
+
   it('answers 503 once trading stopped with problems', async () => {
     const server = await start(() => healthy({ ok: false, problems: ['the exchange refused the API key (E_AUTH)'] }));
     const response = await fetch(`${server.url}/healthz`);
