@@ -149,7 +149,7 @@ export class CommandContext {
 /** With STACKER_LOG_LEVEL=debug, each HTTP attempt is logged to stderr (no headers, no bodies). */
 async function requestLogger(settings: Settings): Promise<(event: RequestEvent) => void> {
   const { createLogger } = await import('../observability/logger.ts');
-  const logger = await createLogger({ level: settings.logLevel });
+  const logger = await createLogger({ level: settings.logLevel, format: settings.logFormat });
   return (event) => {
     logger.debug(
       { method: event.method, path: event.path, scope: event.scope, attempt: event.attempt, status: event.status, ms: Math.round(event.durationMs), errorCode: event.errorCode },

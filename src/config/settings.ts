@@ -18,6 +18,7 @@ export const ENV_KEYS = {
   baseUrl: 'STACKER_BASE_URL',
   region: 'STACKER_REGION',
   logLevel: 'STACKER_LOG_LEVEL',
+  logFormat: 'STACKER_LOG_FORMAT',
   allowPlainHttp: 'STACKER_ALLOW_PLAIN_HTTP',
 } as const;
 
@@ -26,6 +27,9 @@ export type RegionName = (typeof REGIONS)[number];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export interface Credentials {
   readonly apiKey: string;
@@ -42,6 +46,11 @@ export interface Settings {
   /** Why `credentials` is null although a key or secret was given (half set, whitespace). */
   readonly credentialProblems: readonly InputProblem[];
   readonly logLevel: LogLevel;
+  /**
+   * STACKER_LOG_FORMAT: JSON lines even on a terminal (`docker run -t`, compose's `tty: true`), or
+   * human-readable ones; null: by the terminal (pretty on one, JSON otherwise).
+   */
+  readonly logFormat: LogFormat | null;
   /**
    * STACKER_ALLOW_PLAIN_HTTP=1: signed requests may go over plain http:// to a host that is not
    * this machine (a lab network); without it they go in clear to loopback only.
@@ -152,6 +161,7 @@ export function settingsFromLayers(flags: Pick<SettingsFlags, 'baseUrl' | 'regio
   const problems: InputProblem[] = [];
   const endpoint = chooseEndpoint(flags, lookup, problems);
   const logLevel = chooseLogLevel(lookup, problems);
+  const logFormat = chooseLogFormat(lookup, problems);
   const allowPlainHttp = chooseAllowPlainHttp(lookup, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -163,6 +173,7 @@ export function settingsFromLayers(flags: Pick<SettingsFlags, 'baseUrl' | 'regio
     credentials,
     credentialProblems: Object.freeze(credentialProblems),
     logLevel,
+    logFormat,
     allowPlainHttp,
     envFile: layers.envFile,
   });
@@ -277,6 +288,33 @@ function chooseLogLevel(lookup: (key: string) => Found | null, problems: InputPr
   if ((LOG_LEVELS as readonly string[]).includes(level)) return level as LogLevel;
   problems.push({ ...fromEnv(found, ENV_KEYS.logLevel), rule: `must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(found.value)})` });
   return 'info';
+}
+
+function chooseLogFormat(lookup: (key: string) => Found | null, problems: InputProblem[]): LogFormat | null {
+  const found = lookup(ENV_KEYS.logFormat);
+  if (found === null) return null;
+  const format = found.value.trim().toLowerCase();
+  if ((LOG_FORMATS as readonly string[]).includes(format)) return format as LogFormat;
+  problems.push({
+    ...fromEnv(found, ENV_KEYS.logFormat),
+    rule: `must be json (one JSON object a line, on a terminal too) or pretty (readable lines); unset, it is pretty on a terminal and json otherwise (got ${JSON.stringify(found.value)})`,
+  });
+  return null;
+}
+
+/**
+ * STACKER_LOG_FORMAT alone, for a start refused before its settings could be read whole (another
+ * setting refused): its refusal is then logged in the format asked for. null when it is unset or
+ * cannot be read, which is the terminal's choice.
+ */
+export async function logFormatAlone(envFile: string | undefined, sources: SettingsSources = {}): Promise<LogFormat | null> {
+  try {
+    const problems: InputProblem[] = [];
+    const layers = await readEnvLayers(envFile, sources, 'keep');
+    return chooseLogFormat((key) => layers.lookup(key), problems);
+  } catch {
+    return null;
+  }
 }
 
 function chooseCredentials(lookup: (key: string) => Found | null, problems: InputProblem[]): Credentials | null {

@@ -55,8 +55,11 @@ export interface LoggerSettings {
   readonly name?: string;
   /** Where JSON lines go; default stderr (stdout belongs to the command's output). */
   readonly destination?: DestinationStream;
-  /** Human-readable lines; default: when no destination is given and stderr is a TTY. */
-  readonly pretty?: boolean;
+  /**
+   * `json`: one JSON object a line, a terminal or not; `pretty`: human-readable lines. Absent
+   * (or null): pretty when stderr is a terminal. Only without a destination, which takes JSON.
+   */
+  readonly format?: 'json' | 'pretty' | null;
   /** Pretty mode only: print the message without the fields under it (when the message already says it all). */
   readonly prettyMessageOnly?: boolean;
 }
@@ -78,7 +81,7 @@ export async function createLogger(settings: LoggerSettings = {}): Promise<Logge
     redact: { paths: [...LOGGER_DEFAULTS.redactPaths], censor: LOGGER_DEFAULTS.censor },
   };
   if (settings.destination !== undefined) return pino(options, settings.destination);
-  const pretty = settings.pretty ?? process.stderr.isTTY === true;
+  const pretty = settings.format === 'pretty' || ((settings.format ?? null) === null && process.stderr.isTTY === true);
   if (pretty) {
     const { default: pinoPretty } = await import('pino-pretty');
     return pino(options, pinoPretty({ destination: 2, sync: true, colorize: true, ignore: 'name', translateTime: 'SYS:HH:MM:ss.l', hideObject: settings.prettyMessageOnly === true }));

@@ -75,6 +75,16 @@ describe('settings', () => {
     ]);
   });
 
+  it('reads STACKER_LOG_FORMAT as json or pretty (any case), left to the terminal when unset, and refuses anything else naming it', async () => {
+    expect((await loadSettings({}, { env: {} })).logFormat).toBeNull();
+    expect((await loadSettings({}, { env: { STACKER_LOG_FORMAT: 'json' } })).logFormat).toBe('json');
+    expect((await loadSettings({}, { env: { STACKER_LOG_FORMAT: ' Pretty ' } })).logFormat).toBe('pretty');
+    const file = envFile('format.env', 'STACKER_LOG_FORMAT=yaml\n');
+    expect(await problemsOf(loadSettings({ envFile: file }, { env: {} }))).toEqual([
+      `env file ${file}: STACKER_LOG_FORMAT: must be json (one JSON object a line, on a terminal too) or pretty (readable lines); unset, it is pretty on a terminal and json otherwise (got "yaml")`,
+    ]);
+  });
+
   it('refuses a base URL with a path, query or credentials', async () => {
     expect(await problemsOf(loadSettings({ baseUrl: 'https://whitebit.com/api/v4' }, { env: {} }))).toEqual([
       '--base-url: must be an origin such as https://whitebit.com, without a path, query or fragment (got "https://whitebit.com/api/v4")',

@@ -310,7 +310,7 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
   const { createLogger } = await import('../../observability/logger.ts');
   // The report is the output; the exchange's info lines (connecting, markets loaded) would only
   // interleave with it on the terminal. Warnings and errors, or everything at debug, still show.
-  const logger = await createLogger({ level: config.settings.logLevel === 'info' ? 'warn' : config.settings.logLevel });
+  const logger = await createLogger({ level: config.settings.logLevel === 'info' ? 'warn' : config.settings.logLevel, format: config.settings.logFormat });
   const createExchange = overrides.createExchange ?? (await import('../../daemon/exchange-factory.ts')).createExchange;
   const preflight = overrides.preflight ?? (await import('../../engine/preflight.ts')).preflight;
   const { startupProblems } = await import('../../config/instance-runtime.ts');

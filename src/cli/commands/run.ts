@@ -20,7 +20,6 @@ export interface RunFlags {
  * STACKER_MODE=live and --live: one of them alone runs dry-run and says so.
  */
 export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
-  const { createLogger } = await import('../../observability/logger.ts');
   const started: Started = { logger: null, ran: false };
   try {
     await runOrOnce(ctx, flags, started);
@@ -28,7 +27,7 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
     // A daemon's log is what its supervisor reads (JSON on stdout): a start that fails says so
     // there too, not only as text on stderr. A stop after it ran was logged as trading-stopped.
     if (flags.once !== true && !started.ran) {
-      const logger = started.logger ?? (await createLogger({ level: 'info' }));
+      const logger = started.logger ?? (await refusalLogger(ctx.globalFlags.envFile));
       const code = error instanceof StackerError ? error.code : 'E_FAILURE';
       logger.error({ event: 'start-failed', code }, `stacker did not start (${code}): ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -67,7 +66,7 @@ async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started)
   if (flags.once !== true && flags.instance !== undefined) throw InputError.one('--instance', 'only applies with --once (a daemon runs every enabled instance on its schedule)');
   if (flags.standby === true && config.databaseUrl === null) throw InputError.one('--standby', 'needs the journal in PostgreSQL (set STACKER_DATABASE_URL): daemons share a journal only through a database');
   if (flags.standby === true && once !== undefined) throw InputError.one('--standby', 'does not go with --once (a standby waits; --once runs now)');
-  const logger = await createLogger({ level: config.settings.logLevel });
+  const logger = await createLogger({ level: config.settings.logLevel, format: config.settings.logFormat });
   started.logger = logger;
   const metrics = new Metrics({ mode: config.mode, version: stackerVersion() });
   // Once the daemon stops, a read that fails is not tried again: the slot in flight ends sooner.
@@ -110,17 +109,25 @@ async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started)
  * from the global env alone, when its notification settings are sound.
  */
 async function tellConfigRefusal(error: ConfigError, envFile: string | undefined, live: boolean, started: Started): Promise<void> {
-  const [{ loadRefusalNotify }, { createLogger }, { Metrics }, { tellRefusedStart }] = await Promise.all([
+  const [{ loadRefusalNotify }, { Metrics }, { tellRefusedStart }] = await Promise.all([
     import('../../config/daemon-config.ts'),
-    import('../../observability/logger.ts'),
     import('../../observability/metrics.ts'),
     import('../../daemon/notifier.ts'),
   ]);
   const found = await loadRefusalNotify({ envFile, live }).catch(() => null);
   if (found === null) return;
-  const logger = await createLogger({ level: 'info' });
+  const logger = await refusalLogger(envFile);
   started.logger = logger;
   await tellRefusedStart(found.notify, error, found.mode, Date.now(), logger, new Metrics({ mode: found.mode }));
+}
+
+/**
+ * The logger of a start refused before its settings were read whole: in the format they ask
+ * for (STACKER_LOG_FORMAT=json on a terminal too), when that one setting can be read.
+ */
+async function refusalLogger(envFile: string | undefined): Promise<Logger> {
+  const [{ createLogger }, { logFormatAlone }] = await Promise.all([import('../../observability/logger.ts'), import('../../config/settings.ts')]);
+  return createLogger({ level: 'info', format: await logFormatAlone(envFile) });
 }
 
 /**

@@ -86,7 +86,7 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
     import('../../sim/ids.ts'),
   ]);
   // Request lines carry their fields in the message too, so a terminal shows one short line each.
-  const logger = await createLogger({ level: settings.logLevel, prettyMessageOnly: true });
+  const logger = await createLogger({ level: settings.logLevel, format: settings.logFormat, prettyMessageOnly: true });
 
   const known = DEMO_MARKETS.map((m) => m.name);
   if (args.market !== undefined && !known.includes(args.market)) {
