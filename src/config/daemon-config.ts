@@ -29,7 +29,7 @@ import { envFileExposureNote } from './env-file-exposure.ts';
 import { frozenMap } from './freeze.ts';
 import { type NotifySettings, readNotifySettings } from './notify-settings.ts';
 import { type InstanceConfig, accountUserOf, collectInstances } from './instance-config.ts';
-import { ENV_KEYS, type EnvLayers, type Settings, endpointSetting, readEnvLayers, settingsFromLayers } from './settings.ts';
+import { ENV_KEYS, type EnvLayers, type LogFormat, type Settings, endpointSetting, readEnvLayers, readLogFormat, settingsFromLayers } from './settings.ts';
 import { type AccountConfig, DEFAULT_ACCOUNT, readAccounts } from './accounts.ts';
 import { listStrategyFiles } from './strategy-files.ts';
 
@@ -196,6 +196,21 @@ export async function loadRefusalNotify(flags: Pick<DaemonFlags, 'envFile' | 'li
   const notify = readNotifySettings(layers, problems);
   if (problems.length > 0) return null;
   return { notify, mode: chooseMode(readModeSetting(layers, []), flags.live === true).mode };
+}
+
+/**
+ * How to log a start refused before its configuration could be read whole (another setting or a
+ * file refused): in the format STACKER_LOG_FORMAT asks for, marked with the mode the daemon would
+ * have run in, each null when that setting itself cannot be read (the terminal's format; no mode).
+ */
+export async function loadRefusalLogging(flags: Pick<DaemonFlags, 'envFile' | 'live'>, sources: Pick<DaemonSources, 'env'> = {}): Promise<{ readonly format: LogFormat | null; readonly mode: DaemonConfig['mode'] | null }> {
+  const problems: InputProblem[] = [];
+  const layers = await readLayers(flags.envFile, sources, problems);
+  const format = readLogFormat(layers, problems);
+  const setting = readModeSetting(layers, []);
+  // A STACKER_MODE that is not a mode names none: saying dry-run would be a guess.
+  const mode = setting.mode === null && setting.source !== null ? null : chooseMode(setting, flags.live === true).mode;
+  return { format, mode };
 }
 
 /**

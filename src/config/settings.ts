@@ -302,19 +302,9 @@ function chooseLogFormat(lookup: (key: string) => Found | null, problems: InputP
   return null;
 }
 
-/**
- * STACKER_LOG_FORMAT alone, for a start refused before its settings could be read whole (another
- * setting refused): its refusal is then logged in the format asked for. null when it is unset or
- * cannot be read, which is the terminal's choice.
- */
-export async function logFormatAlone(envFile: string | undefined, sources: SettingsSources = {}): Promise<LogFormat | null> {
-  try {
-    const problems: InputProblem[] = [];
-    const layers = await readEnvLayers(envFile, sources, 'keep');
-    return chooseLogFormat((key) => layers.lookup(key), problems);
-  } catch {
-    return null;
-  }
+/** STACKER_LOG_FORMAT alone (null: unset, or refused into `problems`), for a start refused before the settings could be read whole. */
+export function readLogFormat(layers: EnvLayers, problems: InputProblem[]): LogFormat | null {
+  return chooseLogFormat((key) => layers.lookup(key), problems);
 }
 
 function chooseCredentials(lookup: (key: string) => Found | null, problems: InputProblem[]): Credentials | null {

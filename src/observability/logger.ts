@@ -66,6 +66,11 @@ export interface LoggerSettings {
 
 export type { Logger };
 
+/** Whether a logger of this format, writing to stderr, writes JSON lines (a log shipper's) rather than pretty ones (a person's). */
+export function writesJson(format: LoggerSettings['format']): boolean {
+  return format === 'json' || ((format ?? null) === null && process.stderr.isTTY !== true);
+}
+
 /** Build a logger. Options are checked here, once, so a typo fails at start rather than mid-run. */
 export async function createLogger(settings: LoggerSettings = {}): Promise<Logger> {
   const level = settings.level ?? LOGGER_DEFAULTS.level;
@@ -81,8 +86,7 @@ export async function createLogger(settings: LoggerSettings = {}): Promise<Logge
     redact: { paths: [...LOGGER_DEFAULTS.redactPaths], censor: LOGGER_DEFAULTS.censor },
   };
   if (settings.destination !== undefined) return pino(options, settings.destination);
-  const pretty = settings.format === 'pretty' || ((settings.format ?? null) === null && process.stderr.isTTY === true);
-  if (pretty) {
+  if (!writesJson(settings.format)) {
     const { default: pinoPretty } = await import('pino-pretty');
     return pino(options, pinoPretty({ destination: 2, sync: true, colorize: true, ignore: 'name', translateTime: 'SYS:HH:MM:ss.l', hideObject: settings.prettyMessageOnly === true }));
   }

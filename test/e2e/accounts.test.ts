@@ -240,7 +240,8 @@ describe('several accounts in one daemon, against the sandbox', () => {
         const sideOnly = { HOME: dir.root, STACKER_MODE: 'live', STACKER_BASE_URL: sandbox.url, STACKER_ACCOUNT_side_API_KEY: KEY_SIDE, STACKER_ACCOUNT_side_API_SECRET: SECRET_SIDE };
         const second = startDaemon(['--live', '--strategies', other.strategies, '--data-dir', other.data], sideOnly);
         expect(await second.exited).not.toBe(0);
-        expect(second.output()).toContain('E_LOCKED (LockedError): the API key is in use by stacker pid');
+        // Its log is JSON (no terminal): the start-failed line is all it says.
+        expect(second.output()).toMatch(/"event":"start-failed".*"code":"E_LOCKED".*stacker did not start \(E_LOCKED\): the API key is in use by stacker pid/);
         expect(second.output()).toContain(`data dir ${dir.data}`);
         expect(second.output()).not.toContain(SECRET_SIDE);
         // Nothing of the refused daemon reached the exchange.

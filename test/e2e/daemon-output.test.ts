@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { shellWord } from '../../src/cli/shell-word.ts';
@@ -16,6 +17,13 @@ const jsonLines = (text: string): LogLine[] =>
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as LogLine);
+
+/** A log shipper's view: every line of the output is one JSON object. */
+function everyLineJson(output: string): void {
+  const lines = output.split('\n').filter((line) => line !== '');
+  expect(lines.length).toBeGreaterThan(0);
+  for (const line of lines) expect(() => JSON.parse(line), `not JSON: ${line}\nin:\n${output}`).not.toThrow();
+}
 
 /** The status server's URL, from the daemon's `metrics` line. */
 function metricsUrl(output: string): string {
@@ -87,8 +95,7 @@ describe('the daemon for log shippers and probes', () => {
 
     const json = await runOnTerminal(args, { ...t.live(), STACKER_LOG_FORMAT: 'json' });
     expect(json.code, json.log).toBe(0);
-    const lines = json.log.split('\n').filter((line) => line !== '');
-    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+    everyLineJson(json.log);
     expect(jsonLines(json.log).map((line) => line['event'])).toContain('starting');
   }, 30_000);
 
@@ -98,5 +105,60 @@ describe('the daemon for log shippers and probes', () => {
     expect(await daemon.exited, daemon.output()).toBe(2);
     expect(daemon.output()).toContain('STACKER_LOG_FORMAT: must be json (one JSON object a line, on a terminal too) or pretty');
     expect(daemon.output()).toContain('E_CONFIG');
+  }, 30_000);
+
+  it('writes nothing but JSON lines when a start fails with the log in JSON: start-failed names the mode, the code, the exit code and each problem', async () => {
+    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_METRICS_PORT: String(port) });
+      expect(await daemon.exited, daemon.output()).toBe(2);
+      everyLineJson(daemon.output());
+      const failed = jsonLines(daemon.output()).filter((line) => line['event'] === 'start-failed');
+      expect(failed).toHaveLength(1);
+      expect(failed[0]).toMatchObject({ level: 50, mode: 'live', code: 'E_CONFIG', exitCode: 2, retryable: false, problems: [{ field: 'STACKER_METRICS_PORT', rule: expect.stringContaining(`port ${port} is already in use`) }] });
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  }, 30_000);
+
+  it('says a start refused for its settings in JSON too, marked with the mode they name', async () => {
+    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_LOG_LEVEL: 'loud' });
+    expect(await daemon.exited, daemon.output()).toBe(2);
+    everyLineJson(daemon.output());
+    expect(jsonLines(daemon.output()).find((line) => line['event'] === 'start-failed')).toMatchObject({
+      mode: 'live',
+      code: 'E_CONFIG',
+      exitCode: 2,
+      problems: [{ field: 'STACKER_LOG_LEVEL', rule: expect.stringContaining('must be one of') }],
+    });
+  }, 30_000);
+
+  it('exits 4 for a start failure that passes, in one JSON line that says it may be tried again', async () => {
+    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_DATABASE_URL: `postgres://stacker@127.0.0.1:${port}/stacker` });
+    expect(await daemon.exited, daemon.output()).toBe(4);
+    everyLineJson(daemon.output());
+    expect(jsonLines(daemon.output()).find((line) => line['event'] === 'start-failed')).toMatchObject({ mode: 'live', code: 'E_STORE', exitCode: 4, retryable: true });
+  }, 30_000);
+
+  it.skipIf(!SCRIPT)('on a terminal, a failed start is told in words too; forced to JSON there, it is JSON alone', async () => {
+    t.dir.writeStrategy('report', { STRATEGY: 'balance-report', SCHEDULE: '0 0 1 1 *' });
+    const args = ['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data];
+    const readable = await runOnTerminal(args, { ...t.live(), STACKER_LOG_LEVEL: 'loud' });
+    expect(readable.code, readable.log).toBe(2);
+    expect(readable.log).toContain('error: environment: STACKER_LOG_LEVEL: must be one of');
+
+    const json = await runOnTerminal(args, { ...t.live(), STACKER_LOG_LEVEL: 'loud', STACKER_LOG_FORMAT: 'json' });
+    expect(json.code, json.log).toBe(2);
+    everyLineJson(json.log);
+    expect(jsonLines(json.log).find((line) => line['event'] === 'start-failed')).toMatchObject({ mode: 'live', code: 'E_CONFIG' });
   }, 30_000);
 });

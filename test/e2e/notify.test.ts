@@ -170,7 +170,7 @@ describe('notifications from a daemon trading on the sandbox', () => {
       const env = { ...t.live(), STACKER_NOTIFY_WEBHOOK_URL: webhook.url, STACKER_NOTIFY_WEBHOOK_SECRET: WEBHOOK_SECRET };
       const refused = startDaemon(args, env);
       expect(await refused.exited).toBe(2);
-      expect(refused.output()).toContain('"event":"start-failed","code":"E_CONFIG"');
+      expect(refused.output()).toContain('"event":"start-failed","mode":"live","code":"E_CONFIG"');
       const events = webhook.received.map((request) => JSON.parse(request.body) as Record<string, unknown>);
       expect(events).toEqual([expect.objectContaining({ event: 'trading-stopped', code: 'E_CONFIG', mode: 'live' })]);
       expect(events[0]?.['reason']).toBe(`stacker did not start, so no instance trades: ${join(t.dir.strategies, 'topup.env')}: line 5: is not KEY=value, a comment or blank, so dotenv skips it (a missing "="?)`);

@@ -1,5 +1,7 @@
 import type { InstanceConfig } from '../../config/instance-config.ts';
-import { ConfigError, EXIT, InputError, StackerError } from '../../domain/errors.ts';
+import { ConfigError, EXIT, InputError, StackerError, exitCodeFor } from '../../domain/errors.ts';
+import type { LogFormat } from '../../config/settings.ts';
+import type { DaemonMode } from '../../config/daemon-env.ts';
 import type { Logger } from 'pino';
 import type { CommandContext } from '../context.ts';
 import { shellWord } from '../shell-word.ts';
@@ -20,25 +22,43 @@ export interface RunFlags {
  * STACKER_MODE=live and --live: one of them alone runs dry-run and says so.
  */
 export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
-  const started: Started = { logger: null, ran: false };
+  const started: Started = { logger: null, logging: null, ran: false };
   try {
     await runOrOnce(ctx, flags, started);
   } catch (error) {
-    // A daemon's log is what its supervisor reads (JSON on stdout): a start that fails says so
-    // there too, not only as text on stderr. A stop after it ran was logged as trading-stopped.
-    if (flags.once !== true && !started.ran) {
-      const logger = started.logger ?? (await refusalLogger(ctx.globalFlags.envFile));
-      const code = error instanceof StackerError ? error.code : 'E_FAILURE';
-      logger.error({ event: 'start-failed', code }, `stacker did not start (${code}): ${error instanceof Error ? error.message : String(error)}`);
-    }
-    throw error;
+    // `run --once` is a person's command: its failure is printed as any command's.
+    if (flags.once === true) throw error;
+    const [{ createLogger, writesJson }, { loadRefusalLogging }] = await Promise.all([import('../../observability/logger.ts'), import('../../config/daemon-config.ts')]);
+    const logging = started.logging ?? (await loadRefusalLogging({ envFile: ctx.globalFlags.envFile, live: flags.live === true }).catch(() => ({ format: null, mode: null })));
+    // A daemon's log is what its supervisor reads: a start that fails says so there too. A stop
+    // after it ran was logged as trading-stopped.
+    if (!started.ran) startFailed(started.logger ?? (await createLogger({ level: 'info', format: logging.format })), logging.mode, error);
+    // A log shipper reads one JSON object a line, and the log said it all; a person at a terminal gets the text too.
+    if (!writesJson(logging.format)) throw error;
+    ctx.setExitCode(exitCodeFor(error));
   }
 }
 
-/** How far a run got: its logger once made, and whether the daemon ran (and logged its own stop). */
+/** How far a run got: its logger once made, how it logs, and whether the daemon ran (and logged its own stop). */
 interface Started {
   logger: Logger | null;
+  logging: { readonly format: LogFormat | null; readonly mode: DaemonMode | null } | null;
   ran: boolean;
+}
+
+/**
+ * The log line of a start that failed, saying what the printed error would (the code, the exit
+ * code, each problem of a refused configuration): when the log is JSON it is all there is.
+ */
+function startFailed(logger: Logger, mode: DaemonMode | null, error: unknown): void {
+  const code = error instanceof StackerError ? error.code : 'E_FAILURE';
+  const problems = error instanceof ConfigError || error instanceof InputError ? { problems: error.problems } : {};
+  // Not one of stacker's own failures: where it happened is what a fix needs.
+  const stack = !(error instanceof StackerError) && error instanceof Error && error.stack !== undefined ? { stack: error.stack } : {};
+  logger.error(
+    { event: 'start-failed', ...(mode === null ? {} : { mode }), code, exitCode: exitCodeFor(error), retryable: error instanceof StackerError && error.retryable, ...problems, ...stack },
+    `stacker did not start (${code}): ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started): Promise<void> {
@@ -68,6 +88,7 @@ async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started)
   if (flags.standby === true && once !== undefined) throw InputError.one('--standby', 'does not go with --once (a standby waits; --once runs now)');
   const logger = await createLogger({ level: config.settings.logLevel, format: config.settings.logFormat });
   started.logger = logger;
+  started.logging = { format: config.settings.logFormat, mode: config.mode };
   const metrics = new Metrics({ mode: config.mode, version: stackerVersion() });
   // Once the daemon stops, a read that fails is not tried again: the slot in flight ends sooner.
   const stopping = new AbortController();
@@ -109,25 +130,19 @@ async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started)
  * from the global env alone, when its notification settings are sound.
  */
 async function tellConfigRefusal(error: ConfigError, envFile: string | undefined, live: boolean, started: Started): Promise<void> {
-  const [{ loadRefusalNotify }, { Metrics }, { tellRefusedStart }] = await Promise.all([
+  const [{ loadRefusalLogging, loadRefusalNotify }, { createLogger }, { Metrics }, { tellRefusedStart }] = await Promise.all([
     import('../../config/daemon-config.ts'),
+    import('../../observability/logger.ts'),
     import('../../observability/metrics.ts'),
     import('../../daemon/notifier.ts'),
   ]);
   const found = await loadRefusalNotify({ envFile, live }).catch(() => null);
   if (found === null) return;
-  const logger = await refusalLogger(envFile);
+  const logging = await loadRefusalLogging({ envFile, live });
+  const logger = await createLogger({ level: 'info', format: logging.format });
   started.logger = logger;
+  started.logging = logging;
   await tellRefusedStart(found.notify, error, found.mode, Date.now(), logger, new Metrics({ mode: found.mode }));
-}
-
-/**
- * The logger of a start refused before its settings were read whole: in the format they ask
- * for (STACKER_LOG_FORMAT=json on a terminal too), when that one setting can be read.
- */
-async function refusalLogger(envFile: string | undefined): Promise<Logger> {
-  const [{ createLogger }, { logFormatAlone }] = await Promise.all([import('../../observability/logger.ts'), import('../../config/settings.ts')]);
-  return createLogger({ level: 'info', format: await logFormatAlone(envFile) });
 }
 
 /**
