@@ -64,6 +64,14 @@ function runOnTerminal(args: readonly string[], env: Record<string, string>): Pr
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? -1, log: log.replace(/\r\n/g, '\n') })));
 }
 
+/**
+ * NODE_OPTIONS that make the daemon do `code` when it gets SIGUSR2: code loaded before stacker's
+ * own (`--import`, as an operator's preload is), so a test decides when Node warns or crashes.
+ */
+function onSigusr2(code: string): Record<string, string> {
+  return { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(`process.on('SIGUSR2', () => { ${code} });`)}` };
+}
+
 function dcaEverySecond(): void {
   t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
 }
@@ -160,5 +168,41 @@ describe('the daemon for log shippers and probes', () => {
     expect(json.code, json.log).toBe(2);
     everyLineJson(json.log);
     expect(jsonLines(json.log).find((line) => line['event'] === 'start-failed')).toMatchObject({ mode: 'live', code: 'E_CONFIG' });
+  }, 30_000);
+
+  it("logs Node's own warnings as JSON lines (node-warning), not Node's text", async () => {
+    dcaEverySecond();
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], {
+      ...t.live(),
+      ...onSigusr2("process.emitWarning('the old way is going away', { type: 'DeprecationWarning', code: 'DEP0999' });"),
+    });
+    await daemon.waitFor('"event":"scheduled"');
+    daemon.child.kill('SIGUSR2');
+    await daemon.waitFor('"event":"node-warning"');
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited, daemon.output()).toBe(0);
+    everyLineJson(daemon.output());
+    expect(jsonLines(daemon.output()).find((line) => line['event'] === 'node-warning')).toMatchObject({
+      level: 40,
+      mode: 'live',
+      name: 'DeprecationWarning',
+      code: 'DEP0999',
+      warning: 'the old way is going away',
+    });
+  }, 30_000);
+
+  it.each([
+    ['an exception nothing catches', "setImmediate(() => { throw new Error('boom'); });", 'uncaughtException', 'boom'],
+    ['a promise rejected with nothing to handle it', "void Promise.reject(new Error('nobody listened'));", 'unhandledRejection', 'nobody listened'],
+  ])('ends on %s with a fatal JSON line (crashed, with the stack) and exit 1, as Node would', async (_what, code, origin, message) => {
+    dcaEverySecond();
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), ...onSigusr2(code) });
+    await daemon.waitFor('"event":"scheduled"');
+    daemon.child.kill('SIGUSR2');
+    expect(await daemon.exited, daemon.output()).toBe(1);
+    everyLineJson(daemon.output());
+    const crashed = jsonLines(daemon.output()).filter((line) => line['event'] === 'crashed');
+    expect(crashed).toHaveLength(1);
+    expect(crashed[0]).toMatchObject({ level: 60, mode: 'live', origin, error: message, stack: expect.stringContaining(message) });
   }, 30_000);
 });

@@ -22,7 +22,7 @@ export interface RunFlags {
  * STACKER_MODE=live and --live: one of them alone runs dry-run and says so.
  */
 export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
-  const started: Started = { logger: null, logging: null, ran: false };
+  const started: Started = { logger: null, logging: null, ran: false, restoreNode: null };
   try {
     await runOrOnce(ctx, flags, started);
   } catch (error) {
@@ -36,6 +36,8 @@ export async function run(ctx: CommandContext, flags: RunFlags): Promise<void> {
     // A log shipper reads one JSON object a line, and the log said it all; a person at a terminal gets the text too.
     if (!writesJson(logging.format)) throw error;
     ctx.setExitCode(exitCodeFor(error));
+  } finally {
+    started.restoreNode?.();
   }
 }
 
@@ -44,6 +46,8 @@ interface Started {
   logger: Logger | null;
   logging: { readonly format: LogFormat | null; readonly mode: DaemonMode | null } | null;
   ran: boolean;
+  /** Puts Node's own printing of warnings and crashes back, once the log has taken them over. */
+  restoreNode: (() => void) | null;
 }
 
 /**
@@ -89,6 +93,7 @@ async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started)
   const logger = await createLogger({ level: config.settings.logLevel, format: config.settings.logFormat });
   started.logger = logger;
   started.logging = { format: config.settings.logFormat, mode: config.mode };
+  started.restoreNode = (await import('../../observability/process-log.ts')).logProcessEvents(logger.child({ mode: config.mode }));
   const metrics = new Metrics({ mode: config.mode, version: stackerVersion() });
   // Once the daemon stops, a read that fails is not tried again: the slot in flight ends sooner.
   const stopping = new AbortController();
