@@ -135,8 +135,9 @@ const FIRST_LOOK_BACK_MS = 30 * 24 * 3_600_000;
  * orders are unacknowledged, check every instance against the exchange, reconcile what an
  * earlier run left open, read the exchange's history against the journal (adopting what it
  * lost), journal the slots missed while down (anchoring each instance that has no slot yet, so
- * a first slot a kill cuts off is caught up too), and only then start the scheduler. Stopping
- * reverses it: no new slot, the in-flight slot finishes, the journal closes. Resolves with the
+ * a first slot a kill cuts off is caught up too), and only then start the scheduler. The status
+ * server answers from the journal's opening on (its /healthz says `starting` until the scheduler
+ * runs), the controls with it; no slot runs before the scheduler. Stopping reverses it: no new slot, the in-flight slot finishes, the journal closes. Resolves with the
  * process exit code.
  */
 export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
@@ -211,6 +212,17 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   let exitReason = 'stopped';
   let runId: string | null = null;
   let server: { stop(): Promise<void>; url: string; listening: string } | null = null;
+  // The status server answers from the start, and until the scheduler runs /healthz says why not
+  // yet (503, starting): a probe or a scrape that met no server took a daemon waiting out an
+  // exchange outage for a dead one, and a liveness probe restarted it, into the same wait.
+  let starting = true;
+  const waitingFor = new Map<string, { readonly sinceMs: number; readonly error: string }>();
+  const startingProblem = (): string | null => {
+    if (!starting) return null;
+    if (waitingFor.size === 0) return 'starting: checking the instances against the exchange and the journal against its order history; nothing is scheduled yet';
+    const waits = [...waitingFor].map(([account, wait]) => `account ${account} since ${new Date(wait.sinceMs).toISOString()} (${wait.error})`);
+    return `starting: waiting for the exchange, whose market list could not be read: ${waits.join('; ')}; nothing is scheduled until it answers`;
+  };
   // Slots node-cron reports missed in one wake (a paused container resumed: one report per slot),
   // gathered for a moment and handled as a restart would (CATCH_UP), in one log line.
   const missedInWake = new Map<string, { slots: number[]; timer: NodeJS.Timeout }>();
@@ -296,19 +308,6 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       `stacker ${stackerVersion()} starting in ${config.mode} mode`,
     );
 
-    // Each instance is checked against the markets of its own account's endpoint, before a paper
-    // account is created: a start refused for a wrong MARKET must not fix the wallet it was given.
-    const marketLists = await marketsAtStart(exchanges, { logger, stop: stopping.signal, wait: options.once === undefined, ...(options.startRetryMs === undefined ? {} : { retryMs: options.startRetryMs }) });
-    if (marketLists === null) return { exitCode, fatal, slots: {} };
-    const startProblems: InputProblem[] = [];
-    for (const [account, markets] of marketLists) startProblems.push(...startupProblems(config.instances.filter((instance) => instance.account === account), markets));
-    if (startProblems.length > 0) throw new ConfigError(startProblems);
-
-    for (const [account, own] of exchanges) await keepAccount(own, account, journal, logger);
-    // Schedules follow this machine's clock: one far off the exchange's is said at start, and whenever it changes.
-    const watch = new ClockWatch(exchanges, logger, () => clock.nowMs());
-    clockWatch = watch;
-    if (options.once === undefined) await watch.check();
     const operator = await OperatorControls.load({
       journal,
       instances: config.instances,
@@ -325,6 +324,98 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     }
     // Every switch the operator left on, the accounts' too: a restart must not hide why an account does not trade.
     for (const operatorKill of operator.killSwitchReasons()) logger.warn({ event: 'kill-switch' }, operatorKill);
+
+    if (config.metricsPort !== null) {
+      const [{ startHealthServer }, { offLoopbackWarning }] = await Promise.all([import('../observability/health-server.ts'), import('../observability/allowed-hosts.ts')]);
+      const startedAtMs = clock.nowMs();
+      const metrics = options.metrics;
+      const healthNow = (): { problems: string[]; stopping: boolean } => {
+        const wait = startingProblem();
+        return { problems: [...(wait === null ? [] : [wait]), ...health.problems()], stopping: stopping.signal.aborted };
+      };
+      const healthy = (problems: readonly string[]): boolean => problems.length === 0 && !stopping.signal.aborted;
+      const failures = statusFailures(logger);
+      const status = new StatusBuilder({
+        mode: config.mode,
+        version: stackerVersion(),
+        startedAtMs,
+        instances: config.instances,
+        accounts: [...config.accounts.values()],
+        journal,
+        exchange,
+        engine: () => engine,
+        controls: operator,
+        configuredKillSwitch: () => configuredKillSwitch.active(),
+        controlsEnabled: config.controlToken !== null,
+        health: healthNow,
+        nowMs: () => clock.nowMs(),
+        onUnreadable: failures.unreadable,
+      });
+      server = await startHealthServer({
+        host: config.metricsHost,
+        ...(config.metricsAllowedHosts === null ? {} : { allowedHosts: config.metricsAllowedHosts }),
+        port: config.metricsPort,
+        // A scrape sees the journal's state as /healthz does, not as of the last slot.
+        metrics: {
+          contentType: metrics.contentType,
+          render: async () => {
+            await health.refresh();
+            // The engine sets the gauge only when it is about to send, and a switched-off slot never gets there:
+            // without this a switch turned on from the API or the file showed 0 for as long as it stopped trading.
+            metrics.killSwitch(tradingKillSwitch.active() !== null);
+            for (const account of routing.names) metrics.accountKillSwitch(account, operator.accountKillSwitchSinceMs(account) !== null);
+            for (const instance of config.instances) if (instance.enabled) metrics.paused(instance.instance, operator.isPaused(instance.instance));
+            // What /healthz would answer, so an alert need not probe it.
+            metrics.healthy(healthy(healthNow().problems));
+            return metrics.render();
+          },
+        },
+        health: {
+          status: () => {
+            const { problems } = healthNow();
+            return { ok: healthy(problems), mode: config.mode, startedAtMs, lastSlot: { ...lastSlots }, stopping: stopping.signal.aborted, starting, problems };
+          },
+        },
+        status,
+        onError: (error) => failures.failed(errorMessage(error)),
+        onMisdirected: misdirectedRequests(logger),
+        controls: { token: config.controlToken, controls: operator, refused: refusedControls(logger), trustedProxies: config.metricsTrustedProxies },
+      }).catch((error: unknown) => {
+        throw listenProblem(error, config.metricsHost, config.metricsPort ?? 0) ?? error;
+      });
+      logger.info(
+        { event: 'metrics', url: server.url, listening: server.listening, controls: config.controlToken !== null },
+        `serving the status page ${server.url}/ (controls ${config.controlToken === null ? 'off: no STACKER_CONTROL_TOKEN' : 'on'}), ${server.url}/api/status, ${server.url}/healthz and ${server.url}/metrics; listening on ${server.listening}`,
+      );
+      const exposed = offLoopbackWarning({
+        host: config.metricsHost,
+        ...(config.metricsAllowedHosts === null ? {} : { allowedHosts: config.metricsAllowedHosts }),
+        listening: server.listening,
+        controls: config.controlToken !== null,
+      });
+      if (exposed !== null) logger.warn({ event: 'status-page-exposed', listening: server.listening, controls: config.controlToken !== null }, exposed);
+    }
+
+    // Each instance is checked against the markets of its own account's endpoint, before a paper
+    // account is created: a start refused for a wrong MARKET must not fix the wallet it was given.
+    const marketLists = await marketsAtStart(exchanges, {
+      logger,
+      stop: stopping.signal,
+      wait: options.once === undefined,
+      onWaiting: (account, error) => waitingFor.set(account, { sinceMs: waitingFor.get(account)?.sinceMs ?? clock.nowMs(), error: `${error.code}: ${error.message}` }),
+      onAnswered: (account) => waitingFor.delete(account),
+      ...(options.startRetryMs === undefined ? {} : { retryMs: options.startRetryMs }),
+    });
+    if (marketLists === null) return { exitCode, fatal, slots: {} };
+    const startProblems: InputProblem[] = [];
+    for (const [account, markets] of marketLists) startProblems.push(...startupProblems(config.instances.filter((instance) => instance.account === account), markets));
+    if (startProblems.length > 0) throw new ConfigError(startProblems);
+
+    for (const [account, own] of exchanges) await keepAccount(own, account, journal, logger);
+    // Schedules follow this machine's clock: one far off the exchange's is said at start, and whenever it changes.
+    const watch = new ClockWatch(exchanges, logger, () => clock.nowMs());
+    clockWatch = watch;
+    if (options.once === undefined) await watch.check();
 
     const foreign = foreignOrdersError(await journal.listFindings({ unacknowledged: true }));
     if (foreign !== null) throw foreign;
@@ -385,78 +476,11 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     );
     const running = engine;
 
-    if (config.metricsPort !== null) {
-      const [{ startHealthServer }, { offLoopbackWarning }] = await Promise.all([import('../observability/health-server.ts'), import('../observability/allowed-hosts.ts')]);
-      const startedAtMs = clock.nowMs();
-      const metrics = options.metrics;
-      const healthNow = (): { problems: string[]; stopping: boolean } => ({ problems: health.problems(), stopping: stopping.signal.aborted });
-      const healthy = (problems: readonly string[]): boolean => problems.length === 0 && !stopping.signal.aborted;
-      const failures = statusFailures(logger);
-      const status = new StatusBuilder({
-        mode: config.mode,
-        version: stackerVersion(),
-        startedAtMs,
-        instances: config.instances,
-        accounts: [...config.accounts.values()],
-        journal,
-        exchange,
-        engine: () => engine,
-        controls: operator,
-        configuredKillSwitch: () => configuredKillSwitch.active(),
-        controlsEnabled: config.controlToken !== null,
-        health: healthNow,
-        nowMs: () => clock.nowMs(),
-        onUnreadable: failures.unreadable,
-      });
-      server = await startHealthServer({
-        host: config.metricsHost,
-        ...(config.metricsAllowedHosts === null ? {} : { allowedHosts: config.metricsAllowedHosts }),
-        port: config.metricsPort,
-        // A scrape sees the journal's state as /healthz does, not as of the last slot.
-        metrics: {
-          contentType: metrics.contentType,
-          render: async () => {
-            await health.refresh();
-            // The engine sets the gauge only when it is about to send, and a switched-off slot never gets there:
-            // without this a switch turned on from the API or the file showed 0 for as long as it stopped trading.
-            metrics.killSwitch(tradingKillSwitch.active() !== null);
-            for (const account of routing.names) metrics.accountKillSwitch(account, operator.accountKillSwitchSinceMs(account) !== null);
-            for (const instance of enabled) metrics.paused(instance.instance, operator.isPaused(instance.instance));
-            // What /healthz would answer, so an alert need not probe it.
-            metrics.healthy(healthy(healthNow().problems));
-            return metrics.render();
-          },
-        },
-        health: {
-          status: () => {
-            const { problems } = healthNow();
-            return { ok: healthy(problems), mode: config.mode, startedAtMs, lastSlot: { ...lastSlots }, stopping: stopping.signal.aborted, problems };
-          },
-        },
-        status,
-        onError: (error) => failures.failed(errorMessage(error)),
-        onMisdirected: misdirectedRequests(logger),
-        controls: { token: config.controlToken, controls: operator, refused: refusedControls(logger), trustedProxies: config.metricsTrustedProxies },
-      }).catch((error: unknown) => {
-        throw listenProblem(error, config.metricsHost, config.metricsPort ?? 0) ?? error;
-      });
-      logger.info(
-        { event: 'metrics', url: server.url, listening: server.listening, controls: config.controlToken !== null },
-        `serving the status page ${server.url}/ (controls ${config.controlToken === null ? 'off: no STACKER_CONTROL_TOKEN' : 'on'}), ${server.url}/api/status, ${server.url}/healthz and ${server.url}/metrics; listening on ${server.listening}`,
-      );
-      const exposed = offLoopbackWarning({
-        host: config.metricsHost,
-        ...(config.metricsAllowedHosts === null ? {} : { allowedHosts: config.metricsAllowedHosts }),
-        listening: server.listening,
-        controls: config.controlToken !== null,
-      });
-      if (exposed !== null) logger.warn({ event: 'status-page-exposed', listening: server.listening, controls: config.controlToken !== null }, exposed);
-    }
-
     await running.reconcile();
     if (!stopping.signal.aborted) await running.checkLedger();
     await health.refresh();
     if (options.once !== undefined) {
+      starting = false;
       if (!stopping.signal.aborted) await runOnce(running, options.once.instances, clock, journal, onceSlots, lastSlots, onceNotDone, onceWhy, oncePassing);
       exitReason = 'once';
       return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy, oncePassing };
@@ -515,6 +539,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       }
       const summarised = config.instances.map((instance) => ({ runtime: toRuntime(instance, config.orderSettleWindowMs), account: instance.account, enabled: instance.enabled }));
       notifications.startSummaries(journal, summarised, config.mode, clock, routing);
+      starting = false;
       options.onReady?.({ metricsUrl: server?.url ?? null });
       await new Promise<void>((resolve) => {
         if (stopping.signal.aborted) resolve();

@@ -19,6 +19,10 @@ export interface StartMarketsOptions {
   readonly retryMs?: readonly number[];
   /** How long a read may go unanswered before a warning says so (SLOW_NOTICE_MS when absent). */
   readonly slowNoticeMs?: number;
+  /** Told at each failed try that is waited out (the daemon's /healthz says what it waits for). */
+  readonly onWaiting?: (account: string, error: StackerError) => void;
+  /** Told when an account's exchange answered. */
+  readonly onAnswered?: (account: string) => void;
 }
 
 /**
@@ -50,6 +54,7 @@ export async function marketsAtStart(exchanges: ReadonlyMap<string, Exchange>, o
       try {
         const markets = await exchange.markets().finally(() => clearTimeout(slow));
         if (attempt > 0) options.logger.info({ event: 'exchange-back', account, attempts: attempt + 1 }, `account ${account}: the exchange answered; starting`);
+        options.onAnswered?.(account);
         return markets;
       } catch (error) {
         // Told to stop, or another account's start failed: this one's failure no longer matters.
@@ -60,6 +65,7 @@ export async function marketsAtStart(exchanges: ReadonlyMap<string, Exchange>, o
           throw exchanges.size > 1 ? ofAccount(error, account) : error;
         }
         const delayMs = retryMs[Math.min(attempt, retryMs.length - 1)] ?? 60_000;
+        options.onWaiting?.(account, error);
         options.logger.warn(
           { event: 'exchange-waiting', account, code: error.code, attempt: attempt + 1, retryInMs: delayMs },
           `account ${account}: the exchange's market list could not be read at start (${error.code}: ${error.message})${hintFor(error)}; nothing is scheduled until it answers; trying again in ${Math.round(delayMs / 1000)} s`,

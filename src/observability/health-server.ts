@@ -22,6 +22,8 @@ export interface HealthStatus {
   /** `settled`: a failed slot whose lost answers were found since ('done'). */
   readonly lastSlot: Readonly<Record<string, { readonly slotTimeMs: number; readonly outcome: string; readonly settled?: 'done' }>>;
   readonly stopping: boolean;
+  /** Not trading yet (its problems say what the start waits for): answered 503 with status `starting`. */
+  readonly starting?: boolean;
   readonly problems: readonly string[];
 }
 
@@ -203,7 +205,7 @@ function healthBody(health: HealthState): { healthy: boolean; json: Record<strin
   } catch {
     return { healthy: false, json: { status: 'unhealthy', problems: ['health state could not be read'] } };
   }
-  const healthy = status.ok && !status.stopping && status.problems.length === 0;
+  const healthy = status.ok && !status.stopping && status.starting !== true && status.problems.length === 0;
   const lastSlot: Record<string, { slotTime: string; outcome: string; settled?: 'done' }> = {};
   for (const [instance, slot] of Object.entries(status.lastSlot)) {
     lastSlot[instance] = { slotTime: new Date(slot.slotTimeMs).toISOString(), outcome: slot.outcome, ...(slot.settled === undefined ? {} : { settled: slot.settled }) };
@@ -211,7 +213,7 @@ function healthBody(health: HealthState): { healthy: boolean; json: Record<strin
   return {
     healthy,
     json: {
-      status: healthy ? 'ok' : status.stopping ? 'stopping' : 'unhealthy',
+      status: healthy ? 'ok' : status.stopping ? 'stopping' : status.starting === true ? 'starting' : 'unhealthy',
       mode: status.mode,
       startedAt: new Date(status.startedAtMs).toISOString(),
       stopping: status.stopping,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { shellWord } from '../../src/cli/shell-word.ts';
 import { CLI, sandboxPerTest, startDaemon } from './daemon-process.ts';
+import { CONTROL_TOKEN, postControl } from './status-daemon.ts';
 
 // What `stacker run` writes for a log shipper and what its status server tells a probe: the real
 // CLI in a child process, its log read as a collector reads it.
@@ -205,4 +206,30 @@ describe('the daemon for log shippers and probes', () => {
     expect(crashed).toHaveLength(1);
     expect(crashed[0]).toMatchObject({ level: 60, mode: 'live', origin, error: message, stack: expect.stringContaining(message) });
   }, 30_000);
+
+  it('serves /healthz (503, starting, naming the wait), /metrics and the controls while it waits for the exchange at start, and is healthy once it trades', async () => {
+    dcaEverySecond();
+    t.sandbox.faults.inject({ path: '/api/v4/public/markets', kind: 'status', status: 503, body: 'maintenance', times: Number.POSITIVE_INFINITY });
+    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_METRICS_PORT: '0', STACKER_CONTROL_TOKEN: CONTROL_TOKEN });
+    await daemon.waitFor('"event":"exchange-waiting"', 20_000);
+    const url = metricsUrl(daemon.output());
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(503);
+    const body = (await health.json()) as { status: string; problems: string[] };
+    expect(body.status).toBe('starting');
+    expect(body.problems[0]).toMatch(/^starting: waiting for the exchange, whose market list could not be read: account default since \S+ \(E_UNAVAILABLE: .*\); nothing is scheduled until it answers$/);
+    const metrics = await fetch(`${url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('stacker_');
+    // The controls are there: a kill switch is taken (and journalled), a slot now must wait for the start.
+    expect((await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: true })).status).toBe(200);
+    expect((await postControl(url, '/api/instances/dca-btc/run', CONTROL_TOKEN)).status).toBe(503);
+    expect((await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: false })).status).toBe(200);
+
+    t.sandbox.faults.clear();
+    await daemon.waitFor('"event":"scheduled"', 30_000);
+    await expect.poll(async () => (await fetch(`${url}/healthz`)).status, { timeout: 10_000 }).toBe(200);
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited, daemon.output()).toBe(0);
+  }, 60_000);
 });

@@ -114,6 +114,13 @@ describe('the health and metrics server', () => {
     expect(await response.json()).toMatchObject({ status: 'unhealthy', problems: ['the exchange refused the API key (E_AUTH)'] });
   });
 
+  it('answers 503 with status starting while the daemon has not started trading, its problems saying what it waits for', async () => {
+    const server = await start(() => healthy({ ok: false, starting: true, lastSlot: {}, problems: ['starting: waiting for the exchange'] }));
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ status: 'starting', stopping: false, problems: ['starting: waiting for the exchange'] });
+  });
+
   it('answers 503 while stopping, even when nothing is wrong', async () => {
     const server = await start(() => healthy({ stopping: true }));
     const response = await fetch(`${server.url}/healthz`);
