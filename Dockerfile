@@ -78,8 +78,11 @@ USER node
 # 127.0.0.1 (DNS rebinding) and read it. Behind a proxy that sends another Host, name it there.
 EXPOSE 9464
 # No curl in a slim image, and none needed: Node's own fetch probes /healthz (200 = healthy,
-# 503 = stopping or trading stopped). It asks 127.0.0.1, so keep STACKER_METRICS_HOST at 0.0.0.0
-# or 127.0.0.1; without a metrics port there is nothing to probe (run with --no-healthcheck).
+# 503 = starting, stopping, or a problem a human must see: many outlive a restart). Docker only
+# marks the container unhealthy; Swarm would replace it, Kubernetes ignores this and uses its own
+# probes (README "Health checks and probes": liveness on /metrics or TCP, readiness on /healthz).
+# It asks 127.0.0.1, so keep STACKER_METRICS_HOST at 0.0.0.0 or 127.0.0.1; without a metrics port
+# there is nothing to probe (run with --no-healthcheck).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.STACKER_METRICS_PORT || '9464') + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # No tini: stacker runs as PID 1 and that is fine here. A PID 1 gets no default signal handling,
