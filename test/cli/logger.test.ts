@@ -56,6 +56,19 @@ describe('logger', () => {
     });
   });
 
+  it("writes the line the README documents: pino's numeric level, time in epoch milliseconds, name stacker, the event and msg as given", async () => {
+    const out = memory();
+    const logger = await createLogger({ level: 'info', destination: out.stream });
+    const before = Date.now();
+    logger.child({ mode: 'live' }).warn({ event: 'exchange-waiting' }, 'waiting');
+    logger.fatal({ event: 'crashed' }, 'crashed');
+    const [warn, fatal] = out.lines();
+    expect(warn).toEqual({ level: 40, time: expect.any(Number), name: 'stacker', mode: 'live', event: 'exchange-waiting', msg: 'waiting' });
+    expect(warn?.['time']).toBeGreaterThanOrEqual(before);
+    expect(warn?.['time']).toBeLessThanOrEqual(Date.now());
+    expect(fatal?.['level']).toBe(60);
+  });
+
   it('logs at the configured level and drops lines below it', async () => {
     const out = memory();
     const logger = await createLogger({ level: 'warn', destination: out.stream });
