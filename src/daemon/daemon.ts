@@ -197,7 +197,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   let controls: OperatorControls | null = null;
   const configuredKillSwitch = killSwitch({ file: config.killSwitchFile, env: config.killSwitchEnv });
   // The operator's switch (status API, journalled) and the configured ones (file, environment): either stops trading.
-  const tradingKillSwitch: KillSwitch = { active: (account) => controls?.killSwitch.active(account) ?? configuredKillSwitch.active() };
+  // A clock far off the exchange's stops its account's sends as a switch would (ClockWatch.refusal).
+  const tradingKillSwitch: KillSwitch = { active: (account) => controls?.killSwitch.active(account) ?? configuredKillSwitch.active() ?? clockWatch?.refusal(account) ?? null };
   const health = new DaemonHealth({
     journal,
     engine: () => engine?.health() ?? null,
@@ -412,10 +413,11 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     if (startProblems.length > 0) throw new ConfigError(startProblems);
 
     for (const [account, own] of exchanges) await keepAccount(own, account, journal, logger);
-    // Schedules follow this machine's clock: one far off the exchange's is said at start, and whenever it changes.
+    // Schedules follow this machine's clock: one far off the exchange's is said at start, and whenever it changes;
+    // measured before any slot, run --once's too, since far off it stops the sends (ClockWatch.refusal).
     const watch = new ClockWatch(exchanges, logger, () => clock.nowMs());
     clockWatch = watch;
-    if (options.once === undefined) await watch.check();
+    await watch.check();
 
     const foreign = foreignOrdersError(await journal.listFindings({ unacknowledged: true }));
     if (foreign !== null) throw foreign;

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
-import { CLOCK_CHECK_MS, ClockWatch } from '../../src/daemon/clock-watch.ts';
+import { CLOCK_CHECK_MS, CLOCK_RECHECK_OFF_MS, ClockWatch } from '../../src/daemon/clock-watch.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import { LiveExchange } from '../../src/exchange/live.ts';
 import type { Exchange } from '../../src/exchange/port.ts';
@@ -37,7 +37,7 @@ describe("the daemon's watch on its clock", () => {
       await watch.check();
       const off = lines.filter((line) => line['event'] === 'clock-off');
       expect(off.map((line) => line['account']).sort()).toEqual(['main', 'paper']);
-      expect(String(off[0]?.['msg'])).toMatch(/^account (main|paper): this machine's clock is (3599|3600)\.\d s behind the exchange's: signed requests are corrected, but schedules, budget days and slot times follow this machine's clock, so every slot runs that much off; set the clock right \(NTP\)$/);
+      expect(String(off[0]?.['msg'])).toMatch(/^account (main|paper): this machine's clock is (3599|3600)\.\d s behind the exchange's: signed requests are corrected, but schedules, budget days and slot times follow this machine's clock, so every slot runs that much off, and nothing that moves money is sent while it is 5 minutes or more off; set the clock right \(NTP\)$/);
       expect(off[0]?.['level']).toBe(40);
       // An hour off: /healthz names it for each account, as slots and budget days are that much off.
       expect(watch.problems()).toEqual([
@@ -71,5 +71,31 @@ describe("the daemon's watch on its clock", () => {
       await Promise.all(clients.map((client) => client.close()));
       await sandbox.stop();
     }
+  });
+
+  it('refuses the sends of an account whose clock is five minutes or more off, measures it again every minute meanwhile, and at once after this machine\'s clock stepped back', async () => {
+    let offsetMs = -3_600_000;
+    const exchange = { clockOffsetMs: async () => offsetMs } as unknown as Exchange;
+    const { logger } = await watched();
+    let nowMs = 10 * CLOCK_CHECK_MS;
+    const watch = new ClockWatch(new Map<string, Exchange>([['main', exchange]]), logger, () => nowMs);
+    await watch.check();
+    expect(watch.refusal('main')).toMatch(/^this machine's clock is 3600\.0 s ahead of the exchange's, and slots and budget days follow this machine's clock: nothing that moves money is sent until it is within 5 minutes/);
+    // Named per account: another account, or none named, is not refused for this one's clock.
+    expect(watch.refusal('kids')).toBeNull();
+    expect(watch.refusal()).toBeNull();
+
+    // Set right: read again within a minute, not ten, and the sends go again.
+    offsetMs = 0;
+    nowMs += CLOCK_RECHECK_OFF_MS;
+    await watch.check('due');
+    expect(watch.refusal('main')).toBeNull();
+
+    // This machine's clock stepped back an hour just after a reading: due at once, not in an hour and ten minutes.
+    offsetMs = 3_600_000;
+    nowMs -= 3_600_000;
+    await watch.check('due');
+    expect(watch.problems()).toHaveLength(1);
+    expect(watch.refusal('main')).toMatch(/3600\.0 s behind the exchange's/);
   });
 });
