@@ -16,6 +16,16 @@ export interface CronSchedulerOptions {
 }
 
 /**
+ * How late a slot's timer may fire and still run as that slot (node-cron's own default is 1 s).
+ * node-cron waits for a slot on a timer, which keeps monotonic time: when this machine's clock
+ * steps forward (NTP corrects a slow clock), the timer fires late by the step, and at 1 s a
+ * daily slot after a 30 s step was reported missed, its buy lost under CATCH_UP=skip. A fire up
+ * to a minute late runs; node-cron still reports a slot missed once the next one is due (it
+ * never runs two of an instance for one fire), and a longer pause or step is the catch-up's.
+ */
+export const SLOT_LATE_TOLERANCE_MS = 60_000;
+
+/**
  * The live and dry-run scheduler: one node-cron task per instance, in its time zone, with
  * `noOverlap` (a slow slot makes node-cron skip the next fire, which the engine journals as
  * missed, instead of running two slots of one instance at once).
@@ -46,7 +56,7 @@ export class CronScheduler implements Scheduler {
           this.#inFlight.add(run);
           return run.finally(() => this.#inFlight.delete(run));
         },
-        { timezone: schedule.timezone, name: instance, noOverlap: true, suppressMissedWarning: true, logger: this.#cronLogger() },
+        { timezone: schedule.timezone, name: instance, noOverlap: true, suppressMissedWarning: true, missedExecutionTolerance: SLOT_LATE_TOLERANCE_MS, logger: this.#cronLogger() },
       );
       const missed = (reason: string, kind: 'missed' | 'overlap') => (context: { date: Date }) => {
         this.#options.onMissed?.(instance, slotOf(schedule, context.date.getTime()), reason, kind);
