@@ -612,7 +612,8 @@ export class Engine {
       }
       const code = errorCode(error);
       const message = errorMessage(error);
-      const count = this.#errorLines.due(`${instance ?? ''}\0${code}\0${message}`);
+      // Numbers aside (a slot's time, an id): a full disk fails each slot's claim naming its slot.
+      const count = this.#errorLines.due(`${instance ?? ''}\0${code}\0${message.replace(/\d+/g, '#')}`);
       if (count !== null) {
         const since = count === 1 ? '' : `; ${count} such errors since the last such line (one a minute at most)`;
         this.#deps.logger.error({ event: 'engine-error', ...(instance === undefined ? {} : { instance }), code, error: message, count }, `engine error${instance === undefined ? '' : ` (${instance})`}: ${message}${since}`);

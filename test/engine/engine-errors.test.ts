@@ -7,11 +7,13 @@ import { dcaBtc, eachEngineWorld, runtimeOf } from './harness.ts';
 
 const world = eachEngineWorld();
 
-/** The world's journal, whose slot claims fail as a full disk fails them, with what `why()` says. */
+/** The world's journal, whose slot claims fail as a full disk fails them, naming the slot as the journals do, with what `why()` says. */
 function fullJournal(journal: Journal, why: () => string): Journal {
   return new Proxy(journal, {
     get(target, key, receiver) {
-      if (key === 'claimSlot') return async () => Promise.reject(new StoreError('unwritable', `claiming the slot: the journal cannot be written: ${why()}`, { retryable: true }));
+      if (key === 'claimSlot') {
+        return async (claim: { instance: string; slotTimeMs: number }) => Promise.reject(new StoreError('unwritable', `claiming slot ${claim.instance}@${claim.slotTimeMs}: the journal cannot be written: ${why()}`, { retryable: true }));
+      }
       const value = Reflect.get(target, key, receiver) as unknown;
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
@@ -29,16 +31,16 @@ describe('engine errors during a journal outage', () => {
 
     for (let slot = 0; slot < 5; slot += 1) await engine.runSlot('dca-btc', start + slot * 1000);
     expect(errors()).toEqual([
-      { event: 'engine-error', instance: 'dca-btc', code: 'E_STORE', error: `claiming the slot: the journal cannot be written: ${why}`, count: 1, message: `engine error (dca-btc): claiming the slot: the journal cannot be written: ${why}` },
+      { event: 'engine-error', instance: 'dca-btc', code: 'E_STORE', error: `claiming slot dca-btc@${start}: the journal cannot be written: ${why}`, count: 1, message: `engine error (dca-btc): claiming slot dca-btc@${start}: the journal cannot be written: ${why}` },
     ]);
 
     await engine.runSlot('dca-two', start);
     why = 'disk I/O error';
     await engine.runSlot('dca-btc', start + 5000);
     expect(errors().map((line) => [line['instance'], line['error'], line['count']])).toEqual([
-      ['dca-btc', 'claiming the slot: the journal cannot be written: database or disk is full', 1],
-      ['dca-two', 'claiming the slot: the journal cannot be written: database or disk is full', 1],
-      ['dca-btc', 'claiming the slot: the journal cannot be written: disk I/O error', 1],
+      ['dca-btc', `claiming slot dca-btc@${start}: the journal cannot be written: database or disk is full`, 1],
+      ['dca-two', `claiming slot dca-two@${start}: the journal cannot be written: database or disk is full`, 1],
+      ['dca-btc', `claiming slot dca-btc@${start + 5000}: the journal cannot be written: disk I/O error`, 1],
     ]);
 
     why = 'database or disk is full';
@@ -47,7 +49,7 @@ describe('engine errors during a journal outage', () => {
     expect(errors().at(-1)).toMatchObject({
       instance: 'dca-btc',
       count: 5,
-      message: 'engine error (dca-btc): claiming the slot: the journal cannot be written: database or disk is full; 5 such errors since the last such line (one a minute at most)',
+      message: `engine error (dca-btc): claiming slot dca-btc@${start + 61_000}: the journal cannot be written: database or disk is full; 5 such errors since the last such line (one a minute at most)`,
     });
     expect(errors()).toHaveLength(4);
     expect(w.sandbox.exchange.orderHistory({})).toHaveLength(0);
