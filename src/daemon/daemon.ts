@@ -745,9 +745,20 @@ function listenProblem(error: unknown, host: string, port: number): ConfigError 
  * request would let them fill the log.
  */
 function refusedControls(logger: Logger): (why: string, from: string) => void {
-  const refusedToken = throttled(60_000, (refused, why: string, from: string) =>
-    logger.warn({ event: 'control-refused', why, from, refused }, `a control request was refused (${why}) from ${from}; ${refused} refused since the last such line: a wrong token, or someone guessing`),
-  );
+  // Every address since the last line is counted: one line naming only the first hid a guesser changing its address.
+  const sources = new Set<string>();
+  const write = throttled(60_000, (refused, why: string, from: string) => {
+    const others = sources.size - 1;
+    sources.clear();
+    logger.warn(
+      { event: 'control-refused', why, from, refused, addresses: others + 1 },
+      `a control request was refused (${why}) from ${from}${others > 0 ? ` and ${others} other address(es)` : ''}; ${refused} refused since the last such line: a wrong token, or someone guessing`,
+    );
+  });
+  const refusedToken = (why: string, from: string): void => {
+    if (sources.size < 1000) sources.add(from);
+    write(why, from);
+  };
   // Held back unread (429) is not a wrong token: counted apart, an operator's own tries while held back do not read as guesses.
   const heldBack = throttled(60_000, (held, _why: string, from: string) =>
     logger.warn({ event: 'control-held-back', from, held }, `control requests from ${from} are held back unread (429) after too many refused tokens; ${held} held back since the last such line`),

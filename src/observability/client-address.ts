@@ -4,11 +4,13 @@ import { plainAddress } from '../domain/ip-address.ts';
 /**
  * Who sent a control request, for the back-off that slows guessing of the token and for the
  * log. Behind a reverse proxy every request comes from the proxy, so one client guessing would
- * hold back every other one, the operator included. A proxy named in
- * STACKER_METRICS_TRUSTED_PROXIES is looked through: the client is the last address of
- * `X-Forwarded-For` that is not itself a trusted proxy. The header is believed only from a
- * trusted proxy (anyone else could write any address into it), and only its entries after the
- * last untrusted one, which a trusted proxy appended: what a client wrote itself comes before.
+ * hold back every other one, the operator included. A request from a proxy named in
+ * STACKER_METRICS_TRUSTED_PROXIES counts as the client the proxy appended to `X-Forwarded-For`:
+ * the last entry, and only it. Entries before it are what the client sent, which it can write
+ * as it likes (skipping entries that look like proxies let a client on the proxy's own address,
+ * 127.0.0.1 behind a local nginx, name itself anew at every guess). A client that can connect
+ * from a trusted address itself can write that last entry too: trust only an address no one
+ * else connects from.
  */
 export interface ClientAddress {
   /** The address the back-off counts by. */
@@ -21,12 +23,8 @@ export function clientAddress(req: Pick<IncomingMessage, 'headers'> & { readonly
   const peer = plainAddress(req.socket.remoteAddress ?? 'unknown') ?? 'unknown';
   if (!trusted.has(peer)) return { client: peer, via: null };
   const header = req.headers['x-forwarded-for'];
-  const hops = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((hop) => hop.trim()).filter((hop) => hop !== '');
-  for (let i = hops.length - 1; i >= 0; i -= 1) {
-    const hop = plainAddress(hops[i] as string);
-    // Not an address: nothing after it can be told apart, so the proxy stands for the request.
-    if (hop === null) return { client: peer, via: null };
-    if (!trusted.has(hop)) return { client: hop, via: peer };
-  }
-  return { client: peer, via: null };
+  const last = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').at(-1)?.trim() ?? '';
+  // None, or not an address: the proxy stands for the request.
+  const client = last === '' ? null : plainAddress(last);
+  return client === null ? { client: peer, via: null } : { client, via: peer };
 }

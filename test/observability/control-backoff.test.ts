@@ -107,10 +107,13 @@ describe('the controls behind a reverse proxy', () => {
     expect(from[0]).toBe('203.0.113.9 (through 127.0.0.1)');
   });
 
-  it('believe only the addresses the trusted proxy appended: one the client wrote itself (before them) does not let it start afresh', async () => {
+  it('believe only the address the trusted proxy appended: what the client wrote before it does not let it start afresh, even when the proxy appended its own loopback address (a local client of a local nginx)', async () => {
     const { url } = await serve(undefined, new Set(['127.0.0.1']));
     for (let guess = 0; guess < 10; guess += 1) expect((await killSwitch(url, `guess-${guess}-0123456789abcdef`, `10.9.9.${guess}, 203.0.113.9`)).status).toBe(401);
     expect((await killSwitch(url, TOKEN, '10.9.9.200, 203.0.113.9')).status).toBe(429);
+    // nginx appends 127.0.0.1 for a client on the same machine: that client is 127.0.0.1, whatever it wrote first.
+    for (let guess = 0; guess < 10; guess += 1) expect((await killSwitch(url, `guess-${guess}-0123456789abcdef`, `10.8.8.${guess}, 127.0.0.1`)).status).toBe(401);
+    expect((await killSwitch(url, TOKEN, '10.8.8.200, 127.0.0.1')).status).toBe(429);
   });
 
   it('not named, share the address they connect from: X-Forwarded-For from anyone else is not believed (a guesser cannot start afresh by writing it)', async () => {
