@@ -326,6 +326,18 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     // Every switch the operator left on, the accounts' too: a restart must not hide why an account does not trade.
     for (const operatorKill of operator.killSwitchReasons()) logger.warn({ event: 'kill-switch' }, operatorKill);
 
+    // What the journal knows, and the counters at 0, before the status server answers: it answers
+    // from the wait for the exchange on, and a scrape then saw neither the last slot nor the last
+    // order (an alert on them had no series for the whole outage) and counters born above 0.
+    for (const instance of config.instances.filter((i) => i.enabled)) {
+      options.metrics.scheduled(instance.instance, KNOWN_REFUSAL_REASONS);
+      const lastSuccessful = await lastSuccessfulSlotMs(journal, instance.instance);
+      if (lastSuccessful !== null) options.metrics.slotSucceeded(instance.instance, lastSuccessful);
+      const lastOrder = await lastOrderMs(journal, instance.instance);
+      if (lastOrder !== null) options.metrics.lastOrder(instance.instance, lastOrder);
+    }
+    for (const account of routing.names) options.metrics.accountInUse(account);
+
     if (config.metricsPort !== null) {
       const [{ startHealthServer }, { offLoopbackWarning }] = await Promise.all([import('../observability/health-server.ts'), import('../observability/allowed-hosts.ts')]);
       const startedAtMs = clock.nowMs();
@@ -430,14 +442,6 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     }
 
     const enabled = config.instances.filter((instance) => instance.enabled);
-    for (const instance of enabled) {
-      options.metrics.scheduled(instance.instance, KNOWN_REFUSAL_REASONS);
-      const lastSuccessful = await lastSuccessfulSlotMs(journal, instance.instance);
-      if (lastSuccessful !== null) options.metrics.slotSucceeded(instance.instance, lastSuccessful);
-      const lastOrder = await lastOrderMs(journal, instance.instance);
-      if (lastOrder !== null) options.metrics.lastOrder(instance.instance, lastOrder);
-    }
-    for (const account of routing.names) options.metrics.accountInUse(account);
     for (const instance of config.instances.filter((i) => !i.enabled)) logger.info({ instance: instance.instance }, `${instance.instance} is disabled (ENABLED=false)`);
 
     const runtimes = enabled.map((instance) => toRuntime(instance, config.orderSettleWindowMs));

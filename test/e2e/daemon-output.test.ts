@@ -207,8 +207,11 @@ describe('the daemon for log shippers and probes', () => {
     expect(crashed[0]).toMatchObject({ level: 60, mode: 'live', origin, error: message, stack: expect.stringContaining(message) });
   }, 30_000);
 
-  it('serves /healthz (503, starting, naming the wait), /metrics and the controls while it waits for the exchange at start, and is healthy once it trades', async () => {
+  it('serves /healthz (503, starting, naming the wait), /metrics (the journal\'s last slot and order, the counters at 0) and the controls while it waits for the exchange at start, and is healthy once it trades', async () => {
     dcaEverySecond();
+    // A slot bought before: the journal knows its time and its order's.
+    const once = startDaemon(['--live', '--once', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], t.live());
+    expect(await once.exited, once.output()).toBe(0);
     t.sandbox.faults.inject({ path: '/api/v4/public/markets', kind: 'status', status: 503, body: 'maintenance', times: Number.POSITIVE_INFINITY });
     const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_METRICS_PORT: '0', STACKER_CONTROL_TOKEN: CONTROL_TOKEN });
     await daemon.waitFor('"event":"exchange-waiting"', 20_000);
@@ -220,7 +223,10 @@ describe('the daemon for log shippers and probes', () => {
     expect(body.problems[0]).toMatch(/^starting: waiting for the exchange, whose market list could not be read: account default since \S+ \(E_UNAVAILABLE: .*\); nothing is scheduled until it answers$/);
     const metrics = await fetch(`${url}/metrics`);
     expect(metrics.status).toBe(200);
-    expect(await metrics.text()).toContain('stacker_');
+    const scraped = await metrics.text();
+    expect(scraped).toMatch(/^stacker_last_successful_slot_timestamp_seconds\{strategy_instance="dca-btc"\} \d{10}$/m);
+    expect(scraped).toMatch(/^stacker_last_order_timestamp_seconds\{strategy_instance="dca-btc"\} \d{10}/m);
+    expect(scraped).toMatch(/^stacker_slots_total\{strategy_instance="dca-btc",outcome="missed"\} 0$/m);
     // The controls are there: a kill switch is taken (and journalled), a slot now must wait for the start.
     expect((await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: true })).status).toBe(200);
     expect((await postControl(url, '/api/instances/dca-btc/run', CONTROL_TOKEN)).status).toBe(503);
