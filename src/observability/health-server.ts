@@ -129,7 +129,9 @@ export function startHealthServer(options: HealthServerOptions): Promise<HealthS
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, options: HealthServerOptions, answering: AnswersInFlight, backoff: ControlBackoff): Promise<void> {
-  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  // Leading slashes as one: a proxy's `location /stacker { proxy_pass http://host:port/; }` passes
+  // the page's own /stacker/api/status on as //api/status.
+  const path = ((req.url ?? '/').split('?')[0] ?? '/').replace(/^\/{2,}/, '/');
   const allowed = allowedHostsOf(options);
   const name = req.headers.host === undefined ? null : hostName(req.headers.host);
   if (name !== null && allowed !== '*' && !hostAllowed(name, allowed)) {

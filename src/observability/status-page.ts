@@ -52,7 +52,7 @@ const SCRIPT = `
 // would answer and take the controls. Opened without its closing slash (/stacker), the page's
 // folder would be the root: it moves to the slash first.
 var moving = !/\\/$/.test(location.pathname);
-if (moving) location.replace(location.pathname + '/' + location.search);
+if (moving) location.replace(location.pathname + '/' + location.search + location.hash);
 function api(path) { return path.slice(1); }
 var TOKEN_KEY = 'stacker-control-token';
 var state = { doc: null, token: sessionStorage.getItem(TOKEN_KEY) || '' };

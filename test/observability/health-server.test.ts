@@ -202,6 +202,13 @@ describe('the health and metrics server', () => {
     expect(await response.text()).toBe('');
   });
 
+  it("answers a path with doubled leading slashes as the path (a proxy's location without its closing slash passes /stacker/healthz on as //healthz)", async () => {
+    const server = await start();
+    const response = await fetch(`${server.url}//healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ status: 'ok' });
+  });
+
   it('answers 404 for any other path and 405 for other methods', async () => {
     const server = await start();
     expect((await fetch(`${server.url}/`)).status).toBe(404);
