@@ -1,4 +1,5 @@
 import { type ScheduledTask, createTask } from 'node-cron';
+import { FirstOccurrence } from './first-occurrence.ts';
 import type { ScheduledInstance, Scheduler, SlotHandler } from './scheduler.ts';
 
 export interface CronSchedulerOptions {
@@ -33,11 +34,18 @@ export const SLOT_LATE_TOLERANCE_MS = 60_000;
  * The handler gets the scheduled slot time, not the moment node-cron fired (a few ms later, or
  * more on a busy machine): node-cron's context `date` is the matched second, and the clientOrderId
  * and the journal key derive from it, so a late fire still maps to its slot.
+ *
+ * A wall time the autumn change repeats runs at its first occurrence, as the schedule (and so a
+ * backtest) says, whichever node-cron picks: FirstOccurrence fires it where node-cron would an
+ * hour later, and node-cron's fire or missed report at the repeated instant is dropped.
  */
 export class CronScheduler implements Scheduler {
   readonly #options: CronSchedulerOptions;
   readonly #tasks: ScheduledTask[] = [];
+  readonly #firsts: FirstOccurrence[] = [];
   readonly #inFlight = new Set<Promise<void>>();
+  /** Per instance, its slots running now (node-cron's, or FirstOccurrence's). */
+  readonly #busy = new Map<string, number>();
   #stopped = false;
 
   constructor(options: CronSchedulerOptions = {}) {
@@ -51,21 +59,50 @@ export class CronScheduler implements Scheduler {
         schedule.expression,
         (context) => {
           if (this.#stopped) return undefined;
-          const slotTimeMs = slotOf(schedule, context.date.getTime());
-          const run = handler(instance, slotTimeMs).catch(() => undefined);
-          this.#inFlight.add(run);
-          return run.finally(() => this.#inFlight.delete(run));
+          first.arm();
+          const slotTimeMs = wholeSecond(context.date);
+          // The repeated instant of a slot that ran at its first occurrence, or fell before the start (catch-up's).
+          if (!schedule.matches(slotTimeMs)) return undefined;
+          return this.#run(instance, slotTimeMs, handler);
         },
         { timezone: schedule.timezone, name: instance, noOverlap: true, suppressMissedWarning: true, missedExecutionTolerance: SLOT_LATE_TOLERANCE_MS, logger: this.#cronLogger() },
       );
       const missed = (reason: string, kind: 'missed' | 'overlap') => (context: { date: Date }) => {
-        this.#options.onMissed?.(instance, slotOf(schedule, context.date.getTime()), reason, kind);
+        first.arm();
+        const slotTimeMs = wholeSecond(context.date);
+        if (schedule.matches(slotTimeMs)) this.#options.onMissed?.(instance, slotTimeMs, reason, kind);
       };
-      task.on('execution:overlap', missed('the previous slot of this instance was still running (noOverlap)', 'overlap'));
-      task.on('execution:missed', missed("its time passed without it firing: the process was paused or too busy, or this machine's clock stepped forward past it", 'missed'));
+      task.on('execution:overlap', missed(OVERLAP_REASON, 'overlap'));
+      task.on('execution:missed', missed(MISSED_REASON, 'missed'));
+      const first = new FirstOccurrence(schedule, () => task.getNextRun(), {
+        due: (slotTimeMs) => {
+          if (!this.#stopped) void this.#run(instance, slotTimeMs, handler);
+        },
+        late: (slotTimeMs) => this.#options.onMissed?.(instance, slotTimeMs, MISSED_REASON, 'missed'),
+      });
       void task.start();
+      first.arm();
       this.#tasks.push(task);
+      this.#firsts.push(first);
     }
+  }
+
+  #run(instance: string, slotTimeMs: number, handler: SlotHandler): Promise<void> | undefined {
+    // node-cron's noOverlap sees its own runs only, not FirstOccurrence's: the instance's count sees both.
+    if (this.#busy.has(instance)) {
+      this.#options.onMissed?.(instance, slotTimeMs, OVERLAP_REASON, 'overlap');
+      return undefined;
+    }
+    this.#busy.set(instance, (this.#busy.get(instance) ?? 0) + 1);
+    const run = handler(instance, slotTimeMs)
+      .catch(() => undefined)
+      .finally(() => {
+        const left = (this.#busy.get(instance) ?? 1) - 1;
+        if (left > 0) this.#busy.set(instance, left);
+        else this.#busy.delete(instance);
+      });
+    this.#inFlight.add(run);
+    return run.finally(() => this.#inFlight.delete(run));
   }
 
   #cronLogger(): { info(message: string): void; warn(message: string): void; error(message: string | Error): void; debug(message: string | Error): void } {
@@ -81,14 +118,16 @@ export class CronScheduler implements Scheduler {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    for (const first of this.#firsts.splice(0)) first.stop();
     await Promise.all(this.#tasks.splice(0).map(async (task) => task.destroy()));
     await Promise.all([...this.#inFlight]);
   }
 }
 
-/** node-cron's date is the matched second; a slot is whole seconds, the schedule's own. */
-function slotOf(schedule: { matches(ms: number): boolean; previous(ms: number): number | null }, firedMs: number): number {
-  const second = Math.floor(firedMs / 1000) * 1000;
-  if (schedule.matches(second)) return second;
-  return schedule.previous(firedMs) ?? second;
+const OVERLAP_REASON = 'the previous slot of this instance was still running (noOverlap)';
+const MISSED_REASON = "its time passed without it firing: the process was paused or too busy, or this machine's clock stepped forward past it";
+
+/** node-cron's date is the matched second; a slot is whole seconds. */
+function wholeSecond(date: Date): number {
+  return Math.floor(date.getTime() / 1000) * 1000;
 }
