@@ -101,14 +101,14 @@ export async function openNotifications(settings: NotifySettings, logger: Notify
       const byName = new Map(instances.map(({ runtime }) => [runtime.instance, runtime]));
       summaries = scheduleDailySummary({
         journal,
-        instances: instances.map(({ runtime, account, enabled }) => ({ instance: runtime.instance, budgetAsset: runtime.budgetAsset, account, enabled })),
+        instances: instances.map(({ runtime, account, enabled }) => ({ instance: runtime.instance, budgetAsset: runtime.budgetAsset, account, enabled, budgetTimeZone: runtime.timezone })),
         mode,
         clock,
         budgetLeft: async (instance, atMs) => {
           const runtime = byName.get(instance);
           return runtime === undefined ? null : budgetLeft(journal, runtime, atMs);
         },
-        ...(accounts === undefined ? {} : { accountCaps: (atMs: number) => accountCapsLeft(journal, accounts, atMs) }),
+        ...(accounts === undefined ? {} : { accountCaps: (readAtMs: (timeZone: string) => number) => accountCapsLeft(journal, accounts, readAtMs) }),
         notify: (event) => dispatcher.notify(event),
         onError: (error) => logger.warn({ event: 'daily-summary-failed', error: error instanceof Error ? error.message : String(error) }, 'could not read the daily summary from the journal'),
       });

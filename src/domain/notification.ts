@@ -120,10 +120,16 @@ export interface InstanceDay {
   readonly fees: ReadonlyMap<string, Decimal>;
   /** (spent + fees in quote) / (bought − fees in base); null when nothing was bought. */
   readonly averageCost: Decimal | null;
-  /** The smallest of its day/week/month budgets left at the end of the day summed up; null when it has none (or no file to say). */
+  /**
+   * The smallest of its day/week/month budgets left on the summed-up date in its own calendar
+   * (budgetTimeZone): at that date's end there, or as at the summary when that day runs on past it
+   * (west of UTC); null when it has none (or no file to say).
+   */
   readonly budgetLeft: Decimal | null;
   /** The asset budgets are counted in; null when it has none. */
   readonly budgetAsset: string | null;
+  /** The zone of the calendar its budgets count days in (its TIMEZONE); null when budgetLeft is. */
+  readonly budgetTimeZone: string | null;
 }
 
 /** An account with a cap on what its instances spend together: what the cap leaves at the end of the day summed up. */

@@ -65,7 +65,7 @@ export function messageOf(event: NotifyEvent): Message {
     case 'daily-summary':
       return {
         title: `Daily summary ${event.day}${mode}`,
-        body: [event.instances.length === 0 ? 'No instance is configured.' : event.instances.map(dayLines).join('\n\n'), ...event.accountCaps.map(capLine)].join('\n\n'),
+        body: [event.instances.length === 0 ? 'No instance is configured.' : event.instances.map((day) => dayLines(day, event.day)).join('\n\n'), ...event.accountCaps.map((cap) => capLine(cap, event.day))].join('\n\n'),
       };
   }
 }
@@ -75,7 +75,7 @@ export function textOf(message: Message): string {
   return `${message.title}\n${message.body}`;
 }
 
-function dayLines(day: InstanceDay): string {
+function dayLines(day: InstanceDay, date: string): string {
   const [base, quote] = day.market === null ? ['', ''] : assetsOf(day.market);
   const state = day.state === 'no-file' ? ' (no file any more)' : day.state === 'disabled' ? ' (disabled)' : '';
   const out = [`${day.instance}${day.market === null ? '' : ` · ${day.market}`}${day.account === 'default' ? '' : ` · account ${day.account}`}${state}`];
@@ -85,12 +85,20 @@ function dayLines(day: InstanceDay): string {
     out.push(`Bought ${formatDecimal(day.bought)} ${base} for ${formatDecimal(day.spent)} ${quote} in ${day.orders} order${day.orders === 1 ? '' : 's'}`);
     if (day.averageCost !== null) out.push(`Average cost ${priceText(day.averageCost)} ${quote} (fees in${fees === '' ? '' : `: ${fees}`})`);
   }
-  if (day.budgetLeft !== null) out.push(`Budget left ${`${formatDecimal(day.budgetLeft)} ${day.budgetAsset ?? quote}`.trim()} at the day's end`);
+  if (day.budgetLeft !== null) out.push(`Budget left ${`${formatDecimal(day.budgetLeft)} ${day.budgetAsset ?? quote}`.trim()} ${leftWhen(date, day.budgetTimeZone)}`);
   return out.join('\n');
 }
 
-function capLine(cap: AccountCapDay): string {
-  return `Account ${cap.account}: cap left ${formatDecimal(cap.capLeft)} ${cap.capAsset} at the day's end (all its instances together; ${cap.timeZone} calendar)`;
+function capLine(cap: AccountCapDay, date: string): string {
+  return `Account ${cap.account}: cap left ${formatDecimal(cap.capLeft)} ${cap.capAsset} ${leftWhen(date, cap.timeZone, 'its ', ' calendar')} (all its instances together)`;
+}
+
+/**
+ * The day a budget or cap is left on: the summary's UTC day, or the same date in the zone it
+ * counts days in, which is not the UTC day (it ended hours before, or runs on past the summary).
+ */
+function leftWhen(date: string, timeZone: string | null, before = '', after = ''): string {
+  return timeZone === null || timeZone === 'UTC' ? "at the day's end" : `on ${date} in ${before}${timeZone}${after}`;
 }
 
 function assetsOf(market: string): [string, string] {

@@ -74,6 +74,7 @@ function instanceDayPayload(day: InstanceDay): Payload {
     averageCost: day.averageCost === null ? null : priceText(day.averageCost),
     budgetLeft: day.budgetLeft === null ? null : formatDecimal(day.budgetLeft),
     budgetAsset: day.budgetAsset,
+    budgetTimeZone: day.budgetTimeZone,
   };
 }
 

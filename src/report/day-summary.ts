@@ -12,6 +12,8 @@ export interface SummaryInstance {
   readonly account?: string;
   /** A disabled instance is summed up only on a day it bought (a `run --once` of it, or before it was disabled). */
   readonly enabled?: boolean;
+  /** The zone its budgets count days in (its TIMEZONE); UTC when absent. */
+  readonly budgetTimeZone?: string;
 }
 
 /**
@@ -38,13 +40,14 @@ export async function summariseDay(
     orders.filter((order) => order.side === 'buy' && order.filledBase.gt(0) && order.createdAtSec * 1000 >= range.fromMs && order.createdAtSec * 1000 < range.toMs);
   const days: InstanceDay[] = [];
   const counted = new Set<string>();
-  for (const { instance, budgetAsset, account, enabled } of instances) {
+  for (const { instance, budgetAsset, account, enabled, budgetTimeZone } of instances) {
     // Every order first journalled from the day on (an instance buying every few seconds makes thousands).
     const orders = ofDay(await journal.listOrders({ instance, firstSeenFromMs: range.fromMs - CLOCK_MARGIN_MS, limit: -1 }));
     for (const order of orders) counted.add(order.orderId);
     if (enabled === false && orders.length === 0) continue;
     const state = enabled === false ? 'disabled' : 'enabled';
-    days.push(...daysOf({ instance, state, account: account ?? DEFAULT_ACCOUNT, budgetLeft: await budgetLeft(instance), budgetAsset }, orders));
+    const left = await budgetLeft(instance);
+    days.push(...daysOf({ instance, state, account: account ?? DEFAULT_ACCOUNT, budgetLeft: left, budgetAsset, budgetTimeZone: left === null ? null : (budgetTimeZone ?? 'UTC') }, orders));
   }
   // The rest of the day's orders belong to instances without a file: each named by its intent, looked up once per instance hash.
   const others = new Map<string, { account: string; orders: StoredOrder[] }>();
@@ -64,12 +67,12 @@ export async function summariseDay(
     others.set(owner.instance, group);
   }
   for (const [instance, group] of [...others].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    days.push(...daysOf({ instance, state: 'no-file', account: group.account, budgetLeft: null, budgetAsset: null }, group.orders));
+    days.push(...daysOf({ instance, state: 'no-file', account: group.account, budgetLeft: null, budgetAsset: null, budgetTimeZone: null }, group.orders));
   }
   return days;
 }
 
-function daysOf(head: Pick<InstanceDay, 'instance' | 'state' | 'account' | 'budgetLeft' | 'budgetAsset'>, orders: readonly StoredOrder[]): InstanceDay[] {
+function daysOf(head: Pick<InstanceDay, 'instance' | 'state' | 'account' | 'budgetLeft' | 'budgetAsset' | 'budgetTimeZone'>, orders: readonly StoredOrder[]): InstanceDay[] {
   const markets = [...new Set(orders.map((order) => order.market))].sort();
   if (markets.length === 0) {
     const none = sumFills('_', []);

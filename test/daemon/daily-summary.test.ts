@@ -59,18 +59,50 @@ describe('the daily summary', () => {
 
   it("ends with what each capped account's cap leaves, counted in its own calendar", async () => {
     // Kids spent 65.13 USDT (fee in) on its 100-a-day cap at 23:30 UTC on 2 March: the 3rd in
-    // Berlin, so a summary read at 23:45 UTC sees the cap of that Berlin day.
+    // Berlin, so a read at 23:45 UTC sees the cap of that Berlin day.
     const spentAt = Date.UTC(2026, 2, 2, 23, 30);
     await world.journal.reserveBudget({ reservationId: 'r1#account', instance: 'account:kids', asset: 'USDT', timeZone: 'Europe/Berlin', atMs: spentAt, amountQuote: new Decimal('65.13'), limits: {} });
     const accounts = {
       names: ['default', 'kids'],
       capOf: (account: string) => (account === 'kids' ? { limits: { day: new Decimal('100') }, asset: 'USDT', timeZone: 'Europe/Berlin' } : null),
     };
-    expect(await accountCapsLeft(world.journal, accounts, Date.UTC(2026, 2, 2, 23, 45))).toEqual([{ account: 'kids', capLeft: new Decimal('34.87'), capAsset: 'USDT', timeZone: 'Europe/Berlin' }]);
+    expect(await accountCapsLeft(world.journal, accounts, () => Date.UTC(2026, 2, 2, 23, 45))).toEqual([{ account: 'kids', capLeft: new Decimal('34.87'), capAsset: 'USDT', timeZone: 'Europe/Berlin' }]);
     // 22:45 UTC is still the 2nd in Berlin: nothing spent that day.
-    expect((await accountCapsLeft(world.journal, accounts, Date.UTC(2026, 2, 2, 22, 45)))[0]?.capLeft.toFixed()).toBe('100');
-    const event = await dailySummary({ journal: world.journal, instances: [], mode: 'live', clock: { nowMs: () => Date.UTC(2026, 2, 2, 23, 45) }, budgetLeft: async () => null, accountCaps: (atMs) => accountCapsLeft(world.journal, accounts, atMs) }, Date.UTC(2026, 2, 3));
-    expect(event.kind === 'daily-summary' && event.accountCaps.map((cap) => [cap.account, cap.capLeft.toFixed()])).toEqual([['kids', '34.87']]);
+    expect((await accountCapsLeft(world.journal, accounts, () => Date.UTC(2026, 2, 2, 22, 45)))[0]?.capLeft.toFixed()).toBe('100');
+  });
+
+  it("shows each budget and cap as its own calendar's day of the summary's date left it, not the next day's in a zone east of UTC", async () => {
+    // 20 a day in Berlin: 13 spent at 22:59 Berlin time on 2 March (21:59 UTC), 5 at 00:30 on the 3rd (23:30 UTC on the 2nd).
+    const berlin = { ...budgeted('dca-berlin', '20'), timezone: 'Europe/Berlin' };
+    // 20 a day in New York, 4 spent at 18:30 there on 2 March (23:30 UTC): its day runs on past the summary.
+    const newYork = { ...budgeted('dca-ny', '20'), timezone: 'America/New_York' };
+    const reserve = (reservationId: string, instance: string, timeZone: string, atMs: number, amount: string) =>
+      world.journal.reserveBudget({ reservationId, instance, asset: 'USDT', timeZone, atMs, amountQuote: new Decimal(amount), limits: {} });
+    await reserve('b1', 'dca-berlin', 'Europe/Berlin', Date.UTC(2026, 2, 2, 21, 59), '13');
+    await reserve('b2', 'dca-berlin', 'Europe/Berlin', Date.UTC(2026, 2, 2, 23, 30), '5');
+    await reserve('n1', 'dca-ny', 'America/New_York', Date.UTC(2026, 2, 2, 23, 30), '4');
+    await reserve('k1#account', 'account:kids', 'Europe/Berlin', Date.UTC(2026, 2, 2, 21, 30), '65.13');
+    await reserve('k2#account', 'account:kids', 'Europe/Berlin', Date.UTC(2026, 2, 2, 23, 30), '10');
+    const accounts = { names: ['kids'], capOf: () => ({ limits: { day: new Decimal('100') }, asset: 'USDT', timeZone: 'Europe/Berlin' }) };
+    const runtimes = new Map([berlin, newYork].map((runtime) => [runtime.instance, runtime]));
+    const event = await dailySummary(
+      {
+        journal: world.journal,
+        instances: [berlin, newYork].map((runtime) => ({ instance: runtime.instance, budgetAsset: 'USDT', budgetTimeZone: runtime.timezone })),
+        mode: 'live',
+        clock: { nowMs: () => Date.UTC(2026, 2, 3) },
+        budgetLeft: (instance, atMs) => budgetLeft(world.journal, runtimes.get(instance) ?? berlin, atMs),
+        accountCaps: (readAtMs) => accountCapsLeft(world.journal, accounts, readAtMs),
+      },
+      Date.UTC(2026, 2, 3),
+    );
+    if (event.kind !== 'daily-summary') throw new Error('not a summary');
+    expect(event.day).toBe('2026-03-02');
+    expect(event.instances.map((day) => [day.instance, day.budgetLeft?.toFixed(), day.budgetTimeZone])).toEqual([
+      ['dca-berlin', '7', 'Europe/Berlin'],
+      ['dca-ny', '16', 'America/New_York'],
+    ]);
+    expect(event.accountCaps.map((cap) => [cap.account, cap.capLeft.toFixed(), cap.timeZone])).toEqual([['kids', '34.87', 'Europe/Berlin']]);
   });
 
   it("sent just after midnight, covers every instance that bought that day, configured or not, with budgets and caps left as at the day's end", async () => {
@@ -92,7 +124,7 @@ describe('the daily summary', () => {
       mode: 'live',
       clock: { nowMs: () => Date.now() + offsetMs },
       budgetLeft: (instance, atMs) => budgetLeft(world.journal, instance === 'dca-btc' ? running : off, atMs),
-      accountCaps: (atMs) => accountCapsLeft(world.journal, capped, atMs),
+      accountCaps: (readAtMs) => accountCapsLeft(world.journal, capped, readAtMs),
       notify: (event) => sent.push(event),
       onError: (error) => {
         throw error;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/domain/money.ts';
-import type { DailySummaryEvent, NotifyEvent } from '../../src/domain/notification.ts';
+import type { DailySummaryEvent, InstanceDay, NotifyEvent } from '../../src/domain/notification.ts';
 import { messageOf, textOf } from '../../src/notify/format.ts';
 import { payloadOf } from '../../src/notify/payload.ts';
 import { AT_MS, filled, refusal, stopped, stuck } from './events.ts';
@@ -36,10 +36,11 @@ const summary: DailySummaryEvent = {
       averageCost: new Decimal('130.13').div('0.002'),
       budgetLeft: new Decimal('20'),
       budgetAsset: 'USDT',
+      budgetTimeZone: 'UTC',
     },
-    { instance: 'sweep', state: 'enabled', account: 'default', market: null, orders: 0, bought: new Decimal(0), spent: new Decimal(0), fees: new Map(), averageCost: null, budgetLeft: null, budgetAsset: null },
+    { instance: 'sweep', state: 'enabled', account: 'default', market: null, orders: 0, bought: new Decimal(0), spent: new Decimal(0), fees: new Map(), averageCost: null, budgetLeft: null, budgetAsset: null, budgetTimeZone: null },
     // Renamed since: its buys of the day still show, under the name they were made with.
-    { instance: 'kids-eth', state: 'no-file', account: 'kids', market: 'ETH_USDT', orders: 1, bought: new Decimal('0.01'), spent: new Decimal('20'), fees: new Map([['USDT', new Decimal('0.02')]]), averageCost: new Decimal('20.02').div('0.01'), budgetLeft: null, budgetAsset: null },
+    { instance: 'kids-eth', state: 'no-file', account: 'kids', market: 'ETH_USDT', orders: 1, bought: new Decimal('0.01'), spent: new Decimal('20'), fees: new Map([['USDT', new Decimal('0.02')]]), averageCost: new Decimal('20.02').div('0.01'), budgetLeft: null, budgetAsset: null, budgetTimeZone: null },
   ],
   accountCaps: [],
 };
@@ -89,9 +90,9 @@ describe('the JSON payload', () => {
       mode: 'live',
       day: '2026-01-01',
       instances: [
-        { instance: 'dca-btc', state: 'enabled', account: 'default', market: 'BTC_USDT', orders: 2, bought: '0.002', spent: '130', fees: { USDT: '0.13' }, averageCost: '65065', budgetLeft: '20', budgetAsset: 'USDT' },
-        { instance: 'sweep', state: 'enabled', account: 'default', market: null, orders: 0, bought: '0', spent: '0', fees: {}, averageCost: null, budgetLeft: null, budgetAsset: null },
-        { instance: 'kids-eth', state: 'no-file', account: 'kids', market: 'ETH_USDT', orders: 1, bought: '0.01', spent: '20', fees: { USDT: '0.02' }, averageCost: '2002', budgetLeft: null, budgetAsset: null },
+        { instance: 'dca-btc', state: 'enabled', account: 'default', market: 'BTC_USDT', orders: 2, bought: '0.002', spent: '130', fees: { USDT: '0.13' }, averageCost: '65065', budgetLeft: '20', budgetAsset: 'USDT', budgetTimeZone: 'UTC' },
+        { instance: 'sweep', state: 'enabled', account: 'default', market: null, orders: 0, bought: '0', spent: '0', fees: {}, averageCost: null, budgetLeft: null, budgetAsset: null, budgetTimeZone: null },
+        { instance: 'kids-eth', state: 'no-file', account: 'kids', market: 'ETH_USDT', orders: 1, bought: '0.01', spent: '20', fees: { USDT: '0.02' }, averageCost: '2002', budgetLeft: null, budgetAsset: null, budgetTimeZone: null },
       ],
       accountCaps: [],
     });
@@ -176,7 +177,15 @@ describe('the phone-readable message', () => {
   });
 
   it("a daily summary on a daemon with account caps ends with what each cap leaves", () => {
-    expect(textOf(messageOf(withCap)).split('\n\n').at(-1)).toBe("Account kids: cap left 34.87 USDT at the day's end (all its instances together; Europe/Berlin calendar)");
+    expect(textOf(messageOf(withCap)).split('\n\n').at(-1)).toBe('Account kids: cap left 34.87 USDT on 2026-01-01 in its Europe/Berlin calendar (all its instances together)');
+    const utcCap: DailySummaryEvent = { ...summary, accountCaps: [{ account: 'kids', capLeft: new Decimal('34.87'), capAsset: 'USDT', timeZone: 'UTC' }] };
+    expect(textOf(messageOf(utcCap)).split('\n\n').at(-1)).toBe("Account kids: cap left 34.87 USDT at the day's end (all its instances together)");
+  });
+
+  it('says which local date a budget counted in another zone than UTC is left on: the summary covers a UTC day', () => {
+    const [dca] = summary.instances;
+    const berlin: DailySummaryEvent = { ...summary, instances: [{ ...(dca as InstanceDay), budgetLeft: new Decimal('7'), budgetTimeZone: 'Europe/Berlin' }] };
+    expect(textOf(messageOf(berlin)).split('\n').at(-1)).toBe('Budget left 7 USDT on 2026-01-01 in Europe/Berlin');
   });
 
   it('keeps every title plain ASCII (ntfy sends it as a header)', () => {
