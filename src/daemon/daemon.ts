@@ -471,6 +471,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         paused: (instance) => operator.isPaused(instance),
         stop: stopping.signal,
         onFatal: stopTrading,
+        onLateSlotEnded: slotEnded,
         ledger: {
           adoptBeforeMs: run.startedAtMs,
           firstLookBackMs: FIRST_LOOK_BACK_MS,

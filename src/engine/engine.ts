@@ -37,6 +37,11 @@ export interface EngineOptions {
   /** Called once when trading must stop (auth or nonce refused, a lost journal, foreign orders); the daemon exits non-zero. */
   readonly onFatal?: (error: FatalEngineError) => void;
   /**
+   * A slot run late ended (CATCH_UP=last, at start or after a pause), as the scheduler's handler
+   * hears of the slots it fires: the daemon's /healthz and metrics count it like any other.
+   */
+  readonly onLateSlotEnded?: (instance: string, slotTimeMs: number, outcome: SlotOutcome) => Promise<void> | void;
+  /**
    * The exchange's order history as a second ledger: read at start, before every slot and every
    * `intervalMs`. Absent in a backtest, whose exchange holds nothing the journal did not send.
    */
@@ -301,7 +306,10 @@ export class Engine {
   /** CATCH_UP=last's newest missed slot, run late. */
   async #runLate(instanceName: string, slotTimeMs: number): Promise<void> {
     this.#deps.logger.info({ event: 'catch-up', instance: instanceName, slot: new Date(slotTimeMs).toISOString() }, 'running the missed slot late (CATCH_UP=last)');
-    await this.runSlot(instanceName, slotTimeMs);
+    const outcome = await this.runSlot(instanceName, slotTimeMs);
+    const ended = this.#options.onLateSlotEnded;
+    // One the journal already had did not run now.
+    if (ended !== undefined && outcome !== 'already') await this.#guard(async () => ended(instanceName, slotTimeMs, outcome), undefined, instanceName);
   }
 
   /** The latest slot of the instance running now; -Infinity when none is. */

@@ -149,6 +149,26 @@ describe('/metrics of a daemon restarted on a journal', () => {
   });
 });
 
+describe('a slot run late at start (CATCH_UP=last)', () => {
+  it("is the instance's last slot on /healthz and its latest successful slot on /metrics, as a slot the scheduler fires is", async () => {
+    // A daily slot three minutes ago, missed: the instance was first scheduled ten minutes ago and stacker stopped since.
+    const slotMs = Math.floor(Date.now() / 60_000) * 60_000 - 3 * 60_000;
+    const slot = new Date(slotMs);
+    writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: `${slot.getUTCMinutes()} ${slot.getUTCHours()} * * *`, MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1h' });
+    const store = await openStore({ dataDir: join(dir, 'data'), mode: 'dry-run' });
+    await store.journal.markScheduled('dca-btc', slotMs - 7 * 60_000);
+    await store.close();
+
+    const daemon = await startDaemon();
+    const health = (await (await fetch(`${daemon.url}/healthz`)).json()) as { lastSlot: Record<string, unknown> };
+    expect(health.lastSlot).toEqual({ 'dca-btc': { slotTime: slot.toISOString(), outcome: 'done' } });
+    const { samples } = await scrape(daemon.url);
+    expect(valueOf(samples, 'stacker_last_successful_slot_timestamp_seconds', { strategy_instance: 'dca-btc' })).toBe(slotMs / 1000);
+    expect(valueOf(samples, 'stacker_slots_total', { strategy_instance: 'dca-btc', outcome: 'done' })).toBe(1);
+    expect((await daemon.stop()).exitCode).toBe(0);
+  });
+});
+
 describe('telling a daemon that stopped buying from one whose slots stopped', () => {
   /** A slot asked for from the API is the current second: wait for the next one so two runs are two slots. */
   const nextSecond = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));

@@ -183,6 +183,19 @@ describe('catch-up after the journal was rebuilt from the exchange\'s history', 
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(2);
   });
 
+  it('tells how each slot it runs late ended, at start and after a pause, as the scheduler tells of the slots it fires: /healthz and the metrics count them', async () => {
+    const { s1, s2 } = pastSlots();
+    const ended: string[] = [];
+    const engine = world.engine([dcaEvery10s(LAST)], { onLateSlotEnded: (instance, slotTimeMs, outcome) => void ended.push(`${instance}@${slotTimeMs}:${outcome}`) });
+    await world.journal.markScheduled(INSTANCE, s1 - 5_000);
+    await engine.catchUp(s1 + 3_000);
+    await engine.catchUpMissed(INSTANCE, [s2], s2 + 2_000);
+    expect(ended).toEqual([`${INSTANCE}@${s1}:done`, `${INSTANCE}@${s2}:done`]);
+    // A slot the journal already holds is not run again, and not told as ended again.
+    await engine.catchUpMissed(INSTANCE, [s2], s2 + 3_000);
+    expect(ended).toHaveLength(2);
+  });
+
   it('runs late, as any missed slot, one that fell after the journal was found behind: what the journal lost cannot have bought it', async () => {
     const { s1, s2 } = pastSlots();
     const engine = world.engine([dcaEvery10s(LAST)], { ledger: {} });

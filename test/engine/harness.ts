@@ -99,7 +99,14 @@ export interface EngineWorld {
   readonly dir: string;
   engine(
     instances: readonly ScheduledRuntime[],
-    options?: { killSwitch?: KillSwitch; credentials?: { apiKey: string; apiSecret: string }; ledger?: Partial<NonNullable<EngineOptions['ledger']>>; paused?: EngineOptions['paused']; stop?: AbortSignal },
+    options?: {
+      killSwitch?: KillSwitch;
+      credentials?: { apiKey: string; apiSecret: string };
+      ledger?: Partial<NonNullable<EngineOptions['ledger']>>;
+      paused?: EngineOptions['paused'];
+      stop?: AbortSignal;
+      onLateSlotEnded?: EngineOptions['onLateSlotEnded'];
+    },
   ): Engine;
   deps(options?: { killSwitch?: KillSwitch }): EngineDeps;
   /**
@@ -178,6 +185,7 @@ export async function engineWorld(sandboxOptions: SandboxOptions = {}, kind: Eng
         ...ledger,
         ...(options.paused === undefined ? {} : { paused: options.paused }),
         ...(options.stop === undefined ? {} : { stop: options.stop }),
+        ...(options.onLateSlotEnded === undefined ? {} : { onLateSlotEnded: options.onLateSlotEnded }),
       });
     },
     advance(ms) {
