@@ -11,6 +11,7 @@ import { VirtualScheduler } from '../engine/schedule/virtual-scheduler.ts';
 import { toRuntime, startupProblems } from '../config/instance-runtime.ts';
 import { ConfigError, type InputProblem } from '../domain/errors.ts';
 import { firstAtLeast } from '../domain/sorted.ts';
+import { wallTimeText } from '../domain/zone.ts';
 import { BacktestExchange } from '../sim/backtest-exchange.ts';
 import type { CandleSeries } from '../candles/index.ts';
 import type { RulesOrigin } from './rules/origin.ts';
@@ -346,8 +347,7 @@ function skippedWallTimes(instances: readonly InstanceConfig[], fromMs: number, 
     count += skipped.count;
     const w = skipped.first;
     const sortMs = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
-    const pad = (n: number): string => String(n).padStart(2, '0');
-    const text = `${w.year}-${pad(w.month)}-${pad(w.day)} ${pad(w.hour)}:${pad(w.minute)}${instance.schedule.hasSeconds ? `:${pad(w.second)}` : ''} ${instance.timezone}`;
+    const text = `${wallTimeText(w, instance.schedule.hasSeconds)} ${instance.timezone}`;
     if (first === null || sortMs < first.sortMs) first = { text, sortMs };
   }
   return first === null ? null : { count, first: first.text };

@@ -91,3 +91,9 @@ export function shiftDay(year: number, month: number, day: number, by: 1 | -1): 
   const d = new Date(Date.UTC(year, month - 1, day + by));
   return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
 }
+
+/** A wall time as people read it: `2026-03-29 02:30` (seconds only when the schedule has them). */
+export function wallTimeText(parts: LocalParts, withSeconds: boolean): string {
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return `${parts.year}-${pad(parts.month)}-${pad(parts.day)} ${pad(parts.hour)}:${pad(parts.minute)}${withSeconds ? `:${pad(parts.second)}` : ''}`;
+}

@@ -1,6 +1,8 @@
 import { type ScheduledTask, createTask } from 'node-cron';
+import type { CronSchedule } from './cron.ts';
 import { FirstOccurrence } from './first-occurrence.ts';
 import type { ScheduledInstance, Scheduler, SlotHandler } from './scheduler.ts';
+import { SkippedByClockChange } from './skipped-by-clock-change.ts';
 
 export interface CronSchedulerOptions {
   /**
@@ -14,6 +16,12 @@ export interface CronSchedulerOptions {
    * JSON log; what they say (a slot skipped by overlap, or missed) is reported by onMissed.
    */
   readonly onCronLog?: (level: 'info' | 'warn' | 'error' | 'debug', message: string) => void;
+  /**
+   * Wall times of the instance's schedule that its zone skips (the hour the clocks go forward),
+   * which have no slot: told once per change, when the next slot after them is worked out (at
+   * start, or at the fire before), so a slot that never runs is not lost without a word.
+   */
+  readonly onSkippedByClockChange?: (instance: string, skipped: NonNullable<ReturnType<CronSchedule['skippedBetween']>>, schedule: CronSchedule) => void;
 }
 
 /**
@@ -60,6 +68,7 @@ export class CronScheduler implements Scheduler {
         (context) => {
           if (this.#stopped) return undefined;
           first.arm();
+          skipped.look(Date.now());
           const slotTimeMs = wholeSecond(context.date);
           // The repeated instant of a slot that ran at its first occurrence, or fell before the start (catch-up's).
           if (!schedule.matches(slotTimeMs)) return undefined;
@@ -74,14 +83,17 @@ export class CronScheduler implements Scheduler {
       };
       task.on('execution:overlap', missed(OVERLAP_REASON, 'overlap'));
       task.on('execution:missed', missed(MISSED_REASON, 'missed'));
+      const skipped = new SkippedByClockChange(schedule, (wallTimes) => this.#options.onSkippedByClockChange?.(instance, wallTimes, schedule));
       const first = new FirstOccurrence(schedule, () => task.getNextRun(), {
         due: (slotTimeMs) => {
+          skipped.look(Date.now());
           if (!this.#stopped) void this.#run(instance, slotTimeMs, handler);
         },
         late: (slotTimeMs) => this.#options.onMissed?.(instance, slotTimeMs, MISSED_REASON, 'missed'),
       });
       void task.start();
       first.arm();
+      skipped.look(Date.now());
       this.#tasks.push(task);
       this.#firsts.push(first);
     }

@@ -249,6 +249,7 @@ function findSkipped(parsed: Parsed, fromMs: number, toMs: number): { count: num
         if (checked.has(key) || !dayMatches(parsed, d.year, d.month, d.day)) continue;
         checked.add(key);
         for (const hour of parsed.hours) {
+          if (wholeHourExists(d, hour, parsed.timezone)) continue;
           for (const minute of parsed.minutes) {
             for (const second of parsed.seconds) {
               const wall: LocalParts = { ...d, hour, minute, second };
@@ -268,6 +269,18 @@ function findSkipped(parsed: Parsed, fromMs: number, toMs: number): { count: num
     day = shiftDay(day.year, day.month, day.day, 1);
   }
   return first === null ? null : { count, first };
+}
+
+/**
+ * Whether every second of an hour of a date exists in the zone: its first and last do, 3599 s
+ * apart. A gap inside it would bring them closer (a repeat would part them). Asked before each of
+ * the hour's seconds is: a schedule every second has 86 400 a day, and the live scheduler asks
+ * on the day before each change of clocks (SkippedByClockChange).
+ */
+function wholeHourExists(date: { year: number; month: number; day: number }, hour: number, timezone: string): boolean {
+  const start = localToUtc({ ...date, hour, minute: 0, second: 0 }, timezone);
+  const end = localToUtc({ ...date, hour, minute: 59, second: 59 }, timezone);
+  return start !== null && end !== null && end - start === 3_599_000;
 }
 
 function findPrevious(parsed: Parsed, atMs: number): number | null {
