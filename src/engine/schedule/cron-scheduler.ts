@@ -1,6 +1,6 @@
 import { type ScheduledTask, createTask } from 'node-cron';
 import type { CronSchedule } from './cron.ts';
-import { FirstOccurrence } from './first-occurrence.ts';
+import { FirstOccurrence, SLOT_LATE_TOLERANCE_MS } from './first-occurrence.ts';
 import type { ScheduledInstance, Scheduler, SlotHandler } from './scheduler.ts';
 import { SkippedByClockChange } from './skipped-by-clock-change.ts';
 
@@ -24,15 +24,6 @@ export interface CronSchedulerOptions {
   readonly onSkippedByClockChange?: (instance: string, skipped: NonNullable<ReturnType<CronSchedule['skippedBetween']>>, schedule: CronSchedule) => void;
 }
 
-/**
- * How late a slot's timer may fire and still run as that slot (node-cron's own default is 1 s).
- * node-cron waits for a slot on a timer, which keeps monotonic time: when this machine's clock
- * steps forward (NTP corrects a slow clock), the timer fires late by the step, and at 1 s a
- * daily slot after a 30 s step was reported missed, its buy lost under CATCH_UP=skip. A fire up
- * to a minute late runs; node-cron still reports a slot missed once the next one is due (it
- * never runs two of an instance for one fire), and a longer pause or step is the catch-up's.
- */
-export const SLOT_LATE_TOLERANCE_MS = 60_000;
 
 /**
  * The live and dry-run scheduler: one node-cron task per instance, in its time zone, with

@@ -1,11 +1,14 @@
 import type { CronSchedule } from './cron.ts';
 
 /**
- * How late a timer may wake and still run its slot: node-cron's own default for its fires. Later
- * than that, the process was paused or suspended across the slot, and the slot is reported
- * missed, as node-cron reports its own, for the engine to handle as it handles those (CATCH_UP).
+ * How late a slot's timer may fire and still run as that slot (node-cron's own default is 1 s).
+ * node-cron waits for a slot on a timer, which keeps monotonic time: when this machine's clock
+ * steps forward (NTP corrects a slow clock), the timer fires late by the step, and at 1 s a
+ * daily slot after a 30 s step was reported missed, its buy lost under CATCH_UP=skip. A fire up
+ * to a minute late runs; node-cron still reports a slot missed once the next one is due (it
+ * never runs two of an instance for one fire), and a longer pause or step is the catch-up's.
  */
-const LATE_TOLERANCE_MS = 1_000;
+export const SLOT_LATE_TOLERANCE_MS = 60_000;
 
 /** The longest single wait: Node's timers overflow past 24.8 days, and a clock stepped meanwhile is seen again within a day. */
 const LONGEST_WAIT_MS = 86_400_000;
@@ -64,7 +67,8 @@ export class FirstOccurrence {
     const lateMs = Date.now() - slotTimeMs;
     // Woken early (a clock stepped back meanwhile): the slot is still to come.
     if (lateMs < 0) return this.arm();
-    if (lateMs <= LATE_TOLERANCE_MS) this.#events.due(slotTimeMs);
+    // Late within the tolerance node-cron is given, and before the next slot, as node-cron runs its own.
+    if (lateMs <= SLOT_LATE_TOLERANCE_MS && Date.now() < this.#schedule.next(slotTimeMs)) this.#events.due(slotTimeMs);
     else this.#events.late(slotTimeMs);
     this.arm();
   }
