@@ -42,6 +42,11 @@ export class ClockWatch {
   readonly #offsets = new Map<string, number>();
   #checkedAtMs = Number.NEGATIVE_INFINITY;
 
+  /**
+   * `nowMs`: the daemon's clock, by which it schedules slots and counts budget days, and times
+   * these readings. An exchange's offset is measured against the process's own clock (Date.now);
+   * a daemon run on another clock (a replay in virtual time) is judged against that one.
+   */
   constructor(exchanges: ReadonlyMap<string, Exchange>, logger: Logger, nowMs: () => number) {
     this.#exchanges = exchanges;
     this.#logger = logger;
@@ -62,8 +67,9 @@ export class ClockWatch {
     const several = this.#exchanges.size > 1;
     await Promise.all(
       [...this.#exchanges].map(async ([account, exchange]) => {
-        const offsetMs = await exchange.clockOffsetMs?.().catch(() => null);
-        if (offsetMs === undefined || offsetMs === null) return;
+        const measuredMs = await exchange.clockOffsetMs?.().catch(() => null);
+        if (measuredMs === undefined || measuredMs === null) return;
+        const offsetMs = measuredMs + (Date.now() - this.#nowMs());
         this.#offsets.set(account, offsetMs);
         const off = Math.abs(offsetMs) >= CLOCK_WARN_MS;
         const was = this.#off.get(account) ?? false;

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
 import { CLOCK_CHECK_MS, CLOCK_RECHECK_OFF_MS, ClockWatch } from '../../src/daemon/clock-watch.ts';
 import { Decimal } from '../../src/domain/money.ts';
@@ -22,6 +22,10 @@ async function watched(): Promise<{ logger: Awaited<ReturnType<typeof createLogg
   return { logger: await createLogger({ level: 'info', destination }), lines };
 }
 
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 describe("the daemon's watch on its clock", () => {
   it("says when this machine's clock is a minute or more off the exchange's (live and dry-run alike), again when it is right, and nothing while it agrees", async () => {
     let skewMs = 3_600_000;
@@ -31,8 +35,10 @@ describe("the daemon's watch on its clock", () => {
     const live = new LiveExchange(clients[0] as ApiClient);
     const paper = new PaperExchange({ marketData: new ApiMarketData(clients[1] as ApiClient), wallet: new Map([['USDT', new Decimal(100)]]), slippagePct: new Decimal(0) });
     const { logger, lines } = await watched();
-    let nowMs = 0;
-    const watch = new ClockWatch(new Map<string, Exchange>([['main', live], ['paper', paper]]), logger, () => nowMs);
+    // The daemon's clock is this process's; the test moves it on (Date only: requests keep real timers) to make a reading due.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const later = (ms: number): void => void vi.setSystemTime(Date.now() + ms);
+    const watch = new ClockWatch(new Map<string, Exchange>([['main', live], ['paper', paper]]), logger, () => Date.now());
     try {
       await watch.check();
       const off = lines.filter((line) => line['event'] === 'clock-off');
@@ -50,21 +56,21 @@ describe("the daemon's watch on its clock", () => {
       lines.length = 0;
       await watch.check('due');
       expect(lines).toEqual([]);
-      nowMs += CLOCK_CHECK_MS;
+      later(CLOCK_CHECK_MS);
       await watch.check('due');
       expect(lines.map((line) => line['event'])).toEqual(['clock-right', 'clock-right']);
       expect(watch.problems()).toEqual([]);
       // Two minutes off is a warning, not unhealthy.
       skewMs = 120_000;
-      nowMs += CLOCK_CHECK_MS;
+      later(CLOCK_CHECK_MS);
       await watch.check('due');
       expect(lines.some((line) => line['event'] === 'clock-off')).toBe(true);
       expect(watch.problems()).toEqual([]);
       skewMs = 0;
-      nowMs += CLOCK_CHECK_MS;
+      later(CLOCK_CHECK_MS);
       await watch.check('due');
       lines.length = 0;
-      nowMs += CLOCK_CHECK_MS;
+      later(CLOCK_CHECK_MS);
       await watch.check('due');
       expect(lines).toEqual([]);
     } finally {
@@ -77,8 +83,9 @@ describe("the daemon's watch on its clock", () => {
     let offsetMs = -3_600_000;
     const exchange = { clockOffsetMs: async () => offsetMs } as unknown as Exchange;
     const { logger } = await watched();
-    let nowMs = 10 * CLOCK_CHECK_MS;
-    const watch = new ClockWatch(new Map<string, Exchange>([['main', exchange]]), logger, () => nowMs);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const later = (ms: number): void => void vi.setSystemTime(Date.now() + ms);
+    const watch = new ClockWatch(new Map<string, Exchange>([['main', exchange]]), logger, () => Date.now());
     await watch.check();
     expect(watch.refusal('main')).toMatch(/^this machine's clock is 3600\.0 s ahead of the exchange's, and slots and budget days follow this machine's clock: nothing that moves money is sent until it is within 5 minutes/);
     // Named per account: another account, or none named, is not refused for this one's clock.
@@ -87,13 +94,13 @@ describe("the daemon's watch on its clock", () => {
 
     // Set right: read again within a minute, not ten, and the sends go again.
     offsetMs = 0;
-    nowMs += CLOCK_RECHECK_OFF_MS;
+    later(CLOCK_RECHECK_OFF_MS);
     await watch.check('due');
     expect(watch.refusal('main')).toBeNull();
 
     // This machine's clock stepped back an hour just after a reading: due at once, not in an hour and ten minutes.
     offsetMs = 3_600_000;
-    nowMs -= 3_600_000;
+    later(-3_600_000);
     await watch.check('due');
     expect(watch.problems()).toHaveLength(1);
     expect(watch.refusal('main')).toMatch(/3600\.0 s behind the exchange's/);

@@ -24,7 +24,6 @@ export interface CronSchedulerOptions {
   readonly onSkippedByClockChange?: (instance: string, skipped: NonNullable<ReturnType<CronSchedule['skippedBetween']>>, schedule: CronSchedule) => void;
 }
 
-
 /**
  * The live and dry-run scheduler: one node-cron task per instance, in its time zone, with
  * `noOverlap` (a slow slot makes node-cron skip the next fire, which the engine journals as
