@@ -344,9 +344,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       const [{ startHealthServer }, { offLoopbackWarning }] = await Promise.all([import('../observability/health-server.ts'), import('../observability/allowed-hosts.ts')]);
       const startedAtMs = clock.nowMs();
       const metrics = options.metrics;
-      const healthNow = (): { problems: string[]; stopping: boolean } => {
+      const healthNow = (): { problems: string[]; stopping: boolean; starting: boolean } => {
         const wait = startingProblem();
-        return { problems: [...(wait === null ? [] : [wait]), ...health.problems()], stopping: stopping.signal.aborted };
+        return { problems: [...(wait === null ? [] : [wait]), ...health.problems()], stopping: stopping.signal.aborted, starting };
       };
       const healthy = (problems: readonly string[]): boolean => problems.length === 0 && !stopping.signal.aborted;
       const failures = statusFailures(logger);

@@ -24,7 +24,8 @@ export interface StatusDocument {
   readonly mode: string;
   readonly version: string;
   readonly startedAt: string;
-  readonly health: { readonly status: 'ok' | 'unhealthy' | 'stopping'; readonly problems: readonly string[] };
+  /** `starting`: waiting at start (for the exchange), nothing scheduled yet, as /healthz says. */
+  readonly health: { readonly status: 'ok' | 'unhealthy' | 'starting' | 'stopping'; readonly problems: readonly string[] };
   readonly killSwitch: {
     readonly on: boolean;
     /** Every source that holds it on (the status API, the file, STACKER_KILL_SWITCH). */
@@ -138,7 +139,8 @@ export interface StatusSources {
   readonly configuredKillSwitch: () => string | null;
   readonly controlsEnabled: boolean;
   /** The daemon's health as /healthz reports it. */
-  readonly health: () => { readonly problems: readonly string[]; readonly stopping: boolean };
+  /** `starting`: the daemon has not scheduled its slots yet (it waits for the exchange at start). */
+  readonly health: () => { readonly problems: readonly string[]; readonly stopping: boolean; readonly starting?: boolean };
   readonly nowMs: () => number;
   /** How long a price read is reused: every open page asks every few seconds. Default 30 s. */
   readonly priceTtlMs?: number;
@@ -230,7 +232,7 @@ export class StatusBuilder {
       mode: sources.mode,
       version: sources.version,
       startedAt: iso(sources.startedAtMs),
-      health: { status: health.stopping ? 'stopping' : health.problems.length === 0 ? 'ok' : 'unhealthy', problems: health.problems },
+      health: { status: health.stopping ? 'stopping' : health.starting === true ? 'starting' : health.problems.length === 0 ? 'ok' : 'unhealthy', problems: health.problems },
       killSwitch: { on: reasons.length > 0, reasons, operatorSince: operatorSince === null ? null : iso(operatorSince) },
       controls: { enabled: sources.controlsEnabled },
     };
@@ -254,7 +256,8 @@ export class StatusBuilder {
       retrying: retryStatus(engine?.retryingSlot(name) ?? null),
       schedule: config.schedule.expression,
       timezone: config.timezone,
-      nextSlot: enabled ? iso(config.schedule.next(nowMs)) : null,
+      // Nothing is scheduled while the daemon starts: no time would be honest.
+      nextSlot: enabled && this.#sources.health().starting !== true ? iso(config.schedule.next(nowMs)) : null,
       lastSlot: slots[0] === undefined ? null : await slotStatus(journal, slots[0]),
       budget: await this.#budget(config, nowMs),
       recentSlots: await Promise.all(slots.map((slot) => slotStatus(journal, slot))),

@@ -227,6 +227,10 @@ describe('the daemon for log shippers and probes', () => {
     expect(scraped).toMatch(/^stacker_last_successful_slot_timestamp_seconds\{strategy_instance="dca-btc"\} \d{10}$/m);
     expect(scraped).toMatch(/^stacker_last_order_timestamp_seconds\{strategy_instance="dca-btc"\} \d{10}/m);
     expect(scraped).toMatch(/^stacker_slots_total\{strategy_instance="dca-btc",outcome="missed"\} 0$/m);
+    // /api/status says the same as /healthz, and names no next slot while nothing is scheduled.
+    const status = (await (await fetch(`${url}/api/status`)).json()) as { health: { status: string }; instances: Array<{ nextSlot: string | null }> };
+    expect(status.health.status).toBe('starting');
+    expect(status.instances.map((instance) => instance.nextSlot)).toEqual([null]);
     // The controls are there: a kill switch is taken (and journalled), a slot now must wait for the start.
     expect((await postControl(url, '/api/kill-switch', CONTROL_TOKEN, { on: true })).status).toBe(200);
     expect((await postControl(url, '/api/instances/dca-btc/run', CONTROL_TOKEN)).status).toBe(503);
