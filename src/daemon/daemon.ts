@@ -123,6 +123,9 @@ const SIGHUP_IGNORED = 'SIGHUP ignored: stacker has nothing to reload (settings 
 
 /** How often the journal is written while idle, so a full or read-only disk shows in /healthz. */
 const HEARTBEAT_MS = 60_000;
+/** At most this many slots that fell while the start caught up are handled (the newest matter; a second schedule after a long catch-up has many). */
+const MAX_GAP_SLOTS = 1000;
+
 /** How long the missed-slot reports of one wake are gathered before they are handled together. */
 const MISSED_GATHER_MS = 250;
 /** The exchange's history is read before every slot, and at least this often. */
@@ -495,7 +498,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       return { exitCode, fatal, slots: onceSlots, onceNotDone, onceWhy, oncePassing };
     }
     // From the run's start: a start that waited for an exchange journals the slots of the wait as such.
-    if (!stopping.signal.aborted) await running.catchUp(clock.nowMs(), run.startedAtMs, journalBehind === null ? {} : { journalBehind });
+    const caughtUpToMs = clock.nowMs();
+    if (!stopping.signal.aborted) await running.catchUp(caughtUpToMs, run.startedAtMs, journalBehind === null ? {} : { journalBehind });
 
     // A failed slot found done since counts as a success for the gauge and ends its run of failures for /healthz.
     const onSettled = (instance: string, slotTimeMs: number): void => {
@@ -540,6 +544,16 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           await slotEnded(instance, slotTimeMs, outcome);
         },
       );
+      // The slots that fell while the start caught up (a slot run late can take seconds, and the
+      // process may be paused meanwhile), after what the catch-up planned and before the scheduler's
+      // first fire: neither saw them, and they went unjournalled. Handled as the slots of a wake.
+      const scheduledFromMs = Math.floor(clock.nowMs() / 1000) * 1000;
+      for (const instance of enabled) {
+        const gap: number[] = [];
+        for (let at = instance.schedule.next(caughtUpToMs); at <= scheduledFromMs; at = instance.schedule.next(at)) gap.push(at);
+        if (gap.length === 0) continue;
+        void running.catchUpMissed(instance.instance, gap.slice(-MAX_GAP_SLOTS), clock.nowMs()).catch((error: unknown) => logger.warn({ event: 'engine-error', instance: instance.instance, error: errorMessage(error) }, `the slots of ${instance.instance} missed while starting could not be handled`));
+      }
       for (const instance of enabled) {
         logger.info(
           { event: 'scheduled', instance: instance.instance, strategy: instance.strategy.name, schedule: instance.schedule.expression, timezone: instance.timezone, next: new Date(instance.schedule.next(clock.nowMs())).toISOString() },

@@ -254,6 +254,33 @@ describe('stacker run against the sandbox', () => {
     }
   }, 60_000);
 
+  it('journals every slot that falls while the start catches up (a slot run late that takes seconds): none is left without a row', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
+    const first = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+    await first.waitFor('"to":"FILLED"');
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    // Stopped across a slot; at the next start that slot is run late, and its order takes 5 s.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 5000, times: 1 });
+    const second = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+    await second.waitFor('"event":"catch-up"');
+    await second.waitFor('"event":"scheduled"', 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    const journal = new SqliteJournal({ path: join(t.dir.data, 'stacker.db'), readOnly: true });
+    await journal.open();
+    try {
+      const slots = (await journal.listSlots({ instance: 'dca-btc', limit: 1000 })).map((slot) => slot.slotTimeMs).sort((a, b) => a - b);
+      const every: number[] = [];
+      for (let at = slots[0] as number; at <= (slots.at(-1) as number); at += 2000) every.push(at);
+      expect(slots).toEqual(every);
+    } finally {
+      await journal.close();
+    }
+  }, 60_000);
+
   it("a second SIGTERM while a slow slot finishes leaves at once, with the shell's code for SIGTERM (143)", async () => {
     const daemon = await withSlotInFlight(30_000);
     daemon.child.kill('SIGTERM');
