@@ -180,9 +180,10 @@ export class StatusBuilder {
     const book = await this.#readOrders();
     const markets = book.markets();
     const priced = await this.#pricesOf(markets, nowMs);
+    const known = this.#daemonKnows(nowMs);
     return {
-      ...this.#daemonKnows(nowMs),
-      instances: await Promise.all(sources.instances.map((instance) => this.#instance(instance, nowMs))),
+      ...known,
+      instances: await Promise.all(sources.instances.map((instance) => this.#instance(instance, nowMs, known.health.status === 'starting'))),
       accounts: await Promise.all(
         (sources.accounts ?? []).map(async (account) => {
           const killedSince = sources.controls.accountKillSwitchSinceMs(account.name);
@@ -238,7 +239,8 @@ export class StatusBuilder {
     };
   }
 
-  async #instance(config: InstanceConfig, nowMs: number): Promise<InstanceStatus> {
+  /** `starting`: nothing is scheduled yet, so no next slot is named. */
+  async #instance(config: InstanceConfig, nowMs: number, starting: boolean): Promise<InstanceStatus> {
     const { journal, controls } = this.#sources;
     const engine = this.#sources.engine();
     const name = config.instance;
@@ -257,7 +259,7 @@ export class StatusBuilder {
       schedule: config.schedule.expression,
       timezone: config.timezone,
       // Nothing is scheduled while the daemon starts: no time would be honest.
-      nextSlot: enabled && this.#sources.health().starting !== true ? iso(config.schedule.next(nowMs)) : null,
+      nextSlot: enabled && !starting ? iso(config.schedule.next(nowMs)) : null,
       lastSlot: slots[0] === undefined ? null : await slotStatus(journal, slots[0]),
       budget: await this.#budget(config, nowMs),
       recentSlots: await Promise.all(slots.map((slot) => slotStatus(journal, slot))),

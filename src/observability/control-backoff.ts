@@ -1,4 +1,5 @@
 import { isIPv6 } from 'node:net';
+import { plainAddress } from '../domain/ip-address.ts';
 
 /**
  * The controls' answer to guessing: once one address has had `limit` control requests refused
@@ -88,9 +89,8 @@ export class ControlBackoff {
 }
 
 /** An IPv4 address as it is (one mapped into IPv6 too), an IPv6 one by its /64. */
-function clientOf(address: string): string {
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-  if (mapped !== null) return mapped[1] as string;
+function clientOf(given: string): string {
+  const address = plainAddress(given) ?? given;
   if (!isIPv6(address)) return address;
   return `${expandIPv6(address).slice(0, 4).join(':')}::/64`;
 }

@@ -49,6 +49,14 @@ async function stopsCleanlyOnSigterm(daemon: ReturnType<typeof startDaemon>): Pr
 }
 
 /** A daemon buying every second whose first order the exchange sits on for `latencyMs`: its slot is in flight when this returns. */
+/** A live daemon buying every second on the sandbox, once its first buy has filled. */
+async function buyingEverySecond(): Promise<ReturnType<typeof startDaemon>> {
+  t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
+  const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+  await daemon.waitFor('"to":"FILLED"');
+  return daemon;
+}
+
 async function withSlotInFlight(latencyMs: number): Promise<ReturnType<typeof startDaemon>> {
   t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
   t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs, times: 1 });
@@ -170,9 +178,7 @@ describe('stacker run against the sandbox', () => {
   }, 20_000);
 
   it('ignores SIGHUP (a log rotation, systemctl reload, a terminal hanging up) with a warning that says how to stop it, and trades on; SIGTERM then stops it, exit 0', async () => {
-    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
-    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
-    await daemon.waitFor('"to":"FILLED"');
+    const daemon = await buyingEverySecond();
     daemon.child.kill('SIGHUP');
     await daemon.waitFor('"event":"signal-ignored"');
     const warned = jsonLines(daemon.output()).find((line) => line.event === 'signal-ignored');
@@ -184,9 +190,7 @@ describe('stacker run against the sandbox', () => {
   }, 60_000);
 
   it('trades on when its terminal or log reader goes away (writes to stdout and stderr fail), without crashing or spinning, and still stops on SIGTERM', async () => {
-    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
-    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
-    await daemon.waitFor('"to":"FILLED"');
+    const daemon = await buyingEverySecond();
     // What a hang-up does: the reader is gone (every write now fails) and SIGHUP comes.
     daemon.child.stdout?.destroy();
     daemon.child.stderr?.destroy();
@@ -202,9 +206,7 @@ describe('stacker run against the sandbox', () => {
   }, 60_000);
 
   it("a stop whose lock owner file cannot be removed (the data dir remounted read-only) is a clean stop with a warning in the stop's words, not a failed start: exit 0", async () => {
-    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
-    const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
-    await daemon.waitFor('"to":"FILLED"');
+    const daemon = await buyingEverySecond();
     // Something its unlink refuses, as EROFS would (root writes anywhere, so not a permission).
     const ownerFile = join(t.dir.data, 'stacker.db.run-lock.json');
     rmSync(ownerFile);
