@@ -5,7 +5,8 @@ import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import type { Engine, SlotRetryState } from '../engine/engine.ts';
 import type { Exchange } from '../exchange/port.ts';
 import type { MarketPosition } from '../report/cost-basis.ts';
-import { PositionBook } from '../report/position-book.ts';
+import { FollowedOrders } from '../report/followed-orders.ts';
+import type { PositionBook } from '../report/position-book.ts';
 import { StoreError } from '../store/errors.ts';
 import { BUDGET_PERIODS, type BudgetPeriod, type BudgetScope, type Journal, type SlotRecord, type StoredOrder } from '../store/journal.ts';
 import type { OperatorControls } from './controls.ts';
@@ -165,19 +166,21 @@ const RECENT_ORDERS = 5;
 
 export class StatusBuilder {
   readonly #sources: StatusSources;
-  /** The journal's orders as last read (#readOrders): by id, their positions, the newest change seen, and a count of changes. */
-  #known: { readonly byId: Map<string, StoredOrder>; readonly book: PositionBook; newestMs: number; version: number } | null = null;
+  /** The journal's orders as last read: their positions and each instance's newest. */
+  readonly #orders: FollowedOrders;
   #lastPositions: { readonly version: number; readonly prices: ReadonlyMap<string, Decimal> | null; readonly positions: MarketPosition[] } | null = null;
   #prices: { readonly atMs: number; readonly markets: string; readonly prices: ReadonlyMap<string, Decimal> | null; readonly note: string | null } | null = null;
 
   constructor(sources: StatusSources) {
     this.#sources = sources;
+    this.#orders = new FollowedOrders(sources.journal, { recentPerInstance: RECENT_ORDERS });
   }
 
   async document(): Promise<StatusDocument> {
     const sources = this.#sources;
     const nowMs = sources.nowMs();
-    const book = await this.#readOrders();
+    await this.#orders.catchUp();
+    const book = this.#orders.book;
     const markets = book.markets();
     const priced = await this.#pricesOf(markets, nowMs);
     const known = this.#daemonKnows(nowMs);
@@ -247,7 +250,7 @@ export class StatusBuilder {
     const enabled = config.enabled && (engine?.isEnabled(name) ?? true);
     const pausedSince = controls.pausedSinceMs(name);
     const slots = await journal.listSlots({ instance: name, limit: RECENT_SLOTS });
-    const orders = await journal.listOrders({ instance: name, limit: RECENT_ORDERS });
+    const orders = this.#orders.recentOf(name);
     return {
       name,
       strategy: config.strategy.name,
@@ -299,32 +302,9 @@ export class StatusBuilder {
   }
 
   /** The markets' prices, reused for priceTtlMs (a failure too, so a down exchange is not asked at every refresh). */
-  /**
-   * Every journalled order, in the positions they add up to. Read whole once, then only what the
-   * journal recorded or updated since the newest change seen (less a minute, for a write stamped
-   * before it committed), each change put in place of the version counted before: a page open on
-   * a daemon with 50k orders read them all every 5 s, then summed them all again at every new
-   * order, on the daemon's thread.
-   */
-  async #readOrders(): Promise<PositionBook> {
-    const known = this.#known;
-    const changed = await this.#sources.journal.listOrders({ limit: -1, ...(known === null ? {} : { updatedFromMs: known.newestMs - CHANGE_MARGIN_MS }) });
-    const next = known ?? { byId: new Map<string, StoredOrder>(), book: new PositionBook(), newestMs: 0, version: 0 };
-    for (const order of changed) {
-      const before = next.byId.get(order.orderId) ?? null;
-      if (before !== null && before.updatedAtMs === order.updatedAtMs) continue;
-      next.book.replace(before, order);
-      next.byId.set(order.orderId, order);
-      next.version += 1;
-      if (order.updatedAtMs > next.newestMs) next.newestMs = order.updatedAtMs;
-    }
-    this.#known = next;
-    return next.book;
-  }
-
   /** Positions at these prices, worked out again only when an order or the prices changed. */
   #positions(book: PositionBook, prices: ReadonlyMap<string, Decimal> | null): MarketPosition[] {
-    const version = this.#known?.version ?? -1;
+    const version = this.#orders.version;
     const last = this.#lastPositions;
     if (last !== null && last.version === version && last.prices === prices) return last.positions;
     const summed = book.positions(prices);
@@ -356,9 +336,6 @@ async function slotStatus(journal: Journal, slot: SlotRecord): Promise<SlotStatu
 function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
-
-/** How far back of the newest change seen the next read of the orders starts: a write is stamped before it commits. */
-const CHANGE_MARGIN_MS = 60_000;
 
 /** Used and left of each period a budget limits, as the journal counts it; null when it limits none. */
 async function budgetStatus(journal: Journal, scope: BudgetScope, budgets: Readonly<Record<BudgetPeriod, Decimal | null>>, nowMs: number): Promise<BudgetStatus | null> {

@@ -16,6 +16,7 @@ import {
   type IntentRecord,
   type IntentStatus,
   OPERATION_STATUSES,
+  type ChangedOrder,
   type OperationStatus,
   type OperatorControlChange,
   type OperatorControls,
@@ -199,6 +200,11 @@ export function orderFromRow(row: Row): StoredOrder {
     firstSeenAtMs: r.int('first_seen_at_ms'),
     updatedAtMs: r.int('updated_at_ms'),
   };
+}
+
+/** An orders row read with its intent's instance (as `intent_instance`). */
+export function changedOrderFromRow(row: Row): ChangedOrder {
+  return { ...orderFromRow(row), instance: new RowReader(row, `orders row ${String(row['order_id'])}`).optionalText('intent_instance') };
 }
 
 export function transitionFromRow(row: Row): OrderTransition {

@@ -16,6 +16,7 @@ import {
   type PeriodStarts,
   type BudgetReserveRequest,
   type BudgetScope,
+  type ChangedOrdersQuery,
   type IntentError,
   type IntentRecord,
   type IntentResult,
@@ -359,6 +360,22 @@ export function checkSpentAmount(value: Decimal, field: string): void {
 /** Locale-free text order, as SQLite's BINARY collation sorts ASCII: the same on every machine. */
 export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The journals' order of orders: first seen, then id (SQL: first_seen_at_ms, order_id). */
+export function oldestOrderFirst(a: StoredOrder, b: StoredOrder): number {
+  return a.firstSeenAtMs - b.firstSeenAtMs || compareText(a.orderId, b.orderId);
+}
+
+/** A page of changed orders asks for a positive count from a time, after an order of the page before when one is named. */
+export function checkChangedOrdersQuery(query: ChangedOrdersQuery): ChangedOrdersQuery {
+  if (!Number.isSafeInteger(query.fromMs)) throw new StoreError('invalid-argument', `changed orders are read from a time in whole milliseconds, not ${String(query.fromMs)}`);
+  if (!Number.isSafeInteger(query.limit) || query.limit < 1) throw new StoreError('invalid-argument', `a page of changed orders holds at least one order, not ${String(query.limit)}`);
+  const after = query.after;
+  if (after !== undefined && (!Number.isSafeInteger(after.updatedAtMs) || typeof after.orderId !== 'string' || after.orderId === '')) {
+    throw new StoreError('invalid-argument', 'a page of changed orders starts after an order named by its updatedAtMs and orderId');
+  }
+  return query;
 }
 
 export function checkOperatorControl(change: OperatorControlChange): void {

@@ -113,6 +113,12 @@ export interface Journal {
   openOrders(): Promise<StoredOrder[]>;
   /** Newest first. */
   listOrders(query?: OrderQuery): Promise<StoredOrder[]>;
+  /**
+   * Orders recorded or updated at or after `fromMs`, oldest change first (by updatedAtMs, then
+   * order id), each with its intent's instance: a page of what changed, for a reader that keeps
+   * up with the journal page by page (`after`: the last order of the page before).
+   */
+  changedOrders(query: ChangedOrdersQuery): Promise<ChangedOrder[]>;
   orderTransitions(orderId: string): Promise<OrderTransition[]>;
 
   // Flex withdrawals and transfers (one record per intent; recording again updates it).
@@ -379,6 +385,18 @@ export interface OrderQuery {
   readonly updatedFromMs?: number;
   /** At most this many, newest first (50 when absent; a negative number: all). */
   readonly limit?: number;
+}
+
+export interface ChangedOrdersQuery {
+  readonly fromMs: number;
+  /** Only orders after this one in the reading order: the last order of the page before. */
+  readonly after?: { readonly updatedAtMs: number; readonly orderId: string };
+  readonly limit: number;
+}
+
+/** An order with the instance of the intent it belongs to (null: none, an order adopted from the exchange with no intent). */
+export interface ChangedOrder extends StoredOrder {
+  readonly instance: string | null;
 }
 
 export const OPERATION_STATUSES = ['sent', 'done', 'failed', 'unknown'] as const;

@@ -13,6 +13,8 @@ import {
   type BudgetReserveRequest,
   type BudgetScope,
   type BudgetSpent,
+  type ChangedOrder,
+  type ChangedOrdersQuery,
   type FlexOperationInput,
   type FlexOperationRecord,
   type IntentQuery,
@@ -57,6 +59,7 @@ import {
   applyIntentUpdate,
   accountStateKey,
   checkAccountState,
+  checkChangedOrdersQuery,
   checkFinding,
   checkSecondOrder,
   checkFinishStatus,
@@ -75,6 +78,7 @@ import {
   checkSameOrder,
   isOlderSnapshot,
   newIntentFields,
+  oldestOrderFirst,
   operationMoney,
   snapshotMoved,
 } from './journal-rules.ts';
@@ -348,6 +352,19 @@ export class MemoryJournal implements Journal {
           (query.updatedFromMs === undefined || order.updatedAtMs >= query.updatedFromMs),
       );
       return take(found.sort((a, b) => oldestOrderFirst(b, a)), query.limit ?? 50);
+    });
+  }
+
+  changedOrders(query: ChangedOrdersQuery): Promise<ChangedOrder[]> {
+    return this.#read('listing changed orders', () => {
+      const { fromMs, after } = checkChangedOrdersQuery(query);
+      const found = [...this.#orders.values()].filter(
+        (order) => order.updatedAtMs >= fromMs && (after === undefined || order.updatedAtMs > after.updatedAtMs || (order.updatedAtMs === after.updatedAtMs && compareText(order.orderId, after.orderId) > 0)),
+      );
+      return found
+        .sort((a, b) => a.updatedAtMs - b.updatedAtMs || compareText(a.orderId, b.orderId))
+        .slice(0, query.limit)
+        .map((order) => ({ ...order, instance: order.intentId === null ? null : (this.#intents.get(order.intentId)?.instance ?? null) }));
     });
   }
 
@@ -1169,10 +1186,6 @@ function budgetKey(scope: BudgetScope, period: string, startMs: number): string 
 /** SQL's LIMIT: a negative limit means all. */
 function take<T>(items: T[], limit: number): T[] {
   return limit < 0 ? items : items.slice(0, limit);
-}
-
-function oldestOrderFirst(a: StoredOrder, b: StoredOrder): number {
-  return a.firstSeenAtMs - b.firstSeenAtMs || compareText(a.orderId, b.orderId);
 }
 
 

@@ -25,6 +25,8 @@ import type {
   NewLedgerFinding,
   OrderAdoption,
   OrderLink,
+  ChangedOrder,
+  ChangedOrdersQuery,
   OrderQuery,
   OrderTransition,
   RunRecord,
@@ -331,6 +333,10 @@ export class PgJournal implements Journal {
 
   listOrders(query: OrderQuery = {}): Promise<StoredOrder[]> {
     return this.#read('listing orders', (tx) => orders.listOrders(tx, query));
+  }
+
+  changedOrders(query: ChangedOrdersQuery): Promise<ChangedOrder[]> {
+    return this.#read('listing changed orders', (tx) => orders.changedOrders(tx, query));
   }
 
   orderTransitions(orderId: string): Promise<OrderTransition[]> {

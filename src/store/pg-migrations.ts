@@ -235,6 +235,12 @@ const V8_BUDGETS_BY_TIME = `
 CREATE INDEX budget_reservations_by_time ON budget_reservations (instance, asset, at_ms, time_zone);
 `;
 
+/** Orders by when they changed, and newest first (migrations.ts v9). */
+const V9_ORDERS_BY_CHANGE = `
+CREATE INDEX orders_by_update ON orders (updated_at_ms, order_id);
+CREATE INDEX orders_by_first_seen ON orders (first_seen_at_ms, order_id);
+`;
+
 export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 1, name: 'initial journal', sql: V1_INITIAL },
   { version: 2, name: 'stop activation transitions', sql: V2_STOP_ACTIVATION },
@@ -244,6 +250,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 6, name: 'account kill switch', sql: V6_ACCOUNT_KILL_SWITCH },
   { version: 7, name: 'scheduled instances', sql: V7_SCHEDULED_INSTANCES },
   { version: 8, name: 'budgets by time', sql: V8_BUDGETS_BY_TIME },
+  { version: 9, name: 'orders by change', sql: V9_ORDERS_BY_CHANGE },
 ];
 
 /** The versions and names both stores must share (tested). */

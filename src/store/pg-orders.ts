@@ -1,9 +1,9 @@
 import { type Decimal, formatDecimal } from '../domain/money.ts';
 import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
-import type { OrderLink, OrderQuery, OrderTransition, StoredOrder } from './journal.ts';
-import { ORDER_COLUMNS, orderColumns, orderFromRow, transitionFromRow } from './journal-rows.ts';
-import { checkSameOrder, isOlderSnapshot, snapshotMoved, transitionOf } from './journal-rules.ts';
+import type { ChangedOrder, ChangedOrdersQuery, OrderLink, OrderQuery, OrderTransition, StoredOrder } from './journal.ts';
+import { ORDER_COLUMNS, changedOrderFromRow, orderColumns, orderFromRow, transitionFromRow } from './journal-rows.ts';
+import { checkChangedOrdersQuery, checkSameOrder, isOlderSnapshot, snapshotMoved, transitionOf } from './journal-rules.ts';
 import { limitOrAll } from './pg-intents.ts';
 import type { Tx } from './pg-db.ts';
 
@@ -64,6 +64,18 @@ export async function listOrders(tx: Tx, query: OrderQuery): Promise<StoredOrder
     [query.instance ?? null, query.market ?? null, limitOrAll(query.limit ?? 50), query.firstSeenFromMs ?? null, query.updatedFromMs ?? null],
   );
   return rows.map(orderFromRow);
+}
+
+/** Journal.changedOrders: a range read of the orders_by_update index. */
+export async function changedOrders(tx: Tx, query: ChangedOrdersQuery): Promise<ChangedOrder[]> {
+  const { fromMs, after, limit } = checkChangedOrdersQuery(query);
+  const rows = await tx.rows(
+    `SELECT o.*, i.instance AS intent_instance FROM orders o LEFT JOIN intents i ON i.intent_id = o.intent_id
+     WHERE o.updated_at_ms >= $1 AND ($2::bigint IS NULL OR (o.updated_at_ms, o.order_id) > ($2::bigint, $3::text))
+     ORDER BY o.updated_at_ms, o.order_id LIMIT $4`,
+    [Math.max(fromMs, after?.updatedAtMs ?? fromMs), after?.updatedAtMs ?? null, after?.orderId ?? null, limit],
+  );
+  return rows.map(changedOrderFromRow);
 }
 
 export async function ordersOfIntent(tx: Tx, intentId: string): Promise<StoredOrder[]> {

@@ -27,6 +27,8 @@ import type {
   OperatorControls,
   OrderAdoption,
   OrderLink,
+  ChangedOrder,
+  ChangedOrdersQuery,
   OrderQuery,
   OrderTransition,
   RunMode,
@@ -351,6 +353,10 @@ export class SqliteJournal implements Journal {
 
   listOrders(query: OrderQuery = {}): Promise<StoredOrder[]> {
     return this.#run('listing orders', (db) => orders.listOrders(db, query));
+  }
+
+  changedOrders(query: ChangedOrdersQuery): Promise<ChangedOrder[]> {
+    return this.#run('listing changed orders', (db) => orders.changedOrders(db, query));
   }
 
   orderTransitions(orderId: string): Promise<OrderTransition[]> {

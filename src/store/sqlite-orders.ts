@@ -2,9 +2,9 @@ import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import { formatDecimal } from '../domain/money.ts';
 import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
-import type { OrderLink, OrderQuery, OrderTransition, StoredOrder } from './journal.ts';
-import { checkSameOrder, isOlderSnapshot, snapshotMoved, transitionOf } from './journal-rules.ts';
-import { ORDER_COLUMNS, type Row, orderColumns, orderFromRow, transitionFromRow } from './journal-rows.ts';
+import type { ChangedOrder, ChangedOrdersQuery, OrderLink, OrderQuery, OrderTransition, StoredOrder } from './journal.ts';
+import { checkChangedOrdersQuery, checkSameOrder, isOlderSnapshot, snapshotMoved, transitionOf } from './journal-rules.ts';
+import { ORDER_COLUMNS, type Row, changedOrderFromRow, orderColumns, orderFromRow, transitionFromRow } from './journal-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
 /**
@@ -83,6 +83,19 @@ export function listOrders(db: DatabaseSync, query: OrderQuery): StoredOrder[] {
     )
     .all({ instance: query.instance ?? null, market: query.market ?? null, from: query.firstSeenFromMs ?? null, updated: query.updatedFromMs ?? null, limit: query.limit ?? 50 })
     .map(orderFromRow);
+}
+
+/** Journal.changedOrders: a range read of the orders_by_update index, however many orders the journal holds. */
+export function changedOrders(db: DatabaseSync, query: ChangedOrdersQuery): ChangedOrder[] {
+  const { fromMs, after, limit } = checkChangedOrdersQuery(query);
+  return db
+    .prepare(
+      `SELECT o.*, i.instance AS intent_instance FROM orders o LEFT JOIN intents i ON i.intent_id = o.intent_id
+       WHERE o.updated_at_ms >= :from AND (:afterMs IS NULL OR o.updated_at_ms > :afterMs OR (o.updated_at_ms = :afterMs AND o.order_id > :afterId))
+       ORDER BY o.updated_at_ms, o.order_id LIMIT :limit`,
+    )
+    .all({ from: Math.max(fromMs, after?.updatedAtMs ?? fromMs), afterMs: after?.updatedAtMs ?? null, afterId: after?.orderId ?? null, limit })
+    .map(changedOrderFromRow);
 }
 
 export function ordersOfIntent(db: DatabaseSync, intentId: string): StoredOrder[] {

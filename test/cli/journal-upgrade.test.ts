@@ -48,7 +48,7 @@ describe('stacker journal upgrade', () => {
     olderJournal(path, 4);
     await upgrade(context(), { dataDir, mode: 'live' }, NO_ENV);
     expect(stdout()).toBe(
-      `upgraded the live journal ${path} from schema 4 to ${SCHEMA_VERSION} (5 accounts, 6 account kill switch, 7 scheduled instances, 8 budgets by time); the file as it was is kept as ${path}.schema-4.bak ` +
+      `upgraded the live journal ${path} from schema 4 to ${SCHEMA_VERSION} (5 accounts, 6 account kill switch, 7 scheduled instances, 8 budgets by time, 9 orders by change); the file as it was is kept as ${path}.schema-4.bak ` +
         '(README "Upgrading" says how to go back: a stacker older than this one refuses the journal now). Nothing was traded: read it with `stacker journal`, `orders`, `report` or `check`, then start the daemon\n',
     );
     expect(schemaOf(path)).toBe(SCHEMA_VERSION);
@@ -126,7 +126,7 @@ describe.skipIf(cluster === null)('stacker journal upgrade on PostgreSQL', () =>
     const env = { env: { STACKER_DATABASE_URL: url } };
     await expect(journal(context(), { dataDir, mode: 'live' }, env)).rejects.toMatchObject({ reason: 'schema-outdated', message: expect.stringContaining('(take a pg_dump first: a migration is one-way)') });
     await upgrade(context(), { dataDir, mode: 'live' }, env);
-    expect(stdout()).toContain(`from schema 5 to ${SCHEMA_VERSION} (6 account kill switch, 7 scheduled instances, 8 budgets by time); to go back, restore the pg_dump taken before it`);
+    expect(stdout()).toContain(`from schema 5 to ${SCHEMA_VERSION} (6 account kill switch, 7 scheduled instances, 8 budgets by time, 9 orders by change); to go back, restore the pg_dump taken before it`);
     await journal(context(), { dataDir, mode: 'live' }, env);
   });
 

@@ -13,11 +13,14 @@ describe("the status document's positions", () => {
     let nowMs = 1_000;
     const journal = new SqliteJournal({ path: ':memory:', clock: () => nowMs });
     await journal.open();
-    const reads: Array<number | undefined> = [];
+    const reads: number[] = [];
     const watched = Object.assign(Object.create(journal) as SqliteJournal, {
-      listOrders: (query: Parameters<SqliteJournal['listOrders']>[0]) => {
-        reads.push(query?.updatedFromMs);
-        return journal.listOrders(query);
+      changedOrders: (query: Parameters<SqliteJournal['changedOrders']>[0]) => {
+        reads.push(query.fromMs);
+        return journal.changedOrders(query);
+      },
+      listOrders: () => {
+        throw new Error('the document reads orders by change only');
       },
     });
     const sources: StatusSources = {
@@ -49,7 +52,7 @@ describe("the status document's positions", () => {
       await journal.recordOrderSnapshot(filled('3', '0.001', '66'));
       expect((await status.document()).markets).toMatchObject([{ market: 'BTC_USDT', orders: 3, baseBought: '0.004', quoteSpent: '261' }]);
       // The whole journal was read once; every later read asked for what changed since the newest change seen, less a minute.
-      expect(reads).toEqual([undefined, 1_000 - 60_000, 2_000 - 60_000]);
+      expect(reads).toEqual([0, 1_000 - 60_000, 2_000 - 60_000]);
     } finally {
       await journal.close();
     }

@@ -184,3 +184,43 @@ describe.each(JOURNAL_KINDS)('stop orders (%s journal)', (kind) => {
     expect(transitions.map((t) => t.stopActivated)).toEqual([false, true]);
   });
 });
+
+describe.each(JOURNAL_KINDS)('orders by change (%s journal)', (kind) => {
+  beforeEach(() => {
+    world.kind = kind;
+  });
+
+  it('pages through the orders recorded or updated from a time, oldest change first, each with its intent’s instance', async () => {
+    const journal = await world.openJournal();
+    const intentId = await claimWithBuy(journal);
+    const start = world.nowMs;
+    world.nowMs = start + 1;
+    await journal.recordOrderSnapshot(order({ orderId: '30', clientOrderId: CLIENT_ID }), { intentId });
+    world.nowMs = start + 2;
+    await journal.recordOrderSnapshot(order({ orderId: '10', clientOrderId: 'someone-else' }), { intentId: null });
+    await journal.recordOrderSnapshot(order({ orderId: '20', clientOrderId: 'someone-else-2' }), { intentId: null });
+    world.nowMs = start + 3;
+    // The first order fills: it moves to the end of the reading order.
+    await journal.recordOrderSnapshot({ ...snapshots.filled, orderId: '30' });
+
+    const all = await journal.changedOrders({ fromMs: 0, limit: 10 });
+    expect(all.map((o) => [o.orderId, o.updatedAtMs - start, o.instance, o.status])).toEqual([
+      ['10', 2, null, 'NEW'],
+      ['20', 2, null, 'NEW'],
+      ['30', 3, SLOT.instance, 'FILLED'],
+    ]);
+    const first = await journal.changedOrders({ fromMs: 0, limit: 1 });
+    const second = await journal.changedOrders({ fromMs: 0, limit: 1, after: first[0] as (typeof first)[0] });
+    const third = await journal.changedOrders({ fromMs: 0, limit: 5, after: second[0] as (typeof second)[0] });
+    expect([...first, ...second, ...third].map((o) => o.orderId)).toEqual(['10', '20', '30']);
+    expect((await journal.changedOrders({ fromMs: start + 3, limit: 5 })).map((o) => o.orderId)).toEqual(['30']);
+    expect(await journal.changedOrders({ fromMs: start + 4, limit: 5 })).toEqual([]);
+  });
+
+  it('refuses a page of no orders, or one after an order it cannot name', async () => {
+    const journal = await world.openJournal();
+    await expect(journal.changedOrders({ fromMs: 0, limit: 0 })).rejects.toMatchObject({ code: 'E_STORE', reason: 'invalid-argument', message: expect.stringContaining('at least one order') });
+    await expect(journal.changedOrders({ fromMs: 0.5, limit: 1 })).rejects.toMatchObject({ reason: 'invalid-argument', message: expect.stringContaining('whole milliseconds') });
+    await expect(journal.changedOrders({ fromMs: 0, limit: 1, after: { updatedAtMs: 1, orderId: '' } })).rejects.toMatchObject({ reason: 'invalid-argument', message: expect.stringContaining('updatedAtMs and orderId') });
+  });
+});

@@ -1,0 +1,141 @@
+import { isTerminalStatus } from '../domain/order.ts';
+import type { ChangedOrder, Journal, StoredOrder } from '../store/journal.ts';
+import { oldestOrderFirst } from '../store/journal-rules.ts';
+import { PositionBook } from './position-book.ts';
+
+/**
+ * How far back each later read looks from the newest change it saw: a write is stamped before it
+ * commits, so one stamped just before the newest seen may commit after the read.
+ */
+export const CHANGE_MARGIN_MS = 60_000;
+
+export interface FollowedOrdersOptions {
+  /** Orders read per page; the daemon's other work runs between pages. */
+  readonly pageSize?: number;
+  /** How many of each instance's newest orders are kept for `recentOf`. */
+  readonly recentPerInstance: number;
+  /** Gives the event loop a turn between pages (default: one macrotask, setImmediate). */
+  readonly betweenPages?: () => Promise<void>;
+}
+
+const DEFAULT_PAGE = 2_000;
+
+/**
+ * A journal's orders as a status page open for months sees them: their positions and each
+ * instance's newest orders, kept up to date from what changed.
+ *
+ * The first read goes through every order, a page at a time with the daemon's other work in
+ * between: a year of a per-minute schedule is half a million orders, seconds in one piece, which
+ * a slot due meanwhile would wait out. Later reads take only what was recorded or updated since
+ * the newest change seen (less CHANGE_MARGIN_MS), each change put in place of the version
+ * counted before. An order is kept only while it can still be read again (not yet terminal, or
+ * changed within the margin): a terminal order never changes, so once counted it is dropped,
+ * and memory holds the open orders and the last minute's, not every order ever placed.
+ */
+export class FollowedOrders {
+  readonly book = new PositionBook();
+  readonly #journal: Pick<Journal, 'changedOrders'>;
+  readonly #pageSize: number;
+  readonly #recentPerInstance: number;
+  readonly #betweenPages: () => Promise<void>;
+  /** Orders that a later read may return again, as counted. */
+  readonly #kept = new Map<string, ChangedOrder>();
+  /** Each instance's newest orders, newest first (as listOrders orders them). */
+  readonly #recent = new Map<string, StoredOrder[]>();
+  #newestMs: number | null = null;
+  #version = 0;
+  #reading: Promise<void> | null = null;
+
+  constructor(journal: Pick<Journal, 'changedOrders'>, options: FollowedOrdersOptions) {
+    this.#journal = journal;
+    this.#pageSize = options.pageSize ?? DEFAULT_PAGE;
+    this.#recentPerInstance = options.recentPerInstance;
+    this.#betweenPages = options.betweenPages ?? (() => new Promise((resolve) => setImmediate(resolve)));
+  }
+
+  /** Counts each change taken in: positions need working out again only when it moved. */
+  get version(): number {
+    return this.#version;
+  }
+
+  /** How many orders are held in memory to be recognised when read again. */
+  get kept(): number {
+    return this.#kept.size;
+  }
+
+  /**
+   * Read what changed since the last read. Callers that ask while a read runs share it: two
+   * reads applying the same pages would count an order twice once it was dropped.
+   */
+  catchUp(): Promise<void> {
+    if (this.#reading === null) {
+      this.#reading = this.#read().finally(() => {
+        this.#reading = null;
+      });
+    }
+    return this.#reading;
+  }
+
+  recentOf(instance: string): readonly StoredOrder[] {
+    return this.#recent.get(instance) ?? [];
+  }
+
+  async #read(): Promise<void> {
+    const fromMs = this.#newestMs === null ? 0 : this.#newestMs - CHANGE_MARGIN_MS;
+    let after: ChangedOrder | undefined;
+    for (;;) {
+      const page = await this.#journal.changedOrders({ fromMs, limit: this.#pageSize, ...(after === undefined ? {} : { after }) });
+      for (const order of page) this.#take(order);
+      this.#forgetSettled();
+      if (page.length < this.#pageSize) return;
+      after = page[page.length - 1];
+      await this.#betweenPages();
+    }
+  }
+
+  #take(order: ChangedOrder): void {
+    const before = this.#kept.get(order.orderId) ?? null;
+    if (before !== null && sameVersion(before, order)) return;
+    this.book.replace(before, order);
+    this.#kept.set(order.orderId, order);
+    this.#version += 1;
+    if (this.#newestMs === null || order.updatedAtMs > this.#newestMs) this.#newestMs = order.updatedAtMs;
+    if (before !== null && before.instance !== null && before.instance !== order.instance) this.#dropRecent(before.instance, order.orderId);
+    if (order.instance !== null) this.#addRecent(order.instance, order);
+  }
+
+  /** Drop the terminal orders no later read can return: changed before the margin of the newest change seen. */
+  #forgetSettled(): void {
+    if (this.#newestMs === null) return;
+    const horizon = this.#newestMs - CHANGE_MARGIN_MS;
+    for (const [orderId, order] of this.#kept) {
+      if (order.updatedAtMs < horizon && isTerminalStatus(order.status)) this.#kept.delete(orderId);
+    }
+  }
+
+  #addRecent(instance: string, changed: ChangedOrder): void {
+    const list = (this.#recent.get(instance) ?? []).filter((kept) => kept.orderId !== changed.orderId);
+    const { instance: _instance, ...order } = changed;
+    list.push(order);
+    list.sort((a, b) => oldestOrderFirst(b, a));
+    this.#recent.set(instance, list.slice(0, this.#recentPerInstance));
+  }
+
+  #dropRecent(instance: string, orderId: string): void {
+    const list = this.#recent.get(instance);
+    if (list !== undefined) this.#recent.set(instance, list.filter((kept) => kept.orderId !== orderId));
+  }
+}
+
+/** The same version of an order: a repeat of it read again within the margin. */
+function sameVersion(a: StoredOrder, b: StoredOrder): boolean {
+  return (
+    a.updatedAtMs === b.updatedAtMs &&
+    a.status === b.status &&
+    a.filledBase.eq(b.filledBase) &&
+    a.filledQuote.eq(b.filledQuote) &&
+    a.fee.eq(b.fee) &&
+    a.feeAsset === b.feeAsset &&
+    a.intentId === b.intentId
+  );
+}

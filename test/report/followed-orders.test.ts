@@ -1,0 +1,152 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Decimal } from '../../src/domain/money.ts';
+import { isTerminalStatus } from '../../src/domain/order.ts';
+import { positions } from '../../src/report/cost-basis.ts';
+import { CHANGE_MARGIN_MS, FollowedOrders } from '../../src/report/followed-orders.ts';
+import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
+import { order } from '../store/helpers.ts';
+
+const INSTANCES = ['dca-btc', 'dca-eth', null] as const;
+const STAGES = [
+  { status: 'NEW', filled: '0' },
+  { status: 'PARTIAL_FILLED', filled: '0.0002' },
+  { status: 'FILLED', filled: '0.0005' },
+] as const;
+
+/** A journal on a file of its own in memory, with a clock the test moves. */
+async function journalAt(clock: { nowMs: number }): Promise<SqliteJournal> {
+  const journal = new SqliteJournal({ path: ':memory:', clock: () => clock.nowMs });
+  await journal.open();
+  return journal;
+}
+
+/** Record order `id` at `stage`, first claiming a slot of `instance` whose buy it is (null: an order with no intent). */
+async function record(journal: SqliteJournal, id: number, stage: number, instance: string | null, intents: Map<number, string | null>): Promise<void> {
+  if (!intents.has(id)) {
+    let intentId: string | null = null;
+    if (instance !== null) {
+      const slotTimeMs = 1_735_689_600_000 + id * 60_000;
+      await journal.claimSlot({ instance, slotTimeMs, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.0005') } }] });
+      intentId = (await journal.listIntents({ instance, slotTimeMs }))[0]?.intentId ?? null;
+    }
+    intents.set(id, intentId);
+  }
+  const { status, filled } = STAGES[stage] as (typeof STAGES)[number];
+  const base = new Decimal(filled);
+  await journal.recordOrderSnapshot(
+    order({ orderId: String(1_000 + id), clientOrderId: `c${id}`, status, left: new Decimal('0.0005').sub(base), filledBase: base, filledQuote: base.mul(65_000), fee: base.mul(65), feeAsset: 'USDT' }),
+    { intentId: intents.get(id) ?? null },
+  );
+}
+
+/** A journal holding `count` filled buys of dca-btc, one every `spacingMs`. */
+async function filledBuys(count: number, spacingMs: number): Promise<SqliteJournal> {
+  const clock = { nowMs: 1_735_689_600_000 };
+  const journal = await journalAt(clock);
+  const intents = new Map<number, string | null>();
+  for (let id = 0; id < count; id += 1) {
+    clock.nowMs += spacingMs;
+    await record(journal, id, 2, 'dca-btc', intents);
+  }
+  return journal;
+}
+
+describe('the orders a status page follows', () => {
+  it('are, after any history of orders recorded and filled and any page size, every order as it stands: the same positions and each instance’s newest orders as reading them all', async () => {
+    const step = fc.record({
+      id: fc.integer({ min: 0, max: 11 }),
+      stage: fc.integer({ min: 0, max: 2 }),
+      instance: fc.constantFrom(...INSTANCES),
+      advanceMs: fc.constantFrom(0, 1, 30_000, CHANGE_MARGIN_MS + 1, 3_600_000),
+      read: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 4 }), async (steps, pageSize) => {
+        const clock = { nowMs: 1_735_689_600_000 };
+        const journal = await journalAt(clock);
+        const followed = new FollowedOrders(journal, { pageSize, recentPerInstance: 3 });
+        const stages = new Map<number, number>();
+        const intents = new Map<number, string | null>();
+        const followedIsTheJournal = async (): Promise<void> => {
+          await followed.catchUp();
+          const all = await journal.listOrders({ limit: -1 });
+          expect(followed.book.positions(null)).toEqual(positions(all, null));
+          for (const instance of INSTANCES) {
+            if (instance !== null) expect(followed.recentOf(instance)).toEqual(await journal.listOrders({ instance, limit: 3 }));
+          }
+          // Kept: what can still change, or be read again within the margin.
+          const newest = Math.max(...all.map((o) => o.updatedAtMs));
+          expect(followed.kept).toBeLessThanOrEqual(all.filter((o) => !isTerminalStatus(o.status) || o.updatedAtMs >= newest - CHANGE_MARGIN_MS).length);
+        };
+        try {
+          for (const s of steps) {
+            clock.nowMs += s.advanceMs;
+            // Fills never shrink and a terminal order never changes: a step back is no change.
+            const stage = Math.max(stages.get(s.id) ?? 0, s.stage);
+            if ((stages.get(s.id) ?? -1) < 2) {
+              await record(journal, s.id, stage, s.instance, intents);
+              stages.set(s.id, stage);
+            }
+            if (s.read) await followedIsTheJournal();
+          }
+          await followedIsTheJournal();
+        } finally {
+          await journal.close();
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('forget each filled order once counted: a journal of many orders costs the memory of the last minute’s', async () => {
+    const journal = await filledBuys(50, 60_000);
+    try {
+      const followed = new FollowedOrders(journal, { pageSize: 7, recentPerInstance: 5 });
+      await followed.catchUp();
+      expect(followed.book.positions(null)).toMatchObject([{ orders: 50, baseBought: '0.025' }]);
+      // The newest two: stamped within a minute of the newest change.
+      expect(followed.kept).toBe(2);
+    } finally {
+      await journal.close();
+    }
+  });
+
+  it('read a large journal in pages, with the daemon’s other work run between them', async () => {
+    const journal = await filledBuys(5, 0);
+    try {
+      const events: string[] = [];
+      const followed = new FollowedOrders(journal, { pageSize: 2, recentPerInstance: 5 });
+      setImmediate(() => events.push('a slot fires'));
+      await followed.catchUp();
+      events.push('orders read');
+      expect(events).toEqual(['a slot fires', 'orders read']);
+      expect(followed.book.positions(null)).toMatchObject([{ orders: 5 }]);
+    } finally {
+      await journal.close();
+    }
+  });
+
+  it('share one read of the journal between pages that ask while it runs: an order dropped by one read is never counted again by another', async () => {
+    const journal = await filledBuys(6, 3_600_000);
+    try {
+      let calls = 0;
+      const counted = Object.assign(Object.create(journal) as SqliteJournal, {
+        changedOrders: (query: Parameters<SqliteJournal['changedOrders']>[0]) => {
+          calls += 1;
+          return journal.changedOrders(query);
+        },
+      });
+      const followed = new FollowedOrders(counted, { pageSize: 1, recentPerInstance: 5 });
+      const first = followed.catchUp();
+      await new Promise((resolve) => setImmediate(resolve));
+      await Promise.all([first, followed.catchUp(), followed.catchUp()]);
+      // Six pages of one order and the empty one that ends the read.
+      expect(calls).toBe(7);
+      await followed.catchUp();
+      expect(followed.book.positions(null)).toMatchObject([{ orders: 6, baseBought: '0.003' }]);
+    } finally {
+      await journal.close();
+    }
+  });
+});
