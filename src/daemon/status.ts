@@ -179,7 +179,7 @@ export class StatusBuilder {
   async document(): Promise<StatusDocument> {
     const sources = this.#sources;
     const nowMs = sources.nowMs();
-    await this.#orders.catchUp();
+    await this.#orders.catchUp(nowMs);
     const book = this.#orders.book;
     const markets = book.markets();
     const priced = await this.#pricesOf(markets, nowMs);

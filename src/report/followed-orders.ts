@@ -1,6 +1,6 @@
 import { isTerminalStatus } from '../domain/order.ts';
 import type { ChangedOrder, Journal, StoredOrder } from '../store/journal.ts';
-import { oldestOrderFirst } from '../store/journal-rules.ts';
+import { compareText, oldestOrderFirst } from '../store/journal-rules.ts';
 import { PositionBook } from './position-book.ts';
 
 /**
@@ -16,6 +16,8 @@ export interface FollowedOrdersOptions {
   readonly recentPerInstance: number;
   /** Gives the event loop a turn between pages (default: one macrotask, setImmediate). */
   readonly betweenPages?: () => Promise<void>;
+  /** Time that only moves forward (default performance.now), against which a clock set back between reads shows. */
+  readonly monotonicMs?: () => number;
 }
 
 const DEFAULT_PAGE = 2_000;
@@ -33,16 +35,20 @@ const DEFAULT_PAGE = 2_000;
  * and memory holds the open orders and the last minute's, not every order ever placed.
  */
 export class FollowedOrders {
-  readonly book = new PositionBook();
+  #book = new PositionBook();
   readonly #journal: Pick<Journal, 'changedOrders'>;
   readonly #pageSize: number;
   readonly #recentPerInstance: number;
   readonly #betweenPages: () => Promise<void>;
+  readonly #monotonicMs: () => number;
   /** Orders that a later read may return again, as counted. */
   readonly #kept = new Map<string, ChangedOrder>();
   /** Each instance's newest orders, newest first (as listOrders orders them). */
   readonly #recent = new Map<string, StoredOrder[]>();
   #newestMs: number | null = null;
+  /** The latest clock a read ran at (and monotonic time then): reads look back from it or from the newest change, whichever is earlier. */
+  #readClockMs: number | null = null;
+  #readMonotonicMs = 0;
   #version = 0;
   #reading: Promise<void> | null = null;
 
@@ -51,6 +57,11 @@ export class FollowedOrders {
     this.#pageSize = options.pageSize ?? DEFAULT_PAGE;
     this.#recentPerInstance = options.recentPerInstance;
     this.#betweenPages = options.betweenPages ?? (() => new Promise((resolve) => setImmediate(resolve)));
+    this.#monotonicMs = options.monotonicMs ?? (() => performance.now());
+  }
+
+  get book(): PositionBook {
+    return this.#book;
   }
 
   /** Counts each change taken in: positions need working out again only when it moved. */
@@ -64,12 +75,13 @@ export class FollowedOrders {
   }
 
   /**
-   * Read what changed since the last read. Callers that ask while a read runs share it: two
-   * reads applying the same pages would count an order twice once it was dropped.
+   * Read what changed since the last read; `nowMs`: the journal's clock now. Callers that ask
+   * while a read runs share it: two reads applying the same pages would count an order twice
+   * once it was dropped.
    */
-  catchUp(): Promise<void> {
+  catchUp(nowMs: number): Promise<void> {
     if (this.#reading === null) {
-      this.#reading = this.#read().finally(() => {
+      this.#reading = this.#read(nowMs).finally(() => {
         this.#reading = null;
       });
     }
@@ -80,15 +92,26 @@ export class FollowedOrders {
     return this.#recent.get(instance) ?? [];
   }
 
-  async #read(): Promise<void> {
-    const fromMs = this.#newestMs === null ? 0 : this.#newestMs - CHANGE_MARGIN_MS;
+  async #read(nowMs: number): Promise<void> {
+    // The clock is behind the latest clock a read ran at, plus the time that passed since, by
+    // more than the margin: it was set back, and what it stamped meanwhile may lie before where
+    // this read would start. Start over. (Set back and forward again between two reads, a few
+    // seconds apart while a page is open, it cannot be told.)
+    const monotonicMs = this.#monotonicMs();
+    if (this.#readClockMs !== null && nowMs - this.#readClockMs < monotonicMs - this.#readMonotonicMs - CHANGE_MARGIN_MS) this.#startOver();
+    const fromMs = this.#resumeFromMs() ?? 0;
+    if (this.#readClockMs === null || nowMs > this.#readClockMs) {
+      this.#readClockMs = nowMs;
+      this.#readMonotonicMs = monotonicMs;
+    }
     let after: ChangedOrder | undefined;
     for (;;) {
       const page = await this.#journal.changedOrders({ fromMs, limit: this.#pageSize, ...(after === undefined ? {} : { after }) });
       for (const order of page) this.#take(order);
-      this.#forgetSettled();
-      if (page.length < this.#pageSize) return;
-      after = page[page.length - 1];
+      const last = page.length < this.#pageSize ? null : (page[page.length - 1] as ChangedOrder);
+      this.#forgetSettled(last);
+      if (last === null) return;
+      after = last;
       await this.#betweenPages();
     }
   }
@@ -96,7 +119,7 @@ export class FollowedOrders {
   #take(order: ChangedOrder): void {
     const before = this.#kept.get(order.orderId) ?? null;
     if (before !== null && sameVersion(before, order)) return;
-    this.book.replace(before, order);
+    this.#book.replace(before, order);
     this.#kept.set(order.orderId, order);
     this.#version += 1;
     if (this.#newestMs === null || order.updatedAtMs > this.#newestMs) this.#newestMs = order.updatedAtMs;
@@ -104,12 +127,34 @@ export class FollowedOrders {
     if (order.instance !== null) this.#addRecent(order.instance, order);
   }
 
-  /** Drop the terminal orders no later read can return: changed before the margin of the newest change seen. */
-  #forgetSettled(): void {
-    if (this.#newestMs === null) return;
-    const horizon = this.#newestMs - CHANGE_MARGIN_MS;
+  /**
+   * Where the next read starts: what changed since is stamped after the newest change seen and
+   * after the latest read's clock, less the margin for a write stamped before it committed.
+   * Never earlier than before (both only grow), so an order dropped is never read again.
+   */
+  #resumeFromMs(): number | null {
+    return this.#newestMs === null || this.#readClockMs === null ? null : Math.min(this.#newestMs, this.#readClockMs) - CHANGE_MARGIN_MS;
+  }
+
+  #startOver(): void {
+    this.#readClockMs = null;
+    this.#book = new PositionBook();
+    this.#kept.clear();
+    this.#recent.clear();
+    this.#newestMs = null;
+    this.#version += 1;
+  }
+
+  /**
+   * Drop the terminal orders no later read can return: changed before where the next read
+   * starts, and already passed by this one (`readTo`: where its last page ended; null: done).
+   */
+  #forgetSettled(readTo: ChangedOrder | null): void {
+    const horizon = this.#resumeFromMs();
+    if (horizon === null) return;
     for (const [orderId, order] of this.#kept) {
-      if (order.updatedAtMs < horizon && isTerminalStatus(order.status)) this.#kept.delete(orderId);
+      const passed = readTo === null || order.updatedAtMs < readTo.updatedAtMs || (order.updatedAtMs === readTo.updatedAtMs && compareText(orderId, readTo.orderId) <= 0);
+      if (passed && order.updatedAtMs < horizon && isTerminalStatus(order.status)) this.#kept.delete(orderId);
     }
   }
 

@@ -41,8 +41,7 @@ async function record(journal: SqliteJournal, id: number, stage: number, instanc
 }
 
 /** A journal holding `count` filled buys of dca-btc, one every `spacingMs`. */
-async function filledBuys(count: number, spacingMs: number): Promise<SqliteJournal> {
-  const clock = { nowMs: 1_735_689_600_000 };
+async function filledBuys(count: number, spacingMs: number, clock = { nowMs: 1_735_689_600_000 }): Promise<SqliteJournal> {
   const journal = await journalAt(clock);
   const intents = new Map<number, string | null>();
   for (let id = 0; id < count; id += 1) {
@@ -58,30 +57,34 @@ describe('the orders a status page follows', () => {
       id: fc.integer({ min: 0, max: 11 }),
       stage: fc.integer({ min: 0, max: 2 }),
       instance: fc.constantFrom(...INSTANCES),
-      advanceMs: fc.constantFrom(0, 1, 30_000, CHANGE_MARGIN_MS + 1, 3_600_000),
+      // The clock set back too (an NTP step): orders stamped before the newest seen.
+      advanceMs: fc.constantFrom(0, 1, 30_000, CHANGE_MARGIN_MS + 1, 3_600_000, -30_000, -3_600_000),
       read: fc.boolean(),
     });
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 4 }), async (steps, pageSize) => {
         const clock = { nowMs: 1_735_689_600_000 };
+        // Time that passed: a step back of the clock passes none.
+        let passedMs = 0;
         const journal = await journalAt(clock);
-        const followed = new FollowedOrders(journal, { pageSize, recentPerInstance: 3 });
+        const followed = new FollowedOrders(journal, { pageSize, recentPerInstance: 3, monotonicMs: () => passedMs });
         const stages = new Map<number, number>();
         const intents = new Map<number, string | null>();
         const followedIsTheJournal = async (): Promise<void> => {
-          await followed.catchUp();
+          await followed.catchUp(clock.nowMs);
           const all = await journal.listOrders({ limit: -1 });
           expect(followed.book.positions(null)).toEqual(positions(all, null));
           for (const instance of INSTANCES) {
             if (instance !== null) expect(followed.recentOf(instance)).toEqual(await journal.listOrders({ instance, limit: 3 }));
           }
-          // Kept: what can still change, or be read again within the margin.
-          const newest = Math.max(...all.map((o) => o.updatedAtMs));
-          expect(followed.kept).toBeLessThanOrEqual(all.filter((o) => !isTerminalStatus(o.status) || o.updatedAtMs >= newest - CHANGE_MARGIN_MS).length);
+          // Kept: what can still change, or be read again within the margin (of the clock, when it is behind the newest stamp).
+          const horizon = Math.min(Math.max(...all.map((o) => o.updatedAtMs)), clock.nowMs) - CHANGE_MARGIN_MS;
+          expect(followed.kept).toBeLessThanOrEqual(all.filter((o) => !isTerminalStatus(o.status) || o.updatedAtMs >= horizon).length);
         };
         try {
           for (const s of steps) {
             clock.nowMs += s.advanceMs;
+            passedMs += Math.max(0, s.advanceMs);
             // Fills never shrink and a terminal order never changes: a step back is no change.
             const stage = Math.max(stages.get(s.id) ?? 0, s.stage);
             if ((stages.get(s.id) ?? -1) < 2) {
@@ -100,10 +103,11 @@ describe('the orders a status page follows', () => {
   });
 
   it('forget each filled order once counted: a journal of many orders costs the memory of the last minute’s', async () => {
-    const journal = await filledBuys(50, 60_000);
+    const clock = { nowMs: 1_735_689_600_000 };
+    const journal = await filledBuys(50, 60_000, clock);
     try {
       const followed = new FollowedOrders(journal, { pageSize: 7, recentPerInstance: 5 });
-      await followed.catchUp();
+      await followed.catchUp(clock.nowMs);
       expect(followed.book.positions(null)).toMatchObject([{ orders: 50, baseBought: '0.025' }]);
       // The newest two: stamped within a minute of the newest change.
       expect(followed.kept).toBe(2);
@@ -113,12 +117,13 @@ describe('the orders a status page follows', () => {
   });
 
   it('read a large journal in pages, with the daemon’s other work run between them', async () => {
-    const journal = await filledBuys(5, 0);
+    const clock = { nowMs: 1_735_689_600_000 };
+    const journal = await filledBuys(5, 0, clock);
     try {
       const events: string[] = [];
       const followed = new FollowedOrders(journal, { pageSize: 2, recentPerInstance: 5 });
       setImmediate(() => events.push('a slot fires'));
-      await followed.catchUp();
+      await followed.catchUp(clock.nowMs);
       events.push('orders read');
       expect(events).toEqual(['a slot fires', 'orders read']);
       expect(followed.book.positions(null)).toMatchObject([{ orders: 5 }]);
@@ -128,7 +133,8 @@ describe('the orders a status page follows', () => {
   });
 
   it('share one read of the journal between pages that ask while it runs: an order dropped by one read is never counted again by another', async () => {
-    const journal = await filledBuys(6, 3_600_000);
+    const clock = { nowMs: 1_735_689_600_000 };
+    const journal = await filledBuys(6, 3_600_000, clock);
     try {
       let calls = 0;
       const counted = Object.assign(Object.create(journal) as SqliteJournal, {
@@ -138,15 +144,52 @@ describe('the orders a status page follows', () => {
         },
       });
       const followed = new FollowedOrders(counted, { pageSize: 1, recentPerInstance: 5 });
-      const first = followed.catchUp();
+      const first = followed.catchUp(clock.nowMs);
       await new Promise((resolve) => setImmediate(resolve));
-      await Promise.all([first, followed.catchUp(), followed.catchUp()]);
+      await Promise.all([first, followed.catchUp(clock.nowMs), followed.catchUp(clock.nowMs)]);
       // Six pages of one order and the empty one that ends the read.
       expect(calls).toBe(7);
-      await followed.catchUp();
+      await followed.catchUp(clock.nowMs);
       expect(followed.book.positions(null)).toMatchObject([{ orders: 6, baseBought: '0.003' }]);
     } finally {
       await journal.close();
+    }
+  });
+
+  it('still count the orders stamped after the clock was set back, before the newest change seen, read now or hours later', async () => {
+    for (const readWhileBehind of [true, false]) {
+      const clock = { nowMs: 1_735_689_600_000 + 2 * 3_600_000 };
+      let passedMs = 0;
+      const pass = (ms: number): void => {
+        clock.nowMs += ms;
+        passedMs += ms;
+      };
+      const intents = new Map<number, string | null>();
+      const journal = await journalAt(clock);
+      try {
+        // Two hours ahead: two buys stamped then, read by the page.
+        await record(journal, 0, 2, 'dca-btc', intents);
+        pass(60_000);
+        await record(journal, 1, 2, 'dca-btc', intents);
+        const followed = new FollowedOrders(journal, { pageSize: 2, recentPerInstance: 5, monotonicMs: () => passedMs });
+        await followed.catchUp(clock.nowMs);
+        // NTP sets the clock right: the next buys are stamped two hours before those.
+        clock.nowMs -= 2 * 3_600_000;
+        await record(journal, 2, 2, 'dca-btc', intents);
+        if (readWhileBehind) await followed.catchUp(clock.nowMs);
+        pass(5 * 60_000);
+        await record(journal, 3, 0, 'dca-btc', intents);
+        if (readWhileBehind) await followed.catchUp(clock.nowMs);
+        // Hours later (the page closed meanwhile): the clock is past the stamps of before.
+        pass(3 * 3_600_000);
+        await record(journal, 3, 2, 'dca-btc', intents);
+        await followed.catchUp(clock.nowMs);
+        expect(followed.book.positions(null)).toEqual(positions(await journal.listOrders({ limit: -1 }), null));
+        expect(followed.book.positions(null)).toMatchObject([{ orders: 4, baseBought: '0.002' }]);
+        expect(followed.recentOf('dca-btc')).toEqual(await journal.listOrders({ instance: 'dca-btc', limit: 5 }));
+      } finally {
+        await journal.close();
+      }
     }
   });
 });
