@@ -235,6 +235,7 @@ function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: Transfe
 
 async function transferNow(deps: EngineDeps, record: IntentRecord, intent: TransferIntent): Promise<MoneyOutcome> {
   const before = await tradeAvailable(deps, intent.ticker);
+  const mainBefore = await mainAvailable(deps, intent.ticker);
   await markSent(deps, record);
   await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'sent' });
   deps.logger.info(
@@ -248,15 +249,32 @@ async function transferNow(deps: EngineDeps, record: IntentRecord, intent: Trans
       await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'failed' });
       return failSend(deps, record, error);
     }
-    const arrived = before !== null && (await waitForTradeBalance(deps, intent.ticker, before.add(intent.amount)));
+    // Only this transfer's own mark counts: the main balance (which trading does not touch) down
+    // by exactly the amount, and the trade balance up by at least it. A move of other money in
+    // the same seconds (a transfer by hand, a deposit, another client) was taken for this one
+    // when the trade balance rising was enough, and a buy spent money moved for something else.
+    const arrived =
+      before !== null &&
+      mainBefore !== null &&
+      (await settlesWithin(
+        deps,
+        async () => {
+          const [trade, main] = [await tradeAvailable(deps, intent.ticker), await mainAvailable(deps, intent.ticker)];
+          return trade === null || main === null ? null : { trade, main };
+        },
+        (now) => now.trade.gte(before.add(intent.amount)) && mainBefore.sub(now.main).eq(intent.amount),
+      ));
     if (!arrived) {
-      const lost: IntentError = { code: errorCode(error), message: `answer lost (${errorMessage(error)}); the trade balance does not show it; not resent` };
+      const lost: IntentError = {
+        code: errorCode(error),
+        message: `answer lost (${errorMessage(error)}); the balances do not show exactly this transfer (main down by ${formatDecimal(intent.amount)} ${intent.ticker}, spot up by it); not resent`,
+      };
       await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'unknown' });
       await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
       tellUnknown(deps, record, lost);
       return { status: 'unknown', error: lost };
     }
-    deps.logger.warn({ event: 'transfer-resolved', instance: record.instance, ticker: intent.ticker }, 'the transfer answer was lost, but the trade balance shows it arrived');
+    deps.logger.warn({ event: 'transfer-resolved', instance: record.instance, ticker: intent.ticker }, 'the transfer answer was lost, but the balances show it: main down by exactly its amount, spot up by it');
     await finishTransfer(deps, record, intent, 'balance');
     return { status: 'done' };
   }
@@ -335,6 +353,15 @@ async function finishTransfer(deps: EngineDeps, record: IntentRecord, intent: Tr
   await deps.journal.updateIntent(record.intentId, { status: 'done', result: { ticker: intent.ticker, amount: formatDecimal(intent.amount), confirmedBy } });
 }
 
+/** The main balance of `ticker`; null when it cannot be read. */
+async function mainAvailable(deps: EngineDeps, ticker: string): Promise<Decimal | null> {
+  try {
+    return (await deps.exchange.mainBalances()).get(ticker) ?? ZERO;
+  } catch {
+    return null;
+  }
+}
+
 async function tradeAvailable(deps: EngineDeps, ticker: string): Promise<Decimal | null> {
   try {
     return (await deps.exchange.tradeBalances()).get(ticker)?.available ?? ZERO;
@@ -352,7 +379,7 @@ function waitForTradeBalance(deps: EngineDeps, ticker: string, atLeast: Decimal)
  * the backend may take one after its gateway gave up) reaches what `holds` wants within the
  * settle time. A read that fails counts as not yet.
  */
-async function settlesWithin(deps: EngineDeps, read: () => Promise<Decimal | null>, holds: (value: Decimal) => boolean): Promise<boolean> {
+async function settlesWithin<T>(deps: EngineDeps, read: () => Promise<T | null>, holds: (value: T) => boolean): Promise<boolean> {
   // Counted in polls, not read off the clock: a virtual clock does not move while we wait.
   const polls = deps.timing.pollMs <= 0 ? 0 : Math.ceil(deps.timing.transferSettleMs / deps.timing.pollMs);
   for (let poll = 0; ; poll += 1) {
@@ -402,15 +429,17 @@ async function withdrawNow(deps: EngineDeps, record: IntentRecord, intent: FlexW
       const race = flexRaceRefusal(error);
       return race === null ? failSend(deps, record, error) : refuse(deps, record, race);
     }
-    const shrank = before !== null && (await settlesWithin(deps, () => invested(deps, intent.plan), (after) => before.sub(after).gte(intent.amount)));
+    // Only this withdrawal's own mark counts: the investment down by exactly its amount. Down by
+    // at least it took a withdrawal by hand in the same seconds for this one.
+    const shrank = before !== null && (await settlesWithin(deps, () => invested(deps, intent.plan), (after) => before.sub(after).eq(intent.amount)));
     if (!shrank) {
-      const lost: IntentError = { code: errorCode(error), message: `answer lost (${errorMessage(error)}); the investment does not show the withdrawal; not resent` };
+      const lost: IntentError = { code: errorCode(error), message: `answer lost (${errorMessage(error)}); the investment does not show exactly this withdrawal (down by ${formatDecimal(intent.amount)}); not resent` };
       await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'unknown' });
       await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
       tellUnknown(deps, record, lost);
       return { status: 'unknown', error: lost };
     }
-    deps.logger.warn({ event: 'withdraw-resolved', instance: record.instance, plan: intent.plan }, 'the flex withdrawal answer was lost, but the investment shows it happened');
+    deps.logger.warn({ event: 'withdraw-resolved', instance: record.instance, plan: intent.plan }, 'the flex withdrawal answer was lost, but the investment shows it: down by exactly its amount');
     await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'done' });
     await deps.journal.updateIntent(record.intentId, { status: 'done', result: { plan: intent.plan, amount: formatDecimal(intent.amount), confirmedBy: 'investment' } });
     return { status: 'done' };

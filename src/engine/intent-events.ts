@@ -21,6 +21,16 @@ export function tellRefused(deps: EngineDeps, record: IntentRecord, error: Inten
 }
 
 export function tellUnknown(deps: EngineDeps, record: IntentRecord, error: IntentError): void {
+  // At warn, as a buy's lost answer is: a transfer or withdrawal left unknown holds every later
+  // one of the same money until a human resolves it, and a log alert must see it now, not at
+  // the next slot's refusal (a day later on a daily schedule).
+  deps.logger.warn(
+    { event: 'intent-unknown', instance: record.instance, intentId: record.intentId, intent: record.intent.kind, code: error.code, error: error.message },
+    `${record.intent.kind} ${record.intentId} of ${record.instance} is unknown: ${error.message}; ` +
+      (record.intent.kind === 'buy-stock-market'
+        ? "looked up in the exchange's order history until its settle window ends, never resent"
+        : `no lookup by id exists: \`stacker journal resolve --intent ${record.intentId} --as done\` (or failed) once you know what became of it`),
+  );
   tell(deps, () => ({
     kind: 'intent-unknown',
     atMs: deps.clock.nowMs(),

@@ -299,6 +299,25 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(sandboxOrders()).toHaveLength(1);
     });
 
+    it('a transfer whose answer was lost is not taken for done because other money moved from main to spot in the same seconds: it stays unknown, said at warn, and nothing is bought with money moved for something else', async () => {
+      world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('1000'), from: 'spot', to: 'main' });
+      // Refused before it was performed; the answer looks like any lost one (a 503).
+      world.sandbox.faults.inject({ path: TRANSFER_PATH, kind: 'status', status: 503, body: 'Service Unavailable' });
+      const slot = world.engine([dcaBtc({ ALLOW_TRANSFER: 'true' })]).runSlot('dca-btc', SLOT);
+      // The operator moves money of their own to spot by hand, as the engine watches the balances.
+      await expect.poll(() => world.logs.some((line) => line.fields['event'] === 'transfer-send')).toBe(true);
+      world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('777.77'), from: 'main', to: 'spot' });
+      expect(await slot).toBe('failed');
+      const intents = await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT });
+      expect(intents.map((i) => [i.intent.kind, i.status])).toEqual([
+        ['transfer', 'unknown'],
+        ['buy-stock-market', 'refused'],
+      ]);
+      expect(intents[0]?.error?.message).toContain('do not show exactly this transfer');
+      expect(sandboxOrders()).toHaveLength(0);
+      expect(world.logs.filter((line) => line.fields['event'] === 'intent-unknown').map((line) => [line.level, line.fields['intent']])).toEqual([['warn', 'transfer']]);
+    });
+
     it('a transfer that provably did not happen stops the buy it was funding', async () => {
       world.sandbox.exchange.transfer({ ticker: 'USDT', amount: new Decimal('1000'), from: 'spot', to: 'main' });
       world.sandbox.faults.inject({ path: TRANSFER_PATH, kind: 'reset' });
@@ -488,6 +507,19 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(intent?.status).toBe('done');
       // Said, as a transfer confirmed by its balance is: the operator sees the answer was lost.
       expect(world.logs.filter((line) => line.fields['event'] === 'withdraw-resolved').map((line) => line.fields['plan'])).toEqual([DEMO_FLEX_PLAN_ID]);
+    });
+
+    it('a withdrawal whose answer was lost is not taken for done because a withdrawal by hand of another amount shrank the same investment in the same seconds', async () => {
+      world.sandbox.faults.inject({ path: WITHDRAW_PATH, kind: 'status', status: 503, body: 'Service Unavailable' });
+      const main = world.sandbox.exchange.mainBalances().get('USDT') ?? new Decimal(0);
+      const sweep = runtimeOf({ instance: 'sweep', strategy: flexSweep, env: { STRATEGY: 'flex-sweep', SCHEDULE: '0 9 * * *', PLAN: DEMO_FLEX_PLAN_ID, MODE: 'reserve', RESERVE: formatDecimal(main.add(100)) } });
+      const slot = world.engine([sweep]).runSlot('sweep', SLOT);
+      await expect.poll(() => world.logs.some((line) => line.fields['event'] === 'flex-withdraw-send')).toBe(true);
+      world.sandbox.exchange.flexWithdraw(DEMO_FLEX_PLAN_ID, new Decimal('150'));
+      await slot;
+      const [intent] = await world.journal.listIntents({ instance: 'sweep', slotTimeMs: SLOT });
+      expect([intent?.status, intent?.error?.message]).toEqual(['unknown', expect.stringContaining('does not show exactly this withdrawal')]);
+      expect(world.logs.some((line) => line.fields['event'] === 'withdraw-resolved')).toBe(false);
     });
 
     it('a withdraw answered 504 at once and performed a moment later is confirmed by the investment shrinking within the settle time, never resent', async () => {
