@@ -118,6 +118,11 @@ export async function openDaemonStore(options: DaemonStoreOptions): Promise<Open
                 logger.info({ event: 'standby-db-reachable' }, 'waiting as a hot standby: the database answers again');
               },
             },
+            onOwnerLapsed: (held: Error, stillForMs: number) =>
+              logger.warn(
+                { event: 'standby-ended-frozen-owner', holder: held.message, stillForS: Math.round(stillForMs / 1000) },
+                `the journal's owner wrote no pulse for ${Math.round(stillForMs / 1000)} s (frozen, or cut off from the database) while its session holds the lock: ended that session to take the journal over; should the owner run again, it can journal and send nothing (${held.message})`,
+              ),
           }
         : {}),
     });

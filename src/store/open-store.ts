@@ -1,7 +1,7 @@
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { StoreError } from './errors.ts';
+import { type LockedError, StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
 import { REBUILD_COMMAND, inspectJournalFile, lostJournalForReading, lostJournalProblem, moveAside, movedToPostgres, olderCopyProblem, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir, releaseEach } from './lock.ts';
@@ -54,6 +54,8 @@ export interface OpenStoreOptions extends Omit<LockOptions, 'dataDir'> {
   readonly standby?: LockWait;
   /** PostgreSQL only: told when the journal's lock is lost under the daemon and taken again (PgStoreOptions.keep). */
   readonly keep?: LockKeep;
+  /** PostgreSQL only: a standby told that it ended a frozen owner's session (PgStoreOptions.onOwnerLapsed). */
+  readonly onOwnerLapsed?: (holder: LockedError, stillForMs: number) => void;
 }
 
 /**
@@ -88,6 +90,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       ...(options.hostname === undefined ? {} : { hostname: options.hostname }),
       ...(options.standby === undefined ? {} : { standby: options.standby }),
       ...(options.keep === undefined ? {} : { keep: options.keep }),
+      ...(options.onOwnerLapsed === undefined ? {} : { onOwnerLapsed: options.onOwnerLapsed }),
       ...(options.databaseTimeoutMs === undefined ? {} : { timeoutMs: options.databaseTimeoutMs }),
     });
   }

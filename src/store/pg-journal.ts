@@ -48,6 +48,7 @@ import * as budgets from './pg-budgets.ts';
 import { type PgPool, type Tx, asStoreError, describeLocation, inTransaction, isMissingJournal, openPool } from './pg-db.ts';
 import * as intents from './pg-intents.ts';
 import * as ledger from './pg-ledger.ts';
+import { PULSE_KEY, formatPulse } from './pg-lease-pulse.ts';
 import { PG_MIGRATIONS, migratePg, verifyPgSchema } from './pg-migrations.ts';
 import { type JournalMigration, journalMigration } from './migrations.ts';
 import * as orders from './pg-orders.ts';
@@ -91,6 +92,8 @@ export class PgJournal implements Journal {
   #readFailure: JournalWriteFailure | null = null;
   /** Set once this journal owns the database (takeOwnership): every write checks it is still the owner's. */
   #ownerToken: number | null = null;
+  /** Pulses written under this ownership (renewLease). */
+  #pulses = 0;
   #migrated: JournalMigration | null = null;
 
   constructor(options: PgJournalOptions) {
@@ -441,6 +444,18 @@ export class PgJournal implements Journal {
       else await tx.run('DELETE FROM operator_controls WHERE control = $1 AND target = $2', [change.control, target]);
       return readControls(tx);
     });
+  }
+
+  /**
+   * The owner's pulse (pg-lease-pulse.ts): a write checked against the lease like any other, so
+   * an owner replaced meanwhile fails it with `not-owner`. Only an owner pulses.
+   */
+  renewLease(intervalMs: number): Promise<void> {
+    const token = this.#ownerToken;
+    if (token === null) return Promise.reject(new StoreError('illegal-transition', 'only the journal\'s owner renews its lease'));
+    this.#pulses += 1;
+    const pulse = formatPulse({ token, count: this.#pulses, intervalMs });
+    return this.#write('renewing the journal\'s lease', (tx) => ledger.setMeta(tx, PULSE_KEY, pulse));
   }
 
   recordHeartbeat(): Promise<void> {

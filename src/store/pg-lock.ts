@@ -4,6 +4,7 @@ import { hostname as osHostname } from 'node:os';
 import type pg from 'pg';
 import { type LockOwner, type LockScope, LockedError, StoreError } from './errors.ts';
 import { asStoreError } from './pg-db.ts';
+import type { Pulse, PulseWatch } from './pg-lease-pulse.ts';
 import { boundedClient, endSession } from './pg-session.ts';
 import { DATABASE_TIMEOUT } from './pg-timeout.ts';
 import { redactDatabaseUrl } from './pg-url.ts';
@@ -79,6 +80,19 @@ export class PgAdvisoryLock {
           if (wait === undefined || isAborted(wait.signal)) throw refused;
           if (!told) wait.onWaiting?.(refused);
           told = true;
+          if (wait.lapse !== undefined) {
+            const still = wait.lapse.watch.lapsed(await wait.lapse.read(client));
+            if (still.lapsed) {
+              // The holder froze with its session open: end that session, and with it the lock.
+              await client.query(
+                `SELECT pg_terminate_backend(pid) FROM pg_locks
+                 WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`,
+                [this.#key.toString()],
+              );
+              wait.lapse.watch.reset();
+              wait.lapse.onLapsed?.(refused, still.stillForMs);
+            }
+          }
           await abortableSleep(wait.pollMs ?? 1_000, wait.signal);
           if (isAborted(wait.signal)) throw refused;
         }
@@ -88,6 +102,8 @@ export class PgAdvisoryLock {
         const problem = asStoreError(error, `taking the ${this.label}`, 'reach');
         const retryable = problem instanceof StoreError && problem.retryable;
         if (wait === undefined || isAborted(wait.signal) || !retryable) throw problem;
+        // A pulse is watched only while it can be read: an outage is not the owner's freeze.
+        wait.lapse?.watch.reset();
         wait.onUnreachable?.(problem);
         unreachable = true;
         await abortableSleep(wait.pollMs ?? 1_000, wait.signal);
@@ -185,6 +201,16 @@ export interface LockWait {
   readonly onUnreachable?: (problem: Error) => void;
   /** Told when the database answers again after an outage. */
   readonly onReachable?: () => void;
+  /**
+   * Take a frozen holder's place (pg-lease-pulse.ts): at each try, read its pulse with `read`;
+   * once `watch` says it stood still for the lapse, end the holder's lock session, and tell
+   * `onLapsed` (the holder, and for how long its pulse stood still).
+   */
+  readonly lapse?: {
+    readonly watch: PulseWatch;
+    readonly read: (client: pg.Client) => Promise<{ readonly pulse: Pulse; readonly leaseToken: number } | null>;
+    readonly onLapsed?: (holder: LockedError, stillForMs: number) => void;
+  };
 }
 
 const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;

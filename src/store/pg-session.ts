@@ -30,10 +30,19 @@ export function clientBounds(timeoutMs: number): Pick<pg.ClientConfig, 'connecti
 /**
  * The server side, as `-c` settings of the session's `options`. The server's keepalives end the
  * session of a host that vanished within about 11 s (5 s idle, then 3 probes 2 s apart): its
- * transaction is rolled back, and a lock it held (the journal's advisory lock) frees.
+ * transaction is rolled back, and a lock it held (the journal's advisory lock) frees. A session
+ * that waits inside a transaction for twice the bound is ended too: its client froze mid-write
+ * (a host that keeps its TCP session answers the keepalives), and the rows it holds would stall
+ * the standby that takes its place.
  */
 export function serverBounds(timeoutMs: number): string[] {
-  return [`-c statement_timeout=${Math.max(1, Math.floor(timeoutMs * 0.8))}`, '-c tcp_keepalives_idle=5', '-c tcp_keepalives_interval=2', '-c tcp_keepalives_count=3'];
+  return [
+    `-c statement_timeout=${Math.max(1, Math.floor(timeoutMs * 0.8))}`,
+    `-c idle_in_transaction_session_timeout=${2 * timeoutMs}`,
+    '-c tcp_keepalives_idle=5',
+    '-c tcp_keepalives_interval=2',
+    '-c tcp_keepalives_count=3',
+  ];
 }
 
 /**

@@ -10,6 +10,7 @@ import { asStoreError, checkSchemaName, describeLocation } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
 import { accessRefused, schemaAccessProblem } from './pg-migrations.ts';
 import { JOURNAL_SCHEMAS } from './pg-schemas.ts';
+import { PulseWatch, lapseMs, pulseIntervalMs, readPulse } from './pg-lease-pulse.ts';
 import { type LockKeep, type LockWait, PgAdvisoryLock } from './pg-lock.ts';
 import { boundedClient, endSession } from './pg-session.ts';
 import { DATABASE_TIMEOUT } from './pg-timeout.ts';
@@ -44,6 +45,8 @@ export interface PgStoreOptions {
   readonly standby?: LockWait;
   /** Told when the journal's lock is lost under the daemon (its session ended) and when it is taken again. */
   readonly keep?: LockKeep;
+  /** A standby told that it ended the session of an owner whose pulse stood still for the lapse (pg-lease-pulse.ts). */
+  readonly onOwnerLapsed?: (holder: LockedError, stillForMs: number) => void;
   /** STACKER_DATABASE_TIMEOUT: how long connecting, or any one query, may go unanswered (pg-session.ts). */
   readonly timeoutMs?: number;
 }
@@ -83,8 +86,21 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
   const base = pgMarkerBase(options.dataDir, options.mode);
   const now = options.clock ?? Date.now;
   let rebuilt: OpenedPgStore['rebuilt'] = null;
+  const timeoutMs = options.timeoutMs ?? DATABASE_TIMEOUT.defaultMs;
+  const standby: LockWait | undefined =
+    options.standby === undefined
+      ? undefined
+      : {
+          ...options.standby,
+          lapse: {
+            watch: new PulseWatch(lapseMs(timeoutMs)),
+            read: (client) => readPulse(client, schema),
+            ...(options.onOwnerLapsed === undefined ? {} : { onLapsed: options.onOwnerLapsed }),
+          },
+        };
+  let pulses: NodeJS.Timeout | null = null;
   try {
-    await acquireLocks(advisory, files, options.standby);
+    await acquireLocks(advisory, files, standby);
     const marker = readMarker(base);
     const found = await inspectPgJournal(options.url, schema, options.timeoutMs);
     const problem = lostJournalProblem(base, marker, found, where);
@@ -102,14 +118,41 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
     if (options.create === false && found.state !== 'journal') throw noJournalYet(options.mode, where);
     await journal.open();
     await journal.takeOwnership(advisory[0]?.holder ?? 'stacker');
+    pulses = pulseWhileOwner(journal, pulseIntervalMs(timeoutMs));
     const journalId = await journal.journalId();
     if (marker === null || rebuilt !== null || marker.journalId !== journalId) writeMarker(base, { journalId, createdAtMs: now(), file: where });
   } catch (error) {
+    if (pulses !== null) clearInterval(pulses);
     await journal.close().catch(() => undefined);
     await releaseAll();
     throw error;
   }
-  return openedStore(journal, rebuilt, releaseAll);
+  const beating = pulses;
+  return openedStore(journal, rebuilt, async () => {
+    clearInterval(beating);
+    await releaseAll();
+  });
+}
+
+/**
+ * The owner's pulse (pg-lease-pulse.ts), one at a time. A pulse that fails is the journal's
+ * write failure, which the daemon already reports (health, the next slot's write); one refused
+ * because a standby took over stops the daemon at its next write or lease check.
+ */
+function pulseWhileOwner(journal: PgJournal, intervalMs: number): NodeJS.Timeout {
+  let inFlight = false;
+  const timer = setInterval(() => {
+    if (inFlight) return;
+    inFlight = true;
+    journal
+      .renewLease(intervalMs)
+      .catch(() => undefined)
+      .finally(() => {
+        inFlight = false;
+      });
+  }, intervalMs);
+  timer.unref();
+  return timer;
 }
 
 /**

@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseClientOrderId } from '../../src/domain/client-order-id.ts';
 import { pgCluster } from '../support/pg-databases.ts';
@@ -38,7 +37,7 @@ function startOn(host: string): RunningDaemon {
 
 /** Which of the two hosts' daemons owns the journal and which waits: what the journal's lease says. */
 async function roles(daemons: Readonly<Record<'host-a' | 'host-b', RunningDaemon>>): Promise<{ readonly ownerHost: 'host-a' | 'host-b'; readonly owner: RunningDaemon; readonly standby: RunningDaemon }> {
-  const holder = await leaseHolderPid();
+  const holder = await t.leaseHolderPid();
   const ownerHost = daemons['host-a'].child.pid === holder ? 'host-a' : 'host-b';
   const owner = daemons[ownerHost];
   const standby = daemons[ownerHost === 'host-a' ? 'host-b' : 'host-a'];
@@ -47,19 +46,6 @@ async function roles(daemons: Readonly<Record<'host-a' | 'host-b', RunningDaemon
   expect(standby.output()).toContain('"event":"standby"');
   expect(standby.output()).not.toContain('"event":"took-over"');
   return { ownerHost, owner, standby };
-}
-
-/** The pid the journal's lease names as its owner (`stacker pid N on HOST`), as a takeover wrote it. */
-async function leaseHolderPid(): Promise<number | null> {
-  const client = new pg.Client({ connectionString: t.url });
-  await client.connect();
-  try {
-    const found = await client.query('SELECT holder FROM stacker_live.journal_lease WHERE id = 1');
-    const match = /^stacker pid (\d+) on /.exec(String(found.rows[0]?.['holder'] ?? ''));
-    return match === null ? null : Number(match[1]);
-  } finally {
-    await client.end();
-  }
 }
 
 /** Exchange orders for slots after `sinceMs`: only a daemon alive after that moment can have placed them. */
@@ -100,7 +86,7 @@ describe.skipIf(cluster === null)('two daemons on one PostgreSQL journal, the ow
         await standby.waitFor('"event":"took-over"', TAKEOVER_LIMIT_MS);
         takeoverMs.push(Date.now() - killedAt);
         leftOpen.push(await whatTheKillLeftOpen(standby));
-        expect(await leaseHolderPid()).toBe(standby.child.pid);
+        expect(await t.leaseHolderPid()).toBe(standby.child.pid);
 
         // A new standby in the dead one's place, while the new owner trades on: orders for slots after the kill reach the exchange.
         const replacement = startOn(ownerHost);

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 import { PgJournal } from '../../src/store/pg-journal.ts';
@@ -19,6 +20,8 @@ export interface PgSandbox {
   standbyOn(host: string, env?: Record<string, string>): RunningDaemon;
   /** The live journal in the database, opened read-only as `stacker orders` reads it, for the time of `read`. */
   readJournal<T>(read: (journal: PgJournal) => Promise<T>): Promise<T>;
+  /** The pid the journal's lease names as its owner (`stacker pid N on HOST`), as a takeover wrote it. */
+  leaseHolderPid(): Promise<number | null>;
 }
 
 /**
@@ -59,6 +62,17 @@ export function pgSandboxPerFile(cluster: PgClusterInfo | null): PgSandbox {
         STACKER_DATABASE_URL: url,
         ...env,
       });
+    },
+    async leaseHolderPid() {
+      const client = new pg.Client({ connectionString: current().url });
+      await client.connect();
+      try {
+        const found = await client.query('SELECT holder FROM stacker_live.journal_lease WHERE id = 1');
+        const match = /^stacker pid (\d+) on /.exec(String(found.rows[0]?.['holder'] ?? ''));
+        return match === null ? null : Number(match[1]);
+      } finally {
+        await client.end();
+      }
     },
     async readJournal(read) {
       const journal = new PgJournal({ url: current().url, schema: 'stacker_live', readOnly: true });

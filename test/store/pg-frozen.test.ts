@@ -197,3 +197,27 @@ describe.skipIf(binDir === null)("the journal's advisory lock while its PostgreS
     }
   });
 });
+
+describe.skipIf(binDir === null)('a journal session whose client froze inside a transaction', () => {
+  it('is ended by the server after twice the timeout, so the rows it held no longer stall the daemon that takes its place', async () => {
+    const frozen = boundedClient(url(), 'stacker journal', TIMEOUT_MS);
+    const next = boundedClient(url(), 'stacker journal', 10_000);
+    await frozen.connect();
+    await next.connect();
+    try {
+      await frozen.query('CREATE TABLE IF NOT EXISTS held_rows (id int PRIMARY KEY, v int)');
+      await frozen.query('INSERT INTO held_rows VALUES (1, 0) ON CONFLICT (id) DO NOTHING');
+      await frozen.query('BEGIN');
+      await frozen.query('UPDATE held_rows SET v = v + 1 WHERE id = 1');
+      // The frozen client's process sends nothing more. Another session's write of the row waits for it, then goes through.
+      const started = Date.now();
+      await next.query('UPDATE held_rows SET v = 10 WHERE id = 1');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2 * TIMEOUT_MS - 100);
+      expect(await errorOf(frozen.query('SELECT 1'))).toBeInstanceOf(Error);
+      expect((await next.query('SELECT v FROM held_rows WHERE id = 1')).rows[0]?.['v']).toBe(10);
+    } finally {
+      await endSession(frozen, 1_000);
+      await endSession(next, 1_000);
+    }
+  });
+});
