@@ -9,7 +9,7 @@ import type { SlotView } from './contract.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
 import { estimatedQuote } from './guards.ts';
 import { tellRefused, tellUnknown } from './intent-events.ts';
-import { EXCHANGE_REFUSED } from './observer.ts';
+import { ENGINE_REFUSED, EXCHANGE_REFUSED } from './observer.ts';
 import { recordOrder } from './order-log.ts';
 import {
   DEFAULT_ACCOUNT,
@@ -162,6 +162,15 @@ async function reserveBudget(deps: EngineDeps, limits: InstanceLimits, view: Slo
   // would never be settled there, and would keep its slot from being retired.
   const countAll = countsEveryBuy(deps);
   if (!limited && !countAll) return null;
+  const hold = limited ? (deps.budgetHold?.() ?? null) : null;
+  if (hold !== null) {
+    return {
+      code: ENGINE_REFUSED.journalBehind,
+      message:
+        `not sent: ${hold.reason} (${new Date(hold.sinceMs).toISOString()}); an order of its last moments may not show in the exchange's history yet, ` +
+        `and counted without it this budget would be spent again: buys counted against a budget resume at ${new Date(hold.untilMs).toISOString()}, once the history has had its settle window`,
+    };
+  }
   const estimate = estimatedQuote(intent, view);
   if (estimate === null) return limited ? { code: 'no-price', message: `no price for ${intent.market}: the budget cannot be counted` } : null;
   if (hasBudget(limits) || countAll) {
@@ -224,7 +233,7 @@ function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: Transfe
     {
       key: `transfer ${intent.ticker}`,
       same: (other) => other.kind === 'transfer' && other.ticker === intent.ticker,
-      code: 'transfer-unresolved',
+      code: ENGINE_REFUSED.transferUnresolved,
       what: `the transfer of ${intent.ticker}`,
       shownBy: 'the balance',
       risk: 'A second transfer now could move the money twice',
@@ -401,7 +410,7 @@ function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, intent: Fle
     {
       key: `flex-withdraw ${plan}`,
       same: (other) => other.kind === 'flex-withdraw' && other.plan.toLowerCase() === plan,
-      code: 'withdraw-unresolved',
+      code: ENGINE_REFUSED.withdrawUnresolved,
       what: `the withdrawal from flex plan ${intent.plan}`,
       shownBy: 'the investment',
       risk: 'A second one now could withdraw twice',

@@ -32,8 +32,16 @@ export interface EngineMetrics {
 /** The reason a refusal by the exchange is counted under (the journal keeps its error code). */
 export const EXCHANGE_REFUSED = 'exchange-refused';
 
-/** The refusal reasons known before any slot: the contract's and the exchange's (a strategy may add its own). */
-export const KNOWN_REFUSAL_REASONS: readonly string[] = [...REFUSAL_REASONS, EXCHANGE_REFUSED];
+/** The engine's own refusals, beside the contract's: a move of the same money whose fate is unknown, an intent after one that stopped, a budget held while the journal may lack orders. */
+export const ENGINE_REFUSED = {
+  transferUnresolved: 'transfer-unresolved',
+  withdrawUnresolved: 'withdraw-unresolved',
+  earlierIntentStopped: 'earlier-intent-stopped',
+  journalBehind: 'journal-behind',
+} as const;
+
+/** The refusal reasons known before any slot, counted from 0: the contract's, the engine's and the exchange's (a strategy may add its own). */
+export const KNOWN_REFUSAL_REASONS: readonly string[] = [...REFUSAL_REASONS, ...Object.values(ENGINE_REFUSED), EXCHANGE_REFUSED];
 
 export const silentLogger: EngineLogger = {
   isLevelEnabled: () => false,

@@ -28,6 +28,23 @@ export interface EngineDeps {
   readonly accounts?: AccountRouting;
   /** Set on the deps of one account (onAccount): the account `exchange` belongs to. */
   readonly account?: string;
+  /**
+   * While the journal may lack the newest orders (lost, rebuilt, an older copy put back), buys
+   * counted against a budget wait (BudgetHold); absent or null: none held.
+   */
+  readonly budgetHold?: () => BudgetHold | null;
+}
+
+/**
+ * Buys counted against a budget (an instance's or its account's cap) are refused until
+ * `untilMs`: the journal was found behind at `sinceMs`, and an order of its last moments may not
+ * show in the exchange's history yet. Counted without it, the day's budget was spent again.
+ */
+export interface BudgetHold {
+  readonly sinceMs: number;
+  readonly untilMs: number;
+  /** Why the journal may lack orders, as the start found it. */
+  readonly reason: string;
 }
 
 /** The account of instances that name none: STACKER_API_KEY's. */

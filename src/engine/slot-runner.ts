@@ -1,3 +1,4 @@
+import { ENGINE_REFUSED } from './observer.ts';
 import type { CandleWindow } from './candle-book.ts';
 import { type Intent, isMoneyIntent } from '../domain/intent.ts';
 import type { NewIntent } from '../store/journal.ts';
@@ -244,7 +245,7 @@ async function planAndSend(slot: SlotContext, decided: Decided, turn: AccountTur
       }
       const stopped = stoppedBy.get(group);
       if (stopped !== undefined) {
-        await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: 'earlier-intent-stopped', message: `not sent: ${stopped}` } });
+        await deps.journal.updateIntent(record.intentId, { status: 'refused', error: { code: ENGINE_REFUSED.earlierIntentStopped, message: `not sent: ${stopped}` } });
         // A buy whose budget was reserved ahead of its transfer spent nothing.
         await releaseReservation(deps, record);
         continue;

@@ -172,6 +172,10 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       const current = readMarker(path);
       if (current !== null) writeMarker(path, { ...current, lastRunStartedAtMs: run.startedAtMs });
     },
+    noteBehind({ sinceMs, reason }) {
+      const current = readMarker(path);
+      if (current !== null) writeMarker(path, { ...current, behindSinceMs: sinceMs, behindReason: reason });
+    },
   });
 }
 

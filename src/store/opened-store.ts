@@ -32,6 +32,8 @@ export interface OpenedStore {
   readonly behind: { readonly sinceMs: number; readonly reason: string } | null;
   /** A daemon run started on the journal: remembered beside it, so that an older copy put back later is told (SQLite; nothing for PostgreSQL). */
   noteRun(run: { readonly startedAtMs: number }): void;
+  /** The journal found behind after it opened (a new one the history shows was lost): remembered beside it, so a restart within the settle window still knows (`behind`). */
+  noteBehind(behind: { readonly sinceMs: number; readonly reason: string }): void;
   /** Closes the journal, then releases the locks. */
   close(): Promise<void>;
 }
@@ -41,7 +43,13 @@ export function openedStore<J extends StoredJournal>(
   journal: J,
   rebuilt: OpenedStore['rebuilt'],
   release: () => unknown,
-  copies: { readonly olderCopy: string | null; readonly behind?: OpenedStore['behind']; readonly narrowed?: readonly NarrowedFile[]; noteRun(run: { readonly startedAtMs: number }): void } = { olderCopy: null, noteRun: () => undefined },
+  copies: {
+    readonly olderCopy: string | null;
+    readonly behind?: OpenedStore['behind'];
+    readonly narrowed?: readonly NarrowedFile[];
+    noteRun(run: { readonly startedAtMs: number }): void;
+    noteBehind?(behind: { readonly sinceMs: number; readonly reason: string }): void;
+  } = { olderCopy: null, noteRun: () => undefined },
 ): OpenedStore & { readonly journal: J } {
   return {
     journal,
@@ -51,6 +59,7 @@ export function openedStore<J extends StoredJournal>(
     olderCopy: copies.olderCopy,
     behind: copies.behind ?? (rebuilt === null ? null : { sinceMs: Date.now(), reason: REBUILT }),
     noteRun: (run) => copies.noteRun(run),
+    noteBehind: (behind) => copies.noteBehind?.(behind),
     async close() {
       try {
         await journal.close();

@@ -14,7 +14,7 @@ import { PulseWatch, lapseMs, pulseIntervalMs, readPulse } from './pg-lease-puls
 import { type LockKeep, type LockWait, PgAdvisoryLock } from './pg-lock.ts';
 import { boundedClient, endSession } from './pg-session.ts';
 import { DATABASE_TIMEOUT } from './pg-timeout.ts';
-import { type OpenedStore, openedStore } from './opened-store.ts';
+import { type OpenedStore, REBUILT, openedStore } from './opened-store.ts';
 
 /**
  * Opening a PostgreSQL journal for a daemon (STACKER_DATABASE_URL): the counterpart of
@@ -86,6 +86,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
   const base = pgMarkerBase(options.dataDir, options.mode);
   const now = options.clock ?? Date.now;
   let rebuilt: OpenedPgStore['rebuilt'] = null;
+  let behind: OpenedPgStore['behind'] = null;
   const timeoutMs = options.timeoutMs ?? DATABASE_TIMEOUT.defaultMs;
   const standby: LockWait | undefined =
     options.standby === undefined
@@ -120,7 +121,14 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
     await journal.takeOwnership(advisory[0]?.holder ?? 'stacker');
     pulses = pulseWhileOwner(journal, pulseIntervalMs(timeoutMs));
     const journalId = await journal.journalId();
-    if (marker === null || rebuilt !== null || marker.journalId !== journalId) writeMarker(base, { journalId, createdAtMs: now(), file: where });
+    if (marker === null || rebuilt !== null || marker.journalId !== journalId) {
+      const atMs = now();
+      if (rebuilt !== null) behind = { sinceMs: atMs, reason: REBUILT };
+      writeMarker(base, { journalId, createdAtMs: atMs, file: where, ...(rebuilt === null ? {} : { behindSinceMs: atMs, behindReason: REBUILT }) });
+    } else if (marker.behindSinceMs !== undefined && marker.behindReason !== undefined) {
+      // Found behind by a start before this one (rebuilt, or lost as the history showed): the caller weighs it against its settle window.
+      behind = { sinceMs: marker.behindSinceMs, reason: marker.behindReason };
+    }
   } catch (error) {
     if (pulses !== null) clearInterval(pulses);
     await journal.close().catch(() => undefined);
@@ -128,10 +136,23 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
     throw error;
   }
   const beating = pulses;
-  return openedStore(journal, rebuilt, async () => {
-    clearInterval(beating);
-    await releaseAll();
-  });
+  return openedStore(
+    journal,
+    rebuilt,
+    async () => {
+      clearInterval(beating);
+      await releaseAll();
+    },
+    {
+      olderCopy: null,
+      ...(behind === null ? {} : { behind }),
+      noteRun: () => undefined,
+      noteBehind({ sinceMs, reason }) {
+        const current = readMarker(base);
+        if (current !== null) writeMarker(base, { ...current, behindSinceMs: sinceMs, behindReason: reason });
+      },
+    },
+  );
 }
 
 /**

@@ -92,7 +92,7 @@ describe('/metrics of a daemon that has just started', () => {
     const instance = { strategy_instance: 'dca-btc' };
     for (const outcome of ['done', 'failed', 'skipped', 'missed']) expect(valueOf(samples, 'stacker_slots_total', { ...instance, outcome }), outcome).toBe(0);
     expect(valueOf(samples, 'stacker_orders_placed_total', instance)).toBe(0);
-    for (const reason of ['kill-switch', 'over-budget', 'insufficient-funds', 'budget-too-small', 'exchange-refused']) {
+    for (const reason of ['kill-switch', 'over-budget', 'insufficient-funds', 'budget-too-small', 'exchange-refused', 'transfer-unresolved', 'withdraw-unresolved', 'earlier-intent-stopped', 'journal-behind']) {
       expect(valueOf(samples, 'stacker_refusals_total', { ...instance, reason }), reason).toBe(0);
     }
     for (const code of ['E_UNAVAILABLE', 'E_RATE_LIMIT', 'E_NETWORK', 'E_TIMEOUT']) expect(valueOf(samples, 'stacker_slot_retries_total', { ...instance, code }), code).toBe(0);

@@ -143,6 +143,24 @@ describe.skipIf(pgCluster() === null)('a daemon journal in PostgreSQL', () => {
     expect(await rebuilt.journal.getSlot(SLOT)).toBeNull();
   });
 
+  it('remembers a journal found behind (rebuilt, or lost as the history showed) across a restart, as the SQLite journal does beside its file', async () => {
+    const first = await open();
+    await first.close();
+    opened.splice(opened.indexOf(first), 1);
+    await sql('DROP SCHEMA stacker_live CASCADE');
+    const rebuilt = await open({ onLostJournal: 'rebuild' });
+    expect(rebuilt.behind).toMatchObject({ reason: expect.stringContaining('rebuilt') });
+    const rebuiltAt = rebuilt.behind?.sinceMs;
+    await rebuilt.close();
+    opened.splice(opened.indexOf(rebuilt), 1);
+    const again = await open();
+    expect(again.behind).toEqual({ sinceMs: rebuiltAt, reason: expect.stringContaining('rebuilt') });
+    again.noteBehind({ sinceMs: 42, reason: 'a new journal, but the history holds its orders' });
+    await again.close();
+    opened.splice(opened.indexOf(again), 1);
+    expect((await open()).behind).toEqual({ sinceMs: 42, reason: 'a new journal, but the history holds its orders' });
+  });
+
   it('lets readers open a journal beside its daemon, and says when there is none yet', async () => {
     await expect(openStoreForReading({ dataDir: dataDir(), mode: 'live', databaseUrl: await world.pgUrl() })).rejects.toMatchObject({ reason: 'not-found' });
     const daemon = await open();
