@@ -317,6 +317,8 @@ export interface ForeignOrder {
   readonly twin?: boolean;
   /** A second order of an intent the journal shows sent more than once: an older stacker resent it. */
   readonly resent?: boolean;
+  /** The order of a slot this journal journalled missed: also what a history lagging past the settle window shows after a journal was rebuilt or put back. */
+  readonly missedSlot?: boolean;
 }
 
 /**
@@ -342,6 +344,9 @@ export class ForeignOrderError extends StackerError {
       ? ' If no other stacker runs on the key, the exchange took an order it answered as refused for its nonce, and stacker, which sends such a request again, bought twice: tell the exchange.'
       : '';
     const counted = orders.some((o) => o.twin === true) ? ' A second order of an intent of this journal is recorded against its instance and counted in its budgets and reports.' : '';
+    const lagged = orders.some((o) => o.missedSlot === true)
+      ? " If no other stacker runs on the key and this journal was rebuilt, put back from a copy or lost lately, the exchange's history showed that slot's order later than ORDER_SETTLE_WINDOW after the loss (the slot was journalled missed meanwhile): nothing was bought twice; acknowledge, and set ORDER_SETTLE_WINDOW above the history's lag."
+      : '';
     super(
       orders.every((o) => o.resent === true)
         ? // The journal itself says why: its intent was sent more than once, which only a stacker from before exactly-once did.
@@ -350,7 +355,7 @@ export class ForeignOrderError extends StackerError {
             `${counted} Read it (\`stacker journal\`), then run \`stacker journal acknowledge\` and start this one again.`
         : `the exchange holds orders with this stacker's order ids that its journal did not send: ${shown}${more}. ` +
             'Two stackers on one key buy every slot twice: stop the other one (another host or container with its own data dir), ' +
-            `then run \`stacker journal acknowledge\` and start this one again.${twice}${counted}`,
+            `then run \`stacker journal acknowledge\` and start this one again.${twice}${lagged}${counted}`,
     );
     this.name = 'ForeignOrderError';
     this.orders = orders;

@@ -258,7 +258,7 @@ export class ExchangeLedger {
       const verdict = intent === null ? await this.#unjournalled(owner, parts.slotTimeMs) : await this.#journalled(intent);
       if (verdict.kind === 'skip') continue;
       if (verdict.kind === 'foreign') {
-        const found: ForeignOrder = { instance: owner.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, at: { kind: 'placed', ms: Math.round(order.createdAtSec * 1000) }, why: verdict.why, twin: verdict.why.includes(TWIN), ...(verdict.why.includes(RESENT) ? { resent: true } : {}) };
+        const found: ForeignOrder = { instance: owner.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, at: { kind: 'placed', ms: Math.round(order.createdAtSec * 1000) }, why: verdict.why, twin: verdict.why.includes(TWIN), ...(verdict.why.includes(RESENT) ? { resent: true } : {}), ...(verdict.why.includes(MISSED_UNSENT) ? { missedSlot: true } : {}) };
         // A second order of an intent this journal sent: the money was spent for that slot, so it is counted at once, with its finding.
         if (intent?.status === 'done') await this.#recordSecond(owner, account, intent, order, findingOf(found));
         else unrecorded.push(found);
@@ -354,7 +354,7 @@ export class ExchangeLedger {
   /** An order no intent of the journal sent. */
   async #unjournalled(owner: LedgerInstance, slotTimeMs: number): Promise<Verdict> {
     const slot = await this.#deps.journal.getSlot({ instance: owner.instance, slotTimeMs });
-    if (slot !== null) return { kind: 'foreign', why: `this journal ran slot ${new Date(slotTimeMs).toISOString()} (${slot.status}) without sending it` };
+    if (slot !== null) return { kind: 'foreign', why: `this journal ran slot ${new Date(slotTimeMs).toISOString()} ${slot.status === 'missed' ? MISSED_UNSENT : `(${slot.status}) without sending it`}` };
     if (slotTimeMs >= this.#options.adoptBeforeMs) return { kind: 'foreign', why: `its slot ${new Date(slotTimeMs).toISOString()} falls in this run, which did not send it` };
     return { kind: 'adopt' };
   }
@@ -430,6 +430,9 @@ export class ExchangeLedger {
 
 /** How a finding says its order is a second one of an intent this journal sent (kept in the finding's text). */
 export const TWIN = 'placed another order with the same id';
+
+/** How a finding says its slot was journalled missed: another client's order, or one a history lagging past the settle window showed after a journal loss. */
+export const MISSED_UNSENT = '(missed) without sending it';
 
 /** How a finding says the intent of that second order was sent more than once, by a stacker that still resent orders. */
 export const RESENT = 'a resend by an older stacker, which sent a lost answer\'s order again (this one never does)';

@@ -155,6 +155,21 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
     });
 
+    it('stopping on the order of a slot it journalled missed, says beside another client the history lagging past the settle window after a journal loss, and that nothing was bought twice then', async () => {
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      await engine.checkLedger();
+      const slot = Date.now() - 60_000;
+      await world.journal.skipSlot({ instance: 'dca-btc', slotTimeMs: slot, status: 'missed', reason: 'stacker was not running', runId: null });
+      const shown = placeAtExchange(slot);
+      await engine.checkLedger();
+      expect(world.fatal[0]?.message).toContain(`${shown.clientOrderId}`);
+      expect(world.fatal[0]?.message).toMatch(/\(missed\) without sending it/);
+      expect(world.fatal[0]?.message).toMatch(/If no other stacker runs on the key and this journal was rebuilt, put back from a copy or lost lately, .*later than ORDER_SETTLE_WINDOW.*nothing was bought twice/);
+      // And as the next start tells it, from the finding.
+      const { foreignOrdersError } = await import('../../src/daemon/foreign-findings.ts');
+      expect(foreignOrdersError(await world.journal.listFindings({ unacknowledged: true }))?.message).toMatch(/later than ORDER_SETTLE_WINDOW/);
+    });
+
     it('stops trading when a clientOrderId this journal placed was placed again by someone else (the slot bought twice)', async () => {
       const engine = world.engine([dcaBtc()], { ledger: {} });
       const slot = Date.now() + 60_000;
