@@ -536,10 +536,12 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
           await running.track();
           await settleLastSlots(journal, lastSlots, onSettled);
           await watch.check('due');
-          // A standby that took the journal over stops this daemon now, not at its next slot.
+          // A standby that took the journal over, or a journal lost under the daemon (a PostgreSQL
+          // schema dropped: each slot then fails before its send, where a lost journal is told),
+          // stops this daemon now, not at a send that never comes.
           await journal.assertIntact().catch((error: unknown) => {
             // As the engine stops on its own fatal errors: logged, notified, then the daemon stops.
-            if (error instanceof StoreError && error.reason === 'not-owner') running.stopTrading(new FatalEngineError(error.message, error));
+            if (error instanceof StoreError && (error.reason === 'not-owner' || error.reason === 'journal-lost')) running.stopTrading(new FatalEngineError(error.message, error));
           });
           if (clock.nowMs() - lastHeartbeatMs >= HEARTBEAT_MS) {
             lastHeartbeatMs = clock.nowMs();
