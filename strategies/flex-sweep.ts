@@ -1,4 +1,4 @@
-import { type Decimal, type FlexInvestment, type Intent, ZERO, defineStrategy, formatDecimal, intent, param } from './sdk.ts';
+import { type Decimal, type FlexInvestment, type Intent, TRANSFER_DECIMALS, ZERO, defineStrategy, formatDecimal, intent, param, roundUp } from './sdk.ts';
 
 /**
  * Withdraw flexible (Smart Flex) investments back to the main balance: either everything
@@ -67,7 +67,10 @@ export const flexSweep = defineStrategy({
     let missing = reserve.sub(main);
     for (const holding of holdings) {
       if (missing.lte(0)) break;
-      let amount = missing.lt(holding.invested) ? missing : holding.invested;
+      // In whole units of the exchange's money moves (8 decimals, as transfers), rounded up so the
+      // reserve is reached: a RESERVE or balance with more decimals asked for 0.000000000001.
+      const needed = roundUp(missing, TRANSFER_DECIMALS);
+      let amount = needed.lt(holding.invested) ? needed : holding.invested;
       // The exchange refuses a withdrawal that leaves less than the plan's minimum (and more than
       // nothing): the reserve comes first, so the whole investment comes back.
       const minimum = view.flexPlan(holding.plan)?.minInvestment;

@@ -235,7 +235,6 @@ function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: Transfe
       same: (other) => other.kind === 'transfer' && other.ticker === intent.ticker,
       code: ENGINE_REFUSED.transferUnresolved,
       what: `the transfer of ${intent.ticker}`,
-      shownBy: 'the balance',
       risk: 'A second transfer now could move the money twice',
     },
     () => transferNow(deps, record, intent),
@@ -299,9 +298,8 @@ interface MoveGuard {
   readonly key: string;
   readonly same: (intent: Intent) => boolean;
   readonly code: string;
-  /** The refusal's words: what the earlier move was, what would have shown it, what a second risks. */
+  /** The refusal's words: what the earlier move was, what a second risks. */
   readonly what: string;
-  readonly shownBy: string;
   readonly risk: string;
 }
 
@@ -313,7 +311,7 @@ function guardedMove(deps: EngineDeps, record: IntentRecord, move: MoveGuard, se
     const since = new Date(earlier.sentAtMs ?? earlier.createdAtMs).toISOString();
     return refuse(deps, record, {
       code: move.code,
-      message: `not sent: ${move.what} journalled as ${earlier.intentId} (${earlier.instance}, sent ${since}) is unknown: its answer was lost and ${move.shownBy} has not shown it. ${move.risk}; once you know what became of it, \`stacker journal resolve --intent ${earlier.intentId} --as done\` (or failed)`,
+      message: `not sent: ${move.what} journalled as ${earlier.intentId} (${earlier.instance}, sent ${since}) is unknown (${earlier.error?.message ?? 'its answer was lost'}). ${move.risk}; once you know what became of it, \`stacker journal resolve --intent ${earlier.intentId} --as done\` (or failed)`,
     });
   });
 }
@@ -412,7 +410,6 @@ function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, intent: Fle
       same: (other) => other.kind === 'flex-withdraw' && other.plan.toLowerCase() === plan,
       code: ENGINE_REFUSED.withdrawUnresolved,
       what: `the withdrawal from flex plan ${intent.plan}`,
-      shownBy: 'the investment',
       risk: 'A second one now could withdraw twice',
     },
     () => withdrawNow(deps, record, intent),

@@ -135,7 +135,7 @@ export class Reconciler {
     const intent = record.intent;
     if (intent.kind !== 'buy-stock-market' || record.clientOrderId === null) {
       if (record.status === 'sent') {
-        const lost = { code: 'E_OUTCOME_UNKNOWN', message: `stacker stopped while the ${intent.kind} was in flight; it cannot be looked up by id: check the balances; not resent` };
+        const lost = { code: 'E_OUTCOME_UNKNOWN', message: `stacker stopped while the ${intent.kind} was in flight; it cannot be looked up by id; not resent` };
         await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
         tellUnknown(deps, record, lost);
       }

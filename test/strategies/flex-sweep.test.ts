@@ -42,6 +42,13 @@ describe('flex-sweep', () => {
     expect(intents).toEqual([{ kind: 'flex-withdraw', plan: PLAN_A, amount: '109.75', group: PLAN_A }]);
   });
 
+  it('MODE=reserve asks in whole units of the exchange\'s money moves (8 decimals), rounded up so the reserve is reached: never 0.000000000001', async () => {
+    const intents = await decide({ PLAN: PLAN_A, MODE: 'reserve', RESERVE: '150.000000000001' }, { main: { USDT: '150' }, flex: [investment(PLAN_A, 'USDT', '800')] });
+    expect(intents).toEqual([{ kind: 'flex-withdraw', plan: PLAN_A, amount: '0.00000001', group: PLAN_A }]);
+    const more = await decide({ PLAN: PLAN_A, MODE: 'reserve', RESERVE: '150.123456789' }, { main: { USDT: '40' }, flex: [investment(PLAN_A, 'USDT', '800')] });
+    expect(more).toEqual([{ kind: 'flex-withdraw', plan: PLAN_A, amount: '110.12345679', group: PLAN_A }]);
+  });
+
   it('MODE=reserve spreads the shortfall over the largest investments first: 150 − 10 = 140 = 80 + 60', async () => {
     const flex = [investment(PLAN_A, 'USDT', '60'), investment(PLAN_B, 'USDT', '80')];
     const intents = await decide({ TICKER: 'USDT', MODE: 'reserve', RESERVE: '150' }, { main: { USDT: '10' }, flex });
