@@ -85,8 +85,7 @@ export class PgAdvisoryLock {
             if (still.lapsed) {
               // The holder froze with its session open: end that session, and with it the lock.
               await client.query(
-                `SELECT pg_terminate_backend(pid) FROM pg_locks
-                 WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`,
+                `SELECT pg_terminate_backend(l.pid) FROM pg_locks l WHERE ${THIS_LOCK}`,
                 [this.#key.toString()],
               );
               wait.lapse.watch.reset();
@@ -215,6 +214,15 @@ export interface LockWait {
 
 const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
 
+/**
+ * The advisory lock of key $1 in pg_locks (as `l`), granted, in this session's database only: the key is
+ * the same in every database of a cluster (each mode's journal, a staging stacker beside), and
+ * the lock of another database's journal is another daemon's, not to be named or ended.
+ */
+const THIS_LOCK =
+  "l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND ((l.classid::bigint << 32) | l.objid::bigint) = $1::bigint " +
+  'AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())';
+
 /** A positive 63-bit key from the subject's SHA-256: the same on every host and PostgreSQL version. */
 export function lockKey(subject: string): bigint {
   const digest = createHash('sha256').update('stacker advisory lock\0').update(subject, 'utf8').digest();
@@ -225,7 +233,7 @@ async function holderOf(client: pg.Client, key: bigint): Promise<LockOwner | nul
   const found = await client.query(
     `SELECT a.application_name AS name, (extract(epoch FROM a.backend_start) * 1000)::bigint::text AS started
      FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND ((l.classid::bigint << 32) | l.objid::bigint) = $1::bigint`,
+     WHERE ${THIS_LOCK}`,
     [key.toString()],
   );
   const row = found.rows[0] as { name?: unknown; started?: unknown } | undefined;
