@@ -18,6 +18,7 @@ import { StoreError } from '../store/errors.ts';
 import type { IntentRecord, Journal } from '../store/journal.ts';
 import { openDaemonStore } from './daemon-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
+import { watchForPauses } from './pause-watch.ts';
 import { ALREADY_JOURNALLED, settledSince, slotShortfall } from './slot-shortfall.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
 import { OperatorControls } from './controls.ts';
@@ -304,6 +305,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const onceNotDone: Record<string, IntentRecord[]> = {};
   const onceWhy: Record<string, string> = {};
   const oncePassing: string[] = [];
+  // A pause of this process (SIGSTOP, a paused VM) is said before the timeouts it causes.
+  const stopWatchingForPauses = watchForPauses(logger);
   try {
     // A journal no run has started on: the exchange's history showing orders of its instances
     // (adopted below) says it was lost (a volume recreated, its files deleted with their marker).
@@ -605,6 +608,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     notifications.failed(error, config.mode, clock.nowMs());
     throw error;
   } finally {
+    stopWatchingForPauses();
     if (options.handleSignals === true) {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
