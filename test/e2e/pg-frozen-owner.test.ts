@@ -53,11 +53,18 @@ describe.skipIf(cluster === null)('a PostgreSQL journal whose owner froze with i
     await eventually(async () => ordersForSlotsAfter(frozenAt + tookOverMs), (n) => n > 0, 15_000, 'the standby trading');
 
     // Thawed: its lock session is gone and the lease names the standby. It stops, non-zero, having journalled nothing more.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, frozenAt + 7_000 - Date.now())));
     owner.child.kill('SIGCONT');
     const ownerExit = await Promise.race([owner.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 20_000))]);
     expect(ownerExit).not.toBe('still running');
     expect(ownerExit).not.toBe(0);
     expect(owner.output()).toMatch(/not-owner|no longer owns|took the journal over/);
+    // It says it was paused, before any timeout of that wake blames the exchange or the database.
+    const lines = owner.output().split('\n');
+    const paused = lines.findIndex((line) => line.includes('"event":"process-paused"'));
+    expect(paused).toBeGreaterThanOrEqual(0);
+    const blamed = lines.findIndex((line, at) => at > lines.findIndex((l) => l.includes('"event":"scheduled"')) && /"event":"(order-answer-lost|engine-error)"/.test(line));
+    if (blamed >= 0) expect(paused).toBeLessThan(blamed);
 
     standby.child.kill('SIGTERM');
     expect(await standby.exited).toBe(0);
