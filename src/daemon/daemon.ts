@@ -7,7 +7,7 @@ import { type SlotOutcome, snapshotFailureCode } from '../engine/slot-runner.ts'
 import { FatalEngineError, errorMessage } from '../engine/error-policy.ts';
 import { type KillSwitch, killSwitch } from '../engine/kill-switch.ts';
 import { type EngineMetrics, KNOWN_REFUSAL_REASONS } from '../engine/observer.ts';
-import { type AccountRouting, type BudgetHold, DEFAULT_ACCOUNT, LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
+import { type AccountRouting, DEFAULT_ACCOUNT, LIVE_TIMING, type EngineTiming } from '../engine/runtime.ts';
 import type { NotifyMetrics } from '../notify/dispatcher.ts';
 import { stackerVersion } from './build-version.ts';
 import type { Clock } from '../engine/schedule/clock.ts';
@@ -18,6 +18,7 @@ import { StoreError } from '../store/errors.ts';
 import type { IntentRecord, Journal } from '../store/journal.ts';
 import { openDaemonStore } from './daemon-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
+import { JournalBehind } from './journal-behind.ts';
 import { watchForPauses } from './pause-watch.ts';
 import { ALREADY_JOURNALLED, settledSince, slotShortfall } from './slot-shortfall.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
@@ -197,11 +198,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   // Why the journal may lack the newest orders (this start found it, or one within the settle
   // window before it did): a slot missed moments ago may have been bought.
   const settleWindowMs = Math.max(config.orderSettleWindowMs, ...config.instances.map((instance) => instance.orderSettleWindowMs ?? 0));
-  let journalBehind = store.behind !== null && clock.nowMs() - store.behind.sinceMs < settleWindowMs ? store.behind : null;
-  // Meanwhile, buys counted against a budget wait: the order of the journal's last moments may
-  // not show in the history yet, and counted without it the day's budget was spent again.
-  let budgetHold: BudgetHold | null = journalBehind === null ? null : { sinceMs: journalBehind.sinceMs, untilMs: journalBehind.sinceMs + settleWindowMs, reason: journalBehind.reason };
-  if (budgetHold !== null) logBudgetHold(logger, budgetHold);
+  const journalBehind = new JournalBehind(store, settleWindowMs, clock.nowMs(), logger);
   let engine: Engine | null = null;
   let controls: OperatorControls | null = null;
   const configuredKillSwitch = killSwitch({ file: config.killSwitchFile, env: config.killSwitchEnv });
@@ -479,7 +476,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         sleep,
         timing: options.timing ?? LIVE_TIMING,
         accounts: routing,
-        budgetHold: () => (budgetHold !== null && clock.nowMs() < budgetHold.untilMs ? budgetHold : null),
+        budgetHold: () => journalBehind.budgetHold(clock.nowMs()),
       },
       runtimes,
       {
@@ -501,21 +498,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
 
     await running.reconcile();
     const ledger = stopping.signal.aborted ? null : await running.checkLedger();
-    if (newJournal && budgetHold === null && ledger !== null && ledger.adopted.length > 0) {
-      const sinceMs = clock.nowMs();
-      const reason = `a new journal, but the exchange's history holds ${ledger.adopted.length} order(s) of its instances (adopted): the journal was lost`;
-      budgetHold = { sinceMs, untilMs: sinceMs + settleWindowMs, reason };
-      // As a rebuilt journal: the slots missed within the window are left to the history (the
-      // order of one may not show yet), not journalled missed nor run late.
-      journalBehind = { sinceMs, reason };
-      logger.warn({ event: 'journal-lost-found-by-history', adopted: ledger.adopted.length }, `${reason}, with the data dir or its files (a volume recreated?), not started for the first time`);
-      logBudgetHold(logger, budgetHold);
-      try {
-        store.noteBehind({ sinceMs, reason });
-      } catch (error) {
-        logger.warn({ event: 'journal-identity-unwritten', error: errorMessage(error) }, `could not note beside the journal that it may lack orders (${errorMessage(error)}): a restart within the settle window would not hold budgets`);
-      }
-    }
+    journalBehind.firstHistoryRead(newJournal, ledger, clock.nowMs());
     await health.refresh();
     if (options.once !== undefined) {
       starting = false;
@@ -525,7 +508,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     }
     // From the run's start: a start that waited for an exchange journals the slots of the wait as such.
     const caughtUpToMs = clock.nowMs();
-    if (!stopping.signal.aborted) await running.catchUp(caughtUpToMs, run.startedAtMs, journalBehind === null ? {} : { journalBehind });
+    if (!stopping.signal.aborted) await running.catchUp(caughtUpToMs, run.startedAtMs, journalBehind.behind === null ? {} : { journalBehind: journalBehind.behind });
 
     // A failed slot found done since counts as a success for the gauge and ends its run of failures for /healthz.
     const onSettled = (instance: string, slotTimeMs: number): void => {
@@ -830,11 +813,4 @@ function statusFailures(logger: Logger): { readonly unreadable: (message: string
       logger.error({ event: 'status-failed', error: message, answered }, `/api/status failed (${message}); ${answered} failed answer(s) since the last such line`),
     ),
   };
-}
-
-function logBudgetHold(logger: Logger, hold: BudgetHold): void {
-  logger.warn(
-    { event: 'budgets-held', since: new Date(hold.sinceMs).toISOString(), until: new Date(hold.untilMs).toISOString(), reason: hold.reason },
-    `${hold.reason}: until ${new Date(hold.untilMs).toISOString()} (the settle window), buys counted against a budget are refused (journal-behind), since an order of the journal's last moments may not show in the exchange's history yet; instances without budgets trade on`,
-  );
 }

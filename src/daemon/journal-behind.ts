@@ -1,0 +1,74 @@
+import type { Logger } from 'pino';
+import { errorMessage } from '../engine/error-policy.ts';
+import type { LedgerReport } from '../engine/exchange-ledger.ts';
+import type { BudgetHold } from '../engine/runtime.ts';
+import type { OpenedStore } from '../store/opened-store.ts';
+
+type Behind = NonNullable<OpenedStore['behind']>;
+
+/**
+ * A journal that may lack its newest orders, for the settle window after that was found: rebuilt,
+ * an older copy put back (the store found it, at this start or one before it), or a new journal
+ * whose first read of the exchange's history adopts orders of its instances (the data dir lost
+ * whole). Meanwhile the order of its last moments may not show in the history yet, so a slot
+ * missed within the window is left to the history (catch-up neither runs nor journals it), and
+ * a buy counted against a budget waits (BudgetHold): counted without that order, the day's
+ * budget was spent again.
+ */
+export class JournalBehind {
+  readonly #store: Pick<OpenedStore, 'noteBehind'>;
+  readonly #settleWindowMs: number;
+  readonly #logger: Pick<Logger, 'warn'>;
+  #behind: Behind | null;
+
+  constructor(store: Pick<OpenedStore, 'behind' | 'noteBehind'>, settleWindowMs: number, nowMs: number, logger: Pick<Logger, 'warn'>) {
+    this.#store = store;
+    this.#settleWindowMs = settleWindowMs;
+    this.#logger = logger;
+    this.#behind = store.behind !== null && nowMs - store.behind.sinceMs < settleWindowMs ? store.behind : null;
+    if (this.#behind !== null) this.#logHold();
+  }
+
+  /** Why and since when the journal may lack orders, for catch-up; null when it may not. */
+  get behind(): Behind | null {
+    return this.#behind;
+  }
+
+  /** The hold on budgeted buys at `nowMs`; null once the window is over, or when there is none. */
+  budgetHold(nowMs: number): BudgetHold | null {
+    const hold = this.#hold();
+    return hold !== null && nowMs < hold.untilMs ? hold : null;
+  }
+
+  /** The start's first read of the history: a new journal it adopts orders for was lost, not started for the first time. */
+  firstHistoryRead(newJournal: boolean, report: LedgerReport | null, nowMs: number): void {
+    if (!newJournal || this.#behind !== null || report === null || report.adopted.length === 0) return;
+    const reason = `a new journal, but the exchange's history holds ${report.adopted.length} order(s) of its instances (adopted): the journal was lost`;
+    this.#behind = { sinceMs: nowMs, reason };
+    this.#logger.warn({ event: 'journal-lost-found-by-history', adopted: report.adopted.length }, `${reason}, with the data dir or its files (a volume recreated?), not started for the first time`);
+    this.#logHold();
+    try {
+      this.#store.noteBehind({ sinceMs: nowMs, reason });
+    } catch (error) {
+      this.#logger.warn(
+        { event: 'journal-identity-unwritten', error: errorMessage(error) },
+        `could not note beside the journal that it may lack orders (${errorMessage(error)}): a restart within the settle window would not hold budgets`,
+      );
+    }
+  }
+
+  #hold(): BudgetHold | null {
+    const behind = this.#behind;
+    return behind === null ? null : { sinceMs: behind.sinceMs, untilMs: behind.sinceMs + this.#settleWindowMs, reason: behind.reason };
+  }
+
+  #logHold(): void {
+    const hold = this.#hold();
+    if (hold === null) return;
+    const until = new Date(hold.untilMs).toISOString();
+    this.#logger.warn(
+      { event: 'budgets-held', since: new Date(hold.sinceMs).toISOString(), until, reason: hold.reason },
+      `${hold.reason}: until ${until} (the settle window), buys counted against a budget are refused (journal-behind), since an order of the journal's last moments may not show in the exchange's history yet; instances without budgets trade on`,
+    );
+  }
+}
