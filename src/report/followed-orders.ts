@@ -29,8 +29,9 @@ const DEFAULT_PAGE = 2_000;
  * The first read goes through every order, a page at a time with the daemon's other work in
  * between: a year of a per-minute schedule is half a million orders, seconds in one piece, which
  * a slot due meanwhile would wait out. Later reads take only what was recorded or updated since
- * the newest change seen (less CHANGE_MARGIN_MS), each change put in place of the version
- * counted before. An order is kept only while it can still be read again (not yet terminal, or
+ * the newest change seen or the latest read's clock, whichever is earlier (less
+ * CHANGE_MARGIN_MS), each change put in place of the version counted before; a clock set back
+ * by more than the margin starts them over. An order is kept only while it can still be read again (not yet terminal, or
  * changed within the margin): a terminal order never changes, so once counted it is dropped,
  * and memory holds the open orders and the last minute's, not every order ever placed.
  */
