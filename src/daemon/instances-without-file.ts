@@ -1,9 +1,8 @@
 import { join } from 'node:path';
 import type { InstanceConfig } from '../config/instance-config.ts';
-import { instanceHash, parseClientOrderId } from '../domain/client-order-id.ts';
 import { type Decimal, formatDecimal } from '../domain/money.ts';
 import { localParts } from '../domain/zone.ts';
-import type { IntentRecord, Journal } from '../store/journal.ts';
+import type { ChangedOrder, IntentRecord, Journal } from '../store/journal.ts';
 
 /**
  * Budgets belong to an instance's name, and the name is its file's: a file renamed (or copied,
@@ -39,7 +38,10 @@ const LOOK_BACK_MS = 33 * 86_400_000;
 /** How many of an instance's newest intents are asked for a budget reservation (one that had none has no budget). */
 const RESERVATIONS_ASKED = 3;
 
-type Reader = Pick<Journal, 'listOrders' | 'getIntent' | 'unresolvedIntents' | 'budgetReservation' | 'budgetSpent' | 'lastSlot' | 'scheduledSince'>;
+type Reader = Pick<Journal, 'changedOrders' | 'unresolvedIntents' | 'budgetReservation' | 'budgetSpent' | 'lastSlot' | 'scheduledSince'>;
+
+/** Orders read at a time. */
+const PAGE = 2_000;
 
 /**
  * The instances the journal holds that will not run (no file any more, or disabled) and that
@@ -52,7 +54,6 @@ export async function instancesWithoutFile(
   nowMs: number,
 ): Promise<InstanceWithoutFile[]> {
   const running = new Set(config.instances.filter((instance) => instance.enabled).map((instance) => instance.instance));
-  const runningHashes = new Set([...running].map((name) => instanceHash(name)));
   const intentsOf = new Map<string, string[]>();
   const unresolvedOf = new Map<string, IntentRecord[]>();
   for (const intent of await journal.unresolvedIntents()) {
@@ -60,20 +61,20 @@ export async function instancesWithoutFile(
     unresolvedOf.set(intent.instance, [...(unresolvedOf.get(intent.instance) ?? []), intent]);
     intentsOf.set(intent.instance, [...(intentsOf.get(intent.instance) ?? []), intent.intentId]);
   }
-  // Orders name their instance by a hash of it: only an order of a hash no running instance has is looked up.
-  const nameOfHash = new Map<string, string | null>();
-  for (const order of await journal.listOrders({ firstSeenFromMs: nowMs - LOOK_BACK_MS, limit: -1 })) {
-    if (order.intentId === null) continue;
-    const hash = parseClientOrderId(order.clientOrderId)?.instanceHash ?? null;
-    if (hash !== null && runningHashes.has(hash)) continue;
-    let name = hash === null ? undefined : nameOfHash.get(hash);
-    if (name === undefined) {
-      name = (await journal.getIntent(order.intentId))?.instance ?? null;
-      if (hash !== null) nameOfHash.set(hash, name);
+  // The orders of the look-back, a page at a time with their instance: a year of a per-minute
+  // schedule has some 50k in it, which read whole held a few hundred MB at every start.
+  let after: ChangedOrder | undefined;
+  for (;;) {
+    const page = await journal.changedOrders({ fromMs: nowMs - LOOK_BACK_MS, limit: PAGE, ...(after === undefined ? {} : { after }) });
+    for (const order of page) {
+      const name = order.instance;
+      if (order.intentId === null || name === null || running.has(name)) continue;
+      // Newest first: the pages come oldest change first, so each newer intent goes in front.
+      const known = (intentsOf.get(name) ?? []).filter((intentId) => intentId !== order.intentId);
+      intentsOf.set(name, [order.intentId, ...known].slice(0, RESERVATIONS_ASKED));
     }
-    if (name === null || running.has(name)) continue;
-    const known = intentsOf.get(name) ?? [];
-    if (known.length < RESERVATIONS_ASKED) intentsOf.set(name, [...known, order.intentId]);
+    if (page.length < PAGE) break;
+    after = page[page.length - 1];
   }
   if (intentsOf.size === 0) return [];
 

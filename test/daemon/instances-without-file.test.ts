@@ -113,3 +113,27 @@ describe('an instance the journal holds whose file is gone or disabled', () => {
     }
   });
 });
+
+describe('the look for instances without a file at start', () => {
+  it('reads the look-back’s orders a page at a time with their instance, never all of them at once (a per-minute schedule’s month is some 50k)', async () => {
+    const { instancesWithoutFile } = await import('../../src/daemon/instances-without-file.ts');
+    const { MemoryJournal } = await import('../../src/store/memory-journal.ts');
+    const journal = new MemoryJournal({ clock: () => Date.UTC(2026, 10, 27) });
+    await journal.open();
+    const pages: number[] = [];
+    const watched = {
+      changedOrders: (query: Parameters<InstanceType<typeof MemoryJournal>['changedOrders']>[0]) => {
+        pages.push(query.limit);
+        return journal.changedOrders(query);
+      },
+      unresolvedIntents: () => journal.unresolvedIntents(),
+      budgetReservation: (id: string) => journal.budgetReservation(id),
+      budgetSpent: (...args: Parameters<InstanceType<typeof MemoryJournal>['budgetSpent']>) => journal.budgetSpent(...args),
+      lastSlot: (instance: string) => journal.lastSlot(instance),
+      scheduledSince: (instance: string) => journal.scheduledSince(instance),
+    };
+    expect(await instancesWithoutFile(watched, { instances: [], strategiesDir: dir }, Date.UTC(2026, 10, 27))).toEqual([]);
+    expect(pages.length).toBeGreaterThan(0);
+    for (const limit of pages) expect(limit).toBeLessThanOrEqual(2_000);
+  });
+});
