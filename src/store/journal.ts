@@ -383,6 +383,8 @@ export interface OrderQuery {
   readonly firstSeenFromMs?: number;
   /** Orders the journal recorded or updated at or after this time only (what changed since a read). */
   readonly updatedFromMs?: number;
+  /** Orders in this status only. */
+  readonly status?: OrderStatus;
   /** At most this many, newest first (50 when absent; a negative number: all). */
   readonly limit?: number;
 }

@@ -349,7 +349,8 @@ export class MemoryJournal implements Journal {
           (query.instance === undefined || (order.intentId !== null && this.#intents.get(order.intentId)?.instance === query.instance)) &&
           (query.market === undefined || order.market === query.market) &&
           (query.firstSeenFromMs === undefined || order.firstSeenAtMs >= query.firstSeenFromMs) &&
-          (query.updatedFromMs === undefined || order.updatedAtMs >= query.updatedFromMs),
+          (query.updatedFromMs === undefined || order.updatedAtMs >= query.updatedFromMs) &&
+          (query.status === undefined || order.status === query.status),
       );
       return take(found.sort((a, b) => oldestOrderFirst(b, a)), query.limit ?? 50);
     });

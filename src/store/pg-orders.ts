@@ -60,8 +60,9 @@ export async function listOrders(tx: Tx, query: OrderQuery): Promise<StoredOrder
   const rows = await tx.rows(
     `SELECT o.* FROM orders o LEFT JOIN intents i ON i.intent_id = o.intent_id
      WHERE ($1::text IS NULL OR i.instance = $1) AND ($2::text IS NULL OR o.market = $2) AND ($4::bigint IS NULL OR o.first_seen_at_ms >= $4) AND ($5::bigint IS NULL OR o.updated_at_ms >= $5)
+       AND ($6::text IS NULL OR o.status = $6)
      ORDER BY o.first_seen_at_ms DESC, o.order_id DESC LIMIT $3`,
-    [query.instance ?? null, query.market ?? null, limitOrAll(query.limit ?? 50), query.firstSeenFromMs ?? null, query.updatedFromMs ?? null],
+    [query.instance ?? null, query.market ?? null, limitOrAll(query.limit ?? 50), query.firstSeenFromMs ?? null, query.updatedFromMs ?? null, query.status ?? null],
   );
   return rows.map(orderFromRow);
 }

@@ -79,9 +79,10 @@ export function listOrders(db: DatabaseSync, query: OrderQuery): StoredOrder[] {
     .prepare(
       `SELECT o.* FROM orders o LEFT JOIN intents i ON i.intent_id = o.intent_id
        WHERE (:instance IS NULL OR i.instance = :instance) AND (:market IS NULL OR o.market = :market) AND (:from IS NULL OR o.first_seen_at_ms >= :from) AND (:updated IS NULL OR o.updated_at_ms >= :updated)
+         AND (:status IS NULL OR o.status = :status)
        ORDER BY o.first_seen_at_ms DESC, o.order_id DESC LIMIT :limit`,
     )
-    .all({ instance: query.instance ?? null, market: query.market ?? null, from: query.firstSeenFromMs ?? null, updated: query.updatedFromMs ?? null, limit: query.limit ?? 50 })
+    .all({ instance: query.instance ?? null, market: query.market ?? null, from: query.firstSeenFromMs ?? null, updated: query.updatedFromMs ?? null, status: query.status ?? null, limit: query.limit ?? 50 })
     .map(orderFromRow);
 }
 

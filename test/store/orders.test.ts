@@ -224,3 +224,20 @@ describe.each(JOURNAL_KINDS)('orders by change (%s journal)', (kind) => {
     await expect(journal.changedOrders({ fromMs: 0, limit: 1, after: { updatedAtMs: 1, orderId: '' } })).rejects.toMatchObject({ reason: 'invalid-argument', message: expect.stringContaining('updatedAtMs and orderId') });
   });
 });
+
+describe.each(JOURNAL_KINDS)('orders listed by status (%s journal)', (kind) => {
+  beforeEach(() => {
+    world.kind = kind;
+  });
+
+  it('lists only the orders in the status asked, newest first, the limit counting those', async () => {
+    const journal = await world.openJournal();
+    for (const [orderId, status] of [['1', 'FILLED'], ['2', 'NEW'], ['3', 'FILLED'], ['4', 'CANCELED'], ['5', 'FILLED']] as const) {
+      world.nowMs += 1;
+      await journal.recordOrderSnapshot(order({ orderId, clientOrderId: `c${orderId}`, status }), { intentId: null });
+    }
+    expect((await journal.listOrders({ status: 'FILLED', limit: 2 })).map((o) => o.orderId)).toEqual(['5', '3']);
+    expect((await journal.listOrders({ status: 'PARTIAL_FILLED', limit: -1 })).map((o) => o.orderId)).toEqual([]);
+    expect((await journal.listOrders({ limit: 2 })).map((o) => o.orderId)).toEqual(['5', '4']);
+  });
+});
