@@ -161,7 +161,7 @@ export class FollowedOrders {
 
   #addRecent(instance: string, changed: ChangedOrder): void {
     const list = (this.#recent.get(instance) ?? []).filter((kept) => kept.orderId !== changed.orderId);
-    const { instance: _instance, ...order } = changed;
+    const { instance: _instance, account: _account, ...order } = changed;
     list.push(order);
     list.sort((a, b) => oldestOrderFirst(b, a));
     this.#recent.set(instance, list.slice(0, this.#recentPerInstance));

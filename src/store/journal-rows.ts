@@ -202,9 +202,10 @@ export function orderFromRow(row: Row): StoredOrder {
   };
 }
 
-/** An orders row read with its intent's instance (as `intent_instance`). */
+/** An orders row read with its intent's instance and account (as `intent_instance`, `intent_account`). */
 export function changedOrderFromRow(row: Row): ChangedOrder {
-  return { ...orderFromRow(row), instance: new RowReader(row, `orders row ${String(row['order_id'])}`).optionalText('intent_instance') };
+  const r = new RowReader(row, `orders row ${String(row['order_id'])}`);
+  return { ...orderFromRow(row), instance: r.optionalText('intent_instance'), account: r.optionalText('intent_account') };
 }
 
 export function transitionFromRow(row: Row): OrderTransition {

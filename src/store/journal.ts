@@ -396,9 +396,10 @@ export interface ChangedOrdersQuery {
   readonly limit: number;
 }
 
-/** An order with the instance of the intent it belongs to (null: none, an order adopted from the exchange with no intent). */
+/** An order with the instance and account of the intent it belongs to (null: no intent, or an intent from before accounts). */
 export interface ChangedOrder extends StoredOrder {
   readonly instance: string | null;
+  readonly account: string | null;
 }
 
 export const OPERATION_STATUSES = ['sent', 'done', 'failed', 'unknown'] as const;

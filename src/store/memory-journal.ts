@@ -365,7 +365,10 @@ export class MemoryJournal implements Journal {
       return found
         .sort((a, b) => a.updatedAtMs - b.updatedAtMs || compareText(a.orderId, b.orderId))
         .slice(0, query.limit)
-        .map((order) => ({ ...order, instance: order.intentId === null ? null : (this.#intents.get(order.intentId)?.instance ?? null) }));
+        .map((order) => {
+          const intent = order.intentId === null ? undefined : this.#intents.get(order.intentId);
+          return { ...order, instance: intent?.instance ?? null, account: intent?.account ?? null };
+        });
     });
   }
 

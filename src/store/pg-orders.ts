@@ -71,7 +71,7 @@ export async function listOrders(tx: Tx, query: OrderQuery): Promise<StoredOrder
 export async function changedOrders(tx: Tx, query: ChangedOrdersQuery): Promise<ChangedOrder[]> {
   const { fromMs, after, limit } = checkChangedOrdersQuery(query);
   const rows = await tx.rows(
-    `SELECT o.*, i.instance AS intent_instance FROM orders o LEFT JOIN intents i ON i.intent_id = o.intent_id
+    `SELECT o.*, i.instance AS intent_instance, i.account AS intent_account FROM orders o LEFT JOIN intents i ON i.intent_id = o.intent_id
      WHERE o.updated_at_ms >= $1 AND ($2::bigint IS NULL OR (o.updated_at_ms, o.order_id) > ($2::bigint, $3::text))
      ORDER BY o.updated_at_ms, o.order_id LIMIT $4`,
     [Math.max(fromMs, after?.updatedAtMs ?? fromMs), after?.updatedAtMs ?? null, after?.orderId ?? null, limit],

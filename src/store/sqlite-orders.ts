@@ -91,7 +91,7 @@ export function changedOrders(db: DatabaseSync, query: ChangedOrdersQuery): Chan
   const { fromMs, after, limit } = checkChangedOrdersQuery(query);
   return db
     .prepare(
-      `SELECT o.*, i.instance AS intent_instance FROM orders o LEFT JOIN intents i ON i.intent_id = o.intent_id
+      `SELECT o.*, i.instance AS intent_instance, i.account AS intent_account FROM orders o LEFT JOIN intents i ON i.intent_id = o.intent_id
        WHERE o.updated_at_ms >= :from AND (:afterMs IS NULL OR o.updated_at_ms > :afterMs OR (o.updated_at_ms = :afterMs AND o.order_id > :afterId))
        ORDER BY o.updated_at_ms, o.order_id LIMIT :limit`,
     )

@@ -9,7 +9,8 @@ import { withJournal } from './journal.ts';
 import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
 import { type PaperBalances, paperBalances } from '../../sim/paper-exchange.ts';
 import type { OrderAccounts } from '../../report/cost-basis.ts';
-import type { IntentRecord, StoredOrder } from '../../store/journal.ts';
+import type { ChangedOrder, Journal, StoredOrder } from '../../store/journal.ts';
+import { oldestOrderFirst } from '../../store/journal-rules.ts';
 
 export interface ReportFlags {
   readonly dataDir?: string;
@@ -46,8 +47,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
   });
   const { feesNote, fillsCsv, instanceAccounts, positions, positionsByAccount } = await import('../../report/cost-basis.ts');
   await withJournal(flags, {}, async (store, label) => {
-    const listed = await store.listOrders({ ...(args.instance === undefined ? {} : { instance: args.instance }), limit: -1 });
-    const accounts = await orderAccounts(store, listed);
+    const { listed, accounts } = await ordersWithAccounts(store, args.instance);
     const orders = args.account === undefined ? listed : listed.filter((order) => accounts.accountOf(order) === args.account);
     if (args.csv) {
       ctx.io.out(fillsCsv(orders));
@@ -173,16 +173,39 @@ async function accountPrices(
   };
 }
 
-/** The account and instance of each order, from its intent as journalled (never from today's config, which may have changed since). */
-async function orderAccounts(store: { getIntent(intentId: string): Promise<IntentRecord | null> }, orders: readonly StoredOrder[]): Promise<OrderAccounts> {
-  const intents = new Map<string, IntentRecord | null>();
-  for (const order of orders) if (order.intentId !== null && !intents.has(order.intentId)) intents.set(order.intentId, await store.getIntent(order.intentId));
-  const intentOf = (order: StoredOrder): IntentRecord | null => (order.intentId === null ? null : (intents.get(order.intentId) ?? null));
+/**
+ * Every order (of `instance`, when given), newest first as listOrders gives them, with the
+ * account and instance of each from its intent as journalled (never from today's config, which
+ * may have changed since): read a page at a time with the intent joined in. An intent read per
+ * order took 180 s on PostgreSQL for a per-minute year (half a million round trips).
+ */
+async function ordersWithAccounts(store: Pick<Journal, 'changedOrders'>, instance: string | undefined): Promise<{ readonly listed: StoredOrder[]; readonly accounts: OrderAccounts }> {
+  const listed: StoredOrder[] = [];
+  const of = new Map<string, { readonly account: string | null; readonly instance: string | null }>();
+  let after: ChangedOrder | undefined;
+  for (;;) {
+    const page = await store.changedOrders({ fromMs: 0, limit: PAGE, ...(after === undefined ? {} : { after }) });
+    for (const order of page) {
+      if (instance !== undefined && order.instance !== instance) continue;
+      const { instance: owner, account, ...stored } = order;
+      listed.push(stored);
+      of.set(order.orderId, { account, instance: owner });
+    }
+    if (page.length < PAGE) break;
+    after = page[page.length - 1];
+  }
+  listed.sort((a, b) => oldestOrderFirst(b, a));
   return {
-    accountOf: (order) => intentOf(order)?.account ?? DEFAULT_ACCOUNT,
-    instanceOf: (order) => intentOf(order)?.instance ?? null,
+    listed,
+    accounts: {
+      accountOf: (order) => of.get(order.orderId)?.account ?? DEFAULT_ACCOUNT,
+      instanceOf: (order) => of.get(order.orderId)?.instance ?? null,
+    },
   };
 }
+
+/** Orders read at a time. */
+const PAGE = 5_000;
 
 /** A dry-run journal's paper accounts, as the daemon left them: each named account that has one. */
 async function paperAccounts(store: { accountState(account?: string): Promise<string | null> }, names: readonly string[]): Promise<Array<{ account: string } & PaperBalances>> {
