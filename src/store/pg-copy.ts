@@ -149,14 +149,29 @@ async function copyInto(db: DatabaseSync, target: { readonly url: string; readon
       const tables: CopiedTable[] = [];
       const sums: CopiedSum[] = [];
       for (const spec of TABLES) {
-        const rows = db.prepare(`SELECT * FROM ${spec.table}`).all();
-        const copied = await insertAll(tx, spec.table, rows);
+        // Row by row from SQLite, a batch at a time into PostgreSQL, the money summed on the
+        // way: a per-minute year's journal read whole held some 3 GB.
+        const moneySums = new Map<string, Decimal>(spec.money.map((column) => [column, ZERO]));
+        let source = 0;
+        let copied = 0;
+        let batch: Record<string, unknown>[] = [];
+        for (const row of db.prepare(`SELECT * FROM ${spec.table}`).iterate()) {
+          source += 1;
+          for (const column of spec.money) {
+            if (row[column] !== null) moneySums.set(column, (moneySums.get(column) ?? ZERO).plus(parseDecimalStrict(String(row[column]), `${spec.table}.${column}`)));
+          }
+          batch.push(row);
+          if (batch.length >= rowsPerInsert(batch)) {
+            copied += await insertBatch(tx, spec.table, batch);
+            batch = [];
+          }
+        }
+        copied += await insertBatch(tx, spec.table, batch);
         const target = Number((await tx.one(`SELECT count(*) AS n FROM ${spec.table}`))?.['n']);
-        tables.push({ table: spec.table, source: rows.length, copied, target });
-        for (const column of spec.money) {
-          const source = rows.reduce<Decimal>((sum, row) => (row[column] === null ? sum : sum.plus(parseDecimalStrict(String(row[column]), `${spec.table}.${column}`))), ZERO);
+        tables.push({ table: spec.table, source, copied, target });
+        for (const [column, sum] of moneySums) {
           const total = (await tx.one(`SELECT coalesce(sum(${column}), 0)::text AS total FROM ${spec.table}`))?.['total'];
-          sums.push({ column: `${spec.table}.${column}`, source, target: parseDecimalStrict(String(total), `${spec.table}.${column}`) });
+          sums.push({ column: `${spec.table}.${column}`, source: sum, target: parseDecimalStrict(String(total), `${spec.table}.${column}`) });
         }
       }
       // Findings keep their numbers; the next one PostgreSQL numbers comes after them.
@@ -186,22 +201,22 @@ async function adoptIdentity(tx: Tx, meta: ReadonlyMap<string, string>, journalI
   for (const [key, value] of meta) await tx.run('INSERT INTO journal_meta (key, value) VALUES ($1, $2)', [key, value]);
 }
 
-/** Insert rows not already there (by any unique key); how many were added. Batched: a parameter list holds at most 65535 values. */
-async function insertAll(tx: Tx, table: string, rows: readonly Record<string, unknown>[]): Promise<number> {
+/** How many rows like these go in one INSERT: a parameter list holds at most 65535 values. */
+function rowsPerInsert(rows: readonly Record<string, unknown>[]): number {
+  const first = rows[0];
+  return first === undefined ? 1 : Math.max(1, Math.floor(60_000 / Object.keys(first).length));
+}
+
+/** Insert rows not already there (by any unique key), in one statement; how many were added. */
+async function insertBatch(tx: Tx, table: string, rows: readonly Record<string, unknown>[]): Promise<number> {
   const first = rows[0];
   if (first === undefined) return 0;
   const columns = Object.keys(first);
-  const perBatch = Math.max(1, Math.floor(60_000 / columns.length));
-  let added = 0;
-  for (let start = 0; start < rows.length; start += perBatch) {
-    const batch = rows.slice(start, start + perBatch);
-    const values = batch.map((_, r) => `(${columns.map((_, c) => `$${r * columns.length + c + 1}`).join(', ')})`);
-    added += await tx.run(
-      `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.join(', ')} ON CONFLICT DO NOTHING`,
-      batch.flatMap((row) => columns.map((column) => row[column] ?? null)),
-    );
-  }
-  return added;
+  const values = rows.map((_, r) => `(${columns.map((_, c) => `$${r * columns.length + c + 1}`).join(', ')})`);
+  return tx.run(
+    `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.join(', ')} ON CONFLICT DO NOTHING`,
+    rows.flatMap((row) => columns.map((column) => row[column] ?? null)),
+  );
 }
 
 /** Inside the copy's transaction: a mismatch throws, and nothing of the copy is kept. */

@@ -135,6 +135,23 @@ describe.skipIf(pgCluster() === null)('stacker journal migrate --to postgres://â
     }
   });
 
+  it('copies a table larger than one INSERT (some 3000 rows of orders) whole, a batch at a time, rows and sums verified', async () => {
+    const store = await openStore({ dataDir: dataDir(), mode: 'live', userLockDir: join(world.dir, 'locks') });
+    const orders = 3_500;
+    for (let i = 0; i < orders; i += 1) {
+      await store.journal.recordOrderSnapshot(
+        order({ orderId: String(9_000_000 + i), clientOrderId: `hand-${i}`, status: 'FILLED', left: new Decimal(0), filledBase: new Decimal('0.0001'), filledQuote: new Decimal('6.5'), fee: new Decimal('0.0065'), feeAsset: 'USDT' }),
+        { intentId: null },
+      );
+    }
+    await store.close();
+    await migrate(context(false), { dataDir: dataDir(), mode: 'live', to: await target() }, { env: {} });
+    const out = captured.join('');
+    expect(out).toMatch(new RegExp(`\\borders\\s+${orders}\\s+${orders}\\s+${orders}\\b`));
+    expect(out).toMatch(/orders\.filled_quote\s+22750\s+22750/);
+    expect(out).toMatch(/rows and sums verified/);
+  });
+
   it('is idempotent: a second run copies nothing and says so, in JSON too', async () => {
     await writeSqliteJournal();
     await migrate(context(false), { dataDir: dataDir(), mode: 'live', to: await target() }, { env: {} });
