@@ -20,7 +20,7 @@ export interface FollowedOrdersOptions {
   readonly monotonicMs?: () => number;
 }
 
-const DEFAULT_PAGE = 2_000;
+const DEFAULT_PAGE = 500;
 
 /**
  * A journal's orders as a status page open for months sees them: their positions and each
