@@ -399,6 +399,10 @@ describe('stacker check', () => {
     expect(JSON.parse(stdout().slice(stdout().lastIndexOf('\n{') + 1)).findings).toEqual([expect.objectContaining({ kind: 'foreign', clientOrderId: 'dca-btc-1700000000000-0' })]);
     // Listing is not acknowledging: the check still refuses.
     await expect(check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000' }))).rejects.toMatchObject({ code: 'E_FOREIGN_ORDER' });
+    // Asked for another instance, it lists that instance's findings only, and counts the others.
+    await listJournal(context(false), { dataDir: world.dir, mode: 'dry-run', instance: 'other-instance' });
+    expect(stdout()).not.toMatch(/found at the exchange and not acknowledged \(/);
+    expect(stdout()).toContain('and 1 more of other instances, not acknowledged (`stacker journal` without --instance lists them; acknowledging is for the whole journal)');
   });
 
   it('shows a kill-switch file that exists as ON', async () => {

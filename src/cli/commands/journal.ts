@@ -310,7 +310,10 @@ export async function journal(ctx: CommandContext, flags: JournalFlags, deps: Re
     // missed while stacker was down leave no intent to list, and `run --once` sends people here.
     const notDone = args.statuses !== undefined ? [] : await slotsNotDone(store, args.instance, args.limit);
     // What the history check found and nobody acknowledged: `acknowledge` listed them only as it marked them seen.
-    const findings = await store.listFindings({ unacknowledged: true });
+    // Of the instance asked for (and those of no instance); acknowledging is for the whole journal, so the others are counted.
+    const allFindings = await store.listFindings({ unacknowledged: true });
+    const findings = args.instance === undefined ? allFindings : allFindings.filter((finding) => finding.instance === args.instance || finding.instance === null);
+    const othersFound = allFindings.length - findings.length;
     if (ctx.json) {
       ctx.io.out(
         json({
@@ -328,6 +331,7 @@ export async function journal(ctx: CommandContext, flags: JournalFlags, deps: Re
         `found at the exchange and not acknowledged (read them, then \`stacker journal acknowledge\`${findings.some((f) => f.kind === 'foreign') ? '; a foreign order stops trading until then' : ''}):\n${findingsTable(findings)}\n`,
       );
     }
+    if (othersFound > 0) ctx.io.out(`and ${othersFound} more of other instances, not acknowledged (\`stacker journal\` without --instance lists them; acknowledging is for the whole journal)\n`);
     if (notDone.length > 0) {
       const status = ({ slot, settled }: SlotNotDone): string => (settled === 'done' ? `${slot.status}, settled since (every order found)` : slot.status);
       ctx.io.out(
