@@ -48,7 +48,8 @@ console.log(`  read every order       ${fmt(status.readMs, 0)} ms`);
 console.log(`  positions per market   ${fmt(status.positionsMs, 0)} ms   (exact decimals; read and sum run on the daemon's thread)`);
 console.log(`  first document         ${fmt(status.firstDocumentMs, 0)} ms   (two instances on it; every order read a page of 500 at a time)`);
 console.log(`  longest stall          ${fmt(status.longestStallMs, 0)} ms   (the daemon's thread without a turn for its timers during the first document)`);
-console.log(`  memory kept            ${status.heapKeptMb === null ? 'not measured (run with --expose-gc)' : `${fmt(status.heapKeptMb)} MB`}   (heap the document holds between refreshes: open orders and the last minute's, not every order)`);
+const kept = status.heapKeptMb === null ? 'not measured (run with --expose-gc)' : status.heapKeptMb < 0.1 ? '< 0.1 MB' : `${fmt(status.heapKeptMb)} MB`;
+console.log(`  memory kept            ${kept}   (heap the document holds between refreshes, after a full collection: open orders and the last minute's, not every order)`);
 console.log(`  a later refresh        ${fmt(status.refreshMs, 1)} ms   (one order more: only what changed is read, and put in place of what its order added before)`);
 
 const residents = await benchResidents({ warmupS: 30, measureS: 20 });
