@@ -316,6 +316,8 @@ says where the rules came from.`,
   )
     .option('--instance <name>', 'only this strategy instance')
     .option('--account <name>', 'only the orders sent on this account (as journalled with each order: ACCOUNT= of its instance then; default for instances without one)')
+    .option('--from <time>', 'only orders the exchange took from then: 2025-01-01, 2025-01-01T09:00:00Z or Unix seconds (a date: from its first moment, UTC)')
+    .option('--to <time>', 'only orders the exchange took up to then, same forms (a date: through its last moment, UTC): --from 2025-01-01 --to 2025-12-31 is the year')
     .option('--csv', 'one line per filled order (time, market, side, base, quote, price, fee, fee asset, order id, clientOrderId), for a tax tool; time is when the exchange took the order (from a backtest --journal: the slot, its price the open it filled at)')
     .option('--html <file.html>', 'also write a self-contained HTML page: per market, every buy, the average cost as it grew and the quote invested, charted')
     .action((flags: object, command: Command) =>

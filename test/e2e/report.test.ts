@@ -34,6 +34,27 @@ describe('stacker report', () => {
     expect((JSON.parse(only.stdout) as { markets: Array<{ market: string }> }).markets.map((m) => m.market)).toEqual(['ETH_USDT']);
   }, 60_000);
 
+  it('--from/--to keep the orders the exchange took in that period (a date is a whole UTC day), and refuse a period that ends before it starts', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '0 9 * * 1', MARKET: 'BTC_USDT', AMOUNT: '0.00123' });
+    expect(await startDaemon(['--strategies', t.dir.strategies, '--data-dir', t.dir.data, '--live', '--once'], t.live()).exited).toBe(0);
+    const history = t.sandbox.exchange.orderHistory({});
+    expect(history).toHaveLength(1);
+    const day = (offsetDays: number): string => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+    const report = (...period: string[]) => runCli(['report', '--mode', 'live', '--data-dir', t.dir.data, '--json', ...period], t.live());
+    const today = JSON.parse((await report('--from', day(0), '--to', day(0))).stdout) as { from: string; to: string; markets: Array<{ orders: number }> };
+    expect(today).toMatchObject({ from: `${day(0)}T00:00:00.000Z`, to: `${day(0)}T23:59:59.999Z`, markets: [{ orders: 1 }] });
+    expect((JSON.parse((await report('--from', day(1))).stdout) as { markets: unknown[] }).markets).toEqual([]);
+    expect((JSON.parse((await report('--to', day(-1))).stdout) as { markets: unknown[] }).markets).toEqual([]);
+    const csv = await runCli(['report', '--mode', 'live', '--data-dir', t.dir.data, '--csv', '--from', day(1)], t.live());
+    expect(csv.stdout.trim().split('\n')).toHaveLength(1);
+    const text = await runCli(['report', '--mode', 'live', '--data-dir', t.dir.data, '--to', day(-1)], t.live());
+    expect([text.code, text.stderr]).toEqual([0, expect.stringContaining(`nothing bought through ${day(-1)}T23:59:59.999Z`)]);
+    const backwards = await report('--from', day(0), '--to', day(-1));
+    expect([backwards.code, JSON.parse(backwards.stdout || backwards.stderr)]).toEqual([2, { error: { code: 'E_INPUT', problems: [{ field: '--from', rule: 'must not be after --to' }] } }]);
+    const compact = await runCli(['report', '--mode', 'live', '--data-dir', t.dir.data, '--from', '20250101'], t.live());
+    expect([compact.code, compact.stderr]).toEqual([2, expect.stringContaining('write the date with dashes, 2025-01-01')]);
+  }, 60_000);
+
   it('says which journal is missing instead of failing (exit 2)', async () => {
     mkdirSync(t.dir.data, { recursive: true });
     const result = await runCli(['report', '--mode', 'live', '--data-dir', t.dir.data]);

@@ -1,4 +1,5 @@
 import { InputError } from '../../domain/errors.ts';
+import { momentFlag } from '../moment-flag.ts';
 import type { Decimal } from '../../domain/money.ts';
 import { checkAll, nonEmpty, optional } from '../args.ts';
 import type { CommandContext } from '../context.ts';
@@ -19,6 +20,10 @@ export interface ReportFlags {
   readonly journal?: string;
   readonly instance?: string;
   readonly account?: string;
+  /** Only orders the exchange took from this moment (a date: its first moment, UTC)… */
+  readonly from?: string;
+  /** …through this one (a date: through its last moment, UTC). */
+  readonly to?: string;
   readonly csv?: boolean;
   /** Also write the HTML page here. */
   readonly html?: string;
@@ -36,6 +41,8 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
   const args = checkAll({
     instance: () => optional(flags.instance, (text) => nonEmpty(text, '--instance', 'an instance name')),
     account: () => optional(flags.account, (text) => nonEmpty(text, '--account', 'an account name')),
+    fromMs: () => optional(flags.from, (text) => momentFlag(text, '--from')),
+    toMs: () => optional(flags.to, (text) => momentFlag(text, '--to', 'end')),
     csv: () => {
       if (flags.csv === true && ctx.json) throw InputError.one('--csv', 'is its own output; not with --json');
       return flags.csv === true;
@@ -45,10 +52,16 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
       return optional(flags.html, (text) => reportFile(text, '--html', PAGE_MARK));
     },
   });
+  if (args.fromMs !== undefined && args.toMs !== undefined && args.fromMs > args.toMs) throw InputError.one('--from', 'must not be after --to');
   const { feesNote, fillsCsv, instanceAccounts, positions, positionsByAccount } = await import('../../report/cost-basis.ts');
   await withJournal(flags, {}, async (store, label) => {
     const { listed, accounts } = await ordersWithAccounts(store, args.instance);
-    const orders = args.account === undefined ? listed : listed.filter((order) => accounts.accountOf(order) === args.account);
+    // The period, by when the exchange took each order (what a tax year counts), as --csv shows it.
+    const inPeriod = (order: StoredOrder): boolean => {
+      const atMs = order.createdAtSec * 1000;
+      return (args.fromMs === undefined || atMs >= args.fromMs) && (args.toMs === undefined || atMs <= args.toMs);
+    };
+    const orders = listed.filter((order) => (args.account === undefined || accounts.accountOf(order) === args.account) && inPeriod(order));
     if (args.csv) {
       ctx.io.out(fillsCsv(orders));
       return;
@@ -77,6 +90,8 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
           mode: label.mode,
           ...(args.instance === undefined ? {} : { instance: args.instance }),
           ...(args.account === undefined ? {} : { account: args.account }),
+          ...(args.fromMs === undefined ? {} : { from: new Date(args.fromMs).toISOString() }),
+          ...(args.toMs === undefined ? {} : { to: new Date(args.toMs).toISOString() }),
           markets: rows,
           accounts: positionsByAccount(orders, accounts, priced.of),
           instances: instanceAccounts(orders, accounts),
@@ -87,7 +102,12 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
       return;
     }
     if (rows.length === 0) {
-      const who = [args.instance === undefined ? '' : ` by ${args.instance}`, args.account === undefined ? '' : ` on account ${args.account}`].join('');
+      const who = [
+        args.instance === undefined ? '' : ` by ${args.instance}`,
+        args.account === undefined ? '' : ` on account ${args.account}`,
+        args.fromMs === undefined ? '' : ` from ${new Date(args.fromMs).toISOString()}`,
+        args.toMs === undefined ? '' : ` through ${new Date(args.toMs).toISOString()}`,
+      ].join('');
       ctx.io.err(`nothing bought${who} in the ${label.mode} journal ${label.path}\n`);
       for (const line of paperLines(paper)) ctx.io.out(line);
       // The page was written all the same (it says so too): the user asked for it and looks for this line.
