@@ -262,6 +262,14 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
   ).action(journalLoad('migrate'));
   journalWhere(
     journalCommand
+      .command('backup')
+      .description(
+        "copy a mode's SQLite journal consistently while the daemon runs (SQLite's online backup, which waits out its writes; a cp of a journal being written may be torn), to a new file readable by you alone, checked before it is called done. Put it back only with the daemon stopped",
+      )
+      .requiredOption('--to <file.db>', 'the new file to write the copy to, e.g. /data/stacker-2026-11-28.db'),
+  ).action(withGlobals(action(async () => (await import('./commands/journal-backup.ts')).backup)));
+  journalWhere(
+    journalCommand
       .command('upgrade')
       .description(
         "migrate a mode's journal (SQLite or PostgreSQL) to this stacker's schema as the daemon's start would, keeping a copy of a SQLite file as it was (stacker.db.schema-N.bak), and trade nothing: read it with the new build before it trades. One-way: an older stacker refuses the journal afterwards. Stop the daemon first: refused while one holds the journal",
