@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { InstanceConfig } from '../config/instance-config.ts';
 import { type Decimal, formatDecimal } from '../domain/money.ts';
 import { localParts } from '../domain/zone.ts';
-import type { ChangedOrder, IntentRecord, Journal } from '../store/journal.ts';
+import { changedOrderPages } from '../store/changed-order-pages.ts';
+import type { IntentRecord, Journal } from '../store/journal.ts';
 
 /**
  * Budgets belong to an instance's name, and the name is its file's: a file renamed (or copied,
@@ -63,9 +64,7 @@ export async function instancesWithoutFile(
   }
   // The orders of the look-back, a page at a time with their instance: a year of a per-minute
   // schedule has some 50k in it, which read whole held a few hundred MB at every start.
-  let after: ChangedOrder | undefined;
-  for (;;) {
-    const page = await journal.changedOrders({ fromMs: nowMs - LOOK_BACK_MS, limit: PAGE, ...(after === undefined ? {} : { after }) });
+  for await (const page of changedOrderPages(journal, nowMs - LOOK_BACK_MS, PAGE)) {
     for (const order of page) {
       const name = order.instance;
       if (order.intentId === null || name === null || running.has(name)) continue;
@@ -73,8 +72,6 @@ export async function instancesWithoutFile(
       const known = (intentsOf.get(name) ?? []).filter((intentId) => intentId !== order.intentId);
       intentsOf.set(name, [order.intentId, ...known].slice(0, RESERVATIONS_ASKED));
     }
-    if (page.length < PAGE) break;
-    after = page[page.length - 1];
   }
   if (intentsOf.size === 0) return [];
 

@@ -4,8 +4,9 @@ import { DEFAULT_ACCOUNT, type EngineDeps } from './runtime.ts';
 
 /**
  * The operator's notifications of a money intent that did not go through: refused (by a guard,
- * the kill switch, the budget or the exchange) or its answer lost. Called beside the log line
- * of the same moment, with what the journal now holds for it.
+ * the kill switch, the budget or the exchange) or its answer lost, with what the journal now
+ * holds for it. A refusal is called beside the log line of the same moment; an intent left
+ * unknown writes its own (tellUnknown), the same for a buy, a transfer and a withdrawal.
  */
 export function tellRefused(deps: EngineDeps, record: IntentRecord, error: IntentError): void {
   tell(deps, () => ({

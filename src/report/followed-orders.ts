@@ -1,5 +1,6 @@
 import { isTerminalStatus } from '../domain/order.ts';
 import type { ChangedOrder, Journal, StoredOrder } from '../store/journal.ts';
+import { changedOrderPages } from '../store/changed-order-pages.ts';
 import { compareText, oldestOrderFirst } from '../store/journal-rules.ts';
 import { PositionBook } from './position-book.ts';
 
@@ -105,15 +106,11 @@ export class FollowedOrders {
       this.#readClockMs = nowMs;
       this.#readMonotonicMs = monotonicMs;
     }
-    let after: ChangedOrder | undefined;
-    for (;;) {
-      const page = await this.#journal.changedOrders({ fromMs, limit: this.#pageSize, ...(after === undefined ? {} : { after }) });
+    for await (const page of changedOrderPages(this.#journal, fromMs, this.#pageSize)) {
       for (const order of page) this.#take(order);
       const last = page.length < this.#pageSize ? null : (page[page.length - 1] as ChangedOrder);
       this.#forgetSettled(last);
-      if (last === null) return;
-      after = last;
-      await this.#betweenPages();
+      if (last !== null) await this.#betweenPages();
     }
   }
 

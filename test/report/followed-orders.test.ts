@@ -40,15 +40,20 @@ async function record(journal: SqliteJournal, id: number, stage: number, instanc
   );
 }
 
-/** A journal holding `count` filled buys of dca-btc, one every `spacingMs`. */
-async function filledBuys(count: number, spacingMs: number, clock = { nowMs: 1_735_689_600_000 }): Promise<SqliteJournal> {
+/** Run `use` on a journal holding `count` filled buys of dca-btc, one every `spacingMs`, with the clock after the last; closed after. */
+async function withFilledBuys(count: number, spacingMs: number, use: (journal: SqliteJournal, nowMs: number) => Promise<void>): Promise<void> {
+  const clock = { nowMs: 1_735_689_600_000 };
   const journal = await journalAt(clock);
-  const intents = new Map<number, string | null>();
-  for (let id = 0; id < count; id += 1) {
-    clock.nowMs += spacingMs;
-    await record(journal, id, 2, 'dca-btc', intents);
+  try {
+    const intents = new Map<number, string | null>();
+    for (let id = 0; id < count; id += 1) {
+      clock.nowMs += spacingMs;
+      await record(journal, id, 2, 'dca-btc', intents);
+    }
+    await use(journal, clock.nowMs);
+  } finally {
+    await journal.close();
   }
-  return journal;
 }
 
 describe('the orders a status page follows', () => {
@@ -103,57 +108,45 @@ describe('the orders a status page follows', () => {
   });
 
   it('forget each filled order once counted: a journal of many orders costs the memory of the last minute’s', async () => {
-    const clock = { nowMs: 1_735_689_600_000 };
-    const journal = await filledBuys(50, 60_000, clock);
-    try {
+    await withFilledBuys(50, 60_000, async (journal, nowMs) => {
       const followed = new FollowedOrders(journal, { pageSize: 7, recentPerInstance: 5 });
-      await followed.catchUp(clock.nowMs);
+      await followed.catchUp(nowMs);
       expect(followed.book.positions(null)).toMatchObject([{ orders: 50, baseBought: '0.025' }]);
       // The newest two: stamped within a minute of the newest change.
       expect(followed.kept).toBe(2);
-    } finally {
-      await journal.close();
-    }
+    });
   });
 
   it('read a large journal in pages, with the daemon’s other work run between them', async () => {
-    const clock = { nowMs: 1_735_689_600_000 };
-    const journal = await filledBuys(5, 0, clock);
-    try {
+    await withFilledBuys(5, 0, async (journal, nowMs) => {
       const events: string[] = [];
       const followed = new FollowedOrders(journal, { pageSize: 2, recentPerInstance: 5 });
       setImmediate(() => events.push('a slot fires'));
-      await followed.catchUp(clock.nowMs);
+      await followed.catchUp(nowMs);
       events.push('orders read');
       expect(events).toEqual(['a slot fires', 'orders read']);
       expect(followed.book.positions(null)).toMatchObject([{ orders: 5 }]);
-    } finally {
-      await journal.close();
-    }
+    });
   });
 
   it('share one read of the journal between pages that ask while it runs: an order dropped by one read is never counted again by another', async () => {
-    const clock = { nowMs: 1_735_689_600_000 };
-    const journal = await filledBuys(6, 3_600_000, clock);
-    try {
+    await withFilledBuys(6, 3_600_000, async (journal, nowMs) => {
       let calls = 0;
       const counted = Object.assign(Object.create(journal) as SqliteJournal, {
         changedOrders: (query: Parameters<SqliteJournal['changedOrders']>[0]) => {
           calls += 1;
           return journal.changedOrders(query);
         },
-      });
-      const followed = new FollowedOrders(counted, { pageSize: 1, recentPerInstance: 5 });
-      const first = followed.catchUp(clock.nowMs);
-      await new Promise((resolve) => setImmediate(resolve));
-      await Promise.all([first, followed.catchUp(clock.nowMs), followed.catchUp(clock.nowMs)]);
-      // Six pages of one order and the empty one that ends the read.
-      expect(calls).toBe(7);
-      await followed.catchUp(clock.nowMs);
-      expect(followed.book.positions(null)).toMatchObject([{ orders: 6, baseBought: '0.003' }]);
-    } finally {
-      await journal.close();
-    }
+    });
+    const followed = new FollowedOrders(counted, { pageSize: 1, recentPerInstance: 5 });
+    const first = followed.catchUp(nowMs);
+    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.all([first, followed.catchUp(nowMs), followed.catchUp(nowMs)]);
+    // Six pages of one order and the empty one that ends the read.
+    expect(calls).toBe(7);
+    await followed.catchUp(nowMs);
+    expect(followed.book.positions(null)).toMatchObject([{ orders: 6, baseBought: '0.003' }]);
+    });
   });
 
   it('still count the orders stamped after the clock was set back, before the newest change seen, read now or hours later', async () => {

@@ -12,6 +12,7 @@ import { type PaperBalances, paperBalances } from '../../sim/paper-exchange.ts';
 import type { OrderAccounts } from '../../report/cost-basis.ts';
 import type { ChangedOrder, Journal, StoredOrder } from '../../store/journal.ts';
 import { oldestOrderFirst } from '../../store/journal-rules.ts';
+import { changedOrderPages } from '../../store/changed-order-pages.ts';
 
 export interface ReportFlags {
   readonly dataDir?: string;
@@ -203,17 +204,13 @@ async function accountPrices(
 async function ordersWithAccounts(store: Pick<Journal, 'changedOrders'>, wanted: (order: ChangedOrder) => boolean): Promise<{ readonly listed: StoredOrder[]; readonly accounts: OrderAccounts }> {
   const listed: StoredOrder[] = [];
   const of = new Map<string, { readonly account: string | null; readonly instance: string | null }>();
-  let after: ChangedOrder | undefined;
-  for (;;) {
-    const page = await store.changedOrders({ fromMs: 0, limit: PAGE, ...(after === undefined ? {} : { after }) });
+  for await (const page of changedOrderPages(store, 0, PAGE)) {
     for (const order of page) {
       if (!wanted(order)) continue;
       const { instance: owner, account, ...stored } = order;
       listed.push(stored);
       of.set(order.orderId, { account, instance: owner });
     }
-    if (page.length < PAGE) break;
-    after = page[page.length - 1];
   }
   listed.sort((a, b) => oldestOrderFirst(b, a));
   return {
