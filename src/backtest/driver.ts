@@ -198,6 +198,8 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       if (end <= cursor) return;
       let quoteF = roughNumber(exchange.sim.holding(rules.quote));
       let baseF = roughNumber(exchange.sim.holding(rules.base));
+      // Nothing of the base held: every close until the holdings change values the account the same.
+      let flat = exchange.sim.holding(rules.base).isZero();
       // Flex interest is the one change between slots: at each 00:00 it pays, the closes from
       // then on are valued with it (paid ahead of the clock, as the next slot would have paid it).
       const firstCloseFrom = (ms: number | null): number => (ms === null ? Number.POSITIVE_INFINITY : firstAtLeast(candles.times, (ms - intervalMs) / 1000, candles.length));
@@ -207,6 +209,7 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
           exchange.sim.payInterestTo(closeMs(i));
           quoteF = roughNumber(exchange.sim.holding(rules.quote));
           baseF = roughNumber(exchange.sim.holding(rules.base));
+          flat = exchange.sim.holding(rules.base).isZero();
           payAt = firstCloseFrom(exchange.sim.nextInterestMs());
         }
         if (i % step === 0 || i === last) {
@@ -217,6 +220,14 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
         // The run of closes before the next chart point: ruled out together when its lowest and
         // highest cannot deepen the drawdown (holdings are fixed between slots), else one by one.
         const stop = Math.min(end, last, (Math.floor(i / step) + 1) * step, payAt);
+        if (flat) {
+          // An account holding only quote between two changes is worth the same at each close: the
+          // first is walked, and the others, of its very value, can change nothing it did not.
+          facts.offerClose(closeMs(i), quoteF, i, closeSample);
+          if (stop - i > 1) facts.offerRepeats(stop - i - 1, closeMs(stop - 1));
+          i = stop;
+          continue;
+        }
         const range = candles.closeEstimateRange(i, stop);
         if (range !== null) {
           const [lowF, highF] = baseF >= 0 ? [quoteF + baseF * range.low, quoteF + baseF * range.high] : [quoteF + baseF * range.high, quoteF + baseF * range.low];

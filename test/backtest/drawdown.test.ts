@@ -83,4 +83,25 @@ describe('the max drawdown of a backtest report', () => {
     expect(report.drawdown.max).toEqual(episode(byAmount));
     expect(report.drawdown.maxPct).toEqual(episode(byShare));
   });
+
+  it('walks every close of an account that holds no base (every buy refused), its value stepping only with flex interest', async () => {
+    // 5 USDT cannot pay a buy of 0.01 BTC: the account is cash and flex interest, the same at every
+    // close of a day, one step up at each 00:00; the closes of equal value are walked at once.
+    const report = (await reportOver('STRATEGY=dca\nSCHEDULE="0 9 * * *"\nTIMEZONE=UTC\nMARKET=BTC_USDT\nAMOUNT=0.01\n', ['--from', '2022-01-01', '--to', '2022-01-31', '--wallet', 'USDT=5', '--flex', 'USDT=10000000', '--flex-apr', '36.5'])) as { slots: number; orders: unknown[]; data: { candles: number }; drawdown: { samples: number; max: Episode; maxPct: Episode } };
+
+    const hour = 3_600_000;
+    const day = 24 * hour;
+    const firstDay = Date.parse('2022-01-01T00:00:00Z');
+    const candles = candlesBetween(firstDay, Date.parse('2022-01-31T23:59:59.999Z'));
+    const valueAt = (timeMs: number): Decimal => new Decimal(10000005).add(new Decimal(10000).mul(Math.max(0, Math.floor((timeMs - firstDay) / day))));
+    const periodEnd = Date.parse('2022-02-01T00:00:00Z');
+    const slots = candles.filter((c) => (c.timeMs - 9 * hour) % day === 0);
+    const samples = [...candles.map((c) => ({ timeMs: c.timeMs + hour, value: valueAt(c.timeMs + hour) })), ...slots.map((c) => ({ timeMs: c.timeMs, value: valueAt(c.timeMs) })), { timeMs: periodEnd, value: valueAt(periodEnd) }].sort((a, b) => a.timeMs - b.timeMs);
+
+    expect(report.slots).toBe(slots.length);
+    expect(report.drawdown.samples).toBe(report.data.candles + report.slots + 1);
+    const { byAmount, byShare } = deepestFalls(samples);
+    expect(report.drawdown.max).toEqual(episode(byAmount));
+    expect(report.drawdown.maxPct).toEqual(episode(byShare));
+  });
 });

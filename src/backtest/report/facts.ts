@@ -407,6 +407,16 @@ export class RunFacts {
     return true;
   }
 
+  /**
+   * `count` closes after the one just offered, the last at `lastTimeMs`, that value the account
+   * exactly as it did (nothing of the base held, holdings fixed): a value already walked can be
+   * neither a new peak nor a deeper drawdown than it was, so they are walked at once.
+   */
+  offerRepeats(count: number, lastTimeMs: number): void {
+    this.#inOrder(lastTimeMs);
+    this.drawdown.samples += count;
+  }
+
   #inOrder(timeMs: number): void {
     if (timeMs < this.#lastSampleMs) throw new RangeError(`account samples must come in time order (${timeMs} after ${this.#lastSampleMs})`);
     this.#lastSampleMs = timeMs;
