@@ -13,6 +13,12 @@ export interface ControlToken {
 }
 
 export const CONTROL_TOKEN_MIN_LENGTH = 16;
+/**
+ * A token of few different characters (0000000000000000, abababababababab) is a placeholder or a
+ * pattern, guessed first. Six: a random 16-character hex token has fewer about once in 30,000
+ * draws, the README's `openssl rand -hex 32` practically never.
+ */
+export const CONTROL_TOKEN_MIN_DISTINCT = 6;
 
 export function makeControlToken(token: string): ControlToken {
   const expected = digest(token);

@@ -13,7 +13,7 @@ import { parseDuration } from '../engine/schedule/catch-up.ts';
 import { duplicateProblems } from './env-file.ts';
 import { ENV_KEYS, type EnvLayers, type EnvValue } from './settings.ts';
 import { ORDER_SETTLE_WINDOW } from '../engine/runtime.ts';
-import { CONTROL_TOKEN_MIN_LENGTH, type ControlToken, makeControlToken } from './control-token.ts';
+import { CONTROL_TOKEN_MIN_DISTINCT, CONTROL_TOKEN_MIN_LENGTH, type ControlToken, makeControlToken } from './control-token.ts';
 import { readSettleWindow } from './settle-window.ts';
 import { parseWallet } from './wallet.ts';
 import { ACCOUNT_ENV_PREFIX, ACCOUNT_KEY_SUFFIXES, ACCOUNT_NAME_RULE, parseAccountKey } from './accounts.ts';
@@ -232,6 +232,14 @@ export function readControlToken(layers: EnvLayers, problems: InputProblem[]): C
       source: found.source,
       field: DAEMON_ENV_KEYS.controlToken,
       rule: `must be at least ${CONTROL_TOKEN_MIN_LENGTH} characters of printable ASCII without spaces (it is sent as "Authorization: Bearer TOKEN"); generate one with: openssl rand -hex 32`,
+    });
+    return null;
+  }
+  if (new Set(token).size < CONTROL_TOKEN_MIN_DISTINCT) {
+    problems.push({
+      source: found.source,
+      field: DAEMON_ENV_KEYS.controlToken,
+      rule: `must hold at least ${CONTROL_TOKEN_MIN_DISTINCT} different characters: a repeated pattern (0000…, abab…) is guessed first; generate one with: openssl rand -hex 32`,
     });
     return null;
   }

@@ -39,4 +39,16 @@ describe('STACKER_CONTROL_TOKEN: the bearer token of the status API controls', (
       expect(error.message).not.toContain(weak);
     }
   });
+
+  it('refuses a long token of a few characters repeated (a placeholder, a pattern), naming the rule, never the value', async () => {
+    for (const pattern of ['0000000000000000', 'abababababababababababab', '1234512345123451234512345']) {
+      const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_CONTROL_TOKEN: pattern } }));
+      expect(exitCodeFor(error)).toBe(EXIT.badInput);
+      expect(error.message).toContain('STACKER_CONTROL_TOKEN');
+      expect(error.message).toContain('at least 6 different characters');
+      expect(error.message).not.toContain(pattern);
+    }
+    const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: { STACKER_CONTROL_TOKEN: '123456123456123456' } });
+    expect(config.controlToken?.matches('123456123456123456')).toBe(true);
+  });
 });
