@@ -1,3 +1,4 @@
+import { DEFAULT_ACCOUNT } from '../domain/account.ts';
 import { ConfigError, type InputProblem } from '../domain/errors.ts';
 import { Decimal } from '../domain/money.ts';
 import { type Credentials, type EnvLayers, type EnvValue, type Settings, credentialsFromEnv, endpointFromEnv } from './settings.ts';
@@ -14,7 +15,7 @@ import { REGION_URLS } from '../domain/regions.ts';
  * before accounts existed.
  */
 
-export const DEFAULT_ACCOUNT = 'default';
+export { DEFAULT_ACCOUNT };
 
 /** Case-sensitive, exactly as written in the env key: the name sits between two underscores of it. */
 export const ACCOUNT_NAME = /^[A-Za-z0-9_-]{1,32}$/;

@@ -1,5 +1,8 @@
 import { Decimal, roundDown, roundUp } from './money.ts';
 
+/** The account of instances that name none (STACKER_API_KEY's), and of orders journalled before accounts. */
+export const DEFAULT_ACCOUNT = 'default';
+
 /** The exchange takes transfer amounts with at most this many decimals (docs/exchange-api.md). */
 export const TRANSFER_DECIMALS = 8;
 

@@ -1,3 +1,4 @@
+import { DEFAULT_ACCOUNT } from '../domain/account.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Decimal } from '../domain/money.ts';
 import type { Exchange } from '../exchange/port.ts';
@@ -47,8 +48,7 @@ export interface BudgetHold {
   readonly reason: string;
 }
 
-/** The account of instances that name none: STACKER_API_KEY's. */
-export const DEFAULT_ACCOUNT = 'default';
+export { DEFAULT_ACCOUNT };
 
 /** What the engine knows of the accounts of a run. */
 export interface AccountRouting {

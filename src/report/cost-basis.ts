@@ -81,38 +81,6 @@ export function feesNote(positions: readonly MarketPosition[]): string {
   return `average cost counts the fees paid in each market's own assets; those paid in ${[...outside].sort().join(', ')} are listed, not counted (no price to count them at)`;
 }
 
-/** Which account each order was sent on, as journalled with its intent (`default` before accounts, when there was one key). */
-export interface OrderAccounts {
-  accountOf(order: StoredOrder): string;
-  instanceOf(order: StoredOrder): string | null;
-}
-
-/** Per account, its positions, each valued at its own prices (`prices`: one map for all, or the account's); accounts sorted by name. */
-export function positionsByAccount(
-  orders: readonly StoredOrder[],
-  accounts: OrderAccounts,
-  prices: ReadonlyMap<string, Decimal> | null | ((account: string) => ReadonlyMap<string, Decimal> | null),
-): { account: string; markets: MarketPosition[] }[] {
-  const grouped = Map.groupBy(orders, (order) => accounts.accountOf(order));
-  const pricesOf = typeof prices === 'function' ? prices : () => prices;
-  return [...grouped.keys()].sort().map((account) => ({ account, markets: positions(grouped.get(account) ?? [], pricesOf(account)) })).filter((group) => group.markets.length > 0);
-}
-
-/** Each instance with the account(s) its filled buys went to and how many. */
-export function instanceAccounts(orders: readonly StoredOrder[], accounts: OrderAccounts): { instance: string; account: string; orders: number }[] {
-  const counts = new Map<string, { instance: string; account: string; orders: number }>();
-  for (const order of orders) {
-    if (order.side !== 'buy' || !order.filledBase.gt(0)) continue;
-    const instance = accounts.instanceOf(order) ?? '(none)';
-    const account = accounts.accountOf(order);
-    const key = `${instance}\0${account}`;
-    const row = counts.get(key) ?? { instance, account, orders: 0 };
-    row.orders += 1;
-    counts.set(key, row);
-  }
-  return [...counts.values()].sort((a, b) => (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : a.account < b.account ? -1 : 1));
-}
-
 /** What buys on one market add up to, exactly: the figures of a position and of a day's summary. */
 export interface FillSums {
   readonly bought: Decimal;
@@ -176,12 +144,17 @@ export function fillSums(market: string, bought: Decimal, spent: Decimal, fees: 
 /** One row per filled order, oldest first: what a tax tool imports. The journal keeps each order's total fill, not its deals. */
 export function fillsCsv(orders: readonly StoredOrder[]): string {
   const rows = orders.filter((o) => o.filledBase.gt(0)).sort((a, b) => a.createdAtSec - b.createdAtSec || (a.orderId < b.orderId ? -1 : 1));
-  const lines = ['time,market,side,base,quote,price,fee,fee_asset,order_id,client_order_id'];
-  for (const o of rows) {
-    const price = round(o.filledQuote.div(o.filledBase), VALUE_PLACES);
-    lines.push([new Date(Math.round(o.createdAtSec * 1000)).toISOString(), o.market, o.side, formatDecimal(o.filledBase), formatDecimal(o.filledQuote), price, formatDecimal(o.fee), o.feeAsset ?? '', o.orderId, o.clientOrderId].map(csvCell).join(','));
-  }
-  return `${lines.join('\n')}\n`;
+  return `${[fillsCsvHeader(), ...rows.map(fillsCsvRow)].join('\n')}\n`;
+}
+
+export function fillsCsvHeader(): string {
+  return 'time,market,side,base,quote,price,fee,fee_asset,order_id,client_order_id';
+}
+
+/** The CSV line of one filled order (fillsCsv's row). */
+export function fillsCsvRow(o: StoredOrder): string {
+  const price = round(o.filledQuote.div(o.filledBase), VALUE_PLACES);
+  return [new Date(Math.round(o.createdAtSec * 1000)).toISOString(), o.market, o.side, formatDecimal(o.filledBase), formatDecimal(o.filledQuote), price, formatDecimal(o.fee), o.feeAsset ?? '', o.orderId, o.clientOrderId].map(csvCell).join(',');
 }
 
 function round(value: Decimal, places: number): string {

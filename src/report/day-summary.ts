@@ -1,3 +1,4 @@
+import { DEFAULT_ACCOUNT } from '../domain/account.ts';
 import { instanceHash, parseClientOrderId } from '../domain/client-order-id.ts';
 import type { Decimal } from '../domain/money.ts';
 import type { InstanceDay } from '../domain/notification.ts';
@@ -21,7 +22,6 @@ export interface SummaryInstance {
  * this machine's differ by seconds at most (the order's time is the exchange's).
  */
 const CLOCK_MARGIN_MS = 3_600_000;
-const DEFAULT_ACCOUNT = 'default';
 
 /**
  * What each instance bought in [fromMs, toMs) by the exchange's order times, one entry per

@@ -9,10 +9,8 @@ import { reportFile, writeOutputFile } from '../file-flags.ts';
 import { withJournal } from './journal.ts';
 import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
 import { type PaperBalances, paperBalances } from '../../sim/paper-exchange.ts';
-import type { OrderAccounts } from '../../report/cost-basis.ts';
-import type { ChangedOrder, Journal, StoredOrder } from '../../store/journal.ts';
-import { oldestOrderFirst } from '../../store/journal-rules.ts';
-import { changedOrderPages } from '../../store/changed-order-pages.ts';
+import { foldJournalOrders } from '../../report/report-fold.ts';
+import type { StoredOrder } from '../../store/journal.ts';
 
 export interface ReportFlags {
   readonly dataDir?: string;
@@ -54,7 +52,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
     },
   });
   if (args.fromMs !== undefined && args.toMs !== undefined && args.fromMs > args.toMs) throw InputError.one('--from', 'must not be after --to');
-  const { feesNote, fillsCsv, instanceAccounts, positions, positionsByAccount } = await import('../../report/cost-basis.ts');
+  const { feesNote } = await import('../../report/cost-basis.ts');
   await withJournal(flags, {}, async (store, label) => {
     // The period, by when the exchange took each order (what a tax year counts), as --csv shows it;
     // applied as the orders are read, so a year of a journal of five holds a fifth of them.
@@ -62,26 +60,27 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
       const atMs = order.createdAtSec * 1000;
       return (args.fromMs === undefined || atMs >= args.fromMs) && (args.toMs === undefined || atMs <= args.toMs);
     };
-    const { listed, accounts } = await ordersWithAccounts(store, (order) => (args.instance === undefined || order.instance === args.instance) && inPeriod(order));
-    const orders = args.account === undefined ? listed : listed.filter((order) => accounts.accountOf(order) === args.account);
+    const fold = await foldJournalOrders(store, { csvRows: args.csv, buys: args.html !== undefined }, (order) => (args.instance === undefined || order.instance === args.instance) && (args.account === undefined || (order.account ?? DEFAULT_ACCOUNT) === args.account) && inPeriod(order));
     if (args.csv) {
-      ctx.io.out(fillsCsv(orders));
+      ctx.io.out(fold.csv());
       return;
     }
+    const accountsRead = fold.accounts();
     // A backtest's orders are history replayed: today's prices would value them at a moment the run never reached, and ask the live exchange for it.
     const priced =
       label.mode === 'backtest'
         ? { of: () => null, shared: null, notes: ["a backtest's journal is not valued at today's prices: its own report (stacker backtest --json or --report) values it at the period's end"] }
-        : await accountPrices(ctx, [...new Set(orders.map((order) => accounts.accountOf(order)))]);
+        : await accountPrices(ctx, accountsRead);
     const priceNote = priced.notes.join('; ');
     // A paper account's cash and coins live in its journal: what no exchange can be asked for.
-    const paper = label.mode === 'dry-run' ? await paperAccounts(store, args.account === undefined ? [...new Set([DEFAULT_ACCOUNT, ...orders.map((order) => accounts.accountOf(order))])] : [args.account]) : [];
+    const paper = label.mode === 'dry-run' ? await paperAccounts(store, args.account === undefined ? [...new Set([DEFAULT_ACCOUNT, ...accountsRead])] : [args.account]) : [];
     // All accounts together take one exchange's prices only when their orders all went to one.
     const prices = priced.shared;
-    const rows = positions(orders, prices);
+    const rows = fold.positions(prices);
+    const byAccount = fold.positionsByAccount(priced.of);
     if (args.html !== undefined) {
       const { renderLiveReportHtml } = await import('./report-html.ts');
-      const page = renderLiveReportHtml({ journalPath: label.path, mode: label.mode, instance: args.instance, positions: rows, orders, prices, ...(priceNote === '' ? {} : { priceNote }), generatedAtMs: Date.now() });
+      const page = renderLiveReportHtml({ journalPath: label.path, mode: label.mode, instance: args.instance, positions: rows, orders: fold.buys(), prices, ...(priceNote === '' ? {} : { priceNote }), generatedAtMs: Date.now() });
       // The page holds what the journal does, kept 0600: a backtest's is simulated and written as any file.
       writeOutputFile(args.html, page, '--html', label.mode === 'backtest' ? 'umask' : 'owner');
     }
@@ -95,8 +94,8 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
           ...(args.fromMs === undefined ? {} : { from: new Date(args.fromMs).toISOString() }),
           ...(args.toMs === undefined ? {} : { to: new Date(args.toMs).toISOString() }),
           markets: rows,
-          accounts: positionsByAccount(orders, accounts, priced.of),
-          instances: instanceAccounts(orders, accounts),
+          accounts: byAccount,
+          instances: fold.instances(),
           ...(paper.length === 0 ? {} : { paperAccounts: paper }),
           ...(priceNote === '' ? {} : { note: priceNote }),
         }),
@@ -132,7 +131,7 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
           { header: 'P&L', align: 'right' },
           { header: 'P&L %', align: 'right' },
         ],
-        positionsByAccount(orders, accounts, priced.of).flatMap(({ account, markets }) => markets.map((r) => [
+        byAccount.flatMap(({ account, markets }) => markets.map((r) => [
           account,
           r.market,
           String(r.orders),
@@ -147,11 +146,11 @@ export async function report(ctx: CommandContext, flags: ReportFlags): Promise<v
         ])),
       ),
     );
-    if (args.account === undefined && new Set(orders.map((order) => accounts.accountOf(order))).size > 1) {
+    if (args.account === undefined && accountsRead.length > 1) {
       ctx.io.out('\nall accounts together:\n');
       ctx.io.out(table([{ header: 'MARKET' }, { header: 'ORDERS', align: 'right' }, { header: 'BOUGHT', align: 'right' }, { header: 'SPENT', align: 'right' }, { header: 'VALUE', align: 'right' }, { header: 'P&L', align: 'right' }], rows.map((r) => [r.market, String(r.orders), r.baseBought, r.quoteSpent, dash(r.value), dash(r.pnl)])));
     }
-    ctx.io.out(`\n${table([{ header: 'INSTANCE' }, { header: 'ACCOUNT' }, { header: 'ORDERS', align: 'right' }], instanceAccounts(orders, accounts).map((r) => [r.instance, r.account, String(r.orders)]))}`);
+    ctx.io.out(`\n${table([{ header: 'INSTANCE' }, { header: 'ACCOUNT' }, { header: 'ORDERS', align: 'right' }], fold.instances().map((r) => [r.instance, r.account, String(r.orders)]))}`);
     for (const line of paperLines(paper)) ctx.io.out(line);
     ctx.io.out(`\n${label.mode} journal ${label.path}; ${feesNote(rows)}${priceNote === '' ? '' : `; ${priceNote}`}\n`);
     if (args.html !== undefined) ctx.io.out(`report: ${args.html}\n`);
@@ -194,36 +193,6 @@ async function accountPrices(
     notes: origins.size > 1 ? [...notes, 'all accounts together are not valued: their orders went to different exchanges (each account is, above)'] : notes,
   };
 }
-
-/**
- * Every order `wanted` keeps, newest first as listOrders gives them, with the
- * account and instance of each from its intent as journalled (never from today's config, which
- * may have changed since): read a page at a time with the intent joined in. An intent read per
- * order took 180 s on PostgreSQL for a per-minute year (half a million round trips).
- */
-async function ordersWithAccounts(store: Pick<Journal, 'changedOrders'>, wanted: (order: ChangedOrder) => boolean): Promise<{ readonly listed: StoredOrder[]; readonly accounts: OrderAccounts }> {
-  const listed: StoredOrder[] = [];
-  const of = new Map<string, { readonly account: string | null; readonly instance: string | null }>();
-  for await (const page of changedOrderPages(store, 0, PAGE)) {
-    for (const order of page) {
-      if (!wanted(order)) continue;
-      const { instance: owner, account, ...stored } = order;
-      listed.push(stored);
-      of.set(order.orderId, { account, instance: owner });
-    }
-  }
-  listed.sort((a, b) => oldestOrderFirst(b, a));
-  return {
-    listed,
-    accounts: {
-      accountOf: (order) => of.get(order.orderId)?.account ?? DEFAULT_ACCOUNT,
-      instanceOf: (order) => of.get(order.orderId)?.instance ?? null,
-    },
-  };
-}
-
-/** Orders read at a time. */
-const PAGE = 5_000;
 
 /** A dry-run journal's paper accounts, as the daemon left them: each named account that has one. */
 async function paperAccounts(store: { accountState(account?: string): Promise<string | null> }, names: readonly string[]): Promise<Array<{ account: string } & PaperBalances>> {
