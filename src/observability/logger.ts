@@ -90,6 +90,13 @@ export async function createLogger(settings: LoggerSettings = {}): Promise<Logge
     const { default: pinoPretty } = await import('pino-pretty');
     return pino(options, pinoPretty({ destination: 2, sync: true, colorize: true, ignore: 'name', translateTime: 'SYS:HH:MM:ss.l', hideObject: settings.prettyMessageOnly === true }));
   }
-  // Synchronous writes keep lines in order with the command's own stderr output and lose none at exit.
-  return pino(options, pino.destination({ dest: 2, sync: true }));
+  // A person's terminal takes each line as it comes (in order with the command's own text on
+  // stderr); a log shipper's pipe may stop reading, and must not stop the daemon (log-stream.ts).
+  const { LogStream } = await import('./log-stream.ts');
+  const stream = new LogStream();
+  const logger = pino(options, stream);
+  stream.onDropped = (dropped) => {
+    logger.warn({ event: 'log-lines-dropped', dropped }, `${dropped} log line${dropped === 1 ? ' was' : 's were'} dropped so far: stderr did not take them (a log reader that stopped reading, a full disk); trading went on`);
+  };
+  return logger;
 }
