@@ -16,6 +16,8 @@ export const FAULT_HELP = `Faults (--fault, repeatable), to rehearse what a real
                              /api/v4/orders or the order history
   upper-ids                  perform the request, answer its orders with their clientOrderId in
                              capitals (an exchange keeping ids in another case); paths as above
+  history-page=N             the order history answers at most N orders a page, whatever limit
+                             is asked, and does not say so (an exchange capping its pages)
 Options after a comma: path=/api/v4/... (default /api/v4/order/stock_market), every=N (every
 N-th request), times=N (firings; default unlimited), status=NNN. DURATION: 8, 1.5s or 500ms.
 A request meets one fault of its path (besides slow=), the first given that fires on it: a fault

@@ -115,10 +115,19 @@ export class LiveExchange implements Exchange {
     // ending at second S with the next starting at S + 1 would miss an order at S.5.
     for (let from = sinceSec; ; ) {
       const to = Math.min(untilSec, from + HISTORY_SPAN_SEC);
-      for (let offset = 0; ; offset += HISTORY_PAGE) {
+      // Read on until an empty page: an exchange may hold a page to fewer orders than asked and not
+      // say so (ccxt asks for 100), and a short page taken for the last hid every order after it
+      // (a lost order cleared as never placed, a rebuild adopting one page). The next page starts
+      // after the orders this one held; a page of orders all seen already is an exchange that
+      // does not page at all, and ends the read.
+      const seen = new Set<string>();
+      for (let offset = 0; ; ) {
         const page = await this.#client.orderHistory({ startDate: from, endDate: to, limit: HISTORY_PAGE, offset });
         all.push(...page);
-        if (page.length < HISTORY_PAGE) break;
+        const fresh = page.filter((order) => !seen.has(order.orderId));
+        if (fresh.length === 0) break;
+        for (const order of fresh) seen.add(order.orderId);
+        offset += page.length;
       }
       if (to >= untilSec) break;
       from = to;

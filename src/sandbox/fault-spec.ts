@@ -17,6 +17,8 @@ import type { FaultSpec } from './faults.ts';
  *                              (default ACCEPTED), one stacker does not know; order paths only
  *   upper-ids                  perform the request, answer its order records with their
  *                              clientOrderId in capitals; order paths only
+ *   history-page=N             the order history answers at most N orders a page, whatever
+ *                              limit it is asked for, and does not say so (no path)
  *
  * Options: path=/api/v4/… (default the market order endpoint), every=N (every N-th request of
  * the path; default each), times=N (how many firings; default unlimited), status=NNN.
@@ -29,6 +31,8 @@ export const DEFAULT_FAULT_PATH = '/api/v4/order/stock_market';
 export interface ParsedFaults {
   readonly faults: readonly FaultSpec[];
   readonly historyLagMs: number;
+  /** The most orders an order history page holds whatever its limit (history-page=N); null: the limit asked. */
+  readonly historyPageCap: number | null;
 }
 
 /** Every spec, or every problem found (one line each, naming the spec and the rule). */
@@ -36,6 +40,7 @@ export function parseFaultSpecs(specs: readonly string[]): { readonly ok: Parsed
   const faults: FaultSpec[] = [];
   const problems: string[] = [];
   let historyLagMs = 0;
+  let historyPageCap: number | null = null;
   // A request meets at most one outcome fault of its path, the first armed: one that fires on
   // every request for ever leaves none after it on that path a request to fire on.
   const takesEvery = new Map<string, string>();
@@ -43,6 +48,7 @@ export function parseFaultSpecs(specs: readonly string[]): { readonly ok: Parsed
     const parsed = parseOne(spec);
     if ('problem' in parsed) problems.push(`${JSON.stringify(spec)}: ${parsed.problem}`);
     else if ('historyLagMs' in parsed) historyLagMs = parsed.historyLagMs;
+    else if ('historyPageCap' in parsed) historyPageCap = parsed.historyPageCap;
     else {
       const { fault } = parsed;
       const outcome = fault.kind !== 'latency';
@@ -55,12 +61,12 @@ export function parseFaultSpecs(specs: readonly string[]): { readonly ok: Parsed
       faults.push(fault);
     }
   }
-  return problems.length > 0 ? { problems } : { ok: { faults, historyLagMs } };
+  return problems.length > 0 ? { problems } : { ok: { faults, historyLagMs, historyPageCap } };
 }
 
-type One = { readonly fault: FaultSpec } | { readonly historyLagMs: number } | { readonly problem: string };
+type One = { readonly fault: FaultSpec } | { readonly historyLagMs: number } | { readonly historyPageCap: number } | { readonly problem: string };
 
-const KINDS = ['accept-then-5xx', '5xx', 'drop-answer', 'reset', 'slow', 'commit-late', 'answer-late', 'history-lag', 'unknown-status', 'upper-ids'] as const;
+const KINDS = ['accept-then-5xx', '5xx', 'drop-answer', 'reset', 'slow', 'commit-late', 'answer-late', 'history-lag', 'unknown-status', 'upper-ids', 'history-page'] as const;
 
 /** The answers that carry order records: the two market order endpoints, active orders, order history. */
 const ORDER_RECORD_PATHS = ['/api/v4/order/stock_market', '/api/v4/order/market', '/api/v4/orders', '/api/v4/trade-account/order/history'] as const;
@@ -135,6 +141,12 @@ function parseOne(spec: string): One {
       if (options['status'] !== undefined) return { problem: 'upper-ids answers 200 as usual: status=… does not apply' };
       return { fault: { ...base, kind: 'upper-ids' } };
     }
+    case 'history-page': {
+      const cap = value === undefined ? null : wholeNumber(value);
+      if (cap === null || cap > 500) return { problem: 'history-page needs the most orders a page holds, a whole number from 1 to 500, such as history-page=10' };
+      if (rest.length > 0) return { problem: 'history-page takes no options: it applies to every order history page' };
+      return { historyPageCap: cap };
+    }
     default: {
       const ms = duration();
       if (ms === null) return { problem: 'history-lag needs a duration, such as history-lag=8s' };
@@ -180,6 +192,7 @@ export function describeFaults(parsed: ParsedFaults): string[] {
     }
   });
   if (parsed.historyLagMs > 0) lines.push(`order history and active orders lag ${parsed.historyLagMs} ms behind each order`);
+  if (parsed.historyPageCap !== null) lines.push(`order history pages hold at most ${parsed.historyPageCap} orders, whatever limit is asked`);
   return lines;
 }
 

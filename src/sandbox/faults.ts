@@ -52,6 +52,17 @@ interface ArmedFault {
 export class FaultInjector {
   #faults: ArmedFault[] = [];
   #historyLagMs = 0;
+  #historyPageCap: number | null = null;
+
+  /** The most orders an order history page holds whatever limit is asked (an exchange capping pages without saying so); null: as asked. */
+  get historyPageCap(): number | null {
+    return this.#historyPageCap;
+  }
+
+  set historyPageCap(cap: number | null) {
+    if (cap !== null && !(Number.isSafeInteger(cap) && cap >= 1)) throw new RangeError('history page cap must be a whole number >= 1, or null');
+    this.#historyPageCap = cap;
+  }
 
   /** Orders appear in the history and active orders this long after they were placed (0: at once). */
   get historyLagMs(): number {
@@ -81,6 +92,7 @@ export class FaultInjector {
   clear(): void {
     this.#faults = [];
     this.#historyLagMs = 0;
+    this.#historyPageCap = null;
   }
 
   /** Faults still armed (for assertions). */

@@ -12,6 +12,8 @@ export interface RouteContext {
   readonly pathParams: readonly string[];
   /** Order lookups show only orders created up to this time (Unix seconds): the history lag fault. */
   readonly visibleUntilSec: number;
+  /** The most orders an order history page holds whatever its limit (the history-page fault); null: as asked. */
+  readonly historyPageCap?: number | null;
 }
 
 export interface Route {

@@ -281,7 +281,7 @@ class SandboxServer implements Sandbox {
     const { route, pathParams } = match;
     const { body, core } = admitted;
     try {
-      return route.handle({ exchange: core, body, query, pathParams, visibleUntilSec: (this.#clock.nowMs() - this.faults.historyLagMs) / 1000 });
+      return route.handle({ exchange: core, body, query, pathParams, visibleUntilSec: (this.#clock.nowMs() - this.faults.historyLagMs) / 1000, historyPageCap: this.faults.historyPageCap });
     } catch (error) {
       if (error instanceof SimRejection) return rejectionAnswer(error, route.refusals);
       this.#onInternalError(error);

@@ -37,6 +37,33 @@ describe('reading the order history over months', () => {
   });
 });
 
+describe('reading the order history of an exchange that holds its pages to fewer orders than asked', () => {
+  // Asked for 500 a page, it answers 10 and does not say so (the sandbox's history-page fault):
+  // every order is read all the same, each once, whatever the page size turns out to be.
+  it('reads every order, page after page, until a page comes back empty', async () => {
+    sandbox.faults.historyPageCap = 10;
+    const placed = Array.from({ length: 23 }, (_, i) => sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.0001'), clientOrderId: `capped-${i}` }));
+    const now = Math.ceil(Date.now() / 1000);
+    const read = await exchange.orderHistory({ sinceSec: now - 3600, untilSec: now + 5 });
+    expect(read.map((o) => o.orderId)).toEqual(placed.map((o) => o.orderId));
+  });
+
+  it('ends the read when a page brings only orders already read (an exchange that does not page)', async () => {
+    let asked = 0;
+    const notPaging = new LiveExchange({
+      clockCorrectionMs: async () => 0,
+      orderHistory: async () => {
+        asked += 1;
+        return [sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'same' })].map(() => ({ ...FIRST }));
+      },
+    } as unknown as ApiClient);
+    const FIRST = sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'first' });
+    const read = await notPaging.orderHistory({ sinceSec: 0, untilSec: 10 });
+    expect(read.map((o) => o.orderId)).toEqual([FIRST.orderId]);
+    expect(asked).toBe(2);
+  });
+});
+
 describe('reading the order history when this machine’s clock is off the exchange’s', () => {
   // The window asked for is in this machine's time; the exchange stamps and filters orders by its
   // own clock. The ledger reads the last minutes this way before every slot: a window that is not

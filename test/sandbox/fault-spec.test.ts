@@ -6,6 +6,7 @@ describe('--fault specs', () => {
     const parsed = parseFaultSpecs(['accept-then-5xx,times=2', '5xx=500,every=2,times=3', 'drop-answer,path=/api/v4/main-account/transfer', 'reset,times=1', 'slow=1.5s', 'commit-late=4,status=502', 'history-lag=500ms']);
     expect('ok' in parsed && parsed.ok).toEqual({
       historyLagMs: 500,
+      historyPageCap: null,
       faults: [
         { path: DEFAULT_FAULT_PATH, times: 2, kind: 'status', status: 502, body: { message: 'stacker sandbox: injected fault' }, commit: true },
         { path: DEFAULT_FAULT_PATH, times: 3, every: 2, kind: 'status', status: 500, body: { message: 'stacker sandbox: injected fault' }, commit: false },
@@ -19,7 +20,7 @@ describe('--fault specs', () => {
 
   it('reads answer-late: performed at once, answered late (the balances show the order before its answer comes)', () => {
     const parsed = parseFaultSpecs(['answer-late=2s,times=1']);
-    expect('ok' in parsed && parsed.ok).toEqual({ historyLagMs: 0, faults: [{ path: DEFAULT_FAULT_PATH, times: 1, kind: 'answer-late', latencyMs: 2000 }] });
+    expect('ok' in parsed && parsed.ok).toEqual({ historyLagMs: 0, historyPageCap: null, faults: [{ path: DEFAULT_FAULT_PATH, times: 1, kind: 'answer-late', latencyMs: 2000 }] });
     expect('ok' in parsed && describeFaults(parsed.ok)).toEqual(['/api/v4/order/stock_market: performed at once, answered 2000 ms later (every request, 1 times)']);
     const bad = parseFaultSpecs(['answer-late', 'answer-late=1s,status=502']);
     expect('problems' in bad && bad.problems).toEqual(['"answer-late": answer-late needs a duration, such as answer-late=4s', '"answer-late=1s,status=502": answer-late answers as usual, only late: status=… does not apply']);
@@ -29,6 +30,7 @@ describe('--fault specs', () => {
     const parsed = parseFaultSpecs(['unknown-status', 'unknown-status=PENDING_MATCH,path=/api/v4/orders,times=2']);
     expect('ok' in parsed && parsed.ok).toEqual({
       historyLagMs: 0,
+      historyPageCap: null,
       faults: [
         { path: DEFAULT_FAULT_PATH, times: Infinity, kind: 'status-word', statusWord: 'ACCEPTED' },
         { path: '/api/v4/orders', times: 2, kind: 'status-word', statusWord: 'PENDING_MATCH' },
@@ -57,6 +59,19 @@ describe('--fault specs', () => {
     ]);
   });
 
+  it('reads history-page: order history pages held to N orders whatever limit is asked', () => {
+    const parsed = parseFaultSpecs(['history-page=10']);
+    expect('ok' in parsed && parsed.ok).toEqual({ historyLagMs: 0, historyPageCap: 10, faults: [] });
+    expect('ok' in parsed && describeFaults(parsed.ok)).toEqual(['order history pages hold at most 10 orders, whatever limit is asked']);
+    const bad = parseFaultSpecs(['history-page', 'history-page=0', 'history-page=501', 'history-page=5,times=2']);
+    expect('problems' in bad && bad.problems).toEqual([
+      '"history-page": history-page needs the most orders a page holds, a whole number from 1 to 500, such as history-page=10',
+      '"history-page=0": history-page needs the most orders a page holds, a whole number from 1 to 500, such as history-page=10',
+      '"history-page=501": history-page needs the most orders a page holds, a whole number from 1 to 500, such as history-page=10',
+      '"history-page=5,times=2": history-page takes no options: it applies to every order history page',
+    ]);
+  });
+
   it('refuses a fault that could never fire: an earlier one on its path fires on every request, and a request meets one', () => {
     const bad = parseFaultSpecs(['answer-late=2s', 'accept-then-5xx,every=3', 'slow=1s']);
     expect('problems' in bad && bad.problems).toEqual([
@@ -70,7 +85,7 @@ describe('--fault specs', () => {
   it('names the spec and the rule for every bad one, all at once', () => {
     const parsed = parseFaultSpecs(['nope', 'slow', '5xx=200', 'reset=1', 'drop-answer,every=0', 'history-lag=1s,path=/x', 'slow=2s,color=red']);
     expect('problems' in parsed && parsed.problems).toEqual([
-      '"nope": unknown fault "nope"; the faults are accept-then-5xx, 5xx, drop-answer, reset, slow, commit-late, answer-late, history-lag, unknown-status, upper-ids',
+      '"nope": unknown fault "nope"; the faults are accept-then-5xx, 5xx, drop-answer, reset, slow, commit-late, answer-late, history-lag, unknown-status, upper-ids, history-page',
       '"slow": slow needs a duration, such as slow=4s',
       '"5xx=200": the status must be an HTTP status from 400 to 599, such as 502',
       '"reset=1": reset takes no value',

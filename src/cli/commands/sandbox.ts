@@ -129,6 +129,7 @@ export async function sandbox(ctx: CommandContext, flags: SandboxFlags): Promise
   port = Number(new URL(running.url).port);
   for (const fault of args.faults.faults) running.faults.inject(fault);
   running.faults.historyLagMs = args.faults.historyLagMs;
+  running.faults.historyPageCap = args.faults.historyPageCap;
   const faultLines = describeFaults(args.faults);
 
   const example = args.market ?? 'BTC_USDT';

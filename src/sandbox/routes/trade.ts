@@ -128,7 +128,9 @@ export const tradeRoutes: readonly Route[] = [
     if (filter.clientOrderId !== undefined && filter.orderId === undefined && orders.length === 0) {
       throw v(ORDER_CODES.validation, 'orderHistory', 'OrderHistory was not found.');
     }
-    return json(200, keyedByMarket(orders.slice(offset, offset + limit)));
+    // An exchange may hold a page to fewer orders than asked, and not say so (the history-page fault).
+    const pageSize = Math.min(limit, context.historyPageCap ?? limit);
+    return json(200, keyedByMarket(orders.slice(offset, offset + pageSize)));
   }),
   trade('/api/v4/orders', 'active-orders', (context) => {
     // This endpoint's documented message has no final dot.
