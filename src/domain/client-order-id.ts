@@ -75,11 +75,13 @@ export interface ClientOrderIdParts {
   readonly index: number;
 }
 
-const SUFFIX = /-([0-9a-f]{12})-(\d{1,16})-(\d{1,6})$/;
+const SUFFIX = /-([0-9a-f]{12})-(\d{1,16})-(\d{1,6})$/i;
 
 /**
  * Read an id back (from the right, so the prefix may hold anything); null when it is not of our
- * scheme. Who it belongs to is decided by comparing `instanceHash` with instanceHash(name).
+ * scheme. Who it belongs to is decided by comparing `instanceHash` with instanceHash(name). An
+ * id the exchange gives back in capitals is ours all the same (the hash is read in lower case):
+ * skipped, a lost order in its history was never found, and was cleared as never placed.
  */
 export function parseClientOrderId(clientOrderId: string): ClientOrderIdParts | null {
   const match = SUFFIX.exec(clientOrderId);
@@ -87,7 +89,7 @@ export function parseClientOrderId(clientOrderId: string): ClientOrderIdParts | 
   const slotTimeMs = Number(match[2]);
   const index = Number(match[3]);
   if (!Number.isSafeInteger(slotTimeMs) || index > MAX_INTENT_INDEX) return null;
-  return { instanceHash: match[1] as string, slotTimeMs, index };
+  return { instanceHash: (match[1] as string).toLowerCase(), slotTimeMs, index };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { instanceHash, parseClientOrderId } from '../domain/client-order-id.ts';
+import { type ClientOrderIdParts, instanceHash, parseClientOrderId } from '../domain/client-order-id.ts';
 import { type ForeignOrder, ForeignOrderError } from '../domain/errors.ts';
 import type { Order } from '../domain/order.ts';
 import type { IntentRecord, NewLedgerFinding } from '../store/journal.ts';
@@ -242,14 +242,16 @@ export class ExchangeLedger {
     // Orders already reported as foreign are known: reported once, acknowledged by a human, not held against the next start.
     const reported = new Set((await deps.journal.listFindings()).flatMap((finding) => (finding.kind === 'foreign' && finding.orderId !== null ? [finding.orderId] : [])));
     let ours = 0;
-    for (const order of orders) {
-      const parts = parseClientOrderId(order.clientOrderId);
+    for (const shown of orders) {
+      const parts = parseClientOrderId(shown.clientOrderId);
       const owner = parts === null ? undefined : instances?.get(parts.instanceHash);
       if (parts === null || owner === undefined) continue;
       ours += 1;
-      seen.add(order.clientOrderId.toLowerCase());
-      if ((await deps.journal.getOrder(order.orderId)) !== null) continue;
-      const intent = await deps.journal.findIntentByClientOrderId(order.clientOrderId);
+      seen.add(shown.clientOrderId.toLowerCase());
+      if ((await deps.journal.getOrder(shown.orderId)) !== null) continue;
+      const intent = await intentOf(deps.journal, owner.instance, parts, shown.clientOrderId);
+      // Shown in another case than it was sent: journalled as sent, as the lookup by id records it.
+      const order = intent?.clientOrderId != null && intent.clientOrderId !== shown.clientOrderId ? { ...shown, clientOrderId: intent.clientOrderId } : shown;
       if (reported.has(order.orderId)) {
         // Reported by a stacker that did not count a second order yet: counted now, against its intent.
         if (intent?.status === 'done') await this.#recordSecond(owner, account, intent, order, null);
@@ -442,3 +444,16 @@ function findingOf(order: ForeignOrder): NewLedgerFinding {
 }
 
 type Verdict = { readonly kind: 'skip' | 'link' | 'adopt' } | { readonly kind: 'foreign'; readonly why: string };
+
+/**
+ * The intent an order of ours in the history belongs to: by its clientOrderId, or, when the
+ * exchange gives the id back in another case, the intent of its slot and index whose id it is
+ * once case is set aside.
+ */
+async function intentOf(journal: EngineDeps['journal'], instance: string, parts: ClientOrderIdParts, clientOrderId: string): Promise<IntentRecord | null> {
+  const exact = await journal.findIntentByClientOrderId(clientOrderId);
+  if (exact !== null) return exact;
+  const folded = clientOrderId.toLowerCase();
+  const slot = await journal.listIntents({ instance, slotTimeMs: parts.slotTimeMs });
+  return slot.find((intent) => intent.index === parts.index && intent.clientOrderId?.toLowerCase() === folded) ?? null;
+}

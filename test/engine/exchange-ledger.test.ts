@@ -72,6 +72,28 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(world.fatal).toEqual([]);
     });
 
+    it('records the order of a not-found buy that turns up in the history under its clientOrderId in capitals, as the id it sent, and gives nothing back', async () => {
+      const { engine, slot } = await notFoundBuy();
+      world.sandbox.faults.inject({ path: HISTORY_PATH, kind: 'upper-ids', times: Number.POSITIVE_INFINITY });
+      const late = placeAtExchange(slot);
+      world.elapse(3_600_000);
+      const report = await engine.checkLedger();
+      expect(report?.linked.map((order) => order.orderId)).toEqual([late.orderId]);
+      expect(report?.cleared).toEqual([]);
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect(intent?.status).toBe('done');
+      expect(await world.journal.getOrder(late.orderId)).toMatchObject({ intentId: intent?.intentId, clientOrderId: intent?.clientOrderId });
+      expect(world.fatal).toEqual([]);
+    });
+
+    it('adopts an order the journal lost that the history shows under its clientOrderId in capitals', async () => {
+      world.sandbox.faults.inject({ path: HISTORY_PATH, kind: 'upper-ids', times: Number.POSITIVE_INFINITY });
+      const lost = placeAtExchange(PAST_SLOT);
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      expect((await engine.checkLedger())?.adopted.map((o) => o.orderId)).toEqual([lost.orderId]);
+      expect(await engine.runSlot('dca-btc', PAST_SLOT)).toBe('already');
+    });
+
     it('keeps a not-found buy counted for an hour after its send although the history shows nothing: a history may lag more than the settle window', async () => {
       const { engine, slot } = await notFoundBuy();
       expect((await engine.checkLedger())?.cleared).toEqual([]);
