@@ -214,6 +214,10 @@ export class ApiClient {
     return trade.buyMarket(this.#http, params);
   }
   /** An unknown clientOrderId (422 "OrderHistory was not found.") is []. */
+  /** The order of a clientOrderId (history, then active orders), under the id as sent whatever case the exchange keeps it in; null: none. */
+  findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null> {
+    return trade.findOrder(this.#http, request);
+  }
   orderHistory(params: trade.OrderQuery): Promise<Order[]> {
     return trade.orderHistory(this.#http, params);
   }

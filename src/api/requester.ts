@@ -1,4 +1,4 @@
-import { type ExchangeError, InputError, NonceReusedError, NonceWindowError, ProtocolError, StackerError } from '../domain/errors.ts';
+import { type ExchangeError, InputError, type NonceError, NonceReusedError, NonceWindowError, ProtocolError, ServiceUnavailableError, StackerError } from '../domain/errors.ts';
 import { httpDateMs, retryAfterMs } from '../domain/retry-after.ts';
 import { type RetryPolicy, withRetry } from './backoff.ts';
 import { errorInSuccessBody, mapErrorResponse, printable } from './error-map.ts';
@@ -56,6 +56,12 @@ export interface CallOptions {
    * lost answer set off alerts on refused requests.
    */
   readonly answerOf?: (error: unknown) => unknown;
+  /**
+   * A write refused for its nonce is signed again and sent once more: this looks first for what
+   * it would have done (an order by its clientOrderId), and what it finds is the answer. An
+   * exchange that took the request and still answered the refusal would otherwise do it twice.
+   */
+  readonly lookUp?: () => Promise<unknown>;
 }
 
 export type Query = Readonly<Record<string, string | number | undefined>>;
@@ -124,10 +130,15 @@ export class Requester {
         parse,
         options,
       );
+    // Sent again after a nonce refusal: a write is looked up first (CallOptions.lookUp), and what is found is its answer.
+    const again = async (refused: NonceError): Promise<T> => {
+      const found = await lookUpBeforeResend(options, refused);
+      return found !== null ? (found as T) : send();
+    };
     try {
       return await send();
     } catch (error) {
-      if (error instanceof NonceReusedError) return this.#pastReusedNonce(send, error);
+      if (error instanceof NonceReusedError) return this.#pastReusedNonce(again, error);
       if (!(error instanceof NonceWindowError) || clock === undefined) throw error;
       try {
         await clock.measure();
@@ -135,24 +146,24 @@ export class Requester {
         throw clockSkew(error, `and the exchange's time could not be read to correct it (${readError instanceof Error ? readError.message : String(readError)})`);
       }
       try {
-        return await send();
-      } catch (again) {
-        if (!(again instanceof NonceWindowError)) throw again;
-        throw clockSkew(again, `even after correcting for the ${((clock.offsetMs ?? 0) / 1000).toFixed(1)} s measured between this machine's clock and the exchange's`);
+        return await again(error);
+      } catch (refusedAgain) {
+        if (!(refusedAgain instanceof NonceWindowError)) throw refusedAgain;
+        throw clockSkew(refusedAgain, `even after correcting for the ${((clock.offsetMs ?? 0) / 1000).toFixed(1)} s measured between this machine's clock and the exchange's`);
       }
     }
   }
 
-  async #pastReusedNonce<T>(send: () => Promise<T>, refused: NonceReusedError): Promise<T> {
-    if (!this.#deps.nonceWindow) return send();
+  async #pastReusedNonce<T>(again: (refused: NonceError) => Promise<T>, refused: NonceReusedError): Promise<T> {
+    if (!this.#deps.nonceWindow) return again(refused);
     let last = refused;
     for (let attempt = 1; attempt < REUSED_NONCE_ATTEMPTS; attempt += 1) {
       this.#deps.nonces.skip(1 + Math.floor(this.#deps.random() * REUSED_NONCE_SKIP_MS));
       try {
-        return await send();
-      } catch (again) {
-        if (!(again instanceof NonceReusedError)) throw again;
-        last = again;
+        return await again(last);
+      } catch (refusedAgain) {
+        if (!(refusedAgain instanceof NonceReusedError)) throw refusedAgain;
+        last = refusedAgain;
       }
     }
     throw last;
@@ -295,4 +306,24 @@ function redactError(error: unknown, secrets: readonly string[]): unknown {
     if (error.stack !== undefined) error.stack = redact(error.stack, secrets);
   }
   return error;
+}
+
+/**
+ * What a write refused for its nonce already did, looked up before it is sent again; null when
+ * it did nothing (or has no lookup). A lookup that fails leaves it unknown whether the exchange
+ * took it: a lost answer (outcomeUnknown), never a resend.
+ */
+async function lookUpBeforeResend(options: CallOptions, refused: NonceError): Promise<unknown> {
+  if (options.lookUp === undefined) return null;
+  try {
+    return await options.lookUp();
+  } catch (error) {
+    throw new ServiceUnavailableError({
+      httpStatus: refused.httpStatus,
+      path: refused.path,
+      exchangeCode: refused.exchangeCode,
+      exchangeMessage: `${refused.exchangeMessage} (its nonce refused); looking it up before sending it again failed (${error instanceof Error ? error.message : String(error)}): whether the exchange took it is not known`,
+      fieldErrors: refused.fieldErrors,
+    });
+  }
 }

@@ -93,14 +93,8 @@ export class LiveExchange implements Exchange {
     return this.#client.buyStockMarket({ market: request.market, baseAmount: request.baseAmount, clientOrderId: request.clientOrderId, stp: request.stp });
   }
 
-  async findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null> {
-    // History first: a market order is normally done within milliseconds. Active orders cover
-    // the moment it is still being filled. Both answers are needed before saying "none".
-    const history = await this.#client.orderHistory({ market: request.market, clientOrderId: request.clientOrderId, limit: PAGE });
-    const done = ofClientOrderId(history, request.clientOrderId);
-    if (done !== null) return done;
-    const active = await this.#client.activeOrders({ market: request.market, clientOrderId: request.clientOrderId, limit: PAGE });
-    return ofClientOrderId(active, request.clientOrderId);
+  findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null> {
+    return this.#client.findOrder(request);
   }
 
   async orderHistory(request: { readonly sinceSec: number; readonly untilSec: number }): Promise<readonly Order[]> {
@@ -148,29 +142,4 @@ export class LiveExchange implements Exchange {
   close(): Promise<void> {
     return this.#client.close();
   }
-}
-
-/**
- * The exchange lets a clientOrderId be reused once the earlier order is closed, so a lookup can
- * answer several; ours derive from the slot and are never reused, but a hand-placed order could
- * share one. The newest is the one this slot placed.
- */
-function newest(orders: readonly Order[]): Order | null {
-  let best: Order | null = null;
-  for (const order of orders) if (best === null || order.createdAtSec > best.createdAtSec) best = order;
-  return best;
-}
-
-/**
- * The newest of the orders the exchange answered for a clientOrderId lookup that carry that id:
- * as sent, else in another case (the spec says ids are case-sensitive, but an exchange that keeps
- * them in capitals answers the lookup with `DCA-BD58…` for `dca-bd58…`: read as none, a lost
- * answer's order was never recorded). Returned under the id as sent, which the journal knows it by.
- */
-function ofClientOrderId(orders: readonly Order[], clientOrderId: string): Order | null {
-  const exact = newest(orders.filter((order) => order.clientOrderId === clientOrderId));
-  if (exact !== null) return exact;
-  const folded = clientOrderId.toLowerCase();
-  const other = newest(orders.filter((order) => order.clientOrderId.toLowerCase() === folded));
-  return other === null ? null : { ...other, clientOrderId };
 }

@@ -32,14 +32,41 @@ export interface MarketBuyParams {
 /** Buy an exact base quantity (POST /api/v4/order/stock_market). Never retried: a lost answer may be a placed order. */
 export async function buyStockMarket(http: Requester, params: MarketBuyParams & { baseAmount: Decimal }): Promise<Order> {
   const body = marketOrderBody(params, checkPositiveAmount(params.baseAmount, 'baseAmount'));
-  return http.post(PATHS.stockMarket, { ...body }, (value) => parseOrder(value, 'order'), { retry: false });
+  return http.post(PATHS.stockMarket, { ...body }, (value) => parseOrder(value, 'order'), { retry: false, ...lookUpFirst(http, body) });
 }
 
 /** Spend a quote amount (POST /api/v4/order/market, buy side: amount in quote). Never retried. */
 export async function buyMarket(http: Requester, params: MarketBuyParams & { quoteAmount: Decimal }): Promise<Order> {
   const body = marketOrderBody(params, checkPositiveAmount(params.quoteAmount, 'quoteAmount'));
-  return http.post(PATHS.market, { ...body }, (value) => parseOrder(value, 'order'), { retry: false });
+  return http.post(PATHS.market, { ...body }, (value) => parseOrder(value, 'order'), { retry: false, ...lookUpFirst(http, body) });
 }
+
+/**
+ * An order refused for its nonce is signed again and sent once more (Requester.post): looked up
+ * by its clientOrderId first, since an exchange that took it and still answered the refusal (a
+ * throttle answering with the nonce's own words) would otherwise fill it twice.
+ */
+function lookUpFirst(http: Requester, body: MarketOrderParamsWire): { readonly lookUp?: () => Promise<Order | null> } {
+  const clientOrderId = body.clientOrderId;
+  return clientOrderId === undefined ? {} : { lookUp: () => findOrder(http, { market: body.market, clientOrderId }) };
+}
+
+/**
+ * The order of a clientOrderId, newest first, from the order history then the active orders (a
+ * market order is normally done within milliseconds; active orders cover the moment it is
+ * still being filled; both answers are needed before saying "none"); null when neither has it.
+ */
+export async function findOrder(http: Requester, request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null> {
+  const history = await orderHistory(http, { market: request.market, clientOrderId: request.clientOrderId, limit: LOOKUP_PAGE });
+  const done = ofClientOrderId(history, request.clientOrderId);
+  if (done !== null) return done;
+  const active = await activeOrders(http, { market: request.market, clientOrderId: request.clientOrderId, limit: LOOKUP_PAGE });
+  return ofClientOrderId(active, request.clientOrderId);
+}
+
+/** The largest page of active orders, which a lookup by id asks for. */
+const LOOKUP_PAGE = 100;
+
 
 function marketOrderBody(params: MarketBuyParams, amount: Decimal): MarketOrderParamsWire {
   const market = checkMarket(params.market);
@@ -116,4 +143,29 @@ export async function orderDeals(http: Requester, params: { orderId: string; lim
     offset: optionalInteger(params.offset, 'offset', 0, MAX_OFFSET),
   };
   return http.post(PATHS.orderDeals, body, (value) => parseDeals(value, 'deals', orderId), { retry: true });
+}
+
+/**
+ * The exchange lets a clientOrderId be reused once the earlier order is closed, so a lookup can
+ * answer several; ours derive from the slot and are never reused, but a hand-placed order could
+ * share one. The newest is the one this slot placed.
+ */
+function newest(orders: readonly Order[]): Order | null {
+  let best: Order | null = null;
+  for (const order of orders) if (best === null || order.createdAtSec > best.createdAtSec) best = order;
+  return best;
+}
+
+/**
+ * The newest of the orders the exchange answered for a clientOrderId lookup that carry that id:
+ * as sent, else in another case (the spec says ids are case-sensitive, but an exchange that keeps
+ * them in capitals answers the lookup with `DCA-BD58…` for `dca-bd58…`: read as none, a lost
+ * answer's order was never recorded). Returned under the id as sent, which the journal knows it by.
+ */
+function ofClientOrderId(orders: readonly Order[], clientOrderId: string): Order | null {
+  const exact = newest(orders.filter((order) => order.clientOrderId === clientOrderId));
+  if (exact !== null) return exact;
+  const folded = clientOrderId.toLowerCase();
+  const other = newest(orders.filter((order) => order.clientOrderId.toLowerCase() === folded));
+  return other === null ? null : { ...other, clientOrderId };
 }
