@@ -34,21 +34,32 @@ export class JournalBehind {
     return this.#behind;
   }
 
-  /** The hold on budgeted buys at `nowMs`; null once the window is over, or when there is none. */
+  /** The hold on budgeted buys (or on every buy) at `nowMs`; null once the window is over, or when there is none. */
   budgetHold(nowMs: number): BudgetHold | null {
     const hold = this.#hold();
     return hold !== null && nowMs < hold.untilMs ? hold : null;
   }
 
-  /** The start's first read of the history: a new journal it adopts orders for was lost, not started for the first time. */
+  /**
+   * The start's first read of the history: a new journal it adopts orders for was lost, not
+   * started for the first time. When the newest of them was placed within the settle window
+   * before now, every buy waits, not only those under a budget: the journal was lost moments
+   * ago, or another stacker is trading these instances on this key now (a data dir of its own,
+   * its key lock elsewhere), and the next slot may be bought already. Another's next order then
+   * shows in the history and stops this one (E_FOREIGN_ORDER) before it buys anything twice.
+   */
   firstHistoryRead(newJournal: boolean, report: LedgerReport | null, nowMs: number): void {
     if (!newJournal || this.#behind !== null || report === null || report.adopted.length === 0) return;
-    const reason = `a new journal, but the exchange's history holds ${report.adopted.length} order(s) of its instances (adopted): the journal was lost`;
-    this.#behind = { sinceMs: nowMs, reason };
-    this.#logger.warn({ event: 'journal-lost-found-by-history', adopted: report.adopted.length }, `${reason}, with the data dir or its files (a volume recreated?), not started for the first time`);
+    const newestMs = Math.max(...report.adopted.map((order) => order.createdAtSec * 1000));
+    const everyBuy = nowMs - newestMs < this.#settleWindowMs;
+    const reason = everyBuy
+      ? `a new journal, but the exchange's history holds ${report.adopted.length} order(s) of its instances (adopted), the newest placed ${Math.max(0, Math.round((nowMs - newestMs) / 1000))} s before this start: the journal was lost moments ago, or another stacker is trading these instances on this API key now`
+      : `a new journal, but the exchange's history holds ${report.adopted.length} order(s) of its instances (adopted): the journal was lost`;
+    this.#behind = { sinceMs: nowMs, reason, ...(everyBuy ? { everyBuy } : {}) };
+    this.#logger.warn({ event: 'journal-lost-found-by-history', adopted: report.adopted.length, newest: new Date(newestMs).toISOString() }, `${reason}, with the data dir or its files (a volume recreated?), not started for the first time`);
     this.#logHold();
     try {
-      this.#store.noteBehind({ sinceMs: nowMs, reason });
+      this.#store.noteBehind(this.#behind);
     } catch (error) {
       this.#logger.warn(
         { event: 'journal-identity-unwritten', error: errorMessage(error) },
@@ -59,7 +70,7 @@ export class JournalBehind {
 
   #hold(): BudgetHold | null {
     const behind = this.#behind;
-    return behind === null ? null : { sinceMs: behind.sinceMs, untilMs: behind.sinceMs + this.#settleWindowMs, reason: behind.reason };
+    return behind === null ? null : { sinceMs: behind.sinceMs, untilMs: behind.sinceMs + this.#settleWindowMs, reason: behind.reason, everyBuy: behind.everyBuy === true };
   }
 
   #logHold(): void {
@@ -67,8 +78,10 @@ export class JournalBehind {
     if (hold === null) return;
     const until = new Date(hold.untilMs).toISOString();
     this.#logger.warn(
-      { event: 'budgets-held', since: new Date(hold.sinceMs).toISOString(), until, reason: hold.reason },
-      `${hold.reason}: until ${until} (the settle window), buys counted against a budget are refused (journal-behind), since an order of the journal's last moments may not show in the exchange's history yet; instances without budgets trade on`,
+      { event: 'budgets-held', since: new Date(hold.sinceMs).toISOString(), until, reason: hold.reason, everyBuy: hold.everyBuy },
+      hold.everyBuy
+        ? `${hold.reason}: until ${until} (the settle window), every buy is refused (journal-behind), budget or none, since the next slot may be bought already; if another stacker trades this key, its next order stops this one (E_FOREIGN_ORDER)`
+        : `${hold.reason}: until ${until} (the settle window), buys counted against a budget are refused (journal-behind), since an order of the journal's last moments may not show in the exchange's history yet; instances without budgets trade on`,
     );
   }
 }

@@ -161,9 +161,15 @@ async function reserveBudget(deps: EngineDeps, limits: InstanceLimits, view: Slo
   // A backtest counts only under a limit (countsEveryBuy): an account reservation under no cap
   // would never be settled there, and would keep its slot from being retired.
   const countAll = countsEveryBuy(deps);
+  const hold = deps.budgetHold?.() ?? null;
+  if (hold !== null && hold.everyBuy) {
+    return {
+      code: ENGINE_REFUSED.journalBehind,
+      message: `not sent: ${hold.reason} (${new Date(hold.sinceMs).toISOString()}); this slot may be bought already: buys resume at ${new Date(hold.untilMs).toISOString()}, once the history has had its settle window to show every order of the last moments (and another stacker's would stop this one)`,
+    };
+  }
   if (!limited && !countAll) return null;
-  const hold = limited ? (deps.budgetHold?.() ?? null) : null;
-  if (hold !== null) {
+  if (hold !== null && limited) {
     return {
       code: ENGINE_REFUSED.journalBehind,
       message:

@@ -46,6 +46,12 @@ export interface BudgetHold {
   readonly untilMs: number;
   /** Why the journal may lack orders, as the start found it. */
   readonly reason: string;
+  /**
+   * Every buy waits, budget or none: the history showed orders of these instances placed within
+   * the settle window before this start, which the new journal never sent (lost moments ago, or
+   * another stacker trading these instances on this key now): the next slot may be bought already.
+   */
+  readonly everyBuy: boolean;
 }
 
 export { DEFAULT_ACCOUNT };

@@ -28,6 +28,8 @@ export interface JournalMarker {
    */
   readonly behindSinceMs?: number;
   readonly behindReason?: string;
+  /** Every buy waits while behind, not only those under a budget (orders of its instances placed moments before it was found). */
+  readonly behindEveryBuy?: boolean;
 }
 
 export type JournalFileState =
@@ -47,6 +49,12 @@ export function isDamagedDatabase(error: unknown): boolean {
   // Wrapped by the journal (StoreError keeps SQLite's error as its cause).
   const cause = error instanceof Error ? error.cause : undefined;
   return cause !== undefined && cause !== error && isDamagedDatabase(cause);
+}
+
+/** The marker noting the journal behind since `sinceMs` for `reason` (and whether every buy waits), whatever it noted before. */
+export function markedBehind(marker: JournalMarker, behind: { readonly sinceMs: number; readonly reason: string; readonly everyBuy?: boolean }): JournalMarker {
+  const { behindEveryBuy: _before, ...rest } = marker;
+  return { ...rest, behindSinceMs: behind.sinceMs, behindReason: behind.reason, ...(behind.everyBuy === true ? { behindEveryBuy: true } : {}) };
 }
 
 export function markerPath(journalPath: string): string {
@@ -70,6 +78,7 @@ export function readMarker(journalPath: string): JournalMarker | null {
         file: typeof value.file === 'string' ? value.file : basename(journalPath),
         ...(typeof value.lastRunStartedAtMs === 'number' && Number.isFinite(value.lastRunStartedAtMs) ? { lastRunStartedAtMs: value.lastRunStartedAtMs } : {}),
         ...(typeof value.behindSinceMs === 'number' && Number.isFinite(value.behindSinceMs) && typeof value.behindReason === 'string' ? { behindSinceMs: value.behindSinceMs, behindReason: value.behindReason } : {}),
+        ...(value.behindEveryBuy === true ? { behindEveryBuy: true } : {}),
       };
     }
   } catch {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type LockedError, StoreError } from './errors.ts';
 import type { RunMode } from './journal.ts';
-import { REBUILD_COMMAND, inspectJournalFile, lostJournalForReading, lostJournalProblem, moveAside, movedToPostgres, olderCopyProblem, readMarker, writeMarker } from './journal-identity.ts';
+import { REBUILD_COMMAND, inspectJournalFile, lostJournalForReading, lostJournalProblem, markedBehind, moveAside, movedToPostgres, olderCopyProblem, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, type LockOptions, apiKeyLock, dataDirLock, defaultUserLockDir, releaseEach } from './lock.ts';
 import { type OpenedStore, REBUILT, type StoredJournal, openedStore } from './opened-store.ts';
 import type { LockKeep, LockWait } from './pg-lock.ts';
@@ -154,10 +154,10 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       writeMarker(path, { journalId, createdAtMs: nowMs, file: JOURNAL_FILES[options.mode], ...(found === null ? {} : { behindSinceMs: nowMs, behindReason: found }) });
       behind = found === null ? null : { sinceMs: nowMs, reason: found };
     } else if (found !== null) {
-      writeMarker(path, { ...marker, behindSinceMs: nowMs, behindReason: found });
+      writeMarker(path, markedBehind(marker, { sinceMs: nowMs, reason: found }));
       behind = { sinceMs: nowMs, reason: found };
     } else if (marker.behindSinceMs !== undefined && marker.behindReason !== undefined) {
-      behind = { sinceMs: marker.behindSinceMs, reason: marker.behindReason };
+      behind = { sinceMs: marker.behindSinceMs, reason: marker.behindReason, ...(marker.behindEveryBuy === true ? { everyBuy: true } : {}) };
     }
   } catch (error) {
     await journal.close().catch(() => undefined);
@@ -172,9 +172,9 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       const current = readMarker(path);
       if (current !== null) writeMarker(path, { ...current, lastRunStartedAtMs: run.startedAtMs });
     },
-    noteBehind({ sinceMs, reason }) {
+    noteBehind({ sinceMs, reason, everyBuy }) {
       const current = readMarker(path);
-      if (current !== null) writeMarker(path, { ...current, behindSinceMs: sinceMs, behindReason: reason });
+      if (current !== null) writeMarker(path, markedBehind(current, { sinceMs, reason, ...(everyBuy === true ? { everyBuy } : {}) }));
     },
   });
 }

@@ -14,6 +14,13 @@ export type StoredJournal = Journal & {
 /** Why a rebuilt journal may lack the newest orders. */
 export const REBUILT = "the journal was rebuilt from the exchange's order history";
 
+/** Since when and why a journal may lack its newest orders; `everyBuy`: every buy waits, not only those under a budget (JournalBehind). */
+export interface BehindMark {
+  readonly sinceMs: number;
+  readonly reason: string;
+  readonly everyBuy?: boolean;
+}
+
 export interface OpenedStore {
   readonly journal: StoredJournal;
   /** What this start migrated, from which schema and the copy kept of the file as it was: one-way, so the log says so. Null when nothing. */
@@ -29,11 +36,11 @@ export interface OpenedStore {
    * older copy) or by a start before it; the caller decides for how long that still matters (its
    * settle window). Null when it never was.
    */
-  readonly behind: { readonly sinceMs: number; readonly reason: string } | null;
+  readonly behind: BehindMark | null;
   /** A daemon run started on the journal: remembered beside it, so that an older copy put back later is told (SQLite; nothing for PostgreSQL). */
   noteRun(run: { readonly startedAtMs: number }): void;
   /** The journal found behind after it opened (a new one the history shows was lost): remembered beside it, so a restart within the settle window still knows (`behind`). */
-  noteBehind(behind: { readonly sinceMs: number; readonly reason: string }): void;
+  noteBehind(behind: BehindMark): void;
   /** Closes the journal, then releases the locks. */
   close(): Promise<void>;
 }
@@ -48,7 +55,7 @@ export function openedStore<J extends StoredJournal>(
     readonly behind?: OpenedStore['behind'];
     readonly narrowed?: readonly NarrowedFile[];
     noteRun(run: { readonly startedAtMs: number }): void;
-    noteBehind?(behind: { readonly sinceMs: number; readonly reason: string }): void;
+    noteBehind?(behind: BehindMark): void;
   } = { olderCopy: null, noteRun: () => undefined },
 ): OpenedStore & { readonly journal: J } {
   return {

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { LockedError, StoreError } from './errors.ts';
 import { abortableSleep } from '../domain/abortable-sleep.ts';
 import type { RunMode } from './journal.ts';
-import { type JournalFileState, REBUILD_COMMAND, lostJournalForReading, lostJournalProblem, pgMarkerBase, readMarker, writeMarker } from './journal-identity.ts';
+import { type JournalFileState, REBUILD_COMMAND, lostJournalForReading, lostJournalProblem, markedBehind, pgMarkerBase, readMarker, writeMarker } from './journal-identity.ts';
 import { type FileLock, apiKeyLock, defaultUserLockDir, releaseEach } from './lock.ts';
 import { asStoreError, checkSchemaName, describeLocation } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
@@ -127,7 +127,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
       writeMarker(base, { journalId, createdAtMs: atMs, file: where, ...(rebuilt === null ? {} : { behindSinceMs: atMs, behindReason: REBUILT }) });
     } else if (marker.behindSinceMs !== undefined && marker.behindReason !== undefined) {
       // Found behind by a start before this one (rebuilt, or lost as the history showed): the caller weighs it against its settle window.
-      behind = { sinceMs: marker.behindSinceMs, reason: marker.behindReason };
+      behind = { sinceMs: marker.behindSinceMs, reason: marker.behindReason, ...(marker.behindEveryBuy === true ? { everyBuy: true } : {}) };
     }
   } catch (error) {
     if (pulses !== null) clearInterval(pulses);
@@ -147,9 +147,9 @@ export async function openPgStore(options: PgStoreOptions): Promise<OpenedPgStor
       olderCopy: null,
       ...(behind === null ? {} : { behind }),
       noteRun: () => undefined,
-      noteBehind({ sinceMs, reason }) {
+      noteBehind({ sinceMs, reason, everyBuy }) {
         const current = readMarker(base);
-        if (current !== null) writeMarker(base, { ...current, behindSinceMs: sinceMs, behindReason: reason });
+        if (current !== null) writeMarker(base, markedBehind(current, { sinceMs, reason, ...(everyBuy === true ? { everyBuy } : {}) }));
       },
     },
   );
