@@ -32,12 +32,18 @@ export interface EngineMetrics {
 /** The reason a refusal by the exchange is counted under (the journal keeps its error code). */
 export const EXCHANGE_REFUSED = 'exchange-refused';
 
-/** The engine's own refusals, beside the contract's: a move of the same money whose fate is unknown, an intent after one that stopped, a budget held while the journal may lack orders. */
+/**
+ * The engine's own refusals, beside the contract's: a move of the same money whose fate is
+ * unknown, an intent after one that stopped, a budget held while the journal may lack orders;
+ * and a buy the exchange took and ended with nothing filled (an empty book, self-trade
+ * prevention), counted with them: nothing was bought.
+ */
 export const ENGINE_REFUSED = {
   transferUnresolved: 'transfer-unresolved',
   withdrawUnresolved: 'withdraw-unresolved',
   earlierIntentStopped: 'earlier-intent-stopped',
   journalBehind: 'journal-behind',
+  unfilled: 'unfilled',
 } as const;
 
 /** The refusal reasons known before any slot, counted from 0: the contract's, the engine's and the exchange's (a strategy may add its own). */

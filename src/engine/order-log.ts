@@ -1,7 +1,7 @@
 import { formatDecimal, isAboveZero } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
 import type { OrderTransition } from '../store/journal.ts';
-import { tell } from './observer.ts';
+import { ENGINE_REFUSED, tell } from './observer.ts';
 import { type EngineDeps, accountReservationId, mayReserveOnAccount } from './runtime.ts';
 
 /**
@@ -44,7 +44,27 @@ export async function recordOrder(deps: EngineDeps, instance: string, order: Ord
       averagePrice: transition.filledQuote.div(transition.filledBase),
     }));
   }
+  if (isTerminalStatus(transition.toStatus) && transition.fromStatus !== transition.toStatus && !isAboveZero(transition.filledBase) && order.side === 'buy' && intentId !== null) {
+    tellUnfilled(deps, instance, order, transition.toStatus);
+  }
   return transition;
+}
+
+/**
+ * A buy of ours the exchange took and ended with nothing filled: the slot sent what it should,
+ * and nothing was bought. Said at warn, counted and told as a refusal (`unfilled`): left as an
+ * info transition, a DCA could buy nothing for weeks, every slot "done" and /healthz ok (a
+ * resting order of the operator's own, with STP=cn, cancels each buy).
+ */
+function tellUnfilled(deps: EngineDeps, instance: string, order: Order, status: string): void {
+  const why =
+    status === 'CANCELED_STP'
+      ? `self-trade prevention cancelled it (STP=${order.stp}): an order of this account rests on ${order.market} on the other side; cancel it, or set STP=no to trade against it`
+      : `the book had nothing to fill it at (an empty or thin book, or the exchange's price band)`;
+  const message = `order ${order.clientOrderId} (${order.orderId}) ended ${status} with nothing filled: ${why}; nothing was bought for this slot`;
+  deps.logger.warn({ event: 'order-unfilled', instance, orderId: order.orderId, clientOrderId: order.clientOrderId, market: order.market, status }, message);
+  deps.metrics.refusal(instance, ENGINE_REFUSED.unfilled);
+  tell(deps, () => ({ kind: 'order-refused', atMs: deps.clock.nowMs(), mode: deps.mode, instance, intent: 'buy-stock-market', clientOrderId: order.clientOrderId, reason: ENGINE_REFUSED.unfilled, message }));
 }
 
 /**

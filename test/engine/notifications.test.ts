@@ -36,6 +36,26 @@ describe('the engine notifies', () => {
     expect([event.filledBase, event.filledQuote, event.fee, event.averagePrice].map((d) => d.toFixed())).toEqual(['0.001', '65', order?.fee.toFixed(), '65000']);
   });
 
+  it('order-refused (unfilled), once, with a warning, when the exchange takes a buy and ends it with nothing filled: nothing was bought', async () => {
+    // Slippage past the taker band: the walk stops before its first level (an empty or thin book).
+    const thin = await engineWorld({ fills: { slippagePct: '1', takerBandPct: '0.5' } });
+    try {
+      const engine = thin.engine([dcaBtc()]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
+      await engine.track();
+      const [order] = thin.sandbox.exchange.orderHistory({});
+      expect(order).toMatchObject({ status: 'CANCELED' });
+      expect(order?.filledBase.isZero()).toBe(true);
+      expect(thin.notifications).toEqual([expect.objectContaining({ kind: 'order-refused', instance: 'dca-btc', intent: 'buy-stock-market', reason: 'unfilled', clientOrderId: deriveClientOrderId('dca-btc', SLOT, 0) })]);
+      const warned = thin.logs.filter((line) => line.fields['event'] === 'order-unfilled');
+      expect(warned).toHaveLength(1);
+      expect(warned[0]?.level).toBe('warn');
+      expect(warned[0]?.message).toMatch(/ended CANCELED with nothing filled: the book had nothing to fill it at.*nothing was bought for this slot/);
+    } finally {
+      await thin.close();
+    }
+  });
+
   it('order-refused when a guard stops a buy (the kill switch), with its reason', async () => {
     const file = join(world.dir, 'STOP');
     writeFileSync(file, '');
