@@ -102,7 +102,7 @@ export class FileLock {
     } catch (error) {
       db.close();
       if (isBusy(error)) throw new LockedError(this.scope, this.path, readOwner(this.ownerPath));
-      throw new StoreError('open-failed', `cannot take the lock ${this.path}: ${messageOf(error)}${fileProblem(this.path) || folderProblem(dirname(this.path))}`, { cause: error });
+      throw new StoreError('open-failed', `cannot take the lock ${this.path}: ${messageOf(error)}${fileProblem(this.path) || folderProblem(dirname(this.path))}`, { cause: error, retryable: isDiskFull(error) });
     }
     this.#db = db;
     const owner: OwnerFileContent = {
@@ -121,7 +121,7 @@ export class FileLock {
       this.#owner = null;
       this.#db = null;
       db.close();
-      throw new StoreError('open-failed', `cannot write the lock's owner file ${this.ownerPath}: ${messageOf(error)}${fileProblem(this.ownerPath) || folderProblem(dirname(this.ownerPath))}`, { cause: error });
+      throw new StoreError('open-failed', `cannot write the lock's owner file ${this.ownerPath}: ${messageOf(error)}${fileProblem(this.ownerPath) || folderProblem(dirname(this.ownerPath))}`, { cause: error, retryable: isDiskFull(error) });
     }
   }
 
@@ -232,12 +232,22 @@ function writeAtomically(path: string, content: string): void {
   const temporary = `${path}.${randomUUID()}.tmp`;
   const fd = openSync(temporary, 'wx', 0o600);
   try {
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    try {
+      writeSync(fd, content);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, path);
+  } catch (error) {
+    // A full disk: the empty temporary file would stay beside the lock for good, one per start.
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Gone already, or the file system refuses even that: the error below is what matters.
+    }
+    throw error;
   }
-  renameSync(temporary, path);
 }
 
 function readIfExists(path: string): string | null {
@@ -274,4 +284,13 @@ function messageOf(error: unknown): string {
 
 function codeOf(error: unknown): string {
   return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+}
+
+/**
+ * A full disk (ENOSPC, SQLite's SQLITE_FULL): it passes once space is freed, as the journal's own
+ * "database or disk is full" does, so a start refused for it exits 4 whichever write met it first.
+ */
+function isDiskFull(error: unknown): boolean {
+  const errcode = typeof error === 'object' && error !== null ? (error as { errcode?: unknown }).errcode : undefined;
+  return codeOf(error) === 'ENOSPC' || (typeof errcode === 'number' && (errcode & 0xff) === 13);
 }

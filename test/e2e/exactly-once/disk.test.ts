@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -111,6 +111,21 @@ describe('a journal whose disk is full', () => {
     const result = await agreement(t.sandbox, [join(t.dir.data, 'stacker.db')]);
     expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
   }, 90_000);
+});
+
+describe('a data dir whose disk is full at start', () => {
+  it.skipIf(!mountable)('is refused with exit 4 (it passes once space is freed), naming ENOSPC, and leaves no temporary file behind; nothing is sent', async () => {
+    onTmpfs('size=1m');
+    spawnSync('dd', ['if=/dev/zero', `of=${join(t.dir.data, 'filler')}`, 'bs=4k'], { stdio: 'ignore' });
+    for (let start = 0; start < 2; start += 1) {
+      const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_LOCK_DIR: t.dir.data });
+      expect(await daemon.exited, daemon.output()).toBe(4);
+      expect(daemon.output()).toMatch(/ENOSPC|disk is full/);
+      expect(daemon.output()).not.toContain('unexpected failure');
+    }
+    expect(readdirSync(t.dir.data).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    expect(t.sandbox.exchange.orderHistory({})).toHaveLength(0);
+  });
 });
 
 describe('a data dir on a read-only file system', () => {
