@@ -58,6 +58,7 @@ export function parseOrder(value: unknown, at: string, context: OrderContext = {
   const market = checkedName(r.optionalString('market') ?? context.market ?? null, r.field('market'), 'a market name');
   if (market === null) throw new WireShapeError(r.field('market'), 'expected a string, got undefined');
   const fills: Fills = { type, left, filledBase, stopActivated, finished: context.finished === true };
+  const fee = r.decimal('dealFee');
   const status = wireStatus === null ? null : readStatus(wireStatus, fills);
   const stp = wireStp === null ? 'no' : readStp(wireStp);
   const unrecognized = {
@@ -75,8 +76,11 @@ export function parseOrder(value: unknown, at: string, context: OrderContext = {
     left,
     filledBase,
     filledQuote,
-    fee: r.decimal('dealFee'),
-    feeAsset: checkedName(r.optionalString('feeAsset'), r.field('feeAsset'), 'an asset name'),
+    fee,
+    // Answers from before `feeAsset` (2022–2024 captures) charge a spot order's fee in the quote
+    // asset (0.1 % of dealMoney, in its units), as ccxt takes it: left unnamed, the fee stayed out
+    // of every average cost for good.
+    feeAsset: checkedName(r.optionalString('feeAsset'), r.field('feeAsset'), 'an asset name') ?? (fee.isZero() ? null : quoteOfMarket(market)),
     price: price === null || price.isZero() ? null : price,
     status: status ?? (wireStatus === null ? deriveStatus(fills) : deriveUnknownStatus(fills)),
     statusDerived: status === null,
@@ -203,4 +207,10 @@ export function deriveStatus(fills: Fills): OrderStatus {
   if (fills.finished) return filled ? 'PARTIAL_CANCELED' : 'CANCELED';
   if (left.isZero()) return 'CANCELED';
   return filled ? 'PARTIAL_FILLED' : 'NEW';
+}
+
+/** The quote asset a market's name ends with (BTC_USDT → USDT); null for a name without one. */
+function quoteOfMarket(market: string): string | null {
+  const at = market.lastIndexOf('_');
+  return at > 0 && at < market.length - 1 ? market.slice(at + 1) : null;
 }

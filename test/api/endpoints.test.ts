@@ -91,6 +91,16 @@ describe('endpoints', () => {
     expect((h.agent.getCallHistory()?.calls() ?? []).map((c) => jsonBody(c.body).ticker)).toEqual(['USDT', 'USDT']);
   });
 
+  it('answers a market buy whose answer left its clientOrderId empty with the id it sent: the journal and the tax CSV keep it', async () => {
+    h = harness();
+    h.pool.intercept({ path: '/api/v4/order/stock_market', method: 'POST' }).reply(200, {
+      orderId: 7, clientOrderId: '', market: 'BTC_USDT', side: 'buy', type: 'stock market', timestamp: 1760000000,
+      dealMoney: '65', dealStock: '0.001', amount: '0.001', left: '0', dealFee: '0.065', status: 'FILLED', stp: 'no',
+    });
+    const order = await h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'dca-0123456789ab-1760000000000-0' });
+    expect(order.clientOrderId).toBe('dca-0123456789ab-1760000000000-0');
+  });
+
   it('reports each attempt to onRequest with scope, status and duration, and survives a throwing observer', async () => {
     h = harness({
       onRequest: () => {

@@ -82,6 +82,12 @@ describe('order parsing', () => {
     expect(order.status).toBe('FILLED');
     expect(order.statusDerived).toBe(true);
     expect(order.stp).toBe('no');
+    // No feeAsset before 2024: its dealFee (0.1 % of dealMoney) is in the quote asset.
+    expect(order.feeAsset).toBe('USDT');
+  });
+
+  it('names no fee asset when there is no fee to name', () => {
+    const order = parseOrder({ ...LEGACY_STOCK_MARKET, dealFee: '0' }, 'order');
     expect(order.feeAsset).toBeNull();
   });
 

@@ -32,13 +32,22 @@ export interface MarketBuyParams {
 /** Buy an exact base quantity (POST /api/v4/order/stock_market). Never retried: a lost answer may be a placed order. */
 export async function buyStockMarket(http: Requester, params: MarketBuyParams & { baseAmount: Decimal }): Promise<Order> {
   const body = marketOrderBody(params, checkPositiveAmount(params.baseAmount, 'baseAmount'));
-  return http.post(PATHS.stockMarket, { ...body }, (value) => parseOrder(value, 'order'), { retry: false, ...lookUpFirst(http, body) });
+  return http.post(PATHS.stockMarket, { ...body }, (value) => asSent(parseOrder(value, 'order'), body), { retry: false, ...lookUpFirst(http, body) });
 }
 
 /** Spend a quote amount (POST /api/v4/order/market, buy side: amount in quote). Never retried. */
 export async function buyMarket(http: Requester, params: MarketBuyParams & { quoteAmount: Decimal }): Promise<Order> {
   const body = marketOrderBody(params, checkPositiveAmount(params.quoteAmount, 'quoteAmount'));
-  return http.post(PATHS.market, { ...body }, (value) => parseOrder(value, 'order'), { retry: false, ...lookUpFirst(http, body) });
+  return http.post(PATHS.market, { ...body }, (value) => asSent(parseOrder(value, 'order'), body), { retry: false, ...lookUpFirst(http, body) });
+}
+
+/**
+ * The answer to an order, under the clientOrderId it was sent with when the answer left it empty
+ * (`""` stands for none): journalled empty, `stacker orders` and the tax CSV lost the id that ties
+ * the order to its slot.
+ */
+function asSent(order: Order, body: MarketOrderParamsWire): Order {
+  return order.clientOrderId === '' && body.clientOrderId !== undefined ? { ...order, clientOrderId: body.clientOrderId } : order;
 }
 
 /**
