@@ -89,6 +89,8 @@ export class ExchangeLedger {
   readonly #running = new Map<string, Promise<LedgerReport>>();
   /** Per account, when its last complete check (read and compared) started, in this run. */
   readonly #checkedAtMs = new Map<string, number>();
+  /** Not-found buys an hour old that one read of the history did not show: the next read that does not either gives their budget back. */
+  readonly #absentOnce = new Set<string>();
   /** Comparisons write the journal: one account's at a time, though their reads overlap. */
   #comparing: Promise<unknown> = Promise.resolve();
 
@@ -300,6 +302,14 @@ export class ExchangeLedger {
       if (startedAtMs - sentAtMs < CLEAR_AFTER_MS) continue;
       if (exchangeNowMs === undefined) exchangeNowMs = await this.#exchangeNowMs(account, startedAtMs);
       if (exchangeNowMs === null || exchangeNowMs - sentAtMs < CLEAR_AFTER_MS - EXCHANGE_CLOCK_SLACK_MS) continue;
+      // Absent from two reads, not one: a history whose rows move between pages (orders landing
+      // while it is paged) can leave a row out of one read, and the budget given back on it was
+      // spent again although the order was placed.
+      if (!this.#absentOnce.has(intent.intentId)) {
+        this.#absentOnce.add(intent.intentId);
+        continue;
+      }
+      this.#absentOnce.delete(intent.intentId);
       // Its instance's budget, its account's cap, or both, held it.
       const releasedOwn = await deps.journal.releaseBudget(intent.intentId);
       const releasedCap = await deps.journal.releaseBudget(accountReservationId(intent.intentId));

@@ -212,8 +212,9 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       w.advance(TEST_SETTLE_WINDOW_MS);
       await engine.track();
       expect((await w.journal.listIntents({ instance: 'a1-main' }))[0]).toMatchObject({ account: 'main', status: 'not-found' });
-      // Given back once the history has shown nothing for an hour after the send.
+      // Given back once two reads of the history have shown nothing an hour after the send.
       w.elapse(3_600_000);
+      await engine.checkLedger();
       expect((await engine.checkLedger())?.cleared).toHaveLength(1);
       expect(await w.journal.heldBudgetReservations()).toEqual([]);
       expect(formatDecimal((await w.journal.budgetSpent({ instance: 'account:main', asset: 'USDT', timeZone: 'UTC' }, slot)).day)).toBe('0');
