@@ -10,7 +10,7 @@ import { NOTIFY_ENV_KEYS } from './notify-settings.ts';
 import { databaseUrlProblem, redactDatabaseUrl } from '../store/pg-url.ts';
 import { DATABASE_TIMEOUT } from '../store/pg-timeout.ts';
 import { parseDuration } from '../engine/schedule/catch-up.ts';
-import { duplicateProblems } from './env-file.ts';
+import { cutAtHashRule, duplicateProblems } from './env-file.ts';
 import { ENV_KEYS, type EnvLayers, type EnvValue } from './settings.ts';
 import { ORDER_SETTLE_WINDOW } from '../engine/runtime.ts';
 import { CONTROL_TOKEN_MIN_DISTINCT, CONTROL_TOKEN_MIN_LENGTH, type ControlToken, makeControlToken } from './control-token.ts';
@@ -336,6 +336,7 @@ export function envFileKeyProblems(layers: EnvLayers): InputProblem[] {
   for (const line of layers.fileBadLines) {
     problems.push({ source, field: `line ${line}`, rule: 'is not KEY=value, a comment or blank, so dotenv skips it (a missing "="?)' });
   }
+  for (const cut of layers.fileCutAtHash) problems.push({ source, field: cut.key, rule: cutAtHashRule(cut) });
   return problems;
 }
 

@@ -24,6 +24,22 @@ export interface ParsedEnvText {
   readonly badLines: readonly number[];
   /** Keys set on more than one line (dotenv keeps the last silently), with the 1-based lines. */
   readonly duplicates: readonly DuplicateKey[];
+  /** Keys whose unquoted value has a "#" right after other characters, which dotenv reads as a comment (cutAtHashRule). */
+  readonly cutAtHash: readonly CutAtHash[];
+}
+
+export interface CutAtHash {
+  readonly key: string;
+  readonly line: number;
+}
+
+/**
+ * The problem a value cut at its "#" is: `KEY=sec#ret` is `sec` to dotenv (stacker --env-file)
+ * and `sec#ret` to docker --env-file, and the secret, token or webhook URL (a #fragment) is
+ * wrong without a word (an API secret fails as E_AUTH). Never the value, which may be a secret.
+ */
+export function cutAtHashRule(cut: CutAtHash): string {
+  return `holds a "#" right after other characters (line ${cut.line}): stacker --env-file (dotenv) reads the value only up to it, as a comment, where docker --env-file keeps all of it; put the value in quotes for stacker --env-file (docker --env-file would pass the quotes on), or put a blank before the "#" if a comment starts there`;
 }
 
 export interface DuplicateKey {
@@ -46,7 +62,22 @@ const DOTENV_LINE = /(?:^|^)\s*(?:export\s+)?([\w.-]+)(?:\s*=\s*?|:\s+?)(\s*'(?:
 /** Parse dotenv text exactly as dotenv does, and name the lines it skipped and the keys it set twice. */
 export async function parseEnvText(text: string): Promise<ParsedEnvText> {
   const { parse } = await import('dotenv');
-  return { values: parse(text), badLines: skippedLines(text), duplicates: repeatedKeys(text) };
+  return { values: parse(text), badLines: skippedLines(text), duplicates: repeatedKeys(text), cutAtHash: valuesCutAtHash(text) };
+}
+
+/** An unquoted KEY=value line whose value has a "#" glued to what comes before it. */
+const GLUED_HASH = /^\s*(?:export\s+)?([\w.-]+)\s*=[ \t]*([^'"`\s#][^\n]*)$/;
+
+function valuesCutAtHash(text: string): CutAtHash[] {
+  const cut: CutAtHash[] = [];
+  text
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .forEach((line, index) => {
+      const match = GLUED_HASH.exec(line);
+      if (match !== null && /\S#/.test(match[2] as string)) cut.push({ key: match[1] as string, line: index + 1 });
+    });
+  return cut;
 }
 
 function repeatedKeys(text: string): DuplicateKey[] {

@@ -6,7 +6,7 @@ import { STRATEGY_API_CHANGES, STRATEGY_API_VERSION, type Strategy } from '../en
 import { ParamReader, closestName, unknownKeyProblems } from '../engine/params.ts';
 import { type CatchUpPolicy, parseDuration } from '../engine/schedule/catch-up.ts';
 import { type CronSchedule, cronProblems, parseCron } from '../engine/schedule/cron.ts';
-import { duplicateRule, parseEnvText, unreadable } from './env-file.ts';
+import { cutAtHashRule, duplicateRule, parseEnvText, unreadable } from './env-file.ts';
 import { deepFreeze } from './freeze.ts';
 import { readSettleWindow } from './settle-window.ts';
 import { ACCOUNT_NAME, ACCOUNT_NAME_RULE, type AccountUser, DEFAULT_ACCOUNT } from './accounts.ts';
@@ -114,6 +114,7 @@ export async function readInstanceFile(
 
   for (const line of badLines) p.problem(`line ${line}`, 'is not KEY=value, a comment or blank, so dotenv skips it (a missing "="?)');
   for (const duplicate of duplicates) p.problem(duplicate.key, duplicateRule(duplicate));
+  for (const cut of parsed.cutAtHash) p.problem(cut.key, cutAtHashRule(cut));
   const instance = instanceNameOf(file);
   if (!INSTANCE_NAME.test(instance)) {
     p.problem('file name', `the instance name ${JSON.stringify(instance)} (the file name without .env) must be 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit`);

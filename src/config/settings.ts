@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { credentialTextProblem } from '../domain/credential-text.ts';
 import { ConfigError, type InputProblem } from '../domain/errors.ts';
-import { type DuplicateKey, readEnvFileChecked } from './env-file.ts';
+import { type CutAtHash, type DuplicateKey, readEnvFileChecked } from './env-file.ts';
 
 /**
  * The one reader of `process.env` (docs/design.md, Conventions). Settings come from three layers, highest
@@ -98,6 +98,8 @@ export interface EnvLayers {
   readonly fileBadLines: readonly number[];
   /** Keys the env file sets on more than one line: empty unless read with duplicates 'keep' (readEnvLayers refuses them otherwise). */
   readonly fileDuplicates: readonly DuplicateKey[];
+  /** Keys of the env file whose unquoted value dotenv cuts at a "#" (env-file.ts cutAtHashRule). */
+  readonly fileCutAtHash: readonly CutAtHash[];
   lookup(key: string): EnvValue | null;
   /** What the env file itself sets for `key` (the environment may override it); null when it sets nothing. */
   fileValue(key: string): string | null;
@@ -116,13 +118,14 @@ export async function readEnvLayers(envFile: string | undefined | null, sources:
   const env = sources.env ?? process.env;
   const file = envFile === undefined ? null : envFile;
   if (file === '') throw new ConfigError([{ field: '--env-file', rule: 'must name a file' }]);
-  const read = file === null ? { values: {}, badLines: [] as number[], duplicates: [] as DuplicateKey[] } : await readEnvFileChecked(file, duplicates);
+  const read = file === null ? { values: {}, badLines: [] as number[], duplicates: [] as DuplicateKey[], cutAtHash: [] as CutAtHash[] } : await readEnvFileChecked(file, duplicates);
   const fileValues: Readonly<Record<string, string>> = read.values;
   return Object.freeze({
     envFile: file,
     fileKeys: Object.freeze(Object.keys(fileValues)),
     fileBadLines: Object.freeze([...read.badLines]),
     fileDuplicates: Object.freeze([...read.duplicates]),
+    fileCutAtHash: Object.freeze([...read.cutAtHash]),
     environmentKeys: Object.freeze(
       Object.entries(env)
         .filter(([key, value]) => key.toUpperCase().startsWith('STACKER_') && typeof value === 'string' && value !== '')

@@ -251,6 +251,20 @@ describe('loadDaemonConfig: the global env file', () => {
   });
 });
 
+describe('loadDaemonConfig: a value dotenv would cut at a "#"', () => {
+  it('refuses an unquoted value with a "#" glued to it, naming the key and line, never the value; a quoted one and a comment after a blank are fine', async () => {
+    world.instance('dca-btc', DCA);
+    const envFile = world.file('.env', 'STACKER_API_KEY=key-123\nSTACKER_API_SECRET=sec#ret456\nSTACKER_LOG_LEVEL=info # a comment\n');
+    const error = await configErrorOf(loadDaemonConfig({ envFile, strategiesDir: world.strategiesDir }, { env: {} }));
+    expect(lines(error.problems)).toEqual([
+      `env file ${envFile}: STACKER_API_SECRET: holds a "#" right after other characters (line 2): stacker --env-file (dotenv) reads the value only up to it, as a comment, where docker --env-file keeps all of it; put the value in quotes for stacker --env-file (docker --env-file would pass the quotes on), or put a blank before the "#" if a comment starts there`,
+    ]);
+    expect(error.message).not.toContain('ret456');
+    const quoted = world.file('quoted.env', 'STACKER_API_KEY=key-123\nSTACKER_API_SECRET="sec#ret456"\nSTACKER_LOG_LEVEL=info # a comment\n');
+    await expect(loadDaemonConfig({ envFile: quoted, strategiesDir: world.strategiesDir }, { env: {} })).resolves.toBeDefined();
+  });
+});
+
 describe('loadDaemonConfig: every problem of the env file at once', () => {
   it('reports a key set twice together with the file\'s other problems and the instance files\', each once: one fix-and-retry, not three', async () => {
     world.instance('dca-btc', DCA.replace('AMOUNT=0.0005', 'AMOUNT=-1'));

@@ -123,6 +123,12 @@ describe('loadDaemonConfig: every problem at once', () => {
     expect(lines(error.problems)).toEqual([`${file}: line 5: is not KEY=value, a comment or blank, so dotenv skips it (a missing "="?)`]);
   });
 
+  it('refuses a value dotenv would cut at a "#" glued to it, by key and line', async () => {
+    const file = world.instance('dca-btc', `${DCA}\nCLIENT_ORDER_ID_PREFIX=dca#1`);
+    const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} }));
+    expect(lines(error.problems)).toContainEqual(expect.stringMatching(new RegExp(`^${file.replace(/[.*+?^\${}()|[\]\\]/g, '\\$&')}: CLIENT_ORDER_ID_PREFIX: holds a "#" right after other characters \\(line \\d+\\)`)));
+  });
+
   it('accepts dotenv multi-line quoted values without calling their lines malformed', async () => {
     world.instance('report', `${REPORT}\nTICKERS="USDT,\n  BTC"\nCODES=false`);
     const [instance] = (await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} })).instances;
