@@ -112,6 +112,8 @@ export class Engine {
   readonly #books = new Map<string, SnapshotBooks>();
   readonly #options: EngineOptions;
   readonly #reconciler: Reconciler;
+  /** A journal write failed since the last release of orphaned holds (track releases them once writes work again). */
+  #holdsMayBeOrphaned = false;
   readonly #stuck: StuckOrders;
   readonly #errorLines: RepeatedErrors;
   readonly #ledger: ExchangeLedger | null;
@@ -528,6 +530,12 @@ export class Engine {
       await trackOpenOrders(this.#deps, this.#stuck);
       await this.#reconciler.pass();
     }, undefined);
+    if (this.#holdsMayBeOrphaned && this.#deps.journal.writeFailure() === null) {
+      // As the next start would, once the pass above has ended what the failed writes left open:
+      // a buy that failed without being sent while writes failed kept its budget held.
+      this.#holdsMayBeOrphaned = false;
+      await this.#guard(() => this.#reconciler.releaseOrphanedHolds(), undefined);
+    }
     this.#startDueChecks();
   }
 
@@ -618,6 +626,8 @@ export class Engine {
         this.stopTrading(fatal);
         return fallback;
       }
+      // A write that failed (a full disk) may have left a never-sent buy's budget held: given back once writes work again.
+      if (this.#deps.journal.writeFailure() !== null) this.#holdsMayBeOrphaned = true;
       const code = errorCode(error);
       const message = errorMessage(error);
       // Numbers aside (a slot's time, an id): a full disk fails each slot's claim naming its slot.

@@ -62,7 +62,7 @@ export class Reconciler {
 
   /** Before any slot of a run: everything open is looked at now, and claimed slots are closed. */
   async atStart(): Promise<ReconcileSummary> {
-    await this.#releaseOrphanedHolds();
+    await this.releaseOrphanedHolds();
     return this.#pass(true);
   }
 
@@ -70,9 +70,10 @@ export class Reconciler {
    * A budget held for a buy that ended failed or refused without being sent spent nothing: it is
    * given back. Every path that ends a buy so gives it back itself; a stop at the wrong moment (the
    * journal taken away between the reservation and the send) once left it held for good, every
-   * later buy judged against a budget that much smaller.
+   * later buy judged against a budget that much smaller; so does a write failing meanwhile (a
+   * full disk): then the engine calls this once writes work again, as a restart would.
    */
-  async #releaseOrphanedHolds(): Promise<void> {
+  async releaseOrphanedHolds(): Promise<void> {
     const deps = this.#deps;
     const intentIds = new Set((await deps.journal.heldBudgetReservations()).map((held) => reservationIntentId(held.reservationId)));
     for (const intentId of intentIds) {

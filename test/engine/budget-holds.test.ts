@@ -70,6 +70,47 @@ describe.each(ENGINE_JOURNALS)('a budget held for a buy that was never sent (%s 
     expect(spent.day.toFixed()).toBe('65');
   });
 
+  it('is given back while running once the journal takes writes again after they failed between the reservation and the send (a full disk), not only at the next start', async () => {
+    let full = false;
+    const fullDisk = new Proxy(world.journal, {
+      get(target, property) {
+        if (property === 'writeFailure') return () => (full ? { sinceMs: 0, message: 'database or disk is full' } : target.writeFailure());
+        // The disk has room for a moment now and then: the buy's failure is journalled, giving its budget back and ending its slot are not.
+        if (full && (property === 'releaseBudget' || property === 'finishSlot')) {
+          return async () => {
+            throw new StoreError('unwritable', 'the journal cannot be written: database or disk is full', { retryable: true });
+          };
+        }
+        if (full && property === 'updateIntent') {
+          return async (intentId: string, patch: IntentUpdate) => {
+            if (patch.status === 'sent') throw new StoreError('unwritable', 'the journal cannot be written: database or disk is full', { retryable: true });
+            return target.updateIntent(intentId, patch);
+          };
+        }
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const engine = new Engine({ ...world.deps(), journal: fullDisk as Journal }, [budgeted()], { runId: null, onFatal: () => undefined });
+    // The disk fills once the buy has its reservation: its send is never marked, nor its end.
+    const reserve = world.journal.reserveBudget.bind(world.journal);
+    world.journal.reserveBudget = async (request) => {
+      const decision = await reserve(request);
+      full = true;
+      return decision;
+    };
+    await engine.runSlot('dca-btc', SLOT).catch(() => undefined);
+    expect(world.sandbox.exchange.orderHistory({})).toEqual([]);
+    expect((await world.journal.heldBudgetReservations()).length).toBeGreaterThan(0);
+    // Space again: the next round of tracking ends the slot's buy and gives its budget back.
+    full = false;
+    world.journal.reserveBudget = reserve;
+    await engine.track();
+    expect(await world.journal.heldBudgetReservations()).toEqual([]);
+    expect(world.logs.some((line) => line.fields['event'] === 'budget-released')).toBe(true);
+    expect(await engine.runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
+  });
+
   it('settled at what the buy spent when the journal is lost between the order\'s final state and its settlement: the lookup of the next start settles it', async () => {
     // The account's settlement fails once, after the order's FILLED transition was committed (a connection lost there, a kill).
     let failures = 1;
