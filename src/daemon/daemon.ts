@@ -20,6 +20,7 @@ import { openDaemonStore } from './daemon-store.ts';
 import { DaemonHealth, type JournalStateSink } from './health-state.ts';
 import { JournalBehind } from './journal-behind.ts';
 import { watchForPauses } from './pause-watch.ts';
+import { warnOfLowFdLimit } from './fd-limit.ts';
 import { ALREADY_JOURNALLED, settledSince, slotShortfall } from './slot-shortfall.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
 import { OperatorControls } from './controls.ts';
@@ -304,6 +305,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const oncePassing: string[] = [];
   // A pause of this process (SIGSTOP, a paused VM) is said before the timeouts it causes.
   const stopWatchingForPauses = watchForPauses(logger);
+  warnOfLowFdLimit(logger);
   try {
     // A journal no run has started on: the exchange's history showing orders of its instances
     // (adopted below) says it was lost (a volume recreated, its files deleted with their marker).
