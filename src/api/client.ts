@@ -213,11 +213,11 @@ export class ApiClient {
   buyMarket(params: { market: string; quoteAmount: Decimal; clientOrderId?: string; stp?: Stp }): Promise<Order> {
     return trade.buyMarket(this.#http, params);
   }
-  /** An unknown clientOrderId (422 "OrderHistory was not found.") is []. */
   /** The order of a clientOrderId (history, then active orders), under the id as sent whatever case the exchange keeps it in; null: none. */
   findOrder(request: { readonly market: string; readonly clientOrderId: string }): Promise<Order | null> {
     return trade.findOrder(this.#http, request);
   }
+  /** An unknown clientOrderId (422 "OrderHistory was not found.") is []. */
   orderHistory(params: trade.OrderQuery): Promise<Order[]> {
     return trade.orderHistory(this.#http, params);
   }

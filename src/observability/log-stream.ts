@@ -132,7 +132,7 @@ export class LogStream {
 const liveStreams = new Set<LogStream>();
 
 /** One more try at what every log stream has queued (see LogStream.flushSync): before the process exits. */
-export function flushLogStreams(): void {
+function flushLogStreams(): void {
   for (const stream of liveStreams) stream.flushSync();
 }
 

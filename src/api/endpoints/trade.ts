@@ -76,7 +76,6 @@ export async function findOrder(http: Requester, request: { readonly market: str
 /** The largest page of active orders, which a lookup by id asks for. */
 const LOOKUP_PAGE = 100;
 
-
 function marketOrderBody(params: MarketBuyParams, amount: Decimal): MarketOrderParamsWire {
   const market = checkMarket(params.market);
   const clientOrderId = params.clientOrderId === undefined ? undefined : checkClientOrderId(params.clientOrderId);
