@@ -103,6 +103,9 @@ export class Reconciler {
     let resolved = 0;
     let unresolved = 0;
     const open = await deps.journal.unresolvedIntents();
+    // Measured before anything is resolved too: a pass whose writes fail (a full disk) ends early,
+    // and the gauge kept saying 0 while an intent was sent with its order unrecorded.
+    this.#state = this.#measure(open);
     for (const record of open) {
       const due = (this.#nextLookup.get(record.intentId) ?? 0) <= deps.clock.nowMs();
       if (this.#inFlight(record.instance, record.slotTimeMs) || !due) {

@@ -111,6 +111,29 @@ describe.each(ENGINE_JOURNALS)('a budget held for a buy that was never sent (%s 
     expect(await engine.runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
   });
 
+  it('counts a buy sent with its answer lost as unresolved while the journal cannot be written (a full disk), though the pass that would look it up fails', async () => {
+    world.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'reset' });
+    const engine = world.engine([budgeted()]);
+    await engine.runSlot('dca-btc', SLOT);
+    expect((await world.journal.unresolvedIntents()).map((record) => record.status)).toEqual(['unknown']);
+    // The disk fills: the lookup's writes fail, and the pass with them.
+    const full = new Proxy(world.journal, {
+      get(target, property) {
+        if (property === 'updateIntent' || property === 'recordOrderSnapshot') {
+          return async () => {
+            throw new StoreError('unwritable', 'the journal cannot be written: database or disk is full', { retryable: true });
+          };
+        }
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const during = new Engine({ ...world.deps(), journal: full as Journal }, [budgeted()], { runId: null, onFatal: () => undefined });
+    world.advance(60_000);
+    await during.track();
+    expect(during.health().unresolved.count).toBe(1);
+  });
+
   it('settled at what the buy spent when the journal is lost between the order\'s final state and its settlement: the lookup of the next start settles it', async () => {
     // The account's settlement fails once, after the order's FILLED transition was committed (a connection lost there, a kill).
     let failures = 1;
