@@ -24,7 +24,7 @@ import { warnOfLowFdLimit } from './fd-limit.ts';
 import { ALREADY_JOURNALLED, settledSince, slotShortfall } from './slot-shortfall.ts';
 import { startupProblems, toLedgerInstance, toRuntime } from '../config/instance-runtime.ts';
 import { OperatorControls } from './controls.ts';
-import { StatusBuilder } from './status.ts';
+import { type NotRunningStatus, StatusBuilder } from './status.ts';
 import { throttled } from './throttled-log.ts';
 import { misdirectedRequests } from './misdirected-requests.ts';
 import { trackLoop } from './track-loop.ts';
@@ -220,6 +220,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   let exitReason = 'stopped';
   let runId: string | null = null;
   let server: { stop(): Promise<void>; url: string; listening: string } | null = null;
+  /** The status page's document, when the page is served: told at start what the journal holds of instances that do not run. */
+  let statusBuilder: StatusBuilder | null = null;
   // The status server answers from the start, and until the scheduler runs /healthz says why not
   // yet (503, starting): a probe or a scrape that met no server took a daemon waiting out an
   // exchange outage for a dead one, and a liveness probe restarted it, into the same wait.
@@ -362,7 +364,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       };
       const healthy = (problems: readonly string[]): boolean => problems.length === 0 && !stopping.signal.aborted;
       const failures = statusFailures(logger);
-      const status = new StatusBuilder({
+      const status = (statusBuilder = new StatusBuilder({
         mode: config.mode,
         version: stackerVersion(),
         startedAtMs,
@@ -377,7 +379,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         health: healthNow,
         nowMs: () => clock.nowMs(),
         onUnreadable: failures.unreadable,
-      });
+      }));
       server = await startHealthServer({
         host: config.metricsHost,
         ...(config.metricsAllowedHosts === null ? {} : { allowedHosts: config.metricsAllowedHosts }),
@@ -450,10 +452,13 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     const orphaned = orphanedIntentProblems(await journal.unresolvedIntents(), config);
     if (orphaned.length > 0) throw new ConfigError(orphaned);
     // Before catch-up anchors the new instances: a renamed file still reads as new to the journal.
+    const notRunning: NotRunningStatus[] = [];
     for (const found of await instancesWithoutFile(journal, config, clock.nowMs())) {
       const spent = found.spent.map((period) => ({ period: period.period, from: period.from, amount: formatDecimal(period.amount), asset: period.asset, timeZone: period.timeZone }));
       logger.warn({ event: 'instance-without-file', instance: found.instance, state: found.state, file: found.file, spent, unresolved: found.unresolved.length }, found.message);
+      notRunning.push({ name: found.instance, state: found.state, file: found.file, spent, unresolved: found.unresolved.length, message: found.message });
     }
+    statusBuilder?.noteNotRunning(notRunning);
 
     const enabled = config.instances.filter((instance) => instance.enabled);
     for (const instance of config.instances.filter((i) => !i.enabled)) logger.info({ instance: instance.instance }, `${instance.instance} is disabled (ENABLED=false)`);

@@ -43,6 +43,23 @@ export interface StatusDocument {
   readonly markets: readonly MarketPosition[];
   /** Why prices (and so values and P&L) are missing; null when they were read. */
   readonly pricesNote: string | null;
+  /**
+   * Instances the journal holds that do not run (their file gone, or ENABLED=false) and that spent
+   * in a current budget period or have an intent unresolved, as the start found them: a file
+   * renamed is a new instance with a fresh budget, and the old name's spending is told here.
+   */
+  readonly notRunning: readonly NotRunningStatus[];
+}
+
+export interface NotRunningStatus {
+  readonly name: string;
+  /** `no-file`: no NAME.env any more; `disabled`: its file says ENABLED=false. */
+  readonly state: 'no-file' | 'disabled';
+  readonly file: string;
+  readonly spent: readonly { readonly period: string; readonly from: string; readonly amount: string; readonly asset: string; readonly timeZone: string }[];
+  /** Its intents not resolved yet (a lost answer still looked up, a transfer to resolve by hand). */
+  readonly unresolved: number;
+  readonly message: string;
 }
 
 export interface InstanceStatus {
@@ -170,10 +187,16 @@ export class StatusBuilder {
   readonly #orders: FollowedOrders;
   #lastPositions: { readonly version: number; readonly prices: ReadonlyMap<string, Decimal> | null; readonly positions: MarketPosition[] } | null = null;
   #prices: { readonly atMs: number; readonly markets: string; readonly prices: ReadonlyMap<string, Decimal> | null; readonly note: string | null } | null = null;
+  #notRunning: readonly NotRunningStatus[] = [];
 
   constructor(sources: StatusSources) {
     this.#sources = sources;
     this.#orders = new FollowedOrders(sources.journal, { recentPerInstance: RECENT_ORDERS });
+  }
+
+  /** The instances that do not run, as the start found them (instances-without-file.ts): shown until the next start. */
+  noteNotRunning(found: readonly NotRunningStatus[]): void {
+    this.#notRunning = found;
   }
 
   async document(): Promise<StatusDocument> {
@@ -204,6 +227,7 @@ export class StatusBuilder {
       ),
       markets: this.#positions(book, priced.prices),
       pricesNote: priced.note,
+      notRunning: this.#notRunning,
     };
   }
 

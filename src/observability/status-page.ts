@@ -218,6 +218,15 @@ function render() {
   sections.push(el('section', { id: 'kill-switch' }, killParts));
   // Absent while the journal could not be read since the page opened: only what the daemon knows without it is shown.
   if (doc.instances) sections.push(el('div', { id: 'instances' }, doc.instances.map(function (i) { return renderInstance(i, canControl); })));
+  if (doc.notRunning && doc.notRunning.length > 0) {
+    sections.push(el('section', { id: 'not-running' }, [
+      el('h2', { text: 'Not running, with spending or open intents (as at start)' }),
+      table(['instance', 'why', 'file', 'spent this period', 'unresolved'], doc.notRunning.map(function (n) {
+        return [n.name, n.state === 'disabled' ? 'ENABLED=false' : 'no file', n.file, n.spent.map(function (p) { return p.period + ' from ' + p.from + ': ' + p.amount + ' ' + p.asset; }).join('; ') || '-', n.unresolved];
+      }), [false, false, false, false, true]),
+      el('div', { class: 'muted' }, doc.notRunning.map(function (n) { return el('p', { text: n.message }); })),
+    ]));
+  }
   if (doc.accounts && (doc.accounts.length > 1 || doc.accounts.some(function (a) { return a.cap || a.killSwitch.on; }))) {
     var accountParts = [el('h2', { text: 'Accounts' }), table(['account', 'instances', 'kill switch', 'cap: spent / limit, left'], doc.accounts.map(function (a) {
       var cap = a.cap ? a.cap.periods.map(function (p) { return p.period + ': ' + p.spent + ' / ' + p.limit + ' ' + a.cap.asset + ', ' + leftText(p) + ' left'; }).join('; ') + ' (' + a.capTimeZone + ')' : 'none';

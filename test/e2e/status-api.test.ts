@@ -95,6 +95,24 @@ describe('the status page and GET /api/status', () => {
   }, 30_000);
 });
 
+describe('an instance the journal holds that does not run', () => {
+  it('is listed with what it spent and its file, as the start found it (a file renamed after it bought today)', async () => {
+    t.dir.writeStrategy('dca-old', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '1000' });
+    const first = start();
+    await first.waitFor('"to":"FILLED"', 20_000);
+    await stop(first);
+    rmSync(join(t.dir.strategies, 'dca-old.env'));
+    t.dir.writeStrategy('dca-new', { STRATEGY: 'dca', SCHEDULE: RARE, MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '1000' });
+    const second = start();
+    const url = await statusUrl(second);
+    const status = await readStatus(url);
+    expect(status['notRunning']).toEqual([
+      expect.objectContaining({ name: 'dca-old', state: 'no-file', file: join(t.dir.strategies, 'dca-old.env'), unresolved: 0, spent: expect.arrayContaining([expect.objectContaining({ period: 'day', asset: 'USDT' })]), message: expect.stringContaining('dca-old') }),
+    ]);
+    await stop(second);
+  }, 60_000);
+});
+
 describe('where the status page listens', () => {
   /** The start-up log lines of an event, parsed. */
   const logged = (daemon: RunningDaemon, event: string): Array<Record<string, unknown>> =>

@@ -45,6 +45,8 @@ const document = {
   ],
   markets: [{ market: HOSTILE, orders: 1, baseBought: '1', quoteSpent: '2', fees: {}, averageCost: '2', price: null, value: null, pnl: null, pnlPct: null }],
   pricesNote: HOSTILE,
+  // A file renamed: the old name spent today, and the start said so.
+  notRunning: [{ name: 'dca-old', state: 'no-file', file: HOSTILE, spent: [{ period: 'day', from: '2026-01-01', amount: '65', asset: 'USDT', timeZone: 'UTC' }], unresolved: 1, message: HOSTILE }],
 };
 
 const acted: ControlAction[] = [];
@@ -172,6 +174,10 @@ describe('the status page escapes what it shows', () => {
       expect(await page.locator('[data-instance="dca-btc"] [data-field="last-slot"]').textContent()).toContain(HOSTILE);
       expect(await page.locator('#summary').textContent()).toContain(HOSTILE);
       expect(await page.locator('#accounts tbody tr').first().textContent()).toContain(HOSTILE);
+      // An instance that does not run, whose spending the journal holds: named, with what it spent, as text.
+      const notRunning = page.locator('#not-running');
+      expect(await notRunning.locator('tbody tr').first().textContent()).toBe(`dca-oldno file${HOSTILE}day from 2026-01-01: 65 USDT1`);
+      expect(await notRunning.locator('p').first().textContent()).toBe(HOSTILE);
       expect(await page.locator('[data-instance="dca-btc"]').textContent()).toContain('0 (0.00800668 over)');
       // A slot waiting to be tried again says so, with the failure as text.
       const retrying = await page.locator('[data-instance="dca-btc"] [data-field="retrying"]').textContent();
