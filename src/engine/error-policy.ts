@@ -48,7 +48,7 @@ export function nonceAdvice(error: NonceError): string {
   if (error instanceof NonceWindowError) {
     return "the nonce is outside the exchange's time window: this machine's clock is off the exchange's; fix the clock (NTP) and start again";
   }
-  return "stacker's own nonces never repeat, so another client is using this API key at the same time (another stacker, a bot, a script): give each client its own key";
+  return "stacker's own nonces never repeat, so another client is using this API key at the same time (another stacker, a bot, a script): give each client its own key (should no other client exist, the exchange refused in the nonce's words for another reason, a throttle of the key: start again later)";
 }
 
 /** Raised by the engine to stop the daemon: auth or nonce refused, a lost journal, foreign orders. */
