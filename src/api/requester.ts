@@ -130,10 +130,16 @@ export class Requester {
         parse,
         options,
       );
-    // Sent again after a nonce refusal: a write is looked up first (CallOptions.lookUp), and what is found is its answer.
+    // Sent again after a nonce refusal: a write is looked up first (CallOptions.lookUp), and what
+    // is found is its answer. "Too many requests." is also what a throttle may say after the
+    // write was done, and a history lags: a write with a lookup is then never sent again, but
+    // left a lost answer, looked up over its settle window (rule 3). A window refusal names the
+    // time and is sent again once the lookup finds nothing.
     const again = async (refused: NonceError): Promise<T> => {
       const found = await lookUpBeforeResend(options, refused);
-      return found !== null ? (found as T) : send();
+      if (found !== null) return found as T;
+      if (options.lookUp !== undefined && refused instanceof NonceReusedError) throw notSentAgain(refused);
+      return send();
     };
     try {
       return await send();
@@ -306,6 +312,17 @@ function redactError(error: unknown, secrets: readonly string[]): unknown {
     if (error.stack !== undefined) error.stack = redact(error.stack, secrets);
   }
   return error;
+}
+
+/** A write refused in the words a throttle shares with a nonce refusal, not found at once: a lost answer, never sent again. */
+function notSentAgain(refused: NonceError): ServiceUnavailableError {
+  return new ServiceUnavailableError({
+    httpStatus: refused.httpStatus,
+    path: refused.path,
+    exchangeCode: refused.exchangeCode,
+    exchangeMessage: `${refused.exchangeMessage} (a nonce refusal, or a throttle after the request was done: the two say the same); not found at once, and not sent again on an answer that cannot tell: whether the exchange took it is not known`,
+    fieldErrors: refused.fieldErrors,
+  });
 }
 
 /**

@@ -4,10 +4,10 @@ import { ServiceUnavailableError, outcomeUnknown } from '../../src/domain/errors
 import { Decimal } from '../../src/domain/money.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 
-// An order refused for its nonce ("Too many requests." as JSON, HTTP 429) is signed again and
-// sent once more: a refusal at the exchange's door did nothing. An exchange that took the order
-// and still answered so (a throttle using the nonce's words) would fill it twice; the order is
-// looked up by its clientOrderId first.
+// An order refused for its nonce ("Too many requests." as JSON, HTTP 429) is looked up by its
+// clientOrderId: an exchange that took it and still answered so (a throttle using the nonce's
+// words) answers with it. Not found at once (a history may lag), it is a lost answer, never sent
+// again: the answer cannot tell a refusal at the door from a throttle after the fact.
 const ORDER_PATH = '/api/v4/order/stock_market';
 const HISTORY_PATH = '/api/v4/trade-account/order/history';
 const NONCE_REFUSAL = { code: 0, errors: {}, message: 'Too many requests.' };
@@ -34,10 +34,26 @@ describe('an order refused for its nonce', () => {
     expect(order).toMatchObject({ orderId: placed[0]?.orderId, clientOrderId: 'nonce-1' });
   });
 
-  it('that the exchange did not take is sent again, once', async () => {
+  it('that the exchange took and its history does not show yet is a lost answer, not sent again: never bought twice', async () => {
+    sandbox.faults.historyLagMs = 1_000;
+    sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: NONCE_REFUSAL, commit: true, times: 1 });
+    const error = await buy().then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    expect(outcomeUnknown(error)).toBe(true);
+    expect((error as Error).message).toMatch(/not sent again on an answer that cannot tell/);
+    expect(sandbox.exchange.orderHistory({})).toHaveLength(1);
+  });
+
+  it('that the exchange did not take is a lost answer too, not sent again: its words cannot tell it from a throttle after the fact', async () => {
     sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: NONCE_REFUSAL, times: 1 });
-    const order = await buy();
-    expect(sandbox.exchange.orderHistory({}).map((o) => o.orderId)).toEqual([order.orderId]);
+    const error = await buy().then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    expect(outcomeUnknown(error)).toBe(true);
+    expect(sandbox.exchange.orderHistory({})).toHaveLength(0);
   });
 
   it('is a lost answer, not sent again, when it cannot be looked up', async () => {

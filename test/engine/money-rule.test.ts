@@ -214,8 +214,8 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(engine.fatal).toBeNull();
     });
 
-    it('a nonce 429 ("Too many requests.") that comes back on all three signings stops trading, naming another client on the key', async () => {
-      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' }, times: 3 });
+    it('a nonce 429 ("Too many requests.") that comes back on all three signings of a read stops trading, naming another client on the key', async () => {
+      world.sandbox.faults.inject({ path: '/api/v4/trade-account/balance', kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' }, times: 3 });
       const engine = world.engine([dcaBtc()]);
       await engine.runSlot('dca-btc', SLOT);
       expect(world.fatal).toHaveLength(1);
@@ -225,8 +225,21 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(sandboxOrders()).toHaveLength(0);
     });
 
-    it('a nonce refused once as already seen (another process drew the same millisecond) is signed afresh and sent once more: one order', async () => {
+    it('an order refused in those words is looked up, and not found is a lost answer, never signed and sent again: a throttle says the same after the fact', async () => {
       world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' } });
+      const engine = world.engine([dcaBtc()]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('failed');
+      expect(sandboxOrders()).toHaveLength(0);
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect([intent?.status, intent?.error?.code]).toEqual(['unknown', 'E_UNAVAILABLE']);
+      expect(world.fatal).toEqual([]);
+      // The next slot buys.
+      expect(await engine.runSlot('dca-btc', SLOT + 86_400_000)).toBe('done');
+      expect(sandboxOrders()).toHaveLength(1);
+    });
+
+    it('an order taken and answered in those words is found by the lookup and recorded: one order', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' }, commit: true });
       expect(await world.engine([dcaBtc()]).runSlot('dca-btc', SLOT)).toBe('done');
       expect(sandboxOrders()).toHaveLength(1);
       expect(world.fatal).toEqual([]);
