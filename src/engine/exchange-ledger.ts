@@ -66,6 +66,12 @@ const CLEAR_AFTER_MS = 3_600_000;
  * forward by an hour is what the check is for).
  */
 const EXCHANGE_CLOCK_SLACK_MS = 60_000;
+/** How far apart the two reads must be that both do not show a not-found buy before its budget is given back. */
+const CONFIRM_ABSENT_MS = 5 * MINUTE_MS;
+/** How old an order the journal holds must be before a read of the history is expected to show it. */
+const SHOWN_AFTER_MS = 5 * MINUTE_MS;
+/** The journal's newest orders a read is checked against (a per-minute schedule places 60 an hour). */
+const KNOWN_ORDERS_CHECKED = 500;
 
 /**
  * The exchange is the second ledger (docs/exactly-once.md). Reading its order history and
@@ -89,8 +95,8 @@ export class ExchangeLedger {
   readonly #running = new Map<string, Promise<LedgerReport>>();
   /** Per account, when its last complete check (read and compared) started, in this run. */
   readonly #checkedAtMs = new Map<string, number>();
-  /** Not-found buys an hour old that one read of the history did not show: the next read that does not either gives their budget back. */
-  readonly #absentOnce = new Set<string>();
+  /** Not-found buys an hour old, and the read that first did not show them: a read CONFIRM_ABSENT_MS later that does not either gives their budget back. */
+  readonly #absentSince = new Map<string, number>();
   /** Comparisons write the journal: one account's at a time, though their reads overlap. */
   #comparing: Promise<unknown> = Promise.resolve();
 
@@ -295,6 +301,7 @@ export class ExchangeLedger {
     // resumed), it gave back the budget of an order the exchange was still to show, and spent it
     // again. The exchange's clock must say so too, read once a check, only when a buy is due.
     let exchangeNowMs: number | null | undefined;
+    let readShowsKnown: boolean | undefined;
     for (const intent of notFound) {
       if (intent.clientOrderId === null || seen.has(intent.clientOrderId.toLowerCase())) continue;
       const sentAtMs = intent.sentAtMs ?? intent.createdAtMs;
@@ -302,14 +309,20 @@ export class ExchangeLedger {
       if (startedAtMs - sentAtMs < CLEAR_AFTER_MS) continue;
       if (exchangeNowMs === undefined) exchangeNowMs = await this.#exchangeNowMs(account, startedAtMs);
       if (exchangeNowMs === null || exchangeNowMs - sentAtMs < CLEAR_AFTER_MS - EXCHANGE_CLOCK_SLACK_MS) continue;
-      // Absent from two reads, not one: a history whose rows move between pages (orders landing
-      // while it is paged) can leave a row out of one read, and the budget given back on it was
-      // spent again although the order was placed.
-      if (!this.#absentOnce.has(intent.intentId)) {
-        this.#absentOnce.add(intent.intentId);
+      // Absent from two reads minutes apart, not one: a history whose rows move between pages
+      // (orders landing while it is paged) can leave a row out of one read, and one answering
+      // nothing for a while (an outage answered `[]`) out of every read in it; the budget given
+      // back on such a read was spent again although the order was placed.
+      const firstAbsentMs = this.#absentSince.get(intent.intentId);
+      if (firstAbsentMs === undefined) {
+        this.#absentSince.set(intent.intentId, startedAtMs);
         continue;
       }
-      this.#absentOnce.delete(intent.intentId);
+      if (startedAtMs - firstAbsentMs < CONFIRM_ABSENT_MS) continue;
+      // Nor on a read that misses orders the journal knows the exchange took in its window.
+      readShowsKnown ??= await this.#showsKnownOrders(instances, seen, fromMs, startedAtMs);
+      if (!readShowsKnown) continue;
+      this.#absentSince.delete(intent.intentId);
       // Its instance's budget, its account's cap, or both, held it.
       const releasedOwn = await deps.journal.releaseBudget(intent.intentId);
       const releasedCap = await deps.journal.releaseBudget(accountReservationId(intent.intentId));
@@ -341,6 +354,24 @@ export class ExchangeLedger {
       );
     }
     return { fromMs, toMs: startedAtMs, accounts: [account], unreadable: [], ours, adopted, linked, cleared };
+  }
+
+  /**
+   * Whether a read shows the orders the journal knows this account's instances placed in its
+   * window (from a few minutes after its start to a few minutes before its end, a lag allowed):
+   * one that leaves any out (an outage answered `[]`, rows moved between pages) cannot say an
+   * order is absent either.
+   */
+  async #showsKnownOrders(instances: ReadonlyMap<string, LedgerInstance> | undefined, seen: ReadonlySet<string>, fromMs: number, startedAtMs: number): Promise<boolean> {
+    if (instances === undefined) return true;
+    for (const order of await this.#deps.journal.listOrders({ firstSeenFromMs: fromMs, limit: KNOWN_ORDERS_CHECKED })) {
+      const placedMs = order.createdAtSec * 1000;
+      if (placedMs < fromMs + MINUTE_MS || placedMs > startedAtMs - SHOWN_AFTER_MS) continue;
+      const parts = parseClientOrderId(order.clientOrderId);
+      if (parts === null || !instances.has(parts.instanceHash)) continue;
+      if (!seen.has(order.clientOrderId.toLowerCase())) return false;
+    }
+    return true;
   }
 
   /** An order whose intent the journal has, under another order id or none. */

@@ -215,6 +215,7 @@ describe.each(ENGINE_JOURNALS)('accounts in the engine (%s journal)', (kind) => 
       // Given back once two reads of the history have shown nothing an hour after the send.
       w.elapse(3_600_000);
       await engine.checkLedger();
+      w.elapse(5 * 60_000);
       expect((await engine.checkLedger())?.cleared).toHaveLength(1);
       expect(await w.journal.heldBudgetReservations()).toEqual([]);
       expect(formatDecimal((await w.journal.budgetSpent({ instance: 'account:main', asset: 'USDT', timeZone: 'UTC' }, slot)).day)).toBe('0');

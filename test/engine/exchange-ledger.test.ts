@@ -105,11 +105,15 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe(formatDecimal(late.filledQuote));
     });
 
-    it('gives a not-found buy its budget back once two reads of the history, from before its send, show no such order an hour on', async () => {
+    it('gives a not-found buy its budget back once two reads of the history minutes apart, from before its send, show no such order an hour on', async () => {
       const { engine } = await notFoundBuy();
       world.elapse(3_600_000);
       expect((await engine.checkLedger())?.cleared).toEqual([]);
       expect(await world.journal.heldBudgetReservations('dca-btc')).toHaveLength(1);
+      // A second read seconds later is not enough: a history answering nothing for a while would answer both.
+      world.elapse(10_000);
+      expect((await engine.checkLedger())?.cleared).toEqual([]);
+      world.elapse(5 * 60_000);
       const report = await engine.checkLedger();
       expect(report?.cleared).toHaveLength(1);
       expect(await world.journal.heldBudgetReservations('dca-btc')).toEqual([]);
@@ -124,6 +128,23 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       // The exchange's history shows the order late: counted once, never given back and spent again.
       const late = placeAtExchange(slot);
       expect((await engine.checkLedger())?.linked.map((order) => order.orderId)).toEqual([late.orderId]);
+    });
+
+    it('keeps a not-found buy counted while the history answers nothing (an outage answered []) for longer than reads minutes apart, reads that miss the orders the journal knows', async () => {
+      // A buy whose answer was lost and that the exchange never took; minutes later one it took, which the journal holds.
+      const { engine } = await notFoundBuy();
+      world.elapse(2 * 60_000);
+      expect(await engine.runSlot('dca-btc', Date.now() + 3 * 60_000)).toBe('done');
+      world.elapse(3_600_000);
+      world.sandbox.faults.inject({ path: HISTORY_PATH, kind: 'status', status: 200, body: [], times: Number.POSITIVE_INFINITY });
+      for (let read = 0; read < 3; read += 1) {
+        expect((await engine.checkLedger())?.cleared).toEqual([]);
+        world.elapse(10 * 60_000);
+      }
+      expect(await world.journal.heldBudgetReservations('dca-btc')).toHaveLength(1);
+      // Once the history answers again, the order that was never taken is given back.
+      world.sandbox.faults.clear();
+      expect((await engine.checkLedger())?.cleared).toHaveLength(1);
     });
 
     it('keeps a not-found buy counted when one read of the history an hour on leaves its order out (rows moving between pages), and finds it in the next', async () => {
@@ -142,6 +163,7 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       const { engine, slot } = await notFoundBuy();
       world.elapse(3_600_000);
       await engine.checkLedger();
+      world.elapse(5 * 60_000);
       expect((await engine.checkLedger())?.cleared).toHaveLength(1);
       const scope = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' };
       expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe('0');
@@ -161,6 +183,7 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       await engine.track();
       world.elapse(3_600_000);
       await engine.checkLedger();
+      world.elapse(5 * 60_000);
       expect((await engine.checkLedger())?.cleared).toHaveLength(1);
       // Two hourly reads come and go before the exchange's history shows the order.
       for (let read = 0; read < 2; read += 1) {
