@@ -55,7 +55,8 @@ async function accountExchange(config: DaemonConfig, account: AccountConfig, log
     // loadDaemonConfig refuses a live account without keys; this is the last line before a send.
     if (credentials === null) throw new ConfigError([{ field: 'ACCOUNT', rule: `account ${account.name} has no API key; live mode needs one` }]);
     const { LiveExchange } = await import('../exchange/live.ts');
-    return new LiveExchange(new ApiClient({ baseUrl, credentials, ...clientOptions }));
+    const warnings = logger.child({ mode: config.mode, ...(config.accounts.size > 1 ? { account: account.name } : {}) });
+    return new LiveExchange(new ApiClient({ baseUrl, credentials, ...clientOptions }), { warn: (fields, message) => warnings.warn(fields, message) });
   }
   const [{ ApiMarketData }, { PaperExchange }] = await Promise.all([import('../exchange/market-data.ts'), import('../sim/paper-exchange.ts')]);
   logger.child({ mode: config.mode }).info(

@@ -12,6 +12,8 @@ const PAGE = 100;
 /** Order history: the largest page, and the longest span one request may cover (31 days; 30 kept). */
 const HISTORY_PAGE = 500;
 const HISTORY_SPAN_SEC = 30 * 24 * 3600;
+/** Pages in a row holding only orders read already before a history read is taken for one that does not page. */
+const REPEATED_PAGES = 3;
 
 /**
  * The Exchange port over the signed HTTP API. A thin adapter on purpose: the client already
@@ -23,10 +25,14 @@ export class LiveExchange implements Exchange {
   readonly kind = 'live' as const;
   readonly #client: ApiClient;
   readonly #public: ApiMarketData;
+  readonly #warn: (fields: Record<string, unknown>, message: string) => void;
+  #toldNotPaging = false;
 
-  constructor(client: ApiClient) {
+  /** `warn`: where a history read that could not be paged through is said (once). */
+  constructor(client: ApiClient, options: { readonly warn?: (fields: Record<string, unknown>, message: string) => void } = {}) {
     this.#client = client;
     this.#public = new ApiMarketData(client);
+    this.#warn = options.warn ?? (() => undefined);
   }
 
   markets(): Promise<readonly MarketRules[]> {
@@ -112,16 +118,23 @@ export class LiveExchange implements Exchange {
       // Read on until an empty page: an exchange may hold a page to fewer orders than asked and not
       // say so (ccxt asks for 100), and a short page taken for the last hid every order after it
       // (a lost order cleared as never placed, a rebuild adopting one page). The next page starts
-      // after the orders this one held; a page of orders all seen already is an exchange that
-      // does not page at all, and ends the read.
+      // after the orders this one held. A page of orders all read already is rows moved down by
+      // orders landing meanwhile, read on; REPEATED_PAGES of them in a row is an exchange that
+      // does not page at all, which ends the read and is said (the ledger then clears nothing on
+      // a read that leaves out orders the journal knows).
       const seen = new Set<string>();
-      for (let offset = 0; ; ) {
+      for (let offset = 0, repeated = 0; ; ) {
         const page = await this.#client.orderHistory({ startDate: from, endDate: to, limit: HISTORY_PAGE, offset });
+        if (page.length === 0) break;
         all.push(...page);
         const fresh = page.filter((order) => !seen.has(order.orderId));
-        if (fresh.length === 0) break;
         for (const order of fresh) seen.add(order.orderId);
         offset += page.length;
+        repeated = fresh.length === 0 ? repeated + 1 : 0;
+        if (repeated === REPEATED_PAGES) {
+          this.#tellNotPaging(offset);
+          break;
+        }
       }
       if (to >= untilSec) break;
       from = to;
@@ -129,6 +142,15 @@ export class LiveExchange implements Exchange {
     const unique = new Map(all.map((order) => [order.orderId, order]));
     // Ids grow with time: they order what shares a timestamp.
     return [...unique.values()].sort((a, b) => a.createdAtSec - b.createdAtSec || a.orderId.length - b.orderId.length || (a.orderId < b.orderId ? -1 : a.orderId > b.orderId ? 1 : 0));
+  }
+
+  #tellNotPaging(offset: number): void {
+    if (this.#toldNotPaging) return;
+    this.#toldNotPaging = true;
+    this.#warn(
+      { event: 'history-not-paged', offset },
+      `the exchange answered its order history with the same orders page after page (up to offset ${offset}): it does not seem to page it, so orders past its first page are not seen (a lost answer found late, a rebuild's adoptions); a not-found buy's budget is given back only on reads that show every order the journal knows`,
+    );
   }
 
   async orderStatus(request: { readonly market: string; readonly orderId: string; readonly clientOrderId: string }): Promise<Order | null> {

@@ -48,19 +48,35 @@ describe('reading the order history of an exchange that holds its pages to fewer
     expect(read.map((o) => o.orderId)).toEqual(placed.map((o) => o.orderId));
   });
 
-  it('ends the read when a page brings only orders already read (an exchange that does not page)', async () => {
+  it('reads on past a page of orders read already (rows moved down by orders landing meanwhile)', async () => {
+    const placed = Array.from({ length: 4 }, (_, i) => sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.0001'), clientOrderId: `moved-${i}` }));
+    const [a, b, c, d] = placed.map((order) => ({ ...order }));
+    // Newest first, two a page: between the first and the second request two orders land on top.
+    const pages = [[d, c], [d, c], [b, a], []];
+    const shifting = new LiveExchange({ clockCorrectionMs: async () => 0, orderHistory: async () => pages.shift() ?? [] } as unknown as ApiClient);
+    const read = await shifting.orderHistory({ sinceSec: 0, untilSec: 10 });
+    expect(read.map((o) => o.orderId)).toEqual(placed.map((o) => o.orderId));
+  });
+
+  it('ends the read, and says so once, when pages bring only orders already read again and again (an exchange that does not page)', async () => {
+    const first = sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'first' });
     let asked = 0;
-    const notPaging = new LiveExchange({
-      clockCorrectionMs: async () => 0,
-      orderHistory: async () => {
-        asked += 1;
-        return [sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'same' })].map(() => ({ ...FIRST }));
-      },
-    } as unknown as ApiClient);
-    const FIRST = sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'first' });
+    const warned: string[] = [];
+    const notPaging = new LiveExchange(
+      {
+        clockCorrectionMs: async () => 0,
+        orderHistory: async () => {
+          asked += 1;
+          return [{ ...first }];
+        },
+      } as unknown as ApiClient,
+      { warn: (fields) => warned.push(String(fields['event'])) },
+    );
     const read = await notPaging.orderHistory({ sinceSec: 0, untilSec: 10 });
-    expect(read.map((o) => o.orderId)).toEqual([FIRST.orderId]);
-    expect(asked).toBe(2);
+    expect(read.map((o) => o.orderId)).toEqual([first.orderId]);
+    expect(asked).toBe(4);
+    await notPaging.orderHistory({ sinceSec: 0, untilSec: 10 });
+    expect(warned).toEqual(['history-not-paged']);
   });
 });
 
