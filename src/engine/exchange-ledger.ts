@@ -1,4 +1,4 @@
-import { type ClientOrderIdParts, instanceHash, parseClientOrderId } from '../domain/client-order-id.ts';
+import { type ClientOrderIdParts, deriveClientOrderId, instanceHash, parseClientOrderId } from '../domain/client-order-id.ts';
 import { type ForeignOrder, ForeignOrderError } from '../domain/errors.ts';
 import type { Order } from '../domain/order.ts';
 import type { IntentRecord, NewLedgerFinding } from '../store/journal.ts';
@@ -258,8 +258,10 @@ export class ExchangeLedger {
       seen.add(shown.clientOrderId.toLowerCase());
       if ((await deps.journal.getOrder(shown.orderId)) !== null) continue;
       const intent = await intentOf(deps.journal, owner.instance, parts, shown.clientOrderId);
-      // Shown in another case than it was sent: journalled as sent, as the lookup by id records it.
-      const order = intent?.clientOrderId != null && intent.clientOrderId !== shown.clientOrderId ? { ...shown, clientOrderId: intent.clientOrderId } : shown;
+      // Shown in another case than it was sent: journalled as sent (as the lookup by id records it),
+      // the intent's id, or for an order adopted without one the id its slot derives.
+      const sent = intent?.clientOrderId ?? derivedIdOf(owner.instance, parts, shown.clientOrderId);
+      const order = sent !== null && sent !== shown.clientOrderId ? { ...shown, clientOrderId: sent } : shown;
       if (reported.has(order.orderId)) {
         // Reported by a stacker that did not count a second order yet: counted now, against its intent.
         if (intent?.status === 'done') await this.#recordSecond(owner, account, intent, order, null);
@@ -497,4 +499,10 @@ async function intentOf(journal: EngineDeps['journal'], instance: string, parts:
   const folded = clientOrderId.toLowerCase();
   const slot = await journal.listIntents({ instance, slotTimeMs: parts.slotTimeMs });
   return slot.find((intent) => intent.index === parts.index && intent.clientOrderId?.toLowerCase() === folded) ?? null;
+}
+
+/** The id the slot and index of `parts` derive for `instance`, when `shown` is it in another case; null when it is not (a prefix of its own). */
+function derivedIdOf(instance: string, parts: ClientOrderIdParts, shown: string): string | null {
+  const derived = deriveClientOrderId(instance, parts.slotTimeMs, parts.index);
+  return derived.toLowerCase() === shown.toLowerCase() ? derived : null;
 }

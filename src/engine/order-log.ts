@@ -59,7 +59,9 @@ export async function recordOrder(deps: EngineDeps, instance: string, order: Ord
 function tellUnfilled(deps: EngineDeps, instance: string, order: Order, status: string): void {
   const why =
     status === 'CANCELED_STP'
-      ? `self-trade prevention cancelled it (STP=${order.stp}): an order of this account rests on ${order.market} on the other side; cancel it, or set STP=no to trade against it`
+      ? order.stp === 'no'
+        ? `self-trade prevention cancelled it although it went with STP=no: an order of this account rests on ${order.market} on the other side; cancel it`
+        : `self-trade prevention cancelled it (STP=${order.stp}): an order of this account rests on ${order.market} on the other side; cancel it, or set STP=no to trade against it`
       : `the book had nothing to fill it at (an empty or thin book, or the exchange's price band)`;
   const message = `order ${order.clientOrderId} (${order.orderId}) ended ${status} with nothing filled: ${why}; nothing was bought for this slot`;
   deps.logger.warn({ event: 'order-unfilled', instance, orderId: order.orderId, clientOrderId: order.clientOrderId, market: order.market, status }, message);

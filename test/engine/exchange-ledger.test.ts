@@ -92,6 +92,9 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       const engine = world.engine([dcaBtc()], { ledger: {} });
       expect((await engine.checkLedger())?.adopted.map((o) => o.orderId)).toEqual([lost.orderId]);
       expect(await engine.runSlot('dca-btc', PAST_SLOT)).toBe('already');
+      // Journalled under the id its slot derives, as every other order of ours: one spelling in `orders` and the tax CSV.
+      expect((await world.journal.getOrder(lost.orderId))?.clientOrderId).toBe(lost.clientOrderId);
+      expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.clientOrderId).toBe(lost.clientOrderId);
     });
 
     it('keeps a not-found buy counted for an hour after its send although the history shows nothing: a history may lag more than the settle window', async () => {
