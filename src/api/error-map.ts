@@ -16,7 +16,7 @@ import { readErrorFacts, textsOf, type ErrorFacts } from './error-body.ts';
 import type { ResponseBody } from './json.ts';
 import type { RateScope } from './paths.ts';
 
-type Kind = 'nonce' | 'nonce-window' | 'nonce-reused' | 'rate' | 'auth' | 'refused' | 'validation';
+type Kind = 'nonce' | 'nonce-window' | 'nonce-reused' | 'rate' | 'auth' | 'refused' | 'validation' | 'unavailable';
 
 interface MessageRule {
   readonly match: RegExp;
@@ -29,6 +29,9 @@ interface MessageRule {
  * text decides first; codes and HTTP status are only hints (docs/exchange-api.md §7).
  */
 const MESSAGE_TABLE: readonly MessageRule[] = [
+  // HTTP 200 {"success":false,"message":"Service is temporarily unavailable"}, HTTP 503 "service temporary unavailable"
+  // — the exchange's backend could not say what happened: for a write, a lost answer (looked up), never a refusal
+  { match: /temporar(?:il)?y unavailable|service unavailable|under maintenance|try again later/i, kind: 'unavailable' },
   // HTTP 429 {"code":0,"errors":{},"message":"Too many requests."}  — a reused or decreasing nonce (ccxt#25353, ccxt#25796)
   { match: /^Too many requests\.$/, kind: 'nonce-reused' },
   // {"code":0,"message":"Nonce not provided."}
@@ -153,7 +156,7 @@ function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
   if (kinds.has('rate') || status === 429 || status === 418) return RateLimitError;
   if (gatewayBlock(facts, context)) return RateLimitError;
   if (kinds.has('auth') || status === 401 || status === 403) return AuthError;
-  if (status >= 500) return ServiceUnavailableError;
+  if (status >= 500 || kinds.has('unavailable')) return ServiceUnavailableError;
   if (!facts.parsed || status === 404) return ProtocolError;
   if (kinds.has('refused')) return ExchangeRefusedError;
   if (kinds.has('validation')) return ExchangeValidationError;

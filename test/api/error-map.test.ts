@@ -293,6 +293,14 @@ describe('error mapping through the client', () => {
     expectError(await failure(h.client.tradeBalances()), { cls: ServiceUnavailableError, code: 'E_UNAVAILABLE', retryable: true, httpStatus: 503, exchangeCode: null });
   });
 
+  it('reads an HTTP 200 {success:false,message:"Service is temporarily unavailable"} on an order as service unavailable: a lost answer, looked up, never a refusal', async () => {
+    h = harness({ retry: false });
+    reply('POST', '/api/v4/order/stock_market', 200, { success: false, message: 'Service is temporarily unavailable', result: null });
+    const error = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'a' }));
+    expectError(error, { cls: ServiceUnavailableError, code: 'E_UNAVAILABLE', retryable: true, httpStatus: 200, exchangeCode: null, exchangeMessage: 'Service is temporarily unavailable' });
+    expect(outcomeUnknown(error)).toBe(true);
+  });
+
   it('reads a flat public 422 {"market":["Market is not available."]} as validation', async () => {
     h = harness();
     reply('GET', '/api/v4/public/orderbook/NOPE_USDT', 422, { market: ['Market is not available.'] });
