@@ -1,4 +1,5 @@
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, statSync, statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { StackerError } from '../domain/errors.ts';
 
 /**
@@ -180,4 +181,42 @@ function describeLock(scope: LockScope, lockPath: string, owner: LockOwner | nul
   if (owner === null) return `${what} is in use by another running stacker (lock ${lockPath}); ${release}`;
   const where = owner.dataDir === undefined ? '' : ` with data dir ${owner.dataDir}`;
   return `${what} is in use by stacker pid ${owner.pid} on ${owner.hostname}${where}, started ${new Date(owner.startedAtMs).toISOString()} (lock ${lockPath}); ${release}`;
+}
+
+/**
+ * A full disk (ENOSPC, SQLite's SQLITE_FULL): it passes once space is freed, as the journal's own
+ * "database or disk is full" does, so a start refused for it exits 4 whichever write met it first.
+ */
+export function isDiskFull(error: unknown): boolean {
+  const errcode = typeof error === 'object' && error !== null ? (error as { errcode?: unknown }).errcode : undefined;
+  return (typeof error === 'object' && error !== null && 'code' in error && (error as { code?: unknown }).code === 'ENOSPC') || (typeof errcode === 'number' && (errcode & 0xff) === 13);
+}
+
+/**
+ * SQLite's "disk I/O error" on a file system with next to no room left: a write of its WAL or
+ * shared-memory file meeting ENOSPC, which SQLite reports as an I/O error. A disk full, not a
+ * failing one, when the folder's file system has less than a few blocks free.
+ */
+export function isIoErrorOnFullDisk(error: unknown, dir: string): boolean {
+  const errcode = typeof error === 'object' && error !== null ? (error as { errcode?: unknown }).errcode : undefined;
+  if (typeof errcode !== 'number' || (errcode & 0xff) !== 10) return false;
+  try {
+    const fs = statfsSync(dir);
+    return Number(fs.bavail) * Number(fs.bsize) < NEARLY_FULL_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+/** Less room than this left on a file system is a full disk to SQLite (its WAL grows in pages of 4 KiB, its shared memory in 32 KiB). */
+const NEARLY_FULL_BYTES = 256 * 1024;
+
+/** Whether opening or reading the SQLite file at `path` failed for a full disk (exit 4: it passes once space is freed). */
+export function failedForFullDisk(error: unknown, path: string): boolean {
+  return isDiskFull(error) || (path !== ':memory:' && isIoErrorOnFullDisk(error, dirname(path)));
+}
+
+/** What to add to SQLite's "disk I/O error" when it is a full disk: said as such. */
+export function fullDiskHint(error: unknown, path: string): string {
+  return path !== ':memory:' && !isDiskFull(error) && isIoErrorOnFullDisk(error, dirname(path)) ? ` (its file system has no room left: ENOSPC; free some and start again)` : '';
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { StoreError, fileProblem } from './errors.ts';
+import { StoreError, failedForFullDisk, fileProblem, fullDiskHint } from './errors.ts';
 
 /**
  * A journal's identity, kept in the journal (journal_meta `journal_id`) and beside it
@@ -113,7 +113,7 @@ export function inspectJournalFile(journalPath: string): JournalFileState {
     db = new DatabaseSync(journalPath, { timeout: 5_000 });
   } catch (error) {
     if (isDamagedDatabase(error)) return { state: 'damaged', message: messageOf(error) };
-    throw new StoreError('open-failed', `cannot open the journal ${journalPath}: ${messageOf(error)}${fileProblem(journalPath, 'read')}`, { cause: error });
+    throw new StoreError('open-failed', `cannot open the journal ${journalPath}: ${messageOf(error)}${fullDiskHint(error, journalPath) || fileProblem(journalPath, 'read')}`, { cause: error, retryable: failedForFullDisk(error, journalPath) });
   }
   try {
     const meta = db.prepare("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'journal_meta'").get();
@@ -125,7 +125,7 @@ export function inspectJournalFile(journalPath: string): JournalFileState {
     return { state: 'journal', journalId: row === undefined ? null : String(row['value']) };
   } catch (error) {
     if (isDamagedDatabase(error)) return { state: 'damaged', message: messageOf(error) };
-    throw new StoreError('open-failed', `cannot read the journal ${journalPath}: ${messageOf(error)}`, { cause: error });
+    throw new StoreError('open-failed', `cannot read the journal ${journalPath}: ${messageOf(error)}${fullDiskHint(error, journalPath)}`, { cause: error, retryable: failedForFullDisk(error, journalPath) });
   } finally {
     db.close();
   }
@@ -223,3 +223,4 @@ export function olderCopyProblem(marker: JournalMarker | null, journalId: string
   const newest = newestRunStartedAtMs === null ? 'has no run' : `has its newest run from ${new Date(newestRunStartedAtMs).toISOString()}`;
   return `the journal ${newest}, but this data dir last started stacker on it at ${new Date(marker.lastRunStartedAtMs).toISOString()}: it is an older copy (a backup put back)`;
 }
+

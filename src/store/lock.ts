@@ -3,7 +3,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, un
 import { homedir, hostname as osHostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { type LockOwner, type LockScope, LockedError, StoreError, fileProblem, folderProblem } from './errors.ts';
+import { type LockOwner, type LockScope, LockedError, StoreError, fileProblem, folderProblem, isDiskFull } from './errors.ts';
 
 export interface LockOptions {
   readonly pid?: number;
@@ -284,13 +284,4 @@ function messageOf(error: unknown): string {
 
 function codeOf(error: unknown): string {
   return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-}
-
-/**
- * A full disk (ENOSPC, SQLite's SQLITE_FULL): it passes once space is freed, as the journal's own
- * "database or disk is full" does, so a start refused for it exits 4 whichever write met it first.
- */
-function isDiskFull(error: unknown): boolean {
-  const errcode = typeof error === 'object' && error !== null ? (error as { errcode?: unknown }).errcode : undefined;
-  return codeOf(error) === 'ENOSPC' || (typeof errcode === 'number' && (errcode & 0xff) === 13);
 }

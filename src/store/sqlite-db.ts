@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { StackerError } from '../domain/errors.ts';
-import { StoreError, fileProblem, folderProblem } from './errors.ts';
+import { StoreError, failedForFullDisk, fileProblem, folderProblem, fullDiskHint } from './errors.ts';
 
 export interface SqliteOpenOptions {
   /** A file path, or ':memory:' for a journal that lives as long as the process (tests, throwaway backtests). */
@@ -63,7 +63,7 @@ export function openDatabase(options: SqliteOpenOptions): DatabaseSync {
     });
   } catch (error) {
     const folder = options.path === ':memory:' ? '' : folderProblem(dirname(options.path));
-    throw new StoreError('open-failed', `cannot open the journal ${options.path}: ${messageOf(error)}${folder}`, { cause: error });
+    throw new StoreError('open-failed', `cannot open the journal ${options.path}: ${messageOf(error)}${fullDiskHint(error, options.path) || folder}`, { cause: error, retryable: failedForFullDisk(error, options.path) });
   }
   try {
     db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
@@ -83,7 +83,7 @@ export function openDatabase(options: SqliteOpenOptions): DatabaseSync {
   } catch (error) {
     db.close();
     if (error instanceof StoreError) throw error;
-    throw new StoreError('open-failed', `cannot open the journal ${options.path}: ${messageOf(error)}${options.path === ':memory:' ? '' : readProblem(options.path)}`, { cause: error });
+    throw new StoreError('open-failed', `cannot open the journal ${options.path}: ${messageOf(error)}${fullDiskHint(error, options.path) || (options.path === ':memory:' ? '' : readProblem(options.path))}`, { cause: error, retryable: failedForFullDisk(error, options.path) });
   }
   return db;
 }
@@ -158,3 +158,4 @@ function sqliteCode(error: unknown): number {
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+

@@ -117,6 +117,13 @@ describe('a data dir whose disk is full at start', () => {
   it.skipIf(!mountable)('is refused with exit 4 (it passes once space is freed), naming ENOSPC, and leaves no temporary file behind; nothing is sent', async () => {
     onTmpfs('size=1m');
     spawnSync('dd', ['if=/dev/zero', `of=${join(t.dir.data, 'filler')}`, 'bs=4k'], { stdio: 'ignore' });
+    // A few blocks left: the locks are taken, and the journal's own file is what meets the full disk.
+    for (const room of [0, 16_384, 32_768]) {
+      rmSync(join(t.dir.data, 'filler'));
+      run('fallocate', '-l', String(Number(statfsSync(t.dir.data).bavail) * Number(statfsSync(t.dir.data).bsize) - room), join(t.dir.data, 'filler'));
+      const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_LOCK_DIR: t.dir.data });
+      expect(await daemon.exited, daemon.output()).toBe(4);
+    }
     for (let start = 0; start < 2; start += 1) {
       const daemon = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], { ...t.live(), STACKER_LOCK_DIR: t.dir.data });
       expect(await daemon.exited, daemon.output()).toBe(4);
