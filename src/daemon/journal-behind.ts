@@ -49,17 +49,38 @@ export class JournalBehind {
    * shows in the history and stops this one (E_FOREIGN_ORDER) before it buys anything twice.
    */
   firstHistoryRead(newJournal: boolean, report: LedgerReport | null, nowMs: number): void {
-    if (!newJournal || this.#behind !== null || report === null || report.adopted.length === 0) return;
+    if (report === null || report.adopted.length === 0) return;
     const newestMs = Math.max(...report.adopted.map((order) => order.createdAtSec * 1000));
     const everyBuy = nowMs - newestMs < this.#settleWindowMs;
+    if (!newJournal || this.#behind !== null) {
+      if (everyBuy && this.#behind?.everyBuy !== true) this.#lacksRecentOrders(report.adopted.length, newestMs, nowMs);
+      return;
+    }
     const reason = everyBuy
       ? `a new journal, but the exchange's history holds ${report.adopted.length} order(s) of its instances (adopted), the newest placed ${Math.max(0, Math.round((nowMs - newestMs) / 1000))} s before this start: the journal was lost moments ago, or another stacker is trading these instances on this API key now`
       : `a new journal, but the exchange's history holds ${report.adopted.length} order(s) of its instances (adopted): the journal was lost`;
     this.#behind = { sinceMs: nowMs, reason, ...(everyBuy ? { everyBuy } : {}) };
     this.#logger.warn({ event: 'journal-lost-found-by-history', adopted: report.adopted.length, newest: new Date(newestMs).toISOString() }, `${reason}, with the data dir or its files (a volume recreated?), not started for the first time`);
     this.#logHold();
+    this.#note(this.#behind);
+  }
+
+  /**
+   * A journal not new (an older copy put back, a copy of another daemon's journal, a crash that
+   * took its last writes) that lacks orders of its instances placed moments ago: as for a new one,
+   * every buy waits, since another stacker may be trading these instances now.
+   */
+  #lacksRecentOrders(adopted: number, newestMs: number, nowMs: number): void {
+    const reason = `the exchange's history holds ${adopted} order(s) of its instances that the journal lacked (adopted), the newest placed ${Math.max(0, Math.round((nowMs - newestMs) / 1000))} s before this start: the journal lost its last moments, or another stacker is trading these instances on this API key now`;
+    this.#behind = { sinceMs: nowMs, reason, everyBuy: true };
+    this.#logger.warn({ event: 'journal-lacks-recent-orders', adopted, newest: new Date(newestMs).toISOString() }, reason);
+    this.#logHold();
+    this.#note(this.#behind);
+  }
+
+  #note(behind: Behind): void {
     try {
-      this.#store.noteBehind(this.#behind);
+      this.#store.noteBehind(behind);
     } catch (error) {
       this.#logger.warn(
         { event: 'journal-identity-unwritten', error: errorMessage(error) },

@@ -145,6 +145,35 @@ describe('one API key, two daemons with their own HOME and data dir', () => {
     }
   }, 90_000);
 
+  it('the second on a copy of the first’s journal (a backup restored elsewhere): it finds the orders the copy lacks, of moments ago, buys nothing, and stops at the first’s next order', async () => {
+    const other = daemonDir();
+    try {
+      for (const dir of [t.dir, other]) dir.writeStrategy('dca-btc', dca);
+      const a = startDaemon(args(t.dir), t.live());
+      await a.waitFor('"to":"FILLED"', 20_000);
+      mkdirSync(other.data, { recursive: true });
+      const backup = await runCli(['journal', 'backup', '--mode', 'live', '--data-dir', t.dir.data, '--to', join(other.data, 'stacker.db')]);
+      expect(backup.code, backup.stderr).toBe(0);
+      // Some seconds on: the first buys slots the copy does not hold.
+      await sleep(4_000);
+      const b = startDaemon(args(other), { ...t.live(), HOME: other.root });
+      await Promise.race([b.exited, sleep(15_000)]);
+      const bStopped = b.child.exitCode !== null;
+      for (const daemon of [a, b]) if (daemon.child.exitCode === null && daemon.child.signalCode === null) daemon.child.kill('SIGTERM');
+      await Promise.all([a.exited, b.exited]);
+      expect(bStopped).toBe(true);
+      expect(b.output()).toContain('E_FOREIGN_ORDER');
+      expect(b.output()).toContain('"event":"journal-lacks-recent-orders"');
+      expect(b.output()).toMatch(/every buy is refused \(journal-behind\)/);
+      const result = await agreement(t.sandbox, [journalOf(t.dir), journalOf(other)]);
+      report('the same key and instance, the second on a copy of the first journal × order', result);
+      expect(result.placedTwice).toEqual([]);
+      expect(result.notJournalled).toEqual([]);
+    } finally {
+      other.remove();
+    }
+  }, 90_000);
+
   it('with interleaved slots: the one that sees the other’s order stops before buying again, the other goes on alone; the stopped one’s restart waits for a human', async () => {
     const other = daemonDir();
     try {
