@@ -35,7 +35,9 @@ export class LogStream {
   readonly #retryMs: number;
   readonly #writeSync: (fd: number, data: Buffer) => number;
   /** What a full pipe did not take yet, the first entry perhaps a line's unwritten end. */
-  #queue: Array<{ data: Buffer; lines: number }> = [];
+  #queue: Array<{ data: Buffer; lines: number; started?: boolean }> = [];
+  /** A line was cut short (its start written, its end dropped): the next line written starts on a new one. */
+  #cut = false;
   #queued = 0;
   #retry: NodeJS.Timeout | null = null;
   #dropped = 0;
@@ -48,8 +50,11 @@ export class LogStream {
     this.#maxQueued = options.maxQueued ?? MAX_QUEUED;
     this.#retryMs = options.retryMs ?? RETRY_MS;
     // Node makes a pipe on stderr one that does not wait once it opens its stream: without it
-    // a write to a full pipe would wait in the kernel, where nothing here can help.
-    if (this.#fd === 2 && options.writeSync === undefined) void process.stderr.writable;
+    // a write to a full pipe would wait in the kernel, where nothing here can help. A terminal
+    // it opens afresh (its own file description, not the shell's) and makes wait: that one is
+    // written to instead, made not to wait (a terminal stopped, `docker run -t` whose log
+    // driver blocks, Ctrl-S, froze the daemon as a full pipe did).
+    if (this.#fd === 2 && options.writeSync === undefined) this.#fd = stderrFd();
     this.#writeSync = options.writeSync ?? ((fd, data) => fsWriteSync(fd, data));
     liveStreams.add(this);
   }
@@ -86,10 +91,13 @@ export class LogStream {
   /** Writes the queue in order until it is empty or the pipe is full; then tries again later. */
   #drain(): void {
     while (this.#queue.length > 0) {
-      const chunk = this.#queue[0] as { data: Buffer; lines: number };
+      const chunk = this.#queue[0] as { data: Buffer; lines: number; started?: boolean };
+      // After a line cut short, the next begins with the end of that one: a reader of JSON lines
+      // would otherwise see two lines glued, and lose both.
+      const data = this.#cut && chunk.started !== true ? Buffer.concat([NEWLINE, chunk.data]) : chunk.data;
       let written: number;
       try {
-        written = this.#writeSync(this.#fd, chunk.data);
+        written = this.#writeSync(this.#fd, data);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
           this.#later();
@@ -99,11 +107,22 @@ export class LogStream {
         this.#queue.shift();
         this.#queued -= chunk.data.length;
         this.#dropped += chunk.lines;
+        if (chunk.started === true) this.#cut = true;
         continue;
+      }
+      if (data !== chunk.data) {
+        // The newline went first: written, the cut line is ended; not, it is still to end.
+        if (written === 0) {
+          this.#later();
+          return;
+        }
+        this.#cut = false;
+        written -= 1;
       }
       if (written < chunk.data.length) {
         this.#queued -= written;
         chunk.data = chunk.data.subarray(written);
+        chunk.started = true;
         this.#later();
         return;
       }
@@ -129,6 +148,8 @@ export class LogStream {
   }
 }
 
+const NEWLINE = Buffer.from('\n');
+
 const liveStreams = new Set<LogStream>();
 
 /** One more try at what every log stream has queued (see LogStream.flushSync): before the process exits. */
@@ -137,3 +158,17 @@ function flushLogStreams(): void {
 }
 
 process.once('exit', flushLogStreams);
+
+/**
+ * The descriptor stderr is best written through: a terminal's own one, not waiting, when Node
+ * opened it afresh; else 2 (a pipe Node made not to wait, or a file, which never waits).
+ */
+function stderrFd(): number {
+  const stream = process.stderr as NodeJS.WriteStream & { _handle?: { fd?: unknown; setBlocking?: (blocking: boolean) => unknown } };
+  void stream.writable;
+  const handle = stream._handle;
+  // Never fd 2 itself: its description is the shell's too, which a terminal left not waiting breaks.
+  if (stream.isTTY !== true || handle === undefined || typeof handle.fd !== 'number' || handle.fd < 0 || handle.fd === 2 || typeof handle.setBlocking !== 'function') return 2;
+  handle.setBlocking(false);
+  return handle.fd;
+}

@@ -86,15 +86,17 @@ export async function createLogger(settings: LoggerSettings = {}): Promise<Logge
     redact: { paths: [...LOGGER_DEFAULTS.redactPaths], censor: LOGGER_DEFAULTS.censor },
   };
   if (settings.destination !== undefined) return pino(options, settings.destination);
-  if (!writesJson(settings.format)) {
-    const { default: pinoPretty } = await import('pino-pretty');
-    return pino(options, pinoPretty({ destination: 2, sync: true, colorize: true, ignore: 'name', translateTime: 'SYS:HH:MM:ss.l', hideObject: settings.prettyMessageOnly === true }));
-  }
-  // A person's terminal takes each line as it comes (in order with the command's own text on
-  // stderr); a log shipper's pipe may stop reading, and must not stop the daemon (log-stream.ts).
+  // Each line is written at once, in order with the command's own text on stderr; a reader that
+  // stops reading (a log shipper's pipe, a terminal stopped) must not stop the daemon (log-stream.ts).
   const { LogStream } = await import('./log-stream.ts');
   const stream = new LogStream();
-  const logger = pino(options, stream);
+  let destination: DestinationStream = stream;
+  if (!writesJson(settings.format)) {
+    const { prettyFactory } = await import('pino-pretty');
+    const pretty = prettyFactory({ colorize: true, ignore: 'name', translateTime: 'SYS:HH:MM:ss.l', hideObject: settings.prettyMessageOnly === true });
+    destination = { write: (line: string) => stream.write(pretty(line)) };
+  }
+  const logger = pino(options, destination);
   stream.onDropped = (dropped) => {
     logger.warn({ event: 'log-lines-dropped', dropped }, `${dropped} log line${dropped === 1 ? ' was' : 's were'} dropped so far: stderr did not take them (a log reader that stopped reading, a full disk); trading went on`);
   };

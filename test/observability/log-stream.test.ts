@@ -1,6 +1,12 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LogStream } from '../../src/observability/log-stream.ts';
+
+/** script(1) (util-linux), which gives a command a terminal of its own. */
+const hasScript = process.platform === 'linux' && spawnSync('script', ['--version']).status === 0;
 
 /** A stderr whose pipe takes `room` bytes more, then refuses (EAGAIN) until the test makes room; or fails with `failing`. */
 function pipe(room: number): { writeSync: (fd: number, data: Buffer) => number; got: () => string; room: number; failing: string | null } {
@@ -74,6 +80,20 @@ describe('the log stream a daemon writes its JSON lines to', () => {
     expect(told).toEqual([2]);
   });
 
+  it('ends a line cut short by a failing disk before the next one, so a reader of JSON lines never sees two glued', async () => {
+    const stderr = pipe(6);
+    const stream = new LogStream({ writeSync: stderr.writeSync, retryMs: 1 });
+    stream.write('{"a":1}\n');
+    expect(stderr.got()).toBe('{"a":1');
+    stderr.failing = 'ENOSPC';
+    await later(10);
+    stderr.failing = null;
+    stderr.room = 1_000;
+    stream.write('{"b":2}\n');
+    expect(stderr.got()).toBe('{"a":1\n{"b":2}\n');
+    expect(stream.dropped).toBe(1);
+  });
+
   it('tries once more at exit, and drops (counted) what a full pipe still refuses, rather than wait for it', () => {
     const stderr = pipe(0);
     const stream = new LogStream({ writeSync: stderr.writeSync, retryMs: 60_000 });
@@ -107,6 +127,34 @@ describe('the log stream a daemon writes its JSON lines to', () => {
       expect(code).toBe(0);
     } finally {
       child.kill('SIGKILL');
+    }
+  }, 30_000);
+
+  it.skipIf(!hasScript)('lets a process whose terminal stops taking output go on and end (docker run -t whose log driver blocks, Ctrl-S)', async () => {
+    // The child logs in the terminal's (pretty) format to a terminal script(1) gives it; script
+    // writes what it reads to a pipe this test never reads, so the terminal fills and stops
+    // taking output. The child then writes a file and ends. Written to a terminal that waits, it waited for ever.
+    const dir = mkdtempSync(join(tmpdir(), 'stacker-tty-'));
+    const alive = join(dir, 'alive');
+    const script = `
+      const { createLogger } = await import(${JSON.stringify(new URL('../../src/observability/logger.ts', import.meta.url).href)});
+      const logger = await createLogger({ level: 'info' });
+      if (!process.stderr.isTTY) throw new Error('not a terminal');
+      const filler = 'x'.repeat(200);
+      for (let i = 0; i < 20000; i += 1) logger.info({ event: 'filler', i, filler }, 'a line');
+      (await import('node:fs')).writeFileSync(${JSON.stringify(alive)}, 'alive');
+    `;
+    const file = join(dir, 'child.mjs');
+    writeFileSync(file, script);
+    const child = spawn('script', ['-q', '-e', '-c', `${process.execPath} ${file}`, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const deadline = Date.now() + 20_000;
+      while (!existsSync(alive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(existsSync(alive)).toBe(true);
+    } finally {
+      child.kill('SIGKILL');
+      spawnSync('pkill', ['-KILL', '-f', file]);
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 30_000);
 });
