@@ -47,6 +47,7 @@ export class JournalBehind {
    * ago, or another stacker is trading these instances on this key now (a data dir of its own,
    * its key lock elsewhere), and the next slot may be bought already. Another's next order then
    * shows in the history and stops this one (E_FOREIGN_ORDER) before it buys anything twice.
+   * A journal not new that lacks such recent orders is held the same way (#lacksRecentOrders).
    */
   firstHistoryRead(newJournal: boolean, report: LedgerReport | null, nowMs: number): void {
     if (report === null || report.adopted.length === 0) return;

@@ -92,8 +92,8 @@ export class LogStream {
   #drain(): void {
     while (this.#queue.length > 0) {
       const chunk = this.#queue[0] as { data: Buffer; lines: number; started?: boolean };
-      // After a line cut short, the next begins with the end of that one: a reader of JSON lines
-      // would otherwise see two lines glued, and lose both.
+      // After a line cut short, the next begins with the newline that ends it: a reader of JSON
+      // lines would otherwise see two lines glued, and lose both.
       const data = this.#cut && chunk.started !== true ? Buffer.concat([NEWLINE, chunk.data]) : chunk.data;
       let written: number;
       try {
