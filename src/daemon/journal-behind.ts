@@ -18,10 +18,11 @@ type Behind = NonNullable<OpenedStore['behind']>;
 export class JournalBehind {
   readonly #store: Pick<OpenedStore, 'noteBehind'>;
   readonly #settleWindowMs: number;
-  readonly #logger: Pick<Logger, 'warn'>;
+  readonly #logger: Pick<Logger, 'warn' | 'info'>;
   #behind: Behind | null;
+  #toldEnded = false;
 
-  constructor(store: Pick<OpenedStore, 'behind' | 'noteBehind'>, settleWindowMs: number, nowMs: number, logger: Pick<Logger, 'warn'>) {
+  constructor(store: Pick<OpenedStore, 'behind' | 'noteBehind'>, settleWindowMs: number, nowMs: number, logger: Pick<Logger, 'warn' | 'info'>) {
     this.#store = store;
     this.#settleWindowMs = settleWindowMs;
     this.#logger = logger;
@@ -37,7 +38,17 @@ export class JournalBehind {
   /** The hold on budgeted buys (or on every buy) at `nowMs`; null once the window is over, or when there is none. */
   budgetHold(nowMs: number): BudgetHold | null {
     const hold = this.#hold();
-    return hold !== null && nowMs < hold.untilMs ? hold : null;
+    if (hold === null) return null;
+    if (nowMs < hold.untilMs) return hold;
+    if (!this.#toldEnded) {
+      // Said by the first buy after it, which the hold would have refused: where buying resumed.
+      this.#toldEnded = true;
+      this.#logger.info(
+        { event: 'hold-ended', since: new Date(hold.sinceMs).toISOString(), until: new Date(hold.untilMs).toISOString(), everyBuy: hold.everyBuy },
+        `the settle window after the journal was found behind is over (${new Date(hold.untilMs).toISOString()}): ${hold.everyBuy ? 'buys' : 'buys counted against a budget'} are sent again`,
+      );
+    }
+    return null;
   }
 
   /**

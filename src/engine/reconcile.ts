@@ -139,7 +139,7 @@ export class Reconciler {
     const intent = record.intent;
     if (intent.kind !== 'buy-stock-market' || record.clientOrderId === null) {
       if (record.status === 'sent') {
-        const lost = { code: 'E_OUTCOME_UNKNOWN', message: `stacker stopped while the ${intent.kind} was in flight; it cannot be looked up by id; not resent` };
+        const lost = { code: 'E_OUTCOME_UNKNOWN', message: `its outcome was never journalled (stacker stopped, or the journal could not be written, while the ${intent.kind} was in flight); it cannot be looked up by id; not resent` };
         await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
         tellUnknown(deps, record, lost);
       }
@@ -185,7 +185,7 @@ export class Reconciler {
       return true;
     }
     if (record.status === 'sent') {
-      const lost = { code: 'E_OUTCOME_UNKNOWN', message: `stacker stopped while the order was in flight; looking it up until ${new Date(windowEndMs).toISOString()}; never resent` };
+      const lost = { code: 'E_OUTCOME_UNKNOWN', message: `its outcome was never journalled (stacker stopped, or the journal could not be written, while the order was in flight); looking it up until ${new Date(windowEndMs).toISOString()}; never resent` };
       await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
       tellUnknown(deps, record, lost);
     }
