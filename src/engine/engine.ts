@@ -329,8 +329,16 @@ export class Engine {
    * without them firing: a paused container, a suspended machine, a blocked process), handled as
    * a restart handles the slots missed while stopped: with CATCH_UP=last the newest runs late when
    * within CATCH_UP_WINDOW, the others are journalled as missed, and one line says how many.
+   * Background work of the engine, which idle() waits for: a stop meanwhile closed the journal
+   * under the late slot's send, whose answer went unjournalled.
    */
-  async catchUpMissed(instanceName: string, missedSlotTimesMs: readonly number[], nowMs: number): Promise<void> {
+  catchUpMissed(instanceName: string, missedSlotTimesMs: readonly number[], nowMs: number): Promise<void> {
+    const work: Promise<void> = this.#catchUpMissed(instanceName, missedSlotTimesMs, nowMs).finally(() => this.#background.delete(work));
+    this.#background.add(work);
+    return work;
+  }
+
+  async #catchUpMissed(instanceName: string, missedSlotTimesMs: readonly number[], nowMs: number): Promise<void> {
     const instance = this.#instances.get(instanceName);
     if (instance === undefined || !this.isEnabled(instanceName) || this.#fatal !== null || missedSlotTimesMs.length === 0) return;
     const missed = [...new Set(missedSlotTimesMs)].sort((a, b) => b - a);

@@ -99,8 +99,17 @@ describe.skipIf(cluster === null)('two daemons on one PostgreSQL journal, the ow
         ]);
       }
 
-      // Stop both cleanly: the standby leaves without having journalled or sent anything, the owner after its slot.
+      // An order the last kill left in flight is found by the new owner's lookups, spaced by half
+      // its age: waited for, as an operator would before stopping it (a stop does not wait for
+      // lookups; the next start would make them).
       t.sandbox.faults.clear();
+      await eventually(
+        () => t.readJournal(async (journal) => (await agreementWith(t.sandbox, [journal])).notJournalled.length),
+        (lost) => lost === 0,
+        30_000,
+        'the new owner finding the order of the last kill',
+      );
+      // Stop both cleanly: the standby leaves without having journalled or sent anything, the owner after its slot.
       const { owner, standby } = await roles(daemons);
       standby.child.kill('SIGTERM');
       expect(await standby.exited).toBe(0);

@@ -183,6 +183,18 @@ describe('catch-up after the journal was rebuilt from the exchange\'s history', 
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(2);
   });
 
+  it('is waited for by idle() while its late slot is in flight: a stop closes the journal only after the slot\'s answer is journalled', async () => {
+    const { s2 } = pastSlots();
+    const engine = world.engine([dcaEvery10s(LAST)]);
+    world.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 400, times: 1 });
+    // Started as the daemon starts it, not awaited; then the stop waits for the engine's background work.
+    void engine.catchUpMissed(INSTANCE, [s2], s2 + 2_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await engine.idle();
+    expect(await slotsJournalled()).toEqual([`${s2}:done`]);
+    expect((await world.journal.listIntents({ instance: INSTANCE }))[0]?.status).toBe('done');
+  });
+
   it('tells how each slot it runs late ended, at start and after a pause, as the scheduler tells of the slots it fires: /healthz and the metrics count them', async () => {
     const { s1, s2 } = pastSlots();
     const ended: string[] = [];
