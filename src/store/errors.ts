@@ -188,8 +188,13 @@ function describeLock(scope: LockScope, lockPath: string, owner: LockOwner | nul
  * "database or disk is full" does, so a start refused for it exits 4 whichever write met it first.
  */
 export function isDiskFull(error: unknown): boolean {
+  return (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ENOSPC') || sqlitePrimaryCode(error) === 13;
+}
+
+/** SQLite's primary result code of an error of node:sqlite (its extended code's low byte); null for any other error. */
+function sqlitePrimaryCode(error: unknown): number | null {
   const errcode = typeof error === 'object' && error !== null ? (error as { errcode?: unknown }).errcode : undefined;
-  return (typeof error === 'object' && error !== null && 'code' in error && (error as { code?: unknown }).code === 'ENOSPC') || (typeof errcode === 'number' && (errcode & 0xff) === 13);
+  return typeof errcode === 'number' ? errcode & 0xff : null;
 }
 
 /**
@@ -198,8 +203,7 @@ export function isDiskFull(error: unknown): boolean {
  * failing one, when the folder's file system has less than a few blocks free.
  */
 export function isIoErrorOnFullDisk(error: unknown, dir: string): boolean {
-  const errcode = typeof error === 'object' && error !== null ? (error as { errcode?: unknown }).errcode : undefined;
-  if (typeof errcode !== 'number' || (errcode & 0xff) !== 10) return false;
+  if (sqlitePrimaryCode(error) !== 10) return false;
   try {
     const fs = statfsSync(dir);
     return Number(fs.bavail) * Number(fs.bsize) < NEARLY_FULL_BYTES;

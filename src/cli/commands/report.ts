@@ -7,7 +7,7 @@ import { json, table } from '../output.ts';
 import { PAGE_MARK } from '../../backtest/report/page-mark.ts';
 import { reportFile, writeOutputFile } from '../file-flags.ts';
 import { withJournal } from './journal.ts';
-import { DEFAULT_ACCOUNT } from '../../engine/runtime.ts';
+import { DEFAULT_ACCOUNT } from '../../domain/account.ts';
 import { type PaperBalances, paperBalances } from '../../sim/paper-exchange.ts';
 import { foldJournalOrders } from '../../report/report-fold.ts';
 import type { StoredOrder } from '../../store/journal.ts';

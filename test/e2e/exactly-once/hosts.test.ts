@@ -31,6 +31,16 @@ const args = (dir: DaemonDir): string[] => ['--live', '--strategies', dir.strate
 const journalOf = (dir: DaemonDir): string => join(dir.data, 'stacker.db');
 const dca = { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' };
 
+/** The daemon started second said why it held every buy (`event`), and across both journals nothing was bought twice or left unjournalled. */
+async function expectSecondHeld(second: RunningDaemon, event: string, journals: readonly string[], label: string): Promise<void> {
+  expect(second.output()).toContain(`"event":"${event}"`);
+  expect(second.output()).toMatch(/every buy is refused \(journal-behind\)/);
+  const result = await agreement(t.sandbox, journals);
+  report(label, result);
+  expect(result.placedTwice).toEqual([]);
+  expect(result.notJournalled).toEqual([]);
+}
+
 describe('a daemon in a container', () => {
   it.skipIf(!namespaces)('killed -9 as PID 1 and restarted (same host name, then a new one) trades again without a human; a second live daemon is still refused', async () => {
     t.dir.writeStrategy('dca-btc', dca);
@@ -133,13 +143,8 @@ describe('one API key, two daemons with their own HOME and data dir', () => {
           expect(await daemon.exited).toBe(0);
         }
       }
-      const result = await agreement(t.sandbox, [journalOf(t.dir), journalOf(other)]);
-      report('the same key and instance in two containers (own HOME and data dir) × order', result);
       // Its new journal adopted orders placed seconds before it started: every buy waited.
-      expect(b.output()).toContain('"event":"journal-lost-found-by-history"');
-      expect(b.output()).toMatch(/every buy is refused \(journal-behind\)/);
-      expect(result.placedTwice).toEqual([]);
-      expect(result.notJournalled).toEqual([]);
+      await expectSecondHeld(b, 'journal-lost-found-by-history', [journalOf(t.dir), journalOf(other)], 'the same key and instance in two containers (own HOME and data dir) × order');
     } finally {
       other.remove();
     }
@@ -163,12 +168,7 @@ describe('one API key, two daemons with their own HOME and data dir', () => {
       await Promise.all([a.exited, b.exited]);
       expect(bStopped).toBe(true);
       expect(b.output()).toContain('E_FOREIGN_ORDER');
-      expect(b.output()).toContain('"event":"journal-lacks-recent-orders"');
-      expect(b.output()).toMatch(/every buy is refused \(journal-behind\)/);
-      const result = await agreement(t.sandbox, [journalOf(t.dir), journalOf(other)]);
-      report('the same key and instance, the second on a copy of the first journal × order', result);
-      expect(result.placedTwice).toEqual([]);
-      expect(result.notJournalled).toEqual([]);
+      await expectSecondHeld(b, 'journal-lacks-recent-orders', [journalOf(t.dir), journalOf(other)], 'the same key and instance, the second on a copy of the first journal × order');
     } finally {
       other.remove();
     }
