@@ -3,7 +3,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { Decimal } from '../domain/money.ts';
 import { firstAtLeast } from '../domain/sorted.ts';
 import { CANDLE_CSV_HEADER, CandleCsvError, type CandleCsvProblem } from './csv-errors.ts';
-import { EMPTY_LINE, checkRow, scanRow, scannedClose, scannedTime } from './scan.ts';
+import { type ScannedPart, mostCommonStep, scanPart } from './part.ts';
 
 /** Missing candles between two present ones: `missing` intervals after the candle at `afterTimeSec`. */
 export interface CandleGap {
@@ -92,7 +92,7 @@ export interface LoadOptions {
   readonly shared?: boolean;
 }
 
-const MAX_PROBLEMS = 20;
+export const MAX_PROBLEMS = 20;
 /** time,open,high,low,close,volume: the volume is field 5, the last. */
 const LAST_FIELD = 5;
 const CR = 13;
@@ -124,77 +124,40 @@ export function parseCandles(text: string, options: LoadOptions): CandleSeries {
  * prices out of them on demand.
  */
 export function parseCandleBytes(bytes: Buffer, options: LoadOptions): CandleSeries {
-  const source = options.source ?? `${options.market} candles`;
-  const fromSec = options.fromMs === undefined ? -Infinity : options.fromMs / 1000;
-  const toSec = options.toMs === undefined ? Infinity : options.toMs / 1000;
+  const source = sourceOf(options);
+  const { fromSec, toSec } = periodOf(options);
+  const part = scanPart(bytes, bodyStart(bytes, source), bytes.length, { fromSec, toSec }, 1, MAX_PROBLEMS);
+  if (part.problems.length > 0) throw new CandleCsvError(source, part.problems, part.stoppedAt < bytes.length);
+  if (part.rows === 0) throw new CandleCsvError(source, [{ line: 2, reason: 'no candles after the header' }]);
+  return seriesOf(options, bytes, part, mostCommonStep(part.steps));
+}
+
+/** What errors name the candles by. */
+export function sourceOf(options: LoadOptions): string {
+  return options.source ?? `${options.market} candles`;
+}
+
+/** The period's bounds in Unix seconds, open-ended where not given. */
+export function periodOf(options: LoadOptions): { readonly fromSec: number; readonly toSec: number } {
+  return { fromSec: options.fromMs === undefined ? -Infinity : options.fromMs / 1000, toSec: options.toMs === undefined ? Infinity : options.toMs / 1000 };
+}
+
+/** Where the rows start: after the header line, which must be the candle header (a byte-order mark and CR LF allowed). */
+export function bodyStart(bytes: Buffer, source: string): number {
   const n = bytes.length;
   const firstNewline = bytes.indexOf(LF);
   const header = bytes.toString('utf8', 0, firstNewline === -1 ? n : firstNewline).replace(/\r$/, '').replace(/^\uFEFF/, '');
   if (header !== CANDLE_CSV_HEADER) {
     throw new CandleCsvError(source, [{ line: 1, reason: `header must be "${CANDLE_CSV_HEADER}", got ${JSON.stringify(header.slice(0, 80))}` }]);
   }
+  return firstNewline === -1 ? n : firstNewline + 1;
+}
 
-  let capacity = Math.max(16, Math.ceil(n / 40));
-  let times = new Float64Array(capacity);
-  let rowStarts = new Uint32Array(capacity);
-  // The closes as floats, kept while the scanner has them anyway: a backtest's drawdown walks every close.
-  let closes = new Float64Array(capacity);
-  const steps = new StepCounter();
-  const problems: CandleCsvProblem[] = [];
-  let pos = firstNewline === -1 ? n : firstNewline + 1;
-  let line = 1;
-  let previous = -1;
-  let previousLine = 0;
-  let rows = 0;
-  let count = 0;
-  while (pos < n && problems.length < MAX_PROBLEMS) {
-    line += 1;
-    const rowStart = pos;
-    let time: number;
-    let close = Number.NaN;
-    const end = scanRow(bytes, pos, n);
-    if (end >= 0) {
-      time = scannedTime();
-      close = scannedClose();
-      pos = end + 1;
-    } else {
-      let lineEnd = bytes.indexOf(LF, pos);
-      if (lineEnd === -1) lineEnd = n;
-      pos = lineEnd + 1;
-      const checked = checkRow(bytes.toString('utf8', rowStart, lineEnd > rowStart && bytes[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd));
-      // Blank lines at the end are what many exporters write; a blank line between rows is a bad row.
-      if (checked === EMPTY_LINE && blankFrom(bytes, rowStart, n)) break;
-      if (typeof checked === 'string') {
-        problems.push({ line, reason: checked });
-        continue;
-      }
-      time = checked;
-    }
-    if (time <= previous) {
-      // Against the last row taken, which the row just above may not be (refused itself).
-      problems.push({ line, reason: outOfOrder(time, previous, previousLine) });
-      continue;
-    }
-    if (rows > 0) steps.add(time - previous);
-    previous = time;
-    previousLine = line;
-    rows += 1;
-    if (time < fromSec || time > toSec) continue;
-    if (count === capacity) {
-      capacity *= 2;
-      times = grown(times, capacity);
-      rowStarts = grown(rowStarts, capacity);
-      closes = grown(closes, capacity);
-    }
-    times[count] = time;
-    rowStarts[count] = rowStart;
-    closes[count] = close;
-    count += 1;
-  }
-  if (problems.length > 0) throw new CandleCsvError(source, problems, pos < n);
-  if (rows === 0) throw new CandleCsvError(source, [{ line: 2, reason: 'no candles after the header' }]);
-  const column = options.shared === true ? sharedCopy : <T extends Float64Array | Uint32Array>(c: T, n: number): T => c.slice(0, n) as T;
-  return new ColumnarCandles(options.market, bytes, column(rowStarts, count), column(times, count), column(closes, count), steps.mostCommon());
+/** The series of a file's scanned rows (in shared memory when `options.shared`). */
+export function seriesOf(options: LoadOptions, bytes: Buffer, part: Pick<ScannedPart, 'count' | 'times' | 'rowStarts' | 'closes'>, intervalSec: number): CandleSeries {
+  const { count, times, rowStarts, closes } = part;
+  const column = options.shared === true ? sharedCopy : <T extends Float64Array | Uint32Array>(c: T, n: number): T => (c.length === n ? c : (c.slice(0, n) as T));
+  return new ColumnarCandles(options.market, bytes, column(rowStarts, count), column(times, count), column(closes, count), intervalSec);
 }
 
 /**
@@ -231,7 +194,7 @@ export function sharedCandles(columns: SharedCandleColumns): CandleSeries {
 }
 
 /** A file's bytes read straight into shared memory (readFileSync's buffer cannot be shared). */
-function readShared(path: string): Buffer {
+export function readShared(path: string): Buffer {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
@@ -268,52 +231,6 @@ export function repeatSeries(base: CandleSeries, copies: number): CandleSeries {
   return base.repeated(copies);
 }
 
-
-/** Whether the bytes from `start` on are only spaces, tabs and line ends. */
-function blankFrom(bytes: Uint8Array, start: number, n: number): boolean {
-  for (let i = start; i < n; i += 1) {
-    const c = bytes[i];
-    if (c !== 32 && c !== 9 && c !== CR && c !== LF) return false;
-  }
-  return true;
-}
-
-function grown<T extends Float64Array | Uint32Array>(column: T, capacity: number): T {
-  const next = (column instanceof Float64Array ? new Float64Array(capacity) : new Uint32Array(capacity)) as T;
-  next.set(column);
-  return next;
-}
-
-/** Counts the steps between rows; runs of the same step (the usual case) cost one comparison each. */
-class StepCounter {
-  readonly #counts = new Map<number, number>();
-  #runStep = Number.NaN;
-  #runLength = 0;
-
-  add(step: number): void {
-    if (step === this.#runStep) {
-      this.#runLength += 1;
-      return;
-    }
-    this.#flush();
-    this.#runStep = step;
-    this.#runLength = 1;
-  }
-
-  /** The most common step; the smaller one on a tie; 0 when there were none. */
-  mostCommon(): number {
-    this.#flush();
-    let best = 0;
-    let bestCount = 0;
-    for (const [step, count] of this.#counts) if (count > bestCount || (count === bestCount && step < best)) [best, bestCount] = [step, count];
-    return best;
-  }
-
-  #flush(): void {
-    if (this.#runLength > 0) this.#counts.set(this.#runStep, (this.#counts.get(this.#runStep) ?? 0) + this.#runLength);
-    this.#runLength = 0;
-  }
-}
 
 /** The gaps (whole intervals missing) and the steps that are no whole number of intervals. */
 function gridOf(times: Float64Array, intervalSec: number): { gaps: CandleGap[]; offGrid: CandleSeries['offGrid'] } {
@@ -533,7 +450,3 @@ class ColumnarCandles implements CandleSeries {
   }
 }
 
-/** A row whose time does not follow the last row taken (its line given): the rows must be in time order, each time once. */
-function outOfOrder(time: number, previous: number, previousLine: number): string {
-  return time === previous ? `time ${time} is line ${previousLine}'s time again` : `time ${time} is before ${previous}, the time of line ${previousLine}: rows must be in time order`;
-}

@@ -110,8 +110,17 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   }
   const sweeps = flags.sweep ?? [];
   checkFileMarket(args.data, args.market);
-  if (sweeps.length > 0 || (args.strategies.length > 1 && flags.together !== true)) {
-    await compare(ctx, flags, args, sweeps);
+  const comparing = sweeps.length > 0 || (args.strategies.length > 1 && flags.together !== true);
+  // Begun now: a large file's second half is read in a thread while the modules and strategies load.
+  const { startLoadingCandles } = await import('../../candles/split-load.ts');
+  const load = startLoadingCandles(args.data, {
+    market: args.market,
+    shared: comparing,
+    ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
+    ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
+  });
+  if (comparing) {
+    await compare(ctx, flags, args, sweeps, load);
     return;
   }
 
@@ -124,7 +133,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   const instances = runnable(await loadStrategyFiles(args.strategies));
   const { backtestAccountCaps } = await import('../../backtest/account-caps.ts');
   const accountCaps = await backtestAccountCaps(await ctx.envLayers(), instances);
-  const candles = await periodCandles({ ...args, fromText: flags.from, toText: flags.to }, flags.data, {}, (text) => ctx.io.err(`warning: ${text}\n`));
+  const candles = await periodCandles({ ...args, fromText: flags.from, toText: flags.to }, flags.data, load, (text) => ctx.io.err(`warning: ${text}\n`));
   const history = await windowHistory(args, flags.data, longestWindowMs(instances));
 
   const { backtestRules } = await import('./backtest-rules.ts');
@@ -184,6 +193,7 @@ async function compare(
     ruleOverrides: Parameters<typeof import('./backtest-rules.ts').backtestRules>[1]['overrides'];
   },
   sweeps: readonly string[],
+  load: import('../../candles/split-load.ts').CandleLoad,
 ): Promise<void> {
   const [{ sweepRuns, sideBySideRuns }, { loadStrategyFiles }, { instanceNameOf }, { startRuns }, { comparisonToJson }, { renderComparison }] = await Promise.all([
     import('../../backtest/compare/plan.ts'),
@@ -217,7 +227,7 @@ async function compare(
   try {
     // Read here once, so a bad file is reported before any run starts; the runs (worker threads) share what it parsed.
     const { shareCandles } = await import('../../candles/index.ts');
-    const candles = shareCandles(await periodCandles({ ...args, fromText: flags.from, toText: flags.to }, flags.data, { shared: true }, (text) => ctx.io.err(`warning: ${text}\n`)));
+    const candles = shareCandles(await periodCandles({ ...args, fromText: flags.from, toText: flags.to }, flags.data, load, (text) => ctx.io.err(`warning: ${text}\n`)));
     const history = await windowHistory(args, flags.data, windowMs, { shared: true });
     const [{ backtestRules }, { rulesToJson }] = await Promise.all([import('./backtest-rules.ts'), import('../../backtest/rules/rules-file.ts')]);
     const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
@@ -342,25 +352,20 @@ async function windowHistory(
   options: { readonly shared?: boolean } = {},
 ): Promise<import('../../candles/index.ts').CandleSeries | null> {
   if (args.fromMs === undefined || windowMs === 0) return null;
-  return periodCandles({ ...args, fromMs: args.fromMs - windowMs - 3_600_000 }, shown, options);
+  const { startLoadingCandles } = await import('../../candles/split-load.ts');
+  const period = { ...args, fromMs: args.fromMs - windowMs - 3_600_000 };
+  return periodCandles(period, shown, startLoadingCandles(args.data, { market: args.market, ...options, fromMs: period.fromMs, ...(args.toMs === undefined ? {} : { toMs: args.toMs }) }));
 }
 
 /** The candles of the period asked, a bad file or an empty period being bad input. */
 async function periodCandles(
   args: { data: string; market: string; fromMs?: number | undefined; toMs?: number | undefined; fromText?: string | undefined; toText?: string | undefined },
   shown: string,
-  options: { readonly shared?: boolean } = {},
+  load: import('../../candles/split-load.ts').CandleLoad,
   warn?: (text: string) => void,
 ): Promise<import('../../candles/index.ts').CandleSeries> {
   const { loadCandles } = await import('../../candles/index.ts');
-  const candles = await readCandleInput(() =>
-    loadCandles(args.data, {
-      market: args.market,
-      ...options,
-      ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
-      ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
-    }),
-  );
+  const candles = await readCandleInput(() => load.finish());
   if (candles.length === 0) {
     // Read again whole (only on this error) to say what the file does hold.
     const all = await readCandleInput(() => loadCandles(args.data, { market: args.market }));
@@ -395,10 +400,10 @@ function clippedPeriod(args: { fromMs?: number | undefined; toMs?: number | unde
  * A candle file is input: a bad row, rows out of order, an empty file or a folder are the
  * user's to fix, so they are InputErrors (exit 2, E_INPUT) naming the file and each line.
  */
-async function readCandleInput<T>(load: () => T): Promise<T> {
+async function readCandleInput<T>(load: () => T | Promise<T>): Promise<T> {
   const { CandleCsvError } = await import('../../candles/csv-errors.ts');
   try {
-    return load();
+    return await load();
   } catch (error) {
     if (error instanceof CandleCsvError) {
       const lines = error.problems.map((p) => ({ source: error.source, field: `line ${p.line}`, rule: p.reason }));
