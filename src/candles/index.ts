@@ -193,11 +193,19 @@ export function sharedCandles(columns: SharedCandleColumns): CandleSeries {
   );
 }
 
-/** A file's bytes read straight into shared memory (readFileSync's buffer cannot be shared). */
+/** A file's bytes read straight into shared memory (readFileSync's buffer cannot be shared); a pipe's, read to its end first. */
 export function readShared(path: string): Buffer {
   const fd = openSync(path, 'r');
   try {
-    const size = fstatSync(fd).size;
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) {
+      // A pipe (`--data <(xzcat candles.csv.xz)`) has no size to read up to: read to its end, then share.
+      const read = readFileSync(fd);
+      const bytes = Buffer.from(new SharedArrayBuffer(read.length));
+      read.copy(bytes);
+      return bytes;
+    }
+    const size = stat.size;
     const bytes = Buffer.from(new SharedArrayBuffer(size));
     let at = 0;
     while (at < size) {

@@ -15,6 +15,25 @@ export interface CandleLoad {
   finish(): Promise<CandleSeries>;
   /** How many threads read the file, once finished: 2 when split, 1 when read whole (small, or read again for its errors). */
   readonly threads: 1 | 2 | null;
+  /**
+   * The same bytes cut to another period, read in this thread: a file is read once, so a pipe
+   * (`--data <(xzcat …)`), which gives its bytes only once, serves a second series too.
+   */
+  again(period: { readonly fromMs?: number | undefined; readonly toMs?: number | undefined }): CandleLoad;
+}
+
+type Period = Parameters<CandleLoad['again']>[0];
+
+/** LoadOptions with the period's bounds in place of its own. */
+function withPeriod(options: LoadOptions, period: Period): LoadOptions {
+  const { fromMs: _from, toMs: _to, ...rest } = options;
+  return { ...rest, ...(period.fromMs === undefined ? {} : { fromMs: period.fromMs }), ...(period.toMs === undefined ? {} : { toMs: period.toMs }) };
+}
+
+/** A load that fails as reading the file failed, whatever period is asked. */
+function failed(error: unknown): CandleLoad {
+  const load: CandleLoad = { threads: null, finish: () => Promise.reject(error), again: () => load };
+  return load;
 }
 
 /** What the second thread is asked: its half of the bytes, in shared memory. */
@@ -57,9 +76,16 @@ export function startLoadingCandles(path: string, options: LoadOptions, splitFro
     bytes = readShared(path);
   } catch (error) {
     scanner?.stop();
-    return { threads: null, finish: () => Promise.reject(error) };
+    return failed(error);
   }
-  const load: { threads: 1 | 2 | null; finish(): Promise<CandleSeries> } = { threads: null, finish: async () => whole() };
+  const load: { threads: 1 | 2 | null; finish(): Promise<CandleSeries>; again: CandleLoad['again'] } = {
+    threads: null,
+    finish: async () => whole(),
+    again: (period) => {
+      const cut = withPeriod(loadOptions, period);
+      return { threads: 1, finish: async () => parseCandleBytes(bytes, cut), again: load.again };
+    },
+  };
   const whole = (): CandleSeries => {
     load.threads = 1;
     return parseCandleBytes(bytes, loadOptions);

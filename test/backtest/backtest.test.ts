@@ -540,6 +540,27 @@ describe('a backtest given bad candle input', () => {
     expect((await backtest(usd, '--json')).code).toBe(0);
   });
 
+  it('reads --data from a pipe once (`--data <(xzcat …)`): the window before --from, a sweep and the empty-period message all come from that one read', async () => {
+    const dip = strategyFile('dip-pipe', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT_QUOTE=10\nDIP_PCT=1\nDIP_MULTIPLIER=2\nDIP_LOOKBACK=3d\n');
+    // A shell's process substitution: the file is a pipe, which gives its bytes once.
+    const piped = async (...more: string[]) =>
+      run('bash', ['-c', 'node -- "$1" backtest --data <(cat "$2") --market BTC_USDT --strategy "$3" --wallet USDT=1000 "${@:4}"', 'bash', CLI, FIXTURE, dip, ...more], { env: { ...process.env, PATH: `${resolve(process.execPath, '..')}:${process.env.PATH ?? ''}` } }).then(
+        (ok) => ({ code: 0, stdout: ok.stdout, stderr: ok.stderr }),
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+    const fromFile = await run(process.execPath, ['--', CLI, 'backtest', '--data', FIXTURE, '--market', 'BTC_USDT', '--strategy', dip, '--wallet', 'USDT=1000', '--from', '2021-03-05', '--json']);
+    const fromPipe = await piped('--from', '2021-03-05', '--json');
+    expect(fromPipe.stderr).toBe('');
+    const report = (out: string) => JSON.parse(out) as { data: unknown; orders: unknown; totals: unknown };
+    const { data: _fileData, ...fileReport } = report(fromFile.stdout);
+    const { data: _pipeData, ...pipeReport } = report(fromPipe.stdout);
+    expect(pipeReport).toEqual(fileReport);
+    const sweep = await piped('--from', '2021-03-05', '--sweep', 'AMOUNT_QUOTE=10,20', '--json');
+    expect([sweep.code, sweep.stderr]).toEqual([0, '']);
+    const empty = await piped('--to', '2010-01-01');
+    expect([empty.code, empty.stderr]).toEqual([2, expect.stringMatching(/^error: --to: no candle of \/dev\/fd\/\d+ falls in the period asked for: the file holds 2021-03-01T00:00Z to 2021-03-14T23:00Z\n$/)]);
+  });
+
   it('says what the file holds when the period asked for has no candle, naming the flags given', async () => {
     const before = await backtest(FIXTURE, '--to', '2010-01-01');
     expect([before.code, before.stderr]).toEqual([2, `error: --to: no candle of ${FIXTURE} falls in the period asked for: the file holds 2021-03-01T00:00Z to 2021-03-14T23:00Z\n`]);

@@ -1,3 +1,4 @@
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -146,6 +147,22 @@ describe('a large candle file read in two threads', () => {
     const { whole, split, threads } = await bothWays(`${FIXTURES}btc-1h-2018-02-gap.csv`, { market: 'BTC_USDT' });
     expect(threads).toBe(2);
     expect(split).toEqual(whole);
+  });
+
+  it('reads a named pipe to its end, as --data <(xzcat candles.csv.xz) gives one, shared with threads or not', async () => {
+    const text = `${[HEADER, ...minutes(3000)].join('\n')}\n`;
+    const source = file(text);
+    for (const shared of [false, true]) {
+      const pipe = join(dir, `pipe-${shared}`);
+      expect(spawnSync('mkfifo', [pipe]).status).toBe(0);
+      const writer = spawn('sh', ['-c', 'cat "$1" > "$2"', 'sh', source, pipe], { stdio: 'ignore' });
+      try {
+        const load = startLoadingCandles(pipe, { market: 'BTC_USDT', shared }, 0);
+        expect(everything(await load.finish())).toEqual(everything(loadCandles(source, { market: 'BTC_USDT' })));
+      } finally {
+        writer.kill();
+      }
+    }
   });
 
   it('reads one thread only below the size where a second one pays', async () => {

@@ -134,7 +134,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   const { backtestAccountCaps } = await import('../../backtest/account-caps.ts');
   const accountCaps = await backtestAccountCaps(await ctx.envLayers(), instances);
   const candles = await periodCandles({ ...args, fromText: flags.from, toText: flags.to }, flags.data, load, (text) => ctx.io.err(`warning: ${text}\n`));
-  const history = await windowHistory(args, flags.data, longestWindowMs(instances));
+  const history = await windowHistory(args, flags.data, longestWindowMs(instances), load);
 
   const { backtestRules } = await import('./backtest-rules.ts');
   const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
@@ -228,7 +228,7 @@ async function compare(
     // Read here once, so a bad file is reported before any run starts; the runs (worker threads) share what it parsed.
     const { shareCandles } = await import('../../candles/index.ts');
     const candles = shareCandles(await periodCandles({ ...args, fromText: flags.from, toText: flags.to }, flags.data, load, (text) => ctx.io.err(`warning: ${text}\n`)));
-    const history = await windowHistory(args, flags.data, windowMs, { shared: true });
+    const history = await windowHistory(args, flags.data, windowMs, load);
     const [{ backtestRules }, { rulesToJson }] = await Promise.all([import('./backtest-rules.ts'), import('../../backtest/rules/rules-file.ts')]);
     const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
     const { backtestStartupProblems } = await import('../../backtest/driver.ts');
@@ -349,12 +349,11 @@ async function windowHistory(
   args: { data: string; market: string; fromMs?: number | undefined; toMs?: number | undefined },
   shown: string,
   windowMs: number,
-  options: { readonly shared?: boolean } = {},
+  load: import('../../candles/split-load.ts').CandleLoad,
 ): Promise<import('../../candles/index.ts').CandleSeries | null> {
   if (args.fromMs === undefined || windowMs === 0) return null;
-  const { startLoadingCandles } = await import('../../candles/split-load.ts');
-  const period = { ...args, fromMs: args.fromMs - windowMs - 3_600_000 };
-  return periodCandles(period, shown, startLoadingCandles(args.data, { market: args.market, ...options, fromMs: period.fromMs, ...(args.toMs === undefined ? {} : { toMs: args.toMs }) }));
+  const fromMs = args.fromMs - windowMs - 3_600_000;
+  return periodCandles({ ...args, fromMs }, shown, load.again({ fromMs, toMs: args.toMs }));
 }
 
 /** The candles of the period asked, a bad file or an empty period being bad input. */
@@ -364,11 +363,10 @@ async function periodCandles(
   load: import('../../candles/split-load.ts').CandleLoad,
   warn?: (text: string) => void,
 ): Promise<import('../../candles/index.ts').CandleSeries> {
-  const { loadCandles } = await import('../../candles/index.ts');
   const candles = await readCandleInput(() => load.finish());
   if (candles.length === 0) {
-    // Read again whole (only on this error) to say what the file does hold.
-    const all = await readCandleInput(() => loadCandles(args.data, { market: args.market }));
+    // Parsed again whole (only on this error) to say what the file does hold.
+    const all = await readCandleInput(() => load.again({}).finish());
     const flag = args.fromMs !== undefined && args.toMs !== undefined ? '--from/--to' : args.fromMs !== undefined ? '--from' : '--to';
     throw InputError.one(flag, `no candle of ${shown} falls in the period asked for: the file holds ${isoMinute(all.timeSec(0) * 1000)} to ${isoMinute(all.timeSec(all.length - 1) * 1000)}`);
   }
