@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { extname } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { type CandleSeries, type LoadOptions, MAX_PROBLEMS, bodyStart, parseCandleBytes, periodOf, readShared, seriesOf, sourceOf } from './index.ts';
+import { type CandleSeries, type LoadOptions, bodyStart, parseCandleBytes, periodOf, readShared, seriesOf, sourceOf } from './index.ts';
 import { mostCommonStep, scanPart } from './part.ts';
 
 /**
@@ -78,43 +78,66 @@ export function startLoadingCandles(path: string, options: LoadOptions, splitFro
     scanner?.stop();
     return failed(error);
   }
-  const load: { threads: 1 | 2 | null; finish(): Promise<CandleSeries>; again: CandleLoad['again'] } = {
-    threads: null,
-    finish: async () => whole(),
-    again: (period) => {
-      const cut = withPeriod(loadOptions, period);
-      return { threads: 1, finish: async () => parseCandleBytes(bytes, cut), again: load.again };
-    },
-  };
-  const whole = (): CandleSeries => {
-    load.threads = 1;
-    return parseCandleBytes(bytes, loadOptions);
-  };
   const split = scanner === null || bytes.length < splitFromBytes ? null : splitPoint(bytes, sourceOf(loadOptions));
   if (scanner === null || split === null) {
     scanner?.stop();
-    return load;
+    return new FileLoad(bytes, loadOptions, null);
   }
   const period = periodOf(loadOptions);
   const second = scanner.scan({ buffer: bytes.buffer as SharedArrayBuffer, byteOffset: bytes.byteOffset, byteLength: bytes.length, start: split.at, end: bytes.length, period });
-  load.finish = async () => {
-    const first = scanPart(bytes, split.start, split.at, period, 1, 1);
-    const other = await second;
-    if (other === null || first.problems.length > 0 || other.problems > 0 || first.rows + other.rows === 0) return whole();
+  return new FileLoad(bytes, loadOptions, { ...split, second });
+}
+
+/** Where the file splits (the rows' start, the second half's first row) and the second half's scan. */
+interface Split {
+  readonly start: number;
+  readonly at: number;
+  readonly second: () => Promise<HalfAnswer | null>;
+}
+
+/** A file's bytes, read, and the series to make of them: in one thread, or with the second half's scan from a worker. */
+class FileLoad implements CandleLoad {
+  threads: 1 | 2 | null = null;
+  readonly #bytes: Buffer;
+  readonly #options: LoadOptions;
+  readonly #split: Split | null;
+
+  constructor(bytes: Buffer, options: LoadOptions, split: Split | null) {
+    this.#bytes = bytes;
+    this.#options = options;
+    this.#split = split;
+  }
+
+  async finish(): Promise<CandleSeries> {
+    const split = this.#split;
+    if (split === null) return this.#whole();
+    const bytes = this.#bytes;
+    const first = scanPart(bytes, split.start, split.at, periodOf(this.#options), 1, 1);
+    const other = await split.second();
+    if (other === null || first.problems.length > 0 || other.problems > 0 || first.rows + other.rows === 0) return this.#whole();
     const both = first.rows > 0 && other.rows > 0;
-    if (both && other.firstTime <= first.lastTime) return whole();
+    if (both && other.firstTime <= first.lastTime) return this.#whole();
     const steps = new Map(first.steps);
     for (const [step, count] of other.steps) steps.set(step, (steps.get(step) ?? 0) + count);
+    // The step across the seam, which neither half saw.
     if (both) steps.set(other.firstTime - first.lastTime, (steps.get(other.firstTime - first.lastTime) ?? 0) + 1);
-    const count = first.count + other.count;
-    const shared = loadOptions.shared === true;
+    const shared = this.#options.shared === true;
     const times = joined(new Float64Array(first.times.buffer, 0, first.count), new Float64Array(other.times, 0, other.count), shared);
     const rowStarts = joined(new Uint32Array(first.rowStarts.buffer, 0, first.count), new Uint32Array(other.rowStarts, 0, other.count), shared);
     const closes = joined(new Float64Array(first.closes.buffer, 0, first.count), new Float64Array(other.closes, 0, other.count), shared);
-    load.threads = 2;
-    return seriesOf(loadOptions, bytes, { count, times, rowStarts, closes }, mostCommonStep(steps));
-  };
-  return load;
+    this.threads = 2;
+    return seriesOf(this.#options, bytes, { count: first.count + other.count, times, rowStarts, closes }, mostCommonStep(steps));
+  }
+
+  again(period: Period): CandleLoad {
+    return new FileLoad(this.#bytes, withPeriod(this.#options, period), null);
+  }
+
+  /** In this thread, from the header on: what loadCandles gives, its errors included. */
+  #whole(): CandleSeries {
+    this.threads = 1;
+    return parseCandleBytes(this.#bytes, this.#options);
+  }
 }
 
 /** The file's size; 0 when it cannot be read (the read then says why). */
@@ -141,8 +164,8 @@ function splitPoint(bytes: Buffer, source: string): { readonly start: number; re
 
 /** A thread that scans one half once asked; stopped when there is nothing to ask. */
 interface Scanner {
-  /** The half's scan, or null when the thread could not do it (then the file is read whole here). */
-  scan(asked: HalfAsked): Promise<HalfAnswer | null>;
+  /** Ask for the half's scan: its answer, waited for (the thread then holds the process open), or null when the thread could not do it (the file is then read whole here). */
+  scan(asked: HalfAsked): () => Promise<HalfAnswer | null>;
   stop(): void;
 }
 
@@ -155,7 +178,7 @@ function startScanner(): Scanner | null {
   } catch {
     return null;
   }
-  // A load nobody finishes (bad input found meanwhile) must not hold the process open.
+  // A load nobody finishes (bad input found meanwhile) must not hold the process open; one waited for does.
   worker.unref();
   const answer = new Promise<HalfAnswer | null>((resolve) => {
     worker.once('message', (message: HalfAnswer) => resolve(message));
@@ -165,7 +188,10 @@ function startScanner(): Scanner | null {
   return {
     scan(asked) {
       worker.postMessage(asked);
-      return answer;
+      return () => {
+        worker.ref();
+        return answer;
+      };
     },
     stop: () => void worker.terminate(),
   };
