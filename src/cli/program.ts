@@ -279,7 +279,7 @@ send stop trading (E_FOREIGN_ORDER: another stacker uses the key); see README, E
   const backtestCommand = program
     .command('backtest')
     .description('replay real candles through the strategies in virtual time on a simulated account; print a summary, --json the report')
-    .requiredOption('--data <file.csv>', 'candles: time,open,high,low,close,volume (time = open, Unix seconds), e.g. data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv')
+    .requiredOption('--data <file.csv>', 'candles: time,open,high,low,close,volume (time = open, Unix seconds), e.g. data/BTCUSDT_1h_binance_2017-08-17_2024-04-21.csv; a pipe works too: --data <(xzcat candles.csv.xz)')
     .requiredOption('--market <market>', 'the market the candles belong to, e.g. BTC_USDT')
     .option('--from <time>', 'first candle: 2024-01-31, 2024-01-31T09:00:00Z or Unix seconds (default: the file\'s first)')
     .option('--to <time>', 'last candle, same forms; a date alone means through the end of that day, UTC (default: the file\'s last)')
