@@ -26,3 +26,21 @@ export class CandleCsvError extends StackerError {
     this.stoppedEarly = stoppedEarly;
   }
 }
+
+/** A candle file larger than a series can hold (file-bytes.ts): refused whole, never read in part. */
+export class CandleFileTooLargeError extends StackerError {
+  readonly code = 'E_INPUT' as const;
+  readonly retryable = false;
+  readonly source: string;
+  readonly bytes: number;
+  /** What is wrong and what to do, without the file's name. */
+  readonly rule: string;
+  constructor(source: string, bytes: number) {
+    const rule = `is ${(bytes / 2 ** 30).toFixed(2)} GiB, more than a candle file can be (4 GiB): split it by period (a year or two a file), or keep only the columns time,open,high,low,close,volume`;
+    super(`${source} ${rule}`);
+    this.name = 'CandleFileTooLargeError';
+    this.source = source;
+    this.bytes = bytes;
+    this.rule = rule;
+  }
+}

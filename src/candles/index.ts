@@ -1,8 +1,8 @@
 import { CANDLE_INTERVAL_SEC, type Candle } from '../domain/candle.ts';
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { Decimal } from '../domain/money.ts';
 import { firstAtLeast } from '../domain/sorted.ts';
-import { CANDLE_CSV_HEADER, CandleCsvError, type CandleCsvProblem } from './csv-errors.ts';
+import { CandleCsvError, type CandleCsvProblem } from './csv-errors.ts';
+import { bodyStart, readCandleBytes } from './file-bytes.ts';
 import { type ScannedPart, mostCommonStep, scanPart } from './part.ts';
 
 /** Missing candles between two present ones: `missing` intervals after the candle at `afterTimeSec`. */
@@ -86,8 +86,8 @@ export interface LoadOptions {
   /** Shown in errors: the file path. */
   readonly source?: string;
   /**
-   * Keep the file's bytes and the columns in shared memory, so that worker threads read the
-   * series (shareCandles) instead of each reading and parsing the file again.
+   * Keep the columns in shared memory too (a file's bytes always are: readCandleBytes), so that
+   * worker threads read the series (shareCandles) instead of each reading and parsing the file again.
    */
   readonly shared?: boolean;
 }
@@ -108,7 +108,7 @@ export type CandleInput = string | { readonly text: string };
  * line number, the whole file refused), gaps are tolerated and reported.
  */
 export function loadCandles(input: CandleInput, options: LoadOptions): CandleSeries {
-  if (typeof input === 'string') return parseCandleBytes(options.shared === true ? readShared(input) : readFileSync(input), { ...options, source: options.source ?? input });
+  if (typeof input === 'string') return parseCandleBytes(readCandleBytes(input), { ...options, source: options.source ?? input });
   return parseCandles(input.text, options);
 }
 
@@ -142,16 +142,6 @@ export function periodOf(options: LoadOptions): { readonly fromSec: number; read
   return { fromSec: options.fromMs === undefined ? -Infinity : options.fromMs / 1000, toSec: options.toMs === undefined ? Infinity : options.toMs / 1000 };
 }
 
-/** Where the rows start: after the header line, which must be the candle header (a byte-order mark and CR LF allowed). */
-export function bodyStart(bytes: Buffer, source: string): number {
-  const n = bytes.length;
-  const firstNewline = bytes.indexOf(LF);
-  const header = bytes.toString('utf8', 0, firstNewline === -1 ? n : firstNewline).replace(/\r$/, '').replace(/^\uFEFF/, '');
-  if (header !== CANDLE_CSV_HEADER) {
-    throw new CandleCsvError(source, [{ line: 1, reason: `header must be "${CANDLE_CSV_HEADER}", got ${JSON.stringify(header.slice(0, 80))}` }]);
-  }
-  return firstNewline === -1 ? n : firstNewline + 1;
-}
 
 /** The series of a file's scanned rows (in shared memory when `options.shared`). */
 export function seriesOf(options: LoadOptions, bytes: Buffer, part: Pick<ScannedPart, 'count' | 'times' | 'rowStarts' | 'closes'>, intervalSec: number): CandleSeries {
@@ -193,31 +183,6 @@ export function sharedCandles(columns: SharedCandleColumns): CandleSeries {
   );
 }
 
-/** A file's bytes read straight into shared memory (readFileSync's buffer cannot be shared); a pipe's, read to its end first. */
-export function readShared(path: string): Buffer {
-  const fd = openSync(path, 'r');
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) {
-      // A pipe (`--data <(xzcat candles.csv.xz)`) has no size to read up to: read to its end, then share.
-      const read = readFileSync(fd);
-      const bytes = Buffer.from(new SharedArrayBuffer(read.length));
-      read.copy(bytes);
-      return bytes;
-    }
-    const size = stat.size;
-    const bytes = Buffer.from(new SharedArrayBuffer(size));
-    let at = 0;
-    while (at < size) {
-      const read = readSync(fd, bytes, at, size - at, at);
-      if (read === 0) break;
-      at += read;
-    }
-    return at === size ? bytes : bytes.subarray(0, at);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** The first `n` values of a column, in shared memory (kept as they are when they already are). */
 function sharedCopy<T extends Float64Array | Uint32Array>(column: T, n: number): T {

@@ -1,5 +1,5 @@
 import type { CandleCsvProblem } from './csv-errors.ts';
-import { EMPTY_LINE, checkRow, scanRow, scannedClose, scannedTime } from './scan.ts';
+import { EMPTY_LINE, MAX_ROW_BYTES, checkRow, rowTooLong, scanRow, scannedClose, scannedTime } from './scan.ts';
 
 /**
  * The rows of one stretch of a candle file's bytes, scanned: what parseCandleBytes reads of the
@@ -58,16 +58,22 @@ export function scanPart(bytes: Buffer, start: number, end: number, period: { re
     const rowStart = pos;
     let time: number;
     let close = Number.NaN;
-    const rowEnd = scanRow(bytes, pos, n);
-    if (rowEnd >= 0) {
+    const scannedEnd = scanRow(bytes, pos, n);
+    if (scannedEnd >= 0) {
       time = scannedTime();
       close = scannedClose();
-      pos = rowEnd + 1;
+      pos = scannedEnd + 1;
     } else {
       let lineEnd = bytes.indexOf(LF, pos);
       if (lineEnd === -1) lineEnd = n;
       pos = lineEnd + 1;
-      const checked = checkRow(bytes.toString('utf8', rowStart, lineEnd > rowStart && bytes[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd));
+      const rowEnd = lineEnd > rowStart && bytes[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd;
+      if (rowEnd - rowStart > MAX_ROW_BYTES) {
+        if (blankFrom(bytes, rowStart, n)) break;
+        problems.push({ line, reason: rowTooLong(rowEnd - rowStart) });
+        continue;
+      }
+      const checked = checkRow(bytes.toString('utf8', rowStart, rowEnd));
       // Blank lines at the end are what many exporters write; a blank line between rows is a bad
       // row. To the end of the whole file, not of this part: rows after it make it one between rows.
       if (checked === EMPTY_LINE && blankFrom(bytes, rowStart, n)) break;

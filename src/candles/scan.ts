@@ -125,6 +125,18 @@ function skipNumber(bytes: Uint8Array, start: number, n: number): number {
   return fractionDigits === 0 ? -1 : pos;
 }
 
+/**
+ * The longest row a candle file holds: six plain numbers are a few dozen bytes. A longer "row"
+ * (a file of another kind, a binary, a file of NUL bytes) is refused without being decoded: made
+ * into one string, a row of gigabytes failed the whole read (ERR_STRING_TOO_LONG).
+ */
+export const MAX_ROW_BYTES = 4096;
+
+/** The problem of a row longer than MAX_ROW_BYTES. */
+export function rowTooLong(bytes: number): string {
+  return `a row of ${bytes} bytes: a candle row (time,open,high,low,close,volume) is never over ${MAX_ROW_BYTES} bytes; is this a candle file?`;
+}
+
 /** checkRow's answer for a blank row. */
 export const EMPTY_LINE = 'empty line';
 

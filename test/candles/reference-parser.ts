@@ -1,6 +1,7 @@
 import type { Candle as DomainCandle } from '../../src/domain/candle.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import { CANDLE_CSV_HEADER, CandleCsvError, type CandleCsvProblem } from '../../src/candles/csv-errors.ts';
+import { MAX_ROW_BYTES, rowTooLong } from '../../src/candles/scan.ts';
 
 /**
  * The candle file format read the slow, obvious way: split lines, split fields, a Decimal per
@@ -62,6 +63,8 @@ function stripCr(line: string): string {
 }
 
 function parseRow(row: string): Candle | string {
+  const length = Buffer.byteLength(row);
+  if (length > MAX_ROW_BYTES) return rowTooLong(length);
   if (row.trim() === '') return 'empty line';
   const fields = row.split(',');
   if (fields.length !== 6) return `expected 6 fields, got ${fields.length}`;

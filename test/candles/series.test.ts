@@ -355,6 +355,17 @@ describe('bad files', () => {
     expect(problemsOf(() => parseCandles(`${HEADER}\n`, { market: 'X_Y' })).problems).toEqual([{ line: 2, reason: 'no candles after the header' }]);
   });
 
+  it('refuses a row longer than any candle row without decoding it (a binary, a file of NUL bytes), and takes a long blank tail as the end', () => {
+    const long = `1614556800,${'1'.repeat(5000)},2,1,1,1`;
+    const nul = '\0'.repeat(10_000);
+    for (const text of [csv('3600,1,2,1,1,0', long), csv('3600,1,2,1,1,0', nul, '7200,1,2,1,1,0')]) {
+      const error = problemsOf(() => parseCandles(text, { market: 'X_Y', source: 's' }));
+      expect(error.problems).toEqual([{ line: 3, reason: expect.stringMatching(/^a row of \d+ bytes: a candle row \(time,open,high,low,close,volume\) is never over 4096 bytes; is this a candle file\?$/) }]);
+      expect(error.problems).toEqual(problemsOf(() => parseCandleCsv(text, 's')).problems);
+    }
+    expect(parseCandles(`${csv('3600,1,2,1,1,0')}${' '.repeat(10_000)}\n\n`, { market: 'X_Y' }).length).toBe(1);
+  });
+
   it('stops after 20 problems, so a wrong file does not flood the terminal', () => {
     const rows = Array.from({ length: 50 }, (_, i) => `${3600 * (i + 1)},x,1,1,1,1`);
     expect(problemsOf(() => parseCandles(csv(...rows), { market: 'X_Y' })).problems.length).toBe(20);

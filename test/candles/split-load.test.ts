@@ -165,6 +165,15 @@ describe('a large candle file read in two threads', () => {
     }
   });
 
+  it('does not hold the process open with its thread until the series is waited for: a bad strategy file found meanwhile ends the command at once', async () => {
+    const ports = (): number => process.getActiveResourcesInfo().filter((name) => name === 'MessagePort' || name === 'Worker').length;
+    const before = ports();
+    const load = startLoadingCandles(file(`${[HEADER, ...minutes(3000)].join('\n')}\n`), { market: 'BTC_USDT' }, 0);
+    expect(ports()).toBe(before);
+    expect((await load.finish()).length).toBe(3000);
+    expect(load.threads).toBe(2);
+  });
+
   it('reads one thread only below the size where a second one pays', async () => {
     const path = file(`${[HEADER, ...minutes(100)].join('\n')}\n`);
     const load = startLoadingCandles(path, { market: 'BTC_USDT' });

@@ -111,7 +111,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
   const sweeps = flags.sweep ?? [];
   checkFileMarket(args.data, args.market);
   const comparing = sweeps.length > 0 || (args.strategies.length > 1 && flags.together !== true);
-  // Begun now: a large file's second half is read in a thread while the modules and strategies load.
+  // Begun now: a large file is read, and its second half scanned in a thread, while the modules and strategies load.
   const { startLoadingCandles } = await import('../../candles/split-load.ts');
   const load = startLoadingCandles(args.data, {
     market: args.market,
@@ -119,56 +119,61 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
     ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
   });
-  if (comparing) {
-    await compare(ctx, flags, args, sweeps, load);
-    return;
-  }
+  try {
+    if (comparing) {
+      await compare(ctx, flags, args, sweeps, load);
+      return;
+    }
 
-  const [{ loadStrategyFiles }, { runBacktest }, { buildReport, reportToJson }, { renderSummary }] = await Promise.all([
-    import('../../config/daemon-config.ts'),
-    import('../../backtest/driver.ts'),
-    import('../../backtest/report/build.ts'),
-    import('../../backtest/report/summary.ts'),
-  ]);
-  const instances = runnable(await loadStrategyFiles(args.strategies));
-  const { backtestAccountCaps } = await import('../../backtest/account-caps.ts');
-  const accountCaps = await backtestAccountCaps(await ctx.envLayers(), instances);
-  const candles = await periodCandles({ ...args, fromText: flags.from, toText: flags.to }, flags.data, load, (text) => ctx.io.err(`warning: ${text}\n`));
-  const history = await windowHistory(args, flags.data, longestWindowMs(instances), load);
+    const [{ loadStrategyFiles }, { runBacktest }, { buildReport, reportToJson }, { renderSummary }] = await Promise.all([
+      import('../../config/daemon-config.ts'),
+      import('../../backtest/driver.ts'),
+      import('../../backtest/report/build.ts'),
+      import('../../backtest/report/summary.ts'),
+    ]);
+    const instances = runnable(await loadStrategyFiles(args.strategies));
+    const { backtestAccountCaps } = await import('../../backtest/account-caps.ts');
+    const accountCaps = await backtestAccountCaps(await ctx.envLayers(), instances);
+    const candles = await periodCandles({ ...args, fromText: flags.from, toText: flags.to }, flags.data, load, (text) => ctx.io.err(`warning: ${text}\n`));
+    const history = await windowHistory(args, flags.data, longestWindowMs(instances), load);
 
-  const { backtestRules } = await import('./backtest-rules.ts');
-  const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
+    const { backtestRules } = await import('./backtest-rules.ts');
+    const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
 
-  const progress = process.stderr.isTTY && !ctx.json ? progressBar() : undefined;
-  const run = await runBacktest({
-    candles,
-    market: args.market,
-    dataFile: args.data,
-    instances,
-    wallet: args.wallet,
-    slippagePct: args.slippagePct,
-    rules: rules.rules,
-    rulesOrigin: rules.origin,
-    flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount, aprPct: args.flexApr },
-    accountCaps,
-    ...(flags.journal === undefined ? {} : { journalPath: flags.journal }),
-    ...(progress === undefined ? {} : { onProgress: progress.update }),
-    ...(history === null ? {} : { history }),
-  });
-  progress?.done();
-  const report = buildReport(run);
-  if (flags.report !== undefined) {
-    const { renderHtml } = await import('../../backtest/report/html.ts');
-    writeOutputFile(flags.report, renderHtml(report, run), '--report');
+    const progress = process.stderr.isTTY && !ctx.json ? progressBar() : undefined;
+    const run = await runBacktest({
+      candles,
+      market: args.market,
+      dataFile: args.data,
+      instances,
+      wallet: args.wallet,
+      slippagePct: args.slippagePct,
+      rules: rules.rules,
+      rulesOrigin: rules.origin,
+      flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount, aprPct: args.flexApr },
+      accountCaps,
+      ...(flags.journal === undefined ? {} : { journalPath: flags.journal }),
+      ...(progress === undefined ? {} : { onProgress: progress.update }),
+      ...(history === null ? {} : { history }),
+    });
+    progress?.done();
+    const report = buildReport(run);
+    if (flags.report !== undefined) {
+      const { renderHtml } = await import('../../backtest/report/html.ts');
+      writeOutputFile(flags.report, renderHtml(report, run), '--report');
+    }
+    if (ctx.json) ctx.io.out(reportToJson(report));
+    else {
+      ctx.io.out(renderSummary(report, { color: process.stdout.isTTY === true }));
+      if (flags.report !== undefined) ctx.io.out(`\nreport: ${flags.report}\n`);
+      if (flags.journal !== undefined) ctx.io.out(`journal: ${flags.journal} (read it with: stacker journal --journal ${flags.journal}, stacker orders --journal ${flags.journal})\n`);
+    }
+    // The report is whole, but a strategy failed in it (it would have been disabled live): not a success.
+    if (report.strategyFailures.length > 0) ctx.setExitCode(EXIT.failure);
+  } finally {
+    // A run that stopped before reading its candles (a bad strategy file) reads no further.
+    load.close();
   }
-  if (ctx.json) ctx.io.out(reportToJson(report));
-  else {
-    ctx.io.out(renderSummary(report, { color: process.stdout.isTTY === true }));
-    if (flags.report !== undefined) ctx.io.out(`\nreport: ${flags.report}\n`);
-    if (flags.journal !== undefined) ctx.io.out(`journal: ${flags.journal} (read it with: stacker journal --journal ${flags.journal}, stacker orders --journal ${flags.journal})\n`);
-  }
-  // The report is whole, but a strategy failed in it (it would have been disabled live): not a success.
-  if (report.strategyFailures.length > 0) ctx.setExitCode(EXIT.failure);
 }
 
 /**
@@ -399,10 +404,11 @@ function clippedPeriod(args: { fromMs?: number | undefined; toMs?: number | unde
  * user's to fix, so they are InputErrors (exit 2, E_INPUT) naming the file and each line.
  */
 async function readCandleInput<T>(load: () => T | Promise<T>): Promise<T> {
-  const { CandleCsvError } = await import('../../candles/csv-errors.ts');
+  const { CandleCsvError, CandleFileTooLargeError } = await import('../../candles/csv-errors.ts');
   try {
     return await load();
   } catch (error) {
+    if (error instanceof CandleFileTooLargeError) throw InputError.one('--data', error.rule);
     if (error instanceof CandleCsvError) {
       const lines = error.problems.map((p) => ({ source: error.source, field: `line ${p.line}`, rule: p.reason }));
       throw new InputError(error.stoppedEarly ? [...lines, { source: error.source, field: 'more', rule: `reading stopped after ${lines.length} problems: there may be more` }] : lines);
