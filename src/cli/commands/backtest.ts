@@ -120,60 +120,76 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
     ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
   });
   try {
-    if (comparing) {
-      await compare(ctx, flags, args, sweeps, load);
-      return;
-    }
-
-    const [{ loadStrategyFiles }, { runBacktest }, { buildReport, reportToJson }, { renderSummary }] = await Promise.all([
-      import('../../config/daemon-config.ts'),
-      import('../../backtest/driver.ts'),
-      import('../../backtest/report/build.ts'),
-      import('../../backtest/report/summary.ts'),
-    ]);
-    const instances = runnable(await loadStrategyFiles(args.strategies));
-    const { backtestAccountCaps } = await import('../../backtest/account-caps.ts');
-    const accountCaps = await backtestAccountCaps(await ctx.envLayers(), instances);
-    const candles = await periodCandles({ ...args, fromText: flags.from, toText: flags.to }, flags.data, load, (text) => ctx.io.err(`warning: ${text}\n`));
-    const history = await windowHistory(args, flags.data, longestWindowMs(instances), load);
-
-    const { backtestRules } = await import('./backtest-rules.ts');
-    const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
-
-    const progress = process.stderr.isTTY && !ctx.json ? progressBar() : undefined;
-    const run = await runBacktest({
-      candles,
-      market: args.market,
-      dataFile: args.data,
-      instances,
-      wallet: args.wallet,
-      slippagePct: args.slippagePct,
-      rules: rules.rules,
-      rulesOrigin: rules.origin,
-      flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount, aprPct: args.flexApr },
-      accountCaps,
-      ...(flags.journal === undefined ? {} : { journalPath: flags.journal }),
-      ...(progress === undefined ? {} : { onProgress: progress.update }),
-      ...(history === null ? {} : { history }),
-    });
-    progress?.done();
-    const report = buildReport(run);
-    if (flags.report !== undefined) {
-      const { renderHtml } = await import('../../backtest/report/html.ts');
-      writeOutputFile(flags.report, renderHtml(report, run), '--report');
-    }
-    if (ctx.json) ctx.io.out(reportToJson(report));
-    else {
-      ctx.io.out(renderSummary(report, { color: process.stdout.isTTY === true }));
-      if (flags.report !== undefined) ctx.io.out(`\nreport: ${flags.report}\n`);
-      if (flags.journal !== undefined) ctx.io.out(`journal: ${flags.journal} (read it with: stacker journal --journal ${flags.journal}, stacker orders --journal ${flags.journal})\n`);
-    }
-    // The report is whole, but a strategy failed in it (it would have been disabled live): not a success.
-    if (report.strategyFailures.length > 0) ctx.setExitCode(EXIT.failure);
+    if (comparing) await compare(ctx, flags, args, sweeps, load);
+    else await single(ctx, flags, args, load);
   } finally {
     // A run that stopped before reading its candles (a bad strategy file) reads no further.
     load.close();
   }
+}
+
+/** The arguments of one backtest or comparison, checked. */
+type RunArgs = {
+  data: string;
+  market: string;
+  fromMs?: number | undefined;
+  toMs?: number | undefined;
+  wallet: ReadonlyMap<string, Decimal>;
+  slippagePct: Decimal;
+  flex?: { ticker: string; amount: Decimal } | undefined;
+  flexApr: Decimal;
+  strategies: readonly string[];
+  rules: Parameters<typeof import('./backtest-rules.ts').backtestRules>[1]['rules'];
+  ruleOverrides: Parameters<typeof import('./backtest-rules.ts').backtestRules>[1]['overrides'];
+};
+
+/** One backtest of the strategy files on one wallet (one file, or several with --together), its report printed. */
+async function single(ctx: CommandContext, flags: BacktestFlags, args: RunArgs, load: import('../../candles/split-load.ts').CandleLoad): Promise<void> {
+  const [{ loadStrategyFiles }, { runBacktest }, { buildReport, reportToJson }, { renderSummary }] = await Promise.all([
+    import('../../config/daemon-config.ts'),
+    import('../../backtest/driver.ts'),
+    import('../../backtest/report/build.ts'),
+    import('../../backtest/report/summary.ts'),
+  ]);
+  const instances = runnable(await loadStrategyFiles(args.strategies));
+  const { backtestAccountCaps } = await import('../../backtest/account-caps.ts');
+  const accountCaps = await backtestAccountCaps(await ctx.envLayers(), instances);
+  const candles = await periodCandles({ ...args, fromText: flags.from, toText: flags.to }, flags.data, load, (text) => ctx.io.err(`warning: ${text}\n`));
+  const history = await windowHistory(args, flags.data, longestWindowMs(instances), load);
+
+  const { backtestRules } = await import('./backtest-rules.ts');
+  const rules = await backtestRules(ctx, { market: args.market, rules: args.rules, overrides: args.ruleOverrides, dataDir: flags.dataDir });
+
+  const progress = process.stderr.isTTY && !ctx.json ? progressBar() : undefined;
+  const run = await runBacktest({
+    candles,
+    market: args.market,
+    dataFile: args.data,
+    instances,
+    wallet: args.wallet,
+    slippagePct: args.slippagePct,
+    rules: rules.rules,
+    rulesOrigin: rules.origin,
+    flex: args.flex === undefined ? null : { planId: BACKTEST_FLEX_PLAN, ticker: args.flex.ticker, amount: args.flex.amount, aprPct: args.flexApr },
+    accountCaps,
+    ...(flags.journal === undefined ? {} : { journalPath: flags.journal }),
+    ...(progress === undefined ? {} : { onProgress: progress.update }),
+    ...(history === null ? {} : { history }),
+  });
+  progress?.done();
+  const report = buildReport(run);
+  if (flags.report !== undefined) {
+    const { renderHtml } = await import('../../backtest/report/html.ts');
+    writeOutputFile(flags.report, renderHtml(report, run), '--report');
+  }
+  if (ctx.json) ctx.io.out(reportToJson(report));
+  else {
+    ctx.io.out(renderSummary(report, { color: process.stdout.isTTY === true }));
+    if (flags.report !== undefined) ctx.io.out(`\nreport: ${flags.report}\n`);
+    if (flags.journal !== undefined) ctx.io.out(`journal: ${flags.journal} (read it with: stacker journal --journal ${flags.journal}, stacker orders --journal ${flags.journal})\n`);
+  }
+  // The report is whole, but a strategy failed in it (it would have been disabled live): not a success.
+  if (report.strategyFailures.length > 0) ctx.setExitCode(EXIT.failure);
 }
 
 /**
@@ -184,19 +200,7 @@ export async function backtest(ctx: CommandContext, flags: BacktestFlags): Promi
 async function compare(
   ctx: CommandContext,
   flags: BacktestFlags,
-  args: {
-    data: string;
-    market: string;
-    fromMs?: number | undefined;
-    toMs?: number | undefined;
-    wallet: ReadonlyMap<string, Decimal>;
-    slippagePct: Decimal;
-    flex?: { ticker: string; amount: Decimal } | undefined;
-    flexApr: Decimal;
-    strategies: readonly string[];
-    rules: Parameters<typeof import('./backtest-rules.ts').backtestRules>[1]['rules'];
-    ruleOverrides: Parameters<typeof import('./backtest-rules.ts').backtestRules>[1]['overrides'];
-  },
+  args: RunArgs,
   sweeps: readonly string[],
   load: import('../../candles/split-load.ts').CandleLoad,
 ): Promise<void> {
