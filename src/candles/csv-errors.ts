@@ -35,8 +35,10 @@ export class CandleFileTooLargeError extends StackerError {
   readonly bytes: number;
   /** What is wrong and what to do, without the file's name. */
   readonly rule: string;
-  constructor(source: string, bytes: number) {
-    const rule = `is ${(bytes / 2 ** 30).toFixed(2)} GiB, more than a candle file can be (4 GiB): split it by period (a year or two a file), or keep only the columns time,open,high,low,close,volume`;
+  /** `atLeast`: a pipe, refused once it passed the limit, its whole size unknown. */
+  constructor(source: string, bytes: number, atLeast = false) {
+    const size = atLeast ? 'is over 2 GiB' : `is ${(bytes / 2 ** 30).toFixed(2)} GiB`;
+    const rule = `${size}, more than a candle file can be (2 GiB): split it by period (a year or two a file), or keep only the columns time,open,high,low,close,volume`;
     super(`${source} ${rule}`);
     this.name = 'CandleFileTooLargeError';
     this.source = source;

@@ -3,11 +3,11 @@ import { open } from 'node:fs/promises';
 import { CANDLE_CSV_HEADER, CandleCsvError, CandleFileTooLargeError } from './csv-errors.ts';
 
 /**
- * The largest candle file a series can hold: a row's start is kept as a 32-bit offset (four bytes
- * a row instead of eight), which reaches 4 GiB. A 1-minute file of one market for fifty years is
- * under 2 GiB.
+ * The largest candle file a series can hold: 2 GiB. Node's Buffer#indexOf, which finds a row's
+ * fields, starts no further than 2^31 - 1 into the bytes. A 1-minute file of one market for
+ * fifty years is about 1.5 GB.
  */
-export const MAX_CANDLE_FILE_BYTES = 2 ** 32 - 1;
+export const MAX_CANDLE_FILE_BYTES = 2 ** 31 - 1;
 /**
  * One read at most this much: a single read's length is a 32-bit integer to Node, and a read in
  * the background for a command that stopped (a bad strategy file) ends between two reads.
@@ -16,21 +16,16 @@ const READ_CHUNK_BYTES = 64 * 2 ** 20;
 
 /**
  * A candle file's bytes in shared memory (which readFileSync's buffer cannot be), for the threads
- * that scan or replay them. A pipe (`--data <(xzcat …)`), which has no size, is read to its end
- * first. A file larger than a series can hold is refused whole, never cut.
+ * that scan or replay them. A file larger than a series can hold is refused whole, never cut. A
+ * pipe (`--data <(xzcat …)`), or a file whose size the file system does not say (procfs, some
+ * network ones), is read to its end, and refused as soon as it passes that size.
  */
-export function readCandleBytes(path: string, chunkBytes = READ_CHUNK_BYTES): Buffer {
+export function readCandleBytes(path: string, chunkBytes = READ_CHUNK_BYTES, limitBytes = MAX_CANDLE_FILE_BYTES): Buffer {
   const fd = openSync(path, 'r');
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) {
-      const read = readFileSync(fd);
-      if (read.length > MAX_CANDLE_FILE_BYTES) throw new CandleFileTooLargeError(path, read.length);
-      const bytes = Buffer.from(new SharedArrayBuffer(read.length));
-      read.copy(bytes);
-      return bytes;
-    }
-    if (stat.size > MAX_CANDLE_FILE_BYTES) throw new CandleFileTooLargeError(path, stat.size);
+    if (!stat.isFile() || stat.size === 0) return readToEnd(fd, path, chunkBytes, limitBytes);
+    if (stat.size > limitBytes) throw new CandleFileTooLargeError(path, stat.size);
     const bytes = Buffer.from(new SharedArrayBuffer(stat.size));
     let at = 0;
     while (at < stat.size) {
@@ -43,6 +38,25 @@ export function readCandleBytes(path: string, chunkBytes = READ_CHUNK_BYTES): Bu
   } finally {
     closeSync(fd);
   }
+}
+
+/** Bytes of unknown length, read into shared memory that grows as they come (never twice their size), up to `limitBytes`. */
+function readToEnd(fd: number, path: string, chunkBytes: number, limitBytes: number): Buffer {
+  const memory = new SharedArrayBuffer(0, { maxByteLength: limitBytes });
+  let at = 0;
+  for (;;) {
+    const want = Math.min(chunkBytes, limitBytes - at);
+    // One byte past the limit is enough to know the input is too large.
+    if (want === 0) {
+      if (readSync(fd, Buffer.alloc(1), 0, 1, null) > 0) throw new CandleFileTooLargeError(path, limitBytes + 1, true);
+      break;
+    }
+    if (memory.byteLength < at + want) memory.grow(Math.min(limitBytes, Math.max(at + want, 2 * memory.byteLength)));
+    const read = readSync(fd, new Uint8Array(memory, at, want), 0, want, null);
+    if (read === 0) break;
+    at += read;
+  }
+  return Buffer.from(memory, 0, at);
 }
 
 /** A regular file being read in the background (readCandleBytesLater). */

@@ -483,13 +483,13 @@ describe('a backtest given bad candle input', () => {
       (error: { code: number; stdout: string; stderr: string }) => error,
     );
 
-  it('refuses a file larger than a candle file can be (4 GiB) as bad input, never backtesting part of it', async () => {
+  it('refuses a file larger than a candle file can be (2 GiB) as bad input, never backtesting part of it', async () => {
     const huge = join(dir, 'huge.csv');
     writeFileSync(huge, `${header}\n1614556800,1,1,1,1,1\n`);
     // Sparse: no disk taken. Read as its size modulo 2^32 (84 MB), it was backtested in part, exit 0.
     truncateSync(huge, 2 ** 32 + 87_107_560);
     const result = await backtest(huge);
-    expect([result.code, result.stderr]).toEqual([2, 'error: --data: is 4.08 GiB, more than a candle file can be (4 GiB): split it by period (a year or two a file), or keep only the columns time,open,high,low,close,volume\n']);
+    expect([result.code, result.stderr]).toEqual([2, 'error: --data: is 4.08 GiB, more than a candle file can be (2 GiB): split it by period (a year or two a file), or keep only the columns time,open,high,low,close,volume\n']);
   });
 
   it('is bad input (exit 2, E_INPUT) naming the file and each line: a bad row, rows out of order or repeated, an empty file, a folder', async () => {
