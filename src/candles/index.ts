@@ -1,7 +1,7 @@
 import { CANDLE_INTERVAL_SEC, type Candle } from '../domain/candle.ts';
 import { Decimal } from '../domain/money.ts';
 import { firstAtLeast } from '../domain/sorted.ts';
-import { CandleCsvError, type CandleCsvProblem } from './csv-errors.ts';
+import { CandleCsvError } from './csv-errors.ts';
 import { bodyStart, readCandleBytes } from './file-bytes.ts';
 import { type ScannedPart, mostCommonStep, scanPart } from './part.ts';
 
@@ -92,7 +92,7 @@ export interface LoadOptions {
   readonly shared?: boolean;
 }
 
-export const MAX_PROBLEMS = 20;
+const MAX_PROBLEMS = 20;
 /** time,open,high,low,close,volume: the volume is field 5, the last. */
 const LAST_FIELD = 5;
 const CR = 13;
@@ -142,7 +142,6 @@ export function periodOf(options: LoadOptions): { readonly fromSec: number; read
   return { fromSec: options.fromMs === undefined ? -Infinity : options.fromMs / 1000, toSec: options.toMs === undefined ? Infinity : options.toMs / 1000 };
 }
 
-
 /** The series of a file's scanned rows (in shared memory when `options.shared`). */
 export function seriesOf(options: LoadOptions, bytes: Buffer, part: Pick<ScannedPart, 'count' | 'times' | 'rowStarts' | 'closes'>, intervalSec: number): CandleSeries {
   const { count, times, rowStarts, closes } = part;
@@ -183,7 +182,6 @@ export function sharedCandles(columns: SharedCandleColumns): CandleSeries {
   );
 }
 
-
 /** The first `n` values of a column, in shared memory (kept as they are when they already are). */
 function sharedCopy<T extends Float64Array | Uint32Array>(column: T, n: number): T {
   // Kept only when it is the whole of its buffer: a worker makes the column of the whole buffer.
@@ -203,7 +201,6 @@ export function repeatSeries(base: CandleSeries, copies: number): CandleSeries {
   if (!Number.isSafeInteger(copies) || copies < 1) throw new RangeError('copies must be a positive integer');
   return base.repeated(copies);
 }
-
 
 /** The gaps (whole intervals missing) and the steps that are no whole number of intervals. */
 function gridOf(times: Float64Array, intervalSec: number): { gaps: CandleGap[]; offGrid: CandleSeries['offGrid'] } {
