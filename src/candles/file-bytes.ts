@@ -25,8 +25,7 @@ export function readCandleBytes(path: string, chunkBytes = READ_CHUNK_BYTES, lim
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile() || stat.size === 0) return readToEnd(fd, path, chunkBytes, limitBytes);
-    if (stat.size > limitBytes) throw new CandleFileTooLargeError(path, stat.size);
-    const bytes = Buffer.from(new SharedArrayBuffer(stat.size));
+    const bytes = sharedFor(path, stat.size, limitBytes);
     let at = 0;
     while (at < stat.size) {
       const read = readSync(fd, bytes, at, Math.min(chunkBytes, stat.size - at), at);
@@ -38,6 +37,12 @@ export function readCandleBytes(path: string, chunkBytes = READ_CHUNK_BYTES, lim
   } finally {
     closeSync(fd);
   }
+}
+
+/** Shared memory for a file of `size` bytes; a file past the limit is refused before any of it is read. */
+function sharedFor(path: string, size: number, limitBytes: number): Buffer {
+  if (size > limitBytes) throw new CandleFileTooLargeError(path, size);
+  return Buffer.from(new SharedArrayBuffer(size));
 }
 
 /** Bytes of unknown length, read into shared memory that grows as they come (never twice their size), up to `limitBytes`. */
@@ -78,8 +83,7 @@ export function readCandleBytesLater(path: string, chunkBytes = READ_CHUNK_BYTES
     const file = await open(path, 'r');
     try {
       const { size } = await file.stat();
-      if (size > MAX_CANDLE_FILE_BYTES) throw new CandleFileTooLargeError(path, size);
-      const out = Buffer.from(new SharedArrayBuffer(size));
+      const out = sharedFor(path, size, MAX_CANDLE_FILE_BYTES);
       let at = 0;
       while (at < size) {
         if (stopped) throw new Error(`reading ${path} was stopped`);
