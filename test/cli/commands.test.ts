@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { maskCode } from '../../src/domain/account.ts';
 import { formatDecimal } from '../../src/domain/money.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
@@ -273,7 +273,9 @@ describe('stacker buy and order', () => {
   it('running the same buy with its --client-order-id again is refused before sending (exit 2), naming the order that has it and its status: it never buys twice', async () => {
     const command = ['buy', '--market', 'ETH_USDT', '--amount', '0.01', '--client-order-id', 'same-id-1'];
     // Placed from another machine (its own lock folder): only the exchange's history knows the id.
-    const first = await stacker(command, { ...credentials(), STACKER_LOCK_DIR: mkdtempSync(join(tmpdir(), 'stacker-other-machine-')) });
+    const otherMachine = mkdtempSync(join(tmpdir(), 'stacker-other-machine-'));
+    onTestFinished(() => rmSync(otherMachine, { recursive: true, force: true }));
+    const first = await stacker(command, { ...credentials(), STACKER_LOCK_DIR: otherMachine });
     expect(first.code, first.stderr).toBe(0);
     const [placed] = sandbox.exchange.orderHistory({ clientOrderId: 'same-id-1' });
     const before = proxy.requests.length;

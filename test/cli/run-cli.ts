@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 
 /** Helpers for the CLI tests: run the real `bin/stacker.js` as a child process. */
 
@@ -19,10 +20,11 @@ export interface CliResult {
 
 /**
  * The lock folder of this test file's commands (API-key locks, the ids `buy` sent): a run of the
- * suite starts with none, and nothing is written under the user's home.
+ * suite starts with none, and nothing is written under the user's home. It goes with the file's
+ * last test: a test worker is ended without its `exit` event, which left one folder per file behind.
  */
 const LOCK_DIR = mkdtempSync(join(tmpdir(), 'stacker-cli-locks-'));
-process.once('exit', () => rmSync(LOCK_DIR, { recursive: true, force: true }));
+afterAll(() => rmSync(LOCK_DIR, { recursive: true, force: true }));
 
 /**
  * The child's environment is built from scratch (plus PATH and HOME) so a developer's own
