@@ -25,6 +25,11 @@ export interface RequestEvent {
   readonly durationMs: number;
   /** StackerError.code when it failed. */
   readonly errorCode: string | null;
+  /**
+   * With E_NONCE, which refusal: the nonce outside the exchange's time window (the clocks
+   * disagree) or one it had seen (another client on the key). Either was refused at the door.
+   */
+  readonly nonceRefusal?: 'window' | 'reused';
 }
 
 export interface RequesterDeps {
@@ -207,7 +212,8 @@ export class Requester {
             return answer as T;
           }
           const errorCode = safe instanceof StackerError ? safe.code : 'E_UNEXPECTED';
-          this.#emit({ method, path, scope, attempt, status, durationMs: deps.nowMs() - startedMs, errorCode });
+          const nonceRefusal = safe instanceof NonceWindowError ? 'window' : safe instanceof NonceReusedError ? 'reused' : undefined;
+          this.#emit({ method, path, scope, attempt, status, durationMs: deps.nowMs() - startedMs, errorCode, ...(nonceRefusal === undefined ? {} : { nonceRefusal }) });
           throw safe;
         }
       },

@@ -1,6 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
-import { type DaemonDir, daemonDir, liveEnv, startDaemon } from './daemon-process.ts';
+import { describe, expect, it } from 'vitest';
+import { liveEnv, sandboxPerTest, startDaemon } from './daemon-process.ts';
 
 /**
  * Slots and budget days follow this machine's clock. Far behind the exchange's (a board without a
@@ -8,21 +7,13 @@ import { type DaemonDir, daemonDir, liveEnv, startDaemon } from './daemon-proces
  * never seen: set right again, the daemon bought the same real slot twice, past the day's
  * budget. Five minutes or more off, nothing that moves money is sent.
  */
-let sandbox: Sandbox | null = null;
-let dir: DaemonDir | null = null;
-afterEach(async () => {
-  await sandbox?.stop();
-  dir?.remove();
-  sandbox = null;
-  dir = null;
-});
+// The exchange six years ahead: this machine's clock is that far behind.
+const skewMs = 6 * 365 * 86_400_000;
+const world = sandboxPerTest({ clock: { nowMs: () => Date.now() + skewMs } });
 
 describe("a daemon whose machine's clock is far off the exchange's", () => {
   it('sends nothing, run --once included, saying why in the refusal, while /healthz names the clock', async () => {
-    // The exchange six years ahead: this machine's clock is that far behind.
-    const skewMs = 6 * 365 * 86_400_000;
-    sandbox = await startSandbox({ clock: { nowMs: () => Date.now() + skewMs } });
-    dir = daemonDir();
+    const { sandbox, dir } = world;
     dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '* * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' });
     const env = liveEnv(sandbox, dir);
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
+import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/server.ts';
 
 /** The real CLI (`node src/cli.ts run`) as a child process, as a user or Docker starts it. */
 export const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
@@ -134,12 +134,12 @@ export interface SandboxAndDir {
   live(): Record<string, string>;
 }
 
-/** A fresh sandbox exchange and daemon folder for every test of the file, stopped and removed after it. */
-export function sandboxPerTest(): SandboxAndDir {
+/** A fresh sandbox exchange (started with `options`) and daemon folder for every test of the file, stopped and removed after it. */
+export function sandboxPerTest(options: SandboxOptions = {}): SandboxAndDir {
   let sandbox: Sandbox | null = null;
   let dir: DaemonDir | null = null;
   beforeEach(async () => {
-    sandbox = await startSandbox();
+    sandbox = await startSandbox(options);
     dir = daemonDir();
   });
   afterEach(async () => {

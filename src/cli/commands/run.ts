@@ -68,12 +68,13 @@ function startFailed(logger: Logger, mode: DaemonMode | null, error: unknown): v
 async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started): Promise<void> {
   const globals = ctx.globalFlags;
   const { stackerVersion } = await import('../../daemon/build-version.ts');
-  const [{ loadDaemonConfig }, { createLogger }, { Metrics }, { createExchanges }, { runDaemon }] = await Promise.all([
+  const [{ loadDaemonConfig }, { createLogger }, { Metrics }, { createExchanges }, { runDaemon }, { logNonceRefusals }] = await Promise.all([
     import('../../config/daemon-config.ts'),
     import('../../observability/logger.ts'),
     import('../../observability/metrics.ts'),
     import('../../daemon/exchange-factory.ts'),
     import('../../daemon/daemon.ts'),
+    import('../../daemon/nonce-refusal-log.ts'),
   ]);
   const config = await loadDaemonConfig({
     ...(globals.envFile === undefined ? {} : { envFile: globals.envFile }),
@@ -97,7 +98,14 @@ async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started)
   const metrics = new Metrics({ mode: config.mode, version: stackerVersion() });
   // Once the daemon stops, a read that fails is not tried again: the slot in flight ends sooner.
   const stopping = new AbortController();
-  const exchanges = await createExchanges(config, logger, { onRequest: (event) => metrics.apiRequest(event), stop: stopping.signal });
+  const nonceRefused = logNonceRefusals(logger);
+  const exchanges = await createExchanges(config, logger, {
+    onRequest: (event) => {
+      metrics.apiRequest(event);
+      nonceRefused(event);
+    },
+    stop: stopping.signal,
+  });
   const result = await runDaemon({
     config,
     logger,

@@ -1,0 +1,35 @@
+import type { Logger } from 'pino';
+import type { RequestEvent } from '../api/requester.ts';
+import { throttled } from './throttled-log.ts';
+
+/** A clock that disagrees refuses every request until it is measured again: one line a minute says so. */
+const NONCE_REFUSAL_LOG_INTERVAL_MS = 60_000;
+
+const WHY: Readonly<Record<NonNullable<RequestEvent['nonceRefusal']>, string>> = {
+  window: "its nonce was outside the exchange's ±5 s window: this machine's clock and the exchange's disagree",
+  reused: 'its nonce was one the exchange had seen: another client may be using this API key',
+};
+
+/**
+ * The line for a request the exchange refused for its nonce. The client signs such a request
+ * afresh and sends it again by itself (an order only after looking it up), so the slot usually
+ * goes on as if nothing happened; without this line a skewed clock or a second client on the
+ * key showed only in a metric until the refusals became fatal.
+ */
+export function logNonceRefusals(logger: Pick<Logger, 'warn'>, nowMs: () => number = Date.now): (event: RequestEvent & { readonly account?: string }) => void {
+  const write = throttled(
+    NONCE_REFUSAL_LOG_INTERVAL_MS,
+    (count: number, event: RequestEvent & { readonly account?: string }, refusal: NonNullable<RequestEvent['nonceRefusal']>) => {
+      const since = count === 1 ? '' : ` (${count} such refusals since the last line)`;
+      logger.warn(
+        { event: 'nonce-refused', ...(event.account === undefined ? {} : { account: event.account }), path: event.path, refusal, attempt: event.attempt, count },
+        `the exchange refused ${event.method} ${event.path} at its door, before doing anything: ${WHY[refusal]}; ` +
+          `stacker signs it afresh and sends it again (an order only after looking it up), and a refusal that persists fails the slot with its own error${since}`,
+      );
+    },
+    nowMs,
+  );
+  return (event) => {
+    if (event.nonceRefusal !== undefined) write(event, event.nonceRefusal);
+  };
+}

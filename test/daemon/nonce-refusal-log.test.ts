@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import type { RequestEvent } from '../../src/api/requester.ts';
+import { logNonceRefusals } from '../../src/daemon/nonce-refusal-log.ts';
+
+const attempt = (extra: Partial<RequestEvent>): RequestEvent & { account: string } => ({
+  method: 'POST',
+  path: '/api/v4/order/stock_market',
+  scope: 'trade',
+  attempt: 1,
+  status: 429,
+  durationMs: 3,
+  errorCode: 'E_NONCE',
+  account: 'kids',
+  ...extra,
+});
+
+describe('the nonce refusal log', () => {
+  it('writes a line a minute at most, each counting the refusals since the last, and nothing for other requests', () => {
+    let nowMs = 0;
+    const lines: Array<{ fields: Record<string, unknown>; msg: string }> = [];
+    const log = logNonceRefusals({ warn: ((fields: Record<string, unknown>, msg: string) => lines.push({ fields, msg })) as never }, () => nowMs);
+    log(attempt({ nonceRefusal: 'reused' }));
+    log(attempt({ status: 200, errorCode: null }));
+    log(attempt({ errorCode: 'E_RATE_LIMIT' }));
+    nowMs = 30_000;
+    log(attempt({ nonceRefusal: 'reused' }));
+    nowMs = 60_000;
+    log(attempt({ nonceRefusal: 'window', path: '/api/v4/trade-account/balance' }));
+    expect(lines.map(({ fields }) => [fields['refusal'], fields['count'], fields['account']])).toEqual([
+      ['reused', 1, 'kids'],
+      ['window', 2, 'kids'],
+    ]);
+    expect(lines[0]?.msg).toBe(
+      'the exchange refused POST /api/v4/order/stock_market at its door, before doing anything: its nonce was one the exchange had seen: another client may be using this API key; ' +
+        'stacker signs it afresh and sends it again (an order only after looking it up), and a refusal that persists fails the slot with its own error',
+    );
+    expect(lines[1]?.msg).toMatch(/^the exchange refused POST \/api\/v4\/trade-account\/balance at its door, .* this machine's clock and the exchange's disagree; .* \(2 such refusals since the last line\)$/);
+  });
+});
