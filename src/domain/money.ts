@@ -120,6 +120,16 @@ export function isDecimal(value: unknown): value is Decimal {
 }
 
 /**
+ * The same value in the program's own Decimal. A value made by a constructor of decimal.js's
+ * `Decimal.clone()` (a strategy's own) is a Decimal too, but an operation takes its precision and
+ * rounding from its left side's constructor: `amount.mul(price)` of a 1-digit clone's amount
+ * rounded a 19.82 order value to 10, under a MAX_ORDER_QUOTE of 15. The digits are copied as they are.
+ */
+export function programDecimal(value: Decimal): Decimal {
+  return value.constructor === Decimal ? value : new Decimal(value);
+}
+
+/**
  * A Decimal as a float within a few parts in 10^16, read from its digits (decimal.js documents
  * `d`, base-10^7 words, `e`, the exponent of the first digit, and `s`, the sign, as its instances'
  * read-only properties) rather than through its text as `toNumber()` reads it, which costs a

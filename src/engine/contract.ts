@@ -4,7 +4,7 @@ import { type Intent, isMoneyIntent } from '../domain/intent.ts';
 import { type CodeRecord, type FlexInvestment, type FlexPlan, TRANSFER_DECIMALS, type TradeBalance } from '../domain/account.ts';
 import type { InputProblem } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
-import { type Decimal, isDecimal } from '../domain/money.ts';
+import { type Decimal, isDecimal, programDecimal } from '../domain/money.ts';
 import { STP_INPUT_HELP, readStp } from '../domain/order.ts';
 
 /**
@@ -303,7 +303,10 @@ export function checkDecision(answer: unknown): readonly Intent[] {
     return intentProblems(intent as Intent).map((problem) => `intent #${index} (${String((intent as { kind?: unknown }).kind)}): ${problem}`);
   });
   if (problems.length > 0) throw new TypeError(problems.join('; '));
-  return answer as Intent[];
+  // Every amount in the program's Decimal, so the guards' products and sums round by its rules, not a clone's.
+  return (answer as Intent[]).map((intent) =>
+    isMoneyIntent(intent) && programDecimal(intent.amount) !== intent.amount ? { ...intent, amount: programDecimal(intent.amount) } : intent,
+  );
 }
 
 /**

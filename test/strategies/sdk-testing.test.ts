@@ -46,6 +46,25 @@ describe('the SDK test helpers judge an answer as the engine does', () => {
   });
 });
 
+describe("a strategy's amounts made by a Decimal constructor of its own (Decimal.clone)", () => {
+  // One significant digit, rounding down: 0.0046 × 4308 would be 10 in it, under a limit of 15.
+  const Rough = Decimal.clone({ precision: 1, rounding: Decimal.ROUND_DOWN });
+  const funded = { markets: [marketRules()], prices: { BTC_USDT: '4308' }, trade: { USDT: { available: '1000' } } };
+
+  it('are judged in the engine\'s own Decimal: an order worth 19.8168 is above a MAX_ORDER_QUOTE of 15', async () => {
+    const rough = answering(() => [intent.buy('BTC_USDT', new Rough('0.0046'))]);
+    expect((await judgeWith(rough, ENV, { ...funded, maxOrderQuote: '15' })).map((j) => j.refused)).toEqual(['above-max-order']);
+    expect((await judgeWith(rough, ENV, { ...funded, remainingQuote: '19.81' })).map((j) => j.refused)).toEqual(['over-budget']);
+    expect((await judgeWith(rough, ENV, { ...funded, maxOrderQuote: '20' })).map((j) => j.refused)).toEqual([null]);
+  });
+
+  it('keep their digits, in the program\'s Decimal', () => {
+    const [buy] = checkDecision([intent.buy('BTC_USDT', new Rough('0.00461234'))]);
+    expect(buy?.kind === 'buy-stock-market' && buy.amount.constructor).toBe(Decimal);
+    expect(buy?.kind === 'buy-stock-market' && buy.amount.toString()).toBe('0.00461234');
+  });
+});
+
 describe('the SDK test helpers build the view a strategy declares', () => {
   // Candles of the declared window, as the engine hands them: none given is none kept, not a fault.
   const windowed = defineStrategy({
