@@ -8,7 +8,7 @@ import type { RunMode } from './run-mode.ts';
  * They live in the domain so the engine (which emits) and src/notify/ (which delivers) share one
  * definition without knowing each other. Money stays Decimal here; a channel writes it as text.
  */
-export const NOTIFY_EVENTS = ['order-filled', 'order-refused', 'intent-unknown', 'order-stuck', 'trading-stopped', 'daemon-stopped', 'daily-summary'] as const;
+export const NOTIFY_EVENTS = ['order-filled', 'order-refused', 'intent-unknown', 'order-stuck', 'strategy-disabled', 'trading-stopped', 'daemon-stopped', 'daily-summary'] as const;
 export type NotifyEventName = (typeof NOTIFY_EVENTS)[number];
 
 interface EventBase {
@@ -77,6 +77,20 @@ export interface OrderStuckEvent extends EventBase {
   readonly sinceMs: number;
   /** Why it is still open, from the last read. */
   readonly why: string;
+}
+
+/**
+ * An instance's strategy threw, answered what the engine cannot take, or did not answer in time:
+ * the instance trades no more until stacker is restarted (the others go on). Once per instance.
+ */
+export interface StrategyDisabledEvent extends EventBase {
+  readonly kind: 'strategy-disabled';
+  readonly instance: string;
+  readonly strategy: string;
+  /** The slot whose decision failed (ms since epoch). */
+  readonly slotTimeMs: number;
+  /** What went wrong, as the journal keeps it (the stack is in the log only). */
+  readonly error: string;
 }
 
 /** Trading stopped for the rest of the run (credentials, nonce, a lost journal, foreign orders). */
@@ -150,7 +164,7 @@ export interface DailySummaryEvent extends EventBase {
   readonly accountCaps: readonly AccountCapDay[];
 }
 
-export type NotifyEvent = OrderFilledEvent | OrderRefusedEvent | IntentUnknownEvent | OrderStuckEvent | TradingStoppedEvent | DaemonStoppedEvent | DailySummaryEvent;
+export type NotifyEvent = OrderFilledEvent | OrderRefusedEvent | IntentUnknownEvent | OrderStuckEvent | StrategyDisabledEvent | TradingStoppedEvent | DaemonStoppedEvent | DailySummaryEvent;
 
 export function isNotifyEventName(name: string): name is NotifyEventName {
   return (NOTIFY_EVENTS as readonly string[]).includes(name);

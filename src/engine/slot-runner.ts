@@ -1,4 +1,4 @@
-import { ENGINE_REFUSED } from './observer.ts';
+import { ENGINE_REFUSED, tell } from './observer.ts';
 import type { CandleWindow } from './candle-book.ts';
 import { type Intent, isMoneyIntent } from '../domain/intent.ts';
 import type { NewIntent } from '../store/journal.ts';
@@ -189,6 +189,7 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | AttemptOutcom
     deps.metrics.strategyDisabled(instance.instance);
     // The stack (the strategy's file and line) is for whoever reads the log; the journal and /healthz keep the reason.
     deps.logger.error({ ...log(), event: 'strategy-disabled', error: strategyErrorMessage(error), ...(error instanceof Error && error.stack !== undefined ? { stack: error.stack } : {}) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
+    tell(deps, () => ({ kind: 'strategy-disabled', atMs: deps.clock.nowMs(), mode: deps.mode, instance: instance.instance, strategy: instance.strategy.name, slotTimeMs, error: strategyErrorMessage(error) }));
     return 'disabled';
   }
   return { view, budgetLimit, intents };

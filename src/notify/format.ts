@@ -53,6 +53,14 @@ export function messageOf(event: NotifyEvent): Message {
         ),
       };
     }
+    case 'strategy-disabled':
+      return {
+        title: `Strategy failed: ${event.instance} stopped buying${mode}`,
+        body: lines(
+          `${event.instance} (${event.strategy}), slot ${new Date(event.slotTimeMs).toISOString()}: ${event.error}`,
+          'This instance runs no more slots until stacker is restarted; the others go on. Fix the strategy or its file, check it with `stacker check`, then restart.',
+        ),
+      };
     case 'trading-stopped':
       // E_LOCKED is only ever a second stacker refused the lock another one holds: that one trades on.
       if (event.code === 'E_LOCKED') return { title: `Second stacker refused (E_LOCKED)${mode}`, body: lines(event.reason, 'The stacker already running was not touched.') };

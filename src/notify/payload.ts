@@ -42,6 +42,8 @@ export function payloadOf(event: NotifyEvent): Payload {
         since: new Date(event.sinceMs).toISOString(),
         why: event.why,
       };
+    case 'strategy-disabled':
+      return { ...head, instance: event.instance, strategy: event.strategy, slot: new Date(event.slotTimeMs).toISOString(), error: event.error };
     case 'trading-stopped':
       return { ...head, code: event.code, reason: event.reason };
     case 'daemon-stopped':

@@ -20,7 +20,7 @@ describe('notification settings', () => {
     const { settings, problems } = await read({});
     expect(problems).toEqual([]);
     expect([settings.webhook, settings.telegram, settings.ntfy]).toEqual([null, null, null]);
-    expect([...settings.events]).toEqual(['order-filled', 'order-refused', 'intent-unknown', 'order-stuck', 'trading-stopped', 'daemon-stopped', 'daily-summary']);
+    expect([...settings.events]).toEqual(['order-filled', 'order-refused', 'intent-unknown', 'order-stuck', 'strategy-disabled', 'trading-stopped', 'daemon-stopped', 'daily-summary']);
   });
 
   it('reads every channel, the default Telegram API and a chosen list of events', async () => {
@@ -52,7 +52,7 @@ describe('notification settings', () => {
 
   it('an unknown event name is refused, naming the key and listing the valid names', async () => {
     const { problems } = await read({ STACKER_NOTIFY_EVENTS: 'order-filled,order-filed' });
-    expect(problems).toEqual(['STACKER_NOTIFY_EVENTS: has unknown event(s) "order-filed"; give a comma-separated list of order-filled, order-refused, intent-unknown, order-stuck, trading-stopped, daemon-stopped, daily-summary (unset: all of them)']);
+    expect(problems).toEqual(['STACKER_NOTIFY_EVENTS: has unknown event(s) "order-filed"; give a comma-separated list of order-filled, order-refused, intent-unknown, order-stuck, strategy-disabled, trading-stopped, daemon-stopped, daily-summary (unset: all of them)']);
     expect((await read({ STACKER_NOTIFY_EVENTS: ' , ' })).problems[0]).toMatch(/^STACKER_NOTIFY_EVENTS: names no event; /);
   });
 

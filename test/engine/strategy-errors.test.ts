@@ -50,6 +50,15 @@ describe('a strategy that throws', () => {
     expect(await current().journal.getSlot({ instance: 'buggy-1', slotTimeMs: SLOT })).toMatchObject({ status: 'failed', reason });
     expect(engine.health().disabledInstances).toEqual([{ instance: 'buggy-1', slotTimeMs: SLOT, reason }]);
   });
+
+  it('tells the notifier once: the instance stops trading, which the operator must hear of without watching /healthz', async () => {
+    const engine = current().engine([runtimeOf({ instance: 'buggy-1', strategy: buggy, env: {} })]);
+    expect(await engine.runSlot('buggy-1', SLOT)).toBe('disabled');
+    expect(await engine.runSlot('buggy-1', SLOT + 3_600_000)).toBe('disabled');
+    expect(current().notifications).toEqual([
+      { kind: 'strategy-disabled', atMs: expect.any(Number), mode: 'live', instance: 'buggy-1', strategy: 'buggy', slotTimeMs: SLOT, error: "Cannot read properties of undefined (reading 'reduce')" },
+    ]);
+  });
 });
 
 describe('a strategy that writes into its params', () => {

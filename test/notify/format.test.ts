@@ -142,6 +142,17 @@ describe('the phone-readable message', () => {
     expect(messageOf(stuck({ instance: null, mode: 'dry-run' })).title).toBe('Order stuck: BTC_USDT - check the exchange [dry-run]');
   });
 
+  it('a disabled strategy names the instance, the strategy, the slot and the error, and what it takes to resume; its payload carries the same', () => {
+    const disabled = { kind: 'strategy-disabled', atMs: AT_MS, mode: 'live', instance: 'dca-btc', strategy: 'dca', slotTimeMs: AT_MS, error: 'decide did not answer within 30 s' } as const;
+    expect(messageOf(disabled)).toEqual({
+      title: 'Strategy failed: dca-btc stopped buying',
+      body:
+        'dca-btc (dca), slot 2026-01-02T09:00:00.000Z: decide did not answer within 30 s\n' +
+        'This instance runs no more slots until stacker is restarted; the others go on. Fix the strategy or its file, check it with `stacker check`, then restart.',
+    });
+    expect(payloadOf(disabled)).toEqual({ event: 'strategy-disabled', at: '2026-01-02T09:00:00.000Z', mode: 'live', instance: 'dca-btc', strategy: 'dca', slot: '2026-01-02T09:00:00.000Z', error: 'decide did not answer within 30 s' });
+  });
+
   it('a stop names the code and what it takes to resume', () => {
     expect(messageOf(stopped)).toEqual({ title: 'Trading stopped (E_AUTH)', body: 'the exchange refused the key\nNo order is sent until a person fixes this and restarts stacker.' });
   });
