@@ -16,7 +16,7 @@ import type { CodeRecord, FlexInvestment, FlexPlan, TradeBalance } from '../src/
 import type { MarketRules } from '../src/domain/market.ts';
 import { DEMO_MARKETS } from '../src/sim/seed.ts';
 import { Decimal, ZERO } from '../src/domain/money.ts';
-import { DEFAULT_READS, type SlotView, type SnapshotPart, checkDecision } from '../src/engine/contract.ts';
+import { DEFAULT_READS, type SlotView, type SnapshotPart, checkDecision, readsOf } from '../src/engine/contract.ts';
 import { ReadOnlyMap, readOnly, readOnlyList, readOnlyParams } from '../src/engine/read-only.ts';
 
 /** A plain-object SlotView for specification tests. Money is given as decimal text. */
@@ -148,7 +148,7 @@ export function marketRules(overrides: Partial<Record<keyof MarketRules, unknown
 export async function decideWith<P>(strategy: Strategy<P>, env: Readonly<Record<string, string>>, spec: ViewSpec = {}): Promise<readonly Intent[]> {
   const params = parseInstanceParams(strategy, { STRATEGY: strategy.name, SCHEDULE: '0 9 * * *', ...env }, `${strategy.name}.env`);
   // Checked as the engine checks it: an answer a live slot would reject throws here (a TypeError naming each bad intent).
-  return checkDecision(await strategy.decide(slotView(asDeclared(strategy, params, spec)), readOnlyParams(params, spec.instance ?? 'test-instance')));
+  return checkDecision(await strategy.decide(slotView(asDeclared(strategy, params, spec)), readOnlyParams(params, spec.instance ?? 'test-instance')), readsOf(strategy, params));
 }
 
 /**
@@ -215,7 +215,7 @@ export async function judgeWith<P>(
 ): Promise<Array<{ readonly intent: Intent; readonly refused: string | null; readonly message: string | null }>> {
   const params = parseInstanceParams(strategy, { STRATEGY: strategy.name, SCHEDULE: '0 9 * * *', ...env }, `${strategy.name}.env`);
   const view = slotView(asDeclared(strategy, params, spec));
-  const intents = checkDecision(await strategy.decide(view, readOnlyParams(params, spec.instance ?? 'test-instance')));
+  const intents = checkDecision(await strategy.decide(view, readOnlyParams(params, spec.instance ?? 'test-instance')), readsOf(strategy, params));
   const maxOrderQuote = spec.maxOrderQuote === undefined || spec.maxOrderQuote === null ? null : new Decimal(spec.maxOrderQuote);
   const refusals = planMoney(intents, view, { maxOrderQuote, markets: strategy.markets?.(params) ?? null, budgetAsset: strategy.budgetAsset?.(params) ?? null, killed: null });
   return intents.map((intent, i) => ({ intent, refused: refusals[i]?.code ?? null, message: refusals[i]?.message ?? null }));

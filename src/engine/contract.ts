@@ -287,6 +287,9 @@ export const COMMON_PARAMS: readonly ParamSpec[] = [
   },
 ];
 
+/** What the guards read to judge a buy. */
+const BUY_READS: readonly SnapshotPart[] = ['markets', 'prices'];
+
 export const COMMON_KEYS: ReadonlySet<string> = new Set(COMMON_PARAMS.map((spec) => spec.key));
 
 
@@ -294,13 +297,20 @@ export const COMMON_KEYS: ReadonlySet<string> = new Set(COMMON_PARAMS.map((spec)
  * A strategy's answer as the engine takes it: an array of valid intents, or a TypeError saying
  * what is wrong with it (each bad intent by its index and kind). The slot runner, the pre-flight
  * of `stacker check` and the SDK's test helpers all judge an answer by this one rule, so a check
- * or a test never passes what a live slot would reject.
+ * or a test never passes what a live slot would reject. `reads` are the parts the strategy named
+ * for the slot: a buy is checked against its market's rules and price, read only when named.
  */
-export function checkDecision(answer: unknown): readonly Intent[] {
+export function checkDecision(answer: unknown, reads: readonly SnapshotPart[]): readonly Intent[] {
   if (!Array.isArray(answer)) throw new TypeError(`decide must return an array of intents (got ${answer === null ? 'null' : typeof answer})`);
+  const unread = BUY_READS.filter((part) => !reads.includes(part));
   const problems = answer.flatMap((intent: unknown, index) => {
     if (intent === null || typeof intent !== 'object') return [`intent #${index} must be an object (got ${intent === null ? 'null' : typeof intent})`];
-    return intentProblems(intent as Intent).map((problem) => `intent #${index} (${String((intent as { kind?: unknown }).kind)}): ${problem}`);
+    const found = intentProblems(intent as Intent);
+    // Refused by the guards at every slot instead, as a market "not listed" or "without a price": the reason was false, and it never heals.
+    if ((intent as Intent).kind === 'buy-stock-market' && unread.length > 0) {
+      found.push(`a buy needs ${BUY_READS.map((part) => `'${part}'`).join(' and ')} in the strategy's reads(), which names no ${unread.map((part) => `'${part}'`).join(' or ')}: the engine checks every buy against its market's rules and price, read for a slot only when named`);
+    }
+    return found.map((problem) => `intent #${index} (${String((intent as { kind?: unknown }).kind)}): ${problem}`);
   });
   if (problems.length > 0) throw new TypeError(problems.join('; '));
   // Every amount in the program's Decimal, so the guards' products and sums round by its rules, not a clone's.

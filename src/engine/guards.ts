@@ -85,7 +85,11 @@ export function quoteAt(amount: Decimal, price: Decimal): Decimal {
   return quote;
 }
 
-/** A strategy that did not read prices or markets gets `undefined` here instead of the view's programming error. */
+/**
+ * `undefined` for a part the view was not given, rather than the view's programming error. A buy
+ * never meets it (checkDecision refuses one whose strategy does not read markets and prices); the
+ * budget's estimate may.
+ */
 function safe<T>(read: () => T): T | undefined {
   try {
     return read();

@@ -81,7 +81,10 @@ async function preflightOne(config: PreflightConfig, exchange: Exchange, books: 
       budget: { remainingQuote: () => left, maxOrderQuote: () => instance.maxOrderQuote },
     });
     // Judged as a live slot judges it: one bad intent and the slot sends nothing.
-    const valid = checkDecision(await withinTimeLimit(Promise.resolve(instance.strategy.decide(view, readOnlyParams(instance.params, instance.instance))), DECIDE_TIME_LIMIT_MS, 'decide'));
+    const valid = checkDecision(
+      await withinTimeLimit(Promise.resolve(instance.strategy.decide(view, readOnlyParams(instance.params, instance.instance))), DECIDE_TIME_LIMIT_MS, 'decide'),
+      readsOf(instance.strategy, instance.params),
+    );
     const refusals = planMoney(valid, view, {
       maxOrderQuote: instance.maxOrderQuote,
       markets: instance.strategy.markets?.(instance.params) ?? null,

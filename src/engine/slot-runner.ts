@@ -181,7 +181,7 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | AttemptOutcom
       deps.logger.info({ ...log(), event: 'slot-stopped' }, 'stopping: the strategy had not answered; nothing was sent for this slot, which is left unjournalled for the next start to catch up (CATCH_UP) or journal as missed');
       return 'stopped';
     }
-    intents = checkDecision(answer);
+    intents = checkDecision(answer, instance.reads);
   } catch (error) {
     const reason = `strategy ${instance.strategy.name} failed: ${strategyErrorMessage(error)}`;
     if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });

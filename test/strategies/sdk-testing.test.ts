@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkDecision } from '../../src/engine/contract.ts';
-import { Decimal, defineStrategy, intent, param } from '../../strategies/sdk.ts';
+import { DEFAULT_READS, checkDecision } from '../../src/engine/contract.ts';
+import { Decimal, type SnapshotPart, defineStrategy, intent, param } from '../../strategies/sdk.ts';
 import { dca } from '../../strategies/dca.ts';
 import { decidePurely, decideWith, judgeWith, marketRules } from '../../strategies/sdk-testing.ts';
 
@@ -35,7 +35,7 @@ describe('the SDK test helpers judge an answer as the engine does', () => {
   ])('rejects %s in decideWith and judgeWith, naming the intent', async (_name, answer, message) => {
     await expect(decideWith(answering(answer), ENV)).rejects.toThrow(message);
     await expect(judgeWith(answering(answer), ENV)).rejects.toThrow(message);
-    expect(() => checkDecision(answer())).toThrow(TypeError);
+    expect(() => checkDecision(answer(), DEFAULT_READS)).toThrow(TypeError);
   });
 
   it('passes a valid answer through, judged by the guards', async () => {
@@ -43,6 +43,27 @@ describe('the SDK test helpers judge an answer as the engine does', () => {
     const buy = answering(() => [intent.buy('BTC_USDT', new Decimal('0.001'))]);
     expect((await judgeWith(buy, ENV, funded)).map((j) => [j.intent.kind, j.refused])).toEqual([['buy-stock-market', null]]);
     expect((await judgeWith(buy, ENV, { ...funded, trade: { USDT: { available: '1' } } })).map((j) => j.refused)).toEqual(['insufficient-funds']);
+  });
+});
+
+describe('a strategy that buys without naming what the guards read', () => {
+  const buyingOn = (reads: readonly SnapshotPart[]) =>
+    defineStrategy({
+      name: 'forgetful',
+      describe: 'Buys without reading markets or prices.',
+      params: { MARKET: param.market({ description: 'Where to buy.', example: 'BTC_USDT' }) },
+      reads: () => reads,
+      async decide(_view, params) {
+        return [intent.buy(params.MARKET, new Decimal('0.001'))];
+      },
+    });
+
+  it("is a bug in the strategy, said as such: not a market the exchange does not list, or one without a price", async () => {
+    const says = (missing: string) =>
+      `intent #0 (buy-stock-market): a buy needs 'markets' and 'prices' in the strategy's reads(), which names no ${missing}: the engine checks every buy against its market's rules and price, read for a slot only when named`;
+    await expect(decideWith(buyingOn(['balances']), ENV)).rejects.toThrow(says("'markets' or 'prices'"));
+    await expect(judgeWith(buyingOn(['balances', 'markets']), ENV)).rejects.toThrow(says("'prices'"));
+    expect(await decideWith(buyingOn(['markets', 'prices']), ENV)).toHaveLength(1);
   });
 });
 
@@ -59,7 +80,7 @@ describe("a strategy's amounts made by a Decimal constructor of its own (Decimal
   });
 
   it('keep their digits, in the program\'s Decimal', () => {
-    const [buy] = checkDecision([intent.buy('BTC_USDT', new Rough('0.00461234'))]);
+    const [buy] = checkDecision([intent.buy('BTC_USDT', new Rough('0.00461234'))], DEFAULT_READS);
     expect(buy?.kind === 'buy-stock-market' && buy.amount.constructor).toBe(Decimal);
     expect(buy?.kind === 'buy-stock-market' && buy.amount.toString()).toBe('0.00461234');
   });
