@@ -2,7 +2,7 @@ import type { InputProblem } from '../domain/errors.ts';
 import type { Intent } from '../domain/intent.ts';
 import type { CandleWindow } from './candle-book.ts';
 import { STRATEGY_API_VERSION, type SlotView, type SnapshotPart, type StartupContext, type Strategy } from './contract.ts';
-import { type ParamShape, type ParamsOf, checkDefaults, marketKeysOf, parseDeclared, specsOf } from './param-spec.ts';
+import { type ParamShape, type ParamsOf, checkDeclaration, marketKeysOf, parseDeclared, specsOf } from './param-spec.ts';
 import { readOnly } from './read-only.ts';
 
 /**
@@ -40,7 +40,7 @@ export interface StrategyDefinition<S extends ParamShape> {
 
 export function defineStrategy<S extends ParamShape>(definition: StrategyDefinition<S>): Strategy<ParamsOf<S>> {
   const { params: shape, check, checkParams, ...rest } = definition;
-  checkDefaults(definition.name, shape);
+  checkDeclaration(definition.name, shape);
   const marketKeys = marketKeysOf(shape);
   return {
     ...rest,

@@ -1,8 +1,8 @@
-import type { Decimal } from '../domain/money.ts';
+import { type Decimal, parseDecimalStrict } from '../domain/money.ts';
 import { STP_INPUT_HELP, type Stp, readStp } from '../domain/order.ts';
 import { CLIENT_ORDER_PREFIX_MAX, type ParamSpec } from './contract.ts';
 import { type DecimalRules, ParamReader } from './params.ts';
-import { ConfigError } from '../domain/errors.ts';
+import { ConfigError, type InputProblem } from '../domain/errors.ts';
 
 /**
  * A strategy's parameters, declared once: each key's type, rule, default, description and
@@ -19,6 +19,8 @@ import { ConfigError } from '../domain/errors.ts';
  */
 export interface ParamDeclaration<T> extends Omit<ParamSpec, 'key'> {
   readonly read: (reader: ParamReader, key: string) => T;
+  /** What is wrong with the declaration itself (bounds no value passes, a bound that is no number): defineStrategy refuses it. */
+  readonly mistake?: string;
 }
 
 export type ParamShape = Readonly<Record<string, ParamDeclaration<unknown>>>;
@@ -37,8 +39,9 @@ interface Described {
 
 type Optional<T, O> = O extends { readonly optional: true } ? T | null : T;
 
-function declare<T>(base: Described, rule: string, required: boolean, read: (reader: ParamReader, key: string) => T, defaultText?: string): ParamDeclaration<T> {
+function declare<T>(base: Described, rule: string, required: boolean, read: (reader: ParamReader, key: string) => T, defaultText?: string, mistake?: string): ParamDeclaration<T> {
   return {
+    ...(mistake === undefined ? {} : { mistake }),
     required,
     description: base.description,
     rule: base.note === undefined ? rule : `${rule}; ${base.note}`,
@@ -63,6 +66,33 @@ function decimalRule(rules: DecimalRules): string {
     if (rules.min === undefined && rules.nonNegative === true) return `decimal from 0 to ${rules.max}`;
   }
   return bounds.length === 0 ? 'decimal' : `decimal ${bounds.join(', ')}`;
+}
+
+/** A decimal bound that is not a plain decimal, or bounds no value could pass. */
+function decimalBoundsMistake(rules: DecimalRules): string | undefined {
+  const bound = (name: 'min' | 'max'): Decimal | null | undefined => {
+    const text: unknown = rules[name];
+    if (text === undefined) return undefined;
+    try {
+      return parseDecimalStrict(String(text), name);
+    } catch {
+      return null;
+    }
+  };
+  const [min, max] = [bound('min'), bound('max')];
+  if (min === null) return `its min must be a plain decimal such as "0.5" (got ${JSON.stringify(rules.min)})`;
+  if (max === null) return `its max must be a plain decimal such as "100" (got ${JSON.stringify(rules.max)})`;
+  if (min !== undefined && max !== undefined && min.gt(max)) return `its min ${rules.min} is above its max ${rules.max}: no value could pass`;
+  if (max !== undefined && rules.positive === true && max.lte(0)) return `it must be > 0 and at most ${rules.max}: no value could pass`;
+  if (max !== undefined && rules.nonNegative === true && max.lt(0)) return `it must be ≥ 0 and at most ${rules.max}: no value could pass`;
+  if (rules.maxDecimals !== undefined && (!Number.isInteger(rules.maxDecimals) || rules.maxDecimals < 0)) return `its maxDecimals must be a whole number ≥ 0 (got ${String(rules.maxDecimals)})`;
+  return undefined;
+}
+
+function integerBoundsMistake(min: unknown, max: unknown): string | undefined {
+  if (!Number.isSafeInteger(min) || !Number.isSafeInteger(max)) return `its min and max must be whole numbers (got ${String(min)} and ${String(max)})`;
+  if ((min as number) > (max as number)) return `its min ${String(min)} is above its max ${String(max)}: no value could pass`;
+  return undefined;
 }
 
 /** The declarations made by param.market: defineStrategy checks at start that the exchange lists their values. */
@@ -95,11 +125,19 @@ export const param = {
       !optional && options.default === undefined,
       (r, key) => (optional ? (r.optionalDecimal(key, options) ?? null) : r.decimal(key, options)) as Optional<Decimal, O>,
       options.default,
+      decimalBoundsMistake(options),
     );
   },
 
   integer(options: Described & { readonly min: number; readonly max: number; readonly default?: number }): ParamDeclaration<number> {
-    return declare(options, `whole number from ${options.min} to ${options.max}`, options.default === undefined, (r, key) => r.integer(key, options), options.default?.toString());
+    return declare(
+      options,
+      `whole number from ${options.min} to ${options.max}`,
+      options.default === undefined,
+      (r, key) => r.integer(key, options),
+      options.default?.toString(),
+      integerBoundsMistake(options.min, options.max),
+    );
   },
 
   boolean(options: Described & { readonly default: boolean }): ParamDeclaration<boolean> {
@@ -152,7 +190,12 @@ export const param = {
   duration(options: Described & { readonly min: string; readonly max: string; readonly default?: string }): ParamDeclaration<number> {
     const min = parseDuration(options.min);
     const max = parseDuration(options.max);
-    if (min === null || max === null) throw new RangeError(`duration bounds ${options.min}..${options.max} do not read`);
+    const mistake =
+      min === null || max === null
+        ? `its min and max must be durations such as 30d or 12h (got ${JSON.stringify(options.min)} and ${JSON.stringify(options.max)})`
+        : min > max
+          ? `its min ${options.min} is above its max ${options.max}: no value could pass`
+          : undefined;
     return declare(
       options,
       `a duration from ${options.min} to ${options.max} (a whole number and m, h or d)`,
@@ -161,16 +204,17 @@ export const param = {
         const text = r.raw(key) ?? options.default;
         if (text === undefined) {
           r.problem(key, 'is required');
-          return min;
+          return min ?? 0;
         }
         const ms = parseDuration(text);
-        if (ms === null || ms < min || ms > max) {
+        if (ms === null || min === null || max === null || ms < min || ms > max) {
           r.problem(key, `must be a duration from ${options.min} to ${options.max}, such as 30d or 12h (got ${JSON.stringify(text)})`);
-          return min;
+          return min ?? 0;
         }
         return ms;
       },
       options.default,
+      mistake,
     );
   },
 };
@@ -193,23 +237,32 @@ export function specsOf(shape: ParamShape): ParamSpec[] {
  * every key in one ConfigError.
  */
 /**
- * Each declared default, read as if an env file wrote it: a default its own rule refuses (a
- * decimal above its max, an integer outside its bounds) is the author's mistake, refused when the
- * strategy is defined, not reported against every user's env file that leaves the key out (or,
- * for an integer, passed to decide unchecked).
+ * The declaration checked when the strategy is defined, every mistake at once (a ConfigError:
+ * exit 2, each naming its key): bounds no value could pass, a bound that is no number, and each
+ * default read as if an env file wrote it. A default its own rule refuses (a decimal above its
+ * max, an integer outside its bounds) was otherwise reported against every user's env file that
+ * leaves the key out (or, for an integer, passed to decide unchecked); a bad bound, only once a
+ * user set the key, and then against STRATEGY.
  */
-export function checkDefaults(strategy: string, shape: ParamShape): void {
+export function checkDeclaration(strategy: string, shape: ParamShape): void {
+  const source = `strategy ${strategy}`;
+  const problems: InputProblem[] = [];
   for (const [key, declaration] of Object.entries(shape)) {
+    if (declaration.mistake !== undefined) {
+      problems.push({ source, field: key, rule: `the declaration is wrong: ${declaration.mistake}` });
+      continue;
+    }
     if (declaration.default === undefined) continue;
-    const reader = new ParamReader({ [key]: declaration.default }, `strategy ${strategy}`);
+    const reader = new ParamReader({ [key]: declaration.default }, source);
     const value = declaration.read(reader, key);
     try {
       reader.done(value);
     } catch (error) {
       const rules = error instanceof ConfigError ? error.problems.map((p) => p.rule).join('; ') : String(error);
-      throw new TypeError(`strategy ${strategy}: the default of ${key} (${JSON.stringify(declaration.default)}) breaks its own rule: ${rules}`);
+      problems.push({ source, field: key, rule: `the default (${JSON.stringify(declaration.default)}) breaks its own rule: ${rules}` });
     }
   }
+  if (problems.length > 0) throw new ConfigError(problems);
 }
 
 export function parseDeclared<S extends ParamShape>(

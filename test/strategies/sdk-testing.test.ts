@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/domain/errors.ts';
 import { DEFAULT_READS, checkDecision } from '../../src/engine/contract.ts';
 import { Decimal, type SnapshotPart, defineStrategy, intent, param } from '../../strategies/sdk.ts';
 import { dca } from '../../strategies/dca.ts';
@@ -112,12 +113,24 @@ describe('a strategy definition', () => {
     defineStrategy({ name: 'defaults', describe: 'Defaults.', params, reads: () => [], decide: async () => [] });
 
   it.each([
-    ['a decimal above its max', { D: param.decimal({ description: 'd', max: '10', default: '50' }) }, /the default of D \("50"\) breaks its own rule: must be at most 10/],
-    ['an integer outside its bounds', { N: param.integer({ description: 'n', min: 1, max: 10, default: 50 }) }, /the default of N \("50"\) breaks its own rule: must be a whole number from 1 to 10/],
-    ['a duration outside its bounds', { W: param.duration({ description: 'w', min: '1h', max: '7d', default: '30d' }) }, /the default of W \("30d"\) breaks its own rule/],
-  ])('refuses %s when it is defined, naming the key: an author mistake is not blamed on the env file', (_name, params, message) => {
-    expect(withParam(params)).toThrow(TypeError);
-    expect(withParam(params)).toThrow(message);
+    ['a decimal above its max', { D: param.decimal({ description: 'd', max: '10', default: '50' }) }, 'D: the default ("50") breaks its own rule: must be at most 10 (got 50)'],
+    ['an integer outside its bounds', { N: param.integer({ description: 'n', min: 1, max: 10, default: 50 }) }, 'N: the default ("50") breaks its own rule: must be a whole number from 1 to 10'],
+    ['a duration outside its bounds', { W: param.duration({ description: 'w', min: '1h', max: '7d', default: '30d' }) }, 'W: the default ("30d") breaks its own rule'],
+    ['integer bounds no value passes', { N: param.integer({ description: 'n', min: 10, max: 1 }) }, 'N: the declaration is wrong: its min 10 is above its max 1: no value could pass'],
+    ['integer bounds that are not whole', { N: param.integer({ description: 'n', min: 0.5, max: 3 }) }, 'N: the declaration is wrong: its min and max must be whole numbers (got 0.5 and 3)'],
+    ['a decimal bound that is no number', { Z: param.decimal({ description: 'z', min: 'abc', optional: true }) }, 'Z: the declaration is wrong: its min must be a plain decimal such as "0.5" (got "abc")'],
+    ['decimal bounds no value passes', { D: param.decimal({ description: 'd', min: '5', max: '1' }) }, 'D: the declaration is wrong: its min 5 is above its max 1: no value could pass'],
+    ['a positive decimal at most 0', { D: param.decimal({ description: 'd', positive: true, max: '0' }) }, 'D: the declaration is wrong: it must be > 0 and at most 0: no value could pass'],
+    ['duration bounds no value passes', { W: param.duration({ description: 'w', min: '7d', max: '1h' }) }, 'W: the declaration is wrong: its min 7d is above its max 1h: no value could pass'],
+    ['duration bounds that do not read', { W: param.duration({ description: 'w', min: '1 hour', max: '7d' }) }, 'W: the declaration is wrong: its min and max must be durations such as 30d or 12h (got "1 hour" and "7d")'],
+  ])('refuses %s when it is defined, naming the strategy and the key (exit 2): an author mistake is not blamed on the env file', (_name, params, message) => {
+    expect(withParam(params)).toThrow(ConfigError);
+    expect(withParam(params)).toThrow(`strategy defaults: ${message}`);
+  });
+
+  it('names every mistake of the declaration at once', () => {
+    const both = withParam({ A: param.integer({ description: 'a', min: 3, max: 2 }), B: param.decimal({ description: 'b', max: '1', default: '2' }) });
+    expect(both).toThrow(/^strategy defaults: A: .*\nstrategy defaults: B: /);
   });
 
   it('takes defaults within their rules', () => {
