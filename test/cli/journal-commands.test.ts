@@ -159,6 +159,34 @@ describe('stacker orders', () => {
     expect(stderr()).toContain('no orders of flex-sweep-usdt in the dry-run journal');
   });
 
+  it('names the buys sent with no order recorded yet (a kill -9 before the answer): "no orders" alone read as "nothing was bought"', async () => {
+    const j = daemon.journal;
+    const run = await j.startRun({ mode: 'dry-run', pid: 4243, version: 'test' });
+    const buy = { kind: 'buy-stock-market', market: 'ETH_USDT', amount: new Decimal('0.01'), stp: 'cn' } as const;
+    await j.claimSlot({ instance: 'dca-eth', slotTimeMs: SLOT_2, runId: run.runId, intents: [{ index: 0, intent: buy }] });
+    const [sent] = await j.listIntents({ instance: 'dca-eth' });
+    if (sent === undefined) throw new Error('no intent');
+    await j.updateIntent(sent.intentId, { status: 'sent' });
+
+    await orders(context(false), { dataDir, mode: 'dry-run', instance: 'dca-eth' }, { env: {} });
+    expect(stdout()).toBe('');
+    expect(stderr()).toBe(
+      `no orders of dca-eth in the dry-run journal ${join(dataDir, 'stacker-dry-run.db')}\n` +
+        '1 buy is in the journal without its order yet (sent, or about to be, when stacker stopped or lost the answer): the exchange may hold it, and the daemon looks it up by clientOrderId (never sending again) at its next start or slot. ' +
+        '`stacker journal --status pending,sent,unknown --instance dca-eth` shows it:\n' +
+        `  ${sent.clientOrderId} dca-eth sent buy 0.01 ETH_USDT stp=cn\n`,
+    );
+    // dca-btc's sent buy has its order (1002, still open): listed as that order, not in doubt.
+    await orders(context(true), { dataDir, mode: 'dry-run' }, { env: {} });
+    const listed = JSON.parse(stdout()) as { orders: Array<{ orderId: string }>; buysInDoubt: Array<Record<string, unknown>> };
+    expect(listed.orders.map((o) => o.orderId)).toEqual(['1002', '1001']);
+    expect(listed.buysInDoubt).toEqual([
+      { intentId: sent.intentId, instance: 'dca-eth', slotTime: new Date(SLOT_2).toISOString(), status: 'sent', clientOrderId: sent.clientOrderId, intent: 'buy 0.01 ETH_USDT stp=cn', sentAt: expect.any(String) },
+    ]);
+    await orders(context(false), { dataDir, mode: 'dry-run' }, { env: {} });
+    expect(stderr()).toMatch(/^1 buy is in the journal without its order yet/);
+  });
+
   it('reads the journal after the daemon has stopped too (no WAL files left beside it)', async () => {
     await daemon.close();
     daemonOpen = false;

@@ -239,12 +239,15 @@ export async function orders(ctx: CommandContext, flags: OrdersFlags, deps: Read
     const chosen = await store.listOrders({ ...(args.instance === undefined ? {} : { instance: args.instance }), ...(args.status === undefined ? {} : { status: args.status }), limit: args.limit });
     const seconds = new Set((await store.listFindings()).flatMap((finding) => (isSecondOrder(finding) && finding.orderId !== null ? [finding.orderId] : [])));
     const rows = await Promise.all(chosen.map(async (order) => describeOrder(store, order, seconds)));
+    const inDoubt = await buysInDoubt(store, args.instance);
     if (ctx.json) {
-      ctx.io.out(json({ journal: label.path, mode: label.mode, orders: rows }));
+      ctx.io.out(json({ journal: label.path, mode: label.mode, orders: rows, buysInDoubt: inDoubt.map(plainBuyInDoubt) }));
       return;
     }
+    // After a crash the journal may hold a buy sent with no order yet: "no orders" alone read as "nothing was bought".
+    const doubt = inDoubt.length === 0 ? '' : buysInDoubtNote(inDoubt, args.instance);
     if (rows.length === 0) {
-      ctx.io.err(`no orders${args.status === undefined ? '' : ` in status ${args.status}`}${args.instance === undefined ? '' : ` of ${args.instance}`} in the ${label.mode} journal ${label.path}\n`);
+      ctx.io.err(`no orders${args.status === undefined ? '' : ` in status ${args.status}`}${args.instance === undefined ? '' : ` of ${args.instance}`} in the ${label.mode} journal ${label.path}\n${doubt}`);
       return;
     }
     ctx.io.out(
@@ -285,7 +288,46 @@ export async function orders(ctx: CommandContext, flags: OrdersFlags, deps: Read
       ctx.io.out(`order ${row.orderId} is a second order of intent ${row.secondOrderOf ?? ''} (its slot was bought twice): counted in ${row.instance ?? 'its instance'}'s budgets and reports\n`);
     }
     if (rows.length === args.limit) ctx.io.err(`(the ${args.limit} newest; --limit shows more)\n`);
+    if (doubt !== '') ctx.io.err(doubt);
   });
+}
+
+/**
+ * The buys sent (or about to be) whose order the journal does not hold yet: pending, sent or
+ * unknown, with no order linked since they were journalled (a sent buy whose order is recorded
+ * and still open is listed as that order).
+ */
+async function buysInDoubt(store: StoredJournal, instance: string | undefined): Promise<IntentRecord[]> {
+  const unresolved = (await store.unresolvedIntents()).filter((record) => record.intent.kind === 'buy-stock-market' && (instance === undefined || record.instance === instance));
+  const orderless: IntentRecord[] = [];
+  for (const record of unresolved) {
+    const since = await store.listOrders({ instance: record.instance, firstSeenFromMs: record.createdAtMs, limit: -1 });
+    if (!since.some((order) => order.intentId === record.intentId)) orderless.push(record);
+  }
+  return orderless;
+}
+
+function plainBuyInDoubt(record: IntentRecord): Record<string, unknown> {
+  return {
+    intentId: record.intentId,
+    instance: record.instance,
+    slotTime: new Date(record.slotTimeMs).toISOString(),
+    status: record.status,
+    clientOrderId: record.clientOrderId,
+    intent: intentSummary(record.intent),
+    sentAt: record.sentAtMs === null ? null : new Date(record.sentAtMs).toISOString(),
+  };
+}
+
+function buysInDoubtNote(records: readonly IntentRecord[], instance: string | undefined): string {
+  const one = records.length === 1;
+  // A buy's intent id is its clientOrderId.
+  const lines = records.map((record) => `  ${record.intentId} ${record.instance} ${record.status} ${intentSummary(record.intent)}\n`);
+  return (
+    `${records.length} buy${one ? '' : 's'} ${one ? 'is' : 'are'} in the journal without ${one ? 'its' : 'their'} order yet (sent, or about to be, when stacker stopped or lost the answer): ` +
+    `the exchange may hold ${one ? 'it' : 'them'}, and the daemon looks ${one ? 'it' : 'them'} up by clientOrderId (never sending again) at its next start or slot. ` +
+    `\`stacker journal --status pending,sent,unknown${instance === undefined ? '' : ` --instance ${shellWord(instance)}`}\` shows ${one ? 'it' : 'them'}:\n${lines.join('')}`
+  );
 }
 
 /** A finding of a second order under the id of an intent this journal sent (TWIN in its text). */
