@@ -17,7 +17,7 @@ import {
   parseClientOrderId,
 } from './order-rules.ts';
 import { type OrderFilter, Orders, type SettlementOptions, type SimDeal, type SimOrder } from './orders.ts';
-import { type PriceSource, type TradedVolume, fixedPrices } from './prices.ts';
+import { type PriceSource, type SpanCandle, type TradedVolume, fixedPrices } from './prices.ts';
 import { SimRejection } from './rejection.ts';
 
 
@@ -184,6 +184,17 @@ export class SimCore {
   /** A market's price 24 h ago, as its price source knows it; null when it never moves (fixed prices) or is not listed. */
   priceDayBefore(market: string): Decimal | null {
     return this.#markets.has(market) ? (this.#prices.priceDayBeforeAt?.(market, this.nowMs()) ?? null) : null;
+  }
+
+  /**
+   * A market's candle over [fromMs, toMs) as its price source knows it (a replay: the file's candles
+   * of that span), cut at now: the part of a span still to come has not traded. Null when the
+   * source knows none (fixed prices), the market is not listed, or the span starts after now.
+   */
+  candleAt(market: string, fromMs: number, toMs: number): SpanCandle | null {
+    const untilMs = Math.min(toMs, this.nowMs());
+    if (!this.#markets.has(market) || untilMs <= fromMs) return null;
+    return this.#prices.candleAt?.(market, fromMs, untilMs) ?? null;
   }
 
   /** The price source's price of a market at a time (null for a market not listed or not priced then). */

@@ -9,6 +9,18 @@ export interface TradedVolume {
   readonly quote: Decimal;
 }
 
+/** What a market did over a span: its candle as the exchange's kline serves it. */
+export interface SpanCandle {
+  readonly open: Decimal;
+  readonly close: Decimal;
+  readonly high: Decimal;
+  readonly low: Decimal;
+  /** Base traded. */
+  readonly volume: Decimal;
+  /** Quote traded: each candle's volume at its average price, as the ticker counts it (closedVolumes). */
+  readonly quoteVolume: Decimal;
+}
+
 /** Where the sim takes the price an order fills at. `null`: no price known for that market. */
 export interface PriceSource {
   priceAt(market: string, timeMs: number): Decimal | null;
@@ -16,6 +28,8 @@ export interface PriceSource {
   volume24hAt?(market: string, timeMs: number): TradedVolume | null;
   /** The price 24 h before `timeMs`, which the ticker's change is measured from; absent or null: the price never moved (fixed prices). */
   priceDayBeforeAt?(market: string, timeMs: number): Decimal | null;
+  /** The market's candle over [fromMs, toMs); absent or null: none known (a flat candle at the price is all there is). */
+  candleAt?(market: string, fromMs: number, toMs: number): SpanCandle | null;
 }
 
 export interface FixedPrices extends PriceSource {
@@ -91,7 +105,36 @@ export function candleReplay(options: CandleReplayOptions): CandleReplay {
     priceDayBeforeAt(market, timeMs) {
       return market === options.market ? candles.priceAt(virtualTimeMs(timeMs) - DAY_MS) : null;
     },
+    // A wall-clock span is a replayed one `speed` times as long: its candles, joined.
+    candleAt(market, fromMs, toMs) {
+      return market === options.market ? joinedCandles(candles, virtualTimeMs(fromMs), virtualTimeMs(toMs)) : null;
+    },
   };
+}
+
+/**
+ * The file's candles that open at or after fromMs and have closed by toMs, as one: the first's
+ * open, the last's close, the highest high, the lowest low, the volumes summed. Null when there is
+ * none (before the file, or a span shorter than its interval): a candle still trading is the future.
+ */
+function joinedCandles(candles: CandleSeries, fromMs: number, toMs: number): SpanCandle | null {
+  const first = candles.firstAtOrAfter(fromMs);
+  const end = candles.firstAtOrAfter(toMs - candles.intervalSec * 1000 + 1);
+  if (first >= end) return null;
+  let high = new Decimal(candles.highText(first));
+  let low = new Decimal(candles.lowText(first));
+  let volume = ZERO;
+  let quoteVolume = ZERO;
+  for (let i = first; i < end; i += 1) {
+    const candleHigh = new Decimal(candles.highText(i));
+    const candleLow = new Decimal(candles.lowText(i));
+    if (candleHigh.gt(high)) high = candleHigh;
+    if (candleLow.lt(low)) low = candleLow;
+    const traded = new Decimal(candles.volumeText(i));
+    volume = volume.plus(traded);
+    quoteVolume = quoteVolume.plus(traded.times(averagePrice(candles, i)));
+  }
+  return { open: candles.openDecimal(first), close: candles.closeDecimal(end - 1), high, low, volume, quoteVolume };
 }
 
 const DAY_MS = 86_400_000;
@@ -118,13 +161,17 @@ function closedVolumes(candles: CandleSeries): (nowMs: number) => TradedVolume {
     let quote = ZERO;
     for (let i = first; i < end; i += 1) {
       const volume = new Decimal(candles.volumeText(i));
-      const average = candles.openDecimal(i).plus(candles.highText(i)).plus(candles.lowText(i)).plus(candles.closeDecimal(i)).div(4);
       base = base.plus(volume);
-      quote = quote.plus(volume.times(average));
+      quote = quote.plus(volume.times(averagePrice(candles, i)));
     }
     last = { first, end, volume: { base, quote } };
     return last.volume;
   };
+}
+
+/** A candle's (open + high + low + close) / 4: the nearest it comes to what was paid (exact: a quarter always terminates). */
+function averagePrice(candles: CandleSeries, index: number): Decimal {
+  return candles.openDecimal(index).plus(candles.highText(index)).plus(candles.lowText(index)).plus(candles.closeDecimal(index)).div(4);
 }
 
 /** Several sources, first answer wins: e.g. a BTC replay plus fixed prices for the rest. */
@@ -145,6 +192,9 @@ export function firstOf(...sources: readonly PriceSource[]): PriceSource {
     },
     priceDayBeforeAt(market, timeMs) {
       return pricingSource(market, timeMs)?.priceDayBeforeAt?.(market, timeMs) ?? null;
+    },
+    candleAt(market, fromMs, toMs) {
+      return pricingSource(market, fromMs)?.candleAt?.(market, fromMs, toMs) ?? null;
     },
   };
 }

@@ -4,6 +4,7 @@ import { parseKline } from '../../src/api/parse.ts';
 import { ExchangeError } from '../../src/domain/errors.ts';
 import { formatDecimal } from '../../src/domain/money.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
+import { candleReplay } from '../../src/sim/prices.ts';
 
 describe('kline (GET /api/v1/public/kline)', () => {
   it('reads rows as [time, open, close, high, low, volume, volume quote]: close before high and low', () => {
@@ -31,6 +32,37 @@ describe('kline (GET /api/v1/public/kline)', () => {
       expect(candles[0]?.timeSec).toBe(from);
       expect(candles.at(-1)?.timeSec).toBe(nowHour - 3600);
       expect(candles.every((c, i) => i === 0 || c.timeSec === (candles[i - 1]?.timeSec ?? 0) + 3600)).toBe(true);
+    });
+
+    it('serves a replay (--prices) as the candles of its replayed spans, not a flat line at the price of each wall-clock hour', async () => {
+      // An hourly file replayed at speed 2: each wall hour is two of its candles, joined.
+      const startMs = Date.UTC(2026, 0, 1);
+      const rows = Array.from({ length: 10 }, (_, i) => `${1_600_000_000 + i * 3600},${100 + i},${110 + i},${90 + i},${101 + i},${i + 1}`);
+      let nowMs = startMs + 4.5 * 3_600_000;
+      const replaying = await startSandbox({
+        prices: candleReplay({ market: 'BTC_USDT', csvText: ['time,open,high,low,close,volume', ...rows].join('\n'), speed: 2, startAtMs: startMs }),
+        clock: { nowMs: () => nowMs },
+      });
+      const replayClient = new ApiClient({ baseUrl: replaying.url, serverTime: false });
+      try {
+        const candles = await replayClient.hourlyCandles('BTC_USDT', startMs / 1000 - 3600, startMs / 1000 + 5 * 3600);
+        const shown = candles.map((c) => [c.timeSec - startMs / 1000, ...[c.open, c.close, c.high, c.low].map(formatDecimal)]);
+        expect(shown).toEqual([
+          [-3600, '100', '100', '100', '100'], // before the file: its first price, flat
+          [0, '100', '102', '111', '90'],
+          [3600, '102', '104', '113', '92'],
+          [7200, '104', '106', '115', '94'],
+          [10800, '106', '108', '117', '96'],
+          // 04:00 to 04:30 replays one candle, closed; the hour is not over.
+          [14400, '108', '109', '118', '98'],
+        ]);
+        nowMs += 1_800_000;
+        const later = await replayClient.hourlyCandles('BTC_USDT', startMs / 1000 + 4 * 3600, startMs / 1000 + 5 * 3600);
+        expect(later.map((c) => formatDecimal(c.close))).toEqual(['110']);
+      } finally {
+        await replayClient.close();
+        await replaying.stop();
+      }
     });
 
     it('answers a bad request with HTTP 200 and success false, which the client raises as the exchange error naming the field', async () => {

@@ -48,6 +48,21 @@ describe('candle replay', () => {
     expect(replay.virtualTimeMs(8_000)).toBe(601_000);
   });
 
+  it("joins the file's candles of a replayed span into one, those closed by its end only", () => {
+    // speed 300: wall [50 s, 52 s) replays [600 s, 1200 s), the first two 5-minute candles.
+    const replay = candleReplay({ market: 'BTC_USDT', csvText: CSV, speed: 300, startAtMs: 50_000 });
+    const plain = (from: number, to: number) => {
+      const candle = replay.candleAt?.('BTC_USDT', from, to);
+      return candle === null || candle === undefined ? candle : Object.fromEntries(Object.entries(candle).map(([key, value]) => [key, formatDecimal(value)]));
+    };
+    // Quote volume: each candle's volume at its (open + high + low + close) / 4, 10.125 + 10.875.
+    expect(plain(50_000, 52_000)).toEqual({ open: '10', close: '11', high: '12', low: '9', volume: '2', quoteVolume: '21' });
+    // The second candle closes at 1200 s, past the span's end at 1050 s: it is still trading.
+    expect(plain(50_000, 51_500)).toEqual({ open: '10', close: '10.5', high: '11', low: '9', volume: '1', quoteVolume: '10.125' });
+    expect(plain(0, 50_000)).toBeNull();
+    expect(replay.candleAt?.('ETH_USDT', 50_000, 52_000)).toBeNull();
+  });
+
   it('refuses a bad file, a bad speed, and ambiguous input at creation', () => {
     expect(() => candleReplay({ market: 'X', csvText: 'time,open,high,low,close,volume\nx\n', speed: 1 })).toThrow(/line 2/);
     expect(() => candleReplay({ market: 'X', csvText: CSV, speed: 0 })).toThrow(/speed/);

@@ -50,8 +50,9 @@ export const publicRoutes: readonly Route[] = [
   },
   {
     // docs/exchange-api.md §4: rows [time, open, close, high, low, volume, volume_quote]; errors
-    // come back as HTTP 200 with success false. The sandbox has prices, not trades: each hourly
-    // candle is flat at the price the sandbox's source gives at its open, volumes zero.
+    // come back as HTTP 200 with success false. A replay (--prices) serves each hour the file's
+    // candles of its replayed span joined (with --speed 60 an hour replays 60), up to now; fixed
+    // prices, which never trade, a candle flat at the price of its open, volumes zero.
     method: 'GET',
     path: '/api/v1/public/kline',
     private: false,
@@ -72,6 +73,11 @@ export const publicRoutes: readonly Route[] = [
       if (end <= start) return refuse('end', 'End field must be greater then start.');
       const rows: unknown[] = [];
       for (let t = Math.ceil(start / HOUR_SEC) * HOUR_SEC; t <= Math.min(end, nowSec) && rows.length < limit; t += HOUR_SEC) {
+        const candle = exchange.candleAt(market, t * 1000, (t + HOUR_SEC) * 1000);
+        if (candle !== null) {
+          rows.push([t, formatDecimal(candle.open), formatDecimal(candle.close), formatDecimal(candle.high), formatDecimal(candle.low), formatDecimal(candle.volume), formatDecimal(candle.quoteVolume)]);
+          continue;
+        }
         const price = exchange.priceAt(market, t * 1000);
         if (price === null) continue;
         const text = formatDecimal(price);
