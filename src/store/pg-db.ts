@@ -5,6 +5,7 @@ import type { Row } from './journal-rows.ts';
 import { clientBounds, serverBounds } from './pg-session.ts';
 import { DATABASE_TIMEOUT } from './pg-timeout.ts';
 import { driverUrl, redactDatabaseUrl } from './pg-url.ts';
+import type { FailureKinds } from './write-failure.ts';
 
 /**
  * Connections and transactions of the PostgreSQL journal (node-postgres).
@@ -200,6 +201,11 @@ export function asStoreError(error: unknown, doing: string, access: 'read' | 'wr
   if (state.startsWith('23')) return new StoreError('conflict', `${doing}: ${message}`, { cause: error });
   // A refused login or a database that does not exist is a setting: say which one to look at.
   if (state === '3D000' || state.startsWith('28')) return new StoreError('open-failed', `${doing}: ${message} (check the user, password and database in STACKER_DATABASE_URL)`, { cause: error });
+  // insufficient_privilege on a table at run time (a grant revoked, a table's owner changed): the
+  // role's administrator fixes it, and nothing can be journalled until then.
+  if (state === '42501') {
+    return new StoreError('no-privilege', `${doing}: ${message}: the role in STACKER_DATABASE_URL lacks a privilege on the journal, which the owner of its schema grants (README "PostgreSQL")`, { retryable: true, cause: error });
+  }
   if (UNWRITABLE_STATES.has(state) || state.startsWith('08') || UNREACHABLE.has(state) || LOST_SESSION.test(message)) {
     // A host name that does not resolve passes if DNS blips, and never if it is a typo.
     const hint = /ENOTFOUND|EAI_AGAIN/.test(state + message) ? '; if this lasts, check the host name in STACKER_DATABASE_URL' : '';
@@ -209,6 +215,19 @@ export function asStoreError(error: unknown, doing: string, access: 'read' | 'wr
 }
 
 const ACCESS_WORDS = { read: 'read', write: 'written', reach: 'reached' } as const;
+
+/** PostgreSQL's disk_full: the server could not extend a file. */
+const DISK_FULL = '53100';
+
+/**
+ * What /healthz reports of a PostgreSQL journal: an outage, a login the server refuses now (a
+ * password rotated under a running daemon) and a privilege taken away. A full disk and a missing
+ * privilege stick past a heartbeat (write-failure.ts).
+ */
+export const PG_FAILURE_KINDS: FailureKinds = {
+  counts: (error) => error instanceof StoreError && (error.reason === 'unwritable' || error.reason === 'no-privilege' || error.reason === 'open-failed'),
+  sticks: (error) => error instanceof StoreError && (error.reason === 'no-privilege' || sqlState(error.cause) === DISK_FULL),
+};
 
 /** A bound of pg-session.ts ran out: node-postgres' own (a query, a connect, a wait for a pooled connection) or the server's statement_timeout. */
 export function isTimeout(error: unknown): boolean {

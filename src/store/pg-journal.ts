@@ -45,7 +45,8 @@ import type {
 import { controlTarget, controlsFromRows, runFromRow, slotFromRow } from './journal-rows.ts';
 import { accountStateKey, checkAccountState, checkFinishStatus, checkOperatorControl, checkScheduled, checkSkipStatus, checkSlotKey } from './journal-rules.ts';
 import * as budgets from './pg-budgets.ts';
-import { type PgPool, type Tx, asStoreError, describeLocation, inTransaction, isMissingJournal, openPool } from './pg-db.ts';
+import { PG_FAILURE_KINDS, type PgPool, type Tx, asStoreError, describeLocation, inTransaction, isMissingJournal, openPool } from './pg-db.ts';
+import { WriteFailureWatch } from './write-failure.ts';
 import * as intents from './pg-intents.ts';
 import * as ledger from './pg-ledger.ts';
 import { PULSE_KEY, formatPulse } from './pg-lease-pulse.ts';
@@ -82,14 +83,14 @@ export class PgJournal implements Journal {
   readonly #newId: () => string;
   #pool: PgPool | null = null;
   #journalId: string | null = null;
-  #writeFailure: JournalWriteFailure | null = null;
+  readonly #writeFailure: WriteFailureWatch;
   /**
    * A read that could not reach the database. Slots and the daemon's checks read before they
    * write, so an outage would otherwise show only at the next write (the heartbeat, a minute
    * away) while /healthz says all is well. Kept apart from #writeFailure because a read
    * succeeding again proves the database is back, but not that it accepts writes.
    */
-  #readFailure: JournalWriteFailure | null = null;
+  readonly #readFailure: WriteFailureWatch;
   /** Set once this journal owns the database (takeOwnership): every write checks it is still the owner's. */
   #ownerToken: number | null = null;
   /** Pulses written under this ownership (renewLease). */
@@ -100,6 +101,8 @@ export class PgJournal implements Journal {
     this.#options = options;
     this.where = describeLocation(options.url, options.schema);
     this.#now = options.clock ?? Date.now;
+    this.#writeFailure = new WriteFailureWatch(PG_FAILURE_KINDS, this.#now);
+    this.#readFailure = new WriteFailureWatch(PG_FAILURE_KINDS, this.#now);
     this.#newId = options.newId ?? randomUUID;
   }
 
@@ -455,11 +458,11 @@ export class PgJournal implements Journal {
     if (token === null) return Promise.reject(new StoreError('illegal-transition', 'only the journal\'s owner renews its lease'));
     this.#pulses += 1;
     const pulse = formatPulse({ token, count: this.#pulses, intervalMs });
-    return this.#write('renewing the journal\'s lease', (tx) => ledger.setMeta(tx, PULSE_KEY, pulse));
+    return this.#write('renewing the journal\'s lease', (tx) => ledger.setMeta(tx, PULSE_KEY, pulse), true);
   }
 
   recordHeartbeat(): Promise<void> {
-    return this.#write('writing the heartbeat', (tx) => ledger.setMeta(tx, 'alive_at_ms', String(this.#now())));
+    return this.#write('writing the heartbeat', (tx) => ledger.setMeta(tx, 'alive_at_ms', String(this.#now())), true);
   }
 
   accountState(account?: string): Promise<string | null> {
@@ -500,22 +503,25 @@ export class PgJournal implements Journal {
   }
 
   writeFailure(): JournalWriteFailure | null {
-    return this.#writeFailure ?? this.#readFailure;
+    return this.#writeFailure.current ?? this.#readFailure.current;
   }
 
-  /** A write transaction: a database that refuses it (unreachable, disk full) is remembered until a write succeeds. */
-  async #write<T>(doing: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+  /**
+   * A write transaction: a database that refuses it (unreachable, disk full, a privilege gone, the
+   * login refused) is remembered until a write succeeds; a `housekeeping` one (the heartbeat, the
+   * lease's pulse) clears only an outage, not a full disk or a missing privilege (write-failure.ts).
+   */
+  async #write<T>(doing: string, work: (tx: Tx) => Promise<T>, housekeeping = false): Promise<T> {
     try {
       const result = await this.#transaction(doing, 'write', async (tx) => {
         if (this.#ownerToken !== null) await this.#checkOwner(tx);
         return work(tx);
       });
-      this.#writeFailure = null;
-      this.#readFailure = null;
+      this.#writeFailure.succeeded(housekeeping);
+      this.#readFailure.succeeded(housekeeping);
       return result;
     } catch (error) {
-      // Since the first failure: /healthz says how long the journal has not been written, not when it last tried.
-      if (error instanceof StoreError && error.reason === 'unwritable') this.#writeFailure = { atMs: this.#writeFailure?.atMs ?? this.#now(), message: error.message };
+      this.#writeFailure.failed(error);
       throw error;
     }
   }
@@ -533,10 +539,10 @@ export class PgJournal implements Journal {
   async #read<T>(doing: string, work: (tx: Tx) => Promise<T>): Promise<T> {
     try {
       const result = await this.#transaction(doing, 'read', work);
-      this.#readFailure = null;
+      this.#readFailure.succeeded(true);
       return result;
     } catch (error) {
-      if (error instanceof StoreError && error.reason === 'unwritable') this.#readFailure = { atMs: this.#now(), message: error.message };
+      this.#readFailure.failed(error);
       throw error;
     }
   }

@@ -2,6 +2,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { StackerError } from '../domain/errors.ts';
 import { StoreError, failedForFullDisk, fileProblem, folderProblem, fullDiskHint } from './errors.ts';
+import type { FailureKinds } from './write-failure.ts';
 
 export interface SqliteOpenOptions {
   /** A file path, or ':memory:' for a journal that lives as long as the process (tests, throwaway backtests). */
@@ -134,6 +135,18 @@ export function transaction<T>(db: DatabaseSync, work: () => T): T {
     if (db.isTransaction) db.exec('ROLLBACK');
     throw error;
   }
+}
+
+/**
+ * What /healthz reports of the SQLite journal at `path`: a file system that refuses writes. A full
+ * disk sticks past a heartbeat, whose update of an existing row a WAL with room left still takes
+ * (write-failure.ts).
+ */
+export function sqliteFailureKinds(path: string): FailureKinds {
+  return {
+    counts: (error) => error instanceof StoreError && error.reason === 'unwritable',
+    sticks: (error) => error instanceof StoreError && failedForFullDisk(error.cause, path),
+  };
 }
 
 /** Our errors pass through; an SQLite failure becomes a StoreError that says what was being done. */

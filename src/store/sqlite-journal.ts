@@ -50,7 +50,8 @@ import { type JournalMigration, MIGRATIONS, SCHEMA_VERSION, journalMigration, mi
 import { keepCopyBeforeMigrating } from './sqlite-backup.ts';
 import { damagedJournal, isDamagedDatabase, lostJournalForReading, pageDamage } from './journal-identity.ts';
 import * as budgets from './sqlite-budgets.ts';
-import { asStoreError, openDatabase, transaction } from './sqlite-db.ts';
+import { asStoreError, openDatabase, sqliteFailureKinds, transaction } from './sqlite-db.ts';
+import { WriteFailureWatch } from './write-failure.ts';
 import * as intents from './sqlite-intents.ts';
 import * as ledger from './sqlite-ledger.ts';
 import * as orders from './sqlite-orders.ts';
@@ -107,13 +108,14 @@ export class SqliteJournal implements Journal {
   readonly #newId: () => string;
   #db: DatabaseSync | null = null;
   #files: readonly FileIdentity[] = [];
-  #writeFailure: JournalWriteFailure | null = null;
+  readonly #writeFailure: WriteFailureWatch;
   #migrated: JournalMigration | null = null;
 
   constructor(options: SqliteJournalOptions) {
     this.path = options.path;
     this.#options = options;
     this.#now = options.clock ?? Date.now;
+    this.#writeFailure = new WriteFailureWatch(sqliteFailureKinds(options.path), this.#now);
     this.#newId = options.newId ?? randomUUID;
   }
 
@@ -451,6 +453,7 @@ export class SqliteJournal implements Journal {
       transaction(db, () => {
         db.prepare("INSERT INTO journal_meta (key, value) VALUES ('alive_at_ms', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(this.#now()));
       }),
+      true,
     );
   }
 
@@ -500,18 +503,20 @@ export class SqliteJournal implements Journal {
   }
 
   writeFailure(): JournalWriteFailure | null {
-    return this.#writeFailure;
+    return this.#writeFailure.current;
   }
 
-  /** A write: a file system that refuses it is remembered (health reports it) until a write succeeds. */
-  async #write<T>(doing: string, work: (db: DatabaseSync) => T): Promise<T> {
+  /**
+   * A write: a file system that refuses it is remembered (health reports it) until a write
+   * succeeds; a `housekeeping` one (the heartbeat) does not clear a full disk (write-failure.ts).
+   */
+  async #write<T>(doing: string, work: (db: DatabaseSync) => T, housekeeping = false): Promise<T> {
     try {
       const result = await this.#run(doing, work);
-      this.#writeFailure = null;
+      this.#writeFailure.succeeded(housekeeping);
       return result;
     } catch (error) {
-      // Since the first failure: /healthz says how long the journal has not been written, not when it last tried.
-      if (error instanceof StoreError && error.reason === 'unwritable') this.#writeFailure = { atMs: this.#writeFailure?.atMs ?? this.#now(), message: error.message };
+      this.#writeFailure.failed(error);
       throw error;
     }
   }

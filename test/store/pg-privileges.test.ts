@@ -106,3 +106,53 @@ describe.skipIf(cluster === null)('a PostgreSQL role without CREATE on the datab
     }
   });
 });
+
+/** A journal of the role's, on a schema the owner made for it, with a slot claimed: a running daemon's. */
+async function runningJournal(use: (store: Awaited<ReturnType<typeof open>>) => Promise<void>): Promise<void> {
+  await sql(adminUrl, `CREATE SCHEMA stacker_live AUTHORIZATION ${role}`);
+  const store = await open();
+  try {
+    await store.journal.claimSlot({ ...SLOT, runId: null });
+    await use(store);
+  } finally {
+    await store.close();
+  }
+}
+
+describe.skipIf(cluster === null)('a PostgreSQL role that loses a privilege while the daemon runs', () => {
+  it('is a journal that cannot be written (/healthz), named as a privilege, until its own work is written again: a heartbeat on another table does not clear it', async () => {
+    await runningJournal(async (store) => {
+      // An administrator gives the intents table to another owner: the role may no longer touch it.
+      await sql(adminUrl, 'ALTER TABLE stacker_live.intents OWNER TO postgres');
+      const refused = await failure(store.journal.unresolvedIntents());
+      expect(refused).toMatchObject({ code: 'E_STORE', reason: 'no-privilege', retryable: true });
+      expect(String((refused as Error).message)).toMatch(/permission denied for table intents: the role in STACKER_DATABASE_URL lacks a privilege on the journal/);
+      const since = store.journal.writeFailure()?.atMs;
+      expect(store.journal.writeFailure()?.message).toMatch(/permission denied for table intents/);
+      // The heartbeat writes journal_meta, which the role still owns.
+      await store.journal.recordHeartbeat();
+      expect(store.journal.writeFailure()?.atMs).toBe(since);
+      await sql(adminUrl, `ALTER TABLE stacker_live.intents OWNER TO ${role}`);
+      await store.journal.finishSlot({ instance: SLOT.instance, slotTimeMs: SLOT.slotTimeMs, status: 'done' });
+      expect(store.journal.writeFailure()).toBeNull();
+    });
+  });
+});
+
+describe.skipIf(cluster === null)('a PostgreSQL role refused its login while the daemon runs (a password rotated, the role disabled)', () => {
+  it('is a journal that cannot be written (/healthz) from the first refusal, not only after three failed slots, and clears once a login succeeds', async () => {
+    const superuser = clusterUrl(cluster as NonNullable<typeof cluster>, 'postgres');
+    await runningJournal(async (store) => {
+      await sql(superuser, `ALTER ROLE ${role} NOLOGIN`);
+      await sql(superuser, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '${role}'`);
+      // The pool's connections are gone: the next operations connect again, and are refused.
+      let refused: unknown;
+      for (let attempt = 0; attempt < 3 && (refused as { reason?: string } | undefined)?.reason !== 'open-failed'; attempt += 1) refused = await failure(store.journal.listSlots({}));
+      expect(refused).toMatchObject({ code: 'E_STORE', reason: 'open-failed', message: expect.stringMatching(/not permitted to log in.*check the user, password and database in STACKER_DATABASE_URL/) });
+      expect(store.journal.writeFailure()?.message).toMatch(/not permitted to log in/);
+      await sql(superuser, `ALTER ROLE ${role} LOGIN`);
+      await store.journal.recordHeartbeat();
+      expect(store.journal.writeFailure()).toBeNull();
+    });
+  });
+});
