@@ -120,8 +120,19 @@ async function executeBuy(deps: EngineDeps, limits: InstanceLimits, view: SlotVi
     order = found.order;
   }
   deps.metrics.orderPlaced(record.instance, order.createdAtSec * 1000);
-  await recordOrder(deps, record.instance, order, record.intentId);
-  await deps.journal.updateIntent(record.intentId, { status: 'done', result: orderResult(order) });
+  try {
+    await recordOrder(deps, record.instance, order, record.intentId);
+    await deps.journal.updateIntent(record.intentId, { status: 'done', result: orderResult(order) });
+  } catch (error) {
+    // The order exists; only the journal's record of it is missing. Said here, with the order,
+    // since what fails next (the slot's own bookkeeping on the same journal) names neither.
+    deps.logger.error(
+      { event: 'order-record-failed', instance: record.instance, clientOrderId, orderId: order.orderId, status: order.status, code: errorCode(error), error: errorMessage(error) },
+      `order ${order.orderId} (${clientOrderId}) was placed at the exchange (${order.status}), but journalling it failed: ${errorMessage(error)}; ` +
+        'its intent stays sent, so reconciliation records the order from the exchange (it is never sent again) and its budget stays counted meanwhile',
+    );
+    throw error;
+  }
   if (!isTerminalStatus(order.status)) {
     deps.logger.debug({ instance: record.instance, orderId: order.orderId }, `order ${clientOrderId} is ${order.status}; the tracker follows it`);
   }

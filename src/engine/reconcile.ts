@@ -112,7 +112,7 @@ export class Reconciler {
         unresolved += 1;
         continue;
       }
-      if (await this.#resolve(record, atStart || record.status === 'pending' || record.status === 'sent')) resolved += 1;
+      if (await this.#resolve(record, atStart || record.status === 'pending' || record.status === 'sent', atStart)) resolved += 1;
       else unresolved += 1;
     }
     const slotsClosed = await closeInterruptedSlots(deps, this.#inFlight);
@@ -124,16 +124,18 @@ export class Reconciler {
     return { resolved, unresolved, slotsClosed };
   }
 
-  async #resolve(record: IntentRecord, atStart: boolean): Promise<boolean> {
+  /** `starting`: the pass at start (or takeover), where what is open was left by a stacker that stopped; otherwise by a slot of this one. */
+  async #resolve(record: IntentRecord, atStart: boolean, starting: boolean): Promise<boolean> {
     const deps = this.#deps;
     const log = { event: 'reconcile', instance: record.instance, intentId: record.intentId, intent: record.intent.kind };
     if (record.status === 'pending') {
-      await deps.journal.updateIntent(record.intentId, {
-        status: 'failed',
-        error: { code: 'E_INTERRUPTED', message: 'stacker stopped before sending it; not sent (its slot has passed)' },
-      });
+      // A post-mortem reads this: a stop that never happened sent its reader looking for a restart.
+      const why = starting
+        ? 'the stacker that journalled it stopped, or lost the journal, before sending it'
+        : 'its slot ended before sending it (a journal write failed or did not answer in time)';
+      await deps.journal.updateIntent(record.intentId, { status: 'failed', error: { code: 'E_INTERRUPTED', message: `${why}; not sent (its slot has passed)` } });
       await releaseReservation(deps, record);
-      deps.logger.warn(log, 'an intent journalled before a stop was never sent; marked failed');
+      deps.logger.warn(log, starting ? 'an intent journalled before a stop was never sent; marked failed' : 'an intent whose slot ended early was never sent; marked failed');
       return true;
     }
     const intent = record.intent;

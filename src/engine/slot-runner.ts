@@ -275,15 +275,22 @@ async function planAndSend(slot: SlotContext, decided: Decided, turn: AccountTur
       }
     }
   } catch (error) {
-    // Trading stopped mid-slot (auth, nonce) or a bug: what was not sent yet never will be.
-    for (const record of await deps.journal.listIntents({ instance: instance.instance, slotTimeMs })) {
-      if (record.status === 'pending') {
-        await deps.journal.updateIntent(record.intentId, { status: 'failed', error: { code: 'E_STOPPED', message: `not sent: ${errorMessage(error)}` } });
-        // A buy stopped between its reservation and its send spent nothing: its budget is given back.
-        await releaseReservation(deps, record);
+    // Trading stopped mid-slot (auth, nonce), a journal write failed, or a bug: what was not sent
+    // yet never will be. A journal that failed the slot may fail this too: the slot's own error is
+    // the one thrown either way (it says what happened; the cleanup's says only that the journal
+    // is still down), and reconciliation closes what is left at the next slot or start.
+    try {
+      for (const record of await deps.journal.listIntents({ instance: instance.instance, slotTimeMs })) {
+        if (record.status === 'pending') {
+          await deps.journal.updateIntent(record.intentId, { status: 'failed', error: { code: 'E_STOPPED', message: `not sent: ${errorMessage(error)}` } });
+          // A buy stopped between its reservation and its send spent nothing: its budget is given back.
+          await releaseReservation(deps, record);
+        }
       }
+      await deps.journal.finishSlot({ ...key, status: 'failed', reason: errorMessage(error) });
+    } catch (cleanup) {
+      deps.logger.warn({ ...log(), event: 'slot-close-failed', code: errorCode(cleanup), error: errorMessage(cleanup) }, `could not journal the slot as failed (${errorMessage(cleanup)}); reconciliation closes it later`);
     }
-    await deps.journal.finishSlot({ ...key, status: 'failed', reason: errorMessage(error) });
     deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
     throw error;
   }

@@ -700,6 +700,18 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       await world.engine([dcaBtc()]).reconcile();
       const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
       expect([intent?.status, intent?.error?.code]).toEqual(['failed', 'E_INTERRUPTED']);
+      expect(intent?.error?.message).toBe('the stacker that journalled it stopped, or lost the journal, before sending it; not sent (its slot has passed)');
+      expect(sandboxOrders()).toHaveLength(0);
+    });
+
+    it('one a slot of this daemon left pending (its journal write failed) is failed while it runs, saying so rather than that stacker stopped', async () => {
+      const engine = world.engine([dcaBtc()]);
+      await engine.reconcile();
+      await world.journal.claimSlot({ instance: 'dca-btc', slotTimeMs: SLOT, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001') } }] });
+      await engine.track();
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect([intent?.status, intent?.error?.message]).toEqual(['failed', 'its slot ended before sending it (a journal write failed or did not answer in time); not sent (its slot has passed)']);
+      expect(world.logs.some((line) => line.message === 'an intent whose slot ended early was never sent; marked failed')).toBe(true);
       expect(sandboxOrders()).toHaveLength(0);
     });
 
