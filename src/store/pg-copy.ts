@@ -10,7 +10,7 @@ import { markerPath, pgMarkerBase, readMarker, writeMarker } from './journal-ide
 import { type Tx, asStoreError, describeLocation, inTransaction, openPool } from './pg-db.ts';
 import { PgJournal } from './pg-journal.ts';
 import { PgAdvisoryLock } from './pg-lock.ts';
-import { JOURNAL_SCHEMAS } from './pg-store.ts';
+import { JOURNAL_SCHEMAS, inspectPgJournal } from './pg-store.ts';
 import { openDatabase } from './sqlite-db.ts';
 
 /**
@@ -88,10 +88,10 @@ export async function copySqliteJournalToPg(options: CopyOptions): Promise<Journ
   if (!existsSync(from)) throw new StoreError('not-found', `no ${options.mode} journal at ${from}: there is nothing to copy`);
   const schema = JOURNAL_SCHEMAS[options.mode];
   const to = describeLocation(options.url, schema);
-  const moved = movedElsewhere(options.dataDir, options.mode, from, to);
+  const bound = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
+  const moved = await movedElsewhere(options, from, to);
   if (moved !== null) throw moved;
   const sourceLock = dataDirLock(options.dataDir, { name: JOURNAL_FILES[options.mode] });
-  const bound = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
   const targetLock = new PgAdvisoryLock(options.url, 'journal', `journal:${schema}`, bound);
   sourceLock.acquire();
   try {
@@ -124,12 +124,17 @@ export async function copySqliteJournalToPg(options: CopyOptions): Promise<Journ
  * SQLite file is the copy from before that move, and copying it again would start the new
  * database from that old state, without the kill switch, pauses, transfers and budgets since
  * (a second migrate, to a mistyped database or a new server, did, and trading resumed). Copying
- * again into the database the marker names adds only what is missing, and is allowed.
+ * again into the database the marker names adds only what is missing, and is allowed; so is that
+ * database at another address (a pooler in between, a host name for an IP), known by the journal
+ * id it holds, as the daemon knows it.
  */
-function movedElsewhere(dataDir: string, mode: RunMode, from: string, to: string): StoreError | null {
+async function movedElsewhere(options: CopyOptions, from: string, to: string): Promise<StoreError | null> {
+  const { dataDir, mode } = options;
   const base = pgMarkerBase(dataDir, mode);
   const marker = readMarker(base);
   if (marker === null || marker.file === to) return null;
+  const target = await inspectPgJournal(options.url, JOURNAL_SCHEMAS[mode], ...(options.timeoutMs === undefined ? [] : [options.timeoutMs]));
+  if (target.state === 'journal' && target.journalId === marker.journalId) return null;
   return new StoreError(
     'conflict',
     `the ${mode} journal of this data dir moved to PostgreSQL already (${marker.file}, journal ${marker.journalId}, since ${new Date(marker.createdAtMs).toISOString()}): ` +

@@ -199,6 +199,16 @@ describe.skipIf(pgCluster() === null)('stacker journal migrate --to postgres://â
     }
   });
 
+  it('copies again into the same database reached at another address (a pooler, a host name for an IP): the journal id it holds says it is the one the journal moved to', async () => {
+    await writeSqliteJournal();
+    await migrate(context(false), { dataDir: dataDir(), mode: 'live', to: await target() }, { env: {} });
+    const elsewhere = new URL(await target());
+    expect(elsewhere.hostname).toBe('127.0.0.1');
+    elsewhere.hostname = 'localhost';
+    await migrate(context(false), { dataDir: dataDir(), mode: 'live', to: elsewhere.toString() }, { env: {} });
+    expect(captured.join('')).toMatch(/nothing new to copy/);
+  });
+
   it('asks for a target, and refuses one that is not a PostgreSQL URL without echoing it', async () => {
     await writeSqliteJournal();
     await expect(migrate(context(false), { dataDir: dataDir(), mode: 'live' }, { env: {} })).rejects.toMatchObject({ code: 'E_INPUT', message: expect.stringMatching(/--to/) });
