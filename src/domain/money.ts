@@ -126,7 +126,12 @@ export function isDecimal(value: unknown): value is Decimal {
  * rounded a 19.82 order value to 10, under a MAX_ORDER_QUOTE of 15. The digits are copied as they are.
  */
 export function programDecimal(value: Decimal): Decimal {
-  return value.constructor === Decimal ? value : new Decimal(value);
+  return isProgramDecimal(value) ? value : new Decimal(value);
+}
+
+/** Made by the program's Decimal, not a clone of decimal.js's (programDecimal). */
+export function isProgramDecimal(value: Decimal): boolean {
+  return value.constructor === Decimal;
 }
 
 /**

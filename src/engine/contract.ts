@@ -1,10 +1,10 @@
 import type { Candle } from '../domain/candle.ts';
 import type { CandleWindow } from './candle-book.ts';
-import { type Intent, isMoneyIntent } from '../domain/intent.ts';
+import { type Intent, type MoneyIntent, isMoneyIntent } from '../domain/intent.ts';
 import { type CodeRecord, type FlexInvestment, type FlexPlan, TRANSFER_DECIMALS, type TradeBalance } from '../domain/account.ts';
 import type { InputProblem } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
-import { type Decimal, isDecimal, programDecimal } from '../domain/money.ts';
+import { type Decimal, isDecimal, isProgramDecimal, programDecimal } from '../domain/money.ts';
 import { STP_INPUT_HELP, readStp } from '../domain/order.ts';
 
 /**
@@ -314,9 +314,12 @@ export function checkDecision(answer: unknown, reads: readonly SnapshotPart[]): 
   });
   if (problems.length > 0) throw new TypeError(problems.join('; '));
   // Every amount in the program's Decimal, so the guards' products and sums round by its rules, not a clone's.
-  return (answer as Intent[]).map((intent) =>
-    isMoneyIntent(intent) && programDecimal(intent.amount) !== intent.amount ? { ...intent, amount: programDecimal(intent.amount) } : intent,
-  );
+  const intents = answer as Intent[];
+  return intents.some(inForeignDecimal) ? intents.map((intent) => (inForeignDecimal(intent) ? { ...intent, amount: programDecimal(intent.amount) } : intent)) : intents;
+}
+
+function inForeignDecimal(intent: Intent): intent is MoneyIntent {
+  return isMoneyIntent(intent) && !isProgramDecimal(intent.amount);
 }
 
 /**

@@ -124,8 +124,12 @@ export class Reconciler {
     return { resolved, unresolved, slotsClosed };
   }
 
-  /** `starting`: the pass at start (or takeover), where what is open was left by a stacker that stopped; otherwise by a slot of this one. */
-  async #resolve(record: IntentRecord, atStart: boolean, starting: boolean): Promise<boolean> {
+  /**
+   * `warnUnknowable`: say that a transfer or withdrawal left sent may or may not have happened.
+   * `starting`: the pass at start (or takeover), where what is open was left by a stacker that
+   * stopped; otherwise by a slot of this one.
+   */
+  async #resolve(record: IntentRecord, warnUnknowable: boolean, starting: boolean): Promise<boolean> {
     const deps = this.#deps;
     const log = { event: 'reconcile', instance: record.instance, intentId: record.intentId, intent: record.intent.kind };
     if (record.status === 'pending') {
@@ -145,7 +149,7 @@ export class Reconciler {
         await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
         tellUnknown(deps, record, lost);
       }
-      if (atStart) deps.logger.warn(log, `a ${intent.kind} may or may not have happened (no lookup by id exists); check the balances — it is never resent`);
+      if (warnUnknowable) deps.logger.warn(log, `a ${intent.kind} may or may not have happened (no lookup by id exists); check the balances — it is never resent`);
       this.#nextLookup.set(record.intentId, Number.POSITIVE_INFINITY);
       return false;
     }

@@ -88,10 +88,10 @@ export async function copySqliteJournalToPg(options: CopyOptions): Promise<Journ
   if (!existsSync(from)) throw new StoreError('not-found', `no ${options.mode} journal at ${from}: there is nothing to copy`);
   const schema = JOURNAL_SCHEMAS[options.mode];
   const to = describeLocation(options.url, schema);
-  const bound = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
   const moved = await movedElsewhere(options, from, to);
   if (moved !== null) throw moved;
   const sourceLock = dataDirLock(options.dataDir, { name: JOURNAL_FILES[options.mode] });
+  const bound = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
   const targetLock = new PgAdvisoryLock(options.url, 'journal', `journal:${schema}`, bound);
   sourceLock.acquire();
   try {
@@ -133,7 +133,7 @@ async function movedElsewhere(options: CopyOptions, from: string, to: string): P
   const base = pgMarkerBase(dataDir, mode);
   const marker = readMarker(base);
   if (marker === null || marker.file === to) return null;
-  const target = await inspectPgJournal(options.url, JOURNAL_SCHEMAS[mode], ...(options.timeoutMs === undefined ? [] : [options.timeoutMs]));
+  const target = await inspectPgJournal(options.url, JOURNAL_SCHEMAS[mode], options.timeoutMs);
   if (target.state === 'journal' && target.journalId === marker.journalId) return null;
   return new StoreError(
     'conflict',
