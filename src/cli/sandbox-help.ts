@@ -16,6 +16,9 @@ export const FAULT_HELP = `Faults (--fault, repeatable), to rehearse what a real
                              /api/v4/orders or the order history
   upper-ids                  perform the request, answer its orders with their clientOrderId in
                              capitals (an exchange keeping ids in another case); paths as above
+  unfilled-answer            perform the request, answer its orders without a status and with
+                             nothing filled (an older exchange answering before the match; the
+                             order history shows the fill); paths as above
   history-page=N             the order history answers at most N orders a page, whatever limit
                              is asked, and does not say so (an exchange capping its pages)
 Options after a comma: path=/api/v4/... (default /api/v4/order/stock_market), every=N (every

@@ -1,7 +1,8 @@
 import { type ClientOrderIdParts, deriveClientOrderId, instanceHash, parseClientOrderId } from '../domain/client-order-id.ts';
 import { type ForeignOrder, ForeignOrderError } from '../domain/errors.ts';
 import type { Order } from '../domain/order.ts';
-import type { IntentRecord, NewLedgerFinding } from '../store/journal.ts';
+import type { IntentRecord, NewLedgerFinding, StoredOrder } from '../store/journal.ts';
+import { formatDecimal } from '../domain/money.ts';
 import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts';
 import { orderResult } from './executor.ts';
 import { recordOrder } from './order-log.ts';
@@ -256,7 +257,11 @@ export class ExchangeLedger {
       if (parts === null || owner === undefined) continue;
       ours += 1;
       seen.add(shown.clientOrderId.toLowerCase());
-      if ((await deps.journal.getOrder(shown.orderId)) !== null) continue;
+      const stored = await deps.journal.getOrder(shown.orderId);
+      if (stored !== null) {
+        if (isTerminalStatus(stored.status)) await this.#corrected(owner, stored, shown);
+        continue;
+      }
       const intent = await intentOf(deps.journal, owner.instance, parts, shown.clientOrderId);
       // Shown in another case than it was sent: journalled as sent (as the lookup by id records it),
       // the intent's id, or for an order adopted without one the id its slot derives.
@@ -418,6 +423,25 @@ export class ExchangeLedger {
   }
 
   /** A second order of an intent this journal sent and recorded: journalled against that intent and counted, with its finding (null: written before). */
+  /**
+   * A final order of ours the history shows as having spent more than the journal holds (a fill
+   * the answer did not have, answered without a status and taken as cancelled; a fee corrected
+   * later): recorded from the history, its budget settled again at what it spent, and said. The
+   * journal moves a final order only so (leavesOrderAsIs), never back.
+   */
+  async #corrected(owner: LedgerInstance, stored: StoredOrder, shown: Order): Promise<void> {
+    const deps = this.#deps;
+    // Under the id the journal holds it by: a history may write it in another case.
+    const transition = await recordOrder(deps, owner.instance, { ...shown, clientOrderId: stored.clientOrderId || shown.clientOrderId }, stored.intentId);
+    if (transition === null) return;
+    const was = `${stored.status}, filled ${formatDecimal(stored.filledBase)} for ${formatDecimal(stored.filledQuote)}, fee ${formatDecimal(stored.fee)}`;
+    const now = `${transition.toStatus}, filled ${formatDecimal(transition.filledBase)} for ${formatDecimal(transition.filledQuote)}, fee ${formatDecimal(transition.fee)}`;
+    deps.logger.warn(
+      { event: 'order-corrected', instance: owner.instance, orderId: stored.orderId, clientOrderId: stored.clientOrderId, was, now },
+      `order ${stored.orderId} (${stored.clientOrderId}) was journalled final as ${was}; the exchange's history shows ${now}: recorded, and its budget counts what it spent`,
+    );
+  }
+
   async #recordSecond(owner: LedgerInstance, account: string, intent: IntentRecord, order: Order, finding: NewLedgerFinding | null): Promise<void> {
     const deps = this.#deps;
     const transition = await deps.journal.recordSecondOrder({ intentId: intent.intentId, instance: owner.instance, slotTimeMs: intent.slotTimeMs, order, ...this.#spendScope(owner, account, order), finding });

@@ -105,7 +105,9 @@ async function settleReservation(deps: EngineDeps, intentId: string, order: Orde
 
 async function settleIfReserved(deps: EngineDeps, reservationId: string, order: Order): Promise<void> {
   const reservation = await deps.journal.budgetReservation(reservationId);
-  if (reservation !== null && reservation.state !== 'settled') await deps.journal.settleBudget(reservationId, order.filledQuote);
+  if (reservation === null) return;
+  // Settled again when the order's final fill grew since (the exchange's history corrected it).
+  if (reservation.state !== 'settled' || !reservation.amountQuote.eq(order.filledQuote)) await deps.journal.settleBudget(reservationId, order.filledQuote);
 }
 
 /** The transition's log line (only built when info lines are written: decimal text costs a backtest time). */

@@ -17,6 +17,9 @@ import type { FaultSpec } from './faults.ts';
  *                              (default ACCEPTED), one stacker does not know; order paths only
  *   upper-ids                  perform the request, answer its order records with their
  *                              clientOrderId in capitals; order paths only
+ *   unfilled-answer            perform the request, answer its order records without a status
+ *                              and with nothing filled, as an older exchange answered an order
+ *                              before matching it (the history shows the fill); order paths only
  *   history-page=N             the order history answers at most N orders a page, whatever
  *                              limit it is asked for, and does not say so (no path)
  *
@@ -66,7 +69,7 @@ export function parseFaultSpecs(specs: readonly string[]): { readonly ok: Parsed
 
 type One = { readonly fault: FaultSpec } | { readonly historyLagMs: number } | { readonly historyPageCap: number } | { readonly problem: string };
 
-const KINDS = ['accept-then-5xx', '5xx', 'drop-answer', 'reset', 'slow', 'commit-late', 'answer-late', 'history-lag', 'unknown-status', 'upper-ids', 'history-page'] as const;
+const KINDS = ['accept-then-5xx', '5xx', 'drop-answer', 'reset', 'slow', 'commit-late', 'answer-late', 'history-lag', 'unknown-status', 'upper-ids', 'unfilled-answer', 'history-page'] as const;
 
 /** The answers that carry order records: the two market order endpoints, active orders, order history. */
 const ORDER_RECORD_PATHS = ['/api/v4/order/stock_market', '/api/v4/order/market', '/api/v4/orders', '/api/v4/trade-account/order/history'] as const;
@@ -135,11 +138,12 @@ function parseOne(spec: string): One {
       if (options['status'] !== undefined) return { problem: 'unknown-status answers 200 as usual: status=… does not apply' };
       return { fault: { ...base, kind: 'status-word', statusWord: word } };
     }
-    case 'upper-ids': {
-      if (value !== undefined) return { problem: 'upper-ids takes no value' };
-      if (!(ORDER_RECORD_PATHS as readonly string[]).includes(path)) return { problem: `upper-ids applies to the answers that carry orders: path must be one of ${ORDER_RECORD_PATHS.join(', ')}` };
-      if (options['status'] !== undefined) return { problem: 'upper-ids answers 200 as usual: status=… does not apply' };
-      return { fault: { ...base, kind: 'upper-ids' } };
+    case 'upper-ids':
+    case 'unfilled-answer': {
+      if (value !== undefined) return { problem: `${kind} takes no value` };
+      if (!(ORDER_RECORD_PATHS as readonly string[]).includes(path)) return { problem: `${kind} applies to the answers that carry orders: path must be one of ${ORDER_RECORD_PATHS.join(', ')}` };
+      if (options['status'] !== undefined) return { problem: `${kind} answers 200 as usual: status=… does not apply` };
+      return { fault: { ...base, kind } };
     }
     case 'history-page': {
       const cap = value === undefined ? null : wholeNumber(value);
@@ -189,6 +193,8 @@ export function describeFaults(parsed: ParsedFaults): string[] {
         return `${f.path}: performed, its orders answered with status ${f.statusWord ?? ''} (${when})`;
       case 'upper-ids':
         return `${f.path}: performed, its orders answered with their clientOrderId in capitals (${when})`;
+      case 'unfilled-answer':
+        return `${f.path}: performed, its orders answered without a status and with nothing filled (${when})`;
     }
   });
   if (parsed.historyLagMs > 0) lines.push(`order history and active orders lag ${parsed.historyLagMs} ms behind each order`);

@@ -16,13 +16,16 @@
  * - `upper-ids`: perform the request and answer as usual, but with every order record's
  *   clientOrderId in capitals, as an exchange that keeps ids in another case than it was sent
  *   (the spec says they are case-sensitive; the lookup by clientOrderId still finds the order).
+ * - `unfilled-answer`: perform the request, but answer its order records as an older exchange
+ *   answered a market order it had not matched yet: no `status`, nothing filled (`dealStock`,
+ *   `dealMoney`, `dealFee` 0, `left` its amount), while the order history shows the fill.
  * Each fault fires `times` times (default 1; Infinity allowed), on every `every`-th matching
  * request (default 1: each one), first injected first.
  *
  * Apart from per-request faults, `historyLagMs` makes orders show in the order history and the
  * active orders only that long after they were placed, as the real history may lag an order.
  */
-export type FaultKind = 'drop-after-commit' | 'reset' | 'status' | 'latency' | 'commit-late' | 'answer-late' | 'status-word' | 'upper-ids';
+export type FaultKind = 'drop-after-commit' | 'reset' | 'status' | 'latency' | 'commit-late' | 'answer-late' | 'status-word' | 'upper-ids' | 'unfilled-answer';
 
 export interface FaultSpec {
   readonly path: string;

@@ -105,6 +105,12 @@ function withOrderRecords(answer: Answer, change: (record: Record<string, unknow
   return json(answer.status, rewrite(answer.json));
 }
 
+/** An order record as an older exchange answered one it had not matched yet: no status, nothing filled, all of it left. */
+function unfilledRecord(record: Record<string, unknown>): Record<string, unknown> {
+  const { status: _status, ...rest } = record;
+  return { ...rest, dealStock: '0', dealMoney: '0', dealFee: '0', left: record['amount'] };
+}
+
 class SandboxServer implements Sandbox {
   readonly exchange: SimCore;
   readonly faults = new FaultInjector();
@@ -256,6 +262,7 @@ class SandboxServer implements Sandbox {
     }
     if (fault?.kind === 'status') answer = faultAnswer(fault);
     if (fault?.kind === 'status-word') answer = withOrderRecords(answer, (record) => ({ ...record, status: fault.statusWord ?? '' }));
+    if (fault?.kind === 'unfilled-answer') answer = withOrderRecords(answer, unfilledRecord);
     if (fault?.kind === 'upper-ids') answer = withOrderRecords(answer, (record) => (typeof record['clientOrderId'] === 'string' ? { ...record, clientOrderId: record['clientOrderId'].toUpperCase() } : record));
     if (fault?.kind === 'answer-late') {
       await this.#sleep(fault.latencyMs ?? 0);

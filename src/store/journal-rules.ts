@@ -281,6 +281,19 @@ export function isOlderSnapshot(order: Order, stored: StoredOrder): boolean {
 }
 
 /**
+ * A snapshot that changes nothing stored: older than what is stored, or of a final order whose
+ * money it leaves as it is. A final order moves again only when the exchange shows it spent more
+ * than first answered (its history with a fill or fee the answer did not have: one answered
+ * without a status and nothing filled, later shown FILLED), never back, and never for a status
+ * word alone.
+ */
+export function leavesOrderAsIs(order: Order, stored: StoredOrder): boolean {
+  if (isOlderSnapshot(order, stored)) return true;
+  if (!isTerminalStatus(stored.status)) return false;
+  return order.filledBase.eq(stored.filledBase) && order.filledQuote.eq(stored.filledQuote) && order.fee.eq(stored.fee);
+}
+
+/**
  * Whether a snapshot is a transition: a new status or new fills, or a stop order's activation
  * (0 → 1, never back), which is the moment the order starts to trade even when it stays NEW.
  */
@@ -353,6 +366,17 @@ export function spentFromReservations(
 }
 
 /** An amount really spent (settling, or counting an adopted order): finite and not negative. */
+/**
+ * What a settled reservation adds when settled again at `actualQuote`: zero for the same amount,
+ * the difference for more (an order the exchange's history shows filled past the answer it gave,
+ * say one answered without a status and nothing filled), and a conflict for less: what an order
+ * spent never shrinks, and a history lagging behind the answer shows less.
+ */
+export function settledAgainBy(reservation: BudgetReservation, actualQuote: Decimal): Decimal {
+  if (actualQuote.gte(reservation.amountQuote)) return actualQuote.minus(reservation.amountQuote);
+  throw new StoreError('conflict', `budget reservation ${reservation.reservationId} was settled at ${formatDecimal(reservation.amountQuote)}, more than ${formatDecimal(actualQuote)}: what an order spent never shrinks`);
+}
+
 export function checkSpentAmount(value: Decimal, field: string): void {
   if (!isDecimal(value) || !value.isFinite() || value.isNegative()) throw new StoreError('invalid-argument', `${field} must be a finite Decimal ≥ 0`);
 }

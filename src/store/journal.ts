@@ -137,7 +137,11 @@ export interface Journal {
    * reservation and adds nothing.
    */
   reserveBudget(request: BudgetReserveRequest): Promise<BudgetDecision>;
-  /** Replace a held reservation's amount by what was really spent (may exceed the limit: it happened). Idempotent for the same amount. */
+  /**
+   * Replace a held reservation's amount by what was really spent (may exceed the limit: it
+   * happened). Idempotent for the same amount; a settled one settles again at more (the
+   * exchange's history corrected the order's fill), never at less (settledAgainBy).
+   */
   settleBudget(reservationId: string, actualQuote: Decimal): Promise<BudgetReservation>;
   /** Give a held reservation back (nothing was spent). false when it was already released. */
   releaseBudget(reservationId: string): Promise<boolean>;

@@ -76,10 +76,11 @@ import {
   checkStateChange,
   compareText,
   checkSameOrder,
-  isOlderSnapshot,
+  leavesOrderAsIs,
   newIntentFields,
   oldestOrderFirst,
   operationMoney,
+  settledAgainBy,
   snapshotMoved,
 } from './journal-rules.ts';
 import { firstAtLeast } from '../domain/sorted.ts';
@@ -452,8 +453,10 @@ export class MemoryJournal implements Journal {
       checkSpentAmount(actualQuote, 'actualQuote');
       const reservation = this.#requireReservation(reservationId);
       if (reservation.state === 'settled') {
-        if (reservation.amountQuote.eq(actualQuote)) return reservation;
-        throw new StoreError('conflict', `budget reservation ${reservationId} was settled at ${formatDecimal(reservation.amountQuote)}, not ${formatDecimal(actualQuote)}`);
+        const more = settledAgainBy(reservation, actualQuote);
+        if (more.isZero()) return reservation;
+        this.#addToPeriods(reservation, reservation.periodStarts, more);
+        return this.#putReservation({ ...reservation, amountQuote: actualQuote, updatedAtMs: this.#now() });
       }
       // A released reservation settles too: its order turned up after the budget was given back.
       const counted = reservation.state === 'released' ? ZERO : reservation.amountQuote;
@@ -962,7 +965,7 @@ export class MemoryJournal implements Journal {
       return this.#insertTransition(order, null, 1, now);
     }
     checkSameOrder(order, stored);
-    if (isTerminalStatus(stored.status) || isOlderSnapshot(order, stored)) return null;
+    if (leavesOrderAsIs(order, stored)) return null;
     const moved = snapshotMoved(order, stored);
     const intentId = stored.intentId ?? this.#resolveIntent(order, link);
     const next = storedOrder(order, intentId, stored.firstSeenAtMs, now);

@@ -12,7 +12,7 @@ import {
   type PeriodStarts,
 } from './journal.ts';
 import { RowReader, reservationFromRow } from './journal-rows.ts';
-import { budgetExcesses, budgetSpan, checkReserveRequest, checkScope, checkSpentAmount, spentFromReservations } from './journal-rules.ts';
+import { budgetExcesses, budgetSpan, checkReserveRequest, checkScope, checkSpentAmount, settledAgainBy, spentFromReservations } from './journal-rules.ts';
 import type { Tx } from './pg-db.ts';
 
 /**
@@ -43,10 +43,7 @@ export async function reserveBudget(tx: Tx, request: BudgetReserveRequest, nowMs
 export async function settleBudget(tx: Tx, reservationId: string, actualQuote: Decimal, nowMs: number): Promise<BudgetReservation> {
   checkSpentAmount(actualQuote, 'actualQuote');
   const reservation = await requireReservation(tx, reservationId);
-  if (reservation.state === 'settled') {
-    if (reservation.amountQuote.eq(actualQuote)) return reservation;
-    throw new StoreError('conflict', `budget reservation ${reservationId} was settled at ${formatDecimal(reservation.amountQuote)}, not ${formatDecimal(actualQuote)}`);
-  }
+  if (reservation.state === 'settled' && settledAgainBy(reservation, actualQuote).isZero()) return reservation;
   // A released reservation settles too: its order turned up after the budget was given back. It happened, so it counts in full.
   const counted = reservation.state === 'released' ? ZERO : reservation.amountQuote;
   await addToPeriods(tx, reservation, reservation.periodStarts, actualQuote.minus(counted), nowMs);

@@ -3,7 +3,7 @@ import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '
 import { StoreError } from './errors.ts';
 import type { ChangedOrder, ChangedOrdersQuery, OrderLink, OrderQuery, OrderTransition, StoredOrder } from './journal.ts';
 import { ORDER_COLUMNS, changedOrderFromRow, orderColumns, orderFromRow, transitionFromRow } from './journal-rows.ts';
-import { checkChangedOrdersQuery, checkSameOrder, isOlderSnapshot, snapshotMoved, transitionOf } from './journal-rules.ts';
+import { checkChangedOrdersQuery, checkSameOrder, leavesOrderAsIs, snapshotMoved, transitionOf } from './journal-rules.ts';
 import { limitOrAll } from './pg-intents.ts';
 import type { Tx } from './pg-db.ts';
 
@@ -29,7 +29,7 @@ export async function recordOrderSnapshot(tx: Tx, order: Order, link: OrderLink 
   }
   const stored = orderFromRow(row);
   checkSameOrder(order, stored);
-  if (isTerminalStatus(stored.status) || isOlderSnapshot(order, stored)) return null;
+  if (leavesOrderAsIs(order, stored)) return null;
   const moved = snapshotMoved(order, stored);
   const intentId = stored.intentId ?? (await resolveIntent(tx, order, link));
   if (!moved && intentId === stored.intentId && sameColumns(stored, order)) return null;

@@ -12,7 +12,7 @@ import {
   type BudgetSpent,
   type PeriodStarts,
 } from './journal.ts';
-import { budgetExcesses, budgetSpan, checkReserveRequest, checkScope, checkSpentAmount, spentFromReservations } from './journal-rules.ts';
+import { budgetExcesses, budgetSpan, checkReserveRequest, checkScope, checkSpentAmount, settledAgainBy, spentFromReservations } from './journal-rules.ts';
 import { RowReader, reservationFromRow } from './journal-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
@@ -48,10 +48,7 @@ export function settleBudget(db: DatabaseSync, reservationId: string, actualQuot
   checkSpentAmount(actualQuote, 'actualQuote');
   return transaction(db, () => {
     const reservation = requireReservation(db, reservationId);
-    if (reservation.state === 'settled') {
-      if (reservation.amountQuote.eq(actualQuote)) return reservation;
-      throw new StoreError('conflict', `budget reservation ${reservationId} was settled at ${formatDecimal(reservation.amountQuote)}, not ${formatDecimal(actualQuote)}`);
-    }
+    if (reservation.state === 'settled' && settledAgainBy(reservation, actualQuote).isZero()) return reservation;
     // A released reservation settles too: its order turned up after the budget was given back
     // (an answer lost for longer than the settle window). It happened, so it counts in full.
     const counted = reservation.state === 'released' ? ZERO : reservation.amountQuote;

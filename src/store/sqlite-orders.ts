@@ -3,7 +3,7 @@ import { formatDecimal } from '../domain/money.ts';
 import { ORDER_STATUSES, type Order, type OrderStatus, isTerminalStatus } from '../domain/order.ts';
 import { StoreError } from './errors.ts';
 import type { ChangedOrder, ChangedOrdersQuery, OrderLink, OrderQuery, OrderTransition, StoredOrder } from './journal.ts';
-import { checkChangedOrdersQuery, checkSameOrder, isOlderSnapshot, snapshotMoved, transitionOf } from './journal-rules.ts';
+import { checkChangedOrdersQuery, checkSameOrder, leavesOrderAsIs, snapshotMoved, transitionOf } from './journal-rules.ts';
 import { ORDER_COLUMNS, type Row, changedOrderFromRow, orderColumns, orderFromRow, transitionFromRow } from './journal-rows.ts';
 import { transaction } from './sqlite-db.ts';
 
@@ -42,7 +42,7 @@ export function recordOrderSnapshotIn(db: DatabaseSync, order: Order, link: Orde
     }
     const stored = orderFromRow(row);
     checkSameOrder(order, stored);
-    if (isTerminalStatus(stored.status) || isOlderSnapshot(order, stored)) return null;
+    if (leavesOrderAsIs(order, stored)) return null;
     const moved = snapshotMoved(order, stored);
     const intentId = stored.intentId ?? resolveIntent(db, order, link);
     if (!moved && intentId === stored.intentId && sameColumns(row, columns)) return null;

@@ -97,6 +97,35 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.clientOrderId).toBe(lost.clientOrderId);
     });
 
+    it('corrects a buy answered without a status and nothing filled (taken as cancelled) that the history shows filled: recorded, told, and counted against its budget', async () => {
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'unfilled-answer', times: 1 });
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('dca-btc', slot)).toBe('done');
+      const [placed] = world.sandbox.exchange.orderHistory({});
+      if (placed === undefined) throw new Error('no order at the exchange');
+      // As answered: ended with nothing filled, nothing spent.
+      expect(await world.journal.getOrder(placed.orderId)).toMatchObject({ status: 'CANCELED' });
+      const scope = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' };
+      expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe('0');
+      expect(world.notifications.map((event) => event.kind)).toEqual(['order-refused']);
+
+      await engine.checkLedger();
+      const corrected = await world.journal.getOrder(placed.orderId);
+      expect(corrected).toMatchObject({ status: 'FILLED', clientOrderId: placed.clientOrderId });
+      expect([corrected?.filledBase, corrected?.filledQuote, corrected?.fee].map((value) => formatDecimal(value ?? new Decimal(0)))).toEqual(
+        [placed.filledBase, placed.filledQuote, placed.fee].map(formatDecimal),
+      );
+      expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe(formatDecimal(placed.filledQuote));
+      expect(world.notifications.map((event) => event.kind)).toEqual(['order-refused', 'order-filled']);
+      const line = world.logs.find((entry) => entry.fields['event'] === 'order-corrected');
+      expect(line?.message).toMatch(new RegExp(`^order ${placed.orderId} \\(${placed.clientOrderId}\\) was journalled final as CANCELED, filled 0 for 0, fee 0; the exchange's history shows FILLED, filled 0\\.001 for \\d`));
+      // Once: the next check finds the journal and the history agree.
+      await engine.checkLedger();
+      expect(world.logs.filter((entry) => entry.fields['event'] === 'order-corrected')).toHaveLength(1);
+      expect(world.fatal).toEqual([]);
+    });
+
     it('keeps a not-found buy counted for an hour after its send although the history shows nothing: a history may lag more than the settle window', async () => {
       const { engine, slot } = await notFoundBuy();
       expect((await engine.checkLedger())?.cleared).toEqual([]);

@@ -59,6 +59,17 @@ describe('--fault specs', () => {
     ]);
   });
 
+  it('reads unfilled-answer: the order records answered without a status and with nothing filled, on the market order endpoint by default', () => {
+    const parsed = parseFaultSpecs(['unfilled-answer,times=1']);
+    expect('ok' in parsed && parsed.ok.faults).toEqual([{ path: '/api/v4/order/stock_market', times: 1, kind: 'unfilled-answer' }]);
+    expect('ok' in parsed && describeFaults(parsed.ok)).toEqual(['/api/v4/order/stock_market: performed, its orders answered without a status and with nothing filled (every request, 1 times)']);
+    const bad = parseFaultSpecs(['unfilled-answer=1', 'unfilled-answer,path=/api/v4/main-account/transfer']);
+    expect('problems' in bad && bad.problems).toEqual([
+      '"unfilled-answer=1": unfilled-answer takes no value',
+      '"unfilled-answer,path=/api/v4/main-account/transfer": unfilled-answer applies to the answers that carry orders: path must be one of /api/v4/order/stock_market, /api/v4/order/market, /api/v4/orders, /api/v4/trade-account/order/history',
+    ]);
+  });
+
   it('reads history-page: order history pages held to N orders whatever limit is asked', () => {
     const parsed = parseFaultSpecs(['history-page=10']);
     expect('ok' in parsed && parsed.ok).toEqual({ historyLagMs: 0, historyPageCap: 10, faults: [] });
@@ -85,7 +96,7 @@ describe('--fault specs', () => {
   it('names the spec and the rule for every bad one, all at once', () => {
     const parsed = parseFaultSpecs(['nope', 'slow', '5xx=200', 'reset=1', 'drop-answer,every=0', 'history-lag=1s,path=/x', 'slow=2s,color=red']);
     expect('problems' in parsed && parsed.problems).toEqual([
-      '"nope": unknown fault "nope"; the faults are accept-then-5xx, 5xx, drop-answer, reset, slow, commit-late, answer-late, history-lag, unknown-status, upper-ids, history-page',
+      '"nope": unknown fault "nope"; the faults are accept-then-5xx, 5xx, drop-answer, reset, slow, commit-late, answer-late, history-lag, unknown-status, upper-ids, unfilled-answer, history-page',
       '"slow": slow needs a duration, such as slow=4s',
       '"5xx=200": the status must be an HTTP status from 400 to 599, such as 502',
       '"reset=1": reset takes no value',

@@ -112,6 +112,22 @@ describe.each(JOURNAL_KINDS)('order tracking (%s journal)', (kind) => {
     expect((await journal.openOrders()).map((o) => o.orderId)).toEqual(['2']);
   });
 
+  it("moves a final order again only when the exchange shows it spent more (its history correcting the answer), never back", async () => {
+    const journal = await world.openJournal();
+    // Answered without a status and nothing filled: taken as cancelled.
+    const answered = order({ orderId: '7', status: 'CANCELED', filledBase: new Decimal('0'), filledQuote: new Decimal('0'), fee: new Decimal('0'), left: new Decimal('0') });
+    await journal.recordOrderSnapshot(answered);
+    world.nowMs += 1;
+    const shown = order({ orderId: '7', status: 'FILLED', filledBase: new Decimal('0.001'), filledQuote: new Decimal('65'), fee: new Decimal('0.065'), feeAsset: 'USDT', left: new Decimal('0') });
+    expect(await journal.recordOrderSnapshot(shown)).toMatchObject({ fromStatus: 'CANCELED', toStatus: 'FILLED' });
+    // A fee the history corrects upwards moves it again; a lagging read showing less does not.
+    expect(await journal.recordOrderSnapshot(order({ ...shown, fee: new Decimal('0.0651') }))).toMatchObject({ fromStatus: 'FILLED', toStatus: 'FILLED' });
+    expect(await journal.recordOrderSnapshot(answered)).toBeNull();
+    expect(await journal.getOrder('7')).toMatchObject({ status: 'FILLED' });
+    expect(formatDecimal((await journal.getOrder('7'))?.fee ?? new Decimal(0))).toBe('0.0651');
+    expect(await journal.openOrders()).toEqual([]);
+  });
+
   it('updates the stored snapshot without a transition when only other fields changed', async () => {
     const journal = await world.openJournal();
     await journal.recordOrderSnapshot(snapshots.new);

@@ -66,6 +66,37 @@ describe('a lagging exchange', () => {
     }
   }, 120_000);
 
+  it("answers each order without a status and with nothing filled, as an older exchange did before the match: the history's fill is recorded and counted in the day's budget", async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '100000' });
+    t.sandbox.faults.inject({ path: ORDER_PATH, kind: 'unfilled-answer', times: Number.POSITIVE_INFINITY });
+    const daemon = startDaemon(args(), env());
+    // Each order is taken as cancelled with nothing filled, then corrected by the history read before the next slot.
+    await eventually(() => Promise.resolve(daemon.output().split('"event":"order-corrected"').length - 1), (n) => n >= 2, 30_000, 'two orders corrected');
+    stopTrading();
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(0);
+    // A start reads the history before anything else: the last order is corrected there.
+    const again = startDaemon(args(), env());
+    await again.waitFor('"event":"scheduled"', 20_000);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
+    const result = await agreement(t.sandbox, [journalPath()]);
+    report('orders answered unfilled, filled in the history × order', result);
+    expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+    const journal = new SqliteJournal({ path: journalPath(), readOnly: true });
+    await journal.open();
+    try {
+      const orders = await journal.listOrders({ limit: -1 });
+      expect(orders.length).toBe(t.sandbox.exchange.orderHistory({}).length);
+      expect(orders.every((order) => order.status === 'FILLED')).toBe(true);
+      const today = result.spentPerDay[new Date().toISOString().slice(0, 10)];
+      const counted = await journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, Date.now());
+      expect(formatDecimal(counted.day)).toBe(today);
+    } finally {
+      await journal.close();
+    }
+  }, 120_000);
+
   it('processes an order 4 s late while the daemon is killed -9 right after sending and restarted: each late order is found and journalled', async () => {
     // A sandbox of its own, which says when an order request has arrived: the kill must land after the send.
     let arrived = 0;
