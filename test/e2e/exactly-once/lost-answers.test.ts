@@ -17,6 +17,19 @@ const args = (): string[] => ['--live', '--strategies', t.dir.strategies, '--dat
 /** The shortest settle window allowed: the tests wait for it in real time. */
 const env = (): Record<string, string> => ({ ...t.live(), STACKER_ORDER_SETTLE_WINDOW: '30s', STACKER_KILL_SWITCH_FILE: join(t.dir.root, 'STOP') });
 const stopTrading = (): void => writeFileSync(join(t.dir.root, 'STOP'), '');
+const DCA_BUDGET = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' } as const;
+const today = (): string => new Date().toISOString().slice(0, 10);
+
+/** What `read` makes of the daemon's journal file, opened read-only once the daemon has stopped. */
+async function readJournal<T>(read: (journal: SqliteJournal) => Promise<T>): Promise<T> {
+  const journal = new SqliteJournal({ path: journalPath(), readOnly: true });
+  await journal.open();
+  try {
+    return await read(journal);
+  } finally {
+    await journal.close();
+  }
+}
 
 describe('a lagging exchange', () => {
   it('takes each order, answers 502, shows it in its history only 8 s later: no order is sent twice, every one is journalled', async () => {
@@ -55,15 +68,7 @@ describe('a lagging exchange', () => {
     const result = await agreement(t.sandbox, [journalPath()]);
     report('504 at once, performed after the settle window × order', result);
     expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
-    const journal = new SqliteJournal({ path: journalPath(), readOnly: true });
-    await journal.open();
-    try {
-      const today = result.spentPerDay[new Date().toISOString().slice(0, 10)];
-      const counted = await journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, Date.now());
-      expect(formatDecimal(counted.day)).toBe(today);
-    } finally {
-      await journal.close();
-    }
+    expect(await readJournal(async (journal) => formatDecimal((await journal.budgetSpent(DCA_BUDGET, Date.now())).day))).toBe(result.spentPerDay[today()]);
   }, 120_000);
 
   it("answers each order without a status and with nothing filled, as an older exchange did before the match: the history's fill is recorded and counted in the day's budget", async () => {
@@ -83,18 +88,9 @@ describe('a lagging exchange', () => {
     const result = await agreement(t.sandbox, [journalPath()]);
     report('orders answered unfilled, filled in the history × order', result);
     expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
-    const journal = new SqliteJournal({ path: journalPath(), readOnly: true });
-    await journal.open();
-    try {
-      const orders = await journal.listOrders({ limit: -1 });
-      expect(orders.length).toBe(t.sandbox.exchange.orderHistory({}).length);
-      expect(orders.every((order) => order.status === 'FILLED')).toBe(true);
-      const today = result.spentPerDay[new Date().toISOString().slice(0, 10)];
-      const counted = await journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, Date.now());
-      expect(formatDecimal(counted.day)).toBe(today);
-    } finally {
-      await journal.close();
-    }
+    const statuses = await readJournal(async (journal) => (await journal.listOrders({ limit: -1 })).map((order) => order.status));
+    expect(statuses).toEqual(t.sandbox.exchange.orderHistory({}).map(() => 'FILLED'));
+    expect(await readJournal(async (journal) => formatDecimal((await journal.budgetSpent(DCA_BUDGET, Date.now())).day))).toBe(result.spentPerDay[today()]);
   }, 120_000);
 
   it('processes an order 4 s late while the daemon is killed -9 right after sending and restarted: each late order is found and journalled', async () => {
