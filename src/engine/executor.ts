@@ -7,6 +7,7 @@ import { Turns } from '../domain/turns.ts';
 import type { IntentError, IntentRecord } from '../store/journal.ts';
 import type { SlotView } from './contract.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
+import { finishConfirmed } from './confirmed-moves.ts';
 import { estimatedQuote } from './guards.ts';
 import { tellRefused, tellUnknown } from './intent-events.ts';
 import { ENGINE_REFUSED, EXCHANGE_REFUSED } from './observer.ts';
@@ -372,9 +373,20 @@ async function unknownMove(deps: EngineDeps, record: IntentRecord, same: (intent
   );
 }
 
-async function finishTransfer(deps: EngineDeps, record: IntentRecord, intent: TransferIntent, confirmedBy: string): Promise<void> {
-  await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'done' });
-  await deps.journal.updateIntent(record.intentId, { status: 'done', result: { ticker: intent.ticker, amount: formatDecimal(intent.amount), confirmedBy } });
+/** A transfer the exchange confirmed (its answer, or its mark on the balances), journalled done: kept for the reconciler when the journal refuses (confirmed-moves.ts). */
+function finishTransfer(deps: EngineDeps, record: IntentRecord, intent: TransferIntent, confirmedBy: string): Promise<void> {
+  return finishConfirmed(deps, record.intentId, `the transfer of ${formatDecimal(intent.amount)} ${intent.ticker} from main to spot`, async () => {
+    await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'done' });
+    await deps.journal.updateIntent(record.intentId, { status: 'done', result: { ticker: intent.ticker, amount: formatDecimal(intent.amount), confirmedBy } });
+  });
+}
+
+/** A flex withdrawal the exchange confirmed, journalled done: kept for the reconciler when the journal refuses (confirmed-moves.ts). */
+function finishWithdrawal(deps: EngineDeps, record: IntentRecord, intent: FlexWithdrawIntent, transactionId: string | null, result: Record<string, string>): Promise<void> {
+  return finishConfirmed(deps, record.intentId, `the withdrawal of ${formatDecimal(intent.amount)} from flex plan ${intent.plan}`, async () => {
+    await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId, status: 'done' });
+    await deps.journal.updateIntent(record.intentId, { status: 'done', result });
+  });
 }
 
 /** The main balance of `ticker`; null when it cannot be read. */
@@ -441,11 +453,9 @@ async function withdrawNow(deps: EngineDeps, record: IntentRecord, intent: FlexW
     { event: 'flex-withdraw-send', instance: record.instance, plan: intent.plan, amount: formatDecimal(intent.amount) },
     `withdrawing ${formatDecimal(intent.amount)} from flex plan ${intent.plan}`,
   );
+  let transactionId: string;
   try {
-    const { transactionId } = await deps.exchange.flexWithdraw({ plan: intent.plan, amount: intent.amount });
-    await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId, status: 'done' });
-    await deps.journal.updateIntent(record.intentId, { status: 'done', result: { transactionId, plan: intent.plan, amount: formatDecimal(intent.amount) } });
-    return { status: 'done' };
+    ({ transactionId } = await deps.exchange.flexWithdraw({ plan: intent.plan, amount: intent.amount }));
   } catch (error) {
     if (!outcomeUnknown(error)) {
       await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'failed' });
@@ -463,10 +473,13 @@ async function withdrawNow(deps: EngineDeps, record: IntentRecord, intent: FlexW
       return { status: 'unknown', error: lost };
     }
     deps.logger.warn({ event: 'withdraw-resolved', instance: record.instance, plan: intent.plan }, 'the flex withdrawal answer was lost, but the investment shows it: down by exactly its amount');
-    await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'done' });
-    await deps.journal.updateIntent(record.intentId, { status: 'done', result: { plan: intent.plan, amount: formatDecimal(intent.amount), confirmedBy: 'investment' } });
+    await finishWithdrawal(deps, record, intent, null, { plan: intent.plan, amount: formatDecimal(intent.amount), confirmedBy: 'investment' });
     return { status: 'done' };
   }
+  // Outside the try: a journal that refuses this record is not the exchange refusing the withdrawal,
+  // which it confirmed (journalled failed so, a withdrawal that happened read as one that did not).
+  await finishWithdrawal(deps, record, intent, transactionId, { transactionId, plan: intent.plan, amount: formatDecimal(intent.amount) });
+  return { status: 'done' };
 }
 
 /** Invested amount of the plan's active investment; zero when none is active; null when it cannot be read. */

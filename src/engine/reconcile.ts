@@ -1,3 +1,4 @@
+import { keepConfirmed, takeConfirmed } from './confirmed-moves.ts';
 import { type IntentRecord, reservationIntentId } from '../store/journal.ts';
 import { isMoneyIntent } from '../domain/intent.ts';
 import { FatalEngineError, classifyError, errorMessage } from './error-policy.ts';
@@ -144,6 +145,18 @@ export class Reconciler {
     }
     const intent = record.intent;
     if (intent.kind !== 'buy-stock-market' || record.clientOrderId === null) {
+      // The exchange confirmed it to this process, whose journal record failed: written now.
+      const confirmed = record.status === 'sent' ? takeConfirmed(deps.journal, record.intentId) : undefined;
+      if (confirmed !== undefined) {
+        try {
+          await confirmed();
+        } catch (error) {
+          keepConfirmed(deps.journal, record.intentId, confirmed);
+          throw error;
+        }
+        deps.logger.warn(log, `the ${intent.kind} the exchange confirmed is journalled done now that the journal takes writes again`);
+        return true;
+      }
       if (record.status === 'sent') {
         const lost = { code: 'E_OUTCOME_UNKNOWN', message: `its outcome was never journalled (stacker stopped, or the journal could not be written, while the ${intent.kind} was in flight); it cannot be looked up by id; not resent` };
         await deps.journal.updateIntent(record.intentId, { status: 'unknown', error: lost });
