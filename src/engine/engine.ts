@@ -1,4 +1,5 @@
 import { Turns } from '../domain/turns.ts';
+import { countUncountedBuys } from './uncounted-buys.ts';
 import type { CatchUpPolicy } from './schedule/catch-up.ts';
 import { planCatchUp } from './schedule/catch-up.ts';
 import type { CronSchedule } from './schedule/cron.ts';
@@ -194,7 +195,10 @@ export class Engine {
 
   /** Resolve what an earlier run left open. Run it before any slot. */
   async reconcile(): Promise<ReconcileSummary> {
-    return this.#guard(() => this.#reconciler.atStart(), { resolved: 0, unresolved: 0, slotsClosed: 0 });
+    return this.#guard(async () => {
+      await countUncountedBuys(this.#deps, [...this.#instances.values()], this.#deps.clock.nowMs());
+      return this.#reconciler.atStart();
+    }, { resolved: 0, unresolved: 0, slotsClosed: 0 });
   }
 
   /**

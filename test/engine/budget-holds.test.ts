@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.ts';
 import type { AccountRouting } from '../../src/engine/runtime.ts';
-import { Decimal } from '../../src/domain/money.ts';
+import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import type { IntentUpdate, Journal } from '../../src/store/journal.ts';
 import { StoreError } from '../../src/store/errors.ts';
 import type { MemoryJournal } from '../../src/store/memory-journal.ts';
@@ -183,6 +183,41 @@ describe.each(ENGINE_JOURNALS)('a budget held for a buy that was never sent (%s 
     const last = (await world.journal.listIntents({ instance: 'dca-btc' })).sort((a, b) => a.slotTimeMs - b.slotTimeMs).at(-1);
     expect(last).toMatchObject({ status: 'refused', error: { code: 'over-budget', message: expect.stringMatching(/is above the budget left for this slot, 35 USDT/) } });
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+  });
+
+  it('counts at start the buys a journal holds without a count (an older stacker counted a buy only under a budget or cap): a budget and cap set after an upgrade are not fresh ones', async () => {
+    const unbudgeted = runtimeOf({ instance: 'dca-btc', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001' } });
+    // The older build: a buy without a budget wrote no reservation.
+    const oldBuild = new Proxy(world.journal, {
+      get(target, property) {
+        if (property === 'reserveBudget') return async () => ({ ok: true });
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    expect(await new Engine({ ...world.deps(), journal: oldBuild as Journal }, [unbudgeted], { runId: null }).runSlot('dca-btc', SLOT)).toBe('done');
+    expect(await world.journal.budgetReservation((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.intentId ?? '')).toBeNull();
+
+    // Upgraded, with a day's budget of 100 and an account cap of 100: the start counts the morning's 65.
+    const capped: AccountRouting = {
+      accountOf: () => 'default',
+      exchangeOf: () => world.deps().exchange,
+      capOf: () => ({ limits: { day: new Decimal('100') }, asset: 'USDT', timeZone: 'UTC' }),
+      names: ['default'],
+    };
+    const upgraded = new Engine({ ...world.deps(), accounts: capped }, [{ ...unbudgeted, budgets: { day: new Decimal('100') } }], { runId: null });
+    await upgraded.reconcile();
+    const scope = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' };
+    expect(formatDecimal((await world.journal.budgetSpent(scope, SLOT)).day)).toBe('65');
+    expect(formatDecimal((await world.journal.budgetSpent({ ...scope, instance: 'account:default' }, SLOT)).day)).toBe('65');
+    expect(world.logs.find((line) => line.fields['event'] === 'uncounted-buys-counted')?.fields).toMatchObject({ reservations: 2 });
+    expect(await upgraded.runSlot('dca-btc', SLOT + 3_600_000)).toBe('done');
+    const last = (await world.journal.listIntents({ instance: 'dca-btc' })).sort((a, b) => a.slotTimeMs - b.slotTimeMs).at(-1);
+    expect(last).toMatchObject({ status: 'refused', error: { code: 'over-budget' } });
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+    // A second start counts nothing again.
+    await upgraded.reconcile();
+    expect(world.logs.filter((line) => line.fields['event'] === 'uncounted-buys-counted')).toHaveLength(1);
   });
 });
 
