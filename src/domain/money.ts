@@ -120,18 +120,14 @@ export function isDecimal(value: unknown): value is Decimal {
 }
 
 /**
- * The same value in the program's own Decimal. A value made by a constructor of decimal.js's
- * `Decimal.clone()` (a strategy's own) is a Decimal too, but an operation takes its precision and
- * rounding from its left side's constructor: `amount.mul(price)` of a 1-digit clone's amount
- * rounded a 19.82 order value to 10, under a MAX_ORDER_QUOTE of 15. The digits are copied as they are.
+ * A fresh value of the program's own Decimal with `value`'s digits, whatever made `value`. A
+ * strategy's amount may come from a constructor of decimal.js's `Decimal.clone()`, whose
+ * precision and rounding an operation takes from its left side (`amount.mul(price)` of a 1-digit
+ * clone's amount rounded a 19.82 order value to 10, under a MAX_ORDER_QUOTE of 15), or be a
+ * program Decimal given methods of its own, or a Proxy: only the digits are copied, once.
  */
-export function programDecimal(value: Decimal): Decimal {
-  return isProgramDecimal(value) ? value : new Decimal(value);
-}
-
-/** Made by the program's Decimal, not a clone of decimal.js's (programDecimal). */
-export function isProgramDecimal(value: Decimal): boolean {
-  return value.constructor === Decimal;
+export function ownDecimal(value: Decimal): Decimal {
+  return new Decimal(value);
 }
 
 /**

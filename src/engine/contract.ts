@@ -1,10 +1,10 @@
 import type { Candle } from '../domain/candle.ts';
 import type { CandleWindow } from './candle-book.ts';
-import { type Intent, type MoneyIntent, isMoneyIntent } from '../domain/intent.ts';
+import { type Intent, isMoneyIntent } from '../domain/intent.ts';
 import { type CodeRecord, type FlexInvestment, type FlexPlan, TRANSFER_DECIMALS, type TradeBalance } from '../domain/account.ts';
 import type { InputProblem } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
-import { type Decimal, isDecimal, isProgramDecimal, programDecimal } from '../domain/money.ts';
+import { type Decimal, isDecimal, ownDecimal } from '../domain/money.ts';
 import { STP_INPUT_HELP, readStp } from '../domain/order.ts';
 
 /**
@@ -303,7 +303,11 @@ export const COMMON_KEYS: ReadonlySet<string> = new Set(COMMON_PARAMS.map((spec)
 export function checkDecision(answer: unknown, reads: readonly SnapshotPart[]): readonly Intent[] {
   if (!Array.isArray(answer)) throw new TypeError(`decide must return an array of intents (got ${answer === null ? 'null' : typeof answer})`);
   const unread = BUY_READS.filter((part) => !reads.includes(part));
-  const problems = answer.flatMap((intent: unknown, index) => {
+  // Judged and used as copies made here, once: a getter read again later, or an amount whose own
+  // methods lie (a clone's rounding, a Proxy, a replaced `mul`), cannot make the guards see one
+  // value and the exchange get another.
+  const taken: unknown[] = answer.map((intent: unknown) => (intent === null || typeof intent !== 'object' ? intent : ownCopy(intent)));
+  const problems = taken.flatMap((intent: unknown, index) => {
     if (intent === null || typeof intent !== 'object') return [`intent #${index} must be an object (got ${intent === null ? 'null' : typeof intent})`];
     const found = intentProblems(intent as Intent);
     // Refused by the guards at every slot instead, as a market "not listed" or "without a price": the reason was false, and it never heals.
@@ -313,13 +317,14 @@ export function checkDecision(answer: unknown, reads: readonly SnapshotPart[]): 
     return found.map((problem) => `intent #${index} (${String((intent as { kind?: unknown }).kind)}): ${problem}`);
   });
   if (problems.length > 0) throw new TypeError(problems.join('; '));
-  // Every amount in the program's Decimal, so the guards' products and sums round by its rules, not a clone's.
-  const intents = answer as Intent[];
-  return intents.some(inForeignDecimal) ? intents.map((intent) => (inForeignDecimal(intent) ? { ...intent, amount: programDecimal(intent.amount) } : intent)) : intents;
+  return taken as Intent[];
 }
 
-function inForeignDecimal(intent: Intent): intent is MoneyIntent {
-  return isMoneyIntent(intent) && !isProgramDecimal(intent.amount);
+/** An intent's own fields, each read once, its amount in the program's Decimal (ownDecimal). */
+function ownCopy(intent: object): object {
+  const copy: Record<string, unknown> = { ...intent };
+  if (isDecimal(copy['amount'])) copy['amount'] = ownDecimal(copy['amount']);
+  return Object.freeze(copy);
 }
 
 /**

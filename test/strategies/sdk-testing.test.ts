@@ -80,6 +80,30 @@ describe("a strategy's amounts made by a Decimal constructor of its own (Decimal
     expect((await judgeWith(rough, ENV, { ...funded, maxOrderQuote: '20' })).map((j) => j.refused)).toEqual([null]);
   });
 
+  it("are judged by their digits alone: a program Decimal given a `mul` of its own, or a Proxy lending it the clone's, is above the limit too", async () => {
+    const lying = new Decimal('0.0046');
+    Object.defineProperty(lying, 'mul', { value: (other: Decimal) => new Rough('0.0046').mul(other) });
+    Object.defineProperty(lying, 'times', { value: (other: Decimal) => new Rough('0.0046').times(other) });
+    const proxied = new Proxy(new Decimal('0.0046'), {
+      get: (target, property, receiver) => (property === 'mul' || property === 'times' ? (other: Decimal) => new Rough('0.0046').mul(other) : Reflect.get(target, property, receiver)),
+    });
+    for (const amount of [lying, proxied]) {
+      const buy = answering(() => [intent.buy('BTC_USDT', amount)]);
+      expect((await judgeWith(buy, ENV, { ...funded, maxOrderQuote: '15' })).map((j) => j.refused)).toEqual(['above-max-order']);
+    }
+  });
+
+  it('are read once: an intent whose amount is a getter is judged and sent with the one value read', () => {
+    let reads = 0;
+    const shifty = { kind: 'buy-stock-market', market: 'BTC_USDT', get amount() {
+      reads += 1;
+      return new Decimal(reads === 1 ? '0.001' : '5');
+    } };
+    const [buy] = checkDecision([shifty], DEFAULT_READS);
+    expect(buy?.kind === 'buy-stock-market' && [buy.amount.toString(), buy.amount.toString()]).toEqual(['0.001', '0.001']);
+    expect(reads).toBe(1);
+  });
+
   it('keep their digits, in the program\'s Decimal', () => {
     const [buy] = checkDecision([intent.buy('BTC_USDT', new Rough('0.00461234'))], DEFAULT_READS);
     expect(buy?.kind === 'buy-stock-market' && buy.amount.constructor).toBe(Decimal);
