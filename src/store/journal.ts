@@ -200,6 +200,12 @@ export interface JournalWriteFailure {
   /** The first failure since the last write that succeeded. */
   readonly atMs: number;
   readonly message: string;
+  /**
+   * Its cause outlives other writes' success (a full disk, a privilege taken from the role on one
+   * table): it holds until the operation that failed succeeds again, and nothing is sent meanwhile,
+   * since what a send must write next may be what fails (write-failure.ts).
+   */
+  readonly lasting?: boolean;
 }
 
 export type { RunMode } from '../domain/run-mode.ts';

@@ -458,11 +458,11 @@ export class PgJournal implements Journal {
     if (token === null) return Promise.reject(new StoreError('illegal-transition', 'only the journal\'s owner renews its lease'));
     this.#pulses += 1;
     const pulse = formatPulse({ token, count: this.#pulses, intervalMs });
-    return this.#write('renewing the journal\'s lease', (tx) => ledger.setMeta(tx, PULSE_KEY, pulse), true);
+    return this.#write('renewing the journal\'s lease', (tx) => ledger.setMeta(tx, PULSE_KEY, pulse));
   }
 
   recordHeartbeat(): Promise<void> {
-    return this.#write('writing the heartbeat', (tx) => ledger.setMeta(tx, 'alive_at_ms', String(this.#now())), true);
+    return this.#write('writing the heartbeat', (tx) => ledger.setMeta(tx, 'alive_at_ms', String(this.#now())));
   }
 
   accountState(account?: string): Promise<string | null> {
@@ -508,20 +508,20 @@ export class PgJournal implements Journal {
 
   /**
    * A write transaction: a database that refuses it (unreachable, disk full, a privilege gone, the
-   * login refused) is remembered until a write succeeds; a `housekeeping` one (the heartbeat, the
-   * lease's pulse) clears only an outage, not a full disk or a missing privilege (write-failure.ts).
+   * login refused) is remembered until a write succeeds; a full disk or a missing privilege until
+   * the operation that failed succeeds (write-failure.ts).
    */
-  async #write<T>(doing: string, work: (tx: Tx) => Promise<T>, housekeeping = false): Promise<T> {
+  async #write<T>(doing: string, work: (tx: Tx) => Promise<T>): Promise<T> {
     try {
       const result = await this.#transaction(doing, 'write', async (tx) => {
         if (this.#ownerToken !== null) await this.#checkOwner(tx);
         return work(tx);
       });
-      this.#writeFailure.succeeded(housekeeping);
-      this.#readFailure.succeeded(housekeeping);
+      this.#writeFailure.succeeded(doing);
+      this.#readFailure.succeeded(doing);
       return result;
     } catch (error) {
-      this.#writeFailure.failed(error);
+      this.#writeFailure.failed(error, doing);
       throw error;
     }
   }
@@ -539,10 +539,10 @@ export class PgJournal implements Journal {
   async #read<T>(doing: string, work: (tx: Tx) => Promise<T>): Promise<T> {
     try {
       const result = await this.#transaction(doing, 'read', work);
-      this.#readFailure.succeeded(true);
+      this.#readFailure.succeeded(doing);
       return result;
     } catch (error) {
-      this.#readFailure.failed(error);
+      this.#readFailure.failed(error, doing);
       throw error;
     }
   }

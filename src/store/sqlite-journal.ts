@@ -453,7 +453,6 @@ export class SqliteJournal implements Journal {
       transaction(db, () => {
         db.prepare("INSERT INTO journal_meta (key, value) VALUES ('alive_at_ms', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(this.#now()));
       }),
-      true,
     );
   }
 
@@ -508,15 +507,15 @@ export class SqliteJournal implements Journal {
 
   /**
    * A write: a file system that refuses it is remembered (health reports it) until a write
-   * succeeds; a `housekeeping` one (the heartbeat) does not clear a full disk (write-failure.ts).
+   * succeeds; a full disk until the operation that failed succeeds (write-failure.ts).
    */
-  async #write<T>(doing: string, work: (db: DatabaseSync) => T, housekeeping = false): Promise<T> {
+  async #write<T>(doing: string, work: (db: DatabaseSync) => T): Promise<T> {
     try {
       const result = await this.#run(doing, work);
-      this.#writeFailure.succeeded(housekeeping);
+      this.#writeFailure.succeeded(doing);
       return result;
     } catch (error) {
-      this.#writeFailure.failed(error);
+      this.#writeFailure.failed(error, doing);
       throw error;
     }
   }

@@ -1,10 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.ts';
 import type { Journal } from '../../src/store/journal.ts';
 import { StoreError } from '../../src/store/errors.ts';
-import { type EngineWorld, dcaBtc, engineWorld } from './harness.ts';
+import { dcaBtc, eachEngineWorld } from './harness.ts';
 
 const SLOT = Date.UTC(2026, 10, 22, 9, 0, 0);
+
+const current = eachEngineWorld();
 
 /** The real journal, which stops answering (a database stalled) from the moment it is asked to record the order. */
 function journalDownAtRecord(journal: Journal): Journal {
@@ -30,15 +32,9 @@ function journalDownAtRecord(journal: Journal): Journal {
 }
 
 describe('an order placed whose journal record fails (the database stalls right after the send)', () => {
-  let world: EngineWorld;
-  beforeEach(async () => {
-    world = await engineWorld();
-  });
-  afterEach(async () => {
-    await world.close();
-  });
 
   it('is logged at error with the order and what becomes of it, and the slot fails with that error, not with the cleanup that failed after it', async () => {
+    const world = current();
     const engine = new Engine({ ...world.deps(), journal: journalDownAtRecord(world.journal) }, [dcaBtc()], { runId: null, onFatal: () => undefined });
     await engine.runSlot('dca-btc', SLOT);
     const [placed] = world.sandbox.exchange.orderHistory({});
@@ -51,6 +47,32 @@ describe('an order placed whose journal record fails (the database stalls right 
     const next = world.engine([dcaBtc()]);
     await next.reconcile();
     expect((await world.journal.listOrders({})).map((order) => order.orderId)).toEqual([placed?.orderId]);
+    expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
+  });
+});
+
+describe('a journal that lost a write to a lasting cause (a privilege taken from the role on the orders table, a full disk)', () => {
+
+  it('sends nothing until the operation that failed succeeds again, though a slot can still be claimed', async () => {
+    const world = current();
+    let failure: ReturnType<Journal['writeFailure']> = { atMs: Date.UTC(2026, 10, 22, 8, 0, 0), message: 'recording order 4180284841: permission denied for table orders', lasting: true };
+    const journal = new Proxy(world.journal, {
+      get(target, property) {
+        if (property === 'writeFailure') return () => failure;
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const engine = new Engine({ ...world.deps(), journal }, [dcaBtc()], { runId: null, onFatal: () => undefined });
+    await engine.runSlot('dca-btc', SLOT);
+    expect(world.sandbox.exchange.orderHistory({})).toEqual([]);
+    expect(world.logs.find((entry) => entry.fields['event'] === 'engine-error')?.fields['error']).toBe(
+      'not sent: the journal has failed a write since 2026-11-22T08:00:00.000Z (recording order 4180284841: permission denied for table orders), and what this buy-stock-market must journal after it is sent could fail the same way',
+    );
+    const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+    expect(intent).toMatchObject({ status: 'failed', sentAtMs: null });
+    failure = null;
+    expect(await engine.runSlot('dca-btc', SLOT + 86_400_000)).toBe('done');
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
   });
 });

@@ -120,7 +120,7 @@ async function runningJournal(use: (store: Awaited<ReturnType<typeof open>>) => 
 }
 
 describe.skipIf(cluster === null)('a PostgreSQL role that loses a privilege while the daemon runs', () => {
-  it('is a journal that cannot be written (/healthz), named as a privilege, until its own work is written again: a heartbeat on another table does not clear it', async () => {
+  it('is a journal that cannot be written (/healthz), named as a privilege, until the operation that failed succeeds again: a heartbeat or a slot on other tables does not clear it', async () => {
     await runningJournal(async (store) => {
       // An administrator gives the intents table to another owner: the role may no longer touch it.
       await sql(adminUrl, 'ALTER TABLE stacker_live.intents OWNER TO postgres');
@@ -132,8 +132,10 @@ describe.skipIf(cluster === null)('a PostgreSQL role that loses a privilege whil
       // The heartbeat writes journal_meta, which the role still owns.
       await store.journal.recordHeartbeat();
       expect(store.journal.writeFailure()?.atMs).toBe(since);
-      await sql(adminUrl, `ALTER TABLE stacker_live.intents OWNER TO ${role}`);
       await store.journal.finishSlot({ instance: SLOT.instance, slotTimeMs: SLOT.slotTimeMs, status: 'done' });
+      expect(store.journal.writeFailure()).toMatchObject({ atMs: since, lasting: true });
+      await sql(adminUrl, `ALTER TABLE stacker_live.intents OWNER TO ${role}`);
+      await store.journal.unresolvedIntents();
       expect(store.journal.writeFailure()).toBeNull();
     });
   });
