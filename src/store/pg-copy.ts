@@ -72,6 +72,11 @@ export interface JournalCopy {
   readonly sums: readonly CopiedSum[];
   /** Rows added by this run, all tables together (0: the database already held the journal). */
   readonly copied: number;
+  /**
+   * The database held every row of the file already, and more: the journal moved there before,
+   * and a daemon has written it since (rows and sums are then the database's, not compared).
+   */
+  readonly writtenSince: boolean;
 }
 
 export interface CopyOptions {
@@ -150,7 +155,7 @@ async function copyInto(db: DatabaseSync, target: { readonly url: string; readon
   const pool = openPool({ ...target, applicationName: 'stacker journal migrate' });
   try {
     return await inTransaction(pool, 'write', async (tx) => {
-      await adoptIdentity(tx, meta, journalId, to);
+      const movedBefore = await adoptIdentity(tx, meta, journalId, to);
       const tables: CopiedTable[] = [];
       const sums: CopiedSum[] = [];
       for (const spec of TABLES) {
@@ -181,8 +186,12 @@ async function copyInto(db: DatabaseSync, target: { readonly url: string; readon
       }
       // Findings keep their numbers; the next one PostgreSQL numbers comes after them.
       await tx.one("SELECT setval(pg_get_serial_sequence('ledger_findings', 'finding_id'), greatest((SELECT max(finding_id) FROM ledger_findings), 1))");
-      verify(tables, sums, to);
-      return { from, to, journalId, tables, sums, copied: tables.reduce((n, t) => n + t.copied, 0) };
+      const copied = tables.reduce((n, t) => n + t.copied, 0);
+      // Run again after the daemon has written there: every row of the file was there already,
+      // and the database holds more. Nothing to copy; the counts differ because it is newer.
+      const writtenSince = movedBefore && copied === 0 && tables.every((t) => t.target >= t.source) && tables.some((t) => t.target > t.source);
+      if (!writtenSince) verify(tables, sums, to);
+      return { from, to, journalId, tables, sums, copied, writtenSince };
     });
   } catch (error) {
     throw asStoreError(error, `copying ${from} into ${to}`);
@@ -193,17 +202,19 @@ async function copyInto(db: DatabaseSync, target: { readonly url: string; readon
 
 /**
  * The target must be empty (just migrated) or already this journal. An empty one takes the
- * source's identity and mode; one holding another journal is refused, nothing changed.
+ * source's identity and mode; one holding another journal is refused, nothing changed. True when
+ * it is this journal already (copied before).
  */
-async function adoptIdentity(tx: Tx, meta: ReadonlyMap<string, string>, journalId: string, to: string): Promise<void> {
+async function adoptIdentity(tx: Tx, meta: ReadonlyMap<string, string>, journalId: string, to: string): Promise<boolean> {
   const targetId = (await tx.one("SELECT value FROM journal_meta WHERE key = 'journal_id'"))?.['value'];
-  if (targetId === journalId) return;
+  if (targetId === journalId) return true;
   const used = await tx.one('SELECT (SELECT count(*) FROM runs) + (SELECT count(*) FROM slots) + (SELECT count(*) FROM orders) + (SELECT count(*) FROM budgets) AS n');
   if (Number(used?.['n']) > 0) {
     throw new StoreError('conflict', `${to} already holds another journal (${String(targetId)}), not ${journalId}: copy into an empty database or schema; nothing was changed`);
   }
   await tx.run('DELETE FROM journal_meta');
   for (const [key, value] of meta) await tx.run('INSERT INTO journal_meta (key, value) VALUES ($1, $2)', [key, value]);
+  return false;
 }
 
 /** How many rows like these go in one INSERT: a parameter list holds at most 65535 values. */

@@ -209,6 +209,16 @@ describe.skipIf(pgCluster() === null)('stacker journal migrate --to postgres://â
     expect(captured.join('')).toMatch(/nothing new to copy/);
   });
 
+  it('run again after the daemon has written the database copies nothing and says so: it holds every row of the file and more', async () => {
+    await writeSqliteJournal();
+    await migrate(context(false), { dataDir: dataDir(), mode: 'live', to: await target() }, { env: {} });
+    const daemon = await openStore({ dataDir: dataDir(), mode: 'live', databaseUrl: await world.pgUrl(), userLockDir: join(world.dir, 'locks') });
+    await daemon.journal.claimSlot({ instance: 'dca-btc', slotTimeMs: Date.UTC(2026, 0, 9, 9), runId: null });
+    await daemon.close();
+    await migrate(context(false), { dataDir: dataDir(), mode: 'live', to: await target() }, { env: {} });
+    expect(captured.join('')).toMatch(/nothing new to copy: PostgreSQL holds every row of this journal and more, written there since it moved/);
+  });
+
   it('asks for a target, and refuses one that is not a PostgreSQL URL without echoing it', async () => {
     await writeSqliteJournal();
     await expect(migrate(context(false), { dataDir: dataDir(), mode: 'live' }, { env: {} })).rejects.toMatchObject({ code: 'E_INPUT', message: expect.stringMatching(/--to/) });

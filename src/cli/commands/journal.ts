@@ -154,7 +154,7 @@ export async function migrate(ctx: CommandContext, flags: MigrateFlags, deps: Re
   const { copySqliteJournalToPg } = await import('../../store/pg-copy.ts');
   const copy = await copySqliteJournalToPg({ dataDir: location.dataDir, mode: location.mode, url: target.url, timeoutMs: location.databaseTimeoutMs });
   if (ctx.json) {
-    ctx.io.out(json({ from: copy.from, to: copy.to, journalId: copy.journalId, copied: copy.copied, tables: copy.tables, sums: copy.sums.map((s) => ({ column: s.column, sqlite: s.source, postgres: s.target })) }));
+    ctx.io.out(json({ from: copy.from, to: copy.to, journalId: copy.journalId, copied: copy.copied, writtenSince: copy.writtenSince, tables: copy.tables, sums: copy.sums.map((s) => ({ column: s.column, sqlite: s.source, postgres: s.target })) }));
     return;
   }
   ctx.io.out(`${copy.from} → ${copy.to} (journal ${copy.journalId})\n`);
@@ -171,7 +171,9 @@ export async function migrate(ctx: CommandContext, flags: MigrateFlags, deps: Re
     ),
   );
   ctx.io.out(
-    copy.copied === 0
+    copy.writtenSince
+      ? 'nothing new to copy: PostgreSQL holds every row of this journal and more, written there since it moved (by the daemon running on it); the SQLite file is the copy from before\n'
+      : copy.copied === 0
       ? 'nothing new to copy: PostgreSQL already holds every row of this journal (rows and sums verified)\n'
       : `copied ${copy.copied} row(s); rows and sums verified. Set STACKER_DATABASE_URL to this database and start stacker; keep ${copy.from} as a backup.\n`,
   );
