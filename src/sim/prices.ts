@@ -113,13 +113,16 @@ export function candleReplay(options: CandleReplayOptions): CandleReplay {
 }
 
 /**
- * The file's candles that open at or after fromMs and have closed by toMs, as one: the first's
- * open, the last's close, the highest high, the lowest low, the volumes summed. Null when there is
- * none (before the file, or a span shorter than its interval): a candle still trading is the future.
+ * The file's candles that close after fromMs and by toMs, as one: the first's open, the last's
+ * close, the highest high, the lowest low, the volumes summed. Each candle is in the span it
+ * closes in, so spans side by side serve every candle once, whatever their edges (a replay
+ * started at 09:30 on an hourly file; a candle across two wall hours at another speed). Null when
+ * none closes there (before the file): a candle still trading is the future.
  */
 function joinedCandles(candles: CandleSeries, fromMs: number, toMs: number): SpanCandle | null {
-  const first = candles.firstAtOrAfter(fromMs);
-  const end = candles.firstAtOrAfter(toMs - candles.intervalSec * 1000 + 1);
+  const intervalMs = candles.intervalSec * 1000;
+  const first = candles.firstAtOrAfter(fromMs - intervalMs + 1);
+  const end = candles.firstAtOrAfter(toMs - intervalMs + 1);
   if (first >= end) return null;
   let high = new Decimal(candles.highText(first));
   let low = new Decimal(candles.lowText(first));

@@ -60,6 +60,8 @@ describe('candle replay', () => {
     // The second candle closes at 1200 s, past the span's end at 1050 s: it is still trading.
     expect(plain(50_000, 51_500)).toEqual({ open: '10', close: '10.5', high: '11', low: '9', volume: '1', quoteVolume: '10.125' });
     expect(plain(0, 50_000)).toBeNull();
+    // Spans side by side whose edges fall inside candles serve each candle once, in the span it closes in.
+    expect([plain(50_500, 51_500), plain(51_500, 52_500), plain(52_500, 53_500)].map((candle) => candle?.close)).toEqual(['10.5', '11', '11.2']);
     expect(replay.candleAt?.('ETH_USDT', 50_000, 52_000)).toBeNull();
   });
 
