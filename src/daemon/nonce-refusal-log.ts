@@ -14,10 +14,12 @@ const WHY: Readonly<Record<NonNullable<RequestEvent['nonceRefusal']>, string>> =
  * The line for a request the exchange refused for its nonce. The client signs such a request
  * afresh and sends it again by itself (an order only after looking it up), so the slot usually
  * goes on as if nothing happened; without this line a skewed clock or a second client on the
- * key showed only in a metric until the refusals became fatal.
+ * key showed only in a metric until the refusals became fatal. Throttled apart per account and
+ * kind: one throttle for all said "another client" of refusals that were a clock's.
  */
 export function logNonceRefusals(logger: Pick<Logger, 'warn'>, nowMs: () => number = Date.now): (event: RequestEvent & { readonly account?: string }) => void {
-  const write = throttled(
+  const writers = new Map<string, (event: RequestEvent & { readonly account?: string }, refusal: NonNullable<RequestEvent['nonceRefusal']>) => void>();
+  const writer = () => throttled(
     NONCE_REFUSAL_LOG_INTERVAL_MS,
     (count: number, event: RequestEvent & { readonly account?: string }, refusal: NonNullable<RequestEvent['nonceRefusal']>) => {
       const since = count === 1 ? '' : ` (${count} such refusals since the last line)`;
@@ -30,6 +32,10 @@ export function logNonceRefusals(logger: Pick<Logger, 'warn'>, nowMs: () => numb
     nowMs,
   );
   return (event) => {
-    if (event.nonceRefusal !== undefined) write(event, event.nonceRefusal);
+    if (event.nonceRefusal === undefined) return;
+    const key = `${event.account ?? ''}\0${event.nonceRefusal}`;
+    let write = writers.get(key);
+    if (write === undefined) writers.set(key, (write = writer()));
+    write(event, event.nonceRefusal);
   };
 }
