@@ -1,6 +1,8 @@
 import { type Decimal, parseDecimalStrict } from '../domain/money.ts';
 import { STP_INPUT_HELP, type Stp, readStp } from '../domain/order.ts';
-import { CLIENT_ORDER_PREFIX_MAX, type ParamSpec } from './contract.ts';
+import { CLIENT_ORDER_PREFIX_MAX, COMMON_KEYS, type ParamSpec } from './contract.ts';
+
+const ENV_KEY = /^[A-Z][A-Z0-9_]*$/;
 import { type DecimalRules, ParamReader } from './params.ts';
 import { ConfigError, type InputProblem } from '../domain/errors.ts';
 
@@ -145,7 +147,8 @@ export const param = {
   },
 
   oneOf<const V extends string>(choices: readonly V[], options: Described & { readonly default?: V }): ParamDeclaration<V> {
-    return declare(options, `one of ${choices.join(', ')}`, options.default === undefined, (r, key) => r.oneOf(key, choices, options.default), options.default);
+    const mistake = choices.length === 0 ? 'it offers no choice: no value could pass' : undefined;
+    return declare(options, `one of ${choices.join(', ')}`, options.default === undefined, (r, key) => r.oneOf(key, choices, options.default), options.default, mistake);
   },
 
   /** Self-trade prevention: the short forms, the long ones read too. */
@@ -248,6 +251,15 @@ export function checkDeclaration(strategy: string, shape: ParamShape): void {
   const source = `strategy ${strategy}`;
   const problems: InputProblem[] = [];
   for (const [key, declaration] of Object.entries(shape)) {
+    // An env file's keys: an instance file could never set another, and the engine's own are every strategy's already.
+    if (!ENV_KEY.test(key)) {
+      problems.push({ source, field: key, rule: 'the declaration is wrong: a key is capitals, digits and _, starting with a capital, as an env file writes it' });
+      continue;
+    }
+    if (COMMON_KEYS.has(key)) {
+      problems.push({ source, field: key, rule: `the declaration is wrong: ${key} is the engine's own key, which every instance file has already (stacker strategies lists them)` });
+      continue;
+    }
     if (declaration.mistake !== undefined) {
       problems.push({ source, field: key, rule: `the declaration is wrong: ${declaration.mistake}` });
       continue;
