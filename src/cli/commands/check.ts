@@ -522,16 +522,18 @@ export function renderConfig(summary: ConfigSummary): string {
     ...(operator?.killSwitchSince == null ? [] : [`turned on from the status API at ${operator.killSwitchSince}`]),
   ];
   const accountsOn = Object.entries(operator?.accountKillSwitches ?? {}).map(([account, since]) => `account ${account}'s own is ON (turned on from the status API at ${since})`);
+  // The journal's switches unread (an older schema, before the start migrates it): "off" first would read as a verdict.
+  const unread = summary.operator !== undefined && 'unread' in summary.operator && summary.journalLost === undefined ? summary.operator.unread : null;
   const killSwitch = [
     onBecause.length > 0
       ? `ON: nothing that moves money would be sent (${onBecause.join('; ')})`
-      : summary.killSwitch.file === null
-        ? 'off'
-        : `off (trading stops while ${summary.killSwitch.file} exists)`,
+      : unread !== null
+        ? `UNKNOWN: the status API's switches could not be read from the journal (${unread}); STACKER_KILL_SWITCH and the switch file are off`
+        : summary.killSwitch.file === null
+          ? 'off'
+          : `off (trading stops while ${summary.killSwitch.file} exists)`,
     ...accountsOn,
-    ...(summary.operator !== undefined && 'unread' in summary.operator && summary.journalLost === undefined
-      ? [`the status API's switches could not be read from the journal (${summary.operator.unread})`]
-      : []),
+    ...(unread !== null && onBecause.length > 0 ? [`the status API's switches could not be read from the journal (${unread})`] : []),
   ].join('; ');
   const head: Array<[string, string]> = [
     ['mode', summary.modeNote === null ? summary.mode : `${summary.mode} (${summary.modeNote})`],
