@@ -16,8 +16,10 @@ export interface PreflightIntent {
   /**
    * `waits`: refused now only because this period's budget is used up, and within the smallest
    * limit, so it goes once the period resets: the state of the budget, not a fault of the configuration.
+   * `held`: it would pass, but an operator's switch (a kill switch, the instance paused) keeps
+   * anything from being sent now: the state of the switches, not a fault either.
    */
-  readonly verdict: 'would-send' | 'refused' | 'waits';
+  readonly verdict: 'would-send' | 'refused' | 'waits' | 'held';
   readonly reason?: string;
 }
 
@@ -41,6 +43,8 @@ export interface PreflightConfig {
   readonly budgetLeft?: (instance: string) => Promise<SpendLeft | null>;
   /** The state the instance's strategy saved, as its next slot reads it. Absent: none saved. */
   readonly stateOf?: (instance: string) => Promise<ReadonlyMap<string, string>>;
+  /** Why nothing of the instance would be sent now (a kill switch, a pause), as a slot would find it; null or absent: nothing holds it. */
+  readonly heldBy?: (instance: string) => string | null;
   readonly instances: ReadonlyArray<{
     readonly instance: string;
     readonly timezone: string;
@@ -104,7 +108,9 @@ async function preflightOne(config: PreflightConfig, exchange: Exchange, books: 
       const waitsWhy =
         !waits || spend === null ? '' : intent.kind === 'buy-stock-market' && waitsAlone[index] === true ? `; it fits the smallest limit, ${formatDecimal(spend.ceiling)} ${quoteOf(intent.market, view)}, so it waits for the period to reset` : '; it waits with the buy it funds, for the period to reset';
       const reason = refusal === null ? '' : `${refusal.code}: ${refusal.message}${waitsWhy}`;
-      judged.push({ kind: intent.kind, summary: describe(intent), ...(refusal === null ? { verdict: 'would-send' as const } : { verdict: waits ? ('waits' as const) : ('refused' as const), reason }) });
+      const held = refusal === null ? (config.heldBy?.(instance.instance) ?? null) : null;
+      if (held !== null) judged.push({ kind: intent.kind, summary: describe(intent), verdict: 'held', reason: held });
+      else judged.push({ kind: intent.kind, summary: describe(intent), ...(refusal === null ? { verdict: 'would-send' as const } : { verdict: waits ? ('waits' as const) : ('refused' as const), reason }) });
     }
   } catch (error) {
     // The exchange refusing the key, or not answering, is not this instance's fault: it is the

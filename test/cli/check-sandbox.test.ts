@@ -39,14 +39,14 @@ afterAll(async () => {
 });
 
 /** `stacker check --json` in dry-run on one instance file of its own (a data dir of its own), against the sandbox: the error it ended with and its JSON. */
-async function checkInstance(name: string, text: string, wallet: string, strategies?: CheckOverrides['strategies']): Promise<{ error: unknown; result: unknown }> {
+async function checkInstance(name: string, text: string, wallet: string, strategies?: CheckOverrides['strategies'], env: Readonly<Record<string, string>> = {}): Promise<{ error: unknown; result: unknown }> {
   const dir = mkdtempSync(join(tmpdir(), 'stacker-check-'));
   try {
     writeFileSync(join(dir, `${name}.env`), text);
     const out: string[] = [];
     const io: Io = { out: (chunk) => void out.push(chunk), err: () => undefined };
     const ctx = new CommandContext('check', { json: true }, io, { json: true, verbose: false, lookupHint: undefined });
-    const overrides: CheckOverrides = { env: { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: wallet }, ...(strategies === undefined ? {} : { strategies }) };
+    const overrides: CheckOverrides = { env: { STACKER_BASE_URL: proxy.url, STACKER_DRY_RUN_WALLET: wallet, ...env }, ...(strategies === undefined ? {} : { strategies }) };
     const error = await check(ctx, { strategies: dir, dataDir: dir }, overrides).catch((e: unknown) => e);
     return { error, result: JSON.parse(out.join('')) as unknown };
   } finally {
@@ -129,6 +129,14 @@ describe('stacker check against the sandbox', () => {
     const { error, result } = await checkInstance('mixed', 'STRATEGY=good-and-bad\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\n', 'USDT=1000', new Map([...STRATEGIES, [goodAndBad.name, goodAndBad as never]]));
     expect(error).toBeInstanceOf(ConfigError);
     expect((result as { preflight: unknown }).preflight).toEqual([{ instance: 'mixed', ok: false, intents: [], problems: ['intent #1 (buy-stock-market): amount must be greater than 0'] }]);
+  });
+
+  it('says a buy that would pass is held while the kill switch is on, as the slot would send nothing: not would-send, and not a fault of the file', async () => {
+    const { error, result: json } = await checkInstance('held', 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.001\n', 'USDT=100000', undefined, { STACKER_KILL_SWITCH: '1' });
+    expect(error).toBeUndefined();
+    const result = json as { ok: boolean; preflight: Array<{ ok: boolean; intents: Array<{ kind: string; verdict: string; reason?: string }> }> };
+    expect(result.ok).toBe(true);
+    expect(result.preflight[0]?.intents).toEqual([expect.objectContaining({ kind: 'buy-stock-market', verdict: 'held', reason: 'kill-switch: STACKER_KILL_SWITCH is set' })]);
   });
 
   it('judges a buy against the budget left, as the slot would: over a fresh daily budget it would be refused, and check says so', async () => {

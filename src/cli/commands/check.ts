@@ -70,7 +70,7 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
   if (overrides.configOnly !== true) {
     if (!ctx.json) ctx.io.err(`pre-flight: reading markets and ${config.mode === 'live' ? 'balances' : 'prices'} (nothing is placed)...\n`);
     clocks = await readClocks(config);
-    outcome = await runPreflight(config, nowMs, overrides);
+    outcome = await runPreflight(config, nowMs, overrides, heldBy(config, summary));
   }
   const ok = outcome === null || (outcome.startup.length === 0 && outcome.reports.every(passes));
   // `clock`: the one exchange's reading (the first one's, with accounts on several); `clocks`: each exchange's.
@@ -306,7 +306,25 @@ interface PreflightOutcome {
   readonly reports: readonly PreflightResult[];
 }
 
-async function runPreflight(config: DaemonConfig, nowMs: number, overrides: CheckOverrides): Promise<PreflightOutcome> {
+/**
+ * What keeps an instance's money from being sent now, as its slot would find it: the kill switch
+ * (the variable, the file, the status API's for every account or its account's) or a pause. The
+ * pre-flight said "would-send" under a kill switch the header showed ON.
+ */
+function heldBy(config: DaemonConfig, summary: ConfigSummary): (instance: string) => string | null {
+  const operator = summary.operator !== undefined && !('unread' in summary.operator) ? summary.operator : null;
+  return (name) => {
+    const account = config.instances.find((instance) => instance.instance === name)?.account ?? DEFAULT_ACCOUNT;
+    if (summary.killSwitch.active) return `kill-switch: ${summary.killSwitch.env ? 'STACKER_KILL_SWITCH is set' : `${summary.killSwitch.file ?? 'the switch file'} exists`}`;
+    if (operator?.killSwitchSince != null) return `kill-switch: turned on from the status API at ${operator.killSwitchSince}`;
+    const own = operator?.accountKillSwitches[account];
+    if (own !== undefined) return `kill-switch: account ${account}'s own, turned on from the status API at ${own}`;
+    const paused = operator?.paused[name];
+    return paused === undefined ? null : `paused: since ${paused}, from the status API; its slots are skipped until resumed`;
+  };
+}
+
+async function runPreflight(config: DaemonConfig, nowMs: number, overrides: CheckOverrides, held: (instance: string) => string | null): Promise<PreflightOutcome> {
   const { createLogger } = await import('../../observability/logger.ts');
   // The report is the output; the exchange's info lines (connecting, markets loaded) would only
   // interleave with it on the terminal. Warnings and errors, or everything at debug, still show.
@@ -336,7 +354,7 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
         for (const instance of instances.filter((i) => i.enabled && refusedFiles.has(i.file))) {
           reports.push({ instance: instance.instance, ok: false, intents: [], problems: [] });
         }
-        reports.push(...(await preflight({ ...config, instances: instances.filter((i) => !refusedFiles.has(i.file)), budgetLeft: (name) => journal.leftOf(name), stateOf: (name) => journal.stateOf(name) }, exchange, nowMs)));
+        reports.push(...(await preflight({ ...config, instances: instances.filter((i) => !refusedFiles.has(i.file)), budgetLeft: (name) => journal.leftOf(name), stateOf: (name) => journal.stateOf(name), heldBy: held }, exchange, nowMs)));
       } catch (error) {
         throw config.accounts.size > 1 ? ofAccount(error, account) : error;
       } finally {
@@ -621,8 +639,20 @@ export function renderPreflight(outcome: PreflightOutcome, config: Pick<DaemonCo
   for (const report of outcome.reports) {
     const declines = report.intents.some((intent) => intent.kind === 'refusal');
     const waits = report.intents.some((intent) => intent.verdict === 'waits');
+    const held = report.intents.find((intent) => intent.verdict === 'held')?.reason;
     const file = config.instances?.find((instance) => instance.instance === report.instance)?.file;
-    const verdict = file !== undefined && refusedAtStart.has(file) ? 'PROBLEMS (the start-up checks above)' : !passes(report) ? 'PROBLEMS' : waits ? "ok (this period's budget is used up: the buy waits for it to reset)" : declines ? 'ok (the strategy declines to act now)' : 'ok';
+    const verdict =
+      file !== undefined && refusedAtStart.has(file)
+        ? 'PROBLEMS (the start-up checks above)'
+        : !passes(report)
+          ? 'PROBLEMS'
+          : held !== undefined
+            ? `ok, but nothing is sent now (${held})`
+            : waits
+              ? "ok (this period's budget is used up: the buy waits for it to reset)"
+              : declines
+                ? 'ok (the strategy declines to act now)'
+                : 'ok';
     lines.push(`${report.instance}: ${verdict}`);
     if (report.budgetLeft !== undefined) lines.push(`  budget left now: ${report.budgetLeft.amount} ${report.budgetLeft.asset} (what ${report.budgetLeft.limitedBy} leaves)`);
     if (file !== undefined && refusedAtStart.has(file)) lines.push('  not pre-flighted: stacker run would not start with it');
