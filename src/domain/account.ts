@@ -72,3 +72,24 @@ export function maskCode(code: string): string {
   if (code.length <= 8) return '*'.repeat(code.length);
   return `${code.slice(0, 4)}${'*'.repeat(Math.min(code.length - 8, 24))}${code.slice(-4)}`;
 }
+
+/** The shortest run of a code's characters taken for the code in free text (maskCodesIn). */
+const CODE_FRAGMENT = 6;
+
+/**
+ * `text` with every run of six or more characters of one of `codes` masked: a strategy's error
+ * may quote a code it read, whole or cut (`JSON.parse` quotes the first ten characters), and the
+ * error goes to the log, the journal and the notifications.
+ */
+export function maskCodesIn(text: string, codes: readonly string[]): string {
+  let masked = text;
+  for (const code of codes) {
+    for (let length = code.length; length >= CODE_FRAGMENT; length -= 1) {
+      for (let at = 0; at + length <= code.length; at += 1) {
+        const fragment = code.slice(at, at + length);
+        if (masked.includes(fragment)) masked = masked.split(fragment).join('*'.repeat(Math.min(length, 8)));
+      }
+    }
+  }
+  return masked;
+}

@@ -1,4 +1,5 @@
 import { ENGINE_REFUSED, tell } from './observer.ts';
+import { maskCodesIn } from '../domain/account.ts';
 import type { CandleWindow } from './candle-book.ts';
 import { type Intent, isMoneyIntent } from '../domain/intent.ts';
 import type { NewIntent } from '../store/journal.ts';
@@ -183,16 +184,29 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | AttemptOutcom
     }
     intents = checkDecision(answer, instance.reads);
   } catch (error) {
-    const reason = `strategy ${instance.strategy.name} failed: ${strategyErrorMessage(error)}`;
+    // A code the strategy read may be quoted in its error (a parse of it failing): masked wherever the error goes.
+    const codes = instance.reads.includes('codes') ? codesOf(view) : [];
+    const message = maskCodesIn(strategyErrorMessage(error), codes);
+    const stack = error instanceof Error && error.stack !== undefined ? { stack: maskCodesIn(error.stack, codes) } : {};
+    const reason = `strategy ${instance.strategy.name} failed: ${message}`;
     if (await deps.journal.claimSlot({ ...key, runId })) await deps.journal.finishSlot({ ...key, status: 'failed', reason });
     deps.metrics.slotFinished(instance.instance, 'failed', deps.clock.nowMs() - started, slotTimeMs);
     deps.metrics.strategyDisabled(instance.instance);
     // The stack (the strategy's file and line) is for whoever reads the log; the journal and /healthz keep the reason.
-    deps.logger.error({ ...log(), event: 'strategy-disabled', error: strategyErrorMessage(error), ...(error instanceof Error && error.stack !== undefined ? { stack: error.stack } : {}) }, `${reason}; instance disabled until it is fixed (the others keep running)`);
-    tell(deps, () => ({ kind: 'strategy-disabled', atMs: deps.clock.nowMs(), mode: deps.mode, instance: instance.instance, strategy: instance.strategy.name, slotTimeMs, error: strategyErrorMessage(error) }));
+    deps.logger.error({ ...log(), event: 'strategy-disabled', error: message, ...stack }, `${reason}; instance disabled until it is fixed (the others keep running)`);
+    tell(deps, () => ({ kind: 'strategy-disabled', atMs: deps.clock.nowMs(), mode: deps.mode, instance: instance.instance, strategy: instance.strategy.name, slotTimeMs, error: message }));
     return 'disabled';
   }
   return { view, budgetLimit, intents };
+}
+
+/** The codes the view holds (none when it cannot say). */
+function codesOf(view: SlotView): string[] {
+  try {
+    return view.codes().map((record) => record.code);
+  } catch {
+    return [];
+  }
 }
 
 /** Guards, journal, then each money intent in order: the slot's part that runs in its account's turn. */

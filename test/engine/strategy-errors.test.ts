@@ -61,6 +61,32 @@ describe('a strategy that throws', () => {
   });
 });
 
+describe('a strategy whose error quotes a code it read', () => {
+  const parsing = defineStrategy({
+    name: 'parsing',
+    describe: 'Parses its first code as JSON.',
+    params: {},
+    reads: () => ['codes'],
+    decide: async (view) => {
+      JSON.parse(view.codes()[0]?.code ?? '');
+      return [];
+    },
+  });
+
+  it('masks it wherever the error goes: the log and its stack, the journal, the notification', async () => {
+    const engine = current().engine([runtimeOf({ instance: 'p', strategy: parsing, env: {} })]);
+    expect(await engine.runSlot('p', SLOT)).toBe('disabled');
+    const line = current().logs.find((entry) => entry.fields['event'] === 'strategy-disabled');
+    const slot = await current().journal.getSlot({ instance: 'p', slotTimeMs: SLOT });
+    const told = JSON.stringify(current().notifications);
+    const everything = `${JSON.stringify(line)}${slot?.reason ?? ''}${told}`;
+    expect(String(line?.fields['error'])).toMatch(/^Unexpected token 'W', "\*+"\.\.\. is not valid JSON$/);
+    // Not the quoted ten characters, nor any run of six of them.
+    expect(everything).not.toMatch(/WB[0-9A-F]{4}/);
+    expect(told).toContain('strategy-disabled');
+  });
+});
+
 describe('a strategy that writes into its params', () => {
   const says = 'params of dbl are read-only: the strategy tried to set AMOUNT_QUOTE';
 
