@@ -324,7 +324,7 @@ export function checkDecision(answer: unknown, reads: readonly SnapshotPart[]): 
 function ownCopy(intent: object): object {
   const copy: Record<string, unknown> = { ...intent };
   if (isDecimal(copy['amount'])) copy['amount'] = ownDecimal(copy['amount']);
-  return Object.freeze(copy);
+  return copy;
 }
 
 /**

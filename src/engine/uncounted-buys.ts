@@ -5,6 +5,8 @@ import { DEFAULT_ACCOUNT, type EngineDeps, type InstanceLimits, accountBudgetSco
 
 /** The longest budget period, a calendar month, with room for its zone: what a budget may still count. */
 const LOOKBACK_MS = 33 * 86_400_000;
+/** Read again from a little before the last pass: an order journalled as it ran (another process's clock) is not missed. */
+const PASS_OVERLAP_MS = 3_600_000;
 
 /**
  * Count the buys of the last month the journal holds without a budget count: a stacker before
@@ -14,13 +16,17 @@ const LOOKBACK_MS = 33 * 86_400_000;
  * spent, a 700 budget set, 700 taken as left: 1300 bought that day). Each such buy is counted
  * now, settled at what it spent, against its instance and its account, as a buy is today; then
  * the budgets and caps judge the next buy by what the period really spent. Idempotent: a buy
- * counted once has its reservations. Returns how many reservations it wrote.
+ * counted once has its reservations. Only the orders journalled since the last pass are read
+ * (a month of a per-minute schedule is some 43k orders: read at every start, the start took as
+ * long). Returns how many reservations it wrote.
  */
 export async function countUncountedBuys(deps: EngineDeps, instances: readonly InstanceLimits[], nowMs: number): Promise<number> {
   if (!countsEveryBuy(deps)) return 0;
+  const through = await deps.journal.spendCountedThrough();
+  const fromMs = Math.max(nowMs - LOOKBACK_MS, (through ?? Number.NEGATIVE_INFINITY) - PASS_OVERLAP_MS);
   let counted = 0;
   for (const instance of instances) {
-    for (const order of await deps.journal.listOrders({ instance: instance.instance, firstSeenFromMs: nowMs - LOOKBACK_MS, limit: -1 })) {
+    for (const order of await deps.journal.listOrders({ instance: instance.instance, firstSeenFromMs: fromMs, limit: -1 })) {
       if (!countable(order)) continue;
       const intent = await deps.journal.getIntent(order.intentId as string);
       // Its first order only: a second order of an intent is counted under a reservation of its own when it is found.
@@ -41,6 +47,7 @@ export async function countUncountedBuys(deps: EngineDeps, instances: readonly I
       }
     }
   }
+  await deps.journal.setSpendCountedThrough(nowMs);
   if (counted > 0) {
     deps.logger.warn(
       { event: 'uncounted-buys-counted', reservations: counted },

@@ -98,6 +98,9 @@ export interface Journal {
   /** Up to when the exchange's order history was last read completely; null for a journal that never read it. */
   ledgerCheckedThrough(): Promise<number | null>;
   setLedgerCheckedThrough(atMs: number): Promise<void>;
+  /** Up to when the journal's buys were last checked for a budget count (uncounted-buys.ts); null for never. */
+  spendCountedThrough(): Promise<number | null>;
+  setSpendCountedThrough(atMs: number): Promise<void>;
 
   // Orders and their transitions.
   /**

@@ -96,6 +96,7 @@ export interface MemoryJournalOptions {
 const UNRESOLVED: readonly IntentStatus[] = ['pending', 'sent', 'unknown'];
 const MODE_KEY = 'mode';
 const CHECKED_THROUGH_KEY = 'ledger_checked_through_ms';
+const SPEND_COUNTED_KEY = 'spend_counted_through_ms';
 const ALIVE_KEY = 'alive_at_ms';
 /** Between a control and its target in #operatorControls' keys: below every character, so keys sort as (control, target). */
 const CONTROL_KEY_SEPARATOR = '\u0000';
@@ -601,6 +602,20 @@ export class MemoryJournal implements Journal {
     return this.#op('recording the exchange history check', () => {
       checkLedgerTime(atMs);
       this.#set(this.#meta, CHECKED_THROUGH_KEY, String(atMs));
+    });
+  }
+
+  spendCountedThrough(): Promise<number | null> {
+    return this.#read('reading when the buys were last counted', () => {
+      const value = this.#meta.get(SPEND_COUNTED_KEY);
+      return value === undefined ? null : Number(value);
+    });
+  }
+
+  setSpendCountedThrough(atMs: number): Promise<void> {
+    return this.#op('recording that the buys are counted', () => {
+      checkLedgerTime(atMs);
+      this.#set(this.#meta, SPEND_COUNTED_KEY, String(atMs));
     });
   }
 

@@ -435,6 +435,14 @@ export class PgJournal implements Journal {
     return this.#write('recording the exchange history check', (tx) => ledger.setLedgerCheckedThrough(tx, atMs));
   }
 
+  spendCountedThrough(): Promise<number | null> {
+    return this.#read('reading when the buys were last counted', (tx) => ledger.spendCountedThrough(tx));
+  }
+
+  setSpendCountedThrough(atMs: number): Promise<void> {
+    return this.#write('recording that the buys are counted', (tx) => ledger.setSpendCountedThrough(tx, atMs));
+  }
+
   operatorControls(): Promise<OperatorControls> {
     return this.#read('reading the operator controls', (tx) => readControls(tx));
   }

@@ -11,6 +11,7 @@ import { recordOrderSnapshot } from './pg-orders.ts';
 /** The PostgreSQL journal's side of "the exchange is the second ledger"; each function runs inside the caller's transaction. */
 
 const CHECKED_THROUGH_KEY = 'ledger_checked_through_ms';
+const SPEND_COUNTED_KEY = 'spend_counted_through_ms';
 
 export async function adoptOrder(tx: Tx, adoption: OrderAdoption, nowMs: number): Promise<AdoptedOrder> {
   const { order, instance, slotTimeMs, index } = adoption;
@@ -65,17 +66,33 @@ export async function acknowledgeFindings(tx: Tx, nowMs: number): Promise<number
   return tx.run('UPDATE ledger_findings SET acknowledged_at_ms = $1 WHERE acknowledged_at_ms IS NULL', [nowMs]);
 }
 
-export async function ledgerCheckedThrough(tx: Tx): Promise<number | null> {
-  const row = await tx.one('SELECT value FROM journal_meta WHERE key = $1', [CHECKED_THROUGH_KEY]);
+export function ledgerCheckedThrough(tx: Tx): Promise<number | null> {
+  return metaTime(tx, CHECKED_THROUGH_KEY);
+}
+
+export function setLedgerCheckedThrough(tx: Tx, atMs: number): Promise<void> {
+  return setMetaTime(tx, CHECKED_THROUGH_KEY, atMs);
+}
+
+export function spendCountedThrough(tx: Tx): Promise<number | null> {
+  return metaTime(tx, SPEND_COUNTED_KEY);
+}
+
+export function setSpendCountedThrough(tx: Tx, atMs: number): Promise<void> {
+  return setMetaTime(tx, SPEND_COUNTED_KEY, atMs);
+}
+
+async function metaTime(tx: Tx, key: string): Promise<number | null> {
+  const row = await tx.one('SELECT value FROM journal_meta WHERE key = $1', [key]);
   if (row === null) return null;
   const value = Number(row['value']);
-  if (!Number.isSafeInteger(value)) throw new StoreError('corrupt', `journal_meta ${CHECKED_THROUGH_KEY} is not a time: ${String(row['value'])}`);
+  if (!Number.isSafeInteger(value)) throw new StoreError('corrupt', `journal_meta ${key} is not a time: ${String(row['value'])}`);
   return value;
 }
 
-export async function setLedgerCheckedThrough(tx: Tx, atMs: number): Promise<void> {
+async function setMetaTime(tx: Tx, key: string, atMs: number): Promise<void> {
   checkLedgerTime(atMs);
-  await setMeta(tx, CHECKED_THROUGH_KEY, String(atMs));
+  await setMeta(tx, key, String(atMs));
 }
 
 export async function setMeta(tx: Tx, key: string, value: string): Promise<void> {

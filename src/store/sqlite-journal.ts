@@ -447,6 +447,14 @@ export class SqliteJournal implements Journal {
     return this.#write('recording the exchange history check', (db) => ledger.setLedgerCheckedThrough(db, atMs));
   }
 
+  spendCountedThrough(): Promise<number | null> {
+    return this.#run('reading when the buys were last counted', (db) => ledger.spendCountedThrough(db));
+  }
+
+  setSpendCountedThrough(atMs: number): Promise<void> {
+    return this.#write('recording that the buys are counted', (db) => ledger.setSpendCountedThrough(db, atMs));
+  }
+
   /** A write that changes nothing, so a full or read-only disk shows even while no slot runs. */
   recordHeartbeat(): Promise<void> {
     return this.#write('writing the heartbeat', (db) =>

@@ -14,6 +14,7 @@ import { findingFromRow, intentFromRow } from './journal-rows.ts';
  */
 
 const CHECKED_THROUGH_KEY = 'ledger_checked_through_ms';
+const SPEND_COUNTED_KEY = 'spend_counted_through_ms';
 
 export function adoptOrder(db: DatabaseSync, adoption: OrderAdoption, nowMs: number): AdoptedOrder {
   const { order, instance, slotTimeMs, index } = adoption;
@@ -82,17 +83,33 @@ export function acknowledgeFindings(db: DatabaseSync, nowMs: number): number {
 }
 
 export function ledgerCheckedThrough(db: DatabaseSync): number | null {
-  const row = db.prepare('SELECT value FROM journal_meta WHERE key = ?').get(CHECKED_THROUGH_KEY);
-  if (row === undefined) return null;
-  const value = Number(row['value']);
-  if (!Number.isSafeInteger(value)) throw new StoreError('corrupt', `journal_meta ${CHECKED_THROUGH_KEY} is not a time: ${String(row['value'])}`);
-  return value;
+  return metaTime(db, CHECKED_THROUGH_KEY);
 }
 
 export function setLedgerCheckedThrough(db: DatabaseSync, atMs: number): void {
+  setMetaTime(db, CHECKED_THROUGH_KEY, atMs);
+}
+
+export function spendCountedThrough(db: DatabaseSync): number | null {
+  return metaTime(db, SPEND_COUNTED_KEY);
+}
+
+export function setSpendCountedThrough(db: DatabaseSync, atMs: number): void {
+  setMetaTime(db, SPEND_COUNTED_KEY, atMs);
+}
+
+function metaTime(db: DatabaseSync, key: string): number | null {
+  const row = db.prepare('SELECT value FROM journal_meta WHERE key = ?').get(key);
+  if (row === undefined) return null;
+  const value = Number(row['value']);
+  if (!Number.isSafeInteger(value)) throw new StoreError('corrupt', `journal_meta ${key} is not a time: ${String(row['value'])}`);
+  return value;
+}
+
+function setMetaTime(db: DatabaseSync, key: string, atMs: number): void {
   checkLedgerTime(atMs);
   transaction(db, () => {
-    db.prepare('INSERT INTO journal_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(CHECKED_THROUGH_KEY, String(atMs));
+    db.prepare('INSERT INTO journal_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, String(atMs));
   });
 }
 

@@ -215,7 +215,8 @@ describe.each(ENGINE_JOURNALS)('a budget held for a buy that was never sent (%s 
     const last = (await world.journal.listIntents({ instance: 'dca-btc' })).sort((a, b) => a.slotTimeMs - b.slotTimeMs).at(-1);
     expect(last).toMatchObject({ status: 'refused', error: { code: 'over-budget' } });
     expect(world.sandbox.exchange.orderHistory({})).toHaveLength(1);
-    // A second start counts nothing again.
+    // A second start counts nothing again, and reads only what was journalled since the first (less an hour).
+    expect(await world.journal.spendCountedThrough()).toEqual(expect.any(Number));
     await upgraded.reconcile();
     expect(world.logs.filter((line) => line.fields['event'] === 'uncounted-buys-counted')).toHaveLength(1);
   });

@@ -137,6 +137,10 @@ describe.each(JOURNAL_KINDS)('adopting an order the journal never sent (%s journ
     expect(await journal.ledgerCheckedThrough()).toBeNull();
     await journal.setLedgerCheckedThrough(123_000);
     expect(await journal.ledgerCheckedThrough()).toBe(123_000);
+    // Apart from it, up to when the buys were checked for a budget count.
+    expect(await journal.spendCountedThrough()).toBeNull();
+    await journal.setSpendCountedThrough(456_000);
+    expect([await journal.spendCountedThrough(), await journal.ledgerCheckedThrough()]).toEqual([456_000, 123_000]);
   });
 });
 
