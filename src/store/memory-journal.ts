@@ -592,30 +592,32 @@ export class MemoryJournal implements Journal {
   }
 
   ledgerCheckedThrough(): Promise<number | null> {
-    return this.#read('reading when the exchange history was last checked', () => {
-      const value = this.#meta.get(CHECKED_THROUGH_KEY);
-      return value === undefined ? null : Number(value);
-    });
+    return this.#metaTime('reading when the exchange history was last checked', CHECKED_THROUGH_KEY);
   }
 
   setLedgerCheckedThrough(atMs: number): Promise<void> {
-    return this.#op('recording the exchange history check', () => {
-      checkLedgerTime(atMs);
-      this.#set(this.#meta, CHECKED_THROUGH_KEY, String(atMs));
-    });
+    return this.#setMetaTime('recording the exchange history check', CHECKED_THROUGH_KEY, atMs);
   }
 
   spendCountedThrough(): Promise<number | null> {
-    return this.#read('reading when the buys were last counted', () => {
-      const value = this.#meta.get(SPEND_COUNTED_KEY);
+    return this.#metaTime('reading when the buys were last counted', SPEND_COUNTED_KEY);
+  }
+
+  setSpendCountedThrough(atMs: number): Promise<void> {
+    return this.#setMetaTime('recording that the buys are counted', SPEND_COUNTED_KEY, atMs);
+  }
+
+  #metaTime(doing: string, key: string): Promise<number | null> {
+    return this.#read(doing, () => {
+      const value = this.#meta.get(key);
       return value === undefined ? null : Number(value);
     });
   }
 
-  setSpendCountedThrough(atMs: number): Promise<void> {
-    return this.#op('recording that the buys are counted', () => {
+  #setMetaTime(doing: string, key: string, atMs: number): Promise<void> {
+    return this.#op(doing, () => {
       checkLedgerTime(atMs);
-      this.#set(this.#meta, SPEND_COUNTED_KEY, String(atMs));
+      this.#set(this.#meta, key, String(atMs));
     });
   }
 
