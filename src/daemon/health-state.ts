@@ -125,7 +125,9 @@ export class DaemonHealth {
     const problems = [...this.#stopped];
     const failure = this.#journal.writeFailure();
     if (failure !== null) {
-      problems.push(`the journal cannot be written since ${new Date(failure.atMs).toISOString()} (${failure.message}); nothing is sent until it can`);
+      // A lasting failure may be of a write that comes after a send (an order's record): slots go on, and what they leave unrecorded is recorded from the exchange once it can.
+      const then = failure.lasting === true ? 'each slot that needs that write fails until it can, and an order it could not record is recorded from the exchange once it can' : 'nothing is sent until it can';
+      problems.push(`the journal cannot be written since ${new Date(failure.atMs).toISOString()} (${failure.message}); ${then}`);
     }
     problems.push(...this.#killSwitches());
     problems.push(...this.#clocks());

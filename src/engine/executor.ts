@@ -1,5 +1,4 @@
 import type { FlexWithdrawIntent, Intent, TransferIntent } from '../domain/intent.ts';
-import { StoreError } from '../store/errors.ts';
 import { type BuyStockMarketIntent, type MoneyIntent } from '../domain/intent.ts';
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
@@ -47,13 +46,6 @@ export async function executeMoneyIntent(deps: EngineDeps, limits: InstanceLimit
   const killed = deps.killSwitch.active(record.account ?? DEFAULT_ACCOUNT);
   if (killed !== null) {
     return refuse(deps, record, { code: 'kill-switch', message: `not sent: ${killed}` });
-  }
-  // A journal that lost a write to a lasting cause (a full disk, a privilege taken from the role on
-  // one table) sends nothing: each slot's claim went through and each order went out, while what
-  // the send must journal next (the order, its settlement) failed every time.
-  const failure = deps.journal.writeFailure();
-  if (failure?.lasting === true) {
-    throw new StoreError('unwritable', `not sent: the journal has failed a write since ${new Date(failure.atMs).toISOString()} (${failure.message}), and what this ${intent.kind} must journal after it is sent could fail the same way`, { retryable: true });
   }
   switch (intent.kind) {
     case 'buy-stock-market':
