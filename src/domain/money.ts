@@ -120,14 +120,17 @@ export function isDecimal(value: unknown): value is Decimal {
 }
 
 /**
- * A fresh value of the program's own Decimal with `value`'s digits, whatever made `value`. A
+ * A fresh value of the program's own Decimal read from `value`'s text, whatever made `value`. A
  * strategy's amount may come from a constructor of decimal.js's `Decimal.clone()`, whose
  * precision and rounding an operation takes from its left side (`amount.mul(price)` of a 1-digit
  * clone's amount rounded a 19.82 order value to 10, under a MAX_ORDER_QUOTE of 15), or be a
- * program Decimal given methods of its own, or a Proxy: only the digits are copied, once.
+ * program Decimal given methods of its own, a Proxy, or an object that only says it is a Decimal
+ * (its digit words copied as they were made a value whose text said 0.01 and whose products
+ * were a hundredth of it). The text is read once and parsed: the guards, the journal and the
+ * order all use that one value. Text that is not a number is a DecimalError.
  */
 export function ownDecimal(value: Decimal): Decimal {
-  return new Decimal(value);
+  return new Decimal(String(value));
 }
 
 /**

@@ -323,7 +323,14 @@ export function checkDecision(answer: unknown, reads: readonly SnapshotPart[]): 
 /** An intent's own fields, each read once, its amount in the program's Decimal (ownDecimal). */
 function ownCopy(intent: object): object {
   const copy: Record<string, unknown> = { ...intent };
-  if (isDecimal(copy['amount'])) copy['amount'] = ownDecimal(copy['amount']);
+  if (isDecimal(copy['amount'])) {
+    try {
+      copy['amount'] = ownDecimal(copy['amount']);
+    } catch {
+      // Says it is a Decimal, and its text is no number: judged as what it is, not a Decimal.
+      copy['amount'] = null;
+    }
+  }
   return copy;
 }
 

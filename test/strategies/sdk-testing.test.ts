@@ -32,6 +32,7 @@ describe('the SDK test helpers judge an answer as the engine does', () => {
     ['a negative amount', () => [intent.buy('BTC_USDT', new Decimal('-1'))], /intent #0 \(buy-stock-market\): amount must be greater than 0/],
     ['a NaN amount', () => [intent.buy('BTC_USDT', new Decimal(Number.NaN))], /intent #0 \(buy-stock-market\): amount must be a finite number \(got NaN\)/],
     ['a number for an amount', () => [{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: 0.001 }], /intent #0 \(buy-stock-market\): amount must be a Decimal/],
+    ['an object that says it is a Decimal', () => [{ kind: 'buy-stock-market', market: 'BTC_USDT', amount: { toStringTag: '[object Decimal]', s: 1, e: -2, d: [1000] } }], /intent #0 \(buy-stock-market\): amount must be a Decimal/],
     ['a good buy beside a bad one', () => [intent.buy('BTC_USDT', new Decimal('0.001')), intent.buy('BTC_USDT', new Decimal('0'))], /intent #1 \(buy-stock-market\): amount must be greater than 0/],
   ])('rejects %s in decideWith and judgeWith, naming the intent', async (_name, answer, message) => {
     await expect(decideWith(answering(answer), ENV)).rejects.toThrow(message);
@@ -87,7 +88,9 @@ describe("a strategy's amounts made by a Decimal constructor of its own (Decimal
     const proxied = new Proxy(new Decimal('0.0046'), {
       get: (target, property, receiver) => (property === 'mul' || property === 'times' ? (other: Decimal) => new Rough('0.0046').mul(other) : Reflect.get(target, property, receiver)),
     });
-    for (const amount of [lying, proxied]) {
+    // An object that only says it is a Decimal: its digit words made a value whose text said 0.0046 and whose products were a hundredth of it.
+    const lookalike = { toStringTag: '[object Decimal]', s: 1, e: -3, d: [46], toString: () => '0.0046' } as unknown as Decimal;
+    for (const amount of [lying, proxied, lookalike]) {
       const buy = answering(() => [intent.buy('BTC_USDT', amount)]);
       expect((await judgeWith(buy, ENV, { ...funded, maxOrderQuote: '15' })).map((j) => j.refused)).toEqual(['above-max-order']);
     }
