@@ -195,7 +195,11 @@ function deriveUnknownStatus(fills: Fills): OrderStatus {
 /**
  * Older responses carry no status (docs/exchange-api.md §6, 2022–2024 captures). Derive it from the
  * fills: an order that cannot rest and still has something left was cut short — by the taker
- * band when it filled in part (a partial fill, not a failure), cancelled when it filled nothing.
+ * band when it filled in part (a partial fill, not a failure). One that filled nothing is
+ * cancelled only where the exchange lists finished orders (its history); an answer may have come
+ * before the match, so there it is NEW, followed until the history says how it ended. Taken as
+ * cancelled at once, its budget was settled at nothing and the next slots bought again while the
+ * history lagged.
  */
 export function deriveStatus(fills: Fills): OrderStatus {
   const { type, left, filledBase } = fills;
@@ -203,7 +207,7 @@ export function deriveStatus(fills: Fills): OrderStatus {
   if (left.isZero() && filled) return 'FILLED';
   const waitingStop = type === 'stop market' && fills.stopActivated === 0;
   const neverRests = NEVER_RESTING.has(type) || (type === 'stop market' && !waitingStop);
-  if (neverRests) return filled ? 'CANCELED_TAKER_BAND' : 'CANCELED';
+  if (neverRests) return filled ? 'CANCELED_TAKER_BAND' : fills.finished ? 'CANCELED' : 'NEW';
   if (fills.finished) return filled ? 'PARTIAL_CANCELED' : 'CANCELED';
   if (left.isZero()) return 'CANCELED';
   return filled ? 'PARTIAL_FILLED' : 'NEW';

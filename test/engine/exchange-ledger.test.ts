@@ -97,27 +97,47 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]?.clientOrderId).toBe(lost.clientOrderId);
     });
 
-    it('corrects a buy answered without a status and nothing filled (taken as cancelled) that the history shows filled: recorded, told, and counted against its budget', async () => {
+    it('follows a buy answered without a status and nothing filled (an answer before the match) until the history says it filled, its budget held meanwhile, never told as refused', async () => {
       world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'unfilled-answer', times: 1 });
       const engine = world.engine([dcaBtc()], { ledger: {} });
       const slot = Date.now() + 60_000;
       expect(await engine.runSlot('dca-btc', slot)).toBe('done');
       const [placed] = world.sandbox.exchange.orderHistory({});
       if (placed === undefined) throw new Error('no order at the exchange');
-      // As answered: ended with nothing filled, nothing spent.
-      expect(await world.journal.getOrder(placed.orderId)).toMatchObject({ status: 'CANCELED' });
+      expect(await world.journal.getOrder(placed.orderId)).toMatchObject({ status: 'NEW' });
+      expect(await world.journal.heldBudgetReservations('dca-btc')).toHaveLength(1);
+      // However long the history takes to show it, its estimate stays counted: the next slots cannot spend it again.
       const scope = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' };
-      expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe('0');
-      expect(world.notifications.map((event) => event.kind)).toEqual(['order-refused']);
+      expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe('65');
+      await engine.track();
+      expect(await world.journal.getOrder(placed.orderId)).toMatchObject({ status: 'FILLED' });
+      expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe(formatDecimal(placed.filledQuote));
+      expect(world.notifications.map((event) => event.kind)).toEqual(['order-filled']);
+    });
+
+    it('corrects a buy an older stacker journalled cancelled with nothing filled (an answer without a status) that the history shows filled: recorded, told, and counted against its budget', async () => {
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const slot = Date.now() - 60_000;
+      const placed = placeAtExchange(slot);
+      // As an older build journalled the status-less answer: the slot done, its order CANCELED with nothing, its budget settled at nothing.
+      await world.journal.claimSlot({ instance: 'dca-btc', slotTimeMs: slot, runId: null, intents: [{ index: 0, intent: { kind: 'buy-stock-market', market: 'BTC_USDT', amount: new Decimal('0.001') } }] });
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      if (intent === undefined) throw new Error('no intent');
+      await world.journal.reserveBudget({ reservationId: intent.intentId, instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC', atMs: slot, amountQuote: new Decimal('65'), limits: {} });
+      await world.journal.updateIntent(intent.intentId, { status: 'sent' });
+      const zero = new Decimal('0');
+      await world.journal.recordOrderSnapshot({ ...placed, status: 'CANCELED', filledBase: zero, filledQuote: zero, fee: zero, left: placed.amount }, { intentId: intent.intentId });
+      await world.journal.settleBudget(intent.intentId, zero);
+      await world.journal.updateIntent(intent.intentId, { status: 'done', result: { orderId: placed.orderId, status: 'CANCELED' } });
+      await world.journal.finishSlot({ instance: 'dca-btc', slotTimeMs: slot, status: 'done' });
 
       await engine.checkLedger();
       const corrected = await world.journal.getOrder(placed.orderId);
       expect(corrected).toMatchObject({ status: 'FILLED', clientOrderId: placed.clientOrderId });
-      expect([corrected?.filledBase, corrected?.filledQuote, corrected?.fee].map((value) => formatDecimal(value ?? new Decimal(0)))).toEqual(
-        [placed.filledBase, placed.filledQuote, placed.fee].map(formatDecimal),
-      );
+      expect([corrected?.filledBase, corrected?.filledQuote, corrected?.fee].map((value) => formatDecimal(value ?? zero))).toEqual([placed.filledBase, placed.filledQuote, placed.fee].map(formatDecimal));
+      const scope = { instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' };
       expect(formatDecimal((await world.journal.budgetSpent(scope, slot)).day)).toBe(formatDecimal(placed.filledQuote));
-      expect(world.notifications.map((event) => event.kind)).toEqual(['order-refused', 'order-filled']);
+      expect(world.notifications.map((event) => event.kind)).toEqual(['order-filled']);
       const line = world.logs.find((entry) => entry.fields['event'] === 'order-corrected');
       expect(line?.message).toMatch(new RegExp(`^order ${placed.orderId} \\(${placed.clientOrderId}\\) was journalled final as CANCELED, filled 0 for 0, fee 0; the exchange's history shows FILLED, filled 0\\.001 for \\d`));
       // Once: the next check finds the journal and the history agree.

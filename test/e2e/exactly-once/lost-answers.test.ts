@@ -71,12 +71,12 @@ describe('a lagging exchange', () => {
     expect(await readJournal(async (journal) => formatDecimal((await journal.budgetSpent(DCA_BUDGET, Date.now())).day))).toBe(result.spentPerDay[today()]);
   }, 120_000);
 
-  it("answers each order without a status and with nothing filled, as an older exchange did before the match: the history's fill is recorded and counted in the day's budget", async () => {
+  it("answers each order without a status and with nothing filled, as an older exchange did before the match: each is followed until the history shows its fill, recorded and counted in the day's budget, never told as refused", async () => {
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '100000' });
     t.sandbox.faults.inject({ path: ORDER_PATH, kind: 'unfilled-answer', times: Number.POSITIVE_INFINITY });
     const daemon = startDaemon(args(), env());
-    // Each order is taken as cancelled with nothing filled, then corrected by the history read before the next slot.
-    await eventually(() => Promise.resolve(daemon.output().split('"event":"order-corrected"').length - 1), (n) => n >= 2, 30_000, 'two orders corrected');
+    // Each order is journalled NEW (not known to be over), then followed until the history lists it FILLED.
+    await eventually(() => Promise.resolve(daemon.output().split('"to":"FILLED"').length - 1), (n) => n >= 2, 30_000, 'two orders filled');
     stopTrading();
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toBe(0);
@@ -88,6 +88,7 @@ describe('a lagging exchange', () => {
     const result = await agreement(t.sandbox, [journalPath()]);
     report('orders answered unfilled, filled in the history × order', result);
     expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+    expect(daemon.output()).not.toContain('"event":"order-unfilled"');
     const statuses = await readJournal(async (journal) => (await journal.listOrders({ limit: -1 })).map((order) => order.status));
     expect(statuses).toEqual(t.sandbox.exchange.orderHistory({}).map(() => 'FILLED'));
     expect(await readJournal(async (journal) => formatDecimal((await journal.budgetSpent(DCA_BUDGET, Date.now())).day))).toBe(result.spentPerDay[today()]);
