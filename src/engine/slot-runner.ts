@@ -183,6 +183,8 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | AttemptOutcom
       return 'stopped';
     }
     intents = checkDecision(answer, instance.reads);
+    // A refusal or a note that quotes a code (a parse of it refused, as the SDK asks, rather than thrown) goes to the log, the journal and the notifications too.
+    if (instance.reads.includes('codes')) intents = withCodesMasked(intents, codesOf(view));
   } catch (error) {
     // A code the strategy read may be quoted in its error (a parse of it failing): masked wherever the error goes.
     const codes = instance.reads.includes('codes') ? codesOf(view) : [];
@@ -198,6 +200,16 @@ async function readAndDecide(slot: SlotContext): Promise<Decided | AttemptOutcom
     return 'disabled';
   }
   return { view, budgetLimit, intents };
+}
+
+/** Refusals and notes with every code of `codes` masked in their message and data. */
+function withCodesMasked(intents: readonly Intent[], codes: readonly string[]): readonly Intent[] {
+  if (codes.length === 0) return intents;
+  return intents.map((intent) => {
+    if (intent.kind !== 'refusal' && intent.kind !== 'note') return intent;
+    const data = intent.data === undefined ? {} : { data: Object.fromEntries(Object.entries(intent.data).map(([key, value]) => [key, maskCodesIn(value, codes)])) };
+    return { ...intent, message: maskCodesIn(intent.message, codes), ...data };
+  });
 }
 
 /** The codes the view holds (none when it cannot say). */

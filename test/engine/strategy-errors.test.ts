@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/domain/money.ts';
 import { preflight } from '../../src/engine/preflight.ts';
-import { defineStrategy, param } from '../../strategies/sdk.ts';
+import { defineStrategy, intent, param } from '../../strategies/sdk.ts';
 import { eachEngineWorld, runtimeOf } from './harness.ts';
 
 // What a strategy's author reads when their strategy fails: the daemon's log line carries the
@@ -84,6 +84,30 @@ describe('a strategy whose error quotes a code it read', () => {
     // Not the quoted ten characters, nor any run of six of them.
     expect(everything).not.toMatch(/WB[0-9A-F]{4}/);
     expect(told).toContain('strategy-disabled');
+  });
+
+  it('masks it in a refusal or a note the strategy returns instead of throwing, as the SDK asks', async () => {
+    const refusing = defineStrategy({
+      name: 'refusing',
+      describe: 'Refuses with the parse error of its first code.',
+      params: {},
+      reads: () => ['codes'],
+      decide: async (view) => {
+        const code = view.codes()[0]?.code ?? '';
+        try {
+          JSON.parse(code);
+          return [];
+        } catch (error) {
+          return [intent.refuse('bad-code', `could not read a code: ${(error as Error).message}`, { code }), intent.note(`the code was ${code}`)];
+        }
+      },
+    });
+    const engine = current().engine([runtimeOf({ instance: 'r', strategy: refusing, env: {} })]);
+    expect(await engine.runSlot('r', SLOT)).toBe('done');
+    const journalled = JSON.stringify(await current().journal.listIntents({ instance: 'r' }));
+    const logged = JSON.stringify(current().logs);
+    expect(`${journalled}${logged}${JSON.stringify(current().notifications)}`).not.toMatch(/WB[0-9A-F]{4}/);
+    expect(journalled).toContain('could not read a code: Unexpected token');
   });
 });
 
