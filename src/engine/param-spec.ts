@@ -147,7 +147,14 @@ export const param = {
   },
 
   oneOf<const V extends string>(choices: readonly V[], options: Described & { readonly default?: V }): ParamDeclaration<V> {
-    const mistake = choices.length === 0 ? 'it offers no choice: no value could pass' : undefined;
+    const mistake =
+      choices.length === 0
+        ? 'it offers no choice: no value could pass'
+        : choices.some((choice) => typeof choice !== 'string' || !/^\S+$/.test(choice))
+          ? 'each choice must be a word an env file can write (no blanks, not empty)'
+          : new Set(choices).size < choices.length
+            ? 'it offers a choice twice'
+            : undefined;
     return declare(options, `one of ${choices.join(', ')}`, options.default === undefined, (r, key) => r.oneOf(key, choices, options.default), options.default, mistake);
   },
 
@@ -254,6 +261,10 @@ export function checkDeclaration(strategy: string, shape: ParamShape): void {
     // An env file's keys: an instance file could never set another, and the engine's own are every strategy's already.
     if (!ENV_KEY.test(key)) {
       problems.push({ source, field: key, rule: 'the declaration is wrong: a key is capitals, digits and _, starting with a capital, as an env file writes it' });
+      continue;
+    }
+    if (key.startsWith('STACKER_')) {
+      problems.push({ source, field: key, rule: "the declaration is wrong: STACKER_ keys are stacker's own settings, read from the environment before any instance file" });
       continue;
     }
     if (COMMON_KEYS.has(key)) {

@@ -151,6 +151,9 @@ describe('a strategy definition', () => {
     ['duration bounds no value passes', { W: param.duration({ description: 'w', min: '7d', max: '1h' }) }, 'W: the declaration is wrong: its min 7d is above its max 1h: no value could pass'],
     ['duration bounds that do not read', { W: param.duration({ description: 'w', min: '1 hour', max: '7d' }) }, 'W: the declaration is wrong: its min and max must be durations such as 30d or 12h (got "1 hour" and "7d")'],
     ['a choice of none', { M: param.oneOf([], { description: 'm' }) }, 'M: the declaration is wrong: it offers no choice: no value could pass'],
+    ['an empty choice', { M: param.oneOf(['', 'b'], { description: 'm' }) }, 'M: the declaration is wrong: each choice must be a word an env file can write (no blanks, not empty)'],
+    ['a choice twice', { M: param.oneOf(['a', 'a'], { description: 'm' }) }, 'M: the declaration is wrong: it offers a choice twice'],
+    ["one of stacker's settings", { STACKER_MODE: param.decimal({ description: 's' }) }, "STACKER_MODE: the declaration is wrong: STACKER_ keys are stacker's own settings, read from the environment before any instance file"],
     ['a key an env file cannot write', { amount: param.decimal({ description: 'a' }) }, 'amount: the declaration is wrong: a key is capitals, digits and _, starting with a capital, as an env file writes it'],
     ["one of the engine's own keys", { SCHEDULE: param.decimal({ description: 's' }) }, "SCHEDULE: the declaration is wrong: SCHEDULE is the engine's own key, which every instance file has already (stacker strategies lists them)"],
   ])('refuses %s when it is defined, naming the strategy and the key (exit 2): an author mistake is not blamed on the env file', (_name, params, message) => {
