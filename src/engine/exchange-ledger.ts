@@ -422,12 +422,11 @@ export class ExchangeLedger {
     return { asset, timeZone: owner.timezone, accountCap: { scope: accountBudgetScope(account), asset: cap?.asset ?? asset, timeZone: cap?.timeZone ?? owner.timezone } };
   }
 
-  /** A second order of an intent this journal sent and recorded: journalled against that intent and counted, with its finding (null: written before). */
   /**
-   * A final order of ours the history shows as having spent more than the journal holds (a fill
-   * the answer did not have, answered without a status and taken as cancelled; a fee corrected
-   * later): recorded from the history, its budget settled again at what it spent, and said. The
-   * journal moves a final order only so (leavesOrderAsIs), never back.
+   * A final order of ours the history shows as having spent more than the journal holds (a fee
+   * corrected later; a fill the answer did not have, answered without a status and taken as
+   * cancelled by an older stacker): recorded from the history, its budget settled again at what
+   * it spent, and said. The journal moves a final order only so (leavesOrderAsIs), never back.
    */
   async #corrected(owner: LedgerInstance, stored: StoredOrder, shown: Order): Promise<void> {
     const deps = this.#deps;
@@ -442,6 +441,7 @@ export class ExchangeLedger {
     );
   }
 
+  /** A second order of an intent this journal sent and recorded: journalled against that intent and counted, with its finding (null: written before). */
   async #recordSecond(owner: LedgerInstance, account: string, intent: IntentRecord, order: Order, finding: NewLedgerFinding | null): Promise<void> {
     const deps = this.#deps;
     const transition = await deps.journal.recordSecondOrder({ intentId: intent.intentId, instance: owner.instance, slotTimeMs: intent.slotTimeMs, order, ...this.#spendScope(owner, account, order), finding });
