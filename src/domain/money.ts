@@ -130,7 +130,30 @@ export function isDecimal(value: unknown): value is Decimal {
  * order all use that one value. Text that is not a number is a DecimalError.
  */
 export function ownDecimal(value: Decimal): Decimal {
-  return new Decimal(String(value));
+  // Its digit words copied, when they are words decimal.js could have made (a value in order):
+  // a fifth of the cost of reading and parsing its text, which a backtest pays every slot.
+  const copied = new Decimal(value);
+  return inOrder(copied) ? copied : new Decimal(String(value));
+}
+
+/** Base-10^7 words, as decimal.js keeps them. */
+const WORD_DIGITS = 7;
+
+/**
+ * Whether a Decimal's sign, exponent and digit words are as decimal.js makes them, so that its
+ * text and its arithmetic say the same value: a sign of ±1, whole words below 10^7, no trailing
+ * zero word, and a first word of as many digits as its exponent puts before the next word
+ * boundary. NaN and ±Infinity (no words) are left to the finiteness checks.
+ */
+function inOrder(x: Decimal): boolean {
+  const { d: words, e, s } = x;
+  if (words === null || words === undefined) return true;
+  if (!Array.isArray(words) || words.length === 0 || (s !== 1 && s !== -1) || !Number.isSafeInteger(e)) return false;
+  for (const word of words) if (!Number.isInteger(word) || word < 0 || word >= 10 ** WORD_DIGITS) return false;
+  const first = words[0] as number;
+  if (first === 0) return words.length === 1 && e === 0;
+  if (words[words.length - 1] === 0) return false;
+  return String(first).length === (((e % WORD_DIGITS) + WORD_DIGITS) % WORD_DIGITS) + 1;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Decimal, DecimalFormatError, formatDecimal, isAboveZero, parseDecimalStrict, parseWireDecimal, roughNumber, roundDown } from '../../src/domain/money.ts';
+import { Decimal, DecimalFormatError, formatDecimal, isAboveZero, parseDecimalStrict, parseWireDecimal, ownDecimal, roughNumber, roundDown } from '../../src/domain/money.ts';
 
 describe('money', () => {
   it('parses user decimals strictly and names the field on refusal', () => {
@@ -112,3 +112,26 @@ describe('roughNumber: a Decimal as a float for ranking, read from its digits', 
   });
 });
 
+
+describe("ownDecimal: a value in the program's own Decimal, whatever made it", () => {
+  it('copies every value decimal.js makes as it is, into a fresh program Decimal', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -12, max: 12 }), fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }), (shift, digits) => {
+        const made = new Decimal(digits.toString()).mul(new Decimal(10).pow(shift));
+        const own = ownDecimal(made);
+        expect(own).not.toBe(made);
+        expect(own.constructor).toBe(Decimal);
+        expect(own.toString()).toBe(made.toString());
+        expect(own.eq(made)).toBe(true);
+      }),
+    );
+  });
+
+  it('reads the text of a value whose digit words are not in order, so its text and its arithmetic agree', () => {
+    // Words that make 0.0046 "say" one value and compute another; its text is what it says.
+    const lookalike = { toStringTag: '[object Decimal]', s: 1, e: -3, d: [46], toString: () => '0.0046' } as unknown as Decimal;
+    const own = ownDecimal(lookalike);
+    expect([own.toString(), own.mul(1000).toString()]).toEqual(['0.0046', '4.6']);
+    expect(() => ownDecimal({ toStringTag: '[object Decimal]', s: 1, e: -2, d: [1000] } as unknown as Decimal)).toThrow();
+  });
+});
