@@ -153,7 +153,9 @@ function inOrder(x: Decimal): boolean {
   const first = words[0] as number;
   if (first === 0) return words.length === 1 && e === 0;
   if (words[words.length - 1] === 0) return false;
-  return String(first).length === (((e % WORD_DIGITS) + WORD_DIGITS) % WORD_DIGITS) + 1;
+  let digits = 1;
+  for (let rest = first; rest >= 10; rest = Math.floor(rest / 10)) digits += 1;
+  return digits === (((e % WORD_DIGITS) + WORD_DIGITS) % WORD_DIGITS) + 1;
 }
 
 /**
