@@ -262,8 +262,11 @@ function executeTransfer(deps: EngineDeps, record: IntentRecord, intent: Transfe
 async function transferNow(deps: EngineDeps, record: IntentRecord, intent: TransferIntent): Promise<MoneyOutcome> {
   const before = await tradeAvailable(deps, intent.ticker);
   const mainBefore = await mainAvailable(deps, intent.ticker);
-  await markSent(deps, record);
+  // Its own record first, then the intent's `sent` mark, the last write before the request: a
+  // record that fails after the mark left a transfer never sent journalled sent, then unknown
+  // ("may or may not have happened") until a person resolved it.
   await deps.journal.recordTransfer({ intentId: record.intentId, ticker: intent.ticker, amount: intent.amount, from: 'main', to: 'spot', status: 'sent' });
+  await markSent(deps, record);
   deps.logger.info(
     { event: 'transfer-send', instance: record.instance, ticker: intent.ticker, amount: formatDecimal(intent.amount) },
     `moving ${formatDecimal(intent.amount)} ${intent.ticker} from main to spot`,
@@ -447,8 +450,9 @@ function executeFlexWithdraw(deps: EngineDeps, record: IntentRecord, intent: Fle
 
 async function withdrawNow(deps: EngineDeps, record: IntentRecord, intent: FlexWithdrawIntent): Promise<MoneyOutcome> {
   const before = await invested(deps, intent.plan);
-  await markSent(deps, record);
+  // As a transfer's: its record, then the `sent` mark, the last write before the request.
   await deps.journal.recordFlexOperation({ intentId: record.intentId, plan: intent.plan, amount: intent.amount, transactionId: null, status: 'sent' });
+  await markSent(deps, record);
   deps.logger.info(
     { event: 'flex-withdraw-send', instance: record.instance, plan: intent.plan, amount: formatDecimal(intent.amount) },
     `withdrawing ${formatDecimal(intent.amount)} from flex plan ${intent.plan}`,

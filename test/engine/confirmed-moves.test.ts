@@ -63,3 +63,35 @@ describe('a move the exchange confirmed whose journal record failed (a full disk
     expect(after).toMatchObject({ status: 'done', result: { plan: DEMO_FLEX_PLAN_ID, transactionId: expect.any(String) } });
   });
 });
+
+describe('a move whose own record fails before it is sent (a privilege taken on the transfers table)', () => {
+  let world: EngineWorld;
+  beforeEach(async () => {
+    world = await engineWorld();
+  });
+  afterEach(async () => {
+    await world.close();
+  });
+
+  it('is journalled failed, not sent, so nothing is left unknown for a person to resolve, and nothing moves', async () => {
+    const refusing = new Proxy(world.journal, {
+      get(target, property) {
+        if (property === 'recordTransfer') {
+          return async () => {
+            throw new StoreError('no-privilege', 'recording transfer: permission denied for table transfers');
+          };
+        }
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const mainBefore = [...world.sandbox.exchange.mainBalances()].map(([ticker, amount]) => [ticker, amount.toString()]);
+    const engine = new Engine({ ...world.deps(), journal: refusing as Journal }, [runtimeOf({ instance: 'tb', strategy: transferThenBuy, env: { MARKET: 'BTC_USDT' } })], { runId: null, onFatal: () => undefined });
+    await engine.runSlot('tb', SLOT);
+    const [transfer] = (await world.journal.listIntents({ instance: 'tb' })).filter((record) => record.intent.kind === 'transfer');
+    expect(transfer).toMatchObject({ status: 'failed', sentAtMs: null });
+    await engine.track();
+    expect(world.notifications.map((event) => event.kind)).not.toContain('intent-unknown');
+    expect([...world.sandbox.exchange.mainBalances()].map(([ticker, amount]) => [ticker, amount.toString()])).toEqual(mainBefore);
+  });
+});
