@@ -20,7 +20,7 @@ const PASS_OVERLAP_MS = 3_600_000;
  * (a month of a per-minute schedule is some 43k orders: read at every start, the start took as
  * long). Returns how many reservations it wrote.
  */
-export async function countUncountedBuys(deps: EngineDeps, instances: readonly InstanceLimits[], nowMs: number): Promise<number> {
+export async function countUncountedBuys(deps: EngineDeps, instances: readonly (InstanceLimits & { readonly budgetAsset: string | null })[], nowMs: number): Promise<number> {
   if (!countsEveryBuy(deps)) return 0;
   const through = await deps.journal.spendCountedThrough();
   const fromMs = Math.max(nowMs - LOOKBACK_MS, (through ?? Number.NEGATIVE_INFINITY) - PASS_OVERLAP_MS);
@@ -33,7 +33,8 @@ export async function countUncountedBuys(deps: EngineDeps, instances: readonly I
       if (intent === null || intent.result?.['orderId'] !== order.orderId) continue;
       const account = intent.account ?? DEFAULT_ACCOUNT;
       const cap = deps.accounts?.capOf(account) ?? null;
-      const asset = quoteOfMarket(order.market);
+      // The asset an adoption counts it in (exchange-ledger.ts): its instance's budget asset, else its market's quote.
+      const asset = instance.budgetAsset ?? order.market.split('_')[1] ?? order.market;
       const scopes = [
         { reservationId: intent.intentId, instance: intent.instance, asset, timeZone: instance.timezone },
         { reservationId: accountReservationId(intent.intentId), instance: accountBudgetScope(account), asset: cap?.asset ?? asset, timeZone: cap?.timeZone ?? instance.timezone },
@@ -60,8 +61,4 @@ export async function countUncountedBuys(deps: EngineDeps, instances: readonly I
 /** A filled buy of an intent, over: what a budget counts. */
 function countable(order: StoredOrder): boolean {
   return order.side === 'buy' && order.intentId !== null && isTerminalStatus(order.status) && isAboveZero(order.filledQuote);
-}
-
-function quoteOfMarket(market: string): string {
-  return market.slice(market.lastIndexOf('_') + 1);
 }

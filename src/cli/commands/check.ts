@@ -312,11 +312,11 @@ interface PreflightOutcome {
  * pre-flight said "would-send" under a kill switch the header showed ON.
  */
 function heldBy(config: DaemonConfig, summary: ConfigSummary): (instance: string) => string | null {
-  const operator = summary.operator !== undefined && !('unread' in summary.operator) ? summary.operator : null;
+  const operator = operatorRead(summary);
+  const [everyAccount] = killSwitchesOn(summary, operator);
   return (name) => {
     const account = config.instances.find((instance) => instance.instance === name)?.account ?? DEFAULT_ACCOUNT;
-    if (summary.killSwitch.active) return `kill-switch: ${summary.killSwitch.env ? 'STACKER_KILL_SWITCH is set' : `${summary.killSwitch.file ?? 'the switch file'} exists`}`;
-    if (operator?.killSwitchSince != null) return `kill-switch: turned on from the status API at ${operator.killSwitchSince}`;
+    if (everyAccount !== undefined) return `kill-switch: ${everyAccount}`;
     const own = operator?.accountKillSwitches[account];
     if (own !== undefined) return `kill-switch: account ${account}'s own, turned on from the status API at ${own}`;
     const paused = operator?.paused[name];
@@ -533,12 +533,22 @@ function nextSlot(instance: InstanceConfig, nowMs: number): number | null {
   }
 }
 
-export function renderConfig(summary: ConfigSummary): string {
-  const operator = summary.operator !== undefined && !('unread' in summary.operator) ? summary.operator : null;
-  const onBecause = [
+/** The status API's switches as the journal holds them; null when it could not be read. */
+function operatorRead(summary: ConfigSummary): Exclude<NonNullable<ConfigSummary['operator']>, { readonly unread: string }> | null {
+  return summary.operator !== undefined && !('unread' in summary.operator) ? summary.operator : null;
+}
+
+/** Why the kill switch for every account is on, each way it is (the variable, the file, the status API); empty when off. */
+function killSwitchesOn(summary: ConfigSummary, operator: ReturnType<typeof operatorRead>): string[] {
+  return [
     ...(summary.killSwitch.active ? [summary.killSwitch.env ? 'STACKER_KILL_SWITCH is set' : `${summary.killSwitch.file} exists`] : []),
     ...(operator?.killSwitchSince == null ? [] : [`turned on from the status API at ${operator.killSwitchSince}`]),
   ];
+}
+
+export function renderConfig(summary: ConfigSummary): string {
+  const operator = operatorRead(summary);
+  const onBecause = killSwitchesOn(summary, operator);
   const accountsOn = Object.entries(operator?.accountKillSwitches ?? {}).map(([account, since]) => `account ${account}'s own is ON (turned on from the status API at ${since})`);
   // The journal's switches unread (an older schema, before the start migrates it): "off" first would read as a verdict.
   const unread = summary.operator !== undefined && 'unread' in summary.operator && summary.journalLost === undefined ? summary.operator.unread : null;
