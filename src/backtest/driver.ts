@@ -252,6 +252,9 @@ export async function runBacktest(input: BacktestInput): Promise<BacktestRun> {
       facts.addSample(closeSample(index));
     };
 
+    // The walk starts where the report's initial value is taken, the wallet at the first open: a
+    // starting wallet holding base can lose before the first slot or close, and that fall counts.
+    facts.addSample(sampleAt(exchange, rules, firstMs, candles.openDecimal(0)));
     const scheduler = new VirtualScheduler({
       clock,
       fromMs: firstMs - 1,

@@ -518,12 +518,23 @@ async function refuse(deps: EngineDeps, record: IntentRecord, error: IntentError
 }
 
 /**
+ * The reason an exchange's refusal is journalled under. Its "Not enough balance." is the guard's
+ * `insufficient-funds` by another hand (a fill dearer than the price the slot decided at, or a
+ * balance spent elsewhere since the read): one cause, one reason, wherever refusals are counted
+ * (the backtest's "ran out of money", `stacker report`, notifications). Its message still says
+ * the exchange answered. Other refusals keep the exchange's class.
+ */
+function refusalCode(error: unknown): string {
+  return error instanceof ExchangeError && error.refusal === 'insufficient-funds' ? 'insufficient-funds' : errorCode(error);
+}
+
+/**
  * The request provably did not take effect (the exchange refused it, or it never left): journal
  * why, give the budget back, and apply the error policy.
  */
 async function failSend(deps: EngineDeps, record: IntentRecord, error: unknown): Promise<MoneyOutcome> {
   const kind = classifyError(error);
-  const journalled: IntentError = { code: errorCode(error), message: errorMessage(error) };
+  const journalled: IntentError = { code: kind === 'refused' ? refusalCode(error) : errorCode(error), message: errorMessage(error) };
   if (kind === 'refused') {
     await deps.journal.updateIntent(record.intentId, { status: 'refused', error: journalled });
     await releaseReservation(deps, record);

@@ -95,7 +95,7 @@ describe('a backtest over real candles', () => {
     const atSlot = points.find((p) => p.timeMs === slot);
     // Bought by then: 0.001 on 1 March and 0.001 on 2 March; only the price moved between the two samples.
     expect(atClose!.value.sub(atSlot!.value).eq(new Decimal('0.002').mul(atClose!.price.sub(atSlot!.price)))).toBe(true);
-    expect(run.facts.drawdown.samples).toBe(run.slots + run.candles.count);
+    expect(run.facts.drawdown.samples).toBe(1 + run.slots + run.candles.count);
   });
 
   it('says which slots did not fill at their own time: those in a gap of the data, and those after its last open (not run)', async () => {

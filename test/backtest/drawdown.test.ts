@@ -44,11 +44,12 @@ describe('the max drawdown of a backtest report', () => {
     const quote = buyPrice.mul('0.01');
     const cashAfter = new Decimal(1000).sub(quote).sub(roundUp(quote.mul('0.001'), 8));
     const valueAt = (timeMs: number, price: Decimal): Decimal => (timeMs >= slotMs ? cashAfter.add(price.mul('0.01')) : new Decimal(1000));
-    // The samples: each candle at its close, and the slot at its fill price, in time order.
-    const samples = [...candles.map((c) => ({ timeMs: c.timeMs + hour, value: valueAt(c.timeMs + hour, c.close) })), { timeMs: slotMs, value: valueAt(slotMs, buyPrice) }].sort((a, b) => a.timeMs - b.timeMs);
+    // The samples: the wallet at the first open, each candle at its close, and the slot at its fill price, in time order.
+    const first = candles[0] as CsvCandle;
+    const samples = [{ timeMs: first.timeMs, value: valueAt(first.timeMs, first.open) }, ...candles.map((c) => ({ timeMs: c.timeMs + hour, value: valueAt(c.timeMs + hour, c.close) })), { timeMs: slotMs, value: valueAt(slotMs, buyPrice) }].sort((a, b) => a.timeMs - b.timeMs);
 
     const { byAmount, byShare } = deepestFalls(samples);
-    expect(report.drawdown.samples).toBe(report.data.candles + report.slots);
+    expect(report.drawdown.samples).toBe(1 + report.data.candles + report.slots);
     expect(report.drawdown.max).toEqual(episode(byAmount));
     expect(report.drawdown.maxPct).toEqual(episode(byShare));
   });
@@ -71,13 +72,14 @@ describe('the max drawdown of a backtest report', () => {
     const valueAt = (timeMs: number, price: Decimal): Decimal => new Decimal(10020000).sub(spentAt(timeMs)).add(interestAt(timeMs)).add(btcAt(timeMs).mul(price));
     const periodEnd = Date.parse('2022-02-01T00:00:00Z');
     const samples = [
+      { timeMs: firstDay, value: valueAt(firstDay, (candles[0] as CsvCandle).open) },
       ...candles.map((c) => ({ timeMs: c.timeMs + hour, value: valueAt(c.timeMs + hour, c.close) })),
       ...buys.map((c) => ({ timeMs: c.timeMs, value: valueAt(c.timeMs, c.open) })),
       { timeMs: periodEnd, value: valueAt(periodEnd, (candles[candles.length - 1] as CsvCandle).close) },
     ].sort((a, b) => a.timeMs - b.timeMs);
     expect(report.flex.interest.amount).toBe('310000');
     // The period's end is valued too, with the interest of its last days.
-    expect(report.drawdown.samples).toBe(report.data.candles + report.slots + 1);
+    expect(report.drawdown.samples).toBe(1 + report.data.candles + report.slots + 1);
 
     const { byAmount, byShare } = deepestFalls(samples);
     expect(report.drawdown.max).toEqual(episode(byAmount));
@@ -96,12 +98,34 @@ describe('the max drawdown of a backtest report', () => {
     const valueAt = (timeMs: number): Decimal => new Decimal(10000005).add(new Decimal(10000).mul(Math.max(0, Math.floor((timeMs - firstDay) / day))));
     const periodEnd = Date.parse('2022-02-01T00:00:00Z');
     const slots = candles.filter((c) => (c.timeMs - 9 * hour) % day === 0);
-    const samples = [...candles.map((c) => ({ timeMs: c.timeMs + hour, value: valueAt(c.timeMs + hour) })), ...slots.map((c) => ({ timeMs: c.timeMs, value: valueAt(c.timeMs) })), { timeMs: periodEnd, value: valueAt(periodEnd) }].sort((a, b) => a.timeMs - b.timeMs);
+    const samples = [{ timeMs: firstDay, value: valueAt(firstDay) }, ...candles.map((c) => ({ timeMs: c.timeMs + hour, value: valueAt(c.timeMs + hour) })), ...slots.map((c) => ({ timeMs: c.timeMs, value: valueAt(c.timeMs) })), { timeMs: periodEnd, value: valueAt(periodEnd) }].sort((a, b) => a.timeMs - b.timeMs);
 
     expect(report.slots).toBe(slots.length);
-    expect(report.drawdown.samples).toBe(report.data.candles + report.slots + 1);
+    expect(report.drawdown.samples).toBe(1 + report.data.candles + report.slots + 1);
     const { byAmount, byShare } = deepestFalls(samples);
     expect(report.drawdown.max).toEqual(episode(byAmount));
     expect(report.drawdown.maxPct).toEqual(episode(byShare));
+  });
+
+  it('starts at the value of the wallet at the first open: a starting wallet of base that falls before the first close has fallen from there', async () => {
+    // 1 BTC and no USDT (every buy is refused), from 8 May 2022: the first hour opened at 35472.4
+    // and closed at 35107.02, the highest close of the ten days. Walked from the first close, the
+    // account's high was 35107.02 and the first hour's fall went unseen.
+    const report = (await reportOver('STRATEGY=dca\nSCHEDULE="0 9 * * *"\nTIMEZONE=UTC\nMARKET=BTC_USDT\nAMOUNT=0.01\n', ['--from', '2022-05-08', '--to', '2022-05-17', '--wallet', 'USDT=0,BTC=1'])) as { slots: number; data: { candles: number }; value: { initial: string }; drawdown: { samples: number; max: Episode; maxPct: Episode } };
+
+    const hour = 3_600_000;
+    const firstMs = Date.parse('2022-05-08T00:00:00Z');
+    const candles = candlesBetween(firstMs, Date.parse('2022-05-17T23:59:59.999Z'));
+    const first = candles[0] as CsvCandle;
+    const slots = candles.filter((c) => new Date(c.timeMs).getUTCHours() === 9);
+    const samples = [{ timeMs: firstMs, value: first.open }, ...candles.map((c) => ({ timeMs: c.timeMs + hour, value: c.close })), ...slots.map((c) => ({ timeMs: c.timeMs, value: c.open }))].sort((a, b) => a.timeMs - b.timeMs);
+
+    expect(report.value.initial).toBe('35472.4');
+    expect(report.drawdown.samples).toBe(1 + report.data.candles + report.slots);
+    const { byAmount, byShare } = deepestFalls(samples);
+    expect(byShare.peak).toEqual({ timeMs: firstMs, value: first.open });
+    expect(report.drawdown.max).toEqual(episode(byAmount));
+    expect(report.drawdown.maxPct).toEqual(episode(byShare));
+    expect(report.drawdown.maxPct).toMatchObject({ peakTimeMs: firstMs, peakValue: '35472.4' });
   });
 });
