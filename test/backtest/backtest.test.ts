@@ -575,6 +575,12 @@ describe('a backtest given bad candle input', () => {
     expect([before.code, before.stderr]).toEqual([2, `error: --to: no candle of ${FIXTURE} falls in the period asked for: the file holds 2021-03-01T00:00Z to 2021-03-14T23:00Z\n`]);
     const both = await backtest(FIXTURE, '--from', '2022-01-01', '--to', '2022-02-01');
     expect(both.stderr).toMatch(/^error: --from\/--to: no candle/);
+    // Inside the file, within one hour's candle: not outside the file, and not said to be.
+    const within = await backtest(FIXTURE, '--from', '2021-03-05T09:30:00Z', '--to', '2021-03-05T09:45:00Z');
+    expect([within.code, within.stderr]).toEqual([
+      2,
+      `error: --from/--to: no candle of ${FIXTURE} opens in the period asked for (2021-03-05T09:30Z to 2021-03-05T09:45Z), though the file holds 2021-03-01T00:00Z to 2021-03-14T23:00Z: a period needs at least one candle's open (this one is shorter than a candle, or in a gap)\n`,
+    ]);
   });
 
   it('warns when the period asked for starts before the first candle or ends after the last: the run is shorter than asked', async () => {

@@ -3,7 +3,7 @@ import { accountCapText, averagePrice } from './build.ts';
 import type { BacktestReport } from './build.ts';
 import { buysOf, comparisonChart, costBasisChart, drawdownChart, equityChart, priceChart } from './charts.ts';
 import { headlineRows } from './headline.ts';
-import { rulesSourceText, rulesValuesText } from './rules.ts';
+import { comparisonSettingsRows, rulesSourceText, rulesValuesText } from './rules.ts';
 import type { BacktestRun, ReportOrder } from './run.ts';
 import { PAGE_MARK } from './page-mark.ts';
 import { counted, escapeHtml, failureNote, offGridText, orDash, ranOutNote, utcMinute } from './text.ts';
@@ -32,6 +32,7 @@ export function renderComparisonHtml(runs: ReadonlyArray<{ readonly label: strin
     `<header><h1>${escapeHtml(title)}</h1>`,
     `<p class="sub">Data <code>${escapeHtml(first.data.file)}</code> · ${runs.length} runs, each on its own copy of the wallet · times in UTC</p></header>`,
     section('Runs', comparisonTable(runs.map((r) => ({ label: r.label, report: r.report })))),
+    section('Settings', table([txt('Setting'), txt('Value')], comparisonSettingsRows(runs).map(([k, v]) => [txt(k), txt(v)]))),
     section('Account value', figure(chart, 'Each run\'s account value (quote + base × price) over the same candles.')),
     `<footer>Each run's full report is in the comparison's JSON (<code>--json</code>).</footer>`,
   ];

@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import type { MarketRules } from '../../domain/market.ts';
 import { formatDecimal } from '../../domain/money.ts';
 import type { RuleField, RulesOrigin, RulesSource } from '../rules/origin.ts';
+import type { BacktestReport } from './build.ts';
 import { utcMinute } from './text.ts';
 
 /**
@@ -74,4 +75,22 @@ export function rulesValuesText(rules: ReportRules, base: string, quote: string)
     `decimals: amount ${rules.basePrecision}, price ${rules.quotePrecision}, fee ${rules.feePrecision}`,
     ...(rules.tradesEnabled ? [] : ['trading disabled']),
   ].join(', ');
+}
+
+/**
+ * What the runs of a comparison were measured under that a single run's summary shows: the
+ * market rules (where they came from, and their values) and the slippage, as [label, text] rows.
+ * One row each when every run shares them (a comparison's runs take one command's flags); run
+ * by run otherwise.
+ */
+export function comparisonSettingsRows(runs: ReadonlyArray<{ readonly label: string; readonly report: BacktestReport }>): Array<[string, string]> {
+  const rulesOf = (report: BacktestReport): string => `${rulesSourceText(report.rules)}: ${rulesValuesText(report.rules, report.base, report.quote)}`;
+  const slippageOf = (report: BacktestReport): string => `${report.settings.slippagePct} %`;
+  const rows: Array<[string, string]> = [];
+  for (const [label, textOf] of [['Market rules', rulesOf], ['Slippage', slippageOf]] as const) {
+    const texts = runs.map(({ report }) => textOf(report));
+    if (new Set(texts).size <= 1) rows.push([label, texts[0] ?? '']);
+    else runs.forEach((run, i) => rows.push([`${label} (${run.label})`, texts[i] as string]));
+  }
+  return rows;
 }

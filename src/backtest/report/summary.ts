@@ -1,6 +1,6 @@
 import { type BacktestReport, accountCapText } from './build.ts';
 import { headlineRows } from './headline.ts';
-import { rulesSourceText, rulesValuesText } from './rules.ts';
+import { comparisonSettingsRows, rulesSourceText, rulesValuesText } from './rules.ts';
 import { failureNote, orDash, terminalSafe, utcMinute } from './text.ts';
 
 /**
@@ -64,6 +64,8 @@ export function renderComparison(runs: ReadonlyArray<{ readonly label: string; r
   const notes = failures.length === 0 ? [] : ['', ...failures];
   const caps = [...new Set(runs.flatMap(({ report }) => report.settings.accountCaps.map(accountCapText)))];
   if (caps.length > 0) notes.push('', `  Account caps, each run counting its own: ${terminalSafe(caps.join('; '))}`);
+  // The figures are only as real as the rules and the slippage they were measured under (made-up demo rules, say).
+  notes.push('', ...comparisonSettingsRows(runs).map(([label, text]) => `  ${terminalSafe(label)}: ${terminalSafe(text)}`));
   return `${[bold(terminalSafe(title)), '', ...columnsOf(header, body, bold), ...notes].join('\n')}\n`;
 }
 

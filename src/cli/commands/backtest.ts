@@ -377,7 +377,18 @@ async function periodCandles(
     // Parsed again whole (only on this error) to say what the file does hold.
     const all = await readCandleInput(() => load.again({}).finish());
     const flag = args.fromMs !== undefined && args.toMs !== undefined ? '--from/--to' : args.fromMs !== undefined ? '--from' : '--to';
-    throw InputError.one(flag, `no candle of ${shown} falls in the period asked for: the file holds ${isoMinute(all.timeSec(0) * 1000)} to ${isoMinute(all.timeSec(all.length - 1) * 1000)}`);
+    const firstMs = all.timeSec(0) * 1000;
+    const lastMs = all.timeSec(all.length - 1) * 1000;
+    const holds = `the file holds ${isoMinute(firstMs)} to ${isoMinute(lastMs)}`;
+    // A period inside the file's span that no candle opens in (shorter than a candle, or in a gap) is not outside the file.
+    const inside = (args.fromMs ?? firstMs) <= lastMs && (args.toMs ?? lastMs) >= firstMs;
+    const asked = `${args.fromMs === undefined ? 'its start' : isoMinute(args.fromMs)} to ${args.toMs === undefined ? 'its end' : isoMinute(args.toMs)}`;
+    throw InputError.one(
+      flag,
+      inside
+        ? `no candle of ${shown} opens in the period asked for (${asked}), though ${holds}: a period needs at least one candle's open (this one is shorter than a candle, or in a gap)`
+        : `no candle of ${shown} falls in the period asked for: ${holds}`,
+    );
   }
   if (warn !== undefined) for (const text of clippedPeriod(args, candles)) warn(text);
   return candles;

@@ -124,6 +124,27 @@ describe('several backtests compared', () => {
   });
 });
 
+describe("a comparison's settings", () => {
+  it('says, in the terminal and on the page, the market rules the runs traded on, where they came from, and the slippage', async () => {
+    const results = await runAll({ ...COMMON, slippagePct: '0.5' }, sweepRuns(DCA, ['AMOUNT_QUOTE=10,20']), 1);
+    const text = renderComparison(results, { color: false });
+    expect(text).toContain('  Market rules: demo rules built into stacker (made up; --rules exchange for the real ones): taker fee 0.1 % (maker 0.1 %), min amount 0.00001 BTC, min total 5 USDT, max total none, decimals: amount 6, price 2, fee 8\n');
+    expect(text).toContain('  Slippage: 0.5 %\n');
+    const page = renderComparisonHtml(results);
+    expect(page).toContain('<tr><td>Market rules</td><td>demo rules built into stacker (made up; --rules exchange for the real ones): taker fee 0.1 %');
+    expect(page).toContain('<tr><td>Slippage</td><td>0.5 %</td></tr>');
+  });
+
+  it('are said run by run where the runs differ', async () => {
+    const [a, b] = await runAll(COMMON, sweepRuns(DCA, ['AMOUNT_QUOTE=10,20']), 1);
+    if (a === undefined || b === undefined) throw new Error('two runs expected');
+    const slipped = { ...b, report: { ...b.report, settings: { ...b.report.settings, slippagePct: '1' } } };
+    const text = renderComparison([a, slipped], { color: false });
+    expect(text).toContain('  Slippage (AMOUNT_QUOTE=10): 0 %\n  Slippage (AMOUNT_QUOTE=20): 1 %\n');
+    expect(text.match(/Market rules/g)).toHaveLength(1);
+  });
+});
+
 describe('a comparison with a run whose strategy failed part way', () => {
   it('marks that run in the table, in the terminal and on the page, and says under the table when, why and how many slots it missed', async () => {
     const weekly = file('dca-weekly3.env', 'STRATEGY=dca\nSCHEDULE="0 9 * * 1"\nMARKET=BTC_USDT\nAMOUNT=0.001\n');
