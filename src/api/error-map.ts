@@ -1,5 +1,6 @@
 import {
   AuthError,
+  ClientOrderIdTakenError,
   type ExchangeError,
   ExchangeRefusedError,
   ExchangeValidationError,
@@ -16,7 +17,7 @@ import { readErrorFacts, textsOf, type ErrorFacts } from './error-body.ts';
 import type { ResponseBody } from './json.ts';
 import type { RateScope } from './paths.ts';
 
-type Kind = 'nonce' | 'nonce-window' | 'nonce-reused' | 'rate' | 'auth' | 'refused' | 'validation' | 'unavailable';
+type Kind = 'nonce' | 'nonce-window' | 'nonce-reused' | 'rate' | 'auth' | 'refused' | 'validation' | 'unavailable' | 'id-taken';
 
 interface MessageRule {
   readonly match: RegExp;
@@ -59,6 +60,9 @@ const MESSAGE_TABLE: readonly MessageRule[] = [
   { match: /^Request not provided\.?$/, kind: 'auth' },
   // HTTP 401 {"code":0,"message":"Invalid API key, signature, or nonce"}
   { match: /^Invalid API key, signature, or nonce/, kind: 'auth' },
+  // HTTP 422 {"code":36,"message":"Validation failed","errors":{"clientOrderId":["This client order id is already used by the current account."]}}
+  // — the exchange holds an order under the id sent: to an id only this stacker makes, the order itself
+  { match: /^This client order id is already used/i, kind: 'id-taken' },
   // HTTP 422 {"code":2,"message":"Inner validation failed","errors":{"amount":["Withdraw amount exceeds total invested"]}}  — Smart Flex 422
   { match: /^Inner validation failed/i, kind: 'refused' },
   // HTTP 422 {"code":32,"message":"Validation failed","errors":{"amount":["Not enough balance."]}}  — also code 10 on 400, and without the dot
@@ -158,11 +162,18 @@ function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
   if (kinds.has('auth') || status === 401 || status === 403) return AuthError;
   if (status >= 500 || kinds.has('unavailable')) return ServiceUnavailableError;
   if (!facts.parsed || status === 404) return ProtocolError;
+  if (kinds.has('id-taken')) return ClientOrderIdTakenError;
   if (kinds.has('refused')) return ExchangeRefusedError;
   if (kinds.has('validation')) return ExchangeValidationError;
   // Codes that mean one thing wherever they appear: 422 code 2 is a business rule; 30–43 are order validation.
   if (facts.code === 2) return ExchangeRefusedError;
   if (facts.code !== null && facts.code >= 30 && facts.code <= 43) return ExchangeValidationError;
+  // A success status around an error that names neither a refusal nor the fields it refused
+  // ({"success":false,"message":"Internal error"}): the backend may have done the request before
+  // it failed, so it is an answer stacker cannot read (for an order, a lost answer, looked up),
+  // never a refusal. One naming fields (kline's {"success":false,"message":{"interval":[…]}}) is
+  // a validation: it says what it refused.
+  if (status >= 200 && status < 300) return Object.keys(facts.fieldErrors).length > 0 ? ExchangeValidationError : ProtocolError;
   return byStatus(status, context.scope);
 }
 
@@ -180,7 +191,6 @@ function byStatus(status: number, scope: RateScope): ErrorClass {
   if (status === 453) return ExchangeValidationError;
   if (status === 400) return scope === 'trade' || scope === 'trade-query' || scope === 'active-orders' ? ExchangeRefusedError : ExchangeValidationError;
   if (status === 422) return scope === 'main-account' ? ExchangeRefusedError : ExchangeValidationError;
-  if (status >= 200 && status < 300) return ExchangeValidationError;
   return ExchangeRefusedError;
 }
 

@@ -107,8 +107,11 @@ export class Requester {
   /**
    * A signed request. With nonceWindow the nonce must be within ±5 s of the exchange's clock,
    * so it is drawn from ServerClock (measured before the first request and every ten minutes).
-   * Nonce refusals happen at the exchange's door, before anything is done, so the request —
-   * even an order — is signed afresh and sent once more:
+   * Nonce refusals happen at the exchange's door, before anything is done, so the request is
+   * signed afresh and sent once more (a write with a lookup, an order, only on a refusal that
+   * can only be the door's, a window refusal the clocks explain, and not found by its lookup;
+   * otherwise it is a lost answer: a throttle, or a gateway's second send, answers the same
+   * after the order was placed):
    * - outside the window: after measuring the clock again; a second refusal means the skew
    *   cannot be corrected, and the error says so;
    * - a nonce already seen ("Too many requests."): another process on the key may have drawn
@@ -136,16 +139,20 @@ export class Requester {
         options,
       );
     // Sent again after a nonce refusal: a write is looked up first (CallOptions.lookUp), and what
-    // is found is its answer. "Too many requests." is also what a throttle may say after the
-    // write was done, and a history lags: a write with a lookup is then never sent again, but
-    // left a lost answer, looked up over its settle window (rule 3). A window refusal names the
-    // time and is sent again once the lookup finds nothing.
-    const again = async (refused: NonceError): Promise<T> => {
+    // is found is its answer. Not found, a write with a lookup (an order) is sent again only on a
+    // refusal that must have come from the exchange's door; otherwise it is a lost answer, looked
+    // up over its settle window (rule 3), since a history lags. "Too many requests." never tells:
+    // a throttle may say it after the write was done. A window refusal tells when the clocks
+    // explain it, having moved apart since the nonce was drawn (`explained`); when they still
+    // agree, the nonce was in the window as it left, and the refusal came later: a gateway sending
+    // again a request the exchange may already have taken.
+    const again = async (refused: NonceError, explained = false): Promise<T> => {
       const found = await lookUpBeforeResend(options, refused);
       if (found !== null) return found as T;
-      if (options.lookUp !== undefined && refused instanceof NonceReusedError) throw notSentAgain(refused);
+      if (options.lookUp !== undefined && !explained) throw notSentAgain(refused);
       return send();
     };
+    const offsetAtSend = clock?.offsetMs ?? null;
     try {
       return await send();
     } catch (error) {
@@ -156,8 +163,10 @@ export class Requester {
       } catch (readError) {
         throw clockSkew(error, `and the exchange's time could not be read to correct it (${readError instanceof Error ? readError.message : String(readError)})`);
       }
+      const offsetNow = clock.offsetMs ?? null;
+      const explained = offsetAtSend === null || offsetNow === null || Math.abs(offsetNow - offsetAtSend) >= CLOCK_MOVE_EXPLAINS_MS;
       try {
-        return await again(error);
+        return await again(error, explained);
       } catch (refusedAgain) {
         if (!(refusedAgain instanceof NonceWindowError)) throw refusedAgain;
         throw clockSkew(refusedAgain, `even after correcting for the ${((clock.offsetMs ?? 0) / 1000).toFixed(1)} s measured between this machine's clock and the exchange's`);
@@ -321,12 +330,24 @@ function redactError(error: unknown, secrets: readonly string[]): unknown {
 }
 
 /** A write refused in the words a throttle shares with a nonce refusal, not found at once: a lost answer, never sent again. */
+/**
+ * How far the exchange's clock must have moved against this machine's, between the nonce drawn
+ * and the clock measured after its window refusal, for that refusal to be the nonce's own: the
+ * window is ±5 s and a measure is good to about half a second, so a nonce drawn against a clock
+ * that moved less was inside the window when it left.
+ */
+const CLOCK_MOVE_EXPLAINS_MS = 4_000;
+
 function notSentAgain(refused: NonceError): ServiceUnavailableError {
+  const could =
+    refused instanceof NonceWindowError
+      ? "refused for its nonce's time although the clocks agree, so the nonce was in the window as it left: what a gateway gets when it sends again a request the exchange may already have taken"
+      : 'a nonce refusal, or a throttle after the request was done: the two say the same';
   return new ServiceUnavailableError({
     httpStatus: refused.httpStatus,
     path: refused.path,
     exchangeCode: refused.exchangeCode,
-    exchangeMessage: `${refused.exchangeMessage} (a nonce refusal, or a throttle after the request was done: the two say the same); not found at once, and not sent again on an answer that cannot tell: whether the exchange took it is not known`,
+    exchangeMessage: `${refused.exchangeMessage} (${could}); not found at once, and not sent again on an answer that cannot tell: whether the exchange took it is not known`,
     fieldErrors: refused.fieldErrors,
   });
 }

@@ -116,7 +116,18 @@ function describe(init: ExchangeErrorInit): string {
 export class ExchangeValidationError extends ExchangeError {
   readonly code = 'E_EXCHANGE_VALIDATION' as const;
   readonly retryable = false;
-  override readonly name = 'ExchangeValidationError';
+  override readonly name: string = 'ExchangeValidationError';
+}
+
+/**
+ * The exchange holds an order under the request's clientOrderId already (code 36, "This client
+ * order id is already used by the current account."). stacker's ids are its own, one per intent,
+ * so to an order it sends this is the order a lost answer hid (a gateway that sent the request
+ * again, a first send whose answer never came): outcomeUnknown, looked up and recorded, never a
+ * refusal.
+ */
+export class ClientOrderIdTakenError extends ExchangeValidationError {
+  override readonly name = 'ClientOrderIdTakenError';
 }
 
 /** A business rule refused the request (422 code 2 "Inner validation failed", "Not enough balance.": docs/exchange-api.md §7). */
@@ -287,6 +298,7 @@ export function outcomeUnknown(error: unknown): boolean {
   // refuses before it does anything (a nonce refusal is E_NONCE, not this).
   if (error instanceof RateLimitError) return !(error instanceof ThrottledError);
   if (error instanceof ProtocolError) return error.httpStatus !== null && error.httpStatus >= 200 && error.httpStatus < 300;
+  if (error instanceof ClientOrderIdTakenError) return true;
   return false;
 }
 

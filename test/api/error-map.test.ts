@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   AuthError,
+  ClientOrderIdTakenError,
   ExchangeError,
   ExchangeRefusedError,
   ExchangeValidationError,
@@ -181,6 +182,28 @@ describe('error mapping through the client', () => {
     const failing = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001') }));
     expect(failing).not.toBeInstanceOf(ThrottledError);
     expect(outcomeUnknown(failing)).toBe(true);
+  });
+
+  it('reads an order answered 200 with an error body that names no refusal ({success:false,message:"Internal error"}) as an answer it cannot read: a lost answer, never a refusal', async () => {
+    h = harness();
+    reply('POST', '/api/v4/order/stock_market', 200, { success: false, message: 'Internal error', result: null });
+    const error = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'ok-1' }));
+    expectError(error, { cls: ProtocolError, code: 'E_PROTOCOL', retryable: false, httpStatus: 200, exchangeCode: null, exchangeMessage: 'Internal error' });
+    expect(outcomeUnknown(error)).toBe(true);
+  });
+
+  it('reads "This client order id is already used" (code 36) as the order that id names being at the exchange: a lost answer, looked up, never a refusal', async () => {
+    h = harness();
+    const fieldErrors = { clientOrderId: ['This client order id is already used by the current account.'] };
+    reply('POST', '/api/v4/order/stock_market', 422, { code: 36, message: 'Validation failed', errors: fieldErrors });
+    const error = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'ok-2' }));
+    expectError(error, { cls: ClientOrderIdTakenError, code: 'E_EXCHANGE_VALIDATION', retryable: false, httpStatus: 422, exchangeCode: 36, fieldErrors });
+    expect(outcomeUnknown(error)).toBe(true);
+    // Another clientOrderId problem is the request's own: refused.
+    reply('POST', '/api/v4/order/stock_market', 422, { code: 36, message: 'Validation failed', errors: { clientOrderId: ['ClientOrderId field should contain only latin letters, numbers and dashes.'] } });
+    const malformed = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'ok-3' }));
+    expect(malformed).toBeInstanceOf(ExchangeValidationError);
+    expect(outcomeUnknown(malformed)).toBe(false);
   });
 
   it.each([

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
-import { NonceWindowError } from '../../src/domain/errors.ts';
+import { NonceWindowError, outcomeUnknown } from '../../src/domain/errors.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.ts';
 
@@ -78,6 +78,19 @@ describe("signing against the exchange's clock", () => {
     // steps the host clock forward by that minute.
     const c = await orderAcrossClockJump(60_000, 0, 'after-step-1');
     expect((await c.tradeBalance('USDT')).available.lt('1000')).toBe(true);
+  });
+
+  it('does not send an order again after a window refusal the clocks do not explain: they agree, so the refusal came after the nonce left (a gateway sending it again), and the order may be placed', async () => {
+    const s = await skewedSandbox({ ms: 0 });
+    const c = clientOf(s);
+    await c.tradeBalance('USDT');
+    s.faults.historyLagMs = 10_000;
+    s.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 400, body: { code: 0, errors: {}, message: 'Your nonce is more than 5 seconds lesser than the current nonce' }, commit: true });
+    const error = await c.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'gateway-again-1' }).catch((e: unknown) => e);
+    expect(outcomeUnknown(error)).toBe(true);
+    expect((error as Error).message).toMatch(/although the clocks agree/);
+    s.faults.historyLagMs = 0;
+    expect(s.exchange.orderHistory({ clientOrderId: 'gateway-again-1' })).toHaveLength(1);
   });
 
   it('says the clock cannot be corrected when the refusal comes back after re-measuring', async () => {

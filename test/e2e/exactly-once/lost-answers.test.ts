@@ -94,6 +94,30 @@ describe('a lagging exchange', () => {
     expect(await readJournal(async (journal) => formatDecimal((await journal.budgetSpent(DCA_BUDGET, Date.now())).day))).toBe(result.spentPerDay[today()]);
   }, 120_000);
 
+  it("takes each order, then answers as if it had refused it (a 200 whose body is an error, a nonce-window refusal while the clocks agree, \"This client order id is already used\"), its history 8 s late: each is a lost answer, found, journalled once and counted, none told refused or sent again", async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '100000' });
+    const answers = [
+      { status: 200, body: { success: false, message: 'Internal error', result: null } },
+      { status: 400, body: { code: 0, errors: {}, message: 'Your nonce is more than 5 seconds lesser than the current nonce' } },
+      { status: 422, body: { code: 36, message: 'Validation failed', errors: { clientOrderId: ['This client order id is already used by the current account.'] } } },
+    ];
+    for (const answer of answers) t.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', ...answer, commit: true });
+    t.sandbox.faults.historyLagMs = 8000;
+    const daemon = startDaemon(args(), env());
+    await eventually(() => Promise.resolve(t.sandbox.faults.pending().length), (n) => n === 0, 30_000, 'each answer given once');
+    stopTrading();
+    await eventually(() => agreement(t.sandbox, [journalPath()]), (a) => a.unresolved === 0 && a.notJournalled.length === 0, 40_000, 'every order resolved');
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(0);
+    const result = await agreement(t.sandbox, [journalPath()]);
+    report('200 error body, nonce window, id already used, after commit × order', result);
+    expect(result).toMatchObject({ placedTwice: [], notJournalled: [], notAtExchange: [], unresolved: 0 });
+    expect(daemon.output().split('"event":"order-answer-lost"').length - 1).toBe(3);
+    expect(daemon.output()).not.toContain('"event":"exchange-refused"');
+    expect(daemon.output()).not.toContain('"event":"trading-stopped"');
+    expect(await readJournal(async (journal) => formatDecimal((await journal.budgetSpent(DCA_BUDGET, Date.now())).day))).toBe(result.spentPerDay[today()]);
+  }, 120_000);
+
   it('processes an order 4 s late while the daemon is killed -9 right after sending and restarted: each late order is found and journalled', async () => {
     // A sandbox of its own, which says when an order request has arrived: the kill must land after the send.
     let arrived = 0;
