@@ -268,8 +268,10 @@ export class ExchangeLedger {
       const sent = intent?.clientOrderId ?? derivedIdOf(owner.instance, parts, shown.clientOrderId);
       const order = sent !== null && sent !== shown.clientOrderId ? { ...shown, clientOrderId: sent } : shown;
       if (reported.has(order.orderId)) {
-        // Reported by a stacker that did not count a second order yet: counted now, against its intent.
+        // Reported by a stacker that did not count a second order yet, or one placed after an
+        // answer read as a refusal: counted now, against its intent.
         if (intent?.status === 'done') await this.#recordSecond(owner, account, intent, order, null);
+        else if (intent !== null && placedAfterAll(intent)) await this.#recordPlacedAfterAll(owner, account, intent, order);
         continue;
       }
       const verdict = intent === null ? await this.#unjournalled(owner, parts.slotTimeMs) : await this.#journalled(intent);
@@ -280,6 +282,11 @@ export class ExchangeLedger {
         if (intent?.status === 'done') await this.#recordSecond(owner, account, intent, order, findingOf(found));
         else unrecorded.push(found);
         foreign.push(found);
+        continue;
+      }
+      if (verdict.kind === 'placed-after-all' && intent !== null) {
+        await this.#recordPlacedAfterAll(owner, account, intent, order);
+        linked.push(order);
         continue;
       }
       if (verdict.kind === 'link' && intent !== null) {
@@ -397,7 +404,8 @@ export class ExchangeLedger {
         return { kind: 'foreign', why: `this journal's intent ${intent.intentId} ${TWIN}: the slot was bought twice, and this order is counted against it` };
       case 'refused':
       case 'failed':
-        return { kind: 'foreign', why: `this journal never sent it (its intent ${intent.intentId} is ${intent.status})` };
+        if (placedAfterAll(intent)) return { kind: 'placed-after-all' };
+        return { kind: 'foreign', why: `this journal never sent it (its intent ${intent.intentId} was ${intent.status} before it was sent)` };
     }
   }
 
@@ -449,6 +457,35 @@ export class ExchangeLedger {
     deps.logger.warn(
       { event: 'order-second', instance: owner.instance, intentId: intent.intentId, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, sent: intent.attempts, filledQuote: order.filledQuote.toFixed() },
       `order ${order.orderId} is a second order of intent ${intent.intentId} (${order.clientOrderId}${intent.attempts > 1 ? `, sent ${intent.attempts} times` : ''}): recorded against ${owner.instance}'s slot and counted in its budgets and reports`,
+    );
+  }
+
+  /**
+   * An order of an intent this journal sent and then journalled refused or failed: the answer
+   * read as a refusal, or a failure before the answer, and the exchange placed the order after
+   * all. Its money was spent: recorded against the intent and counted in its budgets (under a
+   * reservation of its own, as a second order is), said at error, and written as a finding
+   * already acknowledged, since nothing is left for a person to do. Not another client's order:
+   * trading goes on.
+   */
+  async #recordPlacedAfterAll(owner: LedgerInstance, account: string, intent: IntentRecord, order: Order): Promise<void> {
+    const deps = this.#deps;
+    const was = `${intent.status}${intent.error === null ? '' : ` (${intent.error.code})`}`;
+    const finding: NewLedgerFinding = {
+      kind: 'adopted',
+      instance: owner.instance,
+      clientOrderId: order.clientOrderId,
+      orderId: order.orderId,
+      market: order.market,
+      detail: `placed although its answer was journalled ${was}: recorded against intent ${intent.intentId} and counted`,
+      acknowledged: true,
+    };
+    const transition = await deps.journal.recordSecondOrder({ intentId: intent.intentId, instance: owner.instance, slotTimeMs: intent.slotTimeMs, order, ...this.#spendScope(owner, account, order), finding });
+    if (transition !== null) deps.metrics.orderTransition(owner.instance, transition.toStatus);
+    deps.metrics.orderPlaced(owner.instance, order.createdAtSec * 1000);
+    deps.logger.error(
+      { event: 'order-placed-after-all', instance: owner.instance, intentId: intent.intentId, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, was, filledQuote: order.filledQuote.toFixed() },
+      `order ${order.orderId} (${order.clientOrderId}) is in the exchange's history although its answer was journalled ${was}: the exchange placed it after all; recorded against ${owner.instance}'s slot and counted in its budgets and reports`,
     );
   }
 
@@ -510,7 +547,12 @@ function findingOf(order: ForeignOrder): NewLedgerFinding {
   return { kind: 'foreign', instance: order.instance, clientOrderId: order.clientOrderId, orderId: order.orderId, market: order.market, detail: order.why };
 }
 
-type Verdict = { readonly kind: 'skip' | 'link' | 'adopt' } | { readonly kind: 'foreign'; readonly why: string };
+type Verdict = { readonly kind: 'skip' | 'link' | 'adopt' | 'placed-after-all' } | { readonly kind: 'foreign'; readonly why: string };
+
+/** An intent sent, then journalled refused or failed: an order under its id is the exchange having placed it after all. */
+function placedAfterAll(intent: IntentRecord): boolean {
+  return (intent.status === 'refused' || intent.status === 'failed') && intent.sentAtMs !== null;
+}
 
 /**
  * The intent an order of ours in the history belongs to: by its clientOrderId, or, when the

@@ -1,6 +1,6 @@
 import { formatDecimal, isAboveZero } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
-import type { OrderTransition } from '../store/journal.ts';
+import { type OrderTransition, secondOrderReservationId } from '../store/journal.ts';
 import { ENGINE_REFUSED, tell } from './observer.ts';
 import { type EngineDeps, accountReservationId, mayReserveOnAccount } from './runtime.ts';
 
@@ -99,8 +99,13 @@ function warnUnread(deps: EngineDeps, instance: string, order: Order, word: stri
  * (its backend took it later still) was spent all the same.
  */
 async function settleReservation(deps: EngineDeps, intentId: string, order: Order): Promise<void> {
-  await settleIfReserved(deps, intentId, order);
-  if (mayReserveOnAccount(deps)) await settleIfReserved(deps, accountReservationId(intentId), order);
+  // An order journalled against its intent under a reservation of its own (a second order, one
+  // placed after an answer read as a refusal) settles that one: the intent's own reservation is
+  // its answered order's, or given back with its refusal, and settling it too counted the order twice.
+  const separate = secondOrderReservationId(intentId, order.orderId);
+  const reservationId = (await deps.journal.budgetReservation(separate)) === null ? intentId : separate;
+  await settleIfReserved(deps, reservationId, order);
+  if (mayReserveOnAccount(deps)) await settleIfReserved(deps, accountReservationId(reservationId), order);
 }
 
 async function settleIfReserved(deps: EngineDeps, reservationId: string, order: Order): Promise<void> {

@@ -357,6 +357,48 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(foreignOrdersError(await world.journal.listFindings({ unacknowledged: true }))?.message).toMatch(/^the exchange holds a second order of an intent this journal sent more than once/);
     });
 
+    it('records and counts, and trades on, an order the exchange placed after all although its answer was journalled a refusal; also one a stacker before this one reported as foreign', async () => {
+      const engine = world.engine([dcaBtc()], { ledger: {} });
+      const slot = Date.now() + 60_000;
+      // The exchange takes the order, then answers a validation refusal.
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 422, body: { code: 32, message: 'Validation failed', errors: { amount: ['Amount too small.'] } }, commit: true });
+      expect(await engine.runSlot('dca-btc', slot)).toBe('done');
+      const [intent] = await world.journal.listIntents({ instance: 'dca-btc' });
+      expect(intent?.status).toBe('refused');
+      const [placed] = world.sandbox.exchange.orderHistory({});
+      if (placed === undefined) throw new Error('the exchange took the order');
+      await engine.checkLedger();
+      expect(world.fatal).toEqual([]);
+      expect((await world.journal.getOrder(placed.orderId))?.intentId).toBe(intent?.intentId);
+      expect(formatDecimal((await world.journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, slot)).day)).toBe(formatDecimal(placed.filledQuote));
+      expect(world.logs.find((line) => line.fields['event'] === 'order-placed-after-all')).toMatchObject({ level: 'error', fields: { orderId: placed.orderId, was: 'refused (E_EXCHANGE_VALIDATION)' } });
+      expect(await world.journal.listFindings({ unacknowledged: true })).toEqual([]);
+      // Read again: recorded once, counted once.
+      await engine.checkLedger();
+      expect(formatDecimal((await world.journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, slot)).day)).toBe(formatDecimal(placed.filledQuote));
+
+      // As a stacker before this one left such an order: reported foreign, acknowledged, counted nowhere.
+      const later = slot + 86_400_000;
+      world.sandbox.faults.inject({ path: ORDER_PATH, kind: 'status', status: 422, body: { code: 32, message: 'Validation failed', errors: { amount: ['Amount too small.'] } }, commit: true });
+      expect(await engine.runSlot('dca-btc', later)).toBe('done');
+      const second = world.sandbox.exchange.orderHistory({}).find((order) => order.orderId !== placed.orderId);
+      if (second === undefined) throw new Error('the exchange took the second order');
+      await world.journal.recordFinding({ kind: 'foreign', instance: 'dca-btc', clientOrderId: second.clientOrderId, orderId: second.orderId, market: 'BTC_USDT', detail: 'this journal never sent it', acknowledged: true });
+      await engine.checkLedger();
+      expect(world.fatal).toEqual([]);
+      expect(formatDecimal((await world.journal.budgetSpent({ instance: 'dca-btc', asset: 'USDT', timeZone: 'UTC' }, later)).day)).toBe(formatDecimal(second.filledQuote));
+    });
+
+    it('stops trading on an order under the id of an intent refused before it was sent, saying so', async () => {
+      const engine = world.engine([{ ...dcaBtc(), budgets: { day: new Decimal('1') } }], { ledger: {} });
+      const slot = Date.now() + 60_000;
+      expect(await engine.runSlot('dca-btc', slot)).toBe('done');
+      expect((await world.journal.listIntents({ instance: 'dca-btc' }))[0]).toMatchObject({ status: 'refused', sentAtMs: null });
+      placeAtExchange(slot);
+      await engine.checkLedger();
+      expect(world.fatal[0]?.message).toMatch(/this journal never sent it \(its intent \S+ was refused before it was sent\)/);
+    });
+
     it('ignores orders without an instance id scheme of ours, and orders of instances it does not run', async () => {
       world.sandbox.exchange.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'my-hand-order-1' });
       placeAtExchange(PAST_SLOT, 0, 'someone-else');
