@@ -298,6 +298,7 @@ async function planAndSend(slot: SlotContext, decided: Decided, turn: AccountTur
       if (outcome.status !== 'done') {
         stoppedBy.set(group, `intent #${record.index} (${intent.kind}) ended ${outcome.status}: ${outcome.error.message}`);
         if (outcome.status !== 'refused') failed = true;
+        if (intent.kind === 'buy-stock-market' && refusedByExchangeRules(outcome.error.code)) slot.books.markets.forget();
       }
     }
   } catch (error) {
@@ -393,4 +394,12 @@ async function budgetView(deps: EngineDeps, instance: InstanceRuntime, slotTimeM
   const remaining = left?.amount ?? null;
   const max = instance.maxOrderQuote;
   return { view: { remainingQuote: () => remaining, maxOrderQuote: () => max }, left };
+}
+
+/**
+ * Whether an intent's refusal is the exchange refusing what the rules stacker read allowed (its
+ * validation, or a business rule other than the balance): the rules may have changed under it.
+ */
+export function refusedByExchangeRules(code: string): boolean {
+  return code === 'E_EXCHANGE_VALIDATION' || code === 'E_EXCHANGE_REFUSED';
 }

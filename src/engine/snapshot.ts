@@ -38,6 +38,14 @@ export class MarketBook {
     }
     return this.#rules;
   }
+
+  /**
+   * Read the rules again at the next slot: the exchange refused an order built with them (a
+   * precision or minimum changed, the market closed), which they may no longer be.
+   */
+  forget(): void {
+    this.#rules = null;
+  }
 }
 
 const ZERO_TRADE: TradeBalance = Object.freeze({ available: ZERO, freeze: ZERO });

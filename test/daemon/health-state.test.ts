@@ -56,6 +56,32 @@ describe('the daemon health', () => {
     expect(health.problems()).toEqual([]);
   });
 
+  it('names an instance whose buy the exchange refused (not for the balance) in each of its last 3 slots, while its slots end done; a slot done without such a refusal ends the run', async () => {
+    const journal = await world.opened();
+    const health = new DaemonHealth({ journal, engine: () => quiet });
+    const slot = async (slotTimeMs: number, error: { code: string; message: string } | null): Promise<void> => {
+      await journal.claimSlot({ instance: 'dca-btc', slotTimeMs, runId: null, intents: [{ index: 0, intent: buy('0.001'), ...(error === null ? {} : { refusal: error }) }] });
+      await journal.finishSlot({ instance: 'dca-btc', slotTimeMs, status: 'done' });
+      await health.readSlot('dca-btc', slotTimeMs);
+    };
+    const closed = { code: 'E_EXCHANGE_VALIDATION', message: '/api/v4/order/stock_market answered HTTP 422 code 31: Validation failed (market: Market is not available.)' };
+    const day = (d: number): number => Date.UTC(2026, 0, d, 9);
+    await slot(day(2), closed);
+    await slot(day(3), closed);
+    expect(health.problems()).toEqual([]);
+    await slot(day(4), closed);
+    expect(health.problems()).toEqual([
+      `dca-btc: the exchange refused its buy in each of its last 3 slots, the latest at 2026-01-04T09:00:00.000Z (${closed.message}); it buys nothing while the exchange refuses: the market may be closed, or its rules changed in a way stacker does not follow (\`stacker markets\`)`,
+    ]);
+    // Out of money is a wallet's state, said by its own alert, not the exchange refusing what the rules allow.
+    await slot(day(5), { code: 'insufficient-funds', message: 'the exchange refused: Not enough balance.' });
+    expect(health.problems()).toEqual([]);
+    await slot(day(6), closed);
+    await slot(day(7), closed);
+    await slot(day(8), null);
+    expect(health.problems()).toEqual([]);
+  });
+
   it('names an instance a failed strategy disabled, since when and why: its slots no longer run, which is not healthy', async () => {
     const journal = await world.opened();
     const engine: EngineHealth = { ...quiet, disabledInstances: [{ instance: 'dca-btc', slotTimeMs: Date.UTC(2026, 0, 2, 9), reason: 'strategy dca failed: oops' }] };

@@ -89,6 +89,25 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
     });
   });
 
+  describe('market rules that change under a running daemon', () => {
+    it('are read again at the next slot after the exchange refused a buy built with them: the guard then refuses what the exchange would, and nothing more is sent', async () => {
+      const engine = world.engine([dcaBtc()]);
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
+      // The exchange raises its minimum total above what the buy comes to (65 USDT); the engine's copy of the rules is minutes old.
+      const btc = (await world.sandbox.exchange.markets()).find((rules) => rules.name === 'BTC_USDT');
+      if (btc === undefined) throw new Error('the sandbox lists BTC_USDT');
+      world.sandbox.exchange.addMarket({ ...btc, minQuoteTotal: new Decimal('100') });
+      expect(await engine.runSlot('dca-btc', SLOT + 86_400_000)).toBe('done');
+      const [, refusedByExchange] = await world.journal.listIntents({ instance: 'dca-btc' }).then((all) => all.sort((a, b) => a.slotTimeMs - b.slotTimeMs));
+      expect(refusedByExchange?.error?.code).toBe('E_EXCHANGE_VALIDATION');
+      expect(refusedByExchange?.sentAtMs).not.toBeNull();
+      expect(await engine.runSlot('dca-btc', SLOT + 2 * 86_400_000)).toBe('done');
+      const third = (await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT + 2 * 86_400_000 }))[0];
+      expect(third).toMatchObject({ status: 'refused', sentAtMs: null, error: { code: 'below-min-total' } });
+      expect(sandboxOrders()).toHaveLength(1);
+    });
+  });
+
   describe('all or nothing: the guards run on every money intent before anything is sent', () => {
     // Found on main before contract 2: [transfer 10 USDT, buy] with MAX_ORDER_QUOTE=1 moved the
     // 10 USDT, then refused the buy, and the slot ended done (transferThenBuy, in the harness).
