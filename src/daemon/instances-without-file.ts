@@ -20,6 +20,8 @@ export interface InstanceWithoutFile {
   /** What it spent in the day, ISO week and month around now (only those it spent in). */
   readonly spent: readonly PeriodSpent[];
   readonly unresolved: readonly IntentRecord[];
+  /** Since when an operator has it paused from the status API; null when not paused. */
+  readonly pausedSinceMs: number | null;
   /** Enabled instances the journal has never seen: what a rename made. */
   readonly newNames: readonly string[];
   readonly message: string;
@@ -39,14 +41,15 @@ const LOOK_BACK_MS = 33 * 86_400_000;
 /** How many of an instance's newest intents are asked for a budget reservation (one that had none has no budget). */
 const RESERVATIONS_ASKED = 3;
 
-type Reader = Pick<Journal, 'changedOrders' | 'unresolvedIntents' | 'budgetReservation' | 'budgetSpent' | 'lastSlot' | 'scheduledSince'>;
+type Reader = Pick<Journal, 'changedOrders' | 'unresolvedIntents' | 'budgetReservation' | 'budgetSpent' | 'lastSlot' | 'scheduledSince' | 'operatorControls'>;
 
 /** Orders read at a time. */
 const PAGE = 2_000;
 
 /**
  * The instances the journal holds that will not run (no file any more, or disabled) and that
- * spent in one of their current budget periods or have an intent unresolved, by name.
+ * spent in one of their current budget periods, have an intent unresolved, or are paused from
+ * the status API (a pause, like a budget, is the name's: a renamed file runs unpaused), by name.
  * Read before the start anchors new instances (catch-up), so a renamed file still reads as new.
  */
 export async function instancesWithoutFile(
@@ -73,6 +76,8 @@ export async function instancesWithoutFile(
       intentsOf.set(name, [order.intentId, ...known].slice(0, RESERVATIONS_ASKED));
     }
   }
+  const paused = (await journal.operatorControls()).paused;
+  for (const name of paused.keys()) if (!running.has(name) && !intentsOf.has(name)) intentsOf.set(name, []);
   if (intentsOf.size === 0) return [];
 
   const newNames: string[] = [];
@@ -85,10 +90,11 @@ export async function instancesWithoutFile(
     // Every buy is counted, budget or not: a disabled file says which periods are limited; a file gone no longer does.
     const spent = (await spentNow(journal, instance, intentIds, nowMs)).filter((period) => configured === undefined || configured.budgets[period.period] !== null);
     const unresolved = unresolvedOf.get(instance) ?? [];
-    if (spent.length === 0 && unresolved.length === 0) continue;
+    const pausedSinceMs = paused.get(instance) ?? null;
+    if (spent.length === 0 && unresolved.length === 0 && pausedSinceMs === null) continue;
     const state = configured === undefined ? 'no-file' : 'disabled';
     const file = configured?.file ?? join(config.strategiesDir, `${instance}.env`);
-    found.push({ instance, state, file, spent, unresolved, newNames, message: describe({ instance, state, file, spent, unresolved, newNames }) });
+    found.push({ instance, state, file, spent, unresolved, pausedSinceMs, newNames, message: describe({ instance, state, file, spent, unresolved, pausedSinceMs, newNames }) });
   }
   return found;
 }
@@ -113,10 +119,11 @@ function localDate(ms: number, timeZone: string): string {
 }
 
 function describe(found: Omit<InstanceWithoutFile, 'message'>): string {
-  const { instance, spent, unresolved } = found;
+  const { instance, spent, unresolved, pausedSinceMs } = found;
   const where = found.state === 'no-file' ? `the journal holds instance ${instance}, which has no file any more (${found.file})` : `${instance} is disabled (ENABLED=false in ${found.file})`;
   const periods = spent.map((p) => `${formatDecimal(p.amount)} ${p.asset} ${p.period === 'day' ? `on ${p.from}` : p.period === 'week' ? `in the week from ${p.from}` : `in the month from ${p.from}`}`);
   const what = [
+    ...(pausedSinceMs === null ? [] : [`it is paused from the status API since ${new Date(pausedSinceMs).toISOString()}`]),
     ...(spent.length === 0 ? [] : [`it spent ${periods.join(', ')} (${spent[0]?.timeZone ?? 'UTC'}), budget periods that are not over`]),
     ...(unresolved.length === 0
       ? []
@@ -124,5 +131,9 @@ function describe(found: Omit<InstanceWithoutFile, 'message'>): string {
   ];
   const fresh = found.newNames.length === 0 ? 'a file under another name starts afresh' : `${found.newNames.join(', ')}, new to this journal, start${found.newNames.length === 1 ? 's' : ''} afresh`;
   const keep = found.state === 'no-file' ? `name the file ${instance}.env again` : `enable ${instance} again rather than a copy of it`;
-  return `${where}: ${what.join('; ')}. Renamed? Its budget stays with ${instance}: ${fresh}, and buys again in those periods (an account cap still counts both). To go on with its budget, ${keep}`;
+  const paused = pausedSinceMs !== null;
+  const kept = [...(paused ? ['pause'] : []), ...(spent.length === 0 && unresolved.length === 0 ? [] : ['budget'])].join(' and ');
+  const buys = spent.length > 0 ? ' buys again in those periods (an account cap still counts both)' : paused ? ' buys at its first slot' : '';
+  const then = `${paused ? ', not paused,' : buys === '' ? '' : ','}${buys === '' ? '' : ` and${buys}`}`;
+  return `${where}: ${what.join('; ')}. Renamed? Its ${kept} stay${paused && kept !== 'pause' ? '' : 's'} with ${instance}: ${fresh}${then}. To go on with its ${kept}, ${keep}${paused ? ', or pause the new name' : ''}`;
 }

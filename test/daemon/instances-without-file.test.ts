@@ -79,6 +79,37 @@ describe('an instance the journal holds whose file is gone or disabled', () => {
     }
   });
 
+  it("names an instance paused from the status API whose file was renamed: the pause is the old name's, and the new name buys at its first slot", async () => {
+    const strategies = join(dir, 'paused');
+    const dataDir = join(dir, 'data-paused');
+    mkdirSync(strategies);
+    // A buy the wallet cannot pay: nothing spent that a new name could spend again, and still a pause a rename drops.
+    const noBudget = 'STRATEGY=dca\nSCHEDULE="0 9 * * *"\nMARKET=BTC_USDT\nAMOUNT=1\n';
+    writeFileSync(join(strategies, 'dca-a.env'), noBudget);
+    const sandbox = await startSandbox();
+    try {
+      const nowMs = Date.now();
+      await runOnce(strategies, dataDir, sandbox.url, ['dca-a'], nowMs);
+      const store = await openStore({ dataDir, mode: 'dry-run' });
+      const paused = await store.journal.setOperatorControl({ control: 'pause', instance: 'dca-a', on: true });
+      await store.close();
+      const since = new Date(paused.paused.get('dca-a') ?? 0).toISOString();
+      renameSync(join(strategies, 'dca-a.env'), join(strategies, 'dca-a2.env'));
+
+      const [warned, ...others] = warnings(await runOnce(strategies, dataDir, sandbox.url, ['dca-a2'], nowMs + 1_000));
+      expect(others).toEqual([]);
+      expect(warned).toMatchObject({ instance: 'dca-a', state: 'no-file', spent: [], unresolved: 0 });
+      expect(warned?.['msg']).toBe(
+        `the journal holds instance dca-a, which has no file any more (${join(strategies, 'dca-a.env')}): it is paused from the status API since ${since}. ` +
+          'Renamed? Its pause stays with dca-a: dca-a2, new to this journal, starts afresh, not paused, and buys at its first slot. To go on with its pause, name the file dca-a.env again, or pause the new name',
+      );
+      const checked = await runCli(['check', '--strategies', strategies, '--data-dir', dataDir], { ...ENV, STACKER_BASE_URL: sandbox.url });
+      expect(checked.stdout).toContain(`: it is paused from the status API since ${since}. Renamed? Its pause stays with dca-a`);
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
   it('names a disabled instance and an unresolved intent of one whose file is gone; a disabled one without a budget is not', async () => {
     const strategies = join(dir, 'disabled');
     const dataDir = join(dir, 'data-disabled');
@@ -131,6 +162,7 @@ describe('the look for instances without a file at start', () => {
       budgetSpent: (...args: Parameters<InstanceType<typeof MemoryJournal>['budgetSpent']>) => journal.budgetSpent(...args),
       lastSlot: (instance: string) => journal.lastSlot(instance),
       scheduledSince: (instance: string) => journal.scheduledSince(instance),
+      operatorControls: () => journal.operatorControls(),
     };
     expect(await instancesWithoutFile(watched, { instances: [], strategiesDir: dir }, Date.UTC(2026, 10, 27))).toEqual([]);
     expect(pages.length).toBeGreaterThan(0);
