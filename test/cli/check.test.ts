@@ -137,6 +137,15 @@ describe('stacker check', () => {
     expect(calls).toEqual(['createExchange dry-run', `preflight 1 true ${NOW}`, 'close', 'createExchange dry-run', `preflight 1 true ${NOW}`, 'close']);
   });
 
+  it("shows the default account's cap, the one account of a configuration of one key: a cap edited is verified here too", async () => {
+    world.instance('dca-btc', `${DCA}\nBUDGET_QUOTE_PER_DAY=25`);
+    await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000', STACKER_ACCOUNT_default_BUDGET_QUOTE_PER_DAY: '35' }));
+    expect(stdout()).toContain('account default\n  endpoint:      global\n  paper wallet:  USDT=1000\n  cap:           35 USDT per day (UTC)\n  instances:     dca-btc\n');
+    // Without a cap, one key reads as before: no account block.
+    await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000' }));
+    expect(stdout()).not.toContain('account default');
+  });
+
   it("reads the clock of each exchange the accounts trade on, never the default one no instance uses", async () => {
     const ahead = await startSandbox({ clock: { nowMs: () => Date.now() + 120_000 } });
     const behind = await startSandbox({ clock: { nowMs: () => Date.now() - 30_000 } });

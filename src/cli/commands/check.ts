@@ -588,8 +588,10 @@ export function renderConfig(summary: ConfigSummary): string {
   }
   const blocks = [fields(head)];
   for (const found of summary.instancesWithoutFile ?? []) blocks.push(`warning: ${found.message}`);
-  // Said only when some instance names an account: a configuration of one key reads as before.
-  if (summary.accounts.some((account) => account.name !== 'default')) {
+  // Said when some instance names an account, or an account has a cap (the default one's too: a
+  // cap edited is verified here); a configuration of one key and no cap reads as before.
+  const capped = (account: AccountSummary): boolean => account.budgets.day !== null || account.budgets.week !== null || account.budgets.month !== null;
+  if (summary.accounts.some((account) => account.name !== 'default' || capped(account))) {
     for (const account of summary.accounts) {
       const cap = (['day', 'week', 'month'] as const).filter((period) => account.budgets[period] !== null).map((period) => `${text(account.budgets[period])} ${account.budgetAsset ?? ''} per ${period} (${account.budgetTimeZone})`);
       const wallet = [...account.wallet].map(([ticker, amount]) => `${ticker}=${text(amount)}`).join(', ');
