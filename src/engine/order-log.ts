@@ -1,6 +1,6 @@
 import { formatDecimal, isAboveZero } from '../domain/money.ts';
 import { type Order, isTerminalStatus } from '../domain/order.ts';
-import { type OrderTransition, secondOrderReservationId } from '../store/journal.ts';
+import { type BudgetReservation, type OrderTransition, secondOrderReservationId } from '../store/journal.ts';
 import { ENGINE_REFUSED, tell } from './observer.ts';
 import { type EngineDeps, accountReservationId, mayReserveOnAccount } from './runtime.ts';
 
@@ -99,17 +99,26 @@ function warnUnread(deps: EngineDeps, instance: string, order: Order, word: stri
  * (its backend took it later still) was spent all the same.
  */
 async function settleReservation(deps: EngineDeps, intentId: string, order: Order): Promise<void> {
-  // An order journalled against its intent under a reservation of its own (a second order, one
-  // placed after an answer read as a refusal) settles that one: the intent's own reservation is
-  // its answered order's, or given back with its refusal, and settling it too counted the order twice.
-  const separate = secondOrderReservationId(intentId, order.orderId);
-  const reservationId = (await deps.journal.budgetReservation(separate)) === null ? intentId : separate;
-  await settleIfReserved(deps, reservationId, order);
-  if (mayReserveOnAccount(deps)) await settleIfReserved(deps, accountReservationId(reservationId), order);
+  let reservationId = intentId;
+  let reservation = await deps.journal.budgetReservation(intentId);
+  // A held reservation is its answered order's, settled now (a slot's usual path: one read).
+  // Otherwise the order may be one journalled against its intent under a reservation of its own
+  // (a second order, one placed after an answer read as a refusal): that one settles, and the
+  // intent's, settled at its own order's spend or given back with its refusal, is left as it is:
+  // settling it too counted the order twice.
+  if (reservation === null || reservation.state !== 'held') {
+    const separateId = secondOrderReservationId(intentId, order.orderId);
+    const separate = await deps.journal.budgetReservation(separateId);
+    if (separate !== null) {
+      reservationId = separateId;
+      reservation = separate;
+    }
+  }
+  await settleAt(deps, reservationId, reservation, order);
+  if (mayReserveOnAccount(deps)) await settleAt(deps, accountReservationId(reservationId), await deps.journal.budgetReservation(accountReservationId(reservationId)), order);
 }
 
-async function settleIfReserved(deps: EngineDeps, reservationId: string, order: Order): Promise<void> {
-  const reservation = await deps.journal.budgetReservation(reservationId);
+async function settleAt(deps: EngineDeps, reservationId: string, reservation: BudgetReservation | null, order: Order): Promise<void> {
   if (reservation === null) return;
   // Settled again when the order's final fill grew since (the exchange's history corrected it).
   if (reservation.state !== 'settled' || !reservation.amountQuote.eq(order.filledQuote)) await deps.journal.settleBudget(reservationId, order.filledQuote);
