@@ -1,5 +1,6 @@
 import {
   AuthError,
+  CLIENT_ORDER_ID_TAKEN,
   ClientOrderIdTakenError,
   type ExchangeError,
   ExchangeRefusedError,
@@ -62,7 +63,7 @@ const MESSAGE_TABLE: readonly MessageRule[] = [
   { match: /^Invalid API key, signature, or nonce/, kind: 'auth' },
   // HTTP 422 {"code":36,"message":"Validation failed","errors":{"clientOrderId":["This client order id is already used by the current account."]}}
   // — the exchange holds an order under the id sent: to an id only this stacker makes, the order itself
-  { match: /^This client order id is already used/i, kind: 'id-taken' },
+  { match: CLIENT_ORDER_ID_TAKEN, kind: 'id-taken' },
   // HTTP 422 {"code":2,"message":"Inner validation failed","errors":{"amount":["Withdraw amount exceeds total invested"]}}  — Smart Flex 422
   { match: /^Inner validation failed/i, kind: 'refused' },
   // HTTP 422 {"code":32,"message":"Validation failed","errors":{"amount":["Not enough balance."]}}  — also code 10 on 400, and without the dot

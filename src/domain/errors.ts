@@ -130,6 +130,9 @@ export class ClientOrderIdTakenError extends ExchangeValidationError {
   override readonly name = 'ClientOrderIdTakenError';
 }
 
+/** The exchange's words for ClientOrderIdTakenError, under `clientOrderId`: read by the HTTP client and the in-process simulators alike. */
+export const CLIENT_ORDER_ID_TAKEN = /^This client order id is already used/i;
+
 /** A business rule refused the request (422 code 2 "Inner validation failed", "Not enough balance.": docs/exchange-api.md §7). */
 export class ExchangeRefusedError extends ExchangeError {
   readonly code = 'E_EXCHANGE_REFUSED' as const;

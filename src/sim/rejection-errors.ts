@@ -1,4 +1,4 @@
-import { ExchangeRefusedError, ExchangeValidationError } from '../domain/errors.ts';
+import { CLIENT_ORDER_ID_TAKEN, ClientOrderIdTakenError, ExchangeRefusedError, ExchangeValidationError } from '../domain/errors.ts';
 import { SimRejection } from './rejection.ts';
 
 /**
@@ -17,6 +17,7 @@ export function toExchangeError(rejection: SimRejection): ExchangeValidationErro
     fieldErrors: rejection.fieldErrors(),
     refusal: rejection.refusal,
   };
+  if (validation && (init.fieldErrors['clientOrderId'] ?? []).some((message) => CLIENT_ORDER_ID_TAKEN.test(message))) return new ClientOrderIdTakenError(init);
   return validation ? new ExchangeValidationError(init) : new ExchangeRefusedError(init);
 }
 

@@ -2,7 +2,6 @@ import { basename } from 'node:path';
 import type { MarketRules } from '../../domain/market.ts';
 import { formatDecimal } from '../../domain/money.ts';
 import type { RuleField, RulesOrigin, RulesSource } from '../rules/origin.ts';
-import type { BacktestReport } from './build.ts';
 import { utcMinute } from './text.ts';
 
 /**
@@ -77,15 +76,23 @@ export function rulesValuesText(rules: ReportRules, base: string, quote: string)
   ].join(', ');
 }
 
+/** What a run's report says of the settings a comparison shows (BacktestReport fits). */
+interface SettingsOfRun {
+  readonly rules: ReportRules;
+  readonly base: string;
+  readonly quote: string;
+  readonly settings: { readonly slippagePct: string };
+}
+
 /**
  * What the runs of a comparison were measured under that a single run's summary shows: the
  * market rules (where they came from, and their values) and the slippage, as [label, text] rows.
  * One row each when every run shares them (a comparison's runs take one command's flags); run
  * by run otherwise.
  */
-export function comparisonSettingsRows(runs: ReadonlyArray<{ readonly label: string; readonly report: BacktestReport }>): Array<[string, string]> {
-  const rulesOf = (report: BacktestReport): string => `${rulesSourceText(report.rules)}: ${rulesValuesText(report.rules, report.base, report.quote)}`;
-  const slippageOf = (report: BacktestReport): string => `${report.settings.slippagePct} %`;
+export function comparisonSettingsRows(runs: ReadonlyArray<{ readonly label: string; readonly report: SettingsOfRun }>): Array<[string, string]> {
+  const rulesOf = (report: SettingsOfRun): string => `${rulesSourceText(report.rules)}: ${rulesValuesText(report.rules, report.base, report.quote)}`;
+  const slippageOf = (report: SettingsOfRun): string => `${report.settings.slippagePct} %`;
   const rows: Array<[string, string]> = [];
   for (const [label, textOf] of [['Market rules', rulesOf], ['Slippage', slippageOf]] as const) {
     const texts = runs.map(({ report }) => textOf(report));
