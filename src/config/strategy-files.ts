@@ -45,7 +45,26 @@ export function listStrategyFiles(folder: Located, problems: InputProblem[]): st
   if (files.length === 0) {
     problems.push(problemAt(folder.origin, `the strategies folder ${folder.value} holds no instance file (NAME.env), so there is nothing to run`));
   }
+  for (const same of sameFiles(files)) {
+    problems.push(problemAt(folder.origin, `${same.join(' and ')} are one file (links to it): each name is an instance, so its settings would buy twice, with a budget each; copy the file if two instances are meant`));
+  }
   return files;
+}
+
+/** Instance files that are the same file under several names (symbolic or hard links), in groups; a dangling link is in none. */
+function sameFiles(files: readonly string[]): string[][] {
+  const byIdentity = new Map<string, string[]>();
+  for (const file of files) {
+    let identity: string;
+    try {
+      const stat = statSync(file);
+      identity = `${stat.dev}:${stat.ino}`;
+    } catch {
+      continue;
+    }
+    byIdentity.set(identity, [...(byIdentity.get(identity) ?? []), file]);
+  }
+  return [...byIdentity.values()].filter((group) => group.length > 1);
 }
 
 function isFile(folder: string, entry: Dirent): boolean {

@@ -252,6 +252,19 @@ describe('loadDaemonConfig: every problem at once', () => {
     expect(lines(error.problems)).toEqual([`${join(world.strategiesDir, 'ghost.env')}: file not found`]);
   });
 
+  it('refuses two instance names that are one file (links to it): its settings would buy twice, a budget each', async () => {
+    const real = join(world.dir, 'dca-template.txt');
+    writeFileSync(real, DCA);
+    symlinkSync(real, join(world.strategiesDir, 'a.env'));
+    symlinkSync(real, join(world.strategiesDir, 'b.env'));
+    world.instance('c', DCA);
+    const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} }));
+    expect(lines(error.problems)).toEqual([
+      expect.stringMatching(new RegExp(`: ${join(world.strategiesDir, 'a.env').replace(/[.]/g, '\\.')} and ${join(world.strategiesDir, 'b.env').replace(/[.]/g, '\\.')} are one file \\(links to it\\): each name is an instance, so its settings would buy twice, with a budget each; copy the file if two instances are meant$`)),
+    ]);
+    expect(exitCodeFor(error)).toBe(EXIT.badInput);
+  });
+
   it('turns a strategy that throws something other than a ConfigError into a problem, and checks the strategy API version', async () => {
     const dca = STRATEGIES.get('dca');
     if (dca === undefined) throw new Error('dca is not registered');
