@@ -3,7 +3,7 @@ import { ConfigError, type InputProblem } from '../domain/errors.ts';
 import { Decimal } from '../domain/money.ts';
 import { type Credentials, type EnvLayers, type EnvValue, type Settings, credentialsFromEnv, endpointFromEnv } from './settings.ts';
 import { parseWallet } from './wallet.ts';
-import { isValidTimezone } from '../domain/zone.ts';
+import { canonicalTimezone, timezoneProblem } from '../domain/zone.ts';
 import { closestName } from '../engine/params.ts';
 import { REGION_URLS } from '../domain/regions.ts';
 
@@ -327,14 +327,15 @@ function readAccountBudgetTimeZone(name: string, lookup: (key: string) => EnvVal
   const found = lookup(key);
   if (found === null) return ACCOUNT_CAP_DEFAULT_TIME_ZONE;
   const zone = found.value.trim();
-  if (!isValidTimezone(zone)) {
-    problems.push({ source: found.source, field: key, rule: `must be an IANA time zone such as Europe/Berlin or UTC (got ${JSON.stringify(found.value)})` });
+  const problem = timezoneProblem(zone);
+  if (problem !== null) {
+    problems.push({ source: found.source, field: key, rule: problem });
     return ACCOUNT_CAP_DEFAULT_TIME_ZONE;
   }
   if (budgets.day === null && budgets.week === null && budgets.month === null) {
     problems.push({ source: found.source, field: key, rule: `account ${name} has no cap (${accountKey(name, 'BUDGET_QUOTE_PER_DAY')}, _WEEK or _MONTH) for it to count; remove it or set a cap` });
   }
-  return zone;
+  return canonicalTimezone(zone);
 }
 
 /** A cap is one number in one asset: the instances it counts must all spend that asset. */

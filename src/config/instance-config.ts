@@ -6,6 +6,7 @@ import { STRATEGY_API_CHANGES, STRATEGY_API_VERSION, type Strategy } from '../en
 import { ParamReader, closestName, unknownKeyProblems } from '../engine/params.ts';
 import { type CatchUpPolicy, parseDuration } from '../engine/schedule/catch-up.ts';
 import { type CronSchedule, cronProblems, parseCron } from '../engine/schedule/cron.ts';
+import { canonicalTimezone } from '../domain/zone.ts';
 import { cutAtHashRule, duplicateRule, parseEnvText, unreadable } from './env-file.ts';
 import { deepFreeze } from './freeze.ts';
 import { readSettleWindow } from './settle-window.ts';
@@ -233,7 +234,8 @@ function readSchedule(p: ParamReader): { schedule: CronSchedule; timezone: strin
   for (const problem of cron) p.problem(problem.field, problem.rule);
   if (expression === undefined || cron.length > 0) return null;
   try {
-    return { schedule: parseCron(expression, timezone), timezone };
+    const zone = canonicalTimezone(timezone);
+    return { schedule: parseCron(expression, zone), timezone: zone };
   } catch (error) {
     // cronProblems and parseCron disagreeing is the scheduler's bug; still a config problem, not a crash.
     p.problem('SCHEDULE', `cannot be scheduled: ${error instanceof Error ? error.message : String(error)}`);

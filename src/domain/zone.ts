@@ -48,6 +48,30 @@ export function isValidTimezone(timezone: string): boolean {
   }
 }
 
+/** A fixed UTC offset written as one ("+02:00", "-0500"): Intl takes it for a zone, one without daylight saving. */
+const FIXED_OFFSET = /^[+-]\d/;
+
+/**
+ * Why `timezone` cannot be a setting's zone, or null when it can: an IANA name, in any case. A
+ * fixed offset works as a zone but keeps no daylight saving, which whoever typed +02:00 for
+ * Berlin did not mean; Etc/GMT-2 says a fixed offset on purpose.
+ */
+export function timezoneProblem(timezone: string): string | null {
+  if (FIXED_OFFSET.test(timezone.trim())) return `is a fixed UTC offset, which keeps no daylight saving: give the zone's IANA name, such as Europe/Berlin (Etc/GMT-2 is a fixed offset on purpose) (got ${JSON.stringify(timezone)})`;
+  if (!isValidTimezone(timezone)) return `must be an IANA time zone such as UTC or Europe/Berlin (got ${JSON.stringify(timezone)})`;
+  return null;
+}
+
+/** An accepted zone as the zone data spells it ("europe/berlin" is Europe/Berlin): what the status page, check and the journal then show. */
+export function canonicalTimezone(timezone: string): string {
+  if (isUtc(timezone)) return timezone;
+  try {
+    return formatter(timezone).resolvedOptions().timeZone;
+  } catch {
+    return timezone;
+  }
+}
+
 /** The local calendar fields of an instant. */
 export function localParts(utcMs: number, timezone: string): LocalParts {
   if (isUtc(timezone)) {

@@ -191,10 +191,15 @@ describe('accounts: ACCOUNT= in an instance file, keys in the global env', () =>
     expect(utc.accounts.get('main')?.budgetTimeZone).toBe('UTC');
     const berlin = await load({ STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '50', STACKER_ACCOUNT_main_BUDGET_TIMEZONE: 'Europe/Berlin' });
     expect(berlin.accounts.get('main')?.budgetTimeZone).toBe('Europe/Berlin');
+    // Typed in other capitals: kept as the zone data spells it.
+    const typed = await load({ STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '50', STACKER_ACCOUNT_main_BUDGET_TIMEZONE: 'europe/berlin' });
+    expect(typed.accounts.get('main')?.budgetTimeZone).toBe('Europe/Berlin');
+    const offset = await configErrorOf(load({ STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '50', STACKER_ACCOUNT_main_BUDGET_TIMEZONE: '+02:00' }));
+    expect(lines(offset.problems).join('\n')).toContain('STACKER_ACCOUNT_main_BUDGET_TIMEZONE: is a fixed UTC offset, which keeps no daylight saving: give the zone\'s IANA name, such as Europe/Berlin (Etc/GMT-2 is a fixed offset on purpose) (got "+02:00")');
 
     const error = await configErrorOf(load({ STACKER_ACCOUNT_main_BUDGET_QUOTE_PER_DAY: '50', STACKER_ACCOUNT_main_BUDGET_TIMEZONE: 'Europe/Berlinn', STACKER_ACCOUNT_side_BUDGET_TIMEZONE: 'UTC' }));
     const text = lines(error.problems).join('\n');
-    expect(text).toContain('STACKER_ACCOUNT_main_BUDGET_TIMEZONE: must be an IANA time zone such as Europe/Berlin or UTC (got "Europe/Berlinn")');
+    expect(text).toContain('STACKER_ACCOUNT_main_BUDGET_TIMEZONE: must be an IANA time zone such as UTC or Europe/Berlin (got "Europe/Berlinn")');
     expect(text).toContain('STACKER_ACCOUNT_side_BUDGET_TIMEZONE: account side has no cap (STACKER_ACCOUNT_side_BUDGET_QUOTE_PER_DAY, _WEEK or _MONTH) for it to count');
   });
 

@@ -252,6 +252,15 @@ describe('loadDaemonConfig: every problem at once', () => {
     expect(lines(error.problems)).toEqual([`${join(world.strategiesDir, 'ghost.env')}: file not found`]);
   });
 
+  it('keeps TIMEZONE as the zone data spells it, and refuses a fixed UTC offset (no daylight saving), naming the key', async () => {
+    world.instance('typed', `${DCA}\nTIMEZONE=europe/berlin`);
+    const config = await loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} });
+    expect(config.instances.map((instance) => instance.timezone)).toEqual(['Europe/Berlin']);
+    const offset = world.instance('offset', `${DCA}\nTIMEZONE=+02:00`);
+    const error = await configErrorOf(loadDaemonConfig({ strategiesDir: world.strategiesDir }, { env: {} }));
+    expect(lines(error.problems)).toEqual([`${offset}: TIMEZONE: is a fixed UTC offset, which keeps no daylight saving: give the zone's IANA name, such as Europe/Berlin (Etc/GMT-2 is a fixed offset on purpose) (got "+02:00")`]);
+  });
+
   it('refuses two instance names that are one file (links to it): its settings would buy twice, a budget each', async () => {
     const real = join(world.dir, 'dca-template.txt');
     writeFileSync(real, DCA);

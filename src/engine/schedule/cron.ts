@@ -1,6 +1,6 @@
 import { StackerError } from '../../domain/errors.ts';
 import { createTask, validateDetailed } from 'node-cron';
-import { isValidTimezone, type LocalParts, localParts, localToUtc, shiftDay } from '../../domain/zone.ts';
+import { type LocalParts, localParts, localToUtc, shiftDay, timezoneProblem } from '../../domain/zone.ts';
 
 /**
  * A SCHEDULE in its TIMEZONE, read by node-cron's own parser, so the live scheduler (node-cron)
@@ -71,7 +71,8 @@ export function cronProblems(expression: string, timezone: string): CronProblem[
       problems.push({ field: 'SCHEDULE', rule: `${JSON.stringify(text)} never falls on a real date (e.g. February 30)` });
     }
   }
-  if (!isValidTimezone(timezone)) problems.push({ field: 'TIMEZONE', rule: `must be an IANA time zone such as UTC or Europe/Berlin (got ${JSON.stringify(timezone)})` });
+  const zone = timezoneProblem(timezone);
+  if (zone !== null) problems.push({ field: 'TIMEZONE', rule: zone });
   return problems;
 }
 
