@@ -36,7 +36,7 @@ import { foreignOrdersError } from './foreign-findings.ts';
 import { orphanedIntentProblems } from './orphaned-intents.ts';
 import { instancesWithoutFile } from './instances-without-file.ts';
 import { lastOrderMs, lastSuccessfulSlotMs } from './journal-metrics.ts';
-import { logSkippedByClockChange } from './clock-change-log.ts';
+import { logRepeatedByClockChange, logSkippedByClockChange } from './clock-change-log.ts';
 import { formatDecimal } from '../domain/money.ts';
 
 export interface DaemonOptions {
@@ -238,6 +238,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
   const missedInWake = new Map<string, { slots: number[]; timer: NodeJS.Timeout }>();
   const scheduler = options.scheduler ?? new CronScheduler({
     onSkippedByClockChange: logSkippedByClockChange(logger),
+    onRepeatedByClockChange: logRepeatedByClockChange(logger),
     // Its overlap and missed warnings are onMissed's (journalled and logged as slot-missed): kept at debug.
     onCronLog: (level, message) => logger[level === 'error' ? 'error' : 'debug']({ event: 'node-cron', level }, message),
     onMissed: (instance, slotTimeMs, reason, kind) => {

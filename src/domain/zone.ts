@@ -72,6 +72,12 @@ export function canonicalTimezone(timezone: string): string {
   }
 }
 
+/** How far the zone's wall clock is ahead of UTC at an instant (whole seconds). */
+export function utcOffsetMs(atMs: number, timezone: string): number {
+  const parts = localParts(atMs, timezone);
+  return Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second) - Math.floor(atMs / 1000) * 1000;
+}
+
 /** The local calendar fields of an instant. */
 export function localParts(utcMs: number, timezone: string): LocalParts {
   if (isUtc(timezone)) {

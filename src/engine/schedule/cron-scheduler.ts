@@ -2,7 +2,7 @@ import { type ScheduledTask, createTask } from 'node-cron';
 import type { CronSchedule } from './cron.ts';
 import { FirstOccurrence, SLOT_LATE_TOLERANCE_MS } from './first-occurrence.ts';
 import type { ScheduledInstance, Scheduler, SlotHandler } from './scheduler.ts';
-import { SkippedByClockChange } from './skipped-by-clock-change.ts';
+import { ClockChanges, type RepeatedWallTimes } from './clock-changes.ts';
 
 export interface CronSchedulerOptions {
   /**
@@ -22,6 +22,12 @@ export interface CronSchedulerOptions {
    * start, or at the fire before), so a slot that never runs is not lost without a word.
    */
   readonly onSkippedByClockChange?: (instance: string, skipped: NonNullable<ReturnType<CronSchedule['skippedBetween']>>, schedule: CronSchedule) => void;
+  /**
+   * Wall times of the instance's schedule that its zone repeats (the hour the clocks go back),
+   * which run at their first occurrence only: told once per change, as skipped ones are, so an
+   * hour without slots is not a surprise.
+   */
+  readonly onRepeatedByClockChange?: (instance: string, repeated: RepeatedWallTimes, schedule: CronSchedule) => void;
 }
 
 /**
@@ -58,7 +64,7 @@ export class CronScheduler implements Scheduler {
         (context) => {
           if (this.#stopped) return undefined;
           first.arm();
-          skipped.look(Date.now());
+          clockChanges.look(Date.now());
           const slotTimeMs = wholeSecond(context.date);
           // The repeated instant of a slot that ran at its first occurrence, or fell before the start (catch-up's).
           if (!schedule.matches(slotTimeMs)) return undefined;
@@ -73,17 +79,20 @@ export class CronScheduler implements Scheduler {
       };
       task.on('execution:overlap', missed(OVERLAP_REASON, 'overlap'));
       task.on('execution:missed', missed(MISSED_REASON, 'missed'));
-      const skipped = new SkippedByClockChange(schedule, (wallTimes) => this.#options.onSkippedByClockChange?.(instance, wallTimes, schedule));
+      const clockChanges = new ClockChanges(schedule, {
+        skipped: (wallTimes) => this.#options.onSkippedByClockChange?.(instance, wallTimes, schedule),
+        repeated: (wallTimes) => this.#options.onRepeatedByClockChange?.(instance, wallTimes, schedule),
+      });
       const first = new FirstOccurrence(schedule, () => task.getNextRun(), {
         due: (slotTimeMs) => {
-          skipped.look(Date.now());
+          clockChanges.look(Date.now());
           if (!this.#stopped) void this.#run(instance, slotTimeMs, handler);
         },
         late: (slotTimeMs) => this.#options.onMissed?.(instance, slotTimeMs, MISSED_REASON, 'missed'),
       });
       void task.start();
       first.arm();
-      skipped.look(Date.now());
+      clockChanges.look(Date.now());
       this.#tasks.push(task);
       this.#firsts.push(first);
     }
