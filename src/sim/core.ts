@@ -171,9 +171,16 @@ export class SimCore {
     return this.#markets.get(name);
   }
 
-  /** The source price of a market now, null when unknown. */
+  /** The price an order placed now fills at (what the book is built around), null when unknown. */
   price(market: string): Decimal | null {
     return this.priceAt(market, this.nowMs());
+  }
+
+  /** The last price known now, what the ticker shows (PriceSource.knownPriceAt), null when unknown. */
+  lastPrice(market: string): Decimal | null {
+    if (!this.#markets.has(market)) return null;
+    const now = this.nowMs();
+    return this.#prices.knownPriceAt?.(market, now) ?? this.#prices.priceAt(market, now);
   }
 
   /** What a market traded in the 24 h up to now, as its price source knows it; null when it knows of no trades (fixed prices). */

@@ -23,7 +23,13 @@ export interface SpanCandle {
 
 /** Where the sim takes the price an order fills at. `null`: no price known for that market. */
 export interface PriceSource {
+  /** The price an order placed at `timeMs` fills at (a replay: the open of the first candle at or after it, the backtest's fill rule). */
   priceAt(market: string, timeMs: number): Decimal | null;
+  /**
+   * The last price known at `timeMs`, what a ticker shows (a replay: the open of the candle under
+   * way, never a later candle's, as a backtest's slot sees it); absent or null: `priceAt`.
+   */
+  knownPriceAt?(market: string, timeMs: number): Decimal | null;
   /** What the market traded in the 24 h up to `timeMs`; absent or null: nothing is known to have traded (fixed prices). */
   volume24hAt?(market: string, timeMs: number): TradedVolume | null;
   /** The price 24 h before `timeMs`, which the ticker's change is measured from; absent or null: the price never moved (fixed prices). */
@@ -98,12 +104,19 @@ export function candleReplay(options: CandleReplayOptions): CandleReplay {
       if (market !== options.market) return null;
       return candles.priceAt(virtualTimeMs(timeMs));
     },
+    // The ticker's price: a slot between two opens sees the one under way, as in a backtest, not
+    // the next open it will fill at (which sized a quote amount on a price from the future).
+    knownPriceAt(market, timeMs) {
+      return market === options.market ? candles.priceKnownAt(virtualTimeMs(timeMs)) : null;
+    },
     volume24hAt(market, timeMs) {
       return market === options.market ? traded(virtualTimeMs(timeMs)) : null;
     },
-    // The fill rule's price a day earlier: before the first candle, its open (the replay's first price).
+    // The ticker's price a day earlier: before the first candle, its open (the replay's first price).
     priceDayBeforeAt(market, timeMs) {
-      return market === options.market ? candles.priceAt(virtualTimeMs(timeMs) - DAY_MS) : null;
+      if (market !== options.market) return null;
+      const dayBeforeMs = virtualTimeMs(timeMs) - DAY_MS;
+      return candles.priceKnownAt(dayBeforeMs) ?? candles.priceAt(dayBeforeMs);
     },
     // A wall-clock span is a replayed one `speed` times as long: its candles, joined.
     candleAt(market, fromMs, toMs) {
@@ -190,6 +203,10 @@ export function firstOf(...sources: readonly PriceSource[]): PriceSource {
     },
     // The source that prices the market says what it traded and where its price stood a day
     // before: a replay's figures never come with another source's price.
+    knownPriceAt(market, timeMs) {
+      const source = pricingSource(market, timeMs);
+      return source === undefined ? null : (source.knownPriceAt?.(market, timeMs) ?? source.priceAt(market, timeMs));
+    },
     volume24hAt(market, timeMs) {
       return pricingSource(market, timeMs)?.volume24hAt?.(market, timeMs) ?? null;
     },

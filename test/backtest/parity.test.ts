@@ -28,6 +28,9 @@ const dir = mkdtempSync(join(tmpdir(), 'stacker-parity-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const STRATEGY = 'STRATEGY=dca\nSCHEDULE="30 */5 * * *"\nMARKET=BTC_USDT\nAMOUNT=0.00123\nSTP=cancel_new\nBUDGET_QUOTE_PER_DAY=200\n';
+// Sized in quote at slots between two opens: its amount is worked out from the price the slot
+// sees, the open under way, in both (never the next open it fills at, a price from the future).
+const QUOTE_STRATEGY = 'STRATEGY=dca\nSCHEDULE="30 */7 * * *"\nMARKET=BTC_USDT\nAMOUNT_QUOTE=25\nSTP=cancel_new\n';
 const WALLET = 'USDT=2000';
 
 interface Row {
@@ -55,6 +58,7 @@ describe('backtest and dry-run parity', () => {
     const strategies = join(dir, 'strategies');
     mkdirSync(strategies);
     writeFileSync(join(strategies, 'dca-btc.env'), STRATEGY);
+    writeFileSync(join(strategies, 'dca-quote.env'), QUOTE_STRATEGY);
     const candles = loadCandles(FIXTURE, { market: 'BTC_USDT' });
     const firstMs = candles.timeSec(0) * 1000;
     const lastMs = candles.timeSec(candles.length - 1) * 1000;
@@ -66,7 +70,12 @@ describe('backtest and dry-run parity', () => {
 
     // (b) the dry-run daemon in virtual time against the sandbox replaying the candles
     const clock = new VirtualClock(firstMs);
-    const sandbox = await startSandbox({ clock, rateLimits: false, prices: { priceAt: (market, timeMs) => (market === 'BTC_USDT' ? candles.priceAt(timeMs) : null) } });
+    const sandbox = await startSandbox({
+      clock,
+      rateLimits: false,
+      // As a replay prices them: fills at the first open at or after, the ticker at the last price known.
+      prices: { priceAt: (market, timeMs) => (market === 'BTC_USDT' ? candles.priceAt(timeMs) : null), knownPriceAt: (market, timeMs) => (market === 'BTC_USDT' ? candles.priceKnownAt(timeMs) : null) },
+    });
     try {
       const dryConfig = await loadDaemonConfig(
         { strategiesDir: strategies, dataDir: join(dir, 'data') },
@@ -99,6 +108,7 @@ describe('backtest and dry-run parity', () => {
     const backtested = watched.orders().map(row).sort((a, b) => a.clientOrderId.localeCompare(b.clientOrderId));
 
     expect(backtested.length).toBeGreaterThan(30);
+    expect(backtested.filter((order) => order.clientOrderId.startsWith('dca-quote-')).length).toBeGreaterThan(20);
     expect(watched.refusals().some((r) => r.reason === 'over-budget')).toBe(true);
     expect(dryRun).toEqual(backtested);
   }, 60_000);

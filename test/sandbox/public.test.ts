@@ -76,7 +76,7 @@ describe('a synthetic book', () => {
 });
 
 describe('a candle replay behind the sandbox', () => {
-  it('moves the ticker and the fill price as the sandbox clock passes', async () => {
+  it('moves the ticker and the fill price as the sandbox clock passes: the ticker shows the open under way, a buy fills at the next open, as in a backtest', async () => {
     const clock = manualClock(0);
     const csvText = ['time,open,high,low,close,volume', '60,64000,64100,63900,64050,1', '120,64050,64500,64000,64400,1', ''].join('\n');
     const prices = firstOf(candleReplay({ market: 'BTC_USDT', csvText, speed: 60, clock }), fixedPrices({ ETH_USDT: '3000' }));
@@ -84,9 +84,16 @@ describe('a candle replay behind the sandbox', () => {
     try {
       const last = async (): Promise<unknown> => ((await h.get('/api/v4/public/ticker')).json as Record<string, { last_price: string }>)['BTC_USDT']?.last_price;
       expect(await last()).toBe('64000');
-      // One wall second at speed 60 is one virtual minute: the next candle's open.
+      // Half a wall second at speed 60 is half a virtual minute: the first candle is under way,
+      // and its open is the last price known; the next open is the price a buy now fills at.
+      clock.advance(500);
+      expect(await last()).toBe('64000');
+      const between = await h.post(PATHS.stockMarket, { market: 'BTC_USDT', side: 'buy', amount: '0.001' });
+      expect(between.json).toMatchObject({ dealMoney: '64.05' });
+      // At the second candle's open, its open is both.
       clock.advance(500);
       expect(await last()).toBe('64050');
+      // Past the last candle's close: its close.
       clock.advance(5_000);
       expect(await last()).toBe('64400');
       const order = await h.post(PATHS.stockMarket, { market: 'BTC_USDT', side: 'buy', amount: '0.001' });

@@ -42,7 +42,7 @@ export const publicRoutes: readonly Route[] = [
     handle: ({ exchange }) => {
       const out: Record<string, unknown> = {};
       for (const market of exchange.markets()) {
-        const price = exchange.price(market.name);
+        const price = exchange.lastPrice(market.name);
         if (price !== null) out[market.name] = tickerWire(market, price, exchange.volume24h(market.name), exchange.priceDayBefore(market.name));
       }
       return json(200, out);
