@@ -11,6 +11,7 @@ import {
   outcomeUnknown,
   type InputProblem,
 } from '../domain/errors.ts';
+import { accountOfError } from '../domain/error-account.ts';
 import type { Io } from './output.ts';
 
 /**
@@ -77,7 +78,8 @@ function describeForHumans(error: unknown, unknown: boolean, context: ReportCont
   const module = unloadable(error);
   if (error instanceof ExchangeError) {
     const where = error.httpStatus === null ? 'the simulated exchange refused' : `the exchange answered HTTP ${error.httpStatus} on ${error.path}`;
-    lines.push(`error: ${error.code} (${error.name}): ${where}`);
+    const account = accountOfError(error);
+    lines.push(`error: ${account === null ? '' : `account ${account}: `}${error.code} (${error.name}): ${where}`);
     const exchangeCode = error.exchangeCode === null ? 'none' : String(error.exchangeCode);
     lines.push(`  exchange code: ${exchangeCode}; message: ${error.exchangeMessage || '(none)'}`);
     for (const [field, messages] of Object.entries(error.fieldErrors)) {
@@ -115,6 +117,12 @@ function withLookup(described: Record<string, unknown>, unknown: boolean, contex
 }
 
 function describeForJson(error: unknown, unknown: boolean): Record<string, unknown> {
+  const described = describedForJson(error, unknown);
+  const account = accountOfError(error);
+  return account === null ? described : { ...described, account };
+}
+
+function describedForJson(error: unknown, unknown: boolean): Record<string, unknown> {
   if (error instanceof InputError || error instanceof ConfigError) {
     return {
       code: error.code,

@@ -1,4 +1,5 @@
 import { abortableSleep } from '../domain/abortable-sleep.ts';
+import { tagAccount } from '../domain/error-account.ts';
 import { NetworkError, StackerError } from '../domain/errors.ts';
 import type { MarketRules } from '../domain/market.ts';
 import type { Logger } from 'pino';
@@ -87,7 +88,8 @@ export async function marketsAtStart(exchanges: ReadonlyMap<string, Exchange>, o
  */
 export function ofAccount(error: unknown, account: string): unknown {
   if (error instanceof Error && !error.message.startsWith(`account ${account}: `)) error.message = `account ${account}: ${error.message}`;
-  return error;
+  // An exchange's error is reported from its fields, not its message: the account goes beside it too.
+  return tagAccount(error, account);
 }
 
 /** What to check when a failure lasts that may also be a setting: a host name that does not resolve may be a typo. */

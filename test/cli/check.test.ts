@@ -8,7 +8,8 @@ import { buildProgram } from '../../src/cli/program.ts';
 import { Decimal } from '../../src/domain/money.ts';
 import type { MarketRules } from '../../src/domain/market.ts';
 import type { DaemonConfig } from '../../src/config/daemon-config.ts';
-import { ConfigError, EXIT, exitCodeFor } from '../../src/domain/errors.ts';
+import { AuthError, ConfigError, EXIT, exitCodeFor } from '../../src/domain/errors.ts';
+import { reportError } from '../../src/cli/report-error.ts';
 import type { PreflightResult } from '../../src/engine/preflight.ts';
 import type { Exchange } from '../../src/exchange/port.ts';
 import { ConfigWorld, DCA, REPORT } from '../config/helpers.ts';
@@ -144,6 +145,34 @@ describe('stacker check', () => {
     // Without a cap, one key reads as before: no account block.
     await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000' }));
     expect(stdout()).not.toContain('account default');
+  });
+
+  it("with several accounts: judges the others when one account's exchange refuses its key, and the error names that account (text and JSON)", async () => {
+    world.instance('a-dca', `${DCA}\nACCOUNT=main`);
+    world.instance('b-dca', `${DCA}\nACCOUNT=side`);
+    const overrides = fakes(allOk, { STACKER_DRY_RUN_WALLET: 'USDT=1000', STACKER_ACCOUNT_side_DRY_RUN_WALLET: 'USDT=7' });
+    const make = overrides.createExchange as NonNullable<typeof overrides.createExchange>;
+    const refusing: CheckOverrides = {
+      ...overrides,
+      createExchange: async (config, logger, options) => {
+        const exchange = await make(config, logger, options);
+        if (options.account !== 'main') return exchange;
+        const refused = new AuthError({ httpStatus: 401, path: '/api/v4/main-account/balance', exchangeCode: 2, exchangeMessage: 'This action is unauthorized. Enable your key in API settings' });
+        return { ...exchange, markets: async () => Promise.reject(refused) } as Exchange;
+      },
+    };
+    const error = await check(context(false), { strategies: world.strategiesDir, dataDir: world.dir }, refusing).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthError);
+    // The other account was judged and shown; the one refused is named.
+    expect(stdout()).toContain('b-dca: ok\n');
+    expect(stdout()).toContain('account main (a-dca): NOT CHECKED: its exchange could not be read (the error below)\n');
+    const io = { out: [] as string[], err: [] as string[] };
+    const code = reportError(error, { out: (text) => void io.out.push(text), err: (text) => void io.err.push(text) }, { json: false, verbose: false, lookupHint: undefined });
+    expect(code).toBe(EXIT.refused);
+    expect(io.err.join('')).toMatch(/^error: account main: E_AUTH \(AuthError\): the exchange answered HTTP 401 on \/api\/v4\/main-account\/balance\n/);
+    const asJson: string[] = [];
+    reportError(error, { out: (text) => void asJson.push(text), err: (text) => void asJson.push(text) }, { json: true, verbose: false, lookupHint: undefined });
+    expect(JSON.parse(asJson.join(''))).toMatchObject({ error: { code: 'E_AUTH', account: 'main' } });
   });
 
   it("reads the clock of each exchange the accounts trade on, never the default one no instance uses", async () => {

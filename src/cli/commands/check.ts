@@ -78,6 +78,9 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
   if (ctx.json) ctx.io.out(json({ ok, ...summary, clock, clocks, startupProblems: outcome?.startup ?? null, preflight: outcome?.reports ?? null }));
   else if (outcome !== null) ctx.io.out(`${clocks.map((c) => `${renderClock(c.reading, clocks.length > 1 ? c : null)}\n`).join('')}${renderPreflight(outcome, config)}`);
 
+  // An account whose exchange could not be read: its error (naming it) after the others' report.
+  const unread = outcome?.failed?.[0];
+  if (unread !== undefined) throw unread.error;
   if (outcome !== null && !ok) {
     throw new ConfigError([...outcome.startup, ...outcome.reports.flatMap((report) => preflightProblems(report, config))]);
   }
@@ -304,6 +307,8 @@ interface PreflightOutcome {
   /** What `stacker run` would refuse at start once it has the markets (unknown market, amount below the minimum). */
   readonly startup: readonly InputProblem[];
   readonly reports: readonly PreflightResult[];
+  /** Accounts whose exchange could not be read for the pre-flight, with why (the others are still judged). */
+  readonly failed?: ReadonlyArray<{ readonly account: string; readonly error: unknown }>;
 }
 
 /**
@@ -335,6 +340,7 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
   const { ofAccount } = await import('../../daemon/start-markets.ts');
   const startup: InputProblem[] = [];
   const reports: PreflightResult[] = [];
+  const failed: Array<{ account: string; error: unknown }> = [];
   const journal = await journalNow(config, nowMs);
   try {
     // Each account in turn: its instances are judged on its own markets and balances.
@@ -356,7 +362,9 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
         }
         reports.push(...(await preflight({ ...config, instances: instances.filter((i) => !refusedFiles.has(i.file)), budgetLeft: (name) => journal.leftOf(name), stateOf: (name) => journal.stateOf(name), heldBy: held }, exchange, nowMs)));
       } catch (error) {
-        throw config.accounts.size > 1 ? ofAccount(error, account) : error;
+        // One account's refused key or unreachable endpoint is its own: the others are still judged and shown.
+        if (config.accounts.size === 1) throw error;
+        failed.push({ account, error: ofAccount(error, account) });
       } finally {
         await exchange.close();
       }
@@ -365,7 +373,7 @@ async function runPreflight(config: DaemonConfig, nowMs: number, overrides: Chec
     await journal.close();
   }
   const order = new Map(config.instances.map((instance, index) => [instance.instance, index]));
-  return { startup, reports: reports.sort((a, b) => (order.get(a.instance) ?? 0) - (order.get(b.instance) ?? 0)) };
+  return { startup, reports: reports.sort((a, b) => (order.get(a.instance) ?? 0) - (order.get(b.instance) ?? 0)), failed };
 }
 
 /** What `check` reports about the configuration, JSON-ready (decimals stay Decimal until printed). */
@@ -676,6 +684,10 @@ export function renderPreflight(outcome: PreflightOutcome, config: Pick<DaemonCo
       lines.push(`  ${verdict.padEnd(10)}  ${intent.kind.padEnd(kindWidth)}  ${intent.summary}${reason}`);
     }
     for (const problem of report.problems) lines.push(`  problem: ${problem}`);
+  }
+  for (const { account } of outcome.failed ?? []) {
+    const names = (config.instances ?? []).filter((instance) => instance.account === account).map((instance) => instance.instance);
+    lines.push(`account ${account}${names.length === 0 ? '' : ` (${names.join(', ')})`}: NOT CHECKED: its exchange could not be read (the error below)`);
   }
   return `${lines.join('\n')}\n`;
 }
