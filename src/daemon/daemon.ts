@@ -35,6 +35,7 @@ import { ClockWatch } from './clock-watch.ts';
 import { foreignOrdersError } from './foreign-findings.ts';
 import { orphanedIntentProblems } from './orphaned-intents.ts';
 import { instancesWithoutFile } from './instances-without-file.ts';
+import type { ExchangeReachability } from './exchange-reachability.ts';
 import { lastOrderMs, lastSuccessfulSlotMs } from './journal-metrics.ts';
 import { logRepeatedByClockChange, logSkippedByClockChange } from './clock-change-log.ts';
 import { formatDecimal } from '../domain/money.ts';
@@ -92,6 +93,8 @@ export interface DaemonOptions {
   readonly onReady?: (info: { readonly metricsUrl: string | null }) => void;
   /** Told once when the daemon starts to stop (a signal, `stop`, trading stopped): the CLI stops its clients' read retries. */
   readonly onStopping?: () => void;
+  /** Whether each account's exchange answers, fed by the API clients' requests (the CLI wires it): /healthz and /api/status name one that does not. */
+  readonly reachability?: ExchangeReachability;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -213,6 +216,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     // The operator's switch only: the file and STACKER_KILL_SWITCH keep their meaning of a planned stop that /healthz does not flag.
     killSwitches: () => controls?.killSwitchReasons() ?? [],
     clocks: () => clockWatch?.problems() ?? [],
+    exchanges: () => options.reachability?.problems(config.accounts.size) ?? [],
   });
   let clockWatch: ClockWatch | null = null;
   let exitCode: number = EXIT.ok;
@@ -380,6 +384,7 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
         health: healthNow,
         nowMs: () => clock.nowMs(),
         onUnreadable: failures.unreadable,
+        ...(options.reachability === undefined ? {} : { reachability: options.reachability }),
       }));
       server = await startHealthServer({
         host: config.metricsHost,

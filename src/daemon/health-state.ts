@@ -27,6 +27,8 @@ export const FAILED_SLOTS_UNHEALTHY = 3;
  * - the exchange's order history could not be read since start: slots wait for it;
  * - the kill switch was turned on from the status API: nothing that moves money is sent until
  *   an operator turns it off (the file and STACKER_KILL_SWITCH are planned stops, not reported);
+ * - an account's exchange has given no usable answer for two minutes (timeouts, resets, 5xx,
+ *   throttling), named at once: its instances' own count of skipped slots takes days on a daily schedule;
  * - an instance's last slot refused its buy as larger than its smallest budget limit: no period
  *   lets it through, so it buys nothing while its slots end done, until a setting changes;
  * - the exchange refused an instance's buy (not for the balance) in each of its last
@@ -52,10 +54,20 @@ export class DaemonHealth {
   readonly #exchangeRefusedInARow = new Map<string, { count: number; latestMs: number; message: string }>();
 
   readonly #clocks: () => readonly string[];
-  constructor(options: { readonly journal: Journal; readonly engine: () => EngineHealth | null; readonly sink?: JournalStateSink; readonly killSwitches?: () => readonly string[]; readonly clocks?: () => readonly string[] }) {
+  readonly #exchanges: () => readonly string[];
+  constructor(options: {
+    readonly journal: Journal;
+    readonly engine: () => EngineHealth | null;
+    readonly sink?: JournalStateSink;
+    readonly killSwitches?: () => readonly string[];
+    readonly clocks?: () => readonly string[];
+    /** Accounts whose exchange gives no usable answer for a while (ExchangeReachability.problems). */
+    readonly exchanges?: () => readonly string[];
+  }) {
     this.#journal = options.journal;
     this.#killSwitches = options.killSwitches ?? (() => []);
     this.#clocks = options.clocks ?? (() => []);
+    this.#exchanges = options.exchanges ?? (() => []);
     this.#engine = options.engine;
     this.#sink = options.sink ?? null;
   }
@@ -143,6 +155,7 @@ export class DaemonHealth {
     }
     problems.push(...this.#killSwitches());
     problems.push(...this.#clocks());
+    problems.push(...this.#exchanges());
     const engine = this.#engine();
     const stuck = engine?.unresolved.pastWindow ?? [];
     if (stuck.length > 0) {

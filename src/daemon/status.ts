@@ -1,4 +1,5 @@
 import type { AccountConfig } from '../config/accounts.ts';
+import type { ExchangeDown, ExchangeReachability } from './exchange-reachability.ts';
 import type { InstanceConfig } from '../config/instance-config.ts';
 import { accountBudgetScope } from '../engine/runtime.ts';
 import { type Decimal, ZERO, formatDecimal } from '../domain/money.ts';
@@ -98,6 +99,8 @@ export interface AccountStatus {
   readonly capTimeZone: string | null;
   /** Its own kill switch, turned on from the status API (the one for every account is `killSwitch`). */
   readonly killSwitch: { readonly on: boolean; readonly since: string | null };
+  /** Its exchange giving no usable answer since (timeouts, resets, 5xx, throttling), and the latest failure; null while it answers. */
+  readonly exchangeDown: { readonly since: string; readonly lastError: string } | null;
 }
 
 export interface RetryStatus {
@@ -164,6 +167,8 @@ export interface StatusSources {
   readonly priceTtlMs?: number;
   /** Told each time the document could not be built for a journal that cannot be read (the daemon logs it, a line a minute). */
   readonly onUnreadable?: (message: string) => void;
+  /** Whether each account's exchange answers (the API clients' requests); absent: not known. */
+  readonly reachability?: Pick<ExchangeReachability, 'of'>;
 }
 
 /**
@@ -222,6 +227,7 @@ export class StatusBuilder {
                 : await budgetStatus(sources.journal, { instance: accountBudgetScope(account.name), asset: account.budgetAsset, timeZone: account.budgetTimeZone }, account.budgets, nowMs),
             capTimeZone: account.budgetAsset === null ? null : account.budgetTimeZone,
             killSwitch: { on: killedSince !== null, since: killedSince === null ? null : iso(killedSince) },
+            exchangeDown: exchangeDownOf(sources.reachability?.of(account.name) ?? null),
           };
         }),
       ),
@@ -391,4 +397,8 @@ export function spentOf(limit: Decimal, spent: Decimal): { readonly limit: strin
 function retryStatus(state: SlotRetryState | null): RetryStatus | null {
   if (state === null) return null;
   return { slotTime: iso(state.slotTimeMs), attempts: state.attempts, nextTry: iso(state.nextTryMs), code: state.code, error: state.error };
+}
+
+function exchangeDownOf(down: ExchangeDown | null): AccountStatus['exchangeDown'] {
+  return down === null ? null : { since: iso(down.sinceMs), lastError: down.lastError };
 }

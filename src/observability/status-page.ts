@@ -227,11 +227,12 @@ function render() {
       el('div', { class: 'muted' }, doc.notRunning.map(function (n) { return el('p', { text: n.message }); })),
     ]));
   }
-  if (doc.accounts && (doc.accounts.length > 1 || doc.accounts.some(function (a) { return a.cap || a.killSwitch.on; }))) {
-    var accountParts = [el('h2', { text: 'Accounts' }), table(['account', 'instances', 'kill switch', 'cap: spent / limit, left'], doc.accounts.map(function (a) {
+  if (doc.accounts && (doc.accounts.length > 1 || doc.accounts.some(function (a) { return a.cap || a.killSwitch.on || a.exchangeDown; }))) {
+    var accountParts = [el('h2', { text: 'Accounts' }), table(['account', 'instances', 'kill switch', 'cap: spent / limit, left', 'exchange'], doc.accounts.map(function (a) {
       var cap = a.cap ? a.cap.periods.map(function (p) { return p.period + ': ' + p.spent + ' / ' + p.limit + ' ' + a.cap.asset + ', ' + leftText(p) + ' left'; }).join('; ') + ' (' + a.capTimeZone + ')' : 'none';
-      return [a.name, a.instances.join(', '), a.killSwitch.on ? 'on since ' + when(a.killSwitch.since) : 'off', cap];
-    }), [false, false, false, false])];
+      var exchange = a.exchangeDown ? 'no usable answer since ' + when(a.exchangeDown.since) + ' (' + a.exchangeDown.lastError + ')' : 'answers';
+      return [a.name, a.instances.join(', '), a.killSwitch.on ? 'on since ' + when(a.killSwitch.since) : 'off', cap, exchange];
+    }), [false, false, false, false, false])];
     if (canControl) {
       accountParts.push(el('div', null, doc.accounts.map(function (a) {
         var path = '/api/accounts/' + encodeURIComponent(a.name) + '/kill-switch';

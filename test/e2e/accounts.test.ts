@@ -228,8 +228,8 @@ describe('several accounts in one daemon, against the sandbox', () => {
         ['b1-side', 'side'],
       ]);
       expect(status.accounts).toEqual([
-        { name: 'main', instances: ['a1-main'], cap: { asset: 'USDT', periods: [expect.objectContaining({ period: 'day', limit: '100', spent: '0' })] }, capTimeZone: 'UTC', killSwitch: { on: false, since: null } },
-        { name: 'side', instances: ['b1-side'], cap: null, capTimeZone: null, killSwitch: { on: false, since: null } },
+        { name: 'main', instances: ['a1-main'], cap: { asset: 'USDT', periods: [expect.objectContaining({ period: 'day', limit: '100', spent: '0' })] }, capTimeZone: 'UTC', killSwitch: { on: false, since: null }, exchangeDown: null },
+        { name: 'side', instances: ['b1-side'], cap: null, capTimeZone: null, killSwitch: { on: false, since: null }, exchangeDown: null },
       ]);
       for (const secret of [KEY_MAIN, KEY_SIDE, SECRET_MAIN, SECRET_SIDE]) expect(statusText).not.toContain(secret);
       const metrics = await (await fetch(`${url ?? ''}/metrics`)).text();

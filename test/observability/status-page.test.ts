@@ -40,8 +40,8 @@ const document = {
     },
   ],
   accounts: [
-    { name: HOSTILE, instances: [HOSTILE], cap: { asset: HOSTILE, periods: [{ period: 'day', periodStart: '2026-01-01T00:00:00.000Z', limit: HOSTILE, spent: HOSTILE, left: HOSTILE, over: '0' }] }, capTimeZone: HOSTILE, killSwitch: { on: true, since: '2026-01-01T00:00:00.000Z' } },
-    { name: 'side', instances: ['dca-eth'], cap: null, capTimeZone: null, killSwitch: { on: false, since: null } },
+    { name: HOSTILE, instances: [HOSTILE], cap: { asset: HOSTILE, periods: [{ period: 'day', periodStart: '2026-01-01T00:00:00.000Z', limit: HOSTILE, spent: HOSTILE, left: HOSTILE, over: '0' }] }, capTimeZone: HOSTILE, killSwitch: { on: true, since: '2026-01-01T00:00:00.000Z' }, exchangeDown: null },
+    { name: 'side', instances: ['dca-eth'], cap: null, capTimeZone: null, killSwitch: { on: false, since: null }, exchangeDown: { since: '2026-01-01T00:00:00.000Z', lastError: HOSTILE } },
   ],
   markets: [{ market: HOSTILE, orders: 1, baseBought: '1', quoteSpent: '2', fees: {}, averageCost: '2', price: null, value: null, pnl: null, pnlPct: null }],
   pricesNote: HOSTILE,

@@ -99,10 +99,13 @@ async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started)
   // Once the daemon stops, a read that fails is not tried again: the slot in flight ends sooner.
   const stopping = new AbortController();
   const nonceRefused = logNonceRefusals(logger);
+  const { ExchangeReachability } = await import('../../daemon/exchange-reachability.ts');
+  const reachability = new ExchangeReachability();
   const exchanges = await createExchanges(config, logger, {
     onRequest: (event) => {
       metrics.apiRequest(event);
       nonceRefused(event);
+      reachability.record(event);
     },
     stop: stopping.signal,
   });
@@ -115,6 +118,7 @@ async function runOrOnce(ctx: CommandContext, flags: RunFlags, started: Started)
     rebuildJournal: flags.rebuildJournal === true,
     standby: flags.standby === true,
     onStopping: () => stopping.abort(),
+    reachability,
     ...(once === undefined ? {} : { once }),
   });
   started.ran = true;
