@@ -37,6 +37,7 @@ import { orphanedIntentProblems } from './orphaned-intents.ts';
 import { instancesWithoutFile } from './instances-without-file.ts';
 import type { ExchangeReachability } from './exchange-reachability.ts';
 import { lastOrderMs, lastSuccessfulSlotMs } from './journal-metrics.ts';
+import { SLOT_LATE_TOLERANCE_MS } from '../engine/schedule/first-occurrence.ts';
 import { logRepeatedByClockChange, logSkippedByClockChange } from './clock-change-log.ts';
 import { formatDecimal } from '../domain/money.ts';
 
@@ -557,26 +558,37 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
       stopping.signal,
     );
     if (!stopping.signal.aborted) {
+      const onSlot = async (instance: string, slotTimeMs: number): Promise<void> => {
+        if (stopping.signal.aborted) return;
+        const outcome = await running.runScheduledSlot(instance, slotTimeMs);
+        // Stopped while it waited to be tried again: the slot never ended, and /healthz must not say it did;
+        // one the journal already had (an overlap, a restart) did not run now.
+        if (outcome === 'stopped' || outcome === 'already') return;
+        await slotEnded(instance, slotTimeMs, outcome);
+      };
       scheduler.start(
         enabled.map((instance) => ({ instance: instance.instance, schedule: instance.schedule })),
-        async (instance, slotTimeMs) => {
-          if (stopping.signal.aborted) return;
-          const outcome = await running.runScheduledSlot(instance, slotTimeMs);
-          // Stopped while it waited to be tried again: the slot never ended, and /healthz must not say it did;
-          // one the journal already had (an overlap, a restart) did not run now.
-          if (outcome === 'stopped' || outcome === 'already') return;
-          await slotEnded(instance, slotTimeMs, outcome);
-        },
+        onSlot,
       );
       // The slots that fell while the start caught up (a slot run late can take seconds, and the
       // process may be paused meanwhile), after what the catch-up planned and before the scheduler's
-      // first fire: neither saw them, and they went unjournalled. Handled as the slots of a wake.
-      const scheduledFromMs = Math.floor(clock.nowMs() / 1000) * 1000;
+      // first fire: neither saw them, and they went unjournalled. The newest, when it fell within
+      // a late fire's tolerance, runs as one (a slot a moment into a start is not missed, whatever
+      // CATCH_UP says: node-cron would have run it that late); the others are handled as the slots of a wake.
+      const nowMs = clock.nowMs();
+      const scheduledFromMs = Math.floor(nowMs / 1000) * 1000;
       for (const instance of enabled) {
         const gap: number[] = [];
         for (let at = instance.schedule.next(caughtUpToMs); at <= scheduledFromMs; at = instance.schedule.next(at)) gap.push(at);
-        if (gap.length === 0) continue;
-        void running.catchUpMissed(instance.instance, gap.slice(-MAX_GAP_SLOTS), clock.nowMs()).catch((error: unknown) => logger.warn({ event: 'engine-error', instance: instance.instance, error: errorMessage(error) }, `the slots of ${instance.instance} missed while starting could not be handled`));
+        const newest = gap.at(-1);
+        const lateFire = newest !== undefined && nowMs - newest <= SLOT_LATE_TOLERANCE_MS ? newest : null;
+        const older = (lateFire === null ? gap : gap.slice(0, -1)).slice(-MAX_GAP_SLOTS);
+        if (older.length > 0) {
+          void running
+            .catchUpMissed(instance.instance, older, nowMs, { while: 'stacker was starting', newerFires: lateFire !== null })
+            .catch((error: unknown) => logger.warn({ event: 'engine-error', instance: instance.instance, error: errorMessage(error) }, `the slots of ${instance.instance} missed while starting could not be handled`));
+        }
+        if (lateFire !== null) void onSlot(instance.instance, lateFire);
       }
       for (const instance of enabled) {
         logger.info(

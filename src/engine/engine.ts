@@ -336,23 +336,23 @@ export class Engine {
    * Background work of the engine, which idle() waits for: a stop meanwhile closed the journal
    * under the late slot's send, whose answer went unjournalled.
    */
-  catchUpMissed(instanceName: string, missedSlotTimesMs: readonly number[], nowMs: number): Promise<void> {
-    const work: Promise<void> = this.#catchUpMissed(instanceName, missedSlotTimesMs, nowMs).finally(() => this.#background.delete(work));
+  catchUpMissed(instanceName: string, missedSlotTimesMs: readonly number[], nowMs: number, how: MissedHow = WOKEN): Promise<void> {
+    const work: Promise<void> = this.#catchUpMissed(instanceName, missedSlotTimesMs, nowMs, how).finally(() => this.#background.delete(work));
     this.#background.add(work);
     return work;
   }
 
-  async #catchUpMissed(instanceName: string, missedSlotTimesMs: readonly number[], nowMs: number): Promise<void> {
+  async #catchUpMissed(instanceName: string, missedSlotTimesMs: readonly number[], nowMs: number, how: MissedHow): Promise<void> {
     const instance = this.#instances.get(instanceName);
     if (instance === undefined || !this.isEnabled(instanceName) || this.#fatal !== null || missedSlotTimesMs.length === 0) return;
     const missed = [...new Set(missedSlotTimesMs)].sort((a, b) => b - a);
     const newest = missed[0] as number;
     // A slot after them already fired (the wake came just after a slot's time, which node-cron
-    // still ran): it is the newest, as a restart then would have run it alone, so none runs late.
+    // still ran), or fires now: it is the newest, as a restart then would have run it alone, so none runs late.
     const later = Math.max(this.#newestRunning(instanceName), (await this.#guard(() => this.#deps.journal.lastSlot(instanceName), null, instanceName))?.slotTimeMs ?? Number.NEGATIVE_INFINITY);
-    const run = instance.catchUp.policy === 'last' && nowMs - newest <= instance.catchUp.windowMs && later < newest ? newest : null;
+    const run = !how.newerFires && instance.catchUp.policy === 'last' && nowMs - newest <= instance.catchUp.windowMs && later < newest ? newest : null;
     const skip = run === null ? missed : missed.slice(1);
-    const reason = `its time passed without it firing (the process paused, suspended or too busy, or this machine's clock stepped forward); ${catchUpRule(instance)}`;
+    const reason = `its time passed without it firing (${how.while}); ${catchUpRule(instance)}`;
     let journalled = 0;
     for (const slotTimeMs of skip) {
       if (await this.#guard(() => this.#journalMissed(instanceName, slotTimeMs, reason), false, instanceName)) journalled += 1;
@@ -360,7 +360,7 @@ export class Engine {
     if (journalled > 0) {
       this.#deps.logger.warn(
         { event: 'slots-missed', instance: instanceName, missed: journalled, catchUp: instance.catchUp.policy, from: new Date(missed.at(-1) as number).toISOString() },
-        `${journalled} slot(s) of ${instanceName} passed while the process did not run slots (paused, suspended or too busy); journalled as missed`,
+        `${journalled} slot(s) of ${instanceName} passed while ${how.while}; journalled as missed`,
       );
     }
     if (run !== null) await this.#runLate(instanceName, run);
@@ -654,6 +654,17 @@ export class Engine {
 }
 
 /** Why a missed slot is not run late, as its journal row says. */
+/** How slots came to be missed while the daemon ran (catchUpMissed): said in their reason and line. */
+export interface MissedHow {
+  /** What the process was doing meanwhile, as the reason and the line say it. */
+  readonly while: string;
+  /** A newer slot of the instance fires now (run as a late fire): none of these runs late. */
+  readonly newerFires: boolean;
+}
+
+/** Slots node-cron reported missed: the process did not run, or the clock jumped. */
+export const WOKEN: MissedHow = { while: "the process did not run slots (paused, suspended or too busy, or this machine's clock stepped forward)", newerFires: false };
+
 function catchUpRule(instance: { readonly catchUp: { readonly policy: string } }): string {
   return instance.catchUp.policy === 'skip' ? 'CATCH_UP=skip' : 'older than the newest missed slot or CATCH_UP_WINDOW';
 }

@@ -283,6 +283,39 @@ describe('stacker run against the sandbox', () => {
     }
   }, 60_000);
 
+  it('runs the newest slot that fell while the start caught up as a late fire, whatever CATCH_UP says, and journals the older ones missed while stacker was starting', async () => {
+    t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'last', CATCH_UP_WINDOW: '1m' });
+    t.dir.writeStrategy('dca-skip', { STRATEGY: 'dca', SCHEDULE: '*/2 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', CATCH_UP: 'skip' });
+    const first = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+    await first.waitFor('"to":"FILLED"');
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    // Stopped across a slot; at the next start dca-btc's is run late, its order taking 7 s: dca-skip's slots fall meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 7000, times: 1 });
+    const second = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
+    await second.waitFor('"event":"scheduled"', 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    const scheduledAtMs = Number(jsonLines(second.output()).find((line) => line.event === 'scheduled')?.['time']);
+    const journal = new SqliteJournal({ path: join(t.dir.data, 'stacker.db'), readOnly: true });
+    await journal.open();
+    try {
+      const slots = await journal.listSlots({ instance: 'dca-skip', limit: 1000 });
+      const starting = slots.filter((slot) => slot.reason?.startsWith('its time passed without it firing (stacker was starting)') ?? false);
+      expect(starting.length).toBeGreaterThan(0);
+      for (const slot of starting) expect(slot.status).toBe('missed');
+      // The newest of them, seconds old when the scheduler began, ran.
+      const newest = Math.max(...starting.map((slot) => slot.slotTimeMs)) + 2000;
+      expect(newest).toBeLessThanOrEqual(scheduledAtMs);
+      expect(slots.find((slot) => slot.slotTimeMs === newest)?.status).toBe('done');
+    } finally {
+      await journal.close();
+    }
+    expect(second.output()).toMatch(/"event":"slots-missed","instance":"dca-skip"[^\n]*passed while stacker was starting; journalled as missed/);
+  }, 60_000);
+
   it("a second SIGTERM while a slow slot finishes leaves at once, with the shell's code for SIGTERM (143)", async () => {
     const daemon = await withSlotInFlight(30_000);
     daemon.child.kill('SIGTERM');
