@@ -108,10 +108,10 @@ export class Requester {
    * A signed request. With nonceWindow the nonce must be within ±5 s of the exchange's clock,
    * so it is drawn from ServerClock (measured before the first request and every ten minutes).
    * Nonce refusals happen at the exchange's door, before anything is done, so the request is
-   * signed afresh and sent once more (a write with a lookup, an order, only on a refusal that
-   * can only be the door's, a window refusal the clocks explain, and not found by its lookup;
-   * otherwise it is a lost answer: a throttle, or a gateway's second send, answers the same
-   * after the order was placed):
+   * signed afresh and sent once more (a write, an order, a transfer or a withdrawal, only on a
+   * refusal that can only be the door's, a window refusal the clocks explain, and an order only
+   * when its lookup finds nothing; otherwise it is a lost answer: a throttle, or a gateway's
+   * second send, answers the same after the write was done):
    * - outside the window: after measuring the clock again; a second refusal means the skew
    *   cannot be corrected, and the error says so;
    * - a nonce already seen ("Too many requests."): another process on the key may have drawn
@@ -139,20 +139,22 @@ export class Requester {
         options,
       );
     // Sent again after a nonce refusal: a write is looked up first (CallOptions.lookUp), and what
-    // is found is its answer. Not found, a write with a lookup (an order) is sent again only on a
-    // refusal that must have come from the exchange's door; otherwise it is a lost answer, looked
-    // up over its settle window (rule 3), since a history lags. "Too many requests." never tells:
-    // a throttle may say it after the write was done. A window refusal tells when the clocks
-    // explain it, having moved apart since the nonce was drawn (`explained`); when they still
-    // agree, the nonce was in the window as it left, and the refusal came later: a gateway sending
-    // again a request the exchange may already have taken.
+    // is found is its answer. Not found, a write (an order, a transfer, a withdrawal: never
+    // retried) is sent again only on a refusal that must have come from the exchange's door;
+    // otherwise it is a lost answer (rule 3: an order looked up over its settle window, since a
+    // history lags; a move settled by the balances). "Too many requests." never tells: a throttle
+    // may say it after the write was done. A window refusal tells when the clocks explain it,
+    // having moved apart since the nonce was drawn (`explained`); when they still agree, the
+    // nonce was in the window as it left, and the refusal came later: a gateway sending again a
+    // request the exchange may already have taken. A read is always sent again.
     const again = async (refused: NonceError, explained = false): Promise<T> => {
       const found = await lookUpBeforeResend(options, refused);
       if (found !== null) return found as T;
-      if (options.lookUp !== undefined && !explained) throw notSentAgain(refused);
+      if (!options.retry && !explained) throw notSentAgain(refused);
       return send();
     };
-    const offsetAtSend = clock?.offsetMs ?? null;
+    // The offset the nonce is drawn with: none measured yet (the exchange's time unread), this machine's clock as it is.
+    const offsetAtSend = clock?.offsetMs ?? 0;
     try {
       return await send();
     } catch (error) {
@@ -163,8 +165,8 @@ export class Requester {
       } catch (readError) {
         throw clockSkew(error, `and the exchange's time could not be read to correct it (${readError instanceof Error ? readError.message : String(readError)})`);
       }
-      const offsetNow = clock.offsetMs ?? null;
-      const explained = offsetAtSend === null || offsetNow === null || Math.abs(offsetNow - offsetAtSend) >= CLOCK_MOVE_EXPLAINS_MS;
+      const offsetNow = clock.offsetMs;
+      const explained = offsetNow !== null && Math.abs(offsetNow - offsetAtSend) >= CLOCK_MOVE_EXPLAINS_MS;
       try {
         return await again(error, explained);
       } catch (refusedAgain) {

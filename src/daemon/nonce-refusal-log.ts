@@ -11,9 +11,9 @@ const WHY: Readonly<Record<NonNullable<RequestEvent['nonceRefusal']>, string>> =
 };
 
 /**
- * The line for a request the exchange refused for its nonce. The client signs such a request
- * afresh and sends it again by itself (an order only after looking it up), so the slot usually
- * goes on as if nothing happened; without this line a skewed clock or a second client on the
+ * The line for a request the exchange refused for its nonce. The client signs a read afresh and
+ * sends it again by itself, and a write when the clocks explain the refusal (an order after
+ * looking it up; otherwise a lost answer), so the slot usually goes on as if nothing happened; without this line a skewed clock or a second client on the
  * key showed only in a metric until the refusals became fatal. Throttled apart per account and
  * kind: one throttle for all said "another client" of refusals that were a clock's.
  */
@@ -25,8 +25,9 @@ export function logNonceRefusals(logger: Pick<Logger, 'warn'>, nowMs: () => numb
       const since = count === 1 ? '' : ` (${count} such refusals since the last line)`;
       logger.warn(
         { event: 'nonce-refused', ...(event.account === undefined ? {} : { account: event.account }), path: event.path, refusal, attempt: event.attempt, count },
-        `the exchange refused ${event.method} ${event.path} at its door, before doing anything: ${WHY[refusal]}; ` +
-          `stacker signs it afresh and sends it again (an order only after looking it up), and a refusal that persists fails the slot with its own error${since}`,
+        `the exchange refused ${event.method} ${event.path} for its nonce: ${WHY[refusal]}; ` +
+          `stacker signs a read afresh and sends it again; a write only when the clocks explain the refusal (an order after looking it up), ` +
+          `and otherwise takes it for a lost answer, since a throttle or a gateway may answer so after the write was done; a refusal that persists fails the slot with its own error${since}`,
       );
     },
     nowMs,

@@ -93,6 +93,29 @@ describe("signing against the exchange's clock", () => {
     expect(s.exchange.orderHistory({ clientOrderId: 'gateway-again-1' })).toHaveLength(1);
   });
 
+  it("does not send an order again after a window refusal when the exchange's time was never read before it: the clocks, measured now, agree with the nonce it was signed with", async () => {
+    const s = await skewedSandbox({ ms: 0 });
+    const c = clientOf(s);
+    // The exchange's time cannot be read before the order: it is signed on this machine's clock.
+    s.faults.inject({ path: '/api/v4/public/time', kind: 'status', status: 503, body: 'maintenance', times: 1 });
+    s.faults.historyLagMs = 10_000;
+    s.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 400, body: { code: 0, errors: {}, message: 'Your nonce is more than 5 seconds lesser than the current nonce' }, commit: true });
+    const error = await c.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'never-measured-1' }).catch((e: unknown) => e);
+    expect(outcomeUnknown(error)).toBe(true);
+    s.faults.historyLagMs = 0;
+    expect(s.exchange.orderHistory({ clientOrderId: 'never-measured-1' })).toHaveLength(1);
+  });
+
+  it('does not send a transfer again after a nonce refusal that cannot tell (a throttle may answer so after the transfer was made): a lost answer, settled by the balances', async () => {
+    const s = await skewedSandbox({ ms: 0 });
+    const c = clientOf(s);
+    const before = await c.mainBalances();
+    s.faults.inject({ path: '/api/v4/main-account/transfer', kind: 'status', status: 429, body: { code: 0, errors: {}, message: 'Too many requests.' }, commit: true });
+    const error = await c.transferToSpot({ ticker: 'USDT', amount: new Decimal('10') }).catch((e: unknown) => e);
+    expect(outcomeUnknown(error)).toBe(true);
+    expect((await c.mainBalances()).get('USDT')?.toFixed()).toBe(before.get('USDT')?.sub(10).toFixed());
+  });
+
   it('says the clock cannot be corrected when the refusal comes back after re-measuring', async () => {
     const s = await skewedSandbox({ ms: 0 });
     const c = clientOf(s);

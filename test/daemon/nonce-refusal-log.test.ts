@@ -40,10 +40,11 @@ describe('the nonce refusal log', () => {
       ['window', 1, 'main'],
     ]);
     expect(lines[0]?.msg).toBe(
-      'the exchange refused POST /api/v4/order/stock_market at its door, before doing anything: its nonce was one the exchange had seen: another client may be using this API key; ' +
-        'stacker signs it afresh and sends it again (an order only after looking it up), and a refusal that persists fails the slot with its own error',
+      'the exchange refused POST /api/v4/order/stock_market for its nonce: its nonce was one the exchange had seen: another client may be using this API key; ' +
+        'stacker signs a read afresh and sends it again; a write only when the clocks explain the refusal (an order after looking it up), ' +
+        'and otherwise takes it for a lost answer, since a throttle or a gateway may answer so after the write was done; a refusal that persists fails the slot with its own error',
     );
-    expect(lines[1]?.msg).toMatch(/^the exchange refused POST \/api\/v4\/trade-account\/balance at its door, .* this machine's clock and the exchange's disagree; .* with its own error$/);
+    expect(lines[1]?.msg).toMatch(/^the exchange refused POST \/api\/v4\/trade-account\/balance for its nonce: .* this machine's clock and the exchange's disagree; .* with its own error$/);
     expect(lines[2]?.msg).toMatch(/another client may be using this API key; .* \(2 such refusals since the last line\)$/);
   });
 });

@@ -25,7 +25,7 @@ describe('a request the exchange refuses for its nonce', () => {
     const line = daemon.output().split('\n').find((text) => text.includes('"event":"nonce-refused"')) as string;
     const logged = JSON.parse(line) as Record<string, unknown>;
     expect(logged).toMatchObject({ level: 40, refusal: 'window', account: 'default' });
-    expect(logged['msg']).toMatch(/^the exchange refused POST \/api\/v4\/\S+ at its door, before doing anything: its nonce was outside the exchange's ±5 s window: this machine's clock and the exchange's disagree; stacker signs it afresh/);
+    expect(logged['msg']).toMatch(/^the exchange refused POST \/api\/v4\/\S+ for its nonce: its nonce was outside the exchange's ±5 s window: this machine's clock and the exchange's disagree; stacker signs a read afresh/);
     expect(daemon.output()).not.toContain(sandbox.apiSecret);
     expect(daemon.output()).not.toContain(sandbox.apiKey);
     // Each order once at the exchange, and the slot whose request was refused did not fail.
