@@ -1,5 +1,5 @@
 import { type EngineHealth, HISTORY_UNREAD } from '../engine/engine.ts';
-import { SNAPSHOT_FAILED, refusedByExchangeRules } from '../engine/slot-runner.ts';
+import { SNAPSHOT_FAILED, refusedForItsMarket } from '../engine/slot-runner.ts';
 import { BUDGET_TOO_SMALL } from '../engine/money-plan.ts';
 import type { JournalState } from '../observability/metrics.ts';
 import type { Journal, LedgerFinding } from '../store/journal.ts';
@@ -31,9 +31,9 @@ export const FAILED_SLOTS_UNHEALTHY = 3;
  *   throttling), named at once: its instances' own count of skipped slots takes days on a daily schedule;
  * - an instance's last slot refused its buy as larger than its smallest budget limit: no period
  *   lets it through, so it buys nothing while its slots end done, until a setting changes;
- * - the exchange refused an instance's buy (not for the balance) in each of its last
- *   FAILED_SLOTS_UNHEALTHY slots: a market closed, or rules changed beyond what stacker reads
- *   again, while its slots end done;
+ * - an instance's buy was refused for its market (by the exchange against the rules read, the
+ *   market not listed or not trading, the amount below its minimum) in each of its last
+ *   FAILED_SLOTS_UNHEALTHY slots, while its slots end done;
  * - an instance's last FAILED_SLOTS_UNHEALTHY slots all failed (an exchange failing every order,
  *   a transfer that never goes through): one failure is a bad moment, several in a row are not.
  */
@@ -50,8 +50,8 @@ export class DaemonHealth {
   readonly #unreadInARow = new Map<string, { count: number; latestMs: number; reason: string }>();
   /** Per instance whose last slot's buy is above its smallest budget limit: why, and since which slot. */
   readonly #tooSmall = new Map<string, { sinceMs: number; message: string }>();
-  /** Per instance: its slots in a row whose buy the exchange refused (not for the balance), and the latest refusal. */
-  readonly #exchangeRefusedInARow = new Map<string, { count: number; latestMs: number; message: string }>();
+  /** Per instance: its slots in a row whose buy was refused for its market (not its wallet or budget), and the latest refusal. */
+  readonly #marketRefusedInARow = new Map<string, { count: number; latestMs: number; reason: string; message: string }>();
 
   readonly #clocks: () => readonly string[];
   readonly #exchanges: () => readonly string[];
@@ -105,13 +105,14 @@ export class DaemonHealth {
       const run = this.#unreadInARow.get(instance);
       this.#unreadInARow.set(instance, { count: (run?.count ?? 0) + 1, latestMs: Math.max(run?.latestMs ?? slotTimeMs, slotTimeMs), reason });
     } else if (slot?.status === 'done' || slot?.status === 'failed') this.#unreadInARow.delete(instance);
-    // A buy the exchange refused although the rules read allowed it: one is a bad moment (the
-    // rules are read again), every slot in a row a market changed or closed, and the instance buys nothing while its slots end done.
-    const byExchange = records.find((record) => record.status === 'refused' && record.intent.kind === 'buy-stock-market' && refusedByExchangeRules(record.error?.code ?? ''));
-    if (byExchange !== undefined) {
-      const run = this.#exchangeRefusedInARow.get(instance);
-      this.#exchangeRefusedInARow.set(instance, { count: (run?.count ?? 0) + 1, latestMs: Math.max(run?.latestMs ?? slotTimeMs, slotTimeMs), message: byExchange.error?.message ?? '' });
-    } else if (slot?.status === 'done') this.#exchangeRefusedInARow.delete(instance);
+    // A buy refused for its market (the exchange refusing it against the rules read, the market
+    // gone or closed, the amount below its minimum): one is a bad moment (the rules are read
+    // again), every slot in a row a market changed or closed, and the instance buys nothing while its slots end done.
+    const byMarket = records.find((record) => record.status === 'refused' && record.intent.kind === 'buy-stock-market' && refusedForItsMarket(record.error?.code ?? ''));
+    if (byMarket !== undefined) {
+      const run = this.#marketRefusedInARow.get(instance);
+      this.#marketRefusedInARow.set(instance, { count: (run?.count ?? 0) + 1, latestMs: Math.max(run?.latestMs ?? slotTimeMs, slotTimeMs), reason: byMarket.error?.code ?? '', message: byMarket.error?.message ?? '' });
+    } else if (slot?.status === 'done') this.#marketRefusedInARow.delete(instance);
     const refused = records.find((record) => record.status === 'refused' && record.error?.code === BUDGET_TOO_SMALL);
     if (refused === undefined) {
       this.#tooSmall.delete(instance);
@@ -185,11 +186,11 @@ export class DaemonHealth {
       if (run.count < FAILED_SLOTS_UNHEALTHY) continue;
       problems.push(`${instance}: its last ${run.count} slots were skipped, its exchange not read, the latest at ${new Date(run.latestMs).toISOString()}: ${run.reason}`);
     }
-    for (const [instance, run] of this.#exchangeRefusedInARow) {
+    for (const [instance, run] of this.#marketRefusedInARow) {
       if (run.count < FAILED_SLOTS_UNHEALTHY) continue;
       problems.push(
-        `${instance}: the exchange refused its buy in each of its last ${run.count} slots, the latest at ${new Date(run.latestMs).toISOString()} (${run.message}); ` +
-          'it buys nothing while the exchange refuses: the market may be closed, or its rules changed in a way stacker does not follow (`stacker markets`)',
+        `${instance}: its buy was refused for its market in each of its last ${run.count} slots, the latest at ${new Date(run.latestMs).toISOString()} (${run.reason}: ${run.message}); ` +
+          'it buys nothing meanwhile: the market may be closed or gone, its rules changed (`stacker markets`), or the amount is below its minimum',
       );
     }
     for (const [instance, tooSmall] of this.#tooSmall) {

@@ -260,6 +260,8 @@ async function planAndSend(slot: SlotContext, decided: Decided, turn: AccountTur
       const group = groupOf(intent);
       if (record.status === 'refused') {
         const reason = record.error?.code ?? 'refused';
+        // A market the rules say is gone or closed may be back at the next slot: read them again then, not ten minutes on.
+        if (intent.kind === 'buy-stock-market' && MARKET_CLOSED.has(reason)) slot.books.markets.forget();
         deps.metrics.refusal(instance.instance, reason);
         deps.logger.warn({ ...log(), event: 'refusal', reason, intent: intent.kind, index: record.index }, `refused: ${record.error?.message ?? reason}`);
         // The intent that refused its group is told, and named as what stopped it (the slot's
@@ -402,4 +404,17 @@ async function budgetView(deps: EngineDeps, instance: InstanceRuntime, slotTimeM
  */
 export function refusedByExchangeRules(code: string): boolean {
   return code === 'E_EXCHANGE_VALIDATION' || code === 'E_EXCHANGE_REFUSED';
+}
+
+/** Refusals of a buy because the rules read say its market is not listed, or not trading. */
+const MARKET_CLOSED: ReadonlySet<string> = new Set(['unknown-market', 'trading-disabled']);
+
+/**
+ * Whether a buy's refusal is its market's, not its wallet's or budget's: the exchange refusing it
+ * against the rules read, the market gone or closed, or the amount below the market's minimum.
+ * Slot after slot, the instance buys nothing while its slots end done, until the market or a
+ * setting changes (DaemonHealth).
+ */
+export function refusedForItsMarket(code: string): boolean {
+  return refusedByExchangeRules(code) || MARKET_CLOSED.has(code) || code === 'below-min-total' || code === 'below-min-amount';
 }

@@ -56,7 +56,7 @@ describe('the daemon health', () => {
     expect(health.problems()).toEqual([]);
   });
 
-  it('names an instance whose buy the exchange refused (not for the balance) in each of its last 3 slots, while its slots end done; a slot done without such a refusal ends the run', async () => {
+  it('names an instance whose buy was refused for its market (the exchange refusing it, the market gone) in each of its last 3 slots, while its slots end done; a slot done without such a refusal ends the run', async () => {
     const journal = await world.opened();
     const health = new DaemonHealth({ journal, engine: () => quiet });
     const slot = async (slotTimeMs: number, error: { code: string; message: string } | null): Promise<void> => {
@@ -71,7 +71,7 @@ describe('the daemon health', () => {
     expect(health.problems()).toEqual([]);
     await slot(day(4), closed);
     expect(health.problems()).toEqual([
-      `dca-btc: the exchange refused its buy in each of its last 3 slots, the latest at 2026-01-04T09:00:00.000Z (${closed.message}); it buys nothing while the exchange refuses: the market may be closed, or its rules changed in a way stacker does not follow (\`stacker markets\`)`,
+      `dca-btc: its buy was refused for its market in each of its last 3 slots, the latest at 2026-01-04T09:00:00.000Z (E_EXCHANGE_VALIDATION: ${closed.message}); it buys nothing meanwhile: the market may be closed or gone, its rules changed (\`stacker markets\`), or the amount is below its minimum`,
     ]);
     // Out of money is a wallet's state, said by its own alert, not the exchange refusing what the rules allow.
     await slot(day(5), { code: 'insufficient-funds', message: 'the exchange refused: Not enough balance.' });
@@ -80,6 +80,12 @@ describe('the daemon health', () => {
     await slot(day(7), closed);
     await slot(day(8), null);
     expect(health.problems()).toEqual([]);
+    // Read again after the exchange's refusal, the rules no longer list the market: the guard's refusals continue the run.
+    const gone = { code: 'unknown-market', message: 'the exchange does not list BTC_USDT' };
+    await slot(day(9), closed);
+    await slot(day(10), gone);
+    await slot(day(11), gone);
+    expect(health.problems()).toEqual([expect.stringMatching(/^dca-btc: its buy was refused for its market in each of its last 3 slots, the latest at 2026-01-11T09:00:00.000Z \(unknown-market: the exchange does not list BTC_USDT\)/)]);
   });
 
   it('names an instance a failed strategy disabled, since when and why: its slots no longer run, which is not healthy', async () => {

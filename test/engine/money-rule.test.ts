@@ -106,6 +106,19 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       expect(third).toMatchObject({ status: 'refused', sentAtMs: null, error: { code: 'below-min-total' } });
       expect(sandboxOrders()).toHaveLength(1);
     });
+
+    it('are read again at the next slot while they say the market is not trading: a market opened again is bought on at once, not ten minutes on', async () => {
+      const engine = world.engine([dcaBtc()]);
+      const btc = (await world.sandbox.exchange.markets()).find((rules) => rules.name === 'BTC_USDT');
+      if (btc === undefined) throw new Error('the sandbox lists BTC_USDT');
+      world.sandbox.exchange.addMarket({ ...btc, tradesEnabled: false });
+      expect(await engine.runSlot('dca-btc', SLOT)).toBe('done');
+      expect((await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT }))[0]).toMatchObject({ status: 'refused', error: { code: 'trading-disabled' } });
+      world.sandbox.exchange.addMarket(btc);
+      expect(await engine.runSlot('dca-btc', SLOT + 86_400_000)).toBe('done');
+      expect((await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT + 86_400_000 }))[0]?.status).toBe('done');
+      expect(sandboxOrders()).toHaveLength(1);
+    });
   });
 
   describe('all or nothing: the guards run on every money intent before anything is sent', () => {
