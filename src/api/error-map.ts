@@ -169,12 +169,12 @@ function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
   // Codes that mean one thing wherever they appear: 422 code 2 is a business rule; 30–43 are order validation.
   if (facts.code === 2) return ExchangeRefusedError;
   if (facts.code !== null && facts.code >= 30 && facts.code <= 43) return ExchangeValidationError;
-  // A success status around an error that names neither a refusal nor the fields it refused
-  // ({"success":false,"message":"Internal error"}): the backend may have done the request before
-  // it failed, so it is an answer stacker cannot read (for an order, a lost answer, looked up),
-  // never a refusal. One naming fields (kline's {"success":false,"message":{"interval":[…]}}) is
-  // a validation: it says what it refused.
-  if (status >= 200 && status < 300) return Object.keys(facts.fieldErrors).length > 0 ? ExchangeValidationError : ProtocolError;
+  // A success status around an error that names no refusal ({"success":false,"message":"Internal
+  // error"}): to a signed request (a write, or a private read) the backend may have done it
+  // before it failed, so it is an answer stacker cannot read (for an order, a lost answer, looked
+  // up), never a refusal, whatever fields it names. A public read's naming fields (kline's
+  // {"success":false,"message":{"interval":[…]}}) is a validation: it says what it refused.
+  if (status >= 200 && status < 300) return !context.signed && Object.keys(facts.fieldErrors).length > 0 ? ExchangeValidationError : ProtocolError;
   return byStatus(status, context.scope);
 }
 

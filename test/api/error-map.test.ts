@@ -190,6 +190,11 @@ describe('error mapping through the client', () => {
     const error = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'ok-1' }));
     expectError(error, { cls: ProtocolError, code: 'E_PROTOCOL', retryable: false, httpStatus: 200, exchangeCode: null, exchangeMessage: 'Internal error' });
     expect(outcomeUnknown(error)).toBe(true);
+    // Naming a field does not make it a refusal on an order: the backend may have placed it.
+    reply('POST', '/api/v4/order/stock_market', 200, { success: false, message: { amount: ['Something went wrong.'] }, result: null });
+    const naming = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'ok-1b' }));
+    expect(naming).toBeInstanceOf(ProtocolError);
+    expect(outcomeUnknown(naming)).toBe(true);
   });
 
   it('reads "This client order id is already used" (code 36) as the order that id names being at the exchange: a lost answer, looked up, never a refusal', async () => {
