@@ -356,7 +356,7 @@ export class ForeignOrderError extends StackerError {
     // A twin can also be stacker's own order sent twice: an exchange that answered a nonce
     // refusal (refused at its door, so signed afresh and sent again) after taking the order.
     const twice = orders.some((o) => o.twin === true && o.resent !== true)
-      ? ' If no other stacker runs on the key, the exchange took an order it answered as refused for its nonce, and stacker, which sends such a request again, bought twice: tell the exchange.'
+      ? ' If no other stacker runs on the key, the exchange took an order it answered as refused for its nonce while its clock moved, and stacker, which sends such a request again then, bought twice: tell the exchange.'
       : '';
     const counted = orders.some((o) => o.twin === true) ? ' A second order of an intent of this journal is recorded against its instance and counted in its budgets and reports.' : '';
     const lagged = orders.some((o) => o.missedSlot === true)
@@ -368,7 +368,7 @@ export class ForeignOrderError extends StackerError {
           `the exchange holds a second order of an intent this journal sent more than once: ${shown}${more}. ` +
             "An older stacker, which sent a lost answer's order again, bought that slot twice before this one took the journal over; this one never resends." +
             `${counted} Read it (\`stacker journal\`), then run \`stacker journal acknowledge\` and start this one again.`
-        : `the exchange holds orders with this stacker's order ids that its journal did not send: ${shown}${more}. ` +
+        : `the exchange holds orders with this stacker's order ids that its journal did not send${orders.every((o) => o.twin === true) ? ' (a second order of an intent it sent)' : ''}: ${shown}${more}. ` +
             'Two stackers on one key buy every slot twice: stop the other one (another host or container with its own data dir), ' +
             `then run \`stacker journal acknowledge\` and start this one again.${twice}${lagged}${counted}`,
     );

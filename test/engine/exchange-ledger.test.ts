@@ -293,6 +293,7 @@ describe.each(ENGINE_JOURNALS)('the exchange as the second ledger (%s journal)',
       expect(world.fatal[0]?.message).toMatch(/twice/);
       // With no other stacker on the key, the twin is its own order sent again after a nonce refusal the exchange did not keep to.
       expect(world.fatal[0]?.message).toMatch(/If no other stacker runs on the key, the exchange took an order it answered as refused for its nonce/);
+      expect(world.fatal[0]?.message).toMatch(/^the exchange holds orders with this stacker's order ids that its journal did not send \(a second order of an intent it sent\): /);
       // Kept as a finding: the next start refuses on it, and says when it was found (it does not know when it was placed).
       const { foreignOrdersError } = await import('../../src/daemon/foreign-findings.ts');
       const again = foreignOrdersError(await world.journal.listFindings({ unacknowledged: true }));
