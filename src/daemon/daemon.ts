@@ -462,8 +462,9 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
     const notRunning: NotRunningStatus[] = [];
     for (const found of await instancesWithoutFile(journal, config, clock.nowMs())) {
       const spent = found.spent.map((period) => ({ period: period.period, from: period.from, amount: formatDecimal(period.amount), asset: period.asset, timeZone: period.timeZone }));
-      logger.warn({ event: 'instance-without-file', instance: found.instance, state: found.state, file: found.file, spent, unresolved: found.unresolved.length }, found.message);
-      notRunning.push({ name: found.instance, state: found.state, file: found.file, spent, unresolved: found.unresolved.length, message: found.message });
+      const pausedSince = found.pausedSinceMs === null ? null : new Date(found.pausedSinceMs).toISOString();
+      logger.warn({ event: 'instance-without-file', instance: found.instance, state: found.state, file: found.file, spent, unresolved: found.unresolved.length, pausedSince }, found.message);
+      notRunning.push({ name: found.instance, state: found.state, file: found.file, spent, unresolved: found.unresolved.length, pausedSince, message: found.message });
     }
     statusBuilder?.noteNotRunning(notRunning);
 

@@ -60,6 +60,8 @@ export interface NotRunningStatus {
   readonly spent: readonly { readonly period: string; readonly from: string; readonly amount: string; readonly asset: string; readonly timeZone: string }[];
   /** Its intents not resolved yet (a lost answer still looked up, a transfer to resolve by hand). */
   readonly unresolved: number;
+  /** Paused from the status API since (a pause is the name's: a renamed file runs unpaused); null when not paused. */
+  readonly pausedSince: string | null;
   readonly message: string;
 }
 

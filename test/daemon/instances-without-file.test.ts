@@ -98,7 +98,7 @@ describe('an instance the journal holds whose file is gone or disabled', () => {
 
       const [warned, ...others] = warnings(await runOnce(strategies, dataDir, sandbox.url, ['dca-a2'], nowMs + 1_000));
       expect(others).toEqual([]);
-      expect(warned).toMatchObject({ instance: 'dca-a', state: 'no-file', spent: [], unresolved: 0 });
+      expect(warned).toMatchObject({ instance: 'dca-a', state: 'no-file', spent: [], unresolved: 0, pausedSince: since });
       expect(warned?.['msg']).toBe(
         `the journal holds instance dca-a, which has no file any more (${join(strategies, 'dca-a.env')}): it is paused from the status API since ${since}. ` +
           'Renamed? Its pause stays with dca-a: dca-a2, new to this journal, starts afresh, not paused, and buys at its first slot. To go on with its pause, name the file dca-a.env again, or pause the new name',

@@ -136,6 +136,7 @@ async function readOperatorControls(
         file: found.file,
         spent: found.spent.map((period) => ({ period: period.period, from: period.from, amount: period.amount, asset: period.asset, timeZone: period.timeZone })),
         unresolved: found.unresolved.map((intent) => intent.intentId),
+        pausedSince: found.pausedSinceMs === null ? null : new Date(found.pausedSinceMs).toISOString(),
         message: found.message,
       })),
       ...(opened.olderSchema === null ? {} : { olderSchema: opened.olderSchema }),
@@ -417,6 +418,8 @@ export interface WithoutFileSummary {
   readonly spent: readonly { readonly period: string; readonly from: string; readonly amount: Decimal; readonly asset: string; readonly timeZone: string }[];
   /** The ids of its intents not resolved yet. */
   readonly unresolved: readonly string[];
+  /** Paused from the status API since; null when not paused. */
+  readonly pausedSince: string | null;
   readonly message: string;
 }
 
