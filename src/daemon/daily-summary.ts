@@ -81,9 +81,17 @@ export function scheduleDailySummary(deps: DailySummaryDeps): { stop(): void } {
     // Never the same midnight twice, should the timer fire a moment before the wall clock gets there.
     const dueMs = nextUtcMidnightMs(Math.max(deps.clock.nowMs(), lastDueMs));
     lastDueMs = dueMs;
-    timer = setTimeout(() => {
+    const fire = (): void => {
+      // Node's timers may fire a millisecond before the wall clock gets there: the day is not over yet.
+      const early = dueMs - deps.clock.nowMs();
+      if (early > 0 && !stopped) {
+        timer = setTimeout(fire, early);
+        timer.unref();
+        return;
+      }
       dailySummary(deps, dueMs).then(deps.notify, deps.onError).finally(arm);
-    }, Math.max(0, dueMs - deps.clock.nowMs()));
+    };
+    timer = setTimeout(fire, Math.max(0, dueMs - deps.clock.nowMs()));
     timer.unref();
   };
   arm();

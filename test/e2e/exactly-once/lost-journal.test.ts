@@ -57,13 +57,16 @@ describe('a data dir wiped (a volume recreated) while the exchange\'s history la
   it('is told by the history showing orders of its instances, and holds budgeted buys for the settle window: the day\'s budget is not spent again on the order the lag hides', async () => {
     // 65 USDT a buy, 150 a day: two buys, ten seconds apart.
     t.dir.writeStrategy('dca-btc', { STRATEGY: 'dca', SCHEDULE: '*/10 * * * * *', MARKET: 'BTC_USDT', AMOUNT: '0.001', BUDGET_QUOTE_PER_DAY: '150' });
-    t.sandbox.faults.historyLagMs = 20_000;
+    // 25 s: the hidden buy (placed at a + 10) shows at a + 35, between the restarted daemon's
+    // slots at a + 30 (held: journal-behind) and a + 40 (over budget); with 20 s it showed at
+    // a + 30 itself, and the slot's history read could see it first, never holding.
+    t.sandbox.faults.historyLagMs = 25_000;
     const env30 = () => env({ STACKER_ORDER_SETTLE_WINDOW: '30s' });
     const first = startDaemon(args(), env30());
     await eventually(() => Promise.resolve(filled()), (n) => n >= 2, 40_000, 'two buys');
     // Killed once the history shows the first buy but not yet the second.
     const [a] = t.sandbox.exchange.orderHistory({}).map((order) => order.createdAtSec).sort((x, y) => x - y);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, ((a ?? 0) + 21) * 1000 - Date.now())));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, ((a ?? 0) + 26) * 1000 - Date.now())));
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     rmSync(t.dir.data, { recursive: true, force: true });
