@@ -41,10 +41,11 @@ export class MarketBook {
 
   /**
    * Read the rules again at the next slot: the exchange refused an order built with them (a
-   * precision or minimum changed, the market closed), which they may no longer be.
+   * precision or minimum changed, the market closed), which they may no longer be. Kept for a
+   * read that fails meanwhile, as any rules past their time are.
    */
   forget(): void {
-    this.#rules = null;
+    this.#loadedAtMs = Number.NEGATIVE_INFINITY;
   }
 }
 
