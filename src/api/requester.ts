@@ -153,8 +153,9 @@ export class Requester {
       if (!options.retry && !explained) throw notSentAgain(refused);
       return send();
     };
-    // The offset the nonce is drawn with: none measured yet (the exchange's time unread), this machine's clock as it is.
-    const offsetAtSend = clock?.offsetMs ?? 0;
+    // The correction the nonce is drawn with (ServerClock.nowMs): none while the exchange's time
+    // is unread, or while the offset measured is too small to trust: this machine's clock as it is.
+    const correctionAtSend = clock?.correctionMs ?? 0;
     try {
       return await send();
     } catch (error) {
@@ -163,10 +164,13 @@ export class Requester {
       try {
         await clock.measure();
       } catch (readError) {
+        // No reading says the clocks disagree: for a write, a refusal that may have come after it was done, as any unexplained one.
+        if (!options.retry) throw notSentAgain(error, "refused for its nonce's time, and the exchange's time could not be read to say the clocks disagree: what a gateway gets when it sends again a request the exchange may already have taken");
         throw clockSkew(error, `and the exchange's time could not be read to correct it (${readError instanceof Error ? readError.message : String(readError)})`);
       }
+      // How far the nonce was from the exchange's clock, as now measured: outside the window, the refusal is the door's.
       const offsetNow = clock.offsetMs;
-      const explained = offsetNow !== null && Math.abs(offsetNow - offsetAtSend) >= CLOCK_MOVE_EXPLAINS_MS;
+      const explained = offsetNow !== null && Math.abs(offsetNow - correctionAtSend) >= CLOCK_MOVE_EXPLAINS_MS;
       try {
         return await again(error, explained);
       } catch (refusedAgain) {
@@ -333,18 +337,19 @@ function redactError(error: unknown, secrets: readonly string[]): unknown {
 
 /** A write refused in the words a throttle shares with a nonce refusal, not found at once: a lost answer, never sent again. */
 /**
- * How far the exchange's clock must have moved against this machine's, between the nonce drawn
- * and the clock measured after its window refusal, for that refusal to be the nonce's own: the
- * window is ±5 s and a measure is good to about half a second, so a nonce drawn against a clock
- * that moved less was inside the window when it left.
+ * How far a nonce must have been from the exchange's clock, as measured after its window
+ * refusal against the correction it was drawn with, for that refusal to be the nonce's own: the
+ * window is ±5 s and a measure is good to about half a second, so a nonce nearer than this was
+ * inside the window when it left.
  */
 const CLOCK_MOVE_EXPLAINS_MS = 4_000;
 
-function notSentAgain(refused: NonceError): ServiceUnavailableError {
+function notSentAgain(refused: NonceError, why?: string): ServiceUnavailableError {
   const could =
-    refused instanceof NonceWindowError
+    why ??
+    (refused instanceof NonceWindowError
       ? "refused for its nonce's time although the clocks agree, so the nonce was in the window as it left: what a gateway gets when it sends again a request the exchange may already have taken"
-      : 'a nonce refusal, or a throttle after the request was done: the two say the same';
+      : 'a nonce refusal, or a throttle after the request was done: the two say the same');
   return new ServiceUnavailableError({
     httpStatus: refused.httpStatus,
     path: refused.path,

@@ -2,6 +2,7 @@ import { Turns } from '../domain/turns.ts';
 import { countUncountedBuys } from './uncounted-buys.ts';
 import type { CatchUpPolicy } from './schedule/catch-up.ts';
 import { planCatchUp } from './schedule/catch-up.ts';
+import { SLOT_LATE_TOLERANCE_MS } from './schedule/first-occurrence.ts';
 import type { CronSchedule } from './schedule/cron.ts';
 import { FatalEngineError, classifyError, errorCode, errorMessage } from './error-policy.ts';
 import { ExchangeLedger, type LedgerInstance, type LedgerOptions, type LedgerReport } from './exchange-ledger.ts';
@@ -257,7 +258,14 @@ export class Engine {
       // The later of the two: a slot journalled from before the anchor (an order adopted from the
       // exchange's history) must not make the slots before the instance was scheduled count as missed.
       const from = last === null ? since : since === null ? last.slotTimeMs : Math.max(last.slotTimeMs, since);
-      const plan = planCatchUp(instance.schedule, from, nowMs, instance.catchUp);
+      const planned = planCatchUp(instance.schedule, from, nowMs, instance.catchUp);
+      // The newest slot that fell while this process was starting, moments ago (within a late
+      // fire's minute), is run as a late fire whatever CATCH_UP says: the process was not
+      // stopped then, and node-cron would have run it that late. Not one the journal may lack.
+      const newest = planned.skip[0];
+      const startFire =
+        planned.run === null && newest !== undefined && newest >= startedMs && nowMs - newest <= SLOT_LATE_TOLERANCE_MS && !mayHaveBeenBought(newest, instance.orderSettleWindowMs) ? newest : null;
+      const plan = startFire === null ? planned : { run: startFire, skip: planned.skip.slice(1), skippedTotal: planned.skippedTotal - 1 };
       const rule = catchUpRule(instance);
       let withheld = 0;
       for (const slotTimeMs of plan.skip) {
@@ -297,7 +305,7 @@ export class Engine {
         this.#deps.logger.warn({ event: 'catch-up-schedule-changed', instance: instance.instance, slot: new Date(plan.run).toISOString(), lastSlot: new Date(from).toISOString() }, why);
         await this.#journalMissed(instance.instance, plan.run, why);
       } else if (plan.run !== null) {
-        await this.#runLate(instance.instance, plan.run);
+        await this.#runLate(instance.instance, plan.run, startFire === null ? 'running the missed slot late (CATCH_UP=last)' : 'running late the slot that fell while stacker was starting, moments ago, as node-cron runs a late fire');
       }
     }
   }
@@ -309,9 +317,9 @@ export class Engine {
     return added;
   }
 
-  /** CATCH_UP=last's newest missed slot, run late. */
-  async #runLate(instanceName: string, slotTimeMs: number): Promise<void> {
-    this.#deps.logger.info({ event: 'catch-up', instance: instanceName, slot: new Date(slotTimeMs).toISOString() }, 'running the missed slot late (CATCH_UP=last)');
+  /** CATCH_UP=last's newest missed slot, or one that fell as this process started, run late. */
+  async #runLate(instanceName: string, slotTimeMs: number, why = 'running the missed slot late (CATCH_UP=last)'): Promise<void> {
+    this.#deps.logger.info({ event: 'catch-up', instance: instanceName, slot: new Date(slotTimeMs).toISOString() }, why);
     const outcome = await this.runSlot(instanceName, slotTimeMs);
     const ended = this.#options.onLateSlotEnded;
     // One the journal already had did not run now.

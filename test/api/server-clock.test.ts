@@ -106,6 +106,36 @@ describe("signing against the exchange's clock", () => {
     expect(s.exchange.orderHistory({ clientOrderId: 'never-measured-1' })).toHaveLength(1);
   });
 
+  it("does not send an order again after a window refusal when the exchange's time cannot be read to say the clocks disagree: a lost answer, not a clock to fix", async () => {
+    const s = await skewedSandbox({ ms: 0 });
+    const c = clientOf(s);
+    s.faults.inject({ path: '/api/v4/public/time', kind: 'status', status: 503, body: 'maintenance', times: 50 });
+    s.faults.historyLagMs = 10_000;
+    s.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 400, body: { code: 0, errors: {}, message: 'Your nonce is more than 5 seconds lesser than the current nonce' }, commit: true });
+    const error = await c.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'unreadable-1' }).catch((e: unknown) => e);
+    expect(error).not.toBeInstanceOf(NonceWindowError);
+    expect(outcomeUnknown(error)).toBe(true);
+    expect((error as Error).message).toMatch(/the exchange's time could not be read to say the clocks disagree/);
+    s.faults.historyLagMs = 0;
+    expect(s.exchange.orderHistory({ clientOrderId: 'unreadable-1' })).toHaveLength(1);
+  });
+
+  it('judges a window refusal against the correction the nonce was drawn with, not the offset measured: a small offset is not corrected for, and a later move of the same size does not explain it', async () => {
+    // Measured 1.5 s ahead (too small to correct: the nonce is this machine's time), then the exchange's clock goes to 2.6 s behind:
+    // the nonce is 2.6 s off, inside the window, so a window refusal came after it was taken (4.1 s from the offset measured).
+    const skew = { ms: 1_500 };
+    const s = await skewedSandbox(skew);
+    const c = clientOf(s);
+    await c.tradeBalance('USDT');
+    skew.ms = -2_600;
+    s.faults.historyLagMs = 10_000;
+    s.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 400, body: { code: 0, errors: {}, message: 'Your nonce is more than 5 seconds greater than the current nonce' }, commit: true });
+    const error = await c.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'small-offset-1' }).catch((e: unknown) => e);
+    expect(outcomeUnknown(error)).toBe(true);
+    s.faults.historyLagMs = 0;
+    expect(s.exchange.orderHistory({ clientOrderId: 'small-offset-1' })).toHaveLength(1);
+  });
+
   it('does not send a transfer again after a nonce refusal that cannot tell (a throttle may answer so after the transfer was made): a lost answer, settled by the balances', async () => {
     const s = await skewedSandbox({ ms: 0 });
     const c = clientOf(s);
