@@ -163,18 +163,20 @@ function classify(facts: ErrorFacts, context: ErrorContext): ErrorClass {
   if (kinds.has('auth') || status === 401 || status === 403) return AuthError;
   if (status >= 500 || kinds.has('unavailable')) return ServiceUnavailableError;
   if (!facts.parsed || status === 404) return ProtocolError;
+  // A success status around an error, to a signed request (a write, or a private read): the
+  // backend may have done it before it failed, so it is an answer stacker cannot read (for an
+  // order, a lost answer, looked up), never a refusal, whatever its words ("Not enough balance."
+  // in a 200 is no refusal stacker can trust).
+  if (context.signed && status >= 200 && status < 300) return ProtocolError;
   if (kinds.has('id-taken')) return ClientOrderIdTakenError;
   if (kinds.has('refused')) return ExchangeRefusedError;
   if (kinds.has('validation')) return ExchangeValidationError;
   // Codes that mean one thing wherever they appear: 422 code 2 is a business rule; 30–43 are order validation.
   if (facts.code === 2) return ExchangeRefusedError;
   if (facts.code !== null && facts.code >= 30 && facts.code <= 43) return ExchangeValidationError;
-  // A success status around an error that names no refusal ({"success":false,"message":"Internal
-  // error"}): to a signed request (a write, or a private read) the backend may have done it
-  // before it failed, so it is an answer stacker cannot read (for an order, a lost answer, looked
-  // up), never a refusal, whatever fields it names. A public read's naming fields (kline's
+  // A public read's success status around an error naming fields (kline's
   // {"success":false,"message":{"interval":[…]}}) is a validation: it says what it refused.
-  if (status >= 200 && status < 300) return !context.signed && Object.keys(facts.fieldErrors).length > 0 ? ExchangeValidationError : ProtocolError;
+  if (status >= 200 && status < 300) return Object.keys(facts.fieldErrors).length > 0 ? ExchangeValidationError : ProtocolError;
   return byStatus(status, context.scope);
 }
 

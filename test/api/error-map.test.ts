@@ -195,6 +195,11 @@ describe('error mapping through the client', () => {
     const naming = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'ok-1b' }));
     expect(naming).toBeInstanceOf(ProtocolError);
     expect(outcomeUnknown(naming)).toBe(true);
+    // Nor do words that would be a refusal in a 4xx.
+    reply('POST', '/api/v4/order/stock_market', 200, { success: false, message: { amount: ['Not enough balance.'] }, result: null });
+    const balance = await failure(h.client.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'ok-1c' }));
+    expect(balance).toBeInstanceOf(ProtocolError);
+    expect(outcomeUnknown(balance)).toBe(true);
   });
 
   it('reads "This client order id is already used" (code 36) as the order that id names being at the exchange: a lost answer, looked up, never a refusal', async () => {
