@@ -108,7 +108,8 @@ export class DaemonHealth {
     // A buy refused for its market (the exchange refusing it against the rules read, the market
     // gone or closed, the amount below its minimum): one is a bad moment (the rules are read
     // again), every slot in a row a market changed or closed, and the instance buys nothing while its slots end done.
-    const byMarket = records.find((record) => record.status === 'refused' && record.intent.kind === 'buy-stock-market' && refusedForItsMarket(record.error?.code ?? ''));
+    // The strategy's own refusal for its market counts as the guard's: a built-in one refuses a market it cannot find before the guard sees it.
+    const byMarket = records.find((record) => record.status === 'refused' && (record.intent.kind === 'buy-stock-market' || record.intent.kind === 'refusal') && refusedForItsMarket(record.error?.code ?? ''));
     if (byMarket !== undefined) {
       const run = this.#marketRefusedInARow.get(instance);
       this.#marketRefusedInARow.set(instance, { count: (run?.count ?? 0) + 1, latestMs: Math.max(run?.latestMs ?? slotTimeMs, slotTimeMs), reason: byMarket.error?.code ?? '', message: byMarket.error?.message ?? '' });

@@ -252,6 +252,8 @@ async function planAndSend(slot: SlotContext, decided: Decided, turn: AccountTur
         continue;
       }
       if (intent.kind === 'refusal') {
+        // A strategy that refuses for its market (not listed, not trading) reads it again at the next slot too.
+        if (MARKET_CLOSED.has(intent.reason)) slot.books.markets.forget();
         deps.metrics.refusal(instance.instance, intent.reason);
         deps.logger.info({ ...log(), event: 'refusal', reason: intent.reason, ...(intent.data ?? {}) }, `refused by the strategy: ${intent.message}`);
         continue;

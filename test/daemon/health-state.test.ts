@@ -86,6 +86,14 @@ describe('the daemon health', () => {
     await slot(day(10), gone);
     await slot(day(11), gone);
     expect(health.problems()).toEqual([expect.stringMatching(/^dca-btc: its buy was refused for its market in each of its last 3 slots, the latest at 2026-01-11T09:00:00.000Z \(unknown-market: the exchange does not list BTC_USDT\)/)]);
+    // The strategy's own refusal (the SDK refuses a market it cannot find before the guard sees it) counts alike.
+    const refusedByStrategy = async (slotTimeMs: number): Promise<void> => {
+      await journal.claimSlot({ instance: 'dca-eth', slotTimeMs, runId: null, intents: [{ index: 0, intent: { kind: 'refusal', reason: 'unknown-market', message: 'the exchange does not list ETH_USDT' } }] });
+      await journal.finishSlot({ instance: 'dca-eth', slotTimeMs, status: 'done' });
+      await health.readSlot('dca-eth', slotTimeMs);
+    };
+    for (const d of [12, 13, 14]) await refusedByStrategy(day(d));
+    expect(health.problems()).toContainEqual(expect.stringMatching(/^dca-eth: its buy was refused for its market in each of its last 3 slots, .*\(unknown-market: the exchange does not list ETH_USDT\)/));
   });
 
   it('names an instance a failed strategy disabled, since when and why: its slots no longer run, which is not healthy', async () => {

@@ -7,7 +7,8 @@ import { defineStrategy, param } from '../../strategies/sdk.ts';
 import { killSwitch } from '../../src/engine/kill-switch.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { noEngineMetrics } from '../../src/engine/observer.ts';
-import { DEMO_EMPTY_FLEX_PLAN_ID, DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
+import { DEMO_EMPTY_FLEX_PLAN_ID, DEMO_FLEX_PLAN_ID, DEMO_PRICES } from '../../src/sim/seed.ts';
+import { fixedPrices } from '../../src/sim/prices.ts';
 import { dca } from '../../strategies/dca.ts';
 import { flexSweep } from '../../strategies/flex-sweep.ts';
 import { balanceReport } from '../../strategies/balance-report.ts';
@@ -105,6 +106,24 @@ describe.each(ENGINE_JOURNALS)('the money rule (%s journal)', (kind) => {
       const third = (await world.journal.listIntents({ instance: 'dca-btc', slotTimeMs: SLOT + 2 * 86_400_000 }))[0];
       expect(third).toMatchObject({ status: 'refused', sentAtMs: null, error: { code: 'below-min-total' } });
       expect(sandboxOrders()).toHaveLength(1);
+    });
+
+    it('are read again at the next slot while the strategy refuses its market as not listed: a market listed since is bought on at once', async () => {
+      const sol = await engineWorld({ prices: fixedPrices({ ...DEMO_PRICES, SOL_USDT: '150' }) }, kind);
+      try {
+        const dcaSol = runtimeOf({ instance: 'dca-sol', strategy: dca, env: { STRATEGY: 'dca', SCHEDULE: '0 9 * * *', MARKET: 'SOL_USDT', AMOUNT: '0.1' } });
+        const engine = sol.engine([dcaSol]);
+        expect(await engine.runSlot('dca-sol', SLOT)).toBe('done');
+        expect((await sol.journal.listIntents({ instance: 'dca-sol', slotTimeMs: SLOT }))[0]).toMatchObject({ status: 'refused', intent: { kind: 'refusal', reason: 'unknown-market' } });
+        const btc = (await sol.sandbox.exchange.markets()).find((rules) => rules.name === 'BTC_USDT');
+        if (btc === undefined) throw new Error('the sandbox lists BTC_USDT');
+        sol.sandbox.exchange.addMarket({ ...btc, name: 'SOL_USDT', base: 'SOL' });
+        sol.sandbox.exchange.seedSpot('USDT', new Decimal('1000'));
+        expect(await engine.runSlot('dca-sol', SLOT + 86_400_000)).toBe('done');
+        expect((await sol.journal.listIntents({ instance: 'dca-sol', slotTimeMs: SLOT + 86_400_000 }))[0]?.status).toBe('done');
+      } finally {
+        await sol.close();
+      }
     });
 
     it('are read again at the next slot while they say the market is not trading: a market opened again is bought on at once, not ten minutes on', async () => {
