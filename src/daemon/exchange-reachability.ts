@@ -10,6 +10,11 @@ export const EXCHANGE_DOWN_AFTER_MS = 2 * 60_000;
  */
 const NO_ANSWER: ReadonlySet<string> = new Set(['E_NETWORK', 'E_TIMEOUT', 'E_UNAVAILABLE', 'E_RATE_LIMIT', 'E_PROTOCOL']);
 
+type Side = 'private' | 'public';
+
+/** The exchange's public endpoints (v4 and the v1 kline and ticker). */
+const PUBLIC = /^\/api\/v\d+\/public\//;
+
 /** An account's exchange giving no usable answer: since when, and the latest failure. */
 export interface ExchangeDown {
   readonly account: string;
@@ -25,28 +30,39 @@ export interface ExchangeDown {
  * is known: an exchange that fails between two slots of a daily schedule is seen at the next.
  */
 export class ExchangeReachability {
-  readonly #down = new Map<string, { sinceMs: number; lastError: string }>();
+  /** Per account and side (its private API, the public one): since when it gives no usable answer, and the latest failure. */
+  readonly #down = new Map<string, Map<Side, { sinceMs: number; lastError: string }>>();
   readonly #nowMs: () => number;
 
   constructor(nowMs: () => number = () => Date.now()) {
     this.#nowMs = nowMs;
   }
 
-  /** One attempt's outcome (the API clients' onRequest event). */
+  /**
+   * One attempt's outcome (the API clients' onRequest event). The private API and the public
+   * one are told apart: an exchange whose private endpoints are down may answer its public ones
+   * (the clock, the markets), which say nothing of whether an order can be placed.
+   */
   record(event: ApiRequestEvent): void {
     const account = event.account ?? 'default';
+    const side: Side = PUBLIC.test(event.path) ? 'public' : 'private';
+    const sides = this.#down.get(account);
     if (event.errorCode === null) {
-      this.#down.delete(account);
+      sides?.delete(side);
+      if (sides?.size === 0) this.#down.delete(account);
       return;
     }
     if (!NO_ANSWER.has(event.errorCode)) return;
-    const since = this.#down.get(account)?.sinceMs ?? this.#nowMs();
-    this.#down.set(account, { sinceMs: since, lastError: `${event.errorCode} on ${event.path}${event.status === null ? '' : ` (HTTP ${event.status})`}` });
+    const found = sides ?? new Map<Side, { sinceMs: number; lastError: string }>();
+    const since = found.get(side)?.sinceMs ?? this.#nowMs();
+    found.set(side, { sinceMs: since, lastError: `${event.errorCode} on ${event.path}${event.status === null ? '' : ` (HTTP ${event.status})`}` });
+    this.#down.set(account, found);
   }
 
-  /** The account's exchange giving no usable answer since, with the latest failure; null when its last attempt was answered. */
+  /** The account's exchange giving no usable answer since (the side down longest), with its latest failure; null when each side's last attempt was answered. */
   of(account: string): ExchangeDown | null {
-    const down = this.#down.get(account);
+    const sides = [...(this.#down.get(account)?.values() ?? [])].sort((a, b) => a.sinceMs - b.sinceMs);
+    const down = sides[0];
     return down === undefined ? null : { account, ...down };
   }
 
@@ -54,7 +70,11 @@ export class ExchangeReachability {
   problems(accountCount: number): string[] {
     const now = this.#nowMs();
     const problems: string[] = [];
-    for (const [account, down] of [...this.#down].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const accounts = [...this.#down.keys()].sort().flatMap((account) => {
+      const down = this.of(account);
+      return down === null ? [] : [[account, down] as const];
+    });
+    for (const [account, down] of accounts) {
       if (now - down.sinceMs < EXCHANGE_DOWN_AFTER_MS) continue;
       const whose = accountCount > 1 ? `account ${account}: its exchange` : 'the exchange';
       const others = accountCount > 1 ? '; the other accounts trade on' : '';

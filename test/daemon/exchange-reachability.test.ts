@@ -27,6 +27,20 @@ describe("whether an account's exchange answers", () => {
     expect(reachability.of('beta')).toBeNull();
   });
 
+  it("tells the private API from the public one: answered public reads (the clock, the markets) do not clear a private API that does not answer", () => {
+    let now = T0;
+    const reachability = new ExchangeReachability(() => now);
+    reachability.record(attempt('beta', 'E_TIMEOUT', '/api/v4/trade-account/balance'));
+    now += 60_000;
+    reachability.record(attempt('beta', null, '/api/v4/public/time'));
+    reachability.record(attempt('beta', null, '/api/v1/public/kline'));
+    now = T0 + EXCHANGE_DOWN_AFTER_MS;
+    expect(reachability.of('beta')).toMatchObject({ sinceMs: T0, lastError: 'E_TIMEOUT on /api/v4/trade-account/balance' });
+    expect(reachability.problems(2)).toHaveLength(1);
+    reachability.record(attempt('beta', null, '/api/v4/main-account/balance'));
+    expect(reachability.of('beta')).toBeNull();
+  });
+
   it('counts no answer only: a refusal, a nonce or key problem is an answer; one account of its own is "the exchange"', () => {
     let now = T0;
     const reachability = new ExchangeReachability(() => now);
@@ -36,7 +50,8 @@ describe("whether an account's exchange answers", () => {
     reachability.record(attempt('default', 'E_NETWORK'));
     now += EXCHANGE_DOWN_AFTER_MS;
     reachability.record(attempt('default', 'E_PROTOCOL', '/api/v4/public/ticker', 200));
-    expect(reachability.problems(1)).toEqual([expect.stringMatching(/^the exchange has given no usable answer since .*latest: E_PROTOCOL on \/api\/v4\/public\/ticker \(HTTP 200\)\): its slots wait for it or are skipped$/)]);
+    // Each side is its own: the private API, down longest, is the one said.
+    expect(reachability.problems(1)).toEqual([expect.stringMatching(/^the exchange has given no usable answer since .*latest: E_NETWORK on \/api\/v4\/trade-account\/balance\): its slots wait for it or are skipped$/)]);
   });
 
   it('is a /healthz problem of the daemon', async () => {
