@@ -173,6 +173,12 @@ describe('stacker check', () => {
     const asJson: string[] = [];
     reportError(error, { out: (text) => void asJson.push(text), err: (text) => void asJson.push(text) }, { json: true, verbose: false, lookupHint: undefined });
     expect(JSON.parse(asJson.join(''))).toMatchObject({ error: { code: 'E_AUTH', account: 'main' } });
+    // The JSON document on stdout says it too: not ok, and which account was not checked.
+    await check(context(true), { strategies: world.strategiesDir, dataDir: world.dir }, refusing).catch(() => undefined);
+    const document = JSON.parse(stdout()) as { ok: boolean; notChecked: Array<{ account: string; error: string }>; preflight: Array<{ instance: string }> };
+    expect(document.ok).toBe(false);
+    expect(document.notChecked).toEqual([{ account: 'main', error: expect.stringMatching(/^account main: /) }]);
+    expect(document.preflight.map((report) => report.instance)).toEqual(['b-dca']);
   });
 
   it("reads the clock of each exchange the accounts trade on, never the default one no instance uses", async () => {

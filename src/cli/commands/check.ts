@@ -72,10 +72,11 @@ export async function check(ctx: CommandContext, flags: CheckFlags, overrides: C
     clocks = await readClocks(config);
     outcome = await runPreflight(config, nowMs, overrides, heldBy(config, summary));
   }
-  const ok = outcome === null || (outcome.startup.length === 0 && outcome.reports.every(passes));
+  const notChecked = (outcome?.failed ?? []).map(({ account, error }) => ({ account, error: error instanceof Error ? error.message : String(error) }));
+  const ok = outcome === null || (outcome.startup.length === 0 && outcome.reports.every(passes) && notChecked.length === 0);
   // `clock`: the one exchange's reading (the first one's, with accounts on several); `clocks`: each exchange's.
   const clock = clocks[0]?.reading ?? null;
-  if (ctx.json) ctx.io.out(json({ ok, ...summary, clock, clocks, startupProblems: outcome?.startup ?? null, preflight: outcome?.reports ?? null }));
+  if (ctx.json) ctx.io.out(json({ ok, ...summary, clock, clocks, startupProblems: outcome?.startup ?? null, preflight: outcome?.reports ?? null, notChecked }));
   else if (outcome !== null) ctx.io.out(`${clocks.map((c) => `${renderClock(c.reading, clocks.length > 1 ? c : null)}\n`).join('')}${renderPreflight(outcome, config)}`);
 
   // An account whose exchange could not be read: its error (naming it) after the others' report.
