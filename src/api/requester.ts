@@ -143,10 +143,11 @@ export class Requester {
     // retried) is sent again only on a refusal that must have come from the exchange's door;
     // otherwise it is a lost answer (rule 3: an order looked up over its settle window, since a
     // history lags; a move settled by the balances). "Too many requests." never tells: a throttle
-    // may say it after the write was done. A window refusal tells when the clocks explain it,
-    // having moved apart since the nonce was drawn (`explained`); when they still agree, the
-    // nonce was in the window as it left, and the refusal came later: a gateway sending again a
-    // request the exchange may already have taken. A read is always sent again.
+    // may say it after the write was done. A window refusal tells when the clocks explain it:
+    // the nonce, drawn with the correction it had, was 4 s or more off the exchange's clock as
+    // measured after it (`explained`); nearer, the nonce was in the window as it left, and the
+    // refusal came later: a gateway sending again a request the exchange may already have taken.
+    // A read is always sent again.
     const again = async (refused: NonceError, explained = false): Promise<T> => {
       const found = await lookUpBeforeResend(options, refused);
       if (found !== null) return found as T;
@@ -170,7 +171,7 @@ export class Requester {
       }
       // How far the nonce was from the exchange's clock, as now measured: outside the window, the refusal is the door's.
       const offsetNow = clock.offsetMs;
-      const explained = offsetNow !== null && Math.abs(offsetNow - correctionAtSend) >= CLOCK_MOVE_EXPLAINS_MS;
+      const explained = offsetNow !== null && Math.abs(offsetNow - correctionAtSend) >= NONCE_OFF_EXPLAINS_MS;
       try {
         return await again(error, explained);
       } catch (refusedAgain) {
@@ -342,7 +343,7 @@ function redactError(error: unknown, secrets: readonly string[]): unknown {
  * window is ±5 s and a measure is good to about half a second, so a nonce nearer than this was
  * inside the window when it left.
  */
-const CLOCK_MOVE_EXPLAINS_MS = 4_000;
+const NONCE_OFF_EXPLAINS_MS = 4_000;
 
 function notSentAgain(refused: NonceError, why?: string): ServiceUnavailableError {
   const could =
