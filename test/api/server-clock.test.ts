@@ -42,6 +42,16 @@ async function orderAcrossClockJump(fromMs: number, toMs: number, clientOrderId:
   return c;
 }
 
+/**
+ * The sandbox takes the next order, then answers it refused for its nonce's time, as a gateway
+ * sending it again would get it; its history shows the order only 10 s later, so a lookup at once
+ * finds nothing.
+ */
+function takenThenRefusedForTheWindow(s: Sandbox, side: 'lesser' | 'greater' = 'lesser'): void {
+  s.faults.historyLagMs = 10_000;
+  s.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 400, body: { code: 0, errors: {}, message: `Your nonce is more than 5 seconds ${side} than the current nonce` }, commit: true });
+}
+
 describe("signing against the exchange's clock", () => {
   it('measures how far the exchange runs ahead or behind, to within a second, and signs so private calls pass', async () => {
     for (const ms of [30_000, -45_000]) {
@@ -84,8 +94,7 @@ describe("signing against the exchange's clock", () => {
     const s = await skewedSandbox({ ms: 0 });
     const c = clientOf(s);
     await c.tradeBalance('USDT');
-    s.faults.historyLagMs = 10_000;
-    s.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 400, body: { code: 0, errors: {}, message: 'Your nonce is more than 5 seconds lesser than the current nonce' }, commit: true });
+    takenThenRefusedForTheWindow(s);
     const error = await c.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'gateway-again-1' }).catch((e: unknown) => e);
     expect(outcomeUnknown(error)).toBe(true);
     expect((error as Error).message).toMatch(/although the clocks agree/);
@@ -98,8 +107,7 @@ describe("signing against the exchange's clock", () => {
     const c = clientOf(s);
     // The exchange's time cannot be read before the order: it is signed on this machine's clock.
     s.faults.inject({ path: '/api/v4/public/time', kind: 'status', status: 503, body: 'maintenance', times: 1 });
-    s.faults.historyLagMs = 10_000;
-    s.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 400, body: { code: 0, errors: {}, message: 'Your nonce is more than 5 seconds lesser than the current nonce' }, commit: true });
+    takenThenRefusedForTheWindow(s);
     const error = await c.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'never-measured-1' }).catch((e: unknown) => e);
     expect(outcomeUnknown(error)).toBe(true);
     s.faults.historyLagMs = 0;
@@ -110,8 +118,7 @@ describe("signing against the exchange's clock", () => {
     const s = await skewedSandbox({ ms: 0 });
     const c = clientOf(s);
     s.faults.inject({ path: '/api/v4/public/time', kind: 'status', status: 503, body: 'maintenance', times: 50 });
-    s.faults.historyLagMs = 10_000;
-    s.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 400, body: { code: 0, errors: {}, message: 'Your nonce is more than 5 seconds lesser than the current nonce' }, commit: true });
+    takenThenRefusedForTheWindow(s);
     const error = await c.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'unreadable-1' }).catch((e: unknown) => e);
     expect(error).not.toBeInstanceOf(NonceWindowError);
     expect(outcomeUnknown(error)).toBe(true);
@@ -128,8 +135,7 @@ describe("signing against the exchange's clock", () => {
     const c = clientOf(s);
     await c.tradeBalance('USDT');
     skew.ms = -2_600;
-    s.faults.historyLagMs = 10_000;
-    s.faults.inject({ path: '/api/v4/order/stock_market', kind: 'status', status: 400, body: { code: 0, errors: {}, message: 'Your nonce is more than 5 seconds greater than the current nonce' }, commit: true });
+    takenThenRefusedForTheWindow(s, 'greater');
     const error = await c.buyStockMarket({ market: 'BTC_USDT', baseAmount: new Decimal('0.001'), clientOrderId: 'small-offset-1' }).catch((e: unknown) => e);
     expect(outcomeUnknown(error)).toBe(true);
     s.faults.historyLagMs = 0;
