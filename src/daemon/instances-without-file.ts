@@ -135,5 +135,5 @@ function describe(found: Omit<InstanceWithoutFile, 'message'>): string {
   const kept = [...(paused ? ['pause'] : []), ...(spent.length === 0 && unresolved.length === 0 ? [] : ['budget'])].join(' and ');
   const buys = spent.length > 0 ? ' buys again in those periods (an account cap still counts both)' : paused ? ' buys at its first slot' : '';
   const then = `${paused ? ', not paused,' : buys === '' ? '' : ','}${buys === '' ? '' : ` and${buys}`}`;
-  return `${where}: ${what.join('; ')}. Renamed? Its ${kept} stay${paused && kept !== 'pause' ? '' : 's'} with ${instance}: ${fresh}${then}. To go on with its ${kept}, ${keep}${paused ? ', or pause the new name' : ''}`;
+  return `${where}: ${what.join('; ')}. Renamed? Its ${kept} ${kept.includes(' and ') ? 'stay' : 'stays'} with ${instance}: ${fresh}${then}. To go on with its ${kept}, ${keep}${paused ? ', or pause the new name' : ''}`;
 }
