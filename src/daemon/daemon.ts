@@ -589,7 +589,8 @@ export async function runDaemon(options: DaemonOptions): Promise<DaemonResult> {
             .catchUpMissed(instance.instance, older, nowMs, { while: 'stacker was starting', newerFires: lateFire !== null })
             .catch((error: unknown) => logger.warn({ event: 'engine-error', instance: instance.instance, error: errorMessage(error) }, `the slots of ${instance.instance} missed while starting could not be handled`));
         }
-        if (lateFire !== null) void onSlot(instance.instance, lateFire);
+        // Outside the scheduler, whose stop waits for its own fires only: held by the engine, whose idle() a stop awaits.
+        if (lateFire !== null) running.hold(onSlot(instance.instance, lateFire));
       }
       for (const instance of enabled) {
         logger.info(

@@ -560,6 +560,19 @@ export class Engine {
   }
 
   /** The history checks track() started in the background, settled: await before the journal closes. */
+  /**
+   * Work the daemon starts outside the scheduler (a slot run as a late fire as it starts):
+   * background work idle() waits for, as a catch-up's late slot is, so a stop never closes the
+   * journal under its send. Its failure is the work's own to report.
+   */
+  hold(work: Promise<unknown>): void {
+    const held: Promise<void> = work.then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => this.#background.delete(held));
+    this.#background.add(held);
+  }
+
   async idle(): Promise<void> {
     while (this.#background.size > 0) await Promise.allSettled([...this.#background]);
   }

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { deriveClientOrderId } from '../../src/domain/client-order-id.ts';
 import { Decimal, formatDecimal } from '../../src/domain/money.ts';
 import { DEMO_FLEX_PLAN_ID } from '../../src/sim/seed.ts';
 import { SqliteJournal } from '../../src/store/sqlite-journal.ts';
@@ -293,9 +294,10 @@ describe('stacker run against the sandbox', () => {
     // Stopped across a slot; at the next start dca-btc's is run late, its order taking 7 s: dca-skip's slots fall meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 2500));
     t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 7000, times: 1 });
+    // dca-skip's late fire's order takes 3 s, and a stop comes at once: it waits for it.
+    t.sandbox.faults.inject({ path: '/api/v4/order/stock_market', kind: 'latency', latencyMs: 3000, times: 1 });
     const second = startDaemon(['--live', '--strategies', t.dir.strategies, '--data-dir', t.dir.data], live());
     await second.waitFor('"event":"scheduled"', 20_000);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
     const scheduledAtMs = Number(jsonLines(second.output()).find((line) => line.event === 'scheduled')?.['time']);
@@ -310,6 +312,7 @@ describe('stacker run against the sandbox', () => {
       const newest = Math.max(...starting.map((slot) => slot.slotTimeMs)) + 2000;
       expect(newest).toBeLessThanOrEqual(scheduledAtMs);
       expect(slots.find((slot) => slot.slotTimeMs === newest)?.status).toBe('done');
+      expect((await journal.listOrders({ instance: 'dca-skip', limit: 1000 })).map((order) => order.clientOrderId)).toContain(deriveClientOrderId('dca-skip', newest, 0));
     } finally {
       await journal.close();
     }
